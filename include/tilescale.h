@@ -1,0 +1,155 @@
+/*
+ * tilescale.h — the public C API of libtilescale.
+ *
+ * A context owns everything: compiled kernels, the diagnostic text of the
+ * last failure, options such as the disk-cache directory.  No function in
+ * this library exits or aborts the process on user error: every entry point
+ * returns a TsStatus, and on failure ts_last_error() holds the diagnostic
+ * (`file:line:col: error: message`, the source line and a caret).
+ *
+ * Typical use:
+ *
+ *   TsContext *ctx; ts_context_create(&ctx);
+ *   TsDefine defs[] = {{"M", "256"}, {"N", "256"}, {"K", "128"}};
+ *   TsKernel *k;
+ *   if (ts_compile_file(ctx, "gemm.py", "matmul", defs, 3, NULL, &k))
+ *       fprintf(stderr, "%s", ts_last_error(ctx));
+ *   TsTensor args[3] = {...};           // DLPack-style host tensors
+ *   ts_kernel_launch(k, args, 3);
+ *   ts_kernel_destroy(k); ts_context_destroy(ctx);
+ */
+#ifndef TILESCALE_H
+#define TILESCALE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes.  TS_OK is zero so `if (ts_...())` tests for failure. */
+typedef enum TsStatus {
+    TS_OK = 0,
+    TS_ERR_SYNTAX,      /* the source text does not parse */
+    TS_ERR_UNSUPPORTED, /* a construct this compiler does not handle (yet) */
+    TS_ERR_NAME,        /* unknown name, unknown T.* function, unknown entry */
+    TS_ERR_TYPE,        /* a value of the wrong kind or dtype in the source */
+    TS_ERR_PARAM,       /* wrong, missing or unknown -D compile-time value */
+    TS_ERR_SHAPE,       /* tensor shape mismatch at launch */
+    TS_ERR_DTYPE,       /* tensor dtype mismatch at launch */
+    TS_ERR_ARGCOUNT,    /* wrong number of launch arguments */
+    TS_ERR_IO,          /* a file could not be read or written */
+    TS_ERR_BUILD,       /* the generated code did not compile or load */
+    TS_ERR_RUNTIME,     /* a kernel failed while running */
+    TS_ERR_NOMEM,       /* out of memory */
+    TS_ERR_INVALID,     /* a bad argument to an API function */
+    TS_ERR_INTERNAL     /* a bug in this library; please report it */
+} TsStatus;
+
+/* Element types.  The names are TileLang's dtype strings. */
+typedef enum TsDType {
+    TS_BOOL,
+    TS_INT8,
+    TS_UINT8,
+    TS_INT16,
+    TS_UINT16,
+    TS_INT32,
+    TS_UINT32,
+    TS_INT64,
+    TS_UINT64,
+    TS_FLOAT16,
+    TS_BFLOAT16,
+    TS_FLOAT32,
+    TS_FLOAT64,
+    TS_FLOAT8_E4M3,
+    TS_FLOAT8_E5M2,
+    TS_DTYPE_COUNT,
+    TS_DTYPE_NONE = -1
+} TsDType;
+
+typedef enum TsTarget {
+    TS_TARGET_C = 0, /* plain C, compiled by the system C compiler */
+    TS_TARGET_CUDA   /* CUDA C++, compiled by NVRTC (not yet available) */
+} TsTarget;
+
+/* A compile-time value given from outside, as text: "256", "0.5",
+ * "True", "float16".  Like `-D name=value` on the command line. */
+typedef struct TsDefine {
+    const char *name;
+    const char *value;
+} TsDefine;
+
+/* A host tensor, described the way DLPack does. */
+typedef struct TsTensor {
+    void *data;             /* first element */
+    TsDType dtype;          /* element type */
+    int ndim;               /* number of dimensions */
+    const int64_t *shape;   /* ndim extents */
+    const int64_t *strides; /* ndim strides in elements; NULL: row-major contiguous */
+} TsTensor;
+
+typedef struct TsCompileOptions {
+    TsTarget target;         /* TS_TARGET_C by default */
+    const char *dump_after;  /* a pass name: keep the IR after it (ts_kernel_ir) */
+    const char *cache_dir;   /* NULL: $TILESCALE_CACHE_DIR or ~/.cache/tilescale */
+    const char *cc;          /* NULL: $CC or "cc" */
+    int num_threads;         /* CPU worker threads for launches; 0: all cores */
+    int timing;              /* non-zero: record phase times (ts_kernel_timing) */
+} TsCompileOptions;
+
+/* What the caller needs to know about one kernel parameter. */
+typedef struct TsParamInfo {
+    const char *name;
+    int is_tensor;       /* 1: a tensor; 0: a scalar */
+    int is_output;       /* listed in @tilelang.jit(out_idx=...) */
+    TsDType dtype;
+    int ndim;
+    int64_t shape[8];    /* -1 where the extent is a run-time shape variable */
+    const char *shape_names[8]; /* the variable's name where shape[i] == -1, else NULL */
+} TsParamInfo;
+
+typedef struct TsContext TsContext;
+typedef struct TsKernel TsKernel;
+
+TsStatus ts_context_create(TsContext **out);
+void ts_context_destroy(TsContext *ctx);
+
+/* Diagnostic text of the last failure in this context ("" if none). */
+const char *ts_last_error(const TsContext *ctx);
+const char *ts_status_name(TsStatus s);
+
+TsStatus ts_compile_file(TsContext *ctx, const char *path, const char *entry,
+                         const TsDefine *defs, int ndefs,
+                         const TsCompileOptions *opt, TsKernel **out);
+TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *text,
+                           const char *entry, const TsDefine *defs, int ndefs,
+                           const TsCompileOptions *opt, TsKernel **out);
+
+const char *ts_kernel_name(const TsKernel *k);
+int ts_kernel_num_params(const TsKernel *k);
+TsStatus ts_kernel_param(const TsKernel *k, int i, TsParamInfo *info);
+/* Grid extents and threads per block.  Extents that depend on run-time
+ * shape variables are -1 here; they are known at launch. */
+void ts_kernel_grid(const TsKernel *k, int64_t grid[3], int *threads);
+const char *ts_kernel_source(const TsKernel *k); /* generated code */
+const char *ts_kernel_ir(const TsKernel *k);     /* IR after opt->dump_after, or final IR */
+/* Phase times in milliseconds as text, one "phase ms" per line. */
+const char *ts_kernel_timing(const TsKernel *k);
+
+/* Run the kernel on host tensors (CPU target).  Checks argument count,
+ * dtypes, shapes (binding run-time shape variables, consistently). */
+TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs);
+void ts_kernel_destroy(TsKernel *k);
+
+/* Helpers. */
+const char *ts_dtype_name(TsDType dt);
+TsDType ts_dtype_from_name(const char *name); /* TS_DTYPE_NONE if unknown */
+int ts_dtype_bits(TsDType dt);
+/* DLPack's (code, bits, lanes): code 0 int, 1 uint, 2 float, 4 bfloat, 6 bool. */
+TsDType ts_dtype_from_dlpack(int code, int bits, int lanes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,328 @@
+/*
+ * base.c — arenas, growable arrays, string buffers, diagnostics, and the
+ * dtype table.  See base.h for the why.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "base.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- arena ------------------------------------------------------------ */
+
+struct TsArenaBlock {
+    TsArenaBlock *next;
+    size_t cap;
+    _Alignas(16) unsigned char data[];
+};
+
+void ts_arena_init(TsArena *a) { memset(a, 0, sizeof *a); }
+
+void ts_arena_free(TsArena *a) {
+    TsArenaBlock *b = a->head;
+    while (b) {
+        TsArenaBlock *n = b->next;
+        free(b);
+        b = n;
+    }
+    a->head = NULL;
+    a->used = a->cap = 0;
+}
+
+void *ts_alloc(TsArena *a, size_t n) {
+    n = (n + 15) & ~(size_t)15;
+    if (!a->head || a->used + n > a->cap) {
+        size_t cap = n > 65536 - 64 ? n : 65536 - 64;
+        TsArenaBlock *b = malloc(sizeof *b + cap);
+        if (!b) {
+            if (a->oom) longjmp(*a->oom, 1);
+            fputs("tilescale: out of memory with no handler\n", stderr);
+            abort(); /* internal: every arena in the library has a handler */
+        }
+        b->cap = cap;
+        b->next = a->head;
+        a->head = b;
+        a->used = 0;
+        a->cap = cap;
+    }
+    void *p = a->head->data + a->used;
+    a->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+char *ts_strndup(TsArena *a, const char *s, size_t n) {
+    char *p = ts_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *ts_strdup(TsArena *a, const char *s) { return ts_strndup(a, s, strlen(s)); }
+
+char *ts_sprintf(TsArena *a, const char *fmt, ...) {
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = ts_alloc(a, (size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return p;
+}
+
+void ts_vec_grow_(TsArena *a, void **v, int *cap, size_t elem, int need) {
+    int ncap = *cap ? *cap * 2 : 4;
+    while (ncap < need) ncap *= 2;
+    void *nv = ts_alloc(a, elem * (size_t)ncap);
+    if (*v) memcpy(nv, *v, elem * (size_t)*cap);
+    *v = nv;
+    *cap = ncap;
+}
+
+/* ---- string buffer ----------------------------------------------------- */
+
+static void buf_reserve(TsBuf *b, size_t extra) {
+    if (b->n + extra + 1 <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + extra + 1) cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+        fputs("tilescale: out of memory\n", stderr);
+        abort(); /* TODO: route through the context's handler */
+    }
+    b->s = s;
+    b->cap = cap;
+}
+
+void ts_buf_putn(TsBuf *b, const char *s, size_t n) {
+    buf_reserve(b, n);
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
+void ts_buf_puts(TsBuf *b, const char *s) { ts_buf_putn(b, s, strlen(s)); }
+
+void ts_buf_vprintf(TsBuf *b, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    buf_reserve(b, (size_t)n);
+    vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    b->n += (size_t)n;
+}
+
+void ts_buf_printf(TsBuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void ts_buf_indent(TsBuf *b, int level) {
+    for (int i = 0; i < level; i++) ts_buf_puts(b, "    ");
+}
+
+const char *ts_buf_str(TsBuf *b) { return b->s ? b->s : ""; }
+
+void ts_buf_free(TsBuf *b) {
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- diagnostics -------------------------------------------------------- */
+
+static void put_source_line(TsBuf *b, TsLoc loc) {
+    const char *t = loc.src->text, *end = t + loc.src->len;
+    int line = 1;
+    while (t < end && line < loc.line) {
+        if (*t++ == '\n') line++;
+    }
+    const char *e = t;
+    while (e < end && *e != '\n' && *e != '\r') e++;
+    ts_buf_puts(b, "    ");
+    ts_buf_putn(b, t, (size_t)(e - t));
+    ts_buf_puts(b, "\n    ");
+    for (int i = 1; i < loc.col && t + i - 1 < e; i++)
+        ts_buf_putn(b, t[i - 1] == '\t' ? "\t" : " ", 1);
+    ts_buf_puts(b, "^\n");
+}
+
+void ts_diag_vadd(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, va_list ap) {
+    if (loc.src) ts_buf_printf(&d->msg, "%s:%d:%d: ", loc.src->name, loc.line, loc.col);
+    ts_buf_printf(&d->msg, "%s: ", kind);
+    ts_buf_vprintf(&d->msg, fmt, ap);
+    ts_buf_puts(&d->msg, "\n");
+    if (loc.src && loc.line > 0) put_source_line(&d->msg, loc);
+}
+
+void ts_diag_add(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_diag_vadd(d, loc, kind, fmt, ap);
+    va_end(ap);
+}
+
+void ts_rethrow(TsDiag *d, TsStatus st) {
+    d->status = st;
+    if (!d->jb) {
+        fprintf(stderr, "tilescale: internal error: no error handler for:\n%s",
+                ts_buf_str(&d->msg));
+        abort(); /* a library bug: every entry point sets a handler */
+    }
+    longjmp(*d->jb, 1);
+}
+
+void ts_vfail_at(TsDiag *d, TsStatus st, TsLoc loc, const char *fmt, va_list ap) {
+    ts_diag_vadd(d, loc, st == TS_ERR_INTERNAL ? "internal error" : "error", fmt, ap);
+    ts_rethrow(d, st);
+}
+
+void ts_fail_at(TsDiag *d, TsStatus st, TsLoc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_vfail_at(d, st, loc, fmt, ap);
+}
+
+/* ---- misc ---------------------------------------------------------------- */
+
+const char *ts_source_line(TsArena *a, TsLoc loc) {
+    if (!loc.src) return "";
+    const char *t = loc.src->text, *end = t + loc.src->len;
+    int line = 1;
+    while (t < end && line < loc.line)
+        if (*t++ == '\n') line++;
+    const char *e = t;
+    while (e < end && *e != '\n') e++;
+    return ts_strndup(a, t, (size_t)(e - t));
+}
+
+char *ts_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    TsBuf b = {0};
+    char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) ts_buf_putn(&b, tmp, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        ts_buf_free(&b);
+        errno = EIO;
+        return NULL;
+    }
+    if (!b.s) ts_buf_puts(&b, "");
+    if (len) *len = b.n;
+    return b.s;
+}
+
+double ts_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+uint64_t ts_hash64(const void *p, size_t n, uint64_t seed) {
+    const unsigned char *s = p;
+    uint64_t h = 1469598103934665603ull ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* ---- dtypes --------------------------------------------------------------- */
+
+/* X(enum, name, C storage type, bits, kind) */
+#define TS_DTYPES(X)                                   \
+    X(TS_BOOL, "bool", "uint8_t", 8, 'b')             \
+    X(TS_INT8, "int8", "int8_t", 8, 'i')              \
+    X(TS_UINT8, "uint8", "uint8_t", 8, 'u')           \
+    X(TS_INT16, "int16", "int16_t", 16, 'i')          \
+    X(TS_UINT16, "uint16", "uint16_t", 16, 'u')       \
+    X(TS_INT32, "int32", "int32_t", 32, 'i')          \
+    X(TS_UINT32, "uint32", "uint32_t", 32, 'u')       \
+    X(TS_INT64, "int64", "int64_t", 64, 'i')          \
+    X(TS_UINT64, "uint64", "uint64_t", 64, 'u')       \
+    X(TS_FLOAT16, "float16", "uint16_t", 16, 'f')     \
+    X(TS_BFLOAT16, "bfloat16", "uint16_t", 16, 'f')   \
+    X(TS_FLOAT32, "float32", "float", 32, 'f')        \
+    X(TS_FLOAT64, "float64", "double", 64, 'f')       \
+    X(TS_FLOAT8_E4M3, "float8_e4m3", "uint8_t", 8, 'f') \
+    X(TS_FLOAT8_E5M2, "float8_e5m2", "uint8_t", 8, 'f')
+
+static const TsDTypeInfo dtype_table[] = {
+#define X(e, n, c, b, k) [e] = {n, c, b, k},
+    TS_DTYPES(X)
+#undef X
+};
+
+const TsDTypeInfo *ts_dtype_info(TsDType dt) {
+    if ((int)dt < 0 || dt >= TS_DTYPE_COUNT) return NULL;
+    return &dtype_table[dt];
+}
+
+const char *ts_dtype_name(TsDType dt) {
+    const TsDTypeInfo *i = ts_dtype_info(dt);
+    return i ? i->name : "none";
+}
+
+int ts_dtype_bits(TsDType dt) {
+    const TsDTypeInfo *i = ts_dtype_info(dt);
+    return i ? i->bits : 0;
+}
+
+bool ts_dtype_is_float(TsDType dt) {
+    const TsDTypeInfo *i = ts_dtype_info(dt);
+    return i && i->kind == 'f';
+}
+
+bool ts_dtype_is_int(TsDType dt) {
+    const TsDTypeInfo *i = ts_dtype_info(dt);
+    return i && (i->kind == 'i' || i->kind == 'u');
+}
+
+TsDType ts_dtype_from_name(const char *name) {
+    static const struct { const char *alias; TsDType dt; } aliases[] = {
+        {"half", TS_FLOAT16}, {"float", TS_FLOAT32}, {"double", TS_FLOAT64},
+        {"int", TS_INT32}, {"bf16", TS_BFLOAT16}, {"fp16", TS_FLOAT16},
+        {"fp32", TS_FLOAT32}, {"float8_e4m3fn", TS_FLOAT8_E4M3},
+        {"float8_e5m2fn", TS_FLOAT8_E5M2}, {"uint1", TS_BOOL},
+    };
+    for (int i = 0; i < TS_DTYPE_COUNT; i++)
+        if (!strcmp(name, dtype_table[i].name)) return (TsDType)i;
+    for (int i = 0; i < TS_COUNTOF(aliases); i++)
+        if (!strcmp(name, aliases[i].alias)) return aliases[i].dt;
+    return TS_DTYPE_NONE;
+}
+
+TsDType ts_dtype_from_dlpack(int code, int bits, int lanes) {
+    if (lanes != 1) return TS_DTYPE_NONE;
+    for (int i = 0; i < TS_DTYPE_COUNT; i++) {
+        const TsDTypeInfo *t = &dtype_table[i];
+        if (t->bits != bits) continue;
+        if ((code == 0 && t->kind == 'i') || (code == 1 && t->kind == 'u') ||
+            (code == 6 && t->kind == 'b'))
+            return (TsDType)i;
+        if (code == 2 && t->kind == 'f' && i != TS_BFLOAT16 && bits >= 16) return (TsDType)i;
+        if (code == 4 && i == TS_BFLOAT16) return (TsDType)i;
+    }
+    return TS_DTYPE_NONE;
+}
+
+const char *ts_status_name(TsStatus s) {
+    static const char *names[] = {
+        "ok", "syntax error", "unsupported construct", "unknown name", "type error",
+        "bad compile-time parameter", "shape mismatch", "dtype mismatch",
+        "wrong argument count", "I/O error", "build error", "runtime error",
+        "out of memory", "invalid argument", "internal error"};
+    if ((int)s < 0 || (int)s >= TS_COUNTOF(names)) return "unknown status";
+    return names[s];
+}

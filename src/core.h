@@ -1,0 +1,32 @@
+/*
+ * core.h — what the public handles TsContext and TsKernel hold, shared by
+ * the API (runtime/api.c), the CLI-independent compile driver and the
+ * targets.
+ */
+#ifndef TS_CORE_H
+#define TS_CORE_H
+
+#include "base/base.h"
+#include "ir/ir.h"
+
+struct TsContext {
+    TsDiag diag;        /* last failure's text and code */
+};
+
+/* A target's compiled module (one per kernel). */
+typedef struct TsModuleC TsModuleC; /* target/c */
+
+struct TsKernel {
+    TsContext *ctx;
+    TsArena arena;      /* the kernel's IR and strings */
+    TsSource src;       /* owns a copy of the source text */
+    IrKernel *ir;       /* after all passes */
+    TsTarget target;
+    TsCompileOptions opt;
+    TsBuf code;         /* generated source */
+    TsBuf ir_text;      /* IR after opt.dump_after, or final IR */
+    TsBuf timing;       /* "phase ms" lines */
+    TsModuleC *cmod;    /* loaded C module (TS_TARGET_C) */
+};
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * ast.h — the syntax tree of the Python subset that TileLang kernels use.
+ *
+ * The front end (lex.c, parse.c) turns a whole .py file into a TsModule:
+ * a list of top-level statements.  A real TileLang example file also holds
+ * host code (torch, argparse, f-strings, classes...).  The parser reads the
+ * file one top-level statement at a time; a statement it cannot parse is
+ * kept as an AST_STMT_UNPARSED placeholder carrying the name it would bind
+ * (for `def`/`class`) and the diagnostic, so the error surfaces only if the
+ * kernel actually uses that name.
+ *
+ * Nodes live in the module's arena and are never freed one by one.
+ */
+#ifndef TS_AST_H
+#define TS_AST_H
+
+#include "base/base.h"
+
+typedef struct AstExpr AstExpr;
+typedef struct AstStmt AstStmt;
+
+/* Binary and unary operators.  X(enum, python spelling) */
+#define AST_BINOPS(X)                                                          \
+    X(AST_ADD, "+") X(AST_SUB, "-") X(AST_MUL, "*") X(AST_DIV, "/")            \
+    X(AST_FLOORDIV, "//") X(AST_MOD, "%") X(AST_POW, "**") X(AST_LSHIFT, "<<") \
+    X(AST_RSHIFT, ">>") X(AST_BITAND, "&") X(AST_BITOR, "|") X(AST_BITXOR, "^") \
+    X(AST_MATMUL, "@")
+#define AST_CMPOPS(X)                                                          \
+    X(AST_EQ, "==") X(AST_NE, "!=") X(AST_LT, "<") X(AST_LE, "<=")             \
+    X(AST_GT, ">") X(AST_GE, ">=") X(AST_IN, "in") X(AST_NOTIN, "not in")      \
+    X(AST_IS, "is") X(AST_ISNOT, "is not")
+#define AST_UNOPS(X) X(AST_NEG, "-") X(AST_POS, "+") X(AST_NOT, "not") X(AST_INVERT, "~")
+
+typedef enum AstOp {
+#define X(e, s) e,
+    AST_BINOPS(X) AST_CMPOPS(X) AST_UNOPS(X)
+#undef X
+    AST_AND, AST_OR, AST_OP_COUNT
+} AstOp;
+const char *ast_op_name(AstOp op); /* python spelling */
+
+typedef enum AstExprKind {
+    AST_NAME,     /* name */
+    AST_INT,      /* ival */
+    AST_FLOAT,    /* fval */
+    AST_STR,      /* str (escapes decoded; f-strings keep their raw text) */
+    AST_TRUE,
+    AST_FALSE,
+    AST_NONE,
+    AST_ELLIPSIS, /* ... */
+    AST_BINOP,    /* op, a, b */
+    AST_UNARY,    /* op, a */
+    AST_BOOLOP,   /* op (AST_AND/AST_OR), a, b; chains are left-nested */
+    AST_COMPARE,  /* a; then ncmp (ops[i], items[i]) pairs: a < x < y */
+    AST_IFEXP,    /* b if a else c  ->  cond=a? no: see fields */
+    AST_CALL,     /* func=a; args items[0..n), kwarg names in kwnames[i] (NULL = positional) */
+    AST_ATTR,     /* a.name */
+    AST_SUBSCRIPT,/* a[b]; b is a TUPLE for a[i, j] */
+    AST_SLICE,    /* lo:hi:step -> a, b, c (each may be NULL) */
+    AST_TUPLE,    /* items */
+    AST_LIST,     /* items */
+    AST_DICT,     /* items = k0, v0, k1, v1, ... */
+    AST_STARRED,  /* *a (in calls, tuples) */
+    AST_DSTARRED, /* **a (in calls) */
+    AST_LAMBDA,   /* params + a (body expression) */
+    AST_COMP,     /* [a for target in iter if cond] kept opaque: unsupported when evaluated */
+} AstExprKind;
+
+typedef struct AstParam {
+    const char *name;
+    AstExpr *annot;   /* annotation or NULL */
+    AstExpr *dflt;    /* default or NULL */
+    int star;         /* 1: *args, 2: **kwargs */
+    TsLoc loc;
+} AstParam;
+
+struct AstExpr {
+    AstExprKind kind;
+    TsLoc loc;
+    AstOp op;
+    const char *name;  /* AST_NAME, AST_ATTR */
+    const char *str;   /* AST_STR */
+    int64_t ival;      /* AST_INT */
+    double fval;       /* AST_FLOAT */
+    AstExpr *a, *b, *c; /* operands; IFEXP: a=cond, b=then, c=else */
+    AstExpr **items;   /* TUPLE, LIST, DICT, CALL args, COMPARE operands */
+    const char **kwnames; /* CALL: keyword names parallel to items (NULL = positional) */
+    AstOp *ops;        /* COMPARE: ops[i] between (i==0 ? a : items[i-1]) and items[i] */
+    int n;             /* count of items (and ops for COMPARE) */
+    AstParam *params;  /* LAMBDA */
+    int nparams;
+    int parens;        /* 1 if written inside parentheses (tuple vs. grouping) */
+};
+
+typedef enum AstStmtKind {
+    AST_EXPR,      /* a: an expression statement (also docstrings) */
+    AST_ASSIGN,    /* targets[0..ntargets) = value;  a = b = v has ntargets 2 */
+    AST_AUGASSIGN, /* target op= value */
+    AST_ANNASSIGN, /* target: annot (= value)? */
+    AST_IF,        /* cond, body, orelse (elif is an IF inside orelse) */
+    AST_FOR,       /* for target in iter: body (else: orelse) */
+    AST_WHILE,     /* while cond: body */
+    AST_WITH,      /* with items[i] as targets[i]: body */
+    AST_DEF,       /* decorators; def name(params) -> returns: body */
+    AST_CLASS,     /* class name: skipped at evaluation */
+    AST_RETURN,    /* value may be NULL */
+    AST_PASS,
+    AST_BREAK,
+    AST_CONTINUE,
+    AST_IMPORT,    /* import a.b.c as x / from a.b import c as x: see fields */
+    AST_GLOBAL,    /* global/nonlocal names: ignored */
+    AST_ASSERT,    /* cond, value (message) */
+    AST_RAISE,     /* value */
+    AST_DEL,
+    AST_TRY,       /* body only kept; handlers skipped */
+    AST_UNPARSED   /* a top-level statement that did not parse: see fields */
+} AstStmtKind;
+
+typedef struct AstBlock {
+    AstStmt **v;
+    int n;
+} AstBlock;
+
+struct AstStmt {
+    AstStmtKind kind;
+    TsLoc loc;
+    const char *name;      /* DEF/CLASS name; UNPARSED: name it would bind or NULL */
+    AstExpr **targets;     /* ASSIGN targets; WITH `as` targets (NULL if none) */
+    int ntargets;
+    AstExpr *target;       /* AUGASSIGN, ANNASSIGN, FOR */
+    AstExpr *value;        /* ASSIGN, AUGASSIGN, ANNASSIGN (may be NULL), RETURN, EXPR, RAISE */
+    AstExpr *annot;        /* ANNASSIGN */
+    AstOp op;              /* AUGASSIGN */
+    AstExpr *cond;         /* IF, WHILE, ASSERT;  FOR: iter */
+    AstExpr **items;       /* WITH context expressions (ntargets of them) */
+    AstBlock body, orelse;
+    AstExpr **decorators;  /* DEF */
+    int ndecorators;
+    AstParam *params;      /* DEF */
+    int nparams;
+    AstExpr *returns;      /* DEF: -> annotation */
+    /* IMPORT: module path ("tilelang.language"), imported member for
+     * `from m import member` (NULL for plain import), and the bound alias. */
+    const char *module, *member, *alias;
+    /* UNPARSED: the diagnostic text the parser produced. */
+    const char *error;
+    TsStatus error_status;
+};
+
+typedef struct AstModule {
+    const TsSource *src;
+    AstBlock body;
+} AstModule;
+
+/* Parse a whole file.  Never fails on content: top-level statements that
+ * do not parse become AST_UNPARSED.  All nodes live in `a`. */
+AstModule *ts_parse_module(TsArena *a, const TsSource *src);
+
+/* Parse one statement list strictly (for tests): on the first syntax error,
+ * report it through d (ts_fail_at) instead of skipping. */
+AstModule *ts_parse_strict(TsArena *a, TsDiag *d, const TsSource *src);
+
+/* Debug dump of the tree in an s-expression form (golden tests). */
+void ast_dump_module(TsBuf *b, const AstModule *m);
+
+#endif

@@ -1,0 +1,319 @@
+/*
+ * ir.h — the tile IR.
+ *
+ * A kernel (IrKernel) is what one `@T.prim_func` with one `T.Kernel` turns
+ * into after elaboration: parameters (tensors and scalars), a grid of
+ * blocks, threads per block, and a body of statements.  Statements hold
+ * expressions; tile operators (IR_S_TILEOP: copy, gemm, fill, reduce, ...)
+ * are statements that act on whole buffer regions, and passes lower them to
+ * loops of loads and stores for a target.
+ *
+ * Everything a later stage adds has a place here already:
+ *  - fragment layouts (IrLayout: element -> (thread, local index)) that the
+ *    CUDA backend's layout inference fills in;
+ *  - shared-memory swizzles (IrBuffer.swizzle);
+ *  - software-pipeline annotations (IrStmt.for_.num_stages/order/stage/group)
+ *    and multi-buffering (IrBuffer.stages);
+ *  - communication ops (TS_OP_PUT, TS_OP_WAIT, ...) in the tile-op table
+ *    (op/op.h) for the distributed layer.
+ *
+ * Nodes are allocated from the kernel's arena; passes build new nodes
+ * rather than mutating shared ones unless the pass owns the node.
+ */
+#ifndef TS_IR_H
+#define TS_IR_H
+
+#include "base/base.h"
+
+typedef struct IrExpr IrExpr;
+typedef struct IrStmt IrStmt;
+typedef struct IrVar IrVar;
+typedef struct IrBuffer IrBuffer;
+typedef struct IrLayout IrLayout;
+typedef struct IrKernel IrKernel;
+
+/* ---- expressions ------------------------------------------------------- */
+
+/* Binary operators.  X(enum, C spelling, printer spelling).
+ * DIV on integers truncates (C and TIR `Div`); FLOORDIV/FLOORMOD follow
+ * Python's `//` and `%`.  Comparisons and logical ops yield bool. */
+#define IR_BINOPS(X)                                                          \
+    X(IR_ADD, "+", "+") X(IR_SUB, "-", "-") X(IR_MUL, "*", "*")                \
+    X(IR_DIV, "/", "/") X(IR_FLOORDIV, "//", "//") X(IR_FLOORMOD, "%", "%")   \
+    X(IR_MIN, "min", "min") X(IR_MAX, "max", "max")                           \
+    X(IR_EQ, "==", "==") X(IR_NE, "!=", "!=") X(IR_LT, "<", "<")              \
+    X(IR_LE, "<=", "<=") X(IR_GT, ">", ">") X(IR_GE, ">=", ">=")              \
+    X(IR_AND, "&&", "and") X(IR_OR, "||", "or")                               \
+    X(IR_BITAND, "&", "&") X(IR_BITOR, "|", "|") X(IR_BITXOR, "^", "^")       \
+    X(IR_SHL, "<<", "<<") X(IR_SHR, ">>", ">>") X(IR_POW, "pow", "**")
+
+typedef enum IrBinOp {
+#define X(e, c, p) e,
+    IR_BINOPS(X)
+#undef X
+    IR_BINOP_COUNT
+} IrBinOp;
+
+/* Math intrinsics: X(enum, name in T.*, arity). */
+#define IR_INTRINSICS(X)                                                       \
+    X(IR_EXP, "exp", 1) X(IR_EXP2, "exp2", 1) X(IR_LOG, "log", 1)              \
+    X(IR_LOG2, "log2", 1) X(IR_SQRT, "sqrt", 1) X(IR_RSQRT, "rsqrt", 1)        \
+    X(IR_ABS, "abs", 1) X(IR_SIN, "sin", 1) X(IR_COS, "cos", 1)                \
+    X(IR_TANH, "tanh", 1) X(IR_FLOOR, "floor", 1) X(IR_CEIL, "ceil", 1)        \
+    X(IR_ROUND, "round", 1) X(IR_SIGMOID, "sigmoid", 1) X(IR_LOG1P, "log1p", 1) \
+    X(IR_EXP10, "exp10", 1) X(IR_ISINF, "isinf", 1) X(IR_ISNAN, "isnan", 1)    \
+    X(IR_FMOD, "fmod", 2) X(IR_POWF, "pow", 2) X(IR_ATAN2, "atan2", 2)         \
+    X(IR_ERF, "erf", 1) X(IR_TRUNC, "trunc", 1)
+
+typedef enum IrIntrinsic {
+#define X(e, n, a) e,
+    IR_INTRINSICS(X)
+#undef X
+    IR_INTRINSIC_COUNT
+} IrIntrinsic;
+
+typedef enum IrExprKind {
+    IR_E_INT,    /* ival (dtype int32/int64/bool/...) */
+    IR_E_FLOAT,  /* fval (dtype float*) ; +-inf allowed */
+    IR_E_VAR,    /* var */
+    IR_E_LOAD,   /* buf[idx[0..nidx)] */
+    IR_E_BIN,    /* binop(a, b) */
+    IR_E_NEG,    /* -a */
+    IR_E_NOT,    /* !a (bool) / ~a on ints: see `bitnot` */
+    IR_E_SELECT, /* cond ? a : b   (T.if_then_else; both sides evaluated) */
+    IR_E_CAST,   /* (dtype) a */
+    IR_E_CALL,   /* intrinsic(args) */
+    IR_E_STRING, /* str: only as an argument of T.print and friends */
+} IrExprKind;
+
+struct IrExpr {
+    IrExprKind kind;
+    TsDType dt;
+    TsLoc loc;
+    union {
+        int64_t ival;
+        double fval;
+        IrVar *var;
+        const char *str;
+        struct { IrBuffer *buf; IrExpr **idx; int nidx; } load;
+        struct { IrBinOp op; IrExpr *a, *b; } bin;
+        struct { IrExpr *a; int bitnot; } un;        /* NEG, NOT, CAST */
+        struct { IrExpr *cond, *a, *b; } sel;
+        struct { IrIntrinsic fn; IrExpr **args; int nargs; } call;
+    };
+};
+
+/* ---- variables ----------------------------------------------------------- */
+
+typedef enum IrVarKind {
+    IR_VAR_LOOP,       /* a loop variable */
+    IR_VAR_BLOCK_IDX,  /* bx/by/bz of T.Kernel: `axis` says which */
+    IR_VAR_THREAD_IDX, /* T.get_thread_binding(axis) */
+    IR_VAR_SHAPE,      /* a run-time shape variable (T.dynamic / T.symbolic) */
+    IR_VAR_SCALAR,     /* a scalar kernel parameter (e.g. `n: T.int32`) */
+    IR_VAR_LET,        /* bound once by IR_S_LET */
+    IR_VAR_RANK,       /* distributed: rank id / number of ranks (later) */
+} IrVarKind;
+
+struct IrVar {
+    const char *name;
+    int id;         /* unique within the kernel; codegen names it name_id if needed */
+    TsDType dt;
+    IrVarKind kind;
+    int axis;       /* BLOCK_IDX / THREAD_IDX axis; SCALAR: parameter index */
+};
+
+/* ---- buffers --------------------------------------------------------------- */
+
+typedef enum IrScope {
+    IR_SCOPE_GLOBAL,   /* device memory: kernel tensor parameters */
+    IR_SCOPE_SHARED,   /* T.alloc_shared: shared by the threads of a block */
+    IR_SCOPE_FRAGMENT, /* T.alloc_fragment: registers spread over the block's threads */
+    IR_SCOPE_LOCAL,    /* T.alloc_local: registers private to one thread */
+    IR_SCOPE_VAR,      /* T.alloc_var: one scalar in a register */
+} IrScope;
+const char *ir_scope_name(IrScope s);
+
+/* Shared-memory swizzle, set by layout inference or T.annotate_layout. */
+typedef enum IrSwizzleKind {
+    IR_SWIZZLE_NONE,
+    IR_SWIZZLE_XOR,    /* 16-byte chunks XORed by row: bits/base/shift below */
+} IrSwizzleKind;
+
+typedef struct IrSwizzle {
+    IrSwizzleKind kind;
+    int bits, base, shift; /* CuTe's Swizzle<B, M, S> parameters */
+} IrSwizzle;
+
+/*
+ * A fragment layout: for an element at logical indices (i0..in), which
+ * thread holds it and at which index of that thread's local array.  Both
+ * are expressions over the placeholder vars `in[0..ndim)` (and the
+ * replicate var `rep` when the fragment is replicated over threads).
+ * Filled in by the CUDA backend's layout inference; NULL on the C target.
+ */
+struct IrLayout {
+    int ndim;
+    IrVar **in;          /* placeholder variables for the logical indices */
+    IrExpr *thread;      /* thread id holding the element */
+    int nlocal;          /* number of local-index dimensions */
+    IrExpr **local;      /* the local index within that thread */
+    int64_t local_size;  /* elements per thread */
+    int replicate;       /* threads holding a copy of each element (1: none) */
+    IrVar *rep;          /* replicate placeholder or NULL */
+};
+
+struct IrBuffer {
+    const char *name;
+    int id;              /* unique within the kernel */
+    TsDType dt;
+    IrScope scope;
+    int ndim;
+    IrExpr **shape;      /* ndim extents; constants except for global buffers */
+    IrExpr **strides;    /* global: element strides (run-time vars); others NULL = row-major */
+    int param;           /* kernel parameter index for global buffers, else -1 */
+    IrLayout *layout;    /* fragment layout (CUDA backend) */
+    IrSwizzle swizzle;   /* shared-memory swizzle */
+    int stages;          /* multi-buffering copies made by pipelining (1: none) */
+    TsLoc loc;           /* where it was declared */
+};
+
+/* A rectangular region of a buffer: start[i] .. start[i] + extent[i]. */
+typedef struct IrRegion {
+    IrBuffer *buf;
+    int ndim;            /* == buf->ndim */
+    IrExpr **start;
+    IrExpr **extent;
+} IrRegion;
+
+/* ---- statements -------------------------------------------------------------- */
+
+typedef enum IrForKind {
+    IR_FOR_SERIAL,     /* T.serial / range */
+    IR_FOR_PARALLEL,   /* T.Parallel: iterations independent, mapped to threads */
+    IR_FOR_PIPELINED,  /* T.Pipelined: serial, with num_stages software pipelining */
+    IR_FOR_UNROLL,     /* T.unroll */
+    IR_FOR_VECTORIZED, /* T.vectorized */
+} IrForKind;
+const char *ir_for_kind_name(IrForKind k);
+
+typedef enum IrStmtKind {
+    IR_S_SEQ,      /* seq.v[0..n) */
+    IR_S_FOR,      /* for_ */
+    IR_S_IF,       /* if_ (else may be NULL) */
+    IR_S_WHILE,    /* while_ */
+    IR_S_BREAK,
+    IR_S_CONTINUE,
+    IR_S_STORE,    /* store: buf[idx] = value */
+    IR_S_LET,      /* let: var = value, visible to the rest of the enclosing SEQ */
+    IR_S_ALLOC,    /* alloc: declares a non-global buffer for the rest of the block */
+    IR_S_TILEOP,   /* op: a tile operator (op/op.h) */
+    IR_S_EVAL,     /* eval: an expression for its effect (T.print lowers to this) */
+    IR_S_PRINT,    /* print: T.print(value or buffer, msg) */
+} IrStmtKind;
+
+typedef struct IrTileOp IrTileOp; /* defined in op/op.h */
+
+typedef struct IrStmtList {
+    IrStmt **v;
+    int n, cap;
+} IrStmtList;
+
+struct IrStmt {
+    IrStmtKind kind;
+    TsLoc loc;
+    union {
+        IrStmtList seq;
+        struct {
+            IrVar *var;
+            IrExpr *min, *extent;
+            IrForKind kind;
+            IrStmt *body;
+            /* T.Pipelined annotations (0 / NULL when absent) */
+            int num_stages;
+            int *order, *stage, norder;     /* per-statement order/stage lists */
+        } for_;
+        struct { IrExpr *cond; IrStmt *then, *else_; } if_;
+        struct { IrExpr *cond; IrStmt *body; } while_;
+        struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; } store;
+        struct { IrVar *var; IrExpr *value; } let;
+        struct { IrBuffer *buf; } alloc;
+        IrTileOp *op;
+        struct { IrExpr *e; } eval;
+        struct { IrExpr *value; IrBuffer *buf; const char *msg; } print;
+    };
+};
+
+/* ---- kernels ------------------------------------------------------------------ */
+
+typedef struct IrParam {
+    const char *name;
+    IrBuffer *buf;     /* tensor parameter, or NULL */
+    IrVar *var;        /* scalar parameter, or NULL */
+    int is_output;     /* in @tilelang.jit(out_idx=...) */
+} IrParam;
+
+struct IrKernel {
+    const char *name;         /* the prim_func's name */
+    TsArena *arena;           /* where its nodes live */
+    TS_VEC(IrParam) params;
+    TS_VEC(IrVar *) shape_vars; /* run-time shape variables, in order of appearance */
+    int ngrid;                /* 1..3 */
+    IrExpr *grid[3];          /* grid extents (x, y, z); missing ones are 1 */
+    IrVar *block_idx[3];      /* bx, by, bz */
+    int threads[3];           /* threads per block (x, y, z) */
+    IrStmt *body;             /* the kernel body, run by each block */
+    TS_VEC(IrBuffer *) buffers; /* every buffer, global ones first */
+    int next_id;              /* id counter for vars and buffers */
+    /* Facts recorded by annotations, used by the CUDA backend. */
+    int swizzle_panel;        /* T.use_swizzle(panel_size) or 0 */
+    bool may_block;           /* waits on other blocks/ranks: run blocks as coroutines */
+};
+
+/* ---- construction (ir.c) --------------------------------------------------------- */
+
+IrKernel *ir_kernel_new(TsArena *a, const char *name);
+IrVar *ir_var(IrKernel *k, const char *name, TsDType dt, IrVarKind kind);
+IrBuffer *ir_buffer(IrKernel *k, const char *name, TsDType dt, IrScope scope,
+                    int ndim, IrExpr **shape, TsLoc loc);
+
+IrExpr *ir_int(TsArena *a, int64_t v, TsDType dt);
+IrExpr *ir_i32(TsArena *a, int64_t v);
+IrExpr *ir_float(TsArena *a, double v, TsDType dt);
+IrExpr *ir_var_ref(TsArena *a, IrVar *v);
+IrExpr *ir_load(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx);
+/* Binary op with dtype promotion and constant folding. */
+IrExpr *ir_bin(TsArena *a, IrBinOp op, IrExpr *x, IrExpr *y);
+IrExpr *ir_neg(TsArena *a, IrExpr *x);
+IrExpr *ir_not(TsArena *a, IrExpr *x);
+IrExpr *ir_select(TsArena *a, IrExpr *c, IrExpr *x, IrExpr *y);
+IrExpr *ir_cast(TsArena *a, TsDType dt, IrExpr *x);
+IrExpr *ir_call(TsArena *a, IrIntrinsic fn, IrExpr **args, int nargs, TsDType dt);
+bool ir_is_const_int(const IrExpr *e, int64_t *out);
+/* The dtype two operands are promoted to (TVM-like rules). */
+TsDType ir_promote(TsDType a, TsDType b);
+
+IrStmt *ir_stmt(TsArena *a, IrStmtKind kind, TsLoc loc);
+IrStmt *ir_seq(TsArena *a);
+void ir_seq_push(TsArena *a, IrStmt *seq, IrStmt *s);
+IrStmt *ir_for(TsArena *a, IrVar *v, IrExpr *min, IrExpr *extent, IrForKind kind, IrStmt *body);
+IrStmt *ir_store(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *value);
+
+/* Region helpers. */
+IrRegion ir_region_full(TsArena *a, IrBuffer *b);
+
+/* Deep copy of an expression / statement, replacing vars per the map
+ * (from[i] -> to[i]); used by macro inlining and op lowering. */
+IrExpr *ir_subst(TsArena *a, IrExpr *e, IrVar **from, IrExpr **to, int n);
+
+/* ---- printing and checking (print.c, verify.c) ------------------------------------ */
+
+/* Readable IR text, TileLang-like.  Stable: golden tests compare it. */
+void ir_print_kernel(TsBuf *b, const IrKernel *k);
+void ir_print_stmt(TsBuf *b, const IrStmt *s, int indent);
+void ir_print_expr(TsBuf *b, const IrExpr *e);
+/* Structural checks (dtypes, index counts, scopes, var definitions).
+ * Reports the first problem through d as an internal error. */
+void ir_verify(TsDiag *d, const IrKernel *k);
+
+#endif

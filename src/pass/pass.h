@@ -1,0 +1,42 @@
+/*
+ * pass.h — the pass pipeline.
+ *
+ * Every pass has the same shape, `void pass(TsPassCtx *)`, and works on
+ * cx->k in place (building new nodes in the kernel's arena).  The list of
+ * passes, in order, lives in one place: ts_passes[] in passes.c.  Any pass
+ * can be named in `--dump-after PASS` to see the IR after it.
+ */
+#ifndef TS_PASS_H
+#define TS_PASS_H
+
+#include "ir/ir.h"
+
+typedef struct TsPassCtx {
+    TsDiag *diag;
+    TsArena *arena; /* the kernel's arena */
+    IrKernel *k;
+    TsTarget target;
+} TsPassCtx;
+
+typedef void (*TsPassFn)(TsPassCtx *cx);
+
+typedef struct TsPass {
+    const char *name;  /* as given to --dump-after */
+    TsPassFn fn;
+    const char *what;  /* one line: what it does */
+} TsPass;
+
+/* The pipeline, terminated by {NULL}. */
+extern const TsPass ts_passes[];
+
+/* Run every pass in order.  If dump_after names a pass, the IR text after
+ * it goes to *dump (unknown names are a TS_ERR_PARAM error).  If timing is
+ * non-NULL, "pass <name> <ms>" lines are appended to it. */
+void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *timing);
+
+/* The passes (one file each). */
+void ts_pass_verify(TsPassCtx *cx);
+void ts_pass_simplify(TsPassCtx *cx);
+void ts_pass_lower_tile_ops(TsPassCtx *cx);
+
+#endif
