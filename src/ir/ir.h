@@ -210,6 +210,8 @@ typedef enum IrStmtKind {
     IR_S_TILEOP,   /* op: a tile operator (op/op.h) */
     IR_S_EVAL,     /* eval: an expression for its effect (T.print lowers to this) */
     IR_S_PRINT,    /* print: T.print(value or buffer, msg) */
+    IR_S_ATOMIC_ADD, /* store: buf[idx] += value, atomically w.r.t. other
+                        blocks/threads (lowered T.atomic_add); uses `store` */
 } IrStmtKind;
 
 typedef struct IrTileOp IrTileOp; /* defined in op/op.h */
@@ -305,6 +307,9 @@ IrRegion ir_region_full(TsArena *a, IrBuffer *b);
 /* Deep copy of an expression / statement, replacing vars per the map
  * (from[i] -> to[i]); used by macro inlining and op lowering. */
 IrExpr *ir_subst(TsArena *a, IrExpr *e, IrVar **from, IrExpr **to, int n);
+/* Statement version: a deep copy (tile ops and regions included) with the
+ * same substitution.  Vars bound inside (loops, lets) are kept, not renamed. */
+IrStmt *ir_stmt_subst(TsArena *a, const IrStmt *s, IrVar **from, IrExpr **to, int n);
 
 /* ---- printing and checking (print.c, verify.c) ------------------------------------ */
 
