@@ -1,0 +1,625 @@
+/*
+ * ir.c — building tile IR nodes.
+ *
+ * Every node is made here, so this is where the IR's typing rules live.
+ * The constructors are "smart": ir_bin promotes its operands to a common
+ * dtype (inserting explicit casts, so later stages never have to guess
+ * which conversion C would do implicitly) and folds constants, and
+ * ir_cast folds casts of constants.  Because every producer of IR goes
+ * through them, the simplify pass can be little more than "rebuild the
+ * tree through the constructors".
+ *
+ * Promotion follows TVM's spirit: bool yields to anything, int op float
+ * gives the float type, otherwise the wider type wins; two different
+ * floats of the same width (float16/bfloat16) meet in float32, and signed
+ * and unsigned ints of the same width give the unsigned one.
+ *
+ * Folding is exact for the operand dtype: integer results wrap to the
+ * dtype's width, float results are rounded to the dtype's precision
+ * (float16, bfloat16 and float8 included) so a folded constant equals
+ * what the generated code would compute.  Integer division by a zero
+ * constant is left unfolded (it is the program's problem at run time).
+ */
+#include "ir/ir.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "op/op.h"
+
+/* ---- kernels, vars, buffers ------------------------------------------- */
+
+IrKernel *ir_kernel_new(TsArena *a, const char *name) {
+    IrKernel *k = TS_NEW(a, IrKernel);
+    k->arena = a;
+    k->name = ts_strdup(a, name ? name : "kernel");
+    k->ngrid = 1;
+    for (int i = 0; i < 3; i++) {
+        k->grid[i] = ir_i32(a, 1);
+        k->threads[i] = 1;
+    }
+    k->threads[0] = 128; /* T.Kernel's default */
+    return k;
+}
+
+IrVar *ir_var(IrKernel *k, const char *name, TsDType dt, IrVarKind kind) {
+    IrVar *v = TS_NEW(k->arena, IrVar);
+    v->name = ts_strdup(k->arena, name ? name : "v");
+    v->id = k->next_id++;
+    v->dt = dt;
+    v->kind = kind;
+    return v;
+}
+
+IrBuffer *ir_buffer(IrKernel *k, const char *name, TsDType dt, IrScope scope, int ndim,
+                    IrExpr **shape, TsLoc loc) {
+    TsArena *a = k->arena;
+    IrBuffer *b = TS_NEW(a, IrBuffer);
+    b->name = ts_strdup(a, name ? name : "buf");
+    b->id = k->next_id++;
+    b->dt = dt;
+    b->scope = scope;
+    b->ndim = ndim;
+    b->shape = TS_NEWN(a, IrExpr *, ndim > 0 ? ndim : 1);
+    for (int i = 0; i < ndim; i++) b->shape[i] = shape[i];
+    b->param = -1;
+    b->stages = 1;
+    b->loc = loc;
+    ts_vec_push(a, k->buffers, b);
+    return b;
+}
+
+const char *ir_scope_name(IrScope s) {
+    switch (s) {
+    case IR_SCOPE_GLOBAL: return "global";
+    case IR_SCOPE_SHARED: return "shared";
+    case IR_SCOPE_FRAGMENT: return "fragment";
+    case IR_SCOPE_LOCAL: return "local";
+    case IR_SCOPE_VAR: return "var";
+    }
+    return "?";
+}
+
+const char *ir_for_kind_name(IrForKind k) {
+    switch (k) {
+    case IR_FOR_SERIAL: return "serial";
+    case IR_FOR_PARALLEL: return "parallel";
+    case IR_FOR_PIPELINED: return "pipelined";
+    case IR_FOR_UNROLL: return "unroll";
+    case IR_FOR_VECTORIZED: return "vectorized";
+    }
+    return "?";
+}
+
+/* ---- dtype helpers ------------------------------------------------------ */
+
+static bool dt_unsigned(TsDType dt) {
+    const TsDTypeInfo *i = ts_dtype_info(dt);
+    return i && (i->kind == 'u' || i->kind == 'b');
+}
+
+TsDType ir_promote(TsDType a, TsDType b) {
+    if (a == b) return a;
+    if (a == TS_DTYPE_NONE) return b;
+    if (b == TS_DTYPE_NONE) return a;
+    if (a == TS_BOOL) return b;
+    if (b == TS_BOOL) return a;
+    bool fa = ts_dtype_is_float(a), fb = ts_dtype_is_float(b);
+    if (fa != fb) return fa ? a : b;
+    int ba = ts_dtype_bits(a), bb = ts_dtype_bits(b);
+    if (ba != bb) return ba > bb ? a : b;
+    if (fa) return ba >= 16 ? TS_FLOAT32 : TS_FLOAT16; /* f16 vs bf16, e4m3 vs e5m2 */
+    return dt_unsigned(a) ? a : b;
+}
+
+/* Wrap an integer to the width and signedness of dt. */
+static int64_t wrap_int(int64_t v, TsDType dt) {
+    if (dt == TS_BOOL) return v != 0;
+    int bits = ts_dtype_bits(dt);
+    if (bits <= 0 || bits >= 64) return v;
+    uint64_t mask = (1ull << bits) - 1, u = (uint64_t)v & mask;
+    if (!dt_unsigned(dt) && ((u >> (bits - 1)) & 1)) u |= ~mask;
+    return (int64_t)u;
+}
+
+/* Round x to a binary float format with p significand bits (implicit one
+ * included), minimum normal exponent emin and largest finite value maxf. */
+static double round_fmt(double x, int p, int emin, double maxf) {
+    if (!isfinite(x) || x == 0) return x;
+    int e;
+    (void)frexp(x, &e);
+    int ex = e - 1;
+    if (ex < emin) ex = emin;
+    double scale = ldexp(1.0, p - 1 - ex);
+    double r = nearbyint(x * scale) / scale;
+    if (fabs(r) > maxf) r = copysign(INFINITY, x);
+    return r;
+}
+
+/* The value a double becomes when stored as dt (float dtypes). */
+static double round_float(double x, TsDType dt) {
+    switch (dt) {
+    case TS_FLOAT64: return x;
+    case TS_FLOAT32: return (double)(float)x;
+    case TS_FLOAT16: return round_fmt(x, 11, -14, 65504.0);
+    case TS_BFLOAT16: return round_fmt(x, 8, -126, 3.3895313892515355e38);
+    case TS_FLOAT8_E4M3: return round_fmt(x, 4, -6, 448.0);
+    case TS_FLOAT8_E5M2: return round_fmt(x, 3, -14, 57344.0);
+    default: return x;
+    }
+}
+
+/* Float to integer the way a C cast does for in-range values; out-of-range
+ * and NaN saturate instead of being undefined. */
+static int64_t float_to_int(double x, TsDType dt) {
+    if (isnan(x)) return 0;
+    x = trunc(x);
+    if (dt_unsigned(dt)) {
+        if (x <= 0) return 0;
+        if (x >= 18446744073709551615.0) return (int64_t)UINT64_MAX;
+        return wrap_int((int64_t)(uint64_t)x, dt);
+    }
+    if (x >= 9223372036854775807.0) return wrap_int(INT64_MAX, dt);
+    if (x <= -9223372036854775808.0) return wrap_int(INT64_MIN, dt);
+    return wrap_int((int64_t)x, dt);
+}
+
+static double int_to_double(int64_t v, TsDType dt) {
+    return dt_unsigned(dt) ? (double)(uint64_t)v : (double)v;
+}
+
+/* ---- leaf expressions --------------------------------------------------- */
+
+static IrExpr *new_expr(TsArena *a, IrExprKind kind, TsDType dt) {
+    IrExpr *e = TS_NEW(a, IrExpr);
+    e->kind = kind;
+    e->dt = dt;
+    return e;
+}
+
+IrExpr *ir_int(TsArena *a, int64_t v, TsDType dt) {
+    if (ts_dtype_is_float(dt)) return ir_float(a, (double)v, dt);
+    IrExpr *e = new_expr(a, IR_E_INT, dt);
+    e->ival = wrap_int(v, dt);
+    return e;
+}
+
+IrExpr *ir_i32(TsArena *a, int64_t v) { return ir_int(a, v, TS_INT32); }
+
+IrExpr *ir_float(TsArena *a, double v, TsDType dt) {
+    if (!ts_dtype_is_float(dt)) return ir_int(a, float_to_int(v, dt), dt);
+    IrExpr *e = new_expr(a, IR_E_FLOAT, dt);
+    e->fval = round_float(v, dt);
+    return e;
+}
+
+IrExpr *ir_var_ref(TsArena *a, IrVar *v) {
+    IrExpr *e = new_expr(a, IR_E_VAR, v->dt);
+    e->var = v;
+    return e;
+}
+
+IrExpr *ir_load(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx) {
+    IrExpr *e = new_expr(a, IR_E_LOAD, b->dt);
+    e->load.buf = b;
+    e->load.nidx = nidx;
+    e->load.idx = TS_NEWN(a, IrExpr *, nidx > 0 ? nidx : 1);
+    for (int i = 0; i < nidx; i++) e->load.idx[i] = idx[i];
+    return e;
+}
+
+bool ir_is_const_int(const IrExpr *e, int64_t *out) {
+    if (!e || e->kind != IR_E_INT) return false;
+    if (out) *out = e->ival;
+    return true;
+}
+
+static bool is_const(const IrExpr *e) { return e->kind == IR_E_INT || e->kind == IR_E_FLOAT; }
+
+static double const_as_double(const IrExpr *e) {
+    return e->kind == IR_E_FLOAT ? e->fval : int_to_double(e->ival, e->dt);
+}
+
+/* ---- casts ----------------------------------------------------------------- */
+
+IrExpr *ir_cast(TsArena *a, TsDType dt, IrExpr *x) {
+    if (x->dt == dt) return x;
+    if (x->kind == IR_E_INT) {
+        if (ts_dtype_is_float(dt)) return ir_float(a, int_to_double(x->ival, x->dt), dt);
+        return ir_int(a, dt == TS_BOOL ? x->ival != 0 : x->ival, dt);
+    }
+    if (x->kind == IR_E_FLOAT) {
+        if (ts_dtype_is_float(dt)) return ir_float(a, x->fval, dt);
+        if (dt == TS_BOOL) return ir_int(a, x->fval != 0, dt);
+        return ir_int(a, float_to_int(x->fval, dt), dt);
+    }
+    IrExpr *e = new_expr(a, IR_E_CAST, dt);
+    e->loc = x->loc;
+    e->un.a = x;
+    return e;
+}
+
+/* ---- binary operators ------------------------------------------------------ */
+
+static bool is_cmp(IrBinOp op) {
+    return op == IR_EQ || op == IR_NE || op == IR_LT || op == IR_LE || op == IR_GT ||
+           op == IR_GE;
+}
+
+static int64_t ipow(int64_t b, int64_t e) {
+    uint64_t r = 1, ub = (uint64_t)b;
+    while (e > 0) {
+        if (e & 1) r *= ub;
+        ub *= ub;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+/* Fold two integer constants of dtype dt (the promoted operand type).
+ * Returns false when the operation must stay (division by zero, negative
+ * power, oversize shift). */
+static bool fold_int(IrBinOp op, int64_t x, int64_t y, TsDType dt, int64_t *r) {
+    bool u = dt_unsigned(dt);
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+    switch (op) {
+    case IR_ADD: *r = (int64_t)(ux + uy); return true;
+    case IR_SUB: *r = (int64_t)(ux - uy); return true;
+    case IR_MUL: *r = (int64_t)(ux * uy); return true;
+    case IR_DIV:
+        if (y == 0 || (!u && x == INT64_MIN && y == -1)) return false;
+        *r = u ? (int64_t)(ux / uy) : x / y;
+        return true;
+    case IR_FLOORDIV:
+        if (y == 0 || (!u && x == INT64_MIN && y == -1)) return false;
+        if (u) { *r = (int64_t)(ux / uy); return true; }
+        *r = x / y;
+        if ((x % y != 0) && ((x < 0) != (y < 0))) *r -= 1;
+        return true;
+    case IR_FLOORMOD:
+        if (y == 0 || (!u && x == INT64_MIN && y == -1)) return false;
+        if (u) { *r = (int64_t)(ux % uy); return true; }
+        *r = x % y;
+        if (*r != 0 && ((*r < 0) != (y < 0))) *r += y;
+        return true;
+    case IR_MIN: *r = u ? (int64_t)(ux < uy ? ux : uy) : (x < y ? x : y); return true;
+    case IR_MAX: *r = u ? (int64_t)(ux > uy ? ux : uy) : (x > y ? x : y); return true;
+    case IR_EQ: *r = x == y; return true;
+    case IR_NE: *r = x != y; return true;
+    case IR_LT: *r = u ? ux < uy : x < y; return true;
+    case IR_LE: *r = u ? ux <= uy : x <= y; return true;
+    case IR_GT: *r = u ? ux > uy : x > y; return true;
+    case IR_GE: *r = u ? ux >= uy : x >= y; return true;
+    case IR_AND: *r = x && y; return true;
+    case IR_OR: *r = x || y; return true;
+    case IR_BITAND: *r = x & y; return true;
+    case IR_BITOR: *r = x | y; return true;
+    case IR_BITXOR: *r = x ^ y; return true;
+    case IR_SHL:
+        if (y < 0 || y >= 64) return false;
+        *r = (int64_t)(ux << y);
+        return true;
+    case IR_SHR:
+        if (y < 0 || y >= 64) return false;
+        *r = u ? (int64_t)(ux >> y) : (x < 0 ? ~(~x >> y) : x >> y);
+        return true;
+    case IR_POW:
+        if (y < 0) return false;
+        *r = ipow(x, y);
+        return true;
+    case IR_BINOP_COUNT: break;
+    }
+    return false;
+}
+
+/* Fold two float constants; false for ops that have no float meaning. */
+static bool fold_float(IrBinOp op, double x, double y, double *r) {
+    switch (op) {
+    case IR_ADD: *r = x + y; return true;
+    case IR_SUB: *r = x - y; return true;
+    case IR_MUL: *r = x * y; return true;
+    case IR_DIV: *r = x / y; return true;
+    case IR_FLOORDIV: *r = floor(x / y); return true;
+    case IR_FLOORMOD: *r = x - floor(x / y) * y; return true;
+    case IR_MIN: *r = x < y ? x : y; return true;
+    case IR_MAX: *r = x > y ? x : y; return true;
+    case IR_EQ: *r = x == y; return true;
+    case IR_NE: *r = x != y; return true;
+    case IR_LT: *r = x < y; return true;
+    case IR_LE: *r = x <= y; return true;
+    case IR_GT: *r = x > y; return true;
+    case IR_GE: *r = x >= y; return true;
+    case IR_AND: *r = x != 0 && y != 0; return true;
+    case IR_OR: *r = x != 0 || y != 0; return true;
+    case IR_POW: *r = pow(x, y); return true;
+    default: return false;
+    }
+}
+
+static bool is_int_value(const IrExpr *e, int64_t v) {
+    return e->kind == IR_E_INT && e->ival == v && ts_dtype_is_int(e->dt);
+}
+
+IrExpr *ir_bin(TsArena *a, IrBinOp op, IrExpr *x, IrExpr *y) {
+    TsDType dt;
+    if (op == IR_AND || op == IR_OR) {
+        dt = TS_BOOL;
+    } else {
+        dt = ir_promote(x->dt, y->dt);
+    }
+    x = ir_cast(a, dt, x);
+    y = ir_cast(a, dt, y);
+    TsDType rdt = (is_cmp(op) || op == IR_AND || op == IR_OR) ? TS_BOOL : dt;
+
+    /* constant folding */
+    if (x->kind == IR_E_INT && y->kind == IR_E_INT) {
+        int64_t r;
+        if (fold_int(op, x->ival, y->ival, dt, &r)) return ir_int(a, r, rdt);
+    } else if (is_const(x) && is_const(y)) {
+        double r;
+        if (fold_float(op, const_as_double(x), const_as_double(y), &r))
+            return rdt == TS_BOOL ? ir_int(a, r != 0, TS_BOOL) : ir_float(a, r, rdt);
+    }
+
+    /* integer identities (expressions have no side effects) */
+    if (ts_dtype_is_int(dt)) {
+        switch (op) {
+        case IR_ADD:
+            if (is_int_value(y, 0)) return x;
+            if (is_int_value(x, 0)) return y;
+            break;
+        case IR_SUB:
+            if (is_int_value(y, 0)) return x;
+            break;
+        case IR_MUL:
+            if (is_int_value(y, 1)) return x;
+            if (is_int_value(x, 1)) return y;
+            if (is_int_value(y, 0) || is_int_value(x, 0)) return ir_int(a, 0, dt);
+            break;
+        case IR_DIV:
+        case IR_FLOORDIV:
+            if (is_int_value(y, 1)) return x;
+            break;
+        case IR_FLOORMOD:
+            if (is_int_value(y, 1)) return ir_int(a, 0, dt);
+            break;
+        default: break;
+        }
+    }
+    if (op == IR_AND) {
+        if (is_int_value(x, 0) || is_int_value(y, 0)) return ir_int(a, 0, TS_BOOL);
+        if (x->kind == IR_E_INT) return y;
+        if (y->kind == IR_E_INT) return x;
+    } else if (op == IR_OR) {
+        if ((x->kind == IR_E_INT && x->ival) || (y->kind == IR_E_INT && y->ival))
+            return ir_int(a, 1, TS_BOOL);
+        if (x->kind == IR_E_INT) return y;
+        if (y->kind == IR_E_INT) return x;
+    }
+
+    IrExpr *e = new_expr(a, IR_E_BIN, rdt);
+    e->loc = x->loc.src ? x->loc : y->loc;
+    e->bin.op = op;
+    e->bin.a = x;
+    e->bin.b = y;
+    return e;
+}
+
+/* ---- unary, select, calls ---------------------------------------------- */
+
+IrExpr *ir_neg(TsArena *a, IrExpr *x) {
+    if (x->kind == IR_E_INT) return ir_int(a, (int64_t)(0 - (uint64_t)x->ival), x->dt);
+    if (x->kind == IR_E_FLOAT) return ir_float(a, -x->fval, x->dt);
+    IrExpr *e = new_expr(a, IR_E_NEG, x->dt);
+    e->loc = x->loc;
+    e->un.a = x;
+    return e;
+}
+
+/* Logical not for bool (and for floats, giving bool); bitwise not for ints. */
+IrExpr *ir_not(TsArena *a, IrExpr *x) {
+    bool bitnot = ts_dtype_is_int(x->dt);
+    if (!bitnot) x = ir_cast(a, TS_BOOL, x);
+    if (x->kind == IR_E_INT) return ir_int(a, bitnot ? ~x->ival : !x->ival, x->dt);
+    IrExpr *e = new_expr(a, IR_E_NOT, x->dt);
+    e->loc = x->loc;
+    e->un.a = x;
+    e->un.bitnot = bitnot;
+    return e;
+}
+
+IrExpr *ir_select(TsArena *a, IrExpr *c, IrExpr *x, IrExpr *y) {
+    TsDType dt = ir_promote(x->dt, y->dt);
+    c = ir_cast(a, TS_BOOL, c);
+    x = ir_cast(a, dt, x);
+    y = ir_cast(a, dt, y);
+    if (c->kind == IR_E_INT) return c->ival ? x : y;
+    IrExpr *e = new_expr(a, IR_E_SELECT, dt);
+    e->loc = c->loc;
+    e->sel.cond = c;
+    e->sel.a = x;
+    e->sel.b = y;
+    return e;
+}
+
+IrExpr *ir_call(TsArena *a, IrIntrinsic fn, IrExpr **args, int nargs, TsDType dt) {
+    IrExpr *e = new_expr(a, IR_E_CALL, dt);
+    e->call.fn = fn;
+    e->call.nargs = nargs;
+    e->call.args = TS_NEWN(a, IrExpr *, nargs > 0 ? nargs : 1);
+    for (int i = 0; i < nargs; i++) e->call.args[i] = args[i];
+    if (nargs > 0) e->loc = args[0]->loc;
+    return e;
+}
+
+/* ---- statements ------------------------------------------------------------ */
+
+IrStmt *ir_stmt(TsArena *a, IrStmtKind kind, TsLoc loc) {
+    IrStmt *s = TS_NEW(a, IrStmt);
+    s->kind = kind;
+    s->loc = loc;
+    return s;
+}
+
+IrStmt *ir_seq(TsArena *a) { return ir_stmt(a, IR_S_SEQ, (TsLoc){0}); }
+
+void ir_seq_push(TsArena *a, IrStmt *seq, IrStmt *s) {
+    if (!s) return;
+    ts_vec_push(a, seq->seq, s);
+}
+
+IrStmt *ir_for(TsArena *a, IrVar *v, IrExpr *min, IrExpr *extent, IrForKind kind,
+               IrStmt *body) {
+    IrStmt *s = ir_stmt(a, IR_S_FOR, (TsLoc){0});
+    s->for_.var = v;
+    s->for_.min = min;
+    s->for_.extent = extent;
+    s->for_.kind = kind;
+    s->for_.body = body;
+    return s;
+}
+
+/* The value is converted to the buffer's dtype here, explicitly. */
+IrStmt *ir_store(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *value) {
+    IrStmt *s = ir_stmt(a, IR_S_STORE, value ? value->loc : (TsLoc){0});
+    s->store.buf = b;
+    s->store.nidx = nidx;
+    s->store.idx = TS_NEWN(a, IrExpr *, nidx > 0 ? nidx : 1);
+    for (int i = 0; i < nidx; i++) s->store.idx[i] = idx[i];
+    s->store.value = value ? ir_cast(a, b->dt, value) : NULL;
+    return s;
+}
+
+IrRegion ir_region_full(TsArena *a, IrBuffer *b) {
+    IrRegion r = {0};
+    r.buf = b;
+    r.ndim = b->ndim;
+    r.start = TS_NEWN(a, IrExpr *, b->ndim > 0 ? b->ndim : 1);
+    r.extent = TS_NEWN(a, IrExpr *, b->ndim > 0 ? b->ndim : 1);
+    for (int i = 0; i < b->ndim; i++) {
+        r.start[i] = ir_i32(a, 0);
+        r.extent[i] = b->shape[i];
+    }
+    return r;
+}
+
+/* ---- substitution ------------------------------------------------------------ */
+
+static IrExpr **subst_list(TsArena *a, IrExpr **v, int n, IrVar **from, IrExpr **to,
+                           int nmap) {
+    IrExpr **r = TS_NEWN(a, IrExpr *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) r[i] = ir_subst(a, v[i], from, to, nmap);
+    return r;
+}
+
+IrExpr *ir_subst(TsArena *a, IrExpr *e, IrVar **from, IrExpr **to, int n) {
+    if (!e) return NULL;
+    IrExpr *r;
+    switch (e->kind) {
+    case IR_E_VAR:
+        for (int i = 0; i < n; i++)
+            if (from[i] == e->var) return to[i];
+        r = ir_var_ref(a, e->var);
+        break;
+    case IR_E_INT:
+    case IR_E_FLOAT:
+    case IR_E_STRING:
+        r = new_expr(a, e->kind, e->dt);
+        *r = *e;
+        break;
+    case IR_E_LOAD:
+        r = ir_load(a, e->load.buf, subst_list(a, e->load.idx, e->load.nidx, from, to, n),
+                    e->load.nidx);
+        r->dt = e->dt;
+        break;
+    case IR_E_BIN: {
+        IrExpr *x = ir_subst(a, e->bin.a, from, to, n);
+        IrExpr *y = ir_subst(a, e->bin.b, from, to, n);
+        r = ir_bin(a, e->bin.op, x, y);
+        if (r->kind == IR_E_BIN && r->dt != e->dt && e->dt != TS_DTYPE_NONE) r = ir_cast(a, e->dt, r);
+        break;
+    }
+    case IR_E_NEG: r = ir_neg(a, ir_subst(a, e->un.a, from, to, n)); break;
+    case IR_E_NOT: r = ir_not(a, ir_subst(a, e->un.a, from, to, n)); break;
+    case IR_E_CAST: r = ir_cast(a, e->dt, ir_subst(a, e->un.a, from, to, n)); break;
+    case IR_E_SELECT:
+        r = ir_select(a, ir_subst(a, e->sel.cond, from, to, n),
+                      ir_subst(a, e->sel.a, from, to, n), ir_subst(a, e->sel.b, from, to, n));
+        break;
+    case IR_E_CALL:
+        r = ir_call(a, e->call.fn, subst_list(a, e->call.args, e->call.nargs, from, to, n),
+                    e->call.nargs, e->dt);
+        break;
+    default:
+        r = new_expr(a, e->kind, e->dt);
+        *r = *e;
+        break;
+    }
+    if (r->kind == e->kind && r->dt == e->dt && !r->loc.src) r->loc = e->loc;
+    return r;
+}
+
+static IrRegion subst_region(TsArena *a, const IrRegion *g, IrVar **from, IrExpr **to,
+                             int n) {
+    IrRegion r = *g;
+    r.start = subst_list(a, g->start, g->ndim, from, to, n);
+    r.extent = subst_list(a, g->extent, g->ndim, from, to, n);
+    return r;
+}
+
+static int *copy_ints(TsArena *a, const int *v, int n) {
+    if (!v) return NULL;
+    int *r = TS_NEWN(a, int, n > 0 ? n : 1);
+    memcpy(r, v, sizeof(int) * (size_t)n);
+    return r;
+}
+
+IrStmt *ir_stmt_subst(TsArena *a, const IrStmt *s, IrVar **from, IrExpr **to, int n) {
+    if (!s) return NULL;
+    IrStmt *r = ir_stmt(a, s->kind, s->loc);
+    *r = *s;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        r->seq.v = NULL;
+        r->seq.n = r->seq.cap = 0;
+        for (int i = 0; i < s->seq.n; i++)
+            ir_seq_push(a, r, ir_stmt_subst(a, s->seq.v[i], from, to, n));
+        break;
+    case IR_S_FOR:
+        r->for_.min = ir_subst(a, s->for_.min, from, to, n);
+        r->for_.extent = ir_subst(a, s->for_.extent, from, to, n);
+        r->for_.body = ir_stmt_subst(a, s->for_.body, from, to, n);
+        r->for_.order = copy_ints(a, s->for_.order, s->for_.norder);
+        r->for_.stage = copy_ints(a, s->for_.stage, s->for_.norder);
+        break;
+    case IR_S_IF:
+        r->if_.cond = ir_subst(a, s->if_.cond, from, to, n);
+        r->if_.then = ir_stmt_subst(a, s->if_.then, from, to, n);
+        r->if_.else_ = ir_stmt_subst(a, s->if_.else_, from, to, n);
+        break;
+    case IR_S_WHILE:
+        r->while_.cond = ir_subst(a, s->while_.cond, from, to, n);
+        r->while_.body = ir_stmt_subst(a, s->while_.body, from, to, n);
+        break;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        r->store.idx = subst_list(a, s->store.idx, s->store.nidx, from, to, n);
+        r->store.value = ir_subst(a, s->store.value, from, to, n);
+        break;
+    case IR_S_LET: r->let.value = ir_subst(a, s->let.value, from, to, n); break;
+    case IR_S_EVAL: r->eval.e = ir_subst(a, s->eval.e, from, to, n); break;
+    case IR_S_PRINT: r->print.value = ir_subst(a, s->print.value, from, to, n); break;
+    case IR_S_TILEOP: {
+        IrTileOp *op = TS_NEW(a, IrTileOp);
+        *op = *s->op;
+        for (int i = 0; i < op->nr; i++) op->r[i] = subst_region(a, &s->op->r[i], from, to, n);
+        op->value = ir_subst(a, s->op->value, from, to, n);
+        r->op = op;
+        break;
+    }
+    case IR_S_BREAK:
+    case IR_S_CONTINUE:
+    case IR_S_ALLOC: break;
+    }
+    return r;
+}
