@@ -52,7 +52,7 @@ typedef enum AstExprKind {
     AST_UNARY,    /* op, a */
     AST_BOOLOP,   /* op (AST_AND/AST_OR), a, b; chains are left-nested */
     AST_COMPARE,  /* a; then ncmp (ops[i], items[i]) pairs: a < x < y */
-    AST_IFEXP,    /* b if a else c  ->  cond=a? no: see fields */
+    AST_IFEXP,    /* `b if a else c`: a = cond, b = then, c = else */
     AST_CALL,     /* func=a; args items[0..n), kwarg names in kwnames[i] (NULL = positional) */
     AST_ATTR,     /* a.name */
     AST_SUBSCRIPT,/* a[b]; b is a TUPLE for a[i, j] */
@@ -63,7 +63,12 @@ typedef enum AstExprKind {
     AST_STARRED,  /* *a (in calls, tuples) */
     AST_DSTARRED, /* **a (in calls) */
     AST_LAMBDA,   /* params + a (body expression) */
-    AST_COMP,     /* [a for target in iter if cond] kept opaque: unsupported when evaluated */
+    AST_COMP,     /* [a for target in iter if cond] kept opaque: unsupported when evaluated.
+                   * name = "list", "set", "dict" or "gen"; a = element (dict: key),
+                   * b = iterable of the first `for` clause. */
+    /* Added by the front end (additive; nothing above was renumbered): */
+    AST_SET,      /* {a, b}: items */
+    AST_YIELD,    /* yield a / yield from a (op unused; a may be NULL): host code only */
 } AstExprKind;
 
 typedef struct AstParam {
@@ -72,6 +77,8 @@ typedef struct AstParam {
     AstExpr *dflt;    /* default or NULL */
     int star;         /* 1: *args, 2: **kwargs */
     TsLoc loc;
+    int kwonly;       /* 1: keyword-only (after `*` or *args) */
+    int posonly;      /* 1: positional-only (before `/`) */
 } AstParam;
 
 struct AstExpr {
@@ -90,7 +97,12 @@ struct AstExpr {
     AstParam *params;  /* LAMBDA */
     int nparams;
     int parens;        /* 1 if written inside parentheses (tuple vs. grouping) */
+    int fstring;       /* AST_STR: 1 if any concatenated part was an f-string; str is
+                        * then the raw text between the quotes, nothing decoded */
 };
+/* AST_DICT: a `**m` entry is stored as a key/value pair whose key and value
+ * are both the same AST_DSTARRED node.  Starred call arguments (*a, **k)
+ * are AST_STARRED / AST_DSTARRED items with a NULL kwname. */
 
 typedef enum AstStmtKind {
     AST_EXPR,      /* a: an expression statement (also docstrings) */
@@ -99,20 +111,20 @@ typedef enum AstStmtKind {
     AST_ANNASSIGN, /* target: annot (= value)? */
     AST_IF,        /* cond, body, orelse (elif is an IF inside orelse) */
     AST_FOR,       /* for target in iter: body (else: orelse) */
-    AST_WHILE,     /* while cond: body */
-    AST_WITH,      /* with items[i] as targets[i]: body */
+    AST_WHILE,     /* while cond: body (else: orelse) */
+    AST_WITH,      /* with items[i] as targets[i]: body; targets[i] NULL without `as` */
     AST_DEF,       /* decorators; def name(params) -> returns: body */
-    AST_CLASS,     /* class name: skipped at evaluation */
+    AST_CLASS,     /* class name: body (decorators kept, bases dropped); skipped at evaluation */
     AST_RETURN,    /* value may be NULL */
     AST_PASS,
     AST_BREAK,
     AST_CONTINUE,
     AST_IMPORT,    /* import a.b.c as x / from a.b import c as x: see fields */
-    AST_GLOBAL,    /* global/nonlocal names: ignored */
-    AST_ASSERT,    /* cond, value (message) */
-    AST_RAISE,     /* value */
-    AST_DEL,
-    AST_TRY,       /* body only kept; handlers skipped */
+    AST_GLOBAL,    /* global/nonlocal names (targets: AST_NAME exprs): ignored */
+    AST_ASSERT,    /* cond, value (message, may be NULL) */
+    AST_RAISE,     /* value (may be NULL; `from` cause dropped) */
+    AST_DEL,       /* targets */
+    AST_TRY,       /* body only kept; handlers, else and finally skipped */
     AST_UNPARSED   /* a top-level statement that did not parse: see fields */
 } AstStmtKind;
 
@@ -124,7 +136,8 @@ typedef struct AstBlock {
 struct AstStmt {
     AstStmtKind kind;
     TsLoc loc;
-    const char *name;      /* DEF/CLASS name; UNPARSED: name it would bind or NULL */
+    const char *name;      /* DEF/CLASS name; UNPARSED: name it would bind (def, class,
+                            * or a plain `NAME = ...`/`NAME: ...` target) or NULL */
     AstExpr **targets;     /* ASSIGN targets; WITH `as` targets (NULL if none) */
     int ntargets;
     AstExpr *target;       /* AUGASSIGN, ANNASSIGN, FOR */
@@ -139,9 +152,14 @@ struct AstStmt {
     AstParam *params;      /* DEF */
     int nparams;
     AstExpr *returns;      /* DEF: -> annotation */
-    /* IMPORT: module path ("tilelang.language"), imported member for
-     * `from m import member` (NULL for plain import), and the bound alias. */
+    /* IMPORT: module path ("tilelang.language"; relative imports keep their
+     * leading dots, ".utils"), imported member for `from m import member`
+     * (NULL for plain import; "*" for `from m import *`), and the bound
+     * alias, never NULL: the `as` name if written, else the name Python
+     * binds -- the member for from-imports, the FIRST component for
+     * `import a.b.c` (which binds `a` to package `a`, see import_as). */
     const char *module, *member, *alias;
+    int import_as;         /* IMPORT: 1 if an `as` clause was written */
     /* UNPARSED: the diagnostic text the parser produced. */
     const char *error;
     TsStatus error_status;
