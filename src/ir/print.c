@@ -1,0 +1,572 @@
+/*
+ * print.c — the IR as readable text.
+ *
+ * The text is what `--dump-after PASS` shows and what golden tests
+ * compare, so it is meant to be read by people and to stay stable: the
+ * same IR always prints the same way, with nothing (addresses, hash order)
+ * that varies between runs.  It resembles TileLang's TVMScript without
+ * trying to be parseable:
+ *
+ *   kernel matmul(A: global float16[256, 160], ..., n: int32) grid(3, 4) threads 128
+ *       bx = blockIdx.x
+ *       A_shared = alloc_shared float16[64, 32]
+ *       for k in pipelined(5, num_stages=3):
+ *           copy(A[by * 64:+64, k * 32:+32] -> A_shared)
+ *           gemm(A_shared, B_shared, C_local, trans_b=1)
+ *
+ * Conventions: a region is `buf[start:+extent, ...]`, or just `buf` when
+ * it covers the whole buffer; loops print `kind(extent)` when they start
+ * at 0 and `kind(min, extent=E)` otherwise; casts print as `dtype(x)`;
+ * bool constants as True/False; floats with enough digits to round-trip
+ * (%.9g for 32-bit and narrower, %.17g for float64), always with a `.` or
+ * exponent, and inf/nan spelled out.  Parentheses appear only where Python
+ * precedence needs them.  When two distinct vars (or buffers) of a kernel
+ * share a name, both print as name_id so the text stays unambiguous.
+ */
+#include "ir/ir.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op/op.h"
+
+typedef struct Printer {
+    TsBuf *b;
+    const void **dups; /* vars and buffers whose name is shared: print name_id */
+    int ndups;
+} Printer;
+
+/* ---- names ------------------------------------------------------------ */
+
+static bool is_dup(const Printer *p, const void *x) {
+    for (int i = 0; i < p->ndups; i++)
+        if (p->dups[i] == x) return true;
+    return false;
+}
+
+static void put_var(Printer *p, const IrVar *v) {
+    if (is_dup(p, v)) ts_buf_printf(p->b, "%s_%d", v->name, v->id);
+    else ts_buf_puts(p->b, v->name);
+}
+
+static void put_buf_name(Printer *p, const IrBuffer *b) {
+    if (is_dup(p, b)) ts_buf_printf(p->b, "%s_%d", b->name, b->id);
+    else ts_buf_puts(p->b, b->name);
+}
+
+/* ---- expressions ---------------------------------------------------------- */
+
+enum {
+    P_OR = 1, P_AND, P_NOT, P_CMP, P_BITOR, P_BITXOR, P_BITAND, P_SHIFT, P_ADD, P_MUL,
+    P_UNARY, P_POW, P_ATOM
+};
+
+static const char *binop_text[] = {
+#define X(e, c, p) [e] = p,
+    IR_BINOPS(X)
+#undef X
+};
+
+static const char *intrinsic_text[] = {
+#define X(e, n, a) [e] = n,
+    IR_INTRINSICS(X)
+#undef X
+};
+
+static int bin_prec(IrBinOp op) {
+    switch (op) {
+    case IR_OR: return P_OR;
+    case IR_AND: return P_AND;
+    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: return P_CMP;
+    case IR_BITOR: return P_BITOR;
+    case IR_BITXOR: return P_BITXOR;
+    case IR_BITAND: return P_BITAND;
+    case IR_SHL: case IR_SHR: return P_SHIFT;
+    case IR_ADD: case IR_SUB: return P_ADD;
+    case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_FLOORMOD: return P_MUL;
+    case IR_POW: return P_POW;
+    case IR_MIN: case IR_MAX: default: return P_ATOM; /* printed as calls */
+    }
+}
+
+static int expr_prec(const IrExpr *e) {
+    switch (e->kind) {
+    case IR_E_BIN: return bin_prec(e->bin.op);
+    case IR_E_NEG: return P_UNARY;
+    case IR_E_NOT: return e->un.bitnot ? P_UNARY : P_NOT;
+    case IR_E_INT: return e->ival < 0 && e->dt != TS_BOOL && ts_dtype_info(e->dt) &&
+                              ts_dtype_info(e->dt)->kind == 'i' ? P_UNARY : P_ATOM;
+    case IR_E_FLOAT: return (e->fval < 0 || signbit(e->fval)) ? P_UNARY : P_ATOM;
+    default: return P_ATOM;
+    }
+}
+
+static void put_expr(Printer *p, const IrExpr *e);
+
+static void put_sub(Printer *p, const IrExpr *e, bool paren) {
+    if (paren) ts_buf_puts(p->b, "(");
+    put_expr(p, e);
+    if (paren) ts_buf_puts(p->b, ")");
+}
+
+static void put_float(TsBuf *b, double v, TsDType dt) {
+    if (isnan(v)) { ts_buf_puts(b, "nan"); return; }
+    if (isinf(v)) { ts_buf_puts(b, v < 0 ? "-inf" : "inf"); return; }
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, dt == TS_FLOAT64 ? "%.17g" : "%.9g", v);
+    ts_buf_puts(b, tmp);
+    if (!strpbrk(tmp, ".e")) ts_buf_puts(b, ".0");
+}
+
+static void put_string(TsBuf *b, const char *s) {
+    ts_buf_puts(b, "\"");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') ts_buf_printf(b, "\\%c", c);
+        else if (c == '\n') ts_buf_puts(b, "\\n");
+        else if (c == '\t') ts_buf_puts(b, "\\t");
+        else if (c < 32 || c == 127) ts_buf_printf(b, "\\x%02x", c);
+        else ts_buf_putn(b, (const char *)&c, 1);
+    }
+    ts_buf_puts(b, "\"");
+}
+
+static void put_list(Printer *p, IrExpr *const *v, int n) {
+    for (int i = 0; i < n; i++) {
+        if (i) ts_buf_puts(p->b, ", ");
+        put_expr(p, v[i]);
+    }
+}
+
+static void put_expr(Printer *p, const IrExpr *e) {
+    TsBuf *b = p->b;
+    if (!e) { ts_buf_puts(b, "<null>"); return; }
+    switch (e->kind) {
+    case IR_E_INT:
+        if (e->dt == TS_BOOL) ts_buf_puts(b, e->ival ? "True" : "False");
+        else if (ts_dtype_info(e->dt) && ts_dtype_info(e->dt)->kind == 'u')
+            ts_buf_printf(b, "%llu", (unsigned long long)e->ival);
+        else ts_buf_printf(b, "%lld", (long long)e->ival);
+        break;
+    case IR_E_FLOAT: put_float(b, e->fval, e->dt); break;
+    case IR_E_VAR: put_var(p, e->var); break;
+    case IR_E_STRING: put_string(b, e->str); break;
+    case IR_E_LOAD:
+        put_buf_name(p, e->load.buf);
+        ts_buf_puts(b, "[");
+        put_list(p, e->load.idx, e->load.nidx);
+        ts_buf_puts(b, "]");
+        break;
+    case IR_E_BIN: {
+        IrBinOp op = e->bin.op;
+        if (op == IR_MIN || op == IR_MAX) {
+            ts_buf_printf(b, "%s(", binop_text[op]);
+            put_expr(p, e->bin.a);
+            ts_buf_puts(b, ", ");
+            put_expr(p, e->bin.b);
+            ts_buf_puts(b, ")");
+            break;
+        }
+        int pr = bin_prec(op), pa = expr_prec(e->bin.a), pb = expr_prec(e->bin.b);
+        bool la, rb;
+        if (op == IR_POW) { la = pa <= pr; rb = pb < pr; }
+        else if (pr == P_CMP) { la = pa <= pr; rb = pb <= pr; }
+        else { la = pa < pr; rb = pb <= pr; }
+        put_sub(p, e->bin.a, la);
+        ts_buf_printf(b, " %s ", binop_text[op]);
+        put_sub(p, e->bin.b, rb);
+        break;
+    }
+    case IR_E_NEG:
+        ts_buf_puts(b, "-");
+        put_sub(p, e->un.a, expr_prec(e->un.a) <= P_UNARY);
+        break;
+    case IR_E_NOT:
+        if (e->un.bitnot) {
+            ts_buf_puts(b, "~");
+            put_sub(p, e->un.a, expr_prec(e->un.a) < P_UNARY);
+        } else {
+            ts_buf_puts(b, "not ");
+            put_sub(p, e->un.a, expr_prec(e->un.a) < P_NOT);
+        }
+        break;
+    case IR_E_SELECT:
+        ts_buf_puts(b, "select(");
+        put_expr(p, e->sel.cond);
+        ts_buf_puts(b, ", ");
+        put_expr(p, e->sel.a);
+        ts_buf_puts(b, ", ");
+        put_expr(p, e->sel.b);
+        ts_buf_puts(b, ")");
+        break;
+    case IR_E_CAST:
+        ts_buf_printf(b, "%s(", ts_dtype_name(e->dt));
+        put_expr(p, e->un.a);
+        ts_buf_puts(b, ")");
+        break;
+    case IR_E_CALL:
+        ts_buf_printf(b, "%s(", (unsigned)e->call.fn < IR_INTRINSIC_COUNT
+                                    ? intrinsic_text[e->call.fn] : "?");
+        put_list(p, e->call.args, e->call.nargs);
+        ts_buf_puts(b, ")");
+        break;
+    }
+}
+
+/* ---- regions, buffers, tile ops ------------------------------------------- */
+
+static bool expr_same_const(const IrExpr *x, const IrExpr *y) {
+    int64_t a, c;
+    if (x == y) return true;
+    if (ir_is_const_int(x, &a) && ir_is_const_int(y, &c)) return a == c;
+    return x->kind == IR_E_VAR && y->kind == IR_E_VAR && x->var == y->var;
+}
+
+static void put_region(Printer *p, const IrRegion *r) {
+    put_buf_name(p, r->buf);
+    bool full = r->ndim == r->buf->ndim;
+    for (int i = 0; full && i < r->ndim; i++) {
+        int64_t s;
+        full = ir_is_const_int(r->start[i], &s) && s == 0 &&
+               expr_same_const(r->extent[i], r->buf->shape[i]);
+    }
+    if (full) return;
+    ts_buf_puts(p->b, "[");
+    for (int i = 0; i < r->ndim; i++) {
+        if (i) ts_buf_puts(p->b, ", ");
+        put_expr(p, r->start[i]);
+        ts_buf_puts(p->b, ":+");
+        put_sub(p, r->extent[i], expr_prec(r->extent[i]) <= P_UNARY);
+    }
+    ts_buf_puts(p->b, "]");
+}
+
+static void put_buffer_type(Printer *p, const IrBuffer *b) {
+    ts_buf_printf(p->b, "%s[", ts_dtype_name(b->dt));
+    put_list(p, b->shape, b->ndim);
+    ts_buf_puts(p->b, "]");
+}
+
+static const char *policy_name(TsGemmPolicy pol) {
+    switch (pol) {
+    case TS_GEMM_SQUARE: return "square";
+    case TS_GEMM_FULLROW: return "fullrow";
+    case TS_GEMM_FULLCOL: return "fullcol";
+    }
+    return "?";
+}
+
+static void put_tileop(Printer *p, const IrTileOp *op) {
+    TsBuf *b = p->b;
+    switch (op->kind) {
+    case TS_OP_COPY:
+    case TS_OP_CUMSUM:
+    case TS_OP_REDUCE:
+        if (op->kind == TS_OP_REDUCE) ts_buf_printf(b, "reduce_%s(", ts_reduce_name(op->reduce));
+        else ts_buf_printf(b, "%s(", ts_op_name(op->kind));
+        put_region(p, &op->r[0]);
+        ts_buf_puts(b, " -> ");
+        put_region(p, &op->r[1]);
+        if (op->kind == TS_OP_REDUCE) ts_buf_printf(b, ", dim=%d, clear=%d", op->dim, op->clear);
+        if (op->kind == TS_OP_CUMSUM) {
+            ts_buf_printf(b, ", dim=%d", op->dim);
+            if (op->reverse) ts_buf_puts(b, ", reverse=1");
+        }
+        ts_buf_puts(b, ")");
+        break;
+    case TS_OP_FILL:
+        ts_buf_puts(b, "fill(");
+        put_region(p, &op->r[0]);
+        ts_buf_puts(b, ", ");
+        put_expr(p, op->value);
+        ts_buf_puts(b, ")");
+        break;
+    case TS_OP_GEMM:
+        ts_buf_puts(b, "gemm(");
+        for (int i = 0; i < 3; i++) {
+            if (i) ts_buf_puts(b, ", ");
+            put_region(p, &op->r[i]);
+        }
+        if (op->trans_a) ts_buf_puts(b, ", trans_a=1");
+        if (op->trans_b) ts_buf_puts(b, ", trans_b=1");
+        if (op->clear_accum) ts_buf_puts(b, ", clear_accum=1");
+        if (op->policy != TS_GEMM_SQUARE) ts_buf_printf(b, ", policy=%s", policy_name(op->policy));
+        if (op->k_pack > 1) ts_buf_printf(b, ", k_pack=%d", op->k_pack);
+        if (op->wg_wait) ts_buf_printf(b, ", wg_wait=%d", op->wg_wait);
+        ts_buf_puts(b, ")");
+        break;
+    case TS_OP_ATOMIC_ADD:
+        ts_buf_puts(b, "atomic_add(");
+        if (op->nr >= 2) {
+            put_region(p, &op->r[1]);
+            ts_buf_puts(b, " -> ");
+            put_region(p, &op->r[0]);
+        } else {
+            put_region(p, &op->r[0]);
+            ts_buf_puts(b, ", ");
+            put_expr(p, op->value);
+        }
+        ts_buf_puts(b, ")");
+        break;
+    default:
+        ts_buf_printf(b, "%s(", ts_op_name(op->kind));
+        for (int i = 0; i < op->nr; i++) {
+            if (i) ts_buf_puts(b, ", ");
+            put_region(p, &op->r[i]);
+        }
+        ts_buf_puts(b, ")");
+        break;
+    }
+}
+
+static void put_layout(Printer *p, const IrLayout *l) {
+    TsBuf *b = p->b;
+    ts_buf_puts(b, " layout(");
+    for (int i = 0; i < l->ndim; i++) {
+        if (i) ts_buf_puts(b, ", ");
+        put_var(p, l->in[i]);
+    }
+    ts_buf_puts(b, " -> thread=");
+    put_expr(p, l->thread);
+    ts_buf_puts(b, ", local=[");
+    put_list(p, l->local, l->nlocal);
+    ts_buf_printf(b, "], local_size=%lld", (long long)l->local_size);
+    if (l->replicate > 1) ts_buf_printf(b, ", replicate=%d", l->replicate);
+    ts_buf_puts(b, ")");
+}
+
+/* ---- statements ------------------------------------------------------------ */
+
+static void put_ints(TsBuf *b, const char *name, const int *v, int n) {
+    ts_buf_printf(b, ", %s=[", name);
+    for (int i = 0; i < n; i++) ts_buf_printf(b, i ? ", %d" : "%d", v[i]);
+    ts_buf_puts(b, "]");
+}
+
+static void put_stmt(Printer *p, const IrStmt *s, int ind) {
+    TsBuf *b = p->b;
+    if (!s) return;
+    if (s->kind == IR_S_SEQ) {
+        for (int i = 0; i < s->seq.n; i++) put_stmt(p, s->seq.v[i], ind);
+        return;
+    }
+    ts_buf_indent(b, ind);
+    switch (s->kind) {
+    case IR_S_SEQ: break;
+    case IR_S_FOR: {
+        int64_t m;
+        ts_buf_puts(b, "for ");
+        put_var(p, s->for_.var);
+        ts_buf_printf(b, " in %s(", ir_for_kind_name(s->for_.kind));
+        if (!(ir_is_const_int(s->for_.min, &m) && m == 0)) {
+            put_expr(p, s->for_.min);
+            ts_buf_puts(b, ", extent=");
+        }
+        put_expr(p, s->for_.extent);
+        if (s->for_.num_stages) ts_buf_printf(b, ", num_stages=%d", s->for_.num_stages);
+        if (s->for_.order) put_ints(b, "order", s->for_.order, s->for_.norder);
+        if (s->for_.stage) put_ints(b, "stage", s->for_.stage, s->for_.norder);
+        ts_buf_puts(b, "):\n");
+        put_stmt(p, s->for_.body, ind + 1);
+        if (!s->for_.body || (s->for_.body->kind == IR_S_SEQ && !s->for_.body->seq.n)) {
+            ts_buf_indent(b, ind + 1);
+            ts_buf_puts(b, "pass\n");
+        }
+        return;
+    }
+    case IR_S_IF:
+        ts_buf_puts(b, "if ");
+        put_expr(p, s->if_.cond);
+        ts_buf_puts(b, ":\n");
+        put_stmt(p, s->if_.then, ind + 1);
+        if (s->if_.else_) {
+            ts_buf_indent(b, ind);
+            ts_buf_puts(b, "else:\n");
+            put_stmt(p, s->if_.else_, ind + 1);
+        }
+        return;
+    case IR_S_WHILE:
+        ts_buf_puts(b, "while ");
+        put_expr(p, s->while_.cond);
+        ts_buf_puts(b, ":\n");
+        put_stmt(p, s->while_.body, ind + 1);
+        return;
+    case IR_S_BREAK: ts_buf_puts(b, "break"); break;
+    case IR_S_CONTINUE: ts_buf_puts(b, "continue"); break;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        if (s->kind == IR_S_ATOMIC_ADD) ts_buf_puts(b, "atomic ");
+        put_buf_name(p, s->store.buf);
+        ts_buf_puts(b, "[");
+        put_list(p, s->store.idx, s->store.nidx);
+        ts_buf_puts(b, s->kind == IR_S_ATOMIC_ADD ? "] += " : "] = ");
+        put_expr(p, s->store.value);
+        break;
+    case IR_S_LET:
+        put_var(p, s->let.var);
+        ts_buf_printf(b, ": %s = ", ts_dtype_name(s->let.var->dt));
+        put_expr(p, s->let.value);
+        break;
+    case IR_S_ALLOC: {
+        const IrBuffer *buf = s->alloc.buf;
+        put_buf_name(p, buf);
+        ts_buf_printf(b, " = alloc_%s ", ir_scope_name(buf->scope));
+        put_buffer_type(p, buf);
+        if (buf->stages > 1) ts_buf_printf(b, " stages=%d", buf->stages);
+        if (buf->swizzle.kind == IR_SWIZZLE_XOR)
+            ts_buf_printf(b, " swizzle(%d, %d, %d)", buf->swizzle.bits, buf->swizzle.base,
+                          buf->swizzle.shift);
+        if (buf->layout) put_layout(p, buf->layout);
+        break;
+    }
+    case IR_S_TILEOP: put_tileop(p, s->op); break;
+    case IR_S_EVAL:
+        ts_buf_puts(b, "eval ");
+        put_expr(p, s->eval.e);
+        break;
+    case IR_S_PRINT:
+        ts_buf_puts(b, "print(");
+        if (s->print.buf) put_buf_name(p, s->print.buf);
+        else put_expr(p, s->print.value);
+        if (s->print.msg) {
+            ts_buf_puts(b, ", msg=");
+            put_string(b, s->print.msg);
+        }
+        ts_buf_puts(b, ")");
+        break;
+    }
+    ts_buf_puts(b, "\n");
+}
+
+/* ---- duplicate-name detection ------------------------------------------------ */
+
+typedef struct Names {
+    const void **v;     /* vars and buffers, heap */
+    const char **name;  /* their names */
+    int n, cap;
+} Names;
+
+static void names_add(Names *ns, const void *x, const char *name) {
+    if (!x) return;
+    for (int i = 0; i < ns->n; i++)
+        if (ns->v[i] == x) return;
+    if (ns->n == ns->cap) {
+        ns->cap = ns->cap ? ns->cap * 2 : 32;
+        const void **nv = realloc(ns->v, sizeof *nv * (size_t)ns->cap);
+        const char **nn = realloc(ns->name, sizeof *nn * (size_t)ns->cap);
+        if (!nv || !nn) abort(); /* internal: the printer has no error path */
+        ns->v = nv;
+        ns->name = nn;
+    }
+    ns->v[ns->n] = x;
+    ns->name[ns->n++] = name;
+}
+
+static void collect_stmt(Names *ns, const IrStmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) collect_stmt(ns, s->seq.v[i]);
+        break;
+    case IR_S_FOR:
+        names_add(ns, s->for_.var, s->for_.var->name);
+        collect_stmt(ns, s->for_.body);
+        break;
+    case IR_S_IF:
+        collect_stmt(ns, s->if_.then);
+        collect_stmt(ns, s->if_.else_);
+        break;
+    case IR_S_WHILE: collect_stmt(ns, s->while_.body); break;
+    case IR_S_LET: names_add(ns, s->let.var, s->let.var->name); break;
+    case IR_S_ALLOC: names_add(ns, s->alloc.buf, s->alloc.buf->name); break;
+    default: break;
+    }
+}
+
+static void find_dups(Printer *p, const IrKernel *k) {
+    Names ns = {0};
+    for (int i = 0; i < k->params.n; i++) {
+        const IrParam *pa = &k->params.v[i];
+        if (pa->buf) names_add(&ns, pa->buf, pa->buf->name);
+        if (pa->var) names_add(&ns, pa->var, pa->var->name);
+    }
+    for (int i = 0; i < k->shape_vars.n; i++) names_add(&ns, k->shape_vars.v[i], k->shape_vars.v[i]->name);
+    for (int i = 0; i < 3; i++)
+        if (k->block_idx[i]) names_add(&ns, k->block_idx[i], k->block_idx[i]->name);
+    for (int i = 0; i < k->buffers.n; i++) names_add(&ns, k->buffers.v[i], k->buffers.v[i]->name);
+    collect_stmt(&ns, k->body);
+    p->dups = malloc(sizeof *p->dups * (size_t)(ns.n ? ns.n : 1));
+    if (!p->dups) abort(); /* internal: the printer has no error path */
+    for (int i = 0; i < ns.n; i++)
+        for (int j = 0; j < ns.n; j++)
+            if (i != j && !strcmp(ns.name[i], ns.name[j])) {
+                p->dups[p->ndups++] = ns.v[i];
+                break;
+            }
+    free(ns.v);
+    free(ns.name);
+}
+
+/* ---- entry points --------------------------------------------------------------- */
+
+void ir_print_expr(TsBuf *b, const IrExpr *e) {
+    Printer p = {b, NULL, 0};
+    put_expr(&p, e);
+}
+
+void ir_print_stmt(TsBuf *b, const IrStmt *s, int indent) {
+    Printer p = {b, NULL, 0};
+    put_stmt(&p, s, indent);
+}
+
+void ir_print_kernel(TsBuf *b, const IrKernel *k) {
+    static const char *axis[3] = {"x", "y", "z"};
+    Printer p = {b, NULL, 0};
+    find_dups(&p, k);
+    ts_buf_printf(b, "kernel %s(", k->name);
+    for (int i = 0; i < k->params.n; i++) {
+        const IrParam *pa = &k->params.v[i];
+        if (i) ts_buf_puts(b, ", ");
+        if (pa->buf) {
+            put_buf_name(&p, pa->buf);
+            ts_buf_printf(b, ": %s ", ir_scope_name(pa->buf->scope));
+            put_buffer_type(&p, pa->buf);
+            if (pa->buf->strides) {
+                ts_buf_puts(b, " strides(");
+                put_list(&p, pa->buf->strides, pa->buf->ndim);
+                ts_buf_puts(b, ")");
+            }
+        } else if (pa->var) {
+            put_var(&p, pa->var);
+            ts_buf_printf(b, ": %s", ts_dtype_name(pa->var->dt));
+        } else {
+            ts_buf_printf(b, "%s: ?", pa->name ? pa->name : "?");
+        }
+        if (pa->is_output) ts_buf_puts(b, " out");
+    }
+    ts_buf_puts(b, ") grid(");
+    int ng = k->ngrid < 1 ? 1 : k->ngrid > 3 ? 3 : k->ngrid;
+    put_list(&p, k->grid, ng);
+    ts_buf_printf(b, ") threads %d", k->threads[0]);
+    if (k->threads[1] > 1 || k->threads[2] > 1)
+        ts_buf_printf(b, ", %d, %d", k->threads[1], k->threads[2]);
+    ts_buf_puts(b, "\n");
+    if (k->swizzle_panel) {
+        ts_buf_indent(b, 1);
+        ts_buf_printf(b, "use_swizzle(%d)\n", k->swizzle_panel);
+    }
+    if (k->may_block) {
+        ts_buf_indent(b, 1);
+        ts_buf_puts(b, "may_block\n");
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!k->block_idx[i]) continue;
+        ts_buf_indent(b, 1);
+        put_var(&p, k->block_idx[i]);
+        ts_buf_printf(b, " = blockIdx.%s\n", axis[i]);
+    }
+    put_stmt(&p, k->body, 1);
+    free(p.dups);
+}

@@ -1,0 +1,54 @@
+/*
+ * copy.c — the generic lowering of T.copy.
+ *
+ * T.copy moves a tile between any two buffers (global <-> shared <->
+ * fragment).  Its regions may differ in rank as long as they agree once
+ * extents of 1 are dropped: `T.copy(A[by * 64, k * 32], A_shared)` or a
+ * row `T.copy(B[k, 0:64], row)` are the common cases.  The lowering is one
+ * parallel loop per remaining dim around a single store
+ *
+ *     dst[dst_start + i...] = cast(src[src_start + i...])
+ *
+ * Tiles at the edge of a global tensor can hang over its end (M not a
+ * multiple of the block size), so every access to a global buffer is
+ * guarded: a read outside gives 0 (TileLang pads with zeros), a write
+ * outside is skipped.  The guard is an `if`, not a select, because a
+ * select evaluates both sides and would still read out of bounds.
+ */
+#include "op/op_util.h"
+
+IrStmt *ts_op_copy_lower(TsLowerCtx *cx, const IrStmt *s) {
+    TsArena *a = cx->arena;
+    const IrTileOp *op = s->op;
+    if (op->nr < 2) ts_internal(cx->diag, "T.copy with %d regions (want 2)", op->nr);
+    const IrRegion *src = &op->r[0], *dst = &op->r[1];
+    int sd[OP_MAXDIM], dd[OP_MAXDIM];
+    int64_t se[OP_MAXDIM], de[OP_MAXDIM];
+    int ns = op_region_shape(cx, s, "T.copy", src, sd, se);
+    int nd = op_region_shape(cx, s, "T.copy", dst, dd, de);
+    bool same = ns == nd;
+    for (int j = 0; same && j < ns; j++) same = se[j] == de[j];
+    if (!same)
+        ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc,
+                   "T.copy: source region %s does not match destination %s",
+                   op_region_text(a, src), op_region_text(a, dst));
+
+    IrVar *v[OP_MAXDIM];
+    IrExpr *off[OP_MAXDIM];
+    op_loop_vars(cx, v, ns, 'i');
+    op_var_refs(a, v, ns, off);
+    IrExpr **si = op_region_index(a, src, sd, off, ns);
+    IrExpr **di = op_region_index(a, dst, dd, off, ns);
+
+    IrExpr *val = ir_cast(a, dst->buf->dt, ir_load(a, src->buf, si, src->ndim));
+    IrStmt *body = ir_store(a, dst->buf, di, dst->ndim, val);
+    body->loc = s->loc;
+    IrExpr *rd = op_in_bounds(a, src->buf, si);
+    if (rd) {
+        IrStmt *zero = ir_store(a, dst->buf, di, dst->ndim, ir_int(a, 0, dst->buf->dt));
+        zero->loc = s->loc;
+        body = op_if(a, s->loc, rd, body, zero);
+    }
+    body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
+    return op_loops(a, s->loc, v, se, ns, IR_FOR_PARALLEL, body);
+}

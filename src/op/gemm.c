@@ -1,0 +1,99 @@
+/*
+ * gemm.c — the generic lowering of T.gemm.
+ *
+ * C[M, N] += op(A) * op(B), where A is stored [M, K] ([K, M] with
+ * trans_a) and B is stored [K, N] ([N, K] with trans_b), the convention of
+ * TileLang's T.gemm.  Operands are regions of shared, fragment or local
+ * buffers; the matrix is the last two axes of each region and any leading
+ * axes must have extent 1 (e.g. one stage of a multi-buffered tile).
+ *
+ * The loop nest keeps the dot product in a one-element local accumulator
+ * of C's dtype so the inner K loop is a tight multiply-add that a C
+ * compiler can keep in a register:
+ *
+ *     acc = alloc_local C.dtype[1]
+ *     for i in parallel(M): for j in parallel(N):
+ *         acc[0] = clear_accum ? 0 : C[i, j]
+ *         for k in serial(K): acc[0] = acc[0] + C.dtype(A[i, k]) * C.dtype(B[k, j])
+ *         C[i, j] = acc[0]
+ *
+ * Products are formed in C's dtype (float32 for half inputs, int32 for
+ * int8 inputs), matching the accumulate-in-C semantics of tensor cores; a
+ * half-precision C accumulates in float32 and is rounded once per tile.
+ */
+#include "op/op_util.h"
+
+/* The two matrix axes of operand r (its last two), after checking that any
+ * leading axes have extent 1. */
+static void matrix_axes(TsLowerCtx *cx, const IrStmt *s, const char *what, const IrRegion *r,
+                        int *ax0, int *ax1, int64_t *e0, int64_t *e1) {
+    if (r->ndim < 2)
+        ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc,
+                   "T.gemm: operand %s (%s) must have at least 2 dims, not %d", what,
+                   r->buf->name, r->ndim);
+    for (int d = 0; d < r->ndim - 2; d++)
+        if (op_region_extent(cx, s, "T.gemm", r, d) != 1)
+            ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc,
+                       "T.gemm: operand %s region %s has more than 2 non-unit dims", what,
+                       op_region_text(cx->arena, r));
+    *ax0 = r->ndim - 2;
+    *ax1 = r->ndim - 1;
+    *e0 = op_region_extent(cx, s, "T.gemm", r, *ax0);
+    *e1 = op_region_extent(cx, s, "T.gemm", r, *ax1);
+}
+
+/* Index of element (row, col) of the matrix held by region r. */
+static IrExpr **mat_index(TsArena *a, const IrRegion *r, int ax0, int ax1, IrExpr *row,
+                          IrExpr *col) {
+    int dims[2] = {ax0, ax1};
+    IrExpr *off[2] = {row, col};
+    return op_region_index(a, r, dims, off, 2);
+}
+
+IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
+    TsArena *a = cx->arena;
+    const IrTileOp *op = s->op;
+    if (op->nr < 3) ts_internal(cx->diag, "T.gemm with %d regions (want 3)", op->nr);
+    const IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
+    int a0, a1, b0, b1, c0, c1;
+    int64_t ea0, ea1, eb0, eb1, M, N;
+    matrix_axes(cx, s, "A", A, &a0, &a1, &ea0, &ea1);
+    matrix_axes(cx, s, "B", B, &b0, &b1, &eb0, &eb1);
+    matrix_axes(cx, s, "C", C, &c0, &c1, &M, &N);
+    int64_t am = op->trans_a ? ea1 : ea0, ak = op->trans_a ? ea0 : ea1;
+    int64_t bk = op->trans_b ? eb1 : eb0, bn = op->trans_b ? eb0 : eb1;
+    if (am != M || bn != N || ak != bk)
+        ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc,
+                   "T.gemm: shapes do not agree: A is %lldx%lld (MxK), B is %lldx%lld (KxN), "
+                   "C is %lldx%lld (MxN)",
+                   (long long)am, (long long)ak, (long long)bk, (long long)bn, (long long)M,
+                   (long long)N);
+    int64_t K = ak;
+    TsDType cdt = op_acc_dtype(C->buf->dt);
+
+    IrStmt *out = ir_seq(a);
+    out->loc = s->loc;
+    IrBuffer *acc = op_local_scalar(cx, out, "acc", cdt, s->loc);
+
+    IrVar *i = op_loop_var(cx, "i"), *j = op_loop_var(cx, "j"), *k = op_loop_var(cx, "k");
+    IrExpr *ie = ir_var_ref(a, i), *je = ir_var_ref(a, j), *ke = ir_var_ref(a, k);
+    IrExpr **ci = mat_index(a, C, c0, c1, ie, je);
+    IrExpr **ai = op->trans_a ? mat_index(a, A, a0, a1, ke, ie) : mat_index(a, A, a0, a1, ie, ke);
+    IrExpr **bi = op->trans_b ? mat_index(a, B, b0, b1, je, ke) : mat_index(a, B, b0, b1, ke, je);
+
+    IrStmt *cell = ir_seq(a);
+    IrExpr *init = op->clear_accum ? ir_int(a, 0, cdt) : ir_load(a, C->buf, ci, C->ndim);
+    ir_seq_push(a, cell, op_scalar_store(a, acc, init));
+    IrExpr *prod = ir_bin(a, IR_MUL, ir_cast(a, cdt, ir_load(a, A->buf, ai, A->ndim)),
+                          ir_cast(a, cdt, ir_load(a, B->buf, bi, B->ndim)));
+    IrStmt *mac = op_scalar_store(a, acc, ir_bin(a, IR_ADD, op_scalar_load(a, acc), prod));
+    IrStmt *kloop = ir_for(a, k, ir_i32(a, 0), ir_i32(a, K), IR_FOR_SERIAL, mac);
+    kloop->loc = s->loc;
+    ir_seq_push(a, cell, kloop);
+    ir_seq_push(a, cell, ir_store(a, C->buf, ci, C->ndim, op_scalar_load(a, acc)));
+
+    IrVar *ij[2] = {i, j};
+    int64_t mn[2] = {M, N};
+    ir_seq_push(a, out, op_loops(a, s->loc, ij, mn, 2, IR_FOR_PARALLEL, cell));
+    return out;
+}

@@ -1,0 +1,170 @@
+/*
+ * op.c — what all tile operators share: their names and the dispatch of
+ * the generic lowering, both generated from the TS_TILEOPS table in op.h
+ * so that adding an op means one table line and one file.
+ *
+ * The op files themselves (copy.c, fill.c, gemm.c, reduce.c, cumsum.c,
+ * atomic.c) use the small helpers declared in op_util.h, which live here:
+ * region arithmetic (dropping unit dims, element indices of a region),
+ * fresh loop variables, and out-of-bounds guards for global buffers.
+ */
+#include "op/op.h"
+
+#include "op/op_util.h"
+
+const char *ts_op_name(TsOpKind k) {
+    switch (k) {
+#define X(e, n, f) case e: return n;
+        TS_TILEOPS(X)
+#undef X
+    case TS_OP_COUNT: break;
+    }
+    return "?";
+}
+
+const char *ts_reduce_name(TsReduceKind k) {
+    switch (k) {
+    case TS_REDUCE_SUM: return "sum";
+    case TS_REDUCE_MAX: return "max";
+    case TS_REDUCE_MIN: return "min";
+    case TS_REDUCE_ABSSUM: return "abssum";
+    case TS_REDUCE_ABSMAX: return "absmax";
+    }
+    return "?";
+}
+
+IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s) {
+    if (!s || s->kind != IR_S_TILEOP || !s->op)
+        ts_internal(cx->diag, "ts_op_lower: not a tile operator statement");
+    switch (s->op->kind) {
+#define X(e, n, f) case e: return f(cx, s);
+        TS_TILEOPS(X)
+#undef X
+    case TS_OP_COUNT: break;
+    }
+    ts_internal(cx->diag, "ts_op_lower: unknown tile operator kind %d", (int)s->op->kind);
+}
+
+/* ---- helpers for the op files (op_util.h) --------------------------------- */
+
+int64_t op_region_extent(TsLowerCtx *cx, const IrStmt *s, const char *opname,
+                         const IrRegion *r, int axis) {
+    int64_t e;
+    if (!ir_is_const_int(r->extent[axis], &e)) {
+        TsBuf t = {0};
+        ir_print_expr(&t, r->extent[axis]);
+        const char *txt = ts_strdup(cx->arena, ts_buf_str(&t));
+        ts_buf_free(&t);
+        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
+                   "%s: the extent of %s along axis %d (%s) must be a compile-time constant",
+                   opname, r->buf->name, axis, txt);
+    }
+    if (e < 0)
+        ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc, "%s: negative extent %lld for %s", opname,
+                   (long long)e, r->buf->name);
+    return e;
+}
+
+int op_region_shape(TsLowerCtx *cx, const IrStmt *s, const char *opname,
+                    const IrRegion *r, int *dims, int64_t *ext) {
+    int n = 0;
+    for (int d = 0; d < r->ndim; d++) {
+        int64_t e = op_region_extent(cx, s, opname, r, d);
+        if (e == 1) continue;
+        if (n == OP_MAXDIM)
+            ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
+                       "%s: regions with more than %d dims are not supported", opname, OP_MAXDIM);
+        dims[n] = d;
+        ext[n++] = e;
+    }
+    return n;
+}
+
+const char *op_region_text(TsArena *a, const IrRegion *r) {
+    TsBuf t = {0};
+    for (int d = 0; d < r->ndim; d++) {
+        if (d) ts_buf_puts(&t, "x");
+        ir_print_expr(&t, r->extent[d]);
+    }
+    if (r->ndim == 0) ts_buf_puts(&t, "scalar");
+    const char *res = ts_strdup(a, ts_buf_str(&t));
+    ts_buf_free(&t);
+    return res;
+}
+
+IrExpr **op_region_index(TsArena *a, const IrRegion *r, const int *dims, IrExpr **off, int n) {
+    IrExpr **idx = TS_NEWN(a, IrExpr *, r->ndim > 0 ? r->ndim : 1);
+    for (int d = 0; d < r->ndim; d++) idx[d] = r->start[d];
+    for (int j = 0; j < n; j++)
+        if (off[j]) idx[dims[j]] = ir_bin(a, IR_ADD, r->start[dims[j]], off[j]);
+    return idx;
+}
+
+IrExpr *op_in_bounds(TsArena *a, const IrBuffer *b, IrExpr **idx) {
+    if (b->scope != IR_SCOPE_GLOBAL) return NULL;
+    IrExpr *cond = NULL;
+    for (int d = 0; d < b->ndim; d++) {
+        IrExpr *c = ir_bin(a, IR_LT, idx[d], b->shape[d]);
+        cond = cond ? ir_bin(a, IR_AND, cond, c) : c;
+    }
+    int64_t v;
+    if (!cond || (ir_is_const_int(cond, &v) && v)) return NULL;
+    return cond;
+}
+
+IrStmt *op_if(TsArena *a, TsLoc loc, IrExpr *cond, IrStmt *then, IrStmt *else_) {
+    if (!cond) return then;
+    IrStmt *s = ir_stmt(a, IR_S_IF, loc);
+    s->if_.cond = cond;
+    s->if_.then = then;
+    s->if_.else_ = else_;
+    return s;
+}
+
+IrVar *op_loop_var(TsLowerCtx *cx, const char *name) {
+    return ir_var(cx->k, name, TS_INT32, IR_VAR_LOOP);
+}
+
+void op_loop_vars(TsLowerCtx *cx, IrVar **v, int n, char first_name) {
+    for (int j = 0; j < n; j++) {
+        char name[2] = {(char)(first_name + j), 0};
+        v[j] = op_loop_var(cx, name);
+    }
+}
+
+IrStmt *op_loops(TsArena *a, TsLoc loc, IrVar **v, const int64_t *ext, int n, IrForKind kind,
+                 IrStmt *body) {
+    for (int j = n - 1; j >= 0; j--) {
+        body = ir_for(a, v[j], ir_i32(a, 0), ir_i32(a, ext[j]), kind, body);
+        body->loc = loc;
+    }
+    return body;
+}
+
+void op_var_refs(TsArena *a, IrVar **v, int n, IrExpr **out) {
+    for (int j = 0; j < n; j++) out[j] = ir_var_ref(a, v[j]);
+}
+
+IrBuffer *op_local_scalar(TsLowerCtx *cx, IrStmt *seq, const char *name, TsDType dt, TsLoc loc) {
+    IrExpr *one = ir_i32(cx->arena, 1);
+    IrBuffer *b = ir_buffer(cx->k, name, dt, IR_SCOPE_LOCAL, 1, &one, loc);
+    IrStmt *al = ir_stmt(cx->arena, IR_S_ALLOC, loc);
+    al->alloc.buf = b;
+    ir_seq_push(cx->arena, seq, al);
+    return b;
+}
+
+IrExpr *op_scalar_load(TsArena *a, IrBuffer *acc) {
+    IrExpr *zero = ir_i32(a, 0);
+    return ir_load(a, acc, &zero, 1);
+}
+
+IrStmt *op_scalar_store(TsArena *a, IrBuffer *acc, IrExpr *value) {
+    IrExpr *zero = ir_i32(a, 0);
+    return ir_store(a, acc, &zero, 1, value);
+}
+
+TsDType op_acc_dtype(TsDType dt) {
+    if (ts_dtype_is_float(dt) && ts_dtype_bits(dt) < 32) return TS_FLOAT32;
+    return dt;
+}
