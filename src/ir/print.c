@@ -345,6 +345,18 @@ static void put_ints(TsBuf *b, const char *name, const int *v, int n) {
     ts_buf_puts(b, "]");
 }
 
+static void put_stmt(Printer *p, const IrStmt *s, int ind);
+
+/* A nested body; `pass` when it is empty. */
+static void put_body(Printer *p, const IrStmt *s, int ind) {
+    if (!s || (s->kind == IR_S_SEQ && !s->seq.n)) {
+        ts_buf_indent(p->b, ind);
+        ts_buf_puts(p->b, "pass\n");
+        return;
+    }
+    put_stmt(p, s, ind);
+}
+
 static void put_stmt(Printer *p, const IrStmt *s, int ind) {
     TsBuf *b = p->b;
     if (!s) return;
@@ -369,29 +381,25 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         if (s->for_.order) put_ints(b, "order", s->for_.order, s->for_.norder);
         if (s->for_.stage) put_ints(b, "stage", s->for_.stage, s->for_.norder);
         ts_buf_puts(b, "):\n");
-        put_stmt(p, s->for_.body, ind + 1);
-        if (!s->for_.body || (s->for_.body->kind == IR_S_SEQ && !s->for_.body->seq.n)) {
-            ts_buf_indent(b, ind + 1);
-            ts_buf_puts(b, "pass\n");
-        }
+        put_body(p, s->for_.body, ind + 1);
         return;
     }
     case IR_S_IF:
         ts_buf_puts(b, "if ");
         put_expr(p, s->if_.cond);
         ts_buf_puts(b, ":\n");
-        put_stmt(p, s->if_.then, ind + 1);
+        put_body(p, s->if_.then, ind + 1);
         if (s->if_.else_) {
             ts_buf_indent(b, ind);
             ts_buf_puts(b, "else:\n");
-            put_stmt(p, s->if_.else_, ind + 1);
+            put_body(p, s->if_.else_, ind + 1);
         }
         return;
     case IR_S_WHILE:
         ts_buf_puts(b, "while ");
         put_expr(p, s->while_.cond);
         ts_buf_puts(b, ":\n");
-        put_stmt(p, s->while_.body, ind + 1);
+        put_body(p, s->while_.body, ind + 1);
         return;
     case IR_S_BREAK: ts_buf_puts(b, "break"); break;
     case IR_S_CONTINUE: ts_buf_puts(b, "continue"); break;

@@ -1,0 +1,84 @@
+/*
+ * passes.c — the pass pipeline: which passes run, in which order, and the
+ * driver that runs them, dumps the IR after one of them and times them.
+ *
+ * The order today (C target):
+ *
+ *   verify          the elaborator's output is well formed
+ *   simplify        fold constants, drop dead code
+ *   lower_tile_ops  tile operators -> loops of loads and stores
+ *   verify_lowered  well formed, and no tile operator is left
+ *
+ * The CUDA target will insert, between simplify and lower_tile_ops:
+ *   - pipeline planning (T.Pipelined: stage assignment, multi-buffering of
+ *     shared tiles, async copies and their waits),
+ *   - layout inference (fragment layouts for gemm/reduce operands,
+ *     shared-memory swizzles),
+ *   - thread binding (T.Parallel loops partitioned over the block's
+ *     threads following the fragment layouts, vectorization),
+ *   - synchronization insertion (__syncthreads between shared-memory
+ *     producers and consumers, warp-group waits).
+ * Each is a TsPass like those below; list them here when they exist.
+ */
+#include <string.h>
+
+#include "op/op.h"
+#include "pass/pass.h"
+
+void ts_pass_verify(TsPassCtx *cx) { ir_verify(cx->diag, cx->k); }
+
+static bool has_tileop(const IrStmt *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case IR_S_TILEOP: return true;
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (has_tileop(s->seq.v[i])) return true;
+        return false;
+    case IR_S_FOR: return has_tileop(s->for_.body);
+    case IR_S_IF: return has_tileop(s->if_.then) || has_tileop(s->if_.else_);
+    case IR_S_WHILE: return has_tileop(s->while_.body);
+    default: return false;
+    }
+}
+
+static void pass_verify_lowered(TsPassCtx *cx) {
+    ir_verify(cx->diag, cx->k);
+    if (has_tileop(cx->k->body))
+        ts_internal(cx->diag, "kernel %s: a tile operator is left after lower_tile_ops",
+                    cx->k->name);
+}
+
+const TsPass ts_passes[] = {
+    {"verify", ts_pass_verify, "check that the elaborated IR is well formed"},
+    {"simplify", ts_pass_simplify,
+     "fold constants, simplify integer arithmetic, drop dead ifs and empty loops"},
+    {"lower_tile_ops", ts_pass_lower_tile_ops,
+     "replace tile operators (copy, gemm, reduce, ...) by loops of loads and stores"},
+    {"verify_lowered", pass_verify_lowered,
+     "check the lowered IR is well formed and has no tile operator left"},
+    {NULL, NULL, NULL},
+};
+
+void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *timing) {
+    if (dump_after && *dump_after) {
+        bool known = false;
+        for (const TsPass *p = ts_passes; p->name; p++) known |= !strcmp(p->name, dump_after);
+        if (!known) {
+            TsBuf names = {0};
+            for (const TsPass *p = ts_passes; p->name; p++)
+                ts_buf_printf(&names, "%s%s", p == ts_passes ? "" : ", ", p->name);
+            const char *list = ts_strdup(cx->arena, ts_buf_str(&names));
+            ts_buf_free(&names);
+            ts_fail_at(cx->diag, TS_ERR_PARAM, (TsLoc){0},
+                       "unknown pass '%s' for --dump-after; valid passes: %s", dump_after, list);
+        }
+    }
+    for (const TsPass *p = ts_passes; p->name; p++) {
+        double t0 = ts_now_ms();
+        p->fn(cx);
+        double t1 = ts_now_ms();
+        if (timing) ts_buf_printf(timing, "pass %s %.3f\n", p->name, t1 - t0);
+        if (dump && dump_after && !strcmp(p->name, dump_after)) ir_print_kernel(dump, cx->k);
+    }
+}
