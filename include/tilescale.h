@@ -96,6 +96,8 @@ typedef struct TsCompileOptions {
     const char *cc;          /* NULL: $CC or "cc" */
     int num_threads;         /* CPU worker threads for launches; 0: all cores */
     int timing;              /* non-zero: record phase times (ts_kernel_timing) */
+    int skip_build;          /* non-zero: stop after code generation (no cc, no launch) */
+    int lenient_defines;     /* non-zero: ignore -D names the entry does not take */
 } TsCompileOptions;
 
 /* What the caller needs to know about one kernel parameter. */
@@ -141,6 +143,15 @@ const char *ts_kernel_timing(const TsKernel *k);
  * dtypes, shapes (binding run-time shape variables, consistently). */
 TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs);
 void ts_kernel_destroy(TsKernel *k);
+
+/* Host tensors: .npy files and element access (any dtype, as double). */
+TsStatus ts_npy_load(TsContext *ctx, const char *path, TsTensor *out); /* allocates out->data and shape */
+TsStatus ts_npy_save(TsContext *ctx, const char *path, const TsTensor *t);
+void ts_tensor_free(TsTensor *t);  /* frees data and shape of a tensor from ts_npy_load/ts_tensor_alloc */
+TsStatus ts_tensor_alloc(TsTensor *t, TsDType dt, int ndim, const int64_t *shape); /* contiguous */
+int64_t ts_tensor_numel(const TsTensor *t);
+double ts_tensor_get(const TsTensor *t, int64_t i);       /* i-th element in row-major order */
+void ts_tensor_set(TsTensor *t, int64_t i, double v);     /* rounds to the dtype */
 
 /* Helpers. */
 const char *ts_dtype_name(TsDType dt);

@@ -1,0 +1,955 @@
+/*
+ * builtins.c — the names the elaborator knows without being told: the
+ * TileLang namespace (`T.Kernel`, `T.copy`, `T.Parallel`, dtypes...), the
+ * few Python builtins kernel factories use (range, len, min, max...), and
+ * the `math` module.
+ *
+ * Every builtin is one row of the BUILTINS table (its namespace, its name
+ * and its id); builtin_call dispatches on the id.  A name used as `T.foo`
+ * that is not in the table is an error naming it, so a kernel that uses a
+ * TileLang function we do not support fails with file:line:col.
+ */
+#include "elab/elab_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Namespaces a builtin lives in. */
+enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16 };
+
+/* X(id, namespace, name) */
+#define BUILTINS(X)                                                                    \
+    X(B_KERNEL, NS_T, "Kernel") X(B_TENSOR, NS_T, "Tensor") X(B_TENSOR2, NS_T, "Buffer")  \
+    X(B_ALLOC_SHARED, NS_T, "alloc_shared") X(B_ALLOC_FRAGMENT, NS_T, "alloc_fragment") \
+    X(B_ALLOC_LOCAL, NS_T, "alloc_local") X(B_ALLOC_VAR, NS_T, "alloc_var")           \
+    X(B_COPY, NS_T, "copy") X(B_GEMM, NS_T, "gemm") X(B_GEMM2, NS_T, "gemm_v2")        \
+    X(B_FILL, NS_T, "fill") X(B_CLEAR, NS_T, "clear")                                  \
+    X(B_REDUCE_MAX, NS_T, "reduce_max") X(B_REDUCE_MIN, NS_T, "reduce_min")            \
+    X(B_REDUCE_SUM, NS_T, "reduce_sum") X(B_REDUCE_ABSSUM, NS_T, "reduce_abssum")      \
+    X(B_REDUCE_ABSMAX, NS_T, "reduce_absmax") X(B_CUMSUM, NS_T, "cumsum")              \
+    X(B_ATOMIC_ADD, NS_T, "atomic_add")                                                \
+    X(B_PARALLEL, NS_T, "Parallel") X(B_PIPELINED, NS_T, "Pipelined")                  \
+    X(B_SERIAL, NS_T, "serial") X(B_SERIAL2, NS_T, "Serial") X(B_UNROLL, NS_T, "unroll") \
+    X(B_VECTORIZED, NS_T, "vectorized") X(B_CEILDIV, NS_T, "ceildiv")                  \
+    X(B_TMAX, NS_T, "max") X(B_TMIN, NS_T, "min") X(B_IF_THEN_ELSE, NS_T, "if_then_else") \
+    X(B_CAST, NS_T, "cast") X(B_CAST2, NS_T, "Cast") X(B_INFINITY, NS_T, "infinity")   \
+    X(B_MAX_VALUE, NS_T, "max_value") X(B_MIN_VALUE, NS_T, "min_value")                \
+    X(B_PRINT, NS_T, "print") X(B_USE_SWIZZLE, NS_T, "use_swizzle")                    \
+    X(B_ANNOTATE_LAYOUT, NS_T, "annotate_layout") X(B_DYNAMIC, NS_T, "dynamic")        \
+    X(B_SYMBOLIC, NS_T, "symbolic") X(B_FLOORDIV, NS_T, "floordiv")                    \
+    X(B_FLOORMOD, NS_T, "floormod") X(B_TRUNCDIV, NS_T, "truncdiv")                    \
+    X(B_TRUNCMOD, NS_T, "truncmod")                                                    \
+    X(B_NOOP_HINT, NS_T, "no_set_max_nreg") X(B_NOOP_HINT2, NS_T, "set_max_nreg")      \
+    X(B_NOOP_HINT3, NS_T, "disable_warp_group_reg_alloc")                              \
+    X(B_NOOP_HINT4, NS_T, "annotate_l2_hit_ratio")                                     \
+    X(B_PRIM_FUNC, NS_T, "prim_func") X(B_MACRO, NS_T, "macro")                        \
+    X(B_RANGE, NS_PY, "range") X(B_LEN, NS_PY, "len") X(B_PYMIN, NS_PY, "min")          \
+    X(B_PYMAX, NS_PY, "max") X(B_PYABS, NS_PY, "abs") X(B_INT, NS_PY, "int")            \
+    X(B_FLOAT, NS_PY, "float") X(B_BOOL, NS_PY, "bool") X(B_TUPLE, NS_PY, "tuple")      \
+    X(B_LIST, NS_PY, "list") X(B_PYPRINT, NS_PY, "print") X(B_PYPOW, NS_PY, "pow")      \
+    X(B_PYROUND, NS_PY, "round") X(B_SUM, NS_PY, "sum") X(B_ENUMERATE, NS_PY, "enumerate") \
+    X(B_ZIP, NS_PY, "zip") X(B_STR, NS_PY, "str")                                       \
+    X(B_MSQRT, NS_MATH, "sqrt") X(B_MLOG, NS_MATH, "log") X(B_MLOG2, NS_MATH, "log2")   \
+    X(B_MEXP, NS_MATH, "exp") X(B_MCEIL, NS_MATH, "ceil") X(B_MFLOOR, NS_MATH, "floor") \
+    X(B_MPOW, NS_MATH, "pow") X(B_MLOG10, NS_MATH, "log10") X(B_MISQRT, NS_MATH, "isqrt") \
+    X(B_JIT, NS_TL, "jit") X(B_TLCDIV, NS_TL, "cdiv")
+
+enum {
+    B_NONE_,
+#define X(id, ns, name) id,
+    BUILTINS(X)
+#undef X
+    B_INTRINSIC_BASE = 1000 /* T.<intrinsic>: B_INTRINSIC_BASE + IrIntrinsic */
+};
+
+static const struct { int id, ns; const char *name; } builtin_table[] = {
+#define X(id, ns, name) {id, ns, name},
+    BUILTINS(X)
+#undef X
+};
+
+static const char *intrinsic_names[] = {
+#define X(e, n, a) n,
+    IR_INTRINSICS(X)
+#undef X
+};
+static const int intrinsic_arity[] = {
+#define X(e, n, a) a,
+    IR_INTRINSICS(X)
+#undef X
+};
+
+static Value *builtin_value(Elab *E, int id, TsLoc loc) {
+    Value *v = val_new(E, V_BUILTIN, loc);
+    v->bi = id;
+    return v;
+}
+
+static Value *lookup_ns(Elab *E, int ns, const char *name, TsLoc loc) {
+    for (int i = 0; i < TS_COUNTOF(builtin_table); i++)
+        if ((builtin_table[i].ns & ns) && !strcmp(builtin_table[i].name, name))
+            return builtin_value(E, builtin_table[i].id, loc);
+    return NULL;
+}
+
+static const char *builtin_name(int id) {
+    if (id >= B_INTRINSIC_BASE) return intrinsic_names[id - B_INTRINSIC_BASE];
+    for (int i = 0; i < TS_COUNTOF(builtin_table); i++)
+        if (builtin_table[i].id == id) return builtin_table[i].name;
+    return "?";
+}
+
+Value *module_value(Elab *E, const char *dotted, TsLoc loc) {
+    Value *m = val_new(E, V_MODULE, loc);
+    if (!strcmp(dotted, "tilelang.language") || !strcmp(dotted, "tilescale.language"))
+        m->s = "T";
+    else if (!strcmp(dotted, "tilescale"))
+        m->s = "tilelang";
+    else
+        m->s = dotted;
+    return m;
+}
+
+Value *builtin_global(Elab *E, const char *name, TsLoc loc) {
+    if (!strcmp(name, "__name__")) return val_str(E, "tilescale", loc);
+    return lookup_ns(E, NS_PY, name, loc);
+}
+
+Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
+    switch (obj->kind) {
+    case V_MODULE: {
+        const char *m = obj->s;
+        if (!strcmp(m, "T")) {
+            Value *v = lookup_ns(E, NS_T, name, loc);
+            if (v) return v;
+            TsDType dt = ts_dtype_from_name(name);
+            if (dt != TS_DTYPE_NONE) {
+                v = val_new(E, V_DTYPE, loc);
+                v->dt = dt;
+                return v;
+            }
+            for (int i = 0; i < IR_INTRINSIC_COUNT; i++)
+                if (!strcmp(intrinsic_names[i], name)) return builtin_value(E, B_INTRINSIC_BASE + i, loc);
+            if (!strcmp(name, "GemmWarpPolicy")) {
+                v = val_new(E, V_ENUM, loc);
+                v->s = "GemmWarpPolicy";
+                return v;
+            }
+            elab_fail(E, TS_ERR_NAME, loc, "unknown TileLang function or name 'T.%s'", name);
+        }
+        if (!strcmp(m, "math")) {
+            Value *v = lookup_ns(E, NS_MATH, name, loc);
+            if (v) return v;
+            if (!strcmp(name, "pi")) return val_float(E, 3.14159265358979323846, loc);
+            if (!strcmp(name, "e")) return val_float(E, 2.71828182845904523536, loc);
+            if (!strcmp(name, "inf")) return val_float(E, INFINITY, loc);
+            elab_fail(E, TS_ERR_NAME, loc, "math.%s is not supported", name);
+        }
+        if (!strcmp(m, "tilelang")) {
+            if (!strcmp(name, "language")) return module_value(E, "tilelang.language", loc);
+            Value *v = lookup_ns(E, NS_TL, name, loc);
+            if (v) return v;
+        }
+        if (!strncmp(m, "tilelang.layout", 15) || !strcmp(name, "layout"))
+            return module_value(E, ts_sprintf(E->a, "%s.%s", m, name), loc);
+        Value *v = val_new(E, V_OPAQUE, loc);
+        v->s = ts_sprintf(E->a, "'%s.%s' is outside what this compiler understands", m, name);
+        return v;
+    }
+    case V_ENUM:
+        if (!strcmp(obj->s, "GemmWarpPolicy")) {
+            if (strcmp(name, "Square") && strcmp(name, "FullRow") && strcmp(name, "FullCol"))
+                elab_fail(E, TS_ERR_NAME, loc, "unknown T.GemmWarpPolicy.%s (Square, FullRow or FullCol)", name);
+            Value *v = val_new(E, V_ENUM, loc);
+            v->s = ts_sprintf(E->a, "GemmWarpPolicy.%s", name);
+            return v;
+        }
+        return NULL;
+    case V_BUFFER:
+    case V_REGION: {
+        IrBuffer *b = obj->kind == V_BUFFER ? obj->buf : obj->reg.buf;
+        if (!strcmp(name, "dtype")) {
+            Value *v = val_new(E, V_DTYPE, loc);
+            v->dt = b->dt;
+            return v;
+        }
+        if (!strcmp(name, "shape")) {
+            Value **items = TS_NEWN(E->a, Value *, b->ndim ? b->ndim : 1);
+            for (int i = 0; i < b->ndim; i++)
+                items[i] = val_expr(E, obj->kind == V_BUFFER ? b->shape[i] : obj->reg.extent[i], loc);
+            return val_seq(E, V_TUPLE, items, b->ndim, loc);
+        }
+        if (!strcmp(name, "ndim")) return val_int(E, b->ndim, loc);
+        if (!strcmp(name, "name")) return val_str(E, b->name, loc);
+        return NULL;
+    }
+    case V_DTYPE:
+        if (!strcmp(name, "bits")) return val_int(E, ts_dtype_bits(obj->dt), loc);
+        return NULL;
+    case V_EXPR:
+    case V_ACCESS:
+        if (!strcmp(name, "dtype")) {
+            Value *v = val_new(E, V_DTYPE, loc);
+            v->dt = val_to_expr(E, obj, loc)->dt;
+            return v;
+        }
+        return NULL;
+    default: return NULL;
+    }
+}
+
+/* ---- argument access ------------------------------------------------------------------ */
+
+typedef struct Args {
+    Value **v;
+    int n;
+    const char **kw;
+    Value **kwv;
+    int nkw;
+    bool *used;
+    TsLoc loc;
+    const char *fn;
+} Args;
+
+/* Argument `pos` (or keyword `name`); NULL if absent. */
+static Value *arg(Elab *E, Args *A, int pos, const char *name) {
+    Value *v = pos >= 0 && pos < A->n ? A->v[pos] : NULL;
+    for (int i = 0; i < A->nkw; i++)
+        if (name && !strcmp(A->kw[i], name)) {
+            if (v) elab_fail(E, TS_ERR_TYPE, A->loc, "%s got two values for '%s'", A->fn, name);
+            v = A->kwv[i];
+            A->used[i] = true;
+        }
+    return v;
+}
+
+static Value *req(Elab *E, Args *A, int pos, const char *name) {
+    Value *v = arg(E, A, pos, name);
+    if (!v) elab_fail(E, TS_ERR_TYPE, A->loc, "%s needs an argument '%s'", A->fn, name);
+    return v;
+}
+
+/* Keyword arguments a call may pass that we accept and ignore (GPU hints). */
+static void ignore_kw(Args *A, const char *name) {
+    for (int i = 0; i < A->nkw; i++)
+        if (!strcmp(A->kw[i], name)) A->used[i] = true;
+}
+
+static void check_args(Elab *E, Args *A, int maxpos) {
+    if (A->n > maxpos)
+        elab_fail(E, TS_ERR_TYPE, A->loc, "%s takes at most %d positional argument%s, %d given", A->fn,
+                  maxpos, maxpos == 1 ? "" : "s", A->n);
+    for (int i = 0; i < A->nkw; i++)
+        if (!A->used[i])
+            elab_fail(E, TS_ERR_TYPE, A->loc, "%s got an unexpected keyword argument '%s'", A->fn, A->kw[i]);
+}
+
+static bool flag(Elab *E, Args *A, int pos, const char *name, bool dflt) {
+    Value *v = arg(E, A, pos, name);
+    return v ? val_truthy(E, v, A->loc) : dflt;
+}
+
+/* ---- helpers for kernel builtins ----------------------------------------------------------- */
+
+static void need_kernel(Elab *E, Args *A) {
+    if (!E->cur)
+        elab_fail(E, TS_ERR_UNSUPPORTED, A->loc, "%s must be used inside `with T.Kernel(...)`", A->fn);
+}
+
+static IrExpr *int_expr(Elab *E, Value *v, TsLoc loc, const char *what) {
+    IrExpr *e = val_to_expr(E, v, loc);
+    if (!ts_dtype_is_int(e->dt))
+        elab_fail(E, TS_ERR_TYPE, loc, "%s must be an integer, got %s", what, ts_dtype_name(e->dt));
+    return e;
+}
+
+static Value *make_buffer(Elab *E, Args *A, IrScope scope, Value *shape, TsDType dt) {
+    need_kernel(E, A);
+    int n;
+    Value **items = val_items(E, shape, &n);
+    IrExpr **ext = TS_NEWN(E->a, IrExpr *, n ? n : 1);
+    for (int i = 0; i < n; i++) {
+        int64_t c = val_to_int(E, items[i], A->loc, "a buffer extent");
+        if (c <= 0) elab_fail(E, TS_ERR_TYPE, A->loc, "%s: extent %lld must be positive", A->fn, (long long)c);
+        ext[i] = ir_i32(E->a, c);
+    }
+    IrBuffer *b = ir_buffer(E->k, "", dt, scope, n, ext, A->loc);
+    IrStmt *s = ir_stmt(E->a, IR_S_ALLOC, A->loc);
+    s->alloc.buf = b;
+    emit(E, s);
+    Value *v = val_new(E, V_BUFFER, A->loc);
+    v->buf = b;
+    return v;
+}
+
+static IrStmt *tileop(Elab *E, TsOpKind kind, TsLoc loc) {
+    IrStmt *s = ir_stmt(E->a, IR_S_TILEOP, loc);
+    s->op = TS_NEW(E->a, IrTileOp);
+    s->op->kind = kind;
+    return s;
+}
+
+/* Extents of a region, as given or (for a single element written as the
+ * start of a tile) taken from the other operand, trailing dims aligned. */
+static IrRegion copy_region(Elab *E, Value *v, Value *other, TsLoc loc, const char *what) {
+    IrRegion r = val_to_region(E, v, loc, what);
+    if (v->kind != V_ACCESS || other->kind == V_ACCESS) return r;
+    IrRegion o = val_to_region(E, other, loc, what);
+    /* the other side's extents without leading 1s */
+    int first = 0;
+    while (first < o.ndim - 1) {
+        int64_t c;
+        if (!ir_is_const_int(o.extent[first], &c) || c != 1) break;
+        first++;
+    }
+    int m = o.ndim - first;
+    if (m > r.ndim)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: a %d-d tile cannot start at an element of %d-d buffer '%s'",
+                  what, m, r.ndim, r.buf->name);
+    for (int i = 0; i < m; i++) r.extent[r.ndim - m + i] = o.extent[first + i];
+    return r;
+}
+
+static int norm_dim(Elab *E, Value *v, int ndim, TsLoc loc, const char *fn) {
+    int64_t d = val_to_int(E, v, loc, "dim");
+    if (d < 0) d += ndim;
+    if (d < 0 || d >= ndim)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: dim %lld is out of range for a %d-d buffer", fn,
+                  (long long)val_to_int(E, v, loc, "dim"), ndim);
+    return (int)d;
+}
+
+static Value *make_iter(Elab *E, Args *A, IrForKind kind) {
+    IterSpec *it = TS_NEW(E->a, IterSpec);
+    it->kind = kind;
+    Value *v = val_new(E, V_ITER, A->loc);
+    v->iter = it;
+    if (kind == IR_FOR_PARALLEL) {
+        ignore_kw(A, "coalesced_width");
+        ignore_kw(A, "loop_layout");
+        if (A->n < 1 || A->n > 4) elab_fail(E, TS_ERR_TYPE, A->loc, "T.Parallel takes 1 to 4 extents");
+        it->n = A->n;
+        for (int i = 0; i < A->n; i++) {
+            it->start[i] = ir_i32(E->a, 0);
+            it->extent[i] = int_expr(E, A->v[i], A->loc, "a T.Parallel extent");
+        }
+        check_args(E, A, 4);
+        return v;
+    }
+    /* (start, stop, step) or (extent) */
+    Value *a0 = req(E, A, 0, kind == IR_FOR_PIPELINED ? "start" : "start");
+    Value *a1 = arg(E, A, 1, "stop");
+    Value *a2 = kind == IR_FOR_PIPELINED ? NULL : arg(E, A, 2, "step");
+    it->n = 1;
+    if (a1 && a1->kind != V_NONE) {
+        it->start[0] = int_expr(E, a0, A->loc, "a loop bound");
+        IrExpr *stop = int_expr(E, a1, A->loc, "a loop bound");
+        it->extent[0] = ir_bin(E->a, IR_SUB, stop, it->start[0]);
+    } else {
+        it->start[0] = ir_i32(E->a, 0);
+        it->extent[0] = int_expr(E, a0, A->loc, "a loop extent");
+    }
+    if (a2 && a2->kind != V_NONE) {
+        int64_t st = val_to_int(E, a2, A->loc, "a loop step");
+        if (st == 0) elab_fail(E, TS_ERR_TYPE, A->loc, "loop step cannot be zero");
+        it->step = ir_i32(E->a, st);
+        /* extent = ceil((stop - start) / step) */
+        IrExpr *span = it->extent[0];
+        it->extent[0] = st > 0 ? ir_bin(E->a, IR_FLOORDIV, ir_bin(E->a, IR_ADD, span, ir_i32(E->a, st - 1)), it->step)
+                               : ir_bin(E->a, IR_FLOORDIV, ir_bin(E->a, IR_ADD, span, ir_i32(E->a, st + 1)), it->step);
+        int64_t ext;
+        if (ir_is_const_int(it->extent[0], &ext) && ext < 0) it->extent[0] = ir_i32(E->a, 0);
+    }
+    if (kind == IR_FOR_PIPELINED) {
+        Value *ns = arg(E, A, -1, "num_stages");
+        it->num_stages = ns ? (int)val_to_int(E, ns, A->loc, "num_stages") : 0;
+        const char *lists[2] = {"order", "stage"};
+        for (int l = 0; l < 2; l++) {
+            Value *lv = arg(E, A, -1, lists[l]);
+            if (!lv || lv->kind == V_NONE) continue;
+            int n;
+            Value **items = val_items(E, lv, &n);
+            int *out = TS_NEWN(E->a, int, n ? n : 1);
+            for (int i = 0; i < n; i++) out[i] = (int)val_to_int(E, items[i], A->loc, lists[l]);
+            if (l == 0) it->order = out;
+            else it->stage = out;
+            it->norder = n;
+        }
+        ignore_kw(A, "sync");
+        ignore_kw(A, "group");
+    }
+    if (kind == IR_FOR_SERIAL) ignore_kw(A, "annotations");
+    check_args(E, A, kind == IR_FOR_PIPELINED ? 2 : 3);
+    return v;
+}
+
+static Value *minmax(Elab *E, Args *A, bool is_max) {
+    if (A->n == 1 && (A->v[0]->kind == V_TUPLE || A->v[0]->kind == V_LIST)) {
+        Args B = *A;
+        B.v = A->v[0]->items;
+        B.n = A->v[0]->n;
+        return minmax(E, &B, is_max);
+    }
+    if (A->n < 1) elab_fail(E, TS_ERR_TYPE, A->loc, "%s needs arguments", A->fn);
+    Value *acc = A->v[0];
+    for (int i = 1; i < A->n; i++) {
+        Value *b = A->v[i];
+        if (val_is_const(acc) && val_is_const(b)) {
+            Value *gt = binop(E, AST_GT, b, acc, A->loc);
+            if (is_max ? gt->b : !gt->b && !binop(E, AST_EQ, b, acc, A->loc)->b) acc = b;
+        } else {
+            IrExpr *x = val_to_expr(E, acc, A->loc), *y = val_to_expr(E, b, A->loc);
+            if (val_is_const(acc) && ts_dtype_is_float(y->dt)) x = ir_cast(E->a, y->dt, x);
+            if (val_is_const(b) && ts_dtype_is_float(x->dt)) y = ir_cast(E->a, x->dt, y);
+            acc = val_expr(E, ir_bin(E->a, is_max ? IR_MAX : IR_MIN, x, y), A->loc);
+        }
+    }
+    return acc;
+}
+
+static double dtype_limit(TsDType dt, bool max) {
+    switch (dt) {
+    case TS_FLOAT16: return max ? 65504.0 : -65504.0;
+    case TS_BFLOAT16: return max ? 3.3895313892515355e38 : -3.3895313892515355e38;
+    case TS_FLOAT32: return max ? 3.4028234663852886e38 : -3.4028234663852886e38;
+    case TS_FLOAT64: return max ? 1.7976931348623157e308 : -1.7976931348623157e308;
+    case TS_FLOAT8_E4M3: return max ? 448.0 : -448.0;
+    case TS_FLOAT8_E5M2: return max ? 57344.0 : -57344.0;
+    default: {
+        int bits = ts_dtype_bits(dt);
+        bool sgn = ts_dtype_info(dt)->kind == 'i';
+        if (dt == TS_BOOL) return max ? 1 : 0;
+        if (sgn) return max ? (double)((1ull << (bits - 1)) - 1) : -(double)(1ull << (bits - 1));
+        return max ? (double)((bits == 64) ? 18446744073709551615.0 : (double)((1ull << bits) - 1)) : 0;
+    }
+    }
+}
+
+static Value *cast_to(Elab *E, Value *v, TsDType dt, TsLoc loc) {
+    if (val_is_const(v)) {
+        if (ts_dtype_is_float(dt)) return val_expr(E, ir_float(E->a, v->kind == V_FLOAT ? v->f : (double)(v->kind == V_INT ? v->i : v->b), dt), loc);
+        int64_t i = v->kind == V_FLOAT ? (int64_t)v->f : v->kind == V_INT ? v->i : v->b;
+        if (dt == TS_BOOL) i = i != 0;
+        return val_expr(E, ir_int(E->a, i, dt), loc);
+    }
+    return val_expr(E, ir_cast(E->a, dt, val_to_expr(E, v, loc)), loc);
+}
+
+/* ---- the dispatcher -------------------------------------------------------------------------------- */
+
+Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw, Value **kwv,
+                    int nkw, TsLoc loc) {
+    if (f->kind == V_DTYPE) {
+        if (nargs != 1 || nkw)
+            elab_fail(E, TS_ERR_TYPE, loc, "T.%s(x) takes one value", ts_dtype_name(f->dt));
+        return cast_to(E, args[0], f->dt, loc);
+    }
+    if (f->kind == V_MODULE) {
+        if (!strncmp(f->s, "tilelang.layout", 15)) {
+            Value *v = val_new(E, V_ENUM, loc);
+            v->s = "layout";
+            return v;
+        }
+        Value *v = val_new(E, V_OPAQUE, loc);
+        v->s = ts_sprintf(E->a, "calling '%s' is outside what this compiler understands", f->s);
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s", v->s);
+    }
+    if (f->kind != V_BUILTIN) elab_fail(E, TS_ERR_TYPE, loc, "a %s is not callable", val_kind_name(f));
+    int id = f->bi;
+    Args A0 = {args, nargs, kw, kwv, nkw, TS_NEWN(E->a, bool, nkw ? nkw : 1), loc, NULL}, *A = &A0;
+    A->fn = ts_sprintf(E->a, "%s%s()", id >= B_INTRINSIC_BASE || lookup_ns(E, NS_T, builtin_name(id), loc) ? "T." : "",
+                       builtin_name(id));
+
+    if (id >= B_INTRINSIC_BASE) {
+        IrIntrinsic fn = (IrIntrinsic)(id - B_INTRINSIC_BASE);
+        int ar = intrinsic_arity[fn];
+        if (nargs != ar || nkw) elab_fail(E, TS_ERR_TYPE, loc, "%s takes %d argument%s", A->fn, ar, ar == 1 ? "" : "s");
+        IrExpr *xs[2];
+        for (int i = 0; i < ar; i++) {
+            xs[i] = val_to_expr(E, args[i], loc);
+            if (!ts_dtype_is_float(xs[i]->dt) && fn != IR_ABS) xs[i] = ir_cast(E->a, TS_FLOAT32, xs[i]);
+        }
+        if (ar == 2 && xs[0]->dt != xs[1]->dt) {
+            TsDType p = ir_promote(xs[0]->dt, xs[1]->dt);
+            xs[0] = ir_cast(E->a, p, xs[0]);
+            xs[1] = ir_cast(E->a, p, xs[1]);
+        }
+        IrExpr **pa = TS_NEWN(E->a, IrExpr *, ar);
+        memcpy(pa, xs, sizeof(IrExpr *) * (size_t)ar);
+        TsDType rdt = (fn == IR_ISINF || fn == IR_ISNAN) ? TS_BOOL : xs[0]->dt;
+        return val_expr(E, ir_call(E->a, fn, pa, ar, rdt), loc);
+    }
+
+    switch (id) {
+    /* ---- types and kernel structure ---- */
+    case B_TENSOR:
+    case B_TENSOR2: {
+        Value *shape = req(E, A, 0, "shape");
+        Value *dt = arg(E, A, 1, "dtype");
+        ignore_kw(A, "scope");
+        check_args(E, A, 2);
+        int n;
+        Value **items = val_items(E, shape, &n);
+        Value *t = val_new(E, V_TENSORTY, loc);
+        t->items = items;
+        t->n = n;
+        t->dt = dt ? val_to_dtype(E, dt, loc) : TS_FLOAT32;
+        return t;
+    }
+    case B_KERNEL: {
+        if (!E->in_kernel) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.Kernel must be used inside a @T.prim_func");
+        if (nargs < 1 || nargs > 3)
+            elab_fail(E, TS_ERR_TYPE, loc, "T.Kernel takes 1 to 3 grid extents, %d given", nargs);
+        IrKernel *k = E->k;
+        k->ngrid = nargs;
+        static const char *names[3] = {"bx", "by", "bz"};
+        for (int i = 0; i < 3; i++) {
+            k->grid[i] = i < nargs ? int_expr(E, args[i], loc, "a grid extent") : ir_i32(E->a, 1);
+            k->block_idx[i] = ir_var(k, names[i], TS_INT32, IR_VAR_BLOCK_IDX);
+            k->block_idx[i]->axis = i;
+        }
+        Value *th = arg(E, A, -1, "threads");
+        k->threads[0] = 128;
+        k->threads[1] = k->threads[2] = 1;
+        if (th) {
+            int n;
+            Value **items = val_items(E, th, &n);
+            if (n < 1 || n > 3) elab_fail(E, TS_ERR_TYPE, loc, "threads= takes 1 to 3 extents");
+            for (int i = 0; i < n; i++) {
+                int64_t t = val_to_int(E, items[i], loc, "threads");
+                if (t <= 0 || t > 1024)
+                    elab_fail(E, TS_ERR_TYPE, loc, "threads must be in 1..1024, got %lld", (long long)t);
+                k->threads[i] = (int)t;
+            }
+        }
+        ignore_kw(A, "prelude");
+        ignore_kw(A, "is_cpu");
+        ignore_kw(A, "cluster_dims");
+        check_args(E, A, 3);
+        Value *v = val_new(E, V_KERNEL, loc);
+        return v;
+    }
+    case B_ALLOC_SHARED:
+    case B_ALLOC_FRAGMENT:
+    case B_ALLOC_LOCAL: {
+        Value *shape = req(E, A, 0, "shape");
+        TsDType dt = val_to_dtype(E, req(E, A, 1, "dtype"), loc);
+        ignore_kw(A, "scope");
+        check_args(E, A, 3);
+        IrScope sc = id == B_ALLOC_SHARED ? IR_SCOPE_SHARED : id == B_ALLOC_FRAGMENT ? IR_SCOPE_FRAGMENT : IR_SCOPE_LOCAL;
+        return make_buffer(E, A, sc, shape, dt);
+    }
+    case B_ALLOC_VAR: {
+        TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);
+        Value *init = arg(E, A, 1, "init");
+        ignore_kw(A, "scope");
+        check_args(E, A, 3);
+        Value *v = make_buffer(E, A, IR_SCOPE_VAR, val_int(E, 1, loc), dt);
+        if (init) {
+            IrExpr **idx = TS_NEWN(E->a, IrExpr *, 1);
+            idx[0] = ir_i32(E->a, 0);
+            IrExpr *e = val_to_expr(E, init, loc);
+            emit(E, ir_store(E->a, v->buf, idx, 1, e->dt == dt ? e : ir_cast(E->a, dt, e)));
+        }
+        return v;
+    }
+    /* ---- tile operators ---- */
+    case B_COPY: {
+        need_kernel(E, A);
+        Value *src = req(E, A, 0, "src"), *dst = req(E, A, 1, "dst");
+        ignore_kw(A, "coalesced_width");
+        ignore_kw(A, "disable_tma");
+        ignore_kw(A, "eviction_policy");
+        ignore_kw(A, "annotations");
+        ignore_kw(A, "loop_layout");
+        check_args(E, A, 2);
+        IrStmt *s = tileop(E, TS_OP_COPY, loc);
+        s->op->r[0] = copy_region(E, src, dst, loc, "T.copy source");
+        s->op->r[1] = copy_region(E, dst, src, loc, "T.copy destination");
+        s->op->nr = 2;
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_GEMM:
+    case B_GEMM2: {
+        need_kernel(E, A);
+        IrStmt *s = tileop(E, TS_OP_GEMM, loc);
+        IrTileOp *op = s->op;
+        op->r[0] = val_to_region(E, req(E, A, 0, "A"), loc, "T.gemm operand A");
+        op->r[1] = val_to_region(E, req(E, A, 1, "B"), loc, "T.gemm operand B");
+        op->r[2] = val_to_region(E, req(E, A, 2, "C"), loc, "T.gemm accumulator C");
+        op->nr = 3;
+        op->trans_a = flag(E, A, 3, "transpose_A", false);
+        op->trans_b = flag(E, A, 4, "transpose_B", false);
+        Value *pol = arg(E, A, 5, "policy");
+        if (pol) {
+            if (pol->kind != V_ENUM || strncmp(pol->s, "GemmWarpPolicy.", 15))
+                elab_fail(E, TS_ERR_TYPE, loc, "policy must be a T.GemmWarpPolicy value");
+            op->policy = !strcmp(pol->s + 15, "FullRow") ? TS_GEMM_FULLROW
+                       : !strcmp(pol->s + 15, "FullCol") ? TS_GEMM_FULLCOL : TS_GEMM_SQUARE;
+        }
+        op->clear_accum = flag(E, A, 6, "clear_accum", false);
+        Value *kp = arg(E, A, 7, "k_pack");
+        op->k_pack = kp ? (int)val_to_int(E, kp, loc, "k_pack") : 1;
+        Value *wg = arg(E, A, 8, "wg_wait");
+        op->wg_wait = wg ? (int)val_to_int(E, wg, loc, "wg_wait") : 0;
+        ignore_kw(A, "mbar");
+        check_args(E, A, 9);
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_FILL:
+    case B_CLEAR: {
+        need_kernel(E, A);
+        IrStmt *s = tileop(E, TS_OP_FILL, loc);
+        s->op->r[0] = val_to_region(E, req(E, A, 0, "buffer"), loc, A->fn);
+        s->op->nr = 1;
+        IrBuffer *b = s->op->r[0].buf;
+        if (id == B_CLEAR) {
+            s->op->value = ts_dtype_is_float(b->dt) ? ir_float(E->a, 0, b->dt) : ir_int(E->a, 0, b->dt);
+            check_args(E, A, 1);
+        } else {
+            Value *v = req(E, A, 1, "value");
+            check_args(E, A, 2);
+            IrExpr *e = val_is_const(v) && (ts_dtype_is_float(b->dt) || ts_dtype_is_int(b->dt))
+                            ? (ts_dtype_is_float(b->dt) ? ir_float(E->a, v->kind == V_FLOAT ? v->f : (double)(v->kind == V_INT ? v->i : v->b), b->dt)
+                                                        : ir_int(E->a, v->kind == V_FLOAT ? (int64_t)v->f : v->kind == V_INT ? v->i : v->b, b->dt))
+                            : val_to_expr(E, v, loc);
+            s->op->value = e->dt == b->dt ? e : ir_cast(E->a, b->dt, e);
+        }
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_REDUCE_MAX:
+    case B_REDUCE_MIN:
+    case B_REDUCE_SUM:
+    case B_REDUCE_ABSSUM:
+    case B_REDUCE_ABSMAX: {
+        need_kernel(E, A);
+        IrStmt *s = tileop(E, TS_OP_REDUCE, loc);
+        IrTileOp *op = s->op;
+        op->r[0] = val_to_region(E, req(E, A, 0, "buffer"), loc, "reduce source");
+        op->r[1] = val_to_region(E, req(E, A, 1, "out"), loc, "reduce destination");
+        op->nr = 2;
+        Value *dim = arg(E, A, 2, "dim");
+        op->dim = dim ? norm_dim(E, dim, op->r[0].ndim, loc, A->fn) : op->r[0].ndim - 1;
+        op->clear = flag(E, A, 3, "clear", true);
+        op->reduce = id == B_REDUCE_MAX ? TS_REDUCE_MAX : id == B_REDUCE_MIN ? TS_REDUCE_MIN
+                   : id == B_REDUCE_SUM ? TS_REDUCE_SUM : id == B_REDUCE_ABSSUM ? TS_REDUCE_ABSSUM
+                   : TS_REDUCE_ABSMAX;
+        check_args(E, A, 4);
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_CUMSUM: {
+        need_kernel(E, A);
+        IrStmt *s = tileop(E, TS_OP_CUMSUM, loc);
+        IrTileOp *op = s->op;
+        Value *src = req(E, A, 0, "src");
+        Value *dst = arg(E, A, 1, "dst");
+        op->r[0] = val_to_region(E, src, loc, "T.cumsum source");
+        op->r[1] = dst && dst->kind != V_NONE ? val_to_region(E, dst, loc, "T.cumsum destination") : op->r[0];
+        op->nr = 2;
+        Value *dim = arg(E, A, 2, "dim");
+        op->dim = dim ? norm_dim(E, dim, op->r[0].ndim, loc, A->fn) : 0;
+        op->reverse = flag(E, A, 3, "reverse", false);
+        check_args(E, A, 4);
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_ATOMIC_ADD: {
+        need_kernel(E, A);
+        Value *dst = req(E, A, 0, "dst"), *val = req(E, A, 1, "value");
+        ignore_kw(A, "memory_order");
+        ignore_kw(A, "return_prev");
+        ignore_kw(A, "use_tma");
+        check_args(E, A, 2);
+        IrStmt *s = tileop(E, TS_OP_ATOMIC_ADD, loc);
+        IrTileOp *op = s->op;
+        if (dst->kind == V_ACCESS && (val_is_const(val) || val->kind == V_EXPR || val->kind == V_ACCESS)) {
+            op->r[0] = val_to_region(E, dst, loc, "T.atomic_add destination");
+            op->nr = 1;
+            IrExpr *e = val_is_const(val) ? val_to_expr(E, val, loc) : val_to_expr(E, val, loc);
+            op->value = e->dt == dst->buf->dt ? e : ir_cast(E->a, dst->buf->dt, e);
+        } else {
+            op->r[0] = copy_region(E, dst, val, loc, "T.atomic_add destination");
+            op->r[1] = copy_region(E, val, dst, loc, "T.atomic_add source");
+            op->nr = 2;
+        }
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    /* ---- loops ---- */
+    case B_PARALLEL: return make_iter(E, A, IR_FOR_PARALLEL);
+    case B_PIPELINED: return make_iter(E, A, IR_FOR_PIPELINED);
+    case B_SERIAL:
+    case B_SERIAL2: return make_iter(E, A, IR_FOR_SERIAL);
+    case B_UNROLL: ignore_kw(A, "explicit"); ignore_kw(A, "unroll_factor"); return make_iter(E, A, IR_FOR_UNROLL);
+    case B_VECTORIZED: return make_iter(E, A, IR_FOR_VECTORIZED);
+    case B_RANGE: {
+        bool all_const = true;
+        for (int i = 0; i < nargs; i++) all_const &= args[i]->kind == V_INT || args[i]->kind == V_BOOL;
+        Value *v = make_iter(E, A, IR_FOR_SERIAL);
+        if (!E->in_kernel || !E->cur) {
+            if (!all_const) elab_fail(E, TS_ERR_TYPE, loc, "range() outside a kernel needs integer constants");
+            v->iter->host = true;
+        }
+        return v;
+    }
+    /* ---- arithmetic ---- */
+    case B_CEILDIV:
+    case B_TLCDIV: {
+        Value *a = req(E, A, 0, "a"), *b = req(E, A, 1, "b");
+        check_args(E, A, 2);
+        if (val_is_const(a) && val_is_const(b)) {
+            int64_t x = val_to_int(E, a, loc, "T.ceildiv operand"), y = val_to_int(E, b, loc, "T.ceildiv operand");
+            if (y == 0) elab_fail(E, TS_ERR_TYPE, loc, "T.ceildiv by zero");
+            return binop(E, AST_FLOORDIV, val_int(E, x + y - 1, loc), b, loc);
+        }
+        return binop(E, AST_FLOORDIV, binop(E, AST_SUB, binop(E, AST_ADD, a, b, loc), val_int(E, 1, loc), loc), b, loc);
+    }
+    case B_FLOORDIV: case B_FLOORMOD: case B_TRUNCDIV: case B_TRUNCMOD: {
+        Value *a = req(E, A, 0, "a"), *b = req(E, A, 1, "b");
+        check_args(E, A, 2);
+        if (id == B_FLOORDIV || id == B_FLOORMOD) return binop(E, id == B_FLOORDIV ? AST_FLOORDIV : AST_MOD, a, b, loc);
+        IrExpr *x = val_to_expr(E, a, loc), *y = val_to_expr(E, b, loc);
+        if (id == B_TRUNCDIV) return val_expr(E, ir_bin(E->a, IR_DIV, x, y), loc);
+        return val_expr(E, ir_bin(E->a, IR_SUB, x, ir_bin(E->a, IR_MUL, ir_bin(E->a, IR_DIV, x, y), y)), loc);
+    }
+    case B_TMAX: case B_PYMAX: return minmax(E, A, true);
+    case B_TMIN: case B_PYMIN: return minmax(E, A, false);
+    case B_IF_THEN_ELSE: {
+        Value *c = req(E, A, 0, "cond"), *t = req(E, A, 1, "then"), *e = req(E, A, 2, "else");
+        check_args(E, A, 3);
+        if (!(c->kind == V_EXPR || c->kind == V_ACCESS)) return val_truthy(E, c, loc) ? t : e;
+        IrExpr *te, *ee;
+        if (val_is_const(t) && !val_is_const(e)) {
+            ee = val_to_expr(E, e, loc);
+            te = ir_cast(E->a, ee->dt, val_to_expr(E, t, loc));
+        } else if (!val_is_const(t) && val_is_const(e)) {
+            te = val_to_expr(E, t, loc);
+            ee = ir_cast(E->a, te->dt, val_to_expr(E, e, loc));
+        } else {
+            te = val_to_expr(E, t, loc);
+            ee = val_to_expr(E, e, loc);
+        }
+        return val_expr(E, ir_select(E->a, val_to_expr(E, c, loc), te, ee), loc);
+    }
+    case B_CAST: {
+        Value *v = req(E, A, 0, "value");
+        TsDType dt = val_to_dtype(E, req(E, A, 1, "dtype"), loc);
+        check_args(E, A, 2);
+        return cast_to(E, v, dt, loc);
+    }
+    case B_CAST2: {
+        TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);
+        Value *v = req(E, A, 1, "value");
+        check_args(E, A, 2);
+        return cast_to(E, v, dt, loc);
+    }
+    case B_INFINITY: {
+        TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);
+        check_args(E, A, 1);
+        if (!ts_dtype_is_float(dt)) elab_fail(E, TS_ERR_TYPE, loc, "T.infinity needs a float dtype, got %s", ts_dtype_name(dt));
+        return val_expr(E, ir_float(E->a, INFINITY, dt), loc);
+    }
+    case B_MAX_VALUE:
+    case B_MIN_VALUE: {
+        TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);
+        check_args(E, A, 1);
+        double lim = dtype_limit(dt, id == B_MAX_VALUE);
+        if (ts_dtype_is_float(dt)) return val_expr(E, ir_float(E->a, lim, dt), loc);
+        return val_expr(E, ir_int(E->a, (int64_t)lim, dt), loc);
+    }
+    /* ---- statements with effects ---- */
+    case B_PRINT: {
+        need_kernel(E, A);
+        Value *v = req(E, A, 0, "obj");
+        Value *msg = arg(E, A, 1, "msg");
+        ignore_kw(A, "warp_group_id");
+        ignore_kw(A, "warp_id");
+        check_args(E, A, 2);
+        IrStmt *s = ir_stmt(E->a, IR_S_PRINT, loc);
+        if (v->kind == V_BUFFER && v->buf->scope != IR_SCOPE_VAR) s->print.buf = v->buf;
+        else s->print.value = val_to_expr(E, v, loc);
+        s->print.msg = msg && msg->kind == V_STR ? msg->s : "";
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_USE_SWIZZLE: {
+        Value *p = arg(E, A, 0, "panel_size");
+        ignore_kw(A, "order");
+        ignore_kw(A, "enable");
+        check_args(E, A, 2);
+        /* Remaps block indices for L2 locality on the GPU; no effect on results. */
+        E->k->swizzle_panel = p ? (int)val_to_int(E, p, loc, "panel_size") : 10;
+        return val_none(E, loc);
+    }
+    case B_ANNOTATE_LAYOUT: {
+        Value *m = req(E, A, 0, "layout_map");
+        check_args(E, A, 1);
+        if (m->kind != V_DICT) elab_fail(E, TS_ERR_TYPE, loc, "T.annotate_layout takes a dict {buffer: layout}");
+        for (int i = 0; i < m->n; i += 2)
+            val_to_buffer(E, m->items[i], loc, "a T.annotate_layout key");
+        /* Layouts matter to the CUDA backend only; the C target keeps row-major. */
+        return val_none(E, loc);
+    }
+    case B_DYNAMIC:
+    case B_SYMBOLIC: {
+        Value *name = req(E, A, 0, "name");
+        Value *dt = arg(E, A, 1, "dtype");
+        check_args(E, A, 2);
+        if (name->kind != V_STR) elab_fail(E, TS_ERR_TYPE, loc, "%s needs a name string", A->fn);
+        TsDType d = dt ? val_to_dtype(E, dt, loc) : TS_INT32;
+        IrKernel *k = E->k;
+        for (int i = 0; i < k->shape_vars.n; i++)
+            if (!strcmp(k->shape_vars.v[i]->name, name->s)) return val_expr(E, ir_var_ref(E->a, k->shape_vars.v[i]), loc);
+        IrVar *var = ir_var(k, name->s, d, IR_VAR_SHAPE);
+        ts_vec_push(E->a, k->shape_vars, var);
+        return val_expr(E, ir_var_ref(E->a, var), loc);
+    }
+    case B_NOOP_HINT: case B_NOOP_HINT2: case B_NOOP_HINT3: case B_NOOP_HINT4:
+        return val_none(E, loc); /* register/cache hints for the GPU */
+    case B_PRIM_FUNC: case B_MACRO: case B_JIT:
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s is only supported as a decorator", A->fn);
+    /* ---- Python builtins ---- */
+    case B_LEN: {
+        Value *v = req(E, A, 0, "obj");
+        check_args(E, A, 1);
+        if (v->kind == V_TUPLE || v->kind == V_LIST) return val_int(E, v->n, loc);
+        if (v->kind == V_DICT) return val_int(E, v->n / 2, loc);
+        if (v->kind == V_STR) return val_int(E, (int64_t)strlen(v->s), loc);
+        if (v->kind == V_BUFFER) return val_expr(E, v->buf->shape[0], loc);
+        elab_fail(E, TS_ERR_TYPE, loc, "len() of a %s", val_kind_name(v));
+    }
+    case B_PYABS: {
+        Value *v = req(E, A, 0, "x");
+        check_args(E, A, 1);
+        if (v->kind == V_INT) return val_int(E, v->i < 0 ? -v->i : v->i, loc);
+        if (v->kind == V_FLOAT) return val_float(E, fabs(v->f), loc);
+        IrExpr **pa = TS_NEWN(E->a, IrExpr *, 1);
+        pa[0] = val_to_expr(E, v, loc);
+        return val_expr(E, ir_call(E->a, IR_ABS, pa, 1, pa[0]->dt), loc);
+    }
+    case B_INT:
+    case B_FLOAT:
+    case B_BOOL: {
+        Value *v = arg(E, A, 0, "x");
+        check_args(E, A, 1);
+        if (!v) return id == B_INT ? val_int(E, 0, loc) : id == B_FLOAT ? val_float(E, 0, loc) : val_bool(E, false, loc);
+        if (v->kind == V_STR && id != B_BOOL) {
+            char *end;
+            double d = strtod(v->s, &end);
+            if (*end || !*v->s) elab_fail(E, TS_ERR_TYPE, loc, "cannot convert '%s' to a number", v->s);
+            return id == B_INT ? val_int(E, (int64_t)d, loc) : val_float(E, d, loc);
+        }
+        if (id == B_BOOL) return val_bool(E, val_truthy(E, v, loc), loc);
+        if (val_is_const(v)) {
+            double d = v->kind == V_FLOAT ? v->f : (double)(v->kind == V_INT ? v->i : v->b);
+            if (id == B_INT) return val_int(E, v->kind == V_FLOAT ? (int64_t)v->f : v->kind == V_INT ? v->i : v->b, loc);
+            return val_float(E, d, loc);
+        }
+        return cast_to(E, v, id == B_INT ? TS_INT32 : TS_FLOAT32, loc);
+    }
+    case B_STR: {
+        Value *v = req(E, A, 0, "x");
+        check_args(E, A, 1);
+        if (v->kind == V_STR) return v;
+        if (v->kind == V_INT) return val_str(E, ts_sprintf(E->a, "%lld", (long long)v->i), loc);
+        if (v->kind == V_DTYPE) return val_str(E, ts_dtype_name(v->dt), loc);
+        elab_fail(E, TS_ERR_TYPE, loc, "str() of a %s is not supported", val_kind_name(v));
+    }
+    case B_TUPLE:
+    case B_LIST: {
+        Value *v = arg(E, A, 0, "x");
+        check_args(E, A, 1);
+        if (!v) return val_seq(E, id == B_TUPLE ? V_TUPLE : V_LIST, NULL, 0, loc);
+        if (v->kind == V_ITER && v->iter->host) {
+            int64_t lo, n;
+            ir_is_const_int(v->iter->start[0], &lo);
+            ir_is_const_int(v->iter->extent[0], &n);
+            int64_t st = v->iter->step ? v->iter->step->ival : 1;
+            Value **items = TS_NEWN(E->a, Value *, n > 0 ? n : 1);
+            for (int64_t i = 0; i < n; i++) items[i] = val_int(E, lo + i * st, loc);
+            return val_seq(E, id == B_TUPLE ? V_TUPLE : V_LIST, items, (int)(n > 0 ? n : 0), loc);
+        }
+        int n;
+        Value **items = val_items(E, v, &n);
+        if (v->kind != V_TUPLE && v->kind != V_LIST) elab_fail(E, TS_ERR_TYPE, loc, "%s of a %s", A->fn, val_kind_name(v));
+        return val_seq(E, id == B_TUPLE ? V_TUPLE : V_LIST, items, n, loc);
+    }
+    case B_PYPRINT: return val_none(E, loc);
+    case B_PYPOW:
+    case B_MPOW: {
+        Value *a = req(E, A, 0, "base"), *b = req(E, A, 1, "exp");
+        check_args(E, A, 2);
+        Value *r = binop(E, AST_POW, a, b, loc);
+        if (id == B_MPOW && r->kind == V_INT) return val_float(E, (double)r->i, loc);
+        return r;
+    }
+    case B_PYROUND: {
+        Value *v = req(E, A, 0, "x");
+        check_args(E, A, 2);
+        if (v->kind == V_FLOAT) return val_int(E, (int64_t)nearbyint(v->f), loc);
+        return v;
+    }
+    case B_SUM: {
+        Value *v = req(E, A, 0, "iterable");
+        check_args(E, A, 1);
+        int n;
+        Value **items = val_items(E, v, &n);
+        Value *acc = val_int(E, 0, loc);
+        for (int i = 0; i < n; i++) acc = binop(E, AST_ADD, acc, items[i], loc);
+        return acc;
+    }
+    case B_ENUMERATE:
+    case B_ZIP: {
+        check_args(E, A, 4);
+        int n = -1;
+        for (int i = 0; i < nargs; i++) {
+            int m;
+            val_items(E, args[i], &m);
+            if (n < 0 || m < n) n = m;
+        }
+        if (n < 0) n = 0;
+        Value **items = TS_NEWN(E->a, Value *, n ? n : 1);
+        for (int i = 0; i < n; i++) {
+            int w = id == B_ENUMERATE ? 2 : nargs;
+            Value **t = TS_NEWN(E->a, Value *, w);
+            for (int j = 0; j < w; j++) {
+                int m;
+                if (id == B_ENUMERATE) t[j] = j == 0 ? val_int(E, i, loc) : val_items(E, args[0], &m)[i];
+                else t[j] = val_items(E, args[j], &m)[i];
+            }
+            items[i] = val_seq(E, V_TUPLE, t, w, loc);
+        }
+        return val_seq(E, V_LIST, items, n, loc);
+    }
+    /* ---- math ---- */
+    case B_MSQRT: case B_MLOG: case B_MLOG2: case B_MEXP: case B_MCEIL: case B_MFLOOR:
+    case B_MLOG10: case B_MISQRT: {
+        Value *v = req(E, A, 0, "x");
+        Value *base = id == B_MLOG ? arg(E, A, 1, "base") : NULL;
+        check_args(E, A, id == B_MLOG ? 2 : 1);
+        if (!val_is_const(v)) elab_fail(E, TS_ERR_TYPE, loc, "math.%s needs a compile-time number; use T.%s in kernels", builtin_name(id), builtin_name(id));
+        double x = v->kind == V_FLOAT ? v->f : (double)(v->kind == V_INT ? v->i : v->b);
+        switch (id) {
+        case B_MSQRT: return val_float(E, sqrt(x), loc);
+        case B_MLOG: {
+            double r = log(x);
+            if (base) r /= log(base->kind == V_FLOAT ? base->f : (double)base->i);
+            return val_float(E, r, loc);
+        }
+        case B_MLOG2: return val_float(E, log2(x), loc);
+        case B_MLOG10: return val_float(E, log10(x), loc);
+        case B_MEXP: return val_float(E, exp(x), loc);
+        case B_MCEIL: return val_int(E, (int64_t)ceil(x), loc);
+        case B_MFLOOR: return val_int(E, (int64_t)floor(x), loc);
+        default: return val_int(E, (int64_t)floor(sqrt(x)), loc);
+        }
+    }
+    default: break;
+    }
+    elab_fail(E, TS_ERR_INTERNAL, loc, "builtin %s has no implementation", A->fn);
+}

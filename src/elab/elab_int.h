@@ -1,0 +1,160 @@
+/*
+ * elab_int.h — what elab.c (the interpreter: values, scopes, expressions,
+ * statements) and builtins.c (the T.* functions and Python builtins) share.
+ *
+ * A Value is anything a name can be bound to while elaborating: a Python
+ * constant, a sequence, an IR expression (symbolic, only known when the
+ * kernel runs), a buffer or a region of one, a function, a module, ...
+ */
+#ifndef TS_ELAB_INT_H
+#define TS_ELAB_INT_H
+
+#include "elab/elab.h"
+#include "op/op.h"
+
+typedef struct Value Value;
+typedef struct Env Env;
+
+typedef enum ValueKind {
+    V_NONE,
+    V_BOOL,      /* b */
+    V_INT,       /* i */
+    V_FLOAT,     /* f */
+    V_STR,       /* s */
+    V_DTYPE,     /* dt: T.float16 and friends */
+    V_TUPLE,     /* items */
+    V_LIST,      /* items */
+    V_DICT,      /* items = k0, v0, k1, v1, ... */
+    V_EXPR,      /* e: a run-time IR expression */
+    V_BUFFER,    /* buf: a whole buffer */
+    V_ACCESS,    /* buf[idx...]: one element (a load, or the start of a tile) */
+    V_REGION,    /* buf[a:b, ...]: a region (reg) */
+    V_FUNC,      /* a user `def`: fn */
+    V_BUILTIN,   /* a T.* function or Python builtin: bi (and self for methods) */
+    V_MODULE,    /* a module: s = its dotted name */
+    V_TENSORTY,  /* T.Tensor(shape, dtype): items = shape, dt */
+    V_KERNEL,    /* the value of T.Kernel(...): items = grid, i = threads */
+    V_ITER,      /* T.Parallel/T.Pipelined/range/...: see iter */
+    V_ENUM,      /* s = "GemmWarpPolicy.FullRow" and the like */
+    V_OPAQUE,    /* something outside the supported subset: s = why */
+} ValueKind;
+
+typedef enum FuncKind {
+    FN_PLAIN,    /* a Python function run at compile time (or inlined) */
+    FN_PRIM,     /* @T.prim_func */
+    FN_MACRO,    /* @T.macro: inlined into the kernel */
+} FuncKind;
+
+typedef struct Func {
+    const AstStmt *def;  /* the def statement */
+    Env *closure;        /* scope it was defined in */
+    FuncKind kind;
+    Value *out_idx;      /* @tilelang.jit(out_idx=...) or NULL */
+} Func;
+
+typedef struct IterSpec {
+    IrForKind kind;      /* serial, parallel, pipelined, unroll, vectorized */
+    int n;               /* loop nest depth (T.Parallel(a, b) has 2) */
+    IrExpr *start[4];    /* per level */
+    IrExpr *extent[4];
+    IrExpr *step;        /* serial with a step, else NULL */
+    int num_stages;      /* T.Pipelined */
+    int *order, *stage, norder;
+    bool host;           /* range() over constants outside a kernel */
+} IterSpec;
+
+struct Value {
+    ValueKind kind;
+    TsLoc loc;
+    bool b;
+    int64_t i;
+    double f;
+    const char *s;
+    TsDType dt;
+    IrExpr *e;
+    IrBuffer *buf;
+    IrExpr **idx;       /* V_ACCESS indices (buf->ndim of them) */
+    IrRegion reg;       /* V_REGION */
+    Value **items;
+    int n;
+    Func *fn;
+    int bi;             /* builtin id (builtins.c) */
+    Value *self;        /* bound receiver for methods */
+    IterSpec *iter;
+};
+
+typedef struct Binding {
+    const char *name;
+    Value *v;
+} Binding;
+
+struct Env {
+    Env *parent;
+    TS_VEC(Binding) vars;
+};
+
+/* The elaborator's state for one compilation. */
+typedef struct Elab {
+    TsDiag *d;
+    TsArena *a;
+    const AstModule *mod;
+    IrKernel *k;         /* kernel under construction */
+    IrStmt *cur;         /* IR_S_SEQ receiving emitted statements */
+    Env *globals;
+    int in_kernel;       /* >0 while walking a prim_func body */
+    bool have_kernel;    /* a T.Kernel was seen */
+    int ir_loops;        /* IR loops enclosing the current statement */
+    int depth;           /* call depth, to stop runaway recursion */
+    long steps;          /* statements run, to stop endless compile-time loops */
+    /* control flow of compile-time execution */
+    bool returning, breaking, continuing;
+    Value *retval;
+    Value *out_idx;      /* the entry's @tilelang.jit(out_idx=...) */
+} Elab;
+
+/* Values. */
+Value *val_new(Elab *E, ValueKind kind, TsLoc loc);
+Value *val_int(Elab *E, int64_t i, TsLoc loc);
+Value *val_float(Elab *E, double f, TsLoc loc);
+Value *val_bool(Elab *E, bool b, TsLoc loc);
+Value *val_none(Elab *E, TsLoc loc);
+Value *val_str(Elab *E, const char *s, TsLoc loc);
+Value *val_expr(Elab *E, IrExpr *e, TsLoc loc);
+Value *val_seq(Elab *E, ValueKind kind, Value **items, int n, TsLoc loc);
+const char *val_kind_name(const Value *v);
+bool val_is_const(const Value *v); /* bool, int or float */
+
+/* Conversions, each failing with a clear error at loc. */
+IrExpr *val_to_expr(Elab *E, Value *v, TsLoc loc);
+int64_t val_to_int(Elab *E, Value *v, TsLoc loc, const char *what);
+bool val_truthy(Elab *E, Value *v, TsLoc loc);
+TsDType val_to_dtype(Elab *E, Value *v, TsLoc loc);
+/* A sequence's items (tuple/list), or the value itself as a 1-item list. */
+Value **val_items(Elab *E, Value *v, int *n);
+/* Region view of a buffer, access or region value. */
+IrRegion val_to_region(Elab *E, Value *v, TsLoc loc, const char *what);
+IrBuffer *val_to_buffer(Elab *E, Value *v, TsLoc loc, const char *what);
+
+/* Scopes. */
+Env *env_new(Elab *E, Env *parent);
+Value *env_lookup(Env *env, const char *name);
+void env_set(Elab *E, Env *env, const char *name, Value *v);
+
+/* Evaluation (elab.c). */
+Value *eval(Elab *E, Env *env, const AstExpr *x);
+Value *call_value(Elab *E, Value *f, Value **args, int nargs, const char **kw,
+                  Value **kwv, int nkw, TsLoc loc);
+Value *binop(Elab *E, AstOp op, Value *a, Value *b, TsLoc loc);
+void emit(Elab *E, IrStmt *s);
+
+/* Builtins (builtins.c). */
+Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc); /* NULL if none */
+Value *builtin_global(Elab *E, const char *name, TsLoc loc);           /* NULL if none */
+Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
+                    Value **kwv, int nkw, TsLoc loc);
+Value *module_value(Elab *E, const char *dotted, TsLoc loc);
+
+TS_NORETURN void elab_fail(Elab *E, TsStatus st, TsLoc loc, const char *fmt, ...)
+    TS_PRINTF(4, 5);
+
+#endif

@@ -1,0 +1,214 @@
+/*
+ * api.c — the public API's compile driver and kernel queries.
+ *
+ * ts_compile_* is the whole pipeline in one readable function: parse,
+ * elaborate, run the pass list, generate code, build.  Every step records
+ * its time.  Errors from any step unwind (longjmp) to the ts_try here and
+ * come back as a status plus the context's diagnostic text.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elab/elab.h"
+#include "front/ast.h"
+#include "pass/pass.h"
+#include "runtime/launch.h"
+#include "runtime/npy.h"
+#include "target/c/c_target.h"
+
+TsStatus ts_context_create(TsContext **out) {
+    if (!out) return TS_ERR_INVALID;
+    *out = calloc(1, sizeof(TsContext));
+    return *out ? TS_OK : TS_ERR_NOMEM;
+}
+
+void ts_context_destroy(TsContext *ctx) {
+    if (!ctx) return;
+    ts_buf_free(&ctx->diag.msg);
+    free(ctx);
+}
+
+const char *ts_last_error(const TsContext *ctx) {
+    return ctx && ctx->diag.msg.s ? ctx->diag.msg.s : "";
+}
+
+static void reset_diag(TsContext *ctx) {
+    ctx->diag.msg.n = 0;
+    if (ctx->diag.msg.s) ctx->diag.msg.s[0] = 0;
+    ctx->diag.status = TS_OK;
+}
+
+void ts_kernel_destroy(TsKernel *k) {
+    if (!k) return;
+    if (k->cmod) ts_c_module_free(k->cmod);
+    ts_buf_free(&k->code);
+    ts_buf_free(&k->ir_text);
+    ts_buf_free(&k->timing);
+    ts_arena_free(&k->arena);
+    free(k);
+}
+
+static void record(TsKernel *k, const char *phase, double t0) {
+    if (k->opt.timing) ts_buf_printf(&k->timing, "%s %.3f\n", phase, ts_now_ms() - t0);
+}
+
+/* The pipeline.  Runs inside the caller's ts_try. */
+static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int ndefs) {
+    TsDiag *d = &k->ctx->diag;
+    double t = ts_now_ms();
+    AstModule *m = ts_parse_module(&k->arena, &k->src);
+    record(k, "parse", t);
+
+    t = ts_now_ms();
+    k->ir = ts_elaborate(d, &k->arena, m, entry, defs, ndefs, k->opt.lenient_defines != 0);
+    record(k, "elaborate", t);
+
+    TsPassCtx pc = {d, &k->arena, k->ir, k->target};
+    ts_run_passes(&pc, k->opt.dump_after, &k->ir_text, k->opt.timing ? &k->timing : NULL);
+    if (!k->opt.dump_after) ir_print_kernel(&k->ir_text, k->ir);
+
+    if (k->target == TS_TARGET_CUDA)
+        ts_fail_at(d, TS_ERR_UNSUPPORTED, (TsLoc){0},
+                   "the CUDA target is not available yet; use --target c");
+    t = ts_now_ms();
+    ts_c_codegen(d, k->ir, &k->code);
+    record(k, "codegen", t);
+    if (k->opt.skip_build) return;
+    k->cmod = ts_c_build(d, ts_buf_str(&k->code), &k->opt, k->opt.timing ? &k->timing : NULL);
+}
+
+TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *text,
+                           const char *entry, const TsDefine *defs, int ndefs,
+                           const TsCompileOptions *opt, TsKernel **out) {
+    if (!ctx) return TS_ERR_INVALID;
+    reset_diag(ctx);
+    if (!out || !text || !entry || (ndefs && !defs)) {
+        ts_buf_puts(&ctx->diag.msg, "error: ts_compile_source: NULL argument\n");
+        return TS_ERR_INVALID;
+    }
+    *out = NULL;
+    TsKernel *k = calloc(1, sizeof *k);
+    if (!k) return TS_ERR_NOMEM;
+    k->ctx = ctx;
+    ts_arena_init(&k->arena);
+    if (opt) k->opt = *opt;
+    k->target = k->opt.target;
+
+    jmp_buf jb, *saved;
+    jmp_buf oom;
+    if (setjmp(oom)) {
+        ts_buf_puts(&ctx->diag.msg, "error: out of memory\n");
+        ts_kernel_destroy(k);
+        return TS_ERR_NOMEM;
+    }
+    k->arena.oom = &oom;
+    if (ts_try(&ctx->diag, &jb, &saved)) {
+        ts_try_end(&ctx->diag, saved);
+        TsStatus st = ctx->diag.status ? ctx->diag.status : TS_ERR_INTERNAL;
+        ts_kernel_destroy(k);
+        return st;
+    }
+    double t = ts_now_ms();
+    size_t len = strlen(text);
+    k->src.name = ts_strdup(&k->arena, filename ? filename : "<source>");
+    k->src.text = ts_strndup(&k->arena, text, len);
+    k->src.len = len;
+    record(k, "read", t);
+    compile(k, entry, defs, ndefs);
+    ts_try_end(&ctx->diag, saved);
+    *out = k;
+    return TS_OK;
+}
+
+TsStatus ts_compile_file(TsContext *ctx, const char *path, const char *entry,
+                         const TsDefine *defs, int ndefs, const TsCompileOptions *opt,
+                         TsKernel **out) {
+    if (!ctx) return TS_ERR_INVALID;
+    reset_diag(ctx);
+    if (!path) return TS_ERR_INVALID;
+    size_t len;
+    char *text = ts_read_file(path, &len);
+    if (!text) {
+        ts_buf_printf(&ctx->diag.msg, "%s: error: cannot read file: %s\n", path, strerror(errno));
+        return TS_ERR_IO;
+    }
+    if (strlen(text) != len) {
+        free(text);
+        ts_buf_printf(&ctx->diag.msg, "%s: error: file contains a NUL byte\n", path);
+        return TS_ERR_SYNTAX;
+    }
+    TsStatus st = ts_compile_source(ctx, path, text, entry, defs, ndefs, opt, out);
+    free(text);
+    return st;
+}
+
+const char *ts_kernel_name(const TsKernel *k) { return k && k->ir ? k->ir->name : ""; }
+
+int ts_kernel_num_params(const TsKernel *k) { return k && k->ir ? k->ir->params.n : 0; }
+
+TsStatus ts_kernel_param(const TsKernel *k, int i, TsParamInfo *info) {
+    if (!k || !info || i < 0 || i >= k->ir->params.n) return TS_ERR_INVALID;
+    const IrParam *p = &k->ir->params.v[i];
+    memset(info, 0, sizeof *info);
+    info->name = p->name;
+    info->is_output = p->is_output;
+    if (p->buf) {
+        info->is_tensor = 1;
+        info->dtype = p->buf->dt;
+        info->ndim = p->buf->ndim;
+        for (int d = 0; d < p->buf->ndim && d < 8; d++) {
+            int64_t c;
+            const IrExpr *e = p->buf->shape[d];
+            if (ir_is_const_int(e, &c)) info->shape[d] = c;
+            else {
+                info->shape[d] = -1;
+                info->shape_names[d] = e->kind == IR_E_VAR ? e->var->name : "?";
+            }
+        }
+    } else {
+        info->dtype = p->var->dt;
+    }
+    return TS_OK;
+}
+
+void ts_kernel_grid(const TsKernel *k, int64_t grid[3], int *threads) {
+    for (int i = 0; i < 3; i++) {
+        int64_t c;
+        grid[i] = k && k->ir && ir_is_const_int(k->ir->grid[i], &c) ? c : -1;
+    }
+    if (threads) *threads = k && k->ir ? k->ir->threads[0] * k->ir->threads[1] * k->ir->threads[2] : 0;
+}
+
+const char *ts_kernel_source(const TsKernel *k) { return k ? ts_buf_str((TsBuf *)&k->code) : ""; }
+const char *ts_kernel_ir(const TsKernel *k) { return k ? ts_buf_str((TsBuf *)&k->ir_text) : ""; }
+const char *ts_kernel_timing(const TsKernel *k) { return k ? ts_buf_str((TsBuf *)&k->timing) : ""; }
+
+TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs) {
+    if (!k) return TS_ERR_INVALID;
+    reset_diag(k->ctx);
+    if (!k->cmod) {
+        ts_buf_puts(&k->ctx->diag.msg, "error: this kernel was compiled without a build (skip_build)\n");
+        return TS_ERR_INVALID;
+    }
+    double t = ts_now_ms();
+    TsStatus st = ts_launch(k, args, nargs);
+    record(k, "run", t);
+    return st;
+}
+
+TsStatus ts_npy_load(TsContext *ctx, const char *path, TsTensor *out) {
+    if (!ctx || !path || !out) return TS_ERR_INVALID;
+    reset_diag(ctx);
+    memset(out, 0, sizeof *out);
+    return ts_npy_read_tensor(&ctx->diag, path, out);
+}
+
+TsStatus ts_npy_save(TsContext *ctx, const char *path, const TsTensor *t) {
+    if (!ctx || !path || !t) return TS_ERR_INVALID;
+    reset_diag(ctx);
+    return ts_npy_write_tensor(&ctx->diag, path, t);
+}

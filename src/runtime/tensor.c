@@ -1,0 +1,183 @@
+/*
+ * tensor.c — host tensors for callers of the library and for the CLI:
+ * allocation, row-major element access as double (with float16, bfloat16
+ * and float8 rounding), used to fill random inputs and compare outputs.
+ */
+#include "base/base.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* IEEE binary16 <-> float, round to nearest even. */
+static float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    float f;
+    if (exp == 0) f = ldexpf((float)man, -24);
+    else if (exp == 31) f = man ? NAN : INFINITY;
+    else f = ldexpf((float)(man | 0x400), (int)exp - 25);
+    return sign ? -f : f;
+}
+
+static uint16_t float_to_half(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    uint32_t ax = x & 0x7fffffff;
+    if (ax >= 0x7f800000) return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000 ? 0x200 : 0));
+    if (ax >= 0x477ff000) return (uint16_t)(sign | 0x7c00); /* rounds to inf */
+    if (ax < 0x38800000) { /* subnormal half */
+        float a;
+        memcpy(&a, &ax, 4);
+        float r = nearbyintf(a * 16777216.0f); /* units of 2^-24, ties to even */
+        return (uint16_t)(sign | (uint32_t)r);
+    }
+    uint32_t mant = ax & 0x7fffff, e = (ax >> 23) - 112;
+    uint32_t h = (e << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+
+static float bf16_to_float(uint16_t b) {
+    uint32_t x = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static uint16_t float_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+/* float8: e4m3 (fn: no inf, 0x7f/0xff NaN, max 448) and e5m2 (IEEE-like). */
+static float fp8_to_float(uint8_t v, int e4m3) {
+    int sign = v >> 7, ebits = e4m3 ? 4 : 5, mbits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+    int exp = (v >> mbits) & ((1 << ebits) - 1), man = v & ((1 << mbits) - 1);
+    float f;
+    if (e4m3 && exp == 15 && man == 7) return NAN;
+    if (!e4m3 && exp == 31) f = man ? NAN : INFINITY;
+    else if (exp == 0) f = ldexpf((float)man, 1 - bias - mbits);
+    else f = ldexpf((float)(man | (1 << mbits)), exp - bias - mbits);
+    return sign ? -f : f;
+}
+
+static uint8_t float_to_fp8(float f, int e4m3) {
+    if (isnan(f)) return e4m3 ? 0x7f : 0x7e;
+    /* nearest representable value, ties to even code; saturating */
+    int best = 0;
+    float bestd = INFINITY;
+    for (int c = 0; c < 256; c++) {
+        float g = fp8_to_float((uint8_t)c, e4m3);
+        if (isnan(g) || isinf(g)) continue;
+        float d = fabsf(g - f);
+        if (d < bestd || (d == bestd && !(c & 1))) {
+            bestd = d;
+            best = c;
+        }
+    }
+    return (uint8_t)best;
+}
+
+int64_t ts_tensor_numel(const TsTensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+TsStatus ts_tensor_alloc(TsTensor *t, TsDType dt, int ndim, const int64_t *shape) {
+    memset(t, 0, sizeof *t);
+    if (!ts_dtype_info(dt) || ndim < 0 || ndim > 8) return TS_ERR_INVALID;
+    int64_t *sh = calloc((size_t)(ndim ? ndim : 1), sizeof(int64_t));
+    if (!sh) return TS_ERR_NOMEM;
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            free(sh);
+            return TS_ERR_INVALID;
+        }
+        sh[i] = shape[i];
+        n *= shape[i];
+    }
+    size_t bytes = (size_t)n * (size_t)(ts_dtype_bits(dt) / 8);
+    t->data = calloc(bytes ? bytes : 1, 1);
+    if (!t->data) {
+        free(sh);
+        return TS_ERR_NOMEM;
+    }
+    t->dtype = dt;
+    t->ndim = ndim;
+    t->shape = sh;
+    t->strides = NULL;
+    return TS_OK;
+}
+
+void ts_tensor_free(TsTensor *t) {
+    if (!t) return;
+    free(t->data);
+    free((void *)t->shape);
+    free((void *)t->strides);
+    memset(t, 0, sizeof *t);
+}
+
+/* Element offset of row-major index i, honouring strides. */
+static int64_t elem_offset(const TsTensor *t, int64_t i) {
+    if (!t->strides) return i;
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        int64_t ext = t->shape[d];
+        off += (i % ext) * t->strides[d];
+        i /= ext;
+    }
+    return off;
+}
+
+double ts_tensor_get(const TsTensor *t, int64_t i) {
+    int64_t o = elem_offset(t, i);
+    const void *p = t->data;
+    switch (t->dtype) {
+    case TS_BOOL: return ((const uint8_t *)p)[o] != 0;
+    case TS_INT8: return ((const int8_t *)p)[o];
+    case TS_UINT8: return ((const uint8_t *)p)[o];
+    case TS_INT16: return ((const int16_t *)p)[o];
+    case TS_UINT16: return ((const uint16_t *)p)[o];
+    case TS_INT32: return ((const int32_t *)p)[o];
+    case TS_UINT32: return ((const uint32_t *)p)[o];
+    case TS_INT64: return (double)((const int64_t *)p)[o];
+    case TS_UINT64: return (double)((const uint64_t *)p)[o];
+    case TS_FLOAT16: return half_to_float(((const uint16_t *)p)[o]);
+    case TS_BFLOAT16: return bf16_to_float(((const uint16_t *)p)[o]);
+    case TS_FLOAT32: return ((const float *)p)[o];
+    case TS_FLOAT64: return ((const double *)p)[o];
+    case TS_FLOAT8_E4M3: return fp8_to_float(((const uint8_t *)p)[o], 1);
+    case TS_FLOAT8_E5M2: return fp8_to_float(((const uint8_t *)p)[o], 0);
+    default: return NAN;
+    }
+}
+
+void ts_tensor_set(TsTensor *t, int64_t i, double v) {
+    int64_t o = elem_offset(t, i);
+    void *p = t->data;
+    switch (t->dtype) {
+    case TS_BOOL: ((uint8_t *)p)[o] = v != 0; break;
+    case TS_INT8: ((int8_t *)p)[o] = (int8_t)v; break;
+    case TS_UINT8: ((uint8_t *)p)[o] = (uint8_t)v; break;
+    case TS_INT16: ((int16_t *)p)[o] = (int16_t)v; break;
+    case TS_UINT16: ((uint16_t *)p)[o] = (uint16_t)v; break;
+    case TS_INT32: ((int32_t *)p)[o] = (int32_t)v; break;
+    case TS_UINT32: ((uint32_t *)p)[o] = (uint32_t)v; break;
+    case TS_INT64: ((int64_t *)p)[o] = (int64_t)v; break;
+    case TS_UINT64: ((uint64_t *)p)[o] = (uint64_t)v; break;
+    case TS_FLOAT16: ((uint16_t *)p)[o] = float_to_half((float)v); break;
+    case TS_BFLOAT16: ((uint16_t *)p)[o] = float_to_bf16((float)v); break;
+    case TS_FLOAT32: ((float *)p)[o] = (float)v; break;
+    case TS_FLOAT64: ((double *)p)[o] = v; break;
+    case TS_FLOAT8_E4M3: ((uint8_t *)p)[o] = float_to_fp8((float)v, 1); break;
+    case TS_FLOAT8_E5M2: ((uint8_t *)p)[o] = float_to_fp8((float)v, 0); break;
+    default: break;
+    }
+}
