@@ -1,0 +1,31 @@
+#!/bin/sh
+# Golden test: run the command named on the first "# ARGS:" line of a .py
+# file (FILE stands for the file itself) and compare what it prints with
+# the expected text beside it: x.out (must succeed, stdout) or x.err (must
+# fail with a non-zero exit, stderr).  UPDATE_GOLDEN=1 rewrites the
+# expected file instead.  Run from the repository root.
+set -u
+f="$1"
+base="${f%.py}"
+tool="${TILESCALE:-./build/tilescale}"
+args=$(sed -n 's/^# ARGS: //p' "$f" | head -n1)
+[ -n "$args" ] || { echo "$f: no '# ARGS:' line"; exit 1; }
+rel=$(realpath --relative-to="$PWD" "$f")
+args=$(echo "$args" | sed "s|FILE|$rel|g")
+out=$(mktemp); err=$(mktemp)
+# shellcheck disable=SC2086
+"$tool" $args >"$out" 2>"$err"
+rc=$?
+if [ -f "$base.err" ] || { [ "${UPDATE_GOLDEN:-}" = 1 ] && [ $rc -ne 0 ]; }; then
+  want="$base.err"; got="$err"
+  [ $rc -ne 0 ] || { echo "$f: expected a failure, exit status was 0"; cat "$out"; rm -f "$out" "$err"; exit 1; }
+else
+  want="$base.out"; got="$out"
+  [ $rc -eq 0 ] || { echo "$f: failed with status $rc"; cat "$err"; rm -f "$out" "$err"; exit 1; }
+fi
+if [ "${UPDATE_GOLDEN:-}" = 1 ]; then
+  cp "$got" "$want"; echo "updated $want"; rm -f "$out" "$err"; exit 0
+fi
+if diff -u "$want" "$got"; then rc=0; else echo "$f: output differs from $want"; rc=1; fi
+rm -f "$out" "$err"
+exit $rc

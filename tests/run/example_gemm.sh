@@ -1,0 +1,7 @@
+#!/bin/sh
+# GEMM example against its naive entry: the README's main job, a shape with
+# partial tiles in M, N and K, and bfloat16.
+. tests/run/lib.sh
+check examples/gemm.py --entry matmul -D M=256 -D N=192 -D K=160 -D block_M=64 -D block_N=64 -D block_K=32 --target c --check-against matmul_naive
+check examples/gemm.py --entry matmul -D M=100 -D N=72 -D K=52 -D block_M=32 -D block_N=32 -D block_K=16 --check-against matmul_naive
+check examples/gemm.py --entry matmul -D M=64 -D N=64 -D K=64 -D block_M=32 -D block_N=32 -D block_K=32 -D dtype=bfloat16 --check-against matmul_naive
