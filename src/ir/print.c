@@ -20,8 +20,10 @@
  * bool constants as True/False; floats with enough digits to round-trip
  * (%.9g for 32-bit and narrower, %.17g for float64), always with a `.` or
  * exponent, and inf/nan spelled out.  Parentheses appear only where Python
- * precedence needs them.  When two distinct vars (or buffers) of a kernel
- * share a name, both print as name_id so the text stays unambiguous.
+ * precedence needs them.  When distinct vars (or buffers) of a kernel
+ * share a name, the first one defined in the text keeps it and the others
+ * print as name_1, name_2, ... in order of definition, so the text stays
+ * unambiguous and does not depend on internal ids.
  */
 #include "ir/ir.h"
 
@@ -32,28 +34,73 @@
 
 #include "op/op.h"
 
+/* Display names of a kernel's vars and buffers (see the top comment):
+ * two open-addressing tables, pointer -> name and the set of names given,
+ * with the names themselves kept in one string pool. */
+typedef struct NameTab {
+    size_t cap;          /* slots in each table (a power of two) */
+    const void **key;    /* node per slot, NULL when empty */
+    size_t *name;        /* its name's offset in pool */
+    size_t *used;        /* name set: offset + 1 per slot, 0 when empty */
+    TsBuf pool;          /* NUL-separated names */
+} NameTab;
+
 typedef struct Printer {
     TsBuf *b;
-    const void **dups; /* vars and buffers whose name is shared: print name_id */
-    int ndups;
+    NameTab *t;          /* NULL: print raw names */
 } Printer;
 
 /* ---- names ------------------------------------------------------------ */
 
-static bool is_dup(const Printer *p, const void *x) {
-    for (int i = 0; i < p->ndups; i++)
-        if (p->dups[i] == x) return true;
+static size_t hash_ptr(const void *p) {
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static const char *tab_lookup(const NameTab *t, const void *x) {
+    for (size_t i = hash_ptr(x) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        if (!t->key[i]) return NULL;
+        if (t->key[i] == x) return t->pool.s + t->name[i];
+    }
+}
+
+static bool tab_name_used(const NameTab *t, const char *name, size_t *slot) {
+    size_t i = ts_hash64(name, strlen(name), 0) & (t->cap - 1);
+    for (;; i = (i + 1) & (t->cap - 1)) {
+        if (!t->used[i]) break;
+        if (!strcmp(t->pool.s + t->used[i] - 1, name)) return true;
+    }
+    *slot = i;
     return false;
 }
 
+/* Give x its display name: `name`, or name_1, name_2, ... if taken. */
+static void tab_add(NameTab *t, const void *x, const char *name) {
+    if (!x || tab_lookup(t, x)) return;
+    char tmp[256];
+    size_t slot;
+    snprintf(tmp, sizeof tmp, "%s", name);
+    for (int n = 1; tab_name_used(t, tmp, &slot); n++) snprintf(tmp, sizeof tmp, "%s_%d", name, n);
+    size_t off = t->pool.n;
+    ts_buf_putn(&t->pool, tmp, strlen(tmp) + 1);
+    t->used[slot] = off + 1;
+    size_t i = hash_ptr(x) & (t->cap - 1);
+    while (t->key[i]) i = (i + 1) & (t->cap - 1);
+    t->key[i] = x;
+    t->name[i] = off;
+}
+
 static void put_var(Printer *p, const IrVar *v) {
-    if (is_dup(p, v)) ts_buf_printf(p->b, "%s_%d", v->name, v->id);
-    else ts_buf_puts(p->b, v->name);
+    const char *n = p->t ? tab_lookup(p->t, v) : NULL;
+    ts_buf_puts(p->b, n ? n : v->name);
 }
 
 static void put_buf_name(Printer *p, const IrBuffer *b) {
-    if (is_dup(p, b)) ts_buf_printf(p->b, "%s_%d", b->name, b->id);
-    else ts_buf_puts(p->b, b->name);
+    const char *n = p->t ? tab_lookup(p->t, b) : NULL;
+    ts_buf_puts(p->b, n ? n : b->name);
 }
 
 /* ---- expressions ---------------------------------------------------------- */
@@ -448,91 +495,89 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
     ts_buf_puts(b, "\n");
 }
 
-/* ---- duplicate-name detection ------------------------------------------------ */
+/* ---- naming ---------------------------------------------------------------- */
 
-typedef struct Names {
-    const void **v;     /* vars and buffers, heap */
-    const char **name;  /* their names */
-    int n, cap;
-} Names;
-
-static void names_add(Names *ns, const void *x, const char *name) {
-    if (!x) return;
-    for (int i = 0; i < ns->n; i++)
-        if (ns->v[i] == x) return;
-    if (ns->n == ns->cap) {
-        ns->cap = ns->cap ? ns->cap * 2 : 32;
-        const void **nv = realloc(ns->v, sizeof *nv * (size_t)ns->cap);
-        const char **nn = realloc(ns->name, sizeof *nn * (size_t)ns->cap);
-        if (!nv || !nn) abort(); /* internal: the printer has no error path */
-        ns->v = nv;
-        ns->name = nn;
+static int count_stmt(const IrStmt *s) {
+    if (!s) return 0;
+    int n = 1;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) n += count_stmt(s->seq.v[i]);
+        break;
+    case IR_S_FOR: n += count_stmt(s->for_.body); break;
+    case IR_S_IF: n += count_stmt(s->if_.then) + count_stmt(s->if_.else_); break;
+    case IR_S_WHILE: n += count_stmt(s->while_.body); break;
+    default: break;
     }
-    ns->v[ns->n] = x;
-    ns->name[ns->n++] = name;
+    return n;
 }
 
-static void collect_stmt(Names *ns, const IrStmt *s) {
+/* Names in order of definition, so the user's names win over those of
+ * vars a lowering introduced later in the text. */
+static void name_stmt(NameTab *t, const IrStmt *s) {
     if (!s) return;
     switch (s->kind) {
     case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) collect_stmt(ns, s->seq.v[i]);
+        for (int i = 0; i < s->seq.n; i++) name_stmt(t, s->seq.v[i]);
         break;
     case IR_S_FOR:
-        names_add(ns, s->for_.var, s->for_.var->name);
-        collect_stmt(ns, s->for_.body);
+        tab_add(t, s->for_.var, s->for_.var->name);
+        name_stmt(t, s->for_.body);
         break;
     case IR_S_IF:
-        collect_stmt(ns, s->if_.then);
-        collect_stmt(ns, s->if_.else_);
+        name_stmt(t, s->if_.then);
+        name_stmt(t, s->if_.else_);
         break;
-    case IR_S_WHILE: collect_stmt(ns, s->while_.body); break;
-    case IR_S_LET: names_add(ns, s->let.var, s->let.var->name); break;
-    case IR_S_ALLOC: names_add(ns, s->alloc.buf, s->alloc.buf->name); break;
+    case IR_S_WHILE: name_stmt(t, s->while_.body); break;
+    case IR_S_LET: tab_add(t, s->let.var, s->let.var->name); break;
+    case IR_S_ALLOC: tab_add(t, s->alloc.buf, s->alloc.buf->name); break;
     default: break;
     }
 }
 
-static void find_dups(Printer *p, const IrKernel *k) {
-    Names ns = {0};
+static void name_kernel(NameTab *t, const IrKernel *k) {
+    size_t need = (size_t)(count_stmt(k->body) + k->params.n + k->shape_vars.n + 8) * 2;
+    t->cap = 64;
+    while (t->cap < need) t->cap *= 2;
+    t->key = calloc(t->cap, sizeof *t->key);
+    t->name = calloc(t->cap, sizeof *t->name);
+    t->used = calloc(t->cap, sizeof *t->used);
+    if (!t->key || !t->name || !t->used) abort(); /* internal: the printer has no error path */
     for (int i = 0; i < k->params.n; i++) {
         const IrParam *pa = &k->params.v[i];
-        if (pa->buf) names_add(&ns, pa->buf, pa->buf->name);
-        if (pa->var) names_add(&ns, pa->var, pa->var->name);
+        if (pa->buf) tab_add(t, pa->buf, pa->buf->name);
+        if (pa->var) tab_add(t, pa->var, pa->var->name);
     }
-    for (int i = 0; i < k->shape_vars.n; i++) names_add(&ns, k->shape_vars.v[i], k->shape_vars.v[i]->name);
+    for (int i = 0; i < k->shape_vars.n; i++) tab_add(t, k->shape_vars.v[i], k->shape_vars.v[i]->name);
     for (int i = 0; i < 3; i++)
-        if (k->block_idx[i]) names_add(&ns, k->block_idx[i], k->block_idx[i]->name);
-    for (int i = 0; i < k->buffers.n; i++) names_add(&ns, k->buffers.v[i], k->buffers.v[i]->name);
-    collect_stmt(&ns, k->body);
-    p->dups = malloc(sizeof *p->dups * (size_t)(ns.n ? ns.n : 1));
-    if (!p->dups) abort(); /* internal: the printer has no error path */
-    for (int i = 0; i < ns.n; i++)
-        for (int j = 0; j < ns.n; j++)
-            if (i != j && !strcmp(ns.name[i], ns.name[j])) {
-                p->dups[p->ndups++] = ns.v[i];
-                break;
-            }
-    free(ns.v);
-    free(ns.name);
+        if (k->block_idx[i]) tab_add(t, k->block_idx[i], k->block_idx[i]->name);
+    name_stmt(t, k->body);
+}
+
+static void free_names(NameTab *t) {
+    free(t->key);
+    free(t->name);
+    free(t->used);
+    ts_buf_free(&t->pool);
 }
 
 /* ---- entry points --------------------------------------------------------------- */
 
 void ir_print_expr(TsBuf *b, const IrExpr *e) {
-    Printer p = {b, NULL, 0};
+    Printer p = {b, NULL};
     put_expr(&p, e);
 }
 
 void ir_print_stmt(TsBuf *b, const IrStmt *s, int indent) {
-    Printer p = {b, NULL, 0};
+    Printer p = {b, NULL};
     put_stmt(&p, s, indent);
 }
 
 void ir_print_kernel(TsBuf *b, const IrKernel *k) {
     static const char *axis[3] = {"x", "y", "z"};
-    Printer p = {b, NULL, 0};
-    find_dups(&p, k);
+    NameTab t = {0};
+    name_kernel(&t, k);
+    Printer p = {b, &t};
     ts_buf_printf(b, "kernel %s(", k->name);
     for (int i = 0; i < k->params.n; i++) {
         const IrParam *pa = &k->params.v[i];
@@ -576,5 +621,5 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
         ts_buf_printf(b, " = blockIdx.%s\n", axis[i]);
     }
     put_stmt(&p, k->body, 1);
-    free(p.dups);
+    free_names(&t);
 }
