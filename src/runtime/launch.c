@@ -1,0 +1,384 @@
+/*
+ * launch.c — checking launch arguments and starting a kernel on the CPU.
+ *
+ * A launch happens long after compilation, with no source position to
+ * point at, so every message names the kernel and the parameter instead:
+ *
+ *   matmul expects 3 arguments, got 2
+ *   matmul: B has dtype float32, expected float16
+ *   matmul: A.shape[1] is 96, expected 128
+ *   matmul: n is 128 from A.shape[0] but 96 from B.shape[1]
+ *
+ * Shape variables.  A parameter dimension whose extent is a bare run-time
+ * shape variable (T.dynamic / T.symbolic) binds that variable from the
+ * tensor's extent; the first binding wins and every later one must agree.
+ * Extents that are expressions of shape variables (e.g. `n * 2`) are
+ * evaluated once everything is bound and checked like constants.  Strides
+ * declared on a buffer are treated the same way against the tensor's
+ * actual strides.  A variable no tensor determines is an error.
+ *
+ * Scalars come as 0-dimensional tensors whose data points at one value.
+ * Integer parameters accept any integer or bool dtype; float parameters
+ * accept integers and float32/float64.  The value is converted into a
+ * per-launch slot of the parameter's own dtype, which is what the
+ * generated code reads.  (float16/bfloat16/float8 scalars must match
+ * exactly: their bits are copied.)
+ *
+ * Tensors without strides are row-major contiguous; given strides (in
+ * elements, any sign, zero for broadcast) are passed through unchanged,
+ * since generated code indexes with run-time strides.
+ *
+ * Errors are appended to the context's diagnostic and returned; nothing
+ * here longjmps, so the public entry point needs no handler.
+ */
+#include "runtime/launch.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target/c/c_target.h"
+
+/* Per-launch storage, freed on every exit. */
+typedef struct Launch {
+    TsDiag *d;
+    const IrKernel *ir;
+    const char *kname;      /* kernel name for messages */
+    const TsTensor *args;
+    void **data;            /* [nparams] */
+    const int64_t **shape;  /* [nparams] */
+    const int64_t **strides;/* [nparams] */
+    int64_t *stride_store;  /* computed row-major strides */
+    uint64_t *slots;        /* [nparams] scalar values in the param's dtype */
+    int64_t *vars;          /* [nshape_vars] bound values */
+    int *bound_p, *bound_d; /* where each var was bound: param and dim (-1: not yet) */
+    int *bound_stride;      /* 1: bound from a stride, 0: from an extent */
+} Launch;
+
+TS_PRINTF(3, 4) static TsStatus fail(Launch *L, TsStatus st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_diag_vadd(L->d, (TsLoc){0}, "error", fmt, ap);
+    va_end(ap);
+    L->d->status = st;
+    return st;
+}
+
+static const char *pname(const Launch *L, int p) {
+    const char *n = L->ir->params.v[p].name;
+    return n ? n : "?";
+}
+
+static int shape_var_index(const IrKernel *ir, const IrVar *v) {
+    for (int j = 0; j < ir->shape_vars.n; j++)
+        if (ir->shape_vars.v[j] == v) return j;
+    for (int j = 0; j < ir->shape_vars.n; j++)
+        if (ir->shape_vars.v[j]->id == v->id) return j;
+    return -1;
+}
+
+/* Value of a scalar parameter's slot as int64 / double. */
+static int64_t slot_int(const Launch *L, int p) {
+    const IrVar *v = L->ir->params.v[p].var;
+    const void *s = &L->slots[p];
+    switch (v->dt) {
+    case TS_BOOL: case TS_UINT8: return *(const uint8_t *)s;
+    case TS_INT8: return *(const int8_t *)s;
+    case TS_INT16: return *(const int16_t *)s;
+    case TS_UINT16: return *(const uint16_t *)s;
+    case TS_INT32: return *(const int32_t *)s;
+    case TS_UINT32: return *(const uint32_t *)s;
+    case TS_FLOAT32: return (int64_t)*(const float *)s;
+    case TS_FLOAT64: return (int64_t)*(const double *)s;
+    default: return *(const int64_t *)s;
+    }
+}
+
+/* Integer value of a shape expression over bound variables and scalars;
+ * 0 if it cannot be evaluated here (then it is not checked). */
+static int eval(const Launch *L, const IrExpr *e, int64_t *out) {
+    int64_t a, b;
+    switch (e->kind) {
+    case IR_E_INT: *out = e->ival; return 1;
+    case IR_E_VAR:
+        if (e->var->kind == IR_VAR_SHAPE) {
+            int j = shape_var_index(L->ir, e->var);
+            if (j < 0 || L->bound_p[j] < 0) return 0;
+            *out = L->vars[j];
+            return 1;
+        }
+        if (e->var->kind == IR_VAR_SCALAR) {
+            for (int p = 0; p < L->ir->params.n; p++)
+                if (L->ir->params.v[p].var == e->var && !L->ir->params.v[p].buf) {
+                    *out = slot_int(L, p);
+                    return 1;
+                }
+        }
+        return 0;
+    case IR_E_CAST:
+        if (!ts_dtype_is_int(e->dt)) return 0;
+        return eval(L, e->un.a, out);
+    case IR_E_NEG:
+        if (!eval(L, e->un.a, &a)) return 0;
+        *out = -a;
+        return 1;
+    case IR_E_BIN:
+        if (!eval(L, e->bin.a, &a) || !eval(L, e->bin.b, &b)) return 0;
+        switch (e->bin.op) {
+        case IR_ADD: *out = a + b; return 1;
+        case IR_SUB: *out = a - b; return 1;
+        case IR_MUL: *out = a * b; return 1;
+        case IR_MIN: *out = a < b ? a : b; return 1;
+        case IR_MAX: *out = a > b ? a : b; return 1;
+        case IR_DIV:
+            if (b == 0) return 0;
+            *out = a / b;
+            return 1;
+        case IR_FLOORDIV:
+            if (b == 0) return 0;
+            *out = a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+            return 1;
+        case IR_FLOORMOD:
+            if (b == 0) return 0;
+            *out = a % b;
+            if (*out != 0 && ((*out < 0) != (b < 0))) *out += b;
+            return 1;
+        default: return 0;
+        }
+    default: return 0;
+    }
+}
+
+/* Bind or check shape variable j against `got` from param p, dim dd. */
+static TsStatus bind(Launch *L, int j, int64_t got, int p, int dd, int from_stride) {
+    if (L->bound_p[j] < 0) {
+        L->vars[j] = got;
+        L->bound_p[j] = p;
+        L->bound_d[j] = dd;
+        L->bound_stride[j] = from_stride;
+        return TS_OK;
+    }
+    if (L->vars[j] == got) return TS_OK;
+    return fail(L, TS_ERR_SHAPE, "%s: %s is %lld from %s.%s[%d] but %lld from %s.%s[%d]", L->kname,
+                L->ir->shape_vars.v[j]->name, (long long)L->vars[j], pname(L, L->bound_p[j]),
+                L->bound_stride[j] ? "strides" : "shape", L->bound_d[j], (long long)got, pname(L, p),
+                from_stride ? "strides" : "shape", dd);
+}
+
+/* Pass 1 over one dimension's declared extent or stride: bind bare vars. */
+static TsStatus bind_dim(Launch *L, const IrExpr *e, int64_t got, int p, int dd, int is_stride) {
+    if (e && e->kind == IR_E_VAR && e->var->kind == IR_VAR_SHAPE) {
+        int j = shape_var_index(L->ir, e->var);
+        if (j < 0)
+            return fail(L, TS_ERR_INTERNAL, "%s: shape variable %s of %s is not in the kernel's list",
+                        L->kname, e->var->name, pname(L, p));
+        return bind(L, j, got, p, dd, is_stride);
+    }
+    return TS_OK;
+}
+
+/* Pass 2: everything else must evaluate to what the tensor has. */
+static TsStatus check_dim(Launch *L, const IrExpr *e, int64_t got, int p, int dd, int is_stride) {
+    int64_t want;
+    if (!e || (e->kind == IR_E_VAR && e->var->kind == IR_VAR_SHAPE)) return TS_OK;
+    if (!eval(L, e, &want) || want == got) return TS_OK;
+    if (e->kind == IR_E_INT)
+        return fail(L, TS_ERR_SHAPE, "%s: %s.%s[%d] is %lld, expected %lld", L->kname, pname(L, p),
+                    is_stride ? "strides" : "shape", dd, (long long)got, (long long)want);
+    TsBuf t = {0};
+    ir_print_expr(&t, e);
+    TsStatus st = fail(L, TS_ERR_SHAPE, "%s: %s.%s[%d] is %lld, expected %s = %lld", L->kname,
+                       pname(L, p), is_stride ? "strides" : "shape", dd, (long long)got,
+                       ts_buf_str(&t), (long long)want);
+    ts_buf_free(&t);
+    return st;
+}
+
+/* Read a 0-dim tensor's value and store it in the slot in dtype `to`. */
+static TsStatus scalar(Launch *L, int p) {
+    const TsTensor *t = &L->args[p];
+    const IrVar *v = L->ir->params.v[p].var;
+    TsDType from = t->dtype, to = v->dt;
+    if (!(t->ndim == 0 || (t->ndim == 1 && t->shape && t->shape[0] == 1)))
+        return fail(L, TS_ERR_SHAPE, "%s: scalar parameter %s needs a 0-dimensional tensor, got %d dimensions",
+                    L->kname, pname(L, p), t->ndim);
+    if (!t->data) return fail(L, TS_ERR_INVALID, "%s: scalar parameter %s has NULL data", L->kname, pname(L, p));
+    const TsDTypeInfo *fi = ts_dtype_info(from), *ti = ts_dtype_info(to);
+    if (!fi || !ti) return fail(L, TS_ERR_DTYPE, "%s: scalar parameter %s has an invalid dtype", L->kname, pname(L, p));
+    void *slot = &L->slots[p];
+    if (from == to) {
+        memcpy(slot, t->data, (size_t)(fi->bits + 7) / 8);
+        return TS_OK;
+    }
+    int narrow_float = (fi->kind == 'f' && fi->bits < 32) || (ti->kind == 'f' && ti->bits < 32);
+    if (narrow_float || (ti->kind != 'f' && fi->kind == 'f'))
+        return fail(L, TS_ERR_DTYPE, "%s: scalar parameter %s has dtype %s, expected %s", L->kname,
+                    pname(L, p), fi->name, ti->name);
+    int64_t iv = 0;
+    double fv = 0;
+    const void *s = t->data;
+    switch (from) {
+    case TS_BOOL: case TS_UINT8: iv = *(const uint8_t *)s; break;
+    case TS_INT8: iv = *(const int8_t *)s; break;
+    case TS_INT16: iv = *(const int16_t *)s; break;
+    case TS_UINT16: iv = *(const uint16_t *)s; break;
+    case TS_INT32: iv = *(const int32_t *)s; break;
+    case TS_UINT32: iv = *(const uint32_t *)s; break;
+    case TS_INT64: case TS_UINT64: iv = *(const int64_t *)s; break;
+    case TS_FLOAT32: fv = *(const float *)s; break;
+    case TS_FLOAT64: fv = *(const double *)s; break;
+    default: break;
+    }
+    if (fi->kind != 'f') fv = (double)iv;
+    switch (to) {
+    case TS_BOOL: *(uint8_t *)slot = iv != 0; break;
+    case TS_INT8: *(int8_t *)slot = (int8_t)iv; break;
+    case TS_UINT8: *(uint8_t *)slot = (uint8_t)iv; break;
+    case TS_INT16: *(int16_t *)slot = (int16_t)iv; break;
+    case TS_UINT16: *(uint16_t *)slot = (uint16_t)iv; break;
+    case TS_INT32: *(int32_t *)slot = (int32_t)iv; break;
+    case TS_UINT32: *(uint32_t *)slot = (uint32_t)iv; break;
+    case TS_INT64: case TS_UINT64: *(int64_t *)slot = iv; break;
+    case TS_FLOAT32: *(float *)slot = (float)fv; break;
+    case TS_FLOAT64: *(double *)slot = fv; break;
+    default: break;
+    }
+    return TS_OK;
+}
+
+static TsStatus tensor(Launch *L, int p, int64_t **stride_next) {
+    const TsTensor *t = &L->args[p];
+    const IrBuffer *b = L->ir->params.v[p].buf;
+    if (t->dtype != b->dt)
+        return fail(L, TS_ERR_DTYPE, "%s: %s has dtype %s, expected %s", L->kname, pname(L, p),
+                    ts_dtype_name(t->dtype), ts_dtype_name(b->dt));
+    if (t->ndim != b->ndim)
+        return fail(L, TS_ERR_SHAPE, "%s: %s has %d dimension%s, expected %d", L->kname, pname(L, p),
+                    t->ndim, t->ndim == 1 ? "" : "s", b->ndim);
+    if (t->ndim > 0 && !t->shape)
+        return fail(L, TS_ERR_INVALID, "%s: %s has a NULL shape", L->kname, pname(L, p));
+    int64_t numel = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->shape[i] < 0)
+            return fail(L, TS_ERR_SHAPE, "%s: %s.shape[%d] is %lld", L->kname, pname(L, p), i,
+                        (long long)t->shape[i]);
+        numel *= t->shape[i];
+    }
+    if (!t->data && numel > 0)
+        return fail(L, TS_ERR_INVALID, "%s: %s has NULL data", L->kname, pname(L, p));
+    L->data[p] = t->data;
+    L->shape[p] = t->shape;
+    if (t->strides) {
+        L->strides[p] = t->strides;
+    } else {
+        int64_t *s = *stride_next, acc = 1;
+        *stride_next += t->ndim;
+        for (int i = t->ndim - 1; i >= 0; i--) {
+            s[i] = acc;
+            acc *= t->shape[i];
+        }
+        L->strides[p] = s;
+    }
+    for (int i = 0; i < t->ndim; i++) {
+        TsStatus st = bind_dim(L, b->shape ? b->shape[i] : NULL, t->shape[i], p, i, 0);
+        if (!st && b->strides) st = bind_dim(L, b->strides[i], L->strides[p][i], p, i, 1);
+        if (st) return st;
+    }
+    return TS_OK;
+}
+
+static TsStatus run(Launch *L, TsKernel *k, int nargs) {
+    const IrKernel *ir = L->ir;
+    const TsModuleC *m = k->cmod;
+    int np = ir->params.n, nv = ir->shape_vars.n;
+    if (nargs != np)
+        return fail(L, TS_ERR_ARGCOUNT, "%s expects %d argument%s, got %d", L->kname, np,
+                    np == 1 ? "" : "s", nargs);
+    if (np && !L->args) return fail(L, TS_ERR_INVALID, "%s: NULL argument array", L->kname);
+    if (m->info.nparams != np || m->info.nshape_vars != nv)
+        return fail(L, TS_ERR_INTERNAL, "%s: the loaded module does not match the kernel's IR", L->kname);
+
+    int total_dims = 0;
+    for (int p = 0; p < np; p++)
+        if (ir->params.v[p].buf && L->args[p].ndim > 0 && L->args[p].ndim <= 64)
+            total_dims += L->args[p].ndim;
+    size_t n1 = (size_t)(np ? np : 1), n2 = (size_t)(nv ? nv : 1);
+    L->data = calloc(n1, sizeof *L->data);
+    L->shape = calloc(n1, sizeof *L->shape);
+    L->strides = calloc(n1, sizeof *L->strides);
+    L->slots = calloc(n1, sizeof *L->slots);
+    L->stride_store = calloc((size_t)(total_dims ? total_dims : 1), sizeof *L->stride_store);
+    L->vars = calloc(n2, sizeof *L->vars);
+    L->bound_p = malloc(n2 * sizeof *L->bound_p);
+    L->bound_d = calloc(n2, sizeof *L->bound_d);
+    L->bound_stride = calloc(n2, sizeof *L->bound_stride);
+    if (!L->data || !L->shape || !L->strides || !L->slots || !L->stride_store || !L->vars ||
+        !L->bound_p || !L->bound_d || !L->bound_stride)
+        return fail(L, TS_ERR_NOMEM, "%s: out of memory", L->kname);
+    for (int j = 0; j < nv; j++) L->bound_p[j] = -1;
+
+    /* Scalars first (extents may be expressions of them), then tensors. */
+    TsStatus st;
+    for (int p = 0; p < np; p++) {
+        if (ir->params.v[p].buf) continue;
+        if (!ir->params.v[p].var)
+            return fail(L, TS_ERR_INTERNAL, "%s: parameter %d is neither tensor nor scalar", L->kname, p);
+        if ((st = scalar(L, p))) return st;
+        L->data[p] = &L->slots[p];
+    }
+    int64_t *stride_next = L->stride_store;
+    for (int p = 0; p < np; p++)
+        if (ir->params.v[p].buf && (st = tensor(L, p, &stride_next))) return st;
+    for (int j = 0; j < nv; j++)
+        if (L->bound_p[j] < 0)
+            return fail(L, TS_ERR_SHAPE, "%s: shape variable %s is not the extent of any tensor argument",
+                        L->kname, ir->shape_vars.v[j]->name);
+    for (int p = 0; p < np; p++) {
+        const IrBuffer *b = ir->params.v[p].buf;
+        if (!b) continue;
+        for (int i = 0; i < b->ndim; i++) {
+            if (b->shape && (st = check_dim(L, b->shape[i], L->args[p].shape[i], p, i, 0))) return st;
+            if (b->strides && (st = check_dim(L, b->strides[i], L->strides[p][i], p, i, 1))) return st;
+        }
+    }
+
+    TsCArgs a;
+    memset(&a, 0, sizeof a);
+    a.abi_version = TS_C_ABI_VERSION;
+    a.nparams = np;
+    a.data = L->data;
+    a.shape = L->shape;
+    a.strides = L->strides;
+    a.shape_vars = L->vars;
+    a.rank = 0;
+    a.nranks = 1;
+    a.print = ts_c_print_stdout;
+    int64_t grid[3] = {1, 1, 1};
+    m->grid(&a, grid);
+    st = ts_c_run(L->d, m, &a, grid, k->opt.num_threads);
+    fflush(stdout); /* T.print output before anything the caller prints */
+    return st;
+}
+
+TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs) {
+    if (!k || !k->ctx) return TS_ERR_INVALID;
+    Launch L;
+    memset(&L, 0, sizeof L);
+    L.d = &k->ctx->diag;
+    L.ir = k->ir;
+    L.args = args;
+    L.kname = k->ir && k->ir->name ? k->ir->name : "kernel";
+    if (!k->ir || !k->cmod) return fail(&L, TS_ERR_INVALID, "%s: the kernel has no loaded module", L.kname);
+    TsStatus st = run(&L, k, nargs);
+    free(L.data);
+    free((void *)L.shape);
+    free((void *)L.strides);
+    free(L.slots);
+    free(L.stride_store);
+    free(L.vars);
+    free(L.bound_p);
+    free(L.bound_d);
+    free(L.bound_stride);
+    return st;
+}

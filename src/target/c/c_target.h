@@ -1,0 +1,154 @@
+/*
+ * c_target.h — the CPU backend: lowered IR -> C source -> shared object ->
+ * blocks run on worker threads.
+ *
+ * Three pieces, three files:
+ *
+ *   codegen_c.c  ts_c_codegen: a lowered IrKernel (no tile ops left) becomes
+ *                one self-contained C11 file.  One block of the grid is one
+ *                call of the exported block function, run sequentially by
+ *                one CPU thread; every IR_FOR is a plain C loop.
+ *   build_c.c    ts_c_build: compile that file with the system C compiler
+ *                into a shared object kept in a disk cache, dlopen it, check
+ *                the ABI version.
+ *   sched_c.c    ts_c_run: run the grid's blocks on worker threads — plain
+ *                calls for ordinary kernels, coroutines (ucontext) for
+ *                kernels whose blocks wait on each other (IrKernel.may_block).
+ *
+ * The ABI between the runtime and the generated code.  The runtime and the
+ * generated file must agree on the layout of a few structs.  To make drift
+ * impossible, the declarations are written exactly once, below, inside
+ * TS_C_ABI(...): that macro both compiles them here and turns the very same
+ * tokens into a string (ts_c_abi_source()), which the code generator pastes
+ * into every generated file.  As a second guard against a different compiler
+ * or flags laying the structs out differently, the generated file carries
+ * _Static_asserts of sizeof/offsetof with the values this library was
+ * compiled with (ts_c_emit_abi_asserts); a mismatch fails the build, not
+ * the run.  Bump TS_C_ABI_VERSION whenever these structs or the exported
+ * functions change meaning; modules built for another version are refused
+ * at load time (and never found in the cache, whose key hashes the source,
+ * which contains the version).
+ *
+ * Exported symbols of a generated module (all other functions are static):
+ *
+ *   uint32_t tsk_abi_version(void);                     TS_C_ABI_VERSION
+ *   void tsk_info(TsCInfo *out);                        static facts
+ *   void tsk_grid(const TsCArgs *a, int64_t grid[3]);   grid extents x,y,z
+ *   void tsk_block(const TsCArgs *a, TsCBlock *b);      run one block
+ *
+ * Who fills what: the launcher (runtime/launch.c) fills TsCArgs from the
+ * user's tensors after checking them; the scheduler fills `yield` and one
+ * TsCBlock per block (index, scratch area, coroutine handle).
+ */
+#ifndef TS_C_TARGET_H
+#define TS_C_TARGET_H
+
+#include "core.h"
+
+/* Version of the runtime <-> generated-code ABI below. */
+#define TS_C_ABI_VERSION 1u
+
+/* Exported symbol names (dlsym). */
+#define TS_C_SYM_ABI "tsk_abi_version"
+#define TS_C_SYM_INFO "tsk_info"
+#define TS_C_SYM_GRID "tsk_grid"
+#define TS_C_SYM_BLOCK "tsk_block"
+
+/* Alignment of each block's scratch area and of every buffer in it. */
+#define TS_C_SCRATCH_ALIGN 64
+
+/* Compile the declarations and keep their text: see the essay above. */
+#define TS_C_ABI(...)                                                          \
+    __VA_ARGS__                                                                \
+    static inline const char *ts_c_abi_source(void) { return #__VA_ARGS__; }
+
+TS_C_ABI(
+/* Called by waiting loops (IR_S_WHILE) of may_block kernels: lets the worker
+ * run other blocks.  The argument is TsCBlock.yield_ctx. */
+typedef void (*TsCYieldFn)(void *yield_ctx);
+/* Prints one line of T.print output (text ends with a newline). */
+typedef void (*TsCPrintFn)(void *print_ctx, const char *text);
+
+/* One launch's arguments, shared by all blocks (read-only for them). */
+typedef struct TsCArgs {
+    uint32_t abi_version;           /* TS_C_ABI_VERSION of whoever filled it */
+    int32_t nparams;                /* number of kernel parameters */
+    void *const *data;              /* [nparams] tensor data, or pointer to the
+                                       scalar's value stored in the param's dtype */
+    const int64_t *const *shape;    /* [nparams] extents (NULL for scalars) */
+    const int64_t *const *strides;  /* [nparams] element strides (NULL for scalars) */
+    const int64_t *shape_vars;      /* values of IrKernel.shape_vars, in order */
+    int32_t rank;                   /* IR_VAR_RANK axis 0: this process's rank */
+    int32_t nranks;                 /* IR_VAR_RANK axis 1: number of ranks */
+    TsCYieldFn yield;               /* see TsCYieldFn; set by the scheduler */
+    TsCPrintFn print;               /* see TsCPrintFn */
+    void *print_ctx;                /* first argument of print */
+} TsCArgs;
+
+/* What one block gets. */
+typedef struct TsCBlock {
+    int64_t idx[3];                 /* block index (x, y, z) */
+    unsigned char *scratch;         /* TsCInfo.scratch_bytes, TS_C_SCRATCH_ALIGN-aligned */
+    void *yield_ctx;                /* argument of TsCArgs.yield */
+} TsCBlock;
+
+/* Static facts about a module, from tsk_info. */
+typedef struct TsCInfo {
+    uint32_t abi_version;           /* TS_C_ABI_VERSION it was generated for */
+    int32_t nparams;                /* number of kernel parameters */
+    int32_t nshape_vars;            /* length of TsCArgs.shape_vars */
+    int32_t may_block;              /* blocks wait on each other: run as coroutines */
+    int64_t scratch_bytes;          /* per-block scratch size (shared/fragment/local) */
+    const char *name;               /* the kernel's name */
+} TsCInfo;
+
+typedef uint32_t (*TsCAbiFn)(void);
+typedef void (*TsCInfoFn)(TsCInfo *out);
+typedef void (*TsCGridFn)(const TsCArgs *a, int64_t grid[3]);
+typedef void (*TsCBlockFn)(const TsCArgs *a, TsCBlock *b);
+)
+
+/* A loaded module (core.h forward-declares it). */
+struct TsModuleC {
+    void *dl;          /* dlopen handle */
+    TsCInfo info;      /* from tsk_info */
+    TsCGridFn grid;    /* tsk_grid */
+    TsCBlockFn block;  /* tsk_block */
+    char *path;        /* the shared object's path in the cache (malloc'ed) */
+};
+
+/* ---- codegen_c.c ---------------------------------------------------------- */
+
+/* Lowered IR -> C source appended to out.  Fails (ts_fail_at) with
+ * TS_ERR_UNSUPPORTED for constructs the C target cannot run and with
+ * TS_ERR_INTERNAL if a tile op is still present. */
+void ts_c_codegen(TsDiag *d, const IrKernel *k, TsBuf *out);
+
+/* Appends the _Static_asserts that pin the ABI struct layouts to this
+ * library's view of them (part of every generated file; exposed for tests). */
+void ts_c_emit_abi_asserts(TsBuf *out);
+
+/* ---- build_c.c ------------------------------------------------------------ */
+
+/* Compile `code` (or find it in the disk cache) and load it.  opt may be
+ * NULL.  Appends "cc <ms>" or "cache hit <ms>", then "load <ms>" lines to
+ * timing when it is non-NULL.  Fails with TS_ERR_BUILD (compiler output in
+ * the message), TS_ERR_IO (cache directory) via ts_fail_at. */
+TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt,
+                      TsBuf *timing);
+void ts_c_module_free(TsModuleC *m);
+
+/* ---- sched_c.c ------------------------------------------------------------ */
+
+/* Run every block of `grid` (x fastest) on nthreads workers (<= 0: one per
+ * online core).  a is copied; its `yield` is filled in here, and `print`
+ * defaults to stdout when NULL.  Returns TS_OK, or an error code with a
+ * message added to d (no longjmp): TS_ERR_NOMEM if stacks or scratch
+ * cannot be allocated. */
+TsStatus ts_c_run(TsDiag *d, const TsModuleC *m, const TsCArgs *a, const int64_t grid[3],
+                  int nthreads);
+
+/* The default print callback: writes text to stdout. */
+void ts_c_print_stdout(void *print_ctx, const char *text);
+
+#endif

@@ -1,0 +1,1184 @@
+/*
+ * codegen_c.c — lowered tile IR -> one self-contained C11 file.
+ *
+ * The execution model is the simplest one that is still faithful: one
+ * block of the grid is one call of `tsk_block`, run start to finish by one
+ * CPU thread (or, for may_block kernels, one coroutine).  Inside a block
+ * there is exactly one thread of control, so every IR_FOR — serial,
+ * parallel, pipelined, unrolled, vectorized — is a plain C `for`, and
+ * T.Parallel's "iterations are independent" promise simply lets the C
+ * compiler vectorize.  Thread-index variables have no meaning in this model
+ * and are refused.
+ *
+ * Memory.  Global buffers are the kernel's tensor parameters: a base
+ * pointer plus one run-time element stride per dimension taken from the
+ * argument struct, so any strided view works (index = sum idx_i*stride_i,
+ * in int64_t).  Shared, fragment, local and var buffers are per-block
+ * arrays with constant shapes; they are never put on the C stack (tiles
+ * can be large, and coroutine stacks are small) but carved out of a
+ * per-block scratch area whose size this file computes and the module
+ * reports through tsk_info; the scheduler owns that memory.  Buffers do
+ * not share scratch space (no liveness analysis yet).
+ *
+ * Types.  Every value is computed in a "compute type": signed and small
+ * unsigned integers in int64_t (so index arithmetic never overflows 32
+ * bits; narrowing happens only at casts and stores), uint32/uint64 in
+ * their own types, bool as bool, float32 and all narrower floats in
+ * float, float64 in double.  float16/bfloat16/fp8 are stored as raw bits
+ * (uint16_t / uint8_t) and converted by helpers in the generated prelude:
+ * loads widen exactly, stores and casts round to nearest even (fp8
+ * saturates to the largest finite value, as CUDA's satfinite conversions
+ * do).  Integer `/` truncates, `//` and `%` follow Python; division by zero
+ * yields 0 instead of trapping (GPUs do not trap either).  T.round rounds
+ * half to even, like numpy and torch.
+ *
+ * Blocking kernels (IrKernel.may_block).  Each iteration of an IR_S_WHILE
+ * first calls the yield callback so the worker can run other blocks; all
+ * global loads inside while loops are __atomic acquire loads (they can
+ * never be hoisted out of the spin) and all global stores of the kernel
+ * are release stores, so a flag written after data publishes the data.
+ *
+ * The generated file depends on libc and libm only: printing and yielding
+ * go through callbacks in the argument struct (c_target.h describes the
+ * ABI; the struct text itself is pasted from c_target.h so it cannot
+ * drift).  Every name the generator makes up is `<ir name>_<id>` for IR
+ * variables and buffers, and `ts_*` for its own helpers, so user names can
+ * never collide with C keywords or helpers.
+ */
+#include "target/c/c_target.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the prelude: helpers every generated file carries ------------------ */
+
+static const char *const prelude[] = {
+    "#include <stdint.h>\n#include <stddef.h>\n#include <stdbool.h>\n",
+    "#include <string.h>\n#include <stdio.h>\n#include <stdarg.h>\n#include <math.h>\n\n",
+    "#define TS_EXPORT __attribute__((visibility(\"default\")))\n",
+    "#define TS_INL static inline __attribute__((unused))\n\n",
+    /* float16 <-> float, round to nearest even */
+    "TS_INL float ts_h2f(uint16_t h) {\n"
+    "    uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;\n"
+    "    float f;\n"
+    "    if (e == 0x1fu) x = s | 0x7f800000u | (m << 13);\n"
+    "    else if (e) x = s | ((e + 112u) << 23) | (m << 13);\n"
+    "    else { f = (float)m * 0x1p-24f; return s ? -f : f; }\n"
+    "    memcpy(&f, &x, 4);\n"
+    "    return f;\n"
+    "}\n",
+    "TS_INL uint16_t ts_f2h(float f) {\n"
+    "    uint32_t x, s, a, r, q, rem;\n"
+    "    memcpy(&x, &f, 4);\n"
+    "    s = (x >> 16) & 0x8000u;\n"
+    "    a = x & 0x7fffffffu;\n"
+    "    if (a > 0x7f800000u) return (uint16_t)(s | 0x7e00u | ((a >> 13) & 0x3ffu));\n"
+    "    if (a >= 0x477ff000u) return (uint16_t)(s | 0x7c00u);\n"
+    "    if (a < 0x38800000u) {\n"
+    "        uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, sh;\n"
+    "        if (a < 0x33000000u) return (uint16_t)s;\n"
+    "        sh = 126u - e;\n"
+    "        q = m >> sh;\n"
+    "        rem = m & ((1u << sh) - 1u);\n"
+    "        r = 1u << (sh - 1u);\n"
+    "        if (rem > r || (rem == r && (q & 1u))) q++;\n"
+    "        return (uint16_t)(s | q);\n"
+    "    }\n"
+    "    r = a - 0x38000000u;\n"
+    "    q = r >> 13;\n"
+    "    rem = r & 0x1fffu;\n"
+    "    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) q++;\n"
+    "    return (uint16_t)(s | q);\n"
+    "}\n",
+    /* bfloat16 */
+    "TS_INL float ts_bf2f(uint16_t h) {\n"
+    "    uint32_t x = (uint32_t)h << 16;\n"
+    "    float f;\n"
+    "    memcpy(&f, &x, 4);\n"
+    "    return f;\n"
+    "}\n"
+    "TS_INL uint16_t ts_f2bf(float f) {\n"
+    "    uint32_t x;\n"
+    "    memcpy(&x, &f, 4);\n"
+    "    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);\n"
+    "    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
+    "}\n",
+    /* fp8: decode is exact; encode rounds to nearest even and saturates */
+    "TS_INL float ts_fp8_dec(uint8_t v, int mbits, int bias, int ieee) {\n"
+    "    int e = (v & 0x7f) >> mbits, m = v & ((1 << mbits) - 1), emax = (0x7f >> mbits);\n"
+    "    float f;\n"
+    "    if (ieee && e == emax) f = m ? NAN : INFINITY;\n"
+    "    else if (!ieee && e == emax && m == (1 << mbits) - 1) f = NAN;\n"
+    "    else if (e == 0) f = ldexpf((float)m, 1 - bias - mbits);\n"
+    "    else f = ldexpf((float)(m + (1 << mbits)), e - bias - mbits);\n"
+    "    return (v & 0x80) ? -f : f;\n"
+    "}\n"
+    "TS_INL uint8_t ts_fp8_enc(float f, int mbits, int bias, float maxv, uint8_t nan) {\n"
+    "    uint8_t s = signbit(f) ? 0x80 : 0;\n"
+    "    float a = fabsf(f), q, v;\n"
+    "    int ex, code;\n"
+    "    if (isnan(f)) return (uint8_t)(s | nan);\n"
+    "    if (a >= maxv) v = maxv;\n"
+    "    else {\n"
+    "        frexpf(a, &ex);\n"
+    "        ex -= 1;\n"
+    "        if (ex < 1 - bias) ex = 1 - bias;\n"
+    "        q = ldexpf(1.0f, ex - mbits);\n"
+    "        v = nearbyintf(a / q) * q;\n"
+    "        if (v > maxv) v = maxv;\n"
+    "    }\n"
+    "    if (v < ldexpf(1.0f, 1 - bias)) code = (int)(v / ldexpf(1.0f, 1 - bias - mbits));\n"
+    "    else {\n"
+    "        frexpf(v, &ex);\n"
+    "        ex -= 1;\n"
+    "        code = ((ex + bias) << mbits) | (int)(ldexpf(v, mbits - ex) - (float)(1 << mbits));\n"
+    "    }\n"
+    "    return (uint8_t)(s | code);\n"
+    "}\n"
+    "TS_INL float ts_e4m3_2f(uint8_t v) { return ts_fp8_dec(v, 3, 7, 0); }\n"
+    "TS_INL uint8_t ts_f2e4m3(float f) { return ts_fp8_enc(f, 3, 7, 448.0f, 0x7f); }\n"
+    "TS_INL float ts_e5m2_2f(uint8_t v) { return ts_fp8_dec(v, 2, 15, 1); }\n"
+    "TS_INL uint8_t ts_f2e5m2(float f) { return ts_fp8_enc(f, 2, 15, 57344.0f, 0x7f); }\n",
+    /* integer division with Python / C semantics, zero divisor -> 0 */
+    "TS_INL int64_t ts_div_i(int64_t a, int64_t b) {\n"
+    "    if (b == 0) return 0;\n"
+    "    if (b == -1) return (int64_t)(0 - (uint64_t)a);\n"
+    "    return a / b;\n"
+    "}\n"
+    "TS_INL int64_t ts_fdiv_i(int64_t a, int64_t b) {\n"
+    "    int64_t q;\n"
+    "    if (b == 0) return 0;\n"
+    "    if (b == -1) return (int64_t)(0 - (uint64_t)a);\n"
+    "    q = a / b;\n"
+    "    if (a % b != 0 && ((a < 0) != (b < 0))) q--;\n"
+    "    return q;\n"
+    "}\n"
+    "TS_INL int64_t ts_fmod_i(int64_t a, int64_t b) {\n"
+    "    int64_t r;\n"
+    "    if (b == 0 || b == -1) return 0;\n"
+    "    r = a % b;\n"
+    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
+    "    return r;\n"
+    "}\n"
+    "TS_INL uint32_t ts_div_u(uint32_t a, uint32_t b) { return b ? a / b : 0u; }\n"
+    "TS_INL uint32_t ts_mod_u(uint32_t a, uint32_t b) { return b ? a % b : 0u; }\n"
+    "TS_INL uint64_t ts_div_U(uint64_t a, uint64_t b) { return b ? a / b : 0u; }\n"
+    "TS_INL uint64_t ts_mod_U(uint64_t a, uint64_t b) { return b ? a % b : 0u; }\n"
+    "TS_INL float ts_fdiv_f(float a, float b) { return floorf(a / b); }\n"
+    "TS_INL double ts_fdiv_d(double a, double b) { return floor(a / b); }\n"
+    "TS_INL float ts_fmod_f(float a, float b) { return a - floorf(a / b) * b; }\n"
+    "TS_INL double ts_fmod_d(double a, double b) { return a - floor(a / b) * b; }\n",
+    "TS_INL int64_t ts_shl_i(int64_t a, int64_t b) { return (int64_t)((uint64_t)a << (b & 63)); }\n"
+    "TS_INL int64_t ts_shr_i(int64_t a, int64_t b) { return a >> (b & 63); }\n"
+    "TS_INL int64_t ts_pow_i(int64_t a, int64_t b) {\n"
+    "    uint64_t r = 1, x = (uint64_t)a;\n"
+    "    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+    "    for (; b; b >>= 1, x *= x)\n"
+    "        if (b & 1) r *= x;\n"
+    "    return (int64_t)r;\n"
+    "}\n"
+    "TS_INL int64_t ts_abs_i(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }\n"
+    "TS_INL int64_t ts_min_i(int64_t a, int64_t b) { return a < b ? a : b; }\n"
+    "TS_INL int64_t ts_max_i(int64_t a, int64_t b) { return a > b ? a : b; }\n"
+    "TS_INL uint32_t ts_min_u(uint32_t a, uint32_t b) { return a < b ? a : b; }\n"
+    "TS_INL uint32_t ts_max_u(uint32_t a, uint32_t b) { return a > b ? a : b; }\n"
+    "TS_INL uint64_t ts_min_U(uint64_t a, uint64_t b) { return a < b ? a : b; }\n"
+    "TS_INL uint64_t ts_max_U(uint64_t a, uint64_t b) { return a > b ? a : b; }\n"
+    "TS_INL float ts_min_f(float a, float b) { return fminf(a, b); }\n"
+    "TS_INL float ts_max_f(float a, float b) { return fmaxf(a, b); }\n"
+    "TS_INL double ts_min_d(double a, double b) { return fmin(a, b); }\n"
+    "TS_INL double ts_max_d(double a, double b) { return fmax(a, b); }\n"
+    "TS_INL float ts_sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
+    "TS_INL double ts_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }\n"
+    "TS_INL float ts_exp10_f(float x) { return powf(10.0f, x); }\n"
+    "TS_INL double ts_exp10_d(double x) { return pow(10.0, x); }\n",
+    /* acquire loads / release stores for blocking kernels */
+    "#define TS_LDST(T) \\\n"
+    "    TS_INL T ts_ld_##T(const T *p) { T v; __atomic_load(p, &v, __ATOMIC_ACQUIRE); return v; } \\\n"
+    "    TS_INL void ts_st_##T(T *p, T v) { __atomic_store(p, &v, __ATOMIC_RELEASE); }\n"
+    "TS_LDST(int8_t) TS_LDST(uint8_t) TS_LDST(int16_t) TS_LDST(uint16_t) TS_LDST(int32_t)\n"
+    "TS_LDST(uint32_t) TS_LDST(int64_t) TS_LDST(uint64_t) TS_LDST(float) TS_LDST(double)\n",
+    /* atomic adds: read-modify-write with compare-and-swap where needed */
+    "#define TS_ATOMIC_ADD_INT(T) \\\n"
+    "    TS_INL void ts_atomic_add_##T(T *p, T v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }\n"
+    "TS_ATOMIC_ADD_INT(int8_t) TS_ATOMIC_ADD_INT(uint8_t) TS_ATOMIC_ADD_INT(int16_t)\n"
+    "TS_ATOMIC_ADD_INT(uint16_t) TS_ATOMIC_ADD_INT(int32_t) TS_ATOMIC_ADD_INT(uint32_t)\n"
+    "TS_ATOMIC_ADD_INT(int64_t) TS_ATOMIC_ADD_INT(uint64_t)\n"
+    "#define TS_ATOMIC_ADD_CAS(N, T, C, DEC, ENC) \\\n"
+    "    TS_INL void ts_atomic_add_##N(T *p, C v) { \\\n"
+    "        T o, n; \\\n"
+    "        __atomic_load(p, &o, __ATOMIC_RELAXED); \\\n"
+    "        do n = ENC(DEC(o) + v); \\\n"
+    "        while (!__atomic_compare_exchange(p, &o, &n, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)); \\\n"
+    "    }\n"
+    "#define TS_ID(x) (x)\n"
+    "TS_ATOMIC_ADD_CAS(float, float, float, TS_ID, TS_ID)\n"
+    "TS_ATOMIC_ADD_CAS(double, double, double, TS_ID, TS_ID)\n"
+    "TS_ATOMIC_ADD_CAS(f16, uint16_t, float, ts_h2f, ts_f2h)\n"
+    "TS_ATOMIC_ADD_CAS(bf16, uint16_t, float, ts_bf2f, ts_f2bf)\n"
+    "TS_ATOMIC_ADD_CAS(e4m3, uint8_t, float, ts_e4m3_2f, ts_f2e4m3)\n"
+    "TS_ATOMIC_ADD_CAS(e5m2, uint8_t, float, ts_e5m2_2f, ts_f2e5m2)\n\n",
+    NULL};
+
+/* The print helper needs the ABI structs, so it comes after them. */
+static const char print_helper[] =
+    "__attribute__((format(printf, 4, 5)))\n"
+    "TS_INL void ts_print(const TsCArgs *ts_a, const TsCBlock *ts_b, const char *msg,\n"
+    "                            const char *fmt, ...) {\n"
+    "    char line[1024];\n"
+    "    va_list ap;\n"
+    "    int n = snprintf(line, sizeof line, \"%s%sblock (%lld, %lld, %lld): \", msg,\n"
+    "                     msg[0] ? \": \" : \"\", (long long)ts_b->idx[0],\n"
+    "                     (long long)ts_b->idx[1], (long long)ts_b->idx[2]);\n"
+    "    if (n < 0) return;\n"
+    "    if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;\n"
+    "    va_start(ap, fmt);\n"
+    "    vsnprintf(line + n, sizeof line - 1 - (size_t)n, fmt, ap);\n"
+    "    va_end(ap);\n"
+    "    n = (int)strlen(line);\n"
+    "    line[n] = '\\n';\n"
+    "    line[n + 1] = 0;\n"
+    "    if (ts_a->print) ts_a->print(ts_a->print_ctx, line);\n"
+    "    else fputs(line, stdout);\n"
+    "}\n\n";
+
+/* ---- ABI text and layout asserts ----------------------------------------- */
+
+/* Re-indent the one-line stringified ABI declarations: a newline after
+ * `{` and `;`, one before `}`. */
+static void emit_abi_text(TsBuf *o) {
+    const char *s = ts_c_abi_source();
+    int depth = 0, bol = 1;
+    for (; *s; s++) {
+        if (bol && *s == ' ') continue;
+        if (*s == '}') {
+            depth--;
+            if (!bol) ts_buf_puts(o, "\n");
+            ts_buf_indent(o, depth);
+            bol = 0;
+        } else if (bol) {
+            ts_buf_indent(o, depth);
+            bol = 0;
+        }
+        ts_buf_putn(o, s, 1);
+        if (*s == '{') depth++;
+        if (*s == '{' || (*s == ';' && depth >= 0)) {
+            ts_buf_puts(o, "\n");
+            bol = 1;
+        }
+    }
+    if (!bol) ts_buf_puts(o, "\n");
+}
+
+#define ARGS_FIELDS(X)                                                         \
+    X(abi_version) X(nparams) X(data) X(shape) X(strides) X(shape_vars) X(rank) \
+    X(nranks) X(yield) X(print) X(print_ctx)
+#define BLOCK_FIELDS(X) X(idx) X(scratch) X(yield_ctx)
+#define INFO_FIELDS(X) X(abi_version) X(nparams) X(nshape_vars) X(may_block) X(scratch_bytes) X(name)
+
+void ts_c_emit_abi_asserts(TsBuf *o) {
+#define SIZE(T) ts_buf_printf(o, "_Static_assert(sizeof(" #T ") == %zu, \"ABI: " #T "\");\n", sizeof(T));
+#define OFF(T, f)                                                                              \
+    ts_buf_printf(o, "_Static_assert(offsetof(" #T ", " #f ") == %zu, \"ABI: " #T "." #f "\");\n", \
+                  offsetof(T, f));
+#define OFF_ARGS(f) OFF(TsCArgs, f)
+#define OFF_BLOCK(f) OFF(TsCBlock, f)
+#define OFF_INFO(f) OFF(TsCInfo, f)
+    SIZE(TsCArgs) ARGS_FIELDS(OFF_ARGS)
+    SIZE(TsCBlock) BLOCK_FIELDS(OFF_BLOCK)
+    SIZE(TsCInfo) INFO_FIELDS(OFF_INFO)
+#undef SIZE
+#undef OFF
+#undef OFF_ARGS
+#undef OFF_BLOCK
+#undef OFF_INFO
+}
+
+/* ---- generator state ----------------------------------------------------- */
+
+/* Where a buffer lives in generated code. */
+typedef struct CgBuf {
+    const IrBuffer *buf; /* the IR buffer */
+    const char *name;    /* C name of its base pointer */
+    int param;           /* global: parameter index; else -1 */
+    int64_t offset;      /* non-global: byte offset in the block's scratch */
+    int64_t *strides;    /* non-global: constant row-major element strides */
+} CgBuf;
+
+typedef struct Cg {
+    TsDiag *d;
+    const IrKernel *k;
+    TsArena *a;                      /* the kernel's arena, for names and tables */
+    TsBuf *o;                        /* output */
+    int ind;                         /* indentation level */
+    int while_depth;                 /* > 0 inside an IR_S_WHILE (cond or body) */
+    int in_grid;                     /* emitting tsk_grid: no block-level names */
+    TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
+    int64_t scratch;                 /* bytes of scratch used so far */
+    TS_VEC(const IrVar *) declared;  /* LET vars declared, innermost scope last */
+    TS_VEC(int) scope_start;         /* `declared.n` at the start of each C scope */
+} Cg;
+
+static void emit_expr(Cg *g, const IrExpr *e);
+static void emit_stmt(Cg *g, const IrStmt *s);
+
+static void out(Cg *g, const char *s) { ts_buf_puts(g->o, s); }
+TS_PRINTF(2, 3) static void outf(Cg *g, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_buf_vprintf(g->o, fmt, ap);
+    va_end(ap);
+}
+static void line_start(Cg *g) { ts_buf_indent(g->o, g->ind); }
+
+/* `<name>_<id>` with every non-identifier character replaced. */
+static const char *c_name(Cg *g, const char *name, int id) {
+    if (!name || !*name) name = "v";
+    size_t n = strlen(name);
+    char *s = ts_alloc(g->a, n + 24);
+    size_t j = 0;
+    if (name[0] >= '0' && name[0] <= '9') s[j++] = 'v';
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        s[j++] = ok ? c : '_';
+    }
+    snprintf(s + j, 24, "_%d", id);
+    return s;
+}
+
+/* Compute category of a dtype: 'b' bool, 'i' int64_t, 'u' uint32_t,
+ * 'U' uint64_t, 'f' float, 'd' double. */
+static char cat_of(Cg *g, TsDType dt, TsLoc loc) {
+    switch (dt) {
+    case TS_BOOL: return 'b';
+    case TS_INT8: case TS_UINT8: case TS_INT16: case TS_UINT16: case TS_INT32: case TS_INT64:
+        return 'i';
+    case TS_UINT32: return 'u';
+    case TS_UINT64: return 'U';
+    case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT32: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2:
+        return 'f';
+    case TS_FLOAT64: return 'd';
+    default: break;
+    }
+    ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "C codegen: expression without a valid dtype (%d)", (int)dt);
+}
+
+static const char *cat_ctype(char c) {
+    switch (c) {
+    case 'b': return "bool";
+    case 'i': return "int64_t";
+    case 'u': return "uint32_t";
+    case 'U': return "uint64_t";
+    case 'f': return "float";
+    default: return "double";
+    }
+}
+
+static const char *compute_ctype(Cg *g, TsDType dt, TsLoc loc) { return cat_ctype(cat_of(g, dt, loc)); }
+
+/* The category two operands are computed in. */
+static char join_cat(char a, char b) {
+    static const char order[] = "biuUfd";
+    return strchr(order, a) > strchr(order, b) ? a : b;
+}
+
+static const char *storage_ctype(TsDType dt) { return ts_dtype_info(dt)->ctype; }
+
+/* Conversion of a stored value to its compute type: prefix and suffix. */
+static const char *load_conv(TsDType dt) {
+    switch (dt) {
+    case TS_FLOAT16: return "ts_h2f(";
+    case TS_BFLOAT16: return "ts_bf2f(";
+    case TS_FLOAT8_E4M3: return "ts_e4m3_2f(";
+    case TS_FLOAT8_E5M2: return "ts_e5m2_2f(";
+    case TS_BOOL: return "(0 != ";
+    case TS_UINT32: case TS_UINT64: case TS_FLOAT32: case TS_FLOAT64: return "(";
+    default: return "(int64_t)(";
+    }
+}
+
+/* Conversion of a computed value to the storage type of dt. */
+static const char *store_conv(TsDType dt) {
+    switch (dt) {
+    case TS_FLOAT16: return "ts_f2h((float)(";
+    case TS_BFLOAT16: return "ts_f2bf((float)(";
+    case TS_FLOAT8_E4M3: return "ts_f2e4m3((float)(";
+    case TS_FLOAT8_E5M2: return "ts_f2e5m2((float)(";
+    case TS_BOOL: return "(uint8_t)(0 != (";
+    case TS_INT8: return "(int8_t)((";
+    case TS_UINT8: return "(uint8_t)((";
+    case TS_INT16: return "(int16_t)((";
+    case TS_UINT16: return "(uint16_t)((";
+    case TS_INT32: return "(int32_t)((";
+    case TS_UINT32: return "(uint32_t)((";
+    case TS_INT64: return "(int64_t)((";
+    case TS_UINT64: return "(uint64_t)((";
+    case TS_FLOAT32: return "(float)((";
+    default: return "(double)((";
+    }
+}
+
+static CgBuf *find_buf(Cg *g, const IrBuffer *b, TsLoc loc) {
+    for (int i = 0; i < g->bufs.n; i++)
+        if (g->bufs.v[i].buf == b) return &g->bufs.v[i];
+    ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "C codegen: buffer '%s' is not known to the kernel",
+               b ? b->name : "?");
+}
+
+/* ---- expressions ----------------------------------------------------------- */
+
+static void emit_int_lit(Cg *g, int64_t v, TsDType dt) {
+    char c = dt == TS_DTYPE_NONE ? 'i' : cat_of(g, dt, (TsLoc){0});
+    if (c == 'b') {
+        out(g, v ? "true" : "false");
+    } else if (c == 'u' || c == 'U') {
+        outf(g, "%lluu%s", (unsigned long long)(uint64_t)v, c == 'U' ? "ll" : "");
+    } else if (c == 'f' || c == 'd') {
+        outf(g, "%lld.0%s", (long long)v, c == 'f' ? "f" : "");
+    } else if (v == INT64_MIN) {
+        out(g, "(-9223372036854775807LL - 1)");
+    } else if (v < 0) {
+        outf(g, "(%lldLL)", (long long)v);
+    } else {
+        outf(g, "%lldLL", (long long)v);
+    }
+}
+
+static void emit_float_lit(Cg *g, double v, TsDType dt) {
+    char c = cat_of(g, dt, (TsLoc){0});
+    if (c != 'f' && c != 'd') {
+        /* a float constant with an integer dtype: truncate like a cast */
+        emit_int_lit(g, (int64_t)v, dt);
+        return;
+    }
+    if (v != v) {
+        out(g, c == 'f' ? "NAN" : "(double)NAN");
+        return;
+    }
+    if (isinf(v)) {
+        outf(g, "%s%s)", v < 0 ? "(-" : "(", c == 'f' ? "INFINITY" : "(double)INFINITY");
+        return;
+    }
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, c == 'f' ? "%.9g" : "%.17g", c == 'f' ? (double)(float)v : v);
+    if (!strpbrk(tmp, ".eE")) strcat(tmp, ".0");
+    outf(g, "%s%s%s%s", tmp[0] == '-' ? "(" : "", tmp, c == 'f' ? "f" : "", tmp[0] == '-' ? ")" : "");
+}
+
+/* A C string literal, escaped so no byte of msg can end it early or form
+ * a trigraph. */
+static void emit_c_string(Cg *g, const char *s) {
+    out(g, "\"");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\' || c == '?') outf(g, "\\%c", c);
+        else if (c == '%') out(g, "%"); /* literal: never used as a format */
+        else if (c < 32 || c >= 127) outf(g, "\\%03o", c);
+        else ts_buf_putn(g->o, (const char *)&c, 1);
+    }
+    out(g, "\"");
+}
+
+static void emit_var(Cg *g, const IrExpr *e) {
+    const IrVar *v = e->var;
+    switch (v->kind) {
+    case IR_VAR_BLOCK_IDX:
+        if (g->in_grid)
+            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent uses the block index '%s'", v->name);
+        if (v->axis < 0 || v->axis > 2)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: block index axis %d", v->axis);
+        outf(g, "ts_bidx%d", v->axis);
+        return;
+    case IR_VAR_THREAD_IDX:
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc,
+                   "thread index '%s' is not supported on the C target (one thread runs each block)",
+                   v->name);
+    case IR_VAR_RANK:
+        out(g, v->axis == 1 ? "((int64_t)ts_a->nranks)" : "((int64_t)ts_a->rank)");
+        return;
+    default:
+        out(g, c_name(g, v->name, v->id));
+        return;
+    }
+}
+
+/* Element offset of buf[idx]: sum idx_i * stride_i in int64_t, with the
+ * constant terms folded (block-private buffers have constant strides). */
+static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
+    const IrBuffer *b = cb->buf;
+    if (nidx != b->ndim && !(b->ndim == 0 && nidx == 1))
+        ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "C codegen: %d indices for %d-dimensional buffer '%s'",
+                   nidx, b->ndim, b->name);
+    int64_t konst = 0, c;
+    int terms = 0;
+    for (int i = 0; i < b->ndim; i++) {
+        int global = cb->param >= 0;
+        if (!global && ir_is_const_int(idx[i], &c)) {
+            konst += c * cb->strides[i];
+            continue;
+        }
+        if (terms++) out(g, " + ");
+        if (cat_of(g, idx[i]->dt, idx[i]->loc) == 'i') {
+            emit_expr(g, idx[i]);
+        } else {
+            out(g, "(int64_t)(");
+            emit_expr(g, idx[i]);
+            out(g, ")");
+        }
+        if (global) outf(g, " * %s_s%d", cb->name, i);
+        else if (cb->strides[i] != 1) outf(g, " * %lldLL", (long long)cb->strides[i]);
+    }
+    if (!terms) outf(g, "%lld", (long long)konst);
+    else if (konst) outf(g, " + %lldLL", (long long)konst);
+}
+
+static void emit_load(Cg *g, const IrExpr *e) {
+    const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
+    TsDType dt = cb->buf->dt;
+    int atomic = g->k->may_block && g->while_depth > 0 && cb->param >= 0;
+    out(g, load_conv(dt));
+    if (atomic) outf(g, "ts_ld_%s(&", storage_ctype(dt));
+    outf(g, "%s[", cb->name);
+    emit_index(g, cb, e->load.idx, e->load.nidx, e->loc);
+    out(g, atomic ? "]))" : "])");
+}
+
+static void emit_bin(Cg *g, const IrExpr *e) {
+    const IrExpr *x = e->bin.a, *y = e->bin.b;
+    char c = join_cat(cat_of(g, x->dt, x->loc), cat_of(g, y->dt, y->loc));
+    int fl = c == 'f' || c == 'd';
+    const char *fn = NULL, *op = NULL;
+    switch (e->bin.op) {
+    case IR_ADD: op = "+"; break;
+    case IR_SUB: op = "-"; break;
+    case IR_MUL: op = "*"; break;
+    case IR_DIV: if (fl) op = "/"; else fn = c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_div_i"; break;
+    case IR_FLOORDIV:
+        fn = c == 'f' ? "ts_fdiv_f" : c == 'd' ? "ts_fdiv_d" : c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_fdiv_i";
+        break;
+    case IR_FLOORMOD:
+        fn = c == 'f' ? "ts_fmod_f" : c == 'd' ? "ts_fmod_d" : c == 'u' ? "ts_mod_u" : c == 'U' ? "ts_mod_U" : "ts_fmod_i";
+        break;
+    case IR_MIN:
+        fn = c == 'f' ? "ts_min_f" : c == 'd' ? "ts_min_d" : c == 'u' ? "ts_min_u" : c == 'U' ? "ts_min_U" : "ts_min_i";
+        break;
+    case IR_MAX:
+        fn = c == 'f' ? "ts_max_f" : c == 'd' ? "ts_max_d" : c == 'u' ? "ts_max_u" : c == 'U' ? "ts_max_U" : "ts_max_i";
+        break;
+    case IR_EQ: op = "=="; break;
+    case IR_NE: op = "!="; break;
+    case IR_LT: op = "<"; break;
+    case IR_LE: op = "<="; break;
+    case IR_GT: op = ">"; break;
+    case IR_GE: op = ">="; break;
+    case IR_AND: op = "&&"; break;
+    case IR_OR: op = "||"; break;
+    case IR_BITAND: op = "&"; break;
+    case IR_BITOR: op = "|"; break;
+    case IR_BITXOR: op = "^"; break;
+    case IR_SHL: if (c == 'i' || c == 'b') fn = "ts_shl_i"; else op = "<<"; break;
+    case IR_SHR: if (c == 'i' || c == 'b') fn = "ts_shr_i"; else op = ">>"; break;
+    case IR_POW: fn = c == 'f' ? "powf" : c == 'd' ? "pow" : "ts_pow_i"; break;
+    default: ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: binary operator %d", (int)e->bin.op);
+    }
+    if (fl && (e->bin.op == IR_BITAND || e->bin.op == IR_BITOR || e->bin.op == IR_BITXOR ||
+               e->bin.op == IR_SHL || e->bin.op == IR_SHR))
+        ts_fail_at(g->d, TS_ERR_TYPE, e->loc, "bitwise operator on floating-point values");
+    if (fn) {
+        outf(g, "%s(", fn);
+        emit_expr(g, x);
+        out(g, ", ");
+        emit_expr(g, y);
+        out(g, ")");
+    } else {
+        out(g, "(");
+        emit_expr(g, x);
+        outf(g, " %s ", op);
+        emit_expr(g, y);
+        out(g, ")");
+    }
+}
+
+static void emit_cast(Cg *g, const IrExpr *e) {
+    const IrExpr *x = e->un.a;
+    switch (e->dt) {
+    case TS_BOOL: out(g, "(0 != ("); emit_expr(g, x); out(g, "))"); return;
+    case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2: {
+        /* round through the narrow format */
+        const char *ld = load_conv(e->dt);
+        out(g, ld);
+        out(g, store_conv(e->dt));
+        emit_expr(g, x);
+        out(g, ")))");
+        return;
+    }
+    default: {
+        const char *ct = compute_ctype(g, e->dt, e->loc);
+        if (cat_of(g, e->dt, e->loc) == 'i' && e->dt != TS_INT64)
+            outf(g, "((int64_t)(%s)(", storage_ctype(e->dt));
+        else
+            outf(g, "((%s)(", ct);
+        emit_expr(g, x);
+        out(g, "))");
+        return;
+    }
+    }
+}
+
+static void emit_call(Cg *g, const IrExpr *e) {
+    static const struct { const char *f, *d; } fns[] = {
+        [IR_EXP] = {"expf", "exp"}, [IR_EXP2] = {"exp2f", "exp2"}, [IR_LOG] = {"logf", "log"},
+        [IR_LOG2] = {"log2f", "log2"}, [IR_SQRT] = {"sqrtf", "sqrt"}, [IR_RSQRT] = {NULL, NULL},
+        [IR_ABS] = {"fabsf", "fabs"}, [IR_SIN] = {"sinf", "sin"}, [IR_COS] = {"cosf", "cos"},
+        [IR_TANH] = {"tanhf", "tanh"}, [IR_FLOOR] = {"floorf", "floor"}, [IR_CEIL] = {"ceilf", "ceil"},
+        [IR_ROUND] = {"nearbyintf", "nearbyint"}, [IR_SIGMOID] = {"ts_sigmoid_f", "ts_sigmoid_d"},
+        [IR_LOG1P] = {"log1pf", "log1p"}, [IR_EXP10] = {"ts_exp10_f", "ts_exp10_d"},
+        [IR_ISINF] = {"isinf", "isinf"}, [IR_ISNAN] = {"isnan", "isnan"}, [IR_FMOD] = {"fmodf", "fmod"},
+        [IR_POWF] = {"powf", "pow"}, [IR_ATAN2] = {"atan2f", "atan2"}, [IR_ERF] = {"erff", "erf"},
+        [IR_TRUNC] = {"truncf", "trunc"},
+    };
+    static const int arity[] = {
+#define X(en, n, ar) [en] = ar,
+        IR_INTRINSICS(X)
+#undef X
+    };
+    IrIntrinsic fn = e->call.fn;
+    if ((int)fn < 0 || fn >= IR_INTRINSIC_COUNT)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: intrinsic %d", (int)fn);
+    if (e->call.nargs != arity[fn])
+        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: intrinsic %d with %d arguments", (int)fn,
+                   e->call.nargs);
+    char ac = cat_of(g, e->call.args[0]->dt, e->call.args[0]->loc);
+    int arg_float = ac == 'f' || ac == 'd';
+    /* integer arguments of integer-valued functions */
+    if (!arg_float) {
+        switch (fn) {
+        case IR_FLOOR: case IR_CEIL: case IR_ROUND: case IR_TRUNC:
+            if (!ts_dtype_is_float(e->dt)) {
+                emit_expr(g, e->call.args[0]);
+                return;
+            }
+            break;
+        case IR_ABS:
+            if (!ts_dtype_is_float(e->dt)) {
+                out(g, "ts_abs_i(");
+                emit_expr(g, e->call.args[0]);
+                out(g, ")");
+                return;
+            }
+            break;
+        case IR_ISINF: case IR_ISNAN: out(g, "false"); return;
+        default: break;
+        }
+    }
+    /* float or double flavour: the result's type if float, else the argument's */
+    char c = cat_of(g, e->dt, e->loc);
+    if (c != 'f' && c != 'd') c = arg_float ? ac : 'd';
+    if (fn == IR_ISINF || fn == IR_ISNAN) c = ac;
+    if (fn == IR_RSQRT) {
+        out(g, c == 'f' ? "(1.0f / sqrtf(" : "(1.0 / sqrt(");
+        emit_expr(g, e->call.args[0]);
+        out(g, "))");
+        return;
+    }
+    const char *name = c == 'f' ? fns[fn].f : fns[fn].d;
+    outf(g, "%s(", name);
+    for (int i = 0; i < e->call.nargs; i++) {
+        if (i) out(g, ", ");
+        /* make the argument the flavour's type so isinf/etc. pick the right one */
+        outf(g, "(%s)(", cat_ctype(c));
+        emit_expr(g, e->call.args[i]);
+        out(g, ")");
+    }
+    out(g, ")");
+}
+
+static void emit_expr(Cg *g, const IrExpr *e) {
+    if (!e) ts_fail_at(g->d, TS_ERR_INTERNAL, (TsLoc){0}, "C codegen: missing expression");
+    switch (e->kind) {
+    case IR_E_INT: emit_int_lit(g, e->ival, e->dt); return;
+    case IR_E_FLOAT: emit_float_lit(g, e->fval, e->dt); return;
+    case IR_E_VAR: emit_var(g, e); return;
+    case IR_E_LOAD:
+        if (g->in_grid) ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent reads a buffer");
+        emit_load(g, e);
+        return;
+    case IR_E_BIN: emit_bin(g, e); return;
+    case IR_E_NEG: out(g, "(-"); emit_expr(g, e->un.a); out(g, ")"); return;
+    case IR_E_NOT:
+        out(g, e->un.bitnot ? "(~" : "(!");
+        emit_expr(g, e->un.a);
+        out(g, ")");
+        return;
+    case IR_E_SELECT:
+        out(g, "(");
+        emit_expr(g, e->sel.cond);
+        out(g, " ? ");
+        emit_expr(g, e->sel.a);
+        out(g, " : ");
+        emit_expr(g, e->sel.b);
+        out(g, ")");
+        return;
+    case IR_E_CAST: emit_cast(g, e); return;
+    case IR_E_CALL: emit_call(g, e); return;
+    case IR_E_STRING: emit_c_string(g, e->str); return;
+    }
+    ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: expression kind %d", (int)e->kind);
+}
+
+/* ---- statements --------------------------------------------------------------- */
+
+static void scope_open(Cg *g) { ts_vec_push(g->a, g->scope_start, g->declared.n); }
+static void scope_close(Cg *g) { g->declared.n = g->scope_start.v[--g->scope_start.n]; }
+
+static int declared_here(Cg *g, const IrVar *v) {
+    int from = g->scope_start.n ? g->scope_start.v[g->scope_start.n - 1] : 0;
+    for (int i = from; i < g->declared.n; i++)
+        if (g->declared.v[i] == v) return 1;
+    return 0;
+}
+
+/* The statements of s (a SEQ's children, or s itself) at the current level. */
+static void emit_body(Cg *g, const IrStmt *s) {
+    if (!s) return;
+    if (s->kind == IR_S_SEQ) {
+        for (int i = 0; i < s->seq.n; i++) emit_stmt(g, s->seq.v[i]);
+    } else {
+        emit_stmt(g, s);
+    }
+}
+
+/* `{` body `}` as a new C scope; the caller has written the header. */
+static void emit_block(Cg *g, const IrStmt *s) {
+    out(g, "{\n");
+    g->ind++;
+    scope_open(g);
+    emit_body(g, s);
+    scope_close(g);
+    g->ind--;
+    line_start(g);
+    out(g, "}");
+}
+
+static void emit_print(Cg *g, const IrStmt *s) {
+    const char *msg = s->print.msg ? s->print.msg : "";
+    if (s->print.value) {
+        const IrExpr *v = s->print.value;
+        char c = cat_of(g, v->dt, v->loc);
+        line_start(g);
+        out(g, "ts_print(ts_a, ts_b, ");
+        emit_c_string(g, msg);
+        if (c == 'f' || c == 'd') out(g, ", \"%g\", (double)(");
+        else if (c == 'u' || c == 'U') out(g, ", \"%llu\", (unsigned long long)(");
+        else out(g, ", \"%lld\", (long long)(");
+        emit_expr(g, v);
+        out(g, "));\n");
+        return;
+    }
+    if (!s->print.buf) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: T.print of nothing");
+    const CgBuf *cb = find_buf(g, s->print.buf, s->loc);
+    const IrBuffer *b = cb->buf;
+    /* for (i0...) for (i1...) ts_print(..., "name[%lld, %lld] = %g", i0, i1, value) */
+    line_start(g);
+    out(g, "{\n");
+    g->ind++;
+    for (int i = 0; i < b->ndim; i++) {
+        line_start(g);
+        outf(g, "for (int64_t ts_p%d = 0; ts_p%d < ", i, i);
+        if (cb->param >= 0) outf(g, "ts_a->shape[%d][%d]", cb->param, i);
+        else emit_expr(g, b->shape[i]);
+        outf(g, "; ts_p%d++)\n", i);
+        g->ind++;
+    }
+    char c = cat_of(g, b->dt, b->loc);
+    line_start(g);
+    out(g, "ts_print(ts_a, ts_b, ");
+    emit_c_string(g, msg);
+    out(g, ", \"");
+    for (const char *p = b->name; *p; p++)
+        if (*p != '%' && *p != '"' && *p != '\\' && *p != '?' && *p >= 32 && *p < 127)
+            ts_buf_putn(g->o, p, 1);
+    out(g, "[");
+    for (int i = 0; i < b->ndim; i++) out(g, i ? ", %lld" : "%lld");
+    outf(g, "] = %s\"", c == 'f' || c == 'd' ? "%g" : c == 'u' || c == 'U' ? "%llu" : "%lld");
+    for (int i = 0; i < b->ndim; i++) outf(g, ", (long long)ts_p%d", i);
+    out(g, c == 'f' || c == 'd' ? ", (double)" : c == 'u' || c == 'U' ? ", (unsigned long long)" : ", (long long)");
+    outf(g, "%s%s[", load_conv(b->dt), cb->name);
+    for (int i = 0; i < b->ndim; i++) {
+        if (i) out(g, " + ");
+        if (cb->param >= 0) outf(g, "ts_p%d * %s_s%d", i, cb->name, i);
+        else outf(g, "ts_p%d * %lldLL", i, (long long)cb->strides[i]);
+    }
+    if (b->ndim == 0) out(g, "0");
+    out(g, "]));\n");
+    g->ind -= b->ndim + 1;
+    line_start(g);
+    out(g, "}\n");
+}
+
+/* buf[idx] += value: a CAS loop (or fetch_add) on global memory, where
+ * other blocks may add concurrently; a plain update on block-private
+ * buffers. */
+static void emit_atomic_add(Cg *g, const IrStmt *s) {
+    const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
+    TsDType dt = cb->buf->dt;
+    line_start(g);
+    if (cb->param < 0) {
+        outf(g, "%s[", cb->name);
+        emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+        outf(g, "] = %s%s%s[", store_conv(dt), load_conv(dt), cb->name);
+        emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+        out(g, "]) + (");
+        emit_expr(g, s->store.value);
+        out(g, ")));\n");
+        return;
+    }
+    const char *fn, *arg;
+    switch (dt) {
+    case TS_BOOL:
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc, "atomic add on a bool buffer ('%s')", cb->buf->name);
+    case TS_FLOAT16: fn = "f16"; arg = "float"; break;
+    case TS_BFLOAT16: fn = "bf16"; arg = "float"; break;
+    case TS_FLOAT8_E4M3: fn = "e4m3"; arg = "float"; break;
+    case TS_FLOAT8_E5M2: fn = "e5m2"; arg = "float"; break;
+    default: fn = arg = storage_ctype(dt); break;
+    }
+    outf(g, "ts_atomic_add_%s(&%s[", fn, cb->name);
+    emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+    outf(g, "], (%s)(", arg);
+    emit_expr(g, s->store.value);
+    out(g, "));\n");
+}
+
+static void emit_stmt(Cg *g, const IrStmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        line_start(g);
+        emit_block(g, s);
+        out(g, "\n");
+        return;
+    case IR_S_FOR: {
+        const IrVar *v = s->for_.var;
+        const char *n = c_name(g, v->name, v->id);
+        line_start(g);
+        outf(g, "for (%s %s = ", compute_ctype(g, v->dt, s->loc), n);
+        emit_expr(g, s->for_.min);
+        outf(g, ", %s_end = %s + (", n, n);
+        emit_expr(g, s->for_.extent);
+        outf(g, "); %s < %s_end; %s++) ", n, n, n);
+        emit_block(g, s->for_.body);
+        out(g, "\n");
+        return;
+    }
+    case IR_S_IF:
+        line_start(g);
+        out(g, "if (");
+        emit_expr(g, s->if_.cond);
+        out(g, ") ");
+        emit_block(g, s->if_.then);
+        if (s->if_.else_) {
+            out(g, " else ");
+            emit_block(g, s->if_.else_);
+        }
+        out(g, "\n");
+        return;
+    case IR_S_WHILE:
+        g->while_depth++;
+        line_start(g);
+        out(g, "while (");
+        emit_expr(g, s->while_.cond);
+        out(g, ") {\n");
+        g->ind++;
+        if (g->k->may_block) {
+            line_start(g);
+            out(g, "ts_a->yield(ts_b->yield_ctx);\n");
+        }
+        scope_open(g);
+        emit_body(g, s->while_.body);
+        scope_close(g);
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+        g->while_depth--;
+        return;
+    case IR_S_BREAK: line_start(g); out(g, "break;\n"); return;
+    case IR_S_CONTINUE: line_start(g); out(g, "continue;\n"); return;
+    case IR_S_STORE: {
+        const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
+        TsDType dt = cb->buf->dt;
+        int atomic = g->k->may_block && cb->param >= 0;
+        const IrExpr *v = s->store.value;
+        /* the store converts (and rounds) exactly like a cast to dt would */
+        if (v && v->kind == IR_E_CAST && v->dt == dt) v = v->un.a;
+        line_start(g);
+        if (atomic) outf(g, "ts_st_%s(&%s[", storage_ctype(dt), cb->name);
+        else outf(g, "%s[", cb->name);
+        emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+        out(g, atomic ? "], " : "] = ");
+        out(g, store_conv(dt));
+        emit_expr(g, v);
+        out(g, "))");
+        out(g, atomic ? ");\n" : ";\n");
+        return;
+    }
+    case IR_S_ATOMIC_ADD: emit_atomic_add(g, s); return;
+    case IR_S_LET: {
+        const IrVar *v = s->let.var;
+        const char *n = c_name(g, v->name, v->id);
+        int fresh = !declared_here(g, v);
+        line_start(g);
+        if (fresh) outf(g, "%s %s = ", compute_ctype(g, v->dt, s->loc), n);
+        else outf(g, "%s = ", n);
+        emit_expr(g, s->let.value);
+        out(g, ";\n");
+        if (fresh) {
+            ts_vec_push(g->a, g->declared, v);
+            line_start(g);
+            outf(g, "(void)%s;\n", n);
+        }
+        return;
+    }
+    case IR_S_ALLOC: return; /* carved out of the scratch area up front */
+    case IR_S_TILEOP:
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a tile operator was not lowered");
+    case IR_S_EVAL:
+        line_start(g);
+        out(g, "(void)(");
+        emit_expr(g, s->eval.e);
+        out(g, ");\n");
+        return;
+    case IR_S_PRINT: emit_print(g, s); return;
+    }
+    ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: statement kind %d", (int)s->kind);
+}
+
+/* ---- buffers and scratch layout -------------------------------------------------- */
+
+static void add_buf(Cg *g, const IrBuffer *b) {
+    for (int i = 0; i < g->bufs.n; i++)
+        if (g->bufs.v[i].buf == b) return;
+    CgBuf cb = {b, c_name(g, b->name, b->id), -1, 0, NULL};
+    if (b->scope == IR_SCOPE_GLOBAL) {
+        for (int i = 0; i < g->k->params.n; i++)
+            if (g->k->params.v[i].buf == b) cb.param = i;
+        if (cb.param < 0)
+            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc,
+                       "global buffer '%s' is not a kernel parameter", b->name);
+    } else {
+        int64_t elems = 1;
+        cb.strides = TS_NEWN(g->a, int64_t, b->ndim > 0 ? b->ndim : 1);
+        for (int i = b->ndim - 1; i >= 0; i--) {
+            int64_t ext;
+            if (!b->shape || !ir_is_const_int(b->shape[i], &ext))
+                ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc,
+                           "%s buffer '%s' needs constant extents on the C target",
+                           ir_scope_name(b->scope), b->name);
+            if (ext < 0 || ext > ((int64_t)1 << 40) || elems > ((int64_t)1 << 40) / (ext ? ext : 1))
+                ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc, "%s buffer '%s' is too large",
+                           ir_scope_name(b->scope), b->name);
+            cb.strides[i] = elems;
+            elems *= ext;
+        }
+        int64_t bytes = elems * ((ts_dtype_bits(b->dt) + 7) / 8) * (b->stages > 1 ? b->stages : 1);
+        g->scratch = (g->scratch + TS_C_SCRATCH_ALIGN - 1) / TS_C_SCRATCH_ALIGN * TS_C_SCRATCH_ALIGN;
+        cb.offset = g->scratch;
+        g->scratch += bytes;
+    }
+    ts_vec_push(g->a, g->bufs, cb);
+}
+
+static void walk_expr_bufs(Cg *g, const IrExpr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        add_buf(g, e->load.buf);
+        for (int i = 0; i < e->load.nidx; i++) walk_expr_bufs(g, e->load.idx[i]);
+        return;
+    case IR_E_BIN: walk_expr_bufs(g, e->bin.a); walk_expr_bufs(g, e->bin.b); return;
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: walk_expr_bufs(g, e->un.a); return;
+    case IR_E_SELECT:
+        walk_expr_bufs(g, e->sel.cond);
+        walk_expr_bufs(g, e->sel.a);
+        walk_expr_bufs(g, e->sel.b);
+        return;
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++) walk_expr_bufs(g, e->call.args[i]);
+        return;
+    default: return;
+    }
+}
+
+static void walk_stmt_bufs(Cg *g, const IrStmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) walk_stmt_bufs(g, s->seq.v[i]);
+        return;
+    case IR_S_FOR:
+        walk_expr_bufs(g, s->for_.min);
+        walk_expr_bufs(g, s->for_.extent);
+        walk_stmt_bufs(g, s->for_.body);
+        return;
+    case IR_S_IF:
+        walk_expr_bufs(g, s->if_.cond);
+        walk_stmt_bufs(g, s->if_.then);
+        walk_stmt_bufs(g, s->if_.else_);
+        return;
+    case IR_S_WHILE:
+        walk_expr_bufs(g, s->while_.cond);
+        walk_stmt_bufs(g, s->while_.body);
+        return;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        add_buf(g, s->store.buf);
+        for (int i = 0; i < s->store.nidx; i++) walk_expr_bufs(g, s->store.idx[i]);
+        walk_expr_bufs(g, s->store.value);
+        return;
+    case IR_S_LET: walk_expr_bufs(g, s->let.value); return;
+    case IR_S_ALLOC: add_buf(g, s->alloc.buf); return;
+    case IR_S_EVAL: walk_expr_bufs(g, s->eval.e); return;
+    case IR_S_PRINT:
+        walk_expr_bufs(g, s->print.value);
+        if (s->print.buf) add_buf(g, s->print.buf);
+        return;
+    default: return;
+    }
+}
+
+/* ---- functions ----------------------------------------------------------------- */
+
+/* Declarations of scalars and shape variables, shared by tsk_grid and tsk_block. */
+static void emit_scalar_prologue(Cg *g) {
+    const IrKernel *k = g->k;
+    for (int i = 0; i < k->shape_vars.n; i++) {
+        const IrVar *v = k->shape_vars.v[i];
+        const char *n = c_name(g, v->name, v->id);
+        line_start(g);
+        outf(g, "const %s %s = (%s)ts_a->shape_vars[%d];\n", compute_ctype(g, v->dt, (TsLoc){0}), n,
+             compute_ctype(g, v->dt, (TsLoc){0}), i);
+        line_start(g);
+        outf(g, "(void)%s;\n", n);
+    }
+    for (int i = 0; i < k->params.n; i++) {
+        const IrVar *v = k->params.v[i].var;
+        if (!v || k->params.v[i].buf) continue;
+        const char *n = c_name(g, v->name, v->id);
+        line_start(g);
+        outf(g, "const %s %s = %s*(const %s *)ts_a->data[%d]);\n", compute_ctype(g, v->dt, (TsLoc){0}), n,
+             load_conv(v->dt), storage_ctype(v->dt), i);
+        line_start(g);
+        outf(g, "(void)%s;\n", n);
+    }
+}
+
+static void emit_grid_fn(Cg *g) {
+    const IrKernel *k = g->k;
+    out(g, "TS_EXPORT void tsk_grid(const TsCArgs *ts_a, int64_t ts_grid[3]) {\n");
+    g->ind = 1;
+    g->in_grid = 1;
+    line_start(g);
+    out(g, "(void)ts_a;\n");
+    emit_scalar_prologue(g);
+    for (int i = 0; i < 3; i++) {
+        line_start(g);
+        outf(g, "ts_grid[%d] = ", i);
+        if (i < k->ngrid && k->grid[i]) {
+            out(g, "(int64_t)(");
+            emit_expr(g, k->grid[i]);
+            out(g, ");\n");
+        } else {
+            out(g, "1;\n");
+        }
+    }
+    g->in_grid = 0;
+    g->ind = 0;
+    out(g, "}\n\n");
+}
+
+static void emit_block_fn(Cg *g) {
+    const IrKernel *k = g->k;
+    out(g, "TS_EXPORT void tsk_block(const TsCArgs *ts_a, TsCBlock *ts_b) {\n");
+    g->ind = 1;
+    line_start(g);
+    out(g, "unsigned char *ts_scratch = ts_b->scratch;\n");
+    line_start(g);
+    out(g, "(void)ts_a; (void)ts_b; (void)ts_scratch;\n");
+    for (int i = 0; i < 3; i++) {
+        line_start(g);
+        outf(g, "const int64_t ts_bidx%d = ts_b->idx[%d];\n", i, i);
+        line_start(g);
+        outf(g, "(void)ts_bidx%d;\n", i);
+    }
+    emit_scalar_prologue(g);
+    for (int i = 0; i < g->bufs.n; i++) {
+        const CgBuf *cb = &g->bufs.v[i];
+        const char *st = storage_ctype(cb->buf->dt);
+        line_start(g);
+        if (cb->param >= 0) {
+            outf(g, "%s *%s = (%s *)ts_a->data[%d];\n", st, cb->name, st, cb->param);
+            for (int d = 0; d < cb->buf->ndim; d++) {
+                line_start(g);
+                outf(g, "const int64_t %s_s%d = ts_a->strides[%d][%d];\n", cb->name, d, cb->param, d);
+                line_start(g);
+                outf(g, "(void)%s_s%d;\n", cb->name, d);
+            }
+        } else {
+            outf(g, "%s *restrict %s = (%s *)(void *)(ts_scratch + %lld); /* %s */\n", st, cb->name, st,
+                 (long long)cb->offset, ir_scope_name(cb->buf->scope));
+        }
+        line_start(g);
+        outf(g, "(void)%s;\n", cb->name);
+    }
+    scope_open(g);
+    emit_body(g, k->body);
+    scope_close(g);
+    g->ind = 0;
+    out(g, "}\n");
+}
+
+void ts_c_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
+    Cg g = {0};
+    g.d = d;
+    g.k = k;
+    g.a = k->arena;
+    g.o = o;
+    if (k->ngrid < 0 || k->ngrid > 3)
+        ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "C codegen: %d grid dimensions", k->ngrid);
+
+    /* Buffers: parameters first (in order), then everything else touched. */
+    for (int i = 0; i < k->params.n; i++)
+        if (k->params.v[i].buf) add_buf(&g, k->params.v[i].buf);
+    for (int i = 0; i < k->buffers.n; i++)
+        if (k->buffers.v[i]->scope != IR_SCOPE_GLOBAL) add_buf(&g, k->buffers.v[i]);
+    walk_stmt_bufs(&g, k->body);
+    int64_t scratch = (g.scratch + TS_C_SCRATCH_ALIGN - 1) / TS_C_SCRATCH_ALIGN * TS_C_SCRATCH_ALIGN;
+
+    ts_buf_printf(o, "/* Generated by TileScale (C target, ABI %u) for kernel '", TS_C_ABI_VERSION);
+    for (const char *p = k->name ? k->name : "?"; *p; p++)
+        if (*p != '*' && *p != '/') ts_buf_putn(o, p, 1);
+    ts_buf_puts(o, "'.  Do not edit. */\n");
+    for (int i = 0; prelude[i]; i++) ts_buf_puts(o, prelude[i]);
+    ts_buf_puts(o, "/* The runtime ABI (src/target/c/c_target.h). */\n");
+    emit_abi_text(o);
+    ts_c_emit_abi_asserts(o);
+    ts_buf_puts(o, "\n");
+    ts_buf_puts(o, print_helper);
+
+    ts_buf_printf(o, "TS_EXPORT uint32_t tsk_abi_version(void) { return %uu; }\n\n", TS_C_ABI_VERSION);
+    ts_buf_puts(o, "TS_EXPORT void tsk_info(TsCInfo *ts_i) {\n");
+    ts_buf_printf(o, "    ts_i->abi_version = %uu;\n", TS_C_ABI_VERSION);
+    ts_buf_printf(o, "    ts_i->nparams = %d;\n", k->params.n);
+    ts_buf_printf(o, "    ts_i->nshape_vars = %d;\n", k->shape_vars.n);
+    ts_buf_printf(o, "    ts_i->may_block = %d;\n", k->may_block ? 1 : 0);
+    ts_buf_printf(o, "    ts_i->scratch_bytes = %lld;\n", (long long)scratch);
+    ts_buf_puts(o, "    ts_i->name = ");
+    emit_c_string(&g, k->name ? k->name : "");
+    ts_buf_puts(o, ";\n}\n\n");
+
+    emit_grid_fn(&g);
+    emit_block_fn(&g);
+}
