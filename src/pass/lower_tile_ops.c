@@ -8,6 +8,15 @@
  * that, but nothing forbids it either) is never changed behind anyone's
  * back; untouched subtrees are kept as they are.
  *
+ * Lowered copies and fills guard every access to a global buffer, since a
+ * tile may hang over the tensor's end.  Most of those guards are provably
+ * true (the tensor is a multiple of the tile), so afterwards the pass
+ * walks the whole body with the value ranges of the loop variables
+ * (constant bounds) and block indices (constant grid extents) and keeps
+ * only the live branch of every `if` whose condition interval arithmetic
+ * decides.  Interval arithmetic is exact enough here because guard
+ * conditions are sums of products of ranged vars and constants.
+ *
  * This is the generic lowering used by the C target.  The CUDA target
  * will run layout inference first and lower copies and gemms to its own
  * instructions, falling back to this for the rest.
@@ -67,7 +76,169 @@ static IrStmt *lower(TsLowerCtx *lx, IrStmt *s) {
     }
 }
 
+/* ---- guard pruning by interval arithmetic ------------------------------ */
+
+typedef struct Ranges {
+    int n;           /* ids below this */
+    char *known;     /* by var id */
+    int64_t *lo, *hi;
+} Ranges;
+
+/* The interval of an integer expression, when the ranges decide it. */
+static bool bound(const Ranges *r, const IrExpr *e, int64_t *lo, int64_t *hi) {
+    int64_t a0, a1, b0, b1;
+    if (!ts_dtype_is_int(e->dt)) return false;
+    switch (e->kind) {
+    case IR_E_INT: *lo = *hi = e->ival; return true;
+    case IR_E_VAR:
+        if (e->var->id < 0 || e->var->id >= r->n || !r->known[e->var->id]) return false;
+        *lo = r->lo[e->var->id];
+        *hi = r->hi[e->var->id];
+        return true;
+    case IR_E_CAST:
+        return ts_dtype_is_int(e->un.a->dt) && ts_dtype_bits(e->dt) >= ts_dtype_bits(e->un.a->dt) &&
+               ts_dtype_info(e->dt)->kind == 'i' && ts_dtype_info(e->un.a->dt)->kind == 'i' &&
+               bound(r, e->un.a, lo, hi);
+    case IR_E_BIN: break;
+    default: return false;
+    }
+    if (!bound(r, e->bin.a, &a0, &a1) || !bound(r, e->bin.b, &b0, &b1)) return false;
+    /* stay far from int64 overflow: ranges beyond 2^40 are not decided */
+    const int64_t big = (int64_t)1 << 40;
+    if (a0 < -big || a1 > big || b0 < -big || b1 > big) return false;
+    switch (e->bin.op) {
+    case IR_ADD: *lo = a0 + b0; *hi = a1 + b1; break;
+    case IR_SUB: *lo = a0 - b1; *hi = a1 - b0; break;
+    case IR_MUL: {
+        if (b0 != b1 && a0 != a1 && ((a1 - a0) > (1 << 20) || (b1 - b0) > (1 << 20))) return false;
+        int64_t p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
+        *lo = *hi = p[0];
+        for (int i = 1; i < 4; i++) {
+            if (p[i] < *lo) *lo = p[i];
+            if (p[i] > *hi) *hi = p[i];
+        }
+        break;
+    }
+    case IR_FLOORDIV:
+        if (b0 != b1 || b0 <= 0) return false;
+        *lo = a0 >= 0 ? a0 / b0 : -((-a0 + b0 - 1) / b0);
+        *hi = a1 >= 0 ? a1 / b0 : -((-a1 + b0 - 1) / b0);
+        break;
+    case IR_FLOORMOD:
+        if (b0 != b1 || b0 <= 0) return false;
+        *lo = 0;
+        *hi = b0 - 1;
+        if (a0 >= 0 && a1 < b0) { *lo = a0; *hi = a1; }
+        break;
+    case IR_MIN: *lo = a0 < b0 ? a0 : b0; *hi = a1 < b1 ? a1 : b1; break;
+    case IR_MAX: *lo = a0 > b0 ? a0 : b0; *hi = a1 > b1 ? a1 : b1; break;
+    default: return false;
+    }
+    return true;
+}
+
+/* 1: always true, 0: always false, -1: undecided. */
+static int decide(const Ranges *r, const IrExpr *c) {
+    int64_t a0, a1, b0, b1;
+    if (c->kind == IR_E_INT) return c->ival != 0;
+    if (c->kind == IR_E_NOT && !c->un.bitnot) {
+        int x = decide(r, c->un.a);
+        return x < 0 ? -1 : !x;
+    }
+    if (c->kind != IR_E_BIN) return -1;
+    IrBinOp op = c->bin.op;
+    if (op == IR_AND || op == IR_OR) {
+        int x = decide(r, c->bin.a), y = decide(r, c->bin.b);
+        if (op == IR_AND) return (x == 0 || y == 0) ? 0 : (x == 1 && y == 1) ? 1 : -1;
+        return (x == 1 || y == 1) ? 1 : (x == 0 && y == 0) ? 0 : -1;
+    }
+    if (!bound(r, c->bin.a, &a0, &a1) || !bound(r, c->bin.b, &b0, &b1)) return -1;
+    switch (op) {
+    case IR_LT: return a1 < b0 ? 1 : a0 >= b1 ? 0 : -1;
+    case IR_LE: return a1 <= b0 ? 1 : a0 > b1 ? 0 : -1;
+    case IR_GT: return a0 > b1 ? 1 : a1 <= b0 ? 0 : -1;
+    case IR_GE: return a0 >= b1 ? 1 : a1 < b0 ? 0 : -1;
+    default: return -1;
+    }
+}
+
+static IrStmt *prune(TsArena *a, Ranges *r, IrStmt *s) {
+    if (!s) return NULL;
+    switch (s->kind) {
+    case IR_S_SEQ: {
+        IrStmt **kids = TS_NEWN(a, IrStmt *, s->seq.n > 0 ? s->seq.n : 1);
+        bool changed = false;
+        for (int i = 0; i < s->seq.n; i++) {
+            kids[i] = prune(a, r, s->seq.v[i]);
+            changed |= kids[i] != s->seq.v[i];
+        }
+        if (!changed) return s;
+        IrStmt *n = ir_seq(a);
+        n->loc = s->loc;
+        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, n, kids[i]);
+        return n;
+    }
+    case IR_S_FOR: {
+        int64_t m0, m1, e0, e1;
+        int id = s->for_.var->id;
+        bool ranged = id >= 0 && id < r->n && bound(r, s->for_.min, &m0, &m1) &&
+                      bound(r, s->for_.extent, &e0, &e1) && e1 >= 1;
+        if (ranged) {
+            r->known[id] = 1;
+            r->lo[id] = m0;
+            r->hi[id] = m1 + e1 - 1;
+        }
+        IrStmt *body = prune(a, r, s->for_.body);
+        if (ranged) r->known[id] = 0;
+        if (body == s->for_.body) return s;
+        IrStmt *n = ir_stmt(a, s->kind, s->loc);
+        *n = *s;
+        n->for_.body = body;
+        return n;
+    }
+    case IR_S_IF: {
+        int d = decide(r, s->if_.cond);
+        if (d == 1) return prune(a, r, s->if_.then);
+        if (d == 0) return s->if_.else_ ? prune(a, r, s->if_.else_) : ir_seq(a);
+        IrStmt *t = prune(a, r, s->if_.then), *e = prune(a, r, s->if_.else_);
+        if (t == s->if_.then && e == s->if_.else_) return s;
+        IrStmt *n = ir_stmt(a, s->kind, s->loc);
+        *n = *s;
+        n->if_.then = t;
+        n->if_.else_ = e;
+        return n;
+    }
+    case IR_S_WHILE: {
+        IrStmt *body = prune(a, r, s->while_.body);
+        if (body == s->while_.body) return s;
+        IrStmt *n = ir_stmt(a, s->kind, s->loc);
+        *n = *s;
+        n->while_.body = body;
+        return n;
+    }
+    default: return s;
+    }
+}
+
 void ts_pass_lower_tile_ops(TsPassCtx *cx) {
     TsLowerCtx lx = {cx->diag, cx->arena, cx->k, cx->target};
-    cx->k->body = lower(&lx, cx->k->body);
+    IrKernel *k = cx->k;
+    k->body = lower(&lx, k->body);
+
+    Ranges r;
+    r.n = k->next_id;
+    r.known = TS_NEWN(cx->arena, char, r.n > 0 ? r.n : 1);
+    r.lo = TS_NEWN(cx->arena, int64_t, r.n > 0 ? r.n : 1);
+    r.hi = TS_NEWN(cx->arena, int64_t, r.n > 0 ? r.n : 1);
+    for (int i = 0; i < 3; i++) {
+        IrVar *b = k->block_idx[i];
+        int64_t g = 1;
+        if (!b || b->id < 0 || b->id >= r.n) continue;
+        if (i < k->ngrid && !ir_is_const_int(k->grid[i], &g)) continue;
+        if (g < 1) continue;
+        r.known[b->id] = 1;
+        r.lo[b->id] = 0;
+        r.hi[b->id] = g - 1;
+    }
+    k->body = prune(cx->arena, &r, k->body);
 }
