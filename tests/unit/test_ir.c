@@ -420,6 +420,72 @@ static void test_simplify(void) {
     ts_buf_free(&b);
 }
 
+/* The text of every tile-op form, and ir_stmt_subst on a loop nest. */
+static void test_print_ops_and_subst(void) {
+    IrKernel *k = new_kernel("ops");
+    IrBuffer *g = param(k, "G", TS_FLOAT32, 2, (int64_t[]){64, 64});
+    IrStmt *body = ir_seq(&A);
+    IrBuffer *f = alloc(k, body, "F", TS_FLOAT32, IR_SCOPE_FRAGMENT, 2, (int64_t[]){16, 8});
+    IrBuffer *v = alloc(k, body, "v", TS_FLOAT32, IR_SCOPE_FRAGMENT, 1, (int64_t[]){16});
+    IrVar *i = ir_var(k, "i", TS_INT32, IR_VAR_LOOP);
+    IrTileOp *ops[5];
+    for (int n = 0; n < 5; n++) {
+        ops[n] = TS_NEW(&A, IrTileOp);
+        ops[n]->nr = 2;
+        ops[n]->r[0] = ir_region_full(&A, f);
+        ops[n]->r[1] = ir_region_full(&A, v);
+    }
+    ops[0]->kind = TS_OP_REDUCE;
+    ops[0]->reduce = TS_REDUCE_ABSMAX;
+    ops[0]->dim = 1;
+    ops[1]->kind = TS_OP_CUMSUM;
+    ops[1]->r[1] = ir_region_full(&A, f);
+    ops[1]->reverse = 1;
+    ops[2]->kind = TS_OP_ATOMIC_ADD;
+    ops[2]->r[0] = region(g, ir_bin(&A, IR_MUL, ir_var_ref(&A, i), ir_i32(&A, 16)), 16, ir_i32(&A, 0), 8);
+    ops[2]->r[1] = ir_region_full(&A, f);
+    ops[3]->kind = TS_OP_ATOMIC_ADD;
+    ops[3]->nr = 1;
+    ops[3]->r[0] = region(g, ir_var_ref(&A, i), 1, ir_i32(&A, 3), 1);
+    ops[3]->value = ir_float(&A, 2, TS_FLOAT32);
+    ops[4]->kind = TS_OP_FILL;
+    ops[4]->nr = 1;
+    ops[4]->r[0] = region(f, ir_i32(&A, 0), 4, ir_i32(&A, 2), 2);
+    ops[4]->value = ir_float(&A, -1.25, TS_FLOAT32);
+    IrStmt *lb = ir_seq(&A);
+    for (int n = 0; n < 5; n++) ir_seq_push(&A, lb, tileop(ops[n]));
+    ir_seq_push(&A, body, ir_for(&A, i, ir_i32(&A, 0), ir_i32(&A, 4), IR_FOR_SERIAL, lb));
+    k->body = body;
+    TsBuf b = {0};
+    ir_print_kernel(&b, k);
+    CHECK_EQ_STR("kernel ops(G: global float32[64, 64]) grid(1) threads 128\n"
+                 "    F = alloc_fragment float32[16, 8]\n"
+                 "    v = alloc_fragment float32[16]\n"
+                 "    for i in serial(4):\n"
+                 "        reduce_absmax(F -> v, dim=1, clear=0)\n"
+                 "        cumsum(F -> F, dim=0, reverse=1)\n"
+                 "        atomic_add(F -> G[i * 16:+16, 0:+8])\n"
+                 "        atomic_add(G[i:+1, 3:+1], 2.0)\n"
+                 "        fill(F[0:+4, 2:+2], -1.25)\n",
+                 ts_buf_str(&b));
+    TsDiag d = {0};
+    CHECK_EQ_INT(TS_OK, verify(k, &d));
+    ts_buf_free(&b);
+
+    /* substitute i := 2 in the loop body: starts fold */
+    IrExpr *two = ir_i32(&A, 2);
+    IrStmt *copy = ir_stmt_subst(&A, lb, &i, &two, 1);
+    ir_print_stmt(&b, copy, 0);
+    CHECK_CONTAINS(ts_buf_str(&b), "atomic_add(F -> G[32:+16, 0:+8])");
+    CHECK_CONTAINS(ts_buf_str(&b), "atomic_add(G[2:+1, 3:+1], 2.0)");
+    CHECK(copy->seq.v[2]->op != ops[2]); /* a deep copy */
+    ts_buf_free(&b);
+    ir_print_stmt(&b, lb, 0);
+    CHECK_CONTAINS(ts_buf_str(&b), "atomic_add(F -> G[i * 16:+16, 0:+8])"); /* original intact */
+    ts_buf_free(&b);
+    ts_buf_free(&d.msg);
+}
+
 int main(void) {
     ts_arena_init(&A);
     test_fold_int();
@@ -429,6 +495,7 @@ int main(void) {
     test_verify();
     test_passes();
     test_simplify();
+    test_print_ops_and_subst();
     ts_arena_free(&A);
     return test_done();
 }
