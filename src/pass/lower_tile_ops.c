@@ -14,7 +14,7 @@
  * walks the whole body with the value ranges of the loop variables
  * (constant bounds) and block indices (constant grid extents) and keeps
  * only the live branch of every `if` whose condition interval arithmetic
- * decides.  Interval arithmetic is exact enough here because guard
+ * decides, and drops the conjuncts it proves true from the others.  Interval arithmetic is exact enough here because guard
  * conditions are sums of products of ranged vars and constants.
  *
  * This is the generic lowering used by the C target.  The CUDA target
@@ -162,6 +162,16 @@ static int decide(const Ranges *r, const IrExpr *c) {
     }
 }
 
+/* c without the conjuncts that are always true (c itself when none is). */
+static IrExpr *drop_true(TsArena *a, const Ranges *r, IrExpr *c) {
+    if (c->kind != IR_E_BIN || c->bin.op != IR_AND) return c;
+    if (decide(r, c->bin.a) == 1) return drop_true(a, r, c->bin.b);
+    if (decide(r, c->bin.b) == 1) return drop_true(a, r, c->bin.a);
+    IrExpr *x = drop_true(a, r, c->bin.a), *y = drop_true(a, r, c->bin.b);
+    if (x == c->bin.a && y == c->bin.b) return c;
+    return ir_bin(a, IR_AND, x, y);
+}
+
 static IrStmt *prune(TsArena *a, Ranges *r, IrStmt *s) {
     if (!s) return NULL;
     switch (s->kind) {
@@ -201,9 +211,11 @@ static IrStmt *prune(TsArena *a, Ranges *r, IrStmt *s) {
         if (d == 1) return prune(a, r, s->if_.then);
         if (d == 0) return s->if_.else_ ? prune(a, r, s->if_.else_) : ir_seq(a);
         IrStmt *t = prune(a, r, s->if_.then), *e = prune(a, r, s->if_.else_);
-        if (t == s->if_.then && e == s->if_.else_) return s;
+        IrExpr *c = drop_true(a, r, s->if_.cond);
+        if (t == s->if_.then && e == s->if_.else_ && c == s->if_.cond) return s;
         IrStmt *n = ir_stmt(a, s->kind, s->loc);
         *n = *s;
+        n->if_.cond = c;
         n->if_.then = t;
         n->if_.else_ = e;
         return n;

@@ -571,6 +571,18 @@ static void test_lowered_text(void) {
                  "            S[i] = 0.0\n",
                  ts_buf_str(&text));
     ts_buf_free(&text);
+
+    /* a 2-d tile where only the row guard is needed: the column conjunct goes */
+    Kb kb2 = kernel("text2", 1, 2);
+    IrBuffer *a2 = param(&kb2, "A", TS_FLOAT32, 2, (int64_t[]){100, 16});
+    IrBuffer *s2 = alloc(&kb2, "S", TS_FLOAT32, IR_SCOPE_SHARED, 2, (int64_t[]){64, 16});
+    copy(&kb2, reg(a2, (IrExpr *[]){MUL(V(kb2.by), 64), I(0)}, (int64_t[]){64, 16}), full(s2));
+    cx.k = kb2.k;
+    if (!ts_try(&d, &jb, &saved)) ts_run_passes(&cx, "lower_tile_ops", &text, NULL);
+    ts_try_end(&d, saved);
+    CHECK_CONTAINS(ts_buf_str(&text), "            if by * 64 + i < 100:\n"
+                                      "                S[i, j] = A[by * 64 + i, j]\n");
+    ts_buf_free(&text);
     ts_buf_free(&d.msg);
 }
 
