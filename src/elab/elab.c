@@ -120,6 +120,8 @@ IrExpr *val_to_expr(Elab *E, Value *v, TsLoc loc) {
         elab_fail(E, TS_ERR_TYPE, loc, "buffer '%s' used as a value; index it, e.g. %s[i]",
                   v->buf->name, v->buf->name);
     case V_OPAQUE: fail_opaque(E, v, loc);
+    case V_STR:
+        elab_fail(E, TS_ERR_TYPE, loc, "expected a number or expression, got the string '%s'", v->s);
     default:
         elab_fail(E, TS_ERR_TYPE, loc, "expected a number or expression, got %s", val_kind_name(v));
     }
@@ -863,6 +865,14 @@ Value *eval(Elab *E, Env *env, const AstExpr *x) {
     }
     case AST_SLICE:
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "a slice is only allowed inside a subscript");
+    case AST_LAMBDA:
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "lambda expressions are not supported; use a def or a @T.macro");
+    case AST_COMP:
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "comprehensions (%s) are not supported; use a for loop",
+                  x->name ? x->name : "list");
+    case AST_SET: elab_fail(E, TS_ERR_UNSUPPORTED, loc, "set literals are not supported");
+    case AST_YIELD: elab_fail(E, TS_ERR_UNSUPPORTED, loc, "yield is not supported");
+    case AST_ELLIPSIS: elab_fail(E, TS_ERR_UNSUPPORTED, loc, "'...' is not supported here");
     default:
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "this kind of expression is not supported by the TileLang front end");
     }

@@ -1,0 +1,11 @@
+# ARGS: compile FILE --entry kern -D n=4 -D block=8
+import tilelang.language as T
+
+
+def kern(n):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32")):
+        with T.Kernel(1) as bx:
+            T.clear(A)
+
+    return main
