@@ -517,6 +517,78 @@ static void test_floats(void) {
     ts_buf_free(&d->msg);
 }
 
+/* Every float16 / bfloat16 / float8 bit pattern decodes like the
+ * independent decoders above (NaNs as NaN). */
+static double dec_e5m2(uint8_t v) { return dec_half((uint16_t)(v << 8)); }
+
+static void test_decode_all(void) {
+    enum { N = 65536 };
+    IrKernel *k = kernel("decode", I(4));
+    IrExpr *sh[1] = {I(N)}, *sh8[1] = {I(256)};
+    IrBuffer *H = param_buf(k, "H", TS_FLOAT16, 1, sh);
+    IrBuffer *B = param_buf(k, "B", TS_BFLOAT16, 1, sh);
+    IrBuffer *E4 = param_buf(k, "E4", TS_FLOAT8_E4M3, 1, sh8);
+    IrBuffer *E5 = param_buf(k, "E5", TS_FLOAT8_E5M2, 1, sh8);
+    IrBuffer *O = param_buf(k, "O", TS_FLOAT32, 1, (IrExpr *[]){I(4 * N)});
+    IrVar *i = ir_var(k, "i", TS_INT32, IR_VAR_LOOP), *j = ir_var(k, "j", TS_INT32, IR_VAR_LOOP);
+    IrExpr *bx = VR(k->block_idx[0]);
+    IrExpr *g = BIN(IR_ADD, BIN(IR_MUL, bx, I(N / 4)), VR(i));
+    k->body = seq(2,
+                  ir_for(ar, i, I(0), I(N / 4), IR_FOR_PARALLEL,
+                         seq(2, st(O, ir_cast(ar, TS_FLOAT32, ld(H, 1, g)), 1, g),
+                             st(O, ir_cast(ar, TS_FLOAT32, ld(B, 1, g)), 1, BIN(IR_ADD, g, I(N))))),
+                  if_(BIN(IR_EQ, bx, I(0)),
+                      ir_for(ar, j, I(0), I(256), IR_FOR_SERIAL,
+                             seq(2, st(O, ir_cast(ar, TS_FLOAT32, ld(E4, 1, VR(j))), 1, BIN(IR_ADD, VR(j), I(2 * N))),
+                                 st(O, ir_cast(ar, TS_FLOAT32, ld(E5, 1, VR(j))), 1, BIN(IR_ADD, VR(j), I(3 * N))))),
+                      NULL));
+    TsContext ctx = {0};
+    TsDiag *d = &ctx.diag;
+    TsBuf code = {0};
+    TsModuleC *m;
+    CHECK_EQ_INT(TS_OK, build(d, k, &code, &m, NULL));
+    if (!m) {
+        fprintf(stderr, "%s\n", ts_buf_str(&d->msg));
+        return;
+    }
+    TsKernel kk;
+    memset(&kk, 0, sizeof kk);
+    kk.ctx = &ctx;
+    kk.ir = k;
+    kk.cmod = m;
+    uint16_t *hb = malloc(N * 2);
+    uint8_t e[256];
+    float *o = malloc(4 * N * sizeof(float));
+    for (int q = 0; q < N; q++) hb[q] = (uint16_t)q;
+    for (int q = 0; q < 256; q++) e[q] = (uint8_t)q;
+    int64_t s1[1] = {N}, s8[1] = {256}, s4[1] = {4 * N};
+    TsTensor args[5] = {tens(hb, TS_FLOAT16, 1, s1, NULL), tens(hb, TS_BFLOAT16, 1, s1, NULL),
+                        tens(e, TS_FLOAT8_E4M3, 1, s8, NULL), tens(e, TS_FLOAT8_E5M2, 1, s8, NULL),
+                        tens(o, TS_FLOAT32, 1, s4, NULL)};
+    CHECK_EQ_INT(TS_OK, ts_launch(&kk, args, 5));
+    int bad = 0;
+    for (int q = 0; q < N; q++) {
+        if (!same(o[q], dec_half((uint16_t)q)) || !signbit(o[q]) != !signbit(dec_half((uint16_t)q))) {
+            if (bad++ < 5) fprintf(stderr, "half %04x: got %.9g want %.9g\n", q, o[q], dec_half((uint16_t)q));
+        }
+        if (!same(o[N + q], dec_bf16((uint16_t)q))) bad++;
+    }
+    for (int q = 0; q < 256; q++) {
+        if (!same(o[2 * N + q], dec_e4m3((uint8_t)q))) {
+            if (bad++ < 10) fprintf(stderr, "e4m3 %02x: got %.9g want %.9g\n", q, o[2 * N + q], dec_e4m3((uint8_t)q));
+        }
+        if (!same(o[3 * N + q], dec_e5m2((uint8_t)q))) {
+            if (bad++ < 10) fprintf(stderr, "e5m2 %02x: got %.9g want %.9g\n", q, o[3 * N + q], dec_e5m2((uint8_t)q));
+        }
+    }
+    CHECK_EQ_INT(0, bad);
+    free(hb);
+    free(o);
+    ts_c_module_free(m);
+    ts_buf_free(&code);
+    ts_buf_free(&d->msg);
+}
+
 /* ---- 4: atomic adds from many blocks on many threads ---------------------------- */
 
 static void test_atomics(void) {
@@ -741,6 +813,7 @@ int main(void) {
     test_vadd();
     test_intops();
     test_floats();
+    test_decode_all();
     test_atomics();
     test_control();
     test_refusals();

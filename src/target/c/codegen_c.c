@@ -60,13 +60,18 @@ static const char *const prelude[] = {
     "#define TS_EXPORT __attribute__((visibility(\"default\")))\n",
     "#define TS_INL static inline __attribute__((unused))\n\n",
     /* float16 <-> float, round to nearest even */
+    /* exponent and mantissa moved into float position, then rebiased by
+     * multiplying with 2^112 (exact, subnormals included); inf/NaN get
+     * the all-ones exponent.  Branch-free, so loops vectorize. */
     "TS_INL float ts_h2f(uint16_t h) {\n"
-    "    uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;\n"
+    "    uint32_t em = h & 0x7fffu, x = em << 13, y;\n"
     "    float f;\n"
-    "    if (e == 0x1fu) x = s | 0x7f800000u | (m << 13);\n"
-    "    else if (e) x = s | ((e + 112u) << 23) | (m << 13);\n"
-    "    else { f = (float)m * 0x1p-24f; return s ? -f : f; }\n"
     "    memcpy(&f, &x, 4);\n"
+    "    f *= 0x1p112f;\n"
+    "    memcpy(&y, &f, 4);\n"
+    "    y = em >= 0x7c00u ? (x | 0x7f800000u) : y;\n"
+    "    y |= (uint32_t)(h & 0x8000u) << 16;\n"
+    "    memcpy(&f, &y, 4);\n"
     "    return f;\n"
     "}\n",
     "TS_INL uint16_t ts_f2h(float f) {\n"
@@ -914,6 +919,18 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
         const IrExpr *v = s->store.value;
         /* the store converts (and rounds) exactly like a cast to dt would */
         if (v && v->kind == IR_E_CAST && v->dt == dt) v = v->un.a;
+        /* copying an element of the same dtype: move the stored bits */
+        if (v && v->kind == IR_E_LOAD && v->load.buf->dt == dt && !atomic &&
+            !(g->k->may_block && g->while_depth > 0)) {
+            const CgBuf *src = find_buf(g, v->load.buf, v->loc);
+            line_start(g);
+            outf(g, "%s[", cb->name);
+            emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+            outf(g, "] = %s[", src->name);
+            emit_index(g, src, v->load.idx, v->load.nidx, v->loc);
+            out(g, "];\n");
+            return;
+        }
         line_start(g);
         if (atomic) outf(g, "ts_st_%s(&%s[", storage_ctype(dt), cb->name);
         else outf(g, "%s[", cb->name);
