@@ -37,7 +37,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16 };
     X(B_MAX_VALUE, NS_T, "max_value") X(B_MIN_VALUE, NS_T, "min_value")                \
     X(B_PRINT, NS_T, "print") X(B_USE_SWIZZLE, NS_T, "use_swizzle")                    \
     X(B_ANNOTATE_LAYOUT, NS_T, "annotate_layout") X(B_DYNAMIC, NS_T, "dynamic")        \
-    X(B_SYMBOLIC, NS_T, "symbolic") X(B_FLOORDIV, NS_T, "floordiv")                    \
+    X(B_SYMBOLIC, NS_T, "symbolic") X(B_LAYOUT, NS_T, "Layout") X(B_CLAMP, NS_T, "clamp") X(B_FRAGMENT, NS_T, "Fragment") X(B_FLOORDIV, NS_T, "floordiv")                    \
     X(B_FLOORMOD, NS_T, "floormod") X(B_TRUNCDIV, NS_T, "truncdiv")                    \
     X(B_TRUNCMOD, NS_T, "truncmod")                                                    \
     X(B_NOOP_HINT, NS_T, "no_set_max_nreg") X(B_NOOP_HINT2, NS_T, "set_max_nreg")      \
@@ -436,6 +436,17 @@ static Value *cast_to(Elab *E, Value *v, TsDType dt, TsLoc loc) {
     return val_expr(E, ir_cast(E->a, dt, val_to_expr(E, v, loc)), loc);
 }
 
+Value *builtin_subscript(Elab *E, Value *f, Value *ix, TsLoc loc) {
+    if (f->bi == B_TENSOR || f->bi == B_TENSOR2) {
+        int n;
+        Value **items = val_items(E, ix, &n);
+        if (ix->kind != V_TUPLE || n < 1 || n > 2)
+            elab_fail(E, TS_ERR_TYPE, loc, "T.Tensor[...] takes a shape and a dtype");
+        return builtin_call(E, f, items, n, NULL, NULL, 0, loc);
+    }
+    elab_fail(E, TS_ERR_TYPE, loc, "T.%s cannot be indexed", builtin_name(f->bi));
+}
+
 /* ---- the dispatcher -------------------------------------------------------------------------------- */
 
 Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw, Value **kwv,
@@ -602,8 +613,19 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     case B_FILL:
     case B_CLEAR: {
         need_kernel(E, A);
+        Value *dstv = req(E, A, 0, "buffer");
+        if (dstv->kind == V_BUFFER && dstv->buf->scope == IR_SCOPE_VAR) {
+            IrBuffer *vb = dstv->buf;
+            Value *fv = id == B_CLEAR ? val_int(E, 0, loc) : req(E, A, 1, "value");
+            check_args(E, A, id == B_CLEAR ? 1 : 2);
+            IrExpr *e = val_is_const(fv) ? (ts_dtype_is_float(vb->dt) ? ir_float(E->a, fv->kind == V_FLOAT ? fv->f : (double)fv->i, vb->dt) : ir_int(E->a, fv->kind == V_FLOAT ? (int64_t)fv->f : fv->i, vb->dt)) : val_to_expr(E, fv, loc);
+            IrExpr **idx = TS_NEWN(E->a, IrExpr *, 1);
+            idx[0] = ir_i32(E->a, 0);
+            emit(E, ir_store(E->a, vb, idx, 1, e->dt == vb->dt ? e : ir_cast(E->a, vb->dt, e)));
+            return val_none(E, loc);
+        }
         IrStmt *s = tileop(E, TS_OP_FILL, loc);
-        s->op->r[0] = val_to_region(E, req(E, A, 0, "buffer"), loc, A->fn);
+        s->op->r[0] = val_to_region(E, dstv, loc, A->fn);
         s->op->nr = 1;
         IrBuffer *b = s->op->r[0].buf;
         if (id == B_CLEAR) {
@@ -717,6 +739,19 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         if (id == B_TRUNCDIV) return val_expr(E, ir_bin(E->a, IR_DIV, x, y), loc);
         return val_expr(E, ir_bin(E->a, IR_SUB, x, ir_bin(E->a, IR_MUL, ir_bin(E->a, IR_DIV, x, y), y)), loc);
     }
+    case B_CLAMP: {
+        /* T.clamp(x, lo, hi) = min(max(x, lo), hi) */
+        Value *x = req(E, A, 0, "x"), *lo = req(E, A, 1, "min_val"), *hi = req(E, A, 2, "max_val");
+        check_args(E, A, 3);
+        Value *two[2] = {x, lo};
+        Args B = *A;
+        B.v = two;
+        B.n = 2;
+        B.nkw = 0;
+        two[0] = minmax(E, &B, true);
+        two[1] = hi;
+        return minmax(E, &B, false);
+    }
     case B_TMAX: case B_PYMAX: return minmax(E, A, true);
     case B_TMIN: case B_PYMIN: return minmax(E, A, false);
     case B_IF_THEN_ELSE: {
@@ -808,6 +843,14 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         IrVar *var = ir_var(k, name->s, d, IR_VAR_SHAPE);
         ts_vec_push(E->a, k->shape_vars, var);
         return val_expr(E, ir_var_ref(E->a, var), loc);
+    }
+    case B_LAYOUT:
+    case B_FRAGMENT: {
+        /* A user-defined layout: matters to the CUDA backend's layout
+         * inference only; the C target keeps buffers row-major. */
+        Value *v = val_new(E, V_ENUM, loc);
+        v->s = "layout";
+        return v;
     }
     case B_NOOP_HINT: case B_NOOP_HINT2: case B_NOOP_HINT3: case B_NOOP_HINT4:
         return val_none(E, loc); /* register/cache hints for the GPU */

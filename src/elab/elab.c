@@ -453,7 +453,8 @@ static IrExpr *adapt_literal(Elab *E, Value *lit, TsDType other, TsLoc loc) {
 Value *binop(Elab *E, AstOp op, Value *a, Value *b, TsLoc loc) {
     if (a->kind == V_OPAQUE) fail_opaque(E, a, loc);
     if (b->kind == V_OPAQUE) fail_opaque(E, b, loc);
-    if (val_is_const(a) && val_is_const(b)) return const_binop(E, op, a, b, loc);
+    if (val_is_const(a) && val_is_const(b) && op != AST_IS && op != AST_ISNOT)
+        return const_binop(E, op, a, b, loc);
     if (val_is_symbolic(a) || val_is_symbolic(b)) {
         IrExpr *x, *y;
         if (val_is_const(a) && val_is_symbolic(b)) {
@@ -487,8 +488,11 @@ Value *binop(Elab *E, AstOp op, Value *a, Value *b, TsLoc loc) {
         return val_str(E, ts_sprintf(E->a, "%s%s", a->s, b->s), loc);
     if (op == AST_EQ) return val_bool(E, val_equal(a, b), loc);
     if (op == AST_NE) return val_bool(E, !val_equal(a, b), loc);
-    if (op == AST_IS) return val_bool(E, val_equal(a, b) || (a->kind == V_NONE && b->kind == V_NONE), loc);
-    if (op == AST_ISNOT) return val_bool(E, !(val_equal(a, b) || (a->kind == V_NONE && b->kind == V_NONE)), loc);
+    if (op == AST_IS || op == AST_ISNOT) {
+        /* identity of constants: same kind and value (True is True, None is None) */
+        bool same = a->kind == b->kind && val_equal(a, b);
+        return val_bool(E, op == AST_IS ? same : !same, loc);
+    }
     if (op == AST_IN || op == AST_NOTIN) {
         bool found = false;
         if (b->kind == V_TUPLE || b->kind == V_LIST) {
@@ -628,6 +632,7 @@ static Value *subscript(Elab *E, Env *env, const AstExpr *x) {
     TsLoc loc = x->loc;
     if (base->kind == V_BUFFER) return subscript_buffer(E, env, base, x->b, loc);
     if (base->kind == V_OPAQUE) fail_opaque(E, base, loc);
+    if (base->kind == V_BUILTIN) return builtin_subscript(E, base, eval(E, env, x->b), loc);
     if (x->b->kind == AST_SLICE && (base->kind == V_TUPLE || base->kind == V_LIST)) {
         int64_t n = base->n;
         int64_t lo = x->b->a ? val_to_int(E, eval(E, env, x->b->a), loc, "a slice bound") : 0;
@@ -865,8 +870,12 @@ Value *eval(Elab *E, Env *env, const AstExpr *x) {
     }
     case AST_SLICE:
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "a slice is only allowed inside a subscript");
-    case AST_LAMBDA:
-        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "lambda expressions are not supported; use a def or a @T.macro");
+    case AST_LAMBDA: {
+        /* Kept as a value (T.Layout(shape, lambda ...) only stores it); using it fails. */
+        Value *v = val_new(E, V_OPAQUE, loc);
+        v->s = "lambda expressions are not supported; use a def or a @T.macro";
+        return v;
+    }
     case AST_COMP:
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "comprehensions (%s) are not supported; use a for loop",
                   x->name ? x->name : "list");
@@ -1467,7 +1476,21 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
     E->out_idx = fn->out_idx;
     Value *r = call_user(E, fn, NULL, 0, kw.v, kwv.v, kw.n, def->loc);
     /* A factory may return another factory (the autotuning idiom
-     * `def kernel(block_M, ...): ... return kernel`) — not followed. */
+     * `def matmul(M, N, K): def kernel(block_M, ...): ...; return kernel`):
+     * call it with the -D values named after its parameters. */
+    if (r->kind == V_FUNC && r->fn->kind == FN_PLAIN) {
+        const AstStmt *inner = r->fn->def;
+        TS_VEC(const char *) kw2 = {0};
+        TS_VEC(Value *) kwv2 = {0};
+        for (int i = 0; i < ndefs; i++)
+            for (int p = 0; p < inner->nparams; p++)
+                if (!strcmp(inner->params[p].name, defs[i].name) && !inner->params[p].star) {
+                    ts_vec_push(a, kw2, defs[i].name);
+                    ts_vec_push(a, kwv2, define_value(E, defs[i].value));
+                }
+        if (r->fn->out_idx && !E->out_idx) E->out_idx = r->fn->out_idx;
+        r = call_user(E, r->fn, NULL, 0, kw2.v, kwv2.v, kw2.n, inner->loc);
+    }
     if (r->kind != V_FUNC || r->fn->kind != FN_PRIM)
         elab_fail(E, TS_ERR_TYPE, def->loc, "'%s' must return a @T.prim_func, but returned a %s", entry,
                   r->kind == V_FUNC ? "plain function" : val_kind_name(r));

@@ -153,6 +153,8 @@ Value *builtin_global(Elab *E, const char *name, TsLoc loc);           /* NULL i
 Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
                     Value **kwv, int nkw, TsLoc loc);
 Value *module_value(Elab *E, const char *dotted, TsLoc loc);
+/* f[ix] for a builtin f (T.Tensor[(M, N), dtype]). */
+Value *builtin_subscript(Elab *E, Value *f, Value *ix, TsLoc loc);
 
 TS_NORETURN void elab_fail(Elab *E, TsStatus st, TsLoc loc, const char *fmt, ...)
     TS_PRINTF(4, 5);
