@@ -89,6 +89,31 @@ static IrKernel *kernel(const char *name, IrExpr *gx) {
 
 static char cache[256];
 
+/* The generated file must be warning-free under -Wall -Wextra -Werror,
+ * with every compiler we can find. */
+static void warn_check(const char *code) {
+    static const char *ccs[] = {"gcc", "clang"};
+    char path[300];
+    snprintf(path, sizeof path, "%s/warn.c", cache);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        CHECK(0);
+        return;
+    }
+    fputs(code, f);
+    fclose(f);
+    for (int c = 0; c < 2; c++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", ccs[c]);
+        if (system(cmd) != 0) continue;
+        snprintf(cmd, sizeof cmd, "%s -O2 -std=c11 -fPIC -shared -Wall -Wextra -Werror -o %s/warn.so %s",
+                 ccs[c], cache, path);
+        int rc = system(cmd);
+        if (rc != 0) fprintf(stderr, "warnings with %s\n", ccs[c]);
+        CHECK_EQ_INT(0, rc);
+    }
+}
+
 static TsStatus build(TsDiag *d, const IrKernel *k, TsBuf *code, TsModuleC **m, TsBuf *timing) {
     jmp_buf jb, *saved;
     TsCompileOptions opt = {0};
@@ -102,6 +127,7 @@ static TsStatus build(TsDiag *d, const IrKernel *k, TsBuf *code, TsModuleC **m, 
     ts_c_codegen(d, k, code);
     *m = ts_c_build(d, code->s, &opt, timing);
     ts_try_end(d, saved);
+    warn_check(code->s);
     return TS_OK;
 }
 
@@ -184,25 +210,6 @@ static void test_vadd(void) {
     CHECK_CONTAINS(timing.s, "cache hit ");
     ts_c_module_free(m2);
 
-    /* The generated file is warning-free under -Wall -Wextra -Werror, with
-     * every compiler we can find. */
-    char path[300];
-    snprintf(path, sizeof path, "%s/warn.c", cache);
-    FILE *f = fopen(path, "w");
-    fputs(code.s, f);
-    fclose(f);
-    const char *ccs[] = {"cc", "gcc", "clang"};
-    for (int c = 0; c < 3; c++) {
-        char cmd[1024];
-        snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", ccs[c]);
-        if (system(cmd) != 0) continue;
-        snprintf(cmd, sizeof cmd,
-                 "%s -O2 -std=c11 -fPIC -shared -Wall -Wextra -Werror -o %s/warn.so %s", ccs[c], cache, path);
-        int rc = system(cmd);
-        if (rc != 0) fprintf(stderr, "warnings with %s\n", ccs[c]);
-        CHECK_EQ_INT(0, rc);
-    }
-
     TsKernel kk;
     memset(&kk, 0, sizeof kk);
     kk.ctx = &ctx;
@@ -256,6 +263,16 @@ static void test_vadd(void) {
     bad_args[3] = tens(&fl, TS_FLOAT16, 0, NULL, NULL);
     CHECK_EQ_INT(TS_ERR_DTYPE, ts_launch(&kk, bad_args, 4));
     CHECK_CONTAINS(d->msg.s, "scalar parameter alpha");
+
+    /* Strides declared on a buffer are checked against the tensor's. */
+    reset(d);
+    C->strides = TS_NEWN(ar, IrExpr *, 1);
+    C->strides[0] = I(1);
+    memcpy(bad_args, args, sizeof args);
+    bad_args[2].strides = bstr;
+    CHECK_EQ_INT(TS_ERR_SHAPE, ts_launch(&kk, bad_args, 4));
+    CHECK_CONTAINS(d->msg.s, "vadd: C.strides[0] is 2, expected 1");
+    C->strides = NULL;
 
     /* A zero-size launch runs nothing and succeeds. */
     reset(d);
@@ -770,7 +787,81 @@ static void test_control(void) {
     ts_buf_free(&d->msg);
 }
 
-/* ---- 6: what the C target refuses ---------------------------------------------- */
+/* ---- 6: concurrent builds of one new kernel into one cache ---------------------- */
+
+typedef struct BuildJob {
+    const char *code; /* source to build */
+    TsStatus st;      /* result */
+    TsDiag d;         /* this thread's diagnostics */
+} BuildJob;
+
+static void *build_thread(void *arg) {
+    BuildJob *j = arg;
+    TsModuleC *m;
+    j->st = build_text(&j->d, j->code, &m);
+    if (m) {
+        TsCInfo info = m->info;
+        if (info.abi_version != TS_C_ABI_VERSION) j->st = TS_ERR_INTERNAL;
+        ts_c_module_free(m);
+    }
+    return NULL;
+}
+
+static void test_concurrent_build(void) {
+    IrKernel *k = kernel("concurrent", I(1));
+    IrBuffer *A = param_buf(k, "A", TS_INT32, 1, (IrExpr *[]){I(1)});
+    k->body = st(A, I(42), 1, I(0));
+    TsContext ctx = {0};
+    TsBuf code = {0};
+    jmp_buf jb, *saved;
+    if (ts_try(&ctx.diag, &jb, &saved)) {
+        ts_try_end(&ctx.diag, saved);
+        CHECK(0);
+        return;
+    }
+    ts_c_codegen(&ctx.diag, k, &code);
+    ts_try_end(&ctx.diag, saved);
+    /* a comment makes the source (and key) new for this run */
+    ts_buf_printf(&code, "/* run %d */\n", (int)getpid());
+    enum { NT = 6 };
+    BuildJob jobs[NT];
+    pthread_t th[NT];
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < NT; i++) {
+        jobs[i].code = code.s;
+        pthread_create(&th[i], NULL, build_thread, &jobs[i]);
+    }
+    for (int i = 0; i < NT; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < NT; i++) {
+        CHECK_EQ_INT(TS_OK, jobs[i].st);
+        if (jobs[i].st) fprintf(stderr, "%s", ts_buf_str(&jobs[i].d.msg));
+        ts_buf_free(&jobs[i].d.msg);
+    }
+    /* no temporary files are left behind */
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -q tmp-", cache);
+    CHECK(system(cmd) != 0);
+
+    /* an unusable cache directory is an I/O error, not a crash */
+    TsCompileOptions opt = {0};
+    opt.cache_dir = "/proc/self/no/such/dir";
+    reset(&ctx.diag);
+    TsStatus stt = TS_OK;
+    if (ts_try(&ctx.diag, &jb, &saved)) {
+        ts_try_end(&ctx.diag, saved);
+        stt = ctx.diag.status;
+    } else {
+        TsModuleC *m = ts_c_build(&ctx.diag, code.s, &opt, NULL);
+        ts_try_end(&ctx.diag, saved);
+        ts_c_module_free(m);
+    }
+    CHECK_EQ_INT(TS_ERR_IO, stt);
+    CHECK_CONTAINS(ctx.diag.msg.s, "cannot create the kernel cache directory");
+    ts_buf_free(&code);
+    ts_buf_free(&ctx.diag.msg);
+}
+
+/* ---- 7: what the C target refuses ---------------------------------------------- */
 
 static void test_refusals(void) {
     TsContext ctx = {0};
@@ -816,6 +907,7 @@ int main(void) {
     test_decode_all();
     test_atomics();
     test_control();
+    test_concurrent_build();
     test_refusals();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);

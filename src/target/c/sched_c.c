@@ -253,6 +253,12 @@ static void *run_coro(void *arg) {
         } else {
             yields++;
             rr++;
+            /* Everything here waits on blocks elsewhere: give the core away
+             * for a moment instead of spinning through contexts. */
+            if (exhausted && yields >= w->nlive) {
+                yields = 0;
+                sched_yield();
+            }
         }
     }
     /* On failure, live coroutines are abandoned mid-block: just unmap them. */
