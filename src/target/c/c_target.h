@@ -8,6 +8,7 @@
  *                one self-contained C11 file.  One block of the grid is one
  *                call of the exported block function, run sequentially by
  *                one CPU thread; every IR_FOR is a plain C loop.
+ *                (prelude_c.c holds the fixed text every file starts with.)
  *   build_c.c    ts_c_build: compile that file with the system C compiler
  *                into a shared object kept in a disk cache, dlopen it, check
  *                the ABI version.
@@ -124,8 +125,11 @@ struct TsModuleC {
  * TS_ERR_INTERNAL if a tile op is still present. */
 void ts_c_codegen(TsDiag *d, const IrKernel *k, TsBuf *out);
 
+/* prelude_c.c: the fixed head of every generated file (includes, helpers,
+ * ABI declarations and asserts, print helper). */
+void ts_c_emit_prelude(TsBuf *out);
 /* Appends the _Static_asserts that pin the ABI struct layouts to this
- * library's view of them (part of every generated file; exposed for tests). */
+ * library's view of them (part of the prelude; exposed for tests). */
 void ts_c_emit_abi_asserts(TsBuf *out);
 
 /* ---- build_c.c ------------------------------------------------------------ */
