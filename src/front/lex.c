@@ -567,19 +567,30 @@ static void lex_string(Lexer *L, int flags, const char *start) {
 
 /* ---- names and operators ----------------------------------------------------- */
 
-static const char *const keywords[] = {
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break",
-    "class", "continue", "def", "del", "elif", "else", "except", "finally", "for",
-    "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not",
-    "or", "pass", "raise", "return", "try", "while", "with", "yield"};
+/* A spelling with its length, so lookups compare lengths before bytes. */
+typedef struct LexWord {
+    char s[9]; /* spelling, stored inline so scanning the table stays in cache */
+    size_t n;  /* strlen(s) */
+} LexWord;
+#define W(s) {s, sizeof(s) - 1}
+
+static const LexWord keywords[] = {
+    W("False"), W("None"), W("True"), W("and"), W("as"), W("assert"), W("async"),
+    W("await"), W("break"), W("class"), W("continue"), W("def"), W("del"), W("elif"),
+    W("else"), W("except"), W("finally"), W("for"), W("from"), W("global"), W("if"),
+    W("import"), W("in"), W("is"), W("lambda"), W("nonlocal"), W("not"), W("or"),
+    W("pass"), W("raise"), W("return"), W("try"), W("while"), W("with"), W("yield")};
 
 /* Longest first, so the first match is the longest. */
-static const char *const operators[] = {
-    "**=", "//=", ">>=", "<<=", "...",
-    "**", "//", ">>", "<<", "<=", ">=", "==", "!=", "->", ":=", "+=", "-=", "*=",
-    "/=", "%=", "&=", "|=", "^=", "@=",
-    "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">", "(", ")", "[",
-    "]", "{", "}", ",", ":", ".", ";", "="};
+static const LexWord operators[] = {
+    W("**="), W("//="), W(">>="), W("<<="), W("..."),
+    W("**"), W("//"), W(">>"), W("<<"), W("<="), W(">="), W("=="), W("!="), W("->"),
+    W(":="), W("+="), W("-="), W("*="), W("/="), W("%="), W("&="), W("|="), W("^="),
+    W("@="),
+    W("+"), W("-"), W("*"), W("/"), W("%"), W("@"), W("&"), W("|"), W("^"), W("~"),
+    W("<"), W(">"), W("("), W(")"), W("["), W("]"), W("{"), W("}"), W(","), W(":"),
+    W("."), W(";"), W("=")};
+#undef W
 
 static void lex_name(Lexer *L) {
     const char *start = L->p;
@@ -593,9 +604,12 @@ static void lex_name(Lexer *L) {
         }
     }
     TsLoc loc = loc_of(L, start);
-    for (int i = 0; i < TS_COUNTOF(keywords); i++) {
-        if (strlen(keywords[i]) == n && !memcmp(keywords[i], start, n)) {
-            emit(L, TK_KEYWORD, loc)->text = keywords[i];
+    int c0 = (unsigned char)start[0];
+    int maybe_kw = n >= 2 && n <= 8 && ((c0 >= 'a' && c0 <= 'y') || c0 == 'F' || c0 == 'N' || c0 == 'T');
+    for (int i = 0; maybe_kw && i < TS_COUNTOF(keywords); i++) {
+        if (keywords[i].n == n && keywords[i].s[0] == start[0] &&
+            !memcmp(keywords[i].s, start, n)) {
+            emit(L, TK_KEYWORD, loc)->text = keywords[i].s;
             return;
         }
     }
@@ -607,11 +621,22 @@ static char closer_of(char open) { return open == '(' ? ')' : open == '[' ? ']' 
 static void lex_operator(Lexer *L) {
     TsLoc loc = loc_here(L);
     const char *op = NULL;
-    for (int i = 0; i < TS_COUNTOF(operators); i++) {
-        size_t n = strlen(operators[i]);
-        if ((size_t)(L->end - L->p) >= n && !memcmp(L->p, operators[i], n)) {
-            op = operators[i];
-            break;
+    size_t left = (size_t)(L->end - L->p);
+    int c0 = (unsigned char)L->p[0];
+    if (strchr("()[]{},;~", c0) && c0) {
+        /* never the start of a longer operator: skip the table */
+        for (int i = TS_COUNTOF(operators) - 1; i >= 0; i--)
+            if (operators[i].s[0] == c0) {
+                op = operators[i].s;
+                break;
+            }
+    } else {
+        for (int i = 0; i < TS_COUNTOF(operators); i++) {
+            const LexWord *w = &operators[i];
+            if (w->s[0] == c0 && left >= w->n && !memcmp(L->p, w->s, w->n)) {
+                op = w->s;
+                break;
+            }
         }
     }
     if (!op) {

@@ -44,7 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PARSE_MAX_DEPTH 200 /* nesting of expressions and blocks */
+/* Bound on nesting (of expressions, blocks, and left-deep chains such as
+ * a+b+c or elif ladders, which nest in the tree): keeps the parser, the
+ * dump and every later tree walk well inside the C stack. */
+#define PARSE_MAX_DEPTH 500
 
 typedef TS_VEC(AstExpr *) ExprVec;
 typedef TS_VEC(AstStmt *) StmtVec;
@@ -78,10 +81,10 @@ static LexToken *next(Parser *P) {
 }
 
 static int is_op(const LexToken *t, const char *s) {
-    return t->kind == TK_OP && !strcmp(t->text, s);
+    return t->kind == TK_OP && t->text[0] == s[0] && !strcmp(t->text, s);
 }
 static int is_kw(const LexToken *t, const char *s) {
-    return t->kind == TK_KEYWORD && !strcmp(t->text, s);
+    return t->kind == TK_KEYWORD && t->text[0] == s[0] && !strcmp(t->text, s);
 }
 
 static int accept_op(Parser *P, const char *s) {
@@ -151,6 +154,13 @@ static void enter(Parser *P) {
         fail_tok(P, peek(P), TS_ERR_UNSUPPORTED, "too many nested expressions or blocks");
 }
 static void leave(Parser *P) { P->depth--; }
+
+/* A left-deep chain (a+b+c, f()()(), elif ladders) grows the tree's depth
+ * by one per link even though the parser loops: bound it the same way. */
+static void chain(Parser *P, int links) {
+    if (P->depth + links > PARSE_MAX_DEPTH)
+        fail_tok(P, peek(P), TS_ERR_UNSUPPORTED, "too many nested expressions or blocks");
+}
 
 /* ---- nodes ----------------------------------------------------------------- */
 
@@ -653,7 +663,8 @@ static AstExpr *parse_slices(Parser *P) {
  */
 static AstExpr *parse_primary(Parser *P) {
     AstExpr *e = parse_atom(P);
-    for (;;) {
+    for (int links = 1;; links++) {
+        chain(P, links);
         LexToken *t = peek(P);
         if (accept_op(P, ".")) {
             LexToken *name = expect_name(P, "after '.'");
@@ -694,16 +705,16 @@ static AstExpr *parse_power(Parser *P) {
 /* factor: ('+' | '-' | '~') factor | power */
 static AstExpr *parse_factor(Parser *P) {
     LexToken *t = peek(P);
-    AstOp op;
-    if (is_op(t, "-")) op = AST_NEG;
-    else if (is_op(t, "+")) op = AST_POS;
-    else if (is_op(t, "~")) op = AST_INVERT;
-    else return parse_power(P);
-    next(P);
-    enter(P);
-    AstExpr *e = new_expr(P, AST_UNARY, t->loc);
-    e->op = op;
-    e->a = parse_factor(P);
+    AstExpr *e;
+    enter(P); /* counts both unary chains and ** chains (power -> factor) */
+    if (is_op(t, "-") || is_op(t, "+") || is_op(t, "~")) {
+        next(P);
+        e = new_expr(P, AST_UNARY, t->loc);
+        e->op = t->text[0] == '-' ? AST_NEG : t->text[0] == '+' ? AST_POS : AST_INVERT;
+        e->a = parse_factor(P);
+    } else {
+        e = parse_power(P);
+    }
     leave(P);
     return e;
 }
@@ -717,12 +728,13 @@ typedef struct BinLevel {
 static AstExpr *parse_binlevel(Parser *P, const BinLevel *ops, int nops,
                                AstExpr *(*sub)(Parser *)) {
     AstExpr *e = sub(P);
-    for (;;) {
+    for (int links = 1;; links++) {
         LexToken *t = peek(P);
         int i;
         for (i = 0; i < nops; i++)
             if (is_op(t, ops[i].tok)) break;
         if (i == nops) return e;
+        chain(P, links);
         next(P);
         e = new_binary(P, AST_BINOP, ops[i].op, t->loc, e, sub(P));
     }
@@ -830,9 +842,10 @@ static AstExpr *parse_inversion(Parser *P) {
 /* conjunction: inversion ('and' inversion)* */
 static AstExpr *parse_conjunction(Parser *P) {
     AstExpr *e = parse_inversion(P);
-    for (;;) {
+    for (int links = 1;; links++) {
         LexToken *t = peek(P);
         if (!accept_kw(P, "and")) return e;
+        chain(P, links);
         e = new_binary(P, AST_BOOLOP, AST_AND, t->loc, e, parse_inversion(P));
     }
 }
@@ -840,9 +853,10 @@ static AstExpr *parse_conjunction(Parser *P) {
 /* disjunction: conjunction ('or' conjunction)* */
 static AstExpr *parse_disjunction(Parser *P) {
     AstExpr *e = parse_conjunction(P);
-    for (;;) {
+    for (int links = 1;; links++) {
         LexToken *t = peek(P);
         if (!accept_kw(P, "or")) return e;
+        chain(P, links);
         e = new_binary(P, AST_BOOLOP, AST_OR, t->loc, e, parse_conjunction(P));
     }
 }
@@ -1007,16 +1021,12 @@ static AstBlock parse_block(Parser *P, const char *ctx) {
     return (AstBlock){v.v, v.n};
 }
 
-/* dotted_name: NAME ('.' NAME)* */
-static const char *parse_dotted_name(Parser *P, const char *ctx) {
-    TsBuf b = {0};
-    ts_buf_puts(&b, expect_name(P, ctx)->text);
-    while (is_op(peek(P), ".") && peek_at(P, 1)->kind == TK_NAME) {
-        P->pos++;
-        ts_buf_printf(&b, ".%s", next(P)->text);
-    }
-    const char *s = ts_strdup(P->a, ts_buf_str(&b));
-    ts_buf_free(&b);
+/* dotted_name: NAME ('.' NAME)*
+ * (Built in the arena: a heap buffer would leak if expect_name unwinds.) */
+static const char *parse_dotted_name(Parser *P, const char *prefix, const char *ctx) {
+    const char *s = ts_sprintf(P->a, "%s%s", prefix, expect_name(P, ctx)->text);
+    while (accept_op(P, "."))
+        s = ts_sprintf(P->a, "%s.%s", s, expect_name(P, "after '.' in module name")->text);
     return s;
 }
 
@@ -1029,7 +1039,7 @@ static void parse_import(Parser *P, StmtVec *out) {
     LexToken *t = next(P);
     do {
         AstStmt *s = new_stmt(P, AST_IMPORT, t->loc);
-        s->module = parse_dotted_name(P, "after 'import'");
+        s->module = parse_dotted_name(P, "", "after 'import'");
         if (accept_kw(P, "as")) {
             s->alias = expect_name(P, "after 'as'")->text;
             s->import_as = 1;
@@ -1050,16 +1060,17 @@ static void parse_import(Parser *P, StmtVec *out) {
  */
 static void parse_from_import(Parser *P, StmtVec *out) {
     LexToken *t = next(P);
-    TsBuf b = {0};
+    int dots = 0;
     for (;;) {
-        if (accept_op(P, ".")) ts_buf_puts(&b, ".");
-        else if (accept_op(P, "...")) ts_buf_puts(&b, "...");
+        if (accept_op(P, ".")) dots += 1;
+        else if (accept_op(P, "...")) dots += 3;
         else break;
     }
-    if (peek(P)->kind == TK_NAME || b.n == 0)
-        ts_buf_puts(&b, parse_dotted_name(P, "after 'from'"));
-    const char *module = ts_strdup(P->a, ts_buf_str(&b));
-    ts_buf_free(&b);
+    char *prefix = ts_alloc(P->a, (size_t)dots + 1);
+    memset(prefix, '.', (size_t)dots);
+    const char *module = prefix;
+    if (peek(P)->kind == TK_NAME || dots == 0)
+        module = parse_dotted_name(P, prefix, "after 'from'");
     if (!accept_kw(P, "import"))
         fail_tok(P, peek(P), TS_ERR_SYNTAX, "expected 'import' after 'from %s', found %s", module,
                  describe(P, peek(P)));
@@ -1247,9 +1258,10 @@ static AstStmt *parse_if(Parser *P) {
     expect_colon(P, "after 'if' condition");
     s->body = parse_block(P, "'if' statement");
     AstStmt *cur = s;
-    for (;;) {
+    for (int links = 1;; links++) {
         LexToken *u = peek(P);
         if (accept_kw(P, "elif")) {
+            chain(P, links);
             AstStmt *e = new_stmt(P, AST_IF, u->loc);
             e->cond = parse_expr(P);
             expect_colon(P, "after 'elif' condition");
