@@ -37,7 +37,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16 };
     X(B_MAX_VALUE, NS_T, "max_value") X(B_MIN_VALUE, NS_T, "min_value")                \
     X(B_PRINT, NS_T, "print") X(B_USE_SWIZZLE, NS_T, "use_swizzle")                    \
     X(B_ANNOTATE_LAYOUT, NS_T, "annotate_layout") X(B_DYNAMIC, NS_T, "dynamic")        \
-    X(B_SYMBOLIC, NS_T, "symbolic") X(B_LAYOUT, NS_T, "Layout") X(B_CLAMP, NS_T, "clamp") X(B_FRAGMENT, NS_T, "Fragment") X(B_FLOORDIV, NS_T, "floordiv")                    \
+    X(B_SYMBOLIC, NS_T, "symbolic") X(B_LAYOUT, NS_T, "Layout") X(B_CONST, NS_T, "const") X(B_EMPTY, NS_T, "empty") X(B_CLAMP, NS_T, "clamp") X(B_FRAGMENT, NS_T, "Fragment") X(B_FLOORDIV, NS_T, "floordiv")                    \
     X(B_FLOORMOD, NS_T, "floormod") X(B_TRUNCDIV, NS_T, "truncdiv")                    \
     X(B_TRUNCMOD, NS_T, "truncmod")                                                    \
     X(B_NOOP_HINT, NS_T, "no_set_max_nreg") X(B_NOOP_HINT2, NS_T, "set_max_nreg")      \
@@ -53,7 +53,8 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16 };
     X(B_MSQRT, NS_MATH, "sqrt") X(B_MLOG, NS_MATH, "log") X(B_MLOG2, NS_MATH, "log2")   \
     X(B_MEXP, NS_MATH, "exp") X(B_MCEIL, NS_MATH, "ceil") X(B_MFLOOR, NS_MATH, "floor") \
     X(B_MPOW, NS_MATH, "pow") X(B_MLOG10, NS_MATH, "log10") X(B_MISQRT, NS_MATH, "isqrt") \
-    X(B_JIT, NS_TL, "jit") X(B_TLCDIV, NS_TL, "cdiv")
+    X(B_JIT, NS_TL, "jit") X(B_TLCDIV, NS_TL, "cdiv")                           \
+    X(B_NEXT_POW2, NS_TL, "next_power_of_2") X(B_MGCD, NS_MATH, "gcd")
 
 enum {
     B_NONE_,
@@ -151,6 +152,12 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
             Value *v = lookup_ns(E, NS_TL, name, loc);
             if (v) return v;
         }
+        if (!strcmp(m, "tilelang.math") || !strcmp(m, "tilelang.utils.math")) {
+            Value *v = lookup_ns(E, NS_TL, name, loc);
+            if (v) return v;
+        }
+        if (!strcmp(m, "tilelang") && (!strcmp(name, "math") || !strcmp(name, "utils")))
+            return module_value(E, ts_sprintf(E->a, "tilelang.%s", name), loc);
         if (!strncmp(m, "tilelang.layout", 15) || !strcmp(name, "layout"))
             return module_value(E, ts_sprintf(E->a, "%s.%s", m, name), loc);
         Value *v = val_new(E, V_OPAQUE, loc);
@@ -739,6 +746,22 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         if (id == B_TRUNCDIV) return val_expr(E, ir_bin(E->a, IR_DIV, x, y), loc);
         return val_expr(E, ir_bin(E->a, IR_SUB, x, ir_bin(E->a, IR_MUL, ir_bin(E->a, IR_DIV, x, y), y)), loc);
     }
+    case B_NEXT_POW2: {
+        int64_t x = val_to_int(E, req(E, A, 0, "x"), loc, "next_power_of_2's argument");
+        check_args(E, A, 1);
+        int64_t p = 1;
+        while (p < x) p <<= 1;
+        return val_int(E, p, loc);
+    }
+    case B_MGCD: {
+        int64_t x = val_to_int(E, req(E, A, 0, "a"), loc, "gcd's argument");
+        int64_t y = val_to_int(E, req(E, A, 1, "b"), loc, "gcd's argument");
+        check_args(E, A, 2);
+        if (x < 0) x = -x;
+        if (y < 0) y = -y;
+        while (y) { int64_t t = x % y; x = y; y = t; }
+        return val_int(E, x, loc);
+    }
     case B_CLAMP: {
         /* T.clamp(x, lo, hi) = min(max(x, lo), hi) */
         Value *x = req(E, A, 0, "x"), *lo = req(E, A, 1, "min_val"), *hi = req(E, A, 2, "max_val");
@@ -843,6 +866,56 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         IrVar *var = ir_var(k, name->s, d, IR_VAR_SHAPE);
         ts_vec_push(E->a, k->shape_vars, var);
         return val_expr(E, ir_var_ref(E->a, var), loc);
+    }
+    case B_CONST: {
+        /* T.const("M, N"): shape values, from -D where given, else run-time variables */
+        Value *names = req(E, A, 0, "names");
+        ignore_kw(A, "dtype");
+        check_args(E, A, 2);
+        if (names->kind != V_STR) elab_fail(E, TS_ERR_TYPE, loc, "T.const takes a string of names");
+        TS_VEC(Value *) out = {0};
+        const char *p = names->s;
+        while (*p) {
+            while (*p == ' ' || *p == ',') p++;
+            const char *q = p;
+            while (*q && *q != ' ' && *q != ',') q++;
+            if (q == p) break;
+            const char *nm = ts_strndup(E->a, p, (size_t)(q - p));
+            Value *v = NULL;
+            for (int i = 0; i < E->ndefs; i++)
+                if (!strcmp(E->defs[i].name, nm)) v = define_value(E, E->defs[i].value);
+            if (!v) {
+                IrKernel *k = E->k;
+                IrVar *var = NULL;
+                for (int i = 0; i < k->shape_vars.n; i++)
+                    if (!strcmp(k->shape_vars.v[i]->name, nm)) var = k->shape_vars.v[i];
+                if (!var) {
+                    var = ir_var(k, nm, TS_INT32, IR_VAR_SHAPE);
+                    ts_vec_push(E->a, k->shape_vars, var);
+                }
+                v = val_expr(E, ir_var_ref(E->a, var), loc);
+            }
+            ts_vec_push(E->a, out, v);
+            p = q;
+        }
+        if (out.n == 1) return out.v[0];
+        return val_seq(E, V_TUPLE, out.v, out.n, loc);
+    }
+    case B_EMPTY: {
+        /* T.empty(shape, dtype): an output tensor of an eager-style kernel */
+        Value *shape = req(E, A, 0, "shape");
+        Value *dt = arg(E, A, 1, "dtype");
+        check_args(E, A, 2);
+        if (!E->eager || E->cur)
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.empty creates an output of an eager-style @tilelang.jit function, before its T.Kernel");
+        int n;
+        Value *t = val_new(E, V_TENSORTY, loc);
+        t->items = val_items(E, shape, &n);
+        t->n = n;
+        t->dt = dt ? val_to_dtype(E, dt, loc) : TS_FLOAT32;
+        Value *v = val_new(E, V_BUFFER, loc);
+        v->buf = add_tensor_param(E, "", t, true, loc);
+        return v;
     }
     case B_LAYOUT:
     case B_FRAGMENT: {

@@ -909,7 +909,11 @@ static IrExpr **zero_idx(Elab *E) {
 static void assign(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc) {
     switch (target->kind) {
     case AST_NAME: {
-        if (v->kind == V_BUFFER && !v->buf->name[0]) v->buf->name = target->name; /* T.alloc_* result */
+        if (v->kind == V_BUFFER && !v->buf->name[0]) { /* T.alloc_* / T.empty result */
+            v->buf->name = target->name;
+            if (v->buf->param >= 0 && v->buf->param < E->k->params.n)
+                E->k->params.v[v->buf->param].name = target->name;
+        }
         Value *old = env_lookup(env, target->name);
         if (E->in_kernel && old && old->kind == V_BUFFER && old->buf->scope == IR_SCOPE_VAR &&
             v->kind != V_BUFFER) {
@@ -1197,10 +1201,18 @@ static void exec_stmt(Elab *E, Env *env, const AstStmt *s) {
         return;
     }
     case AST_ANNASSIGN: {
-        if (!s->value)
-            elab_fail(E, TS_ERR_UNSUPPORTED, s->loc,
-                      "an annotation without a value (TileLang's eager `A: T.Tensor(...)` style) is not supported yet; "
-                      "write the kernel as a factory returning a @T.prim_func");
+        if (!s->value) {
+            /* Eager style: `A: T.Tensor((M, K), dtype)` declares parameter A. */
+            Value *ann = eval(E, env, s->annot);
+            if (!E->eager || s->target->kind != AST_NAME || ann->kind != V_TENSORTY || E->cur)
+                elab_fail(E, TS_ERR_UNSUPPORTED, s->loc,
+                          "an annotation without a value declares a tensor parameter only in an eager-style "
+                          "@tilelang.jit function, before its T.Kernel");
+            Value *bv = val_new(E, V_BUFFER, s->loc);
+            bv->buf = add_tensor_param(E, s->target->name, ann, false, s->loc);
+            env_set(E, env, s->target->name, bv);
+            return;
+        }
         Value *v = eval(E, env, s->value);
         Value *ann = eval(E, env, s->annot);
         if (ann->kind == V_DTYPE && (val_is_const(v) || val_is_symbolic(v)) && E->in_kernel) {
@@ -1336,7 +1348,7 @@ static void exec_module(Elab *E, const AstModule *m) {
 
 /* A -D value: int, float, True/False/None, or a string (dtype names stay
  * strings; anything expecting a dtype accepts them). */
-static Value *define_value(Elab *E, const char *text) {
+Value *define_value(Elab *E, const char *text) {
     char *end;
     if (!*text) return val_str(E, text, (TsLoc){0});
     long long i = strtoll(text, &end, 0);
@@ -1347,6 +1359,144 @@ static Value *define_value(Elab *E, const char *text) {
     if (!strcmp(text, "False") || !strcmp(text, "false")) return val_bool(E, false, (TsLoc){0});
     if (!strcmp(text, "None")) return val_none(E, (TsLoc){0});
     return val_str(E, ts_strdup(E->a, text), (TsLoc){0});
+}
+
+IrBuffer *add_tensor_param(Elab *E, const char *name, Value *ann, bool is_output, TsLoc loc) {
+    IrKernel *k = E->k;
+    for (int i = 0; i < k->params.n; i++)
+        if (!strcmp(k->params.v[i].name, name))
+            elab_fail(E, TS_ERR_TYPE, loc, "tensor parameter '%s' is declared twice", name);
+    IrExpr **shape = TS_NEWN(E->a, IrExpr *, ann->n ? ann->n : 1);
+    for (int d = 0; d < ann->n; d++) {
+        shape[d] = val_to_expr(E, ann->items[d], loc);
+        if (!ts_dtype_is_int(shape[d]->dt))
+            elab_fail(E, TS_ERR_TYPE, loc, "tensor extents must be integers");
+    }
+    IrBuffer *b = ir_buffer(k, name, ann->dt, IR_SCOPE_GLOBAL, ann->n, shape, loc);
+    b->param = k->params.n;
+    IrParam ip = {name, b, NULL, is_output};
+    ts_vec_push(E->a, k->params, ip);
+    return b;
+}
+
+/* Apply @tilelang.jit(out_idx=...) to the kernel's parameters. */
+static void mark_outputs(Elab *E) {
+    IrKernel *k = E->k;
+    if (!E->out_idx) return;
+    int n;
+    Value **items = val_items(E, E->out_idx, &n);
+    for (int i = 0; i < n; i++) {
+        int64_t j = val_to_int(E, items[i], E->out_idx->loc, "an out_idx entry");
+        if (j < 0) j += k->params.n;
+        if (j < 0 || j >= k->params.n)
+            elab_fail(E, TS_ERR_PARAM, E->out_idx->loc, "out_idx %lld is out of range (%d parameters)",
+                      (long long)val_to_int(E, items[i], E->out_idx->loc, "an out_idx entry"), k->params.n);
+        k->params.v[j].is_output = 1;
+    }
+}
+
+static bool block_has(const AstBlock *b, bool (*pred)(const AstStmt *)) {
+    for (int i = 0; i < b->n; i++) {
+        const AstStmt *s = b->v[i];
+        if (pred(s)) return true;
+        if (s->kind != AST_DEF && s->kind != AST_CLASS &&
+            (block_has(&s->body, pred) || block_has(&s->orelse, pred)))
+            return true;
+    }
+    return false;
+}
+
+static bool is_prim_func_def(const AstStmt *s) {
+    if (s->kind != AST_DEF) return false;
+    for (int d = 0; d < s->ndecorators; d++) {
+        const AstExpr *e = s->decorators[d];
+        if (e->kind == AST_CALL) e = e->a;
+        if (e->kind == AST_ATTR && !strcmp(e->name, "prim_func")) return true;
+    }
+    return false;
+}
+
+static bool is_kernel_with(const AstStmt *s) {
+    if (s->kind != AST_WITH || s->ntargets < 1 || !s->items[0]) return false;
+    const AstExpr *e = s->items[0];
+    if (e->kind == AST_CALL) e = e->a;
+    return e->kind == AST_ATTR && !strcmp(e->name, "Kernel");
+}
+
+/*
+ * Eager style (TileLang's newer @tilelang.jit form): the jit function is the
+ * kernel.  Its parameters are compile-time values (from -D or defaults),
+ * except those declared as tensors by `A: T.Tensor(shape, dtype)` in the
+ * body; `T.const("M, N")` names shape values (from -D, else run-time shape
+ * variables); `T.empty(shape, dtype)` creates an output.  Kernel parameters:
+ * the tensor parameters in signature order, then the T.empty outputs.
+ */
+static void elab_eager(Elab *E, Func *fn, const TsDefine *defs, int ndefs, bool lenient) {
+    const AstStmt *def = fn->def;
+    IrKernel *k = E->k;
+    k->name = def->name;
+    Env *env = env_new(E, fn->closure);
+    for (int p = 0; p < def->nparams; p++) {
+        const AstParam *pa = &def->params[p];
+        bool tensor = false;
+        for (int i = 0; i < def->body.n; i++) {
+            const AstStmt *s = def->body.v[i];
+            if (s->kind == AST_ANNASSIGN && !s->value && s->target->kind == AST_NAME &&
+                !strcmp(s->target->name, pa->name))
+                tensor = true;
+        }
+        const TsDefine *dv = NULL;
+        for (int i = 0; i < ndefs; i++)
+            if (!strcmp(defs[i].name, pa->name)) dv = &defs[i];
+        Value *v;
+        if (tensor) {
+            v = val_new(E, V_OPAQUE, pa->loc);
+            v->s = ts_sprintf(E->a, "tensor parameter '%s' is used before its `%s: T.Tensor(...)` annotation",
+                              pa->name, pa->name);
+        } else if (dv) {
+            v = define_value(E, dv->value);
+        } else if (pa->dflt) {
+            v = eval(E, fn->closure, pa->dflt);
+        } else if (pa->star) {
+            v = val_seq(E, pa->star == 1 ? V_TUPLE : V_DICT, NULL, 0, pa->loc);
+        } else {
+            ts_diag_add(E->d, pa->loc, "error", "missing compile-time value for '%s' of '%s': pass -D %s=VALUE",
+                        pa->name, def->name, pa->name);
+            ts_rethrow(E->d, TS_ERR_PARAM);
+        }
+        env_set(E, env, pa->name, v);
+    }
+    /* -D names that are neither parameters nor T.const names are errors */
+    (void)lenient;
+    E->eager = true;
+    E->defs = defs;
+    E->ndefs = ndefs;
+    E->in_kernel++;
+    E->cur = NULL;
+    exec_block(E, env, &def->body);
+    E->in_kernel--;
+    if (!E->have_kernel)
+        elab_fail(E, TS_ERR_UNSUPPORTED, def->loc, "'%s' has no `with T.Kernel(...)`", def->name);
+    /* reorder: signature tensors first, then outputs, keeping each group's order */
+    TS_VEC(IrParam) ordered = {0};
+    for (int p = 0; p < def->nparams; p++)
+        for (int i = 0; i < k->params.n; i++)
+            if (!k->params.v[i].is_output && !strcmp(k->params.v[i].name, def->params[p].name))
+                ts_vec_push(E->a, ordered, k->params.v[i]);
+    for (int i = 0; i < k->params.n; i++) {
+        bool in_sig = false;
+        for (int p = 0; p < def->nparams; p++)
+            in_sig |= !k->params.v[i].is_output && !strcmp(k->params.v[i].name, def->params[p].name);
+        if (!in_sig) ts_vec_push(E->a, ordered, k->params.v[i]);
+    }
+    k->params.n = 0;
+    for (int i = 0; i < ordered.n; i++) {
+        IrParam ip = ordered.v[i];
+        if (ip.buf) ip.buf->param = i;
+        if (ip.var) ip.var->axis = i;
+        ts_vec_push(E->a, k->params, ip);
+    }
+    mark_outputs(E);
 }
 
 /* Elaborate a @T.prim_func into E->k: parameters first, then the body. */
@@ -1364,18 +1514,10 @@ static void elab_prim_func(Elab *E, Func *fn) {
         Value *ann = eval(E, fn->closure, pa->annot);
         IrParam ip = {pa->name, NULL, NULL, 0};
         if (ann->kind == V_TENSORTY) {
-            IrExpr **shape = TS_NEWN(E->a, IrExpr *, ann->n ? ann->n : 1);
-            for (int d = 0; d < ann->n; d++) {
-                shape[d] = val_to_expr(E, ann->items[d], pa->annot->loc);
-                if (!ts_dtype_is_int(shape[d]->dt))
-                    elab_fail(E, TS_ERR_TYPE, pa->annot->loc, "tensor extents must be integers");
-            }
-            IrBuffer *b = ir_buffer(k, pa->name, ann->dt, IR_SCOPE_GLOBAL, ann->n, shape, pa->loc);
-            b->param = k->params.n;
-            ip.buf = b;
             Value *bv = val_new(E, V_BUFFER, pa->loc);
-            bv->buf = b;
+            bv->buf = add_tensor_param(E, pa->name, ann, false, pa->annot->loc);
             env_set(E, env, pa->name, bv);
+            continue;
         } else if (ann->kind == V_DTYPE) {
             IrVar *v = ir_var(k, pa->name, ann->dt, IR_VAR_SCALAR);
             v->axis = k->params.n;
@@ -1388,18 +1530,7 @@ static void elab_prim_func(Elab *E, Func *fn) {
         }
         ts_vec_push(E->a, k->params, ip);
     }
-    if (E->out_idx) {
-        int n;
-        Value **items = val_items(E, E->out_idx, &n);
-        for (int i = 0; i < n; i++) {
-            int64_t j = val_to_int(E, items[i], E->out_idx->loc, "an out_idx entry");
-            if (j < 0) j += k->params.n;
-            if (j < 0 || j >= k->params.n)
-                elab_fail(E, TS_ERR_PARAM, E->out_idx->loc, "out_idx %lld is out of range (%d parameters)",
-                          (long long)val_to_int(E, items[i], E->out_idx->loc, "an out_idx entry"), k->params.n);
-            k->params.v[j].is_output = 1;
-        }
-    }
+    mark_outputs(E);
     E->in_kernel++;
     E->cur = NULL;
     exec_block(E, env, &def->body);
@@ -1442,8 +1573,13 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
     }
     if (fn->kind == FN_MACRO)
         elab_fail(E, TS_ERR_NAME, fn->def->loc, "'%s' is a @T.macro, not a kernel factory", entry);
-    /* A factory: bind -D values to its parameters. */
     const AstStmt *def = fn->def;
+    if (!block_has(&def->body, is_prim_func_def) && block_has(&def->body, is_kernel_with)) {
+        E->out_idx = fn->out_idx;
+        elab_eager(E, fn, defs, ndefs, lenient_defines);
+        return E->k;
+    }
+    /* A factory: bind -D values to its parameters. */
     TS_VEC(const char *) kw = {0};
     TS_VEC(Value *) kwv = {0};
     for (int i = 0; i < ndefs; i++) {

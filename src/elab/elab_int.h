@@ -103,6 +103,9 @@ typedef struct Elab {
     Env *globals;
     int in_kernel;       /* >0 while walking a prim_func body */
     bool have_kernel;    /* a T.Kernel was seen */
+    bool eager;          /* elaborating an eager-style jit function (no prim_func) */
+    const TsDefine *defs;/* the -D values (T.const looks names up here) */
+    int ndefs;
     int ir_loops;        /* IR loops enclosing the current statement */
     int depth;           /* call depth, to stop runaway recursion */
     long steps;          /* statements run, to stop endless compile-time loops */
@@ -146,6 +149,11 @@ Value *call_value(Elab *E, Value *f, Value **args, int nargs, const char **kw,
                   Value **kwv, int nkw, TsLoc loc);
 Value *binop(Elab *E, AstOp op, Value *a, Value *b, TsLoc loc);
 void emit(Elab *E, IrStmt *s);
+
+/* A global tensor parameter (eager style: annotations and T.empty). */
+IrBuffer *add_tensor_param(Elab *E, const char *name, Value *tensorty, bool is_output, TsLoc loc);
+/* A -D value as a Value. */
+Value *define_value(Elab *E, const char *text);
 
 /* Builtins (builtins.c). */
 Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc); /* NULL if none */

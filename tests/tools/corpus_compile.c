@@ -25,6 +25,9 @@ static int has_prim_func(const AstBlock *b) {
             }
             if (has_prim_func(&s->body)) return 1;
         }
+        if (s->kind == AST_WITH && s->ntargets >= 1 && s->items[0] && s->items[0]->kind == AST_CALL &&
+            s->items[0]->a->kind == AST_ATTR && !strcmp(s->items[0]->a->name, "Kernel"))
+            return 1;
         if ((s->kind == AST_IF || s->kind == AST_FOR || s->kind == AST_WITH) &&
             (has_prim_func(&s->body) || has_prim_func(&s->orelse)))
             return 1;
