@@ -5,3 +5,5 @@
 check examples/gemm.py --entry matmul -D M=256 -D N=192 -D K=160 -D block_M=64 -D block_N=64 -D block_K=32 --target c --check-against matmul_naive
 check examples/gemm.py --entry matmul -D M=100 -D N=72 -D K=52 -D block_M=32 -D block_N=32 -D block_K=16 --check-against matmul_naive
 check examples/gemm.py --entry matmul -D M=64 -D N=64 -D K=64 -D block_M=32 -D block_N=32 -D block_K=32 -D dtype=bfloat16 --check-against matmul_naive
+# eager style, shapes from -D
+check examples/gemm.py --entry matmul_eager -D M=96 -D N=80 -D K=72 -D block_M=32 -D block_N=32 -D block_K=16 --check-against matmul_naive
