@@ -255,6 +255,24 @@ static void emit_var(Cg *g, const IrExpr *e) {
     case IR_VAR_RANK:
         out(g, v->axis == 1 ? "((int64_t)ts_a->nranks)" : "((int64_t)ts_a->rank)");
         return;
+    case IR_VAR_SHAPE: {
+        int found = 0;
+        for (int i = 0; i < g->k->shape_vars.n; i++) found |= g->k->shape_vars.v[i] == v;
+        if (!found)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc,
+                       "C codegen: shape variable '%s' is not in the kernel's shape_vars", v->name);
+        out(g, c_name(g, v->name, v->id));
+        return;
+    }
+    case IR_VAR_SCALAR: {
+        int found = 0;
+        for (int i = 0; i < g->k->params.n; i++) found |= g->k->params.v[i].var == v;
+        if (!found)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: scalar '%s' is not a kernel parameter",
+                       v->name);
+        out(g, c_name(g, v->name, v->id));
+        return;
+    }
     default:
         out(g, c_name(g, v->name, v->id));
         return;
