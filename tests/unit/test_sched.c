@@ -116,8 +116,13 @@ static void test_spin_last(void) {
                         ir_for(ar, j, I(0), I(16), IR_FOR_SERIAL,
                                if_(BIN(IR_NE, ld(S, VR(j)), bx), st(okb, I(0), I(0)), NULL)));
     IrExpr *okv = BIN(IR_EQ, ld(okb, I(0)), I(1));
+    /* a purely local loop (cannot be waiting for anyone): no yield */
+    IrBuffer *cnt = ir_buffer(k, "cnt", TS_INT32, IR_SCOPE_VAR, 1, (IrExpr *[]){I(1)}, (TsLoc){0});
+    IrStmt *local_loop = seq(2, st(cnt, I(0), I(0)),
+                             while_(BIN(IR_LT, ld(cnt, I(0)), I(5)),
+                                    st(cnt, I(0), BIN(IR_ADD, ld(cnt, I(0)), I(1)))));
     k->body = seq(
-        3, fill,
+        4, local_loop, fill,
         if_(BIN(IR_EQ, bx, I(0)),
             seq(3, while_(BIN(IR_EQ, ld(flag, I(N - 1)), I(0)), NULL), check,
                 st(out, I(0), ir_select(ar, okv, BIN(IR_ADD, ld(flag, I(N - 1)), I(100)), I(-1)))),
@@ -133,6 +138,8 @@ static void test_spin_last(void) {
     }
     CHECK_EQ_INT(1, kk.cmod->info.may_block);
     CHECK_CONTAINS(kk.code.s, "ts_a->yield(ts_b->yield_ctx);");
+    const char *y = strstr(kk.code.s, "ts_a->yield(ts_b->yield_ctx);");
+    CHECK(y && !strstr(y + 1, "ts_a->yield(ts_b->yield_ctx);")); /* only the waiting loop yields */
     CHECK_CONTAINS(kk.code.s, "ts_ld_int32_t(&flag_");
     for (int rep = 0; rep < 20; rep++) {
         int32_t flags[N] = {0}, outs[N];

@@ -71,6 +71,7 @@ typedef struct Cg {
     int ind;                         /* indentation level */
     int while_depth;                 /* > 0 inside an IR_S_WHILE (cond or body) */
     int in_grid;                     /* emitting tsk_grid: no block-level names */
+    int reads_global;                /* set by visit_global_load */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
     int64_t scratch;                 /* bytes of scratch used so far */
     TS_VEC(const IrVar *) declared;  /* LET vars declared, innermost scope last */
@@ -79,6 +80,7 @@ typedef struct Cg {
 
 static void emit_expr(Cg *g, const IrExpr *e);
 static void emit_stmt(Cg *g, const IrStmt *s);
+static int loop_reads_global(Cg *g, const IrStmt *s);
 
 static void out(Cg *g, const char *s) { ts_buf_puts(g->o, s); }
 TS_PRINTF(2, 3) static void outf(Cg *g, const char *fmt, ...) {
@@ -667,7 +669,7 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
         emit_expr(g, s->while_.cond);
         out(g, ") {\n");
         g->ind++;
-        if (g->k->may_block) {
+        if (g->k->may_block && loop_reads_global(g, s)) {
             line_start(g);
             out(g, "ts_a->yield(ts_b->yield_ctx);\n");
         }
@@ -777,62 +779,84 @@ static void add_buf(Cg *g, const IrBuffer *b) {
     ts_vec_push(g->a, g->bufs, cb);
 }
 
-static void walk_expr_bufs(Cg *g, const IrExpr *e) {
+/* Visit every buffer an expression / statement touches; `load` says
+ * whether the visit is a read of an element. */
+typedef void (*BufVisit)(Cg *g, const IrBuffer *b, int load);
+
+static void walk_expr_bufs(Cg *g, const IrExpr *e, BufVisit fn) {
     if (!e) return;
     switch (e->kind) {
     case IR_E_LOAD:
-        add_buf(g, e->load.buf);
-        for (int i = 0; i < e->load.nidx; i++) walk_expr_bufs(g, e->load.idx[i]);
+        fn(g, e->load.buf, 1);
+        for (int i = 0; i < e->load.nidx; i++) walk_expr_bufs(g, e->load.idx[i], fn);
         return;
-    case IR_E_BIN: walk_expr_bufs(g, e->bin.a); walk_expr_bufs(g, e->bin.b); return;
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: walk_expr_bufs(g, e->un.a); return;
+    case IR_E_BIN: walk_expr_bufs(g, e->bin.a, fn); walk_expr_bufs(g, e->bin.b, fn); return;
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: walk_expr_bufs(g, e->un.a, fn); return;
     case IR_E_SELECT:
-        walk_expr_bufs(g, e->sel.cond);
-        walk_expr_bufs(g, e->sel.a);
-        walk_expr_bufs(g, e->sel.b);
+        walk_expr_bufs(g, e->sel.cond, fn);
+        walk_expr_bufs(g, e->sel.a, fn);
+        walk_expr_bufs(g, e->sel.b, fn);
         return;
     case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++) walk_expr_bufs(g, e->call.args[i]);
+        for (int i = 0; i < e->call.nargs; i++) walk_expr_bufs(g, e->call.args[i], fn);
         return;
     default: return;
     }
 }
 
-static void walk_stmt_bufs(Cg *g, const IrStmt *s) {
+static void walk_stmt_bufs(Cg *g, const IrStmt *s, BufVisit fn) {
     if (!s) return;
     switch (s->kind) {
     case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) walk_stmt_bufs(g, s->seq.v[i]);
+        for (int i = 0; i < s->seq.n; i++) walk_stmt_bufs(g, s->seq.v[i], fn);
         return;
     case IR_S_FOR:
-        walk_expr_bufs(g, s->for_.min);
-        walk_expr_bufs(g, s->for_.extent);
-        walk_stmt_bufs(g, s->for_.body);
+        walk_expr_bufs(g, s->for_.min, fn);
+        walk_expr_bufs(g, s->for_.extent, fn);
+        walk_stmt_bufs(g, s->for_.body, fn);
         return;
     case IR_S_IF:
-        walk_expr_bufs(g, s->if_.cond);
-        walk_stmt_bufs(g, s->if_.then);
-        walk_stmt_bufs(g, s->if_.else_);
+        walk_expr_bufs(g, s->if_.cond, fn);
+        walk_stmt_bufs(g, s->if_.then, fn);
+        walk_stmt_bufs(g, s->if_.else_, fn);
         return;
     case IR_S_WHILE:
-        walk_expr_bufs(g, s->while_.cond);
-        walk_stmt_bufs(g, s->while_.body);
+        walk_expr_bufs(g, s->while_.cond, fn);
+        walk_stmt_bufs(g, s->while_.body, fn);
         return;
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
-        add_buf(g, s->store.buf);
-        for (int i = 0; i < s->store.nidx; i++) walk_expr_bufs(g, s->store.idx[i]);
-        walk_expr_bufs(g, s->store.value);
+        fn(g, s->store.buf, 0);
+        for (int i = 0; i < s->store.nidx; i++) walk_expr_bufs(g, s->store.idx[i], fn);
+        walk_expr_bufs(g, s->store.value, fn);
         return;
-    case IR_S_LET: walk_expr_bufs(g, s->let.value); return;
-    case IR_S_ALLOC: add_buf(g, s->alloc.buf); return;
-    case IR_S_EVAL: walk_expr_bufs(g, s->eval.e); return;
+    case IR_S_LET: walk_expr_bufs(g, s->let.value, fn); return;
+    case IR_S_ALLOC: fn(g, s->alloc.buf, 0); return;
+    case IR_S_EVAL: walk_expr_bufs(g, s->eval.e, fn); return;
     case IR_S_PRINT:
-        walk_expr_bufs(g, s->print.value);
-        if (s->print.buf) add_buf(g, s->print.buf);
+        walk_expr_bufs(g, s->print.value, fn);
+        if (s->print.buf) fn(g, s->print.buf, 1);
         return;
     default: return;
     }
+}
+
+static void visit_add(Cg *g, const IrBuffer *b, int load) {
+    (void)load;
+    add_buf(g, b);
+}
+
+static void visit_global_load(Cg *g, const IrBuffer *b, int load) {
+    if (load && b->scope == IR_SCOPE_GLOBAL) g->reads_global = 1;
+}
+
+/* A while loop can only be waiting for other blocks if it reads global
+ * memory; only such loops yield (a yield costs a context switch). */
+static int loop_reads_global(Cg *g, const IrStmt *s) {
+    g->reads_global = 0;
+    walk_expr_bufs(g, s->while_.cond, visit_global_load);
+    walk_stmt_bufs(g, s->while_.body, visit_global_load);
+    return g->reads_global;
 }
 
 /* ---- functions ----------------------------------------------------------------- */
@@ -940,7 +964,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
         if (k->params.v[i].buf) add_buf(&g, k->params.v[i].buf);
     for (int i = 0; i < k->buffers.n; i++)
         if (k->buffers.v[i]->scope != IR_SCOPE_GLOBAL) add_buf(&g, k->buffers.v[i]);
-    walk_stmt_bufs(&g, k->body);
+    walk_stmt_bufs(&g, k->body, visit_add);
     int64_t scratch = (g.scratch + TS_C_SCRATCH_ALIGN - 1) / TS_C_SCRATCH_ALIGN * TS_C_SCRATCH_ALIGN;
 
     ts_buf_printf(o, "/* Generated by TileScale (C target, ABI %u) for kernel '", TS_C_ABI_VERSION);
