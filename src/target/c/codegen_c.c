@@ -33,6 +33,7 @@
  * half to even, like numpy and torch.
  *
  * Blocking kernels (IrKernel.may_block).  Each iteration of an IR_S_WHILE
+ * that reads global memory (only those can be waiting for another block)
  * first calls the yield callback so the worker can run other blocks; all
  * global loads inside while loops are __atomic acquire loads (they can
  * never be hoisted out of the spin) and all global stores of the kernel
