@@ -696,7 +696,10 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         check_args(E, A, 2);
         IrStmt *s = tileop(E, TS_OP_ATOMIC_ADD, loc);
         IrTileOp *op = s->op;
-        if (dst->kind == V_ACCESS && (val_is_const(val) || val->kind == V_EXPR || val->kind == V_ACCESS)) {
+        /* a scalar value: a number, an expression, an element, or an alloc_var */
+        bool scalar = val_is_const(val) || val->kind == V_EXPR || val->kind == V_ACCESS ||
+                      (val->kind == V_BUFFER && val->buf->scope == IR_SCOPE_VAR);
+        if (dst->kind == V_ACCESS && scalar) {
             op->r[0] = val_to_region(E, dst, loc, "T.atomic_add destination");
             op->nr = 1;
             IrExpr *e = val_is_const(val) ? val_to_expr(E, val, loc) : val_to_expr(E, val, loc);

@@ -98,8 +98,9 @@ static bool val_is_symbolic(const Value *v) {
            (v->kind == V_BUFFER && v->buf->scope == IR_SCOPE_VAR);
 }
 
+/* An opaque value's i is the status to report (0: unsupported construct). */
 static TS_NORETURN void fail_opaque(Elab *E, Value *v, TsLoc loc) {
-    elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s", v->s ? v->s : "unsupported value");
+    elab_fail(E, v->i ? (TsStatus)v->i : TS_ERR_UNSUPPORTED, loc, "%s", v->s ? v->s : "unsupported value");
 }
 
 IrExpr *val_to_expr(Elab *E, Value *v, TsLoc loc) {
@@ -1170,7 +1171,7 @@ static void exec_with(Elab *E, Env *env, const AstStmt *s) {
 }
 
 static void exec_stmt(Elab *E, Env *env, const AstStmt *s) {
-    if (++E->steps > 50000000)
+    if (++E->steps > 2000000)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "compile-time evaluation runs too long (endless loop?)");
     switch (s->kind) {
     case AST_EXPR: {
@@ -1315,6 +1316,8 @@ static void exec_module(Elab *E, const AstModule *m) {
             if (s->name) {
                 Value *v = val_new(E, V_OPAQUE, s->loc);
                 v->s = ts_sprintf(E->a, "'%s' could not be parsed:\n%s", s->name, s->error ? s->error : "");
+                v->i = s->error_status ? s->error_status : TS_ERR_SYNTAX;
+                v->unparsed = s; /* as the entry, it reports the parser's own text */
                 env_set(E, E->globals, s->name, v);
             }
             continue;
@@ -1553,6 +1556,11 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
     TsLoc none = {0};
     Value *ev = env_lookup(E->globals, entry);
     if (!ev || ev->kind == V_OPAQUE) {
+        if (ev && ev->kind == V_OPAQUE && ev->unparsed) {
+            const AstStmt *u = ev->unparsed;
+            ts_buf_puts(&d->msg, u->error ? u->error : "syntax error\n");
+            ts_rethrow(d, (TsStatus)ev->i);
+        }
         if (ev && ev->kind == V_OPAQUE) fail_opaque(E, ev, ev->loc);
         ts_buf_printf(&d->msg, "error: no function '%s' in %s; defined functions:", entry, m->src->name);
         for (int i = 0; i < E->globals->vars.n; i++)

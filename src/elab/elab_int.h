@@ -36,7 +36,7 @@ typedef enum ValueKind {
     V_KERNEL,    /* the value of T.Kernel(...): items = grid, i = threads */
     V_ITER,      /* T.Parallel/T.Pipelined/range/...: see iter */
     V_ENUM,      /* s = "GemmWarpPolicy.FullRow" and the like */
-    V_OPAQUE,    /* something outside the supported subset: s = why */
+    V_OPAQUE,    /* something outside the supported subset: s = why, i = status to report */
 } ValueKind;
 
 typedef enum FuncKind {
@@ -81,6 +81,7 @@ struct Value {
     int bi;             /* builtin id (builtins.c) */
     Value *self;        /* bound receiver for methods */
     IterSpec *iter;
+    const AstStmt *unparsed; /* V_OPAQUE from a statement that did not parse */
 };
 
 typedef struct Binding {
