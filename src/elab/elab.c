@@ -251,6 +251,26 @@ static bool expr_has_load(const IrExpr *e) {
     }
 }
 
+static bool expr_reads_global(const IrExpr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        if (e->load.buf->scope == IR_SCOPE_GLOBAL) return true;
+        for (int i = 0; i < e->load.nidx; i++)
+            if (expr_reads_global(e->load.idx[i])) return true;
+        return false;
+    case IR_E_BIN: return expr_reads_global(e->bin.a) || expr_reads_global(e->bin.b);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_reads_global(e->un.a);
+    case IR_E_SELECT:
+        return expr_reads_global(e->sel.cond) || expr_reads_global(e->sel.a) || expr_reads_global(e->sel.b);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (expr_reads_global(e->call.args[i])) return true;
+        return false;
+    default: return false;
+    }
+}
+
 /* Structural equality of expressions (vars and buffers by identity). */
 static bool expr_equal(const IrExpr *a, const IrExpr *b) {
     if (a == b) return true;
@@ -1088,6 +1108,9 @@ static void exec_while(Elab *E, Env *env, const AstStmt *s) {
     if (val_is_symbolic(c)) {
         IrStmt *st = ir_stmt(E->a, IR_S_WHILE, s->loc);
         st->while_.cond = val_to_expr(E, c, s->cond->loc);
+        /* A loop waiting on global memory waits for other blocks (or ranks):
+         * the C target then runs blocks as coroutines so waiting never deadlocks. */
+        if (expr_reads_global(st->while_.cond)) E->k->may_block = true;
         st->while_.body = ir_seq(E->a);
         emit(E, st);
         IrStmt *saved = E->cur;
