@@ -1573,32 +1573,39 @@ static AstModule *new_module(TsArena *a, const TsSource *src) {
     return m;
 }
 
+/* Parse the top-level statement at the cursor into S->body; if it fails,
+ * store an AST_UNPARSED for it and move the cursor to where parsing can
+ * resume.  The handler's jmp_buf lives in this frame, which outlives every
+ * ts_fail_at the statement can raise. */
+static void parse_top_statement(ModuleState *S) {
+    jmp_buf jb;
+    jmp_buf *saved;
+    S->start = S->P.pos;
+    S->P.depth = 0;
+    S->tmp.n = 0;
+    if (ts_try(&S->diag, &jb, &saved)) {
+        ts_try_end(&S->diag, saved);
+        TsArena *a = S->P.a;
+        AstStmt *u = new_stmt(&S->P, AST_UNPARSED, S->P.tok[S->start].loc);
+        u->name = guess_name(&S->P, S->start);
+        u->error = ts_strdup(a, ts_buf_str(&S->diag.msg));
+        u->error_status = S->diag.status;
+        ts_buf_free(&S->diag.msg);
+        ts_vec_push(a, S->body, u);
+        S->P.pos = recover_pos(&S->P, S->start);
+        return;
+    }
+    parse_statement(&S->P, &S->tmp);
+    ts_try_end(&S->diag, saved);
+    for (int i = 0; i < S->tmp.n; i++) ts_vec_push(S->P.a, S->body, S->tmp.v[i]);
+}
+
 AstModule *ts_parse_module(TsArena *a, const TsSource *src) {
     AstModule *m = new_module(a, src);
     LexTokens toks = lex_tokenize(a, src);
-    ModuleState *const S = TS_NEW(a, ModuleState);
+    ModuleState *S = TS_NEW(a, ModuleState);
     S->P = (Parser){a, &S->diag, src, toks.v, toks.n, 0, 0};
-    while (peek(&S->P)->kind != TK_EOF) {
-        S->start = S->P.pos;
-        S->P.depth = 0;
-        S->tmp.n = 0;
-        jmp_buf jb;
-        jmp_buf *saved;
-        if (ts_try(&S->diag, &jb, &saved)) {
-            ts_try_end(&S->diag, saved);
-            AstStmt *u = new_stmt(&S->P, AST_UNPARSED, S->P.tok[S->start].loc);
-            u->name = guess_name(&S->P, S->start);
-            u->error = ts_strdup(a, ts_buf_str(&S->diag.msg));
-            u->error_status = S->diag.status;
-            ts_buf_free(&S->diag.msg);
-            ts_vec_push(a, S->body, u);
-            S->P.pos = recover_pos(&S->P, S->start);
-            continue;
-        }
-        parse_statement(&S->P, &S->tmp);
-        ts_try_end(&S->diag, saved);
-        for (int i = 0; i < S->tmp.n; i++) ts_vec_push(a, S->body, S->tmp.v[i]);
-    }
+    while (peek(&S->P)->kind != TK_EOF) parse_top_statement(S);
     ts_buf_free(&S->diag.msg);
     m->body = (AstBlock){S->body.v, S->body.n};
     return m;
