@@ -1346,7 +1346,8 @@ static void exec_module(Elab *E, const AstModule *m) {
             continue;
         }
         size_t msg_len = E->d->msg.n;
-        jmp_buf jb, *saved;
+        jmp_buf jb;
+        jmp_buf *volatile saved = NULL;
         if (ts_try(E->d, &jb, &saved)) {
             ts_try_end(E->d, saved);
             /* Remember why, drop the message: it matters only if used. */

@@ -98,7 +98,8 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     if (opt) k->opt = *opt;
     k->target = k->opt.target;
 
-    jmp_buf jb, *saved;
+    jmp_buf jb;
+    jmp_buf *volatile saved = NULL;
     jmp_buf oom;
     if (setjmp(oom)) {
         ts_buf_puts(&ctx->diag.msg, "error: out of memory\n");

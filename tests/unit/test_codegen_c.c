@@ -846,7 +846,7 @@ static void test_concurrent_build(void) {
     TsCompileOptions opt = {0};
     opt.cache_dir = "/proc/self/no/such/dir";
     reset(&ctx.diag);
-    TsStatus stt = TS_OK;
+    volatile TsStatus stt = TS_OK;
     if (ts_try(&ctx.diag, &jb, &saved)) {
         ts_try_end(&ctx.diag, saved);
         stt = ctx.diag.status;
