@@ -111,11 +111,14 @@ static void dump_params(TsBuf *b, const AstParam *ps, int n) {
 static void dump_expr(TsBuf *b, const AstExpr *e) {
     switch (e->kind) {
     case AST_NAME: ts_buf_puts(b, e->name); return;
-    case AST_INT: ts_buf_printf(b, "%lld", (long long)e->ival); return;
+    case AST_INT:
+        if (e->ival_u64) ts_buf_printf(b, "%llu", (unsigned long long)e->ival);
+        else ts_buf_printf(b, "%lld", (long long)e->ival);
+        return;
     case AST_FLOAT: put_float(b, e->fval); return;
     case AST_STR:
         if (e->fstring) ts_buf_puts(b, "f");
-        put_strn(b, e->str, strlen(e->str));
+        put_strn(b, e->str, e->len);
         return;
     case AST_TRUE: ts_buf_puts(b, "True"); return;
     case AST_FALSE: ts_buf_puts(b, "False"); return;

@@ -99,6 +99,10 @@ struct AstExpr {
     int parens;        /* 1 if written inside parentheses (tuple vs. grouping) */
     int fstring;       /* AST_STR: 1 if any concatenated part was an f-string; str is
                         * then the raw text between the quotes, nothing decoded */
+    size_t len;        /* AST_STR: length of str in bytes ("\0" escapes can put NUL
+                        * bytes inside; str is NUL-terminated after len bytes too) */
+    int ival_u64;      /* AST_INT: 1 if the literal is above INT64_MAX (at most
+                        * UINT64_MAX): ival holds its value as a uint64 bit pattern */
 };
 /* AST_DICT: a `**m` entry is stored as a key/value pair whose key and value
  * are both the same AST_DSTARRED node.  Starred call arguments (*a, **k)

@@ -261,7 +261,9 @@ static void lex_number(Lexer *L) {
             emit_error(L, loc, TS_ERR_UNSUPPORTED, "integer literal too large for 64 bits");
             return;
         }
-        emit(L, TK_INT, loc)->ival = (int64_t)v;
+        LexToken *t = emit(L, TK_INT, loc);
+        t->ival = (int64_t)v;
+        t->ival_u64 = v > (uint64_t)INT64_MAX;
         return;
     }
 
@@ -318,7 +320,9 @@ static void lex_number(Lexer *L) {
         emit_error(L, loc, TS_ERR_UNSUPPORTED, "integer literal too large for 64 bits");
         return;
     }
-    emit(L, TK_INT, loc)->ival = (int64_t)v;
+    LexToken *t = emit(L, TK_INT, loc);
+    t->ival = (int64_t)v;
+    t->ival_u64 = v > (uint64_t)INT64_MAX;
 }
 
 /* ---- strings --------------------------------------------------------------- */
@@ -405,6 +409,7 @@ static const char *scan_string_body(Lexer *L, int flags, int q, int triple, int 
         if (c == -1)
             return triple ? "unterminated triple-quoted string literal"
                           : "unterminated string literal";
+        if (c == 0) return "source code contains a null byte"; /* raw text stays a C string */
         if (c == '\n' || c == '\r') {
             if (!triple) return "unterminated string literal";
             skip_newline(L);
@@ -787,7 +792,10 @@ void lex_dump(TsBuf *b, const LexTokens *t) {
         case TK_NAME: case TK_KEYWORD: case TK_OP: case TK_ERROR:
             ts_buf_printf(b, "(%s)", k->text);
             break;
-        case TK_INT: ts_buf_printf(b, "(%lld)", (long long)k->ival); break;
+        case TK_INT:
+            if (k->ival_u64) ts_buf_printf(b, "(%llu)", (unsigned long long)k->ival);
+            else ts_buf_printf(b, "(%lld)", (long long)k->ival);
+            break;
         case TK_FLOAT: case TK_IMAG: ts_buf_printf(b, "(%.17g)", k->fval); break;
         case TK_STR:
             ts_buf_puts(b, "(");

@@ -53,6 +53,7 @@ typedef struct LexToken {
     size_t len;       /* STR: length of text (a decoded "\0" may sit inside) */
     const char *raw;  /* STR: the text between the quotes, undecoded */
     int64_t ival;     /* INT: value (literals in (INT64_MAX, UINT64_MAX] wrap) */
+    int ival_u64;     /* INT: 1 if the literal is above INT64_MAX (ival wrapped) */
     double fval;      /* FLOAT, IMAG: value */
     int strflags;     /* STR: LEX_STR_* prefix flags */
     int bol;          /* 1: first token of a logical line at indentation 0, i.e.

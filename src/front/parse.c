@@ -349,8 +349,8 @@ static AstExpr *parse_strings(Parser *P) {
         if (bytes >= 0 && b != bytes)
             fail_tok(P, t, TS_ERR_SYNTAX, "cannot mix bytes and nonbytes literals");
         bytes = b;
-        total += (t->len > strlen(t->raw) ? t->len : strlen(t->raw));
     }
+    for (int k = P->pos; k < i; k++) total += fstr ? strlen(P->tok[k].raw) : P->tok[k].len;
     char *s = ts_alloc(P->a, total + 1);
     size_t n = 0;
     for (; P->pos < i; P->pos++) {
@@ -363,6 +363,7 @@ static AstExpr *parse_strings(Parser *P) {
     s[n] = 0;
     AstExpr *e = new_expr(P, AST_STR, first->loc);
     e->str = s;
+    e->len = n;
     e->fstring = fstr;
     return e;
 }
@@ -527,6 +528,7 @@ static AstExpr *parse_atom(Parser *P) {
         next(P);
         AstExpr *e = new_expr(P, AST_INT, t->loc);
         e->ival = t->ival;
+        e->ival_u64 = t->ival_u64;
         return e;
     }
     case TK_FLOAT: {

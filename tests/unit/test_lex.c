@@ -152,6 +152,12 @@ static void test_strings(void) {
     CHECK_EQ_STR("unterminated triple-quoted string literal", first_error("x = '''abc\n\n"));
     CHECK_EQ_STR("unterminated f-string", first_error("x = f'{abc\n"));
     CHECK_EQ_STR("truncated \\xXX escape", first_error("'\\x4'"));
+    {
+        static const char nul[] = "x = 'a\0b'\n";
+        TsSource src = {"t.py", nul, sizeof nul - 1};
+        LexTokens t = lex_tokenize(&arena, &src);
+        CHECK(t.v[2].kind == TK_ERROR && !strcmp(t.v[2].text, "source code contains a null byte"));
+    }
     /* after an unterminated single-quoted string the next line lexes */
     CHECK_EQ_STR("NAME(x) OP(=) ERROR(unterminated string literal) NEWLINE NAME(y) NEWLINE EOF",
                  toks("x = 'abc\ny\n"));
@@ -166,10 +172,13 @@ static void test_numbers(void) {
     {
         LexTokens t = lex("9223372036854775807 18446744073709551615 1.5e300");
         CHECK_EQ_INT(INT64_MAX, t.v[0].ival);
-        CHECK_EQ_INT(-1, t.v[1].ival); /* wraps to the 64-bit pattern */
+        CHECK_EQ_INT(-1, t.v[1].ival); /* wraps to the 64-bit pattern... */
+        CHECK_EQ_INT(1, t.v[1].ival_u64); /* ...and says so */
+        CHECK_EQ_INT(0, t.v[0].ival_u64);
         CHECK(t.v[2].kind == TK_FLOAT && t.v[2].fval == 1.5e300);
     }
     CHECK_EQ_STR("integer literal too large for 64 bits", first_error("18446744073709551616"));
+    CHECK_EQ_STR("INT(18446744073709551615) NEWLINE EOF", toks("0xFFFF_FFFF_FFFF_FFFF"));
     CHECK_EQ_STR("invalid digit '2' in binary literal", first_error("0b102"));
     CHECK_EQ_STR("invalid digit '8' in octal literal", first_error("0o8"));
     CHECK_EQ_STR("invalid hexadecimal literal", first_error("0x"));

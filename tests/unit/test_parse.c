@@ -127,6 +127,16 @@ static void test_atoms(void) {
     CHECK_EQ_STR("(expr (tuple 255 1000000 0.001 1.0 5 0.5))\n", P("0xff, 1_000_000, 1e-3, 1., 0b101, .5"));
     CHECK_EQ_STR("(expr \"doc\\nstring\")\n", P("\"\"\"doc\nstring\"\"\"\n"));
     CHECK_EQ_STR("(expr \"a\\\\nb\")\n", P("r'a\\n' 'b'"));
+    /* decoded NUL bytes are kept (len), big unsigned literals are flagged */
+    CHECK_EQ_STR("(expr \"a\\x00b\\x00\")\n", P("'a\\0b' '\\x00'"));
+    CHECK_EQ_STR("(expr (call (. T uint64) 18446744073709551615 9223372036854775807))\n",
+                 P("T.uint64(0xFFFFFFFFFFFFFFFF, 9223372036854775807)"));
+    {
+        AstStmt *s = S("'a\\0b'");
+        CHECK(s && s->value->len == 3 && s->value->str[1] == 0 && s->value->str[3] == 0);
+        s = S("x = 18446744073709551615");
+        CHECK(s && s->value->ival == -1 && s->value->ival_u64 == 1);
+    }
     {
         AstStmt *s = S("x = f'{a}' 'b'");
         CHECK(s && s->value->kind == AST_STR && s->value->fstring == 1);
