@@ -158,10 +158,10 @@ struct AstStmt {
     AstExpr *returns;      /* DEF: -> annotation */
     /* IMPORT: module path ("tilelang.language"; relative imports keep their
      * leading dots, ".utils"), imported member for `from m import member`
-     * (NULL for plain import; "*" for `from m import *`), and the bound
-     * alias, never NULL: the `as` name if written, else the name Python
-     * binds -- the member for from-imports, the FIRST component for
-     * `import a.b.c` (which binds `a` to package `a`, see import_as). */
+     * (NULL for plain import; "*" for `from m import *`), and the alias:
+     * the `as` name if written; else, for from-imports, the member (what
+     * Python binds); else (plain `import a.b.c`) NULL -- Python then binds
+     * the first component `a` to the package `a`, not to a.b.c. */
     const char *module, *member, *alias;
     int import_as;         /* IMPORT: 1 if an `as` clause was written */
     /* UNPARSED: the diagnostic text the parser produced. */

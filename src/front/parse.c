@@ -1045,9 +1045,6 @@ static void parse_import(Parser *P, StmtVec *out) {
         if (accept_kw(P, "as")) {
             s->alias = expect_name(P, "after 'as'")->text;
             s->import_as = 1;
-        } else {
-            const char *dot = strchr(s->module, '.');
-            s->alias = dot ? ts_strndup(P->a, s->module, (size_t)(dot - s->module)) : s->module;
         }
         ts_vec_push(P->a, *out, s);
     } while (accept_op(P, ","));

@@ -296,7 +296,7 @@ static void test_simple(void) {
         CHECK(m && m->body.n == 4);
         if (m && m->body.n == 4) {
             AstStmt **v = m->body.v;
-            CHECK(!strcmp(v[0]->module, "a.b.c") && !v[0]->member && !strcmp(v[0]->alias, "a") &&
+            CHECK(!strcmp(v[0]->module, "a.b.c") && !v[0]->member && v[0]->alias == NULL &&
                   v[0]->import_as == 0);
             CHECK(!strcmp(v[1]->module, "tilelang.language") && !strcmp(v[1]->alias, "T") &&
                   v[1]->import_as == 1);
