@@ -597,6 +597,9 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         op->r[0] = val_to_region(E, req(E, A, 0, "A"), loc, "T.gemm operand A");
         op->r[1] = val_to_region(E, req(E, A, 1, "B"), loc, "T.gemm operand B");
         op->r[2] = val_to_region(E, req(E, A, 2, "C"), loc, "T.gemm accumulator C");
+        if (op->r[2].buf->scope != IR_SCOPE_FRAGMENT && op->r[2].buf->scope != IR_SCOPE_LOCAL)
+            elab_fail(E, TS_ERR_TYPE, loc, "T.gemm accumulator C ('%s') must be a fragment or local buffer, not %s memory",
+                      op->r[2].buf->name, ir_scope_name(op->r[2].buf->scope));
         op->nr = 3;
         op->trans_a = flag(E, A, 3, "transpose_A", false);
         op->trans_b = flag(E, A, 4, "transpose_B", false);

@@ -190,6 +190,9 @@ IrBuffer *val_to_buffer(Elab *E, Value *v, TsLoc loc, const char *what) {
 
 IrRegion val_to_region(Elab *E, Value *v, TsLoc loc, const char *what) {
     if (v->kind == V_REGION) return v->reg;
+    if (v->kind == V_BUFFER && v->buf->scope == IR_SCOPE_VAR)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: '%s' is an alloc_var scalar, not a buffer (use alloc_local or alloc_fragment)",
+                  what, v->buf->name);
     if (v->kind == V_BUFFER) return ir_region_full(E->a, v->buf);
     if (v->kind == V_ACCESS) {
         IrRegion r = {v->buf, v->buf->ndim, v->idx, TS_NEWN(E->a, IrExpr *, v->buf->ndim)};
