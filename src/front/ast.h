@@ -83,7 +83,9 @@ typedef struct AstParam {
 
 struct AstExpr {
     AstExprKind kind;
-    TsLoc loc;
+    TsLoc loc;         /* first token, except: BINOP/BOOLOP/COMPARE the operator,
+                        * ATTR the name after the dot, CALL/SUBSCRIPT the loc of
+                        * the callee/subscripted node (see parse.c) */
     AstOp op;
     const char *name;  /* AST_NAME, AST_ATTR */
     const char *str;   /* AST_STR */

@@ -929,7 +929,7 @@ static AstExpr *parse_rhs(Parser *P) {
  */
 static void parse_params(Parser *P, ParamVec *out, int annots, const char *closer,
                          const char *ctx) {
-    int seen_default = 0, seen_star = 0, seen_slash = 0, bare_star = 0, seen_dstar = 0;
+    int seen_default = 0, seen_star = 0, seen_slash = 0, seen_dstar = 0;
     while (!is_op(peek(P), closer)) {
         LexToken *t = peek(P);
         if (seen_dstar)
@@ -951,8 +951,7 @@ static void parse_params(Parser *P, ParamVec *out, int annots, const char *close
             } else if (accept_op(P, "*")) {
                 if (seen_star) fail_tok(P, t, TS_ERR_SYNTAX, "'*' may appear only once in %s", ctx);
                 seen_star = 1;
-                if (is_op(peek(P), ",") || is_op(peek(P), closer)) {
-                    bare_star = 1;
+                if (is_op(peek(P), ",") || is_op(peek(P), closer)) { /* bare '*' */
                     if (!accept_op(P, ",") || is_op(peek(P), closer) || is_op(peek(P), "**"))
                         fail_tok(P, t, TS_ERR_SYNTAX, "named parameters must follow bare '*' in %s",
                                  ctx);
@@ -979,7 +978,6 @@ static void parse_params(Parser *P, ParamVec *out, int annots, const char *close
         }
         if (!accept_op(P, ",")) break;
     }
-    (void)bare_star;
 }
 
 /* ---- statements -------------------------------------------------------------- */
