@@ -129,6 +129,19 @@ void ts_buf_indent(TsBuf *b, int level) {
     for (int i = 0; i < level; i++) ts_buf_puts(b, "    ");
 }
 
+void ts_buf_put_quoted(TsBuf *b, const char *s, size_t n) {
+    ts_buf_puts(b, "\"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') ts_buf_printf(b, "\\%c", c);
+        else if (c == '\n') ts_buf_puts(b, "\\n");
+        else if (c == '\t') ts_buf_puts(b, "\\t");
+        else if (c < 32 || c == 127) ts_buf_printf(b, "\\x%02x", c);
+        else ts_buf_putn(b, (const char *)&c, 1);
+    }
+    ts_buf_puts(b, "\"");
+}
+
 const char *ts_buf_str(TsBuf *b) { return b->s ? b->s : ""; }
 
 void ts_buf_free(TsBuf *b) {

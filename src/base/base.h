@@ -80,6 +80,8 @@ void ts_buf_putn(TsBuf *b, const char *s, size_t n);
 void ts_buf_printf(TsBuf *b, const char *fmt, ...) TS_PRINTF(2, 3);
 void ts_buf_vprintf(TsBuf *b, const char *fmt, va_list ap);
 void ts_buf_indent(TsBuf *b, int level); /* 4 spaces per level */
+/* s[0..n) as a double-quoted literal with \\ \" \n \t and \xNN escapes. */
+void ts_buf_put_quoted(TsBuf *b, const char *s, size_t n);
 const char *ts_buf_str(TsBuf *b);         /* "" if empty */
 void ts_buf_free(TsBuf *b);
 

@@ -238,71 +238,18 @@ void emit(Elab *E, IrStmt *s) {
     ir_seq_push(E->a, E->cur, s);
 }
 
-static bool expr_has_load(const IrExpr *e) {
-    if (!e) return false;
-    switch (e->kind) {
-    case IR_E_LOAD: return true;
-    case IR_E_BIN: return expr_has_load(e->bin.a) || expr_has_load(e->bin.b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_has_load(e->un.a);
-    case IR_E_SELECT:
-        return expr_has_load(e->sel.cond) || expr_has_load(e->sel.a) || expr_has_load(e->sel.b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_has_load(e->call.args[i])) return true;
-        return false;
-    default: return false;
-    }
+static bool is_load(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_LOAD;
 }
 
-static bool expr_reads_global(const IrExpr *e) {
-    if (!e) return false;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        if (e->load.buf->scope == IR_SCOPE_GLOBAL) return true;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (expr_reads_global(e->load.idx[i])) return true;
-        return false;
-    case IR_E_BIN: return expr_reads_global(e->bin.a) || expr_reads_global(e->bin.b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_reads_global(e->un.a);
-    case IR_E_SELECT:
-        return expr_reads_global(e->sel.cond) || expr_reads_global(e->sel.a) || expr_reads_global(e->sel.b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_reads_global(e->call.args[i])) return true;
-        return false;
-    default: return false;
-    }
+static bool is_global_load(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_LOAD && e->load.buf->scope == IR_SCOPE_GLOBAL;
 }
 
-/* Structural equality of expressions (vars and buffers by identity). */
-static bool expr_equal(const IrExpr *a, const IrExpr *b) {
-    if (a == b) return true;
-    if (!a || !b || a->kind != b->kind || a->dt != b->dt) return false;
-    switch (a->kind) {
-    case IR_E_INT: return a->ival == b->ival;
-    case IR_E_FLOAT: return a->fval == b->fval;
-    case IR_E_VAR: return a->var == b->var;
-    case IR_E_LOAD:
-        if (a->load.buf != b->load.buf) return false;
-        for (int i = 0; i < a->load.nidx; i++)
-            if (!expr_equal(a->load.idx[i], b->load.idx[i])) return false;
-        return true;
-    case IR_E_BIN:
-        return a->bin.op == b->bin.op && expr_equal(a->bin.a, b->bin.a) &&
-               expr_equal(a->bin.b, b->bin.b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST:
-        return a->un.bitnot == b->un.bitnot && expr_equal(a->un.a, b->un.a);
-    case IR_E_SELECT:
-        return expr_equal(a->sel.cond, b->sel.cond) && expr_equal(a->sel.a, b->sel.a) &&
-               expr_equal(a->sel.b, b->sel.b);
-    case IR_E_CALL:
-        if (a->call.fn != b->call.fn || a->call.nargs != b->call.nargs) return false;
-        for (int i = 0; i < a->call.nargs; i++)
-            if (!expr_equal(a->call.args[i], b->call.args[i])) return false;
-        return true;
-    default: return false;
-    }
-}
+static bool expr_has_load(const IrExpr *e) { return ir_expr_any(e, is_load, NULL); }
+static bool expr_reads_global(const IrExpr *e) { return ir_expr_any(e, is_global_load, NULL); }
 
 /* Linear forms: sum of coef * atom + constant, to see that
  * (bx + 1) * 64 - bx * 64 is the constant 64. */
@@ -336,7 +283,7 @@ static void lin_add(Lin *L, const IrExpr *e, int64_t coef) {
         return;
     }
     for (int i = 0; i < L->n; i++)
-        if (expr_equal(L->t[i].atom, e)) {
+        if (ir_expr_equal(L->t[i].atom, e)) {
             L->t[i].coef += coef;
             return;
         }

@@ -37,18 +37,6 @@ const char *ast_op_name(AstOp op) {
 static void dump_expr(TsBuf *b, const AstExpr *e);
 
 /* s[0..n) as a double-quoted string with C escapes. */
-static void put_strn(TsBuf *b, const char *s, size_t n) {
-    ts_buf_puts(b, "\"");
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') ts_buf_printf(b, "\\%c", c);
-        else if (c == '\n') ts_buf_puts(b, "\\n");
-        else if (c == '\t') ts_buf_puts(b, "\\t");
-        else if (c < 32 || c == 127) ts_buf_printf(b, "\\x%02x", c);
-        else ts_buf_putn(b, (const char *)&c, 1);
-    }
-    ts_buf_puts(b, "\"");
-}
 
 /* Shortest %g form that reads back as the same double, always with a '.'
  * or exponent so it cannot be mistaken for an integer. */
@@ -118,7 +106,7 @@ static void dump_expr(TsBuf *b, const AstExpr *e) {
     case AST_FLOAT: put_float(b, e->fval); return;
     case AST_STR:
         if (e->fstring) ts_buf_puts(b, "f");
-        put_strn(b, e->str, e->len);
+        ts_buf_put_quoted(b, e->str, e->len);
         return;
     case AST_TRUE: ts_buf_puts(b, "True"); return;
     case AST_FALSE: ts_buf_puts(b, "False"); return;
@@ -371,7 +359,7 @@ static void dump_stmt(TsBuf *b, const AstStmt *s, int ind) {
         const char *msg = s->error ? s->error : "";
         const char *nl = strchr(msg, '\n');
         ts_buf_printf(b, "(unparsed %s ", s->name ? s->name : "_");
-        put_strn(b, msg, nl ? (size_t)(nl - msg) : strlen(msg));
+        ts_buf_put_quoted(b, msg, nl ? (size_t)(nl - msg) : strlen(msg));
         ts_buf_puts(b, ")");
         return;
     }

@@ -770,18 +770,6 @@ const char *lex_kind_name(LexKind k) {
 }
 
 /* Quote s[0..n) with C escapes. */
-static void put_quoted(TsBuf *b, const char *s, size_t n) {
-    ts_buf_puts(b, "\"");
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') ts_buf_printf(b, "\\%c", c);
-        else if (c == '\n') ts_buf_puts(b, "\\n");
-        else if (c == '\t') ts_buf_puts(b, "\\t");
-        else if (c < 32 || c == 127) ts_buf_printf(b, "\\x%02x", c);
-        else ts_buf_putn(b, (const char *)&c, 1);
-    }
-    ts_buf_puts(b, "\"");
-}
 
 void lex_dump(TsBuf *b, const LexTokens *t) {
     for (int i = 0; i < t->n; i++) {
@@ -802,7 +790,7 @@ void lex_dump(TsBuf *b, const LexTokens *t) {
             if (k->strflags & LEX_STR_F) ts_buf_puts(b, "f");
             if (k->strflags & LEX_STR_BYTES) ts_buf_puts(b, "b");
             if (k->strflags & LEX_STR_RAW) ts_buf_puts(b, "r");
-            put_quoted(b, k->text, k->len);
+            ts_buf_put_quoted(b, k->text, k->len);
             ts_buf_puts(b, ")");
             break;
         default: break;

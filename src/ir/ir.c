@@ -222,6 +222,57 @@ static double const_as_double(const IrExpr *e) {
 
 /* ---- casts ----------------------------------------------------------------- */
 
+bool ir_expr_any(const IrExpr *e, bool (*fn)(const IrExpr *e, void *ctx), void *ctx) {
+    if (!e) return false;
+    if (fn(e, ctx)) return true;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        for (int i = 0; i < e->load.nidx; i++)
+            if (ir_expr_any(e->load.idx[i], fn, ctx)) return true;
+        return false;
+    case IR_E_BIN: return ir_expr_any(e->bin.a, fn, ctx) || ir_expr_any(e->bin.b, fn, ctx);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return ir_expr_any(e->un.a, fn, ctx);
+    case IR_E_SELECT:
+        return ir_expr_any(e->sel.cond, fn, ctx) || ir_expr_any(e->sel.a, fn, ctx) ||
+               ir_expr_any(e->sel.b, fn, ctx);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (ir_expr_any(e->call.args[i], fn, ctx)) return true;
+        return false;
+    default: return false;
+    }
+}
+
+bool ir_expr_equal(const IrExpr *a, const IrExpr *b) {
+    if (a == b) return true;
+    if (!a || !b || a->kind != b->kind || a->dt != b->dt) return false;
+    switch (a->kind) {
+    case IR_E_INT: return a->ival == b->ival;
+    case IR_E_FLOAT: return a->fval == b->fval;
+    case IR_E_VAR: return a->var == b->var;
+    case IR_E_LOAD:
+        if (a->load.buf != b->load.buf) return false;
+        for (int i = 0; i < a->load.nidx; i++)
+            if (!ir_expr_equal(a->load.idx[i], b->load.idx[i])) return false;
+        return true;
+    case IR_E_BIN:
+        return a->bin.op == b->bin.op && ir_expr_equal(a->bin.a, b->bin.a) &&
+               ir_expr_equal(a->bin.b, b->bin.b);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST:
+        return a->un.bitnot == b->un.bitnot && ir_expr_equal(a->un.a, b->un.a);
+    case IR_E_SELECT:
+        return ir_expr_equal(a->sel.cond, b->sel.cond) && ir_expr_equal(a->sel.a, b->sel.a) &&
+               ir_expr_equal(a->sel.b, b->sel.b);
+    case IR_E_CALL:
+        if (a->call.fn != b->call.fn || a->call.nargs != b->call.nargs) return false;
+        for (int i = 0; i < a->call.nargs; i++)
+            if (!ir_expr_equal(a->call.args[i], b->call.args[i])) return false;
+        return true;
+    default: return false;
+    }
+}
+
+
 IrExpr *ir_cast(TsArena *a, TsDType dt, IrExpr *x) {
     if (x->dt == dt) return x;
     if (x->kind == IR_E_INT) {

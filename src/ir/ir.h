@@ -292,6 +292,11 @@ IrExpr *ir_select(TsArena *a, IrExpr *c, IrExpr *x, IrExpr *y);
 IrExpr *ir_cast(TsArena *a, TsDType dt, IrExpr *x);
 IrExpr *ir_call(TsArena *a, IrIntrinsic fn, IrExpr **args, int nargs, TsDType dt);
 bool ir_is_const_int(const IrExpr *e, int64_t *out);
+/* True if fn holds for some node of e (visited pre-order, children of
+ * loads — the indices — included). */
+bool ir_expr_any(const IrExpr *e, bool (*fn)(const IrExpr *e, void *ctx), void *ctx);
+/* Structural equality (variables and buffers compared by identity). */
+bool ir_expr_equal(const IrExpr *a, const IrExpr *b);
 /* The dtype two operands are promoted to (TVM-like rules). */
 TsDType ir_promote(TsDType a, TsDType b);
 

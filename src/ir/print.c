@@ -167,18 +167,6 @@ static void put_float(TsBuf *b, double v, TsDType dt) {
     if (!strpbrk(tmp, ".e")) ts_buf_puts(b, ".0");
 }
 
-static void put_string(TsBuf *b, const char *s) {
-    ts_buf_puts(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') ts_buf_printf(b, "\\%c", c);
-        else if (c == '\n') ts_buf_puts(b, "\\n");
-        else if (c == '\t') ts_buf_puts(b, "\\t");
-        else if (c < 32 || c == 127) ts_buf_printf(b, "\\x%02x", c);
-        else ts_buf_putn(b, (const char *)&c, 1);
-    }
-    ts_buf_puts(b, "\"");
-}
 
 static void put_list(Printer *p, IrExpr *const *v, int n) {
     for (int i = 0; i < n; i++) {
@@ -199,7 +187,7 @@ static void put_expr(Printer *p, const IrExpr *e) {
         break;
     case IR_E_FLOAT: put_float(b, e->fval, e->dt); break;
     case IR_E_VAR: put_var(p, e->var); break;
-    case IR_E_STRING: put_string(b, e->str); break;
+    case IR_E_STRING: ts_buf_put_quoted(b, e->str, strlen(e->str)); break;
     case IR_E_LOAD:
         put_buf_name(p, e->load.buf);
         ts_buf_puts(b, "[");
@@ -487,7 +475,7 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         else put_expr(p, s->print.value);
         if (s->print.msg) {
             ts_buf_puts(b, ", msg=");
-            put_string(b, s->print.msg);
+            ts_buf_put_quoted(b, s->print.msg, strlen(s->print.msg));
         }
         ts_buf_puts(b, ")");
         break;
