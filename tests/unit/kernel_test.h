@@ -17,6 +17,8 @@
  *               (integers) before the launch, so an element the kernel
  *               forgot to write cannot pass by accident.
  *   - launch:   kt_launch() checks the status and prints the error.
+ *               kt_fenced() tensors sit between inaccessible pages, so an
+ *               unguarded access past either end crashes the test.
  *   - compare:  KT_COMPARE() checks |got - want| <= atol + rtol * |want|
  *               element by element and prints the max abs/rel error; NaN
  *               in `want` matches only NaN, so "this element must still be
@@ -39,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -186,6 +189,46 @@ static inline double kt_rtol(TsDType dt) {
     case TS_FLOAT8_E5M2: return 2.6e-1;
     default: return 0;
     }
+}
+
+/* A tensor whose data ends exactly at a page boundary followed by an
+ * inaccessible page (and starts right after one), so a kernel that reads
+ * or writes past either end faults instead of passing by luck.  Free with
+ * kt_fenced_free. */
+typedef struct KtFenced {
+    TsTensor t;   /* the tensor (shape malloc'ed, no strides) */
+    void *map;    /* the whole mapping */
+    size_t len;   /* its length */
+} KtFenced;
+
+static inline KtFenced kt_fenced(TsDType dt, int ndim, ...) {
+    KtFenced f;
+    memset(&f, 0, sizeof f);
+    int64_t *shape = calloc(8, sizeof(int64_t)), n = 1;
+    va_list ap;
+    va_start(ap, ndim);
+    for (int i = 0; i < ndim && i < 8; i++) n *= (shape[i] = va_arg(ap, int64_t));
+    va_end(ap);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)n * (size_t)(ts_dtype_bits(dt) / 8);
+    size_t body = (bytes + page - 1) / page * page;
+    f.len = body + 2 * page;
+    f.map = mmap(NULL, f.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (f.map == MAP_FAILED || mprotect((char *)f.map + page, body, PROT_READ | PROT_WRITE)) {
+        fprintf(stderr, "kt_fenced: mmap failed\n");
+        exit(1);
+    }
+    f.t.data = (char *)f.map + page + (body - bytes);
+    f.t.dtype = dt;
+    f.t.ndim = ndim;
+    f.t.shape = shape;
+    f.t.strides = NULL;
+    return f;
+}
+
+static inline void kt_fenced_free(KtFenced *f) {
+    munmap(f->map, f->len);
+    free((void *)f->t.shape);
+    memset(f, 0, sizeof *f);
 }
 
 /* ---- compile and launch ------------------------------------------------------------------ */

@@ -381,9 +381,10 @@ static void atomic_case(TsDType dt, int64_t G, int64_t N, int64_t lo, int64_t hi
 static void test_atomic(void) {
     int saved = kt_opt.num_threads;
     kt_opt.num_threads = 8; /* more workers than cores: interleaving guaranteed */
-    atomic_case(TS_INT32, 512, 256, -1000, 1000);
-    atomic_case(TS_FLOAT32, 512, 64, -100, 100);   /* |sums| < 2^24: exact */
-    atomic_case(TS_FLOAT16, 64, 8, -1, 1);         /* |sums| < 2^11: exact */
+    /* enough work per launch (2M adds) that all workers overlap in time */
+    atomic_case(TS_INT32, 2048, 1024, -1000, 1000);
+    atomic_case(TS_FLOAT32, 1024, 512, -100, 100); /* |sums| << 2^24: exact */
+    atomic_case(TS_FLOAT16, 256, 32, -1, 1);       /* |sums| << 2^11: exact */
     {
         int64_t Z = 5, M = 45, N = 38;
         TsKernel *k = kt_compile(SRC_ATOMIC, "tiles", "Z=5 M=45 N=38 bm=16 bn=16");
