@@ -42,24 +42,12 @@ IrStmt *ts_op_atomic_lower(TsLowerCtx *cx, const IrStmt *s) {
     }
 
     const IrRegion *src = &op->r[1];
-    int sd[OP_MAXDIM];
-    int64_t se[OP_MAXDIM];
-    int ns = op_region_shape(cx, s, "T.atomic_add", src, sd, se);
-    bool same = ns == nd;
-    for (int j = 0; same && j < ns; j++) same = se[j] == de[j];
-    if (!same)
-        ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc,
-                   "T.atomic_add: source region %s does not match destination %s",
-                   op_region_text(a, src), op_region_text(a, dst));
-    IrVar *v[OP_MAXDIM];
-    IrExpr *off[OP_MAXDIM];
-    op_loop_vars(cx, v, ns, 'i');
-    op_var_refs(a, v, ns, off);
-    IrExpr **si = op_region_index(a, src, sd, off, ns);
-    IrExpr **di = op_region_index(a, dst, dd, off, ns);
+    OpPair p;
+    op_pair_regions(cx, s, "T.atomic_add", src, dst, &p);
+    IrExpr **si = p.src_idx, **di = p.dst_idx;
     IrStmt *body = atomic_stmt(a, s->loc, dst->buf, di, dst->ndim,
                                ir_load(a, src->buf, si, src->ndim));
     body = op_if(a, s->loc, op_in_bounds(a, src->buf, si), body, NULL);
     body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
-    return op_loops(a, s->loc, v, se, ns, IR_FOR_PARALLEL, body);
+    return op_loops(a, s->loc, p.v, p.ext, p.n, IR_FOR_PARALLEL, body);
 }

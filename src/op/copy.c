@@ -22,23 +22,9 @@ IrStmt *ts_op_copy_lower(TsLowerCtx *cx, const IrStmt *s) {
     const IrTileOp *op = s->op;
     if (op->nr < 2) ts_internal(cx->diag, "T.copy with %d regions (want 2)", op->nr);
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
-    int sd[OP_MAXDIM], dd[OP_MAXDIM];
-    int64_t se[OP_MAXDIM], de[OP_MAXDIM];
-    int ns = op_region_shape(cx, s, "T.copy", src, sd, se);
-    int nd = op_region_shape(cx, s, "T.copy", dst, dd, de);
-    bool same = ns == nd;
-    for (int j = 0; same && j < ns; j++) same = se[j] == de[j];
-    if (!same)
-        ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc,
-                   "T.copy: source region %s does not match destination %s",
-                   op_region_text(a, src), op_region_text(a, dst));
-
-    IrVar *v[OP_MAXDIM];
-    IrExpr *off[OP_MAXDIM];
-    op_loop_vars(cx, v, ns, 'i');
-    op_var_refs(a, v, ns, off);
-    IrExpr **si = op_region_index(a, src, sd, off, ns);
-    IrExpr **di = op_region_index(a, dst, dd, off, ns);
+    OpPair p;
+    op_pair_regions(cx, s, "T.copy", src, dst, &p);
+    IrExpr **si = p.src_idx, **di = p.dst_idx;
 
     IrExpr *val = ir_cast(a, dst->buf->dt, ir_load(a, src->buf, si, src->ndim));
     IrStmt *body = ir_store(a, dst->buf, di, dst->ndim, val);
@@ -50,5 +36,5 @@ IrStmt *ts_op_copy_lower(TsLowerCtx *cx, const IrStmt *s) {
         body = op_if(a, s->loc, rd, body, zero);
     }
     body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
-    return op_loops(a, s->loc, v, se, ns, IR_FOR_PARALLEL, body);
+    return op_loops(a, s->loc, p.v, p.ext, p.n, IR_FOR_PARALLEL, body);
 }

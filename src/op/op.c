@@ -168,3 +168,23 @@ TsDType op_acc_dtype(TsDType dt) {
     if (ts_dtype_is_float(dt) && ts_dtype_bits(dt) < 32) return TS_FLOAT32;
     return dt;
 }
+
+void op_pair_regions(TsLowerCtx *cx, const IrStmt *s, const char *opname, const IrRegion *src,
+                     const IrRegion *dst, OpPair *p) {
+    TsArena *a = cx->arena;
+    int sd[OP_MAXDIM], dd[OP_MAXDIM];
+    int64_t de[OP_MAXDIM];
+    int ns = op_region_shape(cx, s, opname, src, sd, p->ext);
+    int nd = op_region_shape(cx, s, opname, dst, dd, de);
+    bool same = ns == nd;
+    for (int j = 0; same && j < ns; j++) same = p->ext[j] == de[j];
+    if (!same)
+        ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc, "%s: source region %s does not match destination %s",
+                   opname, op_region_text(a, src), op_region_text(a, dst));
+    IrExpr *off[OP_MAXDIM];
+    p->n = ns;
+    op_loop_vars(cx, p->v, ns, 'i');
+    op_var_refs(a, p->v, ns, off);
+    p->src_idx = op_region_index(a, src, sd, off, ns);
+    p->dst_idx = op_region_index(a, dst, dd, off, ns);
+}

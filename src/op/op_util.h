@@ -36,6 +36,19 @@ IrExpr **op_region_index(TsArena *a, const IrRegion *r, const int *dims, IrExpr 
 /* The condition that idx lies inside b when b is a global buffer (every
  * idx[d] < shape[d]); NULL when b is not global or the check folds to
  * true. */
+/* Element-wise pairing of two regions whose shapes match once extent-1
+ * dims are dropped (copy, atomic_add): n loop vars over the shared shape
+ * and each side's index at those vars.  A mismatch is a TS_ERR_SHAPE
+ * error naming both regions. */
+typedef struct OpPair {
+    int n;                     /* loop nest depth */
+    IrVar *v[OP_MAXDIM];       /* loop variables */
+    int64_t ext[OP_MAXDIM];    /* their extents */
+    IrExpr **src_idx, **dst_idx;
+} OpPair;
+void op_pair_regions(TsLowerCtx *cx, const IrStmt *s, const char *opname, const IrRegion *src,
+                     const IrRegion *dst, OpPair *p);
+
 IrExpr *op_in_bounds(TsArena *a, const IrBuffer *b, IrExpr **idx);
 /* cond ? then : else_, or just `then` when cond is NULL. */
 IrStmt *op_if(TsArena *a, TsLoc loc, IrExpr *cond, IrStmt *then, IrStmt *else_);
