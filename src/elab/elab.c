@@ -522,6 +522,14 @@ static int64_t seq_index(Elab *E, Value *seq, Value *ix, TsLoc loc) {
     return i;
 }
 
+/* An index of a buffer: an integer expression. */
+static IrExpr *index_expr(Elab *E, Value *v, TsLoc loc) {
+    IrExpr *e = val_to_expr(E, v, loc);
+    if (!ts_dtype_is_int(e->dt))
+        elab_fail(E, TS_ERR_TYPE, loc, "a buffer index must be an integer, not %s", ts_dtype_name(e->dt));
+    return e;
+}
+
 static Value *subscript_buffer(Elab *E, Env *env, Value *base, const AstExpr *ix, TsLoc loc) {
     IrBuffer *buf = base->buf;
     const AstExpr *const *items;
@@ -541,7 +549,7 @@ static Value *subscript_buffer(Elab *E, Env *env, Value *base, const AstExpr *ix
         if (v->kind == V_TUPLE || v->kind == V_LIST) spread = v;
         else if (buf->ndim == 1 || buf->scope == IR_SCOPE_VAR) {
             IrExpr **idx = TS_NEWN(E->a, IrExpr *, 1);
-            idx[0] = val_to_expr(E, v, items[0]->loc);
+            idx[0] = index_expr(E, v, items[0]->loc);
             if (buf->ndim != 1)
                 elab_fail(E, TS_ERR_TYPE, loc, "buffer '%s' has %d dimensions, indexed with 1",
                           buf->name, buf->ndim);
@@ -568,7 +576,7 @@ static Value *subscript_buffer(Elab *E, Env *env, Value *base, const AstExpr *ix
             continue;
         }
         if (spread) {
-            start[d] = val_to_expr(E, spread->items[d], loc);
+            start[d] = index_expr(E, spread->items[d], loc);
             extent[d] = NULL;
             continue;
         }
@@ -576,12 +584,12 @@ static Value *subscript_buffer(Elab *E, Env *env, Value *base, const AstExpr *ix
         if (it->kind == AST_SLICE) {
             any_slice = true;
             if (it->c) elab_fail(E, TS_ERR_UNSUPPORTED, it->loc, "slices with a step are not supported");
-            IrExpr *lo = it->a ? val_to_expr(E, eval(E, env, it->a), it->a->loc) : ir_i32(E->a, 0);
-            IrExpr *hi = it->b ? val_to_expr(E, eval(E, env, it->b), it->b->loc) : buf->shape[d];
+            IrExpr *lo = it->a ? index_expr(E, eval(E, env, it->a), it->a->loc) : ir_i32(E->a, 0);
+            IrExpr *hi = it->b ? index_expr(E, eval(E, env, it->b), it->b->loc) : buf->shape[d];
             start[d] = lo;
             extent[d] = sub_simplify(E, hi, lo);
         } else {
-            start[d] = val_to_expr(E, eval(E, env, it), it->loc);
+            start[d] = index_expr(E, eval(E, env, it), it->loc);
             extent[d] = NULL;
         }
     }
