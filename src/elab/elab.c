@@ -1139,7 +1139,7 @@ static void exec_with(Elab *E, Env *env, const AstStmt *s) {
             elab_fail(E, TS_ERR_TYPE, t->loc, "T.Kernel has %d grid dimension%s but %d name%s bound",
                       k->ngrid, k->ngrid == 1 ? "" : "s", nt, nt == 1 ? " is" : "s are");
         for (int i = 0; i < nt; i++) {
-            const AstExpr *ni = nt == 1 && t->kind == AST_NAME ? t : t->items[i];
+            const AstExpr *ni = t->kind == AST_TUPLE || t->kind == AST_LIST ? t->items[i] : t;
             if (ni->kind != AST_NAME) elab_fail(E, TS_ERR_UNSUPPORTED, ni->loc, "expected a name");
             k->block_idx[i]->name = ni->name;
             env_set(E, env, ni->name, val_expr(E, ir_var_ref(E->a, k->block_idx[i]), ni->loc));
