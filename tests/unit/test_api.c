@@ -454,6 +454,10 @@ static void test_robustness(void) {
         "def kern(n):\n    x = \"unterminated\n",
         "def kern(n):\n\treturn (((((((((((((((((((((((((((((((((((((((((((((((((((n)))))))))))))))))))))))))))))))))))))))))))))))))))\n",
         "\xff\xfe\x00garbage\x01\x02",
+        /* kernel targets that are not names (a starred name once crashed the elaborator) */
+        "def kern(n):\n    @T.prim_func\n    def main(A: T.Tensor((n,), \"float32\")):\n        with T.Kernel(1) as* bx:\n            A[0] = 1.0\n    return main\n",
+        "def kern(n):\n    @T.prim_func\n    def main(A: T.Tensor((n,), \"float32\")):\n        with T.Kernel(1) as A[0]:\n            A[0] = 1.0\n    return main\n",
+        "def kern(n):\n    @T.prim_func\n    def main(A: T.Tensor((n,), \"float32\")):\n        with T.Kernel(1, 2) as (bx, A.x):\n            A[0] = 1.0\n    return main\n",
         "def kern(n):\n    @T.prim_func\n    def main(A: T.Tensor((n,), \"float32\")):\n        with T.Kernel(1) as bx:\n            T.copy(A, A, A, A)\n            T.reduce_sum(A, A, dim=7)\n    return main\n",
     };
     TsDefine n4[] = {{"n", "4"}};
@@ -511,6 +515,10 @@ static void test_robustness(void) {
                     src[at] = alphabet[kt_randint(0, (int64_t)sizeof alphabet - 2)];
                     len++;
                 }
+            }
+            if (getenv("TS_TEST_VERBOSE")) { /* so a crash leaves the culprit behind */
+                fprintf(stderr, "--- mutation %d:\n%s\n", it, src);
+                fflush(stderr);
             }
             TsKernel *k = NULL;
             TsStatus st = ts_compile_source(kt_ctx, "m.py", src, "axpy", d, 2, &o, &k);
