@@ -336,6 +336,29 @@ static void test_launch(void) {
         KT_COMPARE("transposed output storage", &zs, wz, 0, 0);
         free(wz);
     }
+    /* negative strides (X flipped upside down) and a zero stride (Y
+     * broadcast: every row of Y is the same storage row) */
+    {
+        TsTensor xst = kt_tensor(TS_FLOAT32, 2, M, N), yst = kt_tensor(TS_FLOAT32, 1, M), zz = kt_tensor(TS_FLOAT32, 2, M, N);
+        kt_fill(&xst, -1, 1);
+        kt_fill(&yst, -1, 1);
+        kt_poison(&zz);
+        int64_t fshape[2] = {M, N}, fstr[2] = {-N, 1}, bshape[2] = {N, M}, bstr[2] = {0, 1};
+        TsTensor xf = {(float *)xst.data + (M - 1) * N, TS_FLOAT32, 2, fshape, fstr};
+        TsTensor yb = {yst.data, TS_FLOAT32, 2, bshape, bstr};
+        TsTensor fargs[3] = {xf, yb, zz};
+        if (kt_launch(k, fargs, 3)) {
+            double *wf = kt_zeros(M * N);
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++)
+                    wf[i * N + j] = kt_round(TS_FLOAT32, ts_tensor_get(&xst, (M - 1 - i) * N + j) * 2 + ts_tensor_get(&yst, i));
+            KT_COMPARE("negative strides (flipped X) and a zero stride (broadcast Y)", &zz, wf, 0, 0);
+            free(wf);
+        }
+        ts_tensor_free(&xst);
+        ts_tensor_free(&yst);
+        ts_tensor_free(&zz);
+    }
     ts_tensor_free(&xs);
     ts_tensor_free(&ys);
     ts_tensor_free(&zs);

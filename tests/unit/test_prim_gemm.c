@@ -6,7 +6,8 @@
  * flags: the four transpose_A/transpose_B combinations (the global tensors
  * are stored transposed too, so the copies change shape with the flags),
  * operand A taken from shared memory or from a fragment, float16 /
- * bfloat16 / float32 inputs accumulating in float32, several K steps in a
+ * bfloat16 / float32 inputs accumulating in float32 (and int8 in int32,
+ * exactly), several K steps in a
  * T.Pipelined loop, partial tiles in M, N and K (zero-filled reads make the
  * overhang contribute nothing), and three accumulator modes:
  *   mode 0  T.clear(C) then clear_accum=False in every step;
@@ -112,26 +113,29 @@ static double *naive_gemm(const TsTensor *a, const TsTensor *b, const TsTensor *
     return w;
 }
 
-static void gemm_case(TsDType dt, int ta, int tb, int a_frag, int mode) {
+static void gemm_case_acc(TsDType dt, TsDType acc, int ta, int tb, int a_frag, int mode) {
     int64_t M = 70, N = 52, K = 45, bm = 32, bn = 32, bk = 16;
     char defs[300], what[200];
-    snprintf(defs, sizeof defs, "M=%lld N=%lld K=%lld bm=%lld bn=%lld bk=%lld dt=%s ta=%s tb=%s a_frag=%s mode=%d",
+    snprintf(defs, sizeof defs,
+             "M=%lld N=%lld K=%lld bm=%lld bn=%lld bk=%lld dt=%s ta=%s tb=%s a_frag=%s mode=%d accum=%s",
              (long long)M, (long long)N, (long long)K, (long long)bm, (long long)bn, (long long)bk,
-             ts_dtype_name(dt), ta ? "True" : "False", tb ? "True" : "False", a_frag ? "True" : "False", mode);
-    snprintf(what, sizeof what, "gemm %s ta=%d tb=%d A from %s, mode %d", ts_dtype_name(dt), ta, tb,
-             a_frag ? "fragment" : "shared", mode);
+             ts_dtype_name(dt), ta ? "True" : "False", tb ? "True" : "False", a_frag ? "True" : "False", mode,
+             ts_dtype_name(acc));
+    snprintf(what, sizeof what, "gemm %s->%s ta=%d tb=%d A from %s, mode %d", ts_dtype_name(dt), ts_dtype_name(acc),
+             ta, tb, a_frag ? "fragment" : "shared", mode);
     TsKernel *k = kt_compile(SRC_GEMM, "gemm", defs);
     TsTensor a = ta ? kt_tensor(dt, 2, K, M) : kt_tensor(dt, 2, M, K);
     TsTensor b = tb ? kt_tensor(dt, 2, N, K) : kt_tensor(dt, 2, K, N);
-    TsTensor cin = kt_tensor(TS_FLOAT32, 2, M, N), c = kt_tensor(TS_FLOAT32, 2, M, N);
-    kt_fill(&a, -1, 1);
-    kt_fill(&b, -1, 1);
-    kt_fill(&cin, -10, 10);
+    TsTensor cin = kt_tensor(acc, 2, M, N), c = kt_tensor(acc, 2, M, N);
+    int isf = kt_is_float(dt);
+    kt_fill(&a, isf ? -1 : -128, isf ? 1 : 127);
+    kt_fill(&b, isf ? -1 : -128, isf ? 1 : 127);
+    kt_fill(&cin, isf ? -10 : -100000, isf ? 10 : 100000);
     kt_poison(&c);
     TsTensor args[4] = {a, b, cin, c};
     if (kt_launch(k, args, 4)) {
         double *w = naive_gemm(&a, &b, &cin, M, N, K, ta, tb, mode == 2);
-        KT_COMPARE(what, &c, w, 2e-5, 2e-5);
+        KT_COMPARE(what, &c, w, isf ? 2e-5 : 0, isf ? 2e-5 : 0); /* int8 -> int32: exact */
         free(w);
     }
     ts_tensor_free(&a);
@@ -140,6 +144,8 @@ static void gemm_case(TsDType dt, int ta, int tb, int a_frag, int mode) {
     ts_tensor_free(&c);
     ts_kernel_destroy(k);
 }
+
+static void gemm_case(TsDType dt, int ta, int tb, int a_frag, int mode) { gemm_case_acc(dt, TS_FLOAT32, ta, tb, a_frag, mode); }
 
 static void test_gemm_matrix(void) {
     static const TsDType dts[] = {TS_FLOAT16, TS_BFLOAT16, TS_FLOAT32};
@@ -154,6 +160,9 @@ static void test_gemm_matrix(void) {
         gemm_case(dts[d], d == 0, d != 1, d == 2, 2);
     }
     gemm_case(TS_BFLOAT16, 1, 1, 1, 1);
+    /* int8 inputs accumulate in int32 */
+    gemm_case_acc(TS_INT8, TS_INT32, 0, 0, 0, 0);
+    gemm_case_acc(TS_INT8, TS_INT32, 0, 1, 1, 2);
 }
 
 static void test_gemm_stages(void) {

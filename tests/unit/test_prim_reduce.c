@@ -385,6 +385,7 @@ static void test_atomic(void) {
     atomic_case(TS_INT32, 2048, 1024, -1000, 1000);
     atomic_case(TS_FLOAT32, 1024, 512, -100, 100); /* |sums| << 2^24: exact */
     atomic_case(TS_FLOAT16, 256, 32, -1, 1);       /* |sums| << 2^11: exact */
+    atomic_case(TS_BFLOAT16, 64, 16, -1, 1);       /* |sums| << 2^8: exact */
     {
         int64_t Z = 5, M = 45, N = 38;
         TsKernel *k = kt_compile(SRC_ATOMIC, "tiles", "Z=5 M=45 N=38 bm=16 bn=16");
