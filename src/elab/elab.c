@@ -1059,6 +1059,13 @@ static void exec_if(Elab *E, Env *env, const AstStmt *s) {
     E->cur = saved;
     if (E->returning)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "`return` under a run-time condition is not supported");
+    /* A break/continue that reached here belongs to a loop run at compile
+     * time (unrolled): it cannot depend on a run-time condition. */
+    if (E->breaking || E->continuing)
+        elab_fail(E, TS_ERR_UNSUPPORTED, s->loc,
+                  "`%s` under a run-time condition inside a loop that runs at compile time (a `while` on a "
+                  "constant, a `for` over a tuple or list); use T.serial/range or a `while` on a run-time condition",
+                  E->breaking ? "break" : "continue");
 }
 
 static void exec_while(Elab *E, Env *env, const AstStmt *s) {
