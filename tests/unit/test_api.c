@@ -126,6 +126,12 @@ static void test_compile_errors(void) {
     expect_error(src, "kern", n4, 1, TS_ERR_TYPE, "bad.py:7:15: error:", "T.gemm accumulator");
     snprintf(src, sizeof src, "%s            F = T.alloc_fragment((4, 4), \"float32\")\n            T.gemm(F, F, F, transpose_A=True)\n            T.gemm(F, F[0:4, 0:3], F)\n    return main\n", body_hdr);
     expect_error(src, "kern", n4, 1, TS_ERR_SHAPE, "bad.py:9:15: error:", "T.gemm");
+    /* a run-time break inside a loop unrolled at compile time was silently
+     * dropped together with the loop */
+    snprintf(src, sizeof src, "%s            while True:\n                if A[0] > 0.5:\n                    break\n                A[0] = A[0] + 1.0\n    return main\n", body_hdr);
+    expect_error(src, "kern", n4, 1, TS_ERR_UNSUPPORTED, "bad.py:8:17: error:", "`break` under a run-time condition");
+    snprintf(src, sizeof src, "%s            for c in (1, 2, 3):\n                if A[c] > 0.5:\n                    continue\n                A[c] = 0.0\n    return main\n", body_hdr);
+    expect_error(src, "kern", n4, 1, TS_ERR_UNSUPPORTED, "bad.py:8:17: error:", "`continue` under a run-time condition");
     snprintf(src, sizeof src, "%s            v = T.alloc_var(\"float32\")\n            T.copy(v, A)\n    return main\n", body_hdr);
     expect_error(src, "kern", n4, 1, TS_ERR_TYPE, "bad.py:8:15: error:", "alloc_var");
     snprintf(src, sizeof src, "%s            A[0] = 1.0\n    return main\n", body_hdr);

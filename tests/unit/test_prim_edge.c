@@ -19,6 +19,8 @@
  *     region of a bigger fragment, T.copy global -> global.
  *   - Loops with run-time bounds (read from a tensor), run-time `while`,
  *     Python `for` over a tuple (unrolled), T.Pipelined with order/stage.
+ *   - Run-time break and continue (in T.serial, range and while loops), a
+ *     helper def called in a kernel.
  */
 #include "kernel_test.h"
 
@@ -384,6 +386,79 @@ static void test_rtloops(void) {
     ts_kernel_destroy(k);
 }
 
+/* ---- break / continue / helpers ---------------------------------------------------------------- */
+
+/* Per row: F[r, 0] = index of the first element > th (N if none) via break;
+ * F[r, 1] = sum of the elements < 0 via continue; F[r, 2] = number of
+ * steps of a run-time while loop left by a break; F[r, 3] = a helper def (inlined at
+ * compile time) applied to the first element. */
+static const char *SRC_CONTROL =
+    "def sq_plus(x, c):\n"
+    "    return x * x + c\n"
+    "\n"
+    "@tilelang.jit(out_idx=[1])\n"
+    "def ctl(M, N, th):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), \"float32\"), F: T.Tensor((M, 4), \"float32\")):\n"
+    "        with T.Kernel(M, threads=1) as r:\n"
+    "            first = T.alloc_var(\"int32\")\n"
+    "            neg = T.alloc_var(\"float32\")\n"
+    "            steps = T.alloc_var(\"int32\")\n"
+    "            first = N\n"
+    "            for j in T.serial(N):\n"
+    "                if A[r, j] > th:\n"
+    "                    first = j\n"
+    "                    break\n"
+    "            neg = 0.0\n"
+    "            for j in range(N):\n"
+    "                if A[r, j] >= 0:\n"
+    "                    continue\n"
+    "                neg += A[r, j]\n"
+    "            steps = 0\n"
+    "            while steps < N:\n"
+    "                if A[r, steps] > th:\n"
+    "                    break\n"
+    "                steps += 1\n"
+    "            F[r, 0] = first\n"
+    "            F[r, 1] = neg\n"
+    "            F[r, 2] = steps\n"
+    "            F[r, 3] = sq_plus(A[r, 0], 0.25)\n"
+    "    return main\n";
+
+static void test_control(void) {
+    int64_t M = 12, N = 20;
+    TsKernel *k = kt_compile(SRC_CONTROL, "ctl", "M=12 N=20 th=0.8");
+    TsTensor a = kt_tensor(TS_FLOAT32, 2, M, N), f = kt_tensor(TS_FLOAT32, 2, M, 4);
+    kt_fill(&a, -1, 1);
+    for (int64_t j = 0; j < N; j++) ts_tensor_set(&a, j, 0.5); /* row 0: no element above th */
+    kt_poison(&f);
+    TsTensor args[2] = {a, f};
+    if (kt_launch(k, args, 2)) {
+        double *w = kt_zeros(M * 4);
+        for (int64_t r = 0; r < M; r++) {
+            int64_t first = N;
+            double neg = 0;
+            for (int64_t j = 0; j < N; j++)
+                if (ts_tensor_get(&a, r * N + j) > (double)(float)0.8) {
+                    first = j;
+                    break;
+                }
+            for (int64_t j = 0; j < N; j++)
+                if (ts_tensor_get(&a, r * N + j) < 0) neg += ts_tensor_get(&a, r * N + j);
+            double x = ts_tensor_get(&a, r * N);
+            w[r * 4] = (double)first;
+            w[r * 4 + 1] = neg;
+            w[r * 4 + 2] = (double)first;
+            w[r * 4 + 3] = kt_round(TS_FLOAT32, kt_round(TS_FLOAT32, x * x) + 0.25);
+        }
+        KT_COMPARE("run-time break, continue, while + break, helper def", &f, w, 1e-6, 1e-6);
+        free(w);
+    }
+    ts_tensor_free(&a);
+    ts_tensor_free(&f);
+    ts_kernel_destroy(k);
+}
+
 int main(void) {
     kt_init("test_prim_edge");
     test_fenced();
@@ -391,6 +466,7 @@ int main(void) {
     test_mixed();
     test_regions();
     test_rtloops();
+    test_control();
     kt_finish();
     return test_done();
 }
