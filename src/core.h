@@ -15,6 +15,7 @@ struct TsContext {
 
 /* A target's compiled module (one per kernel). */
 typedef struct TsModuleC TsModuleC; /* target/c */
+typedef struct TsModuleCuda TsModuleCuda; /* target/cuda */
 
 struct TsKernel {
     TsContext *ctx;
@@ -27,6 +28,7 @@ struct TsKernel {
     TsBuf ir_text;      /* IR after opt.dump_after, or final IR */
     TsBuf timing;       /* "phase ms" lines */
     TsModuleC *cmod;    /* loaded C module (TS_TARGET_C) */
+    TsModuleCuda *cumod; /* compiled CUDA module (TS_TARGET_CUDA) */
 };
 
 #endif

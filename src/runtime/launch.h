@@ -1,17 +1,34 @@
 /*
- * launch.h — running a compiled kernel on host tensors (CPU target).
+ * launch.h — running a compiled kernel on host tensors.
  *
  * ts_launch is the body of the public ts_kernel_launch: it checks the
  * arguments against the kernel's parameters (count, dtypes, ranks,
- * constant extents), binds run-time shape variables from the tensors'
- * extents (consistently across parameters), fills the ABI argument struct
- * of target/c/c_target.h, asks the module for the grid and hands the
- * blocks to the scheduler (ts_c_run).
+ * constant extents) and binds run-time shape variables from the tensors'
+ * extents (consistently across parameters), for every target alike.  Then
+ * it hands over to the kernel's target:
+ *   C:    fills the ABI argument struct of target/c/c_target.h, asks the
+ *         module for the grid and hands the blocks to the scheduler
+ *         (ts_c_run);
+ *   CUDA: evaluates the grid extents on the host and calls ts_cuda_run
+ *         (target/cuda/cuda_target.h) with the TsLaunchArgs below.
  */
 #ifndef TS_LAUNCH_H
 #define TS_LAUNCH_H
 
 #include "core.h"
+
+/* The checked and bound arguments of one launch, as a target's runner
+ * gets them.  All arrays are owned by the launcher and live for the call. */
+typedef struct TsLaunchArgs {
+    int nparams;                   /* IrKernel.params.n */
+    void *const *data;             /* [nparams] tensor data, or a pointer to the
+                                      scalar's value stored in the param's dtype */
+    const int64_t *const *shape;   /* [nparams] extents (NULL for scalars) */
+    const int64_t *const *strides; /* [nparams] element strides (NULL for scalars) */
+    const int64_t *shape_vars;     /* values of IrKernel.shape_vars, in order */
+    int nshape_vars;               /* IrKernel.shape_vars.n */
+    int64_t grid[3];               /* grid extents x, y, z evaluated on the host */
+} TsLaunchArgs;
 
 /* Errors are appended to k->ctx->diag (no longjmp) and returned:
  * TS_ERR_ARGCOUNT, TS_ERR_DTYPE, TS_ERR_SHAPE, TS_ERR_INVALID (NULL data),

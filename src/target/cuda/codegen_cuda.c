@@ -1,0 +1,1684 @@
+/*
+ * codegen_cuda.c — lowered tile IR -> one CUDA C++ translation unit.
+ *
+ * This is the first, simple CUDA backend: plain SIMT code, correct before
+ * fast.  It starts from the same lowered IR as the C target (every tile
+ * op already a loop nest of loads and stores), so everything the C
+ * target runs, this runs, with the same numerics.
+ *
+ * Execution model.  One CUDA thread block runs one block of the grid;
+ * blockDim.x is threads[0] * threads[1] * threads[2] (threads are
+ * numbered flat; T.get_thread_binding(axis) recovers the axis from the
+ * flat id).  Statements fall in two contexts:
+ *
+ *   distributed  The outermost T.Parallel nest met in uniform code (one
+ *                or several perfectly nested parallel loops whose extents
+ *                do not depend on each other) is flattened and spread
+ *                over the threads: `for (t = tid; t < total; t += NT)`,
+ *                the loop variables recovered from t by division, then
+ *                __syncthreads().  Inside, every thread runs plain,
+ *                private code: inner loops of any kind are ordinary loops.
+ *   uniform      Everything else ("serial" code) runs redundantly on
+ *                every thread, with the same values on every thread, so
+ *                control flow is uniform and barriers inside it are
+ *                legal.  Lets and stores to local/var buffers are
+ *                per-thread copies.  A store (or atomic, or T.print) to a
+ *                shared, fragment or global buffer is done by thread 0
+ *                only and followed by __syncthreads(), so that
+ *                read-modify-writes do not race.
+ *
+ * Uniformity is checked, not assumed: a small analysis marks the values
+ * that can differ between threads (thread indices, anything computed
+ * inside a parallel loop, local buffers written there, lets derived from
+ * those).  Uniform code whose condition or loop bound is such a value is
+ * a divergent region: it runs per thread, without barriers inside, and
+ * one barrier follows it.
+ *
+ * Barriers.  Besides the barrier that ends every distributed nest and
+ * every thread-0 store, one is needed *before* a write when uniform code
+ * read shared or global memory since the last barrier (a slow thread may
+ * still be reading what a fast one is about to overwrite).  The generator
+ * tracks that as `pending`: set by reads in uniform code, cleared by a
+ * barrier, joined over if/else, and carried around loop back edges by
+ * emitting a loop body twice, the first time without output (a cheap
+ * fixed point: the second pass starts from what the first one ended
+ * with).
+ *
+ * Memory.  Shared and fragment buffers live in dynamic shared memory
+ * (fragments are spread over the block's threads in TileLang; with no
+ * layout inference yet they are simply shared), each at a
+ * TS_CUDA_SMEM_ALIGN-aligned offset; the total is reported to the build,
+ * which raises the kernel's dynamic shared-memory limit past 48 KB when
+ * needed.  Local and var buffers are per-thread arrays (registers or
+ * local memory).  Global buffers are kernel parameters: a pointer plus
+ * one run-time stride per dimension (any strided view works), indexed in
+ * 64-bit arithmetic.
+ *
+ * Types.  The same compute types as the C target (integers in 64 bits,
+ * float16/bfloat16/float8 stored as raw bits and computed in float), so
+ * both targets round the same way.  No CUDA header is included: the
+ * prelude below defines fixed-width types and the conversions, with
+ * inline PTX for float16 (cvt.f32.f16 / cvt.rn.f16.f32) and bfloat16
+ * (a shift to widen; cvt.rn.bf16.f32 on sm_80 and later).  Math uses
+ * CUDA's built-in functions (expf, exp2f, __frsqrt_rn, ...).  Atomics use
+ * atomicAdd where the hardware has it and a compare-and-swap loop on the
+ * enclosing 32-bit word for 8- and 16-bit types.
+ *
+ * Blocking kernels (IrKernel.may_block: blocks that wait for each other
+ * through global memory).  Global loads inside while loops are volatile;
+ * global stores are preceded by __threadfence() (by every thread, before
+ * the barrier, when thread 0 stores a flag after the block's data); a
+ * uniform while loop whose condition reads global memory has thread 0
+ * evaluate it and broadcast the answer through shared memory, so every
+ * thread leaves the loop in the same iteration.  Such kernels need every
+ * block they wait on to be resident: the launch does not guarantee it.
+ *
+ * Where later work goes.  The generator is organised per statement kind
+ * (emit_for / emit_distributed / emit_if / emit_while / emit_store /
+ * emit_atomic / emit_let / emit_print), so each faster path replaces one
+ * of them or is tried first:
+ *   - tensor cores: T.gemm will not reach this file as loops; a CUDA
+ *     lowering (mma.sync/ldmatrix on sm_80, wgmma on sm_90a) emits
+ *     target intrinsics as new IR statements, printed by a new emit_*;
+ *   - layout inference: fragments with an IrLayout become per-thread
+ *     register arrays; emit_distributed then follows the layout (thread =
+ *     layout.thread, index = layout.local) instead of the flat cyclic
+ *     split, and `bufs` gives those buffers local storage;
+ *   - swizzle (IrBuffer.swizzle): emit_index applies the XOR to shared
+ *     offsets;
+ *   - cp.async / TMA and pipelining: T.Pipelined loops become a prologue
+ *     and steady state with multi-buffered shared tiles (IrBuffer.stages
+ *     is already honoured in the size computation), copies become async
+ *     copy statements and the barriers here become mbarrier waits;
+ *   - vectorized accesses: emit_distributed can give each thread several
+ *     contiguous elements and emit 16-byte loads.
+ *
+ * Names are `<ir name>_<id>` for IR variables and buffers and `ts_*` for
+ * the generator's own, as in the C target.
+ */
+#include "target/cuda/cuda_target.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the prelude: types and helpers every generated file carries -------- */
+
+static const char *const prelude[] = {
+    "typedef signed char ts_i8;\ntypedef unsigned char ts_u8;\n",
+    "typedef short ts_i16;\ntypedef unsigned short ts_u16;\n",
+    "typedef int ts_i32;\ntypedef unsigned int ts_u32;\n",
+    "typedef long long ts_i64;\ntypedef unsigned long long ts_u64;\n",
+    "#define TS_DEV static __device__ __forceinline__\n",
+    "#define TS_INF_F __int_as_float(0x7f800000)\n",
+    "#define TS_NAN_F __int_as_float(0x7fffffff)\n",
+    "#define TS_INF_D __longlong_as_double(0x7ff0000000000000LL)\n",
+    "#define TS_NAN_D __longlong_as_double(0x7ff8000000000000LL)\n\n",
+    /* float16 and bfloat16 */
+    "TS_DEV float ts_h2f(ts_u16 h) {\n"
+    "    float f;\n"
+    "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h));\n"
+    "    return f;\n"
+    "}\n"
+    "TS_DEV ts_u16 ts_f2h(float f) {\n"
+    "    ts_u16 h;\n"
+    "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+    "    return h;\n"
+    "}\n"
+    "TS_DEV float ts_bf2f(ts_u16 h) { return __uint_as_float((ts_u32)h << 16); }\n"
+    "TS_DEV ts_u16 ts_f2bf(float f) {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "    ts_u16 h;\n"
+    "    asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+    "    return h;\n"
+    "#else\n"
+    "    ts_u32 x = __float_as_uint(f);\n"
+    "    if ((x & 0x7fffffffu) > 0x7f800000u) return (ts_u16)((x >> 16) | 0x40u);\n"
+    "    return (ts_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
+    "#endif\n"
+    "}\n",
+    /* float8: exact decode; encode rounds to nearest even and saturates to
+     * the largest finite value (CUDA's satfinite), NaN stays NaN */
+    "TS_DEV float ts_fp8_dec(ts_u8 v, int mbits, int bias, int ieee) {\n"
+    "    int e = (v & 0x7f) >> mbits, m = v & ((1 << mbits) - 1), emax = 0x7f >> mbits;\n"
+    "    float f;\n"
+    "    if (ieee && e == emax) f = m ? TS_NAN_F : TS_INF_F;\n"
+    "    else if (!ieee && e == emax && m == (1 << mbits) - 1) f = TS_NAN_F;\n"
+    "    else if (e == 0) f = ldexpf((float)m, 1 - bias - mbits);\n"
+    "    else f = ldexpf((float)(m + (1 << mbits)), e - bias - mbits);\n"
+    "    return (v & 0x80) ? -f : f;\n"
+    "}\n"
+    "TS_DEV ts_u8 ts_fp8_enc(float f, int mbits, int bias, float maxv, ts_u8 nan) {\n"
+    "    ts_u8 s = (__float_as_uint(f) >> 31) ? 0x80 : 0;\n"
+    "    float a = fabsf(f), v;\n"
+    "    int ex, code;\n"
+    "    if (f != f) return (ts_u8)(s | nan);\n"
+    "    if (a >= maxv) v = maxv;\n"
+    "    else {\n"
+    "        frexpf(a, &ex);\n"
+    "        ex -= 1;\n"
+    "        if (ex < 1 - bias) ex = 1 - bias;\n"
+    "        float q = ldexpf(1.0f, ex - mbits);\n"
+    "        v = rintf(a / q) * q;\n"
+    "        if (v > maxv) v = maxv;\n"
+    "    }\n"
+    "    if (v < ldexpf(1.0f, 1 - bias)) code = (int)(v / ldexpf(1.0f, 1 - bias - mbits));\n"
+    "    else {\n"
+    "        frexpf(v, &ex);\n"
+    "        ex -= 1;\n"
+    "        code = ((ex + bias) << mbits) | (int)(ldexpf(v, mbits - ex) - (float)(1 << mbits));\n"
+    "    }\n"
+    "    return (ts_u8)(s | code);\n"
+    "}\n"
+    "TS_DEV float ts_e4m3_2f(ts_u8 v) { return ts_fp8_dec(v, 3, 7, 0); }\n"
+    "TS_DEV ts_u8 ts_f2e4m3(float f) { return ts_fp8_enc(f, 3, 7, 448.0f, 0x7f); }\n"
+    "TS_DEV float ts_e5m2_2f(ts_u8 v) { return ts_fp8_dec(v, 2, 15, 1); }\n"
+    "TS_DEV ts_u8 ts_f2e5m2(float f) { return ts_fp8_enc(f, 2, 15, 57344.0f, 0x7f); }\n",
+    /* integer division: C (`/`) and Python (`//`, `%`); zero divisor -> 0 */
+    "TS_DEV ts_i64 ts_div_i(ts_i64 a, ts_i64 b) {\n"
+    "    if (b == 0) return 0;\n"
+    "    if (b == -1) return (ts_i64)(0ull - (ts_u64)a);\n"
+    "    return a / b;\n"
+    "}\n"
+    "TS_DEV ts_i64 ts_fdiv_i(ts_i64 a, ts_i64 b) {\n"
+    "    if (b == 0) return 0;\n"
+    "    if (b == -1) return (ts_i64)(0ull - (ts_u64)a);\n"
+    "    ts_i64 q = a / b;\n"
+    "    if (a % b != 0 && ((a < 0) != (b < 0))) q--;\n"
+    "    return q;\n"
+    "}\n"
+    "TS_DEV ts_i64 ts_fmod_i(ts_i64 a, ts_i64 b) {\n"
+    "    if (b == 0 || b == -1) return 0;\n"
+    "    ts_i64 r = a % b;\n"
+    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
+    "    return r;\n"
+    "}\n"
+    "TS_DEV ts_u32 ts_div_u(ts_u32 a, ts_u32 b) { return b ? a / b : 0u; }\n"
+    "TS_DEV ts_u32 ts_mod_u(ts_u32 a, ts_u32 b) { return b ? a % b : 0u; }\n"
+    "TS_DEV ts_u64 ts_div_U(ts_u64 a, ts_u64 b) { return b ? a / b : 0ull; }\n"
+    "TS_DEV ts_u64 ts_mod_U(ts_u64 a, ts_u64 b) { return b ? a % b : 0ull; }\n"
+    "TS_DEV float ts_fdiv_f(float a, float b) { return floorf(a / b); }\n"
+    "TS_DEV double ts_fdiv_d(double a, double b) { return floor(a / b); }\n"
+    "TS_DEV float ts_fmod_f(float a, float b) { return a - floorf(a / b) * b; }\n"
+    "TS_DEV double ts_fmod_d(double a, double b) { return a - floor(a / b) * b; }\n",
+    "TS_DEV ts_i64 ts_shl_i(ts_i64 a, ts_i64 b) { return (ts_i64)((ts_u64)a << (b & 63)); }\n"
+    "TS_DEV ts_i64 ts_shr_i(ts_i64 a, ts_i64 b) { return a >> (b & 63); }\n"
+    "TS_DEV ts_i64 ts_pow_i(ts_i64 a, ts_i64 b) {\n"
+    "    ts_u64 r = 1, x = (ts_u64)a;\n"
+    "    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+    "    for (; b; b >>= 1, x *= x)\n"
+    "        if (b & 1) r *= x;\n"
+    "    return (ts_i64)r;\n"
+    "}\n"
+    "TS_DEV ts_i64 ts_abs_i(ts_i64 a) { return a < 0 ? (ts_i64)(0ull - (ts_u64)a) : a; }\n"
+    "TS_DEV ts_i64 ts_min_i(ts_i64 a, ts_i64 b) { return a < b ? a : b; }\n"
+    "TS_DEV ts_i64 ts_max_i(ts_i64 a, ts_i64 b) { return a > b ? a : b; }\n"
+    "TS_DEV ts_u32 ts_min_u(ts_u32 a, ts_u32 b) { return a < b ? a : b; }\n"
+    "TS_DEV ts_u32 ts_max_u(ts_u32 a, ts_u32 b) { return a > b ? a : b; }\n"
+    "TS_DEV ts_u64 ts_min_U(ts_u64 a, ts_u64 b) { return a < b ? a : b; }\n"
+    "TS_DEV ts_u64 ts_max_U(ts_u64 a, ts_u64 b) { return a > b ? a : b; }\n"
+    "TS_DEV float ts_min_f(float a, float b) { return fminf(a, b); }\n"
+    "TS_DEV float ts_max_f(float a, float b) { return fmaxf(a, b); }\n"
+    "TS_DEV double ts_min_d(double a, double b) { return fmin(a, b); }\n"
+    "TS_DEV double ts_max_d(double a, double b) { return fmax(a, b); }\n"
+    "TS_DEV float ts_sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
+    "TS_DEV double ts_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }\n"
+    "TS_DEV bool ts_isnan_f(float x) { return x != x; }\n"
+    "TS_DEV bool ts_isnan_d(double x) { return x != x; }\n"
+    "TS_DEV bool ts_isinf_f(float x) { return fabsf(x) == TS_INF_F; }\n"
+    "TS_DEV bool ts_isinf_d(double x) { return fabs(x) == TS_INF_D; }\n",
+    /* atomic adds: the hardware's where it has one, else a compare-and-swap
+     * loop on the aligned 32-bit word that holds the element */
+    "TS_DEV void ts_atomic_add_f32(float *p, float v) { atomicAdd(p, v); }\n"
+    "TS_DEV void ts_atomic_add_f64(double *p, double v) { atomicAdd(p, v); }\n"
+    "TS_DEV void ts_atomic_add_i32(ts_i32 *p, ts_i64 v) { atomicAdd((int *)p, (int)v); }\n"
+    "TS_DEV void ts_atomic_add_u32(ts_u32 *p, ts_u32 v) { atomicAdd((unsigned *)p, v); }\n"
+    "TS_DEV void ts_atomic_add_i64(ts_i64 *p, ts_i64 v) {\n"
+    "    atomicAdd((unsigned long long *)p, (unsigned long long)v);\n"
+    "}\n"
+    "TS_DEV void ts_atomic_add_u64(ts_u64 *p, ts_u64 v) { atomicAdd((unsigned long long *)p, v); }\n"
+    "#define TS_ID(x) (x)\n"
+    "#define TS_ATOMIC_NARROW(N, T, C, BITS, DEC, ENC) \\\n"
+    "    TS_DEV void ts_atomic_add_##N(T *p, C v) { \\\n"
+    "        ts_u64 a = (ts_u64)p; \\\n"
+    "        unsigned *w = (unsigned *)(a & ~(ts_u64)3); \\\n"
+    "        unsigned sh = (unsigned)(a & 3) * 8u, mask = ((1u << BITS) - 1u) << sh; \\\n"
+    "        unsigned old = *(volatile unsigned *)w, prev; \\\n"
+    "        do { \\\n"
+    "            prev = old; \\\n"
+    "            T cur = (T)((prev & mask) >> sh); \\\n"
+    "            unsigned nw = (prev & ~mask) | (((unsigned)(ENC(DEC(cur) + v)) << sh) & mask); \\\n"
+    "            old = atomicCAS(w, prev, nw); \\\n"
+    "        } while (old != prev); \\\n"
+    "    }\n"
+    "TS_ATOMIC_NARROW(i8, ts_i8, ts_i64, 8, TS_ID, (ts_i8))\n"
+    "TS_ATOMIC_NARROW(u8, ts_u8, ts_i64, 8, TS_ID, (ts_u8))\n"
+    "TS_ATOMIC_NARROW(i16, ts_i16, ts_i64, 16, TS_ID, (ts_i16))\n"
+    "TS_ATOMIC_NARROW(u16, ts_u16, ts_i64, 16, TS_ID, (ts_u16))\n"
+    "TS_ATOMIC_NARROW(f16, ts_u16, float, 16, ts_h2f, ts_f2h)\n"
+    "TS_ATOMIC_NARROW(bf16, ts_u16, float, 16, ts_bf2f, ts_f2bf)\n"
+    "TS_ATOMIC_NARROW(e4m3, ts_u8, float, 8, ts_e4m3_2f, ts_f2e4m3)\n"
+    "TS_ATOMIC_NARROW(e5m2, ts_u8, float, 8, ts_e5m2_2f, ts_f2e5m2)\n\n",
+    NULL};
+
+/* ---- generator state ----------------------------------------------------- */
+
+/* Where a buffer lives in generated code. */
+typedef struct CgBuf {
+    const IrBuffer *buf; /* the IR buffer */
+    const char *name;    /* C name of its base pointer / array */
+    int param;           /* global: parameter index; else -1 */
+    int64_t offset;      /* shared/fragment: byte offset in dynamic shared memory */
+    int64_t elems;       /* non-global: elements (all stages) */
+    int64_t *strides;    /* non-global: constant row-major element strides */
+    int varying;         /* local/var: written where threads differ */
+} CgBuf;
+
+/* The context a statement is emitted in (see the essay). */
+typedef enum CgCtx {
+    CTX_UNIFORM, /* every thread runs it with the same values */
+    CTX_THREAD,  /* per-thread code: a distributed body or a divergent region */
+} CgCtx;
+
+typedef struct Cg {
+    TsDiag *d;
+    const IrKernel *k;
+    TsArena *a;                      /* the kernel's arena, for names and tables */
+    TsBuf *o;                        /* output; NULL during a dry run */
+    int ind;                         /* indentation level */
+    int nthreads;                    /* threads per block */
+    int single;                      /* nthreads == 1: no guards, no barriers */
+    CgCtx ctx;                       /* context of the statement being emitted */
+    int pending;                     /* uniform code read shared/global memory since
+                                        the last barrier */
+    int in_dist;                     /* inside a distributed nest's body */
+    int dist_loops;                  /* loops opened inside that body (for `break`) */
+    int while_depth;                 /* > 0 inside an IR_S_WHILE (volatile loads) */
+    int uid;                         /* counter for generated names */
+    TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
+    int64_t smem;                    /* bytes of dynamic shared memory so far */
+    TS_VEC(const IrVar *) declared;  /* LET vars declared, innermost scope last */
+    TS_VEC(int) scope_start;         /* `declared.n` at the start of each scope */
+    TS_VEC(const IrVar *) varying;   /* vars whose value can differ between threads */
+    int changed;                     /* the varying analysis grew this round */
+} Cg;
+
+static void emit_expr(Cg *g, const IrExpr *e);
+static void emit_stmt(Cg *g, const IrStmt *s);
+
+static void out(Cg *g, const char *s) {
+    if (g->o) ts_buf_puts(g->o, s);
+}
+TS_PRINTF(2, 3) static void outf(Cg *g, const char *fmt, ...) {
+    if (!g->o) return;
+    va_list ap;
+    va_start(ap, fmt);
+    ts_buf_vprintf(g->o, fmt, ap);
+    va_end(ap);
+}
+static void line_start(Cg *g) {
+    if (g->o) ts_buf_indent(g->o, g->ind);
+}
+
+/* `<name>_<id>` with every non-identifier character replaced. */
+static const char *cu_name(Cg *g, const char *name, int id) {
+    if (!name || !*name) name = "v";
+    size_t n = strlen(name);
+    char *s = ts_alloc(g->a, n + 24);
+    size_t j = 0;
+    if (name[0] >= '0' && name[0] <= '9') s[j++] = 'v';
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        s[j++] = ok ? c : '_';
+    }
+    snprintf(s + j, 24, "_%d", id);
+    return s;
+}
+
+/* ---- types ------------------------------------------------------------------ */
+
+/* Compute category of a dtype: 'b' bool, 'i' 64-bit signed, 'u' 32-bit
+ * unsigned, 'U' 64-bit unsigned, 'f' float, 'd' double (as the C target). */
+static char cat_of(Cg *g, TsDType dt, TsLoc loc) {
+    switch (dt) {
+    case TS_BOOL: return 'b';
+    case TS_INT8: case TS_UINT8: case TS_INT16: case TS_UINT16: case TS_INT32: case TS_INT64:
+        return 'i';
+    case TS_UINT32: return 'u';
+    case TS_UINT64: return 'U';
+    case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT32: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2:
+        return 'f';
+    case TS_FLOAT64: return 'd';
+    default: break;
+    }
+    ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: expression without a valid dtype (%d)", (int)dt);
+}
+
+static const char *cat_ctype(char c) {
+    switch (c) {
+    case 'b': return "bool";
+    case 'i': return "ts_i64";
+    case 'u': return "ts_u32";
+    case 'U': return "ts_u64";
+    case 'f': return "float";
+    default: return "double";
+    }
+}
+
+static const char *compute_ctype(Cg *g, TsDType dt, TsLoc loc) { return cat_ctype(cat_of(g, dt, loc)); }
+
+static char join_cat(char a, char b) {
+    static const char order[] = "biuUfd";
+    return strchr(order, a) > strchr(order, b) ? a : b;
+}
+
+/* How a dtype is stored in memory. */
+static const char *storage_ctype(TsDType dt) {
+    switch (dt) {
+    case TS_BOOL: case TS_UINT8: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2: return "ts_u8";
+    case TS_INT8: return "ts_i8";
+    case TS_INT16: return "ts_i16";
+    case TS_UINT16: case TS_FLOAT16: case TS_BFLOAT16: return "ts_u16";
+    case TS_INT32: return "ts_i32";
+    case TS_UINT32: return "ts_u32";
+    case TS_INT64: return "ts_i64";
+    case TS_UINT64: return "ts_u64";
+    case TS_FLOAT32: return "float";
+    default: return "double";
+    }
+}
+
+/* Conversion of a stored value to its compute type (prefix; close with ")"). */
+static const char *load_conv(TsDType dt) {
+    switch (dt) {
+    case TS_FLOAT16: return "ts_h2f(";
+    case TS_BFLOAT16: return "ts_bf2f(";
+    case TS_FLOAT8_E4M3: return "ts_e4m3_2f(";
+    case TS_FLOAT8_E5M2: return "ts_e5m2_2f(";
+    case TS_BOOL: return "(0 != ";
+    case TS_UINT32: case TS_UINT64: case TS_FLOAT32: case TS_FLOAT64: return "(";
+    default: return "(ts_i64)(";
+    }
+}
+
+/* Conversion of a computed value to the storage type (prefix; close with "))"). */
+static const char *store_conv(TsDType dt) {
+    switch (dt) {
+    case TS_FLOAT16: return "ts_f2h((float)(";
+    case TS_BFLOAT16: return "ts_f2bf((float)(";
+    case TS_FLOAT8_E4M3: return "ts_f2e4m3((float)(";
+    case TS_FLOAT8_E5M2: return "ts_f2e5m2((float)(";
+    case TS_BOOL: return "(ts_u8)(0 != (";
+    case TS_INT8: return "(ts_i8)((";
+    case TS_UINT8: return "(ts_u8)((";
+    case TS_INT16: return "(ts_i16)((";
+    case TS_UINT16: return "(ts_u16)((";
+    case TS_INT32: return "(ts_i32)((";
+    case TS_UINT32: return "(ts_u32)((";
+    case TS_INT64: return "(ts_i64)((";
+    case TS_UINT64: return "(ts_u64)((";
+    case TS_FLOAT32: return "(float)((";
+    default: return "(double)((";
+    }
+}
+
+static int is_private(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR; }
+
+static CgBuf *find_buf(Cg *g, const IrBuffer *b, TsLoc loc) {
+    for (int i = 0; i < g->bufs.n; i++)
+        if (g->bufs.v[i].buf == b) return &g->bufs.v[i];
+    ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: buffer '%s' is not known to the kernel",
+               b ? b->name : "?");
+}
+
+/* ---- analysis: what differs between threads, what reads memory ---------- */
+
+static int var_varying(const Cg *g, const IrVar *v) {
+    if (v->kind == IR_VAR_THREAD_IDX) return 1;
+    for (int i = 0; i < g->varying.n; i++)
+        if (g->varying.v[i] == v) return 1;
+    return 0;
+}
+
+static void mark_var(Cg *g, const IrVar *v) {
+    if (var_varying(g, v)) return;
+    ts_vec_push(g->a, g->varying, v);
+    g->changed = 1;
+}
+
+/* Can e have different values on different threads of a block? */
+static int expr_varying(Cg *g, const IrExpr *e) {
+    if (!e) return 0;
+    switch (e->kind) {
+    case IR_E_VAR: return var_varying(g, e->var);
+    case IR_E_LOAD: {
+        if (is_private(e->load.buf) && find_buf(g, e->load.buf, e->loc)->varying) return 1;
+        for (int i = 0; i < e->load.nidx; i++)
+            if (expr_varying(g, e->load.idx[i])) return 1;
+        return 0;
+    }
+    case IR_E_BIN: return expr_varying(g, e->bin.a) || expr_varying(g, e->bin.b);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_varying(g, e->un.a);
+    case IR_E_SELECT:
+        return expr_varying(g, e->sel.cond) || expr_varying(g, e->sel.a) || expr_varying(g, e->sel.b);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (expr_varying(g, e->call.args[i])) return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* One round of the varying analysis over s; `vary`: s runs in per-thread
+ * context.  Parallel loops are per-thread context wherever they are. */
+static void mark_stmt(Cg *g, const IrStmt *s, int vary) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) mark_stmt(g, s->seq.v[i], vary);
+        return;
+    case IR_S_FOR: {
+        int v = vary || s->for_.kind == IR_FOR_PARALLEL || expr_varying(g, s->for_.min) ||
+                expr_varying(g, s->for_.extent);
+        if (v) mark_var(g, s->for_.var);
+        mark_stmt(g, s->for_.body, v);
+        return;
+    }
+    case IR_S_IF: {
+        int v = vary || expr_varying(g, s->if_.cond);
+        mark_stmt(g, s->if_.then, v);
+        mark_stmt(g, s->if_.else_, v);
+        return;
+    }
+    case IR_S_WHILE: mark_stmt(g, s->while_.body, vary || expr_varying(g, s->while_.cond)); return;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD: {
+        if (!is_private(s->store.buf)) return;
+        CgBuf *cb = find_buf(g, s->store.buf, s->loc);
+        if (cb->varying) return;
+        int v = vary || expr_varying(g, s->store.value);
+        for (int i = 0; i < s->store.nidx; i++) v = v || expr_varying(g, s->store.idx[i]);
+        if (v) {
+            cb->varying = 1;
+            g->changed = 1;
+        }
+        return;
+    }
+    case IR_S_LET:
+        if (vary || expr_varying(g, s->let.value)) mark_var(g, s->let.var);
+        return;
+    default: return;
+    }
+}
+
+/* Does e read a shared, fragment or global buffer? */
+static int expr_reads_mem(const IrExpr *e) {
+    if (!e) return 0;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        if (!is_private(e->load.buf)) return 1;
+        for (int i = 0; i < e->load.nidx; i++)
+            if (expr_reads_mem(e->load.idx[i])) return 1;
+        return 0;
+    case IR_E_BIN: return expr_reads_mem(e->bin.a) || expr_reads_mem(e->bin.b);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_reads_mem(e->un.a);
+    case IR_E_SELECT:
+        return expr_reads_mem(e->sel.cond) || expr_reads_mem(e->sel.a) || expr_reads_mem(e->sel.b);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (expr_reads_mem(e->call.args[i])) return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* Does e read a global buffer? */
+static int expr_reads_global(const IrExpr *e) {
+    if (!e) return 0;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        if (e->load.buf->scope == IR_SCOPE_GLOBAL) return 1;
+        for (int i = 0; i < e->load.nidx; i++)
+            if (expr_reads_global(e->load.idx[i])) return 1;
+        return 0;
+    case IR_E_BIN: return expr_reads_global(e->bin.a) || expr_reads_global(e->bin.b);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_reads_global(e->un.a);
+    case IR_E_SELECT:
+        return expr_reads_global(e->sel.cond) || expr_reads_global(e->sel.a) ||
+               expr_reads_global(e->sel.b);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (expr_reads_global(e->call.args[i])) return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* Does s touch (read, write, print) a shared, fragment or global buffer? */
+static int stmt_touches_mem(const IrStmt *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (stmt_touches_mem(s->seq.v[i])) return 1;
+        return 0;
+    case IR_S_FOR:
+        return expr_reads_mem(s->for_.min) || expr_reads_mem(s->for_.extent) ||
+               stmt_touches_mem(s->for_.body);
+    case IR_S_IF:
+        return expr_reads_mem(s->if_.cond) || stmt_touches_mem(s->if_.then) ||
+               stmt_touches_mem(s->if_.else_);
+    case IR_S_WHILE: return expr_reads_mem(s->while_.cond) || stmt_touches_mem(s->while_.body);
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD: {
+        if (!is_private(s->store.buf) || expr_reads_mem(s->store.value)) return 1;
+        for (int i = 0; i < s->store.nidx; i++)
+            if (expr_reads_mem(s->store.idx[i])) return 1;
+        return 0;
+    }
+    case IR_S_LET: return expr_reads_mem(s->let.value);
+    case IR_S_EVAL: return expr_reads_mem(s->eval.e);
+    case IR_S_PRINT: return 1;
+    default: return 0;
+    }
+}
+
+/* Does v appear in e? */
+static int expr_uses_var(const IrExpr *e, const IrVar *v) {
+    if (!e) return 0;
+    switch (e->kind) {
+    case IR_E_VAR: return e->var == v;
+    case IR_E_LOAD:
+        for (int i = 0; i < e->load.nidx; i++)
+            if (expr_uses_var(e->load.idx[i], v)) return 1;
+        return 0;
+    case IR_E_BIN: return expr_uses_var(e->bin.a, v) || expr_uses_var(e->bin.b, v);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_uses_var(e->un.a, v);
+    case IR_E_SELECT:
+        return expr_uses_var(e->sel.cond, v) || expr_uses_var(e->sel.a, v) || expr_uses_var(e->sel.b, v);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (expr_uses_var(e->call.args[i], v)) return 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+/* ---- expressions ----------------------------------------------------------- */
+
+static void emit_int_lit(Cg *g, int64_t v, TsDType dt) {
+    char c = dt == TS_DTYPE_NONE ? 'i' : cat_of(g, dt, (TsLoc){0});
+    if (c == 'b') {
+        out(g, v ? "true" : "false");
+    } else if (c == 'u' || c == 'U') {
+        outf(g, "%lluu%s", (unsigned long long)(uint64_t)v, c == 'U' ? "ll" : "");
+    } else if (c == 'f' || c == 'd') {
+        outf(g, "%lld.0%s", (long long)v, c == 'f' ? "f" : "");
+    } else if (v == INT64_MIN) {
+        out(g, "(-9223372036854775807LL - 1)");
+    } else if (v < 0) {
+        outf(g, "(%lldLL)", (long long)v);
+    } else {
+        outf(g, "%lldLL", (long long)v);
+    }
+}
+
+static void emit_float_lit(Cg *g, double v, TsDType dt) {
+    char c = cat_of(g, dt, (TsLoc){0});
+    if (c != 'f' && c != 'd') {
+        emit_int_lit(g, (int64_t)v, dt); /* a float constant with an integer dtype */
+        return;
+    }
+    if (v != v) {
+        out(g, c == 'f' ? "TS_NAN_F" : "TS_NAN_D");
+        return;
+    }
+    if (isinf(v)) {
+        outf(g, "%s%s)", v < 0 ? "(-" : "(", c == 'f' ? "TS_INF_F" : "TS_INF_D");
+        return;
+    }
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, c == 'f' ? "%.9g" : "%.17g", c == 'f' ? (double)(float)v : v);
+    if (!strpbrk(tmp, ".eE")) strcat(tmp, ".0");
+    outf(g, "%s%s%s%s", tmp[0] == '-' ? "(" : "", tmp, c == 'f' ? "f" : "", tmp[0] == '-' ? ")" : "");
+}
+
+/* A C string literal; no byte of s can end it early or form a trigraph. */
+static void emit_c_string(Cg *g, const char *s) {
+    out(g, "\"");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\' || c == '?') outf(g, "\\%c", c);
+        else if (c < 32 || c >= 127) outf(g, "\\%03o", c);
+        else outf(g, "%c", c);
+    }
+    out(g, "\"");
+}
+
+static void emit_var(Cg *g, const IrExpr *e) {
+    const IrVar *v = e->var;
+    switch (v->kind) {
+    case IR_VAR_BLOCK_IDX:
+        if (v->axis < 0 || v->axis > 2)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: block index axis %d", v->axis);
+        outf(g, "ts_bidx%d", v->axis);
+        return;
+    case IR_VAR_THREAD_IDX: {
+        const int *t = g->k->threads;
+        if (v->axis == 0) outf(g, "((ts_i64)(ts_tid %% %d))", t[0]);
+        else if (v->axis == 1) outf(g, "((ts_i64)((ts_tid / %d) %% %d))", t[0], t[1]);
+        else if (v->axis == 2) outf(g, "((ts_i64)(ts_tid / %d))", t[0] * t[1]);
+        else ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: thread index axis %d", v->axis);
+        return;
+    }
+    case IR_VAR_RANK: out(g, v->axis == 1 ? "((ts_i64)ts_nranks)" : "((ts_i64)ts_rank)"); return;
+    case IR_VAR_SHAPE: {
+        int found = 0;
+        for (int i = 0; i < g->k->shape_vars.n; i++) found |= g->k->shape_vars.v[i] == v;
+        if (!found)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc,
+                       "CUDA codegen: shape variable '%s' is not in the kernel's shape_vars", v->name);
+        out(g, cu_name(g, v->name, v->id));
+        return;
+    }
+    case IR_VAR_SCALAR: {
+        int found = 0;
+        for (int i = 0; i < g->k->params.n; i++) found |= g->k->params.v[i].var == v;
+        if (!found)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: scalar '%s' is not a kernel parameter",
+                       v->name);
+        out(g, cu_name(g, v->name, v->id));
+        return;
+    }
+    default: out(g, cu_name(g, v->name, v->id)); return;
+    }
+}
+
+/* Element offset of buf[idx] in 64-bit arithmetic, constant terms folded.
+ * (A shared-memory swizzle will be applied here.) */
+static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
+    const IrBuffer *b = cb->buf;
+    if (nidx != b->ndim && !(b->ndim == 0 && nidx == 1))
+        ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: %d indices for %d-dimensional buffer '%s'",
+                   nidx, b->ndim, b->name);
+    int64_t konst = 0, c;
+    int terms = 0;
+    for (int i = 0; i < b->ndim; i++) {
+        int global = cb->param >= 0;
+        if (!global && ir_is_const_int(idx[i], &c)) {
+            konst += c * cb->strides[i];
+            continue;
+        }
+        if (terms++) out(g, " + ");
+        if (cat_of(g, idx[i]->dt, idx[i]->loc) == 'i') {
+            emit_expr(g, idx[i]);
+        } else {
+            out(g, "(ts_i64)(");
+            emit_expr(g, idx[i]);
+            out(g, ")");
+        }
+        if (global) outf(g, " * %s_s%d", cb->name, i);
+        else if (cb->strides[i] != 1) outf(g, " * %lldLL", (long long)cb->strides[i]);
+    }
+    if (!terms) outf(g, "%lld", (long long)konst);
+    else if (konst) outf(g, " + %lldLL", (long long)konst);
+}
+
+/* buf[idx] as an lvalue/rvalue of the storage type; volatile for global
+ * accesses of blocking kernels that may watch other blocks. */
+static void emit_elem(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc, int vol) {
+    if (vol) outf(g, "(*(volatile %s *)&%s[", storage_ctype(cb->buf->dt), cb->name);
+    else outf(g, "%s[", cb->name);
+    emit_index(g, cb, idx, nidx, loc);
+    out(g, vol ? "])" : "]");
+}
+
+static void emit_load(Cg *g, const IrExpr *e) {
+    const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
+    int vol = g->k->may_block && g->while_depth > 0 && cb->param >= 0;
+    out(g, load_conv(cb->buf->dt));
+    emit_elem(g, cb, e->load.idx, e->load.nidx, e->loc, vol);
+    out(g, ")");
+}
+
+static void emit_bin(Cg *g, const IrExpr *e) {
+    const IrExpr *x = e->bin.a, *y = e->bin.b;
+    char c = join_cat(cat_of(g, x->dt, x->loc), cat_of(g, y->dt, y->loc));
+    int fl = c == 'f' || c == 'd';
+    const char *fn = NULL, *op = NULL;
+    switch (e->bin.op) {
+    case IR_ADD: op = "+"; break;
+    case IR_SUB: op = "-"; break;
+    case IR_MUL: op = "*"; break;
+    case IR_DIV: if (fl) op = "/"; else fn = c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_div_i"; break;
+    case IR_FLOORDIV:
+        fn = c == 'f' ? "ts_fdiv_f" : c == 'd' ? "ts_fdiv_d" : c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_fdiv_i";
+        break;
+    case IR_FLOORMOD:
+        fn = c == 'f' ? "ts_fmod_f" : c == 'd' ? "ts_fmod_d" : c == 'u' ? "ts_mod_u" : c == 'U' ? "ts_mod_U" : "ts_fmod_i";
+        break;
+    case IR_MIN:
+        fn = c == 'f' ? "ts_min_f" : c == 'd' ? "ts_min_d" : c == 'u' ? "ts_min_u" : c == 'U' ? "ts_min_U" : "ts_min_i";
+        break;
+    case IR_MAX:
+        fn = c == 'f' ? "ts_max_f" : c == 'd' ? "ts_max_d" : c == 'u' ? "ts_max_u" : c == 'U' ? "ts_max_U" : "ts_max_i";
+        break;
+    case IR_EQ: op = "=="; break;
+    case IR_NE: op = "!="; break;
+    case IR_LT: op = "<"; break;
+    case IR_LE: op = "<="; break;
+    case IR_GT: op = ">"; break;
+    case IR_GE: op = ">="; break;
+    case IR_AND: op = "&&"; break;
+    case IR_OR: op = "||"; break;
+    case IR_BITAND: op = "&"; break;
+    case IR_BITOR: op = "|"; break;
+    case IR_BITXOR: op = "^"; break;
+    case IR_SHL: if (c == 'i' || c == 'b') fn = "ts_shl_i"; else op = "<<"; break;
+    case IR_SHR: if (c == 'i' || c == 'b') fn = "ts_shr_i"; else op = ">>"; break;
+    case IR_POW: fn = c == 'f' ? "powf" : c == 'd' ? "pow" : "ts_pow_i"; break;
+    default: ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: binary operator %d", (int)e->bin.op);
+    }
+    if (fl && (e->bin.op == IR_BITAND || e->bin.op == IR_BITOR || e->bin.op == IR_BITXOR ||
+               e->bin.op == IR_SHL || e->bin.op == IR_SHR))
+        ts_fail_at(g->d, TS_ERR_TYPE, e->loc, "bitwise operator on floating-point values");
+    if (fn) {
+        /* operands converted to the helper's type: no ambiguous overloads */
+        outf(g, "%s((%s)(", fn, cat_ctype(c == 'b' ? 'i' : c));
+        emit_expr(g, x);
+        outf(g, "), (%s)(", cat_ctype(c == 'b' ? 'i' : c));
+        emit_expr(g, y);
+        out(g, "))");
+    } else {
+        out(g, "(");
+        emit_expr(g, x);
+        outf(g, " %s ", op);
+        emit_expr(g, y);
+        out(g, ")");
+    }
+}
+
+static void emit_cast(Cg *g, const IrExpr *e) {
+    const IrExpr *x = e->un.a;
+    switch (e->dt) {
+    case TS_BOOL: out(g, "(0 != ("); emit_expr(g, x); out(g, "))"); return;
+    case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2:
+        /* round through the narrow format */
+        out(g, load_conv(e->dt));
+        out(g, store_conv(e->dt));
+        emit_expr(g, x);
+        out(g, ")))");
+        return;
+    default:
+        if (cat_of(g, e->dt, e->loc) == 'i' && e->dt != TS_INT64)
+            outf(g, "((ts_i64)(%s)(", storage_ctype(e->dt));
+        else
+            outf(g, "((%s)(", compute_ctype(g, e->dt, e->loc));
+        emit_expr(g, x);
+        out(g, "))");
+        return;
+    }
+}
+
+static void emit_call(Cg *g, const IrExpr *e) {
+    static const struct { const char *f, *d; } fns[] = {
+        [IR_EXP] = {"expf", "exp"}, [IR_EXP2] = {"exp2f", "exp2"}, [IR_LOG] = {"logf", "log"},
+        [IR_LOG2] = {"log2f", "log2"}, [IR_SQRT] = {"sqrtf", "sqrt"}, [IR_RSQRT] = {"__frsqrt_rn", "rsqrt"},
+        [IR_ABS] = {"fabsf", "fabs"}, [IR_SIN] = {"sinf", "sin"}, [IR_COS] = {"cosf", "cos"},
+        [IR_TANH] = {"tanhf", "tanh"}, [IR_FLOOR] = {"floorf", "floor"}, [IR_CEIL] = {"ceilf", "ceil"},
+        [IR_ROUND] = {"rintf", "rint"}, [IR_SIGMOID] = {"ts_sigmoid_f", "ts_sigmoid_d"},
+        [IR_LOG1P] = {"log1pf", "log1p"}, [IR_EXP10] = {"exp10f", "exp10"},
+        [IR_ISINF] = {"ts_isinf_f", "ts_isinf_d"}, [IR_ISNAN] = {"ts_isnan_f", "ts_isnan_d"},
+        [IR_FMOD] = {"fmodf", "fmod"}, [IR_POWF] = {"powf", "pow"}, [IR_ATAN2] = {"atan2f", "atan2"},
+        [IR_ERF] = {"erff", "erf"}, [IR_TRUNC] = {"truncf", "trunc"},
+    };
+    static const int arity[] = {
+#define X(en, n, ar) [en] = ar,
+        IR_INTRINSICS(X)
+#undef X
+    };
+    IrIntrinsic fn = e->call.fn;
+    if ((int)fn < 0 || fn >= IR_INTRINSIC_COUNT)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: intrinsic %d", (int)fn);
+    if (e->call.nargs != arity[fn])
+        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: intrinsic %d with %d arguments", (int)fn,
+                   e->call.nargs);
+    char ac = cat_of(g, e->call.args[0]->dt, e->call.args[0]->loc);
+    int arg_float = ac == 'f' || ac == 'd';
+    if (!arg_float) { /* integer arguments of integer-valued functions */
+        switch (fn) {
+        case IR_FLOOR: case IR_CEIL: case IR_ROUND: case IR_TRUNC:
+            if (!ts_dtype_is_float(e->dt)) {
+                emit_expr(g, e->call.args[0]);
+                return;
+            }
+            break;
+        case IR_ABS:
+            if (!ts_dtype_is_float(e->dt)) {
+                out(g, "ts_abs_i((ts_i64)(");
+                emit_expr(g, e->call.args[0]);
+                out(g, "))");
+                return;
+            }
+            break;
+        case IR_ISINF: case IR_ISNAN: out(g, "false"); return;
+        default: break;
+        }
+    }
+    /* float or double flavour: the result's type if float, else the argument's */
+    char c = cat_of(g, e->dt, e->loc);
+    if (c != 'f' && c != 'd') c = arg_float ? ac : 'd';
+    if (fn == IR_ISINF || fn == IR_ISNAN) c = ac;
+    outf(g, "%s(", c == 'f' ? fns[fn].f : fns[fn].d);
+    for (int i = 0; i < e->call.nargs; i++) {
+        if (i) out(g, ", ");
+        outf(g, "(%s)(", cat_ctype(c));
+        emit_expr(g, e->call.args[i]);
+        out(g, ")");
+    }
+    out(g, ")");
+}
+
+static void emit_expr(Cg *g, const IrExpr *e) {
+    if (!e) ts_fail_at(g->d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: missing expression");
+    switch (e->kind) {
+    case IR_E_INT: emit_int_lit(g, e->ival, e->dt); return;
+    case IR_E_FLOAT: emit_float_lit(g, e->fval, e->dt); return;
+    case IR_E_VAR: emit_var(g, e); return;
+    case IR_E_LOAD: emit_load(g, e); return;
+    case IR_E_BIN: emit_bin(g, e); return;
+    case IR_E_NEG: out(g, "(-"); emit_expr(g, e->un.a); out(g, ")"); return;
+    case IR_E_NOT:
+        out(g, e->un.bitnot ? "(~" : "(!");
+        emit_expr(g, e->un.a);
+        out(g, ")");
+        return;
+    case IR_E_SELECT:
+        out(g, "(");
+        emit_expr(g, e->sel.cond);
+        out(g, " ? ");
+        emit_expr(g, e->sel.a);
+        out(g, " : ");
+        emit_expr(g, e->sel.b);
+        out(g, ")");
+        return;
+    case IR_E_CAST: emit_cast(g, e); return;
+    case IR_E_CALL: emit_call(g, e); return;
+    case IR_E_STRING: emit_c_string(g, e->str); return;
+    }
+    ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: expression kind %d", (int)e->kind);
+}
+
+/* ---- scopes, blocks and barriers -------------------------------------------- */
+
+static void scope_open(Cg *g) { ts_vec_push(g->a, g->scope_start, g->declared.n); }
+static void scope_close(Cg *g) { g->declared.n = g->scope_start.v[--g->scope_start.n]; }
+
+static int declared_here(Cg *g, const IrVar *v) {
+    int from = g->scope_start.n ? g->scope_start.v[g->scope_start.n - 1] : 0;
+    for (int i = from; i < g->declared.n; i++)
+        if (g->declared.v[i] == v) return 1;
+    return 0;
+}
+
+static void emit_body(Cg *g, const IrStmt *s) {
+    if (!s) return;
+    if (s->kind == IR_S_SEQ) {
+        for (int i = 0; i < s->seq.n; i++) emit_stmt(g, s->seq.v[i]);
+    } else {
+        emit_stmt(g, s);
+    }
+}
+
+/* `{` body `}` as a new scope; the caller has written the header. */
+static void emit_block(Cg *g, const IrStmt *s) {
+    out(g, "{\n");
+    g->ind++;
+    scope_open(g);
+    emit_body(g, s);
+    scope_close(g);
+    g->ind--;
+    line_start(g);
+    out(g, "}");
+}
+
+/* A block barrier (uniform code only). */
+static void emit_sync(Cg *g) {
+    if (!g->single) {
+        line_start(g);
+        out(g, "__syncthreads();\n");
+    }
+    g->pending = 0;
+}
+
+/* The barrier a write needs after uniform reads of memory. */
+static void sync_if_pending(Cg *g) {
+    if (g->pending) emit_sync(g);
+}
+
+/* The body of a loop in uniform code.  `pending` flows around the back
+ * edge: a dry run (no output) finds what the body ends with; the real
+ * emission starts from the join of entry and that.  `back_reads`: the
+ * loop re-reads memory between iterations (a while condition). */
+static void emit_uniform_loop_body(Cg *g, const IrStmt *body, int back_reads) {
+    int p0 = g->pending;
+    TsBuf *o = g->o;
+    int uid = g->uid;
+    g->o = NULL;
+    emit_block(g, body);
+    int p_end = g->pending || back_reads;
+    g->o = o;
+    g->uid = uid;
+    g->pending = p0 || p_end;
+    emit_block(g, body);
+    g->pending = g->pending || back_reads || p0; /* the loop may also run zero times */
+}
+
+/* ---- statements, one function per kind -------------------------------------- */
+
+/* A statement of uniform code whose control depends on the thread: run
+ * it per thread, without barriers inside, and put one after it. */
+static void emit_divergent(Cg *g, const IrStmt *s) {
+    int touches = stmt_touches_mem(s);
+    if (touches) sync_if_pending(g);
+    g->ctx = CTX_THREAD;
+    emit_stmt(g, s);
+    g->ctx = CTX_UNIFORM;
+    if (touches) emit_sync(g);
+}
+
+/* The outermost T.Parallel nest of uniform code, spread over the block's
+ * threads (see the essay).  A layout-driven split goes here later. */
+static void emit_distributed(Cg *g, const IrStmt *s) {
+    enum { MAXN = 8 };
+    const IrStmt *lv[MAXN];
+    int n = 0;
+    const IrStmt *cur = s;
+    for (;;) {
+        lv[n++] = cur;
+        const IrStmt *b = cur->for_.body;
+        while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
+        if (n == MAXN || !b || b->kind != IR_S_FOR || b->for_.kind != IR_FOR_PARALLEL) break;
+        int dep = 0;
+        for (int i = 0; i < n; i++) dep |= expr_uses_var(b->for_.extent, lv[i]->for_.var);
+        if (dep) break;
+        cur = b;
+    }
+    const IrStmt *body = lv[n - 1]->for_.body;
+    int id = g->uid++;
+
+    sync_if_pending(g);
+    int64_t ext[MAXN], total = 1;
+    int all_const = 1, header_reads = 0;
+    for (int i = 0; i < n; i++) {
+        header_reads |= expr_reads_mem(lv[i]->for_.extent);
+        if (!ir_is_const_int(lv[i]->for_.extent, &ext[i])) all_const = 0;
+        else {
+            if (ext[i] < 0) ext[i] = 0;
+            if (total < ((int64_t)1 << 40)) total *= ext[i];
+        }
+    }
+    int small = all_const && total < ((int64_t)1 << 31);
+    line_start(g);
+    out(g, "{\n");
+    g->ind++;
+    if (!small) {
+        for (int i = 0; i < n; i++) {
+            line_start(g);
+            outf(g, "const ts_i64 ts_e%d_%d = ts_max_i((ts_i64)(", id, i);
+            emit_expr(g, lv[i]->for_.extent);
+            out(g, "), 0LL);\n");
+        }
+        if (header_reads) {
+            line_start(g);
+            out(g, "__syncthreads(); /* extents read memory the nest may write */\n");
+        }
+        line_start(g);
+        outf(g, "const ts_i64 ts_n%d = ", id);
+        for (int i = 0; i < n; i++) outf(g, "%sts_e%d_%d", i ? " * " : "", id, i);
+        out(g, ";\n");
+        line_start(g);
+        outf(g, "for (ts_i64 ts_t%d = ts_tid; ts_t%d < ts_n%d; ts_t%d += %d) {\n", id, id, id, id, g->nthreads);
+    } else {
+        line_start(g);
+        outf(g, "for (int ts_t%d = ts_tid; ts_t%d < %lld; ts_t%d += %d) {\n", id, id, (long long)total, id,
+             g->nthreads);
+    }
+    g->ind++;
+    scope_open(g);
+    /* index i = (t / prod(extents after i)) % extent_i; the outermost without % */
+    for (int i = 0; i < n; i++) {
+        const IrVar *v = lv[i]->for_.var;
+        line_start(g);
+        outf(g, "const %s %s = (%s)(", compute_ctype(g, v->dt, lv[i]->loc), cu_name(g, v->name, v->id),
+             compute_ctype(g, v->dt, lv[i]->loc));
+        int64_t c;
+        if (!ir_is_const_int(lv[i]->for_.min, &c) || c != 0) {
+            out(g, "(");
+            emit_expr(g, lv[i]->for_.min);
+            out(g, ") + ");
+        }
+        out(g, "(ts_i64)(");
+        if (small) {
+            int64_t inner = 1;
+            for (int j = i + 1; j < n; j++) inner *= ext[j];
+            outf(g, "ts_t%d", id);
+            if (inner != 1) outf(g, " / %lld", (long long)inner);
+            if (i > 0) outf(g, " %% %lld", (long long)ext[i]);
+        } else {
+            outf(g, "ts_t%d", id);
+            for (int j = i + 1; j < n; j++) outf(g, " / ts_e%d_%d", id, j);
+            if (i > 0) outf(g, " %% ts_e%d_%d", id, i);
+        }
+        out(g, "));\n");
+    }
+    CgCtx ctx = g->ctx;
+    int in_dist = g->in_dist, dist_loops = g->dist_loops;
+    g->ctx = CTX_THREAD;
+    g->in_dist = 1;
+    g->dist_loops = 0;
+    emit_body(g, body);
+    g->ctx = ctx;
+    g->in_dist = in_dist;
+    g->dist_loops = dist_loops;
+    scope_close(g);
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+    emit_sync(g);
+}
+
+static void emit_for(Cg *g, const IrStmt *s) {
+    if (g->ctx == CTX_UNIFORM) {
+        if (s->for_.kind == IR_FOR_PARALLEL) {
+            emit_distributed(g, s);
+            return;
+        }
+        if (expr_varying(g, s->for_.min) || expr_varying(g, s->for_.extent)) {
+            emit_divergent(g, s);
+            return;
+        }
+        g->pending |= expr_reads_mem(s->for_.min) || expr_reads_mem(s->for_.extent);
+    }
+    const IrVar *v = s->for_.var;
+    const char *n = cu_name(g, v->name, v->id);
+    int64_t c;
+    if (s->for_.kind == IR_FOR_UNROLL && ir_is_const_int(s->for_.extent, &c)) {
+        line_start(g);
+        out(g, "#pragma unroll\n");
+    }
+    line_start(g);
+    outf(g, "for (%s %s = ", compute_ctype(g, v->dt, s->loc), n);
+    emit_expr(g, s->for_.min);
+    outf(g, ", %s_end = %s + (", n, n);
+    emit_expr(g, s->for_.extent);
+    outf(g, "); %s < %s_end; %s++) ", n, n, n);
+    if (g->ctx == CTX_UNIFORM) {
+        emit_uniform_loop_body(g, s->for_.body, 0);
+    } else {
+        g->dist_loops++;
+        emit_block(g, s->for_.body);
+        g->dist_loops--;
+    }
+    out(g, "\n");
+}
+
+static void emit_if(Cg *g, const IrStmt *s) {
+    if (g->ctx == CTX_UNIFORM && expr_varying(g, s->if_.cond)) {
+        emit_divergent(g, s);
+        return;
+    }
+    if (g->ctx == CTX_UNIFORM) g->pending |= expr_reads_mem(s->if_.cond);
+    int p0 = g->pending;
+    line_start(g);
+    out(g, "if (");
+    emit_expr(g, s->if_.cond);
+    out(g, ") ");
+    emit_block(g, s->if_.then);
+    int p1 = g->pending;
+    g->pending = p0;
+    if (s->if_.else_) {
+        out(g, " else ");
+        emit_block(g, s->if_.else_);
+    }
+    g->pending = g->pending || p1;
+    out(g, "\n");
+}
+
+static void emit_while(Cg *g, const IrStmt *s) {
+    if (g->ctx == CTX_UNIFORM && expr_varying(g, s->while_.cond)) {
+        emit_divergent(g, s);
+        return;
+    }
+    g->while_depth++;
+    if (g->ctx == CTX_UNIFORM && g->k->may_block && !g->single && expr_reads_global(s->while_.cond)) {
+        /* thread 0 reads the flag, everyone gets its answer */
+        int id = g->uid++;
+        line_start(g);
+        out(g, "while (true) ");
+        out(g, "{\n");
+        g->ind++;
+        line_start(g);
+        out(g, "if (ts_tid == 0) ts_flag = (");
+        emit_expr(g, s->while_.cond);
+        out(g, ") ? 1 : 0;\n");
+        line_start(g);
+        out(g, "__syncthreads();\n");
+        line_start(g);
+        outf(g, "const int ts_c%d = ts_flag;\n", id);
+        line_start(g);
+        out(g, "__syncthreads();\n");
+        line_start(g);
+        outf(g, "if (!ts_c%d) break;\n", id);
+        g->pending = 0;
+        line_start(g);
+        emit_uniform_loop_body(g, s->while_.body, 0);
+        out(g, "\n");
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+        g->pending = 0; /* the loop is left right after the barriers */
+        g->while_depth--;
+        return;
+    }
+    int cond_reads = g->ctx == CTX_UNIFORM && expr_reads_mem(s->while_.cond);
+    if (g->ctx == CTX_UNIFORM) g->pending |= cond_reads;
+    line_start(g);
+    out(g, "while (");
+    emit_expr(g, s->while_.cond);
+    out(g, ") ");
+    if (g->ctx == CTX_UNIFORM) {
+        emit_uniform_loop_body(g, s->while_.body, cond_reads);
+    } else {
+        g->dist_loops++;
+        emit_block(g, s->while_.body);
+        g->dist_loops--;
+    }
+    out(g, "\n");
+    g->while_depth--;
+}
+
+/* The store itself, `buf[idx] = value;`, at the current indentation. */
+static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
+    TsDType dt = cb->buf->dt;
+    int vol = g->k->may_block && cb->param >= 0;
+    const IrExpr *v = s->store.value;
+    if (v && v->kind == IR_E_CAST && v->dt == dt) v = v->un.a; /* the store converts like the cast */
+    if (vol) {
+        line_start(g);
+        out(g, "__threadfence();\n");
+    }
+    line_start(g);
+    emit_elem(g, cb, s->store.idx, s->store.nidx, s->loc, vol);
+    out(g, " = ");
+    if (v && v->kind == IR_E_LOAD && v->load.buf->dt == dt) {
+        /* copying an element of the same dtype: move the stored bits */
+        const CgBuf *src = find_buf(g, v->load.buf, v->loc);
+        emit_elem(g, src, v->load.idx, v->load.nidx, v->loc,
+                  g->k->may_block && g->while_depth > 0 && src->param >= 0);
+        out(g, ";\n");
+        return;
+    }
+    out(g, store_conv(dt));
+    emit_expr(g, v);
+    out(g, "));\n");
+}
+
+/* Thread 0 runs `what` for the whole block, then a barrier (uniform
+ * stores/atomics to shared, fragment or global memory). */
+static void emit_thread0(Cg *g, const IrStmt *s, void (*what)(Cg *, const IrStmt *, const CgBuf *),
+                         const CgBuf *cb) {
+    if (g->k->may_block && cb->param >= 0 && !g->single) {
+        /* every thread's earlier writes are visible before thread 0's store */
+        line_start(g);
+        out(g, "__threadfence();\n");
+        emit_sync(g);
+    } else {
+        sync_if_pending(g);
+    }
+    if (g->single) {
+        what(g, s, cb);
+    } else {
+        line_start(g);
+        out(g, "if (ts_tid == 0) {\n");
+        g->ind++;
+        what(g, s, cb);
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+    }
+    emit_sync(g);
+}
+
+static void emit_store(Cg *g, const IrStmt *s) {
+    const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
+    if (g->ctx == CTX_THREAD || is_private(cb->buf)) {
+        if (g->ctx == CTX_UNIFORM) {
+            g->pending |= expr_reads_mem(s->store.value);
+            for (int i = 0; i < s->store.nidx; i++) g->pending |= expr_reads_mem(s->store.idx[i]);
+        }
+        emit_store_line(g, s, cb);
+        return;
+    }
+    emit_thread0(g, s, emit_store_line, cb);
+}
+
+/* buf[idx] += value: a plain update on private buffers, an atomic on
+ * shared, fragment and global ones. */
+static void emit_atomic_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
+    TsDType dt = cb->buf->dt;
+    line_start(g);
+    if (is_private(cb->buf)) {
+        emit_elem(g, cb, s->store.idx, s->store.nidx, s->loc, 0);
+        outf(g, " = %s%s", store_conv(dt), load_conv(dt));
+        emit_elem(g, cb, s->store.idx, s->store.nidx, s->loc, 0);
+        out(g, ") + (");
+        emit_expr(g, s->store.value);
+        out(g, ")));\n");
+        return;
+    }
+    const char *fn, *arg;
+    switch (dt) {
+    case TS_BOOL:
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc, "atomic add on a bool buffer ('%s')", cb->buf->name);
+    case TS_FLOAT16: fn = "f16"; arg = "float"; break;
+    case TS_BFLOAT16: fn = "bf16"; arg = "float"; break;
+    case TS_FLOAT8_E4M3: fn = "e4m3"; arg = "float"; break;
+    case TS_FLOAT8_E5M2: fn = "e5m2"; arg = "float"; break;
+    case TS_FLOAT32: fn = "f32"; arg = "float"; break;
+    case TS_FLOAT64: fn = "f64"; arg = "double"; break;
+    case TS_INT8: fn = "i8"; arg = "ts_i64"; break;
+    case TS_UINT8: fn = "u8"; arg = "ts_i64"; break;
+    case TS_INT16: fn = "i16"; arg = "ts_i64"; break;
+    case TS_UINT16: fn = "u16"; arg = "ts_i64"; break;
+    case TS_INT32: fn = "i32"; arg = "ts_i64"; break;
+    case TS_UINT32: fn = "u32"; arg = "ts_u32"; break;
+    case TS_INT64: fn = "i64"; arg = "ts_i64"; break;
+    default: fn = "u64"; arg = "ts_u64"; break;
+    }
+    outf(g, "ts_atomic_add_%s(&%s[", fn, cb->name);
+    emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+    outf(g, "], (%s)(", arg);
+    emit_expr(g, s->store.value);
+    out(g, "));\n");
+}
+
+static void emit_atomic(Cg *g, const IrStmt *s) {
+    const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
+    if (g->ctx == CTX_THREAD || is_private(cb->buf)) {
+        if (g->ctx == CTX_UNIFORM) g->pending |= stmt_touches_mem(s);
+        emit_atomic_line(g, s, cb);
+        return;
+    }
+    emit_thread0(g, s, emit_atomic_line, cb);
+}
+
+static void emit_let(Cg *g, const IrStmt *s) {
+    const IrVar *v = s->let.var;
+    const char *n = cu_name(g, v->name, v->id);
+    int fresh = !declared_here(g, v);
+    if (g->ctx == CTX_UNIFORM) g->pending |= expr_reads_mem(s->let.value);
+    line_start(g);
+    if (fresh) outf(g, "%s %s = ", compute_ctype(g, v->dt, s->loc), n);
+    else outf(g, "%s = ", n);
+    emit_expr(g, s->let.value);
+    out(g, ";\n");
+    if (fresh) ts_vec_push(g->a, g->declared, v);
+}
+
+/* printf of "msg: block (x, y, z): ..." lines, like the C target's T.print. */
+static void emit_print_body(Cg *g, const IrStmt *s) {
+    const char *msg = s->print.msg ? s->print.msg : "";
+    if (s->print.value) {
+        const IrExpr *v = s->print.value;
+        char c = cat_of(g, v->dt, v->loc);
+        line_start(g);
+        out(g, "printf(\"%s%sblock (%lld, %lld, %lld): ");
+        out(g, c == 'f' || c == 'd' ? "%g" : c == 'u' || c == 'U' ? "%llu" : "%lld");
+        out(g, "\\n\", ");
+        emit_c_string(g, msg);
+        outf(g, ", \"%s\", (long long)ts_bidx0, (long long)ts_bidx1, (long long)ts_bidx2, ", msg[0] ? ": " : "");
+        out(g, c == 'f' || c == 'd' ? "(double)(" : c == 'u' || c == 'U' ? "(unsigned long long)(" : "(long long)(");
+        emit_expr(g, v);
+        out(g, "));\n");
+        return;
+    }
+    if (!s->print.buf) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: T.print of nothing");
+    const CgBuf *cb = find_buf(g, s->print.buf, s->loc);
+    const IrBuffer *b = cb->buf;
+    line_start(g);
+    out(g, "{\n");
+    g->ind++;
+    for (int i = 0; i < b->ndim; i++) {
+        line_start(g);
+        outf(g, "for (ts_i64 ts_p%d = 0; ts_p%d < ", i, i);
+        if (cb->param >= 0) outf(g, "%s_n%d", cb->name, i);
+        else emit_expr(g, b->shape[i]);
+        outf(g, "; ts_p%d++)\n", i);
+        g->ind++;
+    }
+    char c = cat_of(g, b->dt, b->loc);
+    line_start(g);
+    out(g, "printf(\"%s%sblock (%lld, %lld, %lld): ");
+    for (const char *p = b->name; *p; p++)
+        if (*p != '%' && *p != '"' && *p != '\\' && *p != '?' && *p >= 32 && *p < 127) outf(g, "%c", *p);
+    out(g, "[");
+    for (int i = 0; i < b->ndim; i++) out(g, i ? ", %lld" : "%lld");
+    outf(g, "] = %s\\n\", ", c == 'f' || c == 'd' ? "%g" : c == 'u' || c == 'U' ? "%llu" : "%lld");
+    emit_c_string(g, msg);
+    outf(g, ", \"%s\", (long long)ts_bidx0, (long long)ts_bidx1, (long long)ts_bidx2", msg[0] ? ": " : "");
+    for (int i = 0; i < b->ndim; i++) outf(g, ", (long long)ts_p%d", i);
+    out(g, c == 'f' || c == 'd' ? ", (double)" : c == 'u' || c == 'U' ? ", (unsigned long long)" : ", (long long)");
+    outf(g, "%s%s[", load_conv(b->dt), cb->name);
+    for (int i = 0; i < b->ndim; i++) {
+        if (i) out(g, " + ");
+        if (cb->param >= 0) outf(g, "ts_p%d * %s_s%d", i, cb->name, i);
+        else outf(g, "ts_p%d * %lldLL", i, (long long)cb->strides[i]);
+    }
+    if (b->ndim == 0) out(g, "0");
+    out(g, "]));\n");
+    g->ind -= b->ndim + 1;
+    line_start(g);
+    out(g, "}\n");
+}
+
+static void emit_print(Cg *g, const IrStmt *s) {
+    if (g->ctx == CTX_THREAD || g->single) {
+        emit_print_body(g, s);
+    } else {
+        line_start(g);
+        out(g, "if (ts_tid == 0) ");
+        out(g, "{\n");
+        g->ind++;
+        emit_print_body(g, s);
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+    }
+    if (g->ctx == CTX_UNIFORM) g->pending = 1;
+}
+
+static void emit_stmt(Cg *g, const IrStmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        line_start(g);
+        emit_block(g, s);
+        out(g, "\n");
+        return;
+    case IR_S_FOR: emit_for(g, s); return;
+    case IR_S_IF: emit_if(g, s); return;
+    case IR_S_WHILE: emit_while(g, s); return;
+    case IR_S_BREAK:
+        if (g->in_dist && g->dist_loops == 0)
+            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
+                       "'break' out of a T.Parallel loop is not supported on the CUDA target");
+        line_start(g);
+        out(g, "break;\n");
+        return;
+    case IR_S_CONTINUE: line_start(g); out(g, "continue;\n"); return;
+    case IR_S_STORE: emit_store(g, s); return;
+    case IR_S_ATOMIC_ADD: emit_atomic(g, s); return;
+    case IR_S_LET: emit_let(g, s); return;
+    case IR_S_ALLOC: return; /* declared up front */
+    case IR_S_TILEOP:
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a tile operator was not lowered");
+    case IR_S_EVAL:
+        if (g->ctx == CTX_UNIFORM) g->pending |= expr_reads_mem(s->eval.e);
+        line_start(g);
+        out(g, "(void)(");
+        emit_expr(g, s->eval.e);
+        out(g, ");\n");
+        return;
+    case IR_S_PRINT: emit_print(g, s); return;
+    }
+    ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: statement kind %d", (int)s->kind);
+}
+
+/* ---- buffers and shared-memory layout ------------------------------------------ */
+
+static void add_buf(Cg *g, const IrBuffer *b) {
+    for (int i = 0; i < g->bufs.n; i++)
+        if (g->bufs.v[i].buf == b) return;
+    CgBuf cb = {b, cu_name(g, b->name, b->id), -1, 0, 0, NULL, 0};
+    if (b->scope == IR_SCOPE_GLOBAL) {
+        for (int i = 0; i < g->k->params.n; i++)
+            if (g->k->params.v[i].buf == b) cb.param = i;
+        if (cb.param < 0)
+            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc, "global buffer '%s' is not a kernel parameter", b->name);
+    } else {
+        int64_t elems = 1;
+        cb.strides = TS_NEWN(g->a, int64_t, b->ndim > 0 ? b->ndim : 1);
+        for (int i = b->ndim - 1; i >= 0; i--) {
+            int64_t ext;
+            if (!b->shape || !ir_is_const_int(b->shape[i], &ext))
+                ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc,
+                           "%s buffer '%s' needs constant extents on the CUDA target", ir_scope_name(b->scope),
+                           b->name);
+            if (ext < 0 || ext > ((int64_t)1 << 40) || elems > ((int64_t)1 << 40) / (ext ? ext : 1))
+                ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc, "%s buffer '%s' is too large",
+                           ir_scope_name(b->scope), b->name);
+            cb.strides[i] = elems;
+            elems *= ext;
+        }
+        cb.elems = elems * (b->stages > 1 ? b->stages : 1);
+        if (!is_private(b)) {
+            int64_t bytes = cb.elems * ((ts_dtype_bits(b->dt) + 7) / 8);
+            g->smem = (g->smem + TS_CUDA_SMEM_ALIGN - 1) / TS_CUDA_SMEM_ALIGN * TS_CUDA_SMEM_ALIGN;
+            cb.offset = g->smem;
+            g->smem += bytes;
+        } else if (cb.elems > (1 << 20)) {
+            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc,
+                       "%s buffer '%s' has %lld elements per thread; the CUDA target allows at most %d",
+                       ir_scope_name(b->scope), b->name, (long long)cb.elems, 1 << 20);
+        }
+    }
+    ts_vec_push(g->a, g->bufs, cb);
+}
+
+static void walk_expr_bufs(Cg *g, const IrExpr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        add_buf(g, e->load.buf);
+        for (int i = 0; i < e->load.nidx; i++) walk_expr_bufs(g, e->load.idx[i]);
+        return;
+    case IR_E_BIN: walk_expr_bufs(g, e->bin.a); walk_expr_bufs(g, e->bin.b); return;
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: walk_expr_bufs(g, e->un.a); return;
+    case IR_E_SELECT:
+        walk_expr_bufs(g, e->sel.cond);
+        walk_expr_bufs(g, e->sel.a);
+        walk_expr_bufs(g, e->sel.b);
+        return;
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++) walk_expr_bufs(g, e->call.args[i]);
+        return;
+    default: return;
+    }
+}
+
+static void walk_stmt_bufs(Cg *g, const IrStmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) walk_stmt_bufs(g, s->seq.v[i]);
+        return;
+    case IR_S_FOR:
+        walk_expr_bufs(g, s->for_.min);
+        walk_expr_bufs(g, s->for_.extent);
+        walk_stmt_bufs(g, s->for_.body);
+        return;
+    case IR_S_IF:
+        walk_expr_bufs(g, s->if_.cond);
+        walk_stmt_bufs(g, s->if_.then);
+        walk_stmt_bufs(g, s->if_.else_);
+        return;
+    case IR_S_WHILE:
+        walk_expr_bufs(g, s->while_.cond);
+        walk_stmt_bufs(g, s->while_.body);
+        return;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        add_buf(g, s->store.buf);
+        for (int i = 0; i < s->store.nidx; i++) walk_expr_bufs(g, s->store.idx[i]);
+        walk_expr_bufs(g, s->store.value);
+        return;
+    case IR_S_LET: walk_expr_bufs(g, s->let.value); return;
+    case IR_S_ALLOC: add_buf(g, s->alloc.buf); return;
+    case IR_S_EVAL: walk_expr_bufs(g, s->eval.e); return;
+    case IR_S_PRINT:
+        walk_expr_bufs(g, s->print.value);
+        if (s->print.buf) add_buf(g, s->print.buf);
+        return;
+    default: return;
+    }
+}
+
+/* ---- the kernel function ----------------------------------------------------- */
+
+/* The parameter list; the order is the ABI of cuda_target.h. */
+static void emit_params(Cg *g) {
+    const IrKernel *k = g->k;
+    int first = 1;
+#define SEP() (out(g, first ? "\n    " : ",\n    "), first = 0)
+    for (int p = 0; p < k->params.n; p++) {
+        const IrParam *pr = &k->params.v[p];
+        if (pr->buf) {
+            const CgBuf *cb = find_buf(g, pr->buf, pr->buf->loc);
+            SEP();
+            outf(g, "%s *%s", storage_ctype(pr->buf->dt), cb->name);
+            for (int d = 0; d < pr->buf->ndim; d++) {
+                SEP();
+                outf(g, "const ts_i64 %s_n%d", cb->name, d);
+            }
+            for (int d = 0; d < pr->buf->ndim; d++) {
+                SEP();
+                outf(g, "const ts_i64 %s_s%d", cb->name, d);
+            }
+        } else if (pr->var) {
+            SEP();
+            outf(g, "const %s ts_arg%d", storage_ctype(pr->var->dt), p);
+        } else {
+            ts_fail_at(g->d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: parameter %d is neither tensor nor scalar", p);
+        }
+    }
+    for (int i = 0; i < k->shape_vars.n; i++) {
+        SEP();
+        outf(g, "const ts_i64 ts_sv%d", i);
+    }
+    SEP();
+    out(g, "const int ts_rank");
+    SEP();
+    out(g, "const int ts_nranks");
+#undef SEP
+}
+
+static void emit_kernel(Cg *g) {
+    const IrKernel *k = g->k;
+    outf(g, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", g->nthreads, TS_CUDA_ENTRY);
+    emit_params(g);
+    out(g, ") {\n");
+    g->ind = 1;
+    line_start(g);
+    outf(g, "extern __shared__ __align__(%d) unsigned char ts_smem[];\n", TS_CUDA_SMEM_ALIGN);
+    if (k->may_block) {
+        line_start(g);
+        out(g, "__shared__ int ts_flag;\n");
+    }
+    line_start(g);
+    out(g, "const int ts_tid = (int)threadIdx.x;\n");
+    static const char xyz[] = "xyz";
+    for (int i = 0; i < 3; i++) {
+        line_start(g);
+        outf(g, "const ts_i64 ts_bidx%d = (ts_i64)blockIdx.%c;\n", i, xyz[i]);
+    }
+    for (int i = 0; i < k->shape_vars.n; i++) {
+        const IrVar *v = k->shape_vars.v[i];
+        const char *ct = compute_ctype(g, v->dt, (TsLoc){0});
+        line_start(g);
+        outf(g, "const %s %s = (%s)ts_sv%d;\n", ct, cu_name(g, v->name, v->id), ct, i);
+    }
+    for (int p = 0; p < k->params.n; p++) {
+        const IrVar *v = k->params.v[p].var;
+        if (!v || k->params.v[p].buf) continue;
+        line_start(g);
+        outf(g, "const %s %s = %sts_arg%d);\n", compute_ctype(g, v->dt, (TsLoc){0}), cu_name(g, v->name, v->id),
+             load_conv(v->dt), p);
+    }
+    for (int i = 0; i < g->bufs.n; i++) {
+        const CgBuf *cb = &g->bufs.v[i];
+        if (cb->param >= 0) continue;
+        const char *st = storage_ctype(cb->buf->dt);
+        line_start(g);
+        if (is_private(cb->buf))
+            outf(g, "%s %s[%lld]; /* %s */\n", st, cb->name, (long long)(cb->elems ? cb->elems : 1),
+                 ir_scope_name(cb->buf->scope));
+        else
+            outf(g, "%s *%s = (%s *)(ts_smem + %lld); /* %s */\n", st, cb->name, st, (long long)cb->offset,
+                 ir_scope_name(cb->buf->scope));
+    }
+    scope_open(g);
+    g->ctx = CTX_UNIFORM;
+    g->pending = 0;
+    emit_body(g, k->body);
+    scope_close(g);
+    g->ind = 0;
+    out(g, "}\n");
+}
+
+TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
+    Cg g;
+    memset(&g, 0, sizeof g);
+    g.d = d;
+    g.k = k;
+    g.a = k->arena;
+    g.o = o;
+    if (k->ngrid < 0 || k->ngrid > 3)
+        ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: %d grid dimensions", k->ngrid);
+    int64_t nt = 1;
+    for (int i = 0; i < 3; i++) {
+        if (k->threads[i] < 1)
+            ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: threads[%d] = %d", i, k->threads[i]);
+        nt *= k->threads[i];
+        if (nt > 1024) break;
+    }
+    if (nt > 1024)
+        ts_fail_at(d, TS_ERR_UNSUPPORTED, (TsLoc){0},
+                   "kernel %s: %d x %d x %d threads per block; CUDA allows at most 1024", k->name ? k->name : "?",
+                   k->threads[0], k->threads[1], k->threads[2]);
+    g.nthreads = (int)nt;
+    g.single = nt == 1;
+
+    /* Buffers: parameters first (in order), then everything else touched. */
+    for (int i = 0; i < k->params.n; i++)
+        if (k->params.v[i].buf) add_buf(&g, k->params.v[i].buf);
+    for (int i = 0; i < k->buffers.n; i++)
+        if (k->buffers.v[i]->scope != IR_SCOPE_GLOBAL) add_buf(&g, k->buffers.v[i]);
+    walk_stmt_bufs(&g, k->body);
+    int64_t smem = (g.smem + TS_CUDA_SMEM_ALIGN - 1) / TS_CUDA_SMEM_ALIGN * TS_CUDA_SMEM_ALIGN;
+
+    /* What differs between threads: grow to a fixed point. */
+    for (int round = 0; round < 64; round++) {
+        g.changed = 0;
+        mark_stmt(&g, k->body, 0);
+        if (!g.changed) break;
+    }
+
+    ts_buf_puts(o, "/* Generated by TileScale (CUDA target) for kernel '");
+    for (const char *p = k->name ? k->name : "?"; *p; p++)
+        if (*p != '*' && *p != '/') ts_buf_putn(o, p, 1);
+    ts_buf_printf(o, "': %d threads, %lld bytes of dynamic shared memory.  Do not edit. */\n", g.nthreads,
+                  (long long)smem);
+    for (int i = 0; prelude[i]; i++) ts_buf_puts(o, prelude[i]);
+    emit_kernel(&g);
+
+    TsCudaCodeInfo ci;
+    ci.smem_bytes = smem;
+    ci.threads = g.nthreads;
+    return ci;
+}

@@ -1,0 +1,446 @@
+/*
+ * cuda_drv.c — the CUDA driver API, opened at run time: the device's
+ * architecture, loading a compiled image, and one launch on host tensors.
+ *
+ * libcuda.so.1 (or $TILESCALE_LIBCUDA, which tests use to simulate a
+ * machine without a driver) is opened with dlopen, RTLD_NODELETE, by each
+ * module that needs it; the handful of entry points used are declared
+ * here with plain C types (CUresult is an int, handles are pointers,
+ * CUdeviceptr a 64-bit integer), with the versioned symbol names the
+ * CUDA 12/13 headers map to (cuMemAlloc_v2, ...).  The enum values used
+ * are those of cuda.h and are named where they are used.
+ *
+ * A module retains device 0's primary context (the one the runtime API
+ * and PyTorch use too, so device pointers could later be shared with
+ * them) and makes it current on the calling thread before every
+ * sequence of driver calls.
+ *
+ * A launch on host tensors (ts_cuda_run) is deliberately simple: device
+ * memory is allocated per launch, every tensor is copied in and, after
+ * the kernel, every tensor is copied back (any parameter may be an
+ * output).  A tensor is copied as the contiguous host span its strides
+ * cover (negative strides included), and tensors whose spans overlap
+ * (in-place kernels, views of one array) share one device allocation, so
+ * aliasing on the host is aliasing on the device.  Device-resident
+ * tensors (DLPack with a device field) come later with the Python layer.
+ */
+#include "target/cuda/cuda_target.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+
+/* cuda.h values */
+enum {
+    CU_SUCCESS = 0,
+    CU_ATTR_MAX_SHARED_OPTIN = 97,   /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+    CU_ATTR_CC_MAJOR = 75,           /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
+    CU_ATTR_CC_MINOR = 76,           /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR */
+    CU_FUNC_SHARED_SIZE = 1,         /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (static) */
+    CU_FUNC_MAX_DYN_SHARED = 8,      /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    DEFAULT_DYN_SHARED = 48 * 1024,  /* dynamic shared memory allowed without opting in */
+};
+
+struct TsCuDriver {
+    void *dl;                                                        /* dlopen handle */
+    CUresult (*init)(unsigned flags);                                /* cuInit */
+    CUresult (*device_count)(int *n);                                /* cuDeviceGetCount */
+    CUresult (*device_get)(CUdevice *dev, int ordinal);              /* cuDeviceGet */
+    CUresult (*device_attr)(int *v, int attr, CUdevice dev);         /* cuDeviceGetAttribute */
+    CUresult (*ctx_retain)(void **ctx, CUdevice dev);                /* cuDevicePrimaryCtxRetain */
+    CUresult (*ctx_release)(CUdevice dev);                           /* cuDevicePrimaryCtxRelease_v2 */
+    CUresult (*ctx_set)(void *ctx);                                  /* cuCtxSetCurrent */
+    CUresult (*ctx_sync)(void);                                      /* cuCtxSynchronize */
+    CUresult (*module_load)(void **mod, const void *image);          /* cuModuleLoadData */
+    CUresult (*module_unload)(void *mod);                            /* cuModuleUnload */
+    CUresult (*module_fn)(void **fn, void *mod, const char *name);   /* cuModuleGetFunction */
+    CUresult (*fn_get)(int *v, int attr, void *fn);                  /* cuFuncGetAttribute */
+    CUresult (*fn_set)(void *fn, int attr, int v);                   /* cuFuncSetAttribute */
+    CUresult (*launch)(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                       unsigned bz, unsigned smem, void *stream, void **params, void **extra); /* cuLaunchKernel */
+    CUresult (*mem_alloc)(CUdeviceptr *p, size_t n);                 /* cuMemAlloc_v2 */
+    CUresult (*mem_free)(CUdeviceptr p);                             /* cuMemFree_v2 */
+    CUresult (*h2d)(CUdeviceptr dst, const void *src, size_t n);     /* cuMemcpyHtoD_v2 */
+    CUresult (*d2h)(void *dst, CUdeviceptr src, size_t n);           /* cuMemcpyDtoH_v2 */
+    CUresult (*error_name)(CUresult r, const char **s);              /* cuGetErrorName */
+    CUresult (*error_string)(CUresult r, const char **s);            /* cuGetErrorString */
+};
+
+static void sym(void *dl, const char *name, void *fnptr) {
+    void *p = dlsym(dl, name);
+    memcpy(fnptr, &p, sizeof p);
+}
+
+static void drv_close(TsCuDriver *v) {
+    if (!v) return;
+    if (v->dl) dlclose(v->dl);
+    free(v);
+}
+
+/* "CUDA_ERROR_X: text" for r. */
+static const char *err(const TsCuDriver *v, CUresult r, char *buf, size_t n) {
+    const char *name = NULL, *text = NULL;
+    if (v && v->error_name) v->error_name(r, &name);
+    if (v && v->error_string) v->error_string(r, &text);
+    snprintf(buf, n, "%s%s%s", name ? name : "CUDA error", text ? ": " : "", text ? text : "");
+    if (!name) snprintf(buf, n, "CUDA error %d%s%s", r, text ? ": " : "", text ? text : "");
+    return buf;
+}
+
+/* Open the driver and cuInit; NULL with the reason in why (may be NULL). */
+static TsCuDriver *drv_open(TsBuf *why) {
+    const char *env = getenv("TILESCALE_LIBCUDA");
+    const char *names[2] = {"libcuda.so.1", "libcuda.so"};
+    int nn = 2;
+    if (env && *env) {
+        names[0] = env;
+        nn = 1;
+    }
+    void *dl = NULL;
+    const char *last = "";
+    for (int i = 0; i < nn && !dl; i++) {
+        dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+        if (!dl) {
+            const char *e = dlerror();
+            last = e ? e : "";
+        }
+    }
+    if (!dl) {
+        if (why) ts_buf_printf(why, "no CUDA driver found (%s)", last);
+        return NULL;
+    }
+    TsCuDriver *v = calloc(1, sizeof *v);
+    if (!v) {
+        dlclose(dl);
+        if (why) ts_buf_puts(why, "out of memory");
+        return NULL;
+    }
+    v->dl = dl;
+    sym(dl, "cuInit", &v->init);
+    sym(dl, "cuDeviceGetCount", &v->device_count);
+    sym(dl, "cuDeviceGet", &v->device_get);
+    sym(dl, "cuDeviceGetAttribute", &v->device_attr);
+    sym(dl, "cuDevicePrimaryCtxRetain", &v->ctx_retain);
+    sym(dl, "cuDevicePrimaryCtxRelease_v2", &v->ctx_release);
+    sym(dl, "cuCtxSetCurrent", &v->ctx_set);
+    sym(dl, "cuCtxSynchronize", &v->ctx_sync);
+    sym(dl, "cuModuleLoadData", &v->module_load);
+    sym(dl, "cuModuleUnload", &v->module_unload);
+    sym(dl, "cuModuleGetFunction", &v->module_fn);
+    sym(dl, "cuFuncGetAttribute", &v->fn_get);
+    sym(dl, "cuFuncSetAttribute", &v->fn_set);
+    sym(dl, "cuLaunchKernel", &v->launch);
+    sym(dl, "cuMemAlloc_v2", &v->mem_alloc);
+    sym(dl, "cuMemFree_v2", &v->mem_free);
+    sym(dl, "cuMemcpyHtoD_v2", &v->h2d);
+    sym(dl, "cuMemcpyDtoH_v2", &v->d2h);
+    sym(dl, "cuGetErrorName", &v->error_name);
+    sym(dl, "cuGetErrorString", &v->error_string);
+    if (!v->init || !v->device_count || !v->device_get || !v->device_attr || !v->ctx_retain ||
+        !v->ctx_release || !v->ctx_set || !v->ctx_sync || !v->module_load || !v->module_unload ||
+        !v->module_fn || !v->fn_get || !v->fn_set || !v->launch || !v->mem_alloc || !v->mem_free || !v->h2d ||
+        !v->d2h) {
+        if (why) ts_buf_puts(why, "the CUDA driver library lacks entry points this library needs (driver too old?)");
+        drv_close(v);
+        return NULL;
+    }
+    char eb[256];
+    CUresult r = v->init(0);
+    int n = 0;
+    if (r == CU_SUCCESS) r = v->device_count(&n);
+    if (r != CU_SUCCESS || n < 1) {
+        if (why) {
+            if (r != CU_SUCCESS) ts_buf_printf(why, "no CUDA device: cuInit failed with %s", err(v, r, eb, sizeof eb));
+            else ts_buf_puts(why, "no CUDA device found");
+        }
+        drv_close(v);
+        return NULL;
+    }
+    return v;
+}
+
+int ts_cuda_device_arch(char *arch, size_t n, TsBuf *why) {
+    TsCuDriver *v = drv_open(why);
+    if (!v) return 0;
+    CUdevice dev;
+    int maj = 0, min = 0;
+    int ok = v->device_get(&dev, 0) == CU_SUCCESS && v->device_attr(&maj, CU_ATTR_CC_MAJOR, dev) == CU_SUCCESS &&
+             v->device_attr(&min, CU_ATTR_CC_MINOR, dev) == CU_SUCCESS;
+    drv_close(v);
+    if (!ok) {
+        if (why) ts_buf_puts(why, "cannot read the device's compute capability");
+        return 0;
+    }
+    snprintf(arch, n, "sm_%d%d", maj, min);
+    return 1;
+}
+
+/* Undo a partial or complete load (the lock is held or not needed). */
+static void unload(TsModuleCuda *m) {
+    TsCuDriver *v = m->drv;
+    if (!v) return;
+    if (m->ctx) {
+        v->ctx_set(m->ctx);
+        if (m->module) v->module_unload(m->module);
+        v->ctx_release(m->device);
+    }
+    m->module = m->fn = m->ctx = NULL;
+    drv_close(v);
+    m->drv = NULL;
+}
+
+TS_PRINTF(3, 4) static TsStatus fail(TsDiag *d, TsStatus st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_diag_vadd(d, (TsLoc){0}, "error", fmt, ap);
+    va_end(ap);
+    d->status = st;
+    return st;
+}
+
+static TsStatus load_locked(TsDiag *d, TsModuleCuda *m, TsStatus load_err) {
+    if (m->fn) return TS_OK;
+    TsBuf why = {0};
+    TsCuDriver *v = drv_open(&why);
+    if (!v) {
+        TsStatus st = fail(d, TS_ERR_RUNTIME, "%s: cannot run on the CUDA target: %s", m->kname, ts_buf_str(&why));
+        ts_buf_free(&why);
+        return st;
+    }
+    m->drv = v;
+    char eb[256];
+    CUresult r = v->device_get(&m->device, 0);
+    if (r == CU_SUCCESS) r = v->ctx_retain(&m->ctx, m->device);
+    if (r != CU_SUCCESS) {
+        m->ctx = NULL;
+        unload(m);
+        return fail(d, TS_ERR_RUNTIME, "%s: cannot open the CUDA device: %s", m->kname, err(v, r, eb, sizeof eb));
+    }
+    v->ctx_set(m->ctx);
+    r = v->module_load(&m->module, m->image);
+    if (r != CU_SUCCESS) {
+        m->module = NULL;
+        int maj = 0, min = 0;
+        v->device_attr(&maj, CU_ATTR_CC_MAJOR, m->device);
+        v->device_attr(&min, CU_ATTR_CC_MINOR, m->device);
+        fail(d, load_err, "%s: the CUDA driver rejected the kernel image built for %s (the device is sm_%d%d): %s",
+             m->kname, m->arch, maj, min, err(v, r, eb, sizeof eb));
+        unload(m);
+        return load_err;
+    }
+    r = v->module_fn(&m->fn, m->module, TS_CUDA_ENTRY);
+    if (r != CU_SUCCESS) {
+        m->fn = NULL;
+        fail(d, load_err, "%s: no %s in the kernel image: %s", m->kname, TS_CUDA_ENTRY, err(v, r, eb, sizeof eb));
+        unload(m);
+        return load_err;
+    }
+    int optin = 0, stat = 0;
+    v->device_attr(&optin, CU_ATTR_MAX_SHARED_OPTIN, m->device);
+    v->fn_get(&stat, CU_FUNC_SHARED_SIZE, m->fn);
+    int64_t need = m->info.smem_bytes + stat;
+    if (optin > 0 && need > optin) {
+        fail(d, load_err,
+             "%s needs %lld bytes of shared memory per block (%lld for shared and fragment buffers, %d static); "
+             "the device allows %d",
+             m->kname, (long long)need, (long long)m->info.smem_bytes, stat, optin);
+        unload(m);
+        return load_err;
+    }
+    if (m->info.smem_bytes > DEFAULT_DYN_SHARED) {
+        r = v->fn_set(m->fn, CU_FUNC_MAX_DYN_SHARED, (int)m->info.smem_bytes);
+        if (r != CU_SUCCESS) {
+            fail(d, load_err, "%s: cannot raise the dynamic shared memory limit to %lld bytes: %s", m->kname,
+                 (long long)m->info.smem_bytes, err(v, r, eb, sizeof eb));
+            unload(m);
+            return load_err;
+        }
+    }
+    return TS_OK;
+}
+
+TsStatus ts_cuda_module_load(TsDiag *d, TsModuleCuda *m, TsStatus load_err) {
+    if (!m) return fail(d, TS_ERR_INVALID, "no CUDA module");
+    pthread_mutex_lock((pthread_mutex_t *)m->lock);
+    TsStatus st = load_locked(d, m, load_err);
+    pthread_mutex_unlock((pthread_mutex_t *)m->lock);
+    return st;
+}
+
+void ts_cuda_module_free(TsModuleCuda *m) {
+    if (!m) return;
+    unload(m);
+    if (m->lock_init) {
+        pthread_mutex_destroy((pthread_mutex_t *)m->lock);
+        free(m->lock);
+    }
+    free(m->image);
+    free((void *)m->kname);
+    free(m);
+}
+
+/* ---- one launch ------------------------------------------------------------------ */
+
+/* A tensor's host bytes and the device buffer they go to. */
+typedef struct Span {
+    unsigned char *lo, *hi; /* host bytes [lo, hi) its elements cover (lo == hi: empty) */
+    unsigned char *elem0;   /* host address of element 0 */
+    int group;              /* index of the span that owns the device buffer */
+    CUdeviceptr dev;        /* device buffer (owners only) */
+} Span;
+
+typedef struct Run {
+    TsDiag *d;              /* where errors go */
+    TsModuleCuda *m;        /* the loaded module */
+    int np;                 /* number of kernel parameters */
+    Span *span;             /* [nparams] */
+    CUdeviceptr *dptr;      /* [nparams] device address of element 0 */
+    void **kp;              /* kernel parameter pointers */
+    int one[2];             /* rank 0, nranks 1 */
+} Run;
+
+static void run_free(Run *R) {
+    TsCuDriver *v = R->m->drv;
+    for (int p = 0; R->span && p < R->np; p++)
+        if (R->span[p].group == p && R->span[p].dev) v->mem_free(R->span[p].dev);
+    free(R->span);
+    free(R->dptr);
+    free(R->kp);
+}
+
+static TsStatus cu_fail(Run *R, CUresult r, const char *what) {
+    char eb[256];
+    return fail(R->d, TS_ERR_RUNTIME, "%s: %s failed: %s", R->m->kname, what, err(R->m->drv, r, eb, sizeof eb));
+}
+
+static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, TsBuf *timing) {
+    TsModuleCuda *m = R->m;
+    TsCuDriver *v = m->drv;
+    int np = a->nparams;
+    CUresult r;
+    double t0 = ts_now_ms();
+    if (np != ir->params.n) return fail(R->d, TS_ERR_INTERNAL, "%s: launch arguments do not match the kernel", m->kname);
+    for (int i = 0; i < 3; i++)
+        if (a->grid[i] <= 0) return TS_OK; /* an empty grid: nothing runs */
+    if (a->grid[0] > 2147483647LL || a->grid[1] > 65535 || a->grid[2] > 65535)
+        return fail(R->d, TS_ERR_SHAPE, "%s: grid (%lld, %lld, %lld) exceeds CUDA's limits (2^31-1, 65535, 65535)",
+                    m->kname, (long long)a->grid[0], (long long)a->grid[1], (long long)a->grid[2]);
+    r = v->ctx_set(m->ctx);
+    if (r != CU_SUCCESS) return cu_fail(R, r, "cuCtxSetCurrent");
+
+    /* host spans, grouped where they overlap */
+    R->span = calloc((size_t)(np ? np : 1), sizeof *R->span);
+    R->dptr = calloc((size_t)(np ? np : 1), sizeof *R->dptr);
+    if (!R->span || !R->dptr) return fail(R->d, TS_ERR_NOMEM, "%s: out of memory", m->kname);
+    for (int p = 0; p < np; p++) {
+        Span *s = &R->span[p];
+        s->group = -1;
+        const IrBuffer *b = ir->params.v[p].buf;
+        if (!b) continue;
+        int64_t es = (ts_dtype_bits(b->dt) + 7) / 8, lo = 0, hi = 0, numel = 1;
+        for (int i = 0; i < b->ndim; i++) numel *= a->shape[p][i];
+        if (numel == 0 || !a->data[p]) continue;
+        for (int i = 0; i < b->ndim; i++) {
+            int64_t reach = (a->shape[p][i] - 1) * a->strides[p][i];
+            if (reach < 0) lo += reach;
+            else hi += reach;
+        }
+        s->elem0 = a->data[p];
+        s->lo = s->elem0 + lo * es;
+        s->hi = s->elem0 + (hi + 1) * es;
+        s->group = p;
+    }
+    for (int p = 0; p < np; p++) { /* merge overlapping spans into the first owner */
+        if (R->span[p].group != p) continue;
+        for (int q = p + 1; q < np; q++) {
+            Span *s = &R->span[p], *t = &R->span[q];
+            if (t->group != q || t->hi <= s->lo || s->hi <= t->lo) continue;
+            if (t->lo < s->lo) s->lo = t->lo;
+            if (t->hi > s->hi) s->hi = t->hi;
+            for (int u = 0; u < np; u++)
+                if (R->span[u].group == q) R->span[u].group = p;
+            q = p; /* the span grew: look again */
+        }
+    }
+    for (int p = 0; p < np; p++) {
+        Span *s = &R->span[p];
+        if (s->group != p) continue;
+        size_t bytes = (size_t)(s->hi - s->lo);
+        r = v->mem_alloc(&s->dev, (bytes + 15) / 16 * 16);
+        if (r != CU_SUCCESS) {
+            s->dev = 0;
+            return cu_fail(R, r, "cuMemAlloc");
+        }
+        r = v->h2d(s->dev, s->lo, bytes);
+        if (r != CU_SUCCESS) return cu_fail(R, r, "cuMemcpyHtoD");
+    }
+    for (int p = 0; p < np; p++) {
+        const Span *s = &R->span[p];
+        if (s->group < 0) continue;
+        const Span *o = &R->span[s->group];
+        R->dptr[p] = o->dev + (CUdeviceptr)(s->elem0 - o->lo);
+    }
+    double t1 = ts_now_ms();
+
+    /* kernel parameters, in the order of cuda_target.h */
+    int nk = 2 + a->nshape_vars;
+    for (int p = 0; p < np; p++) nk += ir->params.v[p].buf ? 1 + 2 * ir->params.v[p].buf->ndim : 1;
+    R->kp = calloc((size_t)nk, sizeof *R->kp);
+    if (!R->kp) return fail(R->d, TS_ERR_NOMEM, "%s: out of memory", m->kname);
+    int j = 0;
+    for (int p = 0; p < np; p++) {
+        const IrBuffer *b = ir->params.v[p].buf;
+        if (!b) {
+            R->kp[j++] = a->data[p];
+            continue;
+        }
+        R->kp[j++] = &R->dptr[p];
+        for (int i = 0; i < b->ndim; i++) R->kp[j++] = (void *)&a->shape[p][i];
+        for (int i = 0; i < b->ndim; i++) R->kp[j++] = (void *)&a->strides[p][i];
+    }
+    for (int i = 0; i < a->nshape_vars; i++) R->kp[j++] = (void *)&a->shape_vars[i];
+    R->one[0] = 0;
+    R->one[1] = 1;
+    R->kp[j++] = &R->one[0];
+    R->kp[j++] = &R->one[1];
+
+    r = v->launch(m->fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2], (unsigned)m->info.threads,
+                  1, 1, (unsigned)m->info.smem_bytes, NULL, R->kp, NULL);
+    if (r != CU_SUCCESS) return cu_fail(R, r, "cuLaunchKernel");
+    r = v->ctx_sync();
+    if (r != CU_SUCCESS) return cu_fail(R, r, "the kernel");
+    double t2 = ts_now_ms();
+
+    for (int p = 0; p < np; p++) {
+        const Span *s = &R->span[p];
+        if (s->group != p) continue;
+        r = v->d2h(s->lo, s->dev, (size_t)(s->hi - s->lo));
+        if (r != CU_SUCCESS) return cu_fail(R, r, "cuMemcpyDtoH");
+    }
+    if (timing) {
+        ts_buf_printf(timing, "cuda alloc+h2d %.3f\n", t1 - t0);
+        ts_buf_printf(timing, "cuda kernel %.3f\n", t2 - t1);
+        ts_buf_printf(timing, "cuda d2h %.3f\n", ts_now_ms() - t2);
+    }
+    return TS_OK;
+}
+
+TsStatus ts_cuda_run(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a, TsBuf *timing) {
+    if (!m || !ir || !a) return fail(d, TS_ERR_INVALID, "ts_cuda_run: NULL argument");
+    TsStatus st = ts_cuda_module_load(d, m, TS_ERR_RUNTIME);
+    if (st) return st;
+    Run R;
+    memset(&R, 0, sizeof R);
+    R.d = d;
+    R.m = m;
+    R.np = a->nparams;
+    st = launch_once(&R, ir, a, timing);
+    run_free(&R);
+    return st;
+}

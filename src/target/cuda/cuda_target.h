@@ -1,0 +1,144 @@
+/*
+ * cuda_target.h — the CUDA backend: lowered IR -> CUDA C++ -> NVRTC ->
+ * cubin -> CUDA driver API launch.
+ *
+ * Three pieces, three files, the way the C target is cut:
+ *
+ *   codegen_cuda.c  ts_cuda_codegen: a lowered IrKernel (tile ops already
+ *                   turned into loops by the shared passes) becomes one
+ *                   self-contained CUDA C++ translation unit with one
+ *                   `extern "C" __global__` function, tsk_kernel.  One
+ *                   CUDA thread block runs one block of the grid; the
+ *                   outermost T.Parallel nests are spread over its threads.
+ *                   No CUDA header is included: the prelude defines the few
+ *                   types and conversions it needs (inline PTX for float16).
+ *   nvrtc.c         ts_cuda_build: NVRTC (libnvrtc, opened with dlopen at
+ *                   run time) compiles that text for one architecture,
+ *                   through a disk cache of cubins; the result is a module
+ *                   that holds the image.
+ *   cuda_drv.c      the driver API (libcuda.so.1, also dlopen'ed): the
+ *                   device's architecture, loading the image, copying host
+ *                   tensors to the device and back, launching.
+ *
+ * Nothing here links against CUDA.  libtilescale builds and runs on a
+ * machine without CUDA: compiling for the CUDA target then fails with
+ * TS_ERR_BUILD ("NVRTC not found"), and on a machine with NVRTC but no
+ * driver the kernel compiles and ts_kernel_launch fails with
+ * TS_ERR_RUNTIME ("no CUDA driver found").  Never a crash.
+ *
+ * No mutable globals: each module dlopens the driver itself (dlopen is
+ * reference-counted and the libraries are opened RTLD_NODELETE, so the
+ * second open is cheap), retains the device's primary context and keeps
+ * its own function table.
+ *
+ * The kernel's parameter list (the ABI between ts_cuda_run and the
+ * generated code), in this order:
+ *
+ *   for each IR parameter p, in order:
+ *       tensor:  T *data, int64 shape[ndim], int64 strides[ndim]
+ *                (T is the storage type: unsigned short for float16 /
+ *                bfloat16, unsigned char for bool and float8)
+ *       scalar:  its storage type, by value
+ *   int64 shape_vars[IrKernel.shape_vars.n]
+ *   int rank, int nranks
+ *
+ * Every piece of it is an ordinary by-value kernel parameter, so the
+ * generated signature documents itself and cuLaunchKernel gets one
+ * pointer per parameter.
+ */
+#ifndef TS_CUDA_TARGET_H
+#define TS_CUDA_TARGET_H
+
+#include "core.h"
+#include "runtime/launch.h"
+
+/* Name of the generated __global__ function. */
+#define TS_CUDA_ENTRY "tsk_kernel"
+
+/* Alignment of every shared-memory buffer in the dynamic area (bytes). */
+#define TS_CUDA_SMEM_ALIGN 16
+
+/* What the code generator tells the build. */
+typedef struct TsCudaCodeInfo {
+    int64_t smem_bytes;  /* dynamic shared memory per block */
+    int threads;         /* blockDim.x = threads[0] * threads[1] * threads[2] */
+} TsCudaCodeInfo;
+
+typedef struct TsCuDriver TsCuDriver; /* cuda_drv.c: the dlopen'ed driver API */
+
+/* A compiled kernel (core.h forward-declares it).  The image is loaded
+ * into the driver at build time when a driver is present, otherwise at
+ * the first launch (which then reports that there is no driver). */
+struct TsModuleCuda {
+    unsigned char *image;   /* cubin (or NUL-terminated PTX), malloc'ed */
+    size_t image_size;      /* bytes of image */
+    int is_ptx;             /* 1: image is PTX for the driver to JIT */
+    char arch[24];          /* what it was compiled for: "sm_90", "compute_90" */
+    TsCudaCodeInfo info;    /* shared memory and threads */
+    const char *kname;      /* kernel name for messages (malloc'ed) */
+    /* driver state, filled by ts_cuda_module_load */
+    TsCuDriver *drv;        /* NULL until loaded */
+    int device;             /* CUdevice ordinal (0) */
+    void *ctx;              /* CUcontext: the device's primary context */
+    void *module;           /* CUmodule */
+    void *fn;               /* CUfunction tsk_kernel */
+    int lock_init;          /* 1 once `lock` is initialized */
+    void *lock;             /* pthread_mutex_t * guarding the lazy load */
+};
+
+/* ---- codegen_cuda.c ---------------------------------------------------------- */
+
+/* Lowered IR -> CUDA C++ appended to out.  Fails (ts_fail_at) with
+ * TS_ERR_UNSUPPORTED for constructs this backend cannot run (more than
+ * 1024 threads, non-constant shared extents, ...) and TS_ERR_INTERNAL if
+ * a tile op is left. */
+TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, TsBuf *out);
+
+/* ---- nvrtc.c --------------------------------------------------------------- */
+
+/* 1 if libnvrtc can be opened; otherwise 0 and the reason in why (may be
+ * NULL).  Does not keep anything open. */
+int ts_nvrtc_available(TsBuf *why);
+
+/* Compile `code` with NVRTC for `arch` ("sm_80", "sm_90a", "compute_90"):
+ * returns a malloc'ed cubin (PTX for compute_*) and its size, or NULL
+ * with NVRTC's log in the diagnostic and TS_ERR_BUILD (no longjmp). */
+unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, size_t *size);
+
+/* The architecture a build targets: $TILESCALE_CUDA_ARCH, else the
+ * device's (sm_XY, from the driver), else sm_80. */
+void ts_cuda_pick_arch(char *arch, size_t n);
+
+/* Compile through the disk cache (key: source, arch, NVRTC version,
+ * options) and, when a driver is present, load the module.  opt may be
+ * NULL.  Appends "nvrtc <ms>" or "cache hit <ms>", and "load <ms>", to
+ * timing.  Fails via ts_fail_at: TS_ERR_BUILD (no NVRTC, compile errors
+ * with the log, image rejected by the driver, shared memory over the
+ * device's limit), TS_ERR_IO (cache directory). */
+TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *code,
+                            const TsCompileOptions *opt, TsBuf *timing);
+
+/* ---- cuda_drv.c -------------------------------------------------------------- */
+
+/* sm_XY of device 0, 1 on success; 0 if there is no driver or device
+ * (reason in why, which may be NULL). */
+int ts_cuda_device_arch(char *arch, size_t n, TsBuf *why);
+
+/* Load m->image into the driver (idempotent, thread-safe).  Errors are
+ * added to d and returned (no longjmp): TS_ERR_RUNTIME when there is no
+ * driver or device, `load_err` (the caller's choice: TS_ERR_BUILD at
+ * build time) when the driver rejects the image or the kernel needs more
+ * shared memory than the device has. */
+TsStatus ts_cuda_module_load(TsDiag *d, TsModuleCuda *m, TsStatus load_err);
+
+/* One launch on host tensors: load if needed, copy every tensor to the
+ * device (tensors whose host memory overlaps share one device buffer),
+ * launch `a->grid`, wait, copy every tensor back, free.  Errors (CUDA's
+ * error names included) are added to d and returned: TS_ERR_RUNTIME,
+ * TS_ERR_NOMEM, TS_ERR_SHAPE (grid too large).  timing may be NULL. */
+TsStatus ts_cuda_run(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a,
+                     TsBuf *timing);
+
+void ts_cuda_module_free(TsModuleCuda *m);
+
+#endif

@@ -1,0 +1,420 @@
+/*
+ * nvrtc.c — generated CUDA C++ -> cubin with NVRTC, through a disk cache.
+ *
+ * NVRTC is opened with dlopen at run time, never linked: libtilescale must
+ * build and run where there is no CUDA at all.  The candidates, in order:
+ * $TILESCALE_NVRTC (a path), libnvrtc.so, libnvrtc.so.13, .so.12,
+ * .so.11.2, then lib64/libnvrtc.so under $CUDA_HOME, $CUDA_PATH and
+ * /usr/local/cuda.  The library is opened RTLD_NODELETE, so opening it
+ * again for the next kernel costs nothing and no handle needs to live in
+ * a global.  Only the C entry points are used, declared here with plain
+ * types (nvrtcResult is an int, nvrtcProgram a pointer), so no CUDA
+ * header is needed to build either.
+ *
+ * Architecture.  $TILESCALE_CUDA_ARCH if set ("sm_80", "sm_90a", ...),
+ * else the device's compute capability read through the driver (sm_XY),
+ * else sm_80 (a machine without a GPU: the kernel compiles, the launch
+ * then reports that there is no driver).  If this NVRTC does not know the
+ * device's architecture (a GPU newer than the toolkit), the build asks
+ * for PTX of the newest architecture it does know and lets the driver
+ * compile that.  Plain sm_XY is used for the device even on Hopper: the
+ * `a` variants (sm_90a: wgmma, setmaxnreg) come with the tensor-core
+ * code that needs them.
+ *
+ * Cache.  Like the C target's: key = 128-bit hash of the exact text kept
+ * on disk, which is the generated source plus a trailing comment naming
+ * the NVRTC version, the architecture and the options; files
+ * <dir>/tsk-<key>.cu and .cubin (.ptx for PTX); a hit needs both and the
+ * .cu text equal, so collisions and half-written files never load.
+ * Writers go through a temporary file and rename.  The directory is
+ * opt->cache_dir, $TILESCALE_CACHE_DIR or ~/.cache/tilescale.
+ * (The directory logic mirrors build_c.c's static helpers; fold both into
+ * one shared helper when somebody owns a place for it.)
+ */
+#include "target/cuda/cuda_target.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* The NVRTC entry points we use. */
+typedef struct Nvrtc {
+    void *dl;                                                  /* dlopen handle */
+    char path[512];                                            /* what was opened */
+    int (*version)(int *major, int *minor);                    /* nvrtcVersion */
+    const char *(*error_string)(int result);                   /* nvrtcGetErrorString */
+    int (*create)(void **prog, const char *src, const char *name, int nheaders,
+                  const char *const *headers, const char *const *include_names); /* nvrtcCreateProgram */
+    int (*destroy)(void **prog);                               /* nvrtcDestroyProgram */
+    int (*compile)(void *prog, int nopts, const char *const *opts); /* nvrtcCompileProgram */
+    int (*log_size)(void *prog, size_t *n);                    /* nvrtcGetProgramLogSize */
+    int (*log)(void *prog, char *log);                         /* nvrtcGetProgramLog */
+    int (*cubin_size)(void *prog, size_t *n);                  /* nvrtcGetCUBINSize */
+    int (*cubin)(void *prog, char *cubin);                     /* nvrtcGetCUBIN */
+    int (*ptx_size)(void *prog, size_t *n);                    /* nvrtcGetPTXSize */
+    int (*ptx)(void *prog, char *ptx);                         /* nvrtcGetPTX */
+    int (*num_archs)(int *n);                                  /* nvrtcGetNumSupportedArchs (optional) */
+    int (*archs)(int *archs);                                  /* nvrtcGetSupportedArchs (optional) */
+} Nvrtc;
+
+/* The options every compile gets after --gpu-architecture. */
+static const char *const base_opts[] = {"-default-device", "--std=c++17"};
+
+static void sym(void *dl, const char *name, void *fnptr) {
+    void *p = dlsym(dl, name);
+    memcpy(fnptr, &p, sizeof p);
+}
+
+/* Open NVRTC into n; 0 on success, else -1 with the reason in why. */
+static int nvrtc_open(Nvrtc *n, TsBuf *why) {
+    memset(n, 0, sizeof *n);
+    char cand[8][512];
+    int nc = 0;
+    const char *env = getenv("TILESCALE_NVRTC");
+    if (env && *env) snprintf(cand[nc++], sizeof cand[0], "%s", env);
+    else {
+        static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
+        for (int i = 0; i < 4; i++) snprintf(cand[nc++], sizeof cand[0], "%s", names[i]);
+        const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+        for (int i = 0; i < 3 && nc < 8; i++)
+            if (homes[i] && *homes[i]) snprintf(cand[nc++], sizeof cand[0], "%.480s/lib64/libnvrtc.so", homes[i]);
+    }
+    const char *last = "";
+    for (int i = 0; i < nc && !n->dl; i++) {
+        n->dl = dlopen(cand[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+        if (n->dl) memcpy(n->path, cand[i], sizeof n->path);
+        else {
+            const char *e = dlerror();
+            last = e ? e : "";
+        }
+    }
+    if (!n->dl) {
+        if (why) ts_buf_printf(why, "NVRTC not found (tried %s%s; last error: %s); set TILESCALE_NVRTC or CUDA_HOME",
+                               cand[0], nc > 1 ? " and others" : "", last);
+        return -1;
+    }
+    sym(n->dl, "nvrtcVersion", &n->version);
+    sym(n->dl, "nvrtcGetErrorString", &n->error_string);
+    sym(n->dl, "nvrtcCreateProgram", &n->create);
+    sym(n->dl, "nvrtcDestroyProgram", &n->destroy);
+    sym(n->dl, "nvrtcCompileProgram", &n->compile);
+    sym(n->dl, "nvrtcGetProgramLogSize", &n->log_size);
+    sym(n->dl, "nvrtcGetProgramLog", &n->log);
+    sym(n->dl, "nvrtcGetCUBINSize", &n->cubin_size);
+    sym(n->dl, "nvrtcGetCUBIN", &n->cubin);
+    sym(n->dl, "nvrtcGetPTXSize", &n->ptx_size);
+    sym(n->dl, "nvrtcGetPTX", &n->ptx);
+    sym(n->dl, "nvrtcGetNumSupportedArchs", &n->num_archs);
+    sym(n->dl, "nvrtcGetSupportedArchs", &n->archs);
+    if (!n->version || !n->error_string || !n->create || !n->destroy || !n->compile || !n->log_size ||
+        !n->log || !n->cubin_size || !n->cubin || !n->ptx_size || !n->ptx) {
+        if (why) ts_buf_printf(why, "'%s' lacks NVRTC entry points (nvrtcGetCUBIN needs CUDA 11.1 or later)", n->path);
+        dlclose(n->dl);
+        n->dl = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void nvrtc_close(Nvrtc *n) {
+    if (n->dl) dlclose(n->dl);
+    n->dl = NULL;
+}
+
+int ts_nvrtc_available(TsBuf *why) {
+    Nvrtc n;
+    if (nvrtc_open(&n, why) != 0) return 0;
+    nvrtc_close(&n);
+    return 1;
+}
+
+/* The number in "sm_90a" / "compute_80" (0 if none). */
+static int arch_number(const char *arch) {
+    const char *p = strchr(arch, '_');
+    return p ? atoi(p + 1) : 0;
+}
+
+/* If this NVRTC cannot target `arch`, replace it by compute_<newest> (PTX
+ * the driver compiles) when the device is newer than the toolkit. */
+static void fit_arch(Nvrtc *n, char *arch, size_t cap) {
+    int na = 0;
+    if (!n->num_archs || !n->archs || n->num_archs(&na) != 0 || na <= 0 || na > 256) return;
+    int list[256];
+    if (n->archs(list) != 0) return;
+    int want = arch_number(arch), newest = 0;
+    for (int i = 0; i < na; i++) {
+        if (list[i] == want) return;
+        if (list[i] > newest) newest = list[i];
+    }
+    if (want > newest && newest > 0) snprintf(arch, cap, "compute_%d", newest);
+}
+
+/* Compile with an open NVRTC; malloc'ed image or NULL with the error
+ * added to d. */
+static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const char *arch, size_t *size) {
+    void *prog = NULL;
+    int r = n->create(&prog, code, "tilescale_kernel.cu", 0, NULL, NULL);
+    if (r != 0) {
+        ts_diag_add(d, (TsLoc){0}, "error", "nvrtcCreateProgram failed: %s", n->error_string(r));
+        d->status = TS_ERR_BUILD;
+        return NULL;
+    }
+    char archopt[64];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
+    const char *opts[1 + TS_COUNTOF(base_opts)];
+    opts[0] = archopt;
+    for (int i = 0; i < TS_COUNTOF(base_opts); i++) opts[1 + i] = base_opts[i];
+    r = n->compile(prog, TS_COUNTOF(opts), opts);
+    if (r != 0) {
+        size_t ln = 0;
+        char *log = NULL;
+        if (n->log_size(prog, &ln) == 0 && ln > 0 && (log = malloc(ln + 1)) != NULL) {
+            if (n->log(prog, log) != 0) log[0] = 0;
+            log[ln] = 0;
+        }
+        ts_diag_add(d, (TsLoc){0}, "error", "NVRTC could not compile the generated CUDA code for %s (%s):\n%s", arch,
+                    n->error_string(r), log ? log : "(no log)");
+        d->status = TS_ERR_BUILD;
+        free(log);
+        n->destroy(&prog);
+        return NULL;
+    }
+    int ptx = !strncmp(arch, "compute_", 8);
+    size_t sz = 0;
+    unsigned char *img = NULL;
+    r = ptx ? n->ptx_size(prog, &sz) : n->cubin_size(prog, &sz);
+    if (r == 0 && sz > 0 && (img = malloc(sz + 1)) != NULL) {
+        r = ptx ? n->ptx(prog, (char *)img) : n->cubin(prog, (char *)img);
+        img[sz] = 0;
+    }
+    n->destroy(&prog);
+    if (r != 0 || !img) {
+        free(img);
+        ts_diag_add(d, (TsLoc){0}, "error", "NVRTC produced no %s for %s", ptx ? "PTX" : "cubin", arch);
+        d->status = TS_ERR_BUILD;
+        return NULL;
+    }
+    *size = ptx ? strlen((char *)img) + 1 : sz;
+    return img;
+}
+
+unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, size_t *size) {
+    Nvrtc n;
+    TsBuf why = {0};
+    if (nvrtc_open(&n, &why) != 0) {
+        ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
+        d->status = TS_ERR_BUILD;
+        ts_buf_free(&why);
+        return NULL;
+    }
+    unsigned char *img = compile_with(d, &n, code, arch, size);
+    nvrtc_close(&n);
+    return img;
+}
+
+void ts_cuda_pick_arch(char *arch, size_t n) {
+    const char *env = getenv("TILESCALE_CUDA_ARCH");
+    if (env && *env) {
+        snprintf(arch, n, "%s", env);
+        return;
+    }
+    if (ts_cuda_device_arch(arch, n, NULL)) return;
+    snprintf(arch, n, "sm_80");
+}
+
+/* ---- the disk cache ----------------------------------------------------------- */
+
+typedef struct Build {
+    Nvrtc nv;        /* open NVRTC */
+    TsBuf dir;       /* cache directory */
+    TsBuf text;      /* exact .cu text */
+    TsBuf cupath;    /* <dir>/tsk-<key>.cu */
+    TsBuf imgpath;   /* <dir>/tsk-<key>.cubin / .ptx */
+    char tmp[4096];  /* temporary file being written ("" when none) */
+} Build;
+
+static void build_free(Build *b) {
+    if (b->tmp[0]) unlink(b->tmp);
+    nvrtc_close(&b->nv);
+    ts_buf_free(&b->dir);
+    ts_buf_free(&b->text);
+    ts_buf_free(&b->cupath);
+    ts_buf_free(&b->imgpath);
+}
+
+TS_NORETURN TS_PRINTF(4, 5) static void build_fail(TsDiag *d, Build *b, TsStatus st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_diag_vadd(d, (TsLoc){0}, "error", fmt, ap);
+    va_end(ap);
+    build_free(b);
+    ts_rethrow(d, st);
+}
+
+static int make_dirs(const char *path) {
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != 0) continue;
+        char c = buf[i];
+        buf[i] = 0;
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+        buf[i] = c;
+    }
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+static void cache_dir(TsDiag *d, Build *b, const TsCompileOptions *opt) {
+    const char *dir = opt && opt->cache_dir && *opt->cache_dir ? opt->cache_dir : NULL;
+    if (!dir) {
+        const char *env = getenv("TILESCALE_CACHE_DIR");
+        if (env && *env) dir = env;
+    }
+    if (dir) {
+        ts_buf_puts(&b->dir, dir);
+    } else {
+        const char *home = getenv("HOME");
+        if (!home || !*home) {
+            struct passwd *pw = getpwuid(getuid());
+            home = pw ? pw->pw_dir : NULL;
+        }
+        if (!home) build_fail(d, b, TS_ERR_IO, "cannot find a home directory for the kernel cache; set TILESCALE_CACHE_DIR");
+        ts_buf_printf(&b->dir, "%s/.cache/tilescale", home);
+    }
+    while (b->dir.n > 1 && b->dir.s[b->dir.n - 1] == '/') b->dir.s[--b->dir.n] = 0;
+    if (make_dirs(b->dir.s) != 0)
+        build_fail(d, b, TS_ERR_IO, "cannot create the kernel cache directory '%s': %s", b->dir.s, strerror(errno));
+}
+
+static int write_atomic(Build *b, const char *path, const void *data, size_t n) {
+    snprintf(b->tmp, sizeof b->tmp, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(b->tmp);
+    if (fd < 0) {
+        b->tmp[0] = 0;
+        return -1;
+    }
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, (const char *)data + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            close(fd);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    if (close(fd) != 0 || chmod(b->tmp, 0644) != 0 || rename(b->tmp, path) != 0) return -1;
+    b->tmp[0] = 0;
+    return 0;
+}
+
+/* The cached image, if the .cu text matches exactly; else NULL. */
+static unsigned char *cache_lookup(const Build *b, size_t *size) {
+    size_t len;
+    char *s = ts_read_file(b->cupath.s, &len);
+    if (!s) return NULL;
+    int ok = len == b->text.n && memcmp(s, b->text.s, len) == 0;
+    free(s);
+    if (!ok) return NULL;
+    char *img = ts_read_file(b->imgpath.s, &len);
+    if (!img || len == 0) {
+        free(img);
+        return NULL;
+    }
+    *size = len;
+    return (unsigned char *)img;
+}
+
+TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *code,
+                            const TsCompileOptions *opt, TsBuf *timing) {
+    Build b;
+    memset(&b, 0, sizeof b);
+    double t0 = ts_now_ms();
+    TsBuf why = {0};
+    if (nvrtc_open(&b.nv, &why) != 0) {
+        ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
+        ts_buf_free(&why);
+        build_free(&b);
+        ts_rethrow(d, TS_ERR_BUILD);
+    }
+    char arch[24];
+    ts_cuda_pick_arch(arch, sizeof arch);
+    if (arch_number(arch) <= 0)
+        build_fail(d, &b, TS_ERR_BUILD, "'%s' is not a CUDA architecture (expected sm_XY, sm_XYa or compute_XY)", arch);
+    fit_arch(&b.nv, arch, sizeof arch);
+    int ptx = !strncmp(arch, "compute_", 8);
+    int vmaj = 0, vmin = 0;
+    b.nv.version(&vmaj, &vmin);
+
+    ts_buf_puts(&b.text, code);
+    ts_buf_printf(&b.text, "\n/* nvrtc %d.%d, --gpu-architecture=%s", vmaj, vmin, arch);
+    for (int i = 0; i < TS_COUNTOF(base_opts); i++) ts_buf_printf(&b.text, " %s", base_opts[i]);
+    ts_buf_puts(&b.text, " */\n");
+    uint64_t h1 = ts_hash64(b.text.s, b.text.n, 0);
+    uint64_t h2 = ts_hash64(b.text.s, b.text.n, 0x9e3779b97f4a7c15ull);
+    cache_dir(d, &b, opt);
+    ts_buf_printf(&b.cupath, "%s/tsk-%016llx%016llx.cu", b.dir.s, (unsigned long long)h1, (unsigned long long)h2);
+    ts_buf_printf(&b.imgpath, "%s/tsk-%016llx%016llx.%s", b.dir.s, (unsigned long long)h1, (unsigned long long)h2,
+                  ptx ? "ptx" : "cubin");
+
+    size_t size = 0;
+    unsigned char *img = cache_lookup(&b, &size);
+    int hit = img != NULL;
+    if (!img) {
+        img = compile_with(d, &b.nv, b.text.s, arch, &size);
+        if (!img) {
+            build_free(&b);
+            ts_rethrow(d, TS_ERR_BUILD);
+        }
+        /* the image first, then the .cu that makes it findable */
+        if (write_atomic(&b, b.imgpath.s, img, size) != 0 || write_atomic(&b, b.cupath.s, b.text.s, b.text.n) != 0) {
+            free(img);
+            build_fail(d, &b, TS_ERR_IO, "cannot write the kernel cache in '%s': %s", b.dir.s, strerror(errno));
+        }
+    }
+    if (timing) ts_buf_printf(timing, "%s %.3f\n", hit ? "cache hit" : "nvrtc", ts_now_ms() - t0);
+
+    TsModuleCuda *m = calloc(1, sizeof *m);
+    pthread_mutex_t *mu = malloc(sizeof *mu);
+    char *kname = strdup(k->name ? k->name : "kernel");
+    if (!m || !mu || !kname || pthread_mutex_init(mu, NULL) != 0) {
+        free(m);
+        free(mu);
+        free(kname);
+        free(img);
+        build_fail(d, &b, TS_ERR_NOMEM, "out of memory");
+    }
+    m->image = img;
+    m->image_size = size;
+    m->is_ptx = ptx;
+    snprintf(m->arch, sizeof m->arch, "%s", arch);
+    m->info = *ci;
+    m->kname = kname;
+    m->lock = mu;
+    m->lock_init = 1;
+    build_free(&b);
+
+    /* Load now when there is a device, so that a rejected image or too
+     * much shared memory is a build error; otherwise at the first launch. */
+    char dev[24];
+    if (ts_cuda_device_arch(dev, sizeof dev, NULL)) {
+        double t1 = ts_now_ms();
+        TsStatus st = ts_cuda_module_load(d, m, TS_ERR_BUILD);
+        if (st) {
+            ts_cuda_module_free(m);
+            ts_rethrow(d, st);
+        }
+        if (timing) ts_buf_printf(timing, "load %.3f\n", ts_now_ms() - t1);
+    }
+    return m;
+}
