@@ -28,6 +28,11 @@
  * elements, any sign, zero for broadcast) are passed through unchanged,
  * since generated code indexes with run-time strides.
  *
+ * The checks above are the same for every target; only the last step
+ * differs (run_c / run_cuda below).  The CUDA target cannot ask generated
+ * host code for the grid, so its grid extents are evaluated here from the
+ * IR with the same small evaluator that checks extent expressions.
+ *
  * Errors are appended to the context's diagnostic and returned; nothing
  * here longjmps, so the public entry point needs no handler.
  */
@@ -39,6 +44,7 @@
 #include <string.h>
 
 #include "target/c/c_target.h"
+#include "target/cuda/cuda_target.h"
 
 /* Per-launch storage, freed on every exit. */
 typedef struct Launch {
@@ -288,16 +294,59 @@ static TsStatus tensor(Launch *L, int p, int64_t **stride_next) {
     return TS_OK;
 }
 
+/* C target: the module computes the grid; the scheduler runs the blocks. */
+static TsStatus run_c(Launch *L, TsKernel *k) {
+    const TsModuleC *m = k->cmod;
+    const IrKernel *ir = L->ir;
+    if (m->info.nparams != ir->params.n || m->info.nshape_vars != ir->shape_vars.n)
+        return fail(L, TS_ERR_INTERNAL, "%s: the loaded module does not match the kernel's IR", L->kname);
+    TsCArgs a;
+    memset(&a, 0, sizeof a);
+    a.abi_version = TS_C_ABI_VERSION;
+    a.nparams = ir->params.n;
+    a.data = L->data;
+    a.shape = L->shape;
+    a.strides = L->strides;
+    a.shape_vars = L->vars;
+    a.rank = 0;
+    a.nranks = 1;
+    a.print = ts_c_print_stdout;
+    int64_t grid[3] = {1, 1, 1};
+    m->grid(&a, grid);
+    TsStatus st = ts_c_run(L->d, m, &a, grid, k->opt.num_threads);
+    fflush(stdout); /* T.print output before anything the caller prints */
+    return st;
+}
+
+/* CUDA target: the grid is evaluated here from the IR. */
+static TsStatus run_cuda(Launch *L, TsKernel *k) {
+    const IrKernel *ir = L->ir;
+    TsLaunchArgs a;
+    memset(&a, 0, sizeof a);
+    a.nparams = ir->params.n;
+    a.data = L->data;
+    a.shape = L->shape;
+    a.strides = L->strides;
+    a.shape_vars = L->vars;
+    a.nshape_vars = ir->shape_vars.n;
+    for (int i = 0; i < 3; i++) {
+        a.grid[i] = 1;
+        if (i < ir->ngrid && ir->grid[i] && !eval(L, ir->grid[i], &a.grid[i]))
+            return fail(L, TS_ERR_UNSUPPORTED, "%s: grid extent %d cannot be evaluated on the host",
+                        L->kname, i);
+    }
+    TsStatus st = ts_cuda_run(L->d, k->cumod, ir, &a, k->opt.timing ? &k->timing : NULL);
+    fflush(stdout); /* device printf output before anything the caller prints */
+    return st;
+}
+
 static TsStatus run(Launch *L, TsKernel *k, int nargs) {
     const IrKernel *ir = L->ir;
-    const TsModuleC *m = k->cmod;
     int np = ir->params.n, nv = ir->shape_vars.n;
     if (nargs != np)
         return fail(L, TS_ERR_ARGCOUNT, "%s expects %d argument%s, got %d", L->kname, np,
                     np == 1 ? "" : "s", nargs);
     if (np && !L->args) return fail(L, TS_ERR_INVALID, "%s: NULL argument array", L->kname);
-    if (m->info.nparams != np || m->info.nshape_vars != nv)
-        return fail(L, TS_ERR_INTERNAL, "%s: the loaded module does not match the kernel's IR", L->kname);
 
     int total_dims = 0;
     for (int p = 0; p < np; p++)
@@ -343,22 +392,7 @@ static TsStatus run(Launch *L, TsKernel *k, int nargs) {
         }
     }
 
-    TsCArgs a;
-    memset(&a, 0, sizeof a);
-    a.abi_version = TS_C_ABI_VERSION;
-    a.nparams = np;
-    a.data = L->data;
-    a.shape = L->shape;
-    a.strides = L->strides;
-    a.shape_vars = L->vars;
-    a.rank = 0;
-    a.nranks = 1;
-    a.print = ts_c_print_stdout;
-    int64_t grid[3] = {1, 1, 1};
-    m->grid(&a, grid);
-    st = ts_c_run(L->d, m, &a, grid, k->opt.num_threads);
-    fflush(stdout); /* T.print output before anything the caller prints */
-    return st;
+    return k->target == TS_TARGET_CUDA ? run_cuda(L, k) : run_c(L, k);
 }
 
 TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs) {
@@ -369,7 +403,8 @@ TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs) {
     L.ir = k->ir;
     L.args = args;
     L.kname = k->ir && k->ir->name ? k->ir->name : "kernel";
-    if (!k->ir || !k->cmod) return fail(&L, TS_ERR_INVALID, "%s: the kernel has no loaded module", L.kname);
+    if (!k->ir || (k->target == TS_TARGET_CUDA ? !k->cumod : !k->cmod))
+        return fail(&L, TS_ERR_INVALID, "%s: the kernel has no loaded module", L.kname);
     TsStatus st = run(&L, k, nargs);
     free(L.data);
     free((void *)L.shape);
