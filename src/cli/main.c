@@ -3,7 +3,7 @@
  *
  *   tilescale run FILE --entry NAME [-D name=value]... [--target c]
  *                 [--in NAME=file.npy]... [--out NAME=file.npy]...
- *                 [--shape VAR=N]... [--check-against ENTRY] [--seed S]
+ *                 [--shape VAR=N]... [--check-against ENTRY] [--check-target c|cuda] [--seed S]
  *                 [--atol X] [--rtol X] [--threads N] [--time]
  *   tilescale compile FILE --entry NAME [-D name=value]... [--target c]
  *                 [--emit ir|c] [--dump-after PASS] [--time]
@@ -11,7 +11,9 @@
  * `run` makes the kernel's tensors (read from .npy files, or random from
  * the seed; outputs named in out_idx are poisoned with NaN first), runs
  * the kernel, optionally runs a second entry of the same file on copies
- * of the same inputs and compares every tensor.  It uses only the public
+ * of the same inputs and compares every tensor; --check-target runs the
+ * same entry compiled for another target instead (e.g. CUDA against C).
+ * It uses only the public
  * API (tilescale.h), as any host program would.
  */
 #include <math.h>
@@ -32,6 +34,7 @@ typedef struct NameVal {
 
 typedef struct Opts {
     const char *cmd, *file, *entry, *check, *emit, *dump_after;
+    int check_target;      /* --check-target: 1 + the target to compare with; 0: none */
     TsDefine defs[MAX_ITEMS];
     int ndefs;
     NameVal ins[MAX_ITEMS], outs[MAX_ITEMS], shapes[MAX_ITEMS];
@@ -46,7 +49,7 @@ static void usage(FILE *f) {
     fputs("usage:\n"
           "  tilescale run FILE --entry NAME [-D name=value]... [--target c]\n"
           "                [--in NAME=file.npy]... [--out NAME=file.npy]... [--shape VAR=N]...\n"
-          "                [--check-against ENTRY] [--seed S] [--atol X] [--rtol X]\n"
+          "                [--check-against ENTRY] [--check-target c|cuda] [--seed S] [--atol X] [--rtol X]\n"
           "                [--threads N] [--time]\n"
           "  tilescale compile FILE --entry NAME [-D name=value]... [--target c]\n"
           "                [--emit ir|c] [--dump-after PASS] [--time]\n",
@@ -105,6 +108,14 @@ static int parse_args(int argc, char **argv, Opts *o) {
                 fprintf(stderr, "tilescale: error: unknown target '%s' (c or cuda)\n", next);
                 return 0;
             }
+        } else if (!strcmp(a, "--check-target")) {
+            NEED();
+            if (!strcmp(next, "c")) o->check_target = 1 + TS_TARGET_C;
+            else if (!strcmp(next, "cuda")) o->check_target = 1 + TS_TARGET_CUDA;
+            else {
+                fprintf(stderr, "tilescale: error: unknown target '%s' for --check-target (c or cuda)\n", next);
+                return 0;
+            }
         } else if (!strcmp(a, "--check-against")) { NEED(); o->check = next; }
         else if (!strcmp(a, "--emit")) { NEED(); o->emit = next; }
         else if (!strcmp(a, "--dump-after")) { NEED(); o->dump_after = next; }
@@ -123,6 +134,10 @@ static int parse_args(int argc, char **argv, Opts *o) {
             return 0;
         }
 #undef NEED
+    }
+    if (o->check && o->check_target) {
+        fprintf(stderr, "tilescale: error: --check-against and --check-target cannot be combined\n");
+        return 0;
     }
     if (!o->file || !o->entry) {
         fprintf(stderr, "tilescale: error: a FILE and --entry NAME are required\n");
@@ -355,10 +370,11 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
             goto done;
         }
     }
-    if (o->check) {
+    if (o->check || o->check_target) {
         TsCompileOptions rco = co;
         rco.lenient_defines = 1;
-        if (ts_compile_file(ctx, o->file, o->check, o->defs, o->ndefs, &rco, &ref)) {
+        if (o->check_target) rco.target = (TsTarget)(o->check_target - 1);
+        if (ts_compile_file(ctx, o->file, o->check ? o->check : o->entry, o->defs, o->ndefs, &rco, &ref)) {
             fprintf(stderr, "%s", ts_last_error(ctx));
             goto done;
         }
@@ -398,7 +414,8 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
         }
     rc = 0;
     if (ref) {
-        printf("check against %s:\n", o->check);
+        if (o->check) printf("check against %s:\n", o->check);
+        else printf("check against target %s:\n", o->check_target - 1 == TS_TARGET_C ? "c" : "cuda");
         int ok = 1;
         for (int p = 0; p < np; p++) {
             TsParamInfo info;
@@ -423,7 +440,7 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
     }
     if (o->time) {
         print_timing(o->entry, k);
-        if (ref) print_timing(o->check, ref);
+        if (ref) print_timing(o->check ? o->check : o->check_target - 1 == TS_TARGET_C ? "check target c" : "check target cuda", ref);
     }
 done:
     for (int p = 0; p < np && p < MAX_ITEMS; p++) {

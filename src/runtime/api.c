@@ -19,6 +19,7 @@
 #include "runtime/launch.h"
 #include "runtime/npy.h"
 #include "target/c/c_target.h"
+#include "target/cuda/cuda_target.h"
 
 TsStatus ts_context_create(TsContext **out) {
     if (!out) return TS_ERR_INVALID;
@@ -45,6 +46,7 @@ static void reset_diag(TsContext *ctx) {
 void ts_kernel_destroy(TsKernel *k) {
     if (!k) return;
     if (k->cmod) ts_c_module_free(k->cmod);
+    if (k->cumod) ts_cuda_module_free(k->cumod);
     ts_buf_free(&k->code);
     ts_buf_free(&k->ir_text);
     ts_buf_free(&k->timing);
@@ -71,9 +73,14 @@ static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int nd
     ts_run_passes(&pc, k->opt.dump_after, &k->ir_text, k->opt.timing ? &k->timing : NULL);
     if (!k->opt.dump_after) ir_print_kernel(&k->ir_text, k->ir);
 
-    if (k->target == TS_TARGET_CUDA)
-        ts_fail_at(d, TS_ERR_UNSUPPORTED, (TsLoc){0},
-                   "the CUDA target is not available yet; use --target c");
+    if (k->target == TS_TARGET_CUDA) {
+        t = ts_now_ms();
+        TsCudaCodeInfo ci = ts_cuda_codegen(d, k->ir, &k->code);
+        record(k, "codegen", t);
+        if (k->opt.skip_build) return;
+        k->cumod = ts_cuda_build(d, k->ir, &ci, ts_buf_str(&k->code), &k->opt, k->opt.timing ? &k->timing : NULL);
+        return;
+    }
     t = ts_now_ms();
     ts_c_codegen(d, k->ir, &k->code);
     record(k, "codegen", t);
@@ -191,7 +198,7 @@ const char *ts_kernel_timing(const TsKernel *k) { return k ? ts_buf_str((TsBuf *
 TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs) {
     if (!k) return TS_ERR_INVALID;
     reset_diag(k->ctx);
-    if (!k->cmod) {
+    if (!k->cmod && !k->cumod) {
         ts_buf_puts(&k->ctx->diag.msg, "error: this kernel was compiled without a build (skip_build)\n");
         return TS_ERR_INVALID;
     }

@@ -1,0 +1,676 @@
+/*
+ * test_cuda_nvrtc.c — the CUDA backend without a GPU (CI) and with one.
+ *
+ * Everywhere NVRTC can be loaded (CI has the toolkit but no GPU):
+ *   - the CUDA code generated for every example kernel (with the -D
+ *     values of tests/run/example_*.sh, naive references included) and
+ *     for primitive kernels written here (reductions and cumsum, atomics
+ *     of several dtypes, narrow floats and integer arithmetic, math
+ *     intrinsics, uniform read-modify-writes of shared memory, gemm in
+ *     all transpose combinations, scalars and run-time shapes, strided
+ *     and aliased tensors, T.print, while loops, a kernel whose blocks
+ *     wait on each other) compiles with NVRTC for sm_80 and for sm_90a;
+ *   - a kernel with more than 1024 threads per block is refused at
+ *     compile time;
+ *   - with the driver made unfindable ($TILESCALE_LIBCUDA pointing
+ *     nowhere), a CUDA kernel still compiles, and launching it returns
+ *     TS_ERR_RUNTIME "no CUDA driver found" instead of crashing.
+ * Where a CUDA device is present (the lent H200), additionally:
+ *   - every kernel above marked runnable is launched on the CUDA target
+ *     and on the C target with the same random inputs (outputs poisoned
+ *     first) and every tensor is compared;
+ *   - the kernel whose blocks wait on each other produces the chained
+ *     sums computed here naively;
+ *   - a kernel needing more shared memory than the device has fails to
+ *     build with a message saying so.
+ * If libnvrtc cannot be loaded the test exits 77 (CMake: SKIP_RETURN_CODE),
+ * reported as skipped, not passed.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "target/cuda/cuda_target.h"
+#include "test.h"
+#include "tilescale.h"
+
+#define PRE "import tilelang\nimport tilelang.language as T\n\n"
+
+/* ---- primitive kernels -------------------------------------------------------------------- */
+
+static const char *SRC_REDUCE = PRE
+    "@tilelang.jit(out_idx=[1, 2, 3, 4, 5])\n"
+    "def red(M, N, blk):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), \"float32\"), Smax: T.Tensor((M,), \"float32\"),\n"
+    "             Ssum: T.Tensor((M,), \"float32\"), Cmin: T.Tensor((T.ceildiv(M, blk), N), \"float32\"),\n"
+    "             Cabs: T.Tensor((M,), \"float32\"), Cs: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(M, blk), threads=96) as bx:\n"
+    "            a = T.alloc_fragment((blk, N), \"float32\")\n"
+    "            r = T.alloc_fragment((blk,), \"float32\")\n"
+    "            c = T.alloc_fragment((N,), \"float32\")\n"
+    "            s = T.alloc_shared((blk, N), \"float32\")\n"
+    "            T.copy(A[bx * blk, 0], a)\n"
+    "            T.reduce_max(a, r, dim=1)\n"
+    "            T.copy(r, Smax[bx * blk])\n"
+    "            T.reduce_sum(a, r, dim=1)\n"
+    "            T.copy(r, Ssum[bx * blk])\n"
+    "            T.reduce_absmax(a, r, dim=1)\n"
+    "            T.copy(r, Cabs[bx * blk])\n"
+    "            T.reduce_min(a, c, dim=0)\n"
+    "            T.copy(c, Cmin[bx, 0])\n"
+    "            T.copy(A[bx * blk, 0], s)\n"
+    "            T.cumsum(s, dim=1, reverse=True)\n"
+    "            T.copy(s, Cs[bx * blk, 0])\n"
+    "    return main\n";
+
+static const char *SRC_ATOMIC = PRE
+    "@tilelang.jit\n"
+    "def atom(M, N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), \"float32\"), S: T.Tensor((N,), \"float32\"),\n"
+    "             H: T.Tensor((N,), \"float16\"), I: T.Tensor((N,), \"int32\"), B8: T.Tensor((N,), \"int8\"),\n"
+    "             D: T.Tensor((N,), \"float64\"), Tot: T.Tensor((4,), \"float32\")):\n"
+    "        with T.Kernel(M, threads=64) as bx:\n"
+    "            for j in T.Parallel(N):\n"
+    "                T.atomic_add(S[j], A[bx, j])\n"
+    "                T.atomic_add(H[j], A[bx, j] * 0.125)\n"
+    "                T.atomic_add(I[j], T.cast(A[bx, j] * 4.0, \"int32\"))\n"
+    "                T.atomic_add(B8[j], 1)\n"
+    "                T.atomic_add(D[j], T.cast(A[bx, j], \"float64\"))\n"
+    "            T.atomic_add(Tot[bx % 4], A[bx, 0])\n"
+    "    return main\n";
+
+static const char *SRC_DTYPES = PRE
+    "@tilelang.jit(out_idx=[2, 3, 4, 5, 6])\n"
+    "def dt(N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((N,), \"float32\"), I: T.Tensor((N,), \"int32\"),\n"
+    "             Bf: T.Tensor((N,), \"bfloat16\"), F8: T.Tensor((N,), \"float8_e4m3\"),\n"
+    "             F5: T.Tensor((N,), \"float8_e5m2\"), D: T.Tensor((N,), \"float64\"),\n"
+    "             J: T.Tensor((N, 6), \"int64\")):\n"
+    "        with T.Kernel(T.ceildiv(N, 64), threads=64) as bx:\n"
+    "            for i in T.Parallel(64):\n"
+    "                if bx * 64 + i < N:\n"
+    "                    Bf[bx * 64 + i] = A[bx * 64 + i] * 3.0\n"
+    "                    F8[bx * 64 + i] = A[bx * 64 + i] * 100.0\n"
+    "                    F5[bx * 64 + i] = A[bx * 64 + i] * 1000.0\n"
+    "                    D[bx * 64 + i] = T.cast(A[bx * 64 + i], \"float64\") * 1.0000001\n"
+    "                    J[bx * 64 + i, 0] = I[bx * 64 + i] // 3\n"
+    "                    J[bx * 64 + i, 1] = I[bx * 64 + i] % 3\n"
+    "                    J[bx * 64 + i, 2] = I[bx * 64 + i] // -5\n"
+    "                    J[bx * 64 + i, 3] = (I[bx * 64 + i] << 2) ^ 5\n"
+    "                    J[bx * 64 + i, 4] = I[bx * 64 + i] * I[bx * 64 + i] * I[bx * 64 + i]\n"
+    "                    J[bx * 64 + i, 5] = T.max(I[bx * 64 + i], 2) - T.min(I[bx * 64 + i], -3)\n"
+    "    return main\n";
+
+static const char *SRC_MATH = PRE
+    "@tilelang.jit(out_idx=[1])\n"
+    "def mth(N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((N,), \"float32\"), O: T.Tensor((N, 12), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:\n"
+    "            for i in T.Parallel(128):\n"
+    "                if bx * 128 + i < N:\n"
+    "                    O[bx * 128 + i, 0] = T.exp(A[bx * 128 + i])\n"
+    "                    O[bx * 128 + i, 1] = T.log(T.abs(A[bx * 128 + i]) + 0.1)\n"
+    "                    O[bx * 128 + i, 2] = T.sqrt(T.abs(A[bx * 128 + i]))\n"
+    "                    O[bx * 128 + i, 3] = T.rsqrt(T.abs(A[bx * 128 + i]) + 0.5)\n"
+    "                    O[bx * 128 + i, 4] = T.tanh(A[bx * 128 + i])\n"
+    "                    O[bx * 128 + i, 5] = T.sigmoid(A[bx * 128 + i])\n"
+    "                    O[bx * 128 + i, 6] = T.erf(A[bx * 128 + i])\n"
+    "                    O[bx * 128 + i, 7] = T.exp2(A[bx * 128 + i])\n"
+    "                    O[bx * 128 + i, 8] = T.floor(A[bx * 128 + i] * 10.0)\n"
+    "                    O[bx * 128 + i, 9] = T.round(A[bx * 128 + i] * 10.0)\n"
+    "                    O[bx * 128 + i, 10] = T.sin(A[bx * 128 + i]) + T.cos(A[bx * 128 + i])\n"
+    "                    O[bx * 128 + i, 11] = T.if_then_else(A[bx * 128 + i] > 0, 1.0, -1.0)\n"
+    "    return main\n";
+
+/* Uniform (serial) code on 128 threads: read-modify-writes of shared
+ * memory must be done once, not 128 times. */
+static const char *SRC_SERIAL = PRE
+    "@tilelang.jit(out_idx=[1])\n"
+    "def ser(M, N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, N), \"float32\"), B: T.Tensor((M, 4), \"float32\")):\n"
+    "        with T.Kernel(M, threads=128) as r:\n"
+    "            s = T.alloc_shared((4,), \"float32\")\n"
+    "            acc = T.alloc_var(\"float32\")\n"
+    "            cnt = T.alloc_var(\"int32\")\n"
+    "            for t in T.serial(4):\n"
+    "                s[t] = 0.0\n"
+    "            acc = 0.0\n"
+    "            for j in T.serial(N):\n"
+    "                acc = acc + A[r, j]\n"
+    "                s[0] = s[0] + A[r, j]\n"
+    "                if A[r, j] > 0:\n"
+    "                    s[1] = s[1] + 1.0\n"
+    "            cnt = 0\n"
+    "            while cnt < 5:\n"
+    "                s[2] = s[2] + cnt\n"
+    "                cnt += 1\n"
+    "            B[r, 0] = acc\n"
+    "            B[r, 1] = s[0]\n"
+    "            B[r, 2] = s[1]\n"
+    "            B[r, 3] = s[2] + s[0] * 0.5\n"
+    "    return main\n";
+
+static const char *SRC_GEMM = PRE
+    "@tilelang.jit(out_idx=[2])\n"
+    "def gm(M, N, K, ta, tb, dtype):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((K, M) if ta else (M, K), dtype), B: T.Tensor((N, K) if tb else (K, N), dtype),\n"
+    "             C: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, 32), threads=128) as (bx, by):\n"
+    "            As = T.alloc_shared((16, 32) if ta else (32, 16), dtype)\n"
+    "            Bs = T.alloc_shared((32, 16) if tb else (16, 32), dtype)\n"
+    "            Cf = T.alloc_fragment((32, 32), \"float32\")\n"
+    "            T.clear(Cf)\n"
+    "            for k in T.Pipelined(T.ceildiv(K, 16), num_stages=2):\n"
+    "                if ta:\n"
+    "                    T.copy(A[k * 16, by * 32], As)\n"
+    "                else:\n"
+    "                    T.copy(A[by * 32, k * 16], As)\n"
+    "                if tb:\n"
+    "                    T.copy(B[bx * 32, k * 16], Bs)\n"
+    "                else:\n"
+    "                    T.copy(B[k * 16, bx * 32], Bs)\n"
+    "                T.gemm(As, Bs, Cf, transpose_A=ta, transpose_B=tb)\n"
+    "            T.copy(Cf, C[by * 32, bx * 32])\n"
+    "    return main\n";
+
+static const char *SRC_SCALAR = PRE
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def scl(N):\n"
+    "    n = T.dynamic(\"n\")\n"
+    "\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((n, N), \"float32\"), alpha: T.float32, k: T.int32,\n"
+    "             Y: T.Tensor((n, N), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(n, 8), threads=64) as bx:\n"
+    "            for i, j in T.Parallel(8, N):\n"
+    "                if bx * 8 + i < n:\n"
+    "                    Y[bx * 8 + i, j] = X[bx * 8 + i, j] * alpha + k + n\n"
+    "    return main\n";
+
+/* Y = Y * 0.5 + X: run with X strided and with X aliasing Y. */
+static const char *SRC_AXPY = PRE
+    "@tilelang.jit\n"
+    "def axpy(M, N):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((M, N), \"float32\"), Y: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(M, threads=32) as r:\n"
+    "            for j in T.Parallel(N):\n"
+    "                Y[r, j] = Y[r, j] * 0.5 + X[r, j]\n"
+    "    return main\n";
+
+static const char *SRC_PRINT = PRE
+    "@tilelang.jit(out_idx=[1])\n"
+    "def pr(N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((N,), \"int32\"), B: T.Tensor((N,), \"int32\")):\n"
+    "        with T.Kernel(2, threads=32) as bx:\n"
+    "            buf = T.alloc_shared((N,), \"int32\")\n"
+    "            T.copy(A, buf)\n"
+    "            T.print(bx * 7 + 3, msg=\"value\")\n"
+    "            if bx == 1:\n"
+    "                T.print(buf, msg=\"tile\")\n"
+    "            T.copy(buf, B)\n"
+    "    return main\n";
+
+static const char *SRC_CHAIN = PRE
+    "def chain(n):\n"
+    "    @T.prim_func\n"
+    "    def main(flags: T.Tensor((n,), 'int32'), vals: T.Tensor((n,), 'int32'),\n"
+    "             seed: T.Tensor((n,), 'int32')):\n"
+    "        with T.Kernel(n, threads=32) as bx:\n"
+    "            if bx < n - 1:\n"
+    "                while flags[bx + 1] == 0:\n"
+    "                    pass\n"
+    "                vals[bx] = vals[bx + 1] + seed[bx]\n"
+    "            else:\n"
+    "                vals[bx] = seed[bx]\n"
+    "            flags[bx] = 1\n"
+    "    return main\n";
+
+static const char *SRC_TOO_MANY_THREADS = PRE
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def big(N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((N,), \"float32\"), B: T.Tensor((N,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=2048) as bx:\n"
+    "            for i in T.Parallel(N):\n"
+    "                B[i] = A[i]\n"
+    "    return main\n";
+
+static const char *SRC_HUGE_SMEM = PRE
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def huge(N):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((N,), \"float32\"), B: T.Tensor((N,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=128) as bx:\n"
+    "            s = T.alloc_shared((256, 256), \"float32\")\n"
+    "            for i in T.Parallel(N):\n"
+    "                s[0, i] = A[i]\n"
+    "            for i in T.Parallel(N):\n"
+    "                B[i] = s[0, i]\n"
+    "    return main\n";
+
+/* ---- the kernels ------------------------------------------------------------------------------ */
+
+enum { RUN = 1, STRIDED_X = 2, ALIAS_XY = 4 };
+
+typedef struct Spec {
+    const char *file;   /* an example file, or NULL */
+    const char *src;    /* source text when file is NULL */
+    const char *entry;  /* entry name */
+    const char *defs;   /* "-D" values, space separated */
+    const char *shapes; /* run-time shape variables, "n=37" */
+    const char *scalars;/* scalar parameters, "alpha=0.75 k=3" */
+    int flags;          /* RUN: compare against the C target on a GPU; STRIDED_X, ALIAS_XY */
+    double atol;        /* 0: by dtype */
+} Spec;
+
+static const Spec specs[] = {
+    {"examples/elementwise_add.py", NULL, "elementwise_add", "M=100 N=200", NULL, NULL, RUN, 0},
+    {"examples/elementwise_add.py", NULL, "elementwise_add", "M=64 N=64 in_dtype=float16 out_dtype=float16", NULL, NULL, RUN, 0},
+    {"examples/elementwise_add.py", NULL, "elementwise_add_naive", "M=100 N=200", NULL, NULL, RUN, 0},
+    {"examples/gemm.py", NULL, "matmul", "M=256 N=192 K=160 block_M=64 block_N=64 block_K=32", NULL, NULL, RUN, 0},
+    {"examples/gemm.py", NULL, "matmul", "M=100 N=72 K=52 block_M=32 block_N=32 block_K=16", NULL, NULL, RUN, 0},
+    {"examples/gemm.py", NULL, "matmul", "M=64 N=64 K=64 block_M=32 block_N=32 block_K=32 dtype=bfloat16", NULL, NULL, RUN, 0},
+    {"examples/gemm.py", NULL, "matmul_eager", "M=96 N=80 K=72 block_M=32 block_N=32 block_K=16", NULL, NULL, RUN, 0},
+    {"examples/gemm.py", NULL, "matmul_naive", "M=100 N=72 K=52", NULL, NULL, RUN, 0},
+    {"examples/rms_norm.py", NULL, "rms_norm", "M=96 N=320", NULL, NULL, RUN, 0},
+    {"examples/rms_norm.py", NULL, "rms_norm", "M=50 N=100", NULL, NULL, RUN, 0},
+    {"examples/rms_norm.py", NULL, "rms_norm_naive", "M=50 N=100", NULL, NULL, RUN, 0},
+    {"examples/softmax.py", NULL, "softmax", "M=200 N=96", NULL, NULL, RUN, 0},
+    {"examples/softmax.py", NULL, "softmax_naive", "M=200 N=96", NULL, NULL, RUN, 0},
+    {"examples/flash_attention.py", NULL, "flashattn", "batch=1 heads=2 seq_len=128 dim=64 is_causal=False", NULL, NULL, RUN, 0},
+    {"examples/flash_attention.py", NULL, "flashattn", "batch=2 heads=1 seq_len=96 dim=32 is_causal=True", NULL, NULL, RUN, 0},
+    {"examples/flash_attention.py", NULL, "attention_naive", "batch=2 heads=1 seq_len=96 dim=32 is_causal=True", NULL, NULL, RUN, 0},
+    {NULL, NULL, "red", "M=50 N=40 blk=16", NULL, NULL, RUN, 0},
+    {NULL, NULL, "atom", "M=64 N=48", NULL, NULL, RUN, 2e-2},
+    {NULL, NULL, "dt", "N=200", NULL, NULL, RUN, 0},
+    {NULL, NULL, "mth", "N=300", NULL, NULL, RUN, 0},
+    {NULL, NULL, "ser", "M=20 N=50", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gm", "M=70 N=50 K=40 ta=False tb=False dtype=float16", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gm", "M=70 N=50 K=40 ta=True tb=False dtype=float16", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gm", "M=70 N=50 K=40 ta=False tb=True dtype=bfloat16", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gm", "M=70 N=50 K=40 ta=True tb=True dtype=float32", NULL, NULL, RUN, 0},
+    {NULL, NULL, "scl", "N=24", "n=37", "alpha=0.75 k=3", RUN, 0},
+    {NULL, NULL, "axpy", "M=30 N=50", NULL, NULL, RUN | STRIDED_X, 0},
+    {NULL, NULL, "axpy", "M=30 N=50", NULL, NULL, RUN | ALIAS_XY, 0},
+    {NULL, NULL, "pr", "N=4", NULL, NULL, 0, 0},
+    {NULL, NULL, "chain", "n=64", NULL, NULL, 0, 0},
+};
+
+static const char *src_for(const char *entry) {
+    static const struct { const char *entry; const char *const *src; } t[] = {
+        {"red", &SRC_REDUCE}, {"atom", &SRC_ATOMIC}, {"dt", &SRC_DTYPES}, {"mth", &SRC_MATH},
+        {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY},
+        {"pr", &SRC_PRINT}, {"chain", &SRC_CHAIN},
+    };
+    for (int i = 0; i < TS_COUNTOF(t); i++)
+        if (!strcmp(t[i].entry, entry)) return *t[i].src;
+    return NULL;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+static TsContext *ctx;
+static char cache[512];
+static uint64_t rng;
+
+/* "a=1 b=2" -> defs (strings live in buf). */
+static int split_defs(const char *s, char *buf, size_t cap, TsDefine *defs, int max) {
+    int n = 0;
+    if (!s) return 0;
+    snprintf(buf, cap, "%s", s);
+    for (char *tok = strtok(buf, " "); tok && n < max; tok = strtok(NULL, " ")) {
+        char *eq = strchr(tok, '=');
+        if (!eq) continue;
+        *eq = 0;
+        defs[n].name = tok;
+        defs[n].value = eq + 1;
+        n++;
+    }
+    return n;
+}
+
+static const char *lookup(const char *list, const char *name, char *buf, size_t cap) {
+    TsDefine d[16];
+    int n = split_defs(list, buf, cap, d, 16);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(d[i].name, name)) return d[i].value;
+    return NULL;
+}
+
+static TsKernel *compile(const Spec *s, TsTarget target, int skip_build, TsStatus *st) {
+    char buf[512];
+    TsDefine defs[16];
+    int nd = split_defs(s->defs, buf, sizeof buf, defs, 16);
+    TsCompileOptions o = {0};
+    o.target = target;
+    o.cache_dir = cache;
+    o.skip_build = skip_build;
+    o.lenient_defines = 1;
+    TsKernel *k = NULL;
+    if (s->file) *st = ts_compile_file(ctx, s->file, s->entry, defs, nd, &o, &k);
+    else *st = ts_compile_source(ctx, s->entry, src_for(s->entry), s->entry, defs, nd, &o, &k);
+    return k;
+}
+
+static uint64_t splitmix(void) {
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double rnd(TsDType dt) {
+    uint64_t r = splitmix();
+    switch (dt) {
+    case TS_BOOL: return (double)(r & 1);
+    case TS_UINT8: case TS_UINT16: case TS_UINT32: case TS_UINT64: return (double)(r % 17);
+    case TS_INT8: case TS_INT16: case TS_INT32: case TS_INT64: return (double)(int)(r % 17) - 8;
+    default: return 2.0 * (double)(r >> 11) / 9007199254740992.0 - 1.0;
+    }
+}
+
+/* ---- compile with NVRTC for both architectures ------------------------------------------------ */
+
+static void test_nvrtc_compiles(void) {
+    for (int i = 0; i < TS_COUNTOF(specs); i++) {
+        const Spec *s = &specs[i];
+        TsStatus st;
+        TsKernel *k = compile(s, TS_TARGET_CUDA, 1, &st);
+        if (st) fprintf(stderr, "%s %s: %s", s->entry, s->defs, ts_last_error(ctx));
+        CHECK_EQ_INT(TS_OK, st);
+        if (!k) continue;
+        CHECK_CONTAINS(ts_kernel_source(k), "extern \"C\" __global__");
+        static const char *const archs[] = {"sm_80", "sm_90a"};
+        for (int a = 0; a < 2; a++) {
+            TsDiag d;
+            memset(&d, 0, sizeof d);
+            size_t size = 0;
+            double t0 = ts_now_ms();
+            unsigned char *img = ts_nvrtc_compile(&d, ts_kernel_source(k), archs[a], &size);
+            if (!img) fprintf(stderr, "%s %s for %s:\n%s\n", s->entry, s->defs, archs[a], ts_buf_str(&d.msg));
+            else printf("  nvrtc %-6s %-22s %-62s %7.1f ms, %zu bytes\n", archs[a], s->entry, s->defs,
+                        ts_now_ms() - t0, size);
+            CHECK(img != NULL);
+            CHECK(size > 0);
+            free(img);
+            ts_buf_free(&d.msg);
+        }
+        ts_kernel_destroy(k);
+    }
+    /* a syntax error in generated code (impossible by construction) comes back with NVRTC's log */
+    TsDiag d;
+    memset(&d, 0, sizeof d);
+    size_t size;
+    unsigned char *img = ts_nvrtc_compile(&d, "this is not CUDA", "sm_80", &size);
+    CHECK(img == NULL);
+    CHECK_EQ_INT(TS_ERR_BUILD, d.status);
+    CHECK_CONTAINS(ts_buf_str(&d.msg), "NVRTC could not compile");
+    ts_buf_free(&d.msg);
+}
+
+static void test_refusals(void) {
+    Spec s = {NULL, SRC_TOO_MANY_THREADS, "big", "N=64", NULL, NULL, 0, 0};
+    TsKernel *k = NULL;
+    TsCompileOptions o = {0};
+    o.target = TS_TARGET_CUDA;
+    o.skip_build = 1;
+    TsDefine d = {"N", "64"};
+    TsStatus st = ts_compile_source(ctx, "big.py", s.src, "big", &d, 1, &o, &k);
+    CHECK(st == TS_ERR_UNSUPPORTED || st == TS_ERR_TYPE); /* the elaborator may refuse it first */
+    CHECK_CONTAINS(ts_last_error(ctx), "1024");
+    ts_kernel_destroy(k);
+}
+
+/* The driver made unfindable: compiling works, launching says why it cannot run. */
+static void test_no_driver(void) {
+    const char *old = getenv("TILESCALE_LIBCUDA");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TILESCALE_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    const Spec *s = &specs[0]; /* elementwise_add M=100 N=200 */
+    TsStatus st;
+    TsKernel *k = compile(s, TS_TARGET_CUDA, 0, &st);
+    if (st) fprintf(stderr, "%s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    if (k) {
+        int64_t shape[2] = {100, 200};
+        TsTensor t[3];
+        for (int i = 0; i < 3; i++) ts_tensor_alloc(&t[i], TS_FLOAT32, 2, shape);
+        st = ts_kernel_launch(k, t, 3);
+        CHECK_EQ_INT(TS_ERR_RUNTIME, st);
+        CHECK_CONTAINS(ts_last_error(ctx), "no CUDA driver found");
+        /* argument checks still come first */
+        st = ts_kernel_launch(k, t, 2);
+        CHECK_EQ_INT(TS_ERR_ARGCOUNT, st);
+        for (int i = 0; i < 3; i++) ts_tensor_free(&t[i]);
+        ts_kernel_destroy(k);
+    }
+    char arch[24];
+    CHECK_EQ_INT(0, ts_cuda_device_arch(arch, sizeof arch, NULL));
+    if (saved) setenv("TILESCALE_LIBCUDA", saved, 1);
+    else unsetenv("TILESCALE_LIBCUDA");
+    free(saved);
+}
+
+/* ---- on a GPU: CUDA against C ------------------------------------------------------------------- */
+
+static int compare(const char *what, const TsTensor *got, const TsTensor *want, double atol_over) {
+    double atol, rtol;
+    switch (got->dtype) {
+    case TS_FLOAT16: atol = rtol = 1e-2; break;
+    case TS_BFLOAT16: atol = rtol = 2e-2; break;
+    case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2: atol = rtol = 1.3e-1; break;
+    case TS_FLOAT32: atol = rtol = 1e-4; break;
+    case TS_FLOAT64: atol = rtol = 1e-10; break;
+    default: atol = rtol = 0; break;
+    }
+    if (atol_over > 0) atol = atol_over;
+    int64_t n = ts_tensor_numel(got), bad = 0, first = -1;
+    double maxerr = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = ts_tensor_get(got, i), b = ts_tensor_get(want, i);
+        if (isnan(a) && isnan(b)) continue;
+        if (isinf(a) && isinf(b) && (a > 0) == (b > 0)) continue;
+        double e = fabs(a - b);
+        if (isnan(e)) e = INFINITY;
+        if (e > maxerr) maxerr = e;
+        if (!(e <= atol + rtol * fabs(b))) {
+            if (first < 0) first = i;
+            bad++;
+        }
+    }
+    if (bad)
+        fprintf(stderr, "  %s: %lld of %lld differ (max abs err %g); first at %lld: cuda %g vs c %g\n", what,
+                (long long)bad, (long long)n, maxerr, (long long)first, ts_tensor_get(got, first),
+                ts_tensor_get(want, first));
+    return bad == 0;
+}
+
+/* Arguments for k; the two sets have the same values (X strided / X
+ * aliasing Y as the spec asks). */
+static int make_args(const Spec *s, TsKernel *k, TsTensor *a, TsTensor *b, int64_t (*strides)[8]) {
+    int np = ts_kernel_num_params(k);
+    char buf[512];
+    for (int p = 0; p < np; p++) {
+        TsParamInfo info;
+        ts_kernel_param(k, p, &info);
+        if (!info.is_tensor) {
+            const char *v = lookup(s->scalars, info.name, buf, sizeof buf);
+            if (!v) return 0;
+            ts_tensor_alloc(&a[p], info.dtype, 0, NULL);
+            ts_tensor_alloc(&b[p], info.dtype, 0, NULL);
+            ts_tensor_set(&a[p], 0, atof(v));
+            ts_tensor_set(&b[p], 0, atof(v));
+            continue;
+        }
+        int64_t shape[8];
+        for (int d = 0; d < info.ndim; d++) {
+            shape[d] = info.shape[d];
+            if (shape[d] < 0) {
+                const char *v = lookup(s->shapes, info.shape_names[d], buf, sizeof buf);
+                if (!v) return 0;
+                shape[d] = atoll(v);
+            }
+        }
+        ts_tensor_alloc(&a[p], info.dtype, info.ndim, shape);
+        ts_tensor_alloc(&b[p], info.dtype, info.ndim, shape);
+        int64_t n = ts_tensor_numel(&a[p]);
+        for (int64_t i = 0; i < n; i++) {
+            double v = info.is_output ? (info.dtype >= TS_FLOAT16 ? NAN : 123) : rnd(info.dtype);
+            ts_tensor_set(&a[p], i, v);
+            ts_tensor_set(&b[p], i, v);
+        }
+        if (p == 0 && (s->flags & STRIDED_X) && info.ndim == 2) {
+            /* the same logical values, stored column-major */
+            for (TsTensor *t = a; t; t = t == a ? b : NULL) {
+                TsTensor c;
+                ts_tensor_alloc(&c, info.dtype, 2, shape);
+                for (int64_t i = 0; i < n; i++) ts_tensor_set(&c, (i % shape[1]) * shape[0] + i / shape[1], ts_tensor_get(&t[0], i));
+                ts_tensor_free(&t[0]);
+                t[0] = c;
+            }
+            strides[0][0] = 1;
+            strides[0][1] = shape[0];
+            a[0].strides = b[0].strides = strides[0];
+        }
+    }
+    return 1;
+}
+
+static void test_against_c(void) {
+    for (int i = 0; i < TS_COUNTOF(specs); i++) {
+        const Spec *s = &specs[i];
+        if (!(s->flags & RUN)) continue;
+        TsStatus st1, st2;
+        TsKernel *kc = compile(s, TS_TARGET_C, 0, &st1);
+        if (st1) fprintf(stderr, "%s", ts_last_error(ctx));
+        TsKernel *kg = compile(s, TS_TARGET_CUDA, 0, &st2);
+        if (st2) fprintf(stderr, "%s", ts_last_error(ctx));
+        CHECK_EQ_INT(TS_OK, st1);
+        CHECK_EQ_INT(TS_OK, st2);
+        if (kc && kg) {
+            int np = ts_kernel_num_params(kg);
+            TsTensor a[16] = {{0}}, b[16] = {{0}};
+            int64_t strides[16][8];
+            CHECK(np <= 16 && make_args(s, kg, a, b, strides));
+            TsTensor la[16], lb[16];
+            memcpy(la, a, sizeof la);
+            memcpy(lb, b, sizeof lb);
+            if (s->flags & ALIAS_XY) {
+                la[0] = la[1];
+                lb[0] = lb[1];
+            }
+            double t0 = ts_now_ms();
+            st1 = ts_kernel_launch(kg, la, np);
+            if (st1) fprintf(stderr, "%s", ts_last_error(ctx));
+            double t1 = ts_now_ms();
+            st2 = ts_kernel_launch(kc, lb, np);
+            if (st2) fprintf(stderr, "%s", ts_last_error(ctx));
+            CHECK_EQ_INT(TS_OK, st1);
+            CHECK_EQ_INT(TS_OK, st2);
+            int ok = 1;
+            for (int p = 0; p < np; p++) {
+                TsParamInfo info;
+                ts_kernel_param(kg, p, &info);
+                if (!info.is_tensor) continue;
+                char what[256];
+                snprintf(what, sizeof what, "%s %s: %s", s->entry, s->defs, info.name);
+                ok &= compare(what, &a[p], &b[p], s->atol);
+            }
+            CHECK(ok);
+            printf("  %s %-22s %-62s cuda %8.2f ms\n", ok ? "PASS" : "FAIL", s->entry, s->defs, t1 - t0);
+            for (int p = 0; p < np; p++) {
+                ts_tensor_free(&a[p]);
+                ts_tensor_free(&b[p]);
+            }
+        }
+        ts_kernel_destroy(kc);
+        ts_kernel_destroy(kg);
+    }
+}
+
+static void test_chain_on_gpu(void) {
+    Spec s = {NULL, NULL, "chain", "n=64", NULL, NULL, 0, 0};
+    TsStatus st;
+    TsKernel *k = compile(&s, TS_TARGET_CUDA, 0, &st);
+    if (st) fprintf(stderr, "%s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    if (!k) return;
+    enum { N = 64 };
+    int64_t shape[1] = {N};
+    TsTensor t[3];
+    for (int i = 0; i < 3; i++) ts_tensor_alloc(&t[i], TS_INT32, 1, shape);
+    for (int i = 0; i < N; i++) {
+        ts_tensor_set(&t[0], i, 0);
+        ts_tensor_set(&t[1], i, -7777);
+        ts_tensor_set(&t[2], i, rnd(TS_INT32));
+    }
+    st = ts_kernel_launch(k, t, 3);
+    if (st) fprintf(stderr, "%s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    double acc = 0;
+    int ok = 1;
+    for (int i = N - 1; i >= 0; i--) {
+        acc += ts_tensor_get(&t[2], i);
+        ok &= ts_tensor_get(&t[1], i) == acc && ts_tensor_get(&t[0], i) == 1;
+    }
+    CHECK(ok);
+    printf("  %s chain of %d blocks waiting on each other\n", ok ? "PASS" : "FAIL", N);
+    for (int i = 0; i < 3; i++) ts_tensor_free(&t[i]);
+    ts_kernel_destroy(k);
+}
+
+static void test_smem_limit_on_gpu(void) {
+    TsKernel *k = NULL;
+    TsCompileOptions o = {0};
+    o.target = TS_TARGET_CUDA;
+    o.cache_dir = cache;
+    TsDefine d = {"N", "64"};
+    TsStatus st = ts_compile_source(ctx, "huge.py", SRC_HUGE_SMEM, "huge", &d, 1, &o, &k);
+    CHECK_EQ_INT(TS_ERR_BUILD, st);
+    CHECK_CONTAINS(ts_last_error(ctx), "bytes of shared memory per block");
+    ts_kernel_destroy(k);
+}
+
+int main(void) {
+    TsBuf why = {0};
+    if (!ts_nvrtc_available(&why)) {
+        printf("SKIP: %s\n", ts_buf_str(&why));
+        ts_buf_free(&why);
+        return 77;
+    }
+    ts_buf_free(&why);
+    const char *seed = getenv("TS_TEST_SEED");
+    rng = seed ? strtoull(seed, NULL, 0) : (uint64_t)time(NULL);
+    printf("seed %llu (TS_TEST_SEED replays it)\n", (unsigned long long)rng);
+    const char *c = getenv("TILESCALE_CACHE_DIR");
+    snprintf(cache, sizeof cache, "%s", c && *c ? c : "/tmp/tilescale-test-cuda-cache");
+    ts_context_create(&ctx);
+
+    test_nvrtc_compiles();
+    test_refusals();
+    test_no_driver();
+    char arch[24];
+    TsBuf dwhy = {0};
+    if (ts_cuda_device_arch(arch, sizeof arch, &dwhy)) {
+        printf("CUDA device %s: running every kernel against the C target\n", arch);
+        test_against_c();
+        test_chain_on_gpu();
+        test_smem_limit_on_gpu();
+    } else {
+        printf("no CUDA device (%s): launches not tested here\n", ts_buf_str(&dwhy));
+    }
+    ts_buf_free(&dwhy);
+    ts_context_destroy(ctx);
+    return test_done();
+}
