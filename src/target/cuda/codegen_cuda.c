@@ -65,9 +65,11 @@
  * enclosing 32-bit word for 8- and 16-bit types.
  *
  * Blocking kernels (IrKernel.may_block: blocks that wait for each other
- * through global memory).  Global loads inside while loops are volatile;
- * global stores are preceded by __threadfence() (by every thread, before
- * the barrier, when thread 0 stores a flag after the block's data); a
+ * through global memory).  Global loads inside while loops are volatile,
+ * and a __threadfence() follows a loop whose condition reads global
+ * memory (acquire); global stores are volatile and preceded by
+ * __threadfence() (release; by every thread, before the barrier, when
+ * thread 0 stores a flag after the block's data); a
  * uniform while loop whose condition reads global memory has thread 0
  * evaluate it and broadcast the answer through shared memory, so every
  * thread leaves the loop in the same iteration.  Such kernels need every
@@ -1182,6 +1184,8 @@ static void emit_while(Cg *g, const IrStmt *s) {
         g->ind--;
         line_start(g);
         out(g, "}\n");
+        line_start(g);
+        out(g, "__threadfence(); /* acquire: see what the awaited block wrote */\n");
         g->pending = 0; /* the loop is left right after the barriers */
         g->while_depth--;
         return;
@@ -1200,6 +1204,10 @@ static void emit_while(Cg *g, const IrStmt *s) {
         g->dist_loops--;
     }
     out(g, "\n");
+    if (g->k->may_block && expr_reads_global(s->while_.cond)) {
+        line_start(g);
+        out(g, "__threadfence(); /* acquire: see what the awaited block wrote */\n");
+    }
     g->while_depth--;
 }
 
