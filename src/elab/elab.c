@@ -942,7 +942,41 @@ static void assign(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc
     }
 }
 
+/*
+ * Names bound inside a run-time construct (an IR loop body, a branch of a
+ * run-time `if`, a run-time `while`) cannot be used after it: they may
+ * name loop variables or lets that exist only inside, and a Python value
+ * assigned in one branch would silently win over the other.  After such a
+ * construct, every binding of `env` that it added or changed becomes an
+ * opaque value that explains this if used.
+ */
+typedef struct EnvSnap {
+    Binding *v;
+    int n;
+} EnvSnap;
+
+static EnvSnap env_snapshot(Elab *E, Env *env) {
+    EnvSnap sn = {TS_NEWN(E->a, Binding, env->vars.n ? env->vars.n : 1), env->vars.n};
+    for (int i = 0; i < env->vars.n; i++) sn.v[i] = env->vars.v[i];
+    return sn;
+}
+
+static void env_seal(Elab *E, Env *env, EnvSnap sn, const char *what) {
+    for (int i = 0; i < env->vars.n; i++) {
+        Binding *b = &env->vars.v[i];
+        if (i < sn.n && sn.v[i].v == b->v) continue;
+        if (b->v->kind == V_OPAQUE) continue;
+        Value *o = val_new(E, V_OPAQUE, b->v->loc);
+        o->s = ts_sprintf(E->a,
+                          "'%s' was assigned inside a %s and cannot be used after it; "
+                          "use T.alloc_var (or a buffer) for a value that outlives it",
+                          b->name, what);
+        b->v = o;
+    }
+}
+
 static void exec_for_ir(Elab *E, Env *env, const AstStmt *s, IterSpec *it) {
+    EnvSnap snap = env_snapshot(E, env);
     const AstExpr *t = s->target;
     int nt = 1;
     const AstExpr *const *names = &t;
@@ -992,6 +1026,7 @@ static void exec_for_ir(Elab *E, Env *env, const AstStmt *s, IterSpec *it) {
     E->ir_loops--;
     E->breaking = E->continuing = false;
     E->cur = saved;
+    env_seal(E, env, snap, "run-time loop");
 }
 
 static void exec_for(Elab *E, Env *env, const AstStmt *s) {
@@ -1048,6 +1083,7 @@ static void exec_if(Elab *E, Env *env, const AstStmt *s) {
     st->if_.cond = val_to_expr(E, c, s->cond->loc);
     st->if_.then = ir_seq(E->a);
     emit(E, st);
+    EnvSnap snap = env_snapshot(E, env);
     IrStmt *saved = E->cur;
     E->cur = st->if_.then;
     exec_block(E, env, &s->body);
@@ -1057,6 +1093,7 @@ static void exec_if(Elab *E, Env *env, const AstStmt *s) {
         exec_block(E, env, &s->orelse);
     }
     E->cur = saved;
+    env_seal(E, env, snap, "run-time `if`");
     if (E->returning)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "`return` under a run-time condition is not supported");
     /* A break/continue that reached here belongs to a loop run at compile
@@ -1078,6 +1115,7 @@ static void exec_while(Elab *E, Env *env, const AstStmt *s) {
         if (expr_reads_global(st->while_.cond)) E->k->may_block = true;
         st->while_.body = ir_seq(E->a);
         emit(E, st);
+        EnvSnap snap = env_snapshot(E, env);
         IrStmt *saved = E->cur;
         E->cur = st->while_.body;
         E->ir_loops++;
@@ -1085,6 +1123,7 @@ static void exec_while(Elab *E, Env *env, const AstStmt *s) {
         E->ir_loops--;
         E->breaking = E->continuing = false;
         E->cur = saved;
+        env_seal(E, env, snap, "run-time `while`");
         return;
     }
     while (val_truthy(E, c, s->cond->loc)) {
