@@ -7,7 +7,8 @@
  * every build goes through a content-addressed cache:
  *
  *   key   = hash of (generated source, compiler command, the compiler's
- *           `--version` text, flags).  The source contains the ABI version,
+ *           identity: path, size and mtime of its binary, or its
+ *           `--version` text; flags).  The source contains the ABI version,
  *           so a library with a different ABI never finds old entries.
  *   files = <dir>/tsk-<key>.c, the exact text compiled (source plus a
  *           trailing comment naming compiler, version and flags), and
@@ -228,6 +229,36 @@ bad:
     return NULL;
 }
 
+/* "path size mtime" of the executable `cc` names (searched on PATH when it
+ * has no slash) into out; 0 if cc is not a single executable found so. */
+static int compiler_stamp(const char *cc, TsBuf *out) {
+    if (strpbrk(cc, " \t\"'")) return 0;
+    TsBuf path = {0};
+    struct stat st;
+    int found = 0;
+    if (strchr(cc, '/')) {
+        ts_buf_puts(&path, cc);
+        found = stat(path.s, &st) == 0 && S_ISREG(st.st_mode) && access(path.s, X_OK) == 0;
+    } else {
+        const char *p = getenv("PATH");
+        while (p && *p && !found) {
+            const char *e = strchr(p, ':');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            path.n = 0;
+            if (path.s) path.s[0] = 0;
+            ts_buf_putn(&path, n ? p : ".", n ? n : 1);
+            ts_buf_printf(&path, "/%s", cc);
+            found = stat(path.s, &st) == 0 && S_ISREG(st.st_mode) && access(path.s, X_OK) == 0;
+            p = e ? e + 1 : NULL;
+        }
+    }
+    if (found)
+        ts_buf_printf(out, "%s %lld %lld.%09ld", path.s, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                      (long)st.st_mtim.tv_nsec);
+    ts_buf_free(&path);
+    return found;
+}
+
 TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, TsBuf *timing) {
     Build b;
     memset(&b, 0, sizeof b);
@@ -239,10 +270,17 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
         const char *env = getenv("CC");
         cc = env && *env ? env : "cc";
     }
-    ts_buf_printf(&b.cmd, "%s --version 2>&1", cc);
-    if (run_capture(b.cmd.s, &b.version) != 0)
-        build_fail(d, &b, TS_ERR_BUILD, "the C compiler '%s' does not run (`%s`):\n%s", cc, b.cmd.s,
-                   ts_buf_str(&b.version));
+    /* The compiler binary's path, size and modification time identify it
+     * without starting it (starting `cc --version` was most of a warm
+     * compile); a compiler given as a command line, or not found on PATH,
+     * is identified by running --version, which also reports one that does
+     * not run. */
+    if (!compiler_stamp(cc, &b.version)) {
+        ts_buf_printf(&b.cmd, "%s --version 2>&1", cc);
+        if (run_capture(b.cmd.s, &b.version) != 0)
+            build_fail(d, &b, TS_ERR_BUILD, "the C compiler '%s' does not run (`%s`):\n%s", cc, b.cmd.s,
+                       ts_buf_str(&b.version));
+    }
     ts_buf_puts(&b.flags, BASE_FLAGS);
     const char *extra = getenv("TILESCALE_CFLAGS");
     if (extra && *extra) ts_buf_printf(&b.flags, " %s", extra);
