@@ -53,8 +53,8 @@ check() {
   res=FAIL
   if [ $rc -eq 0 ] && echo "$out" | grep -q '^PASS$'; then res=PASS; else fails=$((fails + 1)); fi
   kt=$(echo "$out" | awk '$1 == "cuda" && $2 == "kernel" {print $3; exit}')
-  err=$(echo "$out" | awk '/max abs err/ {printf "%s:%s ", $1, $6}')
-  rows+=("$(printf '%-4s %-58s kernel %9s ms  run %6s s  %s' "$res" "$label" "${kt:-?}" "$wall" "$err")")
+  err=$(echo "$out" | awk '/max abs err/ {n = $1; sub(/.*max abs err /, ""); printf "%s:%s ", n, $1}')
+  rows+=("$(printf '%-4s %-46s kernel %8s ms  run %5s s  max abs err %s' "$res" "$label" "${kt:-?}" "$wall" "$err")")
   if [ $res = FAIL ]; then echo "$out" | tail -8; fi
 }
 
@@ -97,7 +97,7 @@ sanitize() {
   { echo "== compute-sanitizer --tool $tool $label"; echo "$out"; } >>"$LOG"
   res=FAIL
   if [ $rc -eq 0 ] && echo "$out" | grep -q 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards'; then res=PASS; else fails=$((fails + 1)); fi
-  rows+=("$(printf '%-4s %-58s %s' "$res" "sanitizer $tool: $label" "$(echo "$out" | grep -E 'SUMMARY' | tr '\n' ' ')")")
+  rows+=("$(printf '%-4s %-46s %s' "$res" "sanitizer $tool: $label" "$(echo "$out" | grep -E 'SUMMARY' | tr '\n' ' ')")")
   if [ $res = FAIL ]; then echo "$out" | tail -20; fi
 }
 if command -v compute-sanitizer >/dev/null; then
@@ -107,6 +107,16 @@ if command -v compute-sanitizer >/dev/null; then
   sanitize racecheck "flashattn b1 h1 s64 d32 causal" $FA --entry flashattn -D batch=1 -D heads=1 -D seq_len=64 -D dim=32 -D is_causal=True
   sanitize racecheck "rms_norm 50x100" $RM --entry rms_norm -D M=50 -D N=100
   sanitize synccheck "softmax 200x96" $SM --entry softmax -D M=200 -D N=96
+  # the primitive kernels of test_cuda_nvrtc (uniform read-modify-writes, atomics, ...)
+  for tool in racecheck memcheck; do
+    out=$(TS_TEST_CUDA_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$B/tests/test_cuda_nvrtc" 2>&1)
+    rc=$?
+    { echo "== compute-sanitizer --tool $tool test_cuda_nvrtc"; echo "$out"; } >>"$LOG"
+    res=FAIL
+    [ $rc -eq 0 ] && res=PASS || fails=$((fails + 1))
+    rows+=("$(printf '%-4s %-46s %s' "$res" "sanitizer $tool: test_cuda_nvrtc kernels" "$(echo "$out" | grep -E 'SUMMARY|passed' | tr '\n' ' ')")")
+    if [ $res = FAIL ]; then echo "$out" | grep -v '^  PASS' | tail -20; fi
+  done
 else
   rows+=("SKIP compute-sanitizer not found")
 fi
@@ -119,7 +129,7 @@ echo "$ut" | grep -E '^  (PASS|FAIL)|^CUDA device|passed, .* failed' | grep -v n
 echo "$ut" | grep -E 'check failed|differ' | head -20
 res=FAIL
 [ $rc -eq 0 ] && res=PASS || fails=$((fails + 1))
-rows+=("$(printf '%-4s %-58s %s' "$res" "test_cuda_nvrtc (primitives vs C target)" "$(echo "$ut" | tail -1)")")
+rows+=("$(printf '%-4s %-46s %s' "$res" "test_cuda_nvrtc (primitives vs C target)" "$(echo "$ut" | tail -1)")")
 
 echo
 echo "==== CUDA target on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F), commit $(git rev-parse --short HEAD 2>/dev/null), total $(($(date +%s) - t0)) s"
