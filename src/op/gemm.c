@@ -23,6 +23,8 @@
  */
 #include "op/op_util.h"
 
+#include <string.h>
+
 /* The two matrix axes of operand r (its last two), after checking that any
  * leading axes have extent 1. */
 static void matrix_axes(TsLowerCtx *cx, const IrStmt *s, const char *what, const IrRegion *r,
@@ -50,6 +52,78 @@ static IrExpr **mat_index(TsArena *a, const IrRegion *r, int ax0, int ax1, IrExp
     return op_region_index(a, r, dims, off, 2);
 }
 
+/*
+ * The C target's lowering when C is held in the accumulation dtype: B's
+ * tile is first converted once into a K x N scratch tile of that dtype
+ * (transposed if B is), then
+ *
+ *     for i in parallel(M): for k in serial(K):
+ *         a = A[i, k]
+ *         for j in parallel(N): C[i, j] = C[i, j] + a * Bt[k, j]
+ *
+ * whose inner loop is unit-stride and vectorizes.  Each C[i, j] still sums
+ * its products in k order in C's dtype, so results equal the generic form.
+ * (On the GPU a per-thread K x N tile would be wrong; targets that run
+ * blocks as many threads use the generic form.)
+ */
+static IrStmt *lower_c_ikj(TsLowerCtx *cx, const IrStmt *s, IrStmt *out, int64_t K, int64_t M,
+                           int64_t N, TsDType cdt, int a0, int a1, int b0, int b1, int c0, int c1) {
+    TsArena *a = cx->arena;
+    const IrTileOp *op = s->op;
+    const IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
+    IrExpr *shape[2] = {ir_i32(a, K), ir_i32(a, N)};
+    IrBuffer *bt = ir_buffer(cx->k, "B_tile", cdt, IR_SCOPE_LOCAL, 2, shape, s->loc);
+    IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
+    al->alloc.buf = bt;
+    ir_seq_push(a, out, al);
+
+    /* Bt[k, j] = cdt(B[k, j])  (B[j, k] when transposed) */
+    IrVar *kv = op_loop_var(cx, "k"), *jv = op_loop_var(cx, "j");
+    IrExpr *ke = ir_var_ref(a, kv), *je = ir_var_ref(a, jv);
+    IrExpr **bi = op->trans_b ? mat_index(a, B, b0, b1, je, ke) : mat_index(a, B, b0, b1, ke, je);
+    IrExpr *btidx[2] = {ke, je};
+    IrExpr **bti = TS_NEWN(a, IrExpr *, 2);
+    memcpy(bti, btidx, sizeof btidx);
+    IrStmt *conv = ir_store(a, bt, bti, 2, ir_cast(a, cdt, ir_load(a, B->buf, bi, B->ndim)));
+    IrVar *kj[2] = {kv, jv};
+    int64_t kn[2] = {K, N};
+    ir_seq_push(a, out, op_loops(a, s->loc, kj, kn, 2, IR_FOR_PARALLEL, conv));
+
+    IrVar *i = op_loop_var(cx, "i"), *j = op_loop_var(cx, "j"), *k = op_loop_var(cx, "k");
+    IrExpr *ie = ir_var_ref(a, i);
+    ke = ir_var_ref(a, k);
+    je = ir_var_ref(a, j);
+    if (op->clear_accum) {
+        IrVar *ij0[2] = {op_loop_var(cx, "i"), op_loop_var(cx, "j")};
+        IrExpr **ci0 = mat_index(a, C, c0, c1, ir_var_ref(a, ij0[0]), ir_var_ref(a, ij0[1]));
+        IrStmt *z = ir_store(a, C->buf, ci0, C->ndim, ir_int(a, 0, cdt));
+        int64_t mn[2] = {M, N};
+        ir_seq_push(a, out, op_loops(a, s->loc, ij0, mn, 2, IR_FOR_PARALLEL, z));
+    }
+    IrExpr **ai = op->trans_a ? mat_index(a, A, a0, a1, ke, ie) : mat_index(a, A, a0, a1, ie, ke);
+    IrExpr **ci = mat_index(a, C, c0, c1, ie, je);
+    IrExpr *bidx[2] = {ke, je};
+    IrExpr **btk = TS_NEWN(a, IrExpr *, 2);
+    memcpy(btk, bidx, sizeof bidx);
+    IrVar *av = ir_var(cx->k, "a", cdt, IR_VAR_LET);
+    IrStmt *let = ir_stmt(a, IR_S_LET, s->loc);
+    let->let.var = av;
+    let->let.value = ir_cast(a, cdt, ir_load(a, A->buf, ai, A->ndim));
+    IrExpr *prod = ir_bin(a, IR_MUL, ir_var_ref(a, av), ir_load(a, bt, btk, 2));
+    IrStmt *mac = ir_store(a, C->buf, ci, C->ndim, ir_bin(a, IR_ADD, ir_load(a, C->buf, ci, C->ndim), prod));
+    IrStmt *jloop = ir_for(a, j, ir_i32(a, 0), ir_i32(a, N), IR_FOR_PARALLEL, mac);
+    jloop->loc = s->loc;
+    IrStmt *kbody = ir_seq(a);
+    ir_seq_push(a, kbody, let);
+    ir_seq_push(a, kbody, jloop);
+    IrStmt *kloop = ir_for(a, k, ir_i32(a, 0), ir_i32(a, K), IR_FOR_SERIAL, kbody);
+    kloop->loc = s->loc;
+    IrStmt *iloop = ir_for(a, i, ir_i32(a, 0), ir_i32(a, M), IR_FOR_PARALLEL, kloop);
+    iloop->loc = s->loc;
+    ir_seq_push(a, out, iloop);
+    return out;
+}
+
 IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
     TsArena *a = cx->arena;
     const IrTileOp *op = s->op;
@@ -73,6 +147,8 @@ IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
 
     IrStmt *out = ir_seq(a);
     out->loc = s->loc;
+    if (cx->target == TS_TARGET_C && cdt == C->buf->dt)
+        return lower_c_ikj(cx, s, out, K, M, N, cdt, a0, a1, b0, b1, c0, c1);
     IrBuffer *acc = op_local_scalar(cx, out, "acc", cdt, s->loc);
 
     IrVar *i = op_loop_var(cx, "i"), *j = op_loop_var(cx, "j"), *k = op_loop_var(cx, "k");

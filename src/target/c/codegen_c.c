@@ -83,6 +83,20 @@ static void emit_expr(Cg *g, const IrExpr *e);
 static void emit_stmt(Cg *g, const IrStmt *s);
 static int loop_reads_global(Cg *g, const IrStmt *s);
 
+/* Does s contain a loop (for or while)? */
+static int stmt_has_loop(const IrStmt *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case IR_S_FOR: case IR_S_WHILE: return 1;
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (stmt_has_loop(s->seq.v[i])) return 1;
+        return 0;
+    case IR_S_IF: return stmt_has_loop(s->if_.then) || stmt_has_loop(s->if_.else_);
+    default: return 0;
+    }
+}
+
 static void out(Cg *g, const char *s) { ts_buf_puts(g->o, s); }
 TS_PRINTF(2, 3) static void outf(Cg *g, const char *fmt, ...) {
     va_list ap;
@@ -641,6 +655,11 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
     case IR_S_FOR: {
         const IrVar *v = s->for_.var;
         const char *n = c_name(g, v->name, v->id);
+        if ((s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_VECTORIZED) &&
+            !stmt_has_loop(s->for_.body)) {
+            line_start(g);
+            out(g, "TS_IVDEP\n");
+        }
         line_start(g);
         outf(g, "for (%s %s = ", compute_ctype(g, v->dt, s->loc), n);
         emit_expr(g, s->for_.min);

@@ -34,7 +34,11 @@ static const char *const prelude[] = {
     "#include <stdint.h>\n#include <stddef.h>\n#include <stdbool.h>\n",
     "#include <string.h>\n#include <stdio.h>\n#include <stdarg.h>\n#include <math.h>\n\n",
     "#define TS_EXPORT __attribute__((visibility(\"default\")))\n",
-    "#define TS_INL static inline __attribute__((unused))\n\n",
+    "#define TS_INL static inline __attribute__((unused))\n",
+    /* Innermost T.Parallel loops carry no dependence between iterations
+     * (that is what T.Parallel means); telling GCC lets it vectorize them
+     * without run-time alias checks, which -O2's cost model refuses. */
+    "#if defined(__GNUC__) && !defined(__clang__)\n#define TS_IVDEP _Pragma(\"GCC ivdep\")\n#else\n#define TS_IVDEP\n#endif\n\n",
     /* float16 <-> float, round to nearest even */
     /* exponent and mantissa moved into float position, then rebiased by
      * multiplying with 2^112 (exact, subnormals included); inf/NaN get
