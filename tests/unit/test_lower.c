@@ -147,6 +147,10 @@ static void fill(Kb *kb, IrRegion dst, IrExpr *v) {
     op->value = v;
 }
 
+/* The target the lowering is done for: the C target has its own GEMM
+ * loop order; the others use the generic one.  Both are checked. */
+static TsTarget lower_target = TS_TARGET_C;
+
 /* Run the pipeline and every block; data[i] is parameter i's storage.
  * Returns the status; on failure the message is in d. */
 static TsStatus run(Kb *kb, double **data, TsDiag *d, bool dump) {
@@ -156,7 +160,7 @@ static TsStatus run(Kb *kb, double **data, TsDiag *d, bool dump) {
         ts_try_end(d, saved);
         return d->status;
     }
-    TsPassCtx cx = {d, &A, kb->k, TS_TARGET_C};
+    TsPassCtx cx = {d, &A, kb->k, lower_target};
     TsBuf text = {0};
     ts_run_passes(&cx, dump ? "lower_tile_ops" : NULL, &text, NULL);
     if (dump) printf("%s", ts_buf_str(&text));
@@ -362,9 +366,13 @@ static void gemm_case(int ta, int tb, int mode) {
 }
 
 static void test_gemm(void) {
-    for (int ta = 0; ta < 2; ta++)
-        for (int tb = 0; tb < 2; tb++)
-            for (int mode = 0; mode < 2; mode++) gemm_case(ta, tb, mode);
+    for (int t = 0; t < 2; t++) {
+        lower_target = t ? TS_TARGET_CUDA : TS_TARGET_C;
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++)
+                for (int mode = 0; mode < 2; mode++) gemm_case(ta, tb, mode);
+    }
+    lower_target = TS_TARGET_C;
 }
 
 static void test_gemm_errors(void) {
