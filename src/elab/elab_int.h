@@ -144,7 +144,25 @@ Env *env_new(Elab *E, Env *parent);
 Value *env_lookup(Env *env, const char *name);
 void env_set(Elab *E, Env *env, const char *name, Value *v);
 
-/* Evaluation (elab.c). */
+/* Values (value.c). */
+bool val_is_symbolic(const Value *v); /* a run-time value: expression, element, var */
+/* Report an opaque value's reason as the error (its status, or unsupported). */
+TS_NORETURN void fail_opaque(Elab *E, Value *v, TsLoc loc);
+
+/* Evaluation (expr.c). */
+bool expr_has_load(const IrExpr *e);
+bool expr_reads_global(const IrExpr *e);
+/* A Python constant meeting a run-time value of dtype `other`, as IR. */
+IrExpr *adapt_literal(Elab *E, Value *lit, TsDType other, TsLoc loc);
+/* x[...] for any subscriptable value (x is an AST_SUBSCRIPT). */
+Value *subscript(Elab *E, Env *env, const AstExpr *x);
+/* Run a user function (plain or macro) with bound arguments. */
+Value *call_user(Elab *E, Func *fn, Value **args, int nargs, const char **kw, Value **kwv,
+                 int nkw, TsLoc loc);
+
+/* Statements (elab.c). */
+void exec_block(Elab *E, Env *env, const AstBlock *b);
+
 Value *eval(Elab *E, Env *env, const AstExpr *x);
 Value *call_value(Elab *E, Value *f, Value **args, int nargs, const char **kw,
                   Value **kwv, int nkw, TsLoc loc);

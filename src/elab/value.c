@@ -1,0 +1,223 @@
+/*
+ * value.c — the elaborator's values and scopes: constructors, the
+ * conversions every builtin and statement uses (to an IR expression, an
+ * int, a dtype, a region...), each failing with a clear error, and the
+ * environments names are bound in.
+ */
+#include "elab/elab_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors ---------------------------------------------------------------- */
+
+void elab_fail(Elab *E, TsStatus st, TsLoc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_vfail_at(E->d, st, loc, fmt, ap);
+}
+
+/* ---- values ------------------------------------------------------------------ */
+
+Value *val_new(Elab *E, ValueKind kind, TsLoc loc) {
+    Value *v = TS_NEW(E->a, Value);
+    v->kind = kind;
+    v->loc = loc;
+    return v;
+}
+
+Value *val_int(Elab *E, int64_t i, TsLoc loc) {
+    Value *v = val_new(E, V_INT, loc);
+    v->i = i;
+    return v;
+}
+
+Value *val_float(Elab *E, double f, TsLoc loc) {
+    Value *v = val_new(E, V_FLOAT, loc);
+    v->f = f;
+    return v;
+}
+
+Value *val_bool(Elab *E, bool b, TsLoc loc) {
+    Value *v = val_new(E, V_BOOL, loc);
+    v->b = b;
+    return v;
+}
+
+Value *val_none(Elab *E, TsLoc loc) { return val_new(E, V_NONE, loc); }
+
+Value *val_str(Elab *E, const char *s, TsLoc loc) {
+    Value *v = val_new(E, V_STR, loc);
+    v->s = s;
+    return v;
+}
+
+Value *val_expr(Elab *E, IrExpr *e, TsLoc loc) {
+    int64_t c;
+    if (e->kind == IR_E_INT && ir_is_const_int(e, &c) && e->dt == TS_INT32) return val_int(E, c, loc);
+    Value *v = val_new(E, V_EXPR, loc);
+    v->e = e;
+    return v;
+}
+
+Value *val_seq(Elab *E, ValueKind kind, Value **items, int n, TsLoc loc) {
+    Value *v = val_new(E, kind, loc);
+    v->items = items;
+    v->n = n;
+    return v;
+}
+
+const char *val_kind_name(const Value *v) {
+    static const char *names[] = {
+        [V_NONE] = "None", [V_BOOL] = "bool", [V_INT] = "int", [V_FLOAT] = "float",
+        [V_STR] = "str", [V_DTYPE] = "dtype", [V_TUPLE] = "tuple", [V_LIST] = "list",
+        [V_DICT] = "dict", [V_EXPR] = "run-time expression", [V_BUFFER] = "buffer",
+        [V_ACCESS] = "buffer element", [V_REGION] = "buffer region", [V_FUNC] = "function",
+        [V_BUILTIN] = "builtin function", [V_MODULE] = "module", [V_TENSORTY] = "tensor type",
+        [V_KERNEL] = "T.Kernel", [V_ITER] = "loop range", [V_ENUM] = "enum value",
+        [V_OPAQUE] = "unsupported value"};
+    return names[v->kind];
+}
+
+bool val_is_const(const Value *v) {
+    return v->kind == V_BOOL || v->kind == V_INT || v->kind == V_FLOAT;
+}
+
+bool val_is_symbolic(const Value *v) {
+    return v->kind == V_EXPR || v->kind == V_ACCESS ||
+           (v->kind == V_BUFFER && v->buf->scope == IR_SCOPE_VAR);
+}
+
+/* An opaque value's i is the status to report (0: unsupported construct). */
+TS_NORETURN void fail_opaque(Elab *E, Value *v, TsLoc loc) {
+    elab_fail(E, v->i ? (TsStatus)v->i : TS_ERR_UNSUPPORTED, loc, "%s", v->s ? v->s : "unsupported value");
+}
+
+IrExpr *val_to_expr(Elab *E, Value *v, TsLoc loc) {
+    switch (v->kind) {
+    case V_INT:
+        if (v->i >= INT32_MIN && v->i <= INT32_MAX) return ir_i32(E->a, v->i);
+        return ir_int(E->a, v->i, TS_INT64);
+    case V_FLOAT: return ir_float(E->a, v->f, TS_FLOAT32);
+    case V_BOOL: return ir_int(E->a, v->b, TS_BOOL);
+    case V_EXPR: return v->e;
+    case V_ACCESS: return ir_load(E->a, v->buf, v->idx, v->buf->ndim);
+    case V_BUFFER:
+        if (v->buf->scope == IR_SCOPE_VAR) {
+            IrExpr **idx = TS_NEWN(E->a, IrExpr *, 1);
+            idx[0] = ir_i32(E->a, 0);
+            return ir_load(E->a, v->buf, idx, 1);
+        }
+        elab_fail(E, TS_ERR_TYPE, loc, "buffer '%s' used as a value; index it, e.g. %s[i]",
+                  v->buf->name, v->buf->name);
+    case V_OPAQUE: fail_opaque(E, v, loc);
+    case V_STR:
+        elab_fail(E, TS_ERR_TYPE, loc, "expected a number or expression, got the string '%s'", v->s);
+    default:
+        elab_fail(E, TS_ERR_TYPE, loc, "expected a number or expression, got %s", val_kind_name(v));
+    }
+}
+
+int64_t val_to_int(Elab *E, Value *v, TsLoc loc, const char *what) {
+    if (v->kind == V_INT) return v->i;
+    if (v->kind == V_BOOL) return v->b;
+    if (v->kind == V_EXPR) {
+        int64_t c;
+        if (ir_is_const_int(v->e, &c)) return c;
+        elab_fail(E, TS_ERR_TYPE, loc, "%s must be a compile-time integer, not a run-time expression",
+                  what);
+    }
+    if (v->kind == V_OPAQUE) fail_opaque(E, v, loc);
+    elab_fail(E, TS_ERR_TYPE, loc, "%s must be an integer, got %s", what, val_kind_name(v));
+}
+
+bool val_truthy(Elab *E, Value *v, TsLoc loc) {
+    switch (v->kind) {
+    case V_NONE: return false;
+    case V_BOOL: return v->b;
+    case V_INT: return v->i != 0;
+    case V_FLOAT: return v->f != 0;
+    case V_STR: return v->s[0] != 0;
+    case V_TUPLE: case V_LIST: case V_DICT: return v->n != 0;
+    case V_OPAQUE: fail_opaque(E, v, loc);
+    case V_EXPR: case V_ACCESS: {
+        int64_t c;
+        if (v->kind == V_EXPR && ir_is_const_int(v->e, &c)) return c != 0;
+        elab_fail(E, TS_ERR_TYPE, loc, "a run-time condition cannot be used here");
+    }
+    default: return true;
+    }
+}
+
+TsDType val_to_dtype(Elab *E, Value *v, TsLoc loc) {
+    if (v->kind == V_DTYPE) return v->dt;
+    if (v->kind == V_STR) {
+        TsDType dt = ts_dtype_from_name(v->s);
+        if (dt != TS_DTYPE_NONE) return dt;
+        elab_fail(E, TS_ERR_TYPE, loc, "unknown dtype '%s'", v->s);
+    }
+    if (v->kind == V_OPAQUE) fail_opaque(E, v, loc);
+    elab_fail(E, TS_ERR_TYPE, loc, "expected a dtype (e.g. \"float16\" or T.float16), got %s",
+              val_kind_name(v));
+}
+
+Value **val_items(Elab *E, Value *v, int *n) {
+    if (v->kind == V_TUPLE || v->kind == V_LIST) {
+        *n = v->n;
+        return v->items;
+    }
+    Value **one = TS_NEWN(E->a, Value *, 1);
+    one[0] = v;
+    *n = 1;
+    return one;
+}
+
+IrBuffer *val_to_buffer(Elab *E, Value *v, TsLoc loc, const char *what) {
+    if (v->kind == V_BUFFER) return v->buf;
+    if (v->kind == V_OPAQUE) fail_opaque(E, v, loc);
+    elab_fail(E, TS_ERR_TYPE, loc, "%s must be a buffer, got %s", what, val_kind_name(v));
+}
+
+IrRegion val_to_region(Elab *E, Value *v, TsLoc loc, const char *what) {
+    if (v->kind == V_REGION) return v->reg;
+    if (v->kind == V_BUFFER && v->buf->scope == IR_SCOPE_VAR)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: '%s' is an alloc_var scalar, not a buffer (use alloc_local or alloc_fragment)",
+                  what, v->buf->name);
+    if (v->kind == V_BUFFER) return ir_region_full(E->a, v->buf);
+    if (v->kind == V_ACCESS) {
+        IrRegion r = {v->buf, v->buf->ndim, v->idx, TS_NEWN(E->a, IrExpr *, v->buf->ndim)};
+        for (int i = 0; i < r.ndim; i++) r.extent[i] = ir_i32(E->a, 1);
+        return r;
+    }
+    if (v->kind == V_OPAQUE) fail_opaque(E, v, loc);
+    elab_fail(E, TS_ERR_TYPE, loc, "%s must be a buffer or a region of one, got %s", what,
+              val_kind_name(v));
+}
+
+/* ---- scopes ---------------------------------------------------------------------- */
+
+Env *env_new(Elab *E, Env *parent) {
+    Env *e = TS_NEW(E->a, Env);
+    e->parent = parent;
+    return e;
+}
+
+Value *env_lookup(Env *env, const char *name) {
+    for (; env; env = env->parent)
+        for (int i = env->vars.n - 1; i >= 0; i--)
+            if (!strcmp(env->vars.v[i].name, name)) return env->vars.v[i].v;
+    return NULL;
+}
+
+void env_set(Elab *E, Env *env, const char *name, Value *v) {
+    for (int i = 0; i < env->vars.n; i++)
+        if (!strcmp(env->vars.v[i].name, name)) {
+            env->vars.v[i].v = v;
+            return;
+        }
+    Binding b = {name, v};
+    ts_vec_push(E->a, env->vars, b);
+}
+
