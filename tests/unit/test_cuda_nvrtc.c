@@ -12,6 +12,7 @@
  *     wait on each other) compiles with NVRTC for sm_80 and for sm_90a;
  *   - a kernel with more than 1024 threads per block is refused at
  *     compile time;
+ *   - building the same kernel twice finds the cubin in the disk cache;
  *   - with the driver made unfindable ($TILESCALE_LIBCUDA pointing
  *     nowhere), a CUDA kernel still compiles, and launching it returns
  *     TS_ERR_RUNTIME "no CUDA driver found" instead of crashing.
@@ -35,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
+#include <unistd.h>
 
 #include "target/cuda/cuda_target.h"
 #include "test.h"
@@ -351,19 +354,24 @@ static const char *lookup(const char *list, const char *name, char *buf, size_t 
     return NULL;
 }
 
-static TsKernel *compile(const Spec *s, TsTarget target, int skip_build, TsStatus *st) {
+static TsKernel *compile_in(const Spec *s, TsTarget target, int skip_build, const char *dir, TsStatus *st) {
     char buf[512];
     TsDefine defs[16];
     int nd = split_defs(s->defs, buf, sizeof buf, defs, 16);
     TsCompileOptions o = {0};
     o.target = target;
-    o.cache_dir = cache;
+    o.cache_dir = dir;
     o.skip_build = skip_build;
+    o.timing = 1;
     o.lenient_defines = 1;
     TsKernel *k = NULL;
     if (s->file) *st = ts_compile_file(ctx, s->file, s->entry, defs, nd, &o, &k);
     else *st = ts_compile_source(ctx, s->entry, src_for(s->entry), s->entry, defs, nd, &o, &k);
     return k;
+}
+
+static TsKernel *compile(const Spec *s, TsTarget target, int skip_build, TsStatus *st) {
+    return compile_in(s, target, skip_build, cache, st);
 }
 
 static uint64_t splitmix(void) {
@@ -433,6 +441,28 @@ static void test_refusals(void) {
     CHECK(st == TS_ERR_UNSUPPORTED || st == TS_ERR_TYPE); /* the elaborator may refuse it first */
     CHECK_CONTAINS(ts_last_error(ctx), "1024");
     ts_kernel_destroy(k);
+}
+
+/* A second build of the same kernel comes from the disk cache. */
+static void test_cache(void) {
+    char dir[600], path[1200];
+    snprintf(dir, sizeof dir, "%s/cache-test", cache);
+    DIR *dd = opendir(dir); /* start empty: the first build must miss */
+    for (struct dirent *e; dd && (e = readdir(dd)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (dd) closedir(dd);
+    const Spec *s = &specs[0];
+    TsStatus st;
+    for (int round = 0; round < 2; round++) {
+        TsKernel *k = compile_in(s, TS_TARGET_CUDA, 0, dir, &st);
+        if (st) fprintf(stderr, "%s", ts_last_error(ctx));
+        CHECK_EQ_INT(TS_OK, st);
+        if (k) CHECK_CONTAINS(ts_kernel_timing(k), round ? "cache hit" : "nvrtc");
+        ts_kernel_destroy(k);
+    }
 }
 
 /* The driver made unfindable: compiling works, launching says why it cannot run. */
@@ -672,6 +702,7 @@ int main(void) {
     if (!quick) {
         test_nvrtc_compiles();
         test_refusals();
+        test_cache();
         test_no_driver();
     }
     char arch[24];
