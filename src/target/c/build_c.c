@@ -30,10 +30,10 @@
  * $TILESCALE_CFLAGS (e.g. -march=native); they are part of the key.
  */
 #include "target/c/c_target.h"
+#include "runtime/cache.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,69 +104,8 @@ static int run_capture(const char *cmd, TsBuf *output) {
     return WEXITSTATUS(st);
 }
 
-/* mkdir -p; 0 on success. */
-static int make_dirs(const char *path) {
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf) return -1;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != 0) continue;
-        char c = buf[i];
-        buf[i] = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-        buf[i] = c;
-    }
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
-}
 
-static void cache_dir(TsDiag *d, Build *b, const TsCompileOptions *opt) {
-    const char *dir = opt && opt->cache_dir && *opt->cache_dir ? opt->cache_dir : NULL;
-    if (!dir) {
-        const char *env = getenv("TILESCALE_CACHE_DIR");
-        if (env && *env) dir = env;
-    }
-    if (dir) {
-        ts_buf_puts(&b->dir, dir);
-    } else {
-        const char *home = getenv("HOME");
-        if (!home || !*home) {
-            struct passwd *pw = getpwuid(getuid());
-            home = pw ? pw->pw_dir : NULL;
-        }
-        if (!home) build_fail(d, b, TS_ERR_IO, "cannot find a home directory for the kernel cache; "
-                                               "set TILESCALE_CACHE_DIR");
-        ts_buf_printf(&b->dir, "%s/.cache/tilescale", home);
-    }
-    while (b->dir.n > 1 && b->dir.s[b->dir.n - 1] == '/') b->dir.s[--b->dir.n] = 0;
-    if (make_dirs(b->dir.s) != 0)
-        build_fail(d, b, TS_ERR_IO, "cannot create the kernel cache directory '%s': %s", b->dir.s,
-                   strerror(errno));
-}
 
-/* Write data to path via a temporary file and rename; 0 on success. */
-static int write_atomic(Build *b, const char *path, const char *data, size_t n) {
-    snprintf(b->tmp, sizeof b->tmp, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(b->tmp);
-    if (fd < 0) {
-        b->tmp[0] = 0;
-        return -1;
-    }
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(fd, data + done, n - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        done += (size_t)w;
-    }
-    if (close(fd) != 0 || chmod(b->tmp, 0644) != 0 || rename(b->tmp, path) != 0) return -1;
-    b->tmp[0] = 0;
-    return 0;
-}
 
 /* The .c file on disk has exactly the expected text. */
 static int source_matches(const Build *b) {
@@ -298,7 +237,10 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
     uint64_t h1 = ts_hash64(b.text.s, b.text.n, 0);
     uint64_t h2 = ts_hash64(b.text.s, b.text.n, 0x9e3779b97f4a7c15ull);
 
-    cache_dir(d, &b, opt);
+    if (ts_cache_dir(d, opt, &b.dir) != TS_OK) {
+        build_free(&b);
+        ts_rethrow(d, TS_ERR_IO);
+    }
     ts_buf_printf(&b.cpath, "%s/tsk-%016llx%016llx.c", b.dir.s, (unsigned long long)h1,
                   (unsigned long long)h2);
     ts_buf_printf(&b.sopath, "%s/tsk-%016llx%016llx.so", b.dir.s, (unsigned long long)h1,
@@ -322,7 +264,7 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
     }
 
     /* Miss: write the source, compile to a temporary .so, rename. */
-    if (write_atomic(&b, b.cpath.s, b.text.s, b.text.n) != 0)
+    if (ts_write_atomic(b.cpath.s, b.text.s, b.text.n, 0644) != 0)
         build_fail(d, &b, TS_ERR_IO, "cannot write '%s': %s", b.cpath.s, strerror(errno));
     snprintf(b.tmp, sizeof b.tmp, "%s.tmp-XXXXXX", b.sopath.s);
     int fd = mkstemp(b.tmp);
