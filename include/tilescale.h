@@ -153,6 +153,10 @@ int64_t ts_tensor_numel(const TsTensor *t);
 double ts_tensor_get(const TsTensor *t, int64_t i);       /* i-th element in row-major order */
 void ts_tensor_set(TsTensor *t, int64_t i, double v);     /* rounds to the dtype */
 
+/* Non-zero if kernels can run on target t here (CUDA: a driver, a device and
+ * NVRTC were found; C: always). */
+int ts_target_available(TsTarget t);
+
 /* Helpers. */
 const char *ts_dtype_name(TsDType dt);
 TsDType ts_dtype_from_name(const char *name); /* TS_DTYPE_NONE if unknown */

@@ -1,11 +1,11 @@
 /*
  * main.c — the `tilescale` command line tool.
  *
- *   tilescale run FILE --entry NAME [-D name=value]... [--target c]
+ *   tilescale run FILE --entry NAME [-D name=value]... [--target c|cuda|auto]
  *                 [--in NAME=file.npy]... [--out NAME=file.npy]...
  *                 [--shape VAR=N]... [--check-against ENTRY] [--check-target c|cuda] [--seed S]
  *                 [--atol X] [--rtol X] [--threads N] [--time]
- *   tilescale compile FILE --entry NAME [-D name=value]... [--target c]
+ *   tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]
  *                 [--emit ir|c] [--dump-after PASS] [--time]
  *
  * `run` makes the kernel's tensors (read from .npy files, or random from
@@ -47,11 +47,11 @@ typedef struct Opts {
 
 static void usage(FILE *f) {
     fputs("usage:\n"
-          "  tilescale run FILE --entry NAME [-D name=value]... [--target c]\n"
+          "  tilescale run FILE --entry NAME [-D name=value]... [--target c|cuda|auto]\n"
           "                [--in NAME=file.npy]... [--out NAME=file.npy]... [--shape VAR=N]...\n"
           "                [--check-against ENTRY] [--check-target c|cuda] [--seed S] [--atol X] [--rtol X]\n"
           "                [--threads N] [--time]\n"
-          "  tilescale compile FILE --entry NAME [-D name=value]... [--target c]\n"
+          "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"
           "                [--emit ir|c] [--dump-after PASS] [--time]\n",
           f);
 }
@@ -104,8 +104,10 @@ static int parse_args(int argc, char **argv, Opts *o) {
             NEED();
             if (!strcmp(next, "c")) o->target = TS_TARGET_C;
             else if (!strcmp(next, "cuda")) o->target = TS_TARGET_CUDA;
+            else if (!strcmp(next, "auto"))
+                o->target = ts_target_available(TS_TARGET_CUDA) ? TS_TARGET_CUDA : TS_TARGET_C;
             else {
-                fprintf(stderr, "tilescale: error: unknown target '%s' (c or cuda)\n", next);
+                fprintf(stderr, "tilescale: error: unknown target '%s' (c, cuda or auto)\n", next);
                 return 0;
             }
         } else if (!strcmp(a, "--check-target")) {

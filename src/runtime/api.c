@@ -220,3 +220,10 @@ TsStatus ts_npy_save(TsContext *ctx, const char *path, const TsTensor *t) {
     reset_diag(ctx);
     return ts_npy_write_tensor(&ctx->diag, path, t);
 }
+
+int ts_target_available(TsTarget t) {
+    if (t == TS_TARGET_C) return 1;
+    if (t != TS_TARGET_CUDA) return 0;
+    char arch[32];
+    return ts_cuda_device_arch(arch, sizeof arch, NULL) && ts_nvrtc_available(NULL);
+}
