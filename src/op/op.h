@@ -45,6 +45,17 @@ typedef enum TsReduceKind {
     TS_REDUCE_ABSMAX,
 } TsReduceKind;
 
+/* How a tile operator reaches the target.  A lowering normally replaces
+ * the op by loops, so an op in lowered IR is an error; a target-specific
+ * lowering may instead keep the op, marked with the instruction family
+ * the target's code generator emits for it (verify_lowered lets those
+ * through, every other consumer of lowered IR refuses tile ops). */
+typedef enum TsOpInst {
+    TS_OP_INST_LOOPS,    /* lowered to loops of loads and stores (never seen after lowering) */
+    TS_OP_INST_MMA_SYNC, /* GEMM kept for the CUDA code generator: warp-tiled
+                            mma.sync.m16n8k16 on operands in shared memory */
+} TsOpInst;
+
 typedef enum TsGemmPolicy {
     TS_GEMM_SQUARE,  /* T.GemmWarpPolicy.Square (default) */
     TS_GEMM_FULLROW, /* FullRow */
@@ -85,6 +96,7 @@ struct IrTileOp {
     int dim;              /* REDUCE, CUMSUM */
     int clear;            /* REDUCE */
     int reverse;          /* CUMSUM */
+    TsOpInst inst;        /* set by a target's lowering that keeps the op (see TsOpInst) */
 };
 
 const char *ts_op_name(TsOpKind k);

@@ -30,7 +30,7 @@ void ts_pass_verify(TsPassCtx *cx) { ir_verify(cx->diag, cx->k); }
 static bool has_tileop(const IrStmt *s) {
     if (!s) return false;
     switch (s->kind) {
-    case IR_S_TILEOP: return true;
+    case IR_S_TILEOP: return s->op->inst == TS_OP_INST_LOOPS; /* others are the target's */
     case IR_S_SEQ:
         for (int i = 0; i < s->seq.n; i++)
             if (has_tileop(s->seq.v[i])) return true;
