@@ -20,9 +20,17 @@
  * Products are formed in C's dtype (float32 for half inputs, int32 for
  * int8 inputs), matching the accumulate-in-C semantics of tensor cores; a
  * half-precision C accumulates in float32 and is rounded once per tile.
+ *
+ * On the CUDA target a gemm that tensor cores can run is not lowered
+ * here: the op is kept, marked TS_OP_INST_MMA_SYNC, and the CUDA code
+ * generator emits a warp-tiled mma.sync device function for it (see
+ * mma_eligible below and codegen_cuda.c).  Everything else takes the
+ * generic form.  TILESCALE_CUDA_MMA=0 in the environment turns the
+ * tensor-core path off (for before/after benchmarks and bisecting).
  */
 #include "op/op_util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The two matrix axes of operand r (its last two), after checking that any
@@ -124,6 +132,36 @@ static IrStmt *lower_c_ikj(TsLowerCtx *cx, const IrStmt *s, IrStmt *out, int64_t
     return out;
 }
 
+static bool in_smem(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_FRAGMENT; }
+
+static bool const_shape(const IrBuffer *b) {
+    for (int i = 0; i < b->ndim; i++)
+        if (!b->shape || !ir_is_const_int(b->shape[i], NULL)) return false;
+    return true;
+}
+
+/*
+ * Can the CUDA target run this gemm on tensor cores (mma.sync.m16n8k16,
+ * fp32 accumulate)?  A and B float16 or bfloat16 (the same), C float32,
+ * all three in shared or fragment buffers (both live in shared memory on
+ * the CUDA target until layout inference exists) of constant shape, C
+ * not one of the inputs, M a multiple of 16, N of 8, K of 16, and whole
+ * warps in the block (the device function hands C's sub-tiles to warps).
+ */
+static bool mma_eligible(TsLowerCtx *cx, const IrStmt *s, int64_t M, int64_t N, int64_t K) {
+    const IrTileOp *op = s->op;
+    const IrBuffer *A = op->r[0].buf, *B = op->r[1].buf, *C = op->r[2].buf;
+    if (cx->target != TS_TARGET_CUDA) return false;
+    const char *env = getenv("TILESCALE_CUDA_MMA");
+    if (env && !strcmp(env, "0")) return false;
+    if (A->dt != B->dt || (A->dt != TS_FLOAT16 && A->dt != TS_BFLOAT16) || C->dt != TS_FLOAT32) return false;
+    if (!in_smem(A) || !in_smem(B) || !in_smem(C) || C == A || C == B) return false;
+    if (!const_shape(A) || !const_shape(B) || !const_shape(C)) return false;
+    if (M <= 0 || N <= 0 || K <= 0 || M % 16 || N % 8 || K % 16) return false;
+    int64_t nt = (int64_t)cx->k->threads[0] * cx->k->threads[1] * cx->k->threads[2];
+    return nt >= 32 && nt <= 1024 && nt % 32 == 0;
+}
+
 IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
     TsArena *a = cx->arena;
     const IrTileOp *op = s->op;
@@ -144,6 +182,15 @@ IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
                    (long long)N);
     int64_t K = ak;
     TsDType cdt = op_acc_dtype(C->buf->dt);
+
+    if (mma_eligible(cx, s, M, N, K)) {
+        IrTileOp *keep = TS_NEW(a, IrTileOp);
+        *keep = *op;
+        keep->inst = TS_OP_INST_MMA_SYNC;
+        IrStmt *r = ir_stmt(a, IR_S_TILEOP, s->loc);
+        r->op = keep;
+        return r;
+    }
 
     IrStmt *out = ir_seq(a);
     out->loc = s->loc;

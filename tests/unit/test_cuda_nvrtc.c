@@ -7,7 +7,11 @@
  *     for primitive kernels written here (reductions and cumsum, atomics
  *     of several dtypes, narrow floats and integer arithmetic, math
  *     intrinsics, uniform read-modify-writes of shared memory, gemm in
- *     all transpose combinations, scalars and run-time shapes, strided
+ *     all transpose combinations (on tensor cores, mma.sync, for float16
+ *     and bfloat16 tiles of several shapes and warp counts, padded rows,
+ *     a two-stage buffer indexed at run time, clear_accum; the source of
+ *     every eligible gemm is checked to call the tensor-core function),
+ *     scalars and run-time shapes, strided
  *     and aliased tensors, T.print, while loops, a kernel whose blocks
  *     wait on each other) compiles with NVRTC for sm_80 and for sm_90a;
  *   - a kernel with more than 1024 threads per block is refused at
@@ -188,6 +192,36 @@ static const char *SRC_GEMM = PRE
     "            T.copy(Cf, C[by * 32, bx * 32])\n"
     "    return main\n";
 
+/* Tensor-core gemms (fp16/bf16 in shared memory, fp32 fragment): tile
+ * shapes, warp counts, padded rows (pad=4: 16-bit fragment loads; pad=8:
+ * ldmatrix on padded rows), a two-stage buffer indexed at run time, and
+ * clear_accum; partial tiles at the tensor's edges. */
+static const char *SRC_GEMMX = PRE
+    "@tilelang.jit(out_idx=[2])\n"
+    "def gmx(M, N, K, bm, bn, bk, ta, tb, dtype, threads, pad, clear):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((K, M) if ta else (M, K), dtype), B: T.Tensor((N, K) if tb else (K, N), dtype),\n"
+    "             C: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):\n"
+    "            As = T.alloc_shared((2, bk, bm + pad) if ta else (2, bm, bk + pad), dtype)\n"
+    "            Bs = T.alloc_shared((2, bn, bk + pad) if tb else (2, bk, bn + pad), dtype)\n"
+    "            Cf = T.alloc_fragment((bm, bn + pad), \"float32\")\n"
+    "            T.clear(Cf)\n"
+    "            for k in T.serial(T.ceildiv(K, bk)):\n"
+    "                s = k % 2\n"
+    "                if ta:\n"
+    "                    T.copy(A[k * bk, by * bm], As[s, :, 0:bm])\n"
+    "                else:\n"
+    "                    T.copy(A[by * bm, k * bk], As[s, :, 0:bk])\n"
+    "                if tb:\n"
+    "                    T.copy(B[bx * bn, k * bk], Bs[s, :, 0:bk])\n"
+    "                else:\n"
+    "                    T.copy(B[k * bk, bx * bn], Bs[s, :, 0:bn])\n"
+    "                T.gemm(As[s, :, 0:bm] if ta else As[s, :, 0:bk], Bs[s, :, 0:bk] if tb else Bs[s, :, 0:bn],\n"
+    "                       Cf[:, 0:bn], transpose_A=ta, transpose_B=tb, clear_accum=clear)\n"
+    "            T.copy(Cf[:, 0:bn], C[by * bm, bx * bn])\n"
+    "    return main\n";
+
 static const char *SRC_SCALAR = PRE
     "@tilelang.jit(out_idx=[-1])\n"
     "def scl(N):\n"
@@ -306,6 +340,13 @@ static const Spec specs[] = {
     {NULL, NULL, "gm", "M=70 N=50 K=40 ta=True tb=False dtype=float16", NULL, NULL, RUN, 0},
     {NULL, NULL, "gm", "M=70 N=50 K=40 ta=False tb=True dtype=bfloat16", NULL, NULL, RUN, 0},
     {NULL, NULL, "gm", "M=70 N=50 K=40 ta=True tb=True dtype=float32", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gmx", "M=96 N=80 K=96 bm=32 bn=16 bk=32 ta=False tb=False dtype=float16 threads=64 pad=0 clear=False", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gmx", "M=128 N=96 K=80 bm=64 bn=32 bk=16 ta=True tb=False dtype=bfloat16 threads=128 pad=8 clear=False", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gmx", "M=40 N=72 K=96 bm=16 bn=24 bk=48 ta=False tb=True dtype=float16 threads=32 pad=4 clear=True", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gmx", "M=100 N=90 K=70 bm=48 bn=40 bk=32 ta=True tb=True dtype=bfloat16 threads=96 pad=0 clear=False", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gmx", "M=256 N=256 K=64 bm=128 bn=128 bk=32 ta=False tb=False dtype=float16 threads=256 pad=8 clear=False", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gmx", "M=128 N=128 K=192 bm=64 bn=64 bk=64 ta=False tb=True dtype=bfloat16 threads=128 pad=0 clear=True", NULL, NULL, RUN, 0},
+    {NULL, NULL, "gmx", "M=64 N=64 K=64 bm=32 bn=32 bk=32 ta=True tb=True dtype=float16 threads=128 pad=4 clear=False", NULL, NULL, RUN, 0},
     {NULL, NULL, "scl", "N=24", "n=37", "alpha=0.75 k=3", RUN, 0},
     {NULL, NULL, "axpy", "M=30 N=50", NULL, NULL, RUN | STRIDED_X, 0},
     {NULL, NULL, "axpy", "M=30 N=50", NULL, NULL, RUN | ALIAS_XY, 0},
@@ -316,7 +357,7 @@ static const Spec specs[] = {
 static const char *src_for(const char *entry) {
     static const struct { const char *entry; const char *const *src; } t[] = {
         {"red", &SRC_REDUCE}, {"atom", &SRC_ATOMIC}, {"dt", &SRC_DTYPES}, {"mth", &SRC_MATH},
-        {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY},
+        {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"gmx", &SRC_GEMMX}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY},
         {"pr", &SRC_PRINT}, {"chain", &SRC_CHAIN},
     };
     for (int i = 0; i < TS_COUNTOF(t); i++)
@@ -402,6 +443,9 @@ static void test_nvrtc_compiles(void) {
         CHECK_EQ_INT(TS_OK, st);
         if (!k) continue;
         CHECK_CONTAINS(ts_kernel_source(k), "extern \"C\" __global__");
+        if (!strcmp(s->entry, "gmx") || (!strcmp(s->entry, "gm") && !strstr(s->defs, "float32")) ||
+            !strcmp(s->entry, "matmul") || !strcmp(s->entry, "matmul_eager") || !strcmp(s->entry, "flashattn"))
+            CHECK_CONTAINS(ts_kernel_source(k), "ts_gemm_0(");
         static const char *const archs[] = {"sm_80", "sm_90a"};
         for (int a = 0; a < 2; a++) {
             TsDiag d;

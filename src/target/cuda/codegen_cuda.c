@@ -75,13 +75,28 @@
  * thread leaves the loop in the same iteration.  Such kernels need every
  * block they wait on to be resident: the launch does not guarantee it.
  *
+ * Tensor cores.  A T.gemm that tensor cores can run (op/gemm.c decides:
+ * float16/bfloat16 A and B, float32 C, all in shared or fragment buffers,
+ * M % 16, N % 8, K % 16, whole warps) is not lowered to loops: it arrives
+ * here as a tile op marked TS_OP_INST_MMA_SYNC.  emit_tileop calls a
+ * device function emitted before the kernel (ts_cuda_mma_emit), one per
+ * distinct shape/stride/alignment, between barriers: C is cut into
+ * sub-tiles handed to the warps round-robin (ts_cuda_mma_plan); a warp
+ * loads its sub-tile's accumulators from shared memory into registers,
+ * runs the K loop with mma.sync.m16n8k16 (fragments by ldmatrix, .trans
+ * where the stored layout is the transpose of the fragment's, or by
+ * 16-bit loads when rows are not 16-byte aligned), and stores them back;
+ * clear_accum starts from zero instead of loading.  Before sm_80 the same
+ * function takes a scalar path.  C stays in shared memory between calls:
+ * register-resident fragments wait for layout inference.
+ *
  * Where later work goes.  The generator is organised per statement kind
  * (emit_for / emit_distributed / emit_if / emit_while / emit_store /
- * emit_atomic / emit_let / emit_print), so each faster path replaces one
- * of them or is tried first:
- *   - tensor cores: T.gemm will not reach this file as loops; a CUDA
- *     lowering (mma.sync/ldmatrix on sm_80, wgmma on sm_90a) emits
- *     target intrinsics as new IR statements, printed by a new emit_*;
+ * emit_atomic / emit_let / emit_print / emit_tileop), so each faster path
+ * replaces one of them or is tried first:
+ *   - tensor cores, next steps: accumulators kept in registers across
+ *     T.gemm calls (layout inference), swizzled shared tiles (ldmatrix
+ *     without bank conflicts), cp.async pipelining, wgmma on sm_90a;
  *   - layout inference: fragments with an IrLayout become per-thread
  *     register arrays; emit_distributed then follows the layout (thread =
  *     layout.thread, index = layout.local) instead of the flat cyclic
@@ -99,6 +114,8 @@
  * the generator's own, as in the C target.
  */
 #include "target/cuda/cuda_target.h"
+
+#include "op/op.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -264,6 +281,243 @@ static const char *const prelude[] = {
     "TS_ATOMIC_NARROW(e5m2, ts_u8, float, 8, ts_e5m2_2f, ts_f2e5m2)\n\n",
     NULL};
 
+/*
+ * What kernels with tensor-core gemms carry besides: the PTX wrappers the
+ * gemm functions call.  Fragment layouts are those of the PTX ISA
+ * ("Matrix Fragments for mma.m16n8k16 with floating point type";
+ * "ldmatrix"), with g = lane / 4 and t = lane % 4:
+ *   A (16 x 16, row-major, 4 regs of 2 halves, low half first):
+ *     a0 = A[g][2t..2t+1], a1 = A[g+8][2t..], a2 = A[g][2t+8..], a3 = A[g+8][2t+8..]
+ *   B (16 x 8, "col": 2 regs):  b0 = B[2t..2t+1][g], b1 = B[2t+8..2t+9][g]
+ *   C, D (16 x 8 fp32, 4 regs): c0, c1 = C[g][2t], C[g][2t+1]; c2, c3 = row g+8
+ *   ldmatrix .x4: lanes 8j..8j+7 give the 8 row addresses (16 bytes each)
+ *     of 8x8 matrix j, and register j of lane l receives row l/4, elements
+ *     2(l%4), 2(l%4)+1 of it; with .trans, of its transpose.
+ * TS_HAS_MMA is 0 before sm_80 (no bf16 mma there): the gemm functions then
+ * take a scalar path with the same data distribution.
+ */
+static const char mma_prelude[] =
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+    "#define TS_HAS_MMA 1\n"
+    "#else\n"
+    "#define TS_HAS_MMA 0\n"
+    "#endif\n"
+    "typedef struct __align__(8) { float x, y; } ts_f2;\n"
+    "TS_DEV ts_u32 ts_pack2(ts_u16 lo, ts_u16 hi) { return (ts_u32)lo | ((ts_u32)hi << 16); }\n"
+    "#if TS_HAS_MMA\n"
+    "TS_DEV ts_u32 ts_smem_u32(const void *p) {\n"
+    "    ts_u32 a;\n"
+    "    asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) : \"l\"(p));\n"
+    "    return a;\n"
+    "}\n"
+    "TS_DEV void ts_ldsm_x4(ts_u32 *r, const ts_u16 *p) {\n"
+    "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\"\n"
+    "                 : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(ts_smem_u32(p)) : \"memory\");\n"
+    "}\n"
+    "TS_DEV void ts_ldsm_x4_t(ts_u32 *r, const ts_u16 *p) {\n"
+    "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\"\n"
+    "                 : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(ts_smem_u32(p)) : \"memory\");\n"
+    "}\n"
+    "TS_DEV void ts_ldsm_x2(ts_u32 *r, const ts_u16 *p) {\n"
+    "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\"\n"
+    "                 : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(ts_smem_u32(p)) : \"memory\");\n"
+    "}\n"
+    "TS_DEV void ts_ldsm_x2_t(ts_u32 *r, const ts_u16 *p) {\n"
+    "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\"\n"
+    "                 : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(ts_smem_u32(p)) : \"memory\");\n"
+    "}\n"
+    "TS_DEV void ts_mma_f16(float *d, const ts_u32 *a, const ts_u32 *b) {\n"
+    "    asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, \"\n"
+    "                 \"{%8, %9}, {%0, %1, %2, %3};\"\n"
+    "                 : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+    "                 : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+    "}\n"
+    "TS_DEV void ts_mma_bf16(float *d, const ts_u32 *a, const ts_u32 *b) {\n"
+    "    asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, \"\n"
+    "                 \"{%8, %9}, {%0, %1, %2, %3};\"\n"
+    "                 : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])\n"
+    "                 : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), \"r\"(b[1]));\n"
+    "}\n"
+    "#endif\n\n";
+
+/* ---- tensor-core gemm functions ------------------------------------------ */
+
+/*
+ * The plan: C (m x n) is cut into cm x cn sub-tiles, handed to the warps
+ * round-robin; a warp keeps one sub-tile's accumulators in registers
+ * (cm * cn / 32 floats per thread, at most 128) while it runs the whole
+ * K loop over it.  The cost model per 16-deep K step of one round is the
+ * larger of the tensor-core time (about 8 cycles per m16n8k16 per warp
+ * scheduler) and the shared-memory time of the fragment loads (one
+ * 512-byte ldmatrix.x4 per 16 rows of A and per 16 columns of B, at
+ * 128 bytes per cycle shared by the block's warps, taken as 4); ties go
+ * to the plan that loads fewer fragments.  FullRow/FullCol policies are
+ * not needed: C is in shared memory, any split is correct.
+ */
+void ts_cuda_mma_plan(TsCudaMma *p) {
+    int64_t best = -1, best_traffic = 0;
+    p->cm = 16;
+    p->cn = 8;
+    int nw = p->nwarps > 0 ? p->nwarps : 1;
+    for (int cm = 16; cm <= p->m && cm <= 128; cm += 16) {
+        if (p->m % cm) continue;
+        for (int cn = 8; cn <= p->n && cn <= 256; cn += 8) {
+            if (p->n % cn) continue;
+            int64_t mi = cm / 16, ni = cn / 8;
+            if (mi * ni > 32) continue;
+            int64_t chunks = (int64_t)(p->m / cm) * (p->n / cn), rounds = (chunks + nw - 1) / nw;
+            int64_t frag = mi + (ni + 1) / 2, mma = 8 * mi * ni, lds = 16 * frag;
+            int64_t cost = rounds * (mma > lds ? mma : lds), traffic = rounds * frag;
+            if (best < 0 || cost < best || (cost == best && traffic < best_traffic)) {
+                best = cost;
+                best_traffic = traffic;
+                p->cm = cm;
+                p->cn = cn;
+            }
+        }
+    }
+}
+
+void ts_cuda_mma_emit(TsBuf *o, const char *name, const TsCudaMma *p) {
+    const char *cvt = p->bf16 ? "ts_bf2f" : "ts_h2f";
+    ts_buf_printf(o, "/* C[%d x %d] %s= A%s * B%s over K = %d (%s); warp sub-tiles %d x %d */\n", p->m, p->n,
+                  p->clear ? "" : "+", p->trans_a ? "^T" : "", p->trans_b ? "^T" : "", p->k,
+                  p->bf16 ? "bfloat16" : "float16", p->cm, p->cn);
+    ts_buf_printf(o, "TS_DEV void %s(const ts_u16 *A, const ts_u16 *B, float *C, int tid) {\n", name);
+    ts_buf_printf(o, "    enum { K = %d, LDA = %d, LDB = %d, LDC = %d, CM = %d, NWARPS = %d };\n", p->k, p->lda,
+                  p->ldb, p->ldc, p->cm, p->nwarps);
+    ts_buf_printf(o, "    enum { MI = %d, NI = %d, NCN = %d, NCHUNK = %d };\n", p->cm / 16, p->cn / 8, p->n / p->cn,
+                  (p->m / p->cm) * (p->n / p->cn));
+    /* element (row, col) of the logical A (m x k) and B (k x n) */
+    ts_buf_printf(o, "#define TS_AI(r, c) (%s)\n", p->trans_a ? "(c) * LDA + (r)" : "(r) * LDA + (c)");
+    ts_buf_printf(o, "#define TS_BI(r, c) (%s)\n", p->trans_b ? "(c) * LDB + (r)" : "(r) * LDB + (c)");
+    ts_buf_puts(o,
+                "    const int lane = tid & 31, g = lane >> 2, t = lane & 3;\n"
+                "    (void)g; (void)t;\n"
+                "    for (int ch = tid >> 5; ch < NCHUNK; ch += NWARPS) {\n"
+                "        const int m0 = ch / NCN * CM, n0 = ch % NCN * (NI * 8);\n"
+                "        float acc[MI][NI][4];\n"
+                "#pragma unroll\n"
+                "        for (int i = 0; i < MI; i++) {\n"
+                "#pragma unroll\n"
+                "            for (int j = 0; j < NI; j++) {\n");
+    if (p->clear) {
+        ts_buf_puts(o, "                acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;\n");
+    } else {
+        ts_buf_puts(o, "                const float *c = C + (m0 + i * 16 + g) * LDC + n0 + j * 8 + 2 * t;\n");
+        if (p->c2)
+            ts_buf_puts(o, "                const ts_f2 lo = *(const ts_f2 *)c, hi = *(const ts_f2 *)(c + 8 * LDC);\n"
+                           "                acc[i][j][0] = lo.x;\n"
+                           "                acc[i][j][1] = lo.y;\n"
+                           "                acc[i][j][2] = hi.x;\n"
+                           "                acc[i][j][3] = hi.y;\n");
+        else
+            ts_buf_puts(o, "                acc[i][j][0] = c[0];\n"
+                           "                acc[i][j][1] = c[1];\n"
+                           "                acc[i][j][2] = c[8 * LDC];\n"
+                           "                acc[i][j][3] = c[8 * LDC + 1];\n");
+    }
+    ts_buf_puts(o, "            }\n"
+                   "        }\n");
+    if (p->k / 16 <= 8) ts_buf_puts(o, "#pragma unroll\n");
+    ts_buf_puts(o, "        for (int k0 = 0; k0 < K; k0 += 16) {\n"
+                   "#if TS_HAS_MMA\n"
+                   "            ts_u32 a[MI][4], b[NI][2];\n"
+                   "#pragma unroll\n"
+                   "            for (int i = 0; i < MI; i++) {\n");
+    if (p->ldsm_a && !p->trans_a) {
+        ts_buf_puts(o, "                ts_ldsm_x4(a[i], A + (m0 + i * 16 + (lane & 15)) * LDA + k0 + (lane >> 4) * 8);\n");
+    } else if (p->ldsm_a) {
+        ts_buf_puts(o, "                ts_ldsm_x4_t(a[i], A + (k0 + (lane & 7) + (lane >> 4) * 8) * LDA + m0 + i * 16 +\n"
+                       "                                       ((lane >> 3) & 1) * 8);\n");
+    } else {
+        ts_buf_puts(o, "                const int r = m0 + i * 16 + g, c = k0 + 2 * t;\n"
+                       "                a[i][0] = ts_pack2(A[TS_AI(r, c)], A[TS_AI(r, c + 1)]);\n"
+                       "                a[i][1] = ts_pack2(A[TS_AI(r + 8, c)], A[TS_AI(r + 8, c + 1)]);\n"
+                       "                a[i][2] = ts_pack2(A[TS_AI(r, c + 8)], A[TS_AI(r, c + 9)]);\n"
+                       "                a[i][3] = ts_pack2(A[TS_AI(r + 8, c + 8)], A[TS_AI(r + 8, c + 9)]);\n");
+    }
+    ts_buf_puts(o, "            }\n");
+    if (p->ldsm_b) {
+        /* two n8 tiles per ldmatrix.x4: matrices (k lo, n lo), (k hi, n lo), (k lo, n hi), (k hi, n hi) */
+        const char *x4 = p->trans_b ? "ts_ldsm_x4" : "ts_ldsm_x4_t", *x2 = p->trans_b ? "ts_ldsm_x2" : "ts_ldsm_x2_t";
+        const char *addr4 = p->trans_b ? "B + (n0 + j * 8 + (lane & 7) + (lane >> 4) * 8) * LDB + k0 + ((lane >> 3) & 1) * 8"
+                                       : "B + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8 + (lane >> 4) * 8";
+        const char *addr2 = p->trans_b ? "B + (n0 + j * 8 + (lane & 7)) * LDB + k0 + ((lane >> 3) & 1) * 8"
+                                       : "B + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8";
+        ts_buf_printf(o,
+                      "#pragma unroll\n"
+                      "            for (int j = 0; j + 1 < NI; j += 2) {\n"
+                      "                ts_u32 q[4];\n"
+                      "                %s(q, %s);\n"
+                      "                b[j][0] = q[0];\n"
+                      "                b[j][1] = q[1];\n"
+                      "                b[j + 1][0] = q[2];\n"
+                      "                b[j + 1][1] = q[3];\n"
+                      "            }\n",
+                      x4, addr4);
+        if ((p->cn / 8) % 2)
+            ts_buf_printf(o,
+                          "            {\n"
+                          "                const int j = NI - 1;\n"
+                          "                %s(b[j], %s);\n"
+                          "            }\n",
+                          x2, addr2);
+    } else {
+        ts_buf_puts(o, "#pragma unroll\n"
+                       "            for (int j = 0; j < NI; j++) {\n"
+                       "                const int n = n0 + j * 8 + g, r = k0 + 2 * t;\n"
+                       "                b[j][0] = ts_pack2(B[TS_BI(r, n)], B[TS_BI(r + 1, n)]);\n"
+                       "                b[j][1] = ts_pack2(B[TS_BI(r + 8, n)], B[TS_BI(r + 9, n)]);\n"
+                       "            }\n");
+    }
+    ts_buf_printf(o,
+                  "#pragma unroll\n"
+                  "            for (int i = 0; i < MI; i++)\n"
+                  "#pragma unroll\n"
+                  "                for (int j = 0; j < NI; j++) %s(acc[i][j], a[i], b[j]);\n",
+                  p->bf16 ? "ts_mma_bf16" : "ts_mma_f16");
+    ts_buf_printf(o,
+                  "#else\n"
+                  "#pragma unroll\n"
+                  "            for (int i = 0; i < MI; i++)\n"
+                  "#pragma unroll\n"
+                  "                for (int j = 0; j < NI; j++)\n"
+                  "                    for (int e = 0; e < 4; e++) {\n"
+                  "                        const int r = m0 + i * 16 + g + (e >> 1) * 8, c = n0 + j * 8 + 2 * t + (e & 1);\n"
+                  "                        float s = acc[i][j][e];\n"
+                  "                        for (int kk = k0; kk < k0 + 16; kk++) s += %s(A[TS_AI(r, kk)]) * %s(B[TS_BI(kk, c)]);\n"
+                  "                        acc[i][j][e] = s;\n"
+                  "                    }\n"
+                  "#endif\n"
+                  "        }\n",
+                  cvt, cvt);
+    ts_buf_puts(o, "#pragma unroll\n"
+                   "        for (int i = 0; i < MI; i++) {\n"
+                   "#pragma unroll\n"
+                   "            for (int j = 0; j < NI; j++) {\n"
+                   "                float *c = C + (m0 + i * 16 + g) * LDC + n0 + j * 8 + 2 * t;\n");
+    if (p->c2)
+        ts_buf_puts(o, "                ts_f2 lo, hi;\n"
+                       "                lo.x = acc[i][j][0];\n"
+                       "                lo.y = acc[i][j][1];\n"
+                       "                hi.x = acc[i][j][2];\n"
+                       "                hi.y = acc[i][j][3];\n"
+                       "                *(ts_f2 *)c = lo;\n"
+                       "                *(ts_f2 *)(c + 8 * LDC) = hi;\n");
+    else
+        ts_buf_puts(o, "                c[0] = acc[i][j][0];\n"
+                       "                c[1] = acc[i][j][1];\n"
+                       "                c[8 * LDC] = acc[i][j][2];\n"
+                       "                c[8 * LDC + 1] = acc[i][j][3];\n");
+    ts_buf_puts(o, "            }\n"
+                   "        }\n"
+                   "    }\n"
+                   "#undef TS_AI\n"
+                   "#undef TS_BI\n"
+                   "}\n\n");
+}
+
 /* ---- generator state ----------------------------------------------------- */
 
 /* Where a buffer lives in generated code. */
@@ -276,6 +530,12 @@ typedef struct CgBuf {
     int64_t *strides;    /* non-global: constant row-major element strides */
     int varying;         /* local/var: written where threads differ */
 } CgBuf;
+
+/* A tensor-core gemm call site and the function it calls. */
+typedef struct CgMma {
+    const IrTileOp *op;  /* the kept T.gemm (TS_OP_INST_MMA_SYNC) */
+    int fn;              /* index into Cg.mma_fns: calls ts_gemm_<fn> */
+} CgMma;
 
 /* The context a statement is emitted in (see the essay). */
 typedef enum CgCtx {
@@ -304,6 +564,8 @@ typedef struct Cg {
     TS_VEC(int) scope_start;         /* `declared.n` at the start of each scope */
     TS_VEC(const IrVar *) varying;   /* vars whose value can differ between threads */
     int changed;                     /* the varying analysis grew this round */
+    TS_VEC(CgMma) mma_sites;         /* every tensor-core gemm of the kernel */
+    TS_VEC(TsCudaMma) mma_fns;       /* distinct gemm functions, emitted before the kernel */
 } Cg;
 
 static void emit_expr(Cg *g, const IrExpr *e);
@@ -583,6 +845,7 @@ static int stmt_touches_mem(const IrStmt *s) {
     case IR_S_LET: return expr_reads_mem(s->let.value);
     case IR_S_EVAL: return expr_reads_mem(s->eval.e);
     case IR_S_PRINT: return 1;
+    case IR_S_TILEOP: return 1;
     default: return 0;
     }
 }
@@ -1411,6 +1674,40 @@ static void emit_print(Cg *g, const IrStmt *s) {
     if (g->ctx == CTX_UNIFORM) g->pending = 1;
 }
 
+/* A T.gemm kept for tensor cores: one call of its gemm function by every
+ * thread of the block (uniform code only: mma.sync needs whole warps),
+ * between barriers since it reads A, B and C and writes C. */
+static void emit_tileop(Cg *g, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    if (op->kind != TS_OP_GEMM || op->inst != TS_OP_INST_MMA_SYNC)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a tile operator was not lowered");
+    const CgMma *site = NULL;
+    for (int i = 0; i < g->mma_sites.n; i++)
+        if (g->mma_sites.v[i].op == op) site = &g->mma_sites.v[i];
+    if (!site) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a tensor-core gemm was not planned");
+    int varying = g->ctx != CTX_UNIFORM;
+    for (int r = 0; r < 3; r++)
+        for (int d = 0; d < op->r[r].ndim; d++) varying |= expr_varying(g, op->r[r].start[d]);
+    if (varying)
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
+                   "T.gemm on tensor cores must be reached by every thread of the block with the same operands "
+                   "(not under a T.Parallel loop or thread-dependent control flow); TILESCALE_CUDA_MMA=0 lowers "
+                   "it to loops instead");
+    for (int r = 0; r < 3; r++)
+        for (int d = 0; d < op->r[r].ndim; d++) g->pending |= expr_reads_mem(op->r[r].start[d]);
+    sync_if_pending(g);
+    line_start(g);
+    outf(g, "ts_gemm_%d(", site->fn);
+    for (int r = 0; r < 3; r++) {
+        const CgBuf *cb = find_buf(g, op->r[r].buf, s->loc);
+        outf(g, "%s + (", cb->name);
+        emit_index(g, cb, op->r[r].start, op->r[r].ndim, s->loc);
+        out(g, "), ");
+    }
+    out(g, "ts_tid);\n");
+    emit_sync(g);
+}
+
 static void emit_stmt(Cg *g, const IrStmt *s) {
     if (!s) return;
     switch (s->kind) {
@@ -1434,8 +1731,7 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
     case IR_S_ATOMIC_ADD: emit_atomic(g, s); return;
     case IR_S_LET: emit_let(g, s); return;
     case IR_S_ALLOC: return; /* declared up front */
-    case IR_S_TILEOP:
-        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a tile operator was not lowered");
+    case IR_S_TILEOP: emit_tileop(g, s); return;
     case IR_S_EVAL:
         if (g->ctx == CTX_UNIFORM) g->pending |= expr_reads_mem(s->eval.e);
         line_start(g);
@@ -1510,6 +1806,70 @@ static void walk_expr_bufs(Cg *g, const IrExpr *e) {
     }
 }
 
+/* Row stride of the matrix held by region r (its last two axes) and
+ * whether element (0, 0) and every row start are aligned to q elements
+ * (constant starts are folded; a run-time start must have a stride that
+ * is a multiple of q). */
+static int region_ld(Cg *g, const IrRegion *r, TsLoc loc, int q, int *aligned) {
+    const CgBuf *cb = find_buf(g, r->buf, loc);
+    int nd = r->ndim;
+    if (nd < 2 || cb->strides[nd - 1] != 1)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: gemm operand '%s' is not a row-major matrix", r->buf->name);
+    int64_t konst = 0, c, ld = cb->strides[nd - 2];
+    int ok = ld % q == 0;
+    for (int d = 0; d < nd; d++) {
+        if (ir_is_const_int(r->start[d], &c)) konst += c * cb->strides[d];
+        else if (cb->strides[d] % q) ok = 0;
+    }
+    *aligned = ok && konst % q == 0;
+    if (ld > (1 << 24)) ts_fail_at(g->d, TS_ERR_UNSUPPORTED, loc, "gemm operand '%s' is too large", r->buf->name);
+    return (int)ld;
+}
+
+static int region_ext(Cg *g, const IrRegion *r, int axis, TsLoc loc) {
+    int64_t e;
+    if (!ir_is_const_int(r->extent[axis], &e) || e <= 0 || e > (1 << 16))
+        ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: gemm operand '%s' without a constant extent",
+                   r->buf->name);
+    return (int)e;
+}
+
+/* The gemm function for a kept T.gemm: shapes, strides, alignment and
+ * the warp split; call sites with the same parameters share a function. */
+static void plan_mma(Cg *g, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    for (int i = 0; i < g->mma_sites.n; i++)
+        if (g->mma_sites.v[i].op == op) return;
+    const IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
+    TsCudaMma p;
+    memset(&p, 0, sizeof p);
+    int na = A->ndim, nc = C->ndim;
+    p.m = region_ext(g, C, nc - 2, s->loc);
+    p.n = region_ext(g, C, nc - 1, s->loc);
+    p.k = region_ext(g, A, op->trans_a ? na - 2 : na - 1, s->loc);
+    p.lda = region_ld(g, A, s->loc, 8, &p.ldsm_a);
+    p.ldb = region_ld(g, B, s->loc, 8, &p.ldsm_b);
+    p.ldc = region_ld(g, C, s->loc, 2, &p.c2);
+    p.trans_a = op->trans_a != 0;
+    p.trans_b = op->trans_b != 0;
+    p.bf16 = A->buf->dt == TS_BFLOAT16;
+    p.clear = op->clear_accum != 0;
+    p.nwarps = g->nthreads / 32;
+    if (p.m % 16 || p.n % 8 || p.k % 16 || p.nwarps < 1 || g->nthreads % 32)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: gemm %dx%dx%d on %d threads is not for tensor cores",
+                   p.m, p.n, p.k, g->nthreads);
+    ts_cuda_mma_plan(&p);
+    int fn = -1;
+    for (int i = 0; i < g->mma_fns.n && fn < 0; i++)
+        if (!memcmp(&g->mma_fns.v[i], &p, sizeof p)) fn = i;
+    if (fn < 0) {
+        fn = g->mma_fns.n;
+        ts_vec_push(g->a, g->mma_fns, p);
+    }
+    CgMma site = {op, fn};
+    ts_vec_push(g->a, g->mma_sites, site);
+}
+
 static void walk_stmt_bufs(Cg *g, const IrStmt *s) {
     if (!s) return;
     switch (s->kind) {
@@ -1542,6 +1902,13 @@ static void walk_stmt_bufs(Cg *g, const IrStmt *s) {
     case IR_S_PRINT:
         walk_expr_bufs(g, s->print.value);
         if (s->print.buf) add_buf(g, s->print.buf);
+        return;
+    case IR_S_TILEOP:
+        for (int r = 0; r < s->op->nr && r < 3; r++) {
+            add_buf(g, s->op->r[r].buf);
+            for (int d = 0; d < s->op->r[r].ndim; d++) walk_expr_bufs(g, s->op->r[r].start[d]);
+        }
+        if (s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) plan_mma(g, s);
         return;
     default: return;
     }
@@ -1683,6 +2050,14 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
     ts_buf_printf(o, "': %d threads, %lld bytes of dynamic shared memory.  Do not edit. */\n", g.nthreads,
                   (long long)smem);
     for (int i = 0; prelude[i]; i++) ts_buf_puts(o, prelude[i]);
+    if (g.mma_fns.n) {
+        ts_buf_puts(o, mma_prelude);
+        for (int i = 0; i < g.mma_fns.n; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "ts_gemm_%d", i);
+            ts_cuda_mma_emit(o, name, &g.mma_fns.v[i]);
+        }
+    }
     emit_kernel(&g);
 
     TsCudaCodeInfo ci;

@@ -94,6 +94,33 @@ struct TsModuleCuda {
  * a tile op is left. */
 TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, TsBuf *out);
 
+/*
+ * Tensor-core GEMM (codegen_cuda.c).  A T.gemm that gemm.c kept for the
+ * CUDA target (TS_OP_INST_MMA_SYNC) becomes one call of a device function
+ * specialised to these values; the function is plain C apart from the
+ * prelude's wrappers (ts_ldsm_*, ts_mma_*), so tests can compile it on
+ * the host against a model of one warp.
+ */
+typedef struct TsCudaMma {
+    int m, n, k;         /* C is m x n, the reduction is k deep */
+    int lda, ldb, ldc;   /* row strides (elements) of the stored A, B, C matrices */
+    int trans_a, trans_b;/* A stored k x m, B stored n x k */
+    int bf16;            /* A and B are bfloat16 (else float16) */
+    int clear;           /* clear_accum: C's old value is not read */
+    int nwarps;          /* warps of the block (threads / 32) */
+    int cm, cn;          /* one warp's C sub-tile per round (ts_cuda_mma_plan) */
+    int ldsm_a, ldsm_b;  /* A / B rows 16-byte aligned: ldmatrix, else 16-bit loads */
+    int c2;              /* C pairs 8-byte aligned: 64-bit loads and stores */
+} TsCudaMma;
+
+/* Choose p->cm, p->cn from p->m, p->n, p->nwarps. */
+void ts_cuda_mma_plan(TsCudaMma *p);
+
+/* The device function `void name(const ts_u16 *A, const ts_u16 *B,
+ * float *C, int tid)` for p, appended to o; A, B, C point at element
+ * (0, 0) of each matrix, tid is the thread's index in the block. */
+void ts_cuda_mma_emit(TsBuf *o, const char *name, const TsCudaMma *p);
+
 /* ---- nvrtc.c --------------------------------------------------------------- */
 
 /* 1 if libnvrtc can be opened; otherwise 0 and the reason in why (may be
