@@ -120,6 +120,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the prelude: types and helpers every generated file carries -------- */
@@ -565,6 +566,9 @@ typedef struct Cg {
     TS_VEC(const IrVar *) varying;   /* vars whose value can differ between threads */
     int changed;                     /* the varying analysis grew this round */
     TS_VEC(CgMma) mma_sites;         /* every tensor-core gemm of the kernel */
+    TS_VEC(const IrBuffer *) mma_ab; /* buffers read as A or B by tensor-core gemms */
+    TS_VEC(const IrBuffer *) mma_c;  /* buffers accumulated as C by them */
+    int pad_rows;                    /* pad those buffers' rows (TILESCALE_CUDA_PAD != 0) */
     TS_VEC(TsCudaMma) mma_fns;       /* distinct gemm functions, emitted before the kernel */
 } Cg;
 
@@ -1746,6 +1750,52 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
 
 /* ---- buffers and shared-memory layout ------------------------------------------ */
 
+/*
+ * Row padding of tensor-core operands (until swizzles come with layout
+ * inference).  ldmatrix reads 8 rows of 16 bytes per matrix; they hit
+ * different banks only if the row stride is an odd number of 16-byte
+ * chunks, so a 16-bit A/B buffer whose rows are an even number of chunks
+ * (the usual 32-, 64-, 128-element tiles) gets 8 more elements per row.
+ * The accumulators are read and written as 8-byte pairs (c0 c1 / c2 c3
+ * of 4 rows per half-warp): rows whose length is 0 or 64 modulo 128
+ * bytes get 32 more bytes, which puts 4 consecutive rows in 4 different
+ * 32-byte bank groups.  Only the row stride changes; every access goes
+ * through emit_index, which uses the strides.
+ */
+static int64_t row_pad(const Cg *g, const IrBuffer *b, int64_t row_elems) {
+    if (!g->pad_rows || b->ndim < 2 || b->scope == IR_SCOPE_GLOBAL || is_private(b)) return 0;
+    int64_t es = (ts_dtype_bits(b->dt) + 7) / 8, bytes = row_elems * es;
+    for (int i = 0; i < g->mma_ab.n; i++)
+        if (g->mma_ab.v[i] == b && es == 2 && bytes % 16 == 0 && (bytes / 16) % 2 == 0) return 8;
+    for (int i = 0; i < g->mma_c.n; i++)
+        if (g->mma_c.v[i] == b && es == 4 && (bytes % 128 == 0 || bytes % 128 == 64)) return 8;
+    return 0;
+}
+
+/* Collect the operands of tensor-core gemms (before buffers are laid out). */
+static void collect_mma_bufs(Cg *g, const IrStmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) collect_mma_bufs(g, s->seq.v[i]);
+        return;
+    case IR_S_FOR: collect_mma_bufs(g, s->for_.body); return;
+    case IR_S_IF:
+        collect_mma_bufs(g, s->if_.then);
+        collect_mma_bufs(g, s->if_.else_);
+        return;
+    case IR_S_WHILE: collect_mma_bufs(g, s->while_.body); return;
+    case IR_S_TILEOP:
+        if (s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) {
+            ts_vec_push(g->a, g->mma_ab, s->op->r[0].buf);
+            ts_vec_push(g->a, g->mma_ab, s->op->r[1].buf);
+            ts_vec_push(g->a, g->mma_c, s->op->r[2].buf);
+        }
+        return;
+    default: return;
+    }
+}
+
 static void add_buf(Cg *g, const IrBuffer *b) {
     for (int i = 0; i < g->bufs.n; i++)
         if (g->bufs.v[i].buf == b) return;
@@ -1769,6 +1819,7 @@ static void add_buf(Cg *g, const IrBuffer *b) {
                            ir_scope_name(b->scope), b->name);
             cb.strides[i] = elems;
             elems *= ext;
+            if (i == b->ndim - 1) elems += row_pad(g, b, ext); /* the row stride */
         }
         cb.elems = elems * (b->stages > 1 ? b->stages : 1);
         if (!is_private(b)) {
@@ -2029,7 +2080,11 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
     g.nthreads = (int)nt;
     g.single = nt == 1;
 
-    /* Buffers: parameters first (in order), then everything else touched. */
+    /* Buffers: parameters first (in order), then everything else touched;
+     * tensor-core operands first collected for their row padding. */
+    const char *pad = getenv("TILESCALE_CUDA_PAD");
+    g.pad_rows = !(pad && !strcmp(pad, "0"));
+    collect_mma_bufs(&g, k->body);
     for (int i = 0; i < k->params.n; i++)
         if (k->params.v[i].buf) add_buf(&g, k->params.v[i].buf);
     for (int i = 0; i < k->buffers.n; i++)
