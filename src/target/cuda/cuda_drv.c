@@ -18,7 +18,13 @@
  * A launch on host tensors (ts_cuda_run) is deliberately simple: device
  * memory is allocated per launch, every tensor is copied in and, after
  * the kernel, every tensor is copied back (any parameter may be an
- * output).  A tensor is copied as the contiguous host span its strides
+ * output).  Benchmark mode, TILESCALE_CUDA_BENCH=N[,W] in the environment:
+ * after that first launch, W more (warm-up, default max(N / 10, 3)) and N
+ * timed launches run back to back on the buffers already on the device,
+ * each between two CUDA events, and "cuda bench <median ms> ..." (mean
+ * and min too) joins the timing lines (or goes to stderr without them);
+ * the tensors copied back are those of the last launch, so only kernels
+ * whose outputs do not depend on their old values give the same results.  A tensor is copied as the contiguous host span its strides
  * cover (negative strides included), and tensors whose spans overlap
  * (in-place kernels, views of one array) share one device allocation, so
  * aliasing on the host is aliasing on the device.  Device-resident
@@ -70,6 +76,12 @@ struct TsCuDriver {
     CUresult (*d2h)(void *dst, CUdeviceptr src, size_t n);           /* cuMemcpyDtoH_v2 */
     CUresult (*error_name)(CUresult r, const char **s);              /* cuGetErrorName */
     CUresult (*error_string)(CUresult r, const char **s);            /* cuGetErrorString */
+    /* events, for TILESCALE_CUDA_BENCH only (may be missing) */
+    CUresult (*event_create)(void **ev, unsigned flags);              /* cuEventCreate */
+    CUresult (*event_record)(void *ev, void *stream);                 /* cuEventRecord */
+    CUresult (*event_sync)(void *ev);                                 /* cuEventSynchronize */
+    CUresult (*event_elapsed)(float *ms, void *start, void *end);     /* cuEventElapsedTime(_v2) */
+    CUresult (*event_destroy)(void *ev);                              /* cuEventDestroy_v2 */
 };
 
 static void sym(void *dl, const char *name, void *fnptr) {
@@ -142,6 +154,12 @@ static TsCuDriver *drv_open(TsBuf *why) {
     sym(dl, "cuMemcpyDtoH_v2", &v->d2h);
     sym(dl, "cuGetErrorName", &v->error_name);
     sym(dl, "cuGetErrorString", &v->error_string);
+    sym(dl, "cuEventCreate", &v->event_create);
+    sym(dl, "cuEventRecord", &v->event_record);
+    sym(dl, "cuEventSynchronize", &v->event_sync);
+    sym(dl, "cuEventElapsedTime_v2", &v->event_elapsed);
+    if (!v->event_elapsed) sym(dl, "cuEventElapsedTime", &v->event_elapsed);
+    sym(dl, "cuEventDestroy_v2", &v->event_destroy);
     if (!v->init || !v->device_count || !v->device_get || !v->device_attr || !v->ctx_retain ||
         !v->ctx_release || !v->ctx_set || !v->ctx_sync || !v->module_load || !v->module_unload ||
         !v->module_fn || !v->fn_get || !v->fn_set || !v->launch || !v->mem_alloc || !v->mem_free || !v->h2d ||
@@ -319,6 +337,70 @@ static TsStatus cu_fail(Run *R, CUresult r, const char *what) {
     return fail(R->d, TS_ERR_RUNTIME, "%s: %s failed: %s", R->m->kname, what, err(R->m->drv, r, eb, sizeof eb));
 }
 
+static int cmp_float(const void *x, const void *y) {
+    float a = *(const float *)x, b = *(const float *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* TILESCALE_CUDA_BENCH=N[,W]: W warm-up and N timed launches of the kernel
+ * on the arguments already on the device (see the essay). */
+static TsStatus bench(Run *R, const TsLaunchArgs *a, const char *spec, TsBuf *timing) {
+    TsModuleCuda *m = R->m;
+    TsCuDriver *v = m->drv;
+    char *end;
+    long n = strtol(spec, &end, 10), w = -1;
+    if (*end == ',') w = strtol(end + 1, &end, 10);
+    if (n < 1 || n > 100000 || *end || w > 100000)
+        return fail(R->d, TS_ERR_INVALID, "TILESCALE_CUDA_BENCH=%s: want N or N,W (launches, warm-up launches)", spec);
+    if (w < 0) w = n / 10 > 3 ? n / 10 : 3;
+    if (!v->event_create || !v->event_record || !v->event_sync || !v->event_elapsed || !v->event_destroy)
+        return fail(R->d, TS_ERR_RUNTIME, "%s: the CUDA driver has no event API for TILESCALE_CUDA_BENCH", m->kname);
+    void **ev = calloc((size_t)n + 1, sizeof *ev);
+    float *ms = calloc((size_t)n, sizeof *ms);
+    TsStatus st = TS_OK;
+    CUresult r = CU_SUCCESS;
+    long made = 0;
+    if (!ev || !ms) st = fail(R->d, TS_ERR_NOMEM, "%s: out of memory", m->kname);
+    for (; !st && made <= n; made++) {
+        r = v->event_create(&ev[made], 0); /* CU_EVENT_DEFAULT: timing on */
+        if (r != CU_SUCCESS) {
+            st = cu_fail(R, r, "cuEventCreate");
+            break;
+        }
+    }
+#define LAUNCH()                                                                                              \
+    v->launch(m->fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2], (unsigned)m->info.threads, \
+              1, 1, (unsigned)m->info.smem_bytes, NULL, R->kp, NULL)
+    for (long i = 0; !st && i < w; i++)
+        if ((r = LAUNCH()) != CU_SUCCESS) st = cu_fail(R, r, "cuLaunchKernel");
+    if (!st && (r = v->event_record(ev[0], NULL)) != CU_SUCCESS) st = cu_fail(R, r, "cuEventRecord");
+    for (long i = 0; !st && i < n; i++) {
+        if ((r = LAUNCH()) != CU_SUCCESS) st = cu_fail(R, r, "cuLaunchKernel");
+        else if ((r = v->event_record(ev[i + 1], NULL)) != CU_SUCCESS) st = cu_fail(R, r, "cuEventRecord");
+    }
+#undef LAUNCH
+    if (!st && (r = v->event_sync(ev[n])) != CU_SUCCESS) st = cu_fail(R, r, "the kernel (benchmark)");
+    double total = 0;
+    for (long i = 0; !st && i < n; i++) {
+        if ((r = v->event_elapsed(&ms[i], ev[i], ev[i + 1])) != CU_SUCCESS) st = cu_fail(R, r, "cuEventElapsedTime");
+        total += ms[i];
+    }
+    for (long i = 0; i < made && i <= n; i++) v->event_destroy(ev[i]);
+    if (!st) {
+        qsort(ms, (size_t)n, sizeof *ms, cmp_float);
+        double med = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+        char line[256];
+        snprintf(line, sizeof line,
+                 "cuda bench %.4f (median of %ld launches after %ld warm-up; mean %.4f, min %.4f, max %.4f)\n", med, n, w,
+                 total / (double)n, ms[0], ms[n - 1]);
+        if (timing) ts_buf_puts(timing, line);
+        else fputs(line, stderr);
+    }
+    free(ev);
+    free(ms);
+    return st;
+}
+
 static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, TsBuf *timing) {
     TsModuleCuda *m = R->m;
     TsCuDriver *v = m->drv;
@@ -416,6 +498,12 @@ static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, T
     r = v->ctx_sync();
     if (r != CU_SUCCESS) return cu_fail(R, r, "the kernel");
     double t2 = ts_now_ms();
+    const char *bspec = getenv("TILESCALE_CUDA_BENCH");
+    if (bspec && *bspec) {
+        TsStatus st = bench(R, a, bspec, timing);
+        if (st) return st;
+    }
+    double t3 = ts_now_ms();
 
     for (int p = 0; p < np; p++) {
         const Span *s = &R->span[p];
@@ -426,7 +514,7 @@ static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, T
     if (timing) {
         ts_buf_printf(timing, "cuda alloc+h2d %.3f\n", t1 - t0);
         ts_buf_printf(timing, "cuda kernel %.3f\n", t2 - t1);
-        ts_buf_printf(timing, "cuda d2h %.3f\n", ts_now_ms() - t2);
+        ts_buf_printf(timing, "cuda d2h %.3f\n", ts_now_ms() - t3);
     }
     return TS_OK;
 }
