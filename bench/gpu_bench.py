@@ -16,7 +16,9 @@
 # Both sides repeat on the same buffers (L2 stays warm for the small sizes
 # alike).  Variants: "mma" is the default build; "simt" sets
 # TILESCALE_CUDA_MMA=0 (T.gemm lowered to loops, the code before tensor
-# cores), so one run gives before and after.
+# cores), so one run gives before and after; "mma, rows unpadded" sets
+# TILESCALE_CUDA_PAD=0 (tensor cores on unpadded shared tiles: ldmatrix
+# with bank conflicts).
 #
 #   python3 bench/gpu_bench.py [--quick]     (TS=path/to/tilescale, OUT=dir)
 import json
@@ -116,12 +118,15 @@ for n in sizes:
     ms_ref = time_torch(lambda: torch.matmul(ta, tb, out=tc), it, 10)
     say("gemm %d^3 fp16: cuBLAS (torch.matmul) %.4f ms = %.1f TFLOP/s, rel err %.2e" %
         (n, ms_ref, flop / ms_ref / 1e9, relerr(tc.cpu().numpy(), ref)))
-    defs = dict(M=n, N=n, K=n, block_M=128, block_N=128, block_K=32)
-    for var, env in (("simt", {"TILESCALE_CUDA_MMA": "0"}), ("mma", {})):
-        its = it if var == "mma" else max(it // 5, 3)
-        ms, out = ours("gemm %d %s" % (n, var), "examples/gemm.py", "matmul", defs, {"A": pa, "B": pb}, "C", its, 2, env)
+    variants = [("simt", {"TILESCALE_CUDA_MMA": "0"}, 32), ("mma, rows unpadded", {"TILESCALE_CUDA_PAD": "0"}, 32),
+                ("mma", {}, 32), ("mma", {}, 64)]
+    for var, env, bk in variants:
+        defs = dict(M=n, N=n, K=n, block_M=128, block_N=128, block_K=bk)
+        its = it if var != "simt" else max(it // 5, 3)
+        ms, out = ours("gemm %d %s bk%d" % (n, var, bk), "examples/gemm.py", "matmul", defs, {"A": pa, "B": pb}, "C",
+                       its, 2, env)
         if ms:
-            row(case="gemm %d^3 fp16 (128,128,32)" % n, variant=var, ms=ms, tflops=flop / ms / 1e9, ref="cuBLAS",
+            row(case="gemm %d^3 fp16 (128,128,%d)" % (n, bk), variant=var, ms=ms, tflops=flop / ms / 1e9, ref="cuBLAS",
                 ref_ms=ms_ref, ref_tflops=flop / ms_ref / 1e9, ratio=ms_ref / ms, relerr=relerr(out, ref))
 
 # ---- (b) FlashAttention: examples/flash_attention.py flashattn vs SDPA ------------------------
@@ -138,9 +143,10 @@ for (B, H, S, D) in fa_cfgs:
     say("flashattn b%d h%d s%d d%d: SDPA %.4f ms = %.1f TFLOP/s, rel err %.2e" %
         (B, H, S, D, ms_ref, flop / ms_ref / 1e9, relerr(o.float().cpu().numpy(), ref)))
     defs = dict(batch=B, heads=H, seq_len=S, dim=D, is_causal="False")
-    for var, env in (("simt", {"TILESCALE_CUDA_MMA": "0"}), ("mma", {})):
+    for var, env in (("simt", {"TILESCALE_CUDA_MMA": "0"}), ("mma, rows unpadded", {"TILESCALE_CUDA_PAD": "0"}),
+                     ("mma", {})):
         ms, out = ours("flashattn d%d %s" % (D, var), "examples/flash_attention.py", "flashattn", defs,
-                       {"Q": pq, "K": pk, "V": pv}, "Output", 30 if var == "mma" else 5, 2, env)
+                       {"Q": pq, "K": pk, "V": pv}, "Output", 5 if var == "simt" else 30, 2, env)
         if ms:
             row(case="flashattn b%d h%d s%d d%d" % (B, H, S, D), variant=var, ms=ms, tflops=flop / ms / 1e9, ref="SDPA",
                 ref_ms=ms_ref, ref_tflops=flop / ms_ref / 1e9, ratio=ms_ref / ms, relerr=relerr(out, ref))

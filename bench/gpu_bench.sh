@@ -29,8 +29,8 @@ export PATH=$PATH:/usr/local/cuda/bin
 t0=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv 2>&1
 if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release && cmake --build "$B" -j"$(nproc)" --target tilescale_cli; } \
-  >"$LOGDIR/gpu_bench_build.log" 2>&1; then
-  tail -40 "$LOGDIR/gpu_bench_build.log"
+  >/tmp/gpu_bench_build.log 2>&1; then
+  tail -40 /tmp/gpu_bench_build.log
   echo "BUILD FAILED"
   exit 1
 fi
