@@ -14,7 +14,9 @@
  *   distributed  The outermost T.Parallel nest met in uniform code (one
  *                or several perfectly nested parallel loops whose extents
  *                do not depend on each other) is flattened and spread
- *                over the threads: `for (t = tid; t < total; t += NT)`,
+ *                over the threads: `for (t = tid; t < total; t += NT)`
+ *                (a counted, unrolled loop when NT divides a constant
+ *                total, so that several iterations' loads are in flight),
  *                the loop variables recovered from t by division, then
  *                __syncthreads().  Inside, every thread runs plain,
  *                private code: inner loops of any kind are ordinary loops.
@@ -1310,6 +1312,17 @@ static void emit_distributed(Cg *g, const IrStmt *s) {
         out(g, ";\n");
         line_start(g);
         outf(g, "for (ts_i64 ts_t%d = ts_tid; ts_t%d < ts_n%d; ts_t%d += %d) {\n", id, id, id, id, g->nthreads);
+    } else if (total % g->nthreads == 0 && total > 0) {
+        /* every thread runs the same constant number of iterations: a
+         * counted loop the compiler unrolls, so that the loads of several
+         * iterations are in flight at once (copies are latency-bound) */
+        int64_t trip = total / g->nthreads;
+        line_start(g);
+        out(g, trip <= 16 ? "#pragma unroll\n" : "#pragma unroll 16\n");
+        line_start(g);
+        outf(g, "for (int ts_r%d = 0; ts_r%d < %lld; ts_r%d++) {\n", id, id, (long long)trip, id);
+        line_start(g);
+        outf(g, "    const int ts_t%d = ts_tid + ts_r%d * %d;\n", id, id, g->nthreads);
     } else {
         line_start(g);
         outf(g, "for (int ts_t%d = ts_tid; ts_t%d < %lld; ts_t%d += %d) {\n", id, id, (long long)total, id,
