@@ -29,6 +29,11 @@ struct TsKernel {
     TsBuf timing;       /* "phase ms" lines */
     TsModuleC *cmod;    /* loaded C module (TS_TARGET_C) */
     TsModuleCuda *cumod; /* compiled CUDA module (TS_TARGET_CUDA) */
+    /* A prim_func with several `with T.Kernel` blocks compiles to a chain:
+     * the next kernel, launched after this one on the same arguments (its
+     * IR lives in the head's arena; its IR text and timing go to the head).
+     * Owned by this one. */
+    TsKernel *next;
 };
 
 #endif

@@ -519,6 +519,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         if (!E->in_kernel) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.Kernel must be used inside a @T.prim_func");
         if (nargs < 1 || nargs > 3)
             elab_fail(E, TS_ERR_TYPE, loc, "T.Kernel takes 1 to 3 grid extents, %d given", nargs);
+        if (E->have_kernel) start_next_kernel(E);
         IrKernel *k = E->k;
         k->ngrid = nargs;
         static const char *names[3] = {"bx", "by", "bz"};
@@ -860,25 +861,16 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         return val_none(E, loc);
     }
     case B_DYNAMIC:
-    case B_SYMBOLIC: {
-        Value *name = req(E, A, 0, "name");
+    case B_SYMBOLIC:
+    case B_CONST: {
+        /* T.dynamic("n") / T.symbolic("n"): run-time shape variables;
+         * T.const("M, N"): shape values from -D where given, else run-time
+         * variables.  Several comma-separated names give a tuple. */
+        Value *names = req(E, A, 0, "name");
         Value *dt = arg(E, A, 1, "dtype");
         check_args(E, A, 2);
-        if (name->kind != V_STR) elab_fail(E, TS_ERR_TYPE, loc, "%s needs a name string", A->fn);
+        if (names->kind != V_STR) elab_fail(E, TS_ERR_TYPE, loc, "%s needs a string of names", A->fn);
         TsDType d = dt ? val_to_dtype(E, dt, loc) : TS_INT32;
-        IrKernel *k = E->k;
-        for (int i = 0; i < k->shape_vars.n; i++)
-            if (!strcmp(k->shape_vars.v[i]->name, name->s)) return val_expr(E, ir_var_ref(E->a, k->shape_vars.v[i]), loc);
-        IrVar *var = ir_var(k, name->s, d, IR_VAR_SHAPE);
-        ts_vec_push(E->a, k->shape_vars, var);
-        return val_expr(E, ir_var_ref(E->a, var), loc);
-    }
-    case B_CONST: {
-        /* T.const("M, N"): shape values, from -D where given, else run-time variables */
-        Value *names = req(E, A, 0, "names");
-        ignore_kw(A, "dtype");
-        check_args(E, A, 2);
-        if (names->kind != V_STR) elab_fail(E, TS_ERR_TYPE, loc, "T.const takes a string of names");
         TS_VEC(Value *) out = {0};
         const char *p = names->s;
         while (*p) {
@@ -888,15 +880,16 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             if (q == p) break;
             const char *nm = ts_strndup(E->a, p, (size_t)(q - p));
             Value *v = NULL;
-            for (int i = 0; i < E->ndefs; i++)
-                if (!strcmp(E->defs[i].name, nm)) v = define_value(E, E->defs[i].value);
+            if (id == B_CONST)
+                for (int i = 0; i < E->ndefs; i++)
+                    if (!strcmp(E->defs[i].name, nm)) v = define_value(E, E->defs[i].value);
             if (!v) {
                 IrKernel *k = E->k;
                 IrVar *var = NULL;
                 for (int i = 0; i < k->shape_vars.n; i++)
                     if (!strcmp(k->shape_vars.v[i]->name, nm)) var = k->shape_vars.v[i];
                 if (!var) {
-                    var = ir_var(k, nm, TS_INT32, IR_VAR_SHAPE);
+                    var = ir_var(k, nm, d, IR_VAR_SHAPE);
                     ts_vec_push(E->a, k->shape_vars, var);
                 }
                 v = val_expr(E, ir_var_ref(E->a, var), loc);
@@ -904,6 +897,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             ts_vec_push(E->a, out, v);
             p = q;
         }
+        if (out.n == 0) elab_fail(E, TS_ERR_TYPE, loc, "%s needs at least one name", A->fn);
         if (out.n == 1) return out.v[0];
         return val_seq(E, V_TUPLE, out.v, out.n, loc);
     }

@@ -328,9 +328,10 @@ static void exec_with(Elab *E, Env *env, const AstStmt *s) {
                   "only `with T.Kernel(...) as ...` is supported, not a %s", val_kind_name(ctx));
     if (!E->in_kernel)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "T.Kernel must be used inside a @T.prim_func");
-    if (E->have_kernel)
-        elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "a second T.Kernel in one prim_func is not supported");
+    if (E->cur)
+        elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "a T.Kernel inside another T.Kernel is not supported");
     E->have_kernel = true;
+    EnvSnap snap = env_snapshot(E, env);
     IrKernel *k = E->k;
     if (s->targets[0]) {
         const AstExpr *t = s->targets[0];
@@ -349,6 +350,21 @@ static void exec_with(Elab *E, Env *env, const AstStmt *s) {
     E->cur = k->body;
     exec_block(E, env, &s->body);
     E->cur = saved;
+    /* buffers and block indices of this kernel do not exist in the next one */
+    env_seal(E, env, snap, "T.Kernel body");
+}
+
+void start_next_kernel(Elab *E) {
+    IrKernel *prev = E->k, *k = ir_kernel_new(E->a, prev->name);
+    k->body = ir_seq(E->a);
+    k->next_id = prev->next_id; /* ids stay unique over the chain */
+    for (int i = 0; i < prev->params.n; i++) {
+        ts_vec_push(E->a, k->params, prev->params.v[i]);
+        if (prev->params.v[i].buf) ts_vec_push(E->a, k->buffers, prev->params.v[i].buf);
+    }
+    for (int i = 0; i < prev->shape_vars.n; i++) ts_vec_push(E->a, k->shape_vars, prev->shape_vars.v[i]);
+    prev->next = k;
+    E->k = k;
 }
 
 static void exec_stmt(Elab *E, Env *env, const AstStmt *s) {
@@ -548,6 +564,8 @@ Value *define_value(Elab *E, const char *text) {
 
 IrBuffer *add_tensor_param(Elab *E, const char *name, Value *ann, bool is_output, TsLoc loc) {
     IrKernel *k = E->k;
+    if (E->have_kernel)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "tensor parameters must be declared before the first T.Kernel");
     for (int i = 0; i < k->params.n; i++)
         if (!strcmp(k->params.v[i].name, name))
             elab_fail(E, TS_ERR_TYPE, loc, "tensor parameter '%s' is declared twice", name);
@@ -565,9 +583,20 @@ IrBuffer *add_tensor_param(Elab *E, const char *name, Value *ann, bool is_output
 }
 
 /* Apply @tilelang.jit(out_idx=...) to the kernel's parameters. */
+/* Give every kernel of the chain the first one's final parameter list. */
+static void share_params(Elab *E) {
+    for (IrKernel *k = E->k0->next; k; k = k->next) {
+        k->params.n = 0;
+        for (int i = 0; i < E->k0->params.n; i++) ts_vec_push(E->a, k->params, E->k0->params.v[i]);
+    }
+}
+
 static void mark_outputs(Elab *E) {
-    IrKernel *k = E->k;
-    if (!E->out_idx) return;
+    IrKernel *k = E->k0;
+    if (!E->out_idx) {
+        share_params(E);
+        return;
+    }
     int n;
     Value **items = val_items(E, E->out_idx, &n);
     for (int i = 0; i < n; i++) {
@@ -578,6 +607,7 @@ static void mark_outputs(Elab *E) {
                       (long long)val_to_int(E, items[i], E->out_idx->loc, "an out_idx entry"), k->params.n);
         k->params.v[j].is_output = 1;
     }
+    share_params(E);
 }
 
 static bool block_has(const AstBlock *b, bool (*pred)(const AstStmt *)) {
@@ -731,7 +761,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
     E->a = a;
     E->mod = m;
     E->globals = env_new(E, NULL);
-    E->k = ir_kernel_new(a, entry);
+    E->k = E->k0 = ir_kernel_new(a, entry);
     E->k->body = ir_seq(a);
     exec_module(E, m);
 
@@ -759,7 +789,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
             elab_fail(E, TS_ERR_PARAM, fn->def->loc,
                       "'%s' is a @T.prim_func and takes no -D values; -D %s was given", entry, defs[0].name);
         elab_prim_func(E, fn);
-        return E->k;
+        return E->k0;
     }
     if (fn->kind == FN_MACRO)
         elab_fail(E, TS_ERR_NAME, fn->def->loc, "'%s' is a @T.macro, not a kernel factory", entry);
@@ -767,7 +797,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
     if (!block_has(&def->body, is_prim_func_def) && block_has(&def->body, is_kernel_with)) {
         E->out_idx = fn->out_idx;
         elab_eager(E, fn, defs, ndefs, lenient_defines);
-        return E->k;
+        return E->k0;
     }
     /* A factory: bind -D values to its parameters. */
     TS_VEC(const char *) kw = {0};
@@ -822,5 +852,5 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
                   r->kind == V_FUNC ? "plain function" : val_kind_name(r));
     if (r->fn->out_idx && !E->out_idx) E->out_idx = r->fn->out_idx;
     elab_prim_func(E, r->fn);
-    return E->k;
+    return E->k0;
 }

@@ -99,7 +99,8 @@ typedef struct Elab {
     TsDiag *d;
     TsArena *a;
     const AstModule *mod;
-    IrKernel *k;         /* kernel under construction */
+    IrKernel *k;         /* kernel under construction (the last of the chain) */
+    IrKernel *k0;        /* the first kernel of the chain (what ts_elaborate returns) */
     IrStmt *cur;         /* IR_S_SEQ receiving emitted statements */
     Env *globals;
     int in_kernel;       /* >0 while walking a prim_func body */
@@ -171,6 +172,8 @@ void emit(Elab *E, IrStmt *s);
 
 /* A global tensor parameter (eager style: annotations and T.empty). */
 IrBuffer *add_tensor_param(Elab *E, const char *name, Value *tensorty, bool is_output, TsLoc loc);
+/* Start the next kernel of the chain (a further `with T.Kernel`). */
+void start_next_kernel(Elab *E);
 /* A -D value as a Value. */
 Value *define_value(Elab *E, const char *text);
 

@@ -270,6 +270,10 @@ struct IrKernel {
     /* Facts recorded by annotations, used by the CUDA backend. */
     int swizzle_panel;        /* T.use_swizzle(panel_size) or 0 */
     bool may_block;           /* waits on other blocks/ranks: run blocks as coroutines */
+    /* A prim_func with several `with T.Kernel` blocks is a chain of kernels
+     * launched one after another with the same parameters (the same
+     * IrParam/IrBuffer objects): this is the next one, or NULL. */
+    IrKernel *next;
 };
 
 /* ---- construction (ir.c) --------------------------------------------------------- */

@@ -45,6 +45,7 @@ static void reset_diag(TsContext *ctx) {
 
 void ts_kernel_destroy(TsKernel *k) {
     if (!k) return;
+    ts_kernel_destroy(k->next);
     if (k->cmod) ts_c_module_free(k->cmod);
     if (k->cumod) ts_cuda_module_free(k->cumod);
     ts_buf_free(&k->code);
@@ -58,6 +59,29 @@ static void record(TsKernel *k, const char *phase, double t0) {
     if (k->opt.timing) ts_buf_printf(&k->timing, "%s %.3f\n", phase, ts_now_ms() - t0);
 }
 
+/* Passes, code generation and build of one kernel of the chain; IR text
+ * and timing go to the head. */
+static void compile_part(TsKernel *head, TsKernel *k) {
+    TsDiag *d = &k->ctx->diag;
+    TsBuf *timing = head->opt.timing ? &head->timing : NULL;
+    TsPassCtx pc = {d, &head->arena, k->ir, k->target};
+    ts_run_passes(&pc, k->opt.dump_after, &head->ir_text, timing);
+    if (!k->opt.dump_after) ir_print_kernel(&head->ir_text, k->ir);
+
+    double t = ts_now_ms();
+    if (k->target == TS_TARGET_CUDA) {
+        TsCudaCodeInfo ci = ts_cuda_codegen(d, k->ir, &k->code);
+        record(head, "codegen", t);
+        if (k->opt.skip_build) return;
+        k->cumod = ts_cuda_build(d, k->ir, &ci, ts_buf_str(&k->code), &k->opt, timing);
+        return;
+    }
+    ts_c_codegen(d, k->ir, &k->code);
+    record(head, "codegen", t);
+    if (k->opt.skip_build) return;
+    k->cmod = ts_c_build(d, ts_buf_str(&k->code), &k->opt, timing);
+}
+
 /* The pipeline.  Runs inside the caller's ts_try. */
 static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int ndefs) {
     TsDiag *d = &k->ctx->diag;
@@ -69,23 +93,24 @@ static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int nd
     k->ir = ts_elaborate(d, &k->arena, m, entry, defs, ndefs, k->opt.lenient_defines != 0);
     record(k, "elaborate", t);
 
-    TsPassCtx pc = {d, &k->arena, k->ir, k->target};
-    ts_run_passes(&pc, k->opt.dump_after, &k->ir_text, k->opt.timing ? &k->timing : NULL);
-    if (!k->opt.dump_after) ir_print_kernel(&k->ir_text, k->ir);
-
-    if (k->target == TS_TARGET_CUDA) {
-        t = ts_now_ms();
-        TsCudaCodeInfo ci = ts_cuda_codegen(d, k->ir, &k->code);
-        record(k, "codegen", t);
-        if (k->opt.skip_build) return;
-        k->cumod = ts_cuda_build(d, k->ir, &ci, ts_buf_str(&k->code), &k->opt, k->opt.timing ? &k->timing : NULL);
-        return;
+    TsKernel *part = k;
+    for (const IrKernel *ir = k->ir; ir; ir = ir->next) {
+        if (ir != k->ir) {
+            TsKernel *p = calloc(1, sizeof *p);
+            if (!p) ts_fail_at(d, TS_ERR_NOMEM, (TsLoc){0}, "out of memory");
+            p->ctx = k->ctx;
+            ts_arena_init(&p->arena);
+            p->ir = (IrKernel *)ir;
+            p->target = k->target;
+            p->opt = k->opt;
+            part->next = p;
+            part = p;
+        }
+        compile_part(k, part);
     }
-    t = ts_now_ms();
-    ts_c_codegen(d, k->ir, &k->code);
-    record(k, "codegen", t);
-    if (k->opt.skip_build) return;
-    k->cmod = ts_c_build(d, ts_buf_str(&k->code), &k->opt, k->opt.timing ? &k->timing : NULL);
+    /* Show the whole chain's code (each part was built from its own). */
+    for (TsKernel *p = k->next; p; p = p->next)
+        ts_buf_printf(&k->code, "\n/* ---- the next kernel of the chain ---- */\n\n%s", ts_buf_str(&p->code));
 }
 
 TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *text,
@@ -203,7 +228,8 @@ TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs) {
         return TS_ERR_INVALID;
     }
     double t = ts_now_ms();
-    TsStatus st = ts_launch(k, args, nargs);
+    TsStatus st = TS_OK;
+    for (TsKernel *p = k; p && st == TS_OK; p = p->next) st = ts_launch(p, args, nargs);
     record(k, "run", t);
     return st;
 }

@@ -7,3 +7,6 @@ check examples/gemm.py --entry matmul -D M=100 -D N=72 -D K=52 -D block_M=32 -D 
 check examples/gemm.py --entry matmul -D M=64 -D N=64 -D K=64 -D block_M=32 -D block_N=32 -D block_K=32 -D dtype=bfloat16 --check-against matmul_naive
 # eager style, shapes from -D
 check examples/gemm.py --entry matmul_eager -D M=96 -D N=80 -D K=72 -D block_M=32 -D block_N=32 -D block_K=16 --check-against matmul_naive
+# two kernels in one prim_func (split-K: partial products, then their sum)
+check examples/splitk_gemm.py --entry splitk_gemm -D M=96 -D N=80 -D K=256 -D splits=4 --check-against splitk_gemm_naive
+check examples/splitk_gemm.py --entry splitk_gemm -D M=50 -D N=70 -D K=128 -D splits=2 --check-against splitk_gemm_naive

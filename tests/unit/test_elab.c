@@ -133,6 +133,31 @@ int main(void) {
     TsDefine d4[] = {{"n", "8"}, {"n", "9"}};
     CHECK_EQ_INT(TS_ERR_PARAM, compile_status(fac, d4, 2));
 
+    /* several run-time shape variables at once */
+    {
+        const char *src =
+            "import tilelang.language as T\n"
+            "def k():\n"
+            "    M, N = T.dynamic('M, N')\n"
+            "    @T.prim_func\n"
+            "    def main(A: T.Tensor((M, N), 'float32')):\n"
+            "        with T.Kernel(M) as bx:\n"
+            "            for j in T.serial(N):\n"
+            "                A[bx, j] = 1.0\n"
+            "    return main\n";
+        TsCompileOptions o = {0};
+        o.skip_build = 1;
+        TsKernel *kk = NULL;
+        CHECK_EQ_INT(TS_OK, ts_compile_source(ctx, "d.py", src, "k", NULL, 0, &o, &kk));
+        if (kk) CHECK_CONTAINS(ts_kernel_ir(kk), "A: global float32[M, N]");
+        TsParamInfo pi;
+        if (kk && ts_kernel_param(kk, 0, &pi) == TS_OK) {
+            CHECK_EQ_STR("M", pi.shape_names[0]);
+            CHECK_EQ_STR("N", pi.shape_names[1]);
+        }
+        ts_kernel_destroy(kk);
+    }
+
     /* error codes of bad source */
     CHECK_EQ_INT(TS_ERR_SYNTAX, compile_status("def k(:\n    pass\n", NULL, 0));
     CHECK_EQ_INT(TS_ERR_NAME, compile_status("import tilelang.language as T\ndef j():\n    pass\n", NULL, 0));
