@@ -115,16 +115,15 @@ static EnvSnap env_snapshot(Elab *E, Env *env) {
     return sn;
 }
 
-static void env_seal(Elab *E, Env *env, EnvSnap sn, const char *what) {
+static void env_seal(Elab *E, Env *env, EnvSnap sn, const char *what, const char *hint) {
     for (int i = 0; i < env->vars.n; i++) {
         Binding *b = &env->vars.v[i];
         if (i < sn.n && sn.v[i].v == b->v) continue;
         if (b->v->kind == V_OPAQUE) continue;
         Value *o = val_new(E, V_OPAQUE, b->v->loc);
         o->s = ts_sprintf(E->a,
-                          "'%s' was assigned inside a %s and cannot be used after it; "
-                          "use T.alloc_var (or a buffer) for a value that outlives it",
-                          b->name, what);
+                          "'%s' was assigned inside a %s and cannot be used after it; %s",
+                          b->name, what, hint);
         b->v = o;
     }
 }
@@ -180,7 +179,7 @@ static void exec_for_ir(Elab *E, Env *env, const AstStmt *s, IterSpec *it) {
     E->ir_loops--;
     E->breaking = E->continuing = false;
     E->cur = saved;
-    env_seal(E, env, snap, "run-time loop");
+    env_seal(E, env, snap, "run-time loop", "use T.alloc_var (or a buffer) for a value that outlives it");
 }
 
 static void exec_for(Elab *E, Env *env, const AstStmt *s) {
@@ -247,7 +246,7 @@ static void exec_if(Elab *E, Env *env, const AstStmt *s) {
         exec_block(E, env, &s->orelse);
     }
     E->cur = saved;
-    env_seal(E, env, snap, "run-time `if`");
+    env_seal(E, env, snap, "run-time `if`", "use T.alloc_var (or a buffer) for a value that outlives it");
     if (E->returning)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "`return` under a run-time condition is not supported");
     /* A break/continue that reached here belongs to a loop run at compile
@@ -277,7 +276,7 @@ static void exec_while(Elab *E, Env *env, const AstStmt *s) {
         E->ir_loops--;
         E->breaking = E->continuing = false;
         E->cur = saved;
-        env_seal(E, env, snap, "run-time `while`");
+        env_seal(E, env, snap, "run-time `while`", "use T.alloc_var (or a buffer) for a value that outlives it");
         return;
     }
     while (val_truthy(E, c, s->cond->loc)) {
@@ -351,7 +350,8 @@ static void exec_with(Elab *E, Env *env, const AstStmt *s) {
     exec_block(E, env, &s->body);
     E->cur = saved;
     /* buffers and block indices of this kernel do not exist in the next one */
-    env_seal(E, env, snap, "T.Kernel body");
+    env_seal(E, env, snap, "T.Kernel body",
+             "kernels share only their parameters (pass data through a tensor parameter)");
 }
 
 void start_next_kernel(Elab *E) {
