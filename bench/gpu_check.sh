@@ -59,6 +59,7 @@ check() {
 }
 
 EA=examples/elementwise_add.py GE=examples/gemm.py RM=examples/rms_norm.py SM=examples/softmax.py FA=examples/flash_attention.py
+SK=examples/splitk_gemm.py
 C="--target cuda --check-target c"
 check "add 100x200 f32" $EA --entry elementwise_add -D M=100 -D N=200 $C
 check "add 64x64 f16" $EA --entry elementwise_add -D M=64 -D N=64 -D in_dtype=float16 -D out_dtype=float16 $C
@@ -70,6 +71,8 @@ check "gemm 64^3 bf16" $GE --entry matmul -D M=64 -D N=64 -D K=64 -D block_M=32 
 check "gemm eager 96x80x72" $GE --entry matmul_eager -D M=96 -D N=80 -D K=72 -D block_M=32 -D block_N=32 -D block_K=16 $C
 check "gemm 1024^3 f16 (128,128,32)" $GE --entry matmul -D M=1024 -D N=1024 -D K=1024 -D block_M=128 -D block_N=128 -D block_K=32 $C
 check "gemm naive 100x72x52" $GE --entry matmul_naive -D M=100 -D N=72 -D K=52 $C
+check "split-K gemm, two kernels 96x80x256/4" $SK --entry splitk_gemm -D M=96 -D N=80 -D K=256 -D splits=4 $C
+check "split-K gemm, two kernels 50x70x128/2" $SK --entry splitk_gemm -D M=50 -D N=70 -D K=128 -D splits=2 $C
 check "rms_norm 96x320" $RM --entry rms_norm -D M=96 -D N=320 $C
 check "rms_norm 50x100" $RM --entry rms_norm -D M=50 -D N=100 $C
 check "rms_norm 4096x4096" $RM --entry rms_norm -D M=4096 -D N=4096 $C
@@ -82,6 +85,7 @@ check "attention naive b2 h1 s96 d32 causal" $FA --entry attention_naive -D batc
 N="--target cuda --check-against"
 check "[gpu vs gpu naive] add" $EA --entry elementwise_add -D M=100 -D N=200 $N elementwise_add_naive
 check "[gpu vs gpu naive] gemm 256x192x160" $GE --entry matmul -D M=256 -D N=192 -D K=160 -D block_M=64 -D block_N=64 -D block_K=32 $N matmul_naive
+check "[gpu vs gpu naive] split-K gemm" $SK --entry splitk_gemm -D M=96 -D N=80 -D K=256 -D splits=4 $N splitk_gemm_naive
 check "[gpu vs gpu naive] rms_norm 96x320" $RM --entry rms_norm -D M=96 -D N=320 $N rms_norm_naive
 check "[gpu vs gpu naive] softmax 200x96" $SM --entry softmax -D M=200 -D N=96 $N softmax_naive
 check "[gpu vs gpu naive] flashattn s128 d64" $FA --entry flashattn -D batch=1 -D heads=2 -D seq_len=128 -D dim=64 -D is_causal=False $N attention_naive

@@ -135,6 +135,10 @@ TsStatus ts_kernel_param(const TsKernel *k, int i, TsParamInfo *info);
  * shape variables are -1 here; they are known at launch. */
 void ts_kernel_grid(const TsKernel *k, int64_t grid[3], int *threads);
 const char *ts_kernel_source(const TsKernel *k); /* generated code */
+/* A prim_func with several T.Kernel blocks compiles to a chain of kernels
+ * that ts_kernel_launch runs in order: the next one (its source, grid...),
+ * or NULL.  Owned by k. */
+const TsKernel *ts_kernel_next(const TsKernel *k);
 const char *ts_kernel_ir(const TsKernel *k);     /* IR after opt->dump_after, or final IR */
 /* Phase times in milliseconds as text, one "phase ms" per line. */
 const char *ts_kernel_timing(const TsKernel *k);

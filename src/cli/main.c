@@ -335,7 +335,14 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         return 1;
     }
-    fputs(!strcmp(emit, "ir") ? ts_kernel_ir(k) : ts_kernel_source(k), stdout);
+    if (!strcmp(emit, "ir")) {
+        fputs(ts_kernel_ir(k), stdout);
+    } else {
+        for (const TsKernel *p = k; p; p = ts_kernel_next(p)) {
+            if (p != k) fputs("\n/* ---- the next kernel of the chain, launched after the one above ---- */\n\n", stdout);
+            fputs(ts_kernel_source(p), stdout);
+        }
+    }
     if (o->time) print_timing(o->entry, k);
     ts_kernel_destroy(k);
     return 0;

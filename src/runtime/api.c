@@ -108,9 +108,6 @@ static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int nd
         }
         compile_part(k, part);
     }
-    /* Show the whole chain's code (each part was built from its own). */
-    for (TsKernel *p = k->next; p; p = p->next)
-        ts_buf_printf(&k->code, "\n/* ---- the next kernel of the chain ---- */\n\n%s", ts_buf_str(&p->code));
 }
 
 TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *text,
@@ -215,6 +212,8 @@ void ts_kernel_grid(const TsKernel *k, int64_t grid[3], int *threads) {
     }
     if (threads) *threads = k && k->ir ? k->ir->threads[0] * k->ir->threads[1] * k->ir->threads[2] : 0;
 }
+
+const TsKernel *ts_kernel_next(const TsKernel *k) { return k ? k->next : NULL; }
 
 const char *ts_kernel_source(const TsKernel *k) { return k ? ts_buf_str((TsBuf *)&k->code) : ""; }
 const char *ts_kernel_ir(const TsKernel *k) { return k ? ts_buf_str((TsBuf *)&k->ir_text) : ""; }

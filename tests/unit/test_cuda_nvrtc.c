@@ -323,6 +323,8 @@ static const Spec specs[] = {
     {"examples/gemm.py", NULL, "matmul", "M=64 N=64 K=64 block_M=32 block_N=32 block_K=32 dtype=bfloat16", NULL, NULL, RUN, 0},
     {"examples/gemm.py", NULL, "matmul_eager", "M=96 N=80 K=72 block_M=32 block_N=32 block_K=16", NULL, NULL, RUN, 0},
     {"examples/gemm.py", NULL, "matmul_naive", "M=100 N=72 K=52", NULL, NULL, RUN, 0},
+    {"examples/splitk_gemm.py", NULL, "splitk_gemm", "M=96 N=80 K=256 splits=4", NULL, NULL, RUN, 0},
+    {"examples/splitk_gemm.py", NULL, "splitk_gemm_naive", "M=96 N=80 K=256 splits=4", NULL, NULL, RUN, 0},
     {"examples/rms_norm.py", NULL, "rms_norm", "M=96 N=320", NULL, NULL, RUN, 0},
     {"examples/rms_norm.py", NULL, "rms_norm", "M=50 N=100", NULL, NULL, RUN, 0},
     {"examples/rms_norm.py", NULL, "rms_norm_naive", "M=50 N=100", NULL, NULL, RUN, 0},
@@ -447,12 +449,13 @@ static void test_nvrtc_compiles(void) {
             !strcmp(s->entry, "matmul") || !strcmp(s->entry, "matmul_eager") || !strcmp(s->entry, "flashattn"))
             CHECK_CONTAINS(ts_kernel_source(k), "ts_gemm_0(");
         static const char *const archs[] = {"sm_80", "sm_90a"};
+        for (const TsKernel *part = k; part; part = ts_kernel_next(part))
         for (int a = 0; a < 2; a++) {
             TsDiag d;
             memset(&d, 0, sizeof d);
             size_t size = 0;
             double t0 = ts_now_ms();
-            unsigned char *img = ts_nvrtc_compile(&d, ts_kernel_source(k), archs[a], &size);
+            unsigned char *img = ts_nvrtc_compile(&d, ts_kernel_source(part), archs[a], &size);
             if (!img) fprintf(stderr, "%s %s for %s:\n%s\n", s->entry, s->defs, archs[a], ts_buf_str(&d.msg));
             else printf("  nvrtc %-6s %-22s %-62s %7.1f ms, %zu bytes\n", archs[a], s->entry, s->defs,
                         ts_now_ms() - t0, size);

@@ -158,6 +158,51 @@ int main(void) {
         ts_kernel_destroy(kk);
     }
 
+    /* two T.Kernel blocks: a chain of two kernels with the same parameters */
+    {
+        const char *src =
+            "import tilelang.language as T\n"
+            "def k(n):\n"
+            "    @T.prim_func\n"
+            "    def main(A: T.Tensor((n,), 'float32'), B: T.Tensor((n,), 'float32')):\n"
+            "        with T.Kernel(n) as bx:\n"
+            "            A[bx] = A[bx] * 2.0\n"
+            "        with T.Kernel(1) as bx:\n"
+            "            for i in T.serial(n):\n"
+            "                B[i] = A[n - 1 - i]\n"
+            "    return main\n";
+        TsDefine dn[] = {{"n", "16"}};
+        TsKernel *kk = NULL;
+        CHECK_EQ_INT(TS_OK, ts_compile_source(ctx, "c.py", src, "k", dn, 1, NULL, &kk));
+        const TsKernel *second = ts_kernel_next(kk);
+        CHECK(second != NULL);
+        CHECK(ts_kernel_next(second) == NULL);
+        if (second) CHECK_EQ_INT(2, ts_kernel_num_params(second));
+        int64_t g[3];
+        if (second) {
+            ts_kernel_grid(second, g, NULL);
+            CHECK_EQ_INT(1, g[0]);
+        }
+        if (kk) {
+            /* run: the second kernel sees the first one's results */
+            int64_t shape[1] = {16};
+            TsTensor t[2];
+            ts_tensor_alloc(&t[0], TS_FLOAT32, 1, shape);
+            ts_tensor_alloc(&t[1], TS_FLOAT32, 1, shape);
+            for (int i = 0; i < 16; i++) {
+                ts_tensor_set(&t[0], i, i + 0.5);
+                ts_tensor_set(&t[1], i, -1);
+            }
+            CHECK_EQ_INT(TS_OK, ts_kernel_launch(kk, t, 2));
+            int bad = 0;
+            for (int i = 0; i < 16; i++) bad += ts_tensor_get(&t[1], i) != 2 * (15 - i + 0.5);
+            CHECK_EQ_INT(0, bad);
+            ts_tensor_free(&t[0]);
+            ts_tensor_free(&t[1]);
+        }
+        ts_kernel_destroy(kk);
+    }
+
     /* error codes of bad source */
     CHECK_EQ_INT(TS_ERR_SYNTAX, compile_status("def k(:\n    pass\n", NULL, 0));
     CHECK_EQ_INT(TS_ERR_NAME, compile_status("import tilelang.language as T\ndef j():\n    pass\n", NULL, 0));
