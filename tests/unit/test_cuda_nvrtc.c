@@ -11,7 +11,9 @@
  *     and bfloat16 tiles of several shapes and warp counts, padded rows,
  *     a two-stage buffer indexed at run time, clear_accum; the source of
  *     every eligible gemm is checked to call the tensor-core function),
- *     scalars and run-time shapes, strided
+ *     scalars and run-time shapes, tile copies on the 16-byte vector
+ *     path and its scalar fallbacks (partial tiles, misaligned rows and
+ *     shared offsets, float32/float16/int8, column-major X), strided
  *     and aliased tensors, T.print, while loops, a kernel whose blocks
  *     wait on each other) compiles with NVRTC for sm_80 and for sm_90a;
  *   - a kernel with more than 1024 threads per block is refused at
@@ -299,6 +301,22 @@ static const char *SRC_HUGE_SMEM = PRE
     "                B[i] = s[0, i]\n"
     "    return main\n";
 
+/* Tile copies on the vector path (16-byte moves) and its fallbacks: partial
+ * tiles (zero fill / skipped writes), rows not 16-byte aligned (odd N), a
+ * shared tile read at a misaligned column offset (off), column-major X. */
+static const char *SRC_VCOPY = PRE
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def vcp(M, N, bm, bn, off, dtype):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=64) as (bx, by):\n"
+    "            s = T.alloc_shared((bm, bn + off), dtype)\n"
+    "            t = T.alloc_shared((bm, bn), dtype)\n"
+    "            T.copy(X[by * bm, bx * bn], s[0:bm, off:off + bn])\n"
+    "            T.copy(s[0:bm, off:off + bn], t)\n"
+    "            T.copy(t, Y[by * bm, bx * bn])\n"
+    "    return main\n";
+
 /* ---- the kernels ------------------------------------------------------------------------------ */
 
 enum { RUN = 1, STRIDED_X = 2, ALIAS_XY = 4 };
@@ -352,6 +370,12 @@ static const Spec specs[] = {
     {NULL, NULL, "scl", "N=24", "n=37", "alpha=0.75 k=3", RUN, 0},
     {NULL, NULL, "axpy", "M=30 N=50", NULL, NULL, RUN | STRIDED_X, 0},
     {NULL, NULL, "axpy", "M=30 N=50", NULL, NULL, RUN | ALIAS_XY, 0},
+    {NULL, NULL, "vcp", "M=64 N=128 bm=32 bn=64 off=0 dtype=float32", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcp", "M=100 N=70 bm=32 bn=64 off=0 dtype=float32", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcp", "M=50 N=136 bm=16 bn=64 off=0 dtype=float16", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcp", "M=40 N=90 bm=16 bn=32 off=3 dtype=float16", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcp", "M=33 N=80 bm=16 bn=64 off=16 dtype=int8", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcp", "M=30 N=52 bm=16 bn=32 off=0 dtype=float32", NULL, NULL, RUN | STRIDED_X, 0},
     {NULL, NULL, "pr", "N=4", NULL, NULL, 0, 0},
     {NULL, NULL, "chain", "n=64", NULL, NULL, 0, 0},
 };
@@ -359,7 +383,7 @@ static const Spec specs[] = {
 static const char *src_for(const char *entry) {
     static const struct { const char *entry; const char *const *src; } t[] = {
         {"red", &SRC_REDUCE}, {"atom", &SRC_ATOMIC}, {"dt", &SRC_DTYPES}, {"mth", &SRC_MATH},
-        {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"gmx", &SRC_GEMMX}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY},
+        {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"gmx", &SRC_GEMMX}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY}, {"vcp", &SRC_VCOPY},
         {"pr", &SRC_PRINT}, {"chain", &SRC_CHAIN},
     };
     for (int i = 0; i < TS_COUNTOF(t); i++)
@@ -448,6 +472,9 @@ static void test_nvrtc_compiles(void) {
         if (!strcmp(s->entry, "gmx") || (!strcmp(s->entry, "gm") && !strstr(s->defs, "float32")) ||
             !strcmp(s->entry, "matmul") || !strcmp(s->entry, "matmul_eager") || !strcmp(s->entry, "flashattn"))
             CHECK_CONTAINS(ts_kernel_source(k), "ts_gemm_0(");
+        if (!strcmp(s->entry, "vcp")) CHECK_CONTAINS(ts_kernel_source(k), "vector copy");
+        if (!strcmp(s->entry, "vcp") && strstr(s->defs, "off=3"))
+            CHECK_CONTAINS(ts_kernel_source(k), "(ts_u64)(s_"); /* shared alignment checked at run time */
         static const char *const archs[] = {"sm_80", "sm_90a"};
         for (const TsKernel *part = k; part; part = ts_kernel_next(part))
         for (int a = 0; a < 2; a++) {

@@ -20,6 +20,10 @@
  *                the loop variables recovered from t by division, then
  *                __syncthreads().  Inside, every thread runs plain,
  *                private code: inner loops of any kind are ordinary loops.
+ *                A nest that is a plain same-dtype copy (T.copy's loop
+ *                nest) moves 16-byte vectors instead of elements, with
+ *                run-time bounds and alignment tests and the scalar body
+ *                as the fallback (emit_vec_copy, "vectorized tile copies").
  *   uniform      Everything else ("serial" code) runs redundantly on
  *                every thread, with the same values on every thread, so
  *                control flow is uniform and barriers inside it are
@@ -109,8 +113,8 @@
  *     and steady state with multi-buffered shared tiles (IrBuffer.stages
  *     is already honoured in the size computation), copies become async
  *     copy statements and the barriers here become mbarrier waits;
- *   - vectorized accesses: emit_distributed can give each thread several
- *     contiguous elements and emit 16-byte loads.
+ *   - vectorized accesses beyond plain copies (casts, fills, elementwise
+ *     bodies): today only copy nests take the vector path below.
  *
  * Names are `<ir name>_<id>` for IR variables and buffers and `ts_*` for
  * the generator's own, as in the C target.
@@ -1260,6 +1264,317 @@ static void emit_divergent(Cg *g, const IrStmt *s) {
     if (touches) emit_sync(g);
 }
 
+/* ---- vectorized tile copies ----------------------------------------------------
+ *
+ * A distributed nest whose body is a plain copy, `dst[..] = src[..]` of
+ * one dtype (what T.copy lowers to between two non-private buffers),
+ * possibly under `if` guards, is emitted with each thread moving one
+ * 16-byte (or 8- or 4-byte) vector per iteration instead of one element:
+ * the innermost loop variable j must index the last dimension of both
+ * buffers as `x + j` (contiguous when that dimension's stride is 1) and
+ * nowhere else, and its constant extent must be a multiple of the vector.
+ *
+ * Per vector (j0 .. j0 + V - 1) the fast path is taken when
+ *   - every guard on the way to the store holds at j0 + V - 1: a guard
+ *     that depends on j must be `x + j < bound` (the copy lowering's
+ *     bounds checks), which then holds for every smaller j too; guards
+ *     that do not depend on j are simply evaluated;
+ *   - alignment: for shared/fragment buffers proven at compile time (16-
+ *     byte aligned base, row strides and the start a multiple of V
+ *     elements), else checked at run time on the address of the vector;
+ *     for global buffers always at run time (base pointer, row stride and
+ *     start all enter the address), plus last-dimension stride == 1.
+ * Otherwise the vector's V elements run the original body one by one, so
+ * partial tiles (zero fill on reads, skipped writes), odd strides and
+ * misaligned views keep the exact scalar semantics.  Shared offsets are
+ * computed in 32-bit arithmetic when the buffer has fewer than 2^31
+ * elements; loop indices are 32-bit (the nest's total is below 2^31).
+ * Blocking kernels (volatile global accesses) never take this path.
+ * TILESCALE_CUDA_VEC=0 turns it off (for measurements).
+ */
+
+enum { VEC_MAXCOND = 16 };
+
+/* What emit_vec_copy found in a nest's body. */
+typedef struct VecCopy {
+    const IrStmt *leaf;              /* the store dst[..] = src[..] */
+    const IrExpr *cond[VEC_MAXCOND]; /* guards that must hold on the way to it */
+    int ncond;                       /* number of guards */
+    const CgBuf *dst, *src;          /* the two buffers */
+    int v;                           /* elements per vector */
+    int vbytes;                      /* bytes per vector: 16, 8 or 4 */
+    int dst_ok, src_ok;              /* alignment proven at compile time */
+} VecCopy;
+
+/* e is `j`, `x + j` or `j + x` with x free of j (through widening casts). */
+static int vec_lin(const IrExpr *e, const IrVar *j, const IrExpr **rest) {
+    while (e->kind == IR_E_CAST && ts_dtype_is_int(e->dt) && ts_dtype_bits(e->dt) == 64) e = e->un.a;
+    *rest = NULL;
+    if (e->kind == IR_E_VAR) return e->var == j;
+    if (e->kind != IR_E_BIN || e->bin.op != IR_ADD) return 0;
+    const IrExpr *a = e->bin.a, *b = e->bin.b;
+    while (b->kind == IR_E_CAST && ts_dtype_is_int(b->dt) && ts_dtype_bits(b->dt) == 64) b = b->un.a;
+    while (a->kind == IR_E_CAST && ts_dtype_is_int(a->dt) && ts_dtype_bits(a->dt) == 64) a = a->un.a;
+    if (b->kind == IR_E_VAR && b->var == j && !expr_uses_var(a, j)) { *rest = e->bin.a; return 1; }
+    if (a->kind == IR_E_VAR && a->var == j && !expr_uses_var(b, j)) { *rest = e->bin.b; return 1; }
+    return 0;
+}
+
+/* Is the integer expression e provably a multiple of q? */
+static int vec_multiple(const IrExpr *e, int64_t q) {
+    int64_t c;
+    if (!e) return 1;
+    if (ir_is_const_int(e, &c)) return c % q == 0;
+    if (e->kind == IR_E_CAST && ts_dtype_is_int(e->dt) && ts_dtype_bits(e->dt) == 64) return vec_multiple(e->un.a, q);
+    if (e->kind != IR_E_BIN) return 0;
+    switch (e->bin.op) {
+    case IR_MUL: return vec_multiple(e->bin.a, q) || vec_multiple(e->bin.b, q);
+    case IR_ADD: case IR_SUB: return vec_multiple(e->bin.a, q) && vec_multiple(e->bin.b, q);
+    default: return 0;
+    }
+}
+
+/* A guard: its terms that depend on j must be `x + j < bound`. */
+static int vec_guard_ok(const IrExpr *c, const IrVar *j) {
+    if (!expr_uses_var(c, j)) return 1;
+    if (c->kind != IR_E_BIN) return 0;
+    if (c->bin.op == IR_AND) return vec_guard_ok(c->bin.a, j) && vec_guard_ok(c->bin.b, j);
+    const IrExpr *rest;
+    return c->bin.op == IR_LT && !expr_uses_var(c->bin.b, j) && vec_lin(c->bin.a, j, &rest);
+}
+
+/* The access buf[idx] is contiguous in j: j only in the last index, as x + j.
+ * *aligned: (non-global) the vector start is provably a multiple of v. */
+static int vec_access(const CgBuf *cb, IrExpr *const *idx, int nidx, const IrVar *j, int v, int *aligned) {
+    const IrBuffer *b = cb->buf;
+    if (b->ndim < 1 || nidx != b->ndim) return 0;
+    int last = b->ndim - 1;
+    for (int d = 0; d < last; d++)
+        if (expr_uses_var(idx[d], j)) return 0;
+    const IrExpr *rest;
+    if (!vec_lin(idx[last], j, &rest)) return 0;
+    *aligned = 0;
+    if (cb->param < 0) {
+        int64_t c, konst = 0;
+        int ok = cb->offset % (v * ((ts_dtype_bits(b->dt) + 7) / 8)) == 0 && cb->strides[last] == 1;
+        for (int d = 0; d < last; d++) {
+            if (ir_is_const_int(idx[d], &c)) konst += c * cb->strides[d];
+            else if (cb->strides[d] % v) ok = 0;
+        }
+        if (rest && ir_is_const_int(rest, &c)) konst += c;
+        else if (!vec_multiple(rest, v)) ok = 0;
+        *aligned = ok && konst % v == 0;
+        if (cb->strides[last] != 1) return 0;
+    }
+    return 1;
+}
+
+/* Can the nest's body (innermost variable j, extent ext) be vectorized? */
+static int vec_match(Cg *g, const IrStmt *body, const IrVar *j, int64_t ext, VecCopy *vc) {
+    const char *env = getenv("TILESCALE_CUDA_VEC");
+    if ((env && !strcmp(env, "0")) || g->k->may_block) return 0;
+    memset(vc, 0, sizeof *vc);
+    const IrStmt *s = body;
+    for (;;) {
+        while (s && s->kind == IR_S_SEQ && s->seq.n == 1) s = s->seq.v[0];
+        if (!s) return 0;
+        if (s->kind != IR_S_IF) break;
+        if (vc->ncond == VEC_MAXCOND || !vec_guard_ok(s->if_.cond, j)) return 0;
+        vc->cond[vc->ncond++] = s->if_.cond;
+        s = s->if_.then;
+    }
+    if (s->kind != IR_S_STORE) return 0;
+    const IrExpr *val = s->store.value;
+    TsDType dt = s->store.buf->dt;
+    if (val && val->kind == IR_E_CAST && val->dt == dt) val = val->un.a;
+    if (!val || val->kind != IR_E_LOAD || val->load.buf->dt != dt || val->load.buf == s->store.buf) return 0;
+    const CgBuf *dst = find_buf(g, s->store.buf, s->loc), *src = find_buf(g, val->load.buf, val->loc);
+    if (is_private(dst->buf) || is_private(src->buf)) return 0;
+    int es = (ts_dtype_bits(dt) + 7) / 8;
+    if (es < 1 || es > 8 || (ts_dtype_bits(dt) % 8)) return 0;
+    for (int vb = 16; vb >= 4; vb /= 2) {
+        if (vb <= es || ext % (vb / es)) continue;
+        vc->vbytes = vb;
+        vc->v = vb / es;
+        break;
+    }
+    if (!vc->v) return 0;
+    if (!vec_access(dst, s->store.idx, s->store.nidx, j, vc->v, &vc->dst_ok) ||
+        !vec_access(src, val->load.idx, val->load.nidx, j, vc->v, &vc->src_ok))
+        return 0;
+    vc->leaf = s;
+    vc->dst = dst;
+    vc->src = src;
+    return 1;
+}
+
+/* Element offset of buf[idx] for the vector path: global in 64 bits with
+ * the last stride (checked == 1) left out; shared in 32 bits when small. */
+static void emit_vec_index(Cg *g, const CgBuf *cb, IrExpr *const *idx) {
+    const IrBuffer *b = cb->buf;
+    int global = cb->param >= 0, last = b->ndim - 1, narrow = !global && cb->elems < ((int64_t)1 << 31);
+    int64_t konst = 0, c;
+    int terms = 0;
+    for (int d = 0; d <= last; d++) {
+        if (!global && ir_is_const_int(idx[d], &c)) {
+            konst += c * cb->strides[d];
+            continue;
+        }
+        if (terms++) out(g, " + ");
+        out(g, narrow ? "(int)(" : "(ts_i64)(");
+        emit_expr(g, idx[d]);
+        out(g, ")");
+        if (global) {
+            if (d != last) outf(g, " * %s_s%d", cb->name, d);
+        } else if (cb->strides[d] != 1) {
+            outf(g, narrow ? " * %lld" : " * %lldLL", (long long)cb->strides[d]);
+        }
+    }
+    if (!terms) outf(g, "%lld", (long long)konst);
+    else if (konst) outf(g, narrow ? " + %lld" : " + %lldLL", (long long)konst);
+}
+
+/* A run-time alignment test of &buf[idx] (and stride == 1 for global). */
+static void emit_vec_align_check(Cg *g, const VecCopy *vc, const CgBuf *cb, IrExpr *const *idx) {
+    if (cb->param >= 0) outf(g, " && %s_s%d == 1", cb->name, cb->buf->ndim - 1);
+    outf(g, " && ((ts_u64)(%s + (", cb->name);
+    emit_vec_index(g, cb, idx);
+    outf(g, ")) & %dULL) == 0", vc->vbytes - 1);
+}
+
+/* The distributed nest lv[0..n) as a vector copy, if vec_match says so
+ * (ext: constant extents, total their product, below 2^31). */
+static int emit_vec_copy(Cg *g, const IrStmt *const *lv, int n, const int64_t *ext, int64_t total, int id) {
+    VecCopy vc;
+    const IrVar *j = lv[n - 1]->for_.var;
+    int64_t c;
+    if (!ir_is_const_int(lv[n - 1]->for_.min, &c) || c != 0) return 0;
+    if (!vec_match(g, lv[n - 1]->for_.body, j, ext[n - 1], &vc)) return 0;
+    const IrStmt *st = vc.leaf;
+    const IrExpr *ld = st->store.value;
+    if (ld->kind == IR_E_CAST) ld = ld->un.a;
+    const char *vt = vc.vbytes == 16 ? "uint4" : vc.vbytes == 8 ? "uint2" : "ts_u32";
+    int64_t nvec = total / vc.v, extv = ext[n - 1] / vc.v;
+    const char *jn = cu_name(g, j->name, j->id);
+
+    line_start(g);
+    outf(g, "{ /* vector copy: %d x %d bytes per thread and step */\n", vc.v, vc.vbytes / vc.v);
+    g->ind++;
+    line_start(g);
+    if (nvec % g->nthreads == 0) {
+        int64_t trip = nvec / g->nthreads;
+        out(g, trip <= 16 ? "#pragma unroll\n" : "#pragma unroll 16\n");
+        line_start(g);
+        outf(g, "for (int ts_r%d = 0; ts_r%d < %lld; ts_r%d++) {\n", id, id, (long long)trip, id);
+        line_start(g);
+        outf(g, "    const int ts_t%d = ts_tid + ts_r%d * %d;\n", id, id, g->nthreads);
+    } else {
+        outf(g, "for (int ts_t%d = ts_tid; ts_t%d < %lld; ts_t%d += %d) {\n", id, id, (long long)nvec, id,
+             g->nthreads);
+    }
+    g->ind++;
+    scope_open(g);
+    for (int i = 0; i < n; i++) {
+        int64_t inner = 1;
+        for (int k = i + 1; k < n; k++) inner *= k == n - 1 ? extv : ext[k];
+        const IrVar *v = lv[i]->for_.var;
+        line_start(g);
+        if (i == n - 1) outf(g, "const int ts_j%d = ", id);
+        else if (ir_is_const_int(lv[i]->for_.min, &c) && c == 0) outf(g, "const int %s = ", cu_name(g, v->name, v->id));
+        else {
+            outf(g, "const %s %s = (", compute_ctype(g, v->dt, lv[i]->loc), cu_name(g, v->name, v->id));
+            emit_expr(g, lv[i]->for_.min);
+            out(g, ") + ");
+        }
+        outf(g, "(ts_t%d", id);
+        if (inner != 1) outf(g, " / %lld", (long long)inner);
+        if (i > 0) outf(g, " %% %lld", (long long)(i == n - 1 ? extv : ext[i]));
+        out(g, ")");
+        if (i == n - 1) outf(g, " * %d", vc.v);
+        out(g, ";\n");
+    }
+    CgCtx ctx = g->ctx;
+    int in_dist = g->in_dist, dist_loops = g->dist_loops;
+    g->ctx = CTX_THREAD;
+    g->in_dist = 1;
+    g->dist_loops = 0;
+    /* guards at the vector's last element */
+    line_start(g);
+    outf(g, "bool ts_ok%d = true;\n", id);
+    if (vc.ncond) {
+        line_start(g);
+        outf(g, "{\n");
+        line_start(g);
+        outf(g, "    const int %s = ts_j%d + %d;\n", jn, id, vc.v - 1);
+        line_start(g);
+        outf(g, "    ts_ok%d = ", id);
+        for (int i = 0; i < vc.ncond; i++) {
+            if (i) out(g, " && ");
+            out(g, "(");
+            emit_expr(g, vc.cond[i]);
+            out(g, ")");
+        }
+        out(g, ";\n");
+        line_start(g);
+        out(g, "}\n");
+    }
+    /* alignment, then the vector move */
+    line_start(g);
+    out(g, "{\n");
+    g->ind++;
+    line_start(g);
+    outf(g, "const int %s = ts_j%d;\n", jn, id);
+    if (!vc.dst_ok || !vc.src_ok) {
+        line_start(g);
+        outf(g, "ts_ok%d = ts_ok%d", id, id);
+        if (!vc.dst_ok) emit_vec_align_check(g, &vc, vc.dst, st->store.idx);
+        if (!vc.src_ok) emit_vec_align_check(g, &vc, vc.src, ld->load.idx);
+        out(g, ";\n");
+    }
+    line_start(g);
+    outf(g, "if (ts_ok%d) *(%s *)(%s + (", id, vt, vc.dst->name);
+    emit_vec_index(g, vc.dst, st->store.idx);
+    outf(g, ")) = *(const %s *)(%s + (", vt, vc.src->name);
+    emit_vec_index(g, vc.src, ld->load.idx);
+    out(g, "));\n");
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+    /* the scalar path: edges, odd strides, misaligned views */
+    if (vc.ncond || !vc.dst_ok || !vc.src_ok) {
+        line_start(g);
+        outf(g, "if (!ts_ok%d) {\n", id);
+        g->ind++;
+        line_start(g);
+        outf(g, "for (int ts_k%d = 0; ts_k%d < %d; ts_k%d++) {\n", id, id, vc.v, id);
+        g->ind++;
+        scope_open(g);
+        line_start(g);
+        outf(g, "const %s %s = (%s)(ts_j%d + ts_k%d);\n", compute_ctype(g, j->dt, lv[n - 1]->loc), jn,
+             compute_ctype(g, j->dt, lv[n - 1]->loc), id, id);
+        emit_body(g, lv[n - 1]->for_.body);
+        scope_close(g);
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+    }
+    g->ctx = ctx;
+    g->in_dist = in_dist;
+    g->dist_loops = dist_loops;
+    scope_close(g);
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+    emit_sync(g);
+    return 1;
+}
+
 /* The outermost T.Parallel nest of uniform code, spread over the block's
  * threads (see the essay).  A layout-driven split goes here later. */
 static void emit_distributed(Cg *g, const IrStmt *s) {
@@ -1292,6 +1607,7 @@ static void emit_distributed(Cg *g, const IrStmt *s) {
         }
     }
     int small = all_const && total < ((int64_t)1 << 31);
+    if (small && total > 0 && emit_vec_copy(g, lv, n, ext, total, id)) return;
     line_start(g);
     out(g, "{\n");
     g->ind++;
