@@ -882,7 +882,10 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             Value *v = NULL;
             if (id == B_CONST)
                 for (int i = 0; i < E->ndefs; i++)
-                    if (!strcmp(E->defs[i].name, nm)) v = define_value(E, E->defs[i].value);
+                    if (!strcmp(E->defs[i].name, nm)) {
+                        v = define_value(E, E->defs[i].value);
+                        if (E->defs_used) E->defs_used[i] = true;
+                    }
             if (!v) {
                 IrKernel *k = E->k;
                 IrVar *var = NULL;

@@ -648,6 +648,7 @@ static bool is_kernel_with(const AstStmt *s) {
  */
 static void elab_eager(Elab *E, Func *fn, const TsDefine *defs, int ndefs, bool lenient) {
     const AstStmt *def = fn->def;
+    E->defs_used = TS_NEWN(E->a, bool, ndefs ? ndefs : 1);
     IrKernel *k = E->k;
     k->name = def->name;
     Env *env = env_new(E, fn->closure);
@@ -662,7 +663,10 @@ static void elab_eager(Elab *E, Func *fn, const TsDefine *defs, int ndefs, bool 
         }
         const TsDefine *dv = NULL;
         for (int i = 0; i < ndefs; i++)
-            if (!strcmp(defs[i].name, pa->name)) dv = &defs[i];
+            if (!strcmp(defs[i].name, pa->name)) {
+                dv = &defs[i];
+                E->defs_used[i] = true;
+            }
         Value *v;
         if (tensor) {
             v = val_new(E, V_OPAQUE, pa->loc);
@@ -681,8 +685,6 @@ static void elab_eager(Elab *E, Func *fn, const TsDefine *defs, int ndefs, bool 
         }
         env_set(E, env, pa->name, v);
     }
-    /* -D names that are neither parameters nor T.const names are errors */
-    (void)lenient;
     E->eager = true;
     E->defs = defs;
     E->ndefs = ndefs;
@@ -690,6 +692,13 @@ static void elab_eager(Elab *E, Func *fn, const TsDefine *defs, int ndefs, bool 
     E->cur = NULL;
     exec_block(E, env, &def->body);
     E->in_kernel--;
+    /* -D names that are neither parameters nor T.const names are errors */
+    for (int i = 0; i < ndefs && !lenient; i++)
+        if (!E->defs_used[i]) {
+            ts_diag_add(E->d, def->loc, "error", "-D %s: '%s' has no parameter or T.const named '%s'",
+                        defs[i].name, def->name, defs[i].name);
+            ts_rethrow(E->d, TS_ERR_PARAM);
+        }
     if (!E->have_kernel)
         elab_fail(E, TS_ERR_UNSUPPORTED, def->loc, "'%s' has no `with T.Kernel(...)`", def->name);
     /* reorder: signature tensors first, then outputs, keeping each group's order */

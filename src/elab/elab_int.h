@@ -79,7 +79,6 @@ struct Value {
     int n;
     Func *fn;
     int bi;             /* builtin id (builtins.c) */
-    Value *self;        /* bound receiver for methods */
     IterSpec *iter;
     const AstStmt *unparsed; /* V_OPAQUE from a statement that did not parse */
 };
@@ -108,6 +107,7 @@ typedef struct Elab {
     bool eager;          /* elaborating an eager-style jit function (no prim_func) */
     const TsDefine *defs;/* the -D values (T.const looks names up here) */
     int ndefs;
+    bool *defs_used;     /* eager style: which -D values a parameter or T.const took */
     int ir_loops;        /* IR loops enclosing the current statement */
     int depth;           /* call depth, to stop runaway recursion */
     long steps;          /* statements run, to stop endless compile-time loops */
