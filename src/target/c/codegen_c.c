@@ -47,6 +47,7 @@
  * never collide with C keywords or helpers.
  */
 #include "target/c/c_target.h"
+#include "target/cexpr.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -77,6 +78,7 @@ typedef struct Cg {
     int64_t scratch;                 /* bytes of scratch used so far */
     TS_VEC(const IrVar *) declared;  /* LET vars declared, innermost scope last */
     TS_VEC(int) scope_start;         /* `declared.n` at the start of each C scope */
+    TsCxGen x;                       /* the shared expression emitter's state */
 } Cg;
 
 static void emit_expr(Cg *g, const IrExpr *e);
@@ -106,94 +108,6 @@ TS_PRINTF(2, 3) static void outf(Cg *g, const char *fmt, ...) {
 }
 static void line_start(Cg *g) { ts_buf_indent(g->o, g->ind); }
 
-/* `<name>_<id>` with every non-identifier character replaced. */
-static const char *c_name(Cg *g, const char *name, int id) {
-    if (!name || !*name) name = "v";
-    size_t n = strlen(name);
-    char *s = ts_alloc(g->a, n + 24);
-    size_t j = 0;
-    if (name[0] >= '0' && name[0] <= '9') s[j++] = 'v';
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        s[j++] = ok ? c : '_';
-    }
-    snprintf(s + j, 24, "_%d", id);
-    return s;
-}
-
-/* Compute category of a dtype: 'b' bool, 'i' int64_t, 'u' uint32_t,
- * 'U' uint64_t, 'f' float, 'd' double. */
-static char cat_of(Cg *g, TsDType dt, TsLoc loc) {
-    switch (dt) {
-    case TS_BOOL: return 'b';
-    case TS_INT8: case TS_UINT8: case TS_INT16: case TS_UINT16: case TS_INT32: case TS_INT64:
-        return 'i';
-    case TS_UINT32: return 'u';
-    case TS_UINT64: return 'U';
-    case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT32: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2:
-        return 'f';
-    case TS_FLOAT64: return 'd';
-    default: break;
-    }
-    ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "C codegen: expression without a valid dtype (%d)", (int)dt);
-}
-
-static const char *cat_ctype(char c) {
-    switch (c) {
-    case 'b': return "bool";
-    case 'i': return "int64_t";
-    case 'u': return "uint32_t";
-    case 'U': return "uint64_t";
-    case 'f': return "float";
-    default: return "double";
-    }
-}
-
-static const char *compute_ctype(Cg *g, TsDType dt, TsLoc loc) { return cat_ctype(cat_of(g, dt, loc)); }
-
-/* The category two operands are computed in. */
-static char join_cat(char a, char b) {
-    static const char order[] = "biuUfd";
-    return strchr(order, a) > strchr(order, b) ? a : b;
-}
-
-static const char *storage_ctype(TsDType dt) { return ts_dtype_info(dt)->ctype; }
-
-/* Conversion of a stored value to its compute type: prefix and suffix. */
-static const char *load_conv(TsDType dt) {
-    switch (dt) {
-    case TS_FLOAT16: return "ts_h2f(";
-    case TS_BFLOAT16: return "ts_bf2f(";
-    case TS_FLOAT8_E4M3: return "ts_e4m3_2f(";
-    case TS_FLOAT8_E5M2: return "ts_e5m2_2f(";
-    case TS_BOOL: return "(0 != ";
-    case TS_UINT32: case TS_UINT64: case TS_FLOAT32: case TS_FLOAT64: return "(";
-    default: return "(int64_t)(";
-    }
-}
-
-/* Conversion of a computed value to the storage type of dt. */
-static const char *store_conv(TsDType dt) {
-    switch (dt) {
-    case TS_FLOAT16: return "ts_f2h((float)(";
-    case TS_BFLOAT16: return "ts_f2bf((float)(";
-    case TS_FLOAT8_E4M3: return "ts_f2e4m3((float)(";
-    case TS_FLOAT8_E5M2: return "ts_f2e5m2((float)(";
-    case TS_BOOL: return "(uint8_t)(0 != (";
-    case TS_INT8: return "(int8_t)((";
-    case TS_UINT8: return "(uint8_t)((";
-    case TS_INT16: return "(int16_t)((";
-    case TS_UINT16: return "(uint16_t)((";
-    case TS_INT32: return "(int32_t)((";
-    case TS_UINT32: return "(uint32_t)((";
-    case TS_INT64: return "(int64_t)((";
-    case TS_UINT64: return "(uint64_t)((";
-    case TS_FLOAT32: return "(float)((";
-    default: return "(double)((";
-    }
-}
-
 static CgBuf *find_buf(Cg *g, const IrBuffer *b, TsLoc loc) {
     for (int i = 0; i < g->bufs.n; i++)
         if (g->bufs.v[i].buf == b) return &g->bufs.v[i];
@@ -201,323 +115,68 @@ static CgBuf *find_buf(Cg *g, const IrBuffer *b, TsLoc loc) {
                b ? b->name : "?");
 }
 
-/* ---- expressions ----------------------------------------------------------- */
 
-static void emit_int_lit(Cg *g, int64_t v, TsDType dt) {
-    char c = dt == TS_DTYPE_NONE ? 'i' : cat_of(g, dt, (TsLoc){0});
-    if (c == 'b') {
-        out(g, v ? "true" : "false");
-    } else if (c == 'u' || c == 'U') {
-        outf(g, "%lluu%s", (unsigned long long)(uint64_t)v, c == 'U' ? "ll" : "");
-    } else if (c == 'f' || c == 'd') {
-        outf(g, "%lld.0%s", (long long)v, c == 'f' ? "f" : "");
-    } else if (v == INT64_MIN) {
-        out(g, "(-9223372036854775807LL - 1)");
-    } else if (v < 0) {
-        outf(g, "(%lldLL)", (long long)v);
-    } else {
-        outf(g, "%lldLL", (long long)v);
-    }
-}
+/* ---- expressions: the shared emitter (target/cexpr.c) with the C spellings ---- */
 
-static void emit_float_lit(Cg *g, double v, TsDType dt) {
-    char c = cat_of(g, dt, (TsLoc){0});
-    if (c != 'f' && c != 'd') {
-        /* a float constant with an integer dtype: truncate like a cast */
-        emit_int_lit(g, (int64_t)v, dt);
-        return;
-    }
-    if (v != v) {
-        out(g, c == 'f' ? "NAN" : "(double)NAN");
-        return;
-    }
-    if (isinf(v)) {
-        outf(g, "%s%s)", v < 0 ? "(-" : "(", c == 'f' ? "INFINITY" : "(double)INFINITY");
-        return;
-    }
-    char tmp[64];
-    snprintf(tmp, sizeof tmp, c == 'f' ? "%.9g" : "%.17g", c == 'f' ? (double)(float)v : v);
-    if (!strpbrk(tmp, ".eE")) strcat(tmp, ".0");
-    outf(g, "%s%s%s%s", tmp[0] == '-' ? "(" : "", tmp, c == 'f' ? "f" : "", tmp[0] == '-' ? ")" : "");
-}
-
-/* A C string literal, escaped so no byte of msg can end it early or form
- * a trigraph. */
-static void emit_c_string(Cg *g, const char *s) {
-    out(g, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\' || c == '?') outf(g, "\\%c", c);
-        else if (c == '%') out(g, "%"); /* literal: never used as a format */
-        else if (c < 32 || c >= 127) outf(g, "\\%03o", c);
-        else ts_buf_putn(g->o, (const char *)&c, 1);
-    }
-    out(g, "\"");
-}
-
-static void emit_var(Cg *g, const IrExpr *e) {
+/* Variables only the C target knows how to refuse (1: handled). */
+static int c_var(TsCxGen *x, const IrExpr *e) {
+    Cg *g = x->user;
     const IrVar *v = e->var;
-    switch (v->kind) {
-    case IR_VAR_BLOCK_IDX:
-        if (g->in_grid)
-            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent uses the block index '%s'", v->name);
-        if (v->axis < 0 || v->axis > 2)
-            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: block index axis %d", v->axis);
-        outf(g, "ts_bidx%d", v->axis);
-        return;
-    case IR_VAR_THREAD_IDX:
+    if (v->kind == IR_VAR_BLOCK_IDX && g->in_grid)
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent uses the block index '%s'", v->name);
+    if (v->kind == IR_VAR_THREAD_IDX)
         ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc,
                    "thread index '%s' is not supported on the C target (one thread runs each block)",
                    v->name);
-    case IR_VAR_RANK:
-        out(g, v->axis == 1 ? "((int64_t)ts_a->nranks)" : "((int64_t)ts_a->rank)");
-        return;
-    case IR_VAR_SHAPE: {
-        int found = 0;
-        for (int i = 0; i < g->k->shape_vars.n; i++) found |= g->k->shape_vars.v[i] == v;
-        if (!found)
-            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc,
-                       "C codegen: shape variable '%s' is not in the kernel's shape_vars", v->name);
-        out(g, c_name(g, v->name, v->id));
-        return;
-    }
-    case IR_VAR_SCALAR: {
-        int found = 0;
-        for (int i = 0; i < g->k->params.n; i++) found |= g->k->params.v[i].var == v;
-        if (!found)
-            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: scalar '%s' is not a kernel parameter",
-                       v->name);
-        out(g, c_name(g, v->name, v->id));
-        return;
-    }
-    default:
-        out(g, c_name(g, v->name, v->id));
-        return;
-    }
+    return 0;
 }
 
-/* Element offset of buf[idx]: sum idx_i * stride_i in int64_t, with the
- * constant terms folded (block-private buffers have constant strides). */
+static void c_load(TsCxGen *x, const IrExpr *e);
+
+static const char *const c_intrin[IR_INTRINSIC_COUNT][2] = {
+    [IR_EXP] = {"expf", "exp"}, [IR_EXP2] = {"exp2f", "exp2"}, [IR_LOG] = {"logf", "log"},
+    [IR_LOG2] = {"log2f", "log2"}, [IR_SQRT] = {"sqrtf", "sqrt"}, [IR_RSQRT] = {NULL, NULL},
+    [IR_ABS] = {"fabsf", "fabs"}, [IR_SIN] = {"sinf", "sin"}, [IR_COS] = {"cosf", "cos"},
+    [IR_TANH] = {"tanhf", "tanh"}, [IR_FLOOR] = {"floorf", "floor"}, [IR_CEIL] = {"ceilf", "ceil"},
+    [IR_ROUND] = {"nearbyintf", "nearbyint"}, [IR_SIGMOID] = {"ts_sigmoid_f", "ts_sigmoid_d"},
+    [IR_LOG1P] = {"log1pf", "log1p"}, [IR_EXP10] = {"ts_exp10_f", "ts_exp10_d"},
+    [IR_ISINF] = {"isinf", "isinf"}, [IR_ISNAN] = {"isnan", "isnan"}, [IR_FMOD] = {"fmodf", "fmod"},
+    [IR_POWF] = {"powf", "pow"}, [IR_ATAN2] = {"atan2f", "atan2"}, [IR_ERF] = {"erff", "erf"},
+    [IR_TRUNC] = {"truncf", "trunc"},
+};
+
+static const TsCxDialect c_dialect = {
+    .who = "C codegen",
+    .i64 = "int64_t", .u32 = "uint32_t", .u64 = "uint64_t",
+    .storage = NULL,
+    .nan_f = "NAN", .nan_d = "(double)NAN", .inf_f = "INFINITY", .inf_d = "(double)INFINITY",
+    .rank = "((int64_t)ts_a->rank)", .nranks = "((int64_t)ts_a->nranks)",
+    .intrin = c_intrin,
+    .cast_helper_args = 0,
+    .var = c_var,
+    .load = c_load,
+};
+
+static void emit_expr(Cg *g, const IrExpr *e) { ts_cx_expr(&g->x, e); }
+
+/* Element offset of buf[idx] (block-private buffers have constant strides). */
 static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
-    const IrBuffer *b = cb->buf;
-    if (nidx != b->ndim && !(b->ndim == 0 && nidx == 1))
-        ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "C codegen: %d indices for %d-dimensional buffer '%s'",
-                   nidx, b->ndim, b->name);
-    int64_t konst = 0, c;
-    int terms = 0;
-    for (int i = 0; i < b->ndim; i++) {
-        int global = cb->param >= 0;
-        if (!global && ir_is_const_int(idx[i], &c)) {
-            konst += c * cb->strides[i];
-            continue;
-        }
-        if (terms++) out(g, " + ");
-        if (cat_of(g, idx[i]->dt, idx[i]->loc) == 'i') {
-            emit_expr(g, idx[i]);
-        } else {
-            out(g, "(int64_t)(");
-            emit_expr(g, idx[i]);
-            out(g, ")");
-        }
-        if (global) outf(g, " * %s_s%d", cb->name, i);
-        else if (cb->strides[i] != 1) outf(g, " * %lldLL", (long long)cb->strides[i]);
-    }
-    if (!terms) outf(g, "%lld", (long long)konst);
-    else if (konst) outf(g, " + %lldLL", (long long)konst);
+    ts_cx_index(&g->x, cb->buf, cb->name, cb->param >= 0, cb->strides, idx, nidx, loc);
 }
 
-static void emit_load(Cg *g, const IrExpr *e) {
+/* Loads: refused in the grid function; __atomic acquire loads of global
+ * memory inside the while loops of blocking kernels. */
+static void c_load(TsCxGen *x, const IrExpr *e) {
+    Cg *g = x->user;
+    if (g->in_grid) ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent reads a buffer");
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
     TsDType dt = cb->buf->dt;
     int atomic = g->k->may_block && g->while_depth > 0 && cb->param >= 0;
-    out(g, load_conv(dt));
-    if (atomic) outf(g, "ts_ld_%s(&", storage_ctype(dt));
+    out(g, ts_cx_load_conv(x, dt));
+    if (atomic) outf(g, "ts_ld_%s(&", ts_cx_storage(&c_dialect, dt));
     outf(g, "%s[", cb->name);
     emit_index(g, cb, e->load.idx, e->load.nidx, e->loc);
     out(g, atomic ? "]))" : "])");
-}
-
-static void emit_bin(Cg *g, const IrExpr *e) {
-    const IrExpr *x = e->bin.a, *y = e->bin.b;
-    char c = join_cat(cat_of(g, x->dt, x->loc), cat_of(g, y->dt, y->loc));
-    int fl = c == 'f' || c == 'd';
-    const char *fn = NULL, *op = NULL;
-    switch (e->bin.op) {
-    case IR_ADD: op = "+"; break;
-    case IR_SUB: op = "-"; break;
-    case IR_MUL: op = "*"; break;
-    case IR_DIV: if (fl) op = "/"; else fn = c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_div_i"; break;
-    case IR_FLOORDIV:
-        fn = c == 'f' ? "ts_fdiv_f" : c == 'd' ? "ts_fdiv_d" : c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_fdiv_i";
-        break;
-    case IR_FLOORMOD:
-        fn = c == 'f' ? "ts_fmod_f" : c == 'd' ? "ts_fmod_d" : c == 'u' ? "ts_mod_u" : c == 'U' ? "ts_mod_U" : "ts_fmod_i";
-        break;
-    case IR_MIN:
-        fn = c == 'f' ? "ts_min_f" : c == 'd' ? "ts_min_d" : c == 'u' ? "ts_min_u" : c == 'U' ? "ts_min_U" : "ts_min_i";
-        break;
-    case IR_MAX:
-        fn = c == 'f' ? "ts_max_f" : c == 'd' ? "ts_max_d" : c == 'u' ? "ts_max_u" : c == 'U' ? "ts_max_U" : "ts_max_i";
-        break;
-    case IR_EQ: op = "=="; break;
-    case IR_NE: op = "!="; break;
-    case IR_LT: op = "<"; break;
-    case IR_LE: op = "<="; break;
-    case IR_GT: op = ">"; break;
-    case IR_GE: op = ">="; break;
-    case IR_AND: op = "&&"; break;
-    case IR_OR: op = "||"; break;
-    case IR_BITAND: op = "&"; break;
-    case IR_BITOR: op = "|"; break;
-    case IR_BITXOR: op = "^"; break;
-    case IR_SHL: if (c == 'i' || c == 'b') fn = "ts_shl_i"; else op = "<<"; break;
-    case IR_SHR: if (c == 'i' || c == 'b') fn = "ts_shr_i"; else op = ">>"; break;
-    case IR_POW: fn = c == 'f' ? "powf" : c == 'd' ? "pow" : "ts_pow_i"; break;
-    default: ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: binary operator %d", (int)e->bin.op);
-    }
-    if (fl && (e->bin.op == IR_BITAND || e->bin.op == IR_BITOR || e->bin.op == IR_BITXOR ||
-               e->bin.op == IR_SHL || e->bin.op == IR_SHR))
-        ts_fail_at(g->d, TS_ERR_TYPE, e->loc, "bitwise operator on floating-point values");
-    if (fn) {
-        outf(g, "%s(", fn);
-        emit_expr(g, x);
-        out(g, ", ");
-        emit_expr(g, y);
-        out(g, ")");
-    } else {
-        out(g, "(");
-        emit_expr(g, x);
-        outf(g, " %s ", op);
-        emit_expr(g, y);
-        out(g, ")");
-    }
-}
-
-static void emit_cast(Cg *g, const IrExpr *e) {
-    const IrExpr *x = e->un.a;
-    switch (e->dt) {
-    case TS_BOOL: out(g, "(0 != ("); emit_expr(g, x); out(g, "))"); return;
-    case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2: {
-        /* round through the narrow format */
-        const char *ld = load_conv(e->dt);
-        out(g, ld);
-        out(g, store_conv(e->dt));
-        emit_expr(g, x);
-        out(g, ")))");
-        return;
-    }
-    default: {
-        const char *ct = compute_ctype(g, e->dt, e->loc);
-        if (cat_of(g, e->dt, e->loc) == 'i' && e->dt != TS_INT64)
-            outf(g, "((int64_t)(%s)(", storage_ctype(e->dt));
-        else
-            outf(g, "((%s)(", ct);
-        emit_expr(g, x);
-        out(g, "))");
-        return;
-    }
-    }
-}
-
-static void emit_call(Cg *g, const IrExpr *e) {
-    static const struct { const char *f, *d; } fns[] = {
-        [IR_EXP] = {"expf", "exp"}, [IR_EXP2] = {"exp2f", "exp2"}, [IR_LOG] = {"logf", "log"},
-        [IR_LOG2] = {"log2f", "log2"}, [IR_SQRT] = {"sqrtf", "sqrt"}, [IR_RSQRT] = {NULL, NULL},
-        [IR_ABS] = {"fabsf", "fabs"}, [IR_SIN] = {"sinf", "sin"}, [IR_COS] = {"cosf", "cos"},
-        [IR_TANH] = {"tanhf", "tanh"}, [IR_FLOOR] = {"floorf", "floor"}, [IR_CEIL] = {"ceilf", "ceil"},
-        [IR_ROUND] = {"nearbyintf", "nearbyint"}, [IR_SIGMOID] = {"ts_sigmoid_f", "ts_sigmoid_d"},
-        [IR_LOG1P] = {"log1pf", "log1p"}, [IR_EXP10] = {"ts_exp10_f", "ts_exp10_d"},
-        [IR_ISINF] = {"isinf", "isinf"}, [IR_ISNAN] = {"isnan", "isnan"}, [IR_FMOD] = {"fmodf", "fmod"},
-        [IR_POWF] = {"powf", "pow"}, [IR_ATAN2] = {"atan2f", "atan2"}, [IR_ERF] = {"erff", "erf"},
-        [IR_TRUNC] = {"truncf", "trunc"},
-    };
-    static const int arity[] = {
-#define X(en, n, ar) [en] = ar,
-        IR_INTRINSICS(X)
-#undef X
-    };
-    IrIntrinsic fn = e->call.fn;
-    if ((int)fn < 0 || fn >= IR_INTRINSIC_COUNT)
-        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: intrinsic %d", (int)fn);
-    if (e->call.nargs != arity[fn])
-        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: intrinsic %d with %d arguments", (int)fn,
-                   e->call.nargs);
-    char ac = cat_of(g, e->call.args[0]->dt, e->call.args[0]->loc);
-    int arg_float = ac == 'f' || ac == 'd';
-    /* integer arguments of integer-valued functions */
-    if (!arg_float) {
-        switch (fn) {
-        case IR_FLOOR: case IR_CEIL: case IR_ROUND: case IR_TRUNC:
-            if (!ts_dtype_is_float(e->dt)) {
-                emit_expr(g, e->call.args[0]);
-                return;
-            }
-            break;
-        case IR_ABS:
-            if (!ts_dtype_is_float(e->dt)) {
-                out(g, "ts_abs_i(");
-                emit_expr(g, e->call.args[0]);
-                out(g, ")");
-                return;
-            }
-            break;
-        case IR_ISINF: case IR_ISNAN: out(g, "false"); return;
-        default: break;
-        }
-    }
-    /* float or double flavour: the result's type if float, else the argument's */
-    char c = cat_of(g, e->dt, e->loc);
-    if (c != 'f' && c != 'd') c = arg_float ? ac : 'd';
-    if (fn == IR_ISINF || fn == IR_ISNAN) c = ac;
-    if (fn == IR_RSQRT) {
-        out(g, c == 'f' ? "(1.0f / sqrtf(" : "(1.0 / sqrt(");
-        emit_expr(g, e->call.args[0]);
-        out(g, "))");
-        return;
-    }
-    const char *name = c == 'f' ? fns[fn].f : fns[fn].d;
-    outf(g, "%s(", name);
-    for (int i = 0; i < e->call.nargs; i++) {
-        if (i) out(g, ", ");
-        /* make the argument the flavour's type so isinf/etc. pick the right one */
-        outf(g, "(%s)(", cat_ctype(c));
-        emit_expr(g, e->call.args[i]);
-        out(g, ")");
-    }
-    out(g, ")");
-}
-
-static void emit_expr(Cg *g, const IrExpr *e) {
-    if (!e) ts_fail_at(g->d, TS_ERR_INTERNAL, (TsLoc){0}, "C codegen: missing expression");
-    switch (e->kind) {
-    case IR_E_INT: emit_int_lit(g, e->ival, e->dt); return;
-    case IR_E_FLOAT: emit_float_lit(g, e->fval, e->dt); return;
-    case IR_E_VAR: emit_var(g, e); return;
-    case IR_E_LOAD:
-        if (g->in_grid) ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent reads a buffer");
-        emit_load(g, e);
-        return;
-    case IR_E_BIN: emit_bin(g, e); return;
-    case IR_E_NEG: out(g, "(-"); emit_expr(g, e->un.a); out(g, ")"); return;
-    case IR_E_NOT:
-        out(g, e->un.bitnot ? "(~" : "(!");
-        emit_expr(g, e->un.a);
-        out(g, ")");
-        return;
-    case IR_E_SELECT:
-        out(g, "(");
-        emit_expr(g, e->sel.cond);
-        out(g, " ? ");
-        emit_expr(g, e->sel.a);
-        out(g, " : ");
-        emit_expr(g, e->sel.b);
-        out(g, ")");
-        return;
-    case IR_E_CAST: emit_cast(g, e); return;
-    case IR_E_CALL: emit_call(g, e); return;
-    case IR_E_STRING: emit_c_string(g, e->str); return;
-    }
-    ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: expression kind %d", (int)e->kind);
 }
 
 /* ---- statements --------------------------------------------------------------- */
@@ -558,10 +217,10 @@ static void emit_print(Cg *g, const IrStmt *s) {
     const char *msg = s->print.msg ? s->print.msg : "";
     if (s->print.value) {
         const IrExpr *v = s->print.value;
-        char c = cat_of(g, v->dt, v->loc);
+        char c = ts_cx_cat(&g->x, v->dt, v->loc);
         line_start(g);
         out(g, "ts_print(ts_a, ts_b, ");
-        emit_c_string(g, msg);
+        ts_cx_string(&g->x, msg);
         if (c == 'f' || c == 'd') out(g, ", \"%g\", (double)(");
         else if (c == 'u' || c == 'U') out(g, ", \"%llu\", (unsigned long long)(");
         else out(g, ", \"%lld\", (long long)(");
@@ -584,10 +243,10 @@ static void emit_print(Cg *g, const IrStmt *s) {
         outf(g, "; ts_p%d++)\n", i);
         g->ind++;
     }
-    char c = cat_of(g, b->dt, b->loc);
+    char c = ts_cx_cat(&g->x, b->dt, b->loc);
     line_start(g);
     out(g, "ts_print(ts_a, ts_b, ");
-    emit_c_string(g, msg);
+    ts_cx_string(&g->x, msg);
     out(g, ", \"");
     for (const char *p = b->name; *p; p++)
         if (*p != '%' && *p != '"' && *p != '\\' && *p != '?' && *p >= 32 && *p < 127)
@@ -597,7 +256,7 @@ static void emit_print(Cg *g, const IrStmt *s) {
     outf(g, "] = %s\"", c == 'f' || c == 'd' ? "%g" : c == 'u' || c == 'U' ? "%llu" : "%lld");
     for (int i = 0; i < b->ndim; i++) outf(g, ", (long long)ts_p%d", i);
     out(g, c == 'f' || c == 'd' ? ", (double)" : c == 'u' || c == 'U' ? ", (unsigned long long)" : ", (long long)");
-    outf(g, "%s%s[", load_conv(b->dt), cb->name);
+    outf(g, "%s%s[", ts_cx_load_conv(&g->x, b->dt), cb->name);
     for (int i = 0; i < b->ndim; i++) {
         if (i) out(g, " + ");
         if (cb->param >= 0) outf(g, "ts_p%d * %s_s%d", i, cb->name, i);
@@ -620,7 +279,7 @@ static void emit_atomic_add(Cg *g, const IrStmt *s) {
     if (cb->param < 0) {
         outf(g, "%s[", cb->name);
         emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
-        outf(g, "] = %s%s%s[", store_conv(dt), load_conv(dt), cb->name);
+        outf(g, "] = %s%s%s[", ts_cx_store_conv(&g->x, dt), ts_cx_load_conv(&g->x, dt), cb->name);
         emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
         out(g, "]) + (");
         emit_expr(g, s->store.value);
@@ -635,7 +294,7 @@ static void emit_atomic_add(Cg *g, const IrStmt *s) {
     case TS_BFLOAT16: fn = "bf16"; arg = "float"; break;
     case TS_FLOAT8_E4M3: fn = "e4m3"; arg = "float"; break;
     case TS_FLOAT8_E5M2: fn = "e5m2"; arg = "float"; break;
-    default: fn = arg = storage_ctype(dt); break;
+    default: fn = arg = ts_cx_storage(&c_dialect, dt); break;
     }
     outf(g, "ts_atomic_add_%s(&%s[", fn, cb->name);
     emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
@@ -654,14 +313,14 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
         return;
     case IR_S_FOR: {
         const IrVar *v = s->for_.var;
-        const char *n = c_name(g, v->name, v->id);
+        const char *n = ts_cx_name(g->a, v->name, v->id);
         if ((s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_VECTORIZED) &&
             !stmt_has_loop(s->for_.body)) {
             line_start(g);
             out(g, "TS_IVDEP\n");
         }
         line_start(g);
-        outf(g, "for (%s %s = ", compute_ctype(g, v->dt, s->loc), n);
+        outf(g, "for (%s %s = ", ts_cx_compute_ctype(&g->x, v->dt, s->loc), n);
         emit_expr(g, s->for_.min);
         outf(g, ", %s_end = %s + (", n, n);
         emit_expr(g, s->for_.extent);
@@ -723,11 +382,11 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
             return;
         }
         line_start(g);
-        if (atomic) outf(g, "ts_st_%s(&%s[", storage_ctype(dt), cb->name);
+        if (atomic) outf(g, "ts_st_%s(&%s[", ts_cx_storage(&c_dialect, dt), cb->name);
         else outf(g, "%s[", cb->name);
         emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
         out(g, atomic ? "], " : "] = ");
-        out(g, store_conv(dt));
+        out(g, ts_cx_store_conv(&g->x, dt));
         emit_expr(g, v);
         out(g, "))");
         out(g, atomic ? ");\n" : ";\n");
@@ -736,10 +395,10 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
     case IR_S_ATOMIC_ADD: emit_atomic_add(g, s); return;
     case IR_S_LET: {
         const IrVar *v = s->let.var;
-        const char *n = c_name(g, v->name, v->id);
+        const char *n = ts_cx_name(g->a, v->name, v->id);
         int fresh = !declared_here(g, v);
         line_start(g);
-        if (fresh) outf(g, "%s %s = ", compute_ctype(g, v->dt, s->loc), n);
+        if (fresh) outf(g, "%s %s = ", ts_cx_compute_ctype(&g->x, v->dt, s->loc), n);
         else outf(g, "%s = ", n);
         emit_expr(g, s->let.value);
         out(g, ";\n");
@@ -769,7 +428,7 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
 static void add_buf(Cg *g, const IrBuffer *b) {
     for (int i = 0; i < g->bufs.n; i++)
         if (g->bufs.v[i].buf == b) return;
-    CgBuf cb = {b, c_name(g, b->name, b->id), -1, 0, NULL};
+    CgBuf cb = {b, ts_cx_name(g->a, b->name, b->id), -1, 0, NULL};
     if (b->scope == IR_SCOPE_GLOBAL) {
         for (int i = 0; i < g->k->params.n; i++)
             if (g->k->params.v[i].buf == b) cb.param = i;
@@ -886,20 +545,20 @@ static void emit_scalar_prologue(Cg *g) {
     const IrKernel *k = g->k;
     for (int i = 0; i < k->shape_vars.n; i++) {
         const IrVar *v = k->shape_vars.v[i];
-        const char *n = c_name(g, v->name, v->id);
+        const char *n = ts_cx_name(g->a, v->name, v->id);
         line_start(g);
-        outf(g, "const %s %s = (%s)ts_a->shape_vars[%d];\n", compute_ctype(g, v->dt, (TsLoc){0}), n,
-             compute_ctype(g, v->dt, (TsLoc){0}), i);
+        outf(g, "const %s %s = (%s)ts_a->shape_vars[%d];\n", ts_cx_compute_ctype(&g->x, v->dt, (TsLoc){0}), n,
+             ts_cx_compute_ctype(&g->x, v->dt, (TsLoc){0}), i);
         line_start(g);
         outf(g, "(void)%s;\n", n);
     }
     for (int i = 0; i < k->params.n; i++) {
         const IrVar *v = k->params.v[i].var;
         if (!v || k->params.v[i].buf) continue;
-        const char *n = c_name(g, v->name, v->id);
+        const char *n = ts_cx_name(g->a, v->name, v->id);
         line_start(g);
-        outf(g, "const %s %s = %s*(const %s *)ts_a->data[%d]);\n", compute_ctype(g, v->dt, (TsLoc){0}), n,
-             load_conv(v->dt), storage_ctype(v->dt), i);
+        outf(g, "const %s %s = %s*(const %s *)ts_a->data[%d]);\n", ts_cx_compute_ctype(&g->x, v->dt, (TsLoc){0}), n,
+             ts_cx_load_conv(&g->x, v->dt), ts_cx_storage(&c_dialect, v->dt), i);
         line_start(g);
         outf(g, "(void)%s;\n", n);
     }
@@ -946,7 +605,7 @@ static void emit_block_fn(Cg *g) {
     emit_scalar_prologue(g);
     for (int i = 0; i < g->bufs.n; i++) {
         const CgBuf *cb = &g->bufs.v[i];
-        const char *st = storage_ctype(cb->buf->dt);
+        const char *st = ts_cx_storage(&c_dialect, cb->buf->dt);
         line_start(g);
         if (cb->param >= 0) {
             outf(g, "%s *%s = (%s *)ts_a->data[%d];\n", st, cb->name, st, cb->param);
@@ -976,6 +635,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
     g.k = k;
     g.a = k->arena;
     g.o = o;
+    g.x = (TsCxGen){&c_dialect, d, k->arena, k, o, &g};
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "C codegen: %d grid dimensions", k->ngrid);
 
@@ -1001,7 +661,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
     ts_buf_printf(o, "    ts_i->may_block = %d;\n", k->may_block ? 1 : 0);
     ts_buf_printf(o, "    ts_i->scratch_bytes = %lld;\n", (long long)scratch);
     ts_buf_puts(o, "    ts_i->name = ");
-    emit_c_string(&g, k->name ? k->name : "");
+    ts_cx_string(&g.x, k->name ? k->name : "");
     ts_buf_puts(o, ";\n}\n\n");
 
     emit_grid_fn(&g);

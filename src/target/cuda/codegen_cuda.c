@@ -120,6 +120,7 @@
  * the generator's own, as in the C target.
  */
 #include "target/cuda/cuda_target.h"
+#include "target/cexpr.h"
 
 #include "op/op.h"
 
@@ -576,6 +577,7 @@ typedef struct Cg {
     TS_VEC(const IrBuffer *) mma_c;  /* buffers accumulated as C by them */
     int pad_rows;                    /* pad those buffers' rows (TILESCALE_CUDA_PAD != 0) */
     TS_VEC(TsCudaMma) mma_fns;       /* distinct gemm functions, emitted before the kernel */
+    TsCxGen x;                       /* the shared expression emitter's state (cx() syncs o) */
 } Cg;
 
 static void emit_expr(Cg *g, const IrExpr *e);
@@ -595,108 +597,51 @@ static void line_start(Cg *g) {
     if (g->o) ts_buf_indent(g->o, g->ind);
 }
 
-/* `<name>_<id>` with every non-identifier character replaced. */
-static const char *cu_name(Cg *g, const char *name, int id) {
-    if (!name || !*name) name = "v";
-    size_t n = strlen(name);
-    char *s = ts_alloc(g->a, n + 24);
-    size_t j = 0;
-    if (name[0] >= '0' && name[0] <= '9') s[j++] = 'v';
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        s[j++] = ok ? c : '_';
-    }
-    snprintf(s + j, 24, "_%d", id);
-    return s;
+/* ---- types and expressions: the shared emitter (target/cexpr.c) ---------- */
+
+static const char *const cu_storage[TS_DTYPE_COUNT] = {
+    [TS_BOOL] = "ts_u8", [TS_INT8] = "ts_i8", [TS_UINT8] = "ts_u8", [TS_INT16] = "ts_i16",
+    [TS_UINT16] = "ts_u16", [TS_INT32] = "ts_i32", [TS_UINT32] = "ts_u32", [TS_INT64] = "ts_i64",
+    [TS_UINT64] = "ts_u64", [TS_FLOAT16] = "ts_u16", [TS_BFLOAT16] = "ts_u16", [TS_FLOAT32] = "float",
+    [TS_FLOAT64] = "double", [TS_FLOAT8_E4M3] = "ts_u8", [TS_FLOAT8_E5M2] = "ts_u8",
+};
+
+static const char *const cu_intrin[IR_INTRINSIC_COUNT][2] = {
+    [IR_EXP] = {"expf", "exp"}, [IR_EXP2] = {"exp2f", "exp2"}, [IR_LOG] = {"logf", "log"},
+    [IR_LOG2] = {"log2f", "log2"}, [IR_SQRT] = {"sqrtf", "sqrt"}, [IR_RSQRT] = {"__frsqrt_rn", "rsqrt"},
+    [IR_ABS] = {"fabsf", "fabs"}, [IR_SIN] = {"sinf", "sin"}, [IR_COS] = {"cosf", "cos"},
+    [IR_TANH] = {"tanhf", "tanh"}, [IR_FLOOR] = {"floorf", "floor"}, [IR_CEIL] = {"ceilf", "ceil"},
+    [IR_ROUND] = {"rintf", "rint"}, [IR_SIGMOID] = {"ts_sigmoid_f", "ts_sigmoid_d"},
+    [IR_LOG1P] = {"log1pf", "log1p"}, [IR_EXP10] = {"exp10f", "exp10"},
+    [IR_ISINF] = {"ts_isinf_f", "ts_isinf_d"}, [IR_ISNAN] = {"ts_isnan_f", "ts_isnan_d"},
+    [IR_FMOD] = {"fmodf", "fmod"}, [IR_POWF] = {"powf", "pow"}, [IR_ATAN2] = {"atan2f", "atan2"},
+    [IR_ERF] = {"erff", "erf"}, [IR_TRUNC] = {"truncf", "trunc"},
+};
+
+static int cu_var(TsCxGen *x, const IrExpr *e);
+static void cu_load(TsCxGen *x, const IrExpr *e);
+
+static const TsCxDialect cu_dialect = {
+    .who = "CUDA codegen",
+    .i64 = "ts_i64", .u32 = "ts_u32", .u64 = "ts_u64",
+    .storage = cu_storage,
+    .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
+    .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)",
+    .intrin = cu_intrin,
+    .cast_helper_args = 1,
+    .var = cu_var,
+    .load = cu_load,
+};
+
+/* The shared emitter, writing where g writes now (nowhere in a dry run). */
+static TsCxGen *cx(Cg *g) {
+    g->x.o = g->o;
+    return &g->x;
 }
-
-/* ---- types ------------------------------------------------------------------ */
-
-/* Compute category of a dtype: 'b' bool, 'i' 64-bit signed, 'u' 32-bit
- * unsigned, 'U' 64-bit unsigned, 'f' float, 'd' double (as the C target). */
-static char cat_of(Cg *g, TsDType dt, TsLoc loc) {
-    switch (dt) {
-    case TS_BOOL: return 'b';
-    case TS_INT8: case TS_UINT8: case TS_INT16: case TS_UINT16: case TS_INT32: case TS_INT64:
-        return 'i';
-    case TS_UINT32: return 'u';
-    case TS_UINT64: return 'U';
-    case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT32: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2:
-        return 'f';
-    case TS_FLOAT64: return 'd';
-    default: break;
-    }
-    ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: expression without a valid dtype (%d)", (int)dt);
-}
-
-static const char *cat_ctype(char c) {
-    switch (c) {
-    case 'b': return "bool";
-    case 'i': return "ts_i64";
-    case 'u': return "ts_u32";
-    case 'U': return "ts_u64";
-    case 'f': return "float";
-    default: return "double";
-    }
-}
-
-static const char *compute_ctype(Cg *g, TsDType dt, TsLoc loc) { return cat_ctype(cat_of(g, dt, loc)); }
-
-static char join_cat(char a, char b) {
-    static const char order[] = "biuUfd";
-    return strchr(order, a) > strchr(order, b) ? a : b;
-}
-
-/* How a dtype is stored in memory. */
-static const char *storage_ctype(TsDType dt) {
-    switch (dt) {
-    case TS_BOOL: case TS_UINT8: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2: return "ts_u8";
-    case TS_INT8: return "ts_i8";
-    case TS_INT16: return "ts_i16";
-    case TS_UINT16: case TS_FLOAT16: case TS_BFLOAT16: return "ts_u16";
-    case TS_INT32: return "ts_i32";
-    case TS_UINT32: return "ts_u32";
-    case TS_INT64: return "ts_i64";
-    case TS_UINT64: return "ts_u64";
-    case TS_FLOAT32: return "float";
-    default: return "double";
-    }
-}
-
-/* Conversion of a stored value to its compute type (prefix; close with ")"). */
-static const char *load_conv(TsDType dt) {
-    switch (dt) {
-    case TS_FLOAT16: return "ts_h2f(";
-    case TS_BFLOAT16: return "ts_bf2f(";
-    case TS_FLOAT8_E4M3: return "ts_e4m3_2f(";
-    case TS_FLOAT8_E5M2: return "ts_e5m2_2f(";
-    case TS_BOOL: return "(0 != ";
-    case TS_UINT32: case TS_UINT64: case TS_FLOAT32: case TS_FLOAT64: return "(";
-    default: return "(ts_i64)(";
-    }
-}
-
-/* Conversion of a computed value to the storage type (prefix; close with "))"). */
-static const char *store_conv(TsDType dt) {
-    switch (dt) {
-    case TS_FLOAT16: return "ts_f2h((float)(";
-    case TS_BFLOAT16: return "ts_f2bf((float)(";
-    case TS_FLOAT8_E4M3: return "ts_f2e4m3((float)(";
-    case TS_FLOAT8_E5M2: return "ts_f2e5m2((float)(";
-    case TS_BOOL: return "(ts_u8)(0 != (";
-    case TS_INT8: return "(ts_i8)((";
-    case TS_UINT8: return "(ts_u8)((";
-    case TS_INT16: return "(ts_i16)((";
-    case TS_UINT16: return "(ts_u16)((";
-    case TS_INT32: return "(ts_i32)((";
-    case TS_UINT32: return "(ts_u32)((";
-    case TS_INT64: return "(ts_i64)((";
-    case TS_UINT64: return "(ts_u64)((";
-    case TS_FLOAT32: return "(float)((";
-    default: return "(double)((";
-    }
-}
+static void emit_expr(Cg *g, const IrExpr *e) { ts_cx_expr(cx(g), e); }
+static char cat_of(Cg *g, TsDType dt, TsLoc loc) { return ts_cx_cat(cx(g), dt, loc); }
+static const char *compute_ctype(Cg *g, TsDType dt, TsLoc loc) { return ts_cx_compute_ctype(cx(g), dt, loc); }
+static const char *storage_ctype(TsDType dt) { return ts_cx_storage(&cu_dialect, dt); }
 
 static int is_private(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR; }
 
@@ -881,124 +826,25 @@ static int expr_uses_var(const IrExpr *e, const IrVar *v) {
     }
 }
 
-/* ---- expressions ----------------------------------------------------------- */
+/* ---- expressions: what the shared emitter leaves to this target ------------- */
 
-static void emit_int_lit(Cg *g, int64_t v, TsDType dt) {
-    char c = dt == TS_DTYPE_NONE ? 'i' : cat_of(g, dt, (TsLoc){0});
-    if (c == 'b') {
-        out(g, v ? "true" : "false");
-    } else if (c == 'u' || c == 'U') {
-        outf(g, "%lluu%s", (unsigned long long)(uint64_t)v, c == 'U' ? "ll" : "");
-    } else if (c == 'f' || c == 'd') {
-        outf(g, "%lld.0%s", (long long)v, c == 'f' ? "f" : "");
-    } else if (v == INT64_MIN) {
-        out(g, "(-9223372036854775807LL - 1)");
-    } else if (v < 0) {
-        outf(g, "(%lldLL)", (long long)v);
-    } else {
-        outf(g, "%lldLL", (long long)v);
-    }
-}
-
-static void emit_float_lit(Cg *g, double v, TsDType dt) {
-    char c = cat_of(g, dt, (TsLoc){0});
-    if (c != 'f' && c != 'd') {
-        emit_int_lit(g, (int64_t)v, dt); /* a float constant with an integer dtype */
-        return;
-    }
-    if (v != v) {
-        out(g, c == 'f' ? "TS_NAN_F" : "TS_NAN_D");
-        return;
-    }
-    if (isinf(v)) {
-        outf(g, "%s%s)", v < 0 ? "(-" : "(", c == 'f' ? "TS_INF_F" : "TS_INF_D");
-        return;
-    }
-    char tmp[64];
-    snprintf(tmp, sizeof tmp, c == 'f' ? "%.9g" : "%.17g", c == 'f' ? (double)(float)v : v);
-    if (!strpbrk(tmp, ".eE")) strcat(tmp, ".0");
-    outf(g, "%s%s%s%s", tmp[0] == '-' ? "(" : "", tmp, c == 'f' ? "f" : "", tmp[0] == '-' ? ")" : "");
-}
-
-/* A C string literal; no byte of s can end it early or form a trigraph. */
-static void emit_c_string(Cg *g, const char *s) {
-    out(g, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\' || c == '?') outf(g, "\\%c", c);
-        else if (c < 32 || c >= 127) outf(g, "\\%03o", c);
-        else outf(g, "%c", c);
-    }
-    out(g, "\"");
-}
-
-static void emit_var(Cg *g, const IrExpr *e) {
+/* Thread indices, split out of the linear thread id (1: handled). */
+static int cu_var(TsCxGen *x, const IrExpr *e) {
+    Cg *g = x->user;
     const IrVar *v = e->var;
-    switch (v->kind) {
-    case IR_VAR_BLOCK_IDX:
-        if (v->axis < 0 || v->axis > 2)
-            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: block index axis %d", v->axis);
-        outf(g, "ts_bidx%d", v->axis);
-        return;
-    case IR_VAR_THREAD_IDX: {
-        const int *t = g->k->threads;
-        if (v->axis == 0) outf(g, "((ts_i64)(ts_tid %% %d))", t[0]);
-        else if (v->axis == 1) outf(g, "((ts_i64)((ts_tid / %d) %% %d))", t[0], t[1]);
-        else if (v->axis == 2) outf(g, "((ts_i64)(ts_tid / %d))", t[0] * t[1]);
-        else ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: thread index axis %d", v->axis);
-        return;
-    }
-    case IR_VAR_RANK: out(g, v->axis == 1 ? "((ts_i64)ts_nranks)" : "((ts_i64)ts_rank)"); return;
-    case IR_VAR_SHAPE: {
-        int found = 0;
-        for (int i = 0; i < g->k->shape_vars.n; i++) found |= g->k->shape_vars.v[i] == v;
-        if (!found)
-            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc,
-                       "CUDA codegen: shape variable '%s' is not in the kernel's shape_vars", v->name);
-        out(g, cu_name(g, v->name, v->id));
-        return;
-    }
-    case IR_VAR_SCALAR: {
-        int found = 0;
-        for (int i = 0; i < g->k->params.n; i++) found |= g->k->params.v[i].var == v;
-        if (!found)
-            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: scalar '%s' is not a kernel parameter",
-                       v->name);
-        out(g, cu_name(g, v->name, v->id));
-        return;
-    }
-    default: out(g, cu_name(g, v->name, v->id)); return;
-    }
+    if (v->kind != IR_VAR_THREAD_IDX) return 0;
+    const int *t = g->k->threads;
+    if (v->axis == 0) outf(g, "((ts_i64)(ts_tid %% %d))", t[0]);
+    else if (v->axis == 1) outf(g, "((ts_i64)((ts_tid / %d) %% %d))", t[0], t[1]);
+    else if (v->axis == 2) outf(g, "((ts_i64)(ts_tid / %d))", t[0] * t[1]);
+    else ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: thread index axis %d", v->axis);
+    return 1;
 }
 
 /* Element offset of buf[idx] in 64-bit arithmetic, constant terms folded.
  * (A shared-memory swizzle will be applied here.) */
 static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
-    const IrBuffer *b = cb->buf;
-    if (nidx != b->ndim && !(b->ndim == 0 && nidx == 1))
-        ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: %d indices for %d-dimensional buffer '%s'",
-                   nidx, b->ndim, b->name);
-    int64_t konst = 0, c;
-    int terms = 0;
-    for (int i = 0; i < b->ndim; i++) {
-        int global = cb->param >= 0;
-        if (!global && ir_is_const_int(idx[i], &c)) {
-            konst += c * cb->strides[i];
-            continue;
-        }
-        if (terms++) out(g, " + ");
-        if (cat_of(g, idx[i]->dt, idx[i]->loc) == 'i') {
-            emit_expr(g, idx[i]);
-        } else {
-            out(g, "(ts_i64)(");
-            emit_expr(g, idx[i]);
-            out(g, ")");
-        }
-        if (global) outf(g, " * %s_s%d", cb->name, i);
-        else if (cb->strides[i] != 1) outf(g, " * %lldLL", (long long)cb->strides[i]);
-    }
-    if (!terms) outf(g, "%lld", (long long)konst);
-    else if (konst) outf(g, " + %lldLL", (long long)konst);
+    ts_cx_index(cx(g), cb->buf, cb->name, cb->param >= 0, cb->strides, idx, nidx, loc);
 }
 
 /* buf[idx] as an lvalue/rvalue of the storage type; volatile for global
@@ -1010,181 +856,15 @@ static void emit_elem(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLo
     out(g, vol ? "])" : "]");
 }
 
-static void emit_load(Cg *g, const IrExpr *e) {
+static void cu_load(TsCxGen *x, const IrExpr *e) {
+    Cg *g = x->user;
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
     int vol = g->k->may_block && g->while_depth > 0 && cb->param >= 0;
-    out(g, load_conv(cb->buf->dt));
+    out(g, ts_cx_load_conv(x, cb->buf->dt));
     emit_elem(g, cb, e->load.idx, e->load.nidx, e->loc, vol);
     out(g, ")");
 }
 
-static void emit_bin(Cg *g, const IrExpr *e) {
-    const IrExpr *x = e->bin.a, *y = e->bin.b;
-    char c = join_cat(cat_of(g, x->dt, x->loc), cat_of(g, y->dt, y->loc));
-    int fl = c == 'f' || c == 'd';
-    const char *fn = NULL, *op = NULL;
-    switch (e->bin.op) {
-    case IR_ADD: op = "+"; break;
-    case IR_SUB: op = "-"; break;
-    case IR_MUL: op = "*"; break;
-    case IR_DIV: if (fl) op = "/"; else fn = c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_div_i"; break;
-    case IR_FLOORDIV:
-        fn = c == 'f' ? "ts_fdiv_f" : c == 'd' ? "ts_fdiv_d" : c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_fdiv_i";
-        break;
-    case IR_FLOORMOD:
-        fn = c == 'f' ? "ts_fmod_f" : c == 'd' ? "ts_fmod_d" : c == 'u' ? "ts_mod_u" : c == 'U' ? "ts_mod_U" : "ts_fmod_i";
-        break;
-    case IR_MIN:
-        fn = c == 'f' ? "ts_min_f" : c == 'd' ? "ts_min_d" : c == 'u' ? "ts_min_u" : c == 'U' ? "ts_min_U" : "ts_min_i";
-        break;
-    case IR_MAX:
-        fn = c == 'f' ? "ts_max_f" : c == 'd' ? "ts_max_d" : c == 'u' ? "ts_max_u" : c == 'U' ? "ts_max_U" : "ts_max_i";
-        break;
-    case IR_EQ: op = "=="; break;
-    case IR_NE: op = "!="; break;
-    case IR_LT: op = "<"; break;
-    case IR_LE: op = "<="; break;
-    case IR_GT: op = ">"; break;
-    case IR_GE: op = ">="; break;
-    case IR_AND: op = "&&"; break;
-    case IR_OR: op = "||"; break;
-    case IR_BITAND: op = "&"; break;
-    case IR_BITOR: op = "|"; break;
-    case IR_BITXOR: op = "^"; break;
-    case IR_SHL: if (c == 'i' || c == 'b') fn = "ts_shl_i"; else op = "<<"; break;
-    case IR_SHR: if (c == 'i' || c == 'b') fn = "ts_shr_i"; else op = ">>"; break;
-    case IR_POW: fn = c == 'f' ? "powf" : c == 'd' ? "pow" : "ts_pow_i"; break;
-    default: ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: binary operator %d", (int)e->bin.op);
-    }
-    if (fl && (e->bin.op == IR_BITAND || e->bin.op == IR_BITOR || e->bin.op == IR_BITXOR ||
-               e->bin.op == IR_SHL || e->bin.op == IR_SHR))
-        ts_fail_at(g->d, TS_ERR_TYPE, e->loc, "bitwise operator on floating-point values");
-    if (fn) {
-        /* operands converted to the helper's type: no ambiguous overloads */
-        outf(g, "%s((%s)(", fn, cat_ctype(c == 'b' ? 'i' : c));
-        emit_expr(g, x);
-        outf(g, "), (%s)(", cat_ctype(c == 'b' ? 'i' : c));
-        emit_expr(g, y);
-        out(g, "))");
-    } else {
-        out(g, "(");
-        emit_expr(g, x);
-        outf(g, " %s ", op);
-        emit_expr(g, y);
-        out(g, ")");
-    }
-}
-
-static void emit_cast(Cg *g, const IrExpr *e) {
-    const IrExpr *x = e->un.a;
-    switch (e->dt) {
-    case TS_BOOL: out(g, "(0 != ("); emit_expr(g, x); out(g, "))"); return;
-    case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2:
-        /* round through the narrow format */
-        out(g, load_conv(e->dt));
-        out(g, store_conv(e->dt));
-        emit_expr(g, x);
-        out(g, ")))");
-        return;
-    default:
-        if (cat_of(g, e->dt, e->loc) == 'i' && e->dt != TS_INT64)
-            outf(g, "((ts_i64)(%s)(", storage_ctype(e->dt));
-        else
-            outf(g, "((%s)(", compute_ctype(g, e->dt, e->loc));
-        emit_expr(g, x);
-        out(g, "))");
-        return;
-    }
-}
-
-static void emit_call(Cg *g, const IrExpr *e) {
-    static const struct { const char *f, *d; } fns[] = {
-        [IR_EXP] = {"expf", "exp"}, [IR_EXP2] = {"exp2f", "exp2"}, [IR_LOG] = {"logf", "log"},
-        [IR_LOG2] = {"log2f", "log2"}, [IR_SQRT] = {"sqrtf", "sqrt"}, [IR_RSQRT] = {"__frsqrt_rn", "rsqrt"},
-        [IR_ABS] = {"fabsf", "fabs"}, [IR_SIN] = {"sinf", "sin"}, [IR_COS] = {"cosf", "cos"},
-        [IR_TANH] = {"tanhf", "tanh"}, [IR_FLOOR] = {"floorf", "floor"}, [IR_CEIL] = {"ceilf", "ceil"},
-        [IR_ROUND] = {"rintf", "rint"}, [IR_SIGMOID] = {"ts_sigmoid_f", "ts_sigmoid_d"},
-        [IR_LOG1P] = {"log1pf", "log1p"}, [IR_EXP10] = {"exp10f", "exp10"},
-        [IR_ISINF] = {"ts_isinf_f", "ts_isinf_d"}, [IR_ISNAN] = {"ts_isnan_f", "ts_isnan_d"},
-        [IR_FMOD] = {"fmodf", "fmod"}, [IR_POWF] = {"powf", "pow"}, [IR_ATAN2] = {"atan2f", "atan2"},
-        [IR_ERF] = {"erff", "erf"}, [IR_TRUNC] = {"truncf", "trunc"},
-    };
-    static const int arity[] = {
-#define X(en, n, ar) [en] = ar,
-        IR_INTRINSICS(X)
-#undef X
-    };
-    IrIntrinsic fn = e->call.fn;
-    if ((int)fn < 0 || fn >= IR_INTRINSIC_COUNT)
-        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: intrinsic %d", (int)fn);
-    if (e->call.nargs != arity[fn])
-        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: intrinsic %d with %d arguments", (int)fn,
-                   e->call.nargs);
-    char ac = cat_of(g, e->call.args[0]->dt, e->call.args[0]->loc);
-    int arg_float = ac == 'f' || ac == 'd';
-    if (!arg_float) { /* integer arguments of integer-valued functions */
-        switch (fn) {
-        case IR_FLOOR: case IR_CEIL: case IR_ROUND: case IR_TRUNC:
-            if (!ts_dtype_is_float(e->dt)) {
-                emit_expr(g, e->call.args[0]);
-                return;
-            }
-            break;
-        case IR_ABS:
-            if (!ts_dtype_is_float(e->dt)) {
-                out(g, "ts_abs_i((ts_i64)(");
-                emit_expr(g, e->call.args[0]);
-                out(g, "))");
-                return;
-            }
-            break;
-        case IR_ISINF: case IR_ISNAN: out(g, "false"); return;
-        default: break;
-        }
-    }
-    /* float or double flavour: the result's type if float, else the argument's */
-    char c = cat_of(g, e->dt, e->loc);
-    if (c != 'f' && c != 'd') c = arg_float ? ac : 'd';
-    if (fn == IR_ISINF || fn == IR_ISNAN) c = ac;
-    outf(g, "%s(", c == 'f' ? fns[fn].f : fns[fn].d);
-    for (int i = 0; i < e->call.nargs; i++) {
-        if (i) out(g, ", ");
-        outf(g, "(%s)(", cat_ctype(c));
-        emit_expr(g, e->call.args[i]);
-        out(g, ")");
-    }
-    out(g, ")");
-}
-
-static void emit_expr(Cg *g, const IrExpr *e) {
-    if (!e) ts_fail_at(g->d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: missing expression");
-    switch (e->kind) {
-    case IR_E_INT: emit_int_lit(g, e->ival, e->dt); return;
-    case IR_E_FLOAT: emit_float_lit(g, e->fval, e->dt); return;
-    case IR_E_VAR: emit_var(g, e); return;
-    case IR_E_LOAD: emit_load(g, e); return;
-    case IR_E_BIN: emit_bin(g, e); return;
-    case IR_E_NEG: out(g, "(-"); emit_expr(g, e->un.a); out(g, ")"); return;
-    case IR_E_NOT:
-        out(g, e->un.bitnot ? "(~" : "(!");
-        emit_expr(g, e->un.a);
-        out(g, ")");
-        return;
-    case IR_E_SELECT:
-        out(g, "(");
-        emit_expr(g, e->sel.cond);
-        out(g, " ? ");
-        emit_expr(g, e->sel.a);
-        out(g, " : ");
-        emit_expr(g, e->sel.b);
-        out(g, ")");
-        return;
-    case IR_E_CAST: emit_cast(g, e); return;
-    case IR_E_CALL: emit_call(g, e); return;
-    case IR_E_STRING: emit_c_string(g, e->str); return;
-    }
-    ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: expression kind %d", (int)e->kind);
-}
 
 /* ---- scopes, blocks and barriers -------------------------------------------- */
 
@@ -1455,7 +1135,7 @@ static int emit_vec_copy(Cg *g, const IrStmt *const *lv, int n, const int64_t *e
     if (ld->kind == IR_E_CAST) ld = ld->un.a;
     const char *vt = vc.vbytes == 16 ? "uint4" : vc.vbytes == 8 ? "uint2" : "ts_u32";
     int64_t nvec = total / vc.v, extv = ext[n - 1] / vc.v;
-    const char *jn = cu_name(g, j->name, j->id);
+    const char *jn = ts_cx_name(g->a, j->name, j->id);
 
     line_start(g);
     outf(g, "{ /* vector copy: %d x %d bytes per thread and step */\n", vc.v, vc.vbytes / vc.v);
@@ -1480,9 +1160,9 @@ static int emit_vec_copy(Cg *g, const IrStmt *const *lv, int n, const int64_t *e
         const IrVar *v = lv[i]->for_.var;
         line_start(g);
         if (i == n - 1) outf(g, "const int ts_j%d = ", id);
-        else if (ir_is_const_int(lv[i]->for_.min, &c) && c == 0) outf(g, "const int %s = ", cu_name(g, v->name, v->id));
+        else if (ir_is_const_int(lv[i]->for_.min, &c) && c == 0) outf(g, "const int %s = ", ts_cx_name(g->a, v->name, v->id));
         else {
-            outf(g, "const %s %s = (", compute_ctype(g, v->dt, lv[i]->loc), cu_name(g, v->name, v->id));
+            outf(g, "const %s %s = (", compute_ctype(g, v->dt, lv[i]->loc), ts_cx_name(g->a, v->name, v->id));
             emit_expr(g, lv[i]->for_.min);
             out(g, ") + ");
         }
@@ -1650,7 +1330,7 @@ static void emit_distributed(Cg *g, const IrStmt *s) {
     for (int i = 0; i < n; i++) {
         const IrVar *v = lv[i]->for_.var;
         line_start(g);
-        outf(g, "const %s %s = (%s)(", compute_ctype(g, v->dt, lv[i]->loc), cu_name(g, v->name, v->id),
+        outf(g, "const %s %s = (%s)(", compute_ctype(g, v->dt, lv[i]->loc), ts_cx_name(g->a, v->name, v->id),
              compute_ctype(g, v->dt, lv[i]->loc));
         int64_t c;
         if (!ir_is_const_int(lv[i]->for_.min, &c) || c != 0) {
@@ -1704,7 +1384,7 @@ static void emit_for(Cg *g, const IrStmt *s) {
         g->pending |= expr_reads_mem(s->for_.min) || expr_reads_mem(s->for_.extent);
     }
     const IrVar *v = s->for_.var;
-    const char *n = cu_name(g, v->name, v->id);
+    const char *n = ts_cx_name(g->a, v->name, v->id);
     int64_t c;
     if (s->for_.kind == IR_FOR_UNROLL && ir_is_const_int(s->for_.extent, &c)) {
         line_start(g);
@@ -1828,7 +1508,7 @@ static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
         out(g, ";\n");
         return;
     }
-    out(g, store_conv(dt));
+    out(g, ts_cx_store_conv(cx(g), dt));
     emit_expr(g, v);
     out(g, "));\n");
 }
@@ -1879,7 +1559,7 @@ static void emit_atomic_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
     line_start(g);
     if (is_private(cb->buf)) {
         emit_elem(g, cb, s->store.idx, s->store.nidx, s->loc, 0);
-        outf(g, " = %s%s", store_conv(dt), load_conv(dt));
+        outf(g, " = %s%s", ts_cx_store_conv(cx(g), dt), ts_cx_load_conv(cx(g), dt));
         emit_elem(g, cb, s->store.idx, s->store.nidx, s->loc, 0);
         out(g, ") + (");
         emit_expr(g, s->store.value);
@@ -1924,7 +1604,7 @@ static void emit_atomic(Cg *g, const IrStmt *s) {
 
 static void emit_let(Cg *g, const IrStmt *s) {
     const IrVar *v = s->let.var;
-    const char *n = cu_name(g, v->name, v->id);
+    const char *n = ts_cx_name(g->a, v->name, v->id);
     int fresh = !declared_here(g, v);
     if (g->ctx == CTX_UNIFORM) g->pending |= expr_reads_mem(s->let.value);
     line_start(g);
@@ -1945,7 +1625,7 @@ static void emit_print_body(Cg *g, const IrStmt *s) {
         out(g, "printf(\"%s%sblock (%lld, %lld, %lld): ");
         out(g, c == 'f' || c == 'd' ? "%g" : c == 'u' || c == 'U' ? "%llu" : "%lld");
         out(g, "\\n\", ");
-        emit_c_string(g, msg);
+        ts_cx_string(cx(g), msg);
         outf(g, ", \"%s\", (long long)ts_bidx0, (long long)ts_bidx1, (long long)ts_bidx2, ", msg[0] ? ": " : "");
         out(g, c == 'f' || c == 'd' ? "(double)(" : c == 'u' || c == 'U' ? "(unsigned long long)(" : "(long long)(");
         emit_expr(g, v);
@@ -1974,11 +1654,11 @@ static void emit_print_body(Cg *g, const IrStmt *s) {
     out(g, "[");
     for (int i = 0; i < b->ndim; i++) out(g, i ? ", %lld" : "%lld");
     outf(g, "] = %s\\n\", ", c == 'f' || c == 'd' ? "%g" : c == 'u' || c == 'U' ? "%llu" : "%lld");
-    emit_c_string(g, msg);
+    ts_cx_string(cx(g), msg);
     outf(g, ", \"%s\", (long long)ts_bidx0, (long long)ts_bidx1, (long long)ts_bidx2", msg[0] ? ": " : "");
     for (int i = 0; i < b->ndim; i++) outf(g, ", (long long)ts_p%d", i);
     out(g, c == 'f' || c == 'd' ? ", (double)" : c == 'u' || c == 'U' ? ", (unsigned long long)" : ", (long long)");
-    outf(g, "%s%s[", load_conv(b->dt), cb->name);
+    outf(g, "%s%s[", ts_cx_load_conv(cx(g), b->dt), cb->name);
     for (int i = 0; i < b->ndim; i++) {
         if (i) out(g, " + ");
         if (cb->param >= 0) outf(g, "ts_p%d * %s_s%d", i, cb->name, i);
@@ -2128,7 +1808,7 @@ static void collect_mma_bufs(Cg *g, const IrStmt *s) {
 static void add_buf(Cg *g, const IrBuffer *b) {
     for (int i = 0; i < g->bufs.n; i++)
         if (g->bufs.v[i].buf == b) return;
-    CgBuf cb = {b, cu_name(g, b->name, b->id), -1, 0, 0, NULL, 0};
+    CgBuf cb = {b, ts_cx_name(g->a, b->name, b->id), -1, 0, 0, NULL, 0};
     if (b->scope == IR_SCOPE_GLOBAL) {
         for (int i = 0; i < g->k->params.n; i++)
             if (g->k->params.v[i].buf == b) cb.param = i;
@@ -2356,14 +2036,14 @@ static void emit_kernel(Cg *g) {
         const IrVar *v = k->shape_vars.v[i];
         const char *ct = compute_ctype(g, v->dt, (TsLoc){0});
         line_start(g);
-        outf(g, "const %s %s = (%s)ts_sv%d;\n", ct, cu_name(g, v->name, v->id), ct, i);
+        outf(g, "const %s %s = (%s)ts_sv%d;\n", ct, ts_cx_name(g->a, v->name, v->id), ct, i);
     }
     for (int p = 0; p < k->params.n; p++) {
         const IrVar *v = k->params.v[p].var;
         if (!v || k->params.v[p].buf) continue;
         line_start(g);
-        outf(g, "const %s %s = %sts_arg%d);\n", compute_ctype(g, v->dt, (TsLoc){0}), cu_name(g, v->name, v->id),
-             load_conv(v->dt), p);
+        outf(g, "const %s %s = %sts_arg%d);\n", compute_ctype(g, v->dt, (TsLoc){0}), ts_cx_name(g->a, v->name, v->id),
+             ts_cx_load_conv(cx(g), v->dt), p);
     }
     for (int i = 0; i < g->bufs.n; i++) {
         const CgBuf *cb = &g->bufs.v[i];
@@ -2393,6 +2073,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
     g.k = k;
     g.a = k->arena;
     g.o = o;
+    g.x = (TsCxGen){&cu_dialect, d, k->arena, k, o, &g};
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: %d grid dimensions", k->ngrid);
     int64_t nt = 1;

@@ -1,0 +1,73 @@
+/*
+ * cexpr.h — the expression emitter shared by the C and CUDA code generators.
+ *
+ * Both targets print IR expressions as C-family source with the same
+ * compute-type rules (see the essay of codegen_c.c): the same literals,
+ * index arithmetic, operator helpers, casts and intrinsic calls.  They
+ * differ only in spelling (int64_t vs ts_i64, NAN vs TS_NAN_F, an
+ * intrinsic's name), in a few CUDA-only conversions that keep overloads
+ * unambiguous, and in the variables and loads that are really theirs
+ * (thread indices, atomic or volatile loads, grid-extent checks).  So the
+ * emitter here is parameterized by a constant TsCxDialect carrying the
+ * spellings and two hooks, and by a TsCxGen, the per-kernel state it
+ * writes through.  Everything a target does beyond expressions stays in
+ * the target.
+ */
+#ifndef TS_TARGET_CEXPR_H
+#define TS_TARGET_CEXPR_H
+
+#include "ir/ir.h"
+
+typedef struct TsCxGen TsCxGen;
+
+/* How one target spells what the shared emitter prints. */
+typedef struct TsCxDialect {
+    const char *who;                 /* error-message prefix: "C codegen" */
+    const char *i64, *u32, *u64;     /* compute types of categories 'i', 'u', 'U' */
+    const char *const *storage;      /* storage type per dtype; NULL: ts_dtype_info's ctype */
+    const char *nan_f, *nan_d;       /* quiet NaN of float / double */
+    const char *inf_f, *inf_d;       /* +infinity of float / double */
+    const char *rank, *nranks;       /* this rank and the rank count, as compute-type ints */
+    const char *const (*intrin)[2];  /* per IrIntrinsic: float and double function names;
+                                        RSQRT NULL: printed as 1 / sqrt */
+    int cast_helper_args;            /* convert operands of ts_* helpers to the helper's
+                                        type (C++ overloads must not be ambiguous) */
+    int (*var)(TsCxGen *x, const IrExpr *e);   /* target variables: 1 if it printed e,
+                                                  0 to let the shared code do it */
+    void (*load)(TsCxGen *x, const IrExpr *e); /* prints a buffer load (IR_E_LOAD) */
+} TsCxDialect;
+
+/* What the emitter writes through; lives in the target's generator state. */
+struct TsCxGen {
+    const TsCxDialect *dl; /* the target's spellings and hooks */
+    TsDiag *d;             /* where errors go */
+    TsArena *a;            /* the kernel's arena, for names and conversions */
+    const IrKernel *k;     /* the kernel (shape variables and parameters) */
+    TsBuf *o;              /* output; NULL during a dry run */
+    void *user;            /* the target's generator, for the hooks */
+};
+
+/* `<name>_<id>` with every non-identifier character replaced. */
+const char *ts_cx_name(TsArena *a, const char *name, int id);
+/* Compute category of a dtype: 'b' bool, 'i' 64-bit signed, 'u' 32-bit
+ * unsigned, 'U' 64-bit unsigned, 'f' float, 'd' double. */
+char ts_cx_cat(TsCxGen *x, TsDType dt, TsLoc loc);
+/* The compute type of a category / of a dtype. */
+const char *ts_cx_cat_ctype(const TsCxDialect *dl, char c);
+const char *ts_cx_compute_ctype(TsCxGen *x, TsDType dt, TsLoc loc);
+/* How a dtype is stored in memory. */
+const char *ts_cx_storage(const TsCxDialect *dl, TsDType dt);
+/* Conversion of a stored value to its compute type (prefix; close with ")"). */
+const char *ts_cx_load_conv(TsCxGen *x, TsDType dt);
+/* Conversion of a computed value to the storage type (prefix; close with "))"). */
+const char *ts_cx_store_conv(TsCxGen *x, TsDType dt);
+/* A C string literal; no byte of s can end it early or form a trigraph. */
+void ts_cx_string(TsCxGen *x, const char *s);
+/* Element offset of buf[idx] in 64-bit arithmetic, constant terms folded.
+ * global: strides are run-time `<name>_s<i>`; else the constant `strides`. */
+void ts_cx_index(TsCxGen *x, const IrBuffer *b, const char *name, int global, const int64_t *strides,
+                 IrExpr *const *idx, int nidx, TsLoc loc);
+/* An expression. */
+void ts_cx_expr(TsCxGen *x, const IrExpr *e);
+
+#endif
