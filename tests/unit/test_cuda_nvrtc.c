@@ -317,6 +317,22 @@ static const char *SRC_VCOPY = PRE
     "            T.copy(t, Y[by * bm, bx * bn])\n"
     "    return main\n";
 
+/* Casting tile copies on the vector path: X (sdt) -> s (ddt, at column
+ * offset off: misaligned when off is not a multiple of 8) -> t (sdt) ->
+ * Y (ddt), each T.copy a cast, with partial tiles at the edges. */
+static const char *SRC_VCAST = PRE
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def vcc(M, N, bm, bn, off, sdt, ddt):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((M, N), sdt), Y: T.Tensor((M, N), ddt)):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=64) as (bx, by):\n"
+    "            s = T.alloc_shared((bm, bn + off), ddt)\n"
+    "            t = T.alloc_shared((bm, bn), sdt)\n"
+    "            T.copy(X[by * bm, bx * bn], s[0:bm, off:off + bn])\n"
+    "            T.copy(s[0:bm, off:off + bn], t)\n"
+    "            T.copy(t, Y[by * bm, bx * bn])\n"
+    "    return main\n";
+
 /* ---- the kernels ------------------------------------------------------------------------------ */
 
 enum { RUN = 1, STRIDED_X = 2, ALIAS_XY = 4 };
@@ -376,6 +392,13 @@ static const Spec specs[] = {
     {NULL, NULL, "vcp", "M=40 N=90 bm=16 bn=32 off=3 dtype=float16", NULL, NULL, RUN, 0},
     {NULL, NULL, "vcp", "M=33 N=80 bm=16 bn=64 off=16 dtype=int8", NULL, NULL, RUN, 0},
     {NULL, NULL, "vcp", "M=30 N=52 bm=16 bn=32 off=0 dtype=float32", NULL, NULL, RUN | STRIDED_X, 0},
+    {NULL, NULL, "vcc", "M=64 N=128 bm=32 bn=64 off=0 sdt=float32 ddt=float16", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcc", "M=64 N=128 bm=32 bn=64 off=0 sdt=float16 ddt=float32", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcc", "M=100 N=70 bm=32 bn=64 off=0 sdt=float32 ddt=bfloat16", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcc", "M=50 N=136 bm=16 bn=64 off=0 sdt=bfloat16 ddt=float32", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcc", "M=40 N=90 bm=16 bn=32 off=3 sdt=float32 ddt=float16", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcc", "M=30 N=52 bm=16 bn=32 off=0 sdt=float32 ddt=float16", NULL, NULL, RUN | STRIDED_X, 0},
+    {NULL, NULL, "vcc", "M=36 N=44 bm=16 bn=4 off=2 sdt=float16 ddt=float32", NULL, NULL, RUN, 0},
     {NULL, NULL, "pr", "N=4", NULL, NULL, 0, 0},
     {NULL, NULL, "chain", "n=64", NULL, NULL, 0, 0},
 };
@@ -383,7 +406,7 @@ static const Spec specs[] = {
 static const char *src_for(const char *entry) {
     static const struct { const char *entry; const char *const *src; } t[] = {
         {"red", &SRC_REDUCE}, {"atom", &SRC_ATOMIC}, {"dt", &SRC_DTYPES}, {"mth", &SRC_MATH},
-        {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"gmx", &SRC_GEMMX}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY}, {"vcp", &SRC_VCOPY},
+        {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"gmx", &SRC_GEMMX}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY}, {"vcp", &SRC_VCOPY}, {"vcc", &SRC_VCAST},
         {"pr", &SRC_PRINT}, {"chain", &SRC_CHAIN},
     };
     for (int i = 0; i < TS_COUNTOF(t); i++)
@@ -473,6 +496,17 @@ static void test_nvrtc_compiles(void) {
             !strcmp(s->entry, "matmul") || !strcmp(s->entry, "matmul_eager") || !strcmp(s->entry, "flashattn"))
             CHECK_CONTAINS(ts_kernel_source(k), "ts_gemm_0(");
         if (!strcmp(s->entry, "vcp")) CHECK_CONTAINS(ts_kernel_source(k), "vector copy");
+        if (!strcmp(s->entry, "vcc")) {
+            /* all three copies cast, all three on the vector path, with the prelude's conversions */
+            const char *src = ts_kernel_source(k), *p = src;
+            int n = 0;
+            while ((p = strstr(p, "vector cast copy")) != NULL) n++, p++;
+            CHECK_EQ_INT(3, n);
+            CHECK(strstr(src, "vector copy:") == NULL);
+            CHECK_CONTAINS(src, strstr(s->defs, "bfloat16") ? "ts_f2bf(__uint_as_float(" : "ts_f2h(__uint_as_float(");
+            CHECK_CONTAINS(src, strstr(s->defs, "bfloat16") ? "__float_as_uint(ts_bf2f((ts_u16)" : "__float_as_uint(ts_h2f((ts_u16)");
+            if (strstr(s->defs, "off=3")) CHECK_CONTAINS(src, "(ts_u64)(s_"); /* misaligned: checked at run time */
+        }
         if (!strcmp(s->entry, "vcp") && strstr(s->defs, "off=3"))
             CHECK_CONTAINS(ts_kernel_source(k), "(ts_u64)(s_"); /* shared alignment checked at run time */
         static const char *const archs[] = {"sm_80", "sm_90a"};

@@ -20,10 +20,11 @@
  *                the loop variables recovered from t by division, then
  *                __syncthreads().  Inside, every thread runs plain,
  *                private code: inner loops of any kind are ordinary loops.
- *                A nest that is a plain same-dtype copy (T.copy's loop
- *                nest) moves 16-byte vectors instead of elements, with
- *                run-time bounds and alignment tests and the scalar body
- *                as the fallback (emit_vec_copy, "vectorized tile copies").
+ *                A nest that is a plain copy (T.copy's loop nest), of one
+ *                dtype or casting between float32 and float16/bfloat16,
+ *                moves 16-byte vectors instead of elements, with run-time
+ *                bounds and alignment tests and the scalar body as the
+ *                fallback (emit_vec_copy, "vectorized tile copies").
  *   uniform      Everything else ("serial" code) runs redundantly on
  *                every thread, with the same values on every thread, so
  *                control flow is uniform and barriers inside it are
@@ -970,7 +971,17 @@ static void emit_divergent(Cg *g, const IrStmt *s) {
  * computed in 32-bit arithmetic when the buffer has fewer than 2^31
  * elements; loop indices are 32-bit (the nest's total is below 2^31).
  * Blocking kernels (volatile global accesses) never take this path.
- * TILESCALE_CUDA_VEC=0 turns it off (for measurements).
+ *
+ * Casting copies.  `dst[..] = T(src[..])` between float32 and float16 or
+ * bfloat16 (either way; the fp32 accumulator written out as an fp16 tile
+ * at the end of a gemm) takes the same path with the same tests: V is
+ * set by the narrow side (8 elements: 16 bytes of halves, 32 bytes of
+ * floats), each side moves its V elements as 16-byte (or smaller) chunks
+ * that must each be aligned to the chunk size, and every element goes
+ * through the prelude's conversions (ts_f2h, ts_h2f, ts_f2bf, ts_bf2f),
+ * so the results are bit for bit those of the scalar body.
+ * TILESCALE_CUDA_VEC=0 turns the path off, TILESCALE_CUDA_VEC=nocast only
+ * its casting copies (both for measurements).
  */
 
 enum { VEC_MAXCOND = 16 };
@@ -982,7 +993,8 @@ typedef struct VecCopy {
     int ncond;                       /* number of guards */
     const CgBuf *dst, *src;          /* the two buffers */
     int v;                           /* elements per vector */
-    int vbytes;                      /* bytes per vector: 16, 8 or 4 */
+    int dbytes, sbytes;              /* bytes per vector at dst, src (differ when casting) */
+    int dchunk, schunk;              /* bytes per memory access (and alignment) at dst, src: 16, 8 or 4 */
     int dst_ok, src_ok;              /* alignment proven at compile time */
 } VecCopy;
 
@@ -1049,6 +1061,12 @@ static int vec_access(const CgBuf *cb, IrExpr *const *idx, int nidx, const IrVar
     return 1;
 }
 
+/* Casts the vector path converts: float32 <-> float16 / bfloat16. */
+static int vec_cast_ok(TsDType dst, TsDType src) {
+    if (dst == TS_FLOAT32) return src == TS_FLOAT16 || src == TS_BFLOAT16;
+    return src == TS_FLOAT32 && (dst == TS_FLOAT16 || dst == TS_BFLOAT16);
+}
+
 /* Can the nest's body (innermost variable j, extent ext) be vectorized? */
 static int vec_match(Cg *g, const IrStmt *body, const IrVar *j, int64_t ext, VecCopy *vc) {
     const char *env = getenv("TILESCALE_CUDA_VEC");
@@ -1067,20 +1085,25 @@ static int vec_match(Cg *g, const IrStmt *body, const IrVar *j, int64_t ext, Vec
     const IrExpr *val = s->store.value;
     TsDType dt = s->store.buf->dt;
     if (val && val->kind == IR_E_CAST && val->dt == dt) val = val->un.a;
-    if (!val || val->kind != IR_E_LOAD || val->load.buf->dt != dt || val->load.buf == s->store.buf) return 0;
+    if (!val || val->kind != IR_E_LOAD || val->load.buf == s->store.buf) return 0;
+    TsDType sdt = val->load.buf->dt;
+    if (sdt != dt && (!vec_cast_ok(dt, sdt) || (env && !strcmp(env, "nocast")))) return 0;
     const CgBuf *dst = find_buf(g, s->store.buf, s->loc), *src = find_buf(g, val->load.buf, val->loc);
     if (is_private(dst->buf) || is_private(src->buf)) return 0;
-    int es = (ts_dtype_bits(dt) + 7) / 8;
+    int es = (ts_dtype_bits(dt) + 7) / 8, ess = (ts_dtype_bits(sdt) + 7) / 8, narrow = es < ess ? es : ess;
     if (es < 1 || es > 8 || (ts_dtype_bits(dt) % 8)) return 0;
     for (int vb = 16; vb >= 4; vb /= 2) {
-        if (vb <= es || ext % (vb / es)) continue;
-        vc->vbytes = vb;
-        vc->v = vb / es;
+        if (vb <= narrow || ext % (vb / narrow)) continue;
+        vc->v = vb / narrow;
         break;
     }
     if (!vc->v) return 0;
-    if (!vec_access(dst, s->store.idx, s->store.nidx, j, vc->v, &vc->dst_ok) ||
-        !vec_access(src, val->load.idx, val->load.nidx, j, vc->v, &vc->src_ok))
+    vc->dbytes = vc->v * es;
+    vc->sbytes = vc->v * ess;
+    vc->dchunk = vc->dbytes < 16 ? vc->dbytes : 16;
+    vc->schunk = vc->sbytes < 16 ? vc->sbytes : 16;
+    if (!vec_access(dst, s->store.idx, s->store.nidx, j, vc->dchunk / es, &vc->dst_ok) ||
+        !vec_access(src, val->load.idx, val->load.nidx, j, vc->schunk / ess, &vc->src_ok))
         return 0;
     vc->leaf = s;
     vc->dst = dst;
@@ -1114,12 +1137,74 @@ static void emit_vec_index(Cg *g, const CgBuf *cb, IrExpr *const *idx) {
     else if (konst) outf(g, narrow ? " + %lld" : " + %lldLL", (long long)konst);
 }
 
-/* A run-time alignment test of &buf[idx] (and stride == 1 for global). */
-static void emit_vec_align_check(Cg *g, const VecCopy *vc, const CgBuf *cb, IrExpr *const *idx) {
+/* A run-time alignment test of &buf[idx] to chunk bytes (and stride == 1
+ * for global). */
+static void emit_vec_align_check(Cg *g, int chunk, const CgBuf *cb, IrExpr *const *idx) {
     if (cb->param >= 0) outf(g, " && %s_s%d == 1", cb->name, cb->buf->ndim - 1);
     outf(g, " && ((ts_u64)(%s + (", cb->name);
     emit_vec_index(g, cb, idx);
-    outf(g, ")) & %dULL) == 0", vc->vbytes - 1);
+    outf(g, ")) & %dULL) == 0", chunk - 1);
+}
+
+/* The CUDA type of one memory access of `bytes` bytes. */
+static const char *vec_type(int bytes) { return bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "ts_u32"; }
+
+/* 32-bit word w of chunk register `name`_c (chunk bytes per chunk). */
+static void emit_vec_word(Cg *g, const char *name, int chunk, int w) {
+    static const char *const field[] = {".x", ".y", ".z", ".w"};
+    int per = chunk / 4;
+    outf(g, "%s_%d%s", name, w / per, per > 1 ? field[w % per] : "");
+}
+
+/* Element k of the loaded source chunks `name`_*, as a float. */
+static void emit_vec_elem(Cg *g, const VecCopy *vc, TsDType sdt, const char *name, int k) {
+    if (sdt == TS_FLOAT32) {
+        out(g, "__uint_as_float(");
+        emit_vec_word(g, name, vc->schunk, k);
+        out(g, ")");
+        return;
+    }
+    outf(g, "%s((ts_u16)(", sdt == TS_FLOAT16 ? "ts_h2f" : "ts_bf2f");
+    emit_vec_word(g, name, vc->schunk, k / 2);
+    out(g, k % 2 ? " >> 16))" : " & 0xffffu))");
+}
+
+/* The vector move of a casting copy: load the source chunks, convert
+ * element by element, store the destination chunks (at vd, from vs). */
+static void emit_vec_cast_move(Cg *g, const VecCopy *vc, TsDType ddt, TsDType sdt, int id) {
+    const char *st = vec_type(vc->schunk), *dt = vec_type(vc->dchunk);
+    char a[32], b[32];
+    snprintf(a, sizeof a, "ts_a%d", id);
+    snprintf(b, sizeof b, "ts_b%d", id);
+    for (int c = 0; c < vc->sbytes / vc->schunk; c++) {
+        line_start(g);
+        outf(g, "const %s %s_%d = ts_vs%d[%d];\n", st, a, c, id, c);
+    }
+    for (int c = 0; c < vc->dbytes / vc->dchunk; c++) {
+        line_start(g);
+        outf(g, "%s %s_%d;\n", dt, b, c);
+    }
+    for (int w = 0; w < vc->dbytes / 4; w++) {
+        line_start(g);
+        emit_vec_word(g, b, vc->dchunk, w);
+        out(g, " = ");
+        if (ddt == TS_FLOAT32) {
+            out(g, "__float_as_uint(");
+            emit_vec_elem(g, vc, sdt, a, w);
+            out(g, ");\n");
+            continue;
+        }
+        const char *enc = ddt == TS_FLOAT16 ? "ts_f2h" : "ts_f2bf";
+        outf(g, "(ts_u32)%s(", enc);
+        emit_vec_elem(g, vc, sdt, a, 2 * w);
+        outf(g, ") | ((ts_u32)%s(", enc);
+        emit_vec_elem(g, vc, sdt, a, 2 * w + 1);
+        out(g, ") << 16);\n");
+    }
+    for (int c = 0; c < vc->dbytes / vc->dchunk; c++) {
+        line_start(g);
+        outf(g, "ts_vd%d[%d] = %s_%d;\n", id, c, b, c);
+    }
 }
 
 /* The distributed nest lv[0..n) as a vector copy, if vec_match says so
@@ -1133,17 +1218,25 @@ static int emit_vec_copy(Cg *g, const IrStmt *const *lv, int n, const int64_t *e
     const IrStmt *st = vc.leaf;
     const IrExpr *ld = st->store.value;
     if (ld->kind == IR_E_CAST) ld = ld->un.a;
-    const char *vt = vc.vbytes == 16 ? "uint4" : vc.vbytes == 8 ? "uint2" : "ts_u32";
+    TsDType ddt = st->store.buf->dt, sdt = ld->load.buf->dt;
     int64_t nvec = total / vc.v, extv = ext[n - 1] / vc.v;
     const char *jn = ts_cx_name(g->a, j->name, j->id);
 
     line_start(g);
-    outf(g, "{ /* vector copy: %d x %d bytes per thread and step */\n", vc.v, vc.vbytes / vc.v);
+    if (ddt == sdt) outf(g, "{ /* vector copy: %d x %d bytes per thread and step */\n", vc.v, vc.dbytes / vc.v);
+    else
+        outf(g, "{ /* vector cast copy: %d x %s -> %s per thread and step */\n", vc.v, ts_dtype_info(sdt)->name,
+             ts_dtype_info(ddt)->name);
     g->ind++;
     line_start(g);
     if (nvec % g->nthreads == 0) {
         int64_t trip = nvec / g->nthreads;
-        out(g, trip <= 16 ? "#pragma unroll\n" : "#pragma unroll 16\n");
+        /* a casting step holds twice the bytes of a same-dtype one in
+         * registers: unrolled 16 times it raised the gemm kernels' register
+         * count (ptxas, sm_90a: simt 56 -> 80, mma 172 -> 234); 4 does not */
+        int unroll = ddt == sdt ? 16 : 4;
+        if (trip <= unroll) out(g, "#pragma unroll\n");
+        else outf(g, "#pragma unroll %d\n", unroll);
         line_start(g);
         outf(g, "for (int ts_r%d = 0; ts_r%d < %lld; ts_r%d++) {\n", id, id, (long long)trip, id);
         line_start(g);
@@ -1207,16 +1300,34 @@ static int emit_vec_copy(Cg *g, const IrStmt *const *lv, int n, const int64_t *e
     if (!vc.dst_ok || !vc.src_ok) {
         line_start(g);
         outf(g, "ts_ok%d = ts_ok%d", id, id);
-        if (!vc.dst_ok) emit_vec_align_check(g, &vc, vc.dst, st->store.idx);
-        if (!vc.src_ok) emit_vec_align_check(g, &vc, vc.src, ld->load.idx);
+        if (!vc.dst_ok) emit_vec_align_check(g, vc.dchunk, vc.dst, st->store.idx);
+        if (!vc.src_ok) emit_vec_align_check(g, vc.schunk, vc.src, ld->load.idx);
         out(g, ";\n");
     }
     line_start(g);
-    outf(g, "if (ts_ok%d) *(%s *)(%s + (", id, vt, vc.dst->name);
-    emit_vec_index(g, vc.dst, st->store.idx);
-    outf(g, ")) = *(const %s *)(%s + (", vt, vc.src->name);
-    emit_vec_index(g, vc.src, ld->load.idx);
-    out(g, "));\n");
+    if (ddt == sdt) {
+        const char *vt = vec_type(vc.dbytes);
+        outf(g, "if (ts_ok%d) *(%s *)(%s + (", id, vt, vc.dst->name);
+        emit_vec_index(g, vc.dst, st->store.idx);
+        outf(g, ")) = *(const %s *)(%s + (", vt, vc.src->name);
+        emit_vec_index(g, vc.src, ld->load.idx);
+        out(g, "));\n");
+    } else {
+        outf(g, "if (ts_ok%d) {\n", id);
+        g->ind++;
+        line_start(g);
+        outf(g, "const %s *ts_vs%d = (const %s *)(%s + (", vec_type(vc.schunk), id, vec_type(vc.schunk), vc.src->name);
+        emit_vec_index(g, vc.src, ld->load.idx);
+        out(g, "));\n");
+        line_start(g);
+        outf(g, "%s *ts_vd%d = (%s *)(%s + (", vec_type(vc.dchunk), id, vec_type(vc.dchunk), vc.dst->name);
+        emit_vec_index(g, vc.dst, st->store.idx);
+        out(g, "));\n");
+        emit_vec_cast_move(g, &vc, ddt, sdt, id);
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+    }
     g->ind--;
     line_start(g);
     out(g, "}\n");
