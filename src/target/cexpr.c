@@ -394,3 +394,18 @@ void ts_cx_expr(TsCxGen *x, const IrExpr *e) {
     }
     ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: expression kind %d", x->dl->who, (int)e->kind);
 }
+
+/* ---- scopes ----------------------------------------------------------------- */
+
+void ts_cx_scope_open(TsArena *a, TsCxScopes *sc) { ts_vec_push(a, sc->start, sc->declared.n); }
+
+void ts_cx_scope_close(TsCxScopes *sc) { sc->declared.n = sc->start.v[--sc->start.n]; }
+
+bool ts_cx_declared_here(const TsCxScopes *sc, const IrVar *v) {
+    int from = sc->start.n ? sc->start.v[sc->start.n - 1] : 0;
+    for (int i = from; i < sc->declared.n; i++)
+        if (sc->declared.v[i] == v) return true;
+    return false;
+}
+
+void ts_cx_declare(TsArena *a, TsCxScopes *sc, const IrVar *v) { ts_vec_push(a, sc->declared, v); }

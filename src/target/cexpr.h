@@ -70,4 +70,17 @@ void ts_cx_index(TsCxGen *x, const IrBuffer *b, const char *name, int global, co
 /* An expression. */
 void ts_cx_expr(TsCxGen *x, const IrExpr *e);
 
+/* Which LET variables are declared in the C scopes open at the moment,
+ * so a LET re-binding a variable in the same scope assigns instead of
+ * redeclaring.  Both code generators keep one. */
+typedef struct TsCxScopes {
+    TS_VEC(const IrVar *) declared; /* declared variables, innermost scope last */
+    TS_VEC(int) start;              /* `declared.n` at the start of each open scope */
+} TsCxScopes;
+void ts_cx_scope_open(TsArena *a, TsCxScopes *sc);
+void ts_cx_scope_close(TsCxScopes *sc);
+/* Declared in the innermost open scope? */
+bool ts_cx_declared_here(const TsCxScopes *sc, const IrVar *v);
+void ts_cx_declare(TsArena *a, TsCxScopes *sc, const IrVar *v);
+
 #endif

@@ -76,8 +76,7 @@ typedef struct Cg {
     int reads_global;                /* set by visit_global_load */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
     int64_t scratch;                 /* bytes of scratch used so far */
-    TS_VEC(const IrVar *) declared;  /* LET vars declared, innermost scope last */
-    TS_VEC(int) scope_start;         /* `declared.n` at the start of each C scope */
+    TsCxScopes scopes;               /* LET vars declared in the open C scopes */
     TsCxGen x;                       /* the shared expression emitter's state */
 } Cg;
 
@@ -181,15 +180,8 @@ static void c_load(TsCxGen *x, const IrExpr *e) {
 
 /* ---- statements --------------------------------------------------------------- */
 
-static void scope_open(Cg *g) { ts_vec_push(g->a, g->scope_start, g->declared.n); }
-static void scope_close(Cg *g) { g->declared.n = g->scope_start.v[--g->scope_start.n]; }
-
-static int declared_here(Cg *g, const IrVar *v) {
-    int from = g->scope_start.n ? g->scope_start.v[g->scope_start.n - 1] : 0;
-    for (int i = from; i < g->declared.n; i++)
-        if (g->declared.v[i] == v) return 1;
-    return 0;
-}
+static void scope_open(Cg *g) { ts_cx_scope_open(g->a, &g->scopes); }
+static void scope_close(Cg *g) { ts_cx_scope_close(&g->scopes); }
 
 /* The statements of s (a SEQ's children, or s itself) at the current level. */
 static void emit_body(Cg *g, const IrStmt *s) {
@@ -396,14 +388,14 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
     case IR_S_LET: {
         const IrVar *v = s->let.var;
         const char *n = ts_cx_name(g->a, v->name, v->id);
-        int fresh = !declared_here(g, v);
+        int fresh = !ts_cx_declared_here(&g->scopes, v);
         line_start(g);
         if (fresh) outf(g, "%s %s = ", ts_cx_compute_ctype(&g->x, v->dt, s->loc), n);
         else outf(g, "%s = ", n);
         emit_expr(g, s->let.value);
         out(g, ";\n");
         if (fresh) {
-            ts_vec_push(g->a, g->declared, v);
+            ts_cx_declare(g->a, &g->scopes, v);
             line_start(g);
             outf(g, "(void)%s;\n", n);
         }

@@ -569,8 +569,7 @@ typedef struct Cg {
     int uid;                         /* counter for generated names */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
     int64_t smem;                    /* bytes of dynamic shared memory so far */
-    TS_VEC(const IrVar *) declared;  /* LET vars declared, innermost scope last */
-    TS_VEC(int) scope_start;         /* `declared.n` at the start of each scope */
+    TsCxScopes scopes;               /* LET vars declared in the open C scopes */
     TS_VEC(const IrVar *) varying;   /* vars whose value can differ between threads */
     int changed;                     /* the varying analysis grew this round */
     TS_VEC(CgMma) mma_sites;         /* every tensor-core gemm of the kernel */
@@ -869,15 +868,8 @@ static void cu_load(TsCxGen *x, const IrExpr *e) {
 
 /* ---- scopes, blocks and barriers -------------------------------------------- */
 
-static void scope_open(Cg *g) { ts_vec_push(g->a, g->scope_start, g->declared.n); }
-static void scope_close(Cg *g) { g->declared.n = g->scope_start.v[--g->scope_start.n]; }
-
-static int declared_here(Cg *g, const IrVar *v) {
-    int from = g->scope_start.n ? g->scope_start.v[g->scope_start.n - 1] : 0;
-    for (int i = from; i < g->declared.n; i++)
-        if (g->declared.v[i] == v) return 1;
-    return 0;
-}
+static void scope_open(Cg *g) { ts_cx_scope_open(g->a, &g->scopes); }
+static void scope_close(Cg *g) { ts_cx_scope_close(&g->scopes); }
 
 static void emit_body(Cg *g, const IrStmt *s) {
     if (!s) return;
@@ -1716,14 +1708,14 @@ static void emit_atomic(Cg *g, const IrStmt *s) {
 static void emit_let(Cg *g, const IrStmt *s) {
     const IrVar *v = s->let.var;
     const char *n = ts_cx_name(g->a, v->name, v->id);
-    int fresh = !declared_here(g, v);
+    int fresh = !ts_cx_declared_here(&g->scopes, v);
     if (g->ctx == CTX_UNIFORM) g->pending |= expr_reads_mem(s->let.value);
     line_start(g);
     if (fresh) outf(g, "%s %s = ", compute_ctype(g, v->dt, s->loc), n);
     else outf(g, "%s = ", n);
     emit_expr(g, s->let.value);
     out(g, ";\n");
-    if (fresh) ts_vec_push(g->a, g->declared, v);
+    if (fresh) ts_cx_declare(g->a, &g->scopes, v);
 }
 
 /* printf of "msg: block (x, y, z): ..." lines, like the C target's T.print. */
