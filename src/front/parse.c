@@ -962,6 +962,9 @@ static void parse_params(Parser *P, ParamVec *out, int annots, const char *close
                 p.kwonly = seen_star;
             }
             p.name = expect_name(P, ts_sprintf(P->a, "in %s parameter list", ctx))->text;
+            for (int i = 0; i < out->n; i++) /* as CPython: a SyntaxError */
+                if (!strcmp(out->v[i].name, p.name))
+                    fail_at(P, p.loc, TS_ERR_SYNTAX, "duplicate parameter '%s' in %s", p.name, ctx);
             if (annots && accept_op(P, ":")) p.annot = parse_expr(P);
             if (accept_op(P, "=")) {
                 if (p.star)

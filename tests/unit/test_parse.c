@@ -362,6 +362,8 @@ static void test_errors(void) {
     CHECK_CONTAINS(E("f() = 1"), "cannot assign to function call in assignment");
     CHECK_CONTAINS(E("for f() in x: pass"), "cannot assign to function call in 'for' target");
     CHECK_CONTAINS(E("with a as 1: pass"), "cannot assign to literal in 'with' target");
+    CHECK_CONTAINS(E("def f(a, b, a): pass"), "t.py:1:13: error: duplicate parameter 'a' in 'def f'");
+    CHECK_CONTAINS(E("g = lambda x, *x: x"), "duplicate parameter 'x' in lambda");
     CHECK_CONTAINS(E("a, b += 1"), "only a single target (not a tuple) can be used in augmented assignment");
     CHECK_CONTAINS(E("a, b: int"), "only a single target (not a tuple) can be annotated");
     CHECK_CONTAINS(E("def f(a=1, b): pass"), "parameter without a default follows parameter with a default");
