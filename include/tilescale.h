@@ -146,6 +146,18 @@ const char *ts_kernel_timing(const TsKernel *k);
 /* Run the kernel on host tensors (CPU target).  Checks argument count,
  * dtypes, shapes (binding run-time shape variables, consistently). */
 TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs);
+/* Run the kernel on tensors already in CUDA device memory (CUDA target):
+ * every tensor's data is a device address in device 0's primary context
+ * (the context PyTorch and the CUDA runtime use), scalars stay host values
+ * (0-dim tensors).  The launch (each kernel of a chain in order) is queued
+ * on `stream` (a CUstream; NULL: the default stream) and not waited for:
+ * nothing is copied, faults show up at the caller's next synchronization.
+ * Same argument checks as ts_kernel_launch; TS_ERR_INVALID for a kernel of
+ * the C target. */
+TsStatus ts_kernel_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream);
+/* Dynamic shared memory per block in bytes (CUDA target, built), else -1. */
+int64_t ts_kernel_shared_bytes(const TsKernel *k);
+TsTarget ts_kernel_target(const TsKernel *k);
 void ts_kernel_destroy(TsKernel *k);
 
 /* Host tensors: .npy files and element access (any dtype, as double). */

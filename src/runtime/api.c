@@ -233,6 +233,26 @@ TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs) {
     return st;
 }
 
+TsStatus ts_kernel_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream) {
+    if (!k) return TS_ERR_INVALID;
+    reset_diag(k->ctx);
+    if (k->target != TS_TARGET_CUDA || !k->cumod) {
+        ts_buf_puts(&k->ctx->diag.msg, k->target != TS_TARGET_CUDA
+                                           ? "error: device tensors need a kernel compiled for the CUDA target\n"
+                                           : "error: this kernel was compiled without a build (skip_build)\n");
+        return TS_ERR_INVALID;
+    }
+    TsStatus st = TS_OK;
+    for (TsKernel *p = k; p && st == TS_OK; p = p->next) st = ts_launch_device(p, args, nargs, stream);
+    return st;
+}
+
+int64_t ts_kernel_shared_bytes(const TsKernel *k) {
+    return k && k->cumod ? k->cumod->info.smem_bytes : -1;
+}
+
+TsTarget ts_kernel_target(const TsKernel *k) { return k ? k->target : TS_TARGET_C; }
+
 TsStatus ts_npy_load(TsContext *ctx, const char *path, TsTensor *out) {
     if (!ctx || !path || !out) return TS_ERR_INVALID;
     reset_diag(ctx);

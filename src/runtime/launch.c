@@ -33,6 +33,10 @@
  * host code for the grid, so its grid extents are evaluated here from the
  * IR with the same small evaluator that checks extent expressions.
  *
+ * ts_launch_device (ts_kernel_launch_device) makes the same checks on
+ * tensors whose data are CUDA device addresses and queues the kernel on
+ * the caller's stream without copying anything (ts_cuda_run_device).
+ *
  * Errors are appended to the context's diagnostic and returned; nothing
  * here longjmps, so the public entry point needs no handler.
  */
@@ -60,6 +64,8 @@ typedef struct Launch {
     int64_t *vars;          /* [nshape_vars] bound values */
     int *bound_p, *bound_d; /* where each var was bound: param and dim (-1: not yet) */
     int *bound_stride;      /* 1: bound from a stride, 0: from an extent */
+    int on_device;          /* 1: tensor data are CUDA device addresses (ts_launch_device) */
+    void *stream;           /* CUstream for on_device launches */
 } Launch;
 
 TS_PRINTF(3, 4) static TsStatus fail(Launch *L, TsStatus st, const char *fmt, ...) {
@@ -335,7 +341,8 @@ static TsStatus run_cuda(Launch *L, TsKernel *k) {
             return fail(L, TS_ERR_UNSUPPORTED, "%s: grid extent %d cannot be evaluated on the host",
                         L->kname, i);
     }
-    TsStatus st = ts_cuda_run(L->d, k->cumod, ir, &a, k->opt.timing ? &k->timing : NULL);
+    TsStatus st = L->on_device ? ts_cuda_run_device(L->d, k->cumod, ir, &a, L->stream)
+                               : ts_cuda_run(L->d, k->cumod, ir, &a, k->opt.timing ? &k->timing : NULL);
     fflush(stdout); /* device printf output before anything the caller prints */
     return st;
 }
@@ -395,10 +402,12 @@ static TsStatus run(Launch *L, TsKernel *k, int nargs) {
     return k->target == TS_TARGET_CUDA ? run_cuda(L, k) : run_c(L, k);
 }
 
-TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs) {
+static TsStatus launch(TsKernel *k, const TsTensor *args, int nargs, int on_device, void *stream) {
     if (!k || !k->ctx) return TS_ERR_INVALID;
     Launch L;
     memset(&L, 0, sizeof L);
+    L.on_device = on_device;
+    L.stream = stream;
     L.d = &k->ctx->diag;
     L.ir = k->ir;
     L.args = args;
@@ -416,4 +425,10 @@ TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs) {
     free(L.bound_d);
     free(L.bound_stride);
     return st;
+}
+
+TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs) { return launch(k, args, nargs, 0, NULL); }
+
+TsStatus ts_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream) {
+    return launch(k, args, nargs, 1, stream);
 }

@@ -35,4 +35,8 @@ typedef struct TsLaunchArgs {
  * TS_ERR_RUNTIME / TS_ERR_NOMEM from running the blocks. */
 TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs);
 
+/* The same checks, then a launch on device-resident tensors queued on
+ * `stream` (CUDA target only; see ts_kernel_launch_device). */
+TsStatus ts_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream);
+
 #endif

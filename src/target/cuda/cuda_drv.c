@@ -28,7 +28,9 @@
  * cover (negative strides included), and tensors whose spans overlap
  * (in-place kernels, views of one array) share one device allocation, so
  * aliasing on the host is aliasing on the device.  Device-resident
- * tensors (DLPack with a device field) come later with the Python layer.
+ * tensors (ts_cuda_run_device, used by the Python layer for torch CUDA
+ * tensors) skip all of that: their addresses go straight into the kernel
+ * parameters and the launch is queued on the caller's stream, unwaited.
  */
 #include "target/cuda/cuda_target.h"
 
@@ -530,5 +532,54 @@ TsStatus ts_cuda_run(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLau
     R.np = a->nparams;
     st = launch_once(&R, ir, a, timing);
     run_free(&R);
+    return st;
+}
+
+TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a, void *stream) {
+    if (!m || !ir || !a) return fail(d, TS_ERR_INVALID, "ts_cuda_run_device: NULL argument");
+    if (a->nparams != ir->params.n) return fail(d, TS_ERR_INTERNAL, "%s: launch arguments do not match the kernel", m->kname);
+    TsStatus st = ts_cuda_module_load(d, m, TS_ERR_RUNTIME);
+    if (st) return st;
+    for (int i = 0; i < 3; i++)
+        if (a->grid[i] <= 0) return TS_OK; /* an empty grid: nothing runs */
+    if (a->grid[0] > 2147483647LL || a->grid[1] > 65535 || a->grid[2] > 65535)
+        return fail(d, TS_ERR_SHAPE, "%s: grid (%lld, %lld, %lld) exceeds CUDA's limits (2^31-1, 65535, 65535)",
+                    m->kname, (long long)a->grid[0], (long long)a->grid[1], (long long)a->grid[2]);
+    TsCuDriver *v = m->drv;
+    char eb[256];
+    CUresult r = v->ctx_set(m->ctx);
+    if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: cuCtxSetCurrent failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    /* kernel parameters, in the order of cuda_target.h; small kernels need no heap */
+    int np = a->nparams, nk = 2 + a->nshape_vars;
+    for (int p = 0; p < np; p++) nk += ir->params.v[p].buf ? 1 + 2 * ir->params.v[p].buf->ndim : 1;
+    void *kp_small[64];
+    CUdeviceptr dp_small[16];
+    void **kp = nk <= 64 ? kp_small : malloc((size_t)nk * sizeof *kp);
+    CUdeviceptr *dptr = np <= 16 ? dp_small : malloc((size_t)np * sizeof *dptr);
+    if (!kp || !dptr) {
+        st = fail(d, TS_ERR_NOMEM, "%s: out of memory", m->kname);
+        goto done;
+    }
+    int j = 0, one[2] = {0, 1};
+    for (int p = 0; p < np; p++) {
+        const IrBuffer *b = ir->params.v[p].buf;
+        if (!b) {
+            kp[j++] = a->data[p];
+            continue;
+        }
+        dptr[p] = (CUdeviceptr)(uintptr_t)a->data[p];
+        kp[j++] = &dptr[p];
+        for (int i = 0; i < b->ndim; i++) kp[j++] = (void *)&a->shape[p][i];
+        for (int i = 0; i < b->ndim; i++) kp[j++] = (void *)&a->strides[p][i];
+    }
+    for (int i = 0; i < a->nshape_vars; i++) kp[j++] = (void *)&a->shape_vars[i];
+    kp[j++] = &one[0];
+    kp[j++] = &one[1];
+    r = v->launch(m->fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2], (unsigned)m->info.threads, 1,
+                  1, (unsigned)m->info.smem_bytes, stream, kp, NULL);
+    if (r != CU_SUCCESS) st = fail(d, TS_ERR_RUNTIME, "%s: cuLaunchKernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+done:
+    if (kp != kp_small) free(kp);
+    if (dptr != dp_small) free(dptr);
     return st;
 }

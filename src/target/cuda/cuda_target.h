@@ -166,6 +166,12 @@ TsStatus ts_cuda_module_load(TsDiag *d, TsModuleCuda *m, TsStatus load_err);
 TsStatus ts_cuda_run(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a,
                      TsBuf *timing);
 
+/* One launch on device-resident tensors (a->data are device addresses of
+ * element 0; scalars point at host values): load if needed, queue the
+ * kernel on `stream` (CUstream, NULL: default stream), do not wait.
+ * Errors as ts_cuda_run. */
+TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a, void *stream);
+
 void ts_cuda_module_free(TsModuleCuda *m);
 
 #endif
