@@ -310,6 +310,7 @@ static double call_fn(IrIntrinsic fn, double x, double y) {
     case IR_ATAN2: return atan2(x, y);
     case IR_ERF: return erf(x);
     case IR_TRUNC: return trunc(x);
+    case IR_SHFL_XOR: /* a warp collective: only thread-level runs know other lanes */
     case IR_INTRINSIC_COUNT: break;
     }
     return NAN;
@@ -455,6 +456,11 @@ static int exec(IrInterp *in, const IrStmt *s) {
         return FLOW_NEXT;
     case IR_S_TILEOP:
         rt_fail(in, s->loc, "interp: tile operator %s was not lowered", ts_op_name(s->op->kind));
+    case IR_S_BARRIER:
+    case IR_S_VCOPY:
+    case IR_S_ASYNC_COMMIT:
+    case IR_S_ASYNC_WAIT:
+        rt_fail(in, s->loc, "interp: a thread-level statement in a block-level run");
     }
     rt_fail(in, s->loc, "interp: unknown statement kind %d", (int)s->kind);
 }

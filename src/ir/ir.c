@@ -51,6 +51,18 @@ IrVar *ir_var(IrKernel *k, const char *name, TsDType dt, IrVarKind kind) {
     return v;
 }
 
+IrVar *ir_kernel_tid(IrKernel *k) {
+    if (!k->tid) {
+        k->tid = ir_var(k, "tid", TS_INT32, IR_VAR_THREAD_IDX);
+        k->tid->axis = -1; /* the flat index, not one axis of T.get_thread_binding */
+    }
+    return k->tid;
+}
+
+int64_t ir_kernel_nthreads(const IrKernel *k) {
+    return (int64_t)k->threads[0] * k->threads[1] * k->threads[2];
+}
+
 IrBuffer *ir_buffer(IrKernel *k, const char *name, TsDType dt, IrScope scope, int ndim,
                     IrExpr **shape, TsLoc loc) {
     TsArena *a = k->arena;
@@ -87,6 +99,7 @@ const char *ir_for_kind_name(IrForKind k) {
     case IR_FOR_PIPELINED: return "pipelined";
     case IR_FOR_UNROLL: return "unroll";
     case IR_FOR_VECTORIZED: return "vectorized";
+    case IR_FOR_THREAD: return "thread_range";
     }
     return "?";
 }
@@ -668,9 +681,17 @@ IrStmt *ir_stmt_subst(TsArena *a, const IrStmt *s, IrVar **from, IrExpr **to, in
         r->op = op;
         break;
     }
+    case IR_S_VCOPY:
+        r->vcopy.didx = subst_list(a, s->vcopy.didx, s->vcopy.ndi, from, to, n);
+        r->vcopy.sidx = subst_list(a, s->vcopy.sidx, s->vcopy.nsi, from, to, n);
+        r->vcopy.pred = ir_subst(a, s->vcopy.pred, from, to, n);
+        break;
     case IR_S_BREAK:
     case IR_S_CONTINUE:
-    case IR_S_ALLOC: break;
+    case IR_S_ALLOC:
+    case IR_S_BARRIER:
+    case IR_S_ASYNC_COMMIT:
+    case IR_S_ASYNC_WAIT: break;
     }
     return r;
 }

@@ -63,7 +63,9 @@ typedef enum IrBinOp {
     X(IR_ROUND, "round", 1) X(IR_SIGMOID, "sigmoid", 1) X(IR_LOG1P, "log1p", 1) \
     X(IR_EXP10, "exp10", 1) X(IR_ISINF, "isinf", 1) X(IR_ISNAN, "isnan", 1)    \
     X(IR_FMOD, "fmod", 2) X(IR_POWF, "pow", 2) X(IR_ATAN2, "atan2", 2)         \
-    X(IR_ERF, "erf", 1) X(IR_TRUNC, "trunc", 1)
+    X(IR_ERF, "erf", 1) X(IR_TRUNC, "trunc", 1)                               \
+    /* thread-level: the value `a` held by lane (this lane ^ b) of the warp */ \
+    X(IR_SHFL_XOR, "shfl_xor", 2)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,
@@ -161,6 +163,16 @@ struct IrLayout {
     int64_t local_size;  /* elements per thread */
     int replicate;       /* threads holding a copy of each element (1: none) */
     IrVar *rep;          /* replicate placeholder or NULL */
+    /* The inverse: which element thread `tv_thread` holds at local index
+     * `tv_local` (one expression per logical dimension), over placeholder
+     * vars; for a replicated layout every replica gives the same element.
+     * `nthreads` is the size of the thread range the layout covers.
+     * Layouts made by layout.c have both directions (checked equal by
+     * enumeration in ir_layout_check). */
+    IrVar *tv_thread, *tv_local;
+    IrExpr **index;
+    int nthreads;
+    const char *origin;  /* what fixed it ("mma.sync C", "loop", ...), for messages */
 };
 
 struct IrBuffer {
@@ -194,6 +206,12 @@ typedef enum IrForKind {
     IR_FOR_PIPELINED,  /* T.Pipelined: serial, with num_stages software pipelining */
     IR_FOR_UNROLL,     /* T.unroll */
     IR_FOR_VECTORIZED, /* T.vectorized */
+    IR_FOR_THREAD,     /* thread-level IR: bound to a thread range.  Iteration
+                          v (min <= v < min + extent) is run by the thread whose
+                          flat index is v, once; threads outside the range skip
+                          the body.  A range smaller than the block is a thread
+                          role (warp specialization); barriers may not appear
+                          inside one. */
 } IrForKind;
 const char *ir_for_kind_name(IrForKind k);
 
@@ -212,6 +230,13 @@ typedef enum IrStmtKind {
     IR_S_PRINT,    /* print: T.print(value or buffer, msg) */
     IR_S_ATOMIC_ADD, /* store: buf[idx] += value, atomically w.r.t. other
                         blocks/threads (lowered T.atomic_add); uses `store` */
+    /* Thread-level statements: made by the CUDA passes, never by the
+     * elaborator.  Their meaning is per thread (SPMD): every thread of the
+     * block runs the statement list with its own flat thread index. */
+    IR_S_BARRIER,     /* barrier: every thread of the block waits (bar.sync) */
+    IR_S_VCOPY,       /* vcopy: `lanes` consecutive elements moved by one thread */
+    IR_S_ASYNC_COMMIT,/* close the group of async copies issued so far */
+    IR_S_ASYNC_WAIT,  /* async_wait: wait until at most `pending` groups are in flight */
 } IrStmtKind;
 
 typedef struct IrTileOp IrTileOp; /* defined in op/op.h */
@@ -243,6 +268,20 @@ struct IrStmt {
         IrTileOp *op;
         struct { IrExpr *e; } eval;
         struct { IrExpr *value; IrBuffer *buf; const char *msg; } print;
+        /* VCOPY: dst[didx .. +lanes) = src[sidx .. +lanes) along the last
+         * dimension of both (contiguous there).  When `pred` (may be NULL:
+         * always) is false: nothing is read; a non-global dst gets zeros, a
+         * global dst is left alone.  `async`: a cp.async copy (global ->
+         * shared), complete only after its group is waited for. */
+        struct {
+            IrBuffer *dst, *src;
+            IrExpr **didx, **sidx;
+            int ndi, nsi;
+            int lanes;
+            int async;
+            IrExpr *pred;
+        } vcopy;
+        struct { int pending; } async_wait;
     };
 };
 
@@ -270,6 +309,8 @@ struct IrKernel {
     /* Facts recorded by annotations, used by the CUDA backend. */
     int swizzle_panel;        /* T.use_swizzle(panel_size) or 0 */
     bool may_block;           /* waits on other blocks/ranks: run blocks as coroutines */
+    IrVar *tid;               /* thread-level IR: the flat thread index (0 .. threads-1),
+                                 made by ir_kernel_tid; NULL before the CUDA passes */
     /* A prim_func with several `with T.Kernel` blocks is a chain of kernels
      * launched one after another with the same parameters (the same
      * IrParam/IrBuffer objects): this is the next one, or NULL. */
@@ -280,6 +321,10 @@ struct IrKernel {
 
 IrKernel *ir_kernel_new(TsArena *a, const char *name);
 IrVar *ir_var(IrKernel *k, const char *name, TsDType dt, IrVarKind kind);
+/* The flat thread index variable of k (created on first use). */
+IrVar *ir_kernel_tid(IrKernel *k);
+/* Threads per block: threads[0] * threads[1] * threads[2]. */
+int64_t ir_kernel_nthreads(const IrKernel *k);
 IrBuffer *ir_buffer(IrKernel *k, const char *name, TsDType dt, IrScope scope,
                     int ndim, IrExpr **shape, TsLoc loc);
 

@@ -465,6 +465,25 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         break;
     }
     case IR_S_TILEOP: put_tileop(p, s->op); break;
+    case IR_S_BARRIER: ts_buf_puts(b, "barrier()"); break;
+    case IR_S_ASYNC_COMMIT: ts_buf_puts(b, "async_commit()"); break;
+    case IR_S_ASYNC_WAIT: ts_buf_printf(b, "async_wait(%d)", s->async_wait.pending); break;
+    case IR_S_VCOPY:
+        ts_buf_printf(b, "%s<%d>(", s->vcopy.async ? "cp_async" : "vcopy", s->vcopy.lanes);
+        put_buf_name(p, s->vcopy.dst);
+        ts_buf_puts(b, "[");
+        put_list(p, s->vcopy.didx, s->vcopy.ndi);
+        ts_buf_puts(b, "], ");
+        put_buf_name(p, s->vcopy.src);
+        ts_buf_puts(b, "[");
+        put_list(p, s->vcopy.sidx, s->vcopy.nsi);
+        ts_buf_puts(b, "]");
+        if (s->vcopy.pred) {
+            ts_buf_puts(b, ", if=");
+            put_expr(p, s->vcopy.pred);
+        }
+        ts_buf_puts(b, ")");
+        break;
     case IR_S_EVAL:
         ts_buf_puts(b, "eval ");
         put_expr(p, s->eval.e);

@@ -331,6 +331,20 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
         check_tileop(v, s->op);
         break;
     case IR_S_EVAL: check_expr(v, s->eval.e); break;
+    case IR_S_BARRIER:
+    case IR_S_ASYNC_COMMIT: break;
+    case IR_S_ASYNC_WAIT:
+        if (s->async_wait.pending < 0) fail(v, s->loc, "async_wait of %d groups", s->async_wait.pending);
+        break;
+    case IR_S_VCOPY:
+        check_access(v, s->vcopy.dst, s->vcopy.didx, s->vcopy.ndi, s->loc);
+        check_access(v, s->vcopy.src, s->vcopy.sidx, s->vcopy.nsi, s->loc);
+        if (s->vcopy.pred) check_cond(v, s->vcopy.pred, "a vector copy");
+        if (s->vcopy.lanes < 1) fail(v, s->loc, "a vector copy of %d lanes", s->vcopy.lanes);
+        if (s->vcopy.dst->dt != s->vcopy.src->dt)
+            fail(v, s->loc, "a vector copy from %s buffer %s to %s buffer %s", ts_dtype_name(s->vcopy.src->dt),
+                 s->vcopy.src->name, ts_dtype_name(s->vcopy.dst->dt), s->vcopy.dst->name);
+        break;
     case IR_S_PRINT:
         if (s->print.buf) use_buffer(v, s->print.buf, s->loc);
         else if (s->print.value) check_expr(v, s->print.value);

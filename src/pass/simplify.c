@@ -157,9 +157,17 @@ static IrStmt *simp_stmt(TsArena *a, const IrStmt *s) {
         r->op = op;
         break;
     }
+    case IR_S_VCOPY:
+        r->vcopy.didx = simp_list(a, s->vcopy.didx, s->vcopy.ndi);
+        r->vcopy.sidx = simp_list(a, s->vcopy.sidx, s->vcopy.nsi);
+        r->vcopy.pred = s->vcopy.pred ? simp_expr(a, s->vcopy.pred) : NULL;
+        break;
     case IR_S_BREAK:
     case IR_S_CONTINUE:
-    case IR_S_ALLOC: break;
+    case IR_S_ALLOC:
+    case IR_S_BARRIER:
+    case IR_S_ASYNC_COMMIT:
+    case IR_S_ASYNC_WAIT: break;
     }
     return r;
 }

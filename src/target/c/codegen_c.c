@@ -404,6 +404,11 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
     case IR_S_ALLOC: return; /* carved out of the scratch area up front */
     case IR_S_TILEOP:
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a tile operator was not lowered");
+    case IR_S_BARRIER:
+    case IR_S_VCOPY:
+    case IR_S_ASYNC_COMMIT:
+    case IR_S_ASYNC_WAIT:
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a thread-level statement (the C target runs tile-level IR)");
     case IR_S_EVAL:
         line_start(g);
         out(g, "(void)(");
