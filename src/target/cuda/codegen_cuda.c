@@ -143,6 +143,32 @@ static const char *const prelude[] = {
     "#define TS_NAN_F __int_as_float(0x7fffffff)\n",
     "#define TS_INF_D __longlong_as_double(0x7ff0000000000000LL)\n",
     "#define TS_NAN_D __longlong_as_double(0x7ff8000000000000LL)\n\n",
+    /* async global -> shared copies (cp.async, sm_80+; a plain copy before):
+     * src_ok false zero-fills the destination without reading (src-size 0) */
+    "template <int N> TS_DEV void ts_cp_async(void *dst, const void *src, bool src_ok) {\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+    "    unsigned d = (unsigned)__cvta_generic_to_shared(dst);\n"
+    "    if (N == 16)\n"
+    "        asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"(d), \"l\"(src), \"r\"(src_ok ? 16 : 0) : \"memory\");\n"
+    "    else\n"
+    "        asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2, %3;\" :: \"r\"(d), \"l\"(src), \"n\"(N), \"r\"(src_ok ? N : 0) : \"memory\");\n"
+    "#else\n"
+    "    for (int i = 0; i < N; i++) ((unsigned char *)dst)[i] = src_ok ? ((const unsigned char *)src)[i] : 0;\n"
+    "#endif\n"
+    "}\n"
+    "TS_DEV void ts_cp_async_commit() {\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+    "    asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n"
+    "#endif\n"
+    "}\n"
+    "template <int N> TS_DEV void ts_cp_async_wait() {\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+    "    asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(N) : \"memory\");\n"
+    "#endif\n"
+    "}\n"
+    /* 16-byte-chunk XOR swizzle of a shared-memory element offset (IrSwizzle:
+     * bits [M, M+B) are XORed with bits [M+S, M+S+B)) */
+    "#define TS_SWZ(o, B, M, S) ((o) ^ ((((o) >> ((M) + (S))) & ((1 << (B)) - 1)) << (M)))\n\n",
     /* float16 and bfloat16 */
     "TS_DEV float ts_h2f(ts_u16 h) {\n"
     "    float f;\n"
@@ -1824,6 +1850,60 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
     emit_sync(g);
 }
 
+/* A thread-level vector copy: `lanes` elements, whose byte size is 4, 8 or
+ * 16, as one move (cp.async for async copies, zero-filling when the
+ * predicate is false), or element by element otherwise. */
+static void emit_vcopy(Cg *g, const IrStmt *s) {
+    const CgBuf *db = find_buf(g, s->vcopy.dst, s->loc), *sb = find_buf(g, s->vcopy.src, s->loc);
+    int es = (ts_dtype_bits(s->vcopy.dst->dt) + 7) / 8, bytes = s->vcopy.lanes * es;
+    int whole = bytes == 4 || bytes == 8 || bytes == 16;
+    line_start(g);
+    out(g, "{\n");
+    g->ind++;
+    line_start(g);
+    out(g, "const bool ts_p = ");
+    if (s->vcopy.pred) emit_expr(g, s->vcopy.pred);
+    else out(g, "true");
+    out(g, ";\n");
+    if (s->vcopy.async) {
+        if (!whole || db->buf->scope != IR_SCOPE_SHARED || sb->buf->scope != IR_SCOPE_GLOBAL)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: an async copy of %d bytes from %s to %s", bytes,
+                       ir_scope_name(sb->buf->scope), ir_scope_name(db->buf->scope));
+        line_start(g);
+        outf(g, "ts_cp_async<%d>(%s + (", bytes, db->name);
+        emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
+        outf(g, "), ts_p ? (const void *)(%s + (", sb->name);
+        emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
+        outf(g, ")) : (const void *)%s, ts_p);\n", sb->name);
+    } else {
+        const char *vt = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "ts_u32";
+        line_start(g);
+        out(g, "if (ts_p) ");
+        if (whole) {
+            outf(g, "*(%s *)(%s + (", vt, db->name);
+            emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
+            outf(g, ")) = *(const %s *)(%s + (", vt, sb->name);
+            emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
+            out(g, "));\n");
+        } else {
+            outf(g, "for (int ts_e = 0; ts_e < %d; ts_e++) %s[(", s->vcopy.lanes, db->name);
+            emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
+            outf(g, ") + ts_e] = %s[(", sb->name);
+            emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
+            out(g, ") + ts_e];\n");
+        }
+        if (db->buf->scope != IR_SCOPE_GLOBAL) {
+            line_start(g);
+            outf(g, "else for (int ts_e = 0; ts_e < %d; ts_e++) %s[(", s->vcopy.lanes, db->name);
+            emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
+            out(g, ") + ts_e] = 0;\n");
+        }
+    }
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+}
+
 static void emit_stmt(Cg *g, const IrStmt *s) {
     if (!s) return;
     switch (s->kind) {
@@ -1856,6 +1936,10 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
         out(g, ");\n");
         return;
     case IR_S_PRINT: emit_print(g, s); return;
+    case IR_S_BARRIER: emit_sync(g); return;
+    case IR_S_ASYNC_COMMIT: line_start(g); out(g, "ts_cp_async_commit();\n"); return;
+    case IR_S_ASYNC_WAIT: line_start(g); outf(g, "ts_cp_async_wait<%d>();\n", s->async_wait.pending); return;
+    case IR_S_VCOPY: emit_vcopy(g, s); return;
     }
     ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: statement kind %d", (int)s->kind);
 }
