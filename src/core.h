@@ -8,6 +8,7 @@
 
 #include "base/base.h"
 #include "ir/ir.h"
+#include "base/caps.h"
 
 struct TsContext {
     TsDiag diag;        /* last failure's text and code */
@@ -24,6 +25,7 @@ struct TsKernel {
     IrKernel *ir;       /* after all passes */
     TsTarget target;
     TsCompileOptions opt;
+    TsCaps caps;        /* target capabilities and path switches (set once by the driver) */
     TsBuf code;         /* generated source */
     TsBuf ir_text;      /* IR after opt.dump_after, or final IR */
     TsBuf timing;       /* "phase ms" lines */

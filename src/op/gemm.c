@@ -25,8 +25,8 @@
  * here: the op is kept, marked TS_OP_INST_MMA_SYNC, and the CUDA code
  * generator emits a warp-tiled mma.sync device function for it (see
  * mma_eligible below and codegen_cuda.c).  Everything else takes the
- * generic form.  TILESCALE_CUDA_MMA=0 in the environment turns the
- * tensor-core path off (for before/after benchmarks and bisecting).
+ * generic form.  TsCaps.mma (TILESCALE_CUDA_MMA=0 at the API boundary)
+ * turns the tensor-core path off (for before/after benchmarks and bisecting).
  */
 #include "op/op_util.h"
 
@@ -152,8 +152,7 @@ static bool mma_eligible(TsLowerCtx *cx, const IrStmt *s, int64_t M, int64_t N, 
     const IrTileOp *op = s->op;
     const IrBuffer *A = op->r[0].buf, *B = op->r[1].buf, *C = op->r[2].buf;
     if (cx->target != TS_TARGET_CUDA) return false;
-    const char *env = getenv("TILESCALE_CUDA_MMA");
-    if (env && !strcmp(env, "0")) return false;
+    if (!cx->caps->mma) return false;
     if (A->dt != B->dt || (A->dt != TS_FLOAT16 && A->dt != TS_BFLOAT16) || C->dt != TS_FLOAT32) return false;
     if (!in_smem(A) || !in_smem(B) || !in_smem(C) || C == A || C == B) return false;
     if (!const_shape(A) || !const_shape(B) || !const_shape(C)) return false;

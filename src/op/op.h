@@ -20,6 +20,7 @@
 #define TS_OP_H
 
 #include "ir/ir.h"
+#include "base/caps.h"
 
 /* X(enum, name, lowering function) */
 #define TS_TILEOPS(X)                                      \
@@ -108,6 +109,7 @@ typedef struct TsLowerCtx {
     TsArena *arena;   /* the kernel's arena */
     IrKernel *k;
     TsTarget target;
+    const TsCaps *caps; /* what the target offers (never NULL) */
 } TsLowerCtx;
 
 /* Lowering functions, one per op file.  Each returns a statement (usually a

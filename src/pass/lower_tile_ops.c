@@ -233,7 +233,7 @@ static IrStmt *prune(TsArena *a, Ranges *r, IrStmt *s) {
 }
 
 void ts_pass_lower_tile_ops(TsPassCtx *cx) {
-    TsLowerCtx lx = {cx->diag, cx->arena, cx->k, cx->target};
+    TsLowerCtx lx = {cx->diag, cx->arena, cx->k, cx->target, cx->caps};
     IrKernel *k = cx->k;
     k->body = lower(&lx, k->body);
 

@@ -10,12 +10,14 @@
 #define TS_PASS_H
 
 #include "ir/ir.h"
+#include "base/caps.h"
 
 typedef struct TsPassCtx {
     TsDiag *diag;
     TsArena *arena; /* the kernel's arena */
     IrKernel *k;
     TsTarget target;
+    const TsCaps *caps; /* what the target offers (never NULL) */
 } TsPassCtx;
 
 typedef void (*TsPassFn)(TsPassCtx *cx);

@@ -59,21 +59,45 @@ static void record(TsKernel *k, const char *phase, double t0) {
     if (k->opt.timing) ts_buf_printf(&k->timing, "%s %.3f\n", phase, ts_now_ms() - t0);
 }
 
+/* An environment switch: on unless set to "0" (or to `off_word`). */
+static bool env_on(const char *name, const char *off_word) {
+    const char *v = getenv(name);
+    return !(v && (!strcmp(v, "0") || (off_word && !strcmp(v, off_word))));
+}
+
+/* The target's capabilities and path switches, read once per compile:
+ * the only place the compiler looks at TILESCALE_CUDA_* (see base/caps.h). */
+static void set_caps(TsCaps *c, TsTarget target) {
+    memset(c, 0, sizeof *c);
+    if (target != TS_TARGET_CUDA) return;
+    ts_cuda_pick_arch(getenv("TILESCALE_CUDA_ARCH"), c->arch, sizeof c->arch);
+    const char *p = c->arch;
+    while (*p && (*p < '0' || *p > '9')) p++;
+    c->sm = atoi(p);
+    c->mma = env_on("TILESCALE_CUDA_MMA", NULL);
+    c->vec = env_on("TILESCALE_CUDA_VEC", NULL);
+    c->vec_cast = c->vec && env_on("TILESCALE_CUDA_VEC", "nocast");
+    c->pad = env_on("TILESCALE_CUDA_PAD", NULL);
+    c->layout = env_on("TILESCALE_CUDA_LAYOUT", NULL);
+    c->swizzle = env_on("TILESCALE_CUDA_SWIZZLE", NULL);
+    c->pipeline = env_on("TILESCALE_CUDA_PIPELINE", NULL);
+}
+
 /* Passes, code generation and build of one kernel of the chain; IR text
  * and timing go to the head. */
 static void compile_part(TsKernel *head, TsKernel *k) {
     TsDiag *d = &k->ctx->diag;
     TsBuf *timing = head->opt.timing ? &head->timing : NULL;
-    TsPassCtx pc = {d, &head->arena, k->ir, k->target};
+    TsPassCtx pc = {d, &head->arena, k->ir, k->target, &k->caps};
     ts_run_passes(&pc, k->opt.dump_after, &head->ir_text, timing);
     if (!k->opt.dump_after) ir_print_kernel(&head->ir_text, k->ir);
 
     double t = ts_now_ms();
     if (k->target == TS_TARGET_CUDA) {
-        TsCudaCodeInfo ci = ts_cuda_codegen(d, k->ir, &k->code);
+        TsCudaCodeInfo ci = ts_cuda_codegen(d, k->ir, &k->caps, &k->code);
         record(head, "codegen", t);
         if (k->opt.skip_build) return;
-        k->cumod = ts_cuda_build(d, k->ir, &ci, ts_buf_str(&k->code), &k->opt, timing);
+        k->cumod = ts_cuda_build(d, k->ir, &ci, k->caps.arch, ts_buf_str(&k->code), &k->opt, timing);
         return;
     }
     ts_c_codegen(d, k->ir, &k->code);
@@ -103,6 +127,7 @@ static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int nd
             p->ir = (IrKernel *)ir;
             p->target = k->target;
             p->opt = k->opt;
+            p->caps = k->caps;
             part->next = p;
             part = p;
         }
@@ -126,6 +151,7 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     ts_arena_init(&k->arena);
     if (opt) k->opt = *opt;
     k->target = k->opt.target;
+    set_caps(&k->caps, k->target);
 
     jmp_buf jb;
     jmp_buf *volatile saved = NULL;

@@ -13,6 +13,8 @@
 #include "pass/pass.h"
 #include "test.h"
 
+static const TsCaps no_caps; /* the C target's */
+
 static TsArena A;
 
 static IrKernel *new_kernel(const char *name) {
@@ -347,7 +349,7 @@ static void test_verify(void) {
 static void test_passes(void) {
     TsDiag d = {0};
     IrKernel *k = matmul_kernel();
-    TsPassCtx cx = {&d, &A, k, TS_TARGET_C};
+    TsPassCtx cx = {&d, &A, k, TS_TARGET_C, &no_caps};
     jmp_buf jb, *saved;
     TsBuf dump = {0}, timing = {0};
     int failed = 0;
@@ -412,7 +414,7 @@ static void test_simplify(void) {
     ir_seq_push(&A, k->body, loop);
     ir_seq_push(&A, k->body, ir_for(&A, ir_var(k, "e", TS_INT32, IR_VAR_LOOP), ir_i32(&A, 0),
                                     ir_i32(&A, 0), IR_FOR_SERIAL, ir_seq(&A)));
-    TsPassCtx cx = {&d, &A, k, TS_TARGET_C};
+    TsPassCtx cx = {&d, &A, k, TS_TARGET_C, &no_caps};
     ts_pass_simplify(&cx);
     TsBuf b = {0};
     ir_print_stmt(&b, k->body, 0);

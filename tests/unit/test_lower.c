@@ -150,6 +150,8 @@ static void fill(Kb *kb, IrRegion dst, IrExpr *v) {
 /* The target the lowering is done for: the C target has its own GEMM
  * loop order; the others use the generic one.  Both are checked. */
 static TsTarget lower_target = TS_TARGET_C;
+static TsCaps lower_caps;             /* CUDA runs: tensor cores allowed, as by default */
+static const TsCaps no_caps;          /* the C target's */
 
 /* Run the pipeline and every block; data[i] is parameter i's storage.
  * Returns the status; on failure the message is in d. */
@@ -160,7 +162,7 @@ static TsStatus run(Kb *kb, double **data, TsDiag *d, bool dump) {
         ts_try_end(d, saved);
         return d->status;
     }
-    TsPassCtx cx = {d, &A, kb->k, lower_target};
+    TsPassCtx cx = {d, &A, kb->k, lower_target, &lower_caps};
     TsBuf text = {0};
     ts_run_passes(&cx, dump ? "lower_tile_ops" : NULL, &text, NULL);
     if (dump) printf("%s", ts_buf_str(&text));
@@ -368,6 +370,7 @@ static void gemm_case(int ta, int tb, int mode) {
 static void test_gemm(void) {
     for (int t = 0; t < 2; t++) {
         lower_target = t ? TS_TARGET_CUDA : TS_TARGET_C;
+        lower_caps.mma = t == 1;
         for (int ta = 0; ta < 2; ta++)
             for (int tb = 0; tb < 2; tb++)
                 for (int mode = 0; mode < 2; mode++) gemm_case(ta, tb, mode);
@@ -563,7 +566,7 @@ static void test_lowered_text(void) {
     IrBuffer *s = alloc(&kb, "S", TS_FLOAT32, IR_SCOPE_SHARED, 1, (int64_t[]){64});
     copy(&kb, reg(a, (IrExpr *[]){MUL(V(kb.bx), 64)}, (int64_t[]){64}), full(s));
     TsDiag d = {0};
-    TsPassCtx cx = {&d, &A, kb.k, TS_TARGET_C};
+    TsPassCtx cx = {&d, &A, kb.k, TS_TARGET_C, &no_caps};
     jmp_buf jb, *saved;
     TsBuf text = {0};
     if (!ts_try(&d, &jb, &saved)) ts_run_passes(&cx, "lower_tile_ops", &text, NULL);

@@ -604,6 +604,7 @@ typedef struct Cg {
     int pad_rows;                    /* pad those buffers' rows (TILESCALE_CUDA_PAD != 0) */
     TS_VEC(TsCudaMma) mma_fns;       /* distinct gemm functions, emitted before the kernel */
     TsCxGen x;                       /* the shared expression emitter's state (cx() syncs o) */
+    const TsCaps *caps;              /* target capabilities and path switches */
 } Cg;
 
 static void emit_expr(Cg *g, const IrExpr *e);
@@ -1087,8 +1088,7 @@ static int vec_cast_ok(TsDType dst, TsDType src) {
 
 /* Can the nest's body (innermost variable j, extent ext) be vectorized? */
 static int vec_match(Cg *g, const IrStmt *body, const IrVar *j, int64_t ext, VecCopy *vc) {
-    const char *env = getenv("TILESCALE_CUDA_VEC");
-    if ((env && !strcmp(env, "0")) || g->k->may_block) return 0;
+    if (!g->caps->vec || g->k->may_block) return 0;
     memset(vc, 0, sizeof *vc);
     const IrStmt *s = body;
     for (;;) {
@@ -1105,7 +1105,7 @@ static int vec_match(Cg *g, const IrStmt *body, const IrVar *j, int64_t ext, Vec
     if (val && val->kind == IR_E_CAST && val->dt == dt) val = val->un.a;
     if (!val || val->kind != IR_E_LOAD || val->load.buf == s->store.buf) return 0;
     TsDType sdt = val->load.buf->dt;
-    if (sdt != dt && (!vec_cast_ok(dt, sdt) || (env && !strcmp(env, "nocast")))) return 0;
+    if (sdt != dt && (!vec_cast_ok(dt, sdt) || !g->caps->vec_cast)) return 0;
     const CgBuf *dst = find_buf(g, s->store.buf, s->loc), *src = find_buf(g, val->load.buf, val->loc);
     if (is_private(dst->buf) || is_private(src->buf)) return 0;
     int es = (ts_dtype_bits(dt) + 7) / 8, ess = (ts_dtype_bits(sdt) + 7) / 8, narrow = es < ess ? es : ess;
@@ -2253,13 +2253,14 @@ static void emit_kernel(Cg *g) {
     out(g, "}\n");
 }
 
-TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
+TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     Cg g;
     memset(&g, 0, sizeof g);
     g.d = d;
     g.k = k;
     g.a = k->arena;
     g.o = o;
+    g.caps = caps;
     g.x = (TsCxGen){&cu_dialect, d, k->arena, k, o, &g};
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: %d grid dimensions", k->ngrid);
@@ -2279,8 +2280,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
 
     /* Buffers: parameters first (in order), then everything else touched;
      * tensor-core operands first collected for their row padding. */
-    const char *pad = getenv("TILESCALE_CUDA_PAD");
-    g.pad_rows = !(pad && !strcmp(pad, "0"));
+    g.pad_rows = caps->pad;
     collect_mma_bufs(&g, k->body);
     for (int i = 0; i < k->params.n; i++)
         if (k->params.v[i].buf) add_buf(&g, k->params.v[i].buf);

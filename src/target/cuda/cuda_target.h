@@ -92,7 +92,7 @@ struct TsModuleCuda {
  * TS_ERR_UNSUPPORTED for constructs this backend cannot run (more than
  * 1024 threads, non-constant shared extents, ...) and TS_ERR_INTERNAL if
  * a tile op is left. */
-TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, TsBuf *out);
+TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *out);
 
 /*
  * Tensor-core GEMM (codegen_cuda.c).  A T.gemm that gemm.c kept for the
@@ -134,7 +134,7 @@ unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, s
 
 /* The architecture a build targets: $TILESCALE_CUDA_ARCH, else the
  * device's (sm_XY, from the driver), else sm_80. */
-void ts_cuda_pick_arch(char *arch, size_t n);
+void ts_cuda_pick_arch(const char *want, char *arch, size_t n);
 
 /* Compile through the disk cache (key: source, arch, NVRTC version,
  * options) and, when a driver is present, load the module.  opt may be
@@ -142,7 +142,8 @@ void ts_cuda_pick_arch(char *arch, size_t n);
  * timing.  Fails via ts_fail_at: TS_ERR_BUILD (no NVRTC, compile errors
  * with the log, image rejected by the driver, shared memory over the
  * device's limit), TS_ERR_IO (cache directory). */
-TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *code,
+TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *want_arch,
+                            const char *code,
                             const TsCompileOptions *opt, TsBuf *timing);
 
 /* ---- cuda_drv.c -------------------------------------------------------------- */

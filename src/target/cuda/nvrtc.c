@@ -219,10 +219,9 @@ unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, s
     return img;
 }
 
-void ts_cuda_pick_arch(char *arch, size_t n) {
-    const char *env = getenv("TILESCALE_CUDA_ARCH");
-    if (env && *env) {
-        snprintf(arch, n, "%s", env);
+void ts_cuda_pick_arch(const char *want, char *arch, size_t n) {
+    if (want && *want) {
+        snprintf(arch, n, "%s", want);
         return;
     }
     if (ts_cuda_device_arch(arch, n, NULL)) return;
@@ -278,7 +277,8 @@ static unsigned char *cache_lookup(const Build *b, size_t *size) {
     return (unsigned char *)img;
 }
 
-TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *code,
+TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *want_arch,
+                            const char *code,
                             const TsCompileOptions *opt, TsBuf *timing) {
     Build b;
     memset(&b, 0, sizeof b);
@@ -291,7 +291,7 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
         ts_rethrow(d, TS_ERR_BUILD);
     }
     char arch[24];
-    ts_cuda_pick_arch(arch, sizeof arch);
+    snprintf(arch, sizeof arch, "%s", want_arch);
     if (arch_number(arch) <= 0)
         build_fail(d, &b, TS_ERR_BUILD, "'%s' is not a CUDA architecture (expected sm_XY, sm_XYa or compute_XY)", arch);
     fit_arch(&b.nv, arch, sizeof arch);

@@ -1,0 +1,29 @@
+/*
+ * caps.h — what the target offers and which of its paths a compile uses.
+ *
+ * The compile driver (runtime/api.c) fills one TsCaps per compile, once,
+ * from the target, the architecture it compiles for and the environment
+ * (the only place TILESCALE_CUDA_* switches are read); passes, tile-op
+ * lowerings and code generators read it from their context and never look
+ * at the environment themselves.  The switches exist for before/after
+ * benchmarks and bisecting: every path they turn off has a correct
+ * fallback.
+ */
+#ifndef TS_CAPS_H
+#define TS_CAPS_H
+
+#include <stdbool.h>
+
+typedef struct TsCaps {
+    char arch[24];    /* CUDA: "sm_90a", "sm_80", "compute_90"; "" on the C target */
+    int sm;           /* CUDA: compute capability x 10 (80, 90); 0 on the C target */
+    bool mma;         /* T.gemm on tensor cores (mma.sync) where eligible (TILESCALE_CUDA_MMA=0: off) */
+    bool vec;         /* vectorized (16-byte) tile copies (TILESCALE_CUDA_VEC=0: off) */
+    bool pad;         /* pad rows of unswizzled tensor-core operand tiles (TILESCALE_CUDA_PAD=0: off) */
+    bool vec_cast;    /* vectorized casting copies (TILESCALE_CUDA_VEC=nocast: off) */
+    bool layout;      /* fragments in registers by layout inference (TILESCALE_CUDA_LAYOUT=0: off) */
+    bool swizzle;     /* XOR-swizzled shared tiles for tensor-core operands (TILESCALE_CUDA_SWIZZLE=0: off) */
+    bool pipeline;    /* T.Pipelined as a multi-stage cp.async pipeline (TILESCALE_CUDA_PIPELINE=0: off) */
+} TsCaps;
+
+#endif
