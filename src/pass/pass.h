@@ -26,7 +26,11 @@ typedef struct TsPass {
     const char *name;  /* as given to --dump-after */
     TsPassFn fn;
     const char *what;  /* one line: what it does */
+    unsigned targets;  /* where it runs: TS_PASS_ALL or TS_PASS_CUDA */
 } TsPass;
+
+#define TS_PASS_ALL 3u  /* every target */
+#define TS_PASS_CUDA 2u /* the CUDA target only (bit 1 << TS_TARGET_CUDA) */
 
 /* The pipeline, terminated by {NULL}. */
 extern const TsPass ts_passes[];

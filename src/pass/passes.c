@@ -50,14 +50,14 @@ static void pass_verify_lowered(TsPassCtx *cx) {
 }
 
 const TsPass ts_passes[] = {
-    {"verify", ts_pass_verify, "check that the elaborated IR is well formed"},
+    {"verify", ts_pass_verify, "check that the elaborated IR is well formed", TS_PASS_ALL},
     {"simplify", ts_pass_simplify,
-     "fold constants, simplify integer arithmetic, drop dead ifs and empty loops"},
+     "fold constants, simplify integer arithmetic, drop dead ifs and empty loops", TS_PASS_ALL},
     {"lower_tile_ops", ts_pass_lower_tile_ops,
-     "replace tile operators (copy, gemm, reduce, ...) by loops of loads and stores"},
+     "replace tile operators (copy, gemm, reduce, ...) by loops of loads and stores", TS_PASS_ALL},
     {"verify_lowered", pass_verify_lowered,
-     "check the lowered IR is well formed and has no tile operator left"},
-    {NULL, NULL, NULL},
+     "check the lowered IR is well formed and has no tile operator left", TS_PASS_ALL},
+    {NULL, NULL, NULL, 0},
 };
 
 void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *timing) {
@@ -75,6 +75,7 @@ void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *ti
         }
     }
     for (const TsPass *p = ts_passes; p->name; p++) {
+        if (!(p->targets & (1u << cx->target))) continue;
         double t0 = ts_now_ms();
         p->fn(cx);
         double t1 = ts_now_ms();
