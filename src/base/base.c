@@ -168,7 +168,9 @@ static void put_source_line(TsBuf *b, TsLoc loc) {
 }
 
 void ts_diag_vadd(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, va_list ap) {
+    /* one format everywhere: file:line:col: error: ..., or tilescale: error: ... */
     if (loc.src) ts_buf_printf(&d->msg, "%s:%d:%d: ", loc.src->name, loc.line, loc.col);
+    else ts_buf_puts(&d->msg, "tilescale: ");
     ts_buf_printf(&d->msg, "%s: ", kind);
     ts_buf_vprintf(&d->msg, fmt, ap);
     ts_buf_puts(&d->msg, "\n");

@@ -279,7 +279,7 @@ static Value *make_buffer(Elab *E, Args *A, IrScope scope, Value *shape, TsDType
     for (int i = 0; i < n; i++) {
         int64_t c = val_to_int(E, items[i], A->loc, "a buffer extent");
         if (c <= 0) elab_fail(E, TS_ERR_TYPE, A->loc, "%s: extent %lld must be positive", A->fn, (long long)c);
-        ext[i] = ir_i32(E->a, c);
+        ext[i] = c <= INT32_MAX ? ir_i32(E->a, c) : ir_int(E->a, c, TS_INT64); /* never truncated */
     }
     IrBuffer *b = ir_buffer(E->k, "", dt, scope, n, ext, A->loc);
     IrStmt *s = ir_stmt(E->a, IR_S_ALLOC, A->loc);
@@ -741,7 +741,12 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         if (val_is_const(a) && val_is_const(b)) {
             int64_t x = val_to_int(E, a, loc, "T.ceildiv operand"), y = val_to_int(E, b, loc, "T.ceildiv operand");
             if (y == 0) elab_fail(E, TS_ERR_TYPE, loc, "T.ceildiv by zero");
-            return binop(E, AST_FLOORDIV, val_int(E, x + y - 1, loc), b, loc);
+            /* -(-x // y): Python's ceiling division, no intermediate x + y - 1 to overflow */
+            if (x == INT64_MIN || (y == -1 && x == INT64_MAX))
+                elab_fail(E, TS_ERR_TYPE, loc, "integer overflow in T.ceildiv(%lld, %lld)", (long long)x, (long long)y);
+            int64_t q = -x / y, r = -x % y;
+            if (r != 0 && ((r < 0) != (y < 0))) q--;
+            return val_int(E, -q, loc);
         }
         return binop(E, AST_FLOORDIV, binop(E, AST_SUB, binop(E, AST_ADD, a, b, loc), val_int(E, 1, loc), loc), b, loc);
     }
@@ -756,6 +761,8 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     case B_NEXT_POW2: {
         int64_t x = val_to_int(E, req(E, A, 0, "x"), loc, "next_power_of_2's argument");
         check_args(E, A, 1);
+        if (x > ((int64_t)1 << 62))
+            elab_fail(E, TS_ERR_TYPE, loc, "next_power_of_2(%lld) does not fit in 64 bits", (long long)x);
         int64_t p = 1;
         while (p < x) p <<= 1;
         return val_int(E, p, loc);
@@ -764,10 +771,10 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         int64_t x = val_to_int(E, req(E, A, 0, "a"), loc, "gcd's argument");
         int64_t y = val_to_int(E, req(E, A, 1, "b"), loc, "gcd's argument");
         check_args(E, A, 2);
-        if (x < 0) x = -x;
-        if (y < 0) y = -y;
-        while (y) { int64_t t = x % y; x = y; y = t; }
-        return val_int(E, x, loc);
+        uint64_t ux = x < 0 ? 0 - (uint64_t)x : (uint64_t)x, uy = y < 0 ? 0 - (uint64_t)y : (uint64_t)y;
+        while (uy) { uint64_t t = ux % uy; ux = uy; uy = t; }
+        if (ux > INT64_MAX) elab_fail(E, TS_ERR_TYPE, loc, "gcd(%lld, %lld) does not fit in 64 bits", (long long)x, (long long)y);
+        return val_int(E, (int64_t)ux, loc);
     }
     case B_CLAMP: {
         /* T.clamp(x, lo, hi) = min(max(x, lo), hi) */
@@ -883,7 +890,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             if (id == B_CONST)
                 for (int i = 0; i < E->ndefs; i++)
                     if (!strcmp(E->defs[i].name, nm)) {
-                        v = define_value(E, E->defs[i].value);
+                        v = define_value(E, E->defs[i].name, E->defs[i].value);
                         if (E->defs_used) E->defs_used[i] = true;
                     }
             if (!v) {
@@ -961,12 +968,12 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             char *end;
             double d = strtod(v->s, &end);
             if (*end || !*v->s) elab_fail(E, TS_ERR_TYPE, loc, "cannot convert '%s' to a number", v->s);
-            return id == B_INT ? val_int(E, (int64_t)d, loc) : val_float(E, d, loc);
+            return id == B_INT ? val_int(E, val_float_to_int(E, d, loc), loc) : val_float(E, d, loc);
         }
         if (id == B_BOOL) return val_bool(E, val_truthy(E, v, loc), loc);
         if (val_is_const(v)) {
             double d = v->kind == V_FLOAT ? v->f : (double)(v->kind == V_INT ? v->i : v->b);
-            if (id == B_INT) return val_int(E, v->kind == V_FLOAT ? (int64_t)v->f : v->kind == V_INT ? v->i : v->b, loc);
+            if (id == B_INT) return val_int(E, v->kind == V_FLOAT ? val_float_to_int(E, v->f, loc) : v->kind == V_INT ? v->i : v->b, loc);
             return val_float(E, d, loc);
         }
         return cast_to(E, v, id == B_INT ? TS_INT32 : TS_FLOAT32, loc);
@@ -989,6 +996,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             ir_is_const_int(v->iter->start[0], &lo);
             ir_is_const_int(v->iter->extent[0], &n);
             int64_t st = v->iter->step ? v->iter->step->ival : 1;
+            if (n > (1 << 24)) elab_fail(E, TS_ERR_TYPE, loc, "%s of a range of %lld items is too long", A->fn, (long long)n);
             Value **items = TS_NEWN(E->a, Value *, n > 0 ? n : 1);
             for (int64_t i = 0; i < n; i++) items[i] = val_int(E, lo + i * st, loc);
             return val_seq(E, id == B_TUPLE ? V_TUPLE : V_LIST, items, (int)(n > 0 ? n : 0), loc);
@@ -1010,7 +1018,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     case B_PYROUND: {
         Value *v = req(E, A, 0, "x");
         check_args(E, A, 2);
-        if (v->kind == V_FLOAT) return val_int(E, (int64_t)nearbyint(v->f), loc);
+        if (v->kind == V_FLOAT) return val_int(E, val_float_to_int(E, nearbyint(v->f), loc), loc);
         return v;
     }
     case B_SUM: {
@@ -1063,9 +1071,9 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         case B_MLOG2: return val_float(E, log2(x), loc);
         case B_MLOG10: return val_float(E, log10(x), loc);
         case B_MEXP: return val_float(E, exp(x), loc);
-        case B_MCEIL: return val_int(E, (int64_t)ceil(x), loc);
-        case B_MFLOOR: return val_int(E, (int64_t)floor(x), loc);
-        default: return val_int(E, (int64_t)floor(sqrt(x)), loc);
+        case B_MCEIL: return val_int(E, val_float_to_int(E, ceil(x), loc), loc);
+        case B_MFLOOR: return val_int(E, val_float_to_int(E, floor(x), loc), loc);
+        default: return val_int(E, val_float_to_int(E, floor(sqrt(x)), loc), loc);
         }
     }
     default: break;

@@ -547,19 +547,104 @@ static void exec_module(Elab *E, const AstModule *m) {
     }
 }
 
-/* A -D value: int, float, True/False/None, or a string (dtype names stay
- * strings; anything expecting a dtype accepts them). */
-Value *define_value(Elab *E, const char *text) {
-    char *end;
-    if (!*text) return val_str(E, text, (TsLoc){0});
-    long long i = strtoll(text, &end, 0);
-    if (!*end) return val_int(E, i, (TsLoc){0});
-    double f = strtod(text, &end);
-    if (!*end) return val_float(E, f, (TsLoc){0});
-    if (!strcmp(text, "True") || !strcmp(text, "true")) return val_bool(E, true, (TsLoc){0});
-    if (!strcmp(text, "False") || !strcmp(text, "false")) return val_bool(E, false, (TsLoc){0});
-    if (!strcmp(text, "None")) return val_none(E, (TsLoc){0});
-    return val_str(E, ts_strdup(E->a, text), (TsLoc){0});
+/* Python's integer literal (decimal without leading zeros, 0x/0o/0b,
+ * `_` between digits), with an optional sign as in the expression -5.
+ * Returns 1 and *out on success, 0 if text is not an integer literal,
+ * -1 if it is one that does not fit in 64 bits. */
+static int parse_py_int(const char *text, int64_t *out) {
+    const char *p = text;
+    bool neg = false;
+    if (*p == '+' || *p == '-') neg = *p++ == '-';
+    int base = 10;
+    if (p[0] == '0' && p[1] && strchr("xXoObB", p[1])) {
+        base = p[1] == 'x' || p[1] == 'X' ? 16 : p[1] == 'o' || p[1] == 'O' ? 8 : 2;
+        p += 2;
+        if (*p == '_') p++; /* 0x_ff is valid Python */
+    }
+    if (!*p) return 0;
+    uint64_t mag = 0;
+    bool big = false, nonzero = false;
+    const char *first = p;
+    for (; *p; p++) {
+        if (*p == '_') {
+            if (p == first || !p[1] || p[1] == '_') return 0;
+            continue;
+        }
+        int dgt = *p >= '0' && *p <= '9' ? *p - '0'
+                  : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                  : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : 99;
+        if (dgt >= base) return 0;
+        /* Python 3 has no octal 010: a decimal literal with a leading 0 must be all zeros */
+        if (base == 10 && dgt && !nonzero && p != first) return 0;
+        if (dgt) nonzero = true;
+        if (mag > (UINT64_MAX - (uint64_t)dgt) / (uint64_t)base) big = true;
+        else mag = mag * (uint64_t)base + (uint64_t)dgt;
+    }
+    if (big || mag > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX)) return -1;
+    *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+    return 1;
+}
+
+/* Python's decimal float literal (digits, one `.`, an exponent), signed. */
+static bool is_py_float(const char *text) {
+    const char *p = text;
+    if (*p == '+' || *p == '-') p++;
+    int digits = 0, dots = 0;
+    for (; *p && *p != 'e' && *p != 'E'; p++) {
+        if (*p == '.') dots++;
+        else if (*p >= '0' && *p <= '9') digits++;
+        else if (*p != '_') return false;
+    }
+    if (!digits || dots > 1) return false;
+    if (*p) { /* exponent */
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!*p) return false;
+        for (; *p; p++)
+            if ((*p < '0' || *p > '9') && *p != '_') return false;
+    } else if (!dots) {
+        return false; /* an integer, handled by parse_py_int */
+    }
+    return true;
+}
+
+/* A -D value, read as Python reads a literal: an int (no octal 010, an
+ * error if it does not fit in 64 bits), a float, True/False/None, or else
+ * the text as a string (dtype names stay strings; anything expecting a
+ * dtype accepts them).  Such a string is marked (b = true) so that using
+ * it as a condition is an error rather than Python's "non-empty is true":
+ * -D is_causal=maybe must not mean True. */
+Value *define_value(Elab *E, const char *name, const char *text) {
+    TsLoc none = {0};
+    int64_t i;
+    int r = parse_py_int(text, &i);
+    if (r > 0) return val_int(E, i, none);
+    if (r < 0)
+        elab_fail(E, TS_ERR_PARAM, none, "-D %s=%s: the integer does not fit in 64 bits", name, text);
+    if (is_py_float(text)) {
+        char *clean = ts_strdup(E->a, text), *q = clean;
+        for (const char *p = text; *p; p++)
+            if (*p != '_') *q++ = *p;
+        *q = 0;
+        char *end;
+        double f = strtod(clean, &end);
+        if (!*end) {
+            if (isinf(f))
+                elab_fail(E, TS_ERR_PARAM, none, "-D %s=%s: the float does not fit in 64 bits", name, text);
+            return val_float(E, f, none);
+        }
+    }
+    if (!strcmp(text, "True")) return val_bool(E, true, none);
+    if (!strcmp(text, "False")) return val_bool(E, false, none);
+    if (!strcmp(text, "None")) return val_none(E, none);
+    /* a leading digit or sign that did not make a number is a typo, not a string */
+    if ((text[0] >= '0' && text[0] <= '9') || ((text[0] == '-' || text[0] == '+' || text[0] == '.') && text[1]))
+        elab_fail(E, TS_ERR_PARAM, none,
+                  "-D %s=%s: not a Python number (integers are decimal without leading zeros, "
+                  "or 0x/0o/0b; floats like 1.5 or 1e-3)", name, text);
+    Value *v = val_str(E, ts_strdup(E->a, text), none);
+    v->b = true;
+    return v;
 }
 
 IrBuffer *add_tensor_param(Elab *E, const char *name, Value *ann, bool is_output, TsLoc loc) {
@@ -574,6 +659,10 @@ IrBuffer *add_tensor_param(Elab *E, const char *name, Value *ann, bool is_output
         shape[d] = val_to_expr(E, ann->items[d], loc);
         if (!ts_dtype_is_int(shape[d]->dt))
             elab_fail(E, TS_ERR_TYPE, loc, "tensor extents must be integers");
+        int64_t c;
+        if (ir_is_const_int(shape[d], &c) && c < 0)
+            elab_fail(E, TS_ERR_SHAPE, loc, "extent %d of tensor parameter '%s' is %lld: extents cannot be negative",
+                      d, name, (long long)c);
     }
     IrBuffer *b = ir_buffer(k, name, ann->dt, IR_SCOPE_GLOBAL, ann->n, shape, loc);
     b->param = k->params.n;
@@ -673,7 +762,7 @@ static void elab_eager(Elab *E, Func *fn, const TsDefine *defs, int ndefs, bool 
             v->s = ts_sprintf(E->a, "tensor parameter '%s' is used before its `%s: T.Tensor(...)` annotation",
                               pa->name, pa->name);
         } else if (dv) {
-            v = define_value(E, dv->value);
+            v = define_value(E, dv->name, dv->value);
         } else if (pa->dflt) {
             v = eval(E, fn->closure, pa->dflt);
         } else if (pa->star) {
@@ -783,7 +872,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
             ts_rethrow(d, (TsStatus)ev->i);
         }
         if (ev && ev->kind == V_OPAQUE) fail_opaque(E, ev, ev->loc);
-        ts_buf_printf(&d->msg, "error: no function '%s' in %s; defined functions:", entry, m->src->name);
+        ts_buf_printf(&d->msg, "tilescale: error: no function '%s' in %s; defined functions:", entry, m->src->name);
         for (int i = 0; i < E->globals->vars.n; i++)
             if (E->globals->vars.v[i].v->kind == V_FUNC)
                 ts_buf_printf(&d->msg, " %s", E->globals->vars.v[i].name);
@@ -825,7 +914,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
             if (!strcmp(defs[j].name, defs[i].name))
                 elab_fail(E, TS_ERR_PARAM, none, "-D %s given twice", defs[i].name);
         ts_vec_push(a, kw, defs[i].name);
-        ts_vec_push(a, kwv, define_value(E, defs[i].value));
+        ts_vec_push(a, kwv, define_value(E, defs[i].name, defs[i].value));
     }
     for (int p = 0; p < def->nparams; p++) {
         const AstParam *pa = &def->params[p];
@@ -851,7 +940,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
             for (int p = 0; p < inner->nparams; p++)
                 if (!strcmp(inner->params[p].name, defs[i].name) && !inner->params[p].star) {
                     ts_vec_push(a, kw2, defs[i].name);
-                    ts_vec_push(a, kwv2, define_value(E, defs[i].value));
+                    ts_vec_push(a, kwv2, define_value(E, defs[i].name, defs[i].value));
                 }
         if (r->fn->out_idx && !E->out_idx) E->out_idx = r->fn->out_idx;
         r = call_user(E, r->fn, NULL, 0, kw2.v, kwv2.v, kw2.n, inner->loc);

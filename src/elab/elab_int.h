@@ -69,7 +69,7 @@ struct Value {
     bool b;
     int64_t i;
     double f;
-    const char *s;
+    const char *s;      /* V_STR text (b: it came from a -D value, see define_value) */
     TsDType dt;
     IrExpr *e;
     IrBuffer *buf;
@@ -131,6 +131,7 @@ bool val_is_const(const Value *v); /* bool, int or float */
 
 /* Conversions, each failing with a clear error at loc. */
 IrExpr *val_to_expr(Elab *E, Value *v, TsLoc loc);
+int64_t val_float_to_int(Elab *E, double d, TsLoc loc); /* Python int(d), checked */
 int64_t val_to_int(Elab *E, Value *v, TsLoc loc, const char *what);
 bool val_truthy(Elab *E, Value *v, TsLoc loc);
 TsDType val_to_dtype(Elab *E, Value *v, TsLoc loc);
@@ -175,7 +176,7 @@ IrBuffer *add_tensor_param(Elab *E, const char *name, Value *tensorty, bool is_o
 /* Start the next kernel of the chain (a further `with T.Kernel`). */
 void start_next_kernel(Elab *E);
 /* A -D value as a Value. */
-Value *define_value(Elab *E, const char *text);
+Value *define_value(Elab *E, const char *name, const char *text);
 
 /* Builtins (builtins.c). */
 Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc); /* NULL if none */

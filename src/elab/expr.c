@@ -42,16 +42,25 @@ typedef struct Lin { LinTerm t[32]; int n; int64_t c; bool overflow; } Lin;
 static void lin_add(Lin *L, const IrExpr *e, int64_t coef) {
     int64_t c;
     if (ir_is_const_int(e, &c) && e->dt != TS_BOOL) {
-        L->c += coef * c;
+        if (__builtin_mul_overflow(coef, c, &c) || __builtin_add_overflow(L->c, c, &L->c))
+            L->overflow = true;
         return;
     }
     if (e->kind == IR_E_BIN && ts_dtype_is_int(e->dt)) {
         switch (e->bin.op) {
         case IR_ADD: lin_add(L, e->bin.a, coef); lin_add(L, e->bin.b, coef); return;
-        case IR_SUB: lin_add(L, e->bin.a, coef); lin_add(L, e->bin.b, -coef); return;
+        case IR_SUB:
+            if (coef == INT64_MIN) break;
+            lin_add(L, e->bin.a, coef);
+            lin_add(L, e->bin.b, -coef);
+            return;
         case IR_MUL:
-            if (ir_is_const_int(e->bin.b, &c)) { lin_add(L, e->bin.a, coef * c); return; }
-            if (ir_is_const_int(e->bin.a, &c)) { lin_add(L, e->bin.b, coef * c); return; }
+            if (ir_is_const_int(e->bin.b, &c) || ir_is_const_int(e->bin.a, &c)) {
+                const IrExpr *other = ir_is_const_int(e->bin.b, &c) ? e->bin.a : e->bin.b;
+                if (__builtin_mul_overflow(coef, c, &c)) { L->overflow = true; return; }
+                lin_add(L, other, c);
+                return;
+            }
             /* (x + y) * z with z symbolic: expand one level */
             if (e->bin.a->kind == IR_E_BIN &&
                 (e->bin.a->bin.op == IR_ADD || e->bin.a->bin.op == IR_SUB)) {
@@ -61,13 +70,13 @@ static void lin_add(Lin *L, const IrExpr *e, int64_t coef) {
         default: break;
         }
     }
-    if (e->kind == IR_E_NEG) {
+    if (e->kind == IR_E_NEG && coef != INT64_MIN) {
         lin_add(L, e->un.a, -coef);
         return;
     }
     for (int i = 0; i < L->n; i++)
         if (ir_expr_equal(L->t[i].atom, e)) {
-            L->t[i].coef += coef;
+            if (__builtin_add_overflow(L->t[i].coef, coef, &L->t[i].coef)) L->overflow = true;
             return;
         }
     if (L->n == TS_COUNTOF(L->t)) {
@@ -107,33 +116,72 @@ static int64_t py_mod(int64_t a, int64_t b) {
     return m;
 }
 
+/* Python's integers are unbounded; ours are 64-bit.  Where Python's
+ * result fits in an int64 we give exactly that, otherwise a clear error
+ * (never a silently wrapped value, never a trap as INT64_MIN // -1 would
+ * be in C). */
+static TS_NORETURN void int_overflow(Elab *E, AstOp op, int64_t i, int64_t j, TsLoc loc) {
+    elab_fail(E, TS_ERR_TYPE, loc,
+              "integer overflow: %lld %s %lld does not fit in 64 bits", (long long)i,
+              ast_op_name(op), (long long)j);
+}
+
+static int64_t checked_pow(Elab *E, int64_t base, int64_t exp, TsLoc loc) {
+    int64_t r = 1, b = base, e = exp;
+    /* square-and-multiply: at most 63 squarings, so 10 ** 10**18 does not spin */
+    while (e > 0) {
+        if ((e & 1) && __builtin_mul_overflow(r, b, &r)) int_overflow(E, AST_POW, base, exp, loc);
+        e >>= 1;
+        if (e > 0 && __builtin_mul_overflow(b, b, &b)) int_overflow(E, AST_POW, base, exp, loc);
+    }
+    return r;
+}
+
 /* Python semantics on two constants. */
 static Value *const_binop(Elab *E, AstOp op, Value *a, Value *b, TsLoc loc) {
     bool fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
     double x = const_f(a), y = const_f(b);
-    int64_t i = const_i(a), j = const_i(b);
+    int64_t i = const_i(a), j = const_i(b), r;
     switch (op) {
-    case AST_ADD: return fl ? val_float(E, x + y, loc) : val_int(E, i + j, loc);
-    case AST_SUB: return fl ? val_float(E, x - y, loc) : val_int(E, i - j, loc);
-    case AST_MUL: return fl ? val_float(E, x * y, loc) : val_int(E, i * j, loc);
+    case AST_ADD:
+        if (fl) return val_float(E, x + y, loc);
+        if (__builtin_add_overflow(i, j, &r)) int_overflow(E, op, i, j, loc);
+        return val_int(E, r, loc);
+    case AST_SUB:
+        if (fl) return val_float(E, x - y, loc);
+        if (__builtin_sub_overflow(i, j, &r)) int_overflow(E, op, i, j, loc);
+        return val_int(E, r, loc);
+    case AST_MUL:
+        if (fl) return val_float(E, x * y, loc);
+        if (__builtin_mul_overflow(i, j, &r)) int_overflow(E, op, i, j, loc);
+        return val_int(E, r, loc);
     case AST_DIV:
         if (y == 0) elab_fail(E, TS_ERR_TYPE, loc, "division by zero");
         return val_float(E, x / y, loc);
     case AST_FLOORDIV:
         if (y == 0) elab_fail(E, TS_ERR_TYPE, loc, "division by zero");
-        return fl ? val_float(E, floor(x / y), loc) : val_int(E, py_floordiv(i, j), loc);
+        if (fl) return val_float(E, floor(x / y), loc);
+        if (i == INT64_MIN && j == -1) int_overflow(E, op, i, j, loc);
+        return val_int(E, py_floordiv(i, j), loc);
     case AST_MOD:
         if (y == 0) elab_fail(E, TS_ERR_TYPE, loc, "modulo by zero");
-        return fl ? val_float(E, x - floor(x / y) * y, loc) : val_int(E, py_mod(i, j), loc);
+        if (fl) return val_float(E, x - floor(x / y) * y, loc);
+        if (j == -1) return val_int(E, 0, loc); /* INT64_MIN % -1 traps in C; Python gives 0 */
+        return val_int(E, py_mod(i, j), loc);
     case AST_POW:
-        if (!fl && j >= 0) {
-            int64_t r = 1;
-            for (int64_t k = 0; k < j; k++) r *= i;
-            return val_int(E, r, loc);
-        }
+        if (!fl && j >= 0) return val_int(E, checked_pow(E, i, j, loc), loc);
         return val_float(E, pow(x, y), loc);
-    case AST_LSHIFT: if (fl) break; return val_int(E, i << j, loc);
-    case AST_RSHIFT: if (fl) break; return val_int(E, i >> j, loc);
+    case AST_LSHIFT:
+        if (fl) break;
+        if (j < 0) elab_fail(E, TS_ERR_TYPE, loc, "negative shift count %lld", (long long)j);
+        if (i == 0) return val_int(E, 0, loc);
+        /* fits iff shifting back gives i again */
+        if (j >= 63 || ((i << j) >> j) != i) int_overflow(E, op, i, j, loc);
+        return val_int(E, (int64_t)((uint64_t)i << j), loc);
+    case AST_RSHIFT:
+        if (fl) break;
+        if (j < 0) elab_fail(E, TS_ERR_TYPE, loc, "negative shift count %lld", (long long)j);
+        return val_int(E, j >= 63 ? (i < 0 ? -1 : 0) : i >> j, loc);
     case AST_BITAND: if (fl) break; return a->kind == V_BOOL && b->kind == V_BOOL ? val_bool(E, i & j, loc) : val_int(E, i & j, loc);
     case AST_BITOR: if (fl) break; return a->kind == V_BOOL && b->kind == V_BOOL ? val_bool(E, i | j, loc) : val_int(E, i | j, loc);
     case AST_BITXOR: if (fl) break; return val_int(E, i ^ j, loc);
@@ -273,9 +321,16 @@ static Value *unop(Elab *E, AstOp op, Value *a, TsLoc loc) {
     }
     if (val_is_const(a)) {
         switch (op) {
-        case AST_NEG: return a->kind == V_FLOAT ? val_float(E, -a->f, loc) : val_int(E, -const_i(a), loc);
-        case AST_POS: return a;
-        case AST_INVERT: return val_int(E, ~const_i(a), loc);
+        case AST_NEG:
+            if (a->kind == V_FLOAT) return val_float(E, -a->f, loc);
+            if (const_i(a) == INT64_MIN)
+                elab_fail(E, TS_ERR_TYPE, loc, "integer overflow: -(%lld) does not fit in 64 bits",
+                          (long long)INT64_MIN);
+            return val_int(E, -const_i(a), loc);
+        case AST_POS: return a->kind == V_BOOL ? val_int(E, a->b, loc) : a;
+        case AST_INVERT:
+            if (a->kind == V_FLOAT) break; /* Python: bad operand type for unary ~: 'float' */
+            return val_int(E, ~const_i(a), loc);
         default: break;
         }
     }
@@ -284,6 +339,9 @@ static Value *unop(Elab *E, AstOp op, Value *a, TsLoc loc) {
         if (op == AST_NEG) return val_expr(E, ir_neg(E->a, x), loc);
         if (op == AST_POS) return a;
         if (op == AST_INVERT) {
+            if (!ts_dtype_is_int(x->dt) && x->dt != TS_BOOL)
+                elab_fail(E, TS_ERR_TYPE, loc, "operator '~' needs an integer or bool operand, not %s",
+                          ts_dtype_name(x->dt));
             IrExpr *r = ir_not(E->a, x);
             r->un.bitnot = 1;
             r->dt = x->dt;

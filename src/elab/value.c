@@ -133,13 +133,27 @@ int64_t val_to_int(Elab *E, Value *v, TsLoc loc, const char *what) {
     elab_fail(E, TS_ERR_TYPE, loc, "%s must be an integer, got %s", what, val_kind_name(v));
 }
 
+/* int(d) as Python computes it, an error where the result needs more than
+ * 64 bits (a C cast would be undefined there) or d is inf/nan. */
+int64_t val_float_to_int(Elab *E, double d, TsLoc loc) {
+    if (isnan(d)) elab_fail(E, TS_ERR_TYPE, loc, "cannot convert float NaN to integer");
+    /* 2^63 is exact as a double; every double below it truncates into range */
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        elab_fail(E, TS_ERR_TYPE, loc, "the float %g does not fit in a 64-bit integer", d);
+    return (int64_t)d;
+}
+
 bool val_truthy(Elab *E, Value *v, TsLoc loc) {
     switch (v->kind) {
     case V_NONE: return false;
     case V_BOOL: return v->b;
     case V_INT: return v->i != 0;
     case V_FLOAT: return v->f != 0;
-    case V_STR: return v->s[0] != 0;
+    case V_STR:
+        if (v->b)
+            elab_fail(E, TS_ERR_PARAM, loc,
+                      "the -D value '%s' is used as a condition: give True, False or a number", v->s);
+        return v->s[0] != 0;
     case V_TUPLE: case V_LIST: case V_DICT: return v->n != 0;
     case V_OPAQUE: fail_opaque(E, v, loc);
     case V_EXPR: case V_ACCESS: {

@@ -80,12 +80,17 @@ static bool tab_name_used(const NameTab *t, const char *name, size_t *slot) {
 /* Give x its display name: `name`, or name_1, name_2, ... if taken. */
 static void tab_add(NameTab *t, const void *x, const char *name) {
     if (!x || tab_lookup(t, x)) return;
-    char tmp[256];
+    /* a heap buffer, not a fixed one: a truncated candidate would repeat forever */
+    TsBuf tmp = {0};
     size_t slot;
-    snprintf(tmp, sizeof tmp, "%s", name);
-    for (int n = 1; tab_name_used(t, tmp, &slot); n++) snprintf(tmp, sizeof tmp, "%s_%d", name, n);
+    ts_buf_puts(&tmp, name);
+    for (long n = 1; tab_name_used(t, ts_buf_str(&tmp), &slot); n++) {
+        tmp.n = 0;
+        ts_buf_printf(&tmp, "%s_%ld", name, n);
+    }
     size_t off = t->pool.n;
-    ts_buf_putn(&t->pool, tmp, strlen(tmp) + 1);
+    ts_buf_putn(&t->pool, ts_buf_str(&tmp), tmp.n + 1);
+    ts_buf_free(&tmp);
     t->used[slot] = off + 1;
     size_t i = hash_ptr(x) & (t->cap - 1);
     while (t->key[i]) i = (i + 1) & (t->cap - 1);
