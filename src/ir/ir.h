@@ -154,7 +154,19 @@ typedef struct IrSwizzle {
  * replicate var `rep` when the fragment is replicated over threads).
  * Filled in by the CUDA backend's layout inference; NULL on the C target.
  */
+/* The families of fragment layouts layout.c builds (IrLayout.kind); the
+ * parameters p[] say which member (see layout.h). */
+typedef enum IrLayoutKind {
+    IR_LAYOUT_MMA_C,    /* mma.sync m16n8 accumulator tile: p = m, n, wm, wn */
+    IR_LAYOUT_MMA_ROWS, /* the rows of an MMA_C tile (its row projection): p = m, n, wm, wn */
+    IR_LAYOUT_CYCLIC,   /* row-major element e -> thread e % p[0], local e / p[0] */
+} IrLayoutKind;
+
 struct IrLayout {
+    IrLayoutKind kind;   /* which family (layout.h) */
+    int64_t p[4];        /* its parameters */
+    int64_t shape[4];    /* the logical shape it covers (ndim extents) */
+    int64_t local_shape[4]; /* extents of the nlocal local-index digits (row-major) */
     int ndim;
     IrVar **in;          /* placeholder variables for the logical indices */
     IrExpr *thread;      /* thread id holding the element */
@@ -163,13 +175,14 @@ struct IrLayout {
     int64_t local_size;  /* elements per thread */
     int replicate;       /* threads holding a copy of each element (1: none) */
     IrVar *rep;          /* replicate placeholder or NULL */
-    /* The inverse: which element thread `tv_thread` holds at local index
-     * `tv_local` (one expression per logical dimension), over placeholder
-     * vars; for a replicated layout every replica gives the same element.
+    /* The inverse: which element thread `tv_thread` holds at local digits
+     * `tv_digit[0..nlocal)` (one expression per logical dimension), over
+     * placeholder vars; for a replicated layout every replica gives the
+     * same element.  (`local[]` above gives the digits of the forward map.)
      * `nthreads` is the size of the thread range the layout covers.
      * Layouts made by layout.c have both directions (checked equal by
      * enumeration in ir_layout_check). */
-    IrVar *tv_thread, *tv_local;
+    IrVar *tv_thread, **tv_digit;
     IrExpr **index;
     int nthreads;
     const char *origin;  /* what fixed it ("mma.sync C", "loop", ...), for messages */

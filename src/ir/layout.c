@@ -1,0 +1,371 @@
+/*
+ * layout.c — fragment layouts: constructors, native evaluation, the IR
+ * expressions of both directions, and a check by enumeration that the two
+ * agree (see layout.h for the families and where their facts come from).
+ *
+ * Each family is written twice on purpose: natively (fast, for passes that
+ * enumerate a tile's elements) and as IR expressions (what lowering
+ * substitutes into loops and the printer shows).  ir_layout_check runs
+ * one against the other over every element, so a slip in either shows up
+ * in the unit tests rather than as a wrong register on the GPU.
+ */
+#include "ir/layout.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- small IR builders ----------------------------------------------------- */
+
+static IrExpr *c32(TsArena *a, int64_t v) { return ir_i32(a, v); }
+static IrExpr *add(TsArena *a, IrExpr *x, IrExpr *y) { return ir_bin(a, IR_ADD, x, y); }
+static IrExpr *mul(TsArena *a, IrExpr *x, int64_t c) { return ir_bin(a, IR_MUL, x, c32(a, c)); }
+static IrExpr *fdiv(TsArena *a, IrExpr *x, int64_t c) { return ir_bin(a, IR_FLOORDIV, x, c32(a, c)); }
+static IrExpr *fmod_(TsArena *a, IrExpr *x, int64_t c) { return ir_bin(a, IR_FLOORMOD, x, c32(a, c)); }
+static IrExpr *ref(TsArena *a, IrVar *v) { return ir_var_ref(a, v); }
+
+static IrLayout *new_layout(IrKernel *k, IrLayoutKind kind, int ndim, const int64_t *shape, int nlocal,
+                            const int64_t *local_shape, int nthreads, int replicate, const char *origin) {
+    TsArena *a = k->arena;
+    IrLayout *l = TS_NEW(a, IrLayout);
+    l->kind = kind;
+    l->ndim = ndim;
+    l->nlocal = nlocal;
+    l->nthreads = nthreads;
+    l->replicate = replicate;
+    l->origin = origin;
+    l->local_size = 1;
+    l->in = TS_NEWN(a, IrVar *, ndim);
+    for (int i = 0; i < ndim; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "i%d", i);
+        l->in[i] = ir_var(k, nm, TS_INT32, IR_VAR_LOOP);
+        l->shape[i] = shape[i];
+    }
+    l->tv_thread = ir_var(k, "t", TS_INT32, IR_VAR_LOOP);
+    l->tv_digit = TS_NEWN(a, IrVar *, nlocal);
+    for (int i = 0; i < nlocal; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "d%d", i);
+        l->tv_digit[i] = ir_var(k, nm, TS_INT32, IR_VAR_LOOP);
+        l->local_shape[i] = local_shape[i];
+        l->local_size *= local_shape[i];
+    }
+    if (replicate > 1) l->rep = ir_var(k, "r", TS_INT32, IR_VAR_LOOP);
+    l->local = TS_NEWN(a, IrExpr *, nlocal);
+    l->index = TS_NEWN(a, IrExpr *, ndim);
+    return l;
+}
+
+/* ---- MMA_C and MMA_ROWS ------------------------------------------------------ */
+
+/* Warp grid fits: the warp sub-tile is a whole number of m16n8 tiles. */
+static bool mma_fits(int64_t m, int64_t n, int wm, int wn) {
+    return wm >= 1 && wn >= 1 && wm * wn <= 32 && m > 0 && n > 0 && m % (16 * wm) == 0 && n % (8 * wn) == 0;
+}
+
+IrLayout *ir_layout_mma_c(IrKernel *k, int64_t m, int64_t n, int wm, int wn) {
+    if (!mma_fits(m, n, wm, wn)) return NULL;
+    TsArena *a = k->arena;
+    int64_t WM = m / wm, WN = n / wn, mi = WM / 16, ni = WN / 8;
+    int64_t shape[2] = {m, n}, lshape[4] = {mi, ni, 2, 2};
+    IrLayout *l = new_layout(k, IR_LAYOUT_MMA_C, 2, shape, 4, lshape, wm * wn * 32, 1, "mma.sync accumulator");
+    l->p[0] = m, l->p[1] = n, l->p[2] = wm, l->p[3] = wn;
+    /* forward: (row, col) -> thread, digits */
+    IrExpr *row = ref(a, l->in[0]), *col = ref(a, l->in[1]);
+    IrExpr *r = fmod_(a, row, WM), *c = fmod_(a, col, WN);
+    IrExpr *warp = add(a, mul(a, fdiv(a, row, WM), wn), fdiv(a, col, WN));
+    IrExpr *lane = add(a, mul(a, fmod_(a, r, 8), 4), fdiv(a, fmod_(a, c, 8), 2));
+    l->thread = add(a, mul(a, warp, 32), lane);
+    l->local[0] = fdiv(a, r, 16);
+    l->local[1] = fdiv(a, c, 8);
+    l->local[2] = fdiv(a, fmod_(a, r, 16), 8);
+    l->local[3] = fmod_(a, c, 2);
+    /* inverse: (t, it, jt, eh, el) -> (row, col) */
+    IrExpr *t = ref(a, l->tv_thread), *w = fdiv(a, t, 32), *ln = fmod_(a, t, 32);
+    l->index[0] = add(a, add(a, mul(a, fdiv(a, w, wn), WM), mul(a, ref(a, l->tv_digit[0]), 16)),
+                      add(a, mul(a, ref(a, l->tv_digit[2]), 8), fdiv(a, ln, 4)));
+    l->index[1] = add(a, add(a, mul(a, fmod_(a, w, wn), WN), mul(a, ref(a, l->tv_digit[1]), 8)),
+                      add(a, mul(a, fmod_(a, ln, 4), 2), ref(a, l->tv_digit[3])));
+    l->local_size = mi * ni * 4;
+    return l;
+}
+
+IrLayout *ir_layout_mma_rows(IrKernel *k, int64_t m, int64_t n, int wm, int wn) {
+    if (!mma_fits(m, n, wm, wn)) return NULL;
+    TsArena *a = k->arena;
+    int64_t WM = m / wm, mi = WM / 16;
+    int64_t shape[1] = {m}, lshape[2] = {mi, 2};
+    IrLayout *l = new_layout(k, IR_LAYOUT_MMA_ROWS, 1, shape, 2, lshape, wm * wn * 32, 4 * wn,
+                             "rows of an mma.sync accumulator");
+    l->p[0] = m, l->p[1] = n, l->p[2] = wm, l->p[3] = wn;
+    IrExpr *row = ref(a, l->in[0]), *r = fmod_(a, row, WM), *rep = ref(a, l->rep);
+    IrExpr *warp = add(a, mul(a, fdiv(a, row, WM), wn), fdiv(a, rep, 4));
+    l->thread = add(a, mul(a, warp, 32), add(a, mul(a, fmod_(a, r, 8), 4), fmod_(a, rep, 4)));
+    l->local[0] = fdiv(a, r, 16);
+    l->local[1] = fdiv(a, fmod_(a, r, 16), 8);
+    IrExpr *t = ref(a, l->tv_thread), *w = fdiv(a, t, 32), *ln = fmod_(a, t, 32);
+    l->index[0] = add(a, add(a, mul(a, fdiv(a, w, wn), WM), mul(a, ref(a, l->tv_digit[0]), 16)),
+                      add(a, mul(a, ref(a, l->tv_digit[1]), 8), fdiv(a, ln, 4)));
+    return l;
+}
+
+/* ---- CYCLIC ------------------------------------------------------------------- */
+
+IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthreads) {
+    if (ndim < 1 || ndim > 4 || nthreads < 1) return NULL;
+    int64_t total = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] <= 0) return NULL;
+        total *= shape[i];
+    }
+    if (total % nthreads) return NULL;
+    TsArena *a = k->arena;
+    int64_t lshape[1] = {total / nthreads};
+    IrLayout *l = new_layout(k, IR_LAYOUT_CYCLIC, ndim, shape, 1, lshape, nthreads, 1, "cyclic over threads");
+    l->p[0] = nthreads;
+    IrExpr *e = ref(a, l->in[0]);
+    for (int i = 1; i < ndim; i++) e = add(a, mul(a, e, shape[i]), ref(a, l->in[i]));
+    l->thread = fmod_(a, e, nthreads);
+    l->local[0] = fdiv(a, e, nthreads);
+    IrExpr *lin = add(a, mul(a, ref(a, l->tv_digit[0]), nthreads), ref(a, l->tv_thread));
+    int64_t inner = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        IrExpr *q = inner == 1 ? lin : fdiv(a, lin, inner);
+        l->index[i] = i == 0 ? q : fmod_(a, q, shape[i]);
+        inner *= shape[i];
+    }
+    return l;
+}
+
+/* ---- native evaluation ------------------------------------------------------------ */
+
+static int64_t fd(int64_t x, int64_t y) {
+    int64_t q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+}
+static int64_t fm(int64_t x, int64_t y) { return x - fd(x, y) * y; }
+
+static int64_t flat_digits(const IrLayout *l, const int64_t *d) {
+    int64_t f = 0;
+    for (int i = 0; i < l->nlocal; i++) f = f * l->local_shape[i] + d[i];
+    return f;
+}
+
+void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64_t *thread, int64_t *local) {
+    int64_t d[4] = {0};
+    switch (l->kind) {
+    case IR_LAYOUT_MMA_C:
+    case IR_LAYOUT_MMA_ROWS: {
+        int64_t m = l->p[0], n = l->p[1], wm = l->p[2], wn = l->p[3], WM = m / wm, WN = n / wn;
+        int64_t row = idx[0], r = row % WM;
+        if (l->kind == IR_LAYOUT_MMA_C) {
+            int64_t col = idx[1], c = col % WN;
+            *thread = ((row / WM) * wn + col / WN) * 32 + (r % 8) * 4 + (c % 8) / 2;
+            d[0] = r / 16, d[1] = c / 8, d[2] = (r % 16) / 8, d[3] = c % 2;
+        } else {
+            *thread = ((row / WM) * wn + rep / 4) * 32 + (r % 8) * 4 + rep % 4;
+            d[0] = r / 16, d[1] = (r % 16) / 8;
+        }
+        break;
+    }
+    case IR_LAYOUT_CYCLIC: {
+        int64_t e = 0;
+        for (int i = 0; i < l->ndim; i++) e = e * l->shape[i] + idx[i];
+        *thread = e % l->p[0];
+        d[0] = e / l->p[0];
+        break;
+    }
+    }
+    *local = flat_digits(l, d);
+}
+
+bool ir_layout_inverse(const IrLayout *l, int64_t t, const int64_t *d, int64_t *idx) {
+    if (t < 0 || t >= l->nthreads) return false;
+    for (int i = 0; i < l->nlocal; i++)
+        if (d[i] < 0 || d[i] >= l->local_shape[i]) return false;
+    switch (l->kind) {
+    case IR_LAYOUT_MMA_C:
+    case IR_LAYOUT_MMA_ROWS: {
+        int64_t m = l->p[0], n = l->p[1], wm = l->p[2], wn = l->p[3], WM = m / wm, WN = n / wn;
+        int64_t w = t / 32, ln = t % 32;
+        if (l->kind == IR_LAYOUT_MMA_C) {
+            idx[0] = (w / wn) * WM + d[0] * 16 + d[2] * 8 + ln / 4;
+            idx[1] = (w % wn) * WN + d[1] * 8 + (ln % 4) * 2 + d[3];
+        } else {
+            idx[0] = (w / wn) * WM + d[0] * 16 + d[1] * 8 + ln / 4;
+        }
+        return true;
+    }
+    case IR_LAYOUT_CYCLIC: {
+        int64_t e = d[0] * l->p[0] + t;
+        for (int i = l->ndim - 1; i >= 0; i--) {
+            idx[i] = e % l->shape[i];
+            e /= l->shape[i];
+        }
+        return true;
+    }
+    }
+    return false;
+}
+
+int64_t ir_layout_local_size(const IrLayout *l) { return l->local_size; }
+
+bool ir_layout_equal(const IrLayout *a, const IrLayout *b) {
+    if (a == b) return true;
+    if (!a || !b || a->kind != b->kind || a->ndim != b->ndim) return false;
+    for (int i = 0; i < 4; i++)
+        if (a->p[i] != b->p[i]) return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+/* ---- evaluation of IR integer expressions ---------------------------------------- */
+
+bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int n, int64_t *out) {
+    int64_t x, y;
+    switch (e->kind) {
+    case IR_E_INT: *out = e->ival; return true;
+    case IR_E_VAR:
+        for (int i = 0; i < n; i++)
+            if (vars[i] == e->var) {
+                *out = vals[i];
+                return true;
+            }
+        return false;
+    case IR_E_CAST:
+        if (ts_dtype_is_float(e->dt)) return false;
+        return ir_eval_int(e->un.a, vars, vals, n, out);
+    case IR_E_NEG:
+        if (!ir_eval_int(e->un.a, vars, vals, n, &x)) return false;
+        *out = -x;
+        return true;
+    case IR_E_SELECT:
+        if (!ir_eval_int(e->sel.cond, vars, vals, n, &x)) return false;
+        return ir_eval_int(x ? e->sel.a : e->sel.b, vars, vals, n, out);
+    case IR_E_BIN:
+        if (!ir_eval_int(e->bin.a, vars, vals, n, &x) || !ir_eval_int(e->bin.b, vars, vals, n, &y)) return false;
+        switch (e->bin.op) {
+        case IR_ADD: *out = x + y; return true;
+        case IR_SUB: *out = x - y; return true;
+        case IR_MUL: *out = x * y; return true;
+        case IR_DIV:
+            if (!y) return false;
+            *out = x / y;
+            return true;
+        case IR_FLOORDIV:
+            if (!y) return false;
+            *out = fd(x, y);
+            return true;
+        case IR_FLOORMOD:
+            if (!y) return false;
+            *out = fm(x, y);
+            return true;
+        case IR_MIN: *out = x < y ? x : y; return true;
+        case IR_MAX: *out = x > y ? x : y; return true;
+        case IR_EQ: *out = x == y; return true;
+        case IR_NE: *out = x != y; return true;
+        case IR_LT: *out = x < y; return true;
+        case IR_LE: *out = x <= y; return true;
+        case IR_GT: *out = x > y; return true;
+        case IR_GE: *out = x >= y; return true;
+        case IR_AND: *out = x && y; return true;
+        case IR_OR: *out = x || y; return true;
+        case IR_BITAND: *out = x & y; return true;
+        case IR_BITOR: *out = x | y; return true;
+        case IR_BITXOR: *out = x ^ y; return true;
+        default: return false;
+        }
+    default: return false;
+    }
+}
+
+/* ---- the check ------------------------------------------------------------------------- */
+
+bool ir_layout_check(TsArena *a, const IrLayout *l, const char **why) {
+    int64_t total = 1;
+    for (int i = 0; i < l->ndim; i++) total *= l->shape[i];
+    int64_t slots = (int64_t)l->nthreads * l->local_size;
+    if (total * l->replicate != slots) {
+        *why = ts_sprintf(a, "%lld elements x %d replicas but %d threads x %lld locals", (long long)total,
+                         l->replicate, l->nthreads, (long long)l->local_size);
+        return false;
+    }
+    int64_t *owner = TS_NEWN(a, int64_t, slots > 0 ? slots : 1);
+    for (int64_t i = 0; i < slots; i++) owner[i] = -1;
+    IrVar *vars[10];
+    int64_t vals[10];
+    int nv = 0;
+    for (int i = 0; i < l->ndim; i++) vars[nv++] = l->in[i];
+    int irep = nv;
+    vars[nv++] = l->rep;
+    for (int64_t e = 0; e < total; e++) {
+        int64_t idx[4], rem = e;
+        for (int i = l->ndim - 1; i >= 0; i--) {
+            idx[i] = rem % l->shape[i];
+            rem /= l->shape[i];
+            vals[i] = idx[i];
+        }
+        for (int64_t r = 0; r < l->replicate; r++) {
+            int64_t t, loc, te, de[4] = {0}, back[4];
+            ir_layout_forward(l, idx, r, &t, &loc);
+            vals[irep] = r;
+            if (!ir_eval_int(l->thread, vars, vals, nv, &te) || te != t) {
+                *why = ts_sprintf(a, "element %lld: thread expression disagrees (%lld vs %lld)", (long long)e,
+                                 (long long)te, (long long)t);
+                return false;
+            }
+            int64_t fl = 0;
+            for (int i = 0; i < l->nlocal; i++) {
+                if (!ir_eval_int(l->local[i], vars, vals, nv, &de[i])) {
+                    *why = ts_sprintf(a, "element %lld: local digit %d does not evaluate", (long long)e, i);
+                    return false;
+                }
+                fl = fl * l->local_shape[i] + de[i];
+            }
+            if (fl != loc || t < 0 || t >= l->nthreads || loc < 0 || loc >= l->local_size) {
+                *why = ts_sprintf(a, "element %lld: local %lld vs %lld (thread %lld)", (long long)e, (long long)fl,
+                                 (long long)loc, (long long)t);
+                return false;
+            }
+            if (owner[t * l->local_size + loc] >= 0) {
+                *why = ts_sprintf(a, "thread %lld local %lld holds elements %lld and %lld", (long long)t,
+                                 (long long)loc, (long long)owner[t * l->local_size + loc], (long long)e);
+                return false;
+            }
+            owner[t * l->local_size + loc] = e;
+            /* inverse, native and as IR */
+            if (!ir_layout_inverse(l, t, de, back)) {
+                *why = ts_sprintf(a, "element %lld: no inverse at thread %lld", (long long)e, (long long)t);
+                return false;
+            }
+            IrVar *iv[5];
+            int64_t ivals[5];
+            int ni = 0;
+            iv[ni] = l->tv_thread, ivals[ni++] = t;
+            for (int i = 0; i < l->nlocal; i++) iv[ni] = l->tv_digit[i], ivals[ni++] = de[i];
+            for (int i = 0; i < l->ndim; i++) {
+                int64_t x;
+                if (back[i] != idx[i] || !ir_eval_int(l->index[i], iv, ivals, ni, &x) || x != idx[i]) {
+                    *why = ts_sprintf(a, "element %lld: inverse gives a different element in dim %d", (long long)e, i);
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+void ir_layout_describe(TsBuf *b, const IrLayout *l) {
+    switch (l->kind) {
+    case IR_LAYOUT_MMA_C:
+        ts_buf_printf(b, "mma_c(%lld x %lld, warps %lld x %lld)", (long long)l->p[0], (long long)l->p[1],
+                      (long long)l->p[2], (long long)l->p[3]);
+        return;
+    case IR_LAYOUT_MMA_ROWS:
+        ts_buf_printf(b, "mma_rows(%lld of %lld x %lld, warps %lld x %lld)", (long long)l->p[0], (long long)l->p[0],
+                      (long long)l->p[1], (long long)l->p[2], (long long)l->p[3]);
+        return;
+    case IR_LAYOUT_CYCLIC: ts_buf_printf(b, "cyclic(%lld threads)", (long long)l->p[0]); return;
+    }
+}

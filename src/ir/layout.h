@@ -1,0 +1,77 @@
+/*
+ * layout.h — fragment layouts as objects.
+ *
+ * A fragment buffer (T.alloc_fragment) is spread over the threads of a
+ * block: each element lives in the registers of one thread (or of several,
+ * when the layout replicates it) at a local index.  An IrLayout (ir.h) says
+ * both ways:
+ *
+ *   forward  element (i0..in) [+ replica r]  ->  (thread, local index)
+ *   inverse  (thread, local digits d0..dk)   ->  element (i0..in)
+ *
+ * as IR expressions over placeholder variables (so passes can substitute
+ * them into loops), and natively here (so passes and tests can enumerate
+ * them cheaply).  The local index is a row-major number over `nlocal`
+ * digits with extents local_shape[]: lowering walks a thread's elements
+ * with one unrolled loop per digit, so every register index is a constant
+ * after unrolling.
+ *
+ * The families, with the facts they come from:
+ *
+ *   MMA_C(m, n, wm, wn)   the accumulator of warp-tiled mma.sync.m16n8k16
+ *                         over an m x n tile: warps in a wm x wn grid
+ *                         (warp w at row w / wn, column w % wn), each
+ *                         holding an (m/wm) x (n/wn) sub-tile as
+ *                         (m/wm/16) x (n/wn/8) m16n8 tiles.  Inside one
+ *                         tile, with lane = g * 4 + t (PTX ISA, "Matrix
+ *                         Fragments for mma.m16n8k16", C/D layout): c0, c1
+ *                         = rows g, columns 2t, 2t+1; c2, c3 = row g + 8.
+ *                         Local digits (tile row, tile col, half, pair).
+ *                         Two adjacent n8 tiles of it are exactly the A
+ *                         operand fragment of one k16 step (a0..a3), which
+ *                         is how FlashAttention's P stays in registers.
+ *   MMA_ROWS(m, n, wm, wn) the row projection of MMA_C: row i is held by
+ *                         the 4 * wn threads that hold any of its columns
+ *                         (replicate = 4 * wn); local digits (tile row,
+ *                         half).  Reductions along rows land here.
+ *   CYCLIC(nthreads)      row-major element e -> thread e % nthreads,
+ *                         local e / nthreads (the size must be a multiple
+ *                         of nthreads): the layout of fragments no
+ *                         instruction constrains.
+ */
+#ifndef TS_IR_LAYOUT_H
+#define TS_IR_LAYOUT_H
+
+#include "ir/ir.h"
+
+/* Constructors (nodes in k's arena).  NULL when the parameters do not
+ * describe a layout (sizes not multiples of the instruction tile, ...). */
+IrLayout *ir_layout_mma_c(IrKernel *k, int64_t m, int64_t n, int wm, int wn);
+IrLayout *ir_layout_mma_rows(IrKernel *k, int64_t m, int64_t n, int wm, int wn);
+IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthreads);
+
+/* Native evaluation.  forward: the thread holding element idx (replica
+ * rep, 0 <= rep < replicate) and its local index; inverse: the element at
+ * (thread, local digits), false when that thread holds nothing there. */
+void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64_t *thread, int64_t *local);
+bool ir_layout_inverse(const IrLayout *l, int64_t thread, const int64_t *digits, int64_t *idx);
+/* Elements per thread (the product of local_shape). */
+int64_t ir_layout_local_size(const IrLayout *l);
+/* Same family and parameters (hence the same map). */
+bool ir_layout_equal(const IrLayout *a, const IrLayout *b);
+
+/* Checks by enumeration that the native maps and the IR expressions agree
+ * and that every element is held by exactly `replicate` threads, each at
+ * one local index, with no two elements on one (thread, local).  Returns
+ * false with a reason in *why (arena text) on the first disagreement. */
+bool ir_layout_check(TsArena *a, const IrLayout *l, const char **why);
+
+/* Evaluate an integer expression whose variables are among vars[0..n)
+ * (values vals[]); false if it uses anything else (loads, other vars,
+ * floats). */
+bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int n, int64_t *out);
+
+/* One-line description for the IR printer and messages. */
+void ir_layout_describe(TsBuf *b, const IrLayout *l);
+
+#endif

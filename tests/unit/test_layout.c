@@ -1,0 +1,117 @@
+/*
+ * test_layout.c — fragment layouts (src/ir/layout.c).
+ *
+ * Every family is checked three ways: ir_layout_check (native maps against
+ * the IR expressions, every element held exactly `replicate` times); the
+ * mma.sync accumulator element by element against the PTX ISA's table
+ * for m16n8k16 (written out again here from the ISA, independently of
+ * layout.c); and the row projection against the accumulator it projects
+ * (every thread holding (i, j) holds row i).
+ */
+#include "ir/layout.h"
+#include "test.h"
+
+static IrKernel *kernel(TsArena *A) { return ir_kernel_new(A, "k"); }
+
+static void check_ok(TsArena *A, const IrLayout *l, const char *what) {
+    const char *why = "";
+    CHECK(l != NULL);
+    if (!l) return;
+    bool ok = ir_layout_check(A, l, &why);
+    if (!ok) fprintf(stderr, "%s: %s\n", what, why);
+    CHECK(ok);
+}
+
+/* PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type",
+ * C/D: groupID = lane >> 2, threadID_in_group = lane % 4;
+ * row = groupID for c0, c1 and groupID + 8 for c2, c3;
+ * col = threadID_in_group * 2 + (i & 1). */
+static void ptx_c(int lane, int i, int *row, int *col) {
+    *row = (lane >> 2) + (i >= 2 ? 8 : 0);
+    *col = (lane % 4) * 2 + (i & 1);
+}
+
+static void test_mma_c(void) {
+    TsArena A;
+    ts_arena_init(&A);
+    IrKernel *k = kernel(&A);
+    const int cfg[][4] = {{16, 8, 1, 1}, {64, 64, 4, 1}, {128, 128, 2, 2}, {128, 256, 2, 4}, {64, 128, 1, 4}};
+    for (int c = 0; c < 5; c++) {
+        int m = cfg[c][0], n = cfg[c][1], wm = cfg[c][2], wn = cfg[c][3];
+        IrLayout *l = ir_layout_mma_c(k, m, n, wm, wn);
+        check_ok(&A, l, "mma_c");
+        if (!l) continue;
+        int WM = m / wm, WN = n / wn, ni = WN / 8;
+        int bad = 0;
+        /* the warp at (wr, wc) holds tile (it, jt) of its sub-tile; register i
+         * of that tile, in acc[it][jt][i] order, is local ((it*ni + jt)*4 + i) */
+        for (int w = 0; w < wm * wn; w++)
+            for (int lane = 0; lane < 32; lane++)
+                for (int it = 0; it < WM / 16; it++)
+                    for (int jt = 0; jt < ni; jt++)
+                        for (int i = 0; i < 4; i++) {
+                            int r, cc;
+                            ptx_c(lane, i, &r, &cc);
+                            int64_t idx[2] = {(w / wn) * WM + it * 16 + r, (w % wn) * WN + jt * 8 + cc}, t, loc;
+                            ir_layout_forward(l, idx, 0, &t, &loc);
+                            bad += t != w * 32 + lane || loc != (it * ni + jt) * 4 + i;
+                        }
+        CHECK_EQ_INT(0, bad);
+        /* its row projection */
+        IrLayout *rows = ir_layout_mma_rows(k, m, n, wm, wn);
+        check_ok(&A, rows, "mma_rows");
+        int miss = 0;
+        for (int64_t row = 0; row < m; row++)
+            for (int64_t col = 0; col < n; col++) {
+                int64_t idx[2] = {row, col}, t, loc, found = 0;
+                ir_layout_forward(l, idx, 0, &t, &loc);
+                for (int r = 0; r < rows->replicate; r++) {
+                    int64_t t2, l2;
+                    ir_layout_forward(rows, &row, r, &t2, &l2);
+                    found |= t2 == t;
+                }
+                miss += !found;
+            }
+        CHECK_EQ_INT(0, miss);
+    }
+    CHECK(ir_layout_mma_c(k, 24, 8, 1, 1) == NULL);
+    CHECK(ir_layout_mma_c(k, 64, 64, 4, 3) == NULL);
+    ts_arena_free(&A);
+}
+
+static void test_cyclic(void) {
+    TsArena A;
+    ts_arena_init(&A);
+    IrKernel *k = kernel(&A);
+    int64_t s1[1] = {256}, s2[2] = {64, 48}, s3[3] = {4, 8, 16};
+    check_ok(&A, ir_layout_cyclic(k, 1, s1, 128), "cyclic 1-D");
+    check_ok(&A, ir_layout_cyclic(k, 2, s2, 128), "cyclic 2-D");
+    check_ok(&A, ir_layout_cyclic(k, 3, s3, 64), "cyclic 3-D");
+    CHECK(ir_layout_cyclic(k, 1, s1, 96) == NULL); /* 256 % 96 != 0 */
+    IrLayout *a = ir_layout_cyclic(k, 2, s2, 128), *b = ir_layout_cyclic(k, 2, s2, 128);
+    CHECK(ir_layout_equal(a, b));
+    CHECK(!ir_layout_equal(a, ir_layout_cyclic(k, 2, s2, 64)));
+    ts_arena_free(&A);
+}
+
+/* A broken layout must be caught: make the thread expression of a cyclic
+ * layout disagree with its native map. */
+static void test_check_catches(void) {
+    TsArena A;
+    ts_arena_init(&A);
+    IrKernel *k = kernel(&A);
+    int64_t s[1] = {256};
+    IrLayout *l = ir_layout_cyclic(k, 1, s, 128);
+    l->thread = ir_bin(&A, IR_FLOORMOD, ir_var_ref(&A, l->in[0]), ir_i32(&A, 64));
+    const char *why = NULL;
+    CHECK(!ir_layout_check(&A, l, &why));
+    CHECK(why != NULL);
+    ts_arena_free(&A);
+}
+
+int main(void) {
+    test_mma_c();
+    test_cyclic();
+    test_check_catches();
+    return test_done();
+}
