@@ -1,0 +1,64 @@
+"""`python -m tilescale ...`: run a TileLang script, or the C command line tool.
+
+    python -m tilescale SCRIPT.py [args...]   run SCRIPT as __main__ with
+                                              `import tilelang` resolving to
+                                              the shim (tilescale.tilelang):
+                                              its kernels compiled by us
+    python -m tilescale run|compile ...       the `tilescale` CLI (the C
+                                              binary installed with the
+                                              package, or the build tree's)
+
+The script runs in this process (runpy), with sys.argv[0] set to it and
+its directory first on sys.path, as `python SCRIPT` would.
+"""
+import os
+import runpy
+import shutil
+import sys
+
+USAGE = """usage: python -m tilescale SCRIPT.py [args...]   run a TileLang script on tilescale
+       python -m tilescale run|compile ...         the tilescale command line tool
+       python -m tilescale --version"""
+
+
+def cli_path():
+    """The C command line tool: next to the library in a build tree, else on PATH."""
+    from . import _lib
+    here = os.path.join(os.path.dirname(_lib.path), "tilescale")
+    if os.path.isfile(here) and os.access(here, os.X_OK):
+        return here
+    found = shutil.which("tilescale")
+    if found:
+        return found
+    raise SystemExit("tilescale: the command line tool was not found (build it, or pip install the package)")
+
+
+def run_script(path, argv):
+    from .tilelang import _stub
+    _stub.install()
+    sys.argv = [path] + list(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    runpy.run_path(path, run_name="__main__")
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if argv else 2
+    if argv[0] == "--version":
+        from . import __version__, library_path
+        print("tilescale %s (%s)" % (__version__, library_path()))
+        return 0
+    if argv[0] in ("run", "compile"):
+        exe = cli_path()
+        os.execv(exe, [exe] + argv)
+    if not os.path.exists(argv[0]):
+        print("tilescale: no such script: %s\n%s" % (argv[0], USAGE), file=sys.stderr)
+        return 2
+    run_script(argv[0], argv[1:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,606 @@
+"""The compiled kernel object: compilation through the C API, argument
+conversion, launch, outputs, queries.
+
+A Kernel stands for one entry of one source with one set of compile-time
+values.  It may hold two compiled forms, one per target, because the
+target follows the arguments: torch CPU tensors and NumPy arrays run the C
+target, torch CUDA tensors the CUDA target (target="auto"); an explicit
+target="c" or "cuda" fixes it (the CUDA target then also takes host
+tensors, which the library copies in and out).  The default target's form
+is compiled at once, so compile errors surface at compile(); the other
+one the first time arguments need it.
+
+Arguments are described to the library as DLPack-style TsTensor records
+(data pointer, dtype, shape, strides in elements); nothing is copied.
+Tensors may be strided (non-contiguous views, NumPy's negative strides):
+the generated code indexes with run-time strides.  All checking of dtypes,
+ranks, extents and shape variables happens in the C launcher, whose
+message becomes the exception; Python checks only what C cannot see: the
+device of each tensor and that an object is a tensor at all.
+
+The launch path for CUDA tensors is kept short because it is paid on every
+call (the issue's goal is <= 7 us of host time per call): the TsTensor
+array and the shape/stride arrays are allocated once per kernel and only
+refilled, the per-type conversion is found by a dict lookup on the
+argument's type, and the call goes through the GIL-holding handle
+(_lib.fast).  A lock serializes calls of one kernel object from several
+threads, since they share those arrays.
+
+Outputs named by out_idx (from the source's @tilelang.jit(out_idx=...), or
+given to compile()) are allocated when the caller leaves them out, on the
+inputs' device, with extents that are constants or shape variables bound
+by the inputs.
+"""
+import ctypes
+import sys
+import threading
+
+from . import _lib
+from ._errors import ArgumentError, DeviceError, compile_error, launch_error
+
+TARGETS = {"c": _lib.TARGET_C, "cpu": _lib.TARGET_C, "llvm": _lib.TARGET_C, "cuda": _lib.TARGET_CUDA}
+_TARGET_NAMES = {_lib.TARGET_C: "c", _lib.TARGET_CUDA: "cuda"}
+
+
+def cuda_available():
+    """True if kernels can run on the CUDA target here (driver, device, NVRTC)."""
+    return bool(_lib.target_available(_lib.TARGET_CUDA))
+
+
+def resolve_target(target):
+    """A target name ("auto", "c", "cuda", "cuda -arch=sm_90"...) -> TARGET_*."""
+    if target is None or target == "auto":
+        return _lib.TARGET_CUDA if cuda_available() else _lib.TARGET_C
+    t = str(getattr(target, "kind", target)).split()[0].lower()
+    if t.startswith("cuda") or t == "nvidia":
+        return _lib.TARGET_CUDA
+    if t in TARGETS:
+        return TARGETS[t]
+    raise ValueError("tilescale: unknown target %r (auto, c or cuda)" % (target,))
+
+
+class Param:
+    """One kernel parameter: name, is_tensor, is_output, dtype (name),
+    shape (ints, or the shape variable's name where it is a run-time one)."""
+
+    __slots__ = ("name", "is_tensor", "is_output", "dtype", "shape")
+
+    def __init__(self, name, is_tensor, is_output, dtype, shape):
+        self.name = name
+        self.is_tensor = is_tensor
+        self.is_output = is_output
+        self.dtype = dtype
+        self.shape = shape
+
+    def __repr__(self):
+        if not self.is_tensor:
+            return "Param(%s: %s)" % (self.name, self.dtype)
+        return "Param(%s: %s%s%s)" % (self.name, self.dtype, list(self.shape), ", output" if self.is_output else "")
+
+
+# ---- compilation --------------------------------------------------------------------------------
+
+
+def define_text(value):
+    """A compile-time value as the C API's text: 256, 0.5, True, float16."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if value is None:
+        return "None"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    name = getattr(value, "__tilescale_dtype__", None)  # the shim's T.float16
+    if name:
+        return name
+    mod = type(value).__module__
+    if mod == "torch" and type(value).__name__ == "dtype":  # torch.float16 -> float16
+        return str(value).split(".")[-1]
+    if mod.startswith("numpy"):
+        if hasattr(value, "item") and not hasattr(value, "names"):
+            return define_text(value.item())
+        return str(value)  # np.dtype('float16') -> float16
+    raise TypeError("tilescale: compile-time value %r of type %s cannot be passed to the compiler "
+                    "(ints, floats, bools, strings and dtypes can)" % (value, type(value).__name__))
+
+
+class _Compiled:
+    """One target's compiled form: the context and the TsKernel (chain head)."""
+
+    __slots__ = ("ctx", "k", "target")
+
+    def __init__(self, ctx, k, target):
+        self.ctx = ctx
+        self.k = k
+        self.target = target
+
+    def __del__(self):
+        # At interpreter exit the library handle may already be gone.
+        try:
+            if self.k:
+                _lib.kernel_destroy(self.k)
+            if self.ctx:
+                _lib.context_destroy(self.ctx)
+        except Exception:
+            pass
+        self.k = self.ctx = None
+
+    def error(self):
+        return (_lib.last_error(self.ctx) or b"").decode("utf-8", "replace")
+
+
+def _compile(path, text, entry, defines, target, lenient, options):
+    ctx = ctypes.c_void_p()
+    if _lib.context_create(ctypes.byref(ctx)):
+        raise MemoryError("tilescale: cannot create a context")
+    keep = []
+    defs = (_lib.TsDefine * max(1, len(defines)))()
+    for i, (n, v) in enumerate(defines.items()):
+        nb, vb = str(n).encode(), define_text(v).encode()
+        keep += [nb, vb]
+        defs[i].name, defs[i].value = nb, vb
+    opt = _lib.TsCompileOptions()
+    opt.target = target
+    opt.lenient_defines = 1 if lenient else 0
+    for key, val in (options or {}).items():
+        if key in ("cache_dir", "cc", "dump_after"):
+            b = str(val).encode()
+            keep.append(b)
+            setattr(opt, key, b)
+        elif key in ("num_threads", "timing", "skip_build"):
+            setattr(opt, key, int(val))
+        else:
+            _lib.context_destroy(ctx)
+            raise TypeError("tilescale: unknown compile option %r" % key)
+    k = ctypes.c_void_p()
+    eb = entry.encode()
+    if text is None:
+        st = _lib.compile_file(ctx, path.encode(), eb, defs, len(defines), ctypes.byref(opt), ctypes.byref(k))
+    else:
+        st = _lib.compile_source(ctx, (path or "<source>").encode(), text.encode(), eb, defs, len(defines),
+                                 ctypes.byref(opt), ctypes.byref(k))
+    if st:
+        msg = (_lib.last_error(ctx) or b"").decode("utf-8", "replace")
+        _lib.context_destroy(ctx)
+        raise compile_error(st, msg)
+    return _Compiled(ctx, k, target)
+
+
+# ---- argument conversion ------------------------------------------------------------------------
+
+# Per argument: (device, device_index, dtype code, data pointer, shape, strides in elements, keepalive).
+# device: 0 host, 1 CUDA.
+
+_torch_dtypes = None      # torch.dtype -> TsDType code
+_torch_from_code = None   # TsDType code -> torch.dtype
+
+
+def _torch_maps():
+    global _torch_dtypes, _torch_from_code
+    torch = sys.modules["torch"]
+    m = {}
+    for name in _lib.DTYPE_NAMES:
+        tn = {"float8_e4m3": "float8_e4m3fn"}.get(name, name)
+        dt = getattr(torch, tn, None)
+        if isinstance(dt, torch.dtype):
+            m[dt] = _lib.DTYPE[name]
+    _torch_dtypes = m
+    _torch_from_code = {v: k for k, v in m.items()}
+    return m
+
+
+_NP_NAMES = {"float8_e4m3fn": "float8_e4m3", "float8_e4m3": "float8_e4m3", "float8_e5m2": "float8_e5m2"}
+
+
+def _describe_torch(t):
+    dt = (_torch_dtypes or _torch_maps()).get(t.dtype)
+    if dt is None:
+        raise ArgumentError("tilescale: torch dtype %s is not supported" % t.dtype)
+    if t.is_cuda:
+        return 1, t.get_device(), dt, t.data_ptr(), t.shape, t.stride(), t
+    if t.device.type != "cpu":
+        raise DeviceError("tilescale: tensors on %s are not supported (cpu or cuda)" % t.device)
+    return 0, -1, dt, t.data_ptr(), t.shape, t.stride(), t
+
+
+def _describe_numpy(a):
+    name = a.dtype.name
+    dt = _lib.DTYPE.get(_NP_NAMES.get(name, name))
+    if dt is None:
+        raise ArgumentError("tilescale: NumPy dtype %s is not supported" % name)
+    item = a.itemsize
+    st = a.strides
+    if any(s % item for s in st):
+        raise ArgumentError("tilescale: an array whose strides (%s bytes) are not multiples of its element "
+                            "size (%d) cannot be passed" % (st, item))
+    ptr = a.__array_interface__["data"][0]
+    return 0, -1, dt, ptr, a.shape, tuple(s // item for s in st), a
+
+
+_DESCRIBE = {}  # type -> describer
+
+
+def _describer(x):
+    t = type(x)
+    f = _DESCRIBE.get(t)
+    if f is not None:
+        return f
+    torch = sys.modules.get("torch")
+    np = sys.modules.get("numpy")
+    if torch is not None and isinstance(x, torch.Tensor):
+        f = _describe_torch
+    elif np is not None and isinstance(x, np.ndarray):
+        f = _describe_numpy
+    else:
+        return None
+    _DESCRIBE[t] = f
+    return f
+
+
+def _scalar_value(x):
+    """A Python number from an int/float/bool, a NumPy scalar or a 0-dim tensor/array."""
+    if isinstance(x, (bool, int, float)):
+        return x
+    if hasattr(x, "item") and getattr(x, "ndim", 0) == 0 or type(x).__module__ == "numpy":
+        try:
+            return x.item()
+        except Exception:
+            pass
+    if hasattr(x, "numel") and x.numel() == 1:
+        return x.item()
+    raise ArgumentError("tilescale: %r is not a scalar" % (x,))
+
+
+def _f16_bits(v):
+    import struct
+    return struct.unpack("<H", struct.pack("<e", v))[0]
+
+
+def _bf16_bits(v):
+    import struct
+    u = struct.unpack("<I", struct.pack("<f", v))[0]
+    if (u & 0x7F800000) == 0x7F800000 and (u & 0x7FFFFF):
+        return 0x7FC0  # NaN
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF  # round to nearest even
+
+
+# ---- the kernel ---------------------------------------------------------------------------------
+
+
+class Kernel:
+    """A compiled kernel.  Call it with tensors (torch or NumPy) in the
+    order of its parameters, leaving out the outputs named by out_idx to
+    have them allocated and returned; or pass every parameter and get
+    None (or the outputs, when out_idx names some)."""
+
+    def __init__(self, source, entry, params=None, target="auto", out_idx=None, path=None, text=None,
+                 options=None, lenient=False):
+        self.entry = entry
+        self.source_name = path or "<source>"
+        self._path, self._text = path, text
+        self.compile_params = dict(params or {})
+        self._options = options
+        self._lenient = lenient
+        self._auto = target is None or target == "auto"
+        self.target = _TARGET_NAMES[resolve_target(target)]
+        self._forms = {}
+        self._lock = threading.Lock()
+        self._restore = False  # a launch record points at temporary arrays (_set_tensor)
+        head = self._form(resolve_target(target))
+        self._setup(head, out_idx)
+
+    # -- compiled forms --
+    def _form(self, tgt):
+        f = self._forms.get(tgt)
+        if f is None:
+            f = _compile(self._path, self._text, self.entry, self.compile_params, tgt, self._lenient, self._options)
+            self._forms[tgt] = f
+        return f
+
+    def _setup(self, head, out_idx):
+        k = head.k
+        n = _lib.kernel_num_params(k)
+        info = _lib.TsParamInfo()
+        params = []
+        for i in range(n):
+            if _lib.kernel_param(k, i, ctypes.byref(info)):
+                raise compile_error(_lib.ERR_INTERNAL, "tilescale: cannot read parameter %d" % i)
+            shape = tuple(int(info.shape[d]) if info.shape[d] >= 0 else (info.shape_names[d] or b"?").decode()
+                          for d in range(min(info.ndim, 8))) if info.is_tensor else ()
+            params.append(Param((info.name or b"").decode(), bool(info.is_tensor), bool(info.is_output),
+                                _lib.DTYPE_NAMES[info.dtype] if 0 <= info.dtype < len(_lib.DTYPE_NAMES) else "?",
+                                shape))
+        if out_idx is not None:
+            idx = [out_idx] if isinstance(out_idx, int) else list(out_idx)
+            outs = set()
+            for i in idx:
+                if not -n <= i < n:
+                    raise compile_error(_lib.ERR_PARAM, "tilescale: out_idx %d is out of range for %d parameters"
+                                        % (i, n))
+                outs.add(i % n)
+            for i, p in enumerate(params):
+                p.is_output = i in outs and p.is_tensor
+        self.params = params
+        self._nparams = n
+        self._out = [i for i, p in enumerate(params) if p.is_output]
+        self._in = [i for i, p in enumerate(params) if not p.is_output]
+        # launch records, allocated once
+        self._tt = (_lib.TsTensor * max(1, n))()
+        self._sh, self._st, self._scal = [], [], []
+        for i, p in enumerate(params):
+            nd = len(p.shape)
+            sh = (ctypes.c_int64 * max(1, nd))()
+            st = (ctypes.c_int64 * max(1, nd))()
+            self._sh.append(sh)
+            self._st.append(st)
+            self._scal.append(ctypes.c_uint64() if not p.is_tensor else None)
+            t = self._tt[i]
+            t.ndim = nd
+            t.shape = ctypes.cast(sh, ctypes.POINTER(ctypes.c_int64))
+            t.strides = ctypes.cast(st, ctypes.POINTER(ctypes.c_int64))
+            if not p.is_tensor:
+                t.ndim = 0
+                t.data = ctypes.addressof(self._scal[i])
+        self._param_dtype = [_lib.DTYPE.get(p.dtype, -1) for p in params]
+
+    # -- queries --
+    @property
+    def name(self):
+        return self.entry
+
+    def _default(self):
+        return self._form(resolve_target(self.target))
+
+    def get_kernel_source(self, target=None):
+        """The generated code (CUDA C++ or C); every kernel of a chain."""
+        f = self._form(resolve_target(target or self.target))
+        parts, k = [], f.k
+        while k:
+            parts.append(_lib.kernel_source(k).decode("utf-8", "replace"))
+            k = _lib.kernel_next(k)
+        return "\n".join(parts)
+
+    def get_ir(self):
+        return _lib.kernel_ir(self._default().k).decode("utf-8", "replace")
+
+    @property
+    def grid(self):
+        """(x, y, z) grid extents; -1 where an extent depends on run-time shapes."""
+        g = (ctypes.c_int64 * 3)()
+        th = ctypes.c_int()
+        _lib.kernel_grid(self._default().k, g, ctypes.byref(th))
+        return tuple(int(v) for v in g)
+
+    @property
+    def threads(self):
+        g = (ctypes.c_int64 * 3)()
+        th = ctypes.c_int()
+        _lib.kernel_grid(self._default().k, g, ctypes.byref(th))
+        return int(th.value)
+
+    @property
+    def shared_memory(self):
+        """Dynamic shared memory per block in bytes (CUDA target), else None."""
+        v = _lib.kernel_shared_bytes(self._default().k)
+        return None if v < 0 else int(v)
+
+    @property
+    def out_idx(self):
+        return list(self._out)
+
+    def __repr__(self):
+        return "<tilescale.Kernel %s(%s) target=%s>" % (
+            self.entry, ", ".join(p.name for p in self.params), self.target)
+
+    # -- launch --
+    def __call__(self, *args, stream=None):
+        np_ = self._nparams
+        nargs = len(args)
+        alloc = nargs != np_ and self._out and nargs == len(self._in)
+        if nargs != np_ and not alloc:
+            want = "%d" % np_ if not self._out else "%d (or %d with the outputs)" % (len(self._in), np_)
+            raise ArgumentError("%s expects %s arguments, got %d" % (self.entry, want, nargs))
+        idx = self._in if alloc else range(np_)
+        params = self.params
+        with self._lock:
+            if self._restore:
+                self._reset_records()
+            keep = []
+            dev = None          # 0 host, 1 cuda; None: no tensor seen yet
+            devidx = -1
+            for j, i in enumerate(idx):
+                x = args[j]
+                p = params[i]
+                if not p.is_tensor:
+                    self._set_scalar(i, x)
+                    continue
+                f = _describer(x)
+                if f is None:
+                    raise ArgumentError("%s: %s must be a torch tensor or NumPy array, got %s"
+                                        % (self.entry, p.name, type(x).__name__))
+                d, di, dt, ptr, shape, strides, ka = f(x)
+                if dev is None:
+                    dev, devidx = d, di
+                elif d != dev or di != devidx:
+                    raise DeviceError("%s: %s is on %s but earlier tensors are on %s" % (
+                        self.entry, p.name, _devname(d, di), _devname(dev, devidx)))
+                self._set_tensor(i, dt, ptr, shape, strides, keep)
+                keep.append(ka)
+            if dev is None:
+                dev = 1 if self.target == "cuda" else 0
+                devidx = 0 if dev else -1
+            outs = None
+            if alloc:
+                outs = self._alloc_outputs(args, dev, devidx)
+                for i, o in zip(self._out, outs):
+                    d, di, dt, ptr, shape, strides, ka = _describer(o)(o)
+                    self._set_tensor(i, dt, ptr, shape, strides, keep)
+            self._launch(dev, devidx, stream, args, outs)
+            del keep
+        if outs is None:
+            if not self._out:
+                return None
+            outs = [args[i] for i in self._out]
+        return outs[0] if len(outs) == 1 else outs
+
+    def _set_tensor(self, i, dt, ptr, shape, strides, keep):
+        t = self._tt[i]
+        t.data = ptr
+        t.dtype = dt
+        nd = len(shape)
+        sh = self._sh[i]
+        if nd == len(sh) or (nd == 0 and len(sh) == 1):
+            if nd:
+                sh[:] = shape
+                self._st[i][:] = strides
+            t.ndim = nd
+        else:  # the wrong rank: the launcher will say so; give it arrays of the right size
+            a = (ctypes.c_int64 * max(1, nd))(*shape)
+            b = (ctypes.c_int64 * max(1, nd))(*strides)
+            keep += [a, b]
+            t.shape = ctypes.cast(a, ctypes.POINTER(ctypes.c_int64))
+            t.strides = ctypes.cast(b, ctypes.POINTER(ctypes.c_int64))
+            t.ndim = nd
+            self._restore = True
+
+    def _reset_records(self):
+        self._restore = False
+        for i in range(self._nparams):
+            t = self._tt[i]
+            t.shape = ctypes.cast(self._sh[i], ctypes.POINTER(ctypes.c_int64))
+            t.strides = ctypes.cast(self._st[i], ctypes.POINTER(ctypes.c_int64))
+            t.ndim = len(self.params[i].shape)
+
+    def _set_scalar(self, i, x):
+        v = _scalar_value(x)
+        want = self._param_dtype[i]
+        slot = self._scal[i]
+        t = self._tt[i]
+        if want == _lib.DTYPE["float16"] and isinstance(v, (int, float)) and not isinstance(v, bool):
+            slot.value = _f16_bits(float(v))
+            t.dtype = want
+        elif want == _lib.DTYPE["bfloat16"] and isinstance(v, (int, float)) and not isinstance(v, bool):
+            slot.value = _bf16_bits(float(v))
+            t.dtype = want
+        elif isinstance(v, bool):
+            slot.value = int(v)
+            t.dtype = _lib.DTYPE["bool"]
+        elif isinstance(v, int):
+            ctypes.cast(ctypes.byref(slot), ctypes.POINTER(ctypes.c_int64))[0] = v
+            t.dtype = _lib.DTYPE["int64"]
+        elif isinstance(v, float):
+            ctypes.cast(ctypes.byref(slot), ctypes.POINTER(ctypes.c_double))[0] = v
+            t.dtype = _lib.DTYPE["float64"]
+        else:
+            raise ArgumentError("%s: %s must be a number, got %s" % (self.entry, self.params[i].name,
+                                                                      type(x).__name__))
+
+    def _alloc_outputs(self, args, dev, devidx):
+        bound = {}
+        for j, i in enumerate(self._in):
+            p = self.params[i]
+            if not p.is_tensor:
+                continue
+            shp = getattr(args[j], "shape", ())
+            for d, e in enumerate(p.shape):
+                if isinstance(e, str) and d < len(shp):
+                    bound.setdefault(e, int(shp[d]))
+        for j, i in enumerate(self._in):  # scalar parameters can be extents too
+            p = self.params[i]
+            if not p.is_tensor and isinstance(args[j], int):
+                bound.setdefault(p.name, args[j])
+        outs = []
+        for i in self._out:
+            p = self.params[i]
+            shape = []
+            for e in p.shape:
+                if isinstance(e, str):
+                    if e not in bound:
+                        raise ArgumentError("%s: cannot allocate output %s: its extent %s is not an input's "
+                                            "extent; pass the output tensor" % (self.entry, p.name, e))
+                    e = bound[e]
+                shape.append(e)
+            outs.append(_empty(shape, p.dtype, dev, devidx, args))
+        return outs
+
+    def _launch(self, dev, devidx, stream, args, outs):
+        if dev == 1:
+            if devidx != 0:
+                raise DeviceError("%s: tensors are on cuda:%d; tilescale runs kernels on cuda:0 only"
+                                  % (self.entry, devidx))
+            if not self._auto and self.target != "cuda":
+                raise DeviceError("%s: compiled for the C target, but the tensors are on cuda:0" % self.entry)
+            f = self._forms.get(_lib.TARGET_CUDA) or self._form(_lib.TARGET_CUDA)
+            if stream is None:
+                stream = _current_stream(devidx)
+            st = _lib.kernel_launch_device(f.k, self._tt, self._nparams, stream)
+        else:
+            tgt = _lib.TARGET_C if self._auto or self.target == "c" else _lib.TARGET_CUDA
+            f = self._forms.get(tgt) or self._form(tgt)
+            st = _lib.kernel_launch(f.k, self._tt, self._nparams)
+        if self._restore:
+            self._reset_records()
+        if st:
+            raise launch_error(st, f.error())
+
+    # -- timing --
+    def make_inputs(self, supply="randn", device=None, seed=None):
+        """Fresh inputs for every non-output parameter (see profiler.make_tensor)."""
+        from .profiler import make_inputs
+        return make_inputs(self, supply, device, seed)
+
+    def profile(self, *args, warmup=25, rep=100):
+        """Median kernel time in milliseconds (CUDA events on CUDA tensors,
+        the wall clock on the CPU); random inputs if none are given."""
+        from .profiler import do_bench
+        if not args:
+            args = self.make_inputs()
+        return do_bench(lambda: self(*args), warmup=warmup, rep=rep, _args=args)
+
+    do_bench = profile
+
+    def get_profiler(self, tensor_supply_type=None):
+        from .profiler import Profiler
+        return Profiler(self, tensor_supply_type)
+
+
+def _devname(d, di):
+    return "cuda:%d" % di if d == 1 else "cpu"
+
+
+def _current_stream(devidx):
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(devidx)
+    return torch.cuda.current_stream(devidx).cuda_stream
+
+
+def _empty(shape, dtype, dev, devidx, args):
+    """An uninitialized output like the inputs (torch if any input is torch)."""
+    torch = sys.modules.get("torch")
+    use_torch = torch is not None and (dev == 1 or any(isinstance(a, torch.Tensor) for a in args))
+    code = _lib.DTYPE[dtype]
+    if use_torch:
+        tdt = (_torch_from_code if _torch_from_code is not None else (_torch_maps() and _torch_from_code)).get(code)
+        if tdt is None:
+            raise ArgumentError("tilescale: this torch has no dtype %s for an output" % dtype)
+        return torch.empty(shape, dtype=tdt, device="cuda:%d" % devidx if dev == 1 else "cpu")
+    if dev == 1:
+        raise DeviceError("tilescale: outputs on the GPU need torch")
+    import numpy as np
+    name = {"float8_e4m3": "float8_e4m3fn"}.get(dtype, dtype)
+    try:
+        ndt = np.dtype(name)
+    except TypeError:
+        try:
+            import ml_dtypes  # bfloat16 / float8 for NumPy, when installed
+            ndt = np.dtype(getattr(ml_dtypes, name))
+        except (ImportError, AttributeError):
+            raise ArgumentError("tilescale: NumPy has no dtype %s for an output; pass the output array" % dtype)
+    return np.empty(shape, dtype=ndt)

@@ -1,0 +1,177 @@
+"""The tilescale package on the C target with NumPy arrays: compile from a
+file, from source text, from a function; @tilescale.jit (factory and eager
+style); results against NumPy references on fresh random data with outputs
+poisoned first; kernel queries; strided arrays; scalars; profile."""
+import os
+
+import numpy as np
+import pytest
+
+import tilescale
+
+ADD = """
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1])
+def add(M, N, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, 16), threads=64) as bx:
+            for i, j in T.Parallel(16, N):
+                if bx * 16 + i < M:
+                    C[bx * 16 + i, j] = A[bx * 16 + i, j] + B[bx * 16 + i, j]
+    return main
+
+@tilelang.jit(out_idx=[-1])
+def axpb(N):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), a: T.float32, b: T.int32, Y: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            for i in T.serial(N):
+                Y[i] = X[i] * a + b
+    return main
+
+@tilelang.jit(out_idx=[-1])
+def rowsum(dtype="float32"):
+    n = T.dynamic("n")
+    m = T.dynamic("m")
+    @T.prim_func
+    def main(A: T.Tensor((n, m), dtype), S: T.Tensor((n,), dtype)):
+        with T.Kernel(n, threads=1) as i:
+            acc = T.alloc_var(dtype)
+            acc = 0
+            for j in T.serial(m):
+                acc += A[i, j]
+            S[i] = acc
+    return main
+"""
+
+
+def poison(shape, dtype):
+    out = np.empty(shape, dtype=dtype)
+    out[...] = np.nan
+    return out
+
+
+def test_compile_file_and_run(root, rng):
+    k = tilescale.compile(os.path.join(root, "examples/elementwise_add.py"), "elementwise_add", target="c",
+                          M=100, N=200)
+    assert k.target == "c"
+    assert [p.name for p in k.params] == ["A", "B", "C"]
+    assert k.out_idx == [2]
+    assert k.params[0].shape == (100, 200) and k.params[0].dtype == "float32"
+    assert k.grid == (4, 4, 1) and k.threads == 128
+    a = rng.standard_normal((100, 200), dtype=np.float32)
+    b = rng.standard_normal((100, 200), dtype=np.float32)
+    c = k(a, b)
+    assert c.shape == (100, 200) and c.dtype == np.float32
+    np.testing.assert_array_equal(c, a + b)
+    # all arguments given: written in place (poisoned first)
+    c2 = poison((100, 200), np.float32)
+    k(a, b, c2)
+    np.testing.assert_array_equal(c2, a + b)
+    src = k.get_kernel_source()
+    assert "elem_add" in src
+
+
+def test_gemm_float16(root, rng):
+    k = tilescale.compile(os.path.join(root, "examples/gemm.py"), "matmul", target="c", M=64, N=48, K=80,
+                          block_M=32, block_N=16, block_K=16)
+    a = rng.standard_normal((64, 80)).astype(np.float16)
+    b = rng.standard_normal((80, 48)).astype(np.float16)
+    c = k(a, b)
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(c.astype(np.float32), ref, rtol=2e-2, atol=2e-2)
+
+
+def test_source_text_scalars_and_dynamic(rng):
+    k = tilescale.compile(ADD, "axpb", N=37)
+    x = rng.standard_normal(37, dtype=np.float32)
+    np.testing.assert_allclose(k(x, 1.5, 3), x * np.float32(1.5) + 3, rtol=1e-6)
+    np.testing.assert_allclose(k(x, np.float32(-2.0), np.int64(7)), x * -2 + 7, rtol=1e-6)
+    # a float for an int parameter is refused by the launcher
+    with pytest.raises(tilescale.DTypeError):
+        k(x, 1.0, 2.5)
+    r = tilescale.compile(ADD, "rowsum")
+    assert r.params[0].shape == ("n", "m")
+    for n, m in ((5, 9), (17, 3)):
+        a = rng.standard_normal((n, m), dtype=np.float32)
+        s = r(a)  # the output's extent n is bound from A
+        assert s.shape == (n,)
+        np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+def test_strided_arrays(rng):
+    k = tilescale.compile(ADD, "add", M=33, N=20)
+    big = rng.standard_normal((20, 66), dtype=np.float32)
+    a = big.T[::2]                     # (33, 20), strides (2, 66) elements
+    b = rng.standard_normal((33, 40), dtype=np.float32)[:, ::-2]  # negative strides
+    assert not a.flags.c_contiguous and not b.flags.c_contiguous
+    c = poison((33, 40), np.float32)[:, ::2]
+    k(a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    np.testing.assert_array_equal(k(a, b), a + b)
+
+
+def test_compile_function_and_jit(rng):
+    import tilescale.tilelang as tilelang
+    T = tilelang.language
+
+    @tilescale.jit(out_idx=[-1])
+    def scale(N, s=2.0):
+        @T.prim_func
+        def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+            with T.Kernel(1, threads=32) as i:
+                for j in T.Parallel(N):
+                    B[j] = A[j] * s
+        return main
+
+    a = rng.standard_normal(50, dtype=np.float32)
+    k1 = scale(50)
+    assert scale(50) is k1  # cached per set of values
+    np.testing.assert_allclose(k1(a), a * 2, rtol=1e-6)
+    np.testing.assert_allclose(scale(50, s=-0.5)(a), a * -0.5, rtol=1e-6)
+    k2 = tilescale.compile(scale.func, N=50, s=3.0)
+    np.testing.assert_allclose(k2(a), a * 3, rtol=1e-6)
+
+
+def test_eager_jit(root, rng):
+    import importlib.util
+    import sys
+    from tilescale.tilelang import _stub
+    _stub.install()
+    spec = importlib.util.spec_from_file_location("ts_gemm_example", os.path.join(root, "examples/gemm.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a = rng.standard_normal((32, 48)).astype(np.float16)
+    b = rng.standard_normal((48, 16)).astype(np.float16)
+    c = mod.matmul_eager(a, b, 16, 16, 16)
+    np.testing.assert_allclose(c.astype(np.float32), a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2,
+                               atol=2e-2)
+    sys.modules.pop("ts_gemm_example", None)
+
+
+def test_kernel_chain(root, rng):
+    k = tilescale.compile(os.path.join(root, "examples/splitk_gemm.py"), "splitk_gemm", M=32, N=32, K=64,
+                          splits=2)
+    assert k.get_kernel_source().count("Generated by TileScale") >= 2
+
+
+def test_profile_and_profiler(rng):
+    k = tilescale.compile(ADD, "add", M=64, N=32)
+    t = k.profile(warmup=1, rep=5)
+    assert t > 0
+    a = rng.standard_normal((64, 32), dtype=np.float32)
+    assert k.do_bench(a, a, warmup=1, rep=5) > 0
+    prof = k.get_profiler()
+    prof.assert_allclose(lambda x, y: x + y)
+    with pytest.raises(AssertionError):
+        prof.assert_allclose(lambda x, y: x - y + 1)
+    assert tilescale.do_bench(lambda: k(a, a), warmup=1, rep=3) > 0
+
+
+def test_options_and_ir():
+    k = tilescale.compile(ADD, "add", M=16, N=16, options={"timing": 1, "num_threads": 1})
+    assert "parse" in tilescale._lib.kernel_timing(k._default().k).decode()
+    assert "add" in k.get_ir() or k.get_ir()

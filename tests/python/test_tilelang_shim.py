@@ -1,0 +1,138 @@
+"""`python -m tilescale SCRIPT` runs TileLang-style scripts unchanged on the
+C target: `import tilelang`, `tilelang.language as T`, tilelang.testing's
+runner and asserts, the profiler, @autotune (pass-through and real),
+AutoTuner, tilelang.compile of a prim_func built by calling a factory, and
+submodules we do not have (tilelang.layout, tvm) as permissive stubs."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent('''
+    import sys
+    import numpy as np
+    import tilelang
+    import tilelang.language as T
+    import tilelang.testing
+    from tilelang import tvm as tvm
+    from tilelang.autotuner import autotune, AutoTuner
+    from tilelang.layout import make_swizzled_layout  # noqa: F401  (a stub)
+    from tilelang.profiler import TensorSupplyType
+
+    M0 = 48
+
+    def matmul(M, N, K, block_M, block_N, block_K, dtype=T.float16, accum_dtype="float"):
+        @T.prim_func
+        def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+                A_shared = T.alloc_shared((block_M, block_K), dtype)
+                B_shared = T.alloc_shared((block_K, block_N), dtype)
+                C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+                T.clear(C_local)
+                for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                    T.copy(A[by * block_M, k * block_K], A_shared)
+                    T.copy(B[k * block_K, bx * block_N], B_shared)
+                    T.gemm(A_shared, B_shared, C_local)
+                T.copy(C_local, C[by * block_M, bx * block_N])
+        return main
+
+    def configs():
+        return [{"block_M": bm, "block_N": 16} for bm in (16, 32, 48)]
+
+    @autotune(configs=configs(), warmup=1, rep=2)
+    @tilelang.jit(out_idx=[-1], pass_configs={tilelang.PassConfigKey.TL_DISABLE_TMA_LOWER: True})
+    def tuned_add(M, N, block_M=None, block_N=None):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+            with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+                for i, j in T.Parallel(block_M, N):
+                    if bx * block_M + i < M:
+                        C[bx * block_M + i, j] = A[bx * block_M + i, j] + B[bx * block_M + i, j]
+        return main
+
+    def ref(A, B):
+        return (A.astype(np.float32) @ B.astype(np.float32)).astype(A.dtype)
+
+    def test_compile_prim_func():
+        kernel = tilelang.compile(matmul(M0, 32, 64, 16, 16, 16), out_idx=[2], target="cuda" if False else "c")
+        a = np.random.randn(M0, 64).astype(np.float16)
+        b = np.random.randn(64, 32).astype(np.float16)
+        tilelang.testing.torch_assert_close(kernel(a, b), ref(a, b), rtol=2e-2, atol=2e-2)
+        profiler = kernel.get_profiler(tensor_supply_type=TensorSupplyType.Normal)
+        profiler.assert_allclose(ref, rtol=2e-2, atol=2e-2)
+        assert profiler.do_bench(warmup=1, rep=2) > 0
+        assert "main" in kernel.get_kernel_source()
+
+    def test_autotune():
+        k = tuned_add(40, 24)
+        assert k.config["block_M"] in (16, 32, 48), k.config
+        a = np.random.randn(40, 24).astype(np.float32)
+        tilelang.testing.torch_assert_close(k(a, a), 2 * a)
+        k2 = tuned_add(40, 24, block_M=8, block_N=8)   # everything given: no tuning
+        tilelang.testing.torch_assert_close(k2(a, a), 2 * a)
+        print("best", k.config, k.latency)
+
+    def test_autotuner_class():
+        def factory(block_M=16, block_N=16):
+            return matmul(32, 32, 32, block_M, block_N, 16)
+        res = AutoTuner.from_kernel(kernel=factory, configs=[{"block_M": 16}, {"block_M": 32}]) \\
+            .set_compile_args(out_idx=[-1]).set_profile_args(ref_prog=ref).run(warmup=1, rep=2)
+        assert res.config["block_M"] in (16, 32) and res.kernel is not None
+
+    @tilelang.testing.requires_cuda
+    def test_needs_cuda():
+        raise AssertionError("must be skipped on a machine without CUDA")
+
+    def test_argv():
+        assert sys.argv[1:] == ["--flag", "x"], sys.argv
+
+    if __name__ == "__main__":
+        tilelang.testing.main()
+''')
+
+
+def run(tmp_path, text, *args, env=None):
+    p = tmp_path / "script.py"
+    p.write_text(text)
+    e = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    e["PYTHONPATH"] = os.path.join(root, "python") + os.pathsep + e.get("PYTHONPATH", "")
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "tilescale", str(p)] + list(args), capture_output=True, text=True,
+                          env=e, timeout=600)
+
+
+@pytest.mark.parametrize("tune_max", ["1", "3"])
+def test_script_runs_unchanged(tmp_path, tune_max):
+    r = run(tmp_path, SCRIPT, "--flag", "x", env={"TILESCALE_AUTOTUNE_MAX": tune_max})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "4 passed, 0 failed, 1 skipped" in r.stdout, r.stdout + r.stderr
+    assert "SKIPPED test_needs_cuda" in r.stdout
+    if tune_max != "1":  # a real tuning run timed every configuration
+        assert "best {" in r.stdout and "} None" not in r.stdout, r.stdout
+
+
+def test_failing_test_fails_the_run(tmp_path):
+    text = SCRIPT.replace("assert sys.argv[1:] == [\"--flag\", \"x\"], sys.argv", "assert False, 'boom'")
+    r = run(tmp_path, text)
+    assert r.returncode == 1
+    assert "FAILED  test_argv" in r.stdout and "boom" in r.stderr
+
+
+def test_compile_error_in_script_is_reported(tmp_path):
+    text = SCRIPT.replace("T.clear(C_local)", "T.clear(C_nope)")
+    r = run(tmp_path, text)
+    assert r.returncode == 1
+    assert "script.py:21:" in r.stderr and "C_nope" in r.stderr, r.stderr  # the diagnostic points into the script
+
+
+def test_usage_and_missing_script(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    e = dict(os.environ, PYTHONPATH=os.path.join(root, "python"))
+    r = subprocess.run([sys.executable, "-m", "tilescale"], capture_output=True, text=True, env=e)
+    assert r.returncode == 2 and "usage" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "tilescale", str(tmp_path / "none.py")], capture_output=True,
+                       text=True, env=e)
+    assert r.returncode == 2 and "no such script" in r.stderr

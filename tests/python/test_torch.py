@@ -1,0 +1,130 @@
+"""torch tensors: CPU tensors on the C target (where torch is installed),
+CUDA tensors on the CUDA target (where a GPU is: run on the device by
+bench/py_launch_overhead.sh): zero-copy launches on the current stream,
+outputs allocated on the inputs' device, results against torch on fresh
+random data, and the errors only torch can produce (devices, dtypes
+NumPy lacks)."""
+import os
+
+import numpy as np
+import pytest
+
+import tilescale
+
+torch = pytest.importorskip("torch")
+
+SRC = """
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1])
+def add(M, N, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, 32), T.ceildiv(M, 4), threads=128) as (bx, by):
+            for i, j in T.Parallel(4, 32):
+                if by * 4 + i < M and bx * 32 + j < N:
+                    C[by * 4 + i, bx * 32 + j] = A[by * 4 + i, bx * 32 + j] + B[by * 4 + i, bx * 32 + j]
+    return main
+
+@tilelang.jit(out_idx=[-1])
+def scale(dtype="float16"):
+    n = T.dynamic("n")
+    @T.prim_func
+    def main(X: T.Tensor((n,), dtype), s: T.float32, Y: T.Tensor((n,), dtype)):
+        with T.Kernel(T.ceildiv(n, 64), threads=64) as bx:
+            for i in T.Parallel(64):
+                if bx * 64 + i < n:
+                    Y[bx * 64 + i] = X[bx * 64 + i] * s
+    return main
+"""
+
+cuda = pytest.mark.skipif(not (torch.cuda.is_available() and tilescale.cuda_available()), reason="needs a GPU")
+
+
+def test_cpu_tensors():
+    k = tilescale.compile(SRC, "add", M=37, N=70)
+    a, b = torch.randn(37, 70), torch.randn(37, 70)
+    c = k(a, b)
+    assert isinstance(c, torch.Tensor) and c.device.type == "cpu"
+    torch.testing.assert_close(c, a + b, rtol=0, atol=0)
+    at = torch.randn(70, 37).t()  # non-contiguous
+    torch.testing.assert_close(k(at, b), at + b, rtol=0, atol=0)
+    with pytest.raises(tilescale.DTypeError):
+        k(a.double(), b)
+    with pytest.raises(tilescale.ShapeError):
+        k(a[:5], b)
+    with pytest.raises(tilescale.DeviceError):
+        k(a.to("meta"), b)
+    k2 = tilescale.compile(SRC, "scale", dtype="bfloat16")
+    x = torch.randn(100).bfloat16()
+    torch.testing.assert_close(k2(x, 0.5), (x.float() * 0.5).bfloat16())
+
+
+@cuda
+def test_cuda_tensors_zero_copy_current_stream():
+    k = tilescale.compile(SRC, "add", M=1000, N=1000)
+    assert k.target == "cuda"
+    a = torch.randn(1000, 1000, device="cuda")
+    b = torch.randn(1000, 1000, device="cuda")
+    c = k(a, b)
+    assert c.is_cuda
+    torch.testing.assert_close(c, a + b, rtol=0, atol=0)
+    out = torch.full_like(a, float("nan"))
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):  # queued on the current (side) stream, after its work
+        a2 = a * 2
+        k(a2, b, out)
+    s.synchronize()
+    torch.testing.assert_close(out, a * 2 + b, rtol=0, atol=0)
+    # strided CUDA views
+    big = torch.randn(1000, 2000, device="cuda")
+    v = big[:, ::2]
+    torch.testing.assert_close(k(v, b), v + b, rtol=0, atol=0)
+    assert "__global__" in k.get_kernel_source()
+
+
+@cuda
+def test_cuda_dynamic_shapes_and_scalars():
+    k = tilescale.compile(SRC, "scale")
+    for n in (1, 63, 64, 1000, 4097):
+        x = torch.randn(n, device="cuda", dtype=torch.float16)
+        torch.testing.assert_close(k(x, 1.5), x * 1.5, rtol=1e-3, atol=1e-3)
+
+
+@cuda
+def test_cuda_errors():
+    k = tilescale.compile(SRC, "add", M=64, N=64)
+    a = torch.randn(64, 64, device="cuda")
+    with pytest.raises(tilescale.DeviceError):
+        k(a, a.cpu())
+    with pytest.raises(tilescale.DTypeError):
+        k(a.half(), a)
+    with pytest.raises(tilescale.ShapeError):
+        k(a[:32], a)
+    kc = tilescale.compile(SRC, "add", target="c", M=64, N=64)
+    with pytest.raises(tilescale.DeviceError):
+        kc(a, a)
+    if torch.cuda.device_count() > 1:
+        with pytest.raises(tilescale.DeviceError):
+            k(a.to("cuda:1"), a.to("cuda:1"))
+    torch.testing.assert_close(k(a, a), a + a)
+
+
+@cuda
+def test_cuda_profile():
+    k = tilescale.compile(SRC, "add", M=1024, N=1024)
+    t = k.profile()
+    assert 0 < t < 100
+    prof = k.get_profiler()
+    prof.assert_allclose(lambda x, y: x + y)
+
+
+@cuda
+def test_examples_gemm_cuda(root):
+    k = tilescale.compile(os.path.join(root, "examples/gemm.py"), "matmul", M=512, N=256, K=384)
+    a = torch.randn(512, 384, device="cuda", dtype=torch.float16)
+    b = torch.randn(384, 256, device="cuda", dtype=torch.float16)
+    torch.testing.assert_close(k(a, b), a @ b, rtol=1e-2, atol=1e-2)
+    assert k.shared_memory and k.shared_memory > 0
+    np.testing.assert_equal(k.grid, (2, 4, 1))
