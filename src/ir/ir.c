@@ -25,7 +25,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "op/op.h"
+#include "ir/walk.h"
 
 /* ---- kernels, vars, buffers ------------------------------------------- */
 
@@ -235,25 +235,24 @@ static double const_as_double(const IrExpr *e) {
 
 /* ---- casts ----------------------------------------------------------------- */
 
+/* On the shared walker (walk.c): stop at the first node fn accepts. */
+typedef struct AnyExpr {
+    bool (*fn)(const IrExpr *e, void *ctx); /* the caller's predicate */
+    void *ctx;                              /* its context */
+    bool found;                             /* the answer */
+} AnyExpr;
+
+static bool any_expr_pre(IrVisitor *v, const IrExpr *e) {
+    AnyExpr *c = v->ctx;
+    if (c->fn(e, c->ctx)) c->found = v->stop = true;
+    return !v->stop;
+}
+
 bool ir_expr_any(const IrExpr *e, bool (*fn)(const IrExpr *e, void *ctx), void *ctx) {
-    if (!e) return false;
-    if (fn(e, ctx)) return true;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        for (int i = 0; i < e->load.nidx; i++)
-            if (ir_expr_any(e->load.idx[i], fn, ctx)) return true;
-        return false;
-    case IR_E_BIN: return ir_expr_any(e->bin.a, fn, ctx) || ir_expr_any(e->bin.b, fn, ctx);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return ir_expr_any(e->un.a, fn, ctx);
-    case IR_E_SELECT:
-        return ir_expr_any(e->sel.cond, fn, ctx) || ir_expr_any(e->sel.a, fn, ctx) ||
-               ir_expr_any(e->sel.b, fn, ctx);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (ir_expr_any(e->call.args[i], fn, ctx)) return true;
-        return false;
-    default: return false;
-    }
+    AnyExpr c = {fn, ctx, false};
+    IrVisitor v = {.ctx = &c, .pre_expr = any_expr_pre};
+    ir_visit_expr(&v, e);
+    return c.found;
 }
 
 bool ir_expr_equal(const IrExpr *a, const IrExpr *b) {
@@ -623,75 +622,21 @@ IrExpr *ir_subst(TsArena *a, IrExpr *e, IrVar **from, IrExpr **to, int n) {
     return r;
 }
 
-static IrRegion subst_region(TsArena *a, const IrRegion *g, IrVar **from, IrExpr **to,
-                             int n) {
-    IrRegion r = *g;
-    r.start = subst_list(a, g->start, g->ndim, from, to, n);
-    r.extent = subst_list(a, g->extent, g->ndim, from, to, n);
-    return r;
-}
+/* The statement part is the shared mutator in deep-copy mode; every
+ * expression root goes through ir_subst (which copies it whole). */
+typedef struct SubstMap {
+    IrVar **from; /* vars replaced */
+    IrExpr **to;  /* by these */
+    int n;        /* map size */
+} SubstMap;
 
-static int *copy_ints(TsArena *a, const int *v, int n) {
-    if (!v) return NULL;
-    int *r = TS_NEWN(a, int, n > 0 ? n : 1);
-    memcpy(r, v, sizeof(int) * (size_t)n);
-    return r;
+static IrExpr *subst_pre(IrMutator *m, IrExpr *e) {
+    const SubstMap *s = m->ctx;
+    return ir_subst(m->arena, e, s->from, s->to, s->n);
 }
 
 IrStmt *ir_stmt_subst(TsArena *a, const IrStmt *s, IrVar **from, IrExpr **to, int n) {
-    if (!s) return NULL;
-    IrStmt *r = ir_stmt(a, s->kind, s->loc);
-    *r = *s;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        r->seq.v = NULL;
-        r->seq.n = r->seq.cap = 0;
-        for (int i = 0; i < s->seq.n; i++)
-            ir_seq_push(a, r, ir_stmt_subst(a, s->seq.v[i], from, to, n));
-        break;
-    case IR_S_FOR:
-        r->for_.min = ir_subst(a, s->for_.min, from, to, n);
-        r->for_.extent = ir_subst(a, s->for_.extent, from, to, n);
-        r->for_.body = ir_stmt_subst(a, s->for_.body, from, to, n);
-        r->for_.order = copy_ints(a, s->for_.order, s->for_.norder);
-        r->for_.stage = copy_ints(a, s->for_.stage, s->for_.norder);
-        break;
-    case IR_S_IF:
-        r->if_.cond = ir_subst(a, s->if_.cond, from, to, n);
-        r->if_.then = ir_stmt_subst(a, s->if_.then, from, to, n);
-        r->if_.else_ = ir_stmt_subst(a, s->if_.else_, from, to, n);
-        break;
-    case IR_S_WHILE:
-        r->while_.cond = ir_subst(a, s->while_.cond, from, to, n);
-        r->while_.body = ir_stmt_subst(a, s->while_.body, from, to, n);
-        break;
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD:
-        r->store.idx = subst_list(a, s->store.idx, s->store.nidx, from, to, n);
-        r->store.value = ir_subst(a, s->store.value, from, to, n);
-        break;
-    case IR_S_LET: r->let.value = ir_subst(a, s->let.value, from, to, n); break;
-    case IR_S_EVAL: r->eval.e = ir_subst(a, s->eval.e, from, to, n); break;
-    case IR_S_PRINT: r->print.value = ir_subst(a, s->print.value, from, to, n); break;
-    case IR_S_TILEOP: {
-        IrTileOp *op = TS_NEW(a, IrTileOp);
-        *op = *s->op;
-        for (int i = 0; i < op->nr; i++) op->r[i] = subst_region(a, &s->op->r[i], from, to, n);
-        op->value = ir_subst(a, s->op->value, from, to, n);
-        r->op = op;
-        break;
-    }
-    case IR_S_VCOPY:
-        r->vcopy.didx = subst_list(a, s->vcopy.didx, s->vcopy.ndi, from, to, n);
-        r->vcopy.sidx = subst_list(a, s->vcopy.sidx, s->vcopy.nsi, from, to, n);
-        r->vcopy.pred = ir_subst(a, s->vcopy.pred, from, to, n);
-        break;
-    case IR_S_BREAK:
-    case IR_S_CONTINUE:
-    case IR_S_ALLOC:
-    case IR_S_BARRIER:
-    case IR_S_ASYNC_COMMIT:
-    case IR_S_ASYNC_WAIT: break;
-    }
-    return r;
+    SubstMap map = {from, to, n};
+    IrMutator m = {.arena = a, .ctx = &map, .pre_expr = subst_pre, .copy = true};
+    return ir_mutate_stmt(&m, (IrStmt *)s);
 }
