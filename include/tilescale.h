@@ -162,10 +162,17 @@ void ts_kernel_destroy(TsKernel *k);
 
 /* Host tensors: .npy files and element access (any dtype, as double). */
 TsStatus ts_npy_load(TsContext *ctx, const char *path, TsTensor *out); /* allocates out->data and shape */
-TsStatus ts_npy_save(TsContext *ctx, const char *path, const TsTensor *t);
+TsStatus ts_npy_save(TsContext *ctx, const char *path, const TsTensor *t); /* through symlinks;
+   never over a device or other non-regular file; write errors reported */
+/* Would ts_npy_save(path) succeed as far as the file system goes?  (CLI: before the kernel runs.) */
+TsStatus ts_npy_check_writable(TsContext *ctx, const char *path);
 void ts_tensor_free(TsTensor *t);  /* frees data and shape of a tensor from ts_npy_load/ts_tensor_alloc */
-TsStatus ts_tensor_alloc(TsTensor *t, TsDType dt, int ndim, const int64_t *shape); /* contiguous */
-int64_t ts_tensor_numel(const TsTensor *t);
+TsStatus ts_tensor_alloc(TsTensor *t, TsDType dt, int ndim, const int64_t *shape); /* contiguous, zeroed;
+   TS_ERR_NOMEM when the byte count overflows or exceeds the memory available */
+/* The same, with the reason in ts_last_error(ctx) (name: the tensor's name for the message). */
+TsStatus ts_tensor_alloc_ctx(TsContext *ctx, TsTensor *t, TsDType dt, int ndim, const int64_t *shape,
+                             const char *name);
+int64_t ts_tensor_numel(const TsTensor *t); /* -1 if the count overflows */
 double ts_tensor_get(const TsTensor *t, int64_t i);       /* i-th element in row-major order */
 void ts_tensor_set(TsTensor *t, int64_t i, double v);     /* rounds to the dtype */
 

@@ -6,6 +6,9 @@
 #include "base.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,23 +221,108 @@ const char *ts_source_line(TsArena *a, TsLoc loc) {
     return ts_strndup(a, t, (size_t)(e - t));
 }
 
+/* Only regular files: a device (/dev/zero), FIFO or directory would read
+ * forever, block, or fail with a confusing error.  O_NONBLOCK keeps open()
+ * of a FIFO from waiting for a writer before fstat can refuse it. */
 char *ts_read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    TsBuf b = {0};
-    char tmp[65536];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) ts_buf_putn(&b, tmp, n);
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        ts_buf_free(&b);
-        errno = EIO;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
         return NULL;
     }
-    if (!b.s) ts_buf_puts(&b, "");
-    if (len) *len = b.n;
-    return b.s;
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = S_ISDIR(st.st_mode) ? EISDIR : TS_ENOTREG;
+        return NULL;
+    }
+    if ((uint64_t)st.st_size >= ts_host_mem_available() || (uint64_t)st.st_size >= SIZE_MAX / 2) {
+        close(fd);
+        errno = EFBIG;
+        return NULL;
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
+        errno = ENOMEM;
+        return NULL;
+    }
+    for (;;) {
+        if (n + 1 >= cap) { /* the file grew while we read it */
+            char *nb = cap < SIZE_MAX / 4 ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                free(buf);
+                close(fd);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            errno = e;
+            return NULL;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+const char *ts_file_error(int err) {
+    return err == TS_ENOTREG ? "not a regular file" : strerror(err);
+}
+
+/* One "Key:   N kB" line of /proc/meminfo in bytes, or -1. */
+static int64_t meminfo_bytes(const char *text, const char *key) {
+    const char *p = strstr(text, key);
+    if (!p) return -1;
+    p += strlen(key);
+    while (*p == ' ' || *p == '\t') p++;
+    long long kb = strtoll(p, NULL, 10);
+    return kb >= 0 && kb < INT64_MAX / 1024 ? (int64_t)kb * 1024 : -1;
+}
+
+/* One integer from a small file (cgroup limits), or -1 ("max", missing). */
+static int64_t file_int(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long long v = -1;
+    if (fscanf(f, "%lld", &v) != 1) v = -1;
+    fclose(f);
+    return v;
+}
+
+uint64_t ts_host_mem_available(void) {
+    uint64_t avail = UINT64_MAX;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char text[4096];
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = 0;
+        fclose(f);
+        int64_t mem = meminfo_bytes(text, "MemAvailable:"), swap = meminfo_bytes(text, "SwapFree:");
+        if (mem >= 0) avail = (uint64_t)mem + (uint64_t)(swap > 0 ? swap : 0);
+    } else {
+        long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page > 0) avail = (uint64_t)pages * (uint64_t)page;
+    }
+    /* a container's limit (cgroup v2) is what the OOM killer enforces */
+    int64_t max = file_int("/sys/fs/cgroup/memory.max"), cur = file_int("/sys/fs/cgroup/memory.current");
+    if (max > 0 && cur >= 0 && max > cur && (uint64_t)(max - cur) < avail) avail = (uint64_t)(max - cur);
+    return avail;
 }
 
 double ts_now_ms(void) {

@@ -137,8 +137,16 @@ TS_NORETURN void ts_rethrow(TsDiag *d, TsStatus st);
 
 /* The source line containing loc (without newline), copied into a. */
 const char *ts_source_line(TsArena *a, TsLoc loc);
-/* Read a whole file; NULL on failure (errno set). Caller frees. */
+/* Read a whole regular file; NULL on failure with errno set: the real
+ * error, EISDIR, TS_ENOTREG (a device, FIFO or socket), EFBIG (larger than
+ * the memory available).  Caller frees. */
 char *ts_read_file(const char *path, size_t *len);
+#define TS_ENOTREG 0x7452 /* errno-like code of ts_read_file: not a regular file */
+/* strerror(err), knowing TS_ENOTREG. */
+const char *ts_file_error(int err);
+/* Bytes of memory a host allocation can still get: available RAM plus free
+ * swap, capped by the cgroup's limit; UINT64_MAX when unknown. */
+uint64_t ts_host_mem_available(void);
 double ts_now_ms(void); /* monotonic clock */
 uint64_t ts_hash64(const void *p, size_t n, uint64_t seed); /* FNV-1a 64 */
 

@@ -16,6 +16,7 @@
  * It uses only the public
  * API (tilescale.h), as any host program would.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,17 +57,43 @@ static void usage(FILE *f) {
           f);
 }
 
-static int split_nv(const char *s, NameVal *nv, const char *what) {
-    const char *eq = strchr(s, '=');
+/* NAME=VALUE, split in place (argv's strings are ours to modify): no copies
+ * to free, no length limit. */
+static int split_nv(char *s, NameVal *nv, const char *what) {
+    char *eq = strchr(s, '=');
     if (!eq || eq == s) {
         fprintf(stderr, "tilescale: error: %s expects NAME=VALUE, got '%s'\n", what, s);
         return 0;
     }
-    char *name = malloc((size_t)(eq - s) + 1);
-    memcpy(name, s, (size_t)(eq - s));
-    name[eq - s] = 0;
-    nv->name = name;
+    *eq = 0;
+    nv->name = s;
     nv->value = eq + 1;
+    return 1;
+}
+
+/* Strict numbers for options: the whole text, in range, or an error naming
+ * the option (atoi's "abc" -> 0 and "-1" threads are gone). */
+static int parse_int_opt(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (!*text || *end || errno == ERANGE || v < lo || v > hi) {
+        fprintf(stderr, "tilescale: error: %s expects an integer from %lld to %lld, got '%s'\n", opt,
+                (long long)lo, (long long)hi, text);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static int parse_double_opt(const char *opt, const char *text, double lo, double *out) {
+    char *end;
+    double v = strtod(text, &end);
+    if (!*text || *end || !isfinite(v) || v < lo) {
+        fprintf(stderr, "tilescale: error: %s expects a finite number >= %g, got '%s'\n", opt, lo, text);
+        return 0;
+    }
+    *out = v;
     return 1;
 }
 
@@ -88,17 +115,29 @@ static int parse_args(int argc, char **argv, Opts *o) {
     } while (0)
         if (!strcmp(a, "--entry")) { NEED(); o->entry = next; }
         else if (!strncmp(a, "-D", 2)) {
-            const char *d = a[2] ? a + 2 : next;
+            char *d = a[2] ? argv[i] + 2 : argv[i + 1];
             if (!a[2]) NEED();
             NameVal nv;
-            if (o->ndefs == MAX_ITEMS || !split_nv(d, &nv, "-D")) return 0;
+            if (o->ndefs == MAX_ITEMS) {
+                fprintf(stderr, "tilescale: error: more than %d -D options\n", MAX_ITEMS);
+                return 0;
+            }
+            if (!split_nv(d, &nv, "-D")) return 0;
             o->defs[o->ndefs].name = nv.name;
             o->defs[o->ndefs++].value = nv.value;
         } else if (!strcmp(a, "--in") || !strcmp(a, "--out") || !strcmp(a, "--shape")) {
             NEED();
             NameVal *arr = a[2] == 'i' ? o->ins : a[2] == 'o' ? o->outs : o->shapes;
             int *n = a[2] == 'i' ? &o->nins : a[2] == 'o' ? &o->nouts : &o->nshapes;
-            if (*n == MAX_ITEMS || !split_nv(next, &arr[*n], a)) return 0;
+            if (*n == MAX_ITEMS) {
+                fprintf(stderr, "tilescale: error: more than %d %s options\n", MAX_ITEMS, a);
+                return 0;
+            }
+            if (!split_nv(argv[i], &arr[*n], a)) return 0;
+            if (arr == o->shapes) {
+                int64_t v;
+                if (!parse_int_opt("--shape", arr[*n].value, 0, INT64_MAX, &v)) return 0;
+            }
             (*n)++;
         } else if (!strcmp(a, "--target")) {
             NEED();
@@ -121,10 +160,26 @@ static int parse_args(int argc, char **argv, Opts *o) {
         } else if (!strcmp(a, "--check-against")) { NEED(); o->check = next; }
         else if (!strcmp(a, "--emit")) { NEED(); o->emit = next; }
         else if (!strcmp(a, "--dump-after")) { NEED(); o->dump_after = next; }
-        else if (!strcmp(a, "--seed")) { NEED(); o->seed = strtoull(next, NULL, 0); o->have_seed = 1; }
-        else if (!strcmp(a, "--atol")) { NEED(); o->atol = atof(next); }
-        else if (!strcmp(a, "--rtol")) { NEED(); o->rtol = atof(next); }
-        else if (!strcmp(a, "--threads")) { NEED(); o->threads = atoi(next); }
+        else if (!strcmp(a, "--seed")) {
+            NEED();
+            char *end;
+            errno = 0;
+            o->seed = strtoull(next, &end, 10);
+            if (!*next || *end || errno == ERANGE || next[0] == '-') {
+                fprintf(stderr, "tilescale: error: --seed expects an integer from 0 to %llu, got '%s'\n",
+                        (unsigned long long)UINT64_MAX, next);
+                return 0;
+            }
+            o->have_seed = 1;
+        }
+        else if (!strcmp(a, "--atol")) { NEED(); if (!parse_double_opt(a, next, 0, &o->atol)) return 0; }
+        else if (!strcmp(a, "--rtol")) { NEED(); if (!parse_double_opt(a, next, 0, &o->rtol)) return 0; }
+        else if (!strcmp(a, "--threads")) {
+            NEED();
+            int64_t v;
+            if (!parse_int_opt(a, next, 1, 4096, &v)) return 0;
+            o->threads = (int)v;
+        }
         else if (!strcmp(a, "--time")) o->time = 1;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         else if (a[0] == '-') {
@@ -185,11 +240,31 @@ static const char *find_nv(const NameVal *a, int n, const char *name) {
     return NULL;
 }
 
-static int copy_tensor(TsTensor *dst, const TsTensor *src) {
-    if (ts_tensor_alloc(dst, src->dtype, src->ndim, src->shape)) return 0;
+static int copy_tensor(TsContext *ctx, TsTensor *dst, const TsTensor *src, const char *name) {
+    if (ts_tensor_alloc_ctx(ctx, dst, src->dtype, src->ndim, src->shape, name)) {
+        fprintf(stderr, "%s", ts_last_error(ctx));
+        return 0;
+    }
     int64_t n = ts_tensor_numel(src);
     for (int64_t i = 0; i < n; i++) ts_tensor_set(dst, i, ts_tensor_get(src, i));
     return 1;
+}
+
+/* The default seed: from the OS's entropy (two runs in the same second
+ * differ), the clock only where /dev/urandom cannot be read. */
+static uint64_t entropy_seed(void) {
+    uint64_t s = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        if (fread(&s, sizeof s, 1, f) != 1) s = 0;
+        fclose(f);
+    }
+    if (!s) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        s = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
+    }
+    return s & ((1ull << 53) - 1); /* small enough to retype exactly */
 }
 
 static void print_shape(FILE *f, const TsTensor *t) {
@@ -203,6 +278,7 @@ static int make_args(TsContext *ctx, TsKernel *k, const Opts *o, TsTensor *args,
     int np = ts_kernel_num_params(k);
     /* run-time shape variables: --shape, then extents of --in tensors */
     NameVal vars[MAX_ITEMS];
+    char numbuf[MAX_ITEMS][24]; /* decimal text of extents taken from --in files (int64 fits) */
     int nvars = 0;
     for (int i = 0; i < o->nshapes && nvars < MAX_ITEMS; i++) vars[nvars++] = o->shapes[i];
     for (int p = 0; p < np; p++) {
@@ -216,10 +292,10 @@ static int make_args(TsContext *ctx, TsKernel *k, const Opts *o, TsTensor *args,
             }
             for (int d = 0; d < info.ndim && d < args[p].ndim; d++)
                 if (info.shape[d] < 0 && !find_nv(vars, nvars, info.shape_names[d]) && nvars < MAX_ITEMS) {
-                    char *buf = malloc(32);
-                    snprintf(buf, 32, "%lld", (long long)args[p].shape[d]);
+                    snprintf(numbuf[nvars], sizeof numbuf[nvars], "%lld", (long long)args[p].shape[d]);
                     vars[nvars].name = info.shape_names[d];
-                    vars[nvars++].value = buf;
+                    vars[nvars].value = numbuf[nvars];
+                    nvars++;
                 }
         }
     }
@@ -234,8 +310,17 @@ static int make_args(TsContext *ctx, TsKernel *k, const Opts *o, TsTensor *args,
                         info.name, info.name);
                 return 0;
             }
-            ts_tensor_alloc(&args[p], info.dtype, 0, NULL);
-            ts_tensor_set(&args[p], 0, atof(in));
+            char *end;
+            double v = strtod(in, &end);
+            if (!*in || *end) {
+                fprintf(stderr, "tilescale: error: --in %s=%s: a scalar parameter needs a number\n", info.name, in);
+                return 0;
+            }
+            if (ts_tensor_alloc_ctx(ctx, &args[p], info.dtype, 0, NULL, info.name)) {
+                fprintf(stderr, "%s", ts_last_error(ctx));
+                return 0;
+            }
+            ts_tensor_set(&args[p], 0, v);
             continue;
         }
         int64_t shape[8];
@@ -250,11 +335,11 @@ static int make_args(TsContext *ctx, TsKernel *k, const Opts *o, TsTensor *args,
                             d, info.name, info.shape_names[d], info.shape_names[d], info.name);
                     return 0;
                 }
-                shape[d] = atoll(v);
+                shape[d] = strtoll(v, NULL, 10); /* validated when parsed */
             }
         }
-        if (ts_tensor_alloc(&args[p], info.dtype, info.ndim, shape)) {
-            fprintf(stderr, "tilescale: error: cannot allocate '%s'\n", info.name);
+        if (ts_tensor_alloc_ctx(ctx, &args[p], info.dtype, info.ndim, shape, info.name)) {
+            fprintf(stderr, "%s", ts_last_error(ctx));
             return 0;
         }
         if (info.is_output) fill_poison(&args[p]);
@@ -393,10 +478,19 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
             goto done;
         }
     }
-    uint64_t seed = o->have_seed ? o->seed : (uint64_t)time(NULL);
+    /* every --out file must be writable before the kernel runs (and its inputs are made) */
+    for (int i = 0; i < o->nouts; i++)
+        if (ts_npy_check_writable(ctx, o->outs[i].value)) {
+            fprintf(stderr, "%s", ts_last_error(ctx));
+            goto done;
+        }
+    uint64_t seed = o->have_seed ? o->seed : entropy_seed();
     if (!make_args(ctx, k, o, args, seed)) goto done;
-    for (int p = 0; p < np && ref; p++)
-        if (!copy_tensor(&rargs[p], &args[p])) goto done;
+    for (int p = 0; p < np && ref; p++) {
+        TsParamInfo info;
+        ts_kernel_param(k, p, &info);
+        if (!copy_tensor(ctx, &rargs[p], &args[p], info.name)) goto done;
+    }
 
     int64_t grid[3];
     int threads;

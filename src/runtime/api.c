@@ -141,7 +141,7 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     if (!ctx) return TS_ERR_INVALID;
     reset_diag(ctx);
     if (!out || !text || !entry || (ndefs && !defs)) {
-        ts_buf_puts(&ctx->diag.msg, "error: ts_compile_source: NULL argument\n");
+        ts_buf_puts(&ctx->diag.msg, "tilescale: error: ts_compile_source: NULL argument\n");
         return TS_ERR_INVALID;
     }
     *out = NULL;
@@ -157,7 +157,7 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     jmp_buf *volatile saved = NULL;
     jmp_buf oom;
     if (setjmp(oom)) {
-        ts_buf_puts(&ctx->diag.msg, "error: out of memory\n");
+        ts_buf_puts(&ctx->diag.msg, "tilescale: error: out of memory\n");
         ts_kernel_destroy(k);
         return TS_ERR_NOMEM;
     }
@@ -189,7 +189,7 @@ TsStatus ts_compile_file(TsContext *ctx, const char *path, const char *entry,
     size_t len;
     char *text = ts_read_file(path, &len);
     if (!text) {
-        ts_buf_printf(&ctx->diag.msg, "%s: error: cannot read file: %s\n", path, strerror(errno));
+        ts_buf_printf(&ctx->diag.msg, "tilescale: error: %s: cannot read: %s\n", path, ts_file_error(errno));
         return TS_ERR_IO;
     }
     if (strlen(text) != len) {
@@ -249,7 +249,7 @@ TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs) {
     if (!k) return TS_ERR_INVALID;
     reset_diag(k->ctx);
     if (!k->cmod && !k->cumod) {
-        ts_buf_puts(&k->ctx->diag.msg, "error: this kernel was compiled without a build (skip_build)\n");
+        ts_buf_puts(&k->ctx->diag.msg, "tilescale: error: this kernel was compiled without a build (skip_build)\n");
         return TS_ERR_INVALID;
     }
     double t = ts_now_ms();
@@ -264,8 +264,8 @@ TsStatus ts_kernel_launch_device(TsKernel *k, const TsTensor *args, int nargs, v
     reset_diag(k->ctx);
     if (k->target != TS_TARGET_CUDA || !k->cumod) {
         ts_buf_puts(&k->ctx->diag.msg, k->target != TS_TARGET_CUDA
-                                           ? "error: device tensors need a kernel compiled for the CUDA target\n"
-                                           : "error: this kernel was compiled without a build (skip_build)\n");
+                                           ? "tilescale: error: device tensors need a kernel compiled for the CUDA target\n"
+                                           : "tilescale: error: this kernel was compiled without a build (skip_build)\n");
         return TS_ERR_INVALID;
     }
     TsStatus st = TS_OK;

@@ -31,7 +31,10 @@
  */
 #include "runtime/npy.h"
 
+#include "core.h"
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,8 +241,27 @@ TsStatus ts_npy_read(TsDiag *d, const char *path, TsDType *dt, int *ndim, int64_
                      void **data) {
     *data = NULL;
     if (!host_little_endian()) return io_fail(d, path, ".npy files need a little-endian host");
-    FILE *f = fopen(path, "rb");
-    if (!f) return io_fail(d, path, "cannot open: %s", strerror(errno));
+    /* regular files only (a device or FIFO would never end); O_NONBLOCK
+     * so that open() of a FIFO does not wait for a writer */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return io_fail(d, path, "cannot open: %s", strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return io_fail(d, path, "cannot open: %s", strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return io_fail(d, path, "cannot open: %s", S_ISDIR(sb.st_mode) ? strerror(EISDIR) : "not a regular file");
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return io_fail(d, path, "cannot open: %s", strerror(e));
+    }
+    uint64_t fsize = (uint64_t)sb.st_size;
     unsigned char pre[12];
     char *hdr = NULL;
     void *buf = NULL;
@@ -304,6 +326,22 @@ TsStatus ts_npy_read(TsDiag *d, const char *path, TsDType *dt, int *ndim, int64_
         n *= h.shape[i];
     }
     size_t bytes = (size_t)n * item;
+    /* the header's claim against the file's size, before any allocation */
+    uint64_t data_at = 8 + lenbytes + hlen;
+    if (fsize < data_at || fsize - data_at != (uint64_t)bytes) {
+        if (fsize < data_at || fsize - data_at < (uint64_t)bytes)
+            st = io_fail(d, path, "data is truncated: the header's shape needs %zu bytes, the file has %llu",
+                         bytes, (unsigned long long)(fsize < data_at ? 0 : fsize - data_at));
+        else
+            st = io_fail(d, path, "unexpected bytes after the %zu bytes of data", bytes);
+        goto done;
+    }
+    if ((uint64_t)bytes > ts_host_mem_available()) {
+        st = io_fail(d, path, "%zu bytes of data, but only %llu bytes of memory are available", bytes,
+                     (unsigned long long)ts_host_mem_available());
+        d->status = st = TS_ERR_NOMEM;
+        goto done;
+    }
     buf = malloc(bytes ? bytes : 1);
     if (!buf) {
         st = io_fail(d, path, "out of memory for %zu bytes of data", bytes);
@@ -311,7 +349,8 @@ TsStatus ts_npy_read(TsDiag *d, const char *path, TsDType *dt, int *ndim, int64_
     }
     got = fread(buf, 1, bytes, f);
     if (got != bytes) {
-        st = io_fail(d, path, "data is truncated: expected %zu bytes, found %zu", bytes, got);
+        if (ferror(f)) st = io_fail(d, path, "read error: %s", strerror(errno));
+        else st = io_fail(d, path, "data is truncated: expected %zu bytes, found %zu", bytes, got);
         goto done;
     }
     if (fgetc(f) != EOF) {
@@ -369,6 +408,63 @@ static int write_strided(FILE *f, const unsigned char *base, size_t item, int nd
     }
 }
 
+/* Where writing `path` really goes, as NumPy's open(path, "wb") would:
+ * through symbolic links (also dangling ones: the target is created) to
+ * the final name, so that our rename replaces the target and keeps the
+ * link.  Refuses an existing target that is not a regular file (a device
+ * such as /dev/full, a FIFO, a directory): renaming over it would replace
+ * the node itself.  *mode: the existing file's permissions, else 0644. */
+static TsStatus resolve_output(TsDiag *d, const char *path, TsBuf *target, mode_t *mode) {
+    *mode = 0644;
+    target->n = 0;
+    ts_buf_puts(target, path);
+    for (int hops = 0;; hops++) {
+        struct stat sb;
+        if (lstat(target->s, &sb) != 0) {
+            if (errno == ENOENT) return TS_OK; /* a new file */
+            return io_fail(d, path, "cannot write: %s", strerror(errno));
+        }
+        if (S_ISLNK(sb.st_mode)) {
+            if (hops >= 40) return io_fail(d, path, "cannot write: %s", strerror(ELOOP));
+            TsBuf link = {0};
+            size_t cap = 256;
+            ssize_t n;
+            for (;;) { /* readlink does not say how long the text is: grow until it fits */
+                link.n = 0;
+                while (link.n < cap) ts_buf_puts(&link, " ");
+                n = readlink(target->s, link.s, cap);
+                if (n < 0 || (size_t)n < cap) break;
+                cap *= 2;
+            }
+            if (n < 0) {
+                int e = errno;
+                ts_buf_free(&link);
+                return io_fail(d, path, "cannot write: %s", strerror(e));
+            }
+            link.s[n] = 0;
+            link.n = (size_t)n;
+            if (link.s[0] != '/') { /* relative to the link's directory */
+                const char *slash = strrchr(target->s, '/');
+                if (slash) {
+                    TsBuf nt = {0};
+                    ts_buf_putn(&nt, target->s, (size_t)(slash - target->s) + 1);
+                    ts_buf_puts(&nt, link.s);
+                    ts_buf_free(&link);
+                    link = nt;
+                }
+            }
+            ts_buf_free(target);
+            *target = link;
+            continue;
+        }
+        if (!S_ISREG(sb.st_mode))
+            return io_fail(d, path, "cannot write: %s is not a regular file%s", target->s,
+                           S_ISDIR(sb.st_mode) ? " (a directory)" : " (refusing to replace it)");
+        *mode = sb.st_mode & 0777;
+        return TS_OK;
+    }
+}
+
 TsStatus ts_npy_write(TsDiag *d, const char *path, TsDType dt, int ndim, const int64_t *shape,
                       const int64_t *strides, const void *data) {
     const char *descr = descr_of(dt);
@@ -392,16 +488,24 @@ TsStatus ts_npy_write(TsDiag *d, const char *path, TsDType dt, int ndim, const i
     while ((pre + h.n + 1) % 64) ts_buf_puts(&h, " ");
     ts_buf_puts(&h, "\n");
 
-    TsBuf tmp = {0};
-    ts_buf_printf(&tmp, "%s.tmp-XXXXXX", path);
+    TsBuf target = {0}, tmp = {0};
+    mode_t mode = 0644;
+    TsStatus rs = resolve_output(d, path, &target, &mode);
+    if (rs) {
+        ts_buf_free(&h);
+        ts_buf_free(&target);
+        return rs;
+    }
+    ts_buf_printf(&tmp, "%s.tmp-XXXXXX", target.s);
     int fd = mkstemp(tmp.s);
     if (fd < 0) {
         TsStatus st = io_fail(d, path, "cannot create: %s", strerror(errno));
         ts_buf_free(&h);
         ts_buf_free(&tmp);
+        ts_buf_free(&target);
         return st;
     }
-    fchmod(fd, 0644);
+    fchmod(fd, mode);
     FILE *f = fdopen(fd, "wb");
     if (!f) {
         close(fd);
@@ -409,6 +513,7 @@ TsStatus ts_npy_write(TsDiag *d, const char *path, TsDType dt, int ndim, const i
         TsStatus st = io_fail(d, path, "cannot write: %s", strerror(errno));
         ts_buf_free(&h);
         ts_buf_free(&tmp);
+        ts_buf_free(&target);
         return st;
     }
     unsigned char magic[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', (unsigned char)(v2 ? 2 : 1), 0};
@@ -423,11 +528,15 @@ TsStatus ts_npy_write(TsDiag *d, const char *path, TsDType dt, int ndim, const i
         else bad = fwrite(data, item, (size_t)n, f) != (size_t)n;
     }
     int err = errno;
+    if (!bad && fflush(f) != 0) { /* ENOSPC, EIO, EFBIG surface here at the latest */
+        bad = 1;
+        err = errno;
+    }
     if (fclose(f) != 0 && !bad) {
         bad = 1;
         err = errno;
     }
-    if (!bad && rename(tmp.s, path) != 0) {
+    if (!bad && rename(tmp.s, target.s) != 0) {
         bad = 1;
         err = errno;
     }
@@ -438,6 +547,35 @@ TsStatus ts_npy_write(TsDiag *d, const char *path, TsDType dt, int ndim, const i
     }
     ts_buf_free(&h);
     ts_buf_free(&tmp);
+    ts_buf_free(&target);
+    return st;
+}
+
+TsStatus ts_npy_check_writable(TsContext *ctx, const char *path) {
+    if (!ctx || !path) return TS_ERR_INVALID;
+    ctx->diag.msg.n = 0;
+    if (ctx->diag.msg.s) ctx->diag.msg.s[0] = 0;
+    ctx->diag.status = TS_OK;
+    TsBuf target = {0};
+    mode_t mode;
+    TsStatus st = resolve_output(&ctx->diag, path, &target, &mode);
+    if (!st) {
+        /* the temporary file is created beside the target, then renamed over it */
+        TsBuf dir = {0};
+        const char *slash = strrchr(target.s, '/');
+        if (!slash) ts_buf_puts(&dir, ".");
+        else if (slash == target.s) ts_buf_puts(&dir, "/");
+        else ts_buf_putn(&dir, target.s, (size_t)(slash - target.s));
+        struct stat sb;
+        if (stat(dir.s, &sb) != 0) st = io_fail(&ctx->diag, path, "cannot write: %s: %s", dir.s, strerror(errno));
+        else if (!S_ISDIR(sb.st_mode)) st = io_fail(&ctx->diag, path, "cannot write: %s is not a directory", dir.s);
+        else if (access(dir.s, W_OK | X_OK) != 0)
+            st = io_fail(&ctx->diag, path, "cannot write: directory %s: %s", dir.s, strerror(errno));
+        else if (access(target.s, F_OK) == 0 && access(target.s, W_OK) != 0)
+            st = io_fail(&ctx->diag, path, "cannot write: %s", strerror(errno));
+        ts_buf_free(&dir);
+    }
+    ts_buf_free(&target);
     return st;
 }
 

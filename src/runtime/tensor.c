@@ -3,9 +3,10 @@
  * allocation, row-major element access as double (with float16, bfloat16
  * and float8 rounding), used to fill random inputs and compare outputs.
  */
-#include "base/base.h"
+#include "core.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,26 +86,37 @@ static uint8_t float_to_fp8(float f, int e4m3) {
 
 int64_t ts_tensor_numel(const TsTensor *t) {
     int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    for (int i = 0; i < t->ndim; i++)
+        if (__builtin_mul_overflow(n, t->shape[i], &n)) return -1;
     return n;
+}
+
+/* Bytes of a contiguous dt tensor of this shape, or a status: INVALID for
+ * a negative extent or bad dtype, NOMEM when the count overflows 64 bits
+ * or exceeds what the host can give (calloc would succeed lazily and the
+ * OOM killer end the process when the data is touched). */
+static TsStatus tensor_bytes(TsDType dt, int ndim, const int64_t *shape, uint64_t *bytes) {
+    *bytes = 0;
+    if (!ts_dtype_info(dt) || ndim < 0 || ndim > 8 || (ndim > 0 && !shape)) return TS_ERR_INVALID;
+    uint64_t n = (uint64_t)(ts_dtype_bits(dt) / 8), ov = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) return TS_ERR_INVALID;
+        if (__builtin_mul_overflow(n, (uint64_t)shape[i], &n)) ov = 1;
+    }
+    *bytes = ov ? UINT64_MAX : n;
+    if (ov || n >= (uint64_t)PTRDIFF_MAX || n > ts_host_mem_available()) return TS_ERR_NOMEM;
+    return TS_OK;
 }
 
 TsStatus ts_tensor_alloc(TsTensor *t, TsDType dt, int ndim, const int64_t *shape) {
     memset(t, 0, sizeof *t);
-    if (!ts_dtype_info(dt) || ndim < 0 || ndim > 8) return TS_ERR_INVALID;
+    uint64_t bytes;
+    TsStatus st = tensor_bytes(dt, ndim, shape, &bytes);
+    if (st) return st;
     int64_t *sh = calloc((size_t)(ndim ? ndim : 1), sizeof(int64_t));
     if (!sh) return TS_ERR_NOMEM;
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0) {
-            free(sh);
-            return TS_ERR_INVALID;
-        }
-        sh[i] = shape[i];
-        n *= shape[i];
-    }
-    size_t bytes = (size_t)n * (size_t)(ts_dtype_bits(dt) / 8);
-    t->data = calloc(bytes ? bytes : 1, 1);
+    for (int i = 0; i < ndim; i++) sh[i] = shape[i];
+    t->data = calloc(bytes ? (size_t)bytes : 1, 1);
     if (!t->data) {
         free(sh);
         return TS_ERR_NOMEM;
@@ -114,6 +126,36 @@ TsStatus ts_tensor_alloc(TsTensor *t, TsDType dt, int ndim, const int64_t *shape
     t->shape = sh;
     t->strides = NULL;
     return TS_OK;
+}
+
+TsStatus ts_tensor_alloc_ctx(TsContext *ctx, TsTensor *t, TsDType dt, int ndim, const int64_t *shape,
+                             const char *name) {
+    if (!ctx || !t) return TS_ERR_INVALID;
+    ctx->diag.msg.n = 0;
+    if (ctx->diag.msg.s) ctx->diag.msg.s[0] = 0;
+    uint64_t bytes;
+    TsStatus st = tensor_bytes(dt, ndim, shape, &bytes);
+    if (!st) st = ts_tensor_alloc(t, dt, ndim, shape);
+    else memset(t, 0, sizeof *t);
+    if (!st) return TS_OK;
+    TsBuf sh = {0};
+    for (int i = 0; i < ndim && shape; i++) ts_buf_printf(&sh, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    const char *nm = name ? name : "tensor";
+    if (st == TS_ERR_INVALID)
+        ts_diag_add(&ctx->diag, (TsLoc){0}, "error", "cannot allocate '%s': invalid shape [%s] or dtype", nm,
+                    ts_buf_str(&sh));
+    else if (bytes == UINT64_MAX)
+        ts_diag_add(&ctx->diag, (TsLoc){0}, "error",
+                    "cannot allocate '%s': %s[%s] has more bytes than fit in 64 bits", nm, ts_dtype_name(dt),
+                    ts_buf_str(&sh));
+    else
+        ts_diag_add(&ctx->diag, (TsLoc){0}, "error",
+                    "cannot allocate '%s': %s[%s] needs %llu bytes, but only %llu bytes of memory are available",
+                    nm, ts_dtype_name(dt), ts_buf_str(&sh), (unsigned long long)bytes,
+                    (unsigned long long)ts_host_mem_available());
+    ts_buf_free(&sh);
+    ctx->diag.status = st;
+    return st;
 }
 
 void ts_tensor_free(TsTensor *t) {
