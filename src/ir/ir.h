@@ -322,6 +322,7 @@ struct IrKernel {
     /* Facts recorded by annotations, used by the CUDA backend. */
     int swizzle_panel;        /* T.use_swizzle(panel_size) or 0 */
     bool may_block;           /* waits on other blocks/ranks: run blocks as coroutines */
+    const char *layout_note;  /* why layout_inference left fragments in shared memory, or NULL */
     IrVar *tid;               /* thread-level IR: the flat thread index (0 .. threads-1),
                                  made by ir_kernel_tid; NULL before the CUDA passes */
     /* A prim_func with several `with T.Kernel` blocks is a chain of kernels

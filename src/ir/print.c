@@ -626,6 +626,10 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "may_block\n");
     }
+    if (k->layout_note) {
+        ts_buf_indent(b, 1);
+        ts_buf_printf(b, "# fragments stay in shared memory: %s\n", k->layout_note);
+    }
     for (int i = 0; i < 3; i++) {
         if (!k->block_idx[i]) continue;
         ts_buf_indent(b, 1);

@@ -54,7 +54,13 @@ typedef enum TsReduceKind {
 typedef enum TsOpInst {
     TS_OP_INST_LOOPS,    /* lowered to loops of loads and stores (never seen after lowering) */
     TS_OP_INST_MMA_SYNC, /* GEMM kept for the CUDA code generator: warp-tiled
-                            mma.sync.m16n8k16 on operands in shared memory */
+                            mma.sync.m16n8k16 on operands in shared memory
+                            or, once layout inference gave them layouts,
+                            register fragments */
+    TS_OP_INST_FRAGMENT, /* kept for the CUDA layout_inference pass, which
+                            lowers it by the fragments' layouts (T.reduce on
+                            register fragments: warp shuffles) or, when it
+                            gives no layouts, by the generic lowering */
 } TsOpInst;
 
 typedef enum TsGemmPolicy {

@@ -44,5 +44,6 @@ void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *ti
 void ts_pass_verify(TsPassCtx *cx);
 void ts_pass_simplify(TsPassCtx *cx);
 void ts_pass_lower_tile_ops(TsPassCtx *cx);
+void ts_pass_layout_inference(TsPassCtx *cx);
 
 #endif

@@ -55,6 +55,10 @@ const TsPass ts_passes[] = {
      "fold constants, simplify integer arithmetic, drop dead ifs and empty loops", TS_PASS_ALL},
     {"lower_tile_ops", ts_pass_lower_tile_ops,
      "replace tile operators (copy, gemm, reduce, ...) by loops of loads and stores", TS_PASS_ALL},
+    {"layout_inference", ts_pass_layout_inference,
+     "CUDA: fragments get layouts (mma.sync accumulators, their rows, cyclic) and live in registers; "
+     "T.Parallel loops and row reductions over them become thread-level code; gemm operand tiles get swizzles",
+     TS_PASS_CUDA},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed and has no tile operator left", TS_PASS_ALL},
     {NULL, NULL, NULL, 0},

@@ -128,7 +128,11 @@ static void test_eligibility(void) {
         int has = strstr(src, "ts_gemm_0(") != NULL && strstr(src, "mma.sync.aligned.m16n8k16") != NULL;
         if (has != cases[i].mma) fprintf(stderr, "%s: tensor-core call %s\n", cases[i].defs, has ? "present" : "absent");
         CHECK_EQ_INT(cases[i].mma, has);
-        if (cases[i].mma) CHECK_CONTAINS(src, strstr(cases[i].defs, "bfloat16") ? "ts_mma_bf16(acc" : "ts_mma_f16(acc");
+        /* fragment accumulators live in registers (layout inference), shared ones are loaded per call */
+        const char *want = strstr(cases[i].defs, "bfloat16") ? "ts_mma_bf16(" : "ts_mma_f16(";
+        if (cases[i].mma) CHECK_CONTAINS(src, want);
+        if (cases[i].mma && strstr(cases[i].defs, "cscope=fragment"))
+            CHECK_CONTAINS(src, "float *C, int tid) {"); /* the register-mode signature */
         free(src);
     }
     /* the switch */
@@ -149,7 +153,8 @@ static void test_eligibility(void) {
         CHECK_CONTAINS(ts_kernel_source(k), "ts_gemm_0(");
         CHECK_CONTAINS(ts_kernel_source(k), "ts_gemm_1(");
         CHECK_CONTAINS(ts_kernel_source(k), "C[64 x 64] += A * B^T over K = 64"); /* Q K^T */
-        CHECK_CONTAINS(ts_kernel_source(k), "C[64 x 64] += A * B over K = 64");   /* P V */
+        CHECK_CONTAINS(ts_kernel_source(k), "C[64 x 64] += A(registers) * B over K = 64"); /* P V, P in registers */
+        CHECK_CONTAINS(ts_kernel_source(k), "warps 4 x 1, registers");                  /* FullRow */
     }
     ts_kernel_destroy(k);
 }

@@ -363,7 +363,7 @@ static void test_passes(void) {
     CHECK_EQ_INT(TS_ERR_PARAM, d.status);
     CHECK_CONTAINS(ts_buf_str(&d.msg),
                    "unknown pass 'nonsense' for --dump-after; valid passes: verify, simplify, "
-                   "lower_tile_ops, verify_lowered");
+                   "lower_tile_ops, layout_inference, verify_lowered");
     ts_buf_free(&d.msg);
 
     failed = 0;

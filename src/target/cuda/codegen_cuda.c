@@ -166,6 +166,9 @@ static const char *const prelude[] = {
     "    asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(N) : \"memory\");\n"
     "#endif\n"
     "}\n"
+    /* warp shuffles (IR_SHFL_XOR; the lane mask arrives as a float) */
+    "TS_DEV float ts_shfl_xor_f(float v, float m) { return __shfl_xor_sync(0xffffffffu, v, (int)m); }\n"
+    "TS_DEV double ts_shfl_xor_d(double v, double m) { return __shfl_xor_sync(0xffffffffu, v, (int)m); }\n"
     /* 16-byte-chunk XOR swizzle of a shared-memory element offset (IrSwizzle:
      * bits [M, M+B) are XORed with bits [M+S, M+S+B)) */
     "#define TS_SWZ(o, B, M, S) ((o) ^ ((((o) >> ((M) + (S))) & ((1 << (B)) - 1)) << (M)))\n\n",
@@ -553,6 +556,121 @@ void ts_cuda_mma_emit(TsBuf *o, const char *name, const TsCudaMma *p) {
                    "}\n\n");
 }
 
+/*
+ * Register mode: warp w owns the sub-tile at warp row w / wn, column w % wn
+ * of C for the whole call (the MMA_C layout of layout.h), C lives in the
+ * caller's registers as acc[i][j][e] flattened, and A/B offsets go through
+ * the tiles' XOR swizzle (TS_SWZ) before every shared access, so ldmatrix
+ * row addresses stay 16-byte chunks.  A register A operand is the MMA_C
+ * layout of the m x k tile: n8 tiles 2s and 2s+1 of it are the a0..a3 of
+ * k16 step s (PTX ISA, mma.m16n8k16 A and C fragment tables).
+ */
+void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
+    int WM = p->m / p->wm, WN = p->n / p->wn;
+    const char *cvt = p->bf16 ? "ts_bf2f" : "ts_h2f";
+    ts_buf_printf(o, "/* C[%d x %d] %s= A%s%s * B%s over K = %d (%s); warps %d x %d, registers */\n", p->m, p->n,
+                  p->clear ? "" : "+", p->trans_a ? "^T" : "", p->areg ? "(registers)" : "", p->trans_b ? "^T" : "", p->k,
+                  p->bf16 ? "bfloat16" : "float16", p->wm, p->wn);
+    ts_buf_printf(o, "TS_DEV void %s(const ts_u16 *A, int a_off, const ts_u16 *B, int b_off, float *C, int tid) {\n", name);
+    ts_buf_printf(o, "    enum { K = %d, LDA = %d, LDB = %d, WM = %d, WN = %d, MI = %d, NI = %d, WGN = %d, NK8 = %d };\n", p->k,
+                  p->lda, p->ldb, WM, WN, WM / 16, WN / 8, p->wn, p->k / 8);
+    if (p->swz_a) ts_buf_printf(o, "#define TS_SA(o) TS_SWZ(o, 3, 3, %d)\n", p->swz_a - 1);
+    else ts_buf_puts(o, "#define TS_SA(o) (o)\n");
+    if (p->swz_b) ts_buf_printf(o, "#define TS_SB(o) TS_SWZ(o, 3, 3, %d)\n", p->swz_b - 1);
+    else ts_buf_puts(o, "#define TS_SB(o) (o)\n");
+    ts_buf_printf(o, "#define TS_AI(r, c) TS_SA(a_off + (%s))\n", p->trans_a ? "(c) * LDA + (r)" : "(r) * LDA + (c)");
+    ts_buf_printf(o, "#define TS_BI(r, c) TS_SB(b_off + (%s))\n", p->trans_b ? "(c) * LDB + (r)" : "(r) * LDB + (c)");
+    ts_buf_puts(o, "    const int lane = tid & 31, w = tid >> 5, g = lane >> 2, t = lane & 3;\n"
+                   "    const int m0 = (w / WGN) * WM, n0 = (w % WGN) * WN;\n"
+                   "    (void)g; (void)t; (void)a_off; (void)b_off;\n");
+    if (p->clear)
+        ts_buf_puts(o, "#pragma unroll\n"
+                       "    for (int i = 0; i < MI * NI * 4; i++) C[i] = 0.0f;\n");
+    ts_buf_puts(o, "#pragma unroll\n"
+                   "    for (int k0 = 0; k0 < K; k0 += 16) {\n"
+                   "#if TS_HAS_MMA\n"
+                   "        ts_u32 a[MI][4], b[NI][2];\n"
+                   "#pragma unroll\n"
+                   "        for (int i = 0; i < MI; i++) {\n");
+    if (p->areg)
+        ts_buf_puts(o, "            const int q = (i * NK8 + (k0 >> 3)) * 4;\n"
+                       "            a[i][0] = ts_pack2(A[q], A[q + 1]);\n"
+                       "            a[i][1] = ts_pack2(A[q + 2], A[q + 3]);\n"
+                       "            a[i][2] = ts_pack2(A[q + 4], A[q + 5]);\n"
+                       "            a[i][3] = ts_pack2(A[q + 6], A[q + 7]);\n");
+    else if (p->ldsm_a && !p->trans_a)
+        ts_buf_puts(o, "            ts_ldsm_x4(a[i], A + TS_SA(a_off + (m0 + i * 16 + (lane & 15)) * LDA + k0 + (lane >> 4) * 8));\n");
+    else if (p->ldsm_a)
+        ts_buf_puts(o, "            ts_ldsm_x4_t(a[i], A + TS_SA(a_off + (k0 + (lane & 7) + (lane >> 4) * 8) * LDA + m0 + i * 16 +\n"
+                       "                                         ((lane >> 3) & 1) * 8));\n");
+    else
+        ts_buf_puts(o, "            const int r = m0 + i * 16 + g, c = k0 + 2 * t;\n"
+                       "            a[i][0] = ts_pack2(A[TS_AI(r, c)], A[TS_AI(r, c + 1)]);\n"
+                       "            a[i][1] = ts_pack2(A[TS_AI(r + 8, c)], A[TS_AI(r + 8, c + 1)]);\n"
+                       "            a[i][2] = ts_pack2(A[TS_AI(r, c + 8)], A[TS_AI(r, c + 9)]);\n"
+                       "            a[i][3] = ts_pack2(A[TS_AI(r + 8, c + 8)], A[TS_AI(r + 8, c + 9)]);\n");
+    ts_buf_puts(o, "        }\n");
+    if (p->ldsm_b) {
+        const char *x4 = p->trans_b ? "ts_ldsm_x4" : "ts_ldsm_x4_t", *x2 = p->trans_b ? "ts_ldsm_x2" : "ts_ldsm_x2_t";
+        const char *addr4 = p->trans_b ? "B + TS_SB(b_off + (n0 + j * 8 + (lane & 7) + (lane >> 4) * 8) * LDB + k0 + ((lane >> 3) & 1) * 8)"
+                                       : "B + TS_SB(b_off + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8 + (lane >> 4) * 8)";
+        const char *addr2 = p->trans_b ? "B + TS_SB(b_off + (n0 + j * 8 + (lane & 7)) * LDB + k0 + ((lane >> 3) & 1) * 8)"
+                                       : "B + TS_SB(b_off + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8)";
+        ts_buf_printf(o,
+                      "#pragma unroll\n"
+                      "        for (int j = 0; j + 1 < NI; j += 2) {\n"
+                      "            ts_u32 q[4];\n"
+                      "            %s(q, %s);\n"
+                      "            b[j][0] = q[0];\n"
+                      "            b[j][1] = q[1];\n"
+                      "            b[j + 1][0] = q[2];\n"
+                      "            b[j + 1][1] = q[3];\n"
+                      "        }\n",
+                      x4, addr4);
+        if ((WN / 8) % 2)
+            ts_buf_printf(o,
+                          "        {\n"
+                          "            const int j = NI - 1;\n"
+                          "            %s(b[j], %s);\n"
+                          "        }\n",
+                          x2, addr2);
+    } else {
+        ts_buf_puts(o, "#pragma unroll\n"
+                       "        for (int j = 0; j < NI; j++) {\n"
+                       "            const int n = n0 + j * 8 + g, r = k0 + 2 * t;\n"
+                       "            b[j][0] = ts_pack2(B[TS_BI(r, n)], B[TS_BI(r + 1, n)]);\n"
+                       "            b[j][1] = ts_pack2(B[TS_BI(r + 8, n)], B[TS_BI(r + 9, n)]);\n"
+                       "        }\n");
+    }
+    ts_buf_printf(o,
+                  "#pragma unroll\n"
+                  "        for (int i = 0; i < MI; i++)\n"
+                  "#pragma unroll\n"
+                  "            for (int j = 0; j < NI; j++) %s(C + (i * NI + j) * 4, a[i], b[j]);\n"
+                  "#else\n",
+                  p->bf16 ? "ts_mma_bf16" : "ts_mma_f16");
+    if (p->areg)
+        ts_buf_puts(o, "        asm volatile(\"trap;\"); /* register A operands need mma.sync (sm_80+) */\n");
+    else
+        ts_buf_printf(o,
+                      "        for (int i = 0; i < MI; i++)\n"
+                      "            for (int j = 0; j < NI; j++)\n"
+                      "                for (int e = 0; e < 4; e++) {\n"
+                      "                    const int r = m0 + i * 16 + g + (e >> 1) * 8, c = n0 + j * 8 + 2 * t + (e & 1);\n"
+                      "                    float s = C[(i * NI + j) * 4 + e];\n"
+                      "                    for (int kk = k0; kk < k0 + 16; kk++) s += %s(A[TS_AI(r, kk)]) * %s(B[TS_BI(kk, c)]);\n"
+                      "                    C[(i * NI + j) * 4 + e] = s;\n"
+                      "                }\n",
+                      cvt, cvt);
+    ts_buf_puts(o, "#endif\n"
+                   "    }\n"
+                   "#undef TS_SA\n"
+                   "#undef TS_SB\n"
+                   "#undef TS_AI\n"
+                   "#undef TS_BI\n"
+                   "}\n\n");
+}
+
 /* ---- generator state ----------------------------------------------------- */
 
 /* Where a buffer lives in generated code. */
@@ -634,6 +752,7 @@ static const char *const cu_storage[TS_DTYPE_COUNT] = {
 };
 
 static const char *const cu_intrin[IR_INTRINSIC_COUNT][2] = {
+    [IR_SHFL_XOR] = {"ts_shfl_xor_f", "ts_shfl_xor_d"},
     [IR_EXP] = {"expf", "exp"}, [IR_EXP2] = {"exp2f", "exp2"}, [IR_LOG] = {"logf", "log"},
     [IR_LOG2] = {"log2f", "log2"}, [IR_SQRT] = {"sqrtf", "sqrt"}, [IR_RSQRT] = {"__frsqrt_rn", "rsqrt"},
     [IR_ABS] = {"fabsf", "fabs"}, [IR_SIN] = {"sinf", "sin"}, [IR_COS] = {"cosf", "cos"},
@@ -726,7 +845,8 @@ static void mark_stmt(Cg *g, const IrStmt *s, int vary) {
         for (int i = 0; i < s->seq.n; i++) mark_stmt(g, s->seq.v[i], vary);
         return;
     case IR_S_FOR: {
-        int v = vary || s->for_.kind == IR_FOR_PARALLEL || expr_varying(g, s->for_.min) ||
+        int v = vary || s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD ||
+                expr_varying(g, s->for_.min) ||
                 expr_varying(g, s->for_.extent);
         if (v) mark_var(g, s->for_.var);
         mark_stmt(g, s->for_.body, v);
@@ -870,8 +990,20 @@ static int cu_var(TsCxGen *x, const IrExpr *e) {
 
 /* Element offset of buf[idx] in 64-bit arithmetic, constant terms folded.
  * (A shared-memory swizzle will be applied here.) */
-static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
+static void emit_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
     ts_cx_index(cx(g), cb->buf, cb->name, cb->param >= 0, cb->strides, idx, nidx, loc);
+}
+
+/* The element offset of buf[idx], through the buffer's swizzle. */
+static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
+    const IrSwizzle *z = &cb->buf->swizzle;
+    if (z->kind != IR_SWIZZLE_XOR) {
+        emit_index_raw(g, cb, idx, nidx, loc);
+        return;
+    }
+    out(g, "TS_SWZ((");
+    emit_index_raw(g, cb, idx, nidx, loc);
+    outf(g, "), %d, %d, %d)", z->bits, z->base, z->shift);
 }
 
 /* buf[idx] as an lvalue/rvalue of the storage type; volatile for global
@@ -1131,7 +1263,20 @@ static int vec_match(Cg *g, const IrStmt *body, const IrVar *j, int64_t ext, Vec
 
 /* Element offset of buf[idx] for the vector path: global in 64 bits with
  * the last stride (checked == 1) left out; shared in 32 bits when small. */
+static void emit_vec_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx);
+
 static void emit_vec_index(Cg *g, const CgBuf *cb, IrExpr *const *idx) {
+    const IrSwizzle *z = &cb->buf->swizzle;
+    if (z->kind != IR_SWIZZLE_XOR) {
+        emit_vec_index_raw(g, cb, idx);
+        return;
+    }
+    out(g, "TS_SWZ((");
+    emit_vec_index_raw(g, cb, idx);
+    outf(g, "), %d, %d, %d)", z->bits, z->base, z->shift);
+}
+
+static void emit_vec_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx) {
     const IrBuffer *b = cb->buf;
     int global = cb->param >= 0, last = b->ndim - 1, narrow = !global && cb->elems < ((int64_t)1 << 31);
     int64_t konst = 0, c;
@@ -1500,7 +1645,40 @@ static void emit_distributed(Cg *g, const IrStmt *s) {
     emit_sync(g);
 }
 
+/* A loop bound to a thread range (thread-level IR): the thread whose flat
+ * index is in [min, min + extent) runs the body once with the loop variable
+ * equal to that index. */
+static void emit_thread_range(Cg *g, const IrStmt *s) {
+    const IrVar *v = s->for_.var;
+    const char *n = ts_cx_name(g->a, v->name, v->id);
+    line_start(g);
+    outf(g, "{\n");
+    g->ind++;
+    line_start(g);
+    outf(g, "const %s %s = (%s)ts_tid;\n", compute_ctype(g, v->dt, s->loc), n, compute_ctype(g, v->dt, s->loc));
+    line_start(g);
+    outf(g, "if (%s >= ", n);
+    emit_expr(g, s->for_.min);
+    outf(g, " && %s < (", n);
+    emit_expr(g, s->for_.min);
+    out(g, ") + (");
+    emit_expr(g, s->for_.extent);
+    out(g, ")) ");
+    g->dist_loops++;
+    emit_block(g, s->for_.body);
+    g->dist_loops--;
+    out(g, "\n");
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+}
+
 static void emit_for(Cg *g, const IrStmt *s) {
+    if (s->for_.kind == IR_FOR_THREAD) {
+        if (g->ctx == CTX_UNIFORM) emit_divergent(g, s);
+        else emit_thread_range(g, s);
+        return;
+    }
     if (g->ctx == CTX_UNIFORM) {
         if (s->for_.kind == IR_FOR_PARALLEL) {
             emit_distributed(g, s);
@@ -1840,6 +2018,21 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
     sync_if_pending(g);
     line_start(g);
     outf(g, "ts_gemm_%d(", site->fn);
+    if (g->mma_fns.v[site->fn].creg) {
+        for (int r = 0; r < 2; r++) {
+            const CgBuf *cb = find_buf(g, op->r[r].buf, s->loc);
+            if (is_private(cb->buf)) {
+                outf(g, "%s, 0, ", cb->name);
+                continue;
+            }
+            outf(g, "%s, (int)(", cb->name);
+            emit_index_raw(g, cb, op->r[r].start, op->r[r].ndim, s->loc);
+            out(g, "), ");
+        }
+        outf(g, "%s, ts_tid);\n", find_buf(g, op->r[2].buf, s->loc)->name);
+        emit_sync(g);
+        return;
+    }
     for (int r = 0; r < 3; r++) {
         const CgBuf *cb = find_buf(g, op->r[r].buf, s->loc);
         outf(g, "%s + (", cb->name);
@@ -1959,7 +2152,9 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
  * through emit_index, which uses the strides.
  */
 static int64_t row_pad(const Cg *g, const IrBuffer *b, int64_t row_elems) {
-    if (!g->pad_rows || b->ndim < 2 || b->scope == IR_SCOPE_GLOBAL || is_private(b)) return 0;
+    if (!g->pad_rows || b->ndim < 2 || b->scope == IR_SCOPE_GLOBAL || is_private(b) ||
+        b->swizzle.kind != IR_SWIZZLE_NONE)
+        return 0;
     int64_t es = (ts_dtype_bits(b->dt) + 7) / 8, bytes = row_elems * es;
     for (int i = 0; i < g->mma_ab.n; i++)
         if (g->mma_ab.v[i] == b && es == 2 && bytes % 16 == 0 && (bytes / 16) % 2 == 0) return 8;
@@ -2091,12 +2286,33 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     TsCudaMma p;
     memset(&p, 0, sizeof p);
     int na = A->ndim, nc = C->ndim;
+    const IrLayout *cl = C->buf->layout, *al = A->buf->layout;
+    if (cl) { /* register mode: C (and maybe A) in registers by their layouts */
+        if (cl->kind != IR_LAYOUT_MMA_C || (al && al->kind != IR_LAYOUT_MMA_C))
+            ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: gemm registers without mma layouts");
+        p.creg = 1;
+        p.m = (int)cl->p[0];
+        p.n = (int)cl->p[1];
+        p.wm = (int)cl->p[2];
+        p.wn = (int)cl->p[3];
+        if (al) {
+            p.areg = 1;
+            p.k = (int)al->p[1];
+        } else {
+            p.k = region_ext(g, A, op->trans_a ? na - 2 : na - 1, s->loc);
+            p.lda = region_ld(g, A, s->loc, 8, &p.ldsm_a);
+            if (A->buf->swizzle.kind == IR_SWIZZLE_XOR) p.swz_a = 1 + A->buf->swizzle.shift;
+        }
+        p.ldb = region_ld(g, B, s->loc, 8, &p.ldsm_b);
+        if (B->buf->swizzle.kind == IR_SWIZZLE_XOR) p.swz_b = 1 + B->buf->swizzle.shift;
+    } else {
     p.m = region_ext(g, C, nc - 2, s->loc);
     p.n = region_ext(g, C, nc - 1, s->loc);
     p.k = region_ext(g, A, op->trans_a ? na - 2 : na - 1, s->loc);
     p.lda = region_ld(g, A, s->loc, 8, &p.ldsm_a);
     p.ldb = region_ld(g, B, s->loc, 8, &p.ldsm_b);
     p.ldc = region_ld(g, C, s->loc, 2, &p.c2);
+    }
     p.trans_a = op->trans_a != 0;
     p.trans_b = op->trans_b != 0;
     p.bf16 = A->buf->dt == TS_BFLOAT16;
@@ -2105,7 +2321,7 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     if (p.m % 16 || p.n % 8 || p.k % 16 || p.nwarps < 1 || g->nthreads % 32)
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: gemm %dx%dx%d on %d threads is not for tensor cores",
                    p.m, p.n, p.k, g->nthreads);
-    ts_cuda_mma_plan(&p);
+    if (!p.creg) ts_cuda_mma_plan(&p);
     int fn = -1;
     for (int i = 0; i < g->mma_fns.n && fn < 0; i++)
         if (!memcmp(&g->mma_fns.v[i], &p, sizeof p)) fn = i;
@@ -2307,7 +2523,8 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         for (int i = 0; i < g.mma_fns.n; i++) {
             char name[32];
             snprintf(name, sizeof name, "ts_gemm_%d", i);
-            ts_cuda_mma_emit(o, name, &g.mma_fns.v[i]);
+            if (g.mma_fns.v[i].creg) ts_cuda_mma_emit_reg(o, name, &g.mma_fns.v[i]);
+            else ts_cuda_mma_emit(o, name, &g.mma_fns.v[i]);
         }
     }
     emit_kernel(&g);

@@ -111,6 +111,13 @@ typedef struct TsCudaMma {
     int cm, cn;          /* one warp's C sub-tile per round (ts_cuda_mma_plan) */
     int ldsm_a, ldsm_b;  /* A / B rows 16-byte aligned: ldmatrix, else 16-bit loads */
     int c2;              /* C pairs 8-byte aligned: 64-bit loads and stores */
+    /* Register mode (layout inference gave the fragments layouts): C is a
+     * per-thread register array in the MMA_C layout of a wm x wn warp grid
+     * (layout.h), each warp owning one sub-tile for the whole call; A may
+     * be a register array too (areg: MMA_C layout of m x k, wn == 1). */
+    int creg, areg;      /* C / A in registers */
+    int wm, wn;          /* the warp grid of C's layout */
+    int swz_a, swz_b;    /* A / B tiles XOR-swizzled: 1 + the swizzle's shift (IrSwizzle, bits 3, base 3); 0: none */
 } TsCudaMma;
 
 /* Choose p->cm, p->cn from p->m, p->n, p->nwarps. */
@@ -120,6 +127,13 @@ void ts_cuda_mma_plan(TsCudaMma *p);
  * float *C, int tid)` for p, appended to o; A, B, C point at element
  * (0, 0) of each matrix, tid is the thread's index in the block. */
 void ts_cuda_mma_emit(TsBuf *o, const char *name, const TsCudaMma *p);
+
+/* Register mode (p->creg): `void name(const ts_u16 *A, int a_off, const
+ * ts_u16 *B, int b_off, float *C, int tid)`: A and B are the shared tiles'
+ * base pointers and a_off / b_off the element offsets of the operands in
+ * them (before swizzling), or A is the register array (areg, a_off 0); C
+ * is the thread's accumulator registers. */
+void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p);
 
 /* ---- nvrtc.c --------------------------------------------------------------- */
 

@@ -1,0 +1,938 @@
+/*
+ * layout_inference.c — fragments in registers (CUDA): give every fragment
+ * buffer a layout (element -> thread, local index) and rewrite the code
+ * that touches fragments into thread-level IR that follows those layouts.
+ *
+ * It runs after lower_tile_ops, on IR where T.copy/T.fill/T.clear and the
+ * user's T.Parallel loops are perfectly nested parallel loop chains
+ * ("nests"), tensor-core gemms are kept tile ops (TS_OP_INST_MMA_SYNC) and
+ * T.reduce on fragments is kept too (TS_OP_INST_FRAGMENT).  Three steps:
+ *
+ * 1. Inference.  Layouts fixed by an instruction come first: the
+ *    accumulator of an mma.sync gemm gets MMA_C for the gemm's warp grid
+ *    (T.GemmWarpPolicy), a register A operand (FlashAttention's P) the
+ *    MMA_C of its own shape with the same warp rows.  They propagate
+ *    through nests (a fragment indexed by the nest's variables in order
+ *    takes the layout of another indexed so; one indexed by the row
+ *    variable alone takes the row projection MMA_ROWS) and through
+ *    reductions along rows (the destination takes MMA_ROWS).  Fragments
+ *    still without a layout that drive a nest get CYCLIC.  Two different
+ *    layouts for one buffer stop inference.
+ * 2. Lowering.  Each nest that touches fragments becomes
+ *        for t in thread_range(0, threads):
+ *            for d0 in unroll(...): ... for dk in unroll(...):
+ *                body[nest vars := driver.inverse(t, d)]
+ *    driven by one fragment indexed by the nest's variables; every other
+ *    fragment access becomes a register index that is an affine function
+ *    of the digits, found by enumerating every (thread, digits) pair and
+ *    checked to hold for all of them, so each register index is a
+ *    constant once the loops are unrolled (no local-memory arrays).  A
+ *    fragment becomes a LOCAL buffer of local_size elements that keeps
+ *    the layout (the code generator's mma functions read it).  Row
+ *    reductions become per-thread partial reductions plus warp shuffles
+ *    over the lanes that share a row.  The gemm's operands are rewritten
+ *    to the register buffers, and its shared A/B tiles get an XOR swizzle
+ *    (16-byte chunks permuted by row) so that ldmatrix reads them without
+ *    bank conflicts; the row padding is then not needed.
+ * 3. All or nothing.  Anything the first two steps cannot do (a fragment
+ *    read outside a nest, an index that is not an affine function of the
+ *    digits, a reduction across warps, a replicated driver writing
+ *    memory, a layout conflict) leaves the kernel as it was: fragments in
+ *    shared memory, kept reductions lowered generically.  The reason is
+ *    recorded in IrKernel.layout_note (printed with the IR).
+ *
+ * Barriers: a lowered nest that reads or writes shared or global memory
+ * is per-thread code; the code generator still places the conservative
+ * barriers around such regions until insert_sync exists.
+ */
+#include "ir/layout.h"
+#include "op/op.h"
+#include "op/op_util.h"
+#include "pass/pass.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAXFRAG = 64, MAXNEST = 4 };
+
+typedef struct Li {
+    TsPassCtx *cx;
+    IrKernel *k;
+    TsArena *a;
+    int nt;                   /* threads per block */
+    int nfrag;                /* fragment buffers of the kernel */
+    IrBuffer *frag[MAXFRAG];  /* ... */
+    IrLayout *lay[MAXFRAG];   /* their layouts (NULL: none yet) */
+    IrBuffer *reg[MAXFRAG];   /* their register buffers (step 2) */
+    int changed;              /* a layout was set this round */
+    IrBuffer *swz[MAXFRAG];   /* shared gemm operands to swizzle if the kernel succeeds */
+    int nswz;
+    const char *why;          /* first reason to give up (NULL: none) */
+    IrVar *t;                 /* the thread-range variable of the nest being lowered */
+} Li;
+
+TS_PRINTF(2, 3) static void give_up(Li *li, const char *fmt, ...) {
+    if (li->why) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    li->why = ts_strdup(li->a, tmp);
+}
+
+static int frag_of(const Li *li, const IrBuffer *b) {
+    for (int i = 0; i < li->nfrag; i++)
+        if (li->frag[i] == b) return i;
+    return -1;
+}
+
+static void set_layout(Li *li, int f, IrLayout *l, const char *use) {
+    if (!l) {
+        give_up(li, "no layout fits %s for %s", li->frag[f]->name, use);
+        return;
+    }
+    if (li->lay[f]) {
+        if (!ir_layout_equal(li->lay[f], l)) {
+            TsBuf b = {0};
+            ir_layout_describe(&b, li->lay[f]);
+            ts_buf_puts(&b, " vs ");
+            ir_layout_describe(&b, l);
+            give_up(li, "fragment %s needs two layouts (%s, the second from %s)", li->frag[f]->name, ts_buf_str(&b),
+                    use);
+            ts_buf_free(&b);
+        }
+        return;
+    }
+    li->lay[f] = l;
+    li->changed = 1;
+}
+
+/* ---- nests --------------------------------------------------------------------- */
+
+typedef struct Nest {
+    IrVar *v[MAXNEST];     /* loop variables, outermost first */
+    int64_t ext[MAXNEST];  /* constant extents */
+    int n;
+    IrStmt *body;          /* the innermost body */
+} Nest;
+
+/* s is a chain of perfectly nested T.Parallel loops from 0 with constant
+ * extents (a SEQ of one statement counts as that statement). */
+static bool get_nest(IrStmt *s, Nest *ns) {
+    ns->n = 0;
+    while (s && s->kind == IR_S_SEQ && s->seq.n == 1) s = s->seq.v[0];
+    if (!s || s->kind != IR_S_FOR || s->for_.kind != IR_FOR_PARALLEL) return false;
+    for (;;) {
+        int64_t lo, e;
+        if (ns->n == MAXNEST || !ir_is_const_int(s->for_.min, &lo) || lo != 0 ||
+            !ir_is_const_int(s->for_.extent, &e) || e <= 0)
+            return false;
+        ns->v[ns->n] = s->for_.var;
+        ns->ext[ns->n++] = e;
+        IrStmt *b = s->for_.body;
+        while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
+        if (b && b->kind == IR_S_FOR && b->for_.kind == IR_FOR_PARALLEL) {
+            s = b;
+            continue;
+        }
+        ns->body = s->for_.body;
+        return true;
+    }
+}
+
+/* Fragment accesses in a statement (loads and stores), in order. */
+typedef struct Acc {
+    IrBuffer *buf;
+    IrExpr *const *idx;
+    int nidx;
+} Acc;
+typedef TS_VEC(Acc) AccVec;
+
+static void acc_expr(Li *li, const IrExpr *e, AccVec *out) {
+    if (!e) return;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        if (frag_of(li, e->load.buf) >= 0) {
+            Acc x = {e->load.buf, e->load.idx, e->load.nidx};
+            ts_vec_push(li->a, *out, x);
+        }
+        for (int i = 0; i < e->load.nidx; i++) acc_expr(li, e->load.idx[i], out);
+        return;
+    case IR_E_BIN:
+        acc_expr(li, e->bin.a, out);
+        acc_expr(li, e->bin.b, out);
+        return;
+    case IR_E_NEG:
+    case IR_E_NOT:
+    case IR_E_CAST: acc_expr(li, e->un.a, out); return;
+    case IR_E_SELECT:
+        acc_expr(li, e->sel.cond, out);
+        acc_expr(li, e->sel.a, out);
+        acc_expr(li, e->sel.b, out);
+        return;
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++) acc_expr(li, e->call.args[i], out);
+        return;
+    default: return;
+    }
+}
+
+/* writes_mem: a store to a non-fragment, non-private buffer */
+static void acc_stmt(Li *li, const IrStmt *s, AccVec *out, int *writes_mem) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) acc_stmt(li, s->seq.v[i], out, writes_mem);
+        return;
+    case IR_S_FOR:
+        acc_expr(li, s->for_.min, out);
+        acc_expr(li, s->for_.extent, out);
+        acc_stmt(li, s->for_.body, out, writes_mem);
+        return;
+    case IR_S_IF:
+        acc_expr(li, s->if_.cond, out);
+        acc_stmt(li, s->if_.then, out, writes_mem);
+        acc_stmt(li, s->if_.else_, out, writes_mem);
+        return;
+    case IR_S_WHILE:
+        acc_expr(li, s->while_.cond, out);
+        acc_stmt(li, s->while_.body, out, writes_mem);
+        return;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        if (frag_of(li, s->store.buf) >= 0) {
+            Acc x = {s->store.buf, s->store.idx, s->store.nidx};
+            ts_vec_push(li->a, *out, x);
+        } else if (s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR) {
+            *writes_mem = 1;
+        }
+        for (int i = 0; i < s->store.nidx; i++) acc_expr(li, s->store.idx[i], out);
+        acc_expr(li, s->store.value, out);
+        return;
+    case IR_S_LET: acc_expr(li, s->let.value, out); return;
+    case IR_S_EVAL: acc_expr(li, s->eval.e, out); return;
+    case IR_S_PRINT:
+        if (s->print.buf && frag_of(li, s->print.buf) >= 0) give_up(li, "T.print of fragment %s", s->print.buf->name);
+        acc_expr(li, s->print.value, out);
+        *writes_mem = 1;
+        return;
+    case IR_S_TILEOP:
+        for (int r = 0; r < s->op->nr; r++)
+            if (frag_of(li, s->op->r[r].buf) >= 0) give_up(li, "a tile op inside a T.Parallel loop uses a fragment");
+        *writes_mem = 1;
+        return;
+    default: return;
+    }
+}
+
+/* Indexed exactly by the nest's variables, in order, over its extents. */
+static bool full_access(const Acc *x, const Nest *ns) {
+    if (x->nidx != ns->n || x->buf->ndim != ns->n) return false;
+    for (int d = 0; d < ns->n; d++) {
+        int64_t e;
+        if (x->idx[d]->kind != IR_E_VAR || x->idx[d]->var != ns->v[d]) return false;
+        if (!ir_is_const_int(x->buf->shape[d], &e) || e != ns->ext[d]) return false;
+    }
+    return true;
+}
+
+/* Indexed by the first nest variable alone (a row of a 2-D nest). */
+static bool row_access(const Acc *x, const Nest *ns) {
+    int64_t e;
+    return ns->n == 2 && x->nidx == 1 && x->buf->ndim == 1 && x->idx[0]->kind == IR_E_VAR &&
+           x->idx[0]->var == ns->v[0] && ir_is_const_int(x->buf->shape[0], &e) && e == ns->ext[0];
+}
+
+static void infer_nest(Li *li, IrStmt *s, bool final) {
+    Nest ns;
+    if (!get_nest(s, &ns)) return;
+    AccVec acc = {0};
+    int wm = 0;
+    acc_stmt(li, ns.body, &acc, &wm);
+    if (!acc.n) return;
+    IrLayout *full = NULL;
+    for (int i = 0; i < acc.n; i++) {
+        int f = frag_of(li, acc.v[i].buf);
+        if (full_access(&acc.v[i], &ns) && li->lay[f] && (!full || full->replicate > li->lay[f]->replicate))
+            full = li->lay[f];
+    }
+    if (!full && final) {
+        /* no instruction fixed anything here: the first fully indexed
+         * fragment takes the cyclic layout */
+        for (int i = 0; i < acc.n && !full; i++)
+            if (full_access(&acc.v[i], &ns)) {
+                int f = frag_of(li, acc.v[i].buf);
+                int64_t shape[MAXNEST];
+                for (int d = 0; d < ns.n; d++) shape[d] = ns.ext[d];
+                set_layout(li, f, ir_layout_cyclic(li->k, ns.n, shape, li->nt), "a T.Parallel loop");
+                full = li->lay[f];
+            }
+    }
+    if (!full) return;
+    for (int i = 0; i < acc.n; i++) {
+        int f = frag_of(li, acc.v[i].buf);
+        if (full_access(&acc.v[i], &ns)) {
+            set_layout(li, f, full, "a T.Parallel loop");
+        } else if (row_access(&acc.v[i], &ns) && full->kind == IR_LAYOUT_MMA_C) {
+            set_layout(li, f, ir_layout_mma_rows(li->k, full->p[0], full->p[1], (int)full->p[2], (int)full->p[3]),
+                       "a row of a T.Parallel loop");
+        }
+    }
+}
+
+/* The warp grid of an mma.sync gemm: wm x wn warps over an m x n tile. */
+static bool warp_grid(const IrTileOp *op, int64_t m, int64_t n, int nw, int *wm, int *wn) {
+    if (op->policy == TS_GEMM_FULLROW) *wm = nw, *wn = 1;
+    else if (op->policy == TS_GEMM_FULLCOL) *wm = 1, *wn = nw;
+    else {
+        int64_t best = -1;
+        for (int a = 1; a <= nw; a++) {
+            if (nw % a) continue;
+            int b = nw / a;
+            if (m % (16 * a) || n % (8 * b)) continue;
+            int64_t d = llabs(m / a - n / b);
+            if (best < 0 || d < best) best = d, *wm = a, *wn = b;
+        }
+        if (best < 0) return false;
+    }
+    return m % (16 * *wm) == 0 && n % (8 * *wn) == 0;
+}
+
+static bool whole(const IrRegion *r) {
+    for (int d = 0; d < r->ndim; d++) {
+        int64_t s, e, x;
+        if (!ir_is_const_int(r->start[d], &s) || s != 0 || !ir_is_const_int(r->extent[d], &e) ||
+            !ir_is_const_int(r->buf->shape[d], &x) || e != x)
+            return false;
+    }
+    return true;
+}
+
+static void infer_gemm(Li *li, IrStmt *s) {
+    IrTileOp *op = s->op;
+    IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
+    int fa = frag_of(li, A->buf), fb = frag_of(li, B->buf), fc = frag_of(li, C->buf);
+    if (fb >= 0) give_up(li, "T.gemm with B in a fragment (%s)", B->buf->name);
+    if (fc < 0) return; /* accumulator in shared memory: nothing to infer */
+    if (!whole(C) || C->ndim != 2) {
+        give_up(li, "T.gemm accumulates into part of fragment %s", C->buf->name);
+        return;
+    }
+    int64_t m, n;
+    ir_is_const_int(C->extent[0], &m);
+    ir_is_const_int(C->extent[1], &n);
+    int wm = 0, wn = 0;
+    if (!warp_grid(op, m, n, li->nt / 32, &wm, &wn)) {
+        give_up(li, "no warp grid of %d warps fits a %lld x %lld mma.sync accumulator", li->nt / 32, (long long)m,
+                (long long)n);
+        return;
+    }
+    set_layout(li, fc, ir_layout_mma_c(li->k, m, n, wm, wn), "the accumulator of T.gemm");
+    if (fa >= 0) {
+        int64_t ka;
+        if (op->trans_a || A->ndim != 2 || !whole(A) || wn != 1 || !ir_is_const_int(A->extent[1], &ka)) {
+            give_up(li, "T.gemm with A in fragment %s needs it whole, untransposed, and warps in rows only",
+                    A->buf->name);
+            return;
+        }
+        set_layout(li, fa, ir_layout_mma_c(li->k, m, ka, wm, 1), "the register A operand of T.gemm");
+    }
+}
+
+static void infer_reduce(Li *li, IrStmt *s) {
+    IrTileOp *op = s->op;
+    int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
+    if (fs < 0 || fd < 0 || !li->lay[fs]) return;
+    IrLayout *l = li->lay[fs];
+    int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
+    if (l->kind == IR_LAYOUT_MMA_C && dim == 1 && op->r[1].ndim == 1)
+        set_layout(li, fd, ir_layout_mma_rows(li->k, l->p[0], l->p[1], (int)l->p[2], (int)l->p[3]), "T.reduce");
+}
+
+static void infer(Li *li, IrStmt *s, bool final) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) infer(li, s->seq.v[i], final);
+        return;
+    case IR_S_FOR:
+        if (s->for_.kind == IR_FOR_PARALLEL) {
+            infer_nest(li, s, final);
+            return;
+        }
+        infer(li, s->for_.body, final);
+        return;
+    case IR_S_IF:
+        infer(li, s->if_.then, final);
+        infer(li, s->if_.else_, final);
+        return;
+    case IR_S_WHILE: infer(li, s->while_.body, final); return;
+    case IR_S_TILEOP:
+        if (s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) infer_gemm(li, s);
+        else if (s->op->kind == TS_OP_REDUCE && s->op->inst == TS_OP_INST_FRAGMENT) infer_reduce(li, s);
+        return;
+    default: return;
+    }
+}
+
+/* ---- lowering ------------------------------------------------------------------- */
+
+/* How one fragment access inside a nest maps to registers: local index =
+ * base + sum coef[k] * digit k of the driver. */
+typedef struct Fit {
+    int64_t base, coef[4];
+} Fit;
+
+typedef struct Lower {
+    Li *li;
+    const Nest *ns;
+    const IrLayout *drv;   /* the driving layout */
+    IrVar *dv[4];          /* digit loop variables */
+    IrExpr *val[MAXNEST];  /* nest var -> its value as an expression of (t, digits) */
+} Lower;
+
+/* The register index (in the fragment's layout) of access buf[idx] on
+ * thread t at the driver's digits; -1 when that thread does not hold it. */
+static int64_t point_loc(Lower *lw, const IrLayout *G, IrExpr *const *idx, int nidx, int64_t t, const int64_t *digits) {
+    int64_t vals[MAXNEST], eidx[4], gidx[4];
+    if (!ir_layout_inverse(lw->drv, t, digits, eidx)) return -1;
+    for (int d = 0; d < lw->ns->n; d++) vals[d] = eidx[d];
+    for (int d = 0; d < nidx; d++) {
+        if (!ir_eval_int(idx[d], lw->ns->v, vals, lw->ns->n, &gidx[d])) return -1;
+        if (gidx[d] < 0 || gidx[d] >= G->shape[d]) return -1;
+    }
+    for (int64_t r = 0; r < G->replicate; r++) {
+        int64_t th, l;
+        ir_layout_forward(G, gidx, r, &th, &l);
+        if (th == t) return l;
+    }
+    return -1;
+}
+
+/* The register index of a fragment access for every (thread, digits) of
+ * the driver, checked affine in the digits and the same for all threads. */
+static bool fit_access(Lower *lw, IrBuffer *buf, IrExpr *const *idx, int nidx, Fit *fit) {
+    Li *li = lw->li;
+    const IrLayout *D = lw->drv, *G = li->lay[frag_of(li, buf)];
+    if (!G || nidx != G->ndim) return false;
+    int nl = D->nlocal;
+    int64_t digits[4] = {0};
+    fit->base = point_loc(lw, G, idx, nidx, 0, digits);
+    if (fit->base < 0) return false;
+    for (int q = 0; q < 4; q++) fit->coef[q] = 0;
+    for (int q = 0; q < nl; q++) {
+        if (D->local_shape[q] < 2) continue;
+        digits[q] = 1;
+        int64_t l = point_loc(lw, G, idx, nidx, 0, digits);
+        digits[q] = 0;
+        if (l < 0) return false;
+        fit->coef[q] = l - fit->base;
+    }
+    for (int64_t t = 0; t < li->nt; t++)
+        for (int64_t f = 0; f < D->local_size; f++) {
+            int64_t rem = f, want = fit->base;
+            for (int q = nl - 1; q >= 0; q--) {
+                digits[q] = rem % D->local_shape[q];
+                rem /= D->local_shape[q];
+                want += fit->coef[q] * digits[q];
+            }
+            if (point_loc(lw, G, idx, nidx, t, digits) != want) return false;
+        }
+    return true;
+}
+
+static IrExpr *fit_expr(Lower *lw, const Fit *f) {
+    TsArena *a = lw->li->a;
+    IrExpr *e = ir_i32(a, f->base);
+    for (int q = 0; q < lw->drv->nlocal; q++)
+        if (f->coef[q]) e = ir_bin(a, IR_ADD, e, ir_bin(a, IR_MUL, ir_var_ref(a, lw->dv[q]), ir_i32(a, f->coef[q])));
+    return e;
+}
+
+static IrExpr *low_expr(Lower *lw, const IrExpr *e);
+
+static IrExpr **low_list(Lower *lw, IrExpr *const *v, int n) {
+    IrExpr **r = TS_NEWN(lw->li->a, IrExpr *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) r[i] = low_expr(lw, v[i]);
+    return r;
+}
+
+/* The register index of fragment access buf[idx] (NULL: cannot). */
+static IrExpr *reg_index(Lower *lw, IrBuffer *buf, IrExpr *const *idx, int nidx) {
+    Fit f;
+    if (!fit_access(lw, buf, idx, nidx, &f)) {
+        give_up(lw->li, "an access to fragment %s is not a fixed register of the thread that runs it", buf->name);
+        return NULL;
+    }
+    return fit_expr(lw, &f);
+}
+
+static IrExpr *low_expr(Lower *lw, const IrExpr *e) {
+    Li *li = lw->li;
+    TsArena *a = li->a;
+    if (!e) return NULL;
+    switch (e->kind) {
+    case IR_E_VAR:
+        for (int d = 0; d < lw->ns->n; d++)
+            if (e->var == lw->ns->v[d]) return lw->val[d];
+        return (IrExpr *)e;
+    case IR_E_LOAD: {
+        int f = frag_of(li, e->load.buf);
+        if (f >= 0) {
+            IrExpr *ix = reg_index(lw, e->load.buf, e->load.idx, e->load.nidx);
+            if (!ix) return (IrExpr *)e;
+            IrExpr *r = ir_load(a, li->reg[f], &ix, 1);
+            r->loc = e->loc;
+            return r;
+        }
+        IrExpr *r = ir_load(a, e->load.buf, low_list(lw, e->load.idx, e->load.nidx), e->load.nidx);
+        r->loc = e->loc;
+        return r;
+    }
+    case IR_E_BIN: {
+        IrExpr *r = TS_NEW(a, IrExpr);
+        *r = *e;
+        r->bin.a = low_expr(lw, e->bin.a);
+        r->bin.b = low_expr(lw, e->bin.b);
+        return r;
+    }
+    case IR_E_NEG:
+    case IR_E_NOT:
+    case IR_E_CAST: {
+        IrExpr *r = TS_NEW(a, IrExpr);
+        *r = *e;
+        r->un.a = low_expr(lw, e->un.a);
+        return r;
+    }
+    case IR_E_SELECT: {
+        IrExpr *r = TS_NEW(a, IrExpr);
+        *r = *e;
+        r->sel.cond = low_expr(lw, e->sel.cond);
+        r->sel.a = low_expr(lw, e->sel.a);
+        r->sel.b = low_expr(lw, e->sel.b);
+        return r;
+    }
+    case IR_E_CALL: {
+        IrExpr *r = TS_NEW(a, IrExpr);
+        *r = *e;
+        r->call.args = low_list(lw, e->call.args, e->call.nargs);
+        return r;
+    }
+    default: return (IrExpr *)e;
+    }
+}
+
+static IrStmt *low_stmt(Lower *lw, const IrStmt *s) {
+    Li *li = lw->li;
+    TsArena *a = li->a;
+    if (!s) return NULL;
+    IrStmt *r = ir_stmt(a, s->kind, s->loc);
+    *r = *s;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        r->seq.v = NULL;
+        r->seq.n = r->seq.cap = 0;
+        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, low_stmt(lw, s->seq.v[i]));
+        return r;
+    case IR_S_FOR:
+        r->for_.min = low_expr(lw, s->for_.min);
+        r->for_.extent = low_expr(lw, s->for_.extent);
+        r->for_.body = low_stmt(lw, s->for_.body);
+        if (r->for_.kind == IR_FOR_PARALLEL) r->for_.kind = IR_FOR_SERIAL; /* inner parallel loops: per thread */
+        return r;
+    case IR_S_IF:
+        r->if_.cond = low_expr(lw, s->if_.cond);
+        r->if_.then = low_stmt(lw, s->if_.then);
+        r->if_.else_ = low_stmt(lw, s->if_.else_);
+        return r;
+    case IR_S_WHILE:
+        r->while_.cond = low_expr(lw, s->while_.cond);
+        r->while_.body = low_stmt(lw, s->while_.body);
+        return r;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD: {
+        int f = frag_of(li, s->store.buf);
+        r->store.value = low_expr(lw, s->store.value);
+        if (f >= 0) {
+            IrExpr *ix = reg_index(lw, s->store.buf, s->store.idx, s->store.nidx);
+            if (!ix) return r;
+            r->store.buf = li->reg[f];
+            r->store.idx = TS_NEWN(a, IrExpr *, 1);
+            r->store.idx[0] = ix;
+            r->store.nidx = 1;
+        } else {
+            r->store.idx = low_list(lw, s->store.idx, s->store.nidx);
+        }
+        return r;
+    }
+    case IR_S_LET: r->let.value = low_expr(lw, s->let.value); return r;
+    case IR_S_EVAL: r->eval.e = low_expr(lw, s->eval.e); return r;
+    case IR_S_PRINT: r->print.value = low_expr(lw, s->print.value); return r;
+    default: return r;
+    }
+}
+
+/* Wrap body in `for t in thread_range(0, nt)` and the digit loops. */
+static IrStmt *thread_loops(Li *li, IrVar *t, IrVar *const *dv, const int64_t *ext, int n, IrStmt *body, TsLoc loc) {
+    TsArena *a = li->a;
+    for (int q = n - 1; q >= 0; q--) {
+        body = ir_for(a, dv[q], ir_i32(a, 0), ir_i32(a, ext[q]), IR_FOR_UNROLL, body);
+        body->loc = loc;
+    }
+    IrStmt *r = ir_for(a, t, ir_i32(a, 0), ir_i32(a, li->nt), IR_FOR_THREAD, body);
+    r->loc = loc;
+    return r;
+}
+
+static IrStmt *lower_nest(Li *li, IrStmt *s) {
+    TsArena *a = li->a;
+    Nest ns;
+    if (!get_nest(s, &ns)) return s;
+    AccVec acc = {0};
+    int writes = 0;
+    acc_stmt(li, ns.body, &acc, &writes);
+    if (!acc.n) return s;
+    const IrLayout *drv = NULL;
+    for (int i = 0; i < acc.n; i++) {
+        const IrLayout *l = li->lay[frag_of(li, acc.v[i].buf)];
+        if (full_access(&acc.v[i], &ns) && l && (!drv || l->replicate < drv->replicate)) drv = l;
+    }
+    if (!drv) {
+        give_up(li, "a T.Parallel loop uses fragment %s but no fragment is indexed by its variables",
+                acc.v[0].buf->name);
+        return s;
+    }
+    if (drv->nthreads != li->nt) {
+        give_up(li, "a fragment layout for %d threads in a block of %d", drv->nthreads, li->nt);
+        return s;
+    }
+    if (drv->replicate > 1 && writes) {
+        give_up(li, "a T.Parallel loop over replicated fragment elements writes memory");
+        return s;
+    }
+    Lower lw = {li, &ns, drv, {0}, {0}};
+    IrVar *t = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP);
+    IrExpr *tv = ir_var_ref(a, t);
+    IrVar *from[5];
+    IrExpr *to[5];
+    from[0] = drv->tv_thread, to[0] = tv;
+    for (int q = 0; q < drv->nlocal; q++) {
+        lw.dv[q] = ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP);
+        from[q + 1] = drv->tv_digit[q];
+        to[q + 1] = ir_var_ref(a, lw.dv[q]);
+    }
+    for (int d = 0; d < ns.n; d++) lw.val[d] = ir_subst(a, drv->index[d], from, to, drv->nlocal + 1);
+    IrStmt *body = low_stmt(&lw, ns.body);
+    return thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal, body, s->loc);
+}
+
+static IrExpr *red_combine(TsArena *a, TsReduceKind k, IrExpr *x, IrExpr *y) {
+    switch (k) {
+    case TS_REDUCE_MAX:
+    case TS_REDUCE_ABSMAX: return ir_bin(a, IR_MAX, x, y);
+    case TS_REDUCE_MIN: return ir_bin(a, IR_MIN, x, y);
+    default: return ir_bin(a, IR_ADD, x, y);
+    }
+}
+
+/* T.reduce along the rows of an MMA_C fragment into MMA_ROWS: a thread's
+ * partial over its own columns, then the 4 lanes of a row group by
+ * shuffles (lane bits 0 and 1); warps in one row (wn > 1) would need
+ * shared memory and are left to the generic path. */
+static IrStmt *lower_reduce(Li *li, IrStmt *s) {
+    TsArena *a = li->a;
+    IrTileOp *op = s->op;
+    int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
+    IrLayout *S = fs >= 0 ? li->lay[fs] : NULL, *D = fd >= 0 ? li->lay[fd] : NULL;
+    int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
+    if (!S || !D || S->kind != IR_LAYOUT_MMA_C || D->kind != IR_LAYOUT_MMA_ROWS || dim != 1 || S->p[3] != 1 ||
+        !whole(&op->r[0]) || !whole(&op->r[1]) || D->p[0] != S->p[0] || D->p[3] != S->p[3] ||
+        op->r[1].buf->dt != TS_FLOAT32) {
+        give_up(li, "T.reduce_%s from %s to %s is not a row reduction of an mma.sync accumulator within warps",
+                ts_reduce_name(op->reduce), op->r[0].buf->name, op->r[1].buf->name);
+        return s;
+    }
+    TsDType dt = TS_FLOAT32;
+    int64_t mi = S->local_shape[0], ni = S->local_shape[1];
+    IrStmt *body = ir_seq(a);
+    IrExpr *shp = ir_i32(a, 1);
+    IrBuffer *acc = ir_buffer(li->k, "red", dt, IR_SCOPE_LOCAL, 1, &shp, s->loc);
+    IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
+    al->alloc.buf = acc;
+    IrVar *t = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP);
+    IrVar *dv[2] = {ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP), ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP)};
+    IrVar *jt = ir_var(li->k, "j", TS_INT32, IR_VAR_LOOP), *el = ir_var(li->k, "e", TS_INT32, IR_VAR_LOOP);
+    IrExpr *z = ir_i32(a, 0);
+    IrExpr *acc_ld = ir_load(a, acc, &z, 1);
+    bool isf = true;
+    double idv = op->reduce == TS_REDUCE_MAX ? -INFINITY : op->reduce == TS_REDUCE_MIN ? INFINITY : 0.0;
+    (void)isf;
+    IrStmt *cell = ir_seq(a);
+    ir_seq_push(a, cell, ir_store(a, acc, &z, 1, ir_float(a, idv, dt)));
+    /* src register ((d0 * ni + jt) * 2 + d1) * 2 + el */
+    IrExpr *si = ir_bin(a, IR_ADD, ir_var_ref(a, dv[0]), ir_i32(a, 0));
+    si = ir_bin(a, IR_MUL, si, ir_i32(a, ni));
+    si = ir_bin(a, IR_ADD, si, ir_var_ref(a, jt));
+    si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, si, ir_i32(a, 2)), ir_var_ref(a, dv[1]));
+    si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, si, ir_i32(a, 2)), ir_var_ref(a, el));
+    IrExpr *x = ir_cast(a, dt, ir_load(a, li->reg[fs], &si, 1));
+    if (op->reduce == TS_REDUCE_ABSSUM || op->reduce == TS_REDUCE_ABSMAX) x = ir_call(a, IR_ABS, &x, 1, dt);
+    IrStmt *step = ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, x));
+    IrStmt *inner = ir_for(a, el, ir_i32(a, 0), ir_i32(a, 2), IR_FOR_UNROLL, step);
+    ir_seq_push(a, cell, ir_for(a, jt, ir_i32(a, 0), ir_i32(a, ni), IR_FOR_UNROLL, inner));
+    for (int m = 1; m <= 2; m <<= 1) {
+        IrExpr *args[2] = {acc_ld, ir_float(a, m, dt)};
+        IrExpr *sh = ir_call(a, IR_SHFL_XOR, args, 2, dt);
+        ir_seq_push(a, cell, ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, sh)));
+    }
+    IrExpr *di = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, 2)), ir_var_ref(a, dv[1]));
+    IrExpr *res = acc_ld;
+    if (!op->clear) res = red_combine(a, op->reduce, ir_load(a, li->reg[fd], &di, 1), res);
+    ir_seq_push(a, cell, ir_store(a, li->reg[fd], &di, 1, res));
+    ir_seq_push(a, body, al);
+    ir_seq_push(a, body, cell);
+    int64_t ext[2] = {mi, 2};
+    IrStmt *out = thread_loops(li, t, dv, ext, 2, body, s->loc);
+    for (int i = 0; i < cell->seq.n; i++)
+        if (!cell->seq.v[i]->loc.src) cell->seq.v[i]->loc = s->loc;
+    return out;
+}
+
+static IrRegion reg_region(Li *li, int f) {
+    IrRegion r;
+    r.buf = li->reg[f];
+    r.ndim = 1;
+    r.start = TS_NEWN(li->a, IrExpr *, 1);
+    r.extent = TS_NEWN(li->a, IrExpr *, 1);
+    r.start[0] = ir_i32(li->a, 0);
+    r.extent[0] = ir_i32(li->a, li->lay[f]->local_size);
+    return r;
+}
+
+/* 16-byte chunks of each row XORed by the row (or, for rows shorter than
+ * 128 bytes, by the 128-byte line), so that the 8 rows one ldmatrix reads
+ * fall in 8 different bank groups. */
+static void swizzle_operand(Li *li, IrBuffer *b) {
+    for (int i = 0; i < li->nswz; i++)
+        if (li->swz[i] == b) return;
+    if (li->nswz < MAXFRAG) li->swz[li->nswz++] = b;
+}
+
+static void apply_swizzle(Li *li, IrBuffer *b) {
+    if (!li->cx->caps->swizzle || b->scope != IR_SCOPE_SHARED || b->swizzle.kind != IR_SWIZZLE_NONE) return;
+    if (ts_dtype_bits(b->dt) != 16 || b->ndim < 2) return;
+    int64_t cols, total = 1, x;
+    if (!ir_is_const_int(b->shape[b->ndim - 1], &cols)) return;
+    for (int d = 0; d < b->ndim; d++) {
+        if (!ir_is_const_int(b->shape[d], &x)) return;
+        total *= x;
+    }
+    int64_t rowbytes = cols * 2;
+    if (rowbytes < 32 || (cols & (cols - 1)) || total % 64) return;
+    int lg = 0;
+    while ((1LL << lg) < cols) lg++;
+    b->swizzle.kind = IR_SWIZZLE_XOR;
+    b->swizzle.bits = 3;
+    b->swizzle.base = 3;                          /* 8 16-bit elements: one 16-byte chunk */
+    b->swizzle.shift = rowbytes >= 128 ? lg - 3 : 3; /* key: the row, or the 128-byte line */
+}
+
+static IrStmt *lower_all(Li *li, IrStmt *s) {
+    TsArena *a = li->a;
+    if (!s || li->why) return s;
+    switch (s->kind) {
+    case IR_S_SEQ: {
+        IrStmt *r = ir_seq(a);
+        r->loc = s->loc;
+        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, lower_all(li, s->seq.v[i]));
+        return r;
+    }
+    case IR_S_FOR: {
+        if (s->for_.kind == IR_FOR_PARALLEL) {
+            Nest ns;
+            if (get_nest(s, &ns)) {
+                AccVec acc = {0};
+                int w = 0;
+                acc_stmt(li, ns.body, &acc, &w);
+                if (acc.n) return lower_nest(li, s);
+                return s;
+            }
+        }
+        AccVec acc = {0};
+        acc_expr(li, s->for_.min, &acc);
+        acc_expr(li, s->for_.extent, &acc);
+        if (acc.n) give_up(li, "a loop bound reads fragment %s", acc.v[0].buf->name);
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->for_.body = lower_all(li, s->for_.body);
+        if (s->for_.kind == IR_FOR_PARALLEL) {
+            AccVec in = {0};
+            int w = 0;
+            acc_stmt(li, s->for_.body, &in, &w);
+            if (in.n) give_up(li, "fragment %s is used in a T.Parallel loop that is not a plain nest", in.v[0].buf->name);
+        }
+        return r;
+    }
+    case IR_S_IF: {
+        AccVec acc = {0};
+        acc_expr(li, s->if_.cond, &acc);
+        if (acc.n) give_up(li, "an if condition reads fragment %s", acc.v[0].buf->name);
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->if_.then = lower_all(li, s->if_.then);
+        r->if_.else_ = lower_all(li, s->if_.else_);
+        return r;
+    }
+    case IR_S_WHILE: {
+        AccVec acc = {0};
+        acc_expr(li, s->while_.cond, &acc);
+        if (acc.n) give_up(li, "a while condition reads fragment %s", acc.v[0].buf->name);
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->while_.body = lower_all(li, s->while_.body);
+        return r;
+    }
+    case IR_S_ALLOC: {
+        int f = frag_of(li, s->alloc.buf);
+        if (f < 0) return s;
+        IrStmt *r = ir_stmt(a, IR_S_ALLOC, s->loc);
+        r->alloc.buf = li->reg[f];
+        return r;
+    }
+    case IR_S_TILEOP: {
+        IrTileOp *op = s->op;
+        if (op->kind == TS_OP_REDUCE && op->inst == TS_OP_INST_FRAGMENT) return lower_reduce(li, s);
+        if (op->kind == TS_OP_GEMM && op->inst == TS_OP_INST_MMA_SYNC) {
+            int fa = frag_of(li, op->r[0].buf), fc = frag_of(li, op->r[2].buf);
+            if (fc < 0) return s;
+            IrStmt *r = ir_stmt(a, IR_S_TILEOP, s->loc);
+            IrTileOp *n = TS_NEW(a, IrTileOp);
+            *n = *op;
+            n->r[2] = reg_region(li, fc);
+            if (fa >= 0) n->r[0] = reg_region(li, fa);
+            else swizzle_operand(li, op->r[0].buf);
+            swizzle_operand(li, op->r[1].buf);
+            r->op = n;
+            return r;
+        }
+        for (int i = 0; i < op->nr; i++)
+            if (frag_of(li, op->r[i].buf) >= 0) give_up(li, "T.%s on fragment %s", ts_op_name(op->kind), op->r[i].buf->name);
+        return s;
+    }
+    default: {
+        AccVec acc = {0};
+        int w = 0;
+        acc_stmt(li, s, &acc, &w);
+        if (acc.n) give_up(li, "fragment %s is used outside a T.Parallel loop", acc.v[0].buf->name);
+        return s;
+    }
+    }
+}
+
+/* Lower the kept reductions generically (the fallback). */
+static IrStmt *unkeep(Li *li, IrStmt *s) {
+    TsArena *a = li->a;
+    if (!s) return s;
+    switch (s->kind) {
+    case IR_S_SEQ: {
+        IrStmt *r = ir_seq(a);
+        r->loc = s->loc;
+        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, unkeep(li, s->seq.v[i]));
+        return r;
+    }
+    case IR_S_FOR: {
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->for_.body = unkeep(li, s->for_.body);
+        return r;
+    }
+    case IR_S_IF: {
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->if_.then = unkeep(li, s->if_.then);
+        r->if_.else_ = unkeep(li, s->if_.else_);
+        return r;
+    }
+    case IR_S_WHILE: {
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->while_.body = unkeep(li, s->while_.body);
+        return r;
+    }
+    case IR_S_TILEOP:
+        if (s->op->inst == TS_OP_INST_FRAGMENT) {
+            TsLowerCtx lx = {li->cx->diag, a, li->k, li->cx->target, li->cx->caps};
+            IrTileOp *op = TS_NEW(a, IrTileOp);
+            *op = *s->op;
+            op->inst = TS_OP_INST_LOOPS;
+            IrStmt *t = ir_stmt(a, IR_S_TILEOP, s->loc);
+            t->op = op;
+            IrStmt *low = ts_op_reduce_lower(&lx, t); /* the only kind kept for this pass */
+            if (!low->loc.src) low->loc = s->loc;
+            return low;
+        }
+        return s;
+    default: return s;
+    }
+}
+
+void ts_pass_layout_inference(TsPassCtx *cx) {
+    IrKernel *k = cx->k;
+    Li li;
+    memset(&li, 0, sizeof li);
+    li.cx = cx;
+    li.k = k;
+    li.a = cx->arena;
+    li.nt = (int)ir_kernel_nthreads(k);
+    for (int i = 0; i < k->buffers.n; i++)
+        if (k->buffers.v[i]->scope == IR_SCOPE_FRAGMENT) {
+            if (li.nfrag == MAXFRAG) {
+                give_up(&li, "more than %d fragments", MAXFRAG);
+                break;
+            }
+            li.frag[li.nfrag++] = k->buffers.v[i];
+        }
+    if (!cx->caps->layout || cx->caps->sm < 80) give_up(&li, "register fragments are off for this target");
+    if (li.nt % 32 || li.nt > 1024) give_up(&li, "%d threads is not a whole number of warps", li.nt);
+    if (!li.nfrag) {
+        k->body = unkeep(&li, k->body);
+        return;
+    }
+    for (int round = 0; round < 16 && !li.why; round++) {
+        li.changed = 0;
+        infer(&li, k->body, false);
+        if (!li.changed) {
+            infer(&li, k->body, true);
+            if (!li.changed) break;
+        }
+    }
+    for (int f = 0; f < li.nfrag && !li.why; f++) {
+        if (!li.lay[f]) {
+            give_up(&li, "no use of fragment %s fixes its layout", li.frag[f]->name);
+            break;
+        }
+        const char *why;
+        if (!ir_layout_check(li.a, li.lay[f], &why)) give_up(&li, "layout of %s is inconsistent: %s", li.frag[f]->name, why);
+        if (li.lay[f]->local_size > 255) give_up(&li, "fragment %s needs %lld registers per thread", li.frag[f]->name,
+                                                 (long long)li.lay[f]->local_size);
+        IrExpr *shp = ir_i32(li.a, li.lay[f]->local_size);
+        char nm[300];
+        snprintf(nm, sizeof nm, "%s_reg", li.frag[f]->name);
+        li.reg[f] = ir_buffer(k, nm, li.frag[f]->dt, IR_SCOPE_LOCAL, 1, &shp, li.frag[f]->loc);
+        li.reg[f]->layout = li.lay[f];
+    }
+    IrStmt *body = li.why ? NULL : lower_all(&li, k->body);
+    if (li.why) {
+        k->layout_note = li.why;
+        for (int f = 0; f < li.nfrag; f++) li.frag[f]->layout = NULL;
+        k->body = unkeep(&li, k->body);
+        return;
+    }
+    for (int f = 0; f < li.nfrag; f++) li.frag[f]->layout = li.lay[f];
+    for (int i = 0; i < li.nswz; i++) apply_swizzle(&li, li.swz[i]);
+    k->body = body;
+}
