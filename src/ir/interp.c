@@ -485,6 +485,12 @@ void ir_interp_bind_buffer(IrInterp *in, const IrBuffer *b, double *data) {
     in->data[b->id] = data;
 }
 
+void ir_interp_bind_storage(IrInterp *in, const IrBuffer *b, double *data, int64_t n) {
+    check_id(in, b->id, b->name);
+    in->data[b->id] = data;
+    in->cap[b->id] = n;
+}
+
 void ir_interp_bind_var(IrInterp *in, const IrVar *v, double value) {
     Val x = {is_f(v->dt) ? 0 : (int64_t)value, value};
     bind(in, v, x);

@@ -31,6 +31,10 @@ IrInterp *ir_interp_new(TsArena *a, TsDiag *d, const IrKernel *k);
 /* Host data for a global buffer: row-major by its shape, or laid out by its
  * strides when it has them.  Not copied: results are written through. */
 void ir_interp_bind_buffer(IrInterp *in, const IrBuffer *b, double *data);
+/* Storage of n elements for a non-global buffer, supplied by the caller
+ * instead of IR_S_ALLOC (the thread-level interpreter gives each simulated
+ * thread its own view); an IR_S_ALLOC run later re-poisons it in place. */
+void ir_interp_bind_storage(IrInterp *in, const IrBuffer *b, double *data, int64_t n);
 /* The value of a scalar parameter, shape variable, thread or rank var. */
 void ir_interp_bind_var(IrInterp *in, const IrVar *v, double value);
 /* Run the kernel body as block (bx, by, bz). */

@@ -1,0 +1,1449 @@
+/*
+ * interp_thread.c — the thread-level reference interpreter (see
+ * interp_thread.h for what it checks and the two models).
+ *
+ * Shape.  Every simulated thread owns an IrInterp (interp.c) that holds
+ * its variables and evaluates its expressions, so the arithmetic is the
+ * block-level interpreter's, not a second copy.  Control flow is not
+ * interp.c's recursion but a re-entrant stepper here: each thread has an
+ * explicit stack of frames (a statement list and its position, a loop and
+ * its iteration, ...), so a thread can stop at a barrier or a warp
+ * collective and resume later without coroutines or separate stacks
+ * (longjmp-based errors and the sanitizers stay simple).  The scheduler
+ * runs each thread until it blocks or finishes, then releases what can be
+ * released: a warp whose 32 lanes all wait at one shfl_xor statement, the
+ * block when every thread waits at one barrier (a new epoch) or one
+ * tensor-core T.gemm; anything else is a deadlock, reported with both
+ * sides.  Threads run in order between synchronization points, so runs
+ * are deterministic.
+ *
+ * Memory.  Global buffers are the caller's arrays.  Shared buffers (and
+ * fragments without a layout, which the printer keeps in shared memory)
+ * are one array per block with a shadow per element: the epoch and
+ * thread of the last write and the last read(s), whether it was ever
+ * written, and cp.async copies in flight into it; every access checks the
+ * shadow, which is how races, stale async reads and poison reads are
+ * found.  Local buffers and fragments with a layout are one view per
+ * thread (indexed logically: element i of thread t's view is t's register
+ * for i), with an initialized bit per element; the layout says which
+ * threads may touch which elements.  Indexing is logical: a swizzle only
+ * renames offsets inside a buffer, so for races it matters only through
+ * being a bijection, which is checked once.
+ *
+ * Expressions are evaluated by the thread's IrInterp after a walk over
+ * their loads here (bounds, ownership, races, poison), since interp.c
+ * evaluates both sides of selects and logical operators, the walk sees
+ * exactly the loads it will do.  A statement whose expressions contain
+ * shfl_xor runs in lock step over its warp: first every lane's shuffled
+ * values are computed (the value of lane l ^ m is its operand evaluated
+ * in lane l ^ m's state), then each lane runs a copy of the statement
+ * with those values in place.
+ */
+#include "ir/interp_thread.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/interp.h"
+#include "op/op.h"
+
+enum { CTX_UNIFORM, CTX_THREAD };
+enum { TH_RUN, TH_BAR, TH_COLL, TH_WARP, TH_DONE };
+enum { TAG_EXPLICIT, TAG_BEFORE, TAG_AFTER };
+enum { MEM_NONE, MEM_GLOBAL, MEM_BLOCK, MEM_THREAD };
+enum { A_READ, A_WRITE, A_ATOMIC };
+enum { ALL_THREADS = -2, MANY_READERS = -3, MAXD = 16 };
+
+typedef enum FrKind {
+    FR_SEQ,    /* a statement list: i = next index */
+    FR_LOOP,   /* a counted loop: lo, n, i = next iteration */
+    FR_WHILE,  /* a while loop */
+    FR_ONCE,   /* an IR_FOR_THREAD loop: this thread's one iteration (i = 1: done) */
+    FR_DIST,   /* printer: a T.Parallel nest spread over the threads */
+    FR_STAGED, /* printer: a uniform store done by thread 0 between barriers */
+    FR_DIV,    /* printer: thread-dependent control flow between barriers */
+    FR_GEMM,   /* printer: a tensor-core T.gemm between barriers */
+} FrKind;
+
+/* One level of a thread's control stack. */
+typedef struct Frame {
+    FrKind kind;            /* what it is */
+    const IrStmt *s;        /* the statement it runs */
+    int ctx;                /* CTX_UNIFORM / CTX_THREAD for statements it enters */
+    int phase;              /* FR_STAGED/DIV/GEMM/DIST: step of the protocol */
+    int64_t i, n, lo;       /* position, count, start (loops; FR_ONCE: the thread range) */
+    int nlv;                /* FR_DIST: loops of the nest */
+    const IrStmt *lv[8];    /* FR_DIST: the nest's loops, outermost first */
+    int64_t ext[8];         /* FR_DIST: their extents */
+} Frame;
+
+/* A cp.async element in flight: lands at a wait covering its group. */
+typedef struct Async {
+    int buf;     /* buffer id */
+    int64_t off; /* element offset */
+    double val;  /* value captured at issue (0 for a false predicate) */
+    int group;   /* 0: not committed yet, else the thread's group number */
+} Async;
+
+/* One simulated thread. */
+typedef struct Th {
+    int id;                  /* flat thread index */
+    IrInterp *in;            /* its variables and evaluator */
+    Frame *fr;               /* control stack (heap) */
+    int nfr, cap;            /* frames used / allocated */
+    int state;               /* TH_* */
+    const IrStmt *at;        /* where it waits (TH_BAR/COLL/WARP) */
+    int tag;                 /* TH_BAR: explicit barrier or one implied before/after `at` */
+    int at_ctx;              /* TH_WARP: the context to enter `at` in */
+    int memo_on;             /* entering memo_s with shuffled values known */
+    const IrStmt *memo_s;    /* the lock-step statement */
+    const IrExpr **memo_e;   /* its outermost shfl_xor nodes (shared by the warp) */
+    double *memo_v;          /* this lane's values for them (heap) */
+    int nmemo;               /* number of them */
+    Async *as;               /* cp.async elements in flight (heap) */
+    int nas, ascap;          /* used / allocated */
+    int committed;           /* async groups committed so far */
+    TsLoc sloc;              /* the statement being run (for loads without a location) */
+} Th;
+
+/* Shadow state of one shared element. */
+typedef struct Shadow {
+    uint32_t w_epoch, r_epoch; /* epochs of the last write / read(s) */
+    int32_t writer, reader;    /* who (ALL_THREADS: a collective; MANY_READERS) */
+    TsLoc wloc;                /* where the last write was */
+    TsLoc rloc;                /* where the last read was */
+    int32_t pend;              /* cp.async copies in flight into it */
+    int32_t pthread;           /* the thread that issued the last of them */
+    TsLoc ploc;                /* and where */
+    uint8_t init;              /* ever written */
+} Shadow;
+
+/* Storage of one buffer. */
+typedef struct Mem {
+    const IrBuffer *b; /* the buffer */
+    int kind;          /* MEM_* */
+    int64_t n;         /* elements (non-global) */
+    double *data;      /* BLOCK: n; THREAD: nthreads views of n; GLOBAL: the caller's */
+    Shadow *sh;        /* BLOCK: n */
+    uint8_t *init;     /* THREAD: nthreads * n written bits */
+    int32_t *owner;    /* THREAD with a layout: n * rep owning threads */
+    int rep;           /* replicas per element (1 without a layout) */
+} Mem;
+
+struct IrTInterp {
+    TsArena *a;            /* structures */
+    TsDiag *d;             /* errors */
+    const IrKernel *k;     /* the kernel */
+    int model;             /* IrTInterpModel */
+    int nid;               /* ids are below this */
+    int nt;                /* threads per block */
+    Th *th;                /* nt threads */
+    Mem *mem;              /* by buffer id */
+    IrInterp *aux;         /* evaluates layouts (placeholder vars) */
+    uint32_t epoch;        /* barrier epoch of the current block */
+    int64_t barriers;      /* barriers completed */
+    const IrVar **tvars;   /* thread-index vars found in the body */
+    int ntvars;            /* their number */
+    const IrStmt **shfl;   /* statements with shfl_xor in their own expressions, sorted */
+    int nshfl;             /* their number */
+    char *vvar, *vbuf;     /* printer model: varying vars / private buffers, by id */
+    const IrBuffer *ubuf;  /* a read of a never-written shared element, reported at the next barrier */
+    int64_t uiv[MAXD];     /* its indices */
+    int utid;              /* the reading thread */
+    TsLoc uloc;            /* where */
+    double *scratch;       /* T.gemm results (heap) */
+    int64_t nscratch;      /* its size */
+};
+
+TS_NORETURN static void rt_fail(IrTInterp *x, TsLoc loc, const char *fmt, ...) TS_PRINTF(3, 4);
+static void rt_fail(IrTInterp *x, TsLoc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_vfail_at(x->d, TS_ERR_RUNTIME, loc, fmt, ap);
+}
+
+static const char *loc_str(IrTInterp *x, TsLoc l) {
+    return l.line ? ts_sprintf(x->a, "%d:%d", l.line, l.col) : "(no location)";
+}
+
+static const char *who(IrTInterp *x, int t) {
+    if (t == ALL_THREADS) return "the block's T.gemm (all threads)";
+    if (t == MANY_READERS) return "several threads";
+    return ts_sprintf(x->a, "thread %d", t);
+}
+
+static const char *elem_str(IrTInterp *x, const IrBuffer *b, const int64_t *iv, int n) {
+    TsBuf t = {0};
+    ts_buf_printf(&t, "%s[", b->name);
+    for (int i = 0; i < n; i++) ts_buf_printf(&t, i ? ", %lld" : "%lld", (long long)iv[i]);
+    ts_buf_puts(&t, "]");
+    const char *r = ts_strdup(x->a, ts_buf_str(&t));
+    ts_buf_free(&t);
+    return r;
+}
+
+static bool is_private(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR; }
+
+/* ---- expression helpers --------------------------------------------------- */
+
+static bool is_shfl(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_CALL && e->call.fn == IR_SHFL_XOR;
+}
+
+/* The expressions a statement evaluates itself (not those of its body). */
+static int stmt_exprs(const IrStmt *s, const IrExpr **out, int max) {
+    int n = 0;
+#define ADD(e) do { if ((e) && n < max) out[n++] = (e); } while (0)
+    switch (s->kind) {
+    case IR_S_FOR: ADD(s->for_.min); ADD(s->for_.extent); break;
+    case IR_S_IF: ADD(s->if_.cond); break;
+    case IR_S_WHILE: ADD(s->while_.cond); break;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        for (int i = 0; i < s->store.nidx; i++) ADD(s->store.idx[i]);
+        ADD(s->store.value);
+        break;
+    case IR_S_LET: ADD(s->let.value); break;
+    case IR_S_EVAL: ADD(s->eval.e); break;
+    case IR_S_PRINT: ADD(s->print.value); break;
+    case IR_S_VCOPY:
+        for (int i = 0; i < s->vcopy.ndi; i++) ADD(s->vcopy.didx[i]);
+        for (int i = 0; i < s->vcopy.nsi; i++) ADD(s->vcopy.sidx[i]);
+        ADD(s->vcopy.pred);
+        break;
+    case IR_S_TILEOP:
+        for (int r = 0; r < s->op->nr; r++)
+            for (int d = 0; d < s->op->r[r].ndim; d++) ADD(s->op->r[r].start[d]);
+        ADD(s->op->value);
+        break;
+    default: break;
+    }
+#undef ADD
+    return n;
+}
+
+static bool note_tvar(const IrExpr *e, void *ctx) {
+    IrTInterp *x = ctx;
+    if (e->kind == IR_E_VAR && e->var->kind == IR_VAR_THREAD_IDX) {
+        for (int i = 0; i < x->ntvars; i++)
+            if (x->tvars[i] == e->var) return false;
+        const IrVar **nv = TS_NEWN(x->a, const IrVar *, x->ntvars + 1);
+        if (x->ntvars) memcpy(nv, x->tvars, sizeof *nv * (size_t)x->ntvars);
+        nv[x->ntvars++] = e->var;
+        x->tvars = nv;
+    }
+    return false;
+}
+
+typedef TS_VEC(const IrStmt *) StmtVec;
+
+/* Collect thread-index vars and the statements that shuffle. */
+static void scan(IrTInterp *x, const IrStmt *s, StmtVec *shfl) {
+    if (!s) return;
+    const IrExpr *ex[64];
+    int n = stmt_exprs(s, ex, 64);
+    bool sh = false;
+    for (int i = 0; i < n; i++) {
+        (void)ir_expr_any(ex[i], note_tvar, x);
+        sh |= ir_expr_any(ex[i], is_shfl, NULL);
+    }
+    if (sh) ts_vec_push(x->a, *shfl, s);
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) scan(x, s->seq.v[i], shfl);
+        break;
+    case IR_S_FOR: scan(x, s->for_.body, shfl); break;
+    case IR_S_IF: scan(x, s->if_.then, shfl); scan(x, s->if_.else_, shfl); break;
+    case IR_S_WHILE: scan(x, s->while_.body, shfl); break;
+    default: break;
+    }
+}
+
+static int cmp_ptr(const void *a, const void *b) {
+    uintptr_t p = (uintptr_t)*(const void *const *)a, q = (uintptr_t)*(const void *const *)b;
+    return p < q ? -1 : p > q;
+}
+
+static bool shuffles(const IrTInterp *x, const IrStmt *s) {
+    return x->nshfl && bsearch(&s, x->shfl, (size_t)x->nshfl, sizeof *x->shfl, cmp_ptr);
+}
+
+/* ---- printer model: which values differ between threads ---------------------
+ * The code generator's analysis (codegen_cuda.c, mark_stmt): thread
+ * indices, variables of parallel and thread loops, anything computed from
+ * those, private buffers written with them; iterated to a fixed point. */
+
+static bool var_varying_cb(const IrExpr *e, void *ctx) {
+    IrTInterp *x = ctx;
+    if (e->kind == IR_E_VAR) return e->var->kind == IR_VAR_THREAD_IDX || x->vvar[e->var->id];
+    if (e->kind == IR_E_LOAD) return is_private(e->load.buf) && x->vbuf[e->load.buf->id];
+    return false;
+}
+
+static bool varying(IrTInterp *x, const IrExpr *e) { return e && ir_expr_any(e, var_varying_cb, x); }
+
+static bool mark(IrTInterp *x, const IrStmt *s, bool vary) {
+    bool ch = false;
+    if (!s) return false;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) ch |= mark(x, s->seq.v[i], vary);
+        return ch;
+    case IR_S_FOR: {
+        bool v = vary || s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD ||
+                 varying(x, s->for_.min) || varying(x, s->for_.extent);
+        if (v && !x->vvar[s->for_.var->id]) x->vvar[s->for_.var->id] = 1, ch = true;
+        return mark(x, s->for_.body, v) || ch;
+    }
+    case IR_S_IF: {
+        bool v = vary || varying(x, s->if_.cond);
+        ch |= mark(x, s->if_.then, v);
+        return mark(x, s->if_.else_, v) || ch;
+    }
+    case IR_S_WHILE: return mark(x, s->while_.body, vary || varying(x, s->while_.cond));
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD: {
+        if (!is_private(s->store.buf) || x->vbuf[s->store.buf->id]) return false;
+        bool v = vary || varying(x, s->store.value);
+        for (int i = 0; i < s->store.nidx; i++) v = v || varying(x, s->store.idx[i]);
+        if (v) x->vbuf[s->store.buf->id] = 1;
+        return v;
+    }
+    case IR_S_LET:
+        if ((vary || varying(x, s->let.value)) && !x->vvar[s->let.var->id]) {
+            x->vvar[s->let.var->id] = 1;
+            return true;
+        }
+        return false;
+    default: return false;
+    }
+}
+
+/* ---- memory ------------------------------------------------------------------- */
+
+static double poison_of(const IrBuffer *b) { return ts_dtype_is_float(b->dt) ? NAN : -777777.0; }
+
+static Mem *mem_of(IrTInterp *x, const IrBuffer *b, TsLoc loc) {
+    if (b->id < 0 || b->id >= x->nid || x->mem[b->id].kind == MEM_NONE)
+        rt_fail(x, loc, "interp: buffer %s is not one of the kernel's buffers", b->name);
+    Mem *m = &x->mem[b->id];
+    if (!m->data) rt_fail(x, loc, "interp: buffer %s has no data bound", b->name);
+    return m;
+}
+
+static int64_t ev_int(IrTInterp *x, Th *t, const IrExpr *e);
+
+/* Offset of element iv of m's buffer; out of bounds is an error. */
+static int64_t offset(IrTInterp *x, Th *t, Mem *m, const int64_t *iv, int nidx, TsLoc loc) {
+    const IrBuffer *b = m->b;
+    if (nidx != b->ndim)
+        rt_fail(x, loc, "interp: %s indexed with %d indices, has %d dims", b->name, nidx, b->ndim);
+    int64_t off = 0, stride = 1;
+    for (int d = nidx - 1; d >= 0; d--) {
+        int64_t ext = ev_int(x, t, b->shape[d]);
+        if (iv[d] < 0 || iv[d] >= ext)
+            rt_fail(x, loc, "interp: out-of-bounds access %s: index %lld of dim %d is outside 0..%lld",
+                    elem_str(x, b, iv, nidx), (long long)iv[d], d, (long long)ext - 1);
+        int64_t st = b->strides ? ev_int(x, t, b->strides[d]) : stride;
+        off += iv[d] * st;
+        stride *= ext;
+    }
+    return off;
+}
+
+static void shared_check(IrTInterp *x, int tid, Mem *m, int64_t off, const int64_t *iv, int mode, TsLoc loc) {
+    Shadow *h = &m->sh[off];
+    const IrBuffer *b = m->b;
+    if (h->pend)
+        rt_fail(x, loc,
+                "interp: %s %s %s while a cp.async copy into it (issued by thread %d at %s) is in flight: "
+                "no async wait covering its group ran before",
+                who(x, tid), mode == A_READ ? "reads" : "writes", elem_str(x, b, iv, b->ndim), h->pthread,
+                loc_str(x, h->ploc));
+    if (mode == A_ATOMIC && !h->init)
+        rt_fail(x, loc, "interp: %s adds to %s, which nothing has written (uninitialized shared memory)",
+                who(x, tid), elem_str(x, b, iv, b->ndim));
+    if (mode == A_ATOMIC) return; /* atomics do not race with each other */
+    if (mode == A_READ && !h->init && !x->ubuf) {
+        /* maybe another thread writes it later in this epoch (a race, reported
+         * then); if not, it is a poison read, reported at the next barrier */
+        x->ubuf = b;
+        memcpy(x->uiv, iv, sizeof(int64_t) * (size_t)b->ndim);
+        x->utid = tid;
+        x->uloc = loc;
+    }
+    if (h->w_epoch == x->epoch && h->writer != tid)
+        rt_fail(x, loc,
+                "interp: shared-memory race on %s: %s %s it after %s wrote it at %s, with no barrier between",
+                elem_str(x, b, iv, b->ndim), who(x, tid), mode == A_READ ? "reads" : "writes",
+                who(x, h->writer), loc_str(x, h->wloc));
+    if (mode == A_READ) {
+        if (h->r_epoch != x->epoch) {
+            h->r_epoch = x->epoch;
+            h->reader = tid;
+        } else if (h->reader != tid) {
+            h->reader = MANY_READERS;
+        }
+        h->rloc = loc;
+        return;
+    }
+    if (h->r_epoch == x->epoch && h->reader != tid)
+        rt_fail(x, loc,
+                "interp: shared-memory race on %s: %s writes it while %s read it (at %s) since the last barrier",
+                elem_str(x, b, iv, b->ndim), who(x, tid), who(x, h->reader), loc_str(x, h->rloc));
+    h->writer = tid;
+    h->w_epoch = x->epoch;
+    h->wloc = loc;
+    h->init = 1;
+}
+
+/* The storage of element iv of b as seen by thread tid (ALL_THREADS: a
+ * collective, which reads a fragment element from its first owner). */
+static double *access(IrTInterp *x, Th *t, int tid, const IrBuffer *b, const int64_t *iv, int nidx, int mode,
+                      TsLoc loc) {
+    Mem *m = mem_of(x, b, loc);
+    int64_t off = offset(x, t, m, iv, nidx, loc);
+    switch (m->kind) {
+    case MEM_GLOBAL: return m->data + off;
+    case MEM_BLOCK: shared_check(x, tid, m, off, iv, mode, loc); return m->data + off;
+    default: break;
+    }
+    int owner = tid;
+    if (m->owner) {
+        const int32_t *o = m->owner + off * m->rep;
+        if (tid == ALL_THREADS) {
+            owner = o[0];
+        } else {
+            int r = 0;
+            while (r < m->rep && o[r] != tid) r++;
+            if (r == m->rep)
+                rt_fail(x, loc, "interp: thread %d %s %s, which its layout (%s) gives to thread %d", tid,
+                        mode == A_READ ? "reads" : "writes", elem_str(x, b, iv, nidx),
+                        b->layout->origin ? b->layout->origin : "fragment layout", o[0]);
+        }
+    } else if (tid == ALL_THREADS) {
+        rt_fail(x, loc, "interp: a collective operand %s is private to each thread", b->name);
+    }
+    uint8_t *ini = &m->init[(int64_t)owner * m->n + off];
+    if (mode != A_WRITE && !*ini)
+        rt_fail(x, loc, "interp: %s reads %s, which it has not written (uninitialized %s memory)", who(x, tid),
+                elem_str(x, b, iv, nidx), ir_scope_name(b->scope));
+    *ini = 1;
+    return m->data + (int64_t)owner * m->n + off;
+}
+
+/* ---- evaluation ---------------------------------------------------------------- */
+
+static double eval_in(IrTInterp *x, Th *t, const IrExpr *e);
+
+/* Bounds, ownership, races and poison for every load in e, as thread t. */
+static void prewalk(IrTInterp *x, Th *t, const IrExpr *e) {
+    if (!e) return;
+    switch (e->kind) {
+    case IR_E_LOAD: {
+        int64_t iv[MAXD];
+        if (e->load.nidx > MAXD) rt_fail(x, e->loc, "interp: too many indices");
+        for (int i = 0; i < e->load.nidx; i++) {
+            prewalk(x, t, e->load.idx[i]);
+            iv[i] = (int64_t)ir_interp_eval(t->in, e->load.idx[i]);
+        }
+        (void)access(x, t, t->id, e->load.buf, iv, e->load.nidx, A_READ, e->loc.line ? e->loc : t->sloc);
+        return;
+    }
+    case IR_E_BIN: prewalk(x, t, e->bin.a); prewalk(x, t, e->bin.b); return;
+    case IR_E_NEG:
+    case IR_E_NOT:
+    case IR_E_CAST: prewalk(x, t, e->un.a); return;
+    case IR_E_SELECT: prewalk(x, t, e->sel.cond); prewalk(x, t, e->sel.a); prewalk(x, t, e->sel.b); return;
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++) prewalk(x, t, e->call.args[i]);
+        return;
+    default: return;
+    }
+}
+
+static double shfl_value(IrTInterp *x, Th *t, const IrExpr *node);
+
+/* A copy of e with its outermost shfl_xor nodes replaced by their values
+ * for thread t: from t's memo when it has one for them, else computed. */
+static const IrExpr *subst(IrTInterp *x, Th *t, const IrExpr *e) {
+    if (!e || !ir_expr_any(e, is_shfl, NULL)) return e;
+    if (is_shfl(e, NULL)) {
+        double v = NAN;
+        int j = 0;
+        if (t->memo_on) {
+            while (j < t->nmemo && t->memo_e[j] != e) j++;
+            if (j == t->nmemo) rt_fail(x, e->loc, "interp: internal: shfl_xor without its lock-step value");
+            v = t->memo_v[j];
+        } else {
+            v = shfl_value(x, t, e);
+        }
+        return ts_dtype_is_float(e->dt) ? ir_float(x->a, v, e->dt) : ir_int(x->a, (int64_t)v, e->dt);
+    }
+    IrExpr *c = TS_NEW(x->a, IrExpr);
+    *c = *e;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        c->load.idx = TS_NEWN(x->a, IrExpr *, e->load.nidx);
+        for (int i = 0; i < e->load.nidx; i++) c->load.idx[i] = (IrExpr *)subst(x, t, e->load.idx[i]);
+        break;
+    case IR_E_BIN:
+        c->bin.a = (IrExpr *)subst(x, t, e->bin.a);
+        c->bin.b = (IrExpr *)subst(x, t, e->bin.b);
+        break;
+    case IR_E_NEG:
+    case IR_E_NOT:
+    case IR_E_CAST: c->un.a = (IrExpr *)subst(x, t, e->un.a); break;
+    case IR_E_SELECT:
+        c->sel.cond = (IrExpr *)subst(x, t, e->sel.cond);
+        c->sel.a = (IrExpr *)subst(x, t, e->sel.a);
+        c->sel.b = (IrExpr *)subst(x, t, e->sel.b);
+        break;
+    case IR_E_CALL:
+        c->call.args = TS_NEWN(x->a, IrExpr *, e->call.nargs);
+        for (int i = 0; i < e->call.nargs; i++) c->call.args[i] = (IrExpr *)subst(x, t, e->call.args[i]);
+        break;
+    default: break;
+    }
+    return c;
+}
+
+/* shfl_xor(value, mask) for thread t: value as lane (t ^ mask) computes it. */
+static double shfl_value(IrTInterp *x, Th *t, const IrExpr *node) {
+    int64_t mask = (int64_t)eval_in(x, t, node->call.args[1]);
+    int lane = t->id % 32, base = t->id - lane;
+    int64_t src = lane ^ mask;
+    int s = (src < 0 || src >= 32) ? t->id : base + (int)src;
+    if (s >= x->nt)
+        rt_fail(x, node->loc, "interp: shfl_xor: lane %d of warp %d reads lane %lld, beyond the block's %d threads",
+                lane, t->id / 32, (long long)src, x->nt);
+    Th *o = &x->th[s];
+    if (o != t && (o->state != TH_WARP || o->at != t->at))
+        rt_fail(x, node->loc, "interp: shfl_xor: thread %d reads thread %d, which is not at this statement", t->id,
+                s);
+    int memo = o->memo_on;
+    o->memo_on = 0;
+    double v = eval_in(x, o, node->call.args[0]);
+    o->memo_on = memo;
+    return v;
+}
+
+/* Value of e in thread t (loads checked first). */
+static double eval_in(IrTInterp *x, Th *t, const IrExpr *e) {
+    e = subst(x, t, e);
+    prewalk(x, t, e);
+    return ir_interp_eval(t->in, e);
+}
+
+static int64_t ev_int(IrTInterp *x, Th *t, const IrExpr *e) {
+    if (!t) t = &x->th[0];
+    int64_t c;
+    if (ir_is_const_int(e, &c)) return c;
+    return (int64_t)eval_in(x, t, e);
+}
+
+/* ---- the control stack ------------------------------------------------------------ */
+
+static Frame *push(IrTInterp *x, Th *t, FrKind kind, const IrStmt *s, int ctx) {
+    if (t->nfr == t->cap) {
+        int nc = t->cap ? t->cap * 2 : 16;
+        Frame *nf = realloc(t->fr, sizeof *nf * (size_t)nc);
+        if (!nf) rt_fail(x, s->loc, "interp: out of memory");
+        t->fr = nf;
+        t->cap = nc;
+    }
+    Frame *f = &t->fr[t->nfr++];
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    f->s = s;
+    f->ctx = ctx;
+    return f;
+}
+
+static void bind_i(Th *t, const IrVar *v, int64_t val) { ir_interp_bind_var(t->in, v, (double)val); }
+
+/* Wait at a barrier (explicit, or implied before/after s). */
+static void wait_bar(IrTInterp *x, Th *t, const IrStmt *s, int tag) {
+    for (int i = 0; i < t->nfr; i++) {
+        const Frame *f = &t->fr[i];
+        if (f->kind == FR_ONCE && (f->lo > 0 || f->lo + f->n < x->nt))
+            rt_fail(x, s->loc,
+                    "interp: %sbarrier inside the thread range [%lld, %lld) of a %d-thread block (the loop at %s): "
+                    "the other threads never reach it (deadlock)",
+                    tag == TAG_EXPLICIT ? "" : "implied ", (long long)f->lo, (long long)(f->lo + f->n), x->nt,
+                    loc_str(x, f->s->loc));
+    }
+    t->state = TH_BAR;
+    t->at = s;
+    t->tag = tag;
+}
+
+static void do_store(IrTInterp *x, Th *t, const IrStmt *s) {
+    int64_t iv[MAXD];
+    if (s->store.nidx > MAXD) rt_fail(x, s->loc, "interp: too many indices");
+    for (int i = 0; i < s->store.nidx; i++) iv[i] = (int64_t)eval_in(x, t, s->store.idx[i]);
+    prewalk(x, t, s->store.value);
+    (void)access(x, t, t->id, s->store.buf, iv, s->store.nidx, s->kind == IR_S_ATOMIC_ADD ? A_ATOMIC : A_WRITE,
+                 s->loc);
+    ir_interp_run(t->in, s);
+}
+
+static void do_vcopy(IrTInterp *x, Th *t, const IrStmt *s) {
+    const IrBuffer *db = s->vcopy.dst, *sb = s->vcopy.src;
+    if (db->dt != sb->dt)
+        rt_fail(x, s->loc, "interp: vector copy from %s (%s) to %s (%s): dtypes differ", sb->name,
+                ts_dtype_name(sb->dt), db->name, ts_dtype_name(db->dt));
+    if (s->vcopy.ndi > MAXD || s->vcopy.nsi > MAXD || s->vcopy.ndi < 1 || s->vcopy.nsi < 1)
+        rt_fail(x, s->loc, "interp: vector copy with %d/%d indices", s->vcopy.ndi, s->vcopy.nsi);
+    bool pred = !s->vcopy.pred || eval_in(x, t, s->vcopy.pred) != 0;
+    int64_t di[MAXD], si[MAXD];
+    for (int i = 0; i < s->vcopy.ndi; i++) di[i] = (int64_t)eval_in(x, t, s->vcopy.didx[i]);
+    for (int i = 0; i < s->vcopy.nsi; i++) si[i] = (int64_t)eval_in(x, t, s->vcopy.sidx[i]);
+    if (s->vcopy.async && (db->scope != IR_SCOPE_SHARED || sb->scope != IR_SCOPE_GLOBAL))
+        rt_fail(x, s->loc, "interp: cp.async from %s memory to %s memory (only global -> shared exists)",
+                ir_scope_name(sb->scope), ir_scope_name(db->scope));
+    for (int e = 0; e < s->vcopy.lanes; e++) {
+        double v = 0;
+        if (pred) v = *access(x, t, t->id, sb, si, s->vcopy.nsi, A_READ, s->loc);
+        else if (db->scope == IR_SCOPE_GLOBAL) goto next;
+        if (s->vcopy.async) {
+            Mem *m = mem_of(x, db, s->loc);
+            int64_t off = offset(x, t, m, di, s->vcopy.ndi, s->loc);
+            Shadow *h = &m->sh[off];
+            const char *el = NULL;
+            if ((h->w_epoch == x->epoch && h->writer != t->id) || (h->r_epoch == x->epoch && h->reader != t->id))
+                el = elem_str(x, db, di, s->vcopy.ndi);
+            if (el)
+                rt_fail(x, s->loc,
+                        "interp: shared-memory race on %s: thread %d starts a cp.async into it while %s %s it "
+                        "since the last barrier",
+                        el, t->id, who(x, h->w_epoch == x->epoch && h->writer != t->id ? h->writer : h->reader),
+                        h->w_epoch == x->epoch && h->writer != t->id ? "wrote" : "read");
+            h->pend++;
+            h->pthread = t->id;
+            h->ploc = s->loc;
+            if (t->nas == t->ascap) {
+                int nc = t->ascap ? t->ascap * 2 : 64;
+                Async *na = realloc(t->as, sizeof *na * (size_t)nc);
+                if (!na) rt_fail(x, s->loc, "interp: out of memory");
+                t->as = na;
+                t->ascap = nc;
+            }
+            t->as[t->nas++] = (Async){db->id, off, v, 0};
+        } else {
+            *access(x, t, t->id, db, di, s->vcopy.ndi, A_WRITE, s->loc) = v;
+        }
+    next:
+        di[s->vcopy.ndi - 1]++;
+        si[s->vcopy.nsi - 1]++;
+    }
+}
+
+/* cp.async.wait_group N: the thread's copies of all but its N newest
+ * committed groups land now (a write by this thread, checked as such). */
+static void do_async_wait(IrTInterp *x, Th *t, const IrStmt *s) {
+    int upto = t->committed - s->async_wait.pending;
+    int keep = 0;
+    for (int i = 0; i < t->nas; i++) {
+        Async a = t->as[i];
+        if (a.group == 0 || a.group > upto) {
+            t->as[keep++] = a;
+            continue;
+        }
+        Mem *m = &x->mem[a.buf];
+        m->sh[a.off].pend--;
+        int64_t iv[MAXD], rest = a.off;
+        for (int d = m->b->ndim - 1; d >= 0; d--) {
+            int64_t ext = ev_int(x, t, m->b->shape[d]);
+            iv[d] = rest % ext;
+            rest /= ext;
+        }
+        shared_check(x, t->id, m, a.off, iv, A_WRITE, s->loc);
+        m->data[a.off] = a.val;
+    }
+    t->nas = keep;
+}
+
+/* The two non-unit axes of a gemm operand region. */
+typedef struct Operand {
+    const IrBuffer *b;  /* the buffer */
+    int64_t start[MAXD];/* the region's start */
+    int d0, d1;         /* row and column axes */
+    int64_t e0, e1;     /* their extents */
+} Operand;
+
+static Operand operand(IrTInterp *x, const IrRegion *r, const char *what, TsLoc loc) {
+    Operand o;
+    memset(&o, 0, sizeof o);
+    o.b = r->buf;
+    o.d0 = o.d1 = -1;
+    if (r->ndim > MAXD) rt_fail(x, loc, "interp: too many dims");
+    for (int d = 0; d < r->ndim; d++) {
+        o.start[d] = ev_int(x, NULL, r->start[d]);
+        int64_t e = ev_int(x, NULL, r->extent[d]);
+        if (e == 1) continue;
+        if (o.d0 < 0) o.d0 = d, o.e0 = e;
+        else if (o.d1 < 0) o.d1 = d, o.e1 = e;
+        else rt_fail(x, loc, "interp: T.gemm operand %s (%s) has more than two axes", what, r->buf->name);
+    }
+    if (o.d1 < 0) rt_fail(x, loc, "interp: T.gemm operand %s (%s) is not a matrix", what, r->buf->name);
+    return o;
+}
+
+static double opnd(IrTInterp *x, const Operand *o, int64_t i, int64_t j, TsLoc loc) {
+    int64_t iv[MAXD];
+    memcpy(iv, o->start, sizeof iv);
+    iv[o->d0] += i;
+    iv[o->d1] += j;
+    return *access(x, NULL, ALL_THREADS, o->b, iv, o->b->ndim, A_READ, loc);
+}
+
+/* A tensor-core T.gemm, computed from the operands each thread holds:
+ * C (+)= op(A) * op(B), products summed in double, rounded to C's dtype. */
+static void do_gemm(IrTInterp *x, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    Operand A = operand(x, &op->r[0], "A", s->loc), B = operand(x, &op->r[1], "B", s->loc),
+            C = operand(x, &op->r[2], "C", s->loc);
+    int64_t M = C.e0, N = C.e1, K = op->trans_a ? A.e0 : A.e1;
+    if ((op->trans_a ? A.e1 : A.e0) != M || (op->trans_b ? B.e1 : B.e0) != K || (op->trans_b ? B.e0 : B.e1) != N)
+        rt_fail(x, s->loc, "interp: T.gemm operand shapes do not agree");
+    if (C.b->dt != TS_FLOAT32 && C.b->dt != TS_FLOAT64)
+        rt_fail(x, s->loc, "interp: tensor-core T.gemm accumulating in %s", ts_dtype_name(C.b->dt));
+    if (x->nscratch < M * N) {
+        free(x->scratch);
+        x->scratch = malloc(sizeof *x->scratch * (size_t)(M * N > 0 ? M * N : 1));
+        x->nscratch = x->scratch ? M * N : 0;
+        if (!x->scratch) rt_fail(x, s->loc, "interp: out of memory");
+    }
+    double *res = x->scratch;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double acc = op->clear_accum ? 0 : opnd(x, &C, i, j, s->loc);
+            for (int64_t kk = 0; kk < K; kk++)
+                acc += (op->trans_a ? opnd(x, &A, kk, i, s->loc) : opnd(x, &A, i, kk, s->loc)) *
+                       (op->trans_b ? opnd(x, &B, j, kk, s->loc) : opnd(x, &B, kk, j, s->loc));
+            res[i * N + j] = C.b->dt == TS_FLOAT32 ? (double)(float)acc : acc;
+        }
+    Mem *m = mem_of(x, C.b, s->loc);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            int64_t iv[MAXD];
+            memcpy(iv, C.start, sizeof iv);
+            iv[C.d0] += i;
+            iv[C.d1] += j;
+            int64_t off = offset(x, NULL, m, iv, C.b->ndim, s->loc);
+            double v = res[i * N + j];
+            if (m->kind == MEM_BLOCK) {
+                shared_check(x, ALL_THREADS, m, off, iv, A_WRITE, s->loc);
+                m->data[off] = v;
+            } else if (m->kind == MEM_THREAD && m->owner) {
+                for (int r = 0; r < m->rep; r++) {
+                    int64_t o = (int64_t)m->owner[off * m->rep + r] * m->n + off;
+                    m->data[o] = v;
+                    m->init[o] = 1;
+                }
+            } else {
+                rt_fail(x, s->loc, "interp: T.gemm accumulator %s in %s memory", C.b->name,
+                        ir_scope_name(C.b->scope));
+            }
+        }
+}
+
+/* A copy of s whose own expressions have this lane's shuffled values in. */
+static const IrStmt *subst_own(IrTInterp *x, Th *t, const IrStmt *s) {
+    IrStmt *c = TS_NEW(x->a, IrStmt);
+    *c = *s;
+#define SUB(e) ((IrExpr *)subst(x, t, (e)))
+    switch (s->kind) {
+    case IR_S_FOR: c->for_.min = SUB(s->for_.min); c->for_.extent = SUB(s->for_.extent); break;
+    case IR_S_IF: c->if_.cond = SUB(s->if_.cond); break;
+    case IR_S_WHILE: rt_fail(x, s->loc, "interp: shfl_xor in a while condition is not supported");
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        c->store.idx = TS_NEWN(x->a, IrExpr *, s->store.nidx);
+        for (int i = 0; i < s->store.nidx; i++) c->store.idx[i] = SUB(s->store.idx[i]);
+        c->store.value = SUB(s->store.value);
+        break;
+    case IR_S_LET: c->let.value = SUB(s->let.value); break;
+    case IR_S_EVAL: c->eval.e = SUB(s->eval.e); break;
+    case IR_S_PRINT: c->print.value = SUB(s->print.value); break;
+    case IR_S_VCOPY:
+        c->vcopy.didx = TS_NEWN(x->a, IrExpr *, s->vcopy.ndi);
+        c->vcopy.sidx = TS_NEWN(x->a, IrExpr *, s->vcopy.nsi);
+        for (int i = 0; i < s->vcopy.ndi; i++) c->vcopy.didx[i] = SUB(s->vcopy.didx[i]);
+        for (int i = 0; i < s->vcopy.nsi; i++) c->vcopy.sidx[i] = SUB(s->vcopy.sidx[i]);
+        c->vcopy.pred = SUB(s->vcopy.pred);
+        break;
+    default: rt_fail(x, s->loc, "interp: shfl_xor in this statement is not supported");
+    }
+#undef SUB
+    return c;
+}
+
+static bool uses_var_cb(const IrExpr *e, void *ctx) { return e->kind == IR_E_VAR && e->var == ctx; }
+
+static void unwind(IrTInterp *x, Th *t, const IrStmt *s, bool brk) {
+    while (t->nfr) {
+        Frame *f = &t->fr[t->nfr - 1];
+        if (f->kind == FR_LOOP || f->kind == FR_WHILE || f->kind == FR_ONCE || f->kind == FR_DIST) {
+            if (brk && f->kind == FR_DIST)
+                rt_fail(x, s->loc, "interp: 'break' out of a T.Parallel loop spread over the threads");
+            if (brk) t->nfr--;
+            return;
+        }
+        t->nfr--;
+    }
+    rt_fail(x, s->loc, "interp: %s outside a loop", brk ? "break" : "continue");
+}
+
+static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
+    if (!s) return;
+    t->sloc = s->loc;
+    if (x->nshfl && shuffles(x, s)) {
+        if (!(t->memo_on && t->memo_s == s)) {
+            t->state = TH_WARP;
+            t->at = s;
+            t->at_ctx = ctx;
+            return;
+        }
+        s = subst_own(x, t, s);
+        t->memo_on = 0;
+    }
+    bool printer = x->model == IR_TINTERP_PRINTER && ctx == CTX_UNIFORM;
+    switch (s->kind) {
+    case IR_S_SEQ: push(x, t, FR_SEQ, s, ctx); return;
+    case IR_S_FOR: {
+        if (s->for_.kind == IR_FOR_THREAD) {
+            int64_t lo = ev_int(x, t, s->for_.min), n = ev_int(x, t, s->for_.extent);
+            Frame *f = push(x, t, FR_ONCE, s, CTX_THREAD);
+            f->lo = lo;
+            f->n = n;
+            f->i = (t->id >= lo && t->id < lo + n) ? 0 : 1;
+            if (!f->i) bind_i(t, s->for_.var, t->id);
+            return;
+        }
+        if (printer && s->for_.kind == IR_FOR_PARALLEL) {
+            Frame *f = push(x, t, FR_DIST, s, CTX_THREAD);
+            const IrStmt *cur = s;
+            for (;;) {
+                f->lv[f->nlv++] = cur;
+                const IrStmt *b = cur->for_.body;
+                while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
+                if (f->nlv == 8 || !b || b->kind != IR_S_FOR || b->for_.kind != IR_FOR_PARALLEL) break;
+                bool dep = false;
+                for (int i = 0; i < f->nlv; i++)
+                    dep |= ir_expr_any(b->for_.extent, uses_var_cb, (void *)f->lv[i]->for_.var);
+                if (dep) break;
+                cur = b;
+            }
+            f->n = 1;
+            for (int i = 0; i < f->nlv; i++) {
+                int64_t e = ev_int(x, t, f->lv[i]->for_.extent);
+                f->ext[i] = e < 0 ? 0 : e;
+                f->n *= f->ext[i];
+            }
+            return;
+        }
+        if (printer && (varying(x, s->for_.min) || varying(x, s->for_.extent))) {
+            push(x, t, FR_DIV, s, CTX_THREAD);
+            return;
+        }
+        int64_t lo = ev_int(x, t, s->for_.min), n = ev_int(x, t, s->for_.extent);
+        Frame *f = push(x, t, FR_LOOP, s, ctx);
+        f->lo = lo;
+        f->n = n;
+        return;
+    }
+    case IR_S_IF:
+        if (printer && varying(x, s->if_.cond)) {
+            push(x, t, FR_DIV, s, CTX_THREAD);
+            return;
+        }
+        enter(x, t, eval_in(x, t, s->if_.cond) != 0 ? s->if_.then : s->if_.else_, ctx);
+        return;
+    case IR_S_WHILE:
+        if (printer && varying(x, s->while_.cond)) {
+            push(x, t, FR_DIV, s, CTX_THREAD);
+            return;
+        }
+        push(x, t, FR_WHILE, s, ctx);
+        return;
+    case IR_S_BREAK: unwind(x, t, s, true); return;
+    case IR_S_CONTINUE: unwind(x, t, s, false); return;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        if (printer && !is_private(s->store.buf)) {
+            push(x, t, FR_STAGED, s, ctx);
+            return;
+        }
+        do_store(x, t, s);
+        return;
+    case IR_S_LET:
+        prewalk(x, t, s->let.value);
+        ir_interp_run(t->in, s);
+        return;
+    case IR_S_ALLOC: {
+        Mem *m = mem_of(x, s->alloc.buf, s->loc);
+        if (m->kind == MEM_THREAD && !m->owner) {
+            double p = poison_of(m->b);
+            for (int64_t i = 0; i < m->n; i++) m->data[(int64_t)t->id * m->n + i] = p;
+            memset(m->init + (int64_t)t->id * m->n, 0, (size_t)m->n);
+        }
+        return;
+    }
+    case IR_S_EVAL: (void)eval_in(x, t, s->eval.e); return;
+    case IR_S_PRINT:
+        if (printer && t->id != 0) return;
+        prewalk(x, t, s->print.value);
+        ir_interp_run(t->in, s);
+        return;
+    case IR_S_TILEOP:
+        if (s->op->kind != TS_OP_GEMM || s->op->inst != TS_OP_INST_MMA_SYNC)
+            rt_fail(x, s->loc, "interp: tile operator %s was not lowered", ts_op_name(s->op->kind));
+        if (printer) {
+            push(x, t, FR_GEMM, s, ctx);
+            return;
+        }
+        if (x->model == IR_TINTERP_PRINTER)
+            rt_fail(x, s->loc, "interp: T.gemm on tensor cores under thread-dependent control flow");
+        t->state = TH_COLL;
+        t->at = s;
+        return;
+    case IR_S_BARRIER: wait_bar(x, t, s, TAG_EXPLICIT); return;
+    case IR_S_VCOPY: do_vcopy(x, t, s); return;
+    case IR_S_ASYNC_COMMIT:
+        t->committed++;
+        for (int i = 0; i < t->nas; i++)
+            if (!t->as[i].group) t->as[i].group = t->committed;
+        return;
+    case IR_S_ASYNC_WAIT: do_async_wait(x, t, s); return;
+    }
+    rt_fail(x, s->loc, "interp: unknown statement kind %d", (int)s->kind);
+}
+
+/* Run t until it waits or finishes. */
+static void run_thread(IrTInterp *x, Th *t) {
+    while (t->state == TH_RUN) {
+        if (!t->nfr) {
+            t->state = TH_DONE;
+            return;
+        }
+        Frame *f = &t->fr[t->nfr - 1];
+        const IrStmt *s = f->s;
+        t->sloc = s->loc;
+        switch (f->kind) {
+        case FR_SEQ:
+            if (f->i < s->seq.n) enter(x, t, s->seq.v[f->i++], f->ctx);
+            else t->nfr--;
+            break;
+        case FR_LOOP:
+            if (f->i < f->n) {
+                bind_i(t, s->for_.var, f->lo + f->i);
+                f->i++;
+                enter(x, t, s->for_.body, f->ctx);
+            } else {
+                t->nfr--;
+            }
+            break;
+        case FR_ONCE:
+            if (f->i == 0) {
+                f->i = 1;
+                enter(x, t, s->for_.body, CTX_THREAD);
+            } else {
+                t->nfr--;
+            }
+            break;
+        case FR_WHILE: {
+            int ctx = f->ctx;
+            if (eval_in(x, t, s->while_.cond) != 0) enter(x, t, s->while_.body, ctx);
+            else t->nfr--;
+            break;
+        }
+        case FR_DIST: {
+            if (f->phase == 0) {
+                f->phase = 1;
+                wait_bar(x, t, s, TAG_BEFORE);
+                break;
+            }
+            int64_t it = t->id + f->i * x->nt;
+            f->i++;
+            if (it >= f->n) {
+                t->nfr--;
+                wait_bar(x, t, s, TAG_AFTER);
+                break;
+            }
+            for (int i = 0; i < f->nlv; i++) {
+                int64_t inner = 1;
+                for (int j = i + 1; j < f->nlv; j++) inner *= f->ext[j];
+                int64_t v = it / inner;
+                if (i > 0) v %= f->ext[i];
+                bind_i(t, f->lv[i]->for_.var, ev_int(x, t, f->lv[i]->for_.min) + v);
+            }
+            enter(x, t, f->lv[f->nlv - 1]->for_.body, CTX_THREAD);
+            break;
+        }
+        case FR_STAGED:
+            if (f->phase == 0) {
+                f->phase = 1;
+                wait_bar(x, t, s, TAG_BEFORE);
+            } else if (f->phase == 1) {
+                f->phase = 2;
+                if (t->id == 0) do_store(x, t, s);
+                wait_bar(x, t, s, TAG_AFTER);
+            } else {
+                t->nfr--;
+            }
+            break;
+        case FR_DIV:
+            if (f->phase == 0) {
+                f->phase = 1;
+                wait_bar(x, t, s, TAG_BEFORE);
+            } else if (f->phase == 1) {
+                f->phase = 2;
+                enter(x, t, s, CTX_THREAD);
+            } else {
+                t->nfr--;
+                wait_bar(x, t, s, TAG_AFTER);
+            }
+            break;
+        case FR_GEMM:
+            if (f->phase == 0) {
+                f->phase = 1;
+                wait_bar(x, t, s, TAG_BEFORE);
+            } else if (f->phase == 1) {
+                f->phase = 2;
+                t->state = TH_COLL;
+                t->at = s;
+            } else if (f->phase == 2) {
+                f->phase = 3;
+                wait_bar(x, t, s, TAG_AFTER);
+            } else {
+                t->nfr--;
+            }
+            break;
+        }
+    }
+}
+
+static const char *describe(IrTInterp *x, const Th *t) {
+    switch (t->state) {
+    case TH_DONE: return "has finished";
+    case TH_COLL: return ts_sprintf(x->a, "waits at the T.gemm at %s", loc_str(x, t->at->loc));
+    case TH_WARP: return ts_sprintf(x->a, "waits at the shfl_xor at %s", loc_str(x, t->at->loc));
+    default:
+        return ts_sprintf(x->a, "waits at the %s at %s",
+                          t->tag == TAG_EXPLICIT ? "barrier"
+                          : t->tag == TAG_BEFORE ? "barrier the CUDA printer puts before the statement"
+                                                 : "barrier the CUDA printer puts after the statement",
+                          loc_str(x, t->at->loc));
+    }
+}
+
+static bool same_wait(const Th *a, const Th *b) {
+    return a->state == b->state && (a->state == TH_DONE || (a->at == b->at && a->tag == b->tag));
+}
+
+TS_NORETURN static void deadlock(IrTInterp *x) {
+    const Th *r = NULL, *o = NULL;
+    for (int i = 0; i < x->nt && !r; i++)
+        if (x->th[i].state == TH_WARP) r = &x->th[i];
+    if (r) {
+        int base = r->id - r->id % 32;
+        for (int i = base; i < base + 32 && i < x->nt && !o; i++)
+            if (!same_wait(&x->th[i], r)) o = &x->th[i];
+    } else {
+        for (int i = 0; i < x->nt && !r; i++)
+            if (x->th[i].state != TH_DONE) r = &x->th[i];
+        for (int i = 0; i < x->nt && !o; i++)
+            if (!same_wait(&x->th[i], r)) o = &x->th[i];
+    }
+    if (!r || !o) rt_fail(x, (TsLoc){0}, "interp: internal: no deadlock to report");
+    rt_fail(x, r->at->loc, "interp: deadlock: thread %d %s but thread %d %s", r->id, describe(x, r), o->id,
+            describe(x, o));
+}
+
+static void lockstep(IrTInterp *x, int base, int end) {
+    const IrStmt *s = x->th[base].at;
+    const IrExpr *ex[64];
+    int n = stmt_exprs(s, ex, 64);
+    TS_VEC(const IrExpr *) nodes = {0};
+    for (int i = 0; i < n; i++) {
+        /* outermost shfl nodes of each expression, by a small explicit walk */
+        const IrExpr *stack[256];
+        int sp = 0;
+        stack[sp++] = ex[i];
+        while (sp) {
+            const IrExpr *e = stack[--sp];
+            if (!e) continue;
+            if (is_shfl(e, NULL)) {
+                ts_vec_push(x->a, nodes, e);
+                continue;
+            }
+            if (sp > 240) rt_fail(x, s->loc, "interp: expression too deep for shfl_xor");
+            switch (e->kind) {
+            case IR_E_LOAD:
+                for (int j = 0; j < e->load.nidx && sp < 250; j++) stack[sp++] = e->load.idx[j];
+                break;
+            case IR_E_BIN: stack[sp++] = e->bin.a; stack[sp++] = e->bin.b; break;
+            case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: stack[sp++] = e->un.a; break;
+            case IR_E_SELECT: stack[sp++] = e->sel.cond; stack[sp++] = e->sel.a; stack[sp++] = e->sel.b; break;
+            case IR_E_CALL:
+                for (int j = 0; j < e->call.nargs && sp < 250; j++) stack[sp++] = e->call.args[j];
+                break;
+            default: break;
+            }
+        }
+    }
+    for (int l = base; l < end; l++) {
+        Th *t = &x->th[l];
+        free(t->memo_v);
+        t->memo_v = malloc(sizeof(double) * (size_t)(nodes.n ? nodes.n : 1));
+        if (!t->memo_v) rt_fail(x, s->loc, "interp: out of memory");
+        t->memo_e = nodes.v;
+        t->nmemo = nodes.n;
+        t->memo_on = 0;
+        for (int j = 0; j < nodes.n; j++) t->memo_v[j] = shfl_value(x, t, nodes.v[j]);
+    }
+    for (int l = base; l < end; l++) {
+        Th *t = &x->th[l];
+        t->memo_on = 1;
+        t->memo_s = s;
+    }
+    for (int l = base; l < end; l++) {
+        Th *t = &x->th[l];
+        t->state = TH_RUN;
+        t->memo_on = 1;
+        enter(x, t, s, t->at_ctx);
+        t->memo_on = 0;
+    }
+}
+
+static void report_uninit(IrTInterp *x) {
+    if (x->ubuf)
+        rt_fail(x, x->uloc, "interp: %s reads %s, which nothing has written (uninitialized shared memory)",
+                who(x, x->utid), elem_str(x, x->ubuf, x->uiv, x->ubuf->ndim));
+}
+
+static void schedule(IrTInterp *x) {
+    for (;;) {
+        for (int i = 0; i < x->nt; i++) run_thread(x, &x->th[i]);
+        report_uninit(x);
+        int ndone = 0, nwarp = 0;
+        for (int i = 0; i < x->nt; i++) {
+            ndone += x->th[i].state == TH_DONE;
+            nwarp += x->th[i].state == TH_WARP;
+        }
+        if (ndone == x->nt) return;
+        bool progress = false;
+        for (int base = 0; nwarp && base < x->nt; base += 32) {
+            int end = base + 32 < x->nt ? base + 32 : x->nt;
+            bool all = true;
+            for (int i = base; i < end && all; i++)
+                all = x->th[i].state == TH_WARP && x->th[i].at == x->th[base].at;
+            if (all) {
+                lockstep(x, base, end);
+                progress = true;
+            }
+        }
+        if (progress) continue;
+        const Th *t0 = &x->th[0];
+        bool same = t0->state == TH_BAR || t0->state == TH_COLL;
+        for (int i = 1; i < x->nt && same; i++) same = same_wait(&x->th[i], t0);
+        if (!same) deadlock(x);
+        if (t0->state == TH_BAR) {
+            x->epoch++;
+            x->barriers++;
+        } else {
+            do_gemm(x, t0->at);
+        }
+        for (int i = 0; i < x->nt; i++) x->th[i].state = TH_RUN;
+    }
+}
+
+/* ---- setup: buffers, layouts, swizzles ------------------------------------------- */
+
+static void fail_layout(IrTInterp *x, const IrBuffer *b, const char *fmt, ...) TS_PRINTF(3, 4);
+static void fail_layout(IrTInterp *x, const IrBuffer *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = ts_sprintf(x->a, "interp: fragment %s: ", b->name);
+    TsBuf t = {0};
+    ts_buf_puts(&t, msg);
+    char tmp[512];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    ts_buf_puts(&t, tmp);
+    const char *m = ts_strdup(x->a, ts_buf_str(&t));
+    ts_buf_free(&t);
+    rt_fail(x, b->loc, "%s", m);
+}
+
+/* Owner table of a fragment layout, with its checks: every element on
+ * `replicate` distinct threads of the block, no two elements (or replicas)
+ * in one register of one thread. */
+static void setup_layout(IrTInterp *x, Mem *m, const int64_t *shape) {
+    const IrBuffer *b = m->b;
+    const IrLayout *l = b->layout;
+    int rep = l->replicate > 0 ? l->replicate : 1;
+    if (l->ndim != b->ndim) fail_layout(x, b, "layout has %d dims, the buffer %d", l->ndim, b->ndim);
+    if (l->nlocal > MAXD) fail_layout(x, b, "layout has %d local digits", l->nlocal);
+    m->rep = rep;
+    m->owner = malloc(sizeof(int32_t) * (size_t)(m->n * rep));
+    int64_t *digits = TS_NEWN(x->a, int64_t, m->n * rep * (l->nlocal ? l->nlocal : 1));
+    if (!m->owner) rt_fail(x, b->loc, "interp: out of memory");
+    int64_t dmax[MAXD] = {0};
+    for (int64_t e = 0; e < m->n; e++) {
+        int64_t rest = e, iv[MAXD];
+        for (int d = b->ndim - 1; d >= 0; d--) {
+            iv[d] = rest % shape[d];
+            rest /= shape[d];
+        }
+        for (int d = 0; d < b->ndim; d++) ir_interp_bind_var(x->aux, l->in[d], (double)iv[d]);
+        for (int r = 0; r < rep; r++) {
+            if (l->rep) ir_interp_bind_var(x->aux, l->rep, (double)r);
+            int64_t th = (int64_t)ir_interp_eval(x->aux, l->thread);
+            if (th < 0 || th >= x->nt)
+                fail_layout(x, b, "element %s is given to thread %lld, outside the block's %d threads: no thread "
+                            "of the block holds it",
+                            elem_str(x, b, iv, b->ndim), (long long)th, x->nt);
+            for (int r2 = 0; r2 < r; r2++)
+                if (m->owner[e * rep + r2] == th)
+                    fail_layout(x, b, "element %s is held twice by thread %lld (replicas %d and %d)",
+                                elem_str(x, b, iv, b->ndim), (long long)th, r2, r);
+            m->owner[e * rep + r] = (int32_t)th;
+            for (int j = 0; j < l->nlocal; j++) {
+                int64_t v = (int64_t)ir_interp_eval(x->aux, l->local[j]);
+                if (v < 0) fail_layout(x, b, "element %s has a negative local index", elem_str(x, b, iv, b->ndim));
+                digits[(e * rep + r) * l->nlocal + j] = v;
+                if (v + 1 > dmax[j]) dmax[j] = v + 1;
+            }
+        }
+    }
+    /* every (thread, register) slot holds at most one element */
+    int64_t slots = 1;
+    for (int j = 0; j < l->nlocal; j++) slots *= dmax[j];
+    if (slots > ((int64_t)1 << 26) / x->nt) fail_layout(x, b, "layout's local index space is too large to check");
+    int64_t *slot = TS_NEWN(x->a, int64_t, slots * x->nt);
+    for (int64_t i = 0; i < slots * x->nt; i++) slot[i] = -1;
+    for (int64_t q = 0; q < m->n * rep; q++) {
+        int64_t flat = 0;
+        for (int j = 0; j < l->nlocal; j++) flat = flat * dmax[j] + digits[q * l->nlocal + j];
+        int64_t at = (int64_t)m->owner[q] * slots + flat;
+        if (slot[at] >= 0 && slot[at] / rep != q / rep) {
+            int64_t e1 = slot[at] / rep, e2 = q / rep, i1[MAXD], i2[MAXD];
+            for (int d = b->ndim - 1; d >= 0; d--) {
+                i1[d] = e1 % shape[d];
+                e1 /= shape[d];
+                i2[d] = e2 % shape[d];
+                e2 /= shape[d];
+            }
+            const char *s1 = elem_str(x, b, i1, b->ndim), *s2 = elem_str(x, b, i2, b->ndim);
+            fail_layout(x, b, "elements %s and %s are both held by thread %d at local index %lld: one register "
+                        "owned twice",
+                        s1, s2, m->owner[q], (long long)flat);
+        }
+        slot[at] = q;
+    }
+}
+
+static void check_swizzle(IrTInterp *x, const IrBuffer *b, int64_t n) {
+    const IrSwizzle *z = &b->swizzle;
+    if (z->kind == IR_SWIZZLE_NONE) return;
+    if (z->bits < 0 || z->base < 0 || z->shift < 0 || z->bits + z->base + z->shift > 40)
+        rt_fail(x, b->loc, "interp: shared buffer %s: bad swizzle <%d, %d, %d>", b->name, z->bits, z->base, z->shift);
+    uint8_t *seen = calloc((size_t)n, 1);
+    if (!seen) rt_fail(x, b->loc, "interp: out of memory");
+    int64_t mask = ((int64_t)1 << z->bits) - 1;
+    for (int64_t o = 0; o < n; o++) {
+        int64_t p = o ^ (((o >> (z->base + z->shift)) & mask) << z->base);
+        if (p < 0 || p >= n || seen[p]) {
+            free(seen);
+            rt_fail(x, b->loc,
+                    "interp: shared buffer %s: swizzle <%d, %d, %d> is not a bijection on its %lld elements "
+                    "(offset %lld maps to %lld)",
+                    b->name, z->bits, z->base, z->shift, (long long)n, (long long)o, (long long)p);
+        }
+        seen[p] = 1;
+    }
+    free(seen);
+}
+
+static void setup_buffer(IrTInterp *x, const IrBuffer *b) {
+    Mem *m = &x->mem[b->id];
+    m->b = b;
+    m->rep = 1;
+    if (b->scope == IR_SCOPE_GLOBAL) {
+        m->kind = MEM_GLOBAL;
+        return;
+    }
+    int64_t n = 1, shape[MAXD];
+    if (b->ndim > MAXD) rt_fail(x, b->loc, "interp: %s has too many dims", b->name);
+    for (int d = 0; d < b->ndim; d++) {
+        if (!ir_is_const_int(b->shape[d], &shape[d]) || shape[d] < 0)
+            rt_fail(x, b->loc, "interp: %s buffer %s has a non-constant extent", ir_scope_name(b->scope), b->name);
+        n *= shape[d];
+    }
+    m->n = n;
+    bool per_thread = is_private(b) || (b->scope == IR_SCOPE_FRAGMENT && b->layout);
+    size_t cnt = (size_t)(per_thread ? n * x->nt : n);
+    m->data = malloc(sizeof(double) * (cnt ? cnt : 1));
+    if (!m->data) rt_fail(x, b->loc, "interp: out of memory");
+    if (per_thread) {
+        m->kind = MEM_THREAD;
+        m->init = calloc(cnt ? cnt : 1, 1);
+        if (!m->init) rt_fail(x, b->loc, "interp: out of memory");
+        for (int t = 0; t < x->nt; t++) ir_interp_bind_storage(x->th[t].in, b, m->data + (int64_t)t * n, n);
+        if (b->layout) setup_layout(x, m, shape);
+    } else {
+        m->kind = MEM_BLOCK;
+        m->sh = calloc(n ? (size_t)n : 1, sizeof *m->sh);
+        if (!m->sh) rt_fail(x, b->loc, "interp: out of memory");
+        for (int t = 0; t < x->nt; t++) ir_interp_bind_storage(x->th[t].in, b, m->data, n);
+        if (b->scope == IR_SCOPE_SHARED) check_swizzle(x, b, n);
+    }
+}
+
+/* ---- API -------------------------------------------------------------------------- */
+
+IrTInterp *ir_tinterp_new(TsArena *a, TsDiag *d, const IrKernel *k, IrTInterpModel model) {
+    IrTInterp *x = TS_NEW(a, IrTInterp);
+    x->a = a;
+    x->d = d;
+    x->k = k;
+    x->model = model;
+    x->nid = k->next_id > 0 ? k->next_id : 1;
+    int64_t nt = ir_kernel_nthreads(k);
+    if (nt < 1 || nt > 1024) rt_fail(x, (TsLoc){0}, "interp: %lld threads per block", (long long)nt);
+    x->nt = (int)nt;
+    x->th = TS_NEWN(a, Th, x->nt);
+    for (int t = 0; t < x->nt; t++) {
+        x->th[t].id = t;
+        x->th[t].in = ir_interp_new(a, d, k);
+    }
+    x->aux = ir_interp_new(a, d, k);
+    x->mem = TS_NEWN(a, Mem, x->nid);
+    x->vvar = TS_NEWN(a, char, x->nid);
+    x->vbuf = TS_NEWN(a, char, x->nid);
+    StmtVec shfl = {0};
+    scan(x, k->body, &shfl);
+    if (shfl.n) qsort(shfl.v, (size_t)shfl.n, sizeof *shfl.v, cmp_ptr);
+    x->shfl = shfl.v;
+    x->nshfl = shfl.n;
+    if (k->tid) {
+        bool have = false;
+        for (int i = 0; i < x->ntvars; i++) have |= x->tvars[i] == k->tid;
+        if (!have) {
+            const IrVar **nv = TS_NEWN(a, const IrVar *, x->ntvars + 1);
+            if (x->ntvars) memcpy(nv, x->tvars, sizeof *nv * (size_t)x->ntvars);
+            nv[x->ntvars++] = k->tid;
+            x->tvars = nv;
+        }
+    }
+    for (int t = 0; t < x->nt; t++)
+        for (int i = 0; i < x->ntvars; i++) {
+            const IrVar *v = x->tvars[i];
+            int64_t val = t;
+            if (v->axis == 0) val = t % k->threads[0];
+            else if (v->axis == 1) val = t / k->threads[0] % (k->threads[1] > 0 ? k->threads[1] : 1);
+            else if (v->axis == 2) val = t / (k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1));
+            bind_i(&x->th[t], v, val);
+        }
+    if (model == IR_TINTERP_PRINTER)
+        while (mark(x, k->body, false)) {
+        }
+    for (int i = 0; i < k->buffers.n; i++) setup_buffer(x, k->buffers.v[i]);
+    return x;
+}
+
+void ir_tinterp_bind_buffer(IrTInterp *x, const IrBuffer *b, double *data) {
+    if (b->id < 0 || b->id >= x->nid || x->mem[b->id].kind != MEM_GLOBAL)
+        rt_fail(x, b->loc, "interp: %s is not a global buffer of the kernel", b->name);
+    x->mem[b->id].data = data;
+    for (int t = 0; t < x->nt; t++) ir_interp_bind_buffer(x->th[t].in, b, data);
+}
+
+void ir_tinterp_bind_var(IrTInterp *x, const IrVar *v, double value) {
+    for (int t = 0; t < x->nt; t++) ir_interp_bind_var(x->th[t].in, v, value);
+    ir_interp_bind_var(x->aux, v, value);
+}
+
+void ir_tinterp_run_block(IrTInterp *x, int64_t bx, int64_t by, int64_t bz) {
+    int64_t bi[3] = {bx, by, bz};
+    for (int i = 0; i < 3; i++)
+        if (x->k->block_idx[i]) ir_tinterp_bind_var(x, x->k->block_idx[i], (double)bi[i]);
+    for (int i = 0; i < x->nid; i++) {
+        Mem *m = &x->mem[i];
+        if (m->kind == MEM_BLOCK) {
+            double p = poison_of(m->b);
+            for (int64_t j = 0; j < m->n; j++) m->data[j] = p;
+            memset(m->sh, 0, sizeof *m->sh * (size_t)m->n);
+        } else if (m->kind == MEM_THREAD) {
+            double p = poison_of(m->b);
+            for (int64_t j = 0; j < m->n * x->nt; j++) m->data[j] = p;
+            memset(m->init, 0, (size_t)(m->n * x->nt));
+        }
+    }
+    x->epoch = 1;
+    x->ubuf = NULL;
+    for (int t = 0; t < x->nt; t++) {
+        Th *th = &x->th[t];
+        th->nfr = 0;
+        th->nas = 0;
+        th->committed = 0;
+        th->memo_on = 0;
+        th->state = TH_RUN;
+        if (x->k->body) {
+            if (x->k->body->kind == IR_S_SEQ) push(x, th, FR_SEQ, x->k->body, CTX_UNIFORM);
+            else {
+                IrStmt *seq = ir_seq(x->a);
+                ir_seq_push(x->a, seq, x->k->body);
+                push(x, th, FR_SEQ, seq, CTX_UNIFORM);
+            }
+        }
+    }
+    schedule(x);
+}
+
+void ir_tinterp_run_grid(IrTInterp *x) {
+    int64_t g[3] = {1, 1, 1};
+    for (int i = 0; i < x->k->ngrid && i < 3; i++) g[i] = ev_int(x, NULL, x->k->grid[i]);
+    for (int64_t z = 0; z < g[2]; z++)
+        for (int64_t y = 0; y < g[1]; y++)
+            for (int64_t xx = 0; xx < g[0]; xx++) ir_tinterp_run_block(x, xx, y, z);
+}
+
+int64_t ir_tinterp_barriers(const IrTInterp *x) { return x->barriers; }
+
+const char *ir_tinterp_output(IrTInterp *x) { return ir_interp_output(x->th[0].in); }
+
+void ir_tinterp_free(IrTInterp *x) {
+    if (!x) return;
+    for (int i = 0; i < x->nid; i++) {
+        Mem *m = &x->mem[i];
+        if (m->kind != MEM_GLOBAL) free(m->data);
+        free(m->sh);
+        free(m->init);
+        free(m->owner);
+        m->data = NULL;
+        m->sh = NULL;
+        m->init = NULL;
+        m->owner = NULL;
+    }
+    for (int t = 0; t < x->nt; t++) {
+        Th *th = &x->th[t];
+        free(th->fr);
+        free(th->as);
+        free(th->memo_v);
+        th->fr = NULL;
+        th->as = NULL;
+        th->memo_v = NULL;
+        ir_interp_free(th->in);
+    }
+    ir_interp_free(x->aux);
+    free(x->scratch);
+    x->scratch = NULL;
+}
