@@ -14,6 +14,7 @@
  * kernel.
  */
 #include "elab/elab_int.h"
+#include "front/lex.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -861,6 +862,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
     E->globals = env_new(E, NULL);
     E->k = E->k0 = ir_kernel_new(a, entry);
     E->k->body = ir_seq(a);
+    if (m->fatal) elab_fail(E, m->fatal->err, m->fatal->loc, "%s", m->fatal->text);
     exec_module(E, m);
 
     TsLoc none = {0};

@@ -174,6 +174,7 @@ struct AstStmt {
 typedef struct AstModule {
     const TsSource *src;
     AstBlock body;
+    const struct LexToken *fatal; /* a TK_ERROR that makes the whole file unusable, or NULL */
 } AstModule;
 
 /* Parse a whole file.  Never fails on content: top-level statements that

@@ -97,17 +97,19 @@ static LexToken *emit(Lexer *L, LexKind kind, TsLoc loc) {
     return &L->toks.v[L->toks.n - 1];
 }
 
-static void emit_error(Lexer *L, TsLoc loc, TsStatus st, const char *fmt, ...)
+static LexToken *emit_error(Lexer *L, TsLoc loc, TsStatus st, const char *fmt, ...)
     TS_PRINTF(4, 5);
-static void emit_error(Lexer *L, TsLoc loc, TsStatus st, const char *fmt, ...) {
-    char msg[256];
+static LexToken *emit_error(Lexer *L, TsLoc loc, TsStatus st, const char *fmt, ...) {
+    TsBuf msg = {0}; /* no fixed buffer: a message quoting a long name is never cut */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ts_buf_vprintf(&msg, fmt, ap);
     va_end(ap);
     LexToken *t = emit(L, TK_ERROR, loc);
-    t->text = ts_strdup(L->a, msg);
+    t->text = ts_strdup(L->a, ts_buf_str(&msg));
     t->err = st;
+    ts_buf_free(&msg);
+    return t;
 }
 
 static void emit_newline(Lexer *L, TsLoc loc) {
@@ -545,7 +547,9 @@ static void lex_string(Lexer *L, int flags, const char *start) {
     const char *body = L->p;
     const char *err = scan_string_body(L, flags, q, triple, 0);
     if (err) {
-        emit_error(L, loc, TS_ERR_SYNTAX, "%s", err);
+        LexToken *t = emit_error(L, loc, TS_ERR_SYNTAX, "%s", err);
+        /* a string that runs to the end of the file swallowed everything after it */
+        t->fatal = at(L, 0) == -1;
         return;
     }
     const char *body_end = L->p - (triple ? 3 : 1);

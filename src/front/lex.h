@@ -59,6 +59,8 @@ typedef struct LexToken {
     int bol;          /* 1: first token of a logical line at indentation 0, i.e.
                        * where a top-level statement may begin */
     TsStatus err;     /* ERROR: TS_ERR_SYNTAX or TS_ERR_UNSUPPORTED */
+    int fatal;        /* ERROR: it ends the file (an unterminated triple-quoted
+                       * string): the whole file is unusable, as in Python */
 } LexToken;
 
 /* The token array; v[n-1] is always TK_EOF. */

@@ -1603,6 +1603,8 @@ static void parse_top_statement(ModuleState *S) {
 AstModule *ts_parse_module(TsArena *a, const TsSource *src) {
     AstModule *m = new_module(a, src);
     LexTokens toks = lex_tokenize(a, src);
+    for (int i = 0; i < toks.n && !m->fatal; i++)
+        if (toks.v[i].kind == TK_ERROR && toks.v[i].fatal) m->fatal = &toks.v[i];
     ModuleState *S = TS_NEW(a, ModuleState);
     S->P = (Parser){a, &S->diag, src, toks.v, toks.n, 0, 0};
     while (peek(&S->P)->kind != TK_EOF) parse_top_statement(S);
