@@ -155,6 +155,13 @@ TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs);
  * Same argument checks as ts_kernel_launch; TS_ERR_INVALID for a kernel of
  * the C target. */
 TsStatus ts_kernel_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream);
+/* The device code of this kernel (CUDA target; not the rest of a chain)
+ * as `form`: "ptx" (NVRTC's PTX, same architecture and options as the
+ * build) or "cubin" (the machine code a build loads).  Needs NVRTC, not a
+ * GPU.  *out is malloc'ed (free() it; PTX ends in a NUL), *size its bytes.
+ * TS_ERR_INVALID for the C target or another form, TS_ERR_BUILD where
+ * NVRTC is missing or fails (ts_last_error says why). */
+TsStatus ts_kernel_device_code(const TsKernel *k, const char *form, void **out, size_t *size);
 /* Dynamic shared memory per block in bytes (CUDA target, built), else -1. */
 int64_t ts_kernel_shared_bytes(const TsKernel *k);
 TsTarget ts_kernel_target(const TsKernel *k);

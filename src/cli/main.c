@@ -6,7 +6,7 @@
  *                 [--shape VAR=N]... [--check-against ENTRY] [--check-target c|cuda] [--seed S]
  *                 [--atol X] [--rtol X] [--threads N] [--time]
  *   tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]
- *                 [--emit ir|c] [--dump-after PASS] [--time]
+ *                 [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--time]
  *
  * `run` makes the kernel's tensors (read from .npy files, or random from
  * the seed; outputs named in out_idx are poisoned with NaN first), runs
@@ -14,7 +14,10 @@
  * of the same inputs and compares every tensor; --check-target runs the
  * same entry compiled for another target instead (e.g. CUDA against C).
  * It uses only the public
- * API (tilescale.h), as any host program would.
+ * API (tilescale.h), as any host program would.  `compile --emit` prints
+ * the IR, the generated C or CUDA (c and cuda are the same text: that of
+ * the target), or the CUDA target's PTX or SASS (emit.c; cuda, ptx and
+ * sass choose the CUDA target unless --target says otherwise).
  */
 #include <errno.h>
 #include <math.h>
@@ -24,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tilescale.h"
+#include "cli/cli.h"
 
 #define MAX_ITEMS 64
 
@@ -41,6 +44,7 @@ typedef struct Opts {
     NameVal ins[MAX_ITEMS], outs[MAX_ITEMS], shapes[MAX_ITEMS];
     int nins, nouts, nshapes;
     TsTarget target;
+    int target_set;        /* --target was given */
     uint64_t seed;
     int have_seed, time, threads;
     double atol, rtol;
@@ -53,7 +57,7 @@ static void usage(FILE *f) {
           "                [--check-against ENTRY] [--check-target c|cuda] [--seed S] [--atol X] [--rtol X]\n"
           "                [--threads N] [--time]\n"
           "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"
-          "                [--emit ir|c] [--dump-after PASS] [--time]\n",
+          "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--time]\n",
           f);
 }
 
@@ -141,6 +145,7 @@ static int parse_args(int argc, char **argv, Opts *o) {
             (*n)++;
         } else if (!strcmp(a, "--target")) {
             NEED();
+            o->target_set = 1;
             if (!strcmp(next, "c")) o->target = TS_TARGET_C;
             else if (!strcmp(next, "cuda")) o->target = TS_TARGET_CUDA;
             else if (!strcmp(next, "auto"))
@@ -411,8 +416,14 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
     co.timing = o->time;
     co.skip_build = 1;
     const char *emit = o->emit ? o->emit : "ir";
-    if (strcmp(emit, "ir") && strcmp(emit, "c")) {
-        fprintf(stderr, "tilescale: error: --emit takes ir or c, not '%s'\n", emit);
+    int dev = !strcmp(emit, "ptx") || !strcmp(emit, "sass");
+    if (strcmp(emit, "ir") && strcmp(emit, "c") && strcmp(emit, "cuda") && !dev) {
+        fprintf(stderr, "tilescale: error: --emit takes ir, c, cuda, ptx or sass, not '%s'\n", emit);
+        return 2;
+    }
+    if ((dev || !strcmp(emit, "cuda")) && !o->target_set) co.target = TS_TARGET_CUDA;
+    if ((dev || !strcmp(emit, "cuda")) && co.target != TS_TARGET_CUDA) {
+        fprintf(stderr, "tilescale: error: --emit %s needs --target cuda\n", emit);
         return 2;
     }
     TsKernel *k;
@@ -420,8 +431,11 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         return 1;
     }
+    int rc = 0;
     if (!strcmp(emit, "ir")) {
         fputs(ts_kernel_ir(k), stdout);
+    } else if (dev) {
+        rc = cli_emit_device(ctx, k, emit);
     } else {
         for (const TsKernel *p = k; p; p = ts_kernel_next(p)) {
             if (p != k) fputs("\n/* ---- the next kernel of the chain, launched after the one above ---- */\n\n", stdout);
@@ -430,7 +444,7 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
     }
     if (o->time) print_timing(o->entry, k);
     ts_kernel_destroy(k);
-    return 0;
+    return rc;
 }
 
 static int cmd_run(TsContext *ctx, const Opts *o) {

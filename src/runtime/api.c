@@ -245,6 +245,21 @@ const char *ts_kernel_source(const TsKernel *k) { return k ? ts_buf_str((TsBuf *
 const char *ts_kernel_ir(const TsKernel *k) { return k ? ts_buf_str((TsBuf *)&k->ir_text) : ""; }
 const char *ts_kernel_timing(const TsKernel *k) { return k ? ts_buf_str((TsBuf *)&k->timing) : ""; }
 
+TsStatus ts_kernel_device_code(const TsKernel *k, const char *form, void **out, size_t *size) {
+    if (!k || !form || !out || !size) return TS_ERR_INVALID;
+    reset_diag(k->ctx);
+    *out = NULL;
+    *size = 0;
+    int ptx = !strcmp(form, "ptx");
+    if (k->target != TS_TARGET_CUDA || (!ptx && strcmp(form, "cubin"))) {
+        ts_buf_printf(&k->ctx->diag.msg, "error: device code '%s' needs the CUDA target and \"ptx\" or \"cubin\"\n", form);
+        return TS_ERR_INVALID;
+    }
+    TsDiag *d = &k->ctx->diag;
+    *out = ts_nvrtc_emit(d, ts_buf_str((TsBuf *)&k->code), k->caps.arch, ptx, size);
+    return *out ? TS_OK : d->status ? d->status : TS_ERR_BUILD;
+}
+
 TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs) {
     if (!k) return TS_ERR_INVALID;
     reset_diag(k->ctx);

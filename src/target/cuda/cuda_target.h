@@ -146,6 +146,13 @@ int ts_nvrtc_available(TsBuf *why);
  * with NVRTC's log in the diagnostic and TS_ERR_BUILD (no longjmp). */
 unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, size_t *size);
 
+/* `code` compiled as a build of it would be (the architecture fitted to
+ * this NVRTC, the same options), to PTX (ptx != 0, NUL-terminated) or to
+ * a cubin: malloc'ed, or NULL with the error in d and TS_ERR_BUILD (no
+ * NVRTC, compile errors, no machine code for that architecture).  No
+ * cache, no longjmp.  For `tilescale compile --emit ptx|sass`. */
+unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch, int ptx, size_t *size);
+
 /* The architecture a build targets: $TILESCALE_CUDA_ARCH, else the
  * device's (sm_XY, from the driver), else sm_80. */
 void ts_cuda_pick_arch(const char *want, char *arch, size_t n);

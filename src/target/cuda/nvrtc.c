@@ -156,9 +156,14 @@ static void fit_arch(Nvrtc *n, char *arch, size_t cap) {
     if (want > newest && newest > 0) snprintf(arch, cap, "compute_%d", newest);
 }
 
+/* What compile_with returns: the image a build loads (cubin for sm_XY,
+ * PTX for compute_XY), or PTX / cubin explicitly (`tilescale compile
+ * --emit ptx|sass`: NVRTC keeps the PTX of an sm_XY compile too). */
+enum { IMG_BUILD, IMG_PTX, IMG_CUBIN };
+
 /* Compile with an open NVRTC; malloc'ed image or NULL with the error
  * added to d. */
-static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const char *arch, size_t *size) {
+static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const char *arch, int what, size_t *size) {
     void *prog = NULL;
     int r = n->create(&prog, code, "tilescale_kernel.cu", 0, NULL, NULL);
     if (r != 0) {
@@ -186,7 +191,7 @@ static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const 
         n->destroy(&prog);
         return NULL;
     }
-    int ptx = !strncmp(arch, "compute_", 8);
+    int ptx = what == IMG_PTX || (what == IMG_BUILD && !strncmp(arch, "compute_", 8));
     size_t sz = 0;
     unsigned char *img = NULL;
     r = ptx ? n->ptx_size(prog, &sz) : n->cubin_size(prog, &sz);
@@ -214,7 +219,37 @@ unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, s
         ts_buf_free(&why);
         return NULL;
     }
-    unsigned char *img = compile_with(d, &n, code, arch, size);
+    unsigned char *img = compile_with(d, &n, code, arch, IMG_BUILD, size);
+    nvrtc_close(&n);
+    return img;
+}
+
+unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch, int ptx, size_t *size) {
+    Nvrtc n;
+    TsBuf why = {0};
+    if (nvrtc_open(&n, &why) != 0) {
+        ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
+        d->status = TS_ERR_BUILD;
+        ts_buf_free(&why);
+        return NULL;
+    }
+    char arch[24];
+    snprintf(arch, sizeof arch, "%s", want_arch);
+    unsigned char *img = NULL;
+    if (arch_number(arch) <= 0) {
+        ts_diag_add(d, (TsLoc){0}, "error", "'%s' is not a CUDA architecture (expected sm_XY, sm_XYa or compute_XY)", arch);
+        d->status = TS_ERR_BUILD;
+    } else {
+        fit_arch(&n, arch, sizeof arch);
+        if (!ptx && !strncmp(arch, "compute_", 8)) {
+            ts_diag_add(d, (TsLoc){0}, "error",
+                        "NVRTC %s makes no machine code for %s (only PTX for %s, which the driver compiles); "
+                        "--emit ptx works", n.path, want_arch, arch);
+            d->status = TS_ERR_BUILD;
+        } else {
+            img = compile_with(d, &n, code, arch, ptx ? IMG_PTX : IMG_CUBIN, size);
+        }
+    }
     nvrtc_close(&n);
     return img;
 }
@@ -317,7 +352,7 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
     unsigned char *img = cache_lookup(&b, &size);
     int hit = img != NULL;
     if (!img) {
-        img = compile_with(d, &b.nv, b.text.s, arch, &size);
+        img = compile_with(d, &b.nv, b.text.s, arch, IMG_BUILD, &size);
         if (!img) {
             build_free(&b);
             ts_rethrow(d, TS_ERR_BUILD);
