@@ -22,25 +22,20 @@
  */
 #include <string.h>
 
+#include "ir/walk.h"
 #include "op/op.h"
 #include "pass/pass.h"
 
 void ts_pass_verify(TsPassCtx *cx) { ir_verify(cx->diag, cx->k); }
 
-static bool has_tileop(const IrStmt *s) {
-    if (!s) return false;
-    switch (s->kind) {
-    case IR_S_TILEOP: return s->op->inst == TS_OP_INST_LOOPS; /* others are the target's */
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (has_tileop(s->seq.v[i])) return true;
-        return false;
-    case IR_S_FOR: return has_tileop(s->for_.body);
-    case IR_S_IF: return has_tileop(s->if_.then) || has_tileop(s->if_.else_);
-    case IR_S_WHILE: return has_tileop(s->while_.body);
-    default: return false;
-    }
+/* A tile op the target's lowering should have replaced (ops marked with an
+ * instruction family are the target code generator's). */
+static bool unlowered_tileop(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_TILEOP && s->op->inst == TS_OP_INST_LOOPS;
 }
+
+static bool has_tileop(const IrStmt *s) { return ir_stmt_any(s, unlowered_tileop, NULL); }
 
 static void pass_verify_lowered(TsPassCtx *cx) {
     ir_verify(cx->diag, cx->k);
