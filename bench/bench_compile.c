@@ -2,35 +2,39 @@
  * bench_compile.c — how long does it take to turn a kernel file into
  * something runnable?  A benchmark program (not a test, not in ctest).
  *
- * The issue asks for three numbers per kernel, and they answer different
- * questions, so each is measured separately:
+ * Every example of examples/ at the configuration bench/gpu_bench.py runs,
+ * on both targets (C and CUDA), three numbers each, measured separately
+ * because they answer different questions:
  *
- *   front end  parse + elaborate + every pass + C code generation, i.e.
- *              ts_compile_file with skip_build=1.  This is the part we own
- *              and can make fast; the target is <= 10 ms.  Many runs
- *              (default 200): median and min, plus the very first call of
- *              the process, which is what a one-shot CLI run pays.
- *   cold       the whole ts_compile_file with an empty cache directory
- *              (a fresh mkdtemp per run), so the system C compiler runs.
+ *   front end  parse + elaborate + every pass + code generation, i.e.
+ *              ts_compile_file with skip_build=1 (the CUDA target needs no
+ *              NVRTC or GPU for it).  This is the part we own; the target
+ *              is <= 10 ms.  Many runs (default 200): median and min, plus
+ *              the very first call of the process (what a one-shot CLI run
+ *              pays), and the median split into parse, elaborate, passes
+ *              (every "pass *" phase) and codegen.
+ *   cold       the whole ts_compile_file with an empty cache directory (a
+ *              fresh mkdtemp per run): the system C compiler, or NVRTC.
  *              Few runs (default 5): median and min.
  *   warm       the whole ts_compile_file with a cache that already holds
- *              the kernel (same directory every run): what a second run
- *              of a program pays.  Default 50 runs: median and min.
+ *              the kernel (same directory every run): a cache hit, plus,
+ *              on a machine with a GPU, loading the module (CUDA context
+ *              and module load are their own phases).  Default 50 runs.
  *
- * Every figure is our own monotonic clock around the API call.  On top of
- * that the library's own phase times (TsCompileOptions.timing, text from
- * ts_kernel_timing, "phase ms" per line) are collected for every run and
- * reported per phase (median/min), so a regression can be pinned on one
- * pass.  Phase names are taken from the text as they come, in the order
- * they first appear, so a new pass shows up here without editing this
- * file.  One more figure explains the warm path: the cost of spawning
- * `cc --version`, which the C target runs on every build (cache hit or not)
- * to key the cache on the compiler's identity.
+ * The CUDA target's builds need NVRTC: where it is missing (the first
+ * cold build fails with TS_ERR_BUILD) those columns say so and the front
+ * end is still measured.  Every figure is our own monotonic clock around
+ * the API call; the library's own phase times (TsCompileOptions.timing,
+ * "phase ms" lines of ts_kernel_timing) are collected for every run, and
+ * --phases prints every phase's median/min for every series, so a
+ * regression can be pinned on one pass.  One more figure explains the C
+ * target's warm path: spawning `cc --version`, which it runs on every
+ * build (cache hit or not) to key the cache on the compiler's identity.
  *
  * The output is Markdown tables, so bench/run.sh's output can be pasted
  * into bench/RESULTS.md as it is.
  *
- * Usage: bench_compile [--root DIR] [--fe N] [--cold N] [--warm N]
+ * Usage: bench_compile [--root DIR] [--fe N] [--cold N] [--warm N] [--phases]
  *   DIR is the repository root (examples/ is read from there; default ".").
  */
 #define _POSIX_C_SOURCE 200809L
@@ -203,14 +207,33 @@ static double cc_version_ms(const char *cc) {
 }
 
 static const TsDefine gemm_defs[] = {
-    {"M", "1024"}, {"N", "1024"}, {"K", "1024"}, {"block_M", "128"}, {"block_N", "128"}, {"block_K", "32"},
+    {"M", "4096"}, {"N", "4096"}, {"K", "4096"}, {"block_M", "128"}, {"block_N", "128"}, {"block_K", "32"},
+};
+static const TsDefine gemm8k_defs[] = {
+    {"M", "8192"}, {"N", "8192"}, {"K", "8192"}, {"block_M", "128"}, {"block_N", "256"}, {"block_K", "64"},
+    {"threads", "256"},
 };
 static const TsDefine fa_defs[] = {
-    {"batch", "1"}, {"heads", "8"}, {"seq_len", "1024"}, {"dim", "128"}, {"is_causal", "False"},
+    {"batch", "1"}, {"heads", "8"}, {"seq_len", "2048"}, {"dim", "64"}, {"is_causal", "False"},
 };
+static const TsDefine fa128_defs[] = {
+    {"batch", "4"}, {"heads", "32"}, {"seq_len", "4096"}, {"dim", "128"}, {"is_causal", "True"},
+    {"block_M", "128"}, {"block_N", "128"}, {"num_stages", "2"}, {"threads", "256"},
+};
+static const TsDefine add_defs[] = {{"M", "8192"}, {"N", "8192"}};
+static const TsDefine softmax_defs[] = {{"M", "32768"}, {"N", "1024"}};
+static const TsDefine rms_defs[] = {{"M", "8192"}, {"N", "8192"}};
+static const TsDefine splitk_defs[] = {{"M", "96"}, {"N", "80"}, {"K", "256"}, {"splits", "4"}};
+#define DEFS(a) a, (int)(sizeof a / sizeof a[0])
 static const Case cases[] = {
-    {"gemm", "examples/gemm.py", "matmul", gemm_defs, 6},
-    {"flashattn", "examples/flash_attention.py", "flashattn", fa_defs, 5},
+    {"gemm 4096 (128,128,32)", "examples/gemm.py", "matmul", DEFS(gemm_defs)},
+    {"gemm 8192 (128,256,64) 256 thr", "examples/gemm.py", "matmul", DEFS(gemm8k_defs)},
+    {"flashattn d64 (64,64)", "examples/flash_attention.py", "flashattn", DEFS(fa_defs)},
+    {"flashattn d128 causal (128,128) 2 stages", "examples/flash_attention.py", "flashattn", DEFS(fa128_defs)},
+    {"elementwise_add", "examples/elementwise_add.py", "elementwise_add", DEFS(add_defs)},
+    {"softmax", "examples/softmax.py", "softmax", DEFS(softmax_defs)},
+    {"rms_norm", "examples/rms_norm.py", "rms_norm", DEFS(rms_defs)},
+    {"splitk_gemm (2 kernels)", "examples/splitk_gemm.py", "splitk_gemm", DEFS(splitk_defs)},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -224,16 +247,63 @@ static int arg_int(const char *s, const char *what) {
     return (int)v;
 }
 
+/* The measurements of one (case, target). */
+typedef struct Result {
+    Series fe, cold, warm; /* front end, cold builds, warm builds */
+    double first;          /* first front-end call of the process, ms */
+    int built;             /* 1: cold and warm were measured (else the target cannot build here) */
+} Result;
+
+/* Sum of the medians of the phases whose name starts with prefix (or
+ * equals it, when exact). */
+static double phase_sum(const Series *s, const char *prefix, int exact) {
+    double sum = 0;
+    for (int i = 0; i < s->nphase; i++) {
+        int match = exact ? !strcmp(s->phase[i].name, prefix) : !strncmp(s->phase[i].name, prefix, strlen(prefix));
+        if (!match) continue;
+        double m, n;
+        stats(s->phase[i].v, s->phase[i].n, &m, &n);
+        sum += m;
+    }
+    return sum;
+}
+
+/* "%.1f" of the named phase's median, or "—" where absent. */
+static const char *phase_cell(const Series *s, const char *name, char *buf, size_t n) {
+    double m, mn;
+    phase_stats(s, name, &m, &mn);
+    if (m < 0) snprintf(buf, n, "—");
+    else snprintf(buf, n, "%.3f", m);
+    return buf;
+}
+
+static void print_phases(const Series *s, const char *title) {
+    double tm, tn;
+    stats(s->total, s->n, &tm, &tn);
+    printf("\n#### %s: phases from ts_kernel_timing (ms)\n\n", title);
+    printf("| phase | median | min | share of median total |\n|---|---:|---:|---:|\n");
+    double sum = 0;
+    for (int pi = 0; pi < s->nphase; pi++) {
+        double m, n;
+        stats(s->phase[pi].v, s->phase[pi].n, &m, &n);
+        sum += m;
+        printf("| %s | %.3f | %.3f | %.1f%% |\n", s->phase[pi].name, m, n, tm > 0 ? 100.0 * m / tm : 0.0);
+    }
+    printf("| (sum of phase medians) | %.3f | | %.1f%% |\n", sum, tm > 0 ? 100.0 * sum / tm : 0.0);
+    printf("| (own clock, whole call) | %.3f | %.3f | 100%% |\n", tm, tn);
+}
+
 int main(int argc, char **argv) {
     const char *root = ".";
-    int n_fe = 200, n_cold = 5, n_warm = 50;
+    int n_fe = 200, n_cold = 5, n_warm = 50, phases = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--root") && i + 1 < argc) root = argv[++i];
         else if (!strcmp(argv[i], "--fe") && i + 1 < argc) n_fe = arg_int(argv[++i], "--fe");
         else if (!strcmp(argv[i], "--cold") && i + 1 < argc) n_cold = arg_int(argv[++i], "--cold");
         else if (!strcmp(argv[i], "--warm") && i + 1 < argc) n_warm = arg_int(argv[++i], "--warm");
+        else if (!strcmp(argv[i], "--phases")) phases = 1;
         else {
-            fprintf(stderr, "usage: bench_compile [--root DIR] [--fe N] [--cold N] [--warm N]\n");
+            fprintf(stderr, "usage: bench_compile [--root DIR] [--fe N] [--cold N] [--warm N] [--phases]\n");
             return 2;
         }
     }
@@ -243,96 +313,137 @@ int main(int argc, char **argv) {
     TsContext *ctx;
     if (ts_context_create(&ctx)) return 2;
 
-    Series fe[NCASES], cold[NCASES], warm[NCASES];
-    double first[NCASES];
-    for (int ci = 0; ci < NCASES; ci++) {
-        const Case *c = &cases[ci];
-        TsCompileOptions opt;
+    static Result res[NCASES][2];
+    const TsTarget targets[2] = {TS_TARGET_C, TS_TARGET_CUDA};
+    const char *tname[2] = {"c", "cuda"};
+    char why_cuda[512] = "";
+    for (int ci = 0; ci < NCASES; ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            const Case *c = &cases[ci];
+            Result *r = &res[ci][ti];
+            TsCompileOptions opt;
 
-        /* (a) front end + passes + codegen; the first call is kept apart. */
-        memset(&opt, 0, sizeof opt);
-        opt.timing = 1;
-        opt.skip_build = 1;
-        series_init(&fe[ci], n_fe);
-        first[ci] = compile_once(ctx, root, c, &opt, NULL);
-        for (int r = 0; r < n_fe; r++) compile_once(ctx, root, c, &opt, &fe[ci]);
+            /* (a) front end + passes + codegen; the first call is kept apart. */
+            memset(&opt, 0, sizeof opt);
+            opt.target = targets[ti];
+            opt.timing = 1;
+            opt.skip_build = 1;
+            series_init(&r->fe, n_fe);
+            r->first = compile_once(ctx, root, c, &opt, NULL);
+            for (int k = 0; k < n_fe; k++) compile_once(ctx, root, c, &opt, &r->fe);
 
-        /* (b) cold: a fresh, empty cache directory per run. */
-        series_init(&cold[ci], n_cold);
-        for (int r = 0; r < n_cold; r++) {
-            char dir[] = "/tmp/tsbench-cold-XXXXXX";
-            if (!mkdtemp(dir)) {
+            /* (b) cold: a fresh, empty cache directory per run. */
+            series_init(&r->cold, n_cold);
+            series_init(&r->warm, n_warm);
+            if (ti == 1 && why_cuda[0]) continue;
+            r->built = 1;
+            for (int k = 0; k < n_cold && r->built; k++) {
+                char dir[] = "/tmp/tsbench-cold-XXXXXX";
+                if (!mkdtemp(dir)) {
+                    perror("bench_compile: mkdtemp");
+                    return 2;
+                }
+                memset(&opt, 0, sizeof opt);
+                opt.target = targets[ti];
+                opt.timing = 1;
+                opt.cache_dir = dir;
+                if (ti == 1 && k == 0) { /* NVRTC may be missing here */
+                    char path[4096];
+                    snprintf(path, sizeof path, "%s/%s", root, c->file);
+                    TsKernel *kk = NULL;
+                    double t0 = now_ms();
+                    TsStatus st = ts_compile_file(ctx, path, c->entry, c->defs, c->ndefs, &opt, &kk);
+                    double t = now_ms() - t0;
+                    if (st == TS_ERR_BUILD && strstr(ts_last_error(ctx), "NVRTC not found")) {
+                        snprintf(why_cuda, sizeof why_cuda, "%s", ts_last_error(ctx));
+                        r->built = 0;
+                    } else if (st != TS_OK) {
+                        fprintf(stderr, "bench_compile: %s (cuda): %s\n%s", c->label, ts_status_name(st),
+                                ts_last_error(ctx));
+                        return 1;
+                    } else {
+                        series_add(&r->cold, t, ts_kernel_timing(kk));
+                        ts_kernel_destroy(kk);
+                    }
+                } else {
+                    compile_once(ctx, root, c, &opt, &r->cold);
+                }
+                remove_dir(dir);
+            }
+            if (!r->built) continue;
+
+            /* (c) warm: one directory, filled once, then cache hits. */
+            char wdir[] = "/tmp/tsbench-warm-XXXXXX";
+            if (!mkdtemp(wdir)) {
                 perror("bench_compile: mkdtemp");
                 return 2;
             }
             memset(&opt, 0, sizeof opt);
+            opt.target = targets[ti];
             opt.timing = 1;
-            opt.cache_dir = dir;
-            compile_once(ctx, root, c, &opt, &cold[ci]);
-            remove_dir(dir);
+            opt.cache_dir = wdir;
+            compile_once(ctx, root, c, &opt, NULL);
+            for (int k = 0; k < n_warm; k++) compile_once(ctx, root, c, &opt, &r->warm);
+            remove_dir(wdir);
         }
-
-        /* (c) warm: one directory, filled once, then cache hits. */
-        char wdir[] = "/tmp/tsbench-warm-XXXXXX";
-        if (!mkdtemp(wdir)) {
-            perror("bench_compile: mkdtemp");
-            return 2;
-        }
-        memset(&opt, 0, sizeof opt);
-        opt.timing = 1;
-        opt.cache_dir = wdir;
-        compile_once(ctx, root, c, &opt, NULL);
-        series_init(&warm[ci], n_warm);
-        for (int r = 0; r < n_warm; r++) compile_once(ctx, root, c, &opt, &warm[ci]);
-        remove_dir(wdir);
-    }
 
     double ccv[21];
     for (int i = 0; i < 21; i++) ccv[i] = cc_version_ms(cc);
 
-    printf("### Compile time (ms, own clock around ts_compile_file; CPU, C target)\n\n");
-    printf("| kernel | front end median | front end min | front end 1st call | cold median | cold min "
-           "| of which cc (median) | warm median | warm min |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (int ci = 0; ci < NCASES; ci++) {
-        double fm, fn, cm, cn, wm, wn, ccm, ccn;
-        stats(fe[ci].total, fe[ci].n, &fm, &fn);
-        stats(cold[ci].total, cold[ci].n, &cm, &cn);
-        stats(warm[ci].total, warm[ci].n, &wm, &wn);
-        phase_stats(&cold[ci], "cc", &ccm, &ccn);
-        printf("| %s | %.3f | %.3f | %.3f | %.1f | %.1f | %.1f | %.3f | %.3f |\n", cases[ci].label, fm, fn,
-               first[ci], cm, cn, ccm, wm, wn);
-    }
-    printf("\nRuns: front end %d (+1 first call), cold %d, warm %d per kernel. "
-           "Target for the front end: <= 10 ms.\n",
-           n_fe, n_cold, n_warm);
-    for (int ci = 0; ci < NCASES; ci++) {
-        double fm, fn;
-        stats(fe[ci].total, fe[ci].n, &fm, &fn);
-        printf("%s front end: %s (median %.3f ms vs 10 ms)\n", cases[ci].label,
-               fm <= 10.0 ? "MEETS the target" : "MISSES the target", fm);
-    }
-
-    const char *kinds[3] = {"front end (skip_build)", "cold", "warm"};
-    for (int ci = 0; ci < NCASES; ci++) {
-        Series *ss[3] = {&fe[ci], &cold[ci], &warm[ci]};
-        for (int si = 0; si < 3; si++) {
-            Series *s = ss[si];
-            double tm, tn;
-            stats(s->total, s->n, &tm, &tn);
-            printf("\n#### %s, %s: phases from ts_kernel_timing (ms)\n\n", cases[ci].label, kinds[si]);
-            printf("| phase | median | min | share of median total |\n|---|---:|---:|---:|\n");
-            double sum = 0;
-            for (int pi = 0; pi < s->nphase; pi++) {
-                double m, n;
-                stats(s->phase[pi].v, s->phase[pi].n, &m, &n);
-                sum += m;
-                printf("| %s | %.3f | %.3f | %.1f%% |\n", s->phase[pi].name, m, n,
-                       tm > 0 ? 100.0 * m / tm : 0.0);
-            }
-            printf("| (sum of phase medians) | %.3f | | %.1f%% |\n", sum, tm > 0 ? 100.0 * sum / tm : 0.0);
-            printf("| (own clock, whole call) | %.3f | %.3f | 100%% |\n", tm, tn);
+    printf("### Front end: parse + elaborate + passes + code generation (ms, skip_build; own clock around "
+           "ts_compile_file, medians of %d runs)\n\n", n_fe);
+    printf("| kernel | target | median | min | 1st call | parse | elaborate | passes | codegen | vs 10 ms |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for (int ci = 0; ci < NCASES; ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            const Result *r = &res[ci][ti];
+            double fm, fn;
+            stats(r->fe.total, r->fe.n, &fm, &fn);
+            printf("| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", cases[ci].label, tname[ti], fm,
+                   fn, r->first, phase_sum(&r->fe, "parse", 1), phase_sum(&r->fe, "elaborate", 1),
+                   phase_sum(&r->fe, "pass ", 0), phase_sum(&r->fe, "codegen", 1), fm <= 10.0 ? "meets" : "MISSES");
         }
+
+    printf("\n### Builds (ms, own clock around ts_compile_file; cold: empty cache, %d runs; warm: cache hit, %d runs)\n\n",
+           n_cold, n_warm);
+    printf("| kernel | target | cold median | cold min | cc / nvrtc | warm median | warm min | cache hit | cuda device "
+           "| cuda context | module load |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int ci = 0; ci < NCASES; ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            const Result *r = &res[ci][ti];
+            if (!r->built) {
+                printf("| %s | %s | no NVRTC | | | | | | | | |\n", cases[ci].label, tname[ti]);
+                continue;
+            }
+            double cm, cn, wm, wn;
+            char b1[32], b2[32], b3[32], b4[32], b5[32];
+            stats(r->cold.total, r->cold.n, &cm, &cn);
+            stats(r->warm.total, r->warm.n, &wm, &wn);
+            printf("| %s | %s | %.1f | %.1f | %s | %.3f | %.3f | %s | %s | %s | %s |\n", cases[ci].label, tname[ti], cm,
+                   cn, phase_cell(&r->cold, ti ? "nvrtc" : "cc", b1, sizeof b1), wm, wn,
+                   phase_cell(&r->warm, "cache hit", b2, sizeof b2), phase_cell(&r->warm, "cuda device", b3, sizeof b3),
+                   phase_cell(&r->warm, "cuda context", b4, sizeof b4),
+                   phase_cell(&r->warm, "module load", b5, sizeof b5));
+        }
+    if (why_cuda[0]) printf("\nCUDA builds not measured: %s", why_cuda);
+    printf("\nTargets: front end <= 10 ms; CUDA cache hit <= 2 ms; NVRTC cold <= 0.3 s. 'cuda device' is the "
+           "driver's start (cuInit, device query), 'cuda context' the primary context, 'module load' "
+           "cuModuleLoadData and the function's attributes (only where a GPU is present).\n");
+
+    if (phases) {
+        const char *kinds[3] = {"front end (skip_build)", "cold", "warm"};
+        for (int ci = 0; ci < NCASES; ci++)
+            for (int ti = 0; ti < 2; ti++) {
+                Result *r = &res[ci][ti];
+                Series *ss[3] = {&r->fe, &r->cold, &r->warm};
+                for (int si = 0; si < 3; si++) {
+                    if (si && !r->built) continue;
+                    char title[256];
+                    snprintf(title, sizeof title, "%s, %s target, %s", cases[ci].label, tname[ti], kinds[si]);
+                    print_phases(ss[si], title);
+                }
+            }
     }
 
     double m, n;
@@ -341,11 +452,12 @@ int main(int argc, char **argv) {
            "cache hit included)\n\nmedian %.3f ms, min %.3f ms\n",
            cc, m, n);
 
-    for (int ci = 0; ci < NCASES; ci++) {
-        series_free(&fe[ci]);
-        series_free(&cold[ci]);
-        series_free(&warm[ci]);
-    }
+    for (int ci = 0; ci < NCASES; ci++)
+        for (int ti = 0; ti < 2; ti++) {
+            series_free(&res[ci][ti].fe);
+            series_free(&res[ci][ti].cold);
+            series_free(&res[ci][ti].warm);
+        }
     ts_context_destroy(ctx);
     return 0;
 }

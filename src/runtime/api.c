@@ -151,7 +151,9 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     ts_arena_init(&k->arena);
     if (opt) k->opt = *opt;
     k->target = k->opt.target;
-    set_caps(&k->caps, k->target);
+    double t0 = ts_now_ms();
+    set_caps(&k->caps, k->target); /* CUDA: the device's architecture, through the driver (cuInit) */
+    if (k->target == TS_TARGET_CUDA) record(k, "cuda device", t0);
 
     jmp_buf jb;
     jmp_buf *volatile saved = NULL;

@@ -224,8 +224,9 @@ TS_PRINTF(3, 4) static TsStatus fail(TsDiag *d, TsStatus st, const char *fmt, ..
     return st;
 }
 
-static TsStatus load_locked(TsDiag *d, TsModuleCuda *m, TsStatus load_err) {
+static TsStatus load_locked(TsDiag *d, TsModuleCuda *m, TsStatus load_err, TsBuf *timing) {
     if (m->fn) return TS_OK;
+    double t0 = ts_now_ms();
     TsBuf why = {0};
     TsCuDriver *v = drv_open(&why);
     if (!v) {
@@ -243,6 +244,7 @@ static TsStatus load_locked(TsDiag *d, TsModuleCuda *m, TsStatus load_err) {
         return fail(d, TS_ERR_RUNTIME, "%s: cannot open the CUDA device: %s", m->kname, err(v, r, eb, sizeof eb));
     }
     v->ctx_set(m->ctx);
+    double t1 = ts_now_ms();
     r = v->module_load(&m->module, m->image);
     if (r != CU_SUCCESS) {
         m->module = NULL;
@@ -282,13 +284,14 @@ static TsStatus load_locked(TsDiag *d, TsModuleCuda *m, TsStatus load_err) {
             return load_err;
         }
     }
+    if (timing) ts_buf_printf(timing, "cuda context %.3f\nmodule load %.3f\n", t1 - t0, ts_now_ms() - t1);
     return TS_OK;
 }
 
-TsStatus ts_cuda_module_load(TsDiag *d, TsModuleCuda *m, TsStatus load_err) {
+TsStatus ts_cuda_module_load(TsDiag *d, TsModuleCuda *m, TsStatus load_err, TsBuf *timing) {
     if (!m) return fail(d, TS_ERR_INVALID, "no CUDA module");
     pthread_mutex_lock((pthread_mutex_t *)m->lock);
-    TsStatus st = load_locked(d, m, load_err);
+    TsStatus st = load_locked(d, m, load_err, timing);
     pthread_mutex_unlock((pthread_mutex_t *)m->lock);
     return st;
 }
@@ -523,7 +526,7 @@ static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, T
 
 TsStatus ts_cuda_run(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a, TsBuf *timing) {
     if (!m || !ir || !a) return fail(d, TS_ERR_INVALID, "ts_cuda_run: NULL argument");
-    TsStatus st = ts_cuda_module_load(d, m, TS_ERR_RUNTIME);
+    TsStatus st = ts_cuda_module_load(d, m, TS_ERR_RUNTIME, NULL);
     if (st) return st;
     Run R;
     memset(&R, 0, sizeof R);
@@ -538,7 +541,7 @@ TsStatus ts_cuda_run(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLau
 TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a, void *stream) {
     if (!m || !ir || !a) return fail(d, TS_ERR_INVALID, "ts_cuda_run_device: NULL argument");
     if (a->nparams != ir->params.n) return fail(d, TS_ERR_INTERNAL, "%s: launch arguments do not match the kernel", m->kname);
-    TsStatus st = ts_cuda_module_load(d, m, TS_ERR_RUNTIME);
+    TsStatus st = ts_cuda_module_load(d, m, TS_ERR_RUNTIME, NULL);
     if (st) return st;
     for (int i = 0; i < 3; i++)
         if (a->grid[i] <= 0) return TS_OK; /* an empty grid: nothing runs */

@@ -159,7 +159,8 @@ void ts_cuda_pick_arch(const char *want, char *arch, size_t n);
 
 /* Compile through the disk cache (key: source, arch, NVRTC version,
  * options) and, when a driver is present, load the module.  opt may be
- * NULL.  Appends "nvrtc <ms>" or "cache hit <ms>", and "load <ms>", to
+ * NULL.  Appends "nvrtc <ms>" or "cache hit <ms>", and (loaded)
+ * "cuda context <ms>" and "module load <ms>", to
  * timing.  Fails via ts_fail_at: TS_ERR_BUILD (no NVRTC, compile errors
  * with the log, image rejected by the driver, shared memory over the
  * device's limit), TS_ERR_IO (cache directory). */
@@ -173,12 +174,15 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
  * (reason in why, which may be NULL). */
 int ts_cuda_device_arch(char *arch, size_t n, TsBuf *why);
 
-/* Load m->image into the driver (idempotent, thread-safe).  Errors are
+/* Load m->image into the driver (idempotent, thread-safe); when it loads,
+ * appends "cuda context <ms>" (driver, primary context) and "module load
+ * <ms>" (cuModuleLoadData, the function and its attributes) to timing
+ * (may be NULL).  Errors are
  * added to d and returned (no longjmp): TS_ERR_RUNTIME when there is no
  * driver or device, `load_err` (the caller's choice: TS_ERR_BUILD at
  * build time) when the driver rejects the image or the kernel needs more
  * shared memory than the device has. */
-TsStatus ts_cuda_module_load(TsDiag *d, TsModuleCuda *m, TsStatus load_err);
+TsStatus ts_cuda_module_load(TsDiag *d, TsModuleCuda *m, TsStatus load_err, TsBuf *timing);
 
 /* One launch on host tensors: load if needed, copy every tensor to the
  * device (tensors whose host memory overlaps share one device buffer),

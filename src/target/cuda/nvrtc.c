@@ -2,12 +2,14 @@
  * nvrtc.c — generated CUDA C++ -> cubin with NVRTC, through a disk cache.
  *
  * NVRTC is opened with dlopen at run time, never linked: libtilescale must
- * build and run where there is no CUDA at all.  The candidates, in order:
- * $TILESCALE_NVRTC (a path), libnvrtc.so, libnvrtc.so.13, .so.12,
- * .so.11.2, then lib64/libnvrtc.so under $CUDA_HOME, $CUDA_PATH and
- * /usr/local/cuda.  The library is opened RTLD_NODELETE, so opening it
- * again for the next kernel costs nothing and no handle needs to live in
- * a global.  Only the C entry points are used, declared here with plain
+ * build and run where there is no CUDA at all.  The library is found as a
+ * file first (nvrtc_locate): $TILESCALE_NVRTC (a path), else libnvrtc.so,
+ * .so.13, .so.12, .so.11.2 in each $LD_LIBRARY_PATH directory, else
+ * lib64/libnvrtc.so under $CUDA_HOME, $CUDA_PATH and /usr/local/cuda;
+ * only when none of those exists are the bare names left to the dynamic
+ * loader's own search (ld.so.cache, rpath).  The library is opened
+ * RTLD_NODELETE, so opening it again for the next kernel costs little and
+ * no handle needs to live in a global.  Only the C entry points are used, declared here with plain
  * types (nvrtcResult is an int, nvrtcProgram a pointer), so no CUDA
  * header is needed to build either.
  *
@@ -28,6 +30,16 @@
  * .cu text equal, so collisions and half-written files never load.
  * Writers go through a temporary file and rename.  The directory is
  * opt->cache_dir, $TILESCALE_CACHE_DIR or ~/.cache/tilescale.
+ *
+ * A cache hit does not open NVRTC.  Opening it (dlopen of a 100 MB
+ * library: 6 ms on the CI machine, more on the H200's) was most of a hit's
+ * time, and the key needs only NVRTC's version and architecture list.
+ * Those are kept beside the kernels in nvrtc-<id>.txt, where <id> hashes
+ * the located library file's real path, inode, size and modification time:
+ * another NVRTC, or the same path replaced, is another id, so the key
+ * never names a version other than the library a miss would compile with
+ * (nvrtc_open opens exactly the located file).  Where the library is left
+ * to the loader's search it has no id, and every build opens it.
  * (The directory logic mirrors build_c.c's static helpers; fold both into
  * one shared helper when somebody owns a place for it.)
  */
@@ -72,20 +84,46 @@ static void sym(void *dl, const char *name, void *fnptr) {
     memcpy(fnptr, &p, sizeof p);
 }
 
+static const char *const nvrtc_names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
+
+/* The NVRTC library file (see the essay), into path; 1 if one exists, 0
+ * if only the loader's search is left (or $TILESCALE_NVRTC names a file
+ * that is not there: then the open fails and says so). */
+static int nvrtc_locate(char *path, size_t cap) {
+    struct stat st;
+    const char *env = getenv("TILESCALE_NVRTC");
+    if (env && *env) {
+        snprintf(path, cap, "%s", env);
+        return strchr(env, '/') && stat(path, &st) == 0;
+    }
+    const char *lp = getenv("LD_LIBRARY_PATH");
+    while (lp && *lp) {
+        const char *e = strchr(lp, ':');
+        int len = e ? (int)(e - lp) : (int)strlen(lp);
+        for (int i = 0; len > 0 && i < TS_COUNTOF(nvrtc_names); i++) {
+            snprintf(path, cap, "%.*s/%s", len, lp, nvrtc_names[i]);
+            if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 1;
+        }
+        lp = e ? e + 1 : NULL;
+    }
+    const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
+    for (int i = 0; i < 3; i++) {
+        if (!homes[i] || !*homes[i]) continue;
+        snprintf(path, cap, "%s/lib64/libnvrtc.so", homes[i]);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 1;
+    }
+    return 0;
+}
+
 /* Open NVRTC into n; 0 on success, else -1 with the reason in why. */
 static int nvrtc_open(Nvrtc *n, TsBuf *why) {
     memset(n, 0, sizeof *n);
     char cand[8][512];
     int nc = 0;
     const char *env = getenv("TILESCALE_NVRTC");
-    if (env && *env) snprintf(cand[nc++], sizeof cand[0], "%s", env);
-    else {
-        static const char *const names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
-        for (int i = 0; i < 4; i++) snprintf(cand[nc++], sizeof cand[0], "%s", names[i]);
-        const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
-        for (int i = 0; i < 3 && nc < 8; i++)
-            if (homes[i] && *homes[i]) snprintf(cand[nc++], sizeof cand[0], "%.480s/lib64/libnvrtc.so", homes[i]);
-    }
+    if (nvrtc_locate(cand[0], sizeof cand[0]) || (env && *env)) nc = 1;
+    else
+        for (int i = 0; i < TS_COUNTOF(nvrtc_names); i++) snprintf(cand[nc++], sizeof cand[0], "%s", nvrtc_names[i]);
     const char *last = "";
     for (int i = 0; i < nc && !n->dl; i++) {
         n->dl = dlopen(cand[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -141,19 +179,29 @@ static int arch_number(const char *arch) {
     return p ? atoi(p + 1) : 0;
 }
 
-/* If this NVRTC cannot target `arch`, replace it by compute_<newest> (PTX
- * the driver compiles) when the device is newer than the toolkit. */
-static void fit_arch(Nvrtc *n, char *arch, size_t cap) {
+/* NVRTC's supported architectures (sm numbers) into list; their number,
+ * 0 if this NVRTC cannot say. */
+static int nvrtc_archs(Nvrtc *n, int list[256]) {
     int na = 0;
-    if (!n->num_archs || !n->archs || n->num_archs(&na) != 0 || na <= 0 || na > 256) return;
-    int list[256];
-    if (n->archs(list) != 0) return;
+    if (!n->num_archs || !n->archs || n->num_archs(&na) != 0 || na <= 0 || na > 256) return 0;
+    return n->archs(list) == 0 ? na : 0;
+}
+
+/* If an NVRTC supporting list[0..na) (na 0: unknown) cannot target
+ * `arch`, replace it by compute_<newest> (PTX the driver compiles) when
+ * the device is newer than the toolkit. */
+static void fit_arch_list(const int *list, int na, char *arch, size_t cap) {
     int want = arch_number(arch), newest = 0;
     for (int i = 0; i < na; i++) {
         if (list[i] == want) return;
         if (list[i] > newest) newest = list[i];
     }
     if (want > newest && newest > 0) snprintf(arch, cap, "compute_%d", newest);
+}
+
+static void fit_arch(Nvrtc *n, char *arch, size_t cap) {
+    int list[256];
+    fit_arch_list(list, nvrtc_archs(n, list), arch, cap);
 }
 
 /* What compile_with returns: the image a build loads (cubin for sm_XY,
@@ -312,38 +360,102 @@ static unsigned char *cache_lookup(const Build *b, size_t *size) {
     return (unsigned char *)img;
 }
 
+/* What the cache key needs from NVRTC (see the essay). */
+typedef struct NvrtcId {
+    int vmaj, vmin;  /* nvrtcVersion */
+    int na;          /* number of supported architectures (0: NVRTC cannot say) */
+    int archs[256];  /* their sm numbers */
+} NvrtcId;
+
+/* <dir>/nvrtc-<id>.txt for the library file lib into out; 0 if lib
+ * cannot be stat'ed. */
+static int memo_path(TsBuf *out, const char *dir, const char *lib) {
+    struct stat st;
+    if (stat(lib, &st) != 0) return 0;
+    char ident[700];
+    int n = snprintf(ident, sizeof ident, "%s|%llu|%llu|%lld|%lld.%09ld", lib, (unsigned long long)st.st_dev,
+                     (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                     (long)st.st_mtim.tv_nsec);
+    if (n < 0 || n >= (int)sizeof ident) return 0;
+    ts_buf_printf(out, "%s/nvrtc-%016llx.txt", dir, (unsigned long long)ts_hash64(ident, (size_t)n, 0));
+    return 1;
+}
+
+/* The memo's text for id (and back: 1 if the file is whole). */
+static void memo_format(TsBuf *out, const char *lib, const NvrtcId *id) {
+    ts_buf_printf(out, "library %s\nversion %d %d\narchs %d", lib, id->vmaj, id->vmin, id->na);
+    for (int i = 0; i < id->na; i++) ts_buf_printf(out, " %d", id->archs[i]);
+    ts_buf_puts(out, "\nend\n");
+}
+
+static int memo_read(const char *path, NvrtcId *id) {
+    size_t len;
+    char *s = ts_read_file(path, &len);
+    if (!s) return 0;
+    int ok = 0, used = 0;
+    const char *p = strstr(s, "\nversion ");
+    if (p && sscanf(p, "\nversion %d %d\narchs %d%n", &id->vmaj, &id->vmin, &id->na, &used) == 3 && id->na >= 0 &&
+        id->na <= 256) {
+        p += used;
+        ok = 1;
+        for (int i = 0; ok && i < id->na; i++) {
+            ok = sscanf(p, " %d%n", &id->archs[i], &used) == 1;
+            p += used;
+        }
+        ok = ok && !strcmp(p, "\nend\n");
+    }
+    free(s);
+    return ok;
+}
+
 TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *want_arch,
                             const char *code,
                             const TsCompileOptions *opt, TsBuf *timing) {
     Build b;
     memset(&b, 0, sizeof b);
     double t0 = ts_now_ms();
-    TsBuf why = {0};
-    if (nvrtc_open(&b.nv, &why) != 0) {
-        ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
-        ts_buf_free(&why);
-        build_free(&b);
-        ts_rethrow(d, TS_ERR_BUILD);
-    }
     char arch[24];
     snprintf(arch, sizeof arch, "%s", want_arch);
     if (arch_number(arch) <= 0)
         build_fail(d, &b, TS_ERR_BUILD, "'%s' is not a CUDA architecture (expected sm_XY, sm_XYa or compute_XY)", arch);
-    fit_arch(&b.nv, arch, sizeof arch);
-    int ptx = !strncmp(arch, "compute_", 8);
-    int vmaj = 0, vmin = 0;
-    b.nv.version(&vmaj, &vmin);
-
-    ts_buf_puts(&b.text, code);
-    ts_buf_printf(&b.text, "\n/* nvrtc %d.%d, --gpu-architecture=%s", vmaj, vmin, arch);
-    for (int i = 0; i < TS_COUNTOF(base_opts); i++) ts_buf_printf(&b.text, " %s", base_opts[i]);
-    ts_buf_puts(&b.text, " */\n");
-    uint64_t h1 = ts_hash64(b.text.s, b.text.n, 0);
-    uint64_t h2 = ts_hash64(b.text.s, b.text.n, 0x9e3779b97f4a7c15ull);
     if (ts_cache_dir(d, opt, &b.dir) != TS_OK) {
         build_free(&b);
         ts_rethrow(d, TS_ERR_IO);
     }
+    /* NVRTC's version and architectures: from the memo, else from NVRTC */
+    NvrtcId id;
+    memset(&id, 0, sizeof id);
+    char lib[512];
+    TsBuf memo = {0};
+    int have_memo = nvrtc_locate(lib, sizeof lib) && memo_path(&memo, b.dir.s, lib);
+    if (!have_memo || !memo_read(memo.s, &id)) {
+        TsBuf why = {0};
+        if (nvrtc_open(&b.nv, &why) != 0) {
+            ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
+            ts_buf_free(&why);
+            ts_buf_free(&memo);
+            build_free(&b);
+            ts_rethrow(d, TS_ERR_BUILD);
+        }
+        b.nv.version(&id.vmaj, &id.vmin);
+        id.na = nvrtc_archs(&b.nv, id.archs);
+        if (have_memo && !strcmp(b.nv.path, lib)) {
+            TsBuf t = {0};
+            memo_format(&t, lib, &id);
+            (void)ts_write_atomic(memo.s, t.s, t.n, 0644); /* only a shortcut: a failure costs the next build time */
+            ts_buf_free(&t);
+        }
+    }
+    ts_buf_free(&memo);
+    fit_arch_list(id.archs, id.na, arch, sizeof arch);
+    int ptx = !strncmp(arch, "compute_", 8);
+
+    ts_buf_puts(&b.text, code);
+    ts_buf_printf(&b.text, "\n/* nvrtc %d.%d, --gpu-architecture=%s", id.vmaj, id.vmin, arch);
+    for (int i = 0; i < TS_COUNTOF(base_opts); i++) ts_buf_printf(&b.text, " %s", base_opts[i]);
+    ts_buf_puts(&b.text, " */\n");
+    uint64_t h1 = ts_hash64(b.text.s, b.text.n, 0);
+    uint64_t h2 = ts_hash64(b.text.s, b.text.n, 0x9e3779b97f4a7c15ull);
     ts_buf_printf(&b.cupath, "%s/tsk-%016llx%016llx.cu", b.dir.s, (unsigned long long)h1, (unsigned long long)h2);
     ts_buf_printf(&b.imgpath, "%s/tsk-%016llx%016llx.%s", b.dir.s, (unsigned long long)h1, (unsigned long long)h2,
                   ptx ? "ptx" : "cubin");
@@ -352,6 +464,13 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
     unsigned char *img = cache_lookup(&b, &size);
     int hit = img != NULL;
     if (!img) {
+        TsBuf why = {0};
+        if (!b.nv.dl && nvrtc_open(&b.nv, &why) != 0) {
+            ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
+            ts_buf_free(&why);
+            build_free(&b);
+            ts_rethrow(d, TS_ERR_BUILD);
+        }
         img = compile_with(d, &b.nv, b.text.s, arch, IMG_BUILD, &size);
         if (!img) {
             build_free(&b);
@@ -389,13 +508,11 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
      * much shared memory is a build error; otherwise at the first launch. */
     char dev[24];
     if (ts_cuda_device_arch(dev, sizeof dev, NULL)) {
-        double t1 = ts_now_ms();
-        TsStatus st = ts_cuda_module_load(d, m, TS_ERR_BUILD);
+        TsStatus st = ts_cuda_module_load(d, m, TS_ERR_BUILD, timing);
         if (st) {
             ts_cuda_module_free(m);
             ts_rethrow(d, st);
         }
-        if (timing) ts_buf_printf(timing, "load %.3f\n", ts_now_ms() - t1);
     }
     return m;
 }
