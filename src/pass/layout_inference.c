@@ -349,8 +349,16 @@ static void infer_reduce(Li *li, IrStmt *s) {
     if (fs < 0 || fd < 0 || !li->lay[fs]) return;
     IrLayout *l = li->lay[fs];
     int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
-    if (l->kind == IR_LAYOUT_MMA_C && dim == 1 && op->r[1].ndim == 1)
+    if (l->kind == IR_LAYOUT_MMA_C && dim == 1 && op->r[1].ndim == 1 && l->p[3] == 1) {
         set_layout(li, fd, ir_layout_mma_rows(li->k, l->p[0], l->p[1], (int)l->p[2], (int)l->p[3]), "T.reduce");
+        return;
+    }
+    TsBuf b = {0};
+    ir_layout_describe(&b, l);
+    give_up(li, "T.reduce_%s of %s along dim %d: its layout (%s) spreads a row over several warps or does not "
+                "keep rows in lanes; reductions across warps are not done in registers yet",
+            ts_reduce_name(op->reduce), op->r[0].buf->name, dim, ts_buf_str(&b));
+    ts_buf_free(&b);
 }
 
 static void infer(Li *li, IrStmt *s, bool final) {
