@@ -83,15 +83,29 @@ class JitFunction:
         self.target = target
         self.options = options
         self._cache = {}
+        self._names = None  # positional parameter names, from the signature on first use
         self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)
         self.__wrapped__ = func
 
     def _bind(self, args, kwargs):
-        import inspect
-        sig = inspect.signature(self.func)
-        ba = sig.bind_partial(*args, **kwargs)
-        return dict(ba.arguments)
+        """Positional arguments to parameter names; keywords as given (a keyword
+        the Python signature lacks, such as a T.const shape name, goes to the
+        compiler as is)."""
+        names = self._names
+        if names is None:
+            import inspect
+            names = self._names = [p.name for p in inspect.signature(self.func).parameters.values()
+                                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(args) > len(names):
+            raise TypeError("%s takes %d positional arguments but %d were given"
+                            % (self.__name__, len(names), len(args)))
+        values = dict(zip(names, args))
+        for n, v in kwargs.items():
+            if n in values:
+                raise TypeError("%s got multiple values for argument '%s'" % (self.__name__, n))
+            values[n] = v
+        return values
 
     def compile(self, *args, **kwargs):
         """The Kernel for these compile-time values (no tensors)."""

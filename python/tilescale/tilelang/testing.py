@@ -2,12 +2,15 @@
 example tests use.
 
 main() runs every test_* function of the calling script (the way
-`python test_example_x.py` runs in TileLang, where it calls pytest) and
+`python test_example_x.py` runs in TileLang, where it calls pytest; -k
+NAME keeps those whose name contains NAME, $TILESCALE_TEST=NAME exactly
+that one) and
 prints one line per test; skips come from the requires_* decorators,
 which look at what libtilescale can do here (a CUDA device and its
 compute capability).  The process exits non-zero if any test failed.
 """
 import functools
+import os
 import random
 import sys
 import traceback
@@ -133,6 +136,9 @@ def main(*_args, **_kw):
     if "-k" in argv and argv.index("-k") + 1 < len(argv):  # -k NAME: only tests whose name contains NAME
         pick = argv[argv.index("-k") + 1]
         tests = [(n, f) for n, f in tests if pick in n]
+    only = os.environ.get("TILESCALE_TEST")  # exactly this test (bench/tilelang_examples.sh runs them one by one)
+    if only:
+        tests = [(n, f) for n, f in tests if n == only]
     passed = failed = skipped = 0
     for n, f in tests:
         try:
