@@ -171,7 +171,7 @@ def _compile(path, text, entry, defines, target, lenient, options):
 
 # ---- argument conversion ------------------------------------------------------------------------
 
-# Per argument: (device, device_index, dtype code, data pointer, shape, strides in elements, keepalive).
+# Per argument: (device, device_index, dtype code, data pointer, shape, strides in elements).
 # device: 0 host, 1 CUDA.
 
 _torch_dtypes = None      # torch.dtype -> TsDType code
@@ -200,24 +200,30 @@ def _describe_torch(t):
     if dt is None:
         raise ArgumentError("tilescale: torch dtype %s is not supported" % t.dtype)
     if t.is_cuda:
-        return 1, t.get_device(), dt, t.data_ptr(), t.shape, t.stride(), t
+        return 1, t.get_device(), dt, t.data_ptr(), t.shape, t.stride()
     if t.device.type != "cpu":
         raise DeviceError("tilescale: tensors on %s are not supported (cpu or cuda)" % t.device)
-    return 0, -1, dt, t.data_ptr(), t.shape, t.stride(), t
+    return 0, -1, dt, t.data_ptr(), t.shape, t.stride()
+
+
+_NP_CODES = {}  # numpy dtype -> TsDType code
 
 
 def _describe_numpy(a):
-    name = a.dtype.name
-    dt = _lib.DTYPE.get(_NP_NAMES.get(name, name))
+    dt = _NP_CODES.get(a.dtype)
     if dt is None:
-        raise ArgumentError("tilescale: NumPy dtype %s is not supported" % name)
+        name = a.dtype.name
+        dt = _lib.DTYPE.get(_NP_NAMES.get(name, name))
+        if dt is None or a.dtype.fields is not None:
+            raise ArgumentError("tilescale: NumPy dtype %s is not supported" % (a.dtype,))
+        _NP_CODES[a.dtype] = dt
     item = a.itemsize
     st = a.strides
-    if any(s % item for s in st):
-        raise ArgumentError("tilescale: an array whose strides (%s bytes) are not multiples of its element "
-                            "size (%d) cannot be passed" % (st, item))
-    ptr = a.__array_interface__["data"][0]
-    return 0, -1, dt, ptr, a.shape, tuple(s // item for s in st), a
+    for s in st:
+        if s % item:
+            raise ArgumentError("tilescale: an array whose strides (%s bytes) are not multiples of its element "
+                                "size (%d) cannot be passed" % (st, item))
+    return 0, -1, dt, a.__array_interface__["data"][0], a.shape, tuple([s // item for s in st])
 
 
 _DESCRIBE = {}  # type -> describer
@@ -288,7 +294,8 @@ class Kernel:
         self.target = _TARGET_NAMES[resolve_target(target)]
         self._forms = {}
         self._lock = threading.Lock()
-        self._restore = False  # a launch record points at temporary arrays (_set_tensor)
+        self._restore = False  # a launch record points at temporary arrays (_set_dims)
+        self._cuda = None      # the CUDA form, once a launch needed it
         head = self._form(resolve_target(target))
         self._setup(head, out_idx)
 
@@ -327,24 +334,14 @@ class Kernel:
         self._nparams = n
         self._out = [i for i, p in enumerate(params) if p.is_output]
         self._in = [i for i, p in enumerate(params) if not p.is_output]
-        # launch records, allocated once
+        # launch records, allocated once (see _Slot)
         self._tt = (_lib.TsTensor * max(1, n))()
-        self._sh, self._st, self._scal = [], [], []
-        for i, p in enumerate(params):
-            nd = len(p.shape)
-            sh = (ctypes.c_int64 * max(1, nd))()
-            st = (ctypes.c_int64 * max(1, nd))()
-            self._sh.append(sh)
-            self._st.append(st)
-            self._scal.append(ctypes.c_uint64() if not p.is_tensor else None)
-            t = self._tt[i]
-            t.ndim = nd
-            t.shape = ctypes.cast(sh, ctypes.POINTER(ctypes.c_int64))
-            t.strides = ctypes.cast(st, ctypes.POINTER(ctypes.c_int64))
-            if not p.is_tensor:
-                t.ndim = 0
-                t.data = ctypes.addressof(self._scal[i])
+        self._slots = [_Slot(i, p, self._tt[i]) for i, p in enumerate(params)]
+        self._plan_all = self._slots
+        self._plan_in = [self._slots[i] for i in self._in]
+        self._out_slots = [self._slots[i] for i in self._out]
         self._param_dtype = [_lib.DTYPE.get(p.dtype, -1) for p in params]
+        self._devices = {}  # cuda index -> torch.device
 
     # -- queries --
     @property
@@ -397,88 +394,83 @@ class Kernel:
 
     # -- launch --
     def __call__(self, *args, stream=None):
-        np_ = self._nparams
         nargs = len(args)
-        alloc = nargs != np_ and self._out and nargs == len(self._in)
-        if nargs != np_ and not alloc:
-            want = "%d" % np_ if not self._out else "%d (or %d with the outputs)" % (len(self._in), np_)
+        if nargs == self._nparams:
+            plan, alloc = self._plan_all, False
+        elif self._out and nargs == len(self._in):
+            plan, alloc = self._plan_in, True
+        else:
+            want = "%d" % self._nparams if not self._out else "%d (or %d with the outputs)" % (
+                len(self._in), self._nparams)
             raise ArgumentError("%s expects %s arguments, got %d" % (self.entry, want, nargs))
-        idx = self._in if alloc else range(np_)
-        params = self.params
         with self._lock:
             if self._restore:
                 self._reset_records()
-            keep = []
             dev = None          # 0 host, 1 cuda; None: no tensor seen yet
             devidx = -1
-            for j, i in enumerate(idx):
-                x = args[j]
-                p = params[i]
-                if not p.is_tensor:
-                    self._set_scalar(i, x)
+            kind = None         # the first tensor's describer: outputs are made alike
+            for x, s in zip(args, plan):
+                if s.scalar:
+                    self._set_scalar(s.i, x)
                     continue
-                f = _describer(x)
+                f = _DESCRIBE.get(type(x))
                 if f is None:
-                    raise ArgumentError("%s: %s must be a torch tensor or NumPy array, got %s"
-                                        % (self.entry, p.name, type(x).__name__))
-                d, di, dt, ptr, shape, strides, ka = f(x)
-                if dev is None:
-                    dev, devidx = d, di
-                elif d != dev or di != devidx:
-                    raise DeviceError("%s: %s is on %s but earlier tensors are on %s" % (
-                        self.entry, p.name, _devname(d, di), _devname(dev, devidx)))
-                self._set_tensor(i, dt, ptr, shape, strides, keep)
-                keep.append(ka)
+                    f = _describer(x)
+                    if f is None:
+                        raise ArgumentError("%s: %s must be a torch tensor or NumPy array, got %s"
+                                            % (self.entry, s.p.name, type(x).__name__))
+                d, di, dt, ptr, shape, strides = f(x)
+                if d != dev or di != devidx:
+                    if dev is not None:
+                        raise DeviceError("%s: %s is on %s but earlier tensors are on %s" % (
+                            self.entry, s.p.name, _devname(d, di), _devname(dev, devidx)))
+                    dev, devidx, kind = d, di, f
+                t = s.t
+                t.data = ptr
+                if dt != s.dt:
+                    t.dtype = s.dt = dt
+                if shape != s.shape or strides != s.strides:
+                    self._set_dims(s, shape, strides)
             if dev is None:
                 dev = 1 if self.target == "cuda" else 0
                 devidx = 0 if dev else -1
-            outs = None
-            if alloc:
-                outs = self._alloc_outputs(args, dev, devidx)
-                for i, o in zip(self._out, outs):
-                    d, di, dt, ptr, shape, strides, ka = _describer(o)(o)
-                    self._set_tensor(i, dt, ptr, shape, strides, keep)
-            self._launch(dev, devidx, stream, args, outs)
-            del keep
+            outs = self._alloc_outputs(args, dev, devidx, kind) if alloc else None
+            self._launch(dev, devidx, stream)
         if outs is None:
             if not self._out:
                 return None
             outs = [args[i] for i in self._out]
         return outs[0] if len(outs) == 1 else outs
 
-    def _set_tensor(self, i, dt, ptr, shape, strides, keep):
-        t = self._tt[i]
-        t.data = ptr
-        t.dtype = dt
+    def _set_dims(self, s, shape, strides):
         nd = len(shape)
-        sh = self._sh[i]
-        if nd == len(sh) or (nd == 0 and len(sh) == 1):
+        t = s.t
+        if nd == s.nd:
             if nd:
-                sh[:] = shape
-                self._st[i][:] = strides
+                s.sh[:] = shape
+                s.st[:] = strides
+            s.shape, s.strides = shape, strides
             t.ndim = nd
         else:  # the wrong rank: the launcher will say so; give it arrays of the right size
             a = (ctypes.c_int64 * max(1, nd))(*shape)
             b = (ctypes.c_int64 * max(1, nd))(*strides)
-            keep += [a, b]
+            s.tmp = (a, b)
             t.shape = ctypes.cast(a, ctypes.POINTER(ctypes.c_int64))
             t.strides = ctypes.cast(b, ctypes.POINTER(ctypes.c_int64))
             t.ndim = nd
+            s.shape = s.strides = None
             self._restore = True
 
     def _reset_records(self):
         self._restore = False
-        for i in range(self._nparams):
-            t = self._tt[i]
-            t.shape = ctypes.cast(self._sh[i], ctypes.POINTER(ctypes.c_int64))
-            t.strides = ctypes.cast(self._st[i], ctypes.POINTER(ctypes.c_int64))
-            t.ndim = len(self.params[i].shape)
+        for s in self._slots:
+            s.reset()
 
     def _set_scalar(self, i, x):
         v = _scalar_value(x)
         want = self._param_dtype[i]
-        slot = self._scal[i]
-        t = self._tt[i]
+        s = self._slots[i]
+        slot, t = s.slot, s.t
         if want == _lib.DTYPE["float16"] and isinstance(v, (int, float)) and not isinstance(v, bool):
             slot.value = _f16_bits(float(v))
             t.dtype = want
@@ -489,54 +481,94 @@ class Kernel:
             slot.value = int(v)
             t.dtype = _lib.DTYPE["bool"]
         elif isinstance(v, int):
-            ctypes.cast(ctypes.byref(slot), ctypes.POINTER(ctypes.c_int64))[0] = v
+            if not -(1 << 63) <= v < (1 << 64):
+                raise ArgumentError("%s: %s = %d does not fit in 64 bits" % (self.entry, s.p.name, v))
+            slot.value = v & ((1 << 64) - 1)
             t.dtype = _lib.DTYPE["int64"]
         elif isinstance(v, float):
             ctypes.cast(ctypes.byref(slot), ctypes.POINTER(ctypes.c_double))[0] = v
             t.dtype = _lib.DTYPE["float64"]
         else:
-            raise ArgumentError("%s: %s must be a number, got %s" % (self.entry, self.params[i].name,
-                                                                      type(x).__name__))
+            raise ArgumentError("%s: %s must be a number, got %s" % (self.entry, s.p.name, type(x).__name__))
 
-    def _alloc_outputs(self, args, dev, devidx):
+    def _out_shape(self, s, args):
+        """An output's extents: constants, or shape variables bound by the inputs."""
+        if s.out_shape is not None:
+            return s.out_shape
         bound = {}
-        for j, i in enumerate(self._in):
-            p = self.params[i]
-            if not p.is_tensor:
+        for x, si in zip(args, self._plan_in):
+            if si.scalar:
+                if isinstance(x, int):
+                    bound.setdefault(si.p.name, x)
                 continue
-            shp = getattr(args[j], "shape", ())
-            for d, e in enumerate(p.shape):
+            shp = getattr(x, "shape", ())
+            for d, e in enumerate(si.p.shape):
                 if isinstance(e, str) and d < len(shp):
                     bound.setdefault(e, int(shp[d]))
-        for j, i in enumerate(self._in):  # scalar parameters can be extents too
-            p = self.params[i]
-            if not p.is_tensor and isinstance(args[j], int):
-                bound.setdefault(p.name, args[j])
+        shape = []
+        for e in s.p.shape:
+            if isinstance(e, str):
+                if e not in bound:
+                    raise ArgumentError("%s: cannot allocate output %s: its extent %s is not an input's "
+                                        "extent; pass the output tensor" % (self.entry, s.p.name, e))
+                e = bound[e]
+            shape.append(e)
+        return tuple(shape)
+
+    def _alloc_outputs(self, args, dev, devidx, kind):
         outs = []
-        for i in self._out:
-            p = self.params[i]
-            shape = []
-            for e in p.shape:
-                if isinstance(e, str):
-                    if e not in bound:
-                        raise ArgumentError("%s: cannot allocate output %s: its extent %s is not an input's "
-                                            "extent; pass the output tensor" % (self.entry, p.name, e))
-                    e = bound[e]
-                shape.append(e)
-            outs.append(_empty(shape, p.dtype, dev, devidx, args))
+        torch_out = dev == 1 or kind is _describe_torch
+        for s in self._out_slots:
+            shape = self._out_shape(s, args)
+            if torch_out:
+                tdt = s.tdtype
+                if tdt is None:
+                    tdt = s.tdtype = (_torch_from_code if _torch_from_code is not None else
+                                      (_torch_maps() and _torch_from_code)).get(_lib.DTYPE[s.p.dtype])
+                    if tdt is None:
+                        raise ArgumentError("tilescale: this torch has no dtype %s for an output" % s.p.dtype)
+                o = sys.modules["torch"].empty(shape, dtype=tdt, device=self._device(dev, devidx))
+                ptr = o.data_ptr()
+            else:
+                if dev == 1:
+                    raise DeviceError("tilescale: outputs on the GPU need torch")
+                o = _empty(list(shape), s.p.dtype, 0, -1, ())
+                ptr = o.__array_interface__["data"][0]
+            outs.append(o)
+            t = s.t
+            t.data = ptr
+            code = self._param_dtype[s.i]
+            if s.dt != code:
+                t.dtype = s.dt = code
+            cst = s.out_strides if s.out_shape is not None else _contiguous(shape)
+            if shape != s.shape or cst != s.strides:  # (the last call may have passed a strided output)
+                self._set_dims(s, shape, cst)
         return outs
 
-    def _launch(self, dev, devidx, stream, args, outs):
+    def _device(self, dev, devidx):
+        d = self._devices.get(devidx)
+        if d is None:
+            d = self._devices[devidx] = sys.modules["torch"].device("cuda:%d" % devidx if dev == 1 else "cpu")
+        return d
+
+    def _launch(self, dev, devidx, stream):
         if dev == 1:
-            if devidx != 0:
+            f = self._cuda
+            if f is None:
+                if devidx != 0:
+                    raise DeviceError("%s: tensors are on cuda:%d; tilescale runs kernels on cuda:0 only"
+                                      % (self.entry, devidx))
+                if not self._auto and self.target != "cuda":
+                    raise DeviceError("%s: compiled for the C target, but the tensors are on cuda:0" % self.entry)
+                f = self._cuda = self._form(_lib.TARGET_CUDA)
+            elif devidx != 0:
                 raise DeviceError("%s: tensors are on cuda:%d; tilescale runs kernels on cuda:0 only"
                                   % (self.entry, devidx))
-            if not self._auto and self.target != "cuda":
-                raise DeviceError("%s: compiled for the C target, but the tensors are on cuda:0" % self.entry)
-            f = self._forms.get(_lib.TARGET_CUDA) or self._form(_lib.TARGET_CUDA)
             if stream is None:
-                stream = _current_stream(devidx)
-            st = _lib.kernel_launch_device(f.k, self._tt, self._nparams, stream)
+                stream = (_RAW_STREAM or _raw_stream())(devidx)
+            elif not isinstance(stream, int):
+                stream = getattr(stream, "cuda_stream", stream)
+            st = _launch_device(f.k, self._tt, self._nparams, stream)
         else:
             tgt = _lib.TARGET_C if self._auto or self.target == "c" else _lib.TARGET_CUDA
             f = self._forms.get(tgt) or self._form(tgt)
@@ -567,18 +599,72 @@ class Kernel:
         return Profiler(self, tensor_supply_type)
 
 
-def _devname(d, di):
-    return "cuda:%d" % di if d == 1 else "cpu"
+class _Slot:
+    """One parameter's launch record: its TsTensor (a view into the kernel's
+    array), the shape/stride arrays it points at, and what was last written
+    there, so that a call with the same shapes as the last one writes only
+    the data pointer."""
+
+    __slots__ = ("i", "p", "t", "nd", "sh", "st", "shape", "strides", "dt", "scalar", "slot", "tmp",
+                 "out_shape", "out_strides", "tdtype")
+
+    def __init__(self, i, p, t):
+        self.i = i                      # parameter index
+        self.p = p                      # its Param
+        self.t = t                      # its TsTensor in the kernel's array
+        self.nd = len(p.shape)          # declared rank
+        self.sh = (ctypes.c_int64 * max(1, self.nd))()  # extents the record points at
+        self.st = (ctypes.c_int64 * max(1, self.nd))()  # strides (elements) the record points at
+        self.scalar = not p.is_tensor   # a scalar parameter (0-dim record)
+        self.slot = ctypes.c_uint64() if self.scalar else None  # the scalar's value
+        self.tmp = None                 # arrays of the wrong rank, for one launch
+        self.tdtype = None              # torch dtype for an allocated output
+        self.out_shape = tuple(p.shape) if p.is_output and all(isinstance(e, int) for e in p.shape) else None
+        self.out_strides = _contiguous(self.out_shape) if self.out_shape is not None else None
+        self.reset()
+        if self.scalar:
+            t.data = ctypes.addressof(self.slot)
+
+    def reset(self):
+        t = self.t
+        t.shape = ctypes.cast(self.sh, ctypes.POINTER(ctypes.c_int64))
+        t.strides = ctypes.cast(self.st, ctypes.POINTER(ctypes.c_int64))
+        t.ndim = 0 if self.scalar else self.nd
+        self.shape = self.strides = None  # nothing written yet
+        self.dt = -1
+        self.tmp = None
 
 
-def _current_stream(devidx):
+def _contiguous(shape):
+    st, acc = [], 1
+    for e in reversed(shape):
+        st.append(acc)
+        acc *= e
+    return tuple(reversed(st))
+
+
+_RAW_STREAM = None  # torch's current-stream query, once found
+
+
+def _raw_stream():
+    """A function devidx -> the current CUDA stream's handle (int)."""
+    global _RAW_STREAM
     torch = sys.modules.get("torch")
     if torch is None:
-        return None
+        return lambda devidx: None
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return raw(devidx)
-    return torch.cuda.current_stream(devidx).cuda_stream
+    if raw is None:
+        def raw(devidx):
+            return torch.cuda.current_stream(devidx).cuda_stream
+    _RAW_STREAM = raw
+    return raw
+
+
+_launch_device = _lib.kernel_launch_device
+
+
+def _devname(d, di):
+    return "cuda:%d" % di if d == 1 else "cpu"
 
 
 def _empty(shape, dtype, dev, devidx, args):

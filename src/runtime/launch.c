@@ -66,6 +66,8 @@ typedef struct Launch {
     int *bound_stride;      /* 1: bound from a stride, 0: from an extent */
     int on_device;          /* 1: tensor data are CUDA device addresses (ts_launch_device) */
     void *stream;           /* CUstream for on_device launches */
+    void *heap;             /* the arrays above when they do not fit in `small` (else NULL) */
+    _Alignas(16) unsigned char small[2048]; /* the arrays above for small kernels */
 } Launch;
 
 TS_PRINTF(3, 4) static TsStatus fail(Launch *L, TsStatus st, const char *fmt, ...) {
@@ -360,18 +362,32 @@ static TsStatus run(Launch *L, TsKernel *k, int nargs) {
         if (ir->params.v[p].buf && L->args[p].ndim > 0 && L->args[p].ndim <= 64)
             total_dims += L->args[p].ndim;
     size_t n1 = (size_t)(np ? np : 1), n2 = (size_t)(nv ? nv : 1);
-    L->data = calloc(n1, sizeof *L->data);
-    L->shape = calloc(n1, sizeof *L->shape);
-    L->strides = calloc(n1, sizeof *L->strides);
-    L->slots = calloc(n1, sizeof *L->slots);
-    L->stride_store = calloc((size_t)(total_dims ? total_dims : 1), sizeof *L->stride_store);
-    L->vars = calloc(n2, sizeof *L->vars);
-    L->bound_p = malloc(n2 * sizeof *L->bound_p);
-    L->bound_d = calloc(n2, sizeof *L->bound_d);
-    L->bound_stride = calloc(n2, sizeof *L->bound_stride);
-    if (!L->data || !L->shape || !L->strides || !L->slots || !L->stride_store || !L->vars ||
-        !L->bound_p || !L->bound_d || !L->bound_stride)
-        return fail(L, TS_ERR_NOMEM, "%s: out of memory", L->kname);
+    /* All per-launch arrays in one zeroed block: the stack buffer when they
+     * fit (every small kernel: no heap traffic on the launch path, which
+     * Python calls per tensor operation), else the heap. */
+    size_t sizes[9] = {n1 * sizeof *L->data, n1 * sizeof *L->shape, n1 * sizeof *L->strides,
+                       n1 * sizeof *L->slots, (size_t)(total_dims ? total_dims : 1) * sizeof *L->stride_store,
+                       n2 * sizeof *L->vars, n2 * sizeof *L->bound_p, n2 * sizeof *L->bound_d,
+                       n2 * sizeof *L->bound_stride};
+    size_t total = 0;
+    for (int i = 0; i < 9; i++) total += (sizes[i] + 15) / 16 * 16;
+    unsigned char *blk = total <= sizeof L->small ? L->small : (L->heap = malloc(total));
+    if (!blk) return fail(L, TS_ERR_NOMEM, "%s: out of memory", L->kname);
+    memset(blk, 0, total);
+    void *parts[9];
+    for (int i = 0; i < 9; i++) {
+        parts[i] = blk;
+        blk += (sizes[i] + 15) / 16 * 16;
+    }
+    L->data = parts[0];
+    L->shape = parts[1];
+    L->strides = parts[2];
+    L->slots = parts[3];
+    L->stride_store = parts[4];
+    L->vars = parts[5];
+    L->bound_p = parts[6];
+    L->bound_d = parts[7];
+    L->bound_stride = parts[8];
     for (int j = 0; j < nv; j++) L->bound_p[j] = -1;
 
     /* Scalars first (extents may be expressions of them), then tensors. */
@@ -415,15 +431,7 @@ static TsStatus launch(TsKernel *k, const TsTensor *args, int nargs, int on_devi
     if (!k->ir || (k->target == TS_TARGET_CUDA ? !k->cumod : !k->cmod))
         return fail(&L, TS_ERR_INVALID, "%s: the kernel has no loaded module", L.kname);
     TsStatus st = run(&L, k, nargs);
-    free(L.data);
-    free((void *)L.shape);
-    free((void *)L.strides);
-    free(L.slots);
-    free(L.stride_store);
-    free(L.vars);
-    free(L.bound_p);
-    free(L.bound_d);
-    free(L.bound_stride);
+    free(L.heap);
     return st;
 }
 

@@ -175,3 +175,36 @@ def test_options_and_ir():
     k = tilescale.compile(ADD, "add", M=16, N=16, options={"timing": 1, "num_threads": 1})
     assert "parse" in tilescale._lib.kernel_timing(k._default().k).decode()
     assert "add" in k.get_ir() or k.get_ir()
+
+
+def test_call_patterns_reuse_records(rng):
+    """Launch records are reused between calls (only what changed is
+    rewritten): any sequence of contiguous / strided / allocated-output /
+    wrong-rank calls must give the same results as fresh ones."""
+    k = tilescale.compile(ADD, "add", M=24, N=20)
+    r = tilescale.compile(ADD, "rowsum")
+
+    def views():
+        a = rng.standard_normal((24, 20), dtype=np.float32)
+        yield a, a
+        big = rng.standard_normal((48, 60), dtype=np.float32)
+        yield big[::2, 10:30], big[::2, 10:30].copy()
+        t = rng.standard_normal((20, 24), dtype=np.float32).T
+        yield t, t.copy()
+
+    for _ in range(30):
+        mode = int(rng.integers(0, 4))
+        (a, a_ref), (b, b_ref) = [list(views())[int(rng.integers(0, 3))] for _ in range(2)]
+        if mode == 0:
+            np.testing.assert_array_equal(k(a, b), a_ref + b_ref)
+        elif mode == 1:
+            c = poison((24, 40), np.float32)[:, ::2] if rng.integers(0, 2) else poison((24, 20), np.float32)
+            k(a, b, c)
+            np.testing.assert_array_equal(c, a_ref + b_ref)
+        elif mode == 2:
+            with pytest.raises(tilescale.ShapeError):
+                k(a.reshape(-1) if a.flags.c_contiguous else a[0], b)
+        else:
+            n, m = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+            x = rng.standard_normal((n, m), dtype=np.float32)
+            np.testing.assert_allclose(r(x), x.sum(axis=1), rtol=1e-5, atol=1e-5)
