@@ -314,6 +314,7 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
             ts_buf_printf(b, ", dim=%d", op->dim);
             if (op->reverse) ts_buf_puts(b, ", reverse=1");
         }
+        if (op->kind == TS_OP_COPY && op->async) ts_buf_puts(b, ", async=1");
         ts_buf_puts(b, ")");
         break;
     case TS_OP_FILL:

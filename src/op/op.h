@@ -104,6 +104,9 @@ struct IrTileOp {
     int clear;            /* REDUCE */
     int reverse;          /* CUMSUM */
     TsOpInst inst;        /* set by a target's lowering that keeps the op (see TsOpInst) */
+    int async;            /* COPY: a producer of a software pipeline (set by the CUDA pass
+                             pipeline_planning): lowered to asynchronous copies with no
+                             barrier around them; inject_pipeline places the waits */
 };
 
 const char *ts_op_name(TsOpKind k);

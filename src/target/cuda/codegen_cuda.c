@@ -948,6 +948,7 @@ static int stmt_touches_mem(const IrStmt *s) {
     case IR_S_EVAL: return expr_reads_mem(s->eval.e);
     case IR_S_PRINT: return 1;
     case IR_S_TILEOP: return 1;
+    case IR_S_VCOPY: return 1;
     default: return 0;
     }
 }
@@ -981,7 +982,8 @@ static int cu_var(TsCxGen *x, const IrExpr *e) {
     const IrVar *v = e->var;
     if (v->kind != IR_VAR_THREAD_IDX) return 0;
     const int *t = g->k->threads;
-    if (v->axis == 0) outf(g, "((ts_i64)(ts_tid %% %d))", t[0]);
+    if (v->axis == -1) out(g, "((ts_i64)ts_tid)"); /* the flat index (ir_kernel_tid) */
+    else if (v->axis == 0) outf(g, "((ts_i64)(ts_tid %% %d))", t[0]);
     else if (v->axis == 1) outf(g, "((ts_i64)((ts_tid / %d) %% %d))", t[0], t[1]);
     else if (v->axis == 2) outf(g, "((ts_i64)(ts_tid / %d))", t[0] * t[1]);
     else ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: thread index axis %d", v->axis);
@@ -1645,6 +1647,23 @@ static void emit_distributed(Cg *g, const IrStmt *s) {
     emit_sync(g);
 }
 
+/* Is thread-level code s made only of vector copies (the copy lowering's
+ * output, which carries its own barriers: none before async copies, whose
+ * waits are the pipeline's)? */
+static int only_vcopies(const IrStmt *s) {
+    if (!s) return 1;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (!only_vcopies(s->seq.v[i])) return 0;
+        return 1;
+    case IR_S_FOR: return !expr_reads_mem(s->for_.min) && !expr_reads_mem(s->for_.extent) && only_vcopies(s->for_.body);
+    case IR_S_IF: return !expr_reads_mem(s->if_.cond) && only_vcopies(s->if_.then) && only_vcopies(s->if_.else_);
+    case IR_S_VCOPY: return 1;
+    default: return 0;
+    }
+}
+
 /* A loop bound to a thread range (thread-level IR): the thread whose flat
  * index is in [min, min + extent) runs the body once with the loop variable
  * equal to that index. */
@@ -1675,8 +1694,17 @@ static void emit_thread_range(Cg *g, const IrStmt *s) {
 
 static void emit_for(Cg *g, const IrStmt *s) {
     if (s->for_.kind == IR_FOR_THREAD) {
-        if (g->ctx == CTX_UNIFORM) emit_divergent(g, s);
-        else emit_thread_range(g, s);
+        if (g->ctx == CTX_UNIFORM && only_vcopies(s->for_.body)) {
+            /* vector copies from lower_copy_cuda.c: the IR has their barriers */
+            sync_if_pending(g);
+            g->ctx = CTX_THREAD;
+            emit_thread_range(g, s);
+            g->ctx = CTX_UNIFORM;
+        } else if (g->ctx == CTX_UNIFORM) {
+            emit_divergent(g, s);
+        } else {
+            emit_thread_range(g, s);
+        }
         return;
     }
     if (g->ctx == CTX_UNIFORM) {
@@ -2043,13 +2071,22 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
     emit_sync(g);
 }
 
-/* A thread-level vector copy: `lanes` elements, whose byte size is 4, 8 or
- * 16, as one move (cp.async for async copies, zero-filling when the
- * predicate is false), or element by element otherwise. */
+/* A thread-level vector copy: `lanes` consecutive elements along the last
+ * dimension, whose byte size is 4, 8 or 16, as one move (cp.async for async
+ * copies, zero-filling when the predicate is false), or element by element
+ * otherwise.  A global operand's contiguity (last stride 1) and alignment
+ * are run-time facts: they are tested here, and a vector that fails the test
+ * moves element by element (an async copy then completes at once, which
+ * its wait allows). */
 static void emit_vcopy(Cg *g, const IrStmt *s) {
     const CgBuf *db = find_buf(g, s->vcopy.dst, s->loc), *sb = find_buf(g, s->vcopy.src, s->loc);
     int es = (ts_dtype_bits(s->vcopy.dst->dt) + 7) / 8, bytes = s->vcopy.lanes * es;
     int whole = bytes == 4 || bytes == 8 || bytes == 16;
+    int dglob = db->param >= 0, sglob = sb->param >= 0;
+    const char *st = storage_ctype(s->vcopy.dst->dt);
+    if (s->vcopy.async && (!whole || db->buf->scope != IR_SCOPE_SHARED || !sglob))
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: an async copy of %d bytes from %s to %s", bytes,
+                   ir_scope_name(sb->buf->scope), ir_scope_name(db->buf->scope));
     line_start(g);
     out(g, "{\n");
     g->ind++;
@@ -2058,40 +2095,46 @@ static void emit_vcopy(Cg *g, const IrStmt *s) {
     if (s->vcopy.pred) emit_expr(g, s->vcopy.pred);
     else out(g, "true");
     out(g, ";\n");
-    if (s->vcopy.async) {
-        if (!whole || db->buf->scope != IR_SCOPE_SHARED || sb->buf->scope != IR_SCOPE_GLOBAL)
-            ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: an async copy of %d bytes from %s to %s", bytes,
-                       ir_scope_name(sb->buf->scope), ir_scope_name(db->buf->scope));
-        line_start(g);
-        outf(g, "ts_cp_async<%d>(%s + (", bytes, db->name);
-        emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
-        outf(g, "), ts_p ? (const void *)(%s + (", sb->name);
-        emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
-        outf(g, ")) : (const void *)%s, ts_p);\n", sb->name);
+    line_start(g);
+    outf(g, "%s *const ts_d = %s + (", st, db->name);
+    emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
+    out(g, ");\n");
+    line_start(g);
+    outf(g, "const %s *const ts_s = ts_p ? %s + (", st, sb->name);
+    emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
+    outf(g, ") : %s;\n", sb->name);
+    /* the vector move is legal: global operands contiguous and aligned */
+    line_start(g);
+    out(g, "const bool ts_v = true");
+    if (whole) {
+        if (dglob) outf(g, " && %s_s%d == 1 && ((ts_u64)ts_d & %dULL) == 0", db->name, db->buf->ndim - 1, bytes - 1);
+        if (sglob) outf(g, " && %s_s%d == 1 && ((ts_u64)ts_s & %dULL) == 0", sb->name, sb->buf->ndim - 1, bytes - 1);
     } else {
-        const char *vt = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "ts_u32";
-        line_start(g);
-        out(g, "if (ts_p) ");
-        if (whole) {
-            outf(g, "*(%s *)(%s + (", vt, db->name);
-            emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
-            outf(g, ")) = *(const %s *)(%s + (", vt, sb->name);
-            emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
-            out(g, "));\n");
-        } else {
-            outf(g, "for (int ts_e = 0; ts_e < %d; ts_e++) %s[(", s->vcopy.lanes, db->name);
-            emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
-            outf(g, ") + ts_e] = %s[(", sb->name);
-            emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
-            out(g, ") + ts_e];\n");
-        }
-        if (db->buf->scope != IR_SCOPE_GLOBAL) {
-            line_start(g);
-            outf(g, "else for (int ts_e = 0; ts_e < %d; ts_e++) %s[(", s->vcopy.lanes, db->name);
-            emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
-            out(g, ") + ts_e] = 0;\n");
-        }
+        out(g, " && false");
     }
+    out(g, ";\n");
+    const char *vt = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "ts_u32";
+    if (whole) line_start(g);
+    if (!whole) {
+        /* ts_v is false: the element loop below is the only path */
+    } else if (s->vcopy.async) {
+        outf(g, "if (ts_v) ts_cp_async<%d>(ts_d, ts_s, ts_p);\n", bytes);
+    } else if (dglob) {
+        outf(g, "if (ts_v && ts_p) *(%s *)ts_d = *(const %s *)ts_s;\n", vt, vt);
+    } else {
+        outf(g, "if (ts_v) { if (ts_p) *(%s *)ts_d = *(const %s *)ts_s; else *(%s *)ts_d = %s; }\n", vt, vt, vt,
+             bytes == 16 ? "make_uint4(0u, 0u, 0u, 0u)" : bytes == 8 ? "make_uint2(0u, 0u)" : "0u");
+    }
+    /* element by element: strided or misaligned global views, odd sizes */
+    line_start(g);
+    outf(g, "if (!ts_v) for (int ts_e = 0; ts_e < %d; ts_e++) ", s->vcopy.lanes);
+    char dst_el[64], src_el[64];
+    if (dglob) snprintf(dst_el, sizeof dst_el, "ts_d[ts_e * %s_s%d]", db->name, db->buf->ndim - 1);
+    else snprintf(dst_el, sizeof dst_el, "ts_d[ts_e]");
+    if (sglob) snprintf(src_el, sizeof src_el, "ts_s[ts_e * %s_s%d]", sb->name, sb->buf->ndim - 1);
+    else snprintf(src_el, sizeof src_el, "ts_s[ts_e]");
+    if (dglob) outf(g, "{ if (ts_p) %s = %s; }\n", dst_el, src_el);
+    else outf(g, "%s = ts_p ? %s : (%s)0;\n", dst_el, src_el, st);
     g->ind--;
     line_start(g);
     out(g, "}\n");
