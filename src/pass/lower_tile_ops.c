@@ -17,12 +17,13 @@
  * decides, and drops the conjuncts it proves true from the others.  Interval arithmetic is exact enough here because guard
  * conditions are sums of products of ranged vars and constants.
  *
- * This is the generic lowering used by the C target.  The CUDA target
- * will run layout inference first and lower copies and gemms to its own
- * instructions, falling back to this for the rest.
+ * On the CUDA target, T.copy from global to shared memory is first offered
+ * to the thread-level lowering of src/target/cuda/lower_copy_cuda.c (vector
+ * and cp.async copies); the generic lowering runs where it declines.
  */
 #include "op/op.h"
 #include "pass/pass.h"
+#include "target/cuda/lower_copy_cuda.h"
 
 static IrStmt *lower(TsLowerCtx *lx, IrStmt *s) {
     if (!s) return NULL;
@@ -30,7 +31,10 @@ static IrStmt *lower(TsLowerCtx *lx, IrStmt *s) {
     IrStmt *r;
     switch (s->kind) {
     case IR_S_TILEOP: {
-        IrStmt *low = ts_op_lower(lx, s);
+        IrStmt *low = NULL;
+        /* CUDA: instruction choice first (src/target/cuda/), generic otherwise */
+        if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_COPY) low = ts_cuda_lower_copy(lx, s);
+        if (!low) low = ts_op_lower(lx, s);
         if (!low->loc.src) low->loc = s->loc;
         return low;
     }
@@ -218,6 +222,17 @@ static IrStmt *prune(TsArena *a, Ranges *r, IrStmt *s) {
         n->if_.cond = c;
         n->if_.then = t;
         n->if_.else_ = e;
+        return n;
+    }
+    case IR_S_VCOPY: {
+        /* the in-bounds predicate of a vector copy, pruned like a guard */
+        if (!s->vcopy.pred) return s;
+        int d = decide(r, s->vcopy.pred);
+        IrExpr *p = d == 1 ? NULL : drop_true(a, r, s->vcopy.pred);
+        if (p == s->vcopy.pred) return s;
+        IrStmt *n = ir_stmt(a, s->kind, s->loc);
+        *n = *s;
+        n->vcopy.pred = p;
         return n;
     }
     case IR_S_WHILE: {

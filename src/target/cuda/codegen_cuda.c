@@ -707,6 +707,8 @@ typedef struct Cg {
     CgCtx ctx;                       /* context of the statement being emitted */
     int pending;                     /* uniform code read shared/global memory since
                                         the last barrier */
+    int synced;                      /* the last statement emitted at this level was a
+                                        barrier: an IR barrier right after it is dropped */
     int in_dist;                     /* inside a distributed nest's body */
     int dist_loops;                  /* loops opened inside that body (for `break`) */
     int while_depth;                 /* > 0 inside an IR_S_WHILE (volatile loads) */
@@ -727,6 +729,7 @@ typedef struct Cg {
 
 static void emit_expr(Cg *g, const IrExpr *e);
 static void emit_stmt(Cg *g, const IrStmt *s);
+static void emit_kind(Cg *g, const IrStmt *s);
 
 static void out(Cg *g, const char *s) {
     if (g->o) ts_buf_puts(g->o, s);
@@ -1043,6 +1046,7 @@ static void emit_body(Cg *g, const IrStmt *s) {
 
 /* `{` body `}` as a new scope; the caller has written the header. */
 static void emit_block(Cg *g, const IrStmt *s) {
+    g->synced = 0; /* a body may run again, or after something else */
     out(g, "{\n");
     g->ind++;
     scope_open(g);
@@ -1060,6 +1064,7 @@ static void emit_sync(Cg *g) {
         out(g, "__syncthreads();\n");
     }
     g->pending = 0;
+    g->synced = 1;
 }
 
 /* The barrier a write needs after uniform reads of memory. */
@@ -2142,12 +2147,40 @@ static void emit_vcopy(Cg *g, const IrStmt *s) {
 
 static void emit_stmt(Cg *g, const IrStmt *s) {
     if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        line_start(g);
-        emit_block(g, s);
-        out(g, "\n");
+    if (s->kind == IR_S_BARRIER) {
+        if (!g->synced) emit_sync(g);
         return;
+    }
+    if (s->kind != IR_S_SEQ) g->synced = 0;
+    if (s->kind == IR_S_SEQ || s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE) {
+        /* a distributed nest ends with its barrier; elsewhere a barrier
+         * inside need not have run */
+        int dist = (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_PARALLEL && g->ctx == CTX_UNIFORM) ||
+                   s->kind == IR_S_SEQ;
+        emit_kind(g, s);
+        if (!dist) g->synced = 0;
+        return;
+    }
+    emit_kind(g, s);
+}
+
+static void emit_kind(Cg *g, const IrStmt *s) {
+    switch (s->kind) {
+    case IR_S_SEQ: {
+        /* a nested block runs once, in line: barriers merge across it */
+        int synced = g->synced;
+        line_start(g);
+        out(g, "{\n");
+        g->ind++;
+        scope_open(g);
+        g->synced = synced;
+        emit_body(g, s);
+        scope_close(g);
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+        return;
+    }
     case IR_S_FOR: emit_for(g, s); return;
     case IR_S_IF: emit_if(g, s); return;
     case IR_S_WHILE: emit_while(g, s); return;
