@@ -1,0 +1,318 @@
+/*
+ * inject_pipeline.c — the CUDA pass that expands a planned T.Pipelined
+ * loop (pipeline_planning.c: for_.stage / for_.order per top-level body
+ * statement, producers' shared tiles already multi-buffered and indexed
+ * [(k - min) % slots, ...]) into the pipeline itself, after lowering.
+ *
+ * With S the largest stage, n the trip count (any expression, evaluated
+ * once) and one async group committed per pipeline step:
+ *
+ *     barrier                                  (slots may still be read by
+ *                                               an earlier use of the loop)
+ *     step t = 0 .. S-1 (prologue):            statements with s_i <= t,
+ *         [async_wait(W); barrier]             for iteration t - s_i,
+ *         stmt_i(k = min + t - s_i)            each guarded by t - s_i < n
+ *         async_commit()
+ *     for k in serial(min, n):                 (steady state, epilogue folded in)
+ *         async_wait(W)                        the oldest group in use is done
+ *         barrier                              its data visible to all threads,
+ *                                              and every thread done with the
+ *                                              slot about to be refilled
+ *         stmt_i(k = k + S - s_i)              in the planned order; stages
+ *                                              before S guarded by
+ *                                              k + S - s_i < min + n
+ *         async_commit()
+ *     async_wait(0)
+ *
+ * For the default plan (copies in stage 0, the rest in stage s - 1 = S)
+ * the prologue issues iterations 0 .. s-2, and step k issues iteration
+ * k + s - 1 right after the barrier and before computing iteration k, so
+ * s - 1 copies are in flight while one computes.  W: a consumer d stages
+ * after its producer needs the group committed d steps before the
+ * current one; with one commit per step, d - 1 newer groups may still be
+ * pending: W = (smallest such d) - 1 (s - 2 by default).  Guarded-off
+ * producers still commit (an empty group), so the count holds for every
+ * trip count, including n < S and n = 0 (nothing issued, nothing run).
+ * Why one barrier per step suffices: a slot refilled at step t was last
+ * read at step t - 1 or earlier (slots = largest distance + 1), and the
+ * barrier of step t separates the two.
+ *
+ * Loops whose producers stayed synchronous (the copy lowering declined)
+ * get the same structure without commits and waits.  Loops that were
+ * not planned are untouched.
+ */
+#include <string.h>
+
+#include "op/op.h"
+#include "pass/pass.h"
+
+typedef TS_VEC(const IrBuffer *) BufVec; /* a list of buffers */
+
+/* Buffers that async vector copies in s write (appended to out). */
+static void async_dsts(const IrStmt *s, TsArena *a, BufVec *out) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) async_dsts(s->seq.v[i], a, out);
+        return;
+    case IR_S_FOR: async_dsts(s->for_.body, a, out); return;
+    case IR_S_IF:
+        async_dsts(s->if_.then, a, out);
+        async_dsts(s->if_.else_, a, out);
+        return;
+    case IR_S_WHILE: async_dsts(s->while_.body, a, out); return;
+    case IR_S_VCOPY:
+        if (s->vcopy.async) ts_vec_push(a, *out, s->vcopy.dst);
+        return;
+    default: return;
+    }
+}
+
+static bool expr_loads(const IrExpr *e, const IrBuffer *b) {
+    if (!e) return false;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        if (e->load.buf == b) return true;
+        for (int i = 0; i < e->load.nidx; i++)
+            if (expr_loads(e->load.idx[i], b)) return true;
+        return false;
+    case IR_E_BIN: return expr_loads(e->bin.a, b) || expr_loads(e->bin.b, b);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_loads(e->un.a, b);
+    case IR_E_SELECT: return expr_loads(e->sel.cond, b) || expr_loads(e->sel.a, b) || expr_loads(e->sel.b, b);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (expr_loads(e->call.args[i], b)) return true;
+        return false;
+    default: return false;
+    }
+}
+
+/* Does lowered s read b (loads, kept tile ops' regions, vector-copy sources)? */
+static bool reads(const IrStmt *s, const IrBuffer *b) {
+    if (!s) return false;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (reads(s->seq.v[i], b)) return true;
+        return false;
+    case IR_S_FOR:
+        return expr_loads(s->for_.min, b) || expr_loads(s->for_.extent, b) || reads(s->for_.body, b);
+    case IR_S_IF: return expr_loads(s->if_.cond, b) || reads(s->if_.then, b) || reads(s->if_.else_, b);
+    case IR_S_WHILE: return expr_loads(s->while_.cond, b) || reads(s->while_.body, b);
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        for (int i = 0; i < s->store.nidx; i++)
+            if (expr_loads(s->store.idx[i], b)) return true;
+        return expr_loads(s->store.value, b);
+    case IR_S_LET: return expr_loads(s->let.value, b);
+    case IR_S_EVAL: return expr_loads(s->eval.e, b);
+    case IR_S_PRINT: return s->print.buf == b || expr_loads(s->print.value, b);
+    case IR_S_TILEOP:
+        for (int i = 0; i < s->op->nr; i++)
+            if (s->op->r[i].buf == b) return true;
+        return false;
+    case IR_S_VCOPY: return s->vcopy.src == b;
+    default: return false;
+    }
+}
+
+typedef struct Inj {
+    TsPassCtx *cx;
+} Inj;
+
+static IrStmt *wait_stmt(TsArena *a, int pending, TsLoc loc) {
+    IrStmt *w = ir_stmt(a, IR_S_ASYNC_WAIT, loc);
+    w->async_wait.pending = pending;
+    return w;
+}
+
+/* stmt with the loop var replaced by `to`, under `if guard` (guard may be NULL). */
+static IrStmt *shifted(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, IrExpr *guard) {
+    IrStmt *r = to ? ir_stmt_subst(a, s, &k, &to, 1) : (IrStmt *)s;
+    if (!guard) return r;
+    int64_t c;
+    if (ir_is_const_int(guard, &c)) return c ? r : NULL;
+    IrStmt *g = ir_stmt(a, IR_S_IF, s->loc);
+    g->if_.cond = guard;
+    g->if_.then = r;
+    return g;
+}
+
+static IrStmt *expand(Inj *ij, const IrStmt *loop) {
+    TsPassCtx *cx = ij->cx;
+    TsArena *a = cx->arena;
+    const IrStmt *body = loop->for_.body;
+    int m = body && body->kind == IR_S_SEQ ? body->seq.n : -1;
+    if (m != loop->for_.norder)
+        ts_fail_at(cx->diag, TS_ERR_INTERNAL, loop->loc,
+                   "inject_pipeline: the planned loop has %d statements, its plan %d", m, loop->for_.norder);
+    IrStmt *const *st = body->seq.v;
+    const int *stage = loop->for_.stage;
+    int S = 0;
+    for (int i = 0; i < m; i++)
+        if (stage[i] > S) S = stage[i];
+    int *at = TS_NEWN(a, int, m); /* at[position] = statement */
+    for (int i = 0; i < m; i++) at[loop->for_.order[i]] = i;
+
+    /* async producers and the nearest consumer distance */
+    int dmin = 1 << 30;
+    bool any_async = false;
+    for (int i = 0; i < m; i++) {
+        BufVec dsts = {0};
+        async_dsts(st[i], a, &dsts);
+        for (int b = 0; b < dsts.n; b++) {
+            any_async = true;
+            for (int j = 0; j < m; j++) {
+                if (j == i || !reads(st[j], dsts.v[b])) continue;
+                int d = stage[j] - stage[i];
+                if (d < 1)
+                    ts_fail_at(cx->diag, TS_ERR_INTERNAL, st[j]->loc,
+                               "inject_pipeline: '%s' is read %d stages after its async copy", dsts.v[b]->name, d);
+                if (d < dmin) dmin = d;
+            }
+        }
+    }
+    int W = any_async && dmin != 1 << 30 ? dmin - 1 : 0;
+
+    IrStmt *out = ir_seq(a);
+    out->loc = loop->loc;
+    IrVar *k = loop->for_.var;
+    IrExpr *min = loop->for_.min, *n = loop->for_.extent;
+    int64_t nc = -1, c;
+    if (!ir_is_const_int(n, &nc)) {
+        nc = -1;
+        if (n->kind != IR_E_VAR) {
+            IrVar *nv = ir_var(cx->k, "n_pipe", n->dt, IR_VAR_LET);
+            IrStmt *let = ir_stmt(a, IR_S_LET, loop->loc);
+            let->let.var = nv;
+            let->let.value = n;
+            ir_seq_push(a, out, let);
+            n = ir_var_ref(a, nv);
+        }
+    }
+    if (!ir_is_const_int(min, &c) && min->kind != IR_E_VAR) {
+        IrVar *mv = ir_var(cx->k, "min_pipe", min->dt, IR_VAR_LET);
+        IrStmt *let = ir_stmt(a, IR_S_LET, loop->loc);
+        let->let.var = mv;
+        let->let.value = min;
+        ir_seq_push(a, out, let);
+        min = ir_var_ref(a, mv);
+    }
+    ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, loop->loc));
+
+    /* prologue */
+    for (int t = 0; t < S; t++) {
+        IrStmt *step = ir_seq(a);
+        step->loc = loop->loc;
+        bool consumer = false;
+        for (int p = 0; p < m; p++)
+            consumer |= stage[at[p]] <= t && stage[at[p]] > 0;
+        if (consumer) {
+            if (any_async) ir_seq_push(a, step, wait_stmt(a, W, loop->loc));
+            ir_seq_push(a, step, ir_stmt(a, IR_S_BARRIER, loop->loc));
+        }
+        for (int p = 0; p < m; p++) {
+            int i = at[p];
+            if (stage[i] > t) continue;
+            int64_t it = t - stage[i];
+            if (nc >= 0 && it >= nc) continue;
+            IrExpr *to = ir_bin(a, IR_ADD, min, ir_i32(a, it));
+            IrExpr *guard = nc >= 0 ? NULL : ir_bin(a, IR_LT, ir_i32(a, it), n);
+            IrStmt *s = shifted(a, st[i], k, to, guard);
+            if (s) ir_seq_push(a, step, s);
+        }
+        if (any_async) ir_seq_push(a, step, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
+        ir_seq_push(a, out, step);
+    }
+
+    /* steady state with the epilogue folded in */
+    IrStmt *sb = ir_seq(a);
+    sb->loc = body->loc;
+    if (any_async) ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
+    ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
+    IrStmt *group = NULL; /* consecutive statements of one shift share a guard */
+    int group_sh = 0;
+    for (int p = 0; p < m; p++) {
+        int i = at[p], sh = S - stage[i];
+        if (sh == 0) {
+            ir_seq_push(a, sb, st[i]);
+            group = NULL;
+            continue;
+        }
+        if (nc >= 0 && sh >= nc) continue; /* never an iteration to run */
+        IrExpr *to = ir_bin(a, IR_ADD, ir_var_ref(a, k), ir_i32(a, sh));
+        IrStmt *s = shifted(a, st[i], k, to, NULL);
+        if (group && group_sh == sh) {
+            ir_seq_push(a, group, s);
+            continue;
+        }
+        group = ir_seq(a);
+        group->loc = st[i]->loc;
+        group_sh = sh;
+        ir_seq_push(a, group, s);
+        IrStmt *g = ir_stmt(a, IR_S_IF, st[i]->loc);
+        g->if_.cond = ir_bin(a, IR_LT, to, ir_bin(a, IR_ADD, min, n));
+        g->if_.then = group;
+        ir_seq_push(a, sb, g);
+    }
+    if (any_async) ir_seq_push(a, sb, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
+    IrStmt *steady = ir_for(a, k, min, n, IR_FOR_SERIAL, sb);
+    steady->loc = loop->loc;
+    ir_seq_push(a, out, steady);
+    if (any_async) ir_seq_push(a, out, wait_stmt(a, 0, loop->loc));
+    return out;
+}
+
+static IrStmt *inject(Inj *ij, IrStmt *s) {
+    if (!s) return NULL;
+    TsArena *a = ij->cx->arena;
+    switch (s->kind) {
+    case IR_S_SEQ: {
+        IrStmt *r = NULL;
+        for (int i = 0; i < s->seq.n; i++) {
+            IrStmt *c = inject(ij, s->seq.v[i]);
+            if (c != s->seq.v[i] && !r) {
+                r = ir_seq(a);
+                r->loc = s->loc;
+                for (int j = 0; j < i; j++) ir_seq_push(a, r, s->seq.v[j]);
+            }
+            if (r) ir_seq_push(a, r, c);
+        }
+        return r ? r : s;
+    }
+    case IR_S_FOR: {
+        IrStmt *body = inject(ij, s->for_.body);
+        IrStmt *r = s;
+        if (body != s->for_.body) {
+            r = ir_stmt(a, IR_S_FOR, s->loc);
+            *r = *s;
+            r->for_.body = body;
+        }
+        if (r->for_.kind == IR_FOR_PIPELINED && r->for_.stage && r->for_.norder) return expand(ij, r);
+        return r;
+    }
+    case IR_S_IF: {
+        IrStmt *t = inject(ij, s->if_.then), *e = inject(ij, s->if_.else_);
+        if (t == s->if_.then && e == s->if_.else_) return s;
+        IrStmt *r = ir_stmt(a, IR_S_IF, s->loc);
+        *r = *s;
+        r->if_.then = t;
+        r->if_.else_ = e;
+        return r;
+    }
+    case IR_S_WHILE: {
+        IrStmt *body = inject(ij, s->while_.body);
+        if (body == s->while_.body) return s;
+        IrStmt *r = ir_stmt(a, IR_S_WHILE, s->loc);
+        *r = *s;
+        r->while_.body = body;
+        return r;
+    }
+    default: return s;
+    }
+}
+
+void ts_pass_inject_pipeline(TsPassCtx *cx) {
+    Inj ij = {cx};
+    cx->k->body = inject(&ij, cx->k->body);
+}
