@@ -168,7 +168,7 @@ static TsStatus run_t(IrKernel *k, double **data, IrTInterpModel model, const ch
     TsDiag d = {0};
     jmp_buf jb, *saved;
     IrTInterp *volatile x = NULL;
-    TsStatus st = TS_OK;
+    volatile TsStatus st = TS_OK; /* set after the longjmp */
     if (ts_try(&d, &jb, &saved)) {
         st = d.status;
     } else {
