@@ -107,6 +107,8 @@ typedef struct Th {
     int nas, ascap;          /* used / allocated */
     int committed;           /* async groups committed so far */
     TsLoc sloc;              /* the statement being run (for loads without a location) */
+    bool uni;                /* printer model: evaluating uniform code */
+    bool pending;            /* printer model: uniform code read memory since the last barrier */
 } Th;
 
 /* Shadow state of one shared element. */
@@ -129,8 +131,13 @@ typedef struct Mem {
     double *data;      /* BLOCK: n; THREAD: nthreads views of n; GLOBAL: the caller's */
     Shadow *sh;        /* BLOCK: n */
     uint8_t *init;     /* THREAD: nthreads * n written bits */
-    int32_t *owner;    /* THREAD with a layout: n * rep owning threads */
+    int32_t *owner;    /* with a layout: lsize * rep owning threads of the logical elements */
+    int32_t *lflat;    /* with a layout: their flat local (register) indices */
     int rep;           /* replicas per element (1 without a layout) */
+    bool regs;         /* a local buffer with a layout: indexed by register, not by element */
+    int lndim;         /* with a layout: logical dims */
+    int64_t lshape[MAXD]; /* and extents */
+    int64_t lsize;     /* logical elements */
 } Mem;
 
 struct IrTInterp {
@@ -323,6 +330,40 @@ static bool mark(IrTInterp *x, const IrStmt *s, bool vary) {
     }
 }
 
+/* The printer's stmt_touches_mem: does s read or write a shared, fragment
+ * or global buffer (vector copies not counted: passes that emit them
+ * place their own barriers)? */
+static bool reads_mem_cb(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_LOAD && !is_private(e->load.buf);
+}
+
+static bool reads_mem(const IrExpr *e) { return e && ir_expr_any(e, reads_mem_cb, NULL); }
+
+static bool touches(const IrStmt *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (touches(s->seq.v[i])) return true;
+        return false;
+    case IR_S_FOR: return reads_mem(s->for_.min) || reads_mem(s->for_.extent) || touches(s->for_.body);
+    case IR_S_IF: return reads_mem(s->if_.cond) || touches(s->if_.then) || touches(s->if_.else_);
+    case IR_S_WHILE: return reads_mem(s->while_.cond) || touches(s->while_.body);
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        if (!is_private(s->store.buf) || reads_mem(s->store.value)) return true;
+        for (int i = 0; i < s->store.nidx; i++)
+            if (reads_mem(s->store.idx[i])) return true;
+        return false;
+    case IR_S_LET: return reads_mem(s->let.value);
+    case IR_S_EVAL: return reads_mem(s->eval.e);
+    case IR_S_PRINT:
+    case IR_S_TILEOP: return true;
+    default: return false;
+    }
+}
+
 /* ---- memory ------------------------------------------------------------------- */
 
 static double poison_of(const IrBuffer *b) { return ts_dtype_is_float(b->dt) ? NAN : -777777.0; }
@@ -413,7 +454,7 @@ static double *access(IrTInterp *x, Th *t, int tid, const IrBuffer *b, const int
     default: break;
     }
     int owner = tid;
-    if (m->owner) {
+    if (m->owner && !m->regs) {
         const int32_t *o = m->owner + off * m->rep;
         if (tid == ALL_THREADS) {
             owner = o[0];
@@ -426,7 +467,7 @@ static double *access(IrTInterp *x, Th *t, int tid, const IrBuffer *b, const int
                         b->layout->origin ? b->layout->origin : "fragment layout", o[0]);
         }
     } else if (tid == ALL_THREADS) {
-        rt_fail(x, loc, "interp: a collective operand %s is private to each thread", b->name);
+        rt_fail(x, loc, "interp: a collective operand %s is private to each thread (no layout)", b->name);
     }
     uint8_t *ini = &m->init[(int64_t)owner * m->n + off];
     if (mode != A_WRITE && !*ini)
@@ -452,6 +493,7 @@ static void prewalk(IrTInterp *x, Th *t, const IrExpr *e) {
             iv[i] = (int64_t)ir_interp_eval(t->in, e->load.idx[i]);
         }
         (void)access(x, t, t->id, e->load.buf, iv, e->load.nidx, A_READ, e->loc.line ? e->loc : t->sloc);
+        if (t->uni && !is_private(e->load.buf)) t->pending = true;
         return;
     }
     case IR_E_BIN: prewalk(x, t, e->bin.a); prewalk(x, t, e->bin.b); return;
@@ -671,6 +713,8 @@ static void do_async_wait(IrTInterp *x, Th *t, const IrStmt *s) {
 /* The two non-unit axes of a gemm operand region. */
 typedef struct Operand {
     const IrBuffer *b;  /* the buffer */
+    Mem *m;             /* its storage */
+    bool regs;          /* registers by a layout: (d0, d1) are the layout's logical axes */
     int64_t start[MAXD];/* the region's start */
     int d0, d1;         /* row and column axes */
     int64_t e0, e1;     /* their extents */
@@ -680,7 +724,18 @@ static Operand operand(IrTInterp *x, const IrRegion *r, const char *what, TsLoc 
     Operand o;
     memset(&o, 0, sizeof o);
     o.b = r->buf;
+    o.m = mem_of(x, r->buf, loc);
     o.d0 = o.d1 = -1;
+    if (o.m->regs) {
+        if (o.m->lndim != 2)
+            rt_fail(x, loc, "interp: T.gemm operand %s (%s) has a %d-dim layout", what, r->buf->name, o.m->lndim);
+        o.regs = true;
+        o.d0 = 0;
+        o.d1 = 1;
+        o.e0 = o.m->lshape[0];
+        o.e1 = o.m->lshape[1];
+        return o;
+    }
     if (r->ndim > MAXD) rt_fail(x, loc, "interp: too many dims");
     for (int d = 0; d < r->ndim; d++) {
         o.start[d] = ev_int(x, NULL, r->start[d]);
@@ -694,7 +749,20 @@ static Operand operand(IrTInterp *x, const IrRegion *r, const char *what, TsLoc 
     return o;
 }
 
+/* Register of replica r of logical element (i, j) of a layout operand. */
+static double *reg_of(IrTInterp *x, Mem *m, int64_t i, int64_t j, int r, bool reading, TsLoc loc) {
+    int64_t q = (i * m->lshape[1] + j) * m->rep + r;
+    int64_t at = (int64_t)m->owner[q] * m->n + m->lflat[q];
+    if (reading && !m->init[at])
+        rt_fail(x, loc, "interp: the T.gemm reads %s's element [%lld, %lld] (register %d of thread %d), which was "
+                "never written",
+                m->b->name, (long long)i, (long long)j, m->lflat[q], m->owner[q]);
+    if (!reading) m->init[at] = 1;
+    return m->data + at;
+}
+
 static double opnd(IrTInterp *x, const Operand *o, int64_t i, int64_t j, TsLoc loc) {
+    if (o->regs) return *reg_of(x, o->m, i, j, 0, true, loc);
     int64_t iv[MAXD];
     memcpy(iv, o->start, sizeof iv);
     iv[o->d0] += i;
@@ -728,9 +796,13 @@ static void do_gemm(IrTInterp *x, const IrStmt *s) {
                        (op->trans_b ? opnd(x, &B, j, kk, s->loc) : opnd(x, &B, kk, j, s->loc));
             res[i * N + j] = C.b->dt == TS_FLOAT32 ? (double)(float)acc : acc;
         }
-    Mem *m = mem_of(x, C.b, s->loc);
+    Mem *m = C.m;
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
+            if (C.regs) {
+                for (int r = 0; r < m->rep; r++) *reg_of(x, m, i, j, r, false, s->loc) = res[i * N + j];
+                continue;
+            }
             int64_t iv[MAXD];
             memcpy(iv, C.start, sizeof iv);
             iv[C.d0] += i;
@@ -814,9 +886,14 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
         t->memo_on = 0;
     }
     bool printer = x->model == IR_TINTERP_PRINTER && ctx == CTX_UNIFORM;
+    t->uni = printer;
     switch (s->kind) {
     case IR_S_SEQ: push(x, t, FR_SEQ, s, ctx); return;
     case IR_S_FOR: {
+        if (printer && s->for_.kind == IR_FOR_THREAD) {
+            push(x, t, FR_DIV, s, CTX_THREAD)->n = touches(s);
+            return;
+        }
         if (s->for_.kind == IR_FOR_THREAD) {
             int64_t lo = ev_int(x, t, s->for_.min), n = ev_int(x, t, s->for_.extent);
             Frame *f = push(x, t, FR_ONCE, s, CTX_THREAD);
@@ -849,7 +926,7 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
             return;
         }
         if (printer && (varying(x, s->for_.min) || varying(x, s->for_.extent))) {
-            push(x, t, FR_DIV, s, CTX_THREAD);
+            push(x, t, FR_DIV, s, CTX_THREAD)->n = touches(s);
             return;
         }
         int64_t lo = ev_int(x, t, s->for_.min), n = ev_int(x, t, s->for_.extent);
@@ -860,14 +937,14 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
     }
     case IR_S_IF:
         if (printer && varying(x, s->if_.cond)) {
-            push(x, t, FR_DIV, s, CTX_THREAD);
+            push(x, t, FR_DIV, s, CTX_THREAD)->n = touches(s);
             return;
         }
         enter(x, t, eval_in(x, t, s->if_.cond) != 0 ? s->if_.then : s->if_.else_, ctx);
         return;
     case IR_S_WHILE:
         if (printer && varying(x, s->while_.cond)) {
-            push(x, t, FR_DIV, s, CTX_THREAD);
+            push(x, t, FR_DIV, s, CTX_THREAD)->n = touches(s);
             return;
         }
         push(x, t, FR_WHILE, s, ctx);
@@ -888,7 +965,7 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
         return;
     case IR_S_ALLOC: {
         Mem *m = mem_of(x, s->alloc.buf, s->loc);
-        if (m->kind == MEM_THREAD && !m->owner) {
+        if (m->kind == MEM_THREAD && (!m->owner || m->regs)) {
             double p = poison_of(m->b);
             for (int64_t i = 0; i < m->n; i++) m->data[(int64_t)t->id * m->n + i] = p;
             memset(m->init + (int64_t)t->id * m->n, 0, (size_t)m->n);
@@ -897,6 +974,7 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
     }
     case IR_S_EVAL: (void)eval_in(x, t, s->eval.e); return;
     case IR_S_PRINT:
+        if (printer) t->pending = true;
         if (printer && t->id != 0) return;
         prewalk(x, t, s->print.value);
         ir_interp_run(t->in, s);
@@ -959,14 +1037,16 @@ static void run_thread(IrTInterp *x, Th *t) {
             break;
         case FR_WHILE: {
             int ctx = f->ctx;
+            t->uni = x->model == IR_TINTERP_PRINTER && ctx == CTX_UNIFORM;
             if (eval_in(x, t, s->while_.cond) != 0) enter(x, t, s->while_.body, ctx);
             else t->nfr--;
             break;
         }
         case FR_DIST: {
+            t->uni = false;
             if (f->phase == 0) {
                 f->phase = 1;
-                wait_bar(x, t, s, TAG_BEFORE);
+                if (t->pending) wait_bar(x, t, s, TAG_BEFORE);
                 break;
             }
             int64_t it = t->id + f->i * x->nt;
@@ -987,9 +1067,10 @@ static void run_thread(IrTInterp *x, Th *t) {
             break;
         }
         case FR_STAGED:
+            t->uni = false;
             if (f->phase == 0) {
                 f->phase = 1;
-                wait_bar(x, t, s, TAG_BEFORE);
+                if (t->pending) wait_bar(x, t, s, TAG_BEFORE);
             } else if (f->phase == 1) {
                 f->phase = 2;
                 if (t->id == 0) do_store(x, t, s);
@@ -998,22 +1079,23 @@ static void run_thread(IrTInterp *x, Th *t) {
                 t->nfr--;
             }
             break;
-        case FR_DIV:
+        case FR_DIV: /* n: the region touches memory */
             if (f->phase == 0) {
                 f->phase = 1;
-                wait_bar(x, t, s, TAG_BEFORE);
+                if (f->n && t->pending) wait_bar(x, t, s, TAG_BEFORE);
             } else if (f->phase == 1) {
                 f->phase = 2;
                 enter(x, t, s, CTX_THREAD);
             } else {
+                bool sync = f->n != 0;
                 t->nfr--;
-                wait_bar(x, t, s, TAG_AFTER);
+                if (sync) wait_bar(x, t, s, TAG_AFTER);
             }
             break;
         case FR_GEMM:
             if (f->phase == 0) {
                 f->phase = 1;
-                wait_bar(x, t, s, TAG_BEFORE);
+                if (t->pending) wait_bar(x, t, s, TAG_BEFORE);
             } else if (f->phase == 1) {
                 f->phase = 2;
                 t->state = TH_COLL;
@@ -1157,6 +1239,7 @@ static void schedule(IrTInterp *x) {
         if (t0->state == TH_BAR) {
             x->epoch++;
             x->barriers++;
+            for (int i = 0; i < x->nt; i++) x->th[i].pending = false;
         } else {
             do_gemm(x, t0->at);
         }
@@ -1182,72 +1265,126 @@ static void fail_layout(IrTInterp *x, const IrBuffer *b, const char *fmt, ...) {
     rt_fail(x, b->loc, "%s", m);
 }
 
-/* Owner table of a fragment layout, with its checks: every element on
- * `replicate` distinct threads of the block, no two elements (or replicas)
- * in one register of one thread. */
-static void setup_layout(IrTInterp *x, Mem *m, const int64_t *shape) {
+/* Element e of a row-major shape as indices. */
+static void unflatten(int64_t e, const int64_t *shape, int ndim, int64_t *iv) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        iv[d] = shape[d] ? e % shape[d] : 0;
+        e = shape[d] ? e / shape[d] : 0;
+    }
+}
+
+static const char *lelem(IrTInterp *x, const Mem *m, int64_t e) {
+    int64_t iv[MAXD];
+    unflatten(e, m->lshape, m->lndim, iv);
+    return elem_str(x, m->b, iv, m->lndim);
+}
+
+/* Owner and register tables of a layout, with its checks: every element
+ * on `replicate` distinct threads of the block, no two elements (or
+ * replicas) in one register of one thread, registers inside the buffer;
+ * where the layout has its inverse (thread, register) -> element, the two
+ * directions agree and every element is held exactly `replicate` times. */
+static void setup_layout(IrTInterp *x, Mem *m) {
     const IrBuffer *b = m->b;
     const IrLayout *l = b->layout;
     int rep = l->replicate > 0 ? l->replicate : 1;
-    if (l->ndim != b->ndim) fail_layout(x, b, "layout has %d dims, the buffer %d", l->ndim, b->ndim);
-    if (l->nlocal > MAXD) fail_layout(x, b, "layout has %d local digits", l->nlocal);
+    if (l->ndim < 1 || l->ndim > MAXD || l->nlocal > MAXD || l->nlocal < 0)
+        fail_layout(x, b, "layout has %d dims and %d local digits", l->ndim, l->nlocal);
+    m->lndim = l->ndim;
+    m->lsize = 1;
+    for (int d = 0; d < l->ndim; d++) {
+        m->lshape[d] = m->regs ? (d < 4 ? l->shape[d] : 0) : ev_int(x, NULL, b->shape[d]);
+        m->lsize *= m->lshape[d];
+    }
+    if (!m->regs && l->ndim != b->ndim) fail_layout(x, b, "layout has %d dims, the buffer %d", l->ndim, b->ndim);
+    if (m->lsize <= 0 || m->lsize > ((int64_t)1 << 24)) fail_layout(x, b, "layout covers %lld elements", (long long)m->lsize);
     m->rep = rep;
-    m->owner = malloc(sizeof(int32_t) * (size_t)(m->n * rep));
-    int64_t *digits = TS_NEWN(x->a, int64_t, m->n * rep * (l->nlocal ? l->nlocal : 1));
-    if (!m->owner) rt_fail(x, b->loc, "interp: out of memory");
-    int64_t dmax[MAXD] = {0};
-    for (int64_t e = 0; e < m->n; e++) {
-        int64_t rest = e, iv[MAXD];
-        for (int d = b->ndim - 1; d >= 0; d--) {
-            iv[d] = rest % shape[d];
-            rest /= shape[d];
-        }
-        for (int d = 0; d < b->ndim; d++) ir_interp_bind_var(x->aux, l->in[d], (double)iv[d]);
+    m->owner = malloc(sizeof(int32_t) * (size_t)(m->lsize * rep));
+    m->lflat = malloc(sizeof(int32_t) * (size_t)(m->lsize * rep));
+    if (!m->owner || !m->lflat) rt_fail(x, b->loc, "interp: out of memory");
+    int64_t *digits = TS_NEWN(x->a, int64_t, m->lsize * rep * (l->nlocal ? l->nlocal : 1));
+    int64_t ext[MAXD] = {0};
+    bool given = l->nlocal <= 4;
+    for (int j = 0; j < l->nlocal && given; j++) given = l->local_shape[j] > 0;
+    for (int64_t e = 0; e < m->lsize; e++) {
+        int64_t iv[MAXD];
+        unflatten(e, m->lshape, m->lndim, iv);
+        for (int d = 0; d < l->ndim; d++) ir_interp_bind_var(x->aux, l->in[d], (double)iv[d]);
         for (int r = 0; r < rep; r++) {
             if (l->rep) ir_interp_bind_var(x->aux, l->rep, (double)r);
             int64_t th = (int64_t)ir_interp_eval(x->aux, l->thread);
             if (th < 0 || th >= x->nt)
                 fail_layout(x, b, "element %s is given to thread %lld, outside the block's %d threads: no thread "
                             "of the block holds it",
-                            elem_str(x, b, iv, b->ndim), (long long)th, x->nt);
+                            lelem(x, m, e), (long long)th, x->nt);
             for (int r2 = 0; r2 < r; r2++)
                 if (m->owner[e * rep + r2] == th)
-                    fail_layout(x, b, "element %s is held twice by thread %lld (replicas %d and %d)",
-                                elem_str(x, b, iv, b->ndim), (long long)th, r2, r);
+                    fail_layout(x, b, "element %s is held twice by thread %lld (replicas %d and %d)", lelem(x, m, e),
+                                (long long)th, r2, r);
             m->owner[e * rep + r] = (int32_t)th;
             for (int j = 0; j < l->nlocal; j++) {
                 int64_t v = (int64_t)ir_interp_eval(x->aux, l->local[j]);
-                if (v < 0) fail_layout(x, b, "element %s has a negative local index", elem_str(x, b, iv, b->ndim));
+                if (v < 0 || (given && v >= l->local_shape[j]))
+                    fail_layout(x, b, "element %s has local digit %d = %lld, outside its extent", lelem(x, m, e), j,
+                                (long long)v);
                 digits[(e * rep + r) * l->nlocal + j] = v;
-                if (v + 1 > dmax[j]) dmax[j] = v + 1;
+                if (!given && v + 1 > ext[j]) ext[j] = v + 1;
             }
         }
     }
-    /* every (thread, register) slot holds at most one element */
+    for (int j = 0; j < l->nlocal && given; j++) ext[j] = l->local_shape[j];
     int64_t slots = 1;
-    for (int j = 0; j < l->nlocal; j++) slots *= dmax[j];
+    for (int j = 0; j < l->nlocal; j++) slots *= ext[j];
+    if (m->regs && slots > m->n)
+        fail_layout(x, b, "layout needs %lld registers per thread, the buffer has %lld", (long long)slots,
+                    (long long)m->n);
     if (slots > ((int64_t)1 << 26) / x->nt) fail_layout(x, b, "layout's local index space is too large to check");
     int64_t *slot = TS_NEWN(x->a, int64_t, slots * x->nt);
     for (int64_t i = 0; i < slots * x->nt; i++) slot[i] = -1;
-    for (int64_t q = 0; q < m->n * rep; q++) {
+    for (int64_t q = 0; q < m->lsize * rep; q++) {
         int64_t flat = 0;
-        for (int j = 0; j < l->nlocal; j++) flat = flat * dmax[j] + digits[q * l->nlocal + j];
+        for (int j = 0; j < l->nlocal; j++) flat = flat * ext[j] + digits[q * l->nlocal + j];
+        m->lflat[q] = (int32_t)flat;
         int64_t at = (int64_t)m->owner[q] * slots + flat;
-        if (slot[at] >= 0 && slot[at] / rep != q / rep) {
-            int64_t e1 = slot[at] / rep, e2 = q / rep, i1[MAXD], i2[MAXD];
-            for (int d = b->ndim - 1; d >= 0; d--) {
-                i1[d] = e1 % shape[d];
-                e1 /= shape[d];
-                i2[d] = e2 % shape[d];
-                e2 /= shape[d];
-            }
-            const char *s1 = elem_str(x, b, i1, b->ndim), *s2 = elem_str(x, b, i2, b->ndim);
+        if (slot[at] >= 0)
             fail_layout(x, b, "elements %s and %s are both held by thread %d at local index %lld: one register "
                         "owned twice",
-                        s1, s2, m->owner[q], (long long)flat);
-        }
+                        lelem(x, m, slot[at] / rep), lelem(x, m, q / rep), m->owner[q], (long long)flat);
         slot[at] = q;
     }
+    /* the inverse map, where the layout has one */
+    if (!l->tv_thread || !l->tv_digit || !l->index || l->nthreads <= 0 || !given) return;
+    int32_t *cnt = TS_NEWN(x->a, int32_t, m->lsize);
+    int nth = l->nthreads < x->nt ? l->nthreads : x->nt;
+    for (int th = 0; th < nth; th++) {
+        ir_interp_bind_var(x->aux, l->tv_thread, (double)th);
+        for (int64_t f = 0; f < slots; f++) {
+            int64_t dg[MAXD], rest = f;
+            for (int j = l->nlocal - 1; j >= 0; j--) {
+                dg[j] = rest % ext[j];
+                rest /= ext[j];
+            }
+            for (int j = 0; j < l->nlocal; j++) ir_interp_bind_var(x->aux, l->tv_digit[j], (double)dg[j]);
+            int64_t e = 0;
+            bool in = true;
+            for (int d = 0; d < l->ndim; d++) {
+                int64_t v = (int64_t)ir_interp_eval(x->aux, l->index[d]);
+                in = in && v >= 0 && v < m->lshape[d];
+                e = e * m->lshape[d] + v;
+            }
+            if (!in) continue; /* this thread holds nothing there */
+            int64_t q = slot[(int64_t)th * slots + f];
+            if (q < 0 || q / rep != e)
+                fail_layout(x, b, "the inverse map puts %s in register %lld of thread %d, the forward map %s", lelem(x, m, e),
+                            (long long)f, th,
+                            q < 0 ? "puts nothing there" : ts_sprintf(x->a, "puts %s there", lelem(x, m, q / rep)));
+            cnt[e]++;
+        }
+    }
+    for (int64_t e = 0; e < m->lsize; e++)
+        if (cnt[e] != rep)
+            fail_layout(x, b, "by the inverse map, element %s is held by %d threads, not %d%s", lelem(x, m, e), cnt[e],
+                        rep, cnt[e] ? "" : " (owned by no thread)");
 }
 
 static void check_swizzle(IrTInterp *x, const IrBuffer *b, int64_t n) {
@@ -1289,6 +1426,7 @@ static void setup_buffer(IrTInterp *x, const IrBuffer *b) {
     }
     m->n = n;
     bool per_thread = is_private(b) || (b->scope == IR_SCOPE_FRAGMENT && b->layout);
+    m->regs = is_private(b) && b->layout;
     size_t cnt = (size_t)(per_thread ? n * x->nt : n);
     m->data = malloc(sizeof(double) * (cnt ? cnt : 1));
     if (!m->data) rt_fail(x, b->loc, "interp: out of memory");
@@ -1297,7 +1435,7 @@ static void setup_buffer(IrTInterp *x, const IrBuffer *b) {
         m->init = calloc(cnt ? cnt : 1, 1);
         if (!m->init) rt_fail(x, b->loc, "interp: out of memory");
         for (int t = 0; t < x->nt; t++) ir_interp_bind_storage(x->th[t].in, b, m->data + (int64_t)t * n, n);
-        if (b->layout) setup_layout(x, m, shape);
+        if (b->layout) setup_layout(x, m);
     } else {
         m->kind = MEM_BLOCK;
         m->sh = calloc(n ? (size_t)n : 1, sizeof *m->sh);
@@ -1395,6 +1533,7 @@ void ir_tinterp_run_block(IrTInterp *x, int64_t bx, int64_t by, int64_t bz) {
         th->nas = 0;
         th->committed = 0;
         th->memo_on = 0;
+        th->pending = false;
         th->state = TH_RUN;
         if (x->k->body) {
             if (x->k->body->kind == IR_S_SEQ) push(x, th, FR_SEQ, x->k->body, CTX_UNIFORM);
@@ -1428,6 +1567,8 @@ void ir_tinterp_free(IrTInterp *x) {
         free(m->sh);
         free(m->init);
         free(m->owner);
+        free(m->lflat);
+        m->lflat = NULL;
         m->data = NULL;
         m->sh = NULL;
         m->init = NULL;
