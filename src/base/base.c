@@ -154,7 +154,8 @@ void ts_buf_free(TsBuf *b) {
 
 /* ---- diagnostics -------------------------------------------------------- */
 
-static void put_source_line(TsBuf *b, TsLoc loc) {
+void ts_diag_source(TsBuf *b, TsLoc loc) {
+    if (!loc.src || loc.line <= 0) return;
     const char *t = loc.src->text, *end = t + loc.src->len;
     int line = 1;
     while (t < end && line < loc.line) {
@@ -177,7 +178,7 @@ void ts_diag_vadd(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, va_li
     ts_buf_printf(&d->msg, "%s: ", kind);
     ts_buf_vprintf(&d->msg, fmt, ap);
     ts_buf_puts(&d->msg, "\n");
-    if (loc.src && loc.line > 0) put_source_line(&d->msg, loc);
+    ts_diag_source(&d->msg, loc);
 }
 
 void ts_diag_add(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, ...) {

@@ -113,6 +113,9 @@ typedef struct TsDiag {
 void ts_diag_add(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, ...)
     TS_PRINTF(4, 5);
 void ts_diag_vadd(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, va_list ap);
+/* The source line of loc and a caret under its column, as diagnostics show
+ * them ("    text\n    ^\n"); nothing without a location. */
+void ts_diag_source(TsBuf *b, TsLoc loc);
 /* Report a user error at loc and unwind to the handler. */
 TS_NORETURN void ts_fail_at(TsDiag *d, TsStatus st, TsLoc loc, const char *fmt, ...)
     TS_PRINTF(4, 5);

@@ -4,9 +4,9 @@
  *   tilescale run FILE --entry NAME [-D name=value]... [--target c|cuda|auto]
  *                 [--in NAME=file.npy]... [--out NAME=file.npy]...
  *                 [--shape VAR=N]... [--check-against ENTRY] [--check-target c|cuda] [--seed S]
- *                 [--atol X] [--rtol X] [--threads N] [--time]
+ *                 [--atol X] [--rtol X] [--threads N] [--time] [--check-bounds | --no-check-bounds]
  *   tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]
- *                 [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--time]
+ *                 [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--time] [--check-bounds | --no-check-bounds]
  *
  * `run` makes the kernel's tensors (read from .npy files, or random from
  * the seed; outputs named in out_idx are poisoned with NaN first), runs
@@ -47,6 +47,7 @@ typedef struct Opts {
     int target_set;        /* --target was given */
     uint64_t seed;
     int have_seed, time, threads;
+    int check_bounds;      /* --check-bounds: 1, --no-check-bounds: -1, else 0 (the target's default) */
     double atol, rtol;
 } Opts;
 
@@ -55,9 +56,13 @@ static void usage(FILE *f) {
           "  tilescale run FILE --entry NAME [-D name=value]... [--target c|cuda|auto]\n"
           "                [--in NAME=file.npy]... [--out NAME=file.npy]... [--shape VAR=N]...\n"
           "                [--check-against ENTRY] [--check-target c|cuda] [--seed S] [--atol X] [--rtol X]\n"
-          "                [--threads N] [--time]\n"
+          "                [--threads N] [--time] [--check-bounds | --no-check-bounds]\n"
           "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"
-          "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--time]\n",
+          "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--time] [--check-bounds | --no-check-bounds]\n"
+          "\n"
+          "Every buffer access of a kernel is checked against the buffer's extents on the C target\n"
+          "(--no-check-bounds: not), on CUDA with --check-bounds; an access outside is an error\n"
+          "naming the kernel, the buffer, the index and the source line.\n",
           f);
 }
 
@@ -186,6 +191,8 @@ static int parse_args(int argc, char **argv, Opts *o) {
             o->threads = (int)v;
         }
         else if (!strcmp(a, "--time")) o->time = 1;
+        else if (!strcmp(a, "--check-bounds")) o->check_bounds = 1;
+        else if (!strcmp(a, "--no-check-bounds")) o->check_bounds = -1;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         else if (a[0] == '-') {
             fprintf(stderr, "tilescale: error: unknown option '%s'\n", a);
@@ -415,6 +422,7 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
     co.dump_after = o->dump_after;
     co.timing = o->time;
     co.skip_build = 1;
+    co.check_bounds = o->check_bounds;
     const char *emit = o->emit ? o->emit : "ir";
     int dev = !strcmp(emit, "ptx") || !strcmp(emit, "sass");
     if (strcmp(emit, "ir") && strcmp(emit, "c") && strcmp(emit, "cuda") && !dev) {
@@ -452,6 +460,7 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
     co.target = o->target;
     co.timing = o->time;
     co.num_threads = o->threads;
+    co.check_bounds = o->check_bounds;
     TsKernel *k = NULL, *ref = NULL;
     int rc = 1;
     TsTensor args[MAX_ITEMS] = {{0}}, rargs[MAX_ITEMS] = {{0}};

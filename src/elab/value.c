@@ -103,7 +103,11 @@ IrExpr *val_to_expr(Elab *E, Value *v, TsLoc loc) {
     case V_FLOAT: return ir_float(E->a, v->f, TS_FLOAT32);
     case V_BOOL: return ir_int(E->a, v->b, TS_BOOL);
     case V_EXPR: return v->e;
-    case V_ACCESS: return ir_load(E->a, v->buf, v->idx, v->buf->ndim);
+    case V_ACCESS: {
+        IrExpr *e = ir_load(E->a, v->buf, v->idx, v->buf->ndim);
+        e->loc = v->loc.src ? v->loc : loc; /* bounds-check reports name the subscript */
+        return e;
+    }
     case V_BUFFER:
         if (v->buf->scope == IR_SCOPE_VAR) {
             IrExpr **idx = TS_NEWN(E->a, IrExpr *, 1);

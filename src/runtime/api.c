@@ -67,8 +67,10 @@ static bool env_on(const char *name, const char *off_word) {
 
 /* The target's capabilities and path switches, read once per compile:
  * the only place the compiler looks at TILESCALE_CUDA_* (see base/caps.h). */
-static void set_caps(TsCaps *c, TsTarget target) {
+static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
     memset(c, 0, sizeof *c);
+    /* the C target is the reference: checked unless turned off */
+    c->check_bounds = check_bounds > 0 || (check_bounds == 0 && target != TS_TARGET_CUDA);
     if (target != TS_TARGET_CUDA) return;
     ts_cuda_pick_arch(getenv("TILESCALE_CUDA_ARCH"), c->arch, sizeof c->arch);
     const char *p = c->arch;
@@ -100,7 +102,7 @@ static void compile_part(TsKernel *head, TsKernel *k) {
         k->cumod = ts_cuda_build(d, k->ir, &ci, k->caps.arch, ts_buf_str(&k->code), &k->opt, timing);
         return;
     }
-    ts_c_codegen(d, k->ir, &k->code);
+    ts_c_codegen(d, k->ir, &k->caps, &k->code);
     record(head, "codegen", t);
     if (k->opt.skip_build) return;
     k->cmod = ts_c_build(d, ts_buf_str(&k->code), &k->opt, timing);
@@ -152,7 +154,8 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     if (opt) k->opt = *opt;
     k->target = k->opt.target;
     double t0 = ts_now_ms();
-    set_caps(&k->caps, k->target); /* CUDA: the device's architecture, through the driver (cuInit) */
+    /* CUDA: the device's architecture, through the driver (cuInit) */
+    set_caps(&k->caps, k->target, k->opt.check_bounds);
     if (k->target == TS_TARGET_CUDA) record(k, "cuda device", t0);
 
     jmp_buf jb;

@@ -124,7 +124,7 @@ static TsStatus build(TsDiag *d, const IrKernel *k, TsBuf *code, TsModuleC **m, 
         return d->status;
     }
     code->n = 0;
-    ts_c_codegen(d, k, code);
+    ts_c_codegen(d, k, NULL, code);
     *m = ts_c_build(d, code->s, &opt, timing);
     ts_try_end(d, saved);
     warn_check(code->s);
@@ -819,7 +819,7 @@ static void test_concurrent_build(void) {
         CHECK(0);
         return;
     }
-    ts_c_codegen(&ctx.diag, k, &code);
+    ts_c_codegen(&ctx.diag, k, NULL, &code);
     ts_try_end(&ctx.diag, saved);
     /* a comment makes the source (and key) new for this run */
     ts_buf_printf(&code, "/* run %d */\n", (int)getpid());

@@ -85,7 +85,7 @@ static int prepare(TsKernel *kk, TsContext *ctx, IrKernel *k, int threads) {
         fprintf(stderr, "%s\n%s", ts_buf_str(&d->msg), ts_buf_str(&kk->code));
         return 0;
     }
-    ts_c_codegen(d, k, &kk->code);
+    ts_c_codegen(d, k, NULL, &kk->code);
     kk->cmod = ts_c_build(d, kk->code.s, &opt, NULL);
     ts_try_end(d, saved);
     return 1;

@@ -47,7 +47,7 @@
 #include "core.h"
 
 /* Version of the runtime <-> generated-code ABI below. */
-#define TS_C_ABI_VERSION 1u
+#define TS_C_ABI_VERSION 2u
 
 /* Exported symbol names (dlsym). */
 #define TS_C_SYM_ABI "tsk_abi_version"
@@ -69,6 +69,11 @@ TS_C_ABI(
 typedef void (*TsCYieldFn)(void *yield_ctx);
 /* Prints one line of T.print output (text ends with a newline). */
 typedef void (*TsCPrintFn)(void *print_ctx, const char *text);
+/* Reports an out-of-bounds access in a checked kernel; the block then ends
+ * (longjmp) and the launch fails.  site: "file:line:col: error: kernel 'k':
+ * out-of-bounds load from 'A'"; source: the source line and caret, or "". */
+typedef void (*TsCFaultFn)(void *fault_ctx, const char *site, const char *source, int32_t dim,
+                           int64_t index, int64_t extent, const int64_t *block);
 
 /* One launch's arguments, shared by all blocks (read-only for them). */
 typedef struct TsCArgs {
@@ -84,6 +89,8 @@ typedef struct TsCArgs {
     TsCYieldFn yield;               /* see TsCYieldFn; set by the scheduler */
     TsCPrintFn print;               /* see TsCPrintFn */
     void *print_ctx;                /* first argument of print */
+    TsCFaultFn fault;               /* see TsCFaultFn; set by the scheduler */
+    void *fault_ctx;                /* first argument of fault */
 } TsCArgs;
 
 /* What one block gets. */
@@ -120,10 +127,12 @@ struct TsModuleC {
 
 /* ---- codegen_c.c ---------------------------------------------------------- */
 
-/* Lowered IR -> C source appended to out.  Fails (ts_fail_at) with
+/* Lowered IR -> C source appended to out.  caps->check_bounds (caps NULL:
+ * on) checks every index of every buffer access against its extent; an
+ * access outside is reported through TsCArgs.fault and ends the block.  Fails (ts_fail_at) with
  * TS_ERR_UNSUPPORTED for constructs the C target cannot run and with
  * TS_ERR_INTERNAL if a tile op is still present. */
-void ts_c_codegen(TsDiag *d, const IrKernel *k, TsBuf *out);
+void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *out);
 
 /* prelude_c.c: the fixed head of every generated file (includes, helpers,
  * ABI declarations and asserts, print helper). */

@@ -78,10 +78,15 @@ typedef struct Cg {
     int64_t scratch;                 /* bytes of scratch used so far */
     TsCxScopes scopes;               /* LET vars declared in the open C scopes */
     TsCxGen x;                       /* the shared expression emitter's state */
+    int check;                       /* bounds-checked accesses (TsCaps.check_bounds) */
+    TsLoc stmt_loc;                  /* the innermost statement with a source location */
+    TS_VEC(const char *) site_msg;   /* per checked access site: "file:l:c: error: kernel ...: ..." */
+    TS_VEC(const char *) site_src;   /* ... and its source line with a caret ("" if none) */
 } Cg;
 
 static void emit_expr(Cg *g, const IrExpr *e);
 static void emit_stmt(Cg *g, const IrStmt *s);
+static void emit_stmt_at(Cg *g, const IrStmt *s);
 static int loop_reads_global(Cg *g, const IrStmt *s);
 
 /* Does s contain a loop (for or while)? */
@@ -158,9 +163,53 @@ static const TsCxDialect c_dialect = {
 
 static void emit_expr(Cg *g, const IrExpr *e) { ts_cx_expr(&g->x, e); }
 
-/* Element offset of buf[idx] (block-private buffers have constant strides). */
-static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
-    ts_cx_index(&g->x, cb->buf, cb->name, cb->param >= 0, cb->strides, idx, nidx, loc);
+/* A checked access site: its message head and source excerpt, kept for the
+ * tables emitted ahead of the functions; returns its number. */
+static int new_site(Cg *g, const CgBuf *cb, TsLoc loc, const char *what) {
+    TsBuf m = {0}, src = {0};
+    if (loc.src) ts_buf_printf(&m, "%s:%d:%d: ", loc.src->name, loc.line, loc.col);
+    else ts_buf_puts(&m, "tilescale: ");
+    ts_buf_printf(&m, "error: kernel '%s': out-of-bounds %s %s buffer '%s'", g->k->name ? g->k->name : "?", what,
+                  ir_scope_name(cb->buf->scope), cb->buf->name && *cb->buf->name ? cb->buf->name : "?");
+    ts_diag_source(&src, loc);
+    ts_vec_push(g->a, g->site_msg, ts_strdup(g->a, ts_buf_str(&m)));
+    ts_vec_push(g->a, g->site_src, ts_strdup(g->a, ts_buf_str(&src)));
+    ts_buf_free(&m);
+    ts_buf_free(&src);
+    return g->site_msg.n - 1;
+}
+
+/* Element offset of buf[idx] (block-private buffers have constant strides).
+ * Checked kernels wrap each index in ts_ck(..., extent, site, dim), which
+ * reports and ends the block when the index is outside [0, extent);
+ * constant indices of block-private buffers are checked here instead. */
+static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc, const char *what) {
+    const IrBuffer *b = cb->buf;
+    int global = cb->param >= 0;
+    if (!g->check || b->ndim == 0 || nidx != b->ndim) {
+        ts_cx_index(&g->x, b, cb->name, global, cb->strides, idx, nidx, loc);
+        return;
+    }
+    int64_t konst = 0, c, ext = 0;
+    int terms = 0, site = -1;
+    for (int i = 0; i < b->ndim; i++) {
+        if (!global && !ir_is_const_int(b->shape[i], &ext))
+            ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "C codegen: buffer '%s' has a non-constant extent", b->name);
+        if (!global && ir_is_const_int(idx[i], &c) && c >= 0 && c < ext) {
+            konst += c * cb->strides[i];
+            continue;
+        }
+        if (site < 0) site = new_site(g, cb, loc, what);
+        if (terms++) out(g, " + ");
+        out(g, "ts_ck(ts_a, ts_b, ts_jb, (int64_t)(");
+        emit_expr(g, idx[i]);
+        if (global) outf(g, "), ts_a->shape[%d][%d], %d, %d)", cb->param, i, site, i);
+        else outf(g, "), %lldLL, %d, %d)", (long long)ext, site, i);
+        if (global) outf(g, " * %s_s%d", cb->name, i);
+        else if (cb->strides[i] != 1) outf(g, " * %lldLL", (long long)cb->strides[i]);
+    }
+    if (!terms) outf(g, "%lld", (long long)konst);
+    else if (konst) outf(g, " + %lldLL", (long long)konst);
 }
 
 /* Loads: refused in the grid function; __atomic acquire loads of global
@@ -174,7 +223,7 @@ static void c_load(TsCxGen *x, const IrExpr *e) {
     out(g, ts_cx_load_conv(x, dt));
     if (atomic) outf(g, "ts_ld_%s(&", ts_cx_storage(&c_dialect, dt));
     outf(g, "%s[", cb->name);
-    emit_index(g, cb, e->load.idx, e->load.nidx, e->loc);
+    emit_index(g, cb, e->load.idx, e->load.nidx, e->loc.src ? e->loc : g->stmt_loc, "load from");
     out(g, atomic ? "]))" : "])");
 }
 
@@ -270,9 +319,9 @@ static void emit_atomic_add(Cg *g, const IrStmt *s) {
     line_start(g);
     if (cb->param < 0) {
         outf(g, "%s[", cb->name);
-        emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+        emit_index(g, cb, s->store.idx, s->store.nidx, g->stmt_loc, "atomic add to");
         outf(g, "] = %s%s%s[", ts_cx_store_conv(&g->x, dt), ts_cx_load_conv(&g->x, dt), cb->name);
-        emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+        emit_index(g, cb, s->store.idx, s->store.nidx, g->stmt_loc, "atomic add to");
         out(g, "]) + (");
         emit_expr(g, s->store.value);
         out(g, ")));\n");
@@ -289,7 +338,7 @@ static void emit_atomic_add(Cg *g, const IrStmt *s) {
     default: fn = arg = ts_cx_storage(&c_dialect, dt); break;
     }
     outf(g, "ts_atomic_add_%s(&%s[", fn, cb->name);
-    emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+    emit_index(g, cb, s->store.idx, s->store.nidx, g->stmt_loc, "atomic add to");
     outf(g, "], (%s)(", arg);
     emit_expr(g, s->store.value);
     out(g, "));\n");
@@ -297,6 +346,13 @@ static void emit_atomic_add(Cg *g, const IrStmt *s) {
 
 static void emit_stmt(Cg *g, const IrStmt *s) {
     if (!s) return;
+    TsLoc saved_loc = g->stmt_loc;
+    if (s->loc.src) g->stmt_loc = s->loc;
+    emit_stmt_at(g, s);
+    g->stmt_loc = saved_loc;
+}
+
+static void emit_stmt_at(Cg *g, const IrStmt *s) {
     switch (s->kind) {
     case IR_S_SEQ:
         line_start(g);
@@ -367,16 +423,16 @@ static void emit_stmt(Cg *g, const IrStmt *s) {
             const CgBuf *src = find_buf(g, v->load.buf, v->loc);
             line_start(g);
             outf(g, "%s[", cb->name);
-            emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+            emit_index(g, cb, s->store.idx, s->store.nidx, g->stmt_loc, "store to");
             outf(g, "] = %s[", src->name);
-            emit_index(g, src, v->load.idx, v->load.nidx, v->loc);
+            emit_index(g, src, v->load.idx, v->load.nidx, v->loc.src ? v->loc : g->stmt_loc, "load from");
             out(g, "];\n");
             return;
         }
         line_start(g);
         if (atomic) outf(g, "ts_st_%s(&%s[", ts_cx_storage(&c_dialect, dt), cb->name);
         else outf(g, "%s[", cb->name);
-        emit_index(g, cb, s->store.idx, s->store.nidx, s->loc);
+        emit_index(g, cb, s->store.idx, s->store.nidx, g->stmt_loc, "store to");
         out(g, atomic ? "], " : "] = ");
         out(g, ts_cx_store_conv(&g->x, dt));
         emit_expr(g, v);
@@ -587,7 +643,13 @@ static void emit_grid_fn(Cg *g) {
 
 static void emit_block_fn(Cg *g) {
     const IrKernel *k = g->k;
-    out(g, "TS_EXPORT void tsk_block(const TsCArgs *ts_a, TsCBlock *ts_b) {\n");
+    if (g->check) {
+        /* the body apart, so that setjmp does not pessimize its code */
+        out(g, "static void tsk_body(const TsCArgs *ts_a, TsCBlock *ts_b, jmp_buf *ts_jb) {\n");
+        out(g, "    (void)ts_jb;\n");
+    } else {
+        out(g, "TS_EXPORT void tsk_block(const TsCArgs *ts_a, TsCBlock *ts_b) {\n");
+    }
     g->ind = 1;
     line_start(g);
     out(g, "unsigned char *ts_scratch = ts_b->scratch;\n");
@@ -624,15 +686,58 @@ static void emit_block_fn(Cg *g) {
     scope_close(g);
     g->ind = 0;
     out(g, "}\n");
+    if (g->check) {
+        out(g, "\nTS_EXPORT void tsk_block(const TsCArgs *ts_a, TsCBlock *ts_b) {\n");
+        out(g, "    jmp_buf ts_jb;\n");
+        out(g, "    if (setjmp(ts_jb)) return; /* an out-of-bounds access was reported */\n");
+        out(g, "    tsk_body(ts_a, ts_b, &ts_jb);\n");
+        out(g, "}\n");
+    }
 }
 
-void ts_c_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
+/* The check, ahead of the functions; the function reporting a failure
+ * is only declared here, its sites' tables are complete only at the end. */
+static void emit_check_head(Cg *g) {
+    if (!g->check) return;
+    out(g, "static void ts_ck_fail(const TsCArgs *ts_a, const TsCBlock *ts_b, jmp_buf *ts_jb, int64_t i,\n"
+           "                       int64_t n, int site, int dim) __attribute__((noinline, noreturn, cold));\n"
+           "TS_INL int64_t ts_ck(const TsCArgs *ts_a, const TsCBlock *ts_b, jmp_buf *ts_jb, int64_t i, int64_t n,\n"
+           "                    int site, int dim) {\n"
+           "    if (__builtin_expect((uint64_t)i >= (uint64_t)n, 0)) ts_ck_fail(ts_a, ts_b, ts_jb, i, n, site, dim);\n"
+           "    return i;\n"
+           "}\n\n");
+}
+
+/* The sites' messages (one per checked access in the source) and the
+ * report: through the scheduler's fault callback, then out of the block. */
+static void emit_check_tail(Cg *g) {
+    if (!g->check) return;
+    for (int t = 0; t < 2; t++) {
+        outf(g, "\nstatic const char *const ts_ck_%s[%d] = {\n", t ? "src" : "site",
+             g->site_msg.n ? g->site_msg.n : 1);
+        for (int i = 0; i < g->site_msg.n; i++) {
+            out(g, "    ");
+            ts_cx_string(&g->x, t ? g->site_src.v[i] : g->site_msg.v[i]);
+            out(g, ",\n");
+        }
+        if (!g->site_msg.n) out(g, "    \"\",\n");
+        out(g, "};\n");
+    }
+    out(g, "static void ts_ck_fail(const TsCArgs *ts_a, const TsCBlock *ts_b, jmp_buf *ts_jb, int64_t i,\n"
+           "                       int64_t n, int site, int dim) {\n"
+           "    if (ts_a->fault) ts_a->fault(ts_a->fault_ctx, ts_ck_site[site], ts_ck_src[site], dim, i, n, ts_b->idx);\n"
+           "    longjmp(*ts_jb, 1);\n"
+           "}\n");
+}
+
+void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     Cg g = {0};
     g.d = d;
     g.k = k;
     g.a = k->arena;
     g.o = o;
     g.x = (TsCxGen){&c_dialect, d, k->arena, k, o, &g};
+    g.check = caps ? caps->check_bounds : 1;
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "C codegen: %d grid dimensions", k->ngrid);
 
@@ -661,6 +766,8 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, TsBuf *o) {
     ts_cx_string(&g.x, k->name ? k->name : "");
     ts_buf_puts(o, ";\n}\n\n");
 
+    emit_check_head(&g);
     emit_grid_fn(&g);
     emit_block_fn(&g);
+    emit_check_tail(&g);
 }

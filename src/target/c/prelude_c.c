@@ -32,7 +32,7 @@
 
 static const char *const prelude[] = {
     "#include <stdint.h>\n#include <stddef.h>\n#include <stdbool.h>\n",
-    "#include <string.h>\n#include <stdio.h>\n#include <stdarg.h>\n#include <math.h>\n\n",
+    "#include <string.h>\n#include <stdio.h>\n#include <stdarg.h>\n#include <math.h>\n#include <setjmp.h>\n\n",
     "#define TS_EXPORT __attribute__((visibility(\"default\")))\n",
     "#define TS_INL static inline __attribute__((unused))\n",
     /* Innermost T.Parallel loops carry no dependence between iterations
@@ -259,7 +259,7 @@ static void emit_abi_text(TsBuf *o) {
 
 #define ARGS_FIELDS(X)                                                         \
     X(abi_version) X(nparams) X(data) X(shape) X(strides) X(shape_vars) X(rank) \
-    X(nranks) X(yield) X(print) X(print_ctx)
+    X(nranks) X(yield) X(print) X(print_ctx) X(fault) X(fault_ctx)
 #define BLOCK_FIELDS(X) X(idx) X(scratch) X(yield_ctx)
 #define INFO_FIELDS(X) X(abi_version) X(nparams) X(nshape_vars) X(may_block) X(scratch_bytes) X(name)
 

@@ -64,6 +64,8 @@ typedef struct Sched {
     atomic_int failed;      /* TS_OK, or the status that stops the launch */
     size_t scratch;         /* per-block scratch bytes, rounded up to pages for coroutines */
     size_t page;            /* page size */
+    atomic_int faulted;     /* an out-of-bounds access was reported (only the first is kept) */
+    TsBuf fault_msg;        /* its diagnostic, written by the block that set faulted */
 } Sched;
 
 /* One block running as a coroutine. */
@@ -102,6 +104,20 @@ static void block_index(const Sched *s, int64_t n, int64_t idx[3]) {
 void ts_c_print_stdout(void *print_ctx, const char *text) {
     (void)print_ctx;
     fputs(text, stdout);
+}
+
+/* TsCArgs.fault: keep the first report (blocks on other threads may fault
+ * at the same time) and stop handing out blocks. */
+static void sched_fault(void *ctx, const char *site, const char *source, int32_t dim, int64_t index,
+                        int64_t extent, const int64_t *block) {
+    Sched *s = ctx;
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&s->faulted, &expected, 1)) {
+        ts_buf_printf(&s->fault_msg, "%s: index %lld of dimension %d is outside [0, %lld) in block (%lld, %lld, %lld)\n%s",
+                      site, (long long)index, (int)dim, (long long)extent, (long long)block[0],
+                      (long long)block[1], (long long)block[2], source);
+    }
+    set_failed(s, TS_ERR_RUNTIME);
 }
 
 /* yield for kernels run without coroutines: let other threads run. */
@@ -304,6 +320,9 @@ TsStatus ts_c_run(TsDiag *d, const TsModuleC *m, const TsCArgs *a, const int64_t
     if (m->info.may_block) s.scratch = (s.scratch + s.page - 1) / s.page * s.page;
     s.args.yield = m->info.may_block ? coro_yield : thread_yield;
     if (!s.args.print) s.args.print = ts_c_print_stdout;
+    s.args.fault = sched_fault;
+    s.args.fault_ctx = &s;
+    atomic_init(&s.faulted, 0);
 
     if (nthreads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -327,6 +346,11 @@ TsStatus ts_c_run(TsDiag *d, const TsModuleC *m, const TsCArgs *a, const int64_t
     free(w);
 
     TsStatus st = (TsStatus)atomic_load(&s.failed);
+    if (atomic_load(&s.faulted)) {
+        ts_buf_puts(&d->msg, ts_buf_str(&s.fault_msg));
+        ts_buf_free(&s.fault_msg);
+        return d->status = TS_ERR_RUNTIME;
+    }
     if (st != TS_OK) {
         ts_diag_add(d, (TsLoc){0}, "error", "%s: %s while running the kernel's blocks", m->info.name,
                     st == TS_ERR_NOMEM ? "out of memory for block stacks or scratch"
