@@ -19,6 +19,9 @@ import tilescale as _ts
 
 from . import language  # noqa: F401
 from ._stub import Any, install  # noqa: F401
+from .math import cdiv, next_power_of_2  # noqa: F401
+from ..profiler import TensorSupplyType  # noqa: F401
+from .._kernel import Kernel as JITKernel  # noqa: F401
 
 __version__ = "0.1.15+tilescale"
 
@@ -31,6 +34,12 @@ def jit(func=None, *, out_idx=None, target="auto", **_ignored):
 
 
 lazy_jit = jit
+
+
+def autotune(*args, **kwargs):
+    """tilelang.autotune: the decorator of tilelang.autotuner."""
+    from .autotuner import autotune as _autotune
+    return _autotune(*args, **kwargs)
 
 
 def _target(target):

@@ -113,6 +113,11 @@ class StubModule(types.ModuleType):
         return Any("%s.%s" % (self.__name__, attr))
 
 
+# TileLang module names that live elsewhere in the shim.
+_ALIASES = {"tilelang.language.dtypes": "tilescale.tilelang.language",
+            "tilelang.language.v2.dtypes": "tilescale.tilelang.language"}
+
+
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """tilelang.X -> tilescale.tilelang.X or a StubModule; tvm.X -> StubModule."""
 
@@ -128,7 +133,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         name = spec.name
         if name.split(".")[0] == "tilelang":
-            real = "tilescale.tilelang" + name[len("tilelang"):]
+            real = _ALIASES.get(name) or "tilescale.tilelang" + name[len("tilelang"):]
             try:
                 if importlib.util.find_spec(real) is not None:
                     return importlib.import_module(real)

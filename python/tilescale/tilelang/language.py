@@ -13,6 +13,8 @@ import sys
 from .._source import SourceRef, from_code
 from ._stub import Any
 
+__path__ = []  # a package to the import system: tilelang.language.<sub> resolves (dtypes here, others stubs)
+
 
 class dtype(str):
     """A TileLang dtype name; calling it (T.float32(1.0)) gives Any, as in a kernel body."""
@@ -23,6 +25,10 @@ class dtype(str):
 
     def __call__(self, *args, **kwargs):
         return Any("%s()" % self)
+
+    def as_torch(self):
+        import torch
+        return getattr(torch, {"float8_e4m3": "float8_e4m3fn"}.get(str(self), str(self)))
 
     @property
     def bits(self):
@@ -105,4 +111,9 @@ dynamic = symbolic
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "_TORCH_DTYPE_TO_STR":  # language.dtypes' table, for scripts that import it
+        import torch
+        from .._kernel import _torch_maps
+        from .. import _lib
+        return {k: _lib.DTYPE_NAMES[v] for k, v in _torch_maps().items()}
     return Any("T." + name)

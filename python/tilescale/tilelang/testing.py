@@ -155,3 +155,18 @@ def main(*_args, **_kw):
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped), flush=True)
     if failed:
         sys.exit(1)
+
+
+def process_func(func, *args, **kwargs):
+    """Run one regression function and print what it returns (a latency)."""
+    r = func(*args, **kwargs)
+    print("%s: %s" % (getattr(func, "__qualname__", func), r), flush=True)
+    return r
+
+
+def regression(*_args, **_kw):
+    """Run the calling script's regression_* functions."""
+    g = sys._getframe(1).f_globals
+    for n, f in list(g.items()):
+        if n.startswith("regression_") and callable(f):
+            f()
