@@ -168,6 +168,13 @@ TsStatus ts_kernel_device_code(const TsKernel *k, const char *form, void **out, 
 /* Dynamic shared memory per block in bytes (CUDA target, built), else -1. */
 int64_t ts_kernel_shared_bytes(const TsKernel *k);
 TsTarget ts_kernel_target(const TsKernel *k);
+/* Write an SVG picture per fragment buffer (which thread and register
+ * holds each element; CUDA target) and per shared buffer (where the
+ * swizzle puts each element: 16-byte chunk and bank) of every kernel of
+ * the chain into directory dir (created if missing), as
+ * <kernel>_<buffer>.svg; *nwritten (may be NULL) gets the count.
+ * TS_ERR_IO if dir cannot be written. */
+TsStatus ts_kernel_plot_layouts(TsKernel *k, const char *dir, int *nwritten);
 void ts_kernel_destroy(TsKernel *k);
 
 /* Host tensors: .npy files and element access (any dtype, as double). */

@@ -36,7 +36,7 @@ import sys
 import threading
 
 from . import _lib
-from ._errors import ArgumentError, DeviceError, compile_error, launch_error
+from ._errors import ArgumentError, DeviceError, TileScaleError, compile_error, launch_error
 
 TARGETS = {"c": _lib.TARGET_C, "cpu": _lib.TARGET_C, "llvm": _lib.TARGET_C, "cuda": _lib.TARGET_CUDA}
 _TARGET_NAMES = {_lib.TARGET_C: "c", _lib.TARGET_CUDA: "cuda"}
@@ -383,6 +383,28 @@ class Kernel:
         """Dynamic shared memory per block in bytes (CUDA target), else None."""
         v = _lib.kernel_shared_bytes(self._default().k)
         return None if v < 0 else int(v)
+
+    def plot_layouts(self, directory, target=None):
+        """Write an SVG per fragment buffer (thread and register of each element)
+        and per shared buffer (swizzle: chunk and bank of each element) into
+        `directory`; returns the paths written.  Fragment layouts exist on the
+        CUDA target (target="cuda" draws them even where NVRTC is missing)."""
+        import os
+        tgt = resolve_target(target or self.target)
+        try:
+            f = self._form(tgt)
+        except TileScaleError as e:
+            if tgt != _lib.TARGET_CUDA or e.status != _lib.ERR_BUILD:
+                raise
+            opts = dict(self._options or {}, skip_build=1)
+            f = _compile(self._path, self._text, self.entry, self.compile_params, tgt, self._lenient, opts)
+        directory = os.fspath(directory)
+        n = ctypes.c_int()
+        st = _lib.kernel_plot_layouts(f.k, directory.encode(), ctypes.byref(n))
+        if st:
+            raise TileScaleError(f.error().strip() or _lib.STATUS_NAMES[st], st)
+        svgs = [os.path.join(directory, p) for p in os.listdir(directory) if p.endswith(".svg")]
+        return sorted(sorted(svgs, key=os.path.getmtime)[len(svgs) - n.value:])
 
     @property
     def out_idx(self):

@@ -149,4 +149,5 @@ kernel_launch_device = _proto(fast, "ts_kernel_launch_device", ctypes.c_int, _VP
                               _VP)
 kernel_shared_bytes = _proto(lib, "ts_kernel_shared_bytes", ctypes.c_int64, _VP)
 kernel_destroy = _proto(lib, "ts_kernel_destroy", None, _VP)
+kernel_plot_layouts = _proto(lib, "ts_kernel_plot_layouts", ctypes.c_int, _VP, ctypes.c_char_p, _P(ctypes.c_int))
 target_available = _proto(lib, "ts_target_available", ctypes.c_int, ctypes.c_int)

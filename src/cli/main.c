@@ -6,7 +6,7 @@
  *                 [--shape VAR=N]... [--check-against ENTRY] [--check-target c|cuda] [--seed S]
  *                 [--atol X] [--rtol X] [--threads N] [--time] [--check-bounds | --no-check-bounds]
  *   tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]
- *                 [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--time] [--check-bounds | --no-check-bounds]
+ *                 [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time] [--check-bounds | --no-check-bounds]
  *
  * `run` makes the kernel's tensors (read from .npy files, or random from
  * the seed; outputs named in out_idx are poisoned with NaN first), runs
@@ -38,6 +38,7 @@ typedef struct NameVal {
 
 typedef struct Opts {
     const char *cmd, *file, *entry, *check, *emit, *dump_after;
+    const char *plot_dir;  /* --plot-layouts DIR, or NULL */
     int check_target;      /* --check-target: 1 + the target to compare with; 0: none */
     TsDefine defs[MAX_ITEMS];
     int ndefs;
@@ -58,7 +59,7 @@ static void usage(FILE *f) {
           "                [--check-against ENTRY] [--check-target c|cuda] [--seed S] [--atol X] [--rtol X]\n"
           "                [--threads N] [--time] [--check-bounds | --no-check-bounds]\n"
           "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"
-          "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--time] [--check-bounds | --no-check-bounds]\n"
+          "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time] [--check-bounds | --no-check-bounds]\n"
           "\n"
           "Every buffer access of a kernel is checked against the buffer's extents on the C target\n"
           "(--no-check-bounds: not), on CUDA with --check-bounds; an access outside is an error\n"
@@ -169,6 +170,7 @@ static int parse_args(int argc, char **argv, Opts *o) {
             }
         } else if (!strcmp(a, "--check-against")) { NEED(); o->check = next; }
         else if (!strcmp(a, "--emit")) { NEED(); o->emit = next; }
+        else if (!strcmp(a, "--plot-layouts")) { NEED(); o->plot_dir = next; }
         else if (!strcmp(a, "--dump-after")) { NEED(); o->dump_after = next; }
         else if (!strcmp(a, "--seed")) {
             NEED();
@@ -448,6 +450,15 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
         for (const TsKernel *p = k; p; p = ts_kernel_next(p)) {
             if (p != k) fputs("\n/* ---- the next kernel of the chain, launched after the one above ---- */\n\n", stdout);
             fputs(ts_kernel_source(p), stdout);
+        }
+    }
+    if (o->plot_dir) { /* SVG pictures of the fragment layouts and shared swizzles (src/runtime/plot.c) */
+        int n = 0;
+        if (ts_kernel_plot_layouts(k, o->plot_dir, &n)) {
+            fprintf(stderr, "%s", ts_last_error(ctx));
+            rc = 1;
+        } else {
+            fprintf(stderr, "tilescale: wrote %d layout picture%s to %s\n", n, n == 1 ? "" : "s", o->plot_dir);
         }
     }
     if (o->time) print_timing(o->entry, k);

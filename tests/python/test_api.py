@@ -208,3 +208,18 @@ def test_call_patterns_reuse_records(rng):
             n, m = int(rng.integers(1, 9)), int(rng.integers(1, 9))
             x = rng.standard_normal((n, m), dtype=np.float32)
             np.testing.assert_allclose(r(x), x.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+def test_plot_layouts(root, tmp_path):
+    """kernel.plot_layouts: SVG pictures of the CUDA target's fragment
+    layouts (drawn without NVRTC too) and of shared-memory swizzles."""
+    k = tilescale.compile(os.path.join(root, "examples/gemm.py"), "matmul", target="c", M=128, N=128, K=64,
+                          block_M=64, block_N=64, block_K=32)
+    files = k.plot_layouts(tmp_path / "p", target="cuda")
+    names = sorted(os.path.basename(f) for f in files)
+    assert "main_C_local.svg" in names and "main_A_shared.svg" in names, names
+    text = open(os.path.join(tmp_path, "p", "main_C_local.svg")).read()
+    assert text.startswith("<?xml") and text.rstrip().endswith("</svg>") and "mma_c" in text
+    with pytest.raises(tilescale.TileScaleError) as e:
+        k.plot_layouts("/proc/no/such/dir", target="cuda")
+    assert e.value.status_name == "TS_ERR_IO"
