@@ -69,7 +69,7 @@ static const Case cases[] = {
 static IrKernel *compile(TsArena *a, TsDiag *d, const TsSource *src, const Case *c, TsTarget target,
                          const TsCaps *caps) {
     TsDefine defs[10];
-    int nd = 0;
+    volatile int nd = 0; /* read after a longjmp */
     for (; c->defs[nd]; nd++) {
         const char *eq = strchr(c->defs[nd], '=');
         defs[nd].name = ts_strndup(a, c->defs[nd], (size_t)(eq - c->defs[nd]));
