@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/dist.h"
 
 #define MAX_ITEMS 64
 
@@ -58,6 +59,8 @@ static void usage(FILE *f) {
           "                [--in NAME=file.npy]... [--out NAME=file.npy]... [--shape VAR=N]...\n"
           "                [--check-against ENTRY] [--check-target c|cuda] [--seed S] [--atol X] [--rtol X]\n"
           "                [--threads N] [--time] [--check-bounds | --no-check-bounds]\n"
+          "  tilescale run FILE --entry NAME --ranks N [--target c] [-D ...] [--in NAME=a{rank}.npy]...\n"
+          "                [--out NAME=b{rank}.npy]... [--check-against REF] [--seed S] [--heap BYTES] [--timeout SEC]\n"
           "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"
           "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time] [--check-bounds | --no-check-bounds]\n"
           "\n"
@@ -594,6 +597,8 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
+    for (int i = 2; argc >= 2 && !strcmp(argv[1], "run") && i < argc; i++)
+        if (!strcmp(argv[i], "--ranks")) return ts_cli_run_dist(argc, argv); /* cli/dist.c */
     Opts o;
     if (!parse_args(argc, argv, &o)) {
         usage(stderr);

@@ -123,7 +123,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
         const char *m = obj->s;
         if (!strcmp(m, "T")) {
             Value *v = lookup_ns(E, NS_T, name, loc);
-            if (v) return v;
+            if (v || (v = comm_builtin_lookup(E, name, loc))) return v;
             TsDType dt = ts_dtype_from_name(name);
             if (dt != TS_DTYPE_NONE) {
                 v = val_new(E, V_DTYPE, loc);
@@ -475,6 +475,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     }
     if (f->kind != V_BUILTIN) elab_fail(E, TS_ERR_TYPE, loc, "a %s is not callable", val_kind_name(f));
     int id = f->bi;
+    if (id >= ELAB_COMM_BASE && id < B_INTRINSIC_BASE) return comm_builtin_call(E, id, args, nargs, kw, kwv, nkw, loc);
     Args A0 = {args, nargs, kw, kwv, nkw, TS_NEWN(E->a, bool, nkw ? nkw : 1), loc, NULL}, *A = &A0;
     A->fn = ts_sprintf(E->a, "%s%s()", id >= B_INTRINSIC_BASE || lookup_ns(E, NS_T, builtin_name(id), loc) ? "T." : "",
                        builtin_name(id));

@@ -181,6 +181,12 @@ Value *define_value(Elab *E, const char *name, const char *text);
 /* Builtins (builtins.c). */
 Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc); /* NULL if none */
 Value *builtin_global(Elab *E, const char *name, TsLoc loc);           /* NULL if none */
+/* The distributed T.* names (comm_builtins.c): builtin ids from
+ * ELAB_COMM_BASE up (below builtins.c's intrinsic ids). */
+#define ELAB_COMM_BASE 500
+Value *comm_builtin_lookup(Elab *E, const char *name, TsLoc loc);
+Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **kw, Value **kwv, int nkw,
+                         TsLoc loc);
 Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
                     Value **kwv, int nkw, TsLoc loc);
 Value *module_value(Elab *E, const char *dotted, TsLoc loc);

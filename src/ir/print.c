@@ -352,11 +352,17 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
         ts_buf_puts(b, ")");
         break;
     default:
-        ts_buf_printf(b, "%s(", ts_op_name(op->kind));
+        ts_buf_printf(b, "%s(", op->kind == TS_OP_COMM ? ts_comm_name(op->comm) : ts_op_name(op->kind));
         for (int i = 0; i < op->nr; i++) {
             if (i) ts_buf_puts(b, ", ");
             put_region(p, &op->r[i]);
         }
+        for (int i = 0; op->kind == TS_OP_COMM && i < 3; i++) { /* op/comm.h: peer, value, signal */
+            if (!op->args[i]) continue;
+            ts_buf_puts(b, i == 0 ? ", peer=" : i == 1 ? ", value=" : ", signal=");
+            put_expr(p, op->args[i]);
+        }
+        if (op->kind == TS_OP_COMM) ts_buf_printf(b, ", flags=%d/%d/%d", op->cflags[0], op->cflags[1], op->cflags[2]);
         ts_buf_puts(b, ")");
         break;
     }

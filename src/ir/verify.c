@@ -241,6 +241,11 @@ static void check_tileop(Verifier *v, const IrTileOp *op) {
     case TS_OP_COPY:
     case TS_OP_REDUCE:
     case TS_OP_CUMSUM: want_lo = want_hi = 2; break;
+    case TS_OP_COMM:
+        want_lo = 0, want_hi = 3;
+        for (int i = 0; i < 3; i++)
+            if (op->args[i]) check_expr(v, op->args[i]);
+        break;
     default: fail(v, (TsLoc){0}, "unknown tile operator kind %d", (int)op->kind);
     }
     if (op->nr < want_lo || op->nr > want_hi)

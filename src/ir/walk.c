@@ -31,6 +31,7 @@ int ir_tileop_region_rw(const IrTileOp *op, int i) {
         return op->clear ? IR_ACC_WRITE : IR_ACC_READ | IR_ACC_WRITE;
     case TS_OP_CUMSUM: return i == 0 ? IR_ACC_READ : IR_ACC_WRITE;
     case TS_OP_ATOMIC_ADD: return i == 0 ? IR_ACC_READ | IR_ACC_WRITE : IR_ACC_READ;
+    case TS_OP_COMM: break; /* local and remote sides vary by primitive (op/comm.h) */
     case TS_OP_COUNT: break;
     }
     return IR_ACC_READ | IR_ACC_WRITE; /* unknown: assume the worst */
@@ -113,6 +114,7 @@ static void visit_kids(IrVisitor *v, const IrStmt *s) {
             visit_exprs(v, r->extent, r->ndim);
         }
         ir_visit_expr(v, s->op->value);
+        for (int i = 0; i < 3; i++) ir_visit_expr(v, s->op->args[i]); /* COMM operands */
         break;
     case IR_S_EVAL: ir_visit_expr(v, s->eval.e); break;
     case IR_S_PRINT:
@@ -435,6 +437,10 @@ static IrStmt *mutate_kids(IrMutator *m, IrStmt *s) {
         for (int i = 0; i < op.nr; i++) op.r[i] = mutate_region(m, &s->op->r[i], &oc);
         op.value = ir_mutate_expr(m, s->op->value);
         oc |= op.value != s->op->value;
+        for (int i = 0; i < 3; i++) { /* COMM operands */
+            op.args[i] = ir_mutate_expr(m, s->op->args[i]);
+            oc |= op.args[i] != s->op->args[i];
+        }
         if (oc) {
             t.op = TS_NEW(m->arena, IrTileOp);
             *t.op = op;

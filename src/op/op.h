@@ -29,7 +29,8 @@
     X(TS_OP_GEMM, "gemm", ts_op_gemm_lower)                \
     X(TS_OP_REDUCE, "reduce", ts_op_reduce_lower)          \
     X(TS_OP_CUMSUM, "cumsum", ts_op_cumsum_lower)          \
-    X(TS_OP_ATOMIC_ADD, "atomic_add", ts_op_atomic_lower)
+    X(TS_OP_ATOMIC_ADD, "atomic_add", ts_op_atomic_lower)  \
+    X(TS_OP_COMM, "comm", ts_op_comm_lower)
 
 typedef enum TsOpKind {
 #define X(e, n, f) e,
@@ -61,6 +62,8 @@ typedef enum TsOpInst {
                             lowers it by the fragments' layouts (T.reduce on
                             register fragments: warp shuffles) or, when it
                             gives no layouts, by the generic lowering */
+    TS_OP_INST_COMM,     /* a communication primitive (op/comm.h) kept for the
+                            target's emitter of remote accesses and waits */
 } TsOpInst;
 
 typedef enum TsGemmPolicy {
@@ -89,6 +92,9 @@ typedef enum TsGemmPolicy {
  *              `dim`, from the end when `reverse`.
  *  ATOMIC_ADD  r[0] = dst; either r[1] = src region (nr == 2) or value =
  *              a scalar (nr == 1, dst is one element).
+ *  COMM        a communication primitive of the distributed layer: `comm`
+ *              says which (TsCommKind), op/comm.h which region and
+ *              operand is what.
  */
 struct IrTileOp {
     TsOpKind kind;
@@ -107,10 +113,14 @@ struct IrTileOp {
     int async;            /* COPY: a producer of a software pipeline (set by the CUDA pass
                              pipeline_planning): lowered to asynchronous copies with no
                              barrier around them; inject_pipeline places the waits */
+    int comm;             /* COMM: TsCommKind (op/comm.h) */
+    IrExpr *args[3];      /* COMM: peer rank, count or value, signal value (op/comm.h) */
+    int cflags[3];        /* COMM: comparison or signal op, memory semantics, scope */
 };
 
 const char *ts_op_name(TsOpKind k);
 const char *ts_reduce_name(TsReduceKind k);
+const char *ts_comm_name(int comm); /* a TsCommKind's name (op/comm.c) */
 
 /* What a lowering function gets. */
 typedef struct TsLowerCtx {

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/world.h"
 #include "target/c/c_target.h"
 #include "target/cuda/cuda_target.h"
 
@@ -302,8 +303,10 @@ static TsStatus tensor(Launch *L, int p, int64_t **stride_next) {
     return TS_OK;
 }
 
-/* C target: the module computes the grid; the scheduler runs the blocks. */
-static TsStatus run_c(Launch *L, TsKernel *k) {
+/* C target: the module computes the grid; the scheduler runs the blocks.
+ * The distributed fields come from env (a world's rank), or describe rank
+ * 0 of 1 with a private failure sink. */
+static TsStatus run_c(Launch *L, TsKernel *k, const TsRankEnv *env) {
     const TsModuleC *m = k->cmod;
     const IrKernel *ir = L->ir;
     if (m->info.nparams != ir->params.n || m->info.nshape_vars != ir->shape_vars.n)
@@ -316,13 +319,28 @@ static TsStatus run_c(Launch *L, TsKernel *k) {
     a.shape = L->shape;
     a.strides = L->strides;
     a.shape_vars = L->vars;
-    a.rank = 0;
-    a.nranks = 1;
     a.print = ts_c_print_stdout;
+    TsCommSink solo;
+    if (!env) ts_comm_sink_init(&solo);
+    TsCommSink *sink = env ? env->sink : &solo;
+    a.rank = env ? env->rank : 0;
+    a.nranks = env ? env->nranks : 1;
+    a.peer_base = env ? env->peer_base : NULL;
+    a.heap_bytes = env ? env->heap_bytes : 0;
+    a.sync_words = env ? env->sync_words : NULL;
+    a.aborted = &sink->aborted;
+    a.wait_timeout_ms = env ? env->wait_timeout_ms : ts_comm_default_timeout_ms();
+    a.fail = ts_comm_sink_fail;
+    a.fail_ctx = sink;
+    a.now_ms = ts_comm_now_ms;
     int64_t grid[3] = {1, 1, 1};
     m->grid(&a, grid);
-    TsStatus st = ts_c_run(L->d, m, &a, grid, k->opt.num_threads);
+    TsStatus st = ts_c_run(L->d, m, &a, grid, env && env->num_threads ? env->num_threads : k->opt.num_threads);
     fflush(stdout); /* T.print output before anything the caller prints */
+    if (!env) {
+        if (st == TS_OK && solo.msg.n) st = fail(L, TS_ERR_RUNTIME, "%s", ts_buf_str(&solo.msg));
+        ts_comm_sink_free(&solo);
+    }
     return st;
 }
 
@@ -349,7 +367,7 @@ static TsStatus run_cuda(Launch *L, TsKernel *k) {
     return st;
 }
 
-static TsStatus run(Launch *L, TsKernel *k, int nargs) {
+static TsStatus run(Launch *L, TsKernel *k, int nargs, const TsRankEnv *env) {
     const IrKernel *ir = L->ir;
     int np = ir->params.n, nv = ir->shape_vars.n;
     if (nargs != np)
@@ -415,28 +433,40 @@ static TsStatus run(Launch *L, TsKernel *k, int nargs) {
         }
     }
 
-    return k->target == TS_TARGET_CUDA ? run_cuda(L, k) : run_c(L, k);
+    if (env && k->target == TS_TARGET_CUDA)
+        return fail(L, TS_ERR_UNSUPPORTED, "%s: distributed launches on the CUDA target are not supported yet",
+                    L->kname);
+    return k->target == TS_TARGET_CUDA ? run_cuda(L, k) : run_c(L, k, env);
 }
 
-static TsStatus launch(TsKernel *k, const TsTensor *args, int nargs, int on_device, void *stream) {
-    if (!k || !k->ctx) return TS_ERR_INVALID;
+static TsStatus launch(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, const TsRankEnv *env,
+                       int on_device, void *stream) {
+    if (!k || !k->ctx || !d) return TS_ERR_INVALID;
     Launch L;
     memset(&L, 0, sizeof L);
     L.on_device = on_device;
     L.stream = stream;
-    L.d = &k->ctx->diag;
+    L.d = d;
     L.ir = k->ir;
     L.args = args;
     L.kname = k->ir && k->ir->name ? k->ir->name : "kernel";
     if (!k->ir || (k->target == TS_TARGET_CUDA ? !k->cumod : !k->cmod))
         return fail(&L, TS_ERR_INVALID, "%s: the kernel has no loaded module", L.kname);
-    TsStatus st = run(&L, k, nargs);
+    TsStatus st = run(&L, k, nargs, env);
     free(L.heap);
     return st;
 }
 
-TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs) { return launch(k, args, nargs, 0, NULL); }
+TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs) {
+    if (!k || !k->ctx) return TS_ERR_INVALID;
+    return launch(k, args, nargs, &k->ctx->diag, NULL, 0, NULL);
+}
 
 TsStatus ts_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream) {
-    return launch(k, args, nargs, 1, stream);
+    if (!k || !k->ctx) return TS_ERR_INVALID;
+    return launch(k, args, nargs, &k->ctx->diag, NULL, 1, stream);
+}
+
+TsStatus ts_launch_env(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, const TsRankEnv *env) {
+    return launch(k, args, nargs, d, env, 0, NULL);
 }

@@ -39,4 +39,11 @@ TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs);
  * `stream` (CUDA target only; see ts_kernel_launch_device). */
 TsStatus ts_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream);
 
+/* The same as one rank of a distributed launch (comm/world.h): errors go
+ * to d, the kernel sees env's rank, heap table and failure sink.  env NULL:
+ * rank 0 of 1 with a private sink (what ts_launch does). */
+struct TsRankEnv;
+TsStatus ts_launch_env(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d,
+                       const struct TsRankEnv *env);
+
 #endif

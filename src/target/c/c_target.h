@@ -47,7 +47,7 @@
 #include "core.h"
 
 /* Version of the runtime <-> generated-code ABI below. */
-#define TS_C_ABI_VERSION 2u
+#define TS_C_ABI_VERSION 3u
 
 /* Exported symbol names (dlsym). */
 #define TS_C_SYM_ABI "tsk_abi_version"
@@ -74,6 +74,12 @@ typedef void (*TsCPrintFn)(void *print_ctx, const char *text);
  * out-of-bounds load from 'A'"; source: the source line and caret, or "". */
 typedef void (*TsCFaultFn)(void *fault_ctx, const char *site, const char *source, int32_t dim,
                            int64_t index, int64_t extent, const int64_t *block);
+/* Reports a run-time error of a distributed primitive (the text names the
+ * rank, the buffer and what went wrong) and stops every rank's waits; the
+ * block returns right after. */
+typedef void (*TsCFailFn)(void *fail_ctx, const char *text);
+/* Milliseconds of a monotonic clock (wait timeouts). */
+typedef int64_t (*TsCClockFn)(void);
 
 /* One launch's arguments, shared by all blocks (read-only for them). */
 typedef struct TsCArgs {
@@ -91,6 +97,15 @@ typedef struct TsCArgs {
     void *print_ctx;                /* first argument of print */
     TsCFaultFn fault;               /* see TsCFaultFn; set by the scheduler */
     void *fault_ctx;                /* first argument of fault */
+    /* The distributed world (comm/world.h); outside a world: rank 0 of 1. */
+    void *const *peer_base;         /* [nranks] every rank's symmetric heap base, or NULL */
+    int64_t heap_bytes;             /* size of each rank's heap */
+    int64_t *sync_words;            /* world-wide counters (T.barrier_all), or NULL */
+    const int32_t *aborted;         /* non-zero once any rank failed: waits give up */
+    int64_t wait_timeout_ms;        /* a wait longer than this fails (comm/world.h) */
+    TsCFailFn fail;                 /* see TsCFailFn */
+    void *fail_ctx;                 /* first argument of fail */
+    TsCClockFn now_ms;              /* see TsCClockFn */
 } TsCArgs;
 
 /* What one block gets. */

@@ -47,7 +47,9 @@
  * never collide with C keywords or helpers.
  */
 #include "target/c/c_target.h"
+#include "target/c/comm_c.h"
 #include "target/cexpr.h"
+#include "op/comm.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -459,6 +461,10 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
     }
     case IR_S_ALLOC: return; /* carved out of the scratch area up front */
     case IR_S_TILEOP:
+        if (s->op && s->op->inst == TS_OP_INST_COMM) { /* communication: comm_c.c */
+            ts_c_comm_emit(&g->x, s, g->ind);
+            return;
+        }
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a tile operator was not lowered");
     case IR_S_BARRIER:
     case IR_S_VCOPY:
@@ -754,6 +760,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
         if (*p != '*' && *p != '/') ts_buf_putn(o, p, 1);
     ts_buf_puts(o, "'.  Do not edit. */\n");
     ts_c_emit_prelude(o);
+    if (ts_comm_used(k->body)) ts_c_comm_prelude(o);
 
     ts_buf_printf(o, "TS_EXPORT uint32_t tsk_abi_version(void) { return %uu; }\n\n", TS_C_ABI_VERSION);
     ts_buf_puts(o, "TS_EXPORT void tsk_info(TsCInfo *ts_i) {\n");

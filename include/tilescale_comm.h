@@ -1,0 +1,77 @@
+/*
+ * tilescale_comm.h — the public C API of the distributed world.
+ *
+ * A world is N ranks, each with a symmetric heap of the same size.  A
+ * buffer allocated on the heap sits at the same byte offset on every rank,
+ * so a kernel that knows every rank's heap base reaches a peer's copy of
+ * any heap tensor as `peer base + offset` (that is what T.put_block,
+ * T.st(..., dst_pe=...) and the other primitives do).  Kernels launched on
+ * a world run once per rank, concurrently, each seeing its own rank id.
+ *
+ * Backends:
+ *   TS_WORLD_SIM   ranks are threads of this process, kernels run on the
+ *                  C target; how every distributed kernel is tested in CI.
+ *   TS_WORLD_LOCAL (planned) one process drives N ranks on the local GPUs.
+ *
+ * Typical use (2 ranks, an all-gather):
+ *
+ *   TsWorldOptions wo = {TS_WORLD_SIM, 2, 1 << 24, 0};
+ *   TsWorld *w; ts_world_create(ctx, &wo, &w);
+ *   TsTensor A[2], B[2];            // A[r], B[r]: rank r's copy
+ *   ts_world_tensor(w, TS_FLOAT32, 1, shapeA, A);
+ *   ts_world_tensor(w, TS_FLOAT32, 1, shapeB, B);
+ *   TsTensor args[2 * 2] = {A[0], B[0], A[1], B[1]};   // rank-major
+ *   ts_kernel_launch_world(k, w, args, 2);
+ *   ts_world_destroy(w);
+ *
+ * Errors follow tilescale.h: a TsStatus, the text in ts_last_error(ctx).
+ * A primitive misused at run time (a peer out of range, a put past the
+ * end of a tensor, a wait that never ends) fails the launch with
+ * TS_ERR_RUNTIME and a message naming the rank, the buffer and the value;
+ * no launch hangs: waits give up after the world's timeout.
+ */
+#ifndef TILESCALE_COMM_H
+#define TILESCALE_COMM_H
+
+#include "tilescale.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum TsWorldBackend {
+    TS_WORLD_SIM = 0, /* threads of this process, C target */
+    TS_WORLD_LOCAL    /* one process, ranks on the local GPUs (not yet) */
+} TsWorldBackend;
+
+typedef struct TsWorldOptions {
+    TsWorldBackend backend;  /* TS_WORLD_SIM */
+    int nranks;              /* 1..TS_WORLD_MAX_RANKS */
+    int64_t heap_bytes;      /* per rank; 0: 64 MiB */
+    int64_t wait_timeout_ms; /* 0: $TILESCALE_WAIT_TIMEOUT (seconds) or 60 s */
+} TsWorldOptions;
+
+#define TS_WORLD_MAX_RANKS 64
+
+typedef struct TsWorld TsWorld;
+
+TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **out);
+void ts_world_destroy(TsWorld *w);
+int ts_world_nranks(const TsWorld *w);
+/* Reserve `bytes` on every rank's heap at one offset (256-byte aligned,
+ * zero-filled). */
+TsStatus ts_world_alloc(TsWorld *w, int64_t bytes, int64_t *offset);
+/* Rank r's address of a heap offset (sim: a pointer of this process). */
+void *ts_world_ptr(TsWorld *w, int rank, int64_t offset);
+/* A contiguous tensor on every rank's heap: out[r] is rank r's copy.  The
+ * tensors keep pointing at `shape`, which must outlive them. */
+TsStatus ts_world_tensor(TsWorld *w, TsDType dt, int ndim, const int64_t *shape, TsTensor *out);
+/* Run k (and its chain) on every rank at once: args holds nranks groups of
+ * nargs tensors, rank-major (args[r * nargs + i] is rank r's i-th).  Tensors
+ * that remote primitives reach must be on the heap (ts_world_tensor). */
+TsStatus ts_kernel_launch_world(TsKernel *k, TsWorld *w, const TsTensor *args, int nargs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,394 @@
+/*
+ * dist.c — `tilescale run ... --ranks N`: a distributed kernel on N ranks.
+ *
+ *   tilescale run FILE --entry NAME --ranks N [--target c] [-D name=value]...
+ *       [--in NAME=file{rank}.npy | NAME=VALUE]... [--out NAME=file{rank}.npy]...
+ *       [--shape VAR=N]... [--check-against REF] [--seed S] [--atol X] [--rtol X]
+ *       [--heap BYTES] [--timeout SECONDS]
+ *
+ * Every tensor parameter lives on the world's symmetric heap, one copy per
+ * rank at the same offset (what TileScale's allocator gives its kernels).
+ * `{rank}` in an --in/--out file name is replaced by the rank.  Tensors not
+ * read from files: float ones random (a different stream per rank, from
+ * the seed), outputs of out_idx poisoned with NaN, integer ones zero (they
+ * are signals, counters and barriers in distributed kernels).
+ *
+ * --check-against REF runs REF, a plain single-rank entry of the same
+ * file (given -D P=N besides the run's -D values), on all ranks' tensors stacked along a new leading axis of extent N
+ * (parameter `A` of shape S becomes [N, *S]), as they were before the
+ * launch, and compares slice r of its float tensors afterwards with rank
+ * r's.  References are thus ordinary naive tile kernels that see the whole
+ * world at once, independent of the communication under test.
+ *
+ * Kept apart from main.c (main only forwards `run ... --ranks N` here) so
+ * the single-rank tool stays as it is; it uses only the public API.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/dist.h"
+#include "tilescale.h"
+#include "tilescale_comm.h"
+
+#define DMAX 64
+
+typedef struct DOpts {
+    const char *file, *entry, *check;
+    TsDefine defs[DMAX];
+    int ndefs;
+    const char *in_name[DMAX], *in_val[DMAX], *out_name[DMAX], *out_val[DMAX];
+    const char *shape_name[DMAX], *shape_val[DMAX];
+    int nins, nouts, nshapes;
+    int nranks;
+    TsTarget target;
+    uint64_t seed;
+    int have_seed;
+    double atol, rtol, timeout;
+    int64_t heap;
+} DOpts;
+
+static int split(const char *s, const char **name, const char **val, const char *what) {
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s) {
+        fprintf(stderr, "tilescale: error: %s expects NAME=VALUE, got '%s'\n", what, s);
+        return 0;
+    }
+    char *n = malloc((size_t)(eq - s) + 1);
+    memcpy(n, s, (size_t)(eq - s));
+    n[eq - s] = 0;
+    *name = n;
+    *val = eq + 1;
+    return 1;
+}
+
+static int parse(int argc, char **argv, DOpts *o) {
+    memset(o, 0, sizeof *o);
+    o->atol = o->rtol = -1;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        int needs = a[0] == '-' && strcmp(a, "-h") && !(a[1] == 'D' && a[2]);
+        if (needs && !next) {
+            fprintf(stderr, "tilescale: error: %s needs a value\n", a);
+            return 0;
+        }
+        if (!strcmp(a, "--entry")) o->entry = argv[++i];
+        else if (!strncmp(a, "-D", 2)) {
+            const char *d = a[2] ? a + 2 : argv[++i];
+            if (o->ndefs == DMAX - 1 || !split(d, &o->defs[o->ndefs].name, &o->defs[o->ndefs].value, "-D")) return 0;
+            o->ndefs++;
+        } else if (!strcmp(a, "--in") || !strcmp(a, "--out") || !strcmp(a, "--shape")) {
+            i++;
+            int k = a[2] == 'i' ? 0 : a[2] == 'o' ? 1 : 2;
+            const char **nm = k == 0 ? o->in_name : k == 1 ? o->out_name : o->shape_name;
+            const char **vl = k == 0 ? o->in_val : k == 1 ? o->out_val : o->shape_val;
+            int *n = k == 0 ? &o->nins : k == 1 ? &o->nouts : &o->nshapes;
+            if (*n == DMAX || !split(next, &nm[*n], &vl[*n], a)) return 0;
+            (*n)++;
+        } else if (!strcmp(a, "--ranks")) o->nranks = atoi(argv[++i]);
+        else if (!strcmp(a, "--target")) {
+            i++;
+            if (!strcmp(next, "c") || !strcmp(next, "auto")) o->target = TS_TARGET_C;
+            else if (!strcmp(next, "cuda")) o->target = TS_TARGET_CUDA;
+            else {
+                fprintf(stderr, "tilescale: error: unknown target '%s' (c, cuda or auto)\n", next);
+                return 0;
+            }
+        } else if (!strcmp(a, "--check-against")) o->check = argv[++i];
+        else if (!strcmp(a, "--seed")) { o->seed = strtoull(argv[++i], NULL, 0); o->have_seed = 1; }
+        else if (!strcmp(a, "--atol")) o->atol = atof(argv[++i]);
+        else if (!strcmp(a, "--rtol")) o->rtol = atof(argv[++i]);
+        else if (!strcmp(a, "--heap")) o->heap = atoll(argv[++i]);
+        else if (!strcmp(a, "--timeout")) o->timeout = atof(argv[++i]);
+        else if (!strcmp(a, "--threads")) i++;
+        else if (a[0] == '-') {
+            fprintf(stderr, "tilescale: error: unknown option '%s' for a distributed run\n", a);
+            return 0;
+        } else if (!o->file) o->file = a;
+        else {
+            fprintf(stderr, "tilescale: error: unexpected argument '%s'\n", a);
+            return 0;
+        }
+    }
+    if (!o->file || !o->entry) {
+        fprintf(stderr, "tilescale: error: a FILE and --entry NAME are required\n");
+        return 0;
+    }
+    if (o->nranks < 1 || o->nranks > TS_WORLD_MAX_RANKS) {
+        fprintf(stderr, "tilescale: error: --ranks must be in 1..%d\n", TS_WORLD_MAX_RANKS);
+        return 0;
+    }
+    return 1;
+}
+
+static const char *find(const char *const *names, const char *const *vals, int n, const char *name) {
+    for (int i = n - 1; i >= 0; i--)
+        if (!strcmp(names[i], name)) return vals[i];
+    return NULL;
+}
+
+/* pattern with every {rank} replaced by r (malloc'ed). */
+static char *subst_rank(const char *pat, int r) {
+    size_t cap = strlen(pat) + 64, n = 0;
+    char *out = malloc(cap);
+    for (const char *p = pat; *p;) {
+        if (!strncmp(p, "{rank}", 6)) {
+            n += (size_t)snprintf(out + n, cap - n, "%d", r);
+            p += 6;
+        } else {
+            out[n++] = *p++;
+        }
+        if (n + 32 > cap) out = realloc(out, cap *= 2);
+    }
+    out[n] = 0;
+    return out;
+}
+
+static uint64_t mix(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int is_float(TsDType dt) {
+    return dt == TS_FLOAT16 || dt == TS_BFLOAT16 || dt == TS_FLOAT32 || dt == TS_FLOAT64 ||
+           dt == TS_FLOAT8_E4M3 || dt == TS_FLOAT8_E5M2;
+}
+
+static size_t nbytes(const TsTensor *t) {
+    return (size_t)ts_tensor_numel(t) * (size_t)((ts_dtype_bits(t->dtype) + 7) / 8);
+}
+
+int ts_cli_run_dist(int argc, char **argv) {
+    DOpts o;
+    if (!parse(argc, argv, &o)) return 2;
+    TsContext *ctx;
+    if (ts_context_create(&ctx)) return 1;
+    int rc = 1, P = o.nranks, np = 0;
+    TsKernel *k = NULL, *ref = NULL;
+    TsWorld *w = NULL;
+    TsTensor *args = NULL, *stacked = NULL;
+    int64_t (*shapes)[8] = NULL, (*sshapes)[9] = NULL;
+    TsCompileOptions co = {0};
+    co.target = o.target;
+    if (ts_compile_file(ctx, o.file, o.entry, o.defs, o.ndefs, &co, &k)) {
+        fprintf(stderr, "%s", ts_last_error(ctx));
+        goto done;
+    }
+    np = ts_kernel_num_params(k);
+    if (o.check) {
+        TsCompileOptions rco = {0};
+        rco.lenient_defines = 1;
+        /* the reference also gets P = the number of ranks */
+        char pval[16];
+        snprintf(pval, sizeof pval, "%d", P);
+        int have_p = 0;
+        for (int i = 0; i < o.ndefs; i++) have_p |= !strcmp(o.defs[i].name, "P");
+        o.defs[o.ndefs].name = "P";
+        o.defs[o.ndefs].value = pval;
+        if (ts_compile_file(ctx, o.file, o.check, o.defs, o.ndefs + !have_p, &rco, &ref)) {
+            fprintf(stderr, "%s", ts_last_error(ctx));
+            goto done;
+        }
+        if (ts_kernel_num_params(ref) != np) {
+            fprintf(stderr, "tilescale: error: %s takes %d parameters but %s takes %d\n", o.entry, np, o.check,
+                    ts_kernel_num_params(ref));
+            goto done;
+        }
+    }
+    args = calloc((size_t)(P * np + 1), sizeof *args);
+    stacked = calloc((size_t)np + 1, sizeof *stacked);
+    shapes = calloc((size_t)np + 1, sizeof *shapes);
+    sshapes = calloc((size_t)np + 1, sizeof *sshapes);
+    /* shapes, and the heap they need */
+    int64_t heap = 1 << 16;
+    for (int p = 0; p < np; p++) {
+        TsParamInfo info;
+        ts_kernel_param(k, p, &info);
+        for (int d = 0; d < info.ndim; d++) {
+            shapes[p][d] = info.shape[d];
+            if (shapes[p][d] < 0) {
+                const char *v = find(o.shape_name, o.shape_val, o.nshapes, info.shape_names[d]);
+                if (!v) {
+                    fprintf(stderr, "tilescale: error: extent %d of '%s' is the run-time variable '%s': give --shape %s=N\n",
+                            d, info.name, info.shape_names[d], info.shape_names[d]);
+                    goto done;
+                }
+                shapes[p][d] = atoll(v);
+            }
+        }
+        if (info.is_tensor) {
+            int64_t n = 1;
+            for (int d = 0; d < info.ndim; d++) n *= shapes[p][d];
+            heap += (n * ((ts_dtype_bits(info.dtype) + 7) / 8) + 511) / 256 * 256;
+        }
+    }
+    TsWorldOptions wo = {TS_WORLD_SIM, P, o.heap ? o.heap : heap, (int64_t)(o.timeout * 1000)};
+    if (ts_world_create(ctx, &wo, &w)) {
+        fprintf(stderr, "%s", ts_last_error(ctx));
+        goto done;
+    }
+    uint64_t seed = o.have_seed ? o.seed : (uint64_t)time(NULL);
+    for (int p = 0; p < np; p++) {
+        TsParamInfo info;
+        ts_kernel_param(k, p, &info);
+        const char *in = find(o.in_name, o.in_val, o.nins, info.name);
+        if (!info.is_tensor) {
+            if (!in) {
+                fprintf(stderr, "tilescale: error: scalar parameter '%s' needs a value: --in %s=VALUE\n", info.name,
+                        info.name);
+                goto done;
+            }
+            for (int r = 0; r < P; r++) {
+                ts_tensor_alloc(&args[r * np + p], info.dtype, 0, NULL);
+                ts_tensor_set(&args[r * np + p], 0, atof(in));
+            }
+            continue;
+        }
+        TsTensor per[TS_WORLD_MAX_RANKS];
+        if (ts_world_tensor(w, info.dtype, info.ndim, shapes[p], per)) {
+            fprintf(stderr, "%s", ts_last_error(ctx));
+            goto done;
+        }
+        for (int r = 0; r < P; r++) {
+            TsTensor *t = &args[r * np + p];
+            *t = per[r];
+            int64_t n = ts_tensor_numel(t);
+            if (in) {
+                char *path = subst_rank(in, r);
+                TsTensor f;
+                if (ts_npy_load(ctx, path, &f)) {
+                    fprintf(stderr, "%s", ts_last_error(ctx));
+                    free(path);
+                    goto done;
+                }
+                if (ts_tensor_numel(&f) != n || f.dtype != t->dtype) {
+                    fprintf(stderr, "tilescale: error: %s holds %lld %s elements, %s needs %lld %s\n", path,
+                            (long long)ts_tensor_numel(&f), ts_dtype_name(f.dtype), info.name, (long long)n,
+                            ts_dtype_name(t->dtype));
+                    ts_tensor_free(&f);
+                    free(path);
+                    goto done;
+                }
+                memcpy(t->data, f.data, nbytes(t));
+                ts_tensor_free(&f);
+                free(path);
+            } else if (is_float(info.dtype)) {
+                uint64_t s = seed * 0x100000001b3ull + (uint64_t)(r * 131 + p + 1);
+                for (int64_t i = 0; i < n; i++)
+                    ts_tensor_set(t, i, info.is_output ? NAN : (double)(mix(&s) >> 11) * 0x1p-53 * 2.0 - 1.0);
+            }
+        }
+    }
+    /* the reference's inputs: every rank's tensors before the launch, stacked */
+    if (ref) {
+        for (int p = 0; p < np; p++) {
+            TsParamInfo info, rinfo;
+            ts_kernel_param(k, p, &info);
+            ts_kernel_param(ref, p, &rinfo);
+            if (!info.is_tensor) {
+                stacked[p] = args[p];
+                continue;
+            }
+            sshapes[p][0] = P;
+            for (int d = 0; d < info.ndim; d++) sshapes[p][d + 1] = shapes[p][d];
+            if (!rinfo.is_tensor || rinfo.ndim != info.ndim + 1 || strcmp(rinfo.name, info.name)) {
+                fprintf(stderr, "tilescale: error: %s's parameter %d must be '%s' with the ranks as a leading axis (%d dims)\n",
+                        o.check, p, info.name, info.ndim + 1);
+                goto done;
+            }
+            if (ts_tensor_alloc(&stacked[p], info.dtype, info.ndim + 1, sshapes[p])) goto done;
+            size_t b = nbytes(&args[p]);
+            for (int r = 0; r < P; r++) memcpy((char *)stacked[p].data + (size_t)r * b, args[r * np + p].data, b);
+        }
+    }
+    printf("%s: %d ranks (sim), seed %llu\n", ts_kernel_name(k), P, (unsigned long long)seed);
+    if (ts_kernel_launch_world(k, w, args, np)) {
+        fprintf(stderr, "%s", ts_last_error(ctx));
+        goto done;
+    }
+    for (int i = 0; i < o.nouts; i++)
+        for (int p = 0; p < np; p++) {
+            TsParamInfo info;
+            ts_kernel_param(k, p, &info);
+            if (strcmp(info.name, o.out_name[i])) continue;
+            for (int r = 0; r < P; r++) {
+                char *path = subst_rank(o.out_val[i], r);
+                int bad = ts_npy_save(ctx, path, &args[r * np + p]);
+                free(path);
+                if (bad) {
+                    fprintf(stderr, "%s", ts_last_error(ctx));
+                    goto done;
+                }
+            }
+        }
+    rc = 0;
+    if (ref) {
+        if (ts_kernel_launch(ref, stacked, np)) {
+            fprintf(stderr, "%s", ts_last_error(ctx));
+            rc = 1;
+            goto done;
+        }
+        printf("check against %s:\n", o.check);
+        int ok = 1;
+        for (int p = 0; p < np; p++) {
+            TsParamInfo info;
+            ts_kernel_param(k, p, &info);
+            if (!info.is_tensor || !is_float(info.dtype)) continue;
+            double tol_a = o.atol >= 0 ? o.atol : info.dtype == TS_FLOAT32 || info.dtype == TS_FLOAT64 ? 1e-4 : 2e-2;
+            double tol_r = o.rtol >= 0 ? o.rtol : tol_a;
+            for (int r = 0; r < P; r++) {
+                const TsTensor *got = &args[r * np + p];
+                int64_t n = ts_tensor_numel(got), bad = 0;
+                double maxerr = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    double g = ts_tensor_get(got, i), x = ts_tensor_get(&stacked[p], (int64_t)r * n + i);
+                    double e = fabs(g - x);
+                    if (isnan(g) != isnan(x) || (!isnan(x) && !(e <= tol_a + tol_r * fabs(x)))) {
+                        if (!bad) printf("  %s rank %d: first mismatch at %lld: %g, expected %g\n", info.name, r, (long long)i, g, x);
+                        bad++;
+                    }
+                    if (!isnan(e) && e > maxerr) maxerr = e;
+                }
+                printf("  %-12s rank %d  max abs err %.3g  %s\n", info.name, r, maxerr, bad ? "FAIL" : "ok");
+                ok &= !bad;
+            }
+        }
+        printf("%s\n", ok ? "PASS" : "FAIL");
+        rc = ok ? 0 : 1;
+    } else {
+        for (int p = 0; p < np; p++) {
+            TsParamInfo info;
+            ts_kernel_param(k, p, &info);
+            if (!info.is_tensor) continue;
+            for (int r = 0; r < P; r++) {
+                double sum = 0;
+                const TsTensor *t = &args[r * np + p];
+                int64_t n = ts_tensor_numel(t);
+                for (int64_t i = 0; i < n; i++) sum += ts_tensor_get(t, i);
+                printf("  %-12s rank %d  sum %.6g\n", info.name, r, sum);
+            }
+        }
+    }
+done:
+    for (int p = 0; args && p < np; p++) {
+        TsParamInfo info;
+        ts_kernel_param(k, p, &info);
+        for (int r = 0; r < P; r++)
+            if (!info.is_tensor) ts_tensor_free(&args[r * np + p]);
+        if (info.is_tensor && stacked) ts_tensor_free(&stacked[p]);
+    }
+    free(args);
+    free(stacked);
+    free(shapes);
+    free(sshapes);
+    ts_world_destroy(w);
+    ts_kernel_destroy(ref);
+    ts_kernel_destroy(k);
+    ts_context_destroy(ctx);
+    return rc;
+}

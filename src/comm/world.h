@@ -1,0 +1,70 @@
+/*
+ * world.h — the world of ranks and their symmetric heaps, below the targets.
+ *
+ * One interface, several backends (include/tilescale_comm.h lists them):
+ * a TsWorld owns N heaps of one size, hands out symmetric allocations (one
+ * offset valid on every rank), and launches a kernel on every rank.  What
+ * a rank's kernel needs to reach the others is a TsRankEnv: its rank, the
+ * table of every rank's heap base (the kernel ABI carries it, so remote
+ * address = peer base + offset), the world's failure sink and the wait
+ * timeout.  A launch outside any world runs as rank 0 of 1 with a private
+ * sink, so the same generated code works alone.
+ *
+ * Failures.  Generated code reports a misused primitive (peer out of
+ * range, an access past the end of a tensor, a wait past its timeout)
+ * through TsCommSink: the first message is kept, `aborted` goes to 1, and
+ * every rank's waits see it and return, so one failure ends the whole
+ * launch instead of leaving the other ranks spinning.
+ *
+ * The first TS_WORLD_SYS_BYTES of every heap are the world's own: counters
+ * of T.barrier_all (one 64-bit word per kernel of a chain, on rank 0's
+ * heap), reset before every launch.
+ */
+#ifndef TS_COMM_WORLD_H
+#define TS_COMM_WORLD_H
+
+#include <pthread.h>
+
+#include "core.h"
+#include "tilescale_comm.h"
+
+#define TS_WORLD_SYS_BYTES 256   /* reserved head of every heap */
+#define TS_WORLD_ALIGN 256       /* alignment of symmetric allocations */
+#define TS_WORLD_MAX_CHAIN 32    /* kernels of a chain with their own barrier word */
+
+/* Where run-time failures of generated code go (thread-safe). */
+typedef struct TsCommSink {
+    pthread_mutex_t mu;  /* guards msg */
+    TsBuf msg;           /* the first failure's text ("" if none) */
+    int32_t aborted;     /* 1 once anything failed (read atomically by waits) */
+} TsCommSink;
+
+void ts_comm_sink_init(TsCommSink *s);
+void ts_comm_sink_free(TsCommSink *s);
+/* TsCFailFn: keeps the first message, sets aborted. */
+void ts_comm_sink_fail(void *sink, const char *text);
+/* TsCClockFn. */
+int64_t ts_comm_now_ms(void);
+/* The wait timeout: $TILESCALE_WAIT_TIMEOUT seconds, else 60 s. */
+int64_t ts_comm_default_timeout_ms(void);
+
+/* What one rank's launch gets. */
+typedef struct TsRankEnv {
+    int rank, nranks;          /* this rank, number of ranks */
+    void *const *peer_base;    /* [nranks] heap bases (NULL outside a world) */
+    int64_t heap_bytes;        /* size of each heap */
+    int64_t *sync_words;       /* barrier counters (rank 0's reserved head) */
+    TsCommSink *sink;          /* failures */
+    int64_t wait_timeout_ms;   /* waits fail past this */
+    int num_threads;           /* CPU workers for this rank (0: the kernel's option) */
+} TsRankEnv;
+
+struct TsWorld {
+    TsContext *ctx;            /* errors go to its diagnostic */
+    TsWorldOptions opt;        /* as created (defaults filled in) */
+    void **base;               /* [nranks] heap bases */
+    int64_t used;              /* bytes allocated so far (same on every rank) */
+    TsCommSink sink;           /* failures of the current launch */
+};
+
+#endif

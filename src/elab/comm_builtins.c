@@ -1,0 +1,392 @@
+/*
+ * comm_builtins.c — the distributed names of the T namespace: TileScale's
+ * device primitives (T.get_rank, T.put_block, T.st, T.wait_eq, ...), the
+ * NVSHMEM-style ones (T.get_pe, T.putmem_nbi_block, T.signal_op, ...),
+ * and T.address_of.
+ *
+ * Kept apart from builtins.c (which only forwards unknown T.* names and
+ * calls here) because they share their own argument conventions: an
+ * address is `T.address_of(buf[i, j])` (or just the element, or a whole
+ * buffer meaning its first element); a peer of -1 or None is the local
+ * rank; NVSHMEM byte counts become element counts of the destination's
+ * dtype.  Each primitive becomes one TS_OP_COMM tile op (op/comm.h says
+ * which operand goes where), and any kernel using one runs its blocks as
+ * coroutines (IrKernel.may_block), since its blocks may wait on others.
+ *
+ * Signatures follow TileScale (tilelang/language/distributed/common.py,
+ * tilelang/language/builtin.py, .../multi_device/nvshmem.py).
+ */
+#include "elab/elab_int.h"
+
+#include <string.h>
+
+#include "op/comm.h"
+
+/* X(id, name) — ids are ELAB_COMM_BASE + position. */
+#define COMM_BUILTINS(X)                                                                  \
+    X(C_GET_RANK, "get_rank") X(C_GET_NUM_RANKS, "get_num_ranks") X(C_GET_PE, "get_pe")    \
+    X(C_GET_PE_NUM, "get_pe_num") X(C_ADDRESS_OF, "address_of")                            \
+    X(C_PUT_BLOCK, "put_block") X(C_PUT_WARP, "put_warp") X(C_GET_BLOCK, "get_block")      \
+    X(C_GET_WARP, "get_warp") X(C_PUTMEM_NBI_BLOCK, "putmem_nbi_block")                    \
+    X(C_PUTMEM_BLOCK, "putmem_block") X(C_PUTMEM_NBI_WARP, "putmem_nbi_warp")              \
+    X(C_PUTMEM_WARP, "putmem_warp") X(C_PUTMEM, "putmem") X(C_PUTMEM_NBI, "putmem_nbi")    \
+    X(C_GETMEM_NBI_BLOCK, "getmem_nbi_block") X(C_GETMEM_BLOCK, "getmem_block")            \
+    X(C_GETMEM_NBI_WARP, "getmem_nbi_warp") X(C_GETMEM_WARP, "getmem_warp")                \
+    X(C_GETMEM, "getmem") X(C_GETMEM_NBI, "getmem_nbi")                                    \
+    X(C_PUTMEM_SIGNAL_NBI_BLOCK, "putmem_signal_nbi_block")                                \
+    X(C_PUTMEM_SIGNAL_BLOCK, "putmem_signal_block")                                        \
+    X(C_PUTMEM_SIGNAL_NBI_WARP, "putmem_signal_nbi_warp")                                  \
+    X(C_PUTMEM_SIGNAL_WARP, "putmem_signal_warp") X(C_PUTMEM_SIGNAL, "putmem_signal")      \
+    X(C_PUTMEM_SIGNAL_NBI, "putmem_signal_nbi")                                            \
+    X(C_SIGNAL_OP, "signal_op") X(C_SIGNAL_WAIT_UNTIL, "signal_wait_until")                \
+    X(C_WAIT_EQ, "wait_eq") X(C_WAIT_NE, "wait_ne") X(C_WAIT_GE, "wait_ge")                \
+    X(C_WAIT_LE, "wait_le") X(C_WAIT_GT, "wait_gt") X(C_WAIT_LT, "wait_lt")                \
+    X(C_ST, "st") X(C_LD, "ld") X(C_ATOM_ADD, "atom_add") X(C_INT_P, "int_p")             \
+    X(C_FENCE_CTA, "fence_cta") X(C_FENCE_GPU, "fence_gpu") X(C_FENCE_SYS, "fence_sys")    \
+    X(C_FENCE, "fence") X(C_QUIET, "quiet") X(C_BARRIER_BLOCKS, "barrier_blocks")          \
+    X(C_SYNC_BLOCKS, "sync_blocks") X(C_BARRIER_ALL, "barrier_all")                        \
+    X(C_BARRIER_ALL_BLOCK, "barrier_all_block") X(C_SYNC_ALL, "sync_all")                  \
+    X(C_SYNC_ALL_BLOCK, "sync_all_block")
+
+enum {
+#define X(id, name) id,
+    COMM_BUILTINS(X)
+#undef X
+    C_COUNT
+};
+
+static const char *const comm_names[C_COUNT] = {
+#define X(id, name) [id] = name,
+    COMM_BUILTINS(X)
+#undef X
+};
+
+Value *comm_builtin_lookup(Elab *E, const char *name, TsLoc loc) {
+    for (int i = 0; i < C_COUNT; i++)
+        if (!strcmp(comm_names[i], name)) {
+            Value *v = val_new(E, V_BUILTIN, loc);
+            v->bi = ELAB_COMM_BASE + i;
+            return v;
+        }
+    return NULL;
+}
+
+/* ---- arguments: positional names in order, keywords by name ------------------------ */
+
+typedef struct CArgs {
+    Value **v;
+    int n;
+    const char **kw;
+    Value **kwv;
+    int nkw;
+    const char *fn;   /* "T.put_block" */
+    TsLoc loc;
+} CArgs;
+
+/* The argument at `pos` or keyword `name`, or NULL. */
+static Value *comm_arg(Elab *E, CArgs *A, int pos, const char *name) {
+    Value *v = pos < A->n ? A->v[pos] : NULL;
+    for (int i = 0; i < A->nkw; i++)
+        if (!strcmp(A->kw[i], name)) {
+            if (v) elab_fail(E, TS_ERR_TYPE, A->loc, "%s got two values for '%s'", A->fn, name);
+            v = A->kwv[i];
+        }
+    return v;
+}
+
+static Value *creq(Elab *E, CArgs *A, int pos, const char *name) {
+    Value *v = comm_arg(E, A, pos, name);
+    if (!v) elab_fail(E, TS_ERR_TYPE, A->loc, "%s needs an argument '%s'", A->fn, name);
+    return v;
+}
+
+/* Every keyword must be one of names; at most maxpos positionals. */
+static void ccheck(Elab *E, CArgs *A, int maxpos, const char *const *names) {
+    if (A->n > maxpos)
+        elab_fail(E, TS_ERR_TYPE, A->loc, "%s takes at most %d positional arguments, %d given", A->fn, maxpos, A->n);
+    for (int i = 0; i < A->nkw; i++) {
+        bool ok = false;
+        for (int j = 0; names && names[j]; j++) ok |= !strcmp(A->kw[i], names[j]);
+        if (!ok) elab_fail(E, TS_ERR_TYPE, A->loc, "%s got an unexpected keyword argument '%s'", A->fn, A->kw[i]);
+    }
+}
+
+/* An address: an element, a whole buffer (its first element), a region
+ * (its first element). */
+static IrRegion addr(Elab *E, CArgs *A, Value *v, const char *what) {
+    if (v->kind == V_BUFFER && v->buf->scope == IR_SCOPE_VAR) {
+        IrExpr **idx = TS_NEWN(E->a, IrExpr *, 1);
+        idx[0] = ir_i32(E->a, 0);
+        IrRegion r = {v->buf, 1, idx, TS_NEWN(E->a, IrExpr *, 1)};
+        r.extent[0] = ir_i32(E->a, 1);
+        return r;
+    }
+    IrRegion r = val_to_region(E, v, A->loc, ts_sprintf(E->a, "%s: %s", A->fn, what));
+    IrRegion e = r;
+    e.extent = TS_NEWN(E->a, IrExpr *, r.ndim > 0 ? r.ndim : 1);
+    for (int i = 0; i < r.ndim; i++) e.extent[i] = ir_i32(E->a, 1);
+    return e;
+}
+
+static IrExpr *int_arg(Elab *E, CArgs *A, Value *v, const char *what) {
+    IrExpr *e = val_to_expr(E, v, A->loc);
+    if (!ts_dtype_is_int(e->dt))
+        elab_fail(E, TS_ERR_TYPE, A->loc, "%s: %s must be an integer, got %s", A->fn, what, ts_dtype_name(e->dt));
+    return e;
+}
+
+/* A peer: NULL for absent/None/-1 (the local rank). */
+static IrExpr *peer_arg(Elab *E, CArgs *A, Value *v) {
+    if (!v || v->kind == V_NONE) return NULL;
+    if (v->kind == V_INT && v->i == -1) return NULL;
+    return int_arg(E, A, v, "the peer rank");
+}
+
+static IrExpr *value_for(Elab *E, CArgs *A, Value *v, TsDType dt) {
+    IrExpr *e = val_is_const(v) ? adapt_literal(E, v, dt, A->loc) : val_to_expr(E, v, A->loc);
+    return e->dt == dt ? e : ir_cast(E->a, dt, e);
+}
+
+static const char *str_arg(Elab *E, CArgs *A, Value *v, const char *what) {
+    if (v->kind != V_STR) elab_fail(E, TS_ERR_TYPE, A->loc, "%s: %s must be a string", A->fn, what);
+    return v->s;
+}
+
+static int scope_arg(Elab *E, CArgs *A, Value *v, int dflt) {
+    if (!v) return dflt;
+    const char *s = str_arg(E, A, v, "scope");
+    if (!strcmp(s, "cta")) return TS_SCOPE_CTA;
+    if (!strcmp(s, "gpu")) return TS_SCOPE_GPU;
+    if (!strcmp(s, "sys")) return TS_SCOPE_SYS;
+    elab_fail(E, TS_ERR_TYPE, A->loc, "%s: scope must be 'cta', 'gpu' or 'sys', not '%s'", A->fn, s);
+}
+
+static int sem_arg(Elab *E, CArgs *A, Value *v, int dflt, const char *allowed) {
+    if (!v) return dflt;
+    const char *s = str_arg(E, A, v, "sem");
+    static const char *const names[] = {"weak", "volatile", "acquire", "release", "relaxed", "acq_rel"};
+    for (int i = 0; i < 6; i++)
+        if (!strcmp(s, names[i]) && strstr(allowed, names[i])) return i;
+    elab_fail(E, TS_ERR_TYPE, A->loc, "%s: sem must be one of %s, not '%s'", A->fn, allowed, s);
+}
+
+static IrStmt *comm_op(Elab *E, TsCommKind kind, TsLoc loc) {
+    IrStmt *s = ir_stmt(E->a, IR_S_TILEOP, loc);
+    s->op = TS_NEW(E->a, IrTileOp);
+    s->op->kind = TS_OP_COMM;
+    s->op->comm = kind;
+    E->k->may_block = true;
+    return s;
+}
+
+static Value *rank_var(Elab *E, int axis, TsLoc loc) {
+    IrVar *v = ir_var(E->k, axis ? "num_ranks" : "rank", TS_INT32, IR_VAR_RANK);
+    v->axis = axis;
+    return val_expr(E, ir_var_ref(E->a, v), loc);
+}
+
+/* Bytes -> elements of dt (NVSHMEM counts bytes, the op counts elements). */
+static IrExpr *bytes_to_elems(Elab *E, IrExpr *bytes, TsDType dt) {
+    int64_t sz = (ts_dtype_bits(dt) + 7) / 8;
+    if (sz == 1) return bytes;
+    return ir_bin(E->a, IR_FLOORDIV, bytes, ir_int(E->a, sz, bytes->dt));
+}
+
+Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **kw, Value **kwv, int nkw,
+                         TsLoc loc) {
+    int c = id - ELAB_COMM_BASE;
+    CArgs A0 = {args, nargs, kw, kwv, nkw, ts_sprintf(E->a, "T.%s()", comm_names[c]), loc}, *A = &A0;
+    if (!E->cur)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s must be used inside `with T.Kernel(...)`", A->fn);
+    switch (c) {
+    case C_GET_RANK:
+    case C_GET_PE:
+    case C_GET_NUM_RANKS:
+    case C_GET_PE_NUM:
+        ccheck(E, A, 0, NULL);
+        return rank_var(E, c == C_GET_NUM_RANKS || c == C_GET_PE_NUM, loc);
+    case C_ADDRESS_OF: {
+        ccheck(E, A, 1, NULL);
+        Value *v = creq(E, A, 0, "buffer_load");
+        if (v->kind != V_ACCESS && v->kind != V_BUFFER && v->kind != V_REGION)
+            elab_fail(E, TS_ERR_TYPE, loc, "T.address_of takes an element of a buffer, got %s", val_kind_name(v));
+        return v;
+    }
+    case C_PUT_BLOCK:
+    case C_PUT_WARP:
+    case C_GET_BLOCK:
+    case C_GET_WARP: {
+        bool get = c == C_GET_BLOCK || c == C_GET_WARP;
+        static const char *const kws[] = {"src", "dst", "size", "dst_pe", "src_pe", "unroll_factor",
+                                          "enable_aggressive_vectorize", NULL};
+        ccheck(E, A, 6, kws);
+        IrStmt *s = comm_op(E, get ? TS_COMM_GET : TS_COMM_PUT, loc);
+        s->op->r[0] = addr(E, A, creq(E, A, 0, "src"), "the source");
+        s->op->r[1] = addr(E, A, creq(E, A, 1, "dst"), "the destination");
+        s->op->nr = 2;
+        s->op->args[1] = int_arg(E, A, creq(E, A, 2, "size"), "size");
+        s->op->args[0] = peer_arg(E, A, comm_arg(E, A, 3, get ? "src_pe" : "dst_pe"));
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_PUTMEM_NBI_BLOCK: case C_PUTMEM_BLOCK: case C_PUTMEM_NBI_WARP: case C_PUTMEM_WARP:
+    case C_PUTMEM: case C_PUTMEM_NBI:
+    case C_GETMEM_NBI_BLOCK: case C_GETMEM_BLOCK: case C_GETMEM_NBI_WARP: case C_GETMEM_WARP:
+    case C_GETMEM: case C_GETMEM_NBI: {
+        bool get = c >= C_GETMEM_NBI_BLOCK;
+        static const char *const kws[] = {"dest", "src", "nelems", "pe", NULL};
+        ccheck(E, A, 4, kws);
+        IrStmt *s = comm_op(E, get ? TS_COMM_GET : TS_COMM_PUT, loc);
+        s->op->r[1] = addr(E, A, creq(E, A, 0, "dest"), "the destination");
+        s->op->r[0] = addr(E, A, creq(E, A, 1, "src"), "the source");
+        s->op->nr = 2;
+        s->op->args[1] = bytes_to_elems(E, int_arg(E, A, creq(E, A, 2, "nelems"), "the byte count"), s->op->r[1].buf->dt);
+        s->op->args[0] = peer_arg(E, A, creq(E, A, 3, "pe"));
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_PUTMEM_SIGNAL_NBI_BLOCK: case C_PUTMEM_SIGNAL_BLOCK: case C_PUTMEM_SIGNAL_NBI_WARP:
+    case C_PUTMEM_SIGNAL_WARP: case C_PUTMEM_SIGNAL: case C_PUTMEM_SIGNAL_NBI: {
+        static const char *const kws[] = {"dest", "src", "nelems", "sig_addr", "signal", "sig_op", "pe", NULL};
+        ccheck(E, A, 7, kws);
+        IrStmt *s = comm_op(E, TS_COMM_PUT, loc);
+        IrTileOp *op = s->op;
+        op->r[1] = addr(E, A, creq(E, A, 0, "dest"), "the destination");
+        op->r[0] = addr(E, A, creq(E, A, 1, "src"), "the source");
+        op->r[2] = addr(E, A, creq(E, A, 3, "sig_addr"), "the signal");
+        op->nr = 3;
+        op->args[1] = bytes_to_elems(E, int_arg(E, A, creq(E, A, 2, "nelems"), "the byte count"), op->r[1].buf->dt);
+        op->args[2] = value_for(E, A, creq(E, A, 4, "signal"), op->r[2].buf->dt);
+        int64_t so = val_to_int(E, creq(E, A, 5, "sig_op"), loc, "sig_op");
+        if (so != 9 && so != 10)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: sig_op must be 9 (NVSHMEM_SIGNAL_SET) or 10 (NVSHMEM_SIGNAL_ADD), not %lld",
+                      A->fn, (long long)so);
+        op->cflags[0] = so == 10 ? TS_SIG_ADD : TS_SIG_SET;
+        op->args[0] = peer_arg(E, A, creq(E, A, 6, "pe"));
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_SIGNAL_OP: {
+        static const char *const kws[] = {"sig_addr", "signal", "sig_op", "pe", NULL};
+        ccheck(E, A, 4, kws);
+        IrStmt *s = comm_op(E, TS_COMM_SIGNAL, loc);
+        s->op->r[0] = addr(E, A, creq(E, A, 0, "sig_addr"), "the signal");
+        s->op->nr = 1;
+        s->op->args[1] = value_for(E, A, creq(E, A, 1, "signal"), s->op->r[0].buf->dt);
+        int64_t so = val_to_int(E, creq(E, A, 2, "sig_op"), loc, "sig_op");
+        if (so != 9 && so != 10)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: sig_op must be 9 (NVSHMEM_SIGNAL_SET) or 10 (NVSHMEM_SIGNAL_ADD), not %lld",
+                      A->fn, (long long)so);
+        s->op->cflags[0] = so == 10 ? TS_SIG_ADD : TS_SIG_SET;
+        s->op->args[0] = peer_arg(E, A, creq(E, A, 3, "pe"));
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_SIGNAL_WAIT_UNTIL: {
+        static const char *const kws[] = {"sig_addr", "cmp", "cmp_value", NULL};
+        ccheck(E, A, 3, kws);
+        IrStmt *s = comm_op(E, TS_COMM_WAIT, loc);
+        s->op->r[0] = addr(E, A, creq(E, A, 0, "sig_addr"), "the signal");
+        s->op->nr = 1;
+        /* NVSHMEM_CMP_EQ, NE, GT, LE, LT, GE = 0..5 */
+        static const int map[6] = {TS_CMP_EQ, TS_CMP_NE, TS_CMP_GT, TS_CMP_LE, TS_CMP_LT, TS_CMP_GE};
+        int64_t cmp = val_to_int(E, creq(E, A, 1, "cmp"), loc, "cmp");
+        if (cmp < 0 || cmp > 5)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: cmp must be an NVSHMEM_CMP_* value 0..5, not %lld", A->fn, (long long)cmp);
+        s->op->cflags[0] = map[cmp];
+        s->op->args[1] = value_for(E, A, creq(E, A, 2, "cmp_value"), s->op->r[0].buf->dt);
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_WAIT_EQ: case C_WAIT_NE: case C_WAIT_GE: case C_WAIT_LE: case C_WAIT_GT: case C_WAIT_LT: {
+        static const char *const kws[] = {"value", "expected", "peer", NULL};
+        ccheck(E, A, 3, kws);
+        IrStmt *s = comm_op(E, TS_COMM_WAIT, loc);
+        s->op->r[0] = addr(E, A, creq(E, A, 0, "value"), "the awaited element");
+        s->op->nr = 1;
+        static const int map[6] = {TS_CMP_EQ, TS_CMP_NE, TS_CMP_GE, TS_CMP_LE, TS_CMP_GT, TS_CMP_LT};
+        s->op->cflags[0] = map[c - C_WAIT_EQ];
+        s->op->args[1] = value_for(E, A, creq(E, A, 1, "expected"), s->op->r[0].buf->dt);
+        s->op->args[0] = peer_arg(E, A, comm_arg(E, A, 2, "peer"));
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_ST:
+    case C_INT_P: {
+        IrStmt *s = comm_op(E, TS_COMM_ST, loc);
+        if (c == C_INT_P) {
+            static const char *const kws[] = {"dest", "value", "pe", NULL};
+            ccheck(E, A, 3, kws);
+            s->op->r[0] = addr(E, A, creq(E, A, 0, "dest"), "the destination");
+            s->op->args[0] = peer_arg(E, A, creq(E, A, 2, "pe"));
+            s->op->cflags[1] = TS_SEM_WEAK;
+            s->op->cflags[2] = TS_SCOPE_SYS;
+        } else {
+            static const char *const kws[] = {"dst", "value", "scope", "sem", "na", "dst_pe", NULL};
+            ccheck(E, A, 6, kws);
+            s->op->r[0] = addr(E, A, creq(E, A, 0, "dst"), "the destination");
+            s->op->cflags[2] = scope_arg(E, A, comm_arg(E, A, 2, "scope"), TS_SCOPE_GPU);
+            s->op->cflags[1] = sem_arg(E, A, comm_arg(E, A, 3, "sem"), TS_SEM_WEAK, "weak, volatile, release, relaxed");
+            s->op->args[0] = peer_arg(E, A, comm_arg(E, A, 5, "dst_pe"));
+        }
+        s->op->nr = 1;
+        s->op->args[1] = value_for(E, A, creq(E, A, 1, "value"), s->op->r[0].buf->dt);
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_LD: {
+        static const char *const kws[] = {"src", "value", "scope", "sem", "na", "nc", "src_pe", NULL};
+        ccheck(E, A, 7, kws);
+        IrStmt *s = comm_op(E, TS_COMM_LD, loc);
+        s->op->r[0] = addr(E, A, creq(E, A, 0, "src"), "the source");
+        Value *dv = creq(E, A, 1, "value");
+        s->op->r[1] = addr(E, A, dv, "the receiving value");
+        if (s->op->r[1].buf->scope == IR_SCOPE_GLOBAL)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: the value receiving the load must be a local buffer or variable", A->fn);
+        s->op->nr = 2;
+        s->op->cflags[2] = scope_arg(E, A, comm_arg(E, A, 2, "scope"), TS_SCOPE_GPU);
+        s->op->cflags[1] = sem_arg(E, A, comm_arg(E, A, 3, "sem"), TS_SEM_WEAK, "weak, volatile, acquire, relaxed");
+        s->op->args[0] = peer_arg(E, A, comm_arg(E, A, 6, "src_pe"));
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_ATOM_ADD: {
+        static const char *const kws[] = {"target", "value", "scope", "sem", "peer", NULL};
+        ccheck(E, A, 5, kws);
+        IrStmt *s = comm_op(E, TS_COMM_ATOM_ADD, loc);
+        s->op->r[0] = addr(E, A, creq(E, A, 0, "target"), "the target");
+        s->op->nr = 1;
+        s->op->args[1] = value_for(E, A, creq(E, A, 1, "value"), s->op->r[0].buf->dt);
+        s->op->cflags[2] = scope_arg(E, A, comm_arg(E, A, 2, "scope"), TS_SCOPE_GPU);
+        s->op->cflags[1] = sem_arg(E, A, comm_arg(E, A, 3, "sem"), TS_SEM_RELAXED, "relaxed, acquire, release, acq_rel");
+        s->op->args[0] = peer_arg(E, A, comm_arg(E, A, 4, "peer"));
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_FENCE_CTA: case C_FENCE_GPU: case C_FENCE_SYS: case C_FENCE: case C_QUIET: {
+        ccheck(E, A, 0, NULL);
+        IrStmt *s = comm_op(E, TS_COMM_FENCE, loc);
+        s->op->cflags[0] = c == C_QUIET;
+        s->op->cflags[2] = c == C_FENCE_CTA ? TS_SCOPE_CTA : c == C_FENCE_GPU ? TS_SCOPE_GPU : TS_SCOPE_SYS;
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_BARRIER_BLOCKS:
+    case C_SYNC_BLOCKS: {
+        static const char *const kws[] = {"barrier", NULL};
+        ccheck(E, A, 1, kws);
+        IrStmt *s = comm_op(E, TS_COMM_BARRIER_BLOCKS, loc);
+        s->op->r[0] = addr(E, A, creq(E, A, 0, "barrier"), "the barrier");
+        s->op->nr = 1;
+        s->op->cflags[0] = c == C_BARRIER_BLOCKS;
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case C_BARRIER_ALL: case C_BARRIER_ALL_BLOCK: case C_SYNC_ALL: case C_SYNC_ALL_BLOCK:
+        ccheck(E, A, 0, NULL);
+        emit(E, comm_op(E, TS_COMM_BARRIER_ALL, loc));
+        return val_none(E, loc);
+    default: break;
+    }
+    elab_fail(E, TS_ERR_INTERNAL, loc, "distributed builtin %d", c);
+}

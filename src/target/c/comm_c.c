@@ -1,0 +1,484 @@
+/*
+ * comm_c.c — the C target's emitter of communication primitives (the
+ * TS_OP_COMM tile ops kept by op/comm.c), for the `sim` world where ranks
+ * are threads of one process.
+ *
+ * A remote address is computed the way TileScale and NVSHMEM do on GPUs:
+ * the local address of the element, minus this rank's heap base, plus the
+ * peer's heap base (TsCArgs.peer_base, the rank table the kernel ABI
+ * carries).  Every such translation goes through ts_comm_addr, which is
+ * also where misuse is caught before it can corrupt anything: a peer out
+ * of range, a range running past the end of its tensor, a remote access
+ * to a tensor that is not on the symmetric heap.  It reports through the
+ * ABI's fail callback (message naming the rank, the primitive and the
+ * buffer) and the block returns.
+ *
+ * Waits spin on an acquire load, yielding to the block scheduler on every
+ * iteration (kernels with communication always run their blocks as
+ * coroutines, so a waiting block never starves the one it waits for), and
+ * give up when another rank failed or when the world's timeout passes —
+ * then with a message naming the rank, the buffer, the element, its byte
+ * offset in the heap, the value seen and the value awaited.
+ *
+ * Data moves with memmove, flags with release stores and acq_rel atomics,
+ * so a flag set after data publishes the data to whoever acquires the flag
+ * (the C11 model plays the role of the GPU's fences here; T.fence_* and
+ * T.quiet become full fences).
+ *
+ * All generated names start with ts_; each primitive is one C block.
+ */
+#include "target/c/comm_c.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "op/comm.h"
+
+/* Helpers every generated file with communication carries (after the ABI). */
+static const char comm_prelude[] =
+    "/* communication helpers (src/target/c/comm_c.c) */\n"
+    "__attribute__((format(printf, 2, 3)))\n"
+    "TS_INL void ts_comm_fail(const TsCArgs *a, const char *fmt, ...) {\n"
+    "    char m[1024];\n"
+    "    va_list ap;\n"
+    "    int n = snprintf(m, sizeof m, \"rank %d: \", (int)a->rank);\n"
+    "    if (n < 0) n = 0;\n"
+    "    va_start(ap, fmt);\n"
+    "    vsnprintf(m + n, sizeof m - (size_t)n, fmt, ap);\n"
+    "    va_end(ap);\n"
+    "    if (a->fail) a->fail(a->fail_ctx, m);\n"
+    "}\n"
+    /* offset of p in this rank's heap, or -1 */
+    "TS_INL int64_t ts_comm_heap_off(const TsCArgs *a, const void *p) {\n"
+    "    if (!a->peer_base) return -1;\n"
+    "    const char *b = (const char *)a->peer_base[a->rank], *q = (const char *)p;\n"
+    "    return q >= b && q < b + a->heap_bytes ? (int64_t)(q - b) : -1;\n"
+    "}\n"
+    /* the address on rank pe (-1: this one) of `bytes` bytes at local p,
+     * inside [lo, hi) of buffer `name`; NULL after reporting misuse */
+    "TS_INL void *ts_comm_addr(const TsCArgs *a, const char *what, const char *name, int64_t pe,\n"
+    "                          const void *p, int64_t bytes, const void *lo, const void *hi) {\n"
+    "    const char *q = (const char *)p, *l = (const char *)lo, *h = (const char *)hi;\n"
+    "    if (q < l || bytes < 0 || bytes > h - q) {\n"
+    "        ts_comm_fail(a, \"%s: %lld bytes at byte %lld of '%s' are outside it (%lld bytes)\", what,\n"
+    "                     (long long)bytes, (long long)(q - l), name, (long long)(h - l));\n"
+    "        return NULL;\n"
+    "    }\n"
+    "    if (pe < 0 || pe == a->rank) return (void *)q;\n"
+    "    if (pe >= a->nranks) {\n"
+    "        ts_comm_fail(a, \"%s: peer rank %lld is out of range (%d rank%s) for '%s'\", what,\n"
+    "                     (long long)pe, (int)a->nranks, a->nranks == 1 ? \"\" : \"s\", name);\n"
+    "        return NULL;\n"
+    "    }\n"
+    "    int64_t off = ts_comm_heap_off(a, q);\n"
+    "    if (off < 0 || bytes > a->heap_bytes - off) {\n"
+    "        ts_comm_fail(a, \"%s: '%s' is not on the symmetric heap, so rank %lld has no copy of it\",\n"
+    "                     what, name, (long long)pe);\n"
+    "        return NULL;\n"
+    "    }\n"
+    "    return (char *)a->peer_base[pe] + off;\n"
+    "}\n"
+    /* one iteration of a wait: 0 go on, 1 give up (another rank failed),
+     * 2 timed out (the caller reports) */
+    "TS_INL int ts_comm_spin(const TsCArgs *a, TsCBlock *b, int64_t *t0, int64_t *n) {\n"
+    "    if (a->yield) a->yield(b->yield_ctx);\n"
+    "    if (a->aborted && __atomic_load_n(a->aborted, __ATOMIC_ACQUIRE)) return 1;\n"
+    "    if ((++*n & 255) != 1 || !a->now_ms) return 0;\n"
+    "    int64_t now = a->now_ms();\n"
+    "    if (*t0 == 0) *t0 = now;\n"
+    "    return now - *t0 > a->wait_timeout_ms ? 2 : 0;\n"
+    "}\n\n";
+
+void ts_c_comm_prelude(TsBuf *o) { ts_buf_puts(o, comm_prelude); }
+
+/* ---- emitter state --------------------------------------------------------------- */
+
+typedef struct Ce {
+    TsCxGen *x;
+    TsBuf *o;
+    int ind;
+    const IrStmt *s;
+    const char *what;   /* "T.put_block" etc., for messages */
+} Ce;
+
+static void out(Ce *c, const char *s) { ts_buf_puts(c->o, s); }
+TS_PRINTF(2, 3) static void outf(Ce *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ts_buf_vprintf(c->o, fmt, ap);
+    va_end(ap);
+}
+static void line(Ce *c) { ts_buf_indent(c->o, c->ind); }
+
+static int param_of(const IrKernel *k, const IrBuffer *b) {
+    for (int i = 0; i < k->params.n; i++)
+        if (k->params.v[i].buf == b) return i;
+    return -1;
+}
+
+static const char *cname(Ce *c, const IrBuffer *b) { return ts_cx_name(c->x->a, b->name, b->id); }
+
+static int64_t elem_bytes(TsDType dt) { return (ts_dtype_bits(dt) + 7) / 8; }
+
+/* `&name[index]` of the first element of r. */
+static void emit_addr(Ce *c, const IrRegion *r) {
+    const IrBuffer *b = r->buf;
+    int p = b->scope == IR_SCOPE_GLOBAL ? param_of(c->x->k, b) : -1;
+    int64_t *strides = NULL;
+    if (p < 0) {
+        strides = TS_NEWN(c->x->a, int64_t, b->ndim > 0 ? b->ndim : 1);
+        int64_t acc = 1;
+        for (int i = b->ndim - 1; i >= 0; i--) {
+            int64_t e = 1;
+            ir_is_const_int(b->shape[i], &e);
+            strides[i] = acc;
+            acc *= e;
+        }
+    }
+    outf(c, "&%s[", cname(c, b));
+    ts_cx_index(c->x, b, cname(c, b), p >= 0, strides, r->start, r->ndim, c->s->loc);
+    out(c, "]");
+}
+
+/* Declares `const char *<lo>, *<hi>`: the byte span of r's buffer. */
+static void emit_span(Ce *c, const IrRegion *r, const char *lo, const char *hi) {
+    const IrBuffer *b = r->buf;
+    int p = b->scope == IR_SCOPE_GLOBAL ? param_of(c->x->k, b) : -1;
+    line(c);
+    if (p >= 0) {
+        outf(c, "const char *%s = (const char *)ts_a->data[%d], *%s = %s;\n", lo, p, hi, lo);
+        line(c);
+        outf(c, "{ int64_t ts_mx = 0, ts_e = 1; for (int ts_d = 0; ts_d < %d; ts_d++) {"
+                " if (ts_a->shape[%d][ts_d] == 0) ts_e = 0; else if (ts_a->strides[%d][ts_d] > 0)"
+                " ts_mx += (ts_a->shape[%d][ts_d] - 1) * ts_a->strides[%d][ts_d]; }"
+                " %s += ts_e ? (ts_mx + 1) * %lld : 0; }\n",
+             b->ndim, p, p, p, p, hi, (long long)elem_bytes(b->dt));
+    } else {
+        int64_t n = 1;
+        for (int i = 0; i < b->ndim; i++) {
+            int64_t e = 1;
+            ir_is_const_int(b->shape[i], &e);
+            n *= e;
+        }
+        outf(c, "const char *%s = (const char *)%s, *%s = %s + %lld;\n", lo, cname(c, b), hi, lo,
+             (long long)(n * elem_bytes(b->dt) * (b->stages > 1 ? b->stages : 1)));
+    }
+}
+
+static void emit_peer(Ce *c) {
+    if (c->s->op->args[0]) {
+        out(c, "(int64_t)(");
+        ts_cx_expr(c->x, c->s->op->args[0]);
+        out(c, ")");
+    } else {
+        out(c, "-1");
+    }
+}
+
+/* `<T> *<var> = ts_comm_addr(...)` for `count` elements at r on the peer
+ * (peer: emit_peer when remote, else -1); returns on failure. */
+static void emit_remote(Ce *c, const char *var, const IrRegion *r, int remote, const char *count) {
+    const IrBuffer *b = r->buf;
+    const char *st = ts_cx_storage(c->x->dl, b->dt);
+    char lo[32], hi[32];
+    snprintf(lo, sizeof lo, "%s_lo", var);
+    snprintf(hi, sizeof hi, "%s_hi", var);
+    emit_span(c, r, lo, hi);
+    line(c);
+    outf(c, "%s *%s = (%s *)ts_comm_addr(ts_a, \"%s\", \"%s\", ", st, var, st, c->what, b->name);
+    if (remote) emit_peer(c);
+    else out(c, "-1");
+    out(c, ", ");
+    emit_addr(c, r);
+    outf(c, ", (int64_t)(%s) * %lld, %s, %s);\n", count, (long long)elem_bytes(b->dt), lo, hi);
+    line(c);
+    outf(c, "if (!%s) return;\n", var);
+}
+
+static void open_block(Ce *c) {
+    line(c);
+    out(c, "{\n");
+    c->ind++;
+}
+static void close_block(Ce *c) {
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+}
+
+/* Suffix of the prelude's atomic add for dt (ts_atomic_add_<sfx>). */
+static const char *atomic_sfx(Ce *c, TsDType dt) {
+    switch (dt) {
+    case TS_BOOL:
+        ts_fail_at(c->x->d, TS_ERR_UNSUPPORTED, c->s->loc, "%s: atomic add on a bool buffer", c->what);
+    case TS_FLOAT16: return "f16";
+    case TS_BFLOAT16: return "bf16";
+    case TS_FLOAT8_E4M3: return "e4m3";
+    case TS_FLOAT8_E5M2: return "e5m2";
+    default: return ts_cx_storage(c->x->dl, dt);
+    }
+}
+
+static int is_narrow(TsDType dt) {
+    return dt == TS_FLOAT16 || dt == TS_BFLOAT16 || dt == TS_FLOAT8_E4M3 || dt == TS_FLOAT8_E5M2 || dt == TS_BOOL;
+}
+
+/* *p = value (converted to p's dtype), with a release store. */
+static void emit_store_to(Ce *c, const char *p, TsDType dt, const IrExpr *value) {
+    line(c);
+    if (is_narrow(dt)) {
+        outf(c, "{ %s ts_sv = %s", ts_cx_storage(c->x->dl, dt), ts_cx_store_conv(c->x, dt));
+        ts_cx_expr(c->x, value);
+        outf(c, ")); __atomic_store(%s, &ts_sv, __ATOMIC_RELEASE); }\n", p);
+        return;
+    }
+    outf(c, "ts_st_%s(%s, %s", ts_cx_storage(c->x->dl, dt), p, ts_cx_store_conv(c->x, dt));
+    ts_cx_expr(c->x, value);
+    out(c, ")));\n");
+}
+
+/* An acquire load of *p, converted to the compute type. */
+static void emit_load_from(Ce *c, const char *p, TsDType dt) {
+    if (is_narrow(dt)) {
+        outf(c, "%s__extension__({ %s ts_lv; __atomic_load(%s, &ts_lv, __ATOMIC_ACQUIRE); ts_lv; }))",
+             ts_cx_load_conv(c->x, dt), ts_cx_storage(c->x->dl, dt), p);
+        return;
+    }
+    outf(c, "%sts_ld_%s(%s))", ts_cx_load_conv(c->x, dt), ts_cx_storage(c->x->dl, dt), p);
+}
+
+/* A spin until `cond` (C text over ts_v) holds, with the timeout message. */
+static void emit_spin(Ce *c, const char *cond_fmt_var, const char *timeout_fmt, const char *timeout_args) {
+    line(c);
+    out(c, "int64_t ts_t0 = 0, ts_n = 0;\n");
+    line(c);
+    outf(c, "for (;;) {\n");
+    c->ind++;
+    line(c);
+    outf(c, "%s\n", cond_fmt_var);
+    line(c);
+    out(c, "int ts_r = ts_comm_spin(ts_a, ts_b, &ts_t0, &ts_n);\n");
+    line(c);
+    outf(c, "if (ts_r == 2) ts_comm_fail(ts_a, %s, %s);\n", timeout_fmt, timeout_args);
+    line(c);
+    out(c, "if (ts_r) return;\n");
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+}
+
+static void emit_put_get(Ce *c, const IrTileOp *op) {
+    int get = op->comm == TS_COMM_GET;
+    const IrRegion *src = &op->r[0], *dst = &op->r[1];
+    if (elem_bytes(src->buf->dt) != elem_bytes(dst->buf->dt))
+        ts_fail_at(c->x->d, TS_ERR_TYPE, c->s->loc, "%s: '%s' (%s) and '%s' (%s) have elements of different sizes",
+                   c->what, src->buf->name, ts_dtype_name(src->buf->dt), dst->buf->name, ts_dtype_name(dst->buf->dt));
+    open_block(c);
+    line(c);
+    out(c, "const int64_t ts_cnt = (int64_t)(");
+    ts_cx_expr(c->x, op->args[1]);
+    out(c, ");\n");
+    emit_remote(c, "ts_dp", dst, !get, "ts_cnt");
+    emit_remote(c, "ts_sp", src, get, "ts_cnt");
+    line(c);
+    outf(c, "if (ts_cnt > 0) memmove(ts_dp, ts_sp, (size_t)ts_cnt * %lldu);\n", (long long)elem_bytes(dst->buf->dt));
+    if (op->nr == 3) {
+        const IrRegion *sig = &op->r[2];
+        line(c);
+        out(c, "__atomic_thread_fence(__ATOMIC_SEQ_CST);\n");
+        emit_remote(c, "ts_sg", sig, 1, "1");
+        if (op->cflags[0] == TS_SIG_ADD) {
+            line(c);
+            outf(c, "ts_atomic_add_%s(ts_sg, (%s)(", atomic_sfx(c, sig->buf->dt), ts_cx_storage(c->x->dl, sig->buf->dt));
+            ts_cx_expr(c->x, op->args[2]);
+            out(c, "));\n");
+        } else {
+            emit_store_to(c, "ts_sg", sig->buf->dt, op->args[2]);
+        }
+    }
+    close_block(c);
+}
+
+static void emit_wait(Ce *c, const IrTileOp *op) {
+    const IrBuffer *b = op->r[0].buf;
+    char cat = ts_cx_cat(c->x, b->dt, c->s->loc);
+    const char *ct = ts_cx_compute_ctype(c->x, b->dt, c->s->loc);
+    const char *vf = cat == 'f' || cat == 'd' ? "%g" : "%lld";
+    const char *vc = cat == 'f' || cat == 'd' ? "(double)" : "(long long)";
+    open_block(c);
+    emit_remote(c, "ts_wp", &op->r[0], 1, "1");
+    line(c);
+    outf(c, "const %s ts_want = (%s)(", ct, ct);
+    ts_cx_expr(c->x, op->args[1]);
+    out(c, ");\n");
+    line(c);
+    out(c, "const int64_t ts_pe = ");
+    emit_peer(c);
+    out(c, ";\n");
+    line(c);
+    outf(c, "%s ts_v = 0;\n", ct);
+    /* the condition, with a break */
+    TsBuf cond = {0}, fmt = {0}, args = {0};
+    TsBuf *saved = c->o;
+    c->o = &cond;
+    out(c, "ts_v = ");
+    emit_load_from(c, "ts_wp", b->dt);
+    outf(c, "; if (ts_v %s ts_want) break;", ts_comm_cmp_text(op->cflags[0]));
+    c->o = saved;
+    /* the heap offset is the same on every rank: take the local address's */
+    ts_buf_printf(&fmt, "\"%s: timed out after %%lld ms waiting for %s[element %%lld] (byte %%lld of rank %%lld's heap) "
+                        "to be %s %s; it is %s\"",
+                  c->what, b->name, ts_comm_cmp_text(op->cflags[0]), vf, vf);
+    ts_buf_printf(&args, "(long long)ts_a->wait_timeout_ms, (long long)(ts_wp_off / %lld), "
+                         "(long long)ts_comm_heap_off(ts_a, ts_wp_lo + ts_wp_off), "
+                         "(long long)(ts_pe < 0 ? ts_a->rank : ts_pe), %s ts_want, %s ts_v",
+                  (long long)elem_bytes(b->dt), vc, vc);
+    line(c);
+    out(c, "const int64_t ts_wp_off = (const char *)(");
+    emit_addr(c, &op->r[0]);
+    out(c, ") - ts_wp_lo;\n");
+    line(c);
+    out(c, "(void)ts_wp_off;\n");
+    emit_spin(c, ts_buf_str(&cond), ts_buf_str(&fmt), ts_buf_str(&args));
+    ts_buf_free(&cond);
+    ts_buf_free(&fmt);
+    ts_buf_free(&args);
+    close_block(c);
+}
+
+static void emit_barrier_blocks(Ce *c, const IrTileOp *op) {
+    const IrBuffer *b = op->r[0].buf;
+    open_block(c);
+    emit_remote(c, "ts_bar", &op->r[0], 0, "ts_a->nranks");
+    if (op->cflags[0]) {
+        line(c);
+        out(c, "__atomic_thread_fence(__ATOMIC_SEQ_CST);\n");
+    }
+    /* TileScale's scheme (tl_templates/cuda/sync.h, barrier_blocks): rank r
+     * adds a tag to its word t and takes it from rank t's word r; a word
+     * is back at or below zero once both sides of the pair arrived. */
+    line(c);
+    out(c, "for (int ts_t = 0; ts_t < ts_a->nranks; ts_t++) {\n");
+    c->ind++;
+    line(c);
+    out(c, "__atomic_fetch_add(ts_bar + ts_t, 1024, __ATOMIC_ACQ_REL);\n");
+    line(c);
+    outf(c, "int32_t *ts_peer = (int32_t *)ts_comm_addr(ts_a, \"%s\", \"%s\", ts_t, ts_bar + ts_a->rank, 4, ts_bar_lo, ts_bar_hi);\n",
+         c->what, b->name);
+    line(c);
+    out(c, "if (!ts_peer) return;\n");
+    line(c);
+    out(c, "__atomic_fetch_sub(ts_peer, 1024, __ATOMIC_ACQ_REL);\n");
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+    line(c);
+    out(c, "for (int ts_t = 0; ts_t < ts_a->nranks; ts_t++) {\n");
+    c->ind++;
+    line(c);
+    out(c, "int32_t ts_v = 0;\n");
+    TsBuf fmt = {0};
+    ts_buf_printf(&fmt, "\"%s: timed out after %%lld ms waiting for rank %%d (word %%d of barrier '%s' is %%d)\"",
+                  c->what, b->name);
+    emit_spin(c, "ts_v = __atomic_load_n(ts_bar + ts_t, __ATOMIC_ACQUIRE); if (ts_v <= 0) break;",
+              ts_buf_str(&fmt), "(long long)ts_a->wait_timeout_ms, ts_t, ts_t, (int)ts_v");
+    ts_buf_free(&fmt);
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+    line(c);
+    out(c, "__atomic_thread_fence(__ATOMIC_SEQ_CST);\n");
+    close_block(c);
+}
+
+static void emit_barrier_all(Ce *c) {
+    open_block(c);
+    line(c);
+    out(c, "int64_t ts_g[3];\n");
+    line(c);
+    out(c, "tsk_grid(ts_a, ts_g);\n");
+    line(c);
+    out(c, "const int64_t ts_tot = ts_g[0] * ts_g[1] * ts_g[2] * (int64_t)ts_a->nranks;\n");
+    line(c);
+    out(c, "int64_t *ts_w = ts_a->sync_words;\n");
+    line(c);
+    out(c, "if (!ts_w) { ts_comm_fail(ts_a, \"T.barrier_all: no world barrier word\"); return; }\n");
+    line(c);
+    out(c, "__atomic_thread_fence(__ATOMIC_SEQ_CST);\n");
+    line(c);
+    out(c, "const int64_t ts_goal = (__atomic_fetch_add(ts_w, 1, __ATOMIC_ACQ_REL) / ts_tot + 1) * ts_tot;\n");
+    line(c);
+    out(c, "int64_t ts_v = 0;\n");
+    emit_spin(c, "ts_v = __atomic_load_n(ts_w, __ATOMIC_ACQUIRE); if (ts_v >= ts_goal) break;",
+              "\"T.barrier_all: timed out after %lld ms: %lld of the %lld blocks of all ranks arrived "
+              "(a rank or block that never calls it?)\"",
+              "(long long)ts_a->wait_timeout_ms, (long long)(ts_tot - (ts_goal - ts_v)), (long long)ts_tot");
+    close_block(c);
+}
+
+void ts_c_comm_emit(TsCxGen *x, const IrStmt *s, int ind) {
+    const IrTileOp *op = s->op;
+    Ce c0 = {x, x->o, ind, s, NULL}, *c = &c0;
+    static const char *const names[TS_COMM_COUNT] = {
+        [TS_COMM_PUT] = "T.put", [TS_COMM_GET] = "T.get", [TS_COMM_COPY] = "T.copy",
+        [TS_COMM_ST] = "T.st", [TS_COMM_LD] = "T.ld", [TS_COMM_WAIT] = "T.wait",
+        [TS_COMM_ATOM_ADD] = "T.atom_add", [TS_COMM_SIGNAL] = "T.signal_op", [TS_COMM_FENCE] = "T.fence",
+        [TS_COMM_BARRIER_BLOCKS] = "T.barrier_blocks", [TS_COMM_BARRIER_ALL] = "T.barrier_all",
+    };
+    c->what = op->comm >= 0 && op->comm < TS_COMM_COUNT ? names[op->comm] : "comm";
+    switch (op->comm) {
+    case TS_COMM_PUT:
+    case TS_COMM_GET: emit_put_get(c, op); return;
+    case TS_COMM_ST: {
+        open_block(c);
+        emit_remote(c, "ts_p", &op->r[0], 1, "1");
+        emit_store_to(c, "ts_p", op->r[0].buf->dt, op->args[1]);
+        close_block(c);
+        return;
+    }
+    case TS_COMM_LD: {
+        const IrBuffer *d = op->r[1].buf;
+        open_block(c);
+        emit_remote(c, "ts_p", &op->r[0], 1, "1");
+        line(c);
+        emit_addr(c, &op->r[1]);
+        out(c, "[0] = ");
+        out(c, ts_cx_store_conv(x, d->dt));
+        emit_load_from(c, "ts_p", op->r[0].buf->dt);
+        out(c, "));\n");
+        if (op->cflags[1] != TS_SEM_WEAK) { /* polling loads let the other blocks run */
+            line(c);
+            out(c, "if (ts_a->yield) ts_a->yield(ts_b->yield_ctx);\n");
+        }
+        close_block(c);
+        return;
+    }
+    case TS_COMM_WAIT: emit_wait(c, op); return;
+    case TS_COMM_ATOM_ADD:
+    case TS_COMM_SIGNAL: {
+        const IrBuffer *b = op->r[0].buf;
+        open_block(c);
+        emit_remote(c, "ts_p", &op->r[0], 1, "1");
+        if (op->comm == TS_COMM_SIGNAL && op->cflags[0] == TS_SIG_SET) {
+            emit_store_to(c, "ts_p", b->dt, op->args[1]);
+        } else {
+            const char *sfx = atomic_sfx(c, b->dt);
+            line(c);
+            outf(c, "ts_atomic_add_%s(ts_p, (%s)(", sfx, is_narrow(b->dt) ? "float" : ts_cx_storage(x->dl, b->dt));
+            ts_cx_expr(x, op->args[1]);
+            out(c, "));\n");
+        }
+        close_block(c);
+        return;
+    }
+    case TS_COMM_FENCE:
+        line(c);
+        out(c, "__atomic_thread_fence(__ATOMIC_SEQ_CST);\n");
+        return;
+    case TS_COMM_BARRIER_BLOCKS: emit_barrier_blocks(c, op); return;
+    case TS_COMM_BARRIER_ALL: emit_barrier_all(c); return;
+    default:
+        ts_fail_at(x->d, TS_ERR_INTERNAL, s->loc, "C codegen: communication op '%s' was not lowered",
+                   ts_comm_name(op->comm));
+    }
+}

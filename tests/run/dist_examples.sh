@@ -1,0 +1,12 @@
+#!/bin/sh
+# Distributed examples on sim ranks (threads of one process, C target), each
+# against its reference entry (all ranks' tensors stacked, a plain kernel),
+# with 2, 4 and 8 ranks.
+. tests/run/lib.sh
+d=examples/distributed
+for n in 2 4 8; do
+  check $d/put_block.py --entry kernel_ --ranks $n -D M=4096 -D num_rank=$n -D block_M=512 -D threads=128 --check-against put_block_ref
+  check $d/allgather.py --entry allgather --ranks $n -D PE_num=$n -D M=$((n * 8)) -D N=48 --check-against allgather_ref
+  check $d/all_to_all.py --entry all_to_all --ranks $n -D P=$n -D chunk=6 -D N=20 --check-against all_to_all_ref
+  check $d/allreduce.py --entry allreduce --ranks $n -D P=$n -D N=200 --in round=1 --check-against allreduce_ref
+done
