@@ -49,15 +49,18 @@ typedef struct DOpts {
     int have_seed;
     double atol, rtol, timeout;
     int64_t heap;
+    char pool[8192];   /* the NAME parts of NAME=VALUE arguments */
+    size_t used;       /* bytes of pool in use */
 } DOpts;
 
-static int split(const char *s, const char **name, const char **val, const char *what) {
+static int split(DOpts *o, const char *s, const char **name, const char **val, const char *what) {
     const char *eq = strchr(s, '=');
-    if (!eq || eq == s) {
+    if (!eq || eq == s || (size_t)(eq - s) + 1 > sizeof o->pool - o->used) {
         fprintf(stderr, "tilescale: error: %s expects NAME=VALUE, got '%s'\n", what, s);
         return 0;
     }
-    char *n = malloc((size_t)(eq - s) + 1);
+    char *n = o->pool + o->used;
+    o->used += (size_t)(eq - s) + 1;
     memcpy(n, s, (size_t)(eq - s));
     n[eq - s] = 0;
     *name = n;
@@ -78,7 +81,7 @@ static int parse(int argc, char **argv, DOpts *o) {
         if (!strcmp(a, "--entry")) o->entry = argv[++i];
         else if (!strncmp(a, "-D", 2)) {
             const char *d = a[2] ? a + 2 : argv[++i];
-            if (o->ndefs == DMAX - 1 || !split(d, &o->defs[o->ndefs].name, &o->defs[o->ndefs].value, "-D")) return 0;
+            if (o->ndefs == DMAX - 1 || !split(o, d, &o->defs[o->ndefs].name, &o->defs[o->ndefs].value, "-D")) return 0;
             o->ndefs++;
         } else if (!strcmp(a, "--in") || !strcmp(a, "--out") || !strcmp(a, "--shape")) {
             i++;
@@ -86,7 +89,7 @@ static int parse(int argc, char **argv, DOpts *o) {
             const char **nm = k == 0 ? o->in_name : k == 1 ? o->out_name : o->shape_name;
             const char **vl = k == 0 ? o->in_val : k == 1 ? o->out_val : o->shape_val;
             int *n = k == 0 ? &o->nins : k == 1 ? &o->nouts : &o->nshapes;
-            if (*n == DMAX || !split(next, &nm[*n], &vl[*n], a)) return 0;
+            if (*n == DMAX || !split(o, next, &nm[*n], &vl[*n], a)) return 0;
             (*n)++;
         } else if (!strcmp(a, "--ranks")) o->nranks = atoi(argv[++i]);
         else if (!strcmp(a, "--target")) {
