@@ -576,6 +576,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     }
     /* ---- tile operators ---- */
     case B_COPY: {
+        if (comm_copy_remote(E, args, nargs, kw, kwv, nkw, loc)) return val_none(E, loc); /* dst=rank */
         need_kernel(E, A);
         Value *src = req(E, A, 0, "src"), *dst = req(E, A, 1, "dst");
         ignore_kw(A, "coalesced_width");

@@ -18,7 +18,10 @@
  */
 #include "elab/elab_int.h"
 
+#include <math.h>
 #include <string.h>
+
+#include "front/ast.h"
 
 #include "op/comm.h"
 
@@ -46,7 +49,8 @@
     X(C_FENCE, "fence") X(C_QUIET, "quiet") X(C_BARRIER_BLOCKS, "barrier_blocks")          \
     X(C_SYNC_BLOCKS, "sync_blocks") X(C_BARRIER_ALL, "barrier_all")                        \
     X(C_BARRIER_ALL_BLOCK, "barrier_all_block") X(C_SYNC_ALL, "sync_all")                  \
-    X(C_SYNC_ALL_BLOCK, "sync_all_block")
+    X(C_SYNC_ALL_BLOCK, "sync_all_block") X(C_SCALE, "Scale") X(C_ALLREDUCE, "allreduce")      \
+    X(C_ALLGATHER, "allgather") X(C_REDUCE_SCATTER, "reduce_scatter") X(C_ALL_TO_ALL, "all_to_all")
 
 enum {
 #define X(id, name) id,
@@ -190,6 +194,303 @@ static IrExpr *bytes_to_elems(Elab *E, IrExpr *bytes, TsDType dt) {
     int64_t sz = (ts_dtype_bits(dt) + 7) / 8;
     if (sz == 1) return bytes;
     return ir_bin(E->a, IR_FLOORDIV, bytes, ir_int(E->a, sz, bytes->dt));
+}
+
+/* ---- the hierarchical layer: remote tile copies, T.Scale, collectives ---------------- */
+
+/* A copy operand's region; an element written as the start of a tile takes
+ * its extents from the other operand (trailing dims aligned), as T.copy. */
+static IrRegion tile_region(Elab *E, Value *v, Value *other, TsLoc loc, const char *what) {
+    IrRegion r = val_to_region(E, v, loc, what);
+    if (v->kind != V_ACCESS || other->kind == V_ACCESS) return r;
+    IrRegion o = val_to_region(E, other, loc, what);
+    int first = 0;
+    while (first < o.ndim - 1) {
+        int64_t c;
+        if (!ir_is_const_int(o.extent[first], &c) || c != 1) break;
+        first++;
+    }
+    int m = o.ndim - first;
+    if (m > r.ndim) elab_fail(E, TS_ERR_SHAPE, loc, "%s: a %d-d tile cannot start at an element of a %d-d buffer", what, m, r.ndim);
+    r.extent = TS_NEWN(E->a, IrExpr *, r.ndim > 0 ? r.ndim : 1);
+    for (int i = 0; i < r.ndim; i++) r.extent[i] = ir_i32(E->a, 1);
+    for (int i = 0; i < m; i++) r.extent[r.ndim - m + i] = o.extent[first + i];
+    return r;
+}
+
+/* The remote-copy statement: src -> dst, with the peer on one side. */
+static IrStmt *remote_copy(Elab *E, IrRegion src, IrRegion dst, IrExpr *peer, int src_remote, TsLoc loc) {
+    IrStmt *s = comm_op(E, TS_COMM_COPY, loc);
+    s->op->r[0] = src;
+    s->op->r[1] = dst;
+    s->op->nr = 2;
+    s->op->args[0] = peer;
+    s->op->cflags[0] = src_remote;
+    return s;
+}
+
+bool comm_copy_remote(Elab *E, Value **args, int nargs, const char **kw, Value **kwv, int nkw, TsLoc loc) {
+    Value *rank = NULL;
+    int src_remote = 0;
+    for (int i = 0; i < nkw; i++) {
+        bool d = !strcmp(kw[i], "dst_rank") || (!strcmp(kw[i], "dst") && nargs >= 2);
+        bool s = !strcmp(kw[i], "src_rank") || (!strcmp(kw[i], "src") && nargs >= 2);
+        if (!d && !s) continue;
+        if (rank) elab_fail(E, TS_ERR_TYPE, loc, "T.copy: give one remote rank (dst= or src=), not both");
+        rank = kwv[i];
+        src_remote = s;
+    }
+    if (!rank) return false;
+    if (nargs != 2) elab_fail(E, TS_ERR_TYPE, loc, "T.copy(src, dst, dst=rank) takes the two tiles positionally");
+    if (!E->cur) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.copy must be used inside `with T.Kernel(...)`");
+    CArgs A0 = {args, nargs, NULL, NULL, 0, "T.copy()", loc};
+    IrRegion src = tile_region(E, args[0], args[1], loc, "T.copy source");
+    IrRegion dst = tile_region(E, args[1], args[0], loc, "T.copy destination");
+    IrRegion far = src_remote ? src : dst;
+    if (far.buf->scope != IR_SCOPE_GLOBAL)
+        elab_fail(E, TS_ERR_TYPE, loc, "T.copy: the %s tile on the other rank must be in a tensor on the symmetric heap, not %s memory",
+                  src_remote ? "source" : "destination", ir_scope_name(far.buf->scope));
+    emit(E, remote_copy(E, src, dst, peer_arg(E, &A0, rank), src_remote, loc));
+    return true;
+}
+
+/* with T.Scale(level) as (id, count): the body is SPMD over the units of
+ * the level.  device: every rank runs it, (rank, ranks).  block: every
+ * block, (linear block index, blocks).  warpgroup/warp: on the C target
+ * (one thread of control per block) a serial loop over the block's
+ * warpgroups/warps, each running the body, (index, count). */
+void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
+    const char *lv = scale->s + 6;
+    TsArena *a = E->a;
+    IrKernel *k = E->k;
+    if (!E->cur) elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "T.Scale must be used inside `with T.Kernel(...)`");
+    IrExpr *id, *count;
+    IrStmt *loop = NULL, *saved = E->cur;
+    if (!strcmp(lv, "device")) {
+        id = rank_var(E, 0, s->loc)->e;
+        count = rank_var(E, 1, s->loc)->e;
+    } else if (!strcmp(lv, "block")) {
+        id = ir_var_ref(a, k->block_idx[0]);
+        count = k->grid[0];
+        for (int i = 1; i < k->ngrid; i++) {
+            id = ir_bin(a, IR_ADD, id, ir_bin(a, IR_MUL, ir_var_ref(a, k->block_idx[i]), count));
+            count = ir_bin(a, IR_MUL, count, k->grid[i]);
+        }
+    } else {
+        int per = !strcmp(lv, "warp") ? 32 : 128;
+        int n = k->threads[0] * k->threads[1] * k->threads[2] / per;
+        if (n < 1)
+            elab_fail(E, TS_ERR_TYPE, s->loc, "T.Scale(\"%s\"): a block of %d threads has no whole %s", lv,
+                      k->threads[0] * k->threads[1] * k->threads[2], lv);
+        IrVar *v = ir_var(k, !strcmp(lv, "warp") ? "warp_id" : "warpgroup_id", TS_INT32, IR_VAR_LOOP);
+        loop = ir_for(a, v, ir_i32(a, 0), ir_i32(a, n), IR_FOR_SERIAL, ir_seq(a));
+        loop->loc = s->loc;
+        id = ir_var_ref(a, v);
+        count = ir_i32(a, n);
+    }
+    const AstExpr *t = s->targets[0];
+    if (t) {
+        bool tup = t->kind == AST_TUPLE || t->kind == AST_LIST;
+        if ((tup && t->n != 2) || (!tup && t->kind != AST_NAME))
+            elab_fail(E, TS_ERR_TYPE, t->loc, "T.Scale binds (id, count) or just id");
+        const AstExpr *n0 = tup ? t->items[0] : t, *n1 = tup ? t->items[1] : NULL;
+        if (n0->kind != AST_NAME || (n1 && n1->kind != AST_NAME))
+            elab_fail(E, TS_ERR_UNSUPPORTED, t->loc, "expected names");
+        env_set(E, env, n0->name, val_expr(E, id, n0->loc));
+        if (n1) env_set(E, env, n1->name, val_expr(E, count, n1->loc));
+    }
+    if (loop) {
+        emit(E, loop);
+        E->cur = loop->for_.body;
+    }
+    exec_block(E, env, &s->body);
+    E->cur = saved;
+}
+
+/* Linear index and count of the grid's blocks. */
+static void block_linear(Elab *E, IrExpr **id, IrExpr **count) {
+    TsArena *a = E->a;
+    IrKernel *k = E->k;
+    *id = ir_var_ref(a, k->block_idx[0]);
+    *count = k->grid[0];
+    for (int i = 1; i < k->ngrid; i++) {
+        *id = ir_bin(a, IR_ADD, *id, ir_bin(a, IR_MUL, ir_var_ref(a, k->block_idx[i]), *count));
+        *count = ir_bin(a, IR_MUL, *count, k->grid[i]);
+    }
+}
+
+static IrBuffer *frag(Elab *E, const char *name, TsDType dt, int ndim, IrExpr **shape, TsLoc loc) {
+    IrBuffer *b = ir_buffer(E->k, name, dt, IR_SCOPE_FRAGMENT, ndim, shape, loc);
+    IrStmt *al = ir_stmt(E->a, IR_S_ALLOC, loc);
+    al->alloc.buf = b;
+    emit(E, al);
+    return b;
+}
+
+/* A region of b: rows [row, row + R) and everything else. */
+static IrRegion rows_of(Elab *E, IrBuffer *b, IrExpr *row, int64_t R) {
+    IrRegion r = {b, b->ndim, TS_NEWN(E->a, IrExpr *, b->ndim), TS_NEWN(E->a, IrExpr *, b->ndim)};
+    for (int i = 0; i < b->ndim; i++) {
+        r.start[i] = i ? ir_i32(E->a, 0) : row;
+        r.extent[i] = i ? b->shape[i] : ir_i32(E->a, R);
+    }
+    return r;
+}
+
+/* acc = acc (op) tmp, elementwise (both fragments of one shape). */
+static IrStmt *combine(Elab *E, IrBuffer *acc, IrBuffer *tmp, IrBinOp op, TsLoc loc) {
+    TsArena *a = E->a;
+    int n = acc->ndim;
+    IrVar *v[8];
+    IrExpr **idx = TS_NEWN(a, IrExpr *, n);
+    for (int i = 0; i < n; i++) {
+        v[i] = ir_var(E->k, "ci", TS_INT32, IR_VAR_LOOP);
+        idx[i] = ir_var_ref(a, v[i]);
+    }
+    IrExpr *x = ir_load(a, tmp, idx, n);
+    if (x->dt != acc->dt) x = ir_cast(a, acc->dt, x);
+    IrStmt *body = ir_store(a, acc, idx, n, ir_bin(a, op, ir_load(a, acc, idx, n), x));
+    body->loc = loc;
+    for (int i = n - 1; i >= 0; i--) {
+        body = ir_for(a, v[i], ir_i32(a, 0), acc->shape[i], IR_FOR_PARALLEL, body);
+        body->loc = loc;
+    }
+    return body;
+}
+
+static IrStmt *tileop_stmt(Elab *E, TsOpKind kind, TsLoc loc) {
+    IrStmt *s = ir_stmt(E->a, IR_S_TILEOP, loc);
+    s->op = TS_NEW(E->a, IrTileOp);
+    s->op->kind = kind;
+    return s;
+}
+
+/* The collectives, executed cooperatively by every block of every rank
+ * (each block handles tiles t = round * blocks + block), with world
+ * barriers between the phases.  Semantics (doc/DISTRIBUTED.md):
+ *   allreduce(buf, op)      every rank's buf = op over ranks of buf (in place)
+ *   allgather(src, dst)     dst[p * rows(src) + i] = src_p[i] on every rank
+ *   reduce_scatter(src, dst, op)  dst[i] = op over p of src_p[rank * rows(dst) + i]
+ *   all_to_all(src, dst)    with chunk = rows(src) / ranks:
+ *                           dst[p * chunk + i] = src_p[rank * chunk + i]
+ * Tiles are R whole rows (R divides the rows, R * row size <= 4096 elements). */
+static void collective(Elab *E, CArgs *A, int c) {
+    TsArena *a = E->a;
+    TsLoc loc = A->loc;
+    static const char *const kws[] = {"buffer", "src", "dst", "op", NULL};
+    ccheck(E, A, 3, kws);
+    IrBuffer *src = val_to_buffer(E, creq(E, A, 0, c == C_ALLREDUCE ? "buffer" : "src"), loc, A->fn);
+    IrBuffer *dst = c == C_ALLREDUCE ? src : val_to_buffer(E, creq(E, A, 1, "dst"), loc, A->fn);
+    Value *opv = comm_arg(E, A, c == C_ALLREDUCE ? 1 : 2, "op");
+    IrBinOp op = IR_ADD;
+    if (opv) {
+        const char *o = str_arg(E, A, opv, "op");
+        op = !strcmp(o, "sum") ? IR_ADD : !strcmp(o, "max") ? IR_MAX : !strcmp(o, "min") ? IR_MIN : IR_POW;
+        if (op == IR_POW) elab_fail(E, TS_ERR_TYPE, loc, "%s: op must be 'sum', 'max' or 'min', not '%s'", A->fn, o);
+    }
+    if (src->scope != IR_SCOPE_GLOBAL || dst->scope != IR_SCOPE_GLOBAL || src->ndim < 1 || dst->ndim != src->ndim)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: operates on tensors (of one rank) on the symmetric heap", A->fn);
+    int64_t rows_s, rows_d, rest = 1;
+    if (!ir_is_const_int(src->shape[0], &rows_s) || !ir_is_const_int(dst->shape[0], &rows_d))
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: tensors with constant shapes only", A->fn);
+    for (int i = 1; i < src->ndim; i++) {
+        int64_t e1, e2;
+        if (!ir_is_const_int(src->shape[i], &e1) || !ir_is_const_int(dst->shape[i], &e2) || e1 != e2)
+            elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' must agree beyond their first axis", A->fn, src->name, dst->name);
+        rest *= e1;
+    }
+    E->k->may_block = true;
+    int64_t rows = c == C_ALLREDUCE || c == C_ALLGATHER ? rows_s : rows_d; /* rows each rank handles */
+    int64_t R = 1;
+    if (c != C_ALL_TO_ALL)
+        for (int64_t r = 1; r <= rows; r++)
+            if (rows % r == 0 && r * rest <= 4096) R = r;
+    if (c == C_ALL_TO_ALL) rows = rows_s;
+    int64_t ntiles = rows / R;
+    IrExpr *bid, *nb;
+    block_linear(E, &bid, &nb);
+    IrExpr *me = rank_var(E, 0, loc)->e, *np = rank_var(E, 1, loc)->e;
+    IrExpr **tshape = TS_NEWN(a, IrExpr *, src->ndim);
+    tshape[0] = ir_i32(a, R);
+    for (int i = 1; i < src->ndim; i++) tshape[i] = src->shape[i];
+    TsDType accdt = ts_dtype_is_float(src->dt) ? TS_FLOAT32 : src->dt;
+    if (src->dt == TS_FLOAT64) accdt = TS_FLOAT64;
+    IrBuffer *tmp = NULL, *acc = NULL;
+    if (c == C_ALLREDUCE || c == C_REDUCE_SCATTER) {
+        tmp = frag(E, "coll_tmp", src->dt, src->ndim, tshape, loc);
+        acc = frag(E, "coll_acc", accdt, src->ndim, tshape, loc);
+    }
+    /* for k in rounds: t = k * blocks + block */
+    IrVar *kv = ir_var(E->k, "round", TS_INT32, IR_VAR_LOOP);
+    IrExpr *rounds = ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_ADD, ir_i32(a, ntiles), ir_bin(a, IR_SUB, nb, ir_i32(a, 1))), nb);
+    IrStmt *body = ir_seq(a);
+    IrStmt *loop = ir_for(a, kv, ir_i32(a, 0), rounds, IR_FOR_SERIAL, body);
+    loop->loc = loc;
+    IrExpr *t = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, kv), nb), bid);
+    IrExpr *live = ir_bin(a, IR_LT, t, ir_i32(a, ntiles));
+    IrExpr *row = ir_bin(a, IR_MUL, t, ir_i32(a, R));
+    IrVar *pv = ir_var(E->k, "peer", TS_INT32, IR_VAR_LOOP);
+    IrExpr *p = ir_var_ref(a, pv);
+    IrStmt *saved = E->cur;
+    if (c == C_ALLGATHER || c == C_ALL_TO_ALL) {
+        /* push: for every peer, my tile to its place on the peer */
+        IrStmt *pb;
+        if (c == C_ALLGATHER) {
+            IrExpr *drow = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, me, ir_i32(a, rows_s)), row);
+            pb = remote_copy(E, rows_of(E, src, row, R), rows_of(E, dst, drow, R), p, 0, loc);
+        } else {
+            /* row t of src goes to rank t / chunk, row rank * chunk + t % chunk */
+            IrExpr *chunk = ir_bin(a, IR_FLOORDIV, ir_i32(a, rows_s), np);
+            IrExpr *to = ir_bin(a, IR_FLOORDIV, row, chunk);
+            IrExpr *drow = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, me, chunk), ir_bin(a, IR_FLOORMOD, row, chunk));
+            pb = remote_copy(E, rows_of(E, src, row, 1), rows_of(E, dst, drow, 1), to, 0, loc);
+        }
+        IrStmt *inner = pb;
+        if (c == C_ALLGATHER) {
+            inner = ir_for(a, pv, ir_i32(a, 0), np, IR_FOR_SERIAL, pb);
+            inner->loc = loc;
+        }
+        IrStmt *iff = ir_stmt(a, IR_S_IF, loc);
+        iff->if_.cond = live;
+        iff->if_.then = inner;
+        ir_seq_push(a, body, iff);
+        emit(E, loop);
+        emit(E, comm_op(E, TS_COMM_BARRIER_ALL, loc));
+        E->cur = saved;
+        return;
+    }
+    /* pull and combine: barrier; acc = op over peers of their tile; barrier; write */
+    ir_seq_push(a, body, comm_op(E, TS_COMM_BARRIER_ALL, loc));
+    IrStmt *work = ir_seq(a);
+    IrStmt *fill = tileop_stmt(E, TS_OP_FILL, loc);
+    fill->op->r[0] = ir_region_full(a, acc);
+    fill->op->nr = 1;
+    fill->op->value = op == IR_ADD ? (ts_dtype_is_float(accdt) ? ir_float(a, 0, accdt) : ir_int(a, 0, accdt))
+                      : ts_dtype_is_float(accdt) ? ir_float(a, op == IR_MAX ? -INFINITY : INFINITY, accdt)
+                      : ir_int(a, op == IR_MAX ? INT64_MIN / 2 : INT64_MAX / 2, accdt);
+    ir_seq_push(a, work, fill);
+    IrExpr *srow = c == C_ALLREDUCE ? row : ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, me, ir_i32(a, rows_d)), row);
+    IrStmt *per = ir_seq(a);
+    ir_seq_push(a, per, remote_copy(E, rows_of(E, src, srow, R), ir_region_full(a, tmp), p, 1, loc));
+    ir_seq_push(a, per, combine(E, acc, tmp, op, loc));
+    IrStmt *pl = ir_for(a, pv, ir_i32(a, 0), np, IR_FOR_SERIAL, per);
+    pl->loc = loc;
+    ir_seq_push(a, work, pl);
+    IrStmt *iff = ir_stmt(a, IR_S_IF, loc);
+    iff->if_.cond = live;
+    iff->if_.then = work;
+    ir_seq_push(a, body, iff);
+    ir_seq_push(a, body, comm_op(E, TS_COMM_BARRIER_ALL, loc));
+    IrStmt *wr = tileop_stmt(E, TS_OP_COPY, loc);
+    wr->op->r[0] = ir_region_full(a, acc);
+    wr->op->r[1] = rows_of(E, dst, row, R);
+    wr->op->nr = 2;
+    IrStmt *iff2 = ir_stmt(a, IR_S_IF, loc);
+    iff2->if_.cond = live;
+    iff2->if_.then = wr;
+    ir_seq_push(a, body, iff2);
+    emit(E, loop);
+    E->cur = saved;
 }
 
 Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **kw, Value **kwv, int nkw,
@@ -385,6 +686,19 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
     case C_BARRIER_ALL: case C_BARRIER_ALL_BLOCK: case C_SYNC_ALL: case C_SYNC_ALL_BLOCK:
         ccheck(E, A, 0, NULL);
         emit(E, comm_op(E, TS_COMM_BARRIER_ALL, loc));
+        return val_none(E, loc);
+    case C_SCALE: {
+        static const char *const kws[] = {"level", NULL};
+        ccheck(E, A, 1, kws);
+        const char *lv = str_arg(E, A, creq(E, A, 0, "level"), "the level");
+        if (strcmp(lv, "device") && strcmp(lv, "block") && strcmp(lv, "warpgroup") && strcmp(lv, "warp"))
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.Scale: level '%s' is not supported (device, block, warpgroup, warp)", lv);
+        Value *v = val_new(E, V_ENUM, loc);
+        v->s = ts_sprintf(E->a, "Scale.%s", lv);
+        return v;
+    }
+    case C_ALLREDUCE: case C_ALLGATHER: case C_REDUCE_SCATTER: case C_ALL_TO_ALL:
+        collective(E, A, c);
         return val_none(E, loc);
     default: break;
     }

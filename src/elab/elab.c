@@ -323,6 +323,10 @@ static void exec_with(Elab *E, Env *env, const AstStmt *s) {
     if (s->ntargets != 1)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "only `with T.Kernel(...) as ...` is supported");
     Value *ctx = eval(E, env, s->items[0]);
+    if (ctx->kind == V_ENUM && !strncmp(ctx->s, "Scale.", 6)) { /* T.Scale: comm_builtins.c */
+        comm_exec_scale(E, env, s, ctx);
+        return;
+    }
     if (ctx->kind != V_KERNEL)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->items[0]->loc,
                   "only `with T.Kernel(...) as ...` is supported, not a %s", val_kind_name(ctx));

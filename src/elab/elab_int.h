@@ -187,6 +187,10 @@ Value *builtin_global(Elab *E, const char *name, TsLoc loc);           /* NULL i
 Value *comm_builtin_lookup(Elab *E, const char *name, TsLoc loc);
 Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **kw, Value **kwv, int nkw,
                          TsLoc loc);
+/* T.copy(src, dst, dst=rank | src=rank): handled (true) or not a remote copy. */
+bool comm_copy_remote(Elab *E, Value **args, int nargs, const char **kw, Value **kwv, int nkw, TsLoc loc);
+/* `with T.Scale(level) as (id, count):` (the context value is V_ENUM "Scale.<level>"). */
+void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale);
 Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
                     Value **kwv, int nkw, TsLoc loc);
 Value *module_value(Elab *E, const char *dotted, TsLoc loc);

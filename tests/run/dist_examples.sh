@@ -10,3 +10,13 @@ for n in 2 4 8; do
   check $d/all_to_all.py --entry all_to_all --ranks $n -D P=$n -D chunk=6 -D N=20 --check-against all_to_all_ref
   check $d/allreduce.py --entry allreduce --ranks $n -D P=$n -D N=200 --in round=1 --check-against allreduce_ref
 done
+# the hierarchical layer: collectives under T.Scale("device"), remote T.copy, T.Scale levels
+c=$d/collectives.py
+for n in 2 4 8; do
+  check $c --entry allreduce --ranks $n -D rows=24 -D cols=40 --check-against allreduce_ref
+  check $c --entry allreduce --ranks $n -D rows=7 -D cols=1000 -D op=max -D blocks=2 --check-against allreduce_ref
+  check $c --entry allgather --ranks $n -D rows=6 -D cols=10 -D P=$n --check-against allgather_ref
+  check $c --entry reduce_scatter --ranks $n -D rows=5 -D cols=12 -D P=$n --check-against reduce_scatter_ref
+  check $c --entry all_to_all --ranks $n -D chunk=3 -D cols=7 -D P=$n --check-against all_to_all_ref
+  check $c --entry shift --ranks $n -D rows=32 -D cols=16 --check-against shift_ref
+done

@@ -441,8 +441,9 @@ void ts_c_comm_emit(TsCxGen *x, const IrStmt *s, int ind) {
         open_block(c);
         emit_remote(c, "ts_p", &op->r[0], 1, "1");
         line(c);
+        out(c, "(");
         emit_addr(c, &op->r[1]);
-        out(c, "[0] = ");
+        out(c, ")[0] = ");
         out(c, ts_cx_store_conv(x, d->dt));
         emit_load_from(c, "ts_p", op->r[0].buf->dt);
         out(c, "));\n");
