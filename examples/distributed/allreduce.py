@@ -31,7 +31,8 @@ def allreduce(P, N, block=64, dtype="float32"):
                 T.clear(acc)
                 for k in T.serial(P):
                     for i in T.Parallel(block):
-                        acc[i] += recv[k, b * block + i]
+                        if b * block + i < N:
+                            acc[i] += recv[k, b * block + i]
                 T.copy(acc, Y[b * block : (b + 1) * block])
 
     return main
