@@ -98,6 +98,7 @@ typedef struct TsCompileOptions {
     int timing;              /* non-zero: record phase times (ts_kernel_timing) */
     int skip_build;          /* non-zero: stop after code generation (no cc, no launch) */
     int lenient_defines;     /* non-zero: ignore -D names the entry does not take */
+    const char *cflags;      /* extra C compiler flags (C target), split into words; NULL: $TILESCALE_CFLAGS */
     int check_bounds;        /* 0: the target's default (C: checked, CUDA: not); > 0: check every
                                 buffer access (an out-of-bounds one fails the launch naming kernel,
                                 buffer, index and source line); < 0: no checks */

@@ -153,6 +153,15 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     ts_arena_init(&k->arena);
     if (opt) k->opt = *opt;
     k->target = k->opt.target;
+    /* the environment is read here, at the API boundary, not by the build */
+    if (!k->opt.cc || !*k->opt.cc) {
+        const char *env = getenv("CC");
+        k->opt.cc = env && *env ? env : "cc";
+    }
+    if (!k->opt.cflags) {
+        const char *env = getenv("TILESCALE_CFLAGS");
+        k->opt.cflags = env ? env : "";
+    }
     double t0 = ts_now_ms();
     /* CUDA: the device's architecture, through the driver (cuInit) */
     set_caps(&k->caps, k->target, k->opt.check_bounds);

@@ -61,13 +61,16 @@ TsStatus ts_cache_dir(TsDiag *d, const TsCompileOptions *opt, TsBuf *out) {
 }
 
 int ts_write_atomic(const char *path, const void *data, size_t n, int mode) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp) {
-        errno = ENAMETOOLONG;
+    TsBuf tb = {0}; /* no fixed buffer: any path the OS accepts */
+    ts_buf_printf(&tb, "%s.tmp-XXXXXX", path);
+    char *tmp = tb.s;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        ts_buf_free(&tb);
+        errno = e;
         return -1;
     }
-    int fd = mkstemp(tmp);
-    if (fd < 0) return -1;
     const char *p = data;
     size_t done = 0;
     while (done < n) {
@@ -77,6 +80,7 @@ int ts_write_atomic(const char *path, const void *data, size_t n, int mode) {
             int e = errno;
             close(fd);
             unlink(tmp);
+            ts_buf_free(&tb);
             errno = e ? e : EIO;
             return -1;
         }
@@ -85,8 +89,10 @@ int ts_write_atomic(const char *path, const void *data, size_t n, int mode) {
     if (close(fd) != 0 || chmod(tmp, (mode_t)mode) != 0 || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
+        ts_buf_free(&tb);
         errno = e;
         return -1;
     }
+    ts_buf_free(&tb);
     return 0;
 }

@@ -24,16 +24,22 @@
  * build the same kernel at once (they write identical bytes; the last
  * rename wins harmlessly).  A .so that fails to load is rebuilt once.
  *
- * The compiler is `opt->cc`, else $CC, else "cc", run through /bin/sh so
- * that a CC of "ccache gcc" works; its combined stdout/stderr goes into
- * the TS_ERR_BUILD diagnostic when it fails.  Extra flags may come from
- * $TILESCALE_CFLAGS (e.g. -march=native); they are part of the key.
+ * The compiler is `opt->cc`, else $CC, else "cc", and extra flags come
+ * from opt->cflags, else $TILESCALE_CFLAGS (e.g. -march=native); both are
+ * part of the key.  They are split into words (blanks separate, '...' and
+ * "..." quote, backslash escapes) so that a CC of "ccache gcc" works, and
+ * the compiler is started directly with that argv (posix_spawnp), never
+ * through a shell: no file name or flag is ever interpreted as shell
+ * syntax.  Its combined stdout/stderr goes into the TS_ERR_BUILD
+ * diagnostic when it fails.
  */
 #include "target/c/c_target.h"
 #include "runtime/cache.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,13 +58,25 @@ typedef struct Build {
     TsBuf flags;    /* compiler flags */
     TsBuf cpath;    /* <dir>/tsk-<key>.c */
     TsBuf sopath;   /* <dir>/tsk-<key>.so */
-    TsBuf cmd;      /* shell command */
+    TsBuf cmd;      /* the command line, for messages */
     TsBuf output;   /* compiler output */
-    char tmp[4096]; /* temporary file being written ("" when none) */
+    TsBuf tmp;      /* temporary file being written (empty when none) */
+    char **argv;    /* the compiler's argv (malloc'ed words, NULL-terminated) */
+    int argc;       /* words in argv */
+    int cap;        /* capacity of argv */
 } Build;
 
+static void argv_free(Build *b) {
+    for (int i = 0; i < b->argc; i++) free(b->argv[i]);
+    free(b->argv);
+    b->argv = NULL;
+    b->argc = b->cap = 0;
+}
+
 static void build_free(Build *b) {
-    if (b->tmp[0]) unlink(b->tmp);
+    if (b->tmp.n) unlink(b->tmp.s);
+    ts_buf_free(&b->tmp);
+    argv_free(b);
     ts_buf_free(&b->dir);
     ts_buf_free(&b->text);
     ts_buf_free(&b->version);
@@ -80,28 +98,117 @@ TS_NORETURN TS_PRINTF(4, 5) static void build_fail(TsDiag *d, Build *b, TsStatus
     ts_rethrow(d, st);
 }
 
-/* Append s to the command, quoted for /bin/sh. */
-static void shell_quote(TsBuf *o, const char *s) {
-    ts_buf_puts(o, "'");
-    for (; *s; s++) {
-        if (*s == '\'') ts_buf_puts(o, "'\\''");
-        else ts_buf_putn(o, s, 1);
+/* Append one word to the argv (and to the printable command line). */
+static int argv_push(Build *b, const char *w, size_t n) {
+    if (b->argc + 2 > b->cap) {
+        int nc = b->cap ? b->cap * 2 : 16;
+        char **nv = realloc(b->argv, sizeof *nv * (size_t)nc);
+        if (!nv) return -1;
+        b->argv = nv;
+        b->cap = nc;
     }
-    ts_buf_puts(o, "'");
+    char *c = malloc(n + 1);
+    if (!c) return -1;
+    memcpy(c, w, n);
+    c[n] = 0;
+    b->argv[b->argc++] = c;
+    b->argv[b->argc] = NULL;
+    if (b->cmd.n) ts_buf_puts(&b->cmd, " ");
+    ts_buf_puts(&b->cmd, c);
+    return 0;
 }
 
-/* Run a shell command, collecting stdout+stderr; returns the exit status
- * (-1 if it could not be started or was killed). */
-static int run_capture(const char *cmd, TsBuf *output) {
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
+/* Split s into words as a POSIX shell would without expansions: blanks
+ * separate, '...' quotes literally, "..." quotes with \" and \\, a
+ * backslash outside quotes escapes the next character.  Returns -1 for
+ * an unterminated quote (or no memory). */
+int ts_c_split_words(const char *s, int (*emit)(void *ctx, const char *w, size_t n), void *ctx) {
+    TsBuf w = {0};
+    int rc = 0;
+    while (*s && !rc) {
+        while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+        if (!*s) break;
+        w.n = 0;
+        ts_buf_puts(&w, "");
+        while (*s && *s != ' ' && *s != '\t' && *s != '\n') {
+            if (*s == '\'') {
+                const char *e = strchr(s + 1, '\'');
+                if (!e) { rc = -1; break; }
+                ts_buf_putn(&w, s + 1, (size_t)(e - s - 1));
+                s = e + 1;
+            } else if (*s == '"') {
+                s++;
+                while (*s && *s != '"') {
+                    if (*s == '\\' && (s[1] == '"' || s[1] == '\\')) s++;
+                    ts_buf_putn(&w, s++, 1);
+                }
+                if (*s != '"') { rc = -1; break; }
+                s++;
+            } else {
+                if (*s == '\\' && s[1]) s++;
+                ts_buf_putn(&w, s++, 1);
+            }
+        }
+        if (!rc) rc = emit(ctx, w.s, w.n);
+    }
+    ts_buf_free(&w);
+    return rc;
+}
+
+static int push_word(void *ctx, const char *w, size_t n) { return argv_push(ctx, w, n); }
+static int count_word(void *ctx, const char *w, size_t n) {
+    (void)w;
+    (void)n;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* Run b->argv (the program found on PATH), collecting stdout+stderr (up
+ * to 1 MiB); returns the exit status, or -1 if it could not be started
+ * (errno set) or was killed. */
+static int run_capture(Build *b, TsBuf *output) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    extern char **environ;
+    pid_t pid;
+    int err = posix_spawnp(&pid, b->argv[0], &fa, NULL, b->argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (err != 0) {
+        close(fds[0]);
+        errno = err;
+        return -1;
+    }
     char tmp[4096];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, p)) > 0)
-        if (output->n < (1u << 20)) ts_buf_putn(output, tmp, n);
-    int st = pclose(p);
-    if (st == -1 || !WIFEXITED(st)) return -1;
+    for (;;) {
+        ssize_t n = read(fds[0], tmp, sizeof tmp);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        if (output->n < (1u << 20)) ts_buf_putn(output, tmp, (size_t)n);
+    }
+    close(fds[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (!WIFEXITED(st)) return -1;
     return WEXITSTATUS(st);
+}
+
+/* b->argv = the words of cc, then those of the flags (if any), then more. */
+static int set_argv(Build *b, const char *cc, const char *flags) {
+    argv_free(b);
+    b->cmd.n = 0;
+    if (b->cmd.s) b->cmd.s[0] = 0;
+    if (ts_c_split_words(cc, push_word, b) != 0 || b->argc == 0) return -1;
+    if (flags && ts_c_split_words(flags, push_word, b) != 0) return -1;
+    return 0;
 }
 
 
@@ -203,26 +310,31 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
     memset(&b, 0, sizeof b);
     double t0 = ts_now_ms();
 
-    /* Compiler identity. */
-    const char *cc = opt && opt->cc && *opt->cc ? opt->cc : NULL;
-    if (!cc) {
-        const char *env = getenv("CC");
-        cc = env && *env ? env : "cc";
-    }
+    /* Compiler identity (the API boundary resolved $CC and $TILESCALE_CFLAGS). */
+    const char *cc = opt && opt->cc && *opt->cc ? opt->cc : "cc";
+    const char *extra = opt && opt->cflags ? opt->cflags : "";
     /* The compiler binary's path, size and modification time identify it
      * without starting it (starting `cc --version` was most of a warm
      * compile); a compiler given as a command line, or not found on PATH,
      * is identified by running --version, which also reports one that does
      * not run. */
+    if (set_argv(&b, cc, NULL) != 0)
+        build_fail(d, &b, TS_ERR_BUILD, "the C compiler '%s' is not a valid command (an unterminated quote?)", cc);
+    int nwords = 0;
+    if (ts_c_split_words(extra, count_word, &nwords) != 0)
+        build_fail(d, &b, TS_ERR_BUILD, "the C compiler flags '%s' do not split into words (an unterminated quote?)",
+                   extra);
     if (!compiler_stamp(cc, &b.version)) {
-        ts_buf_printf(&b.cmd, "%s --version 2>&1", cc);
-        if (run_capture(b.cmd.s, &b.version) != 0)
-            build_fail(d, &b, TS_ERR_BUILD, "the C compiler '%s' does not run (`%s`):\n%s", cc, b.cmd.s,
-                       ts_buf_str(&b.version));
+        set_argv(&b, cc, "--version");
+        errno = 0;
+        if (run_capture(&b, &b.version) != 0) {
+            int e = errno;
+            build_fail(d, &b, TS_ERR_BUILD, "the C compiler '%s' does not run (`%s`)%s%s%s", cc, b.cmd.s,
+                       e ? ": " : ":", e ? strerror(e) : "\n", ts_buf_str(&b.version));
+        }
     }
     ts_buf_puts(&b.flags, BASE_FLAGS);
-    const char *extra = getenv("TILESCALE_CFLAGS");
-    if (extra && *extra) ts_buf_printf(&b.flags, " %s", extra);
+    if (*extra) ts_buf_printf(&b.flags, " %s", extra);
 
     /* Exact file text and key. */
     ts_buf_puts(&b.text, code);
@@ -266,29 +378,35 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
     /* Miss: write the source, compile to a temporary .so, rename. */
     if (ts_write_atomic(b.cpath.s, b.text.s, b.text.n, 0644) != 0)
         build_fail(d, &b, TS_ERR_IO, "cannot write '%s': %s", b.cpath.s, strerror(errno));
-    snprintf(b.tmp, sizeof b.tmp, "%s.tmp-XXXXXX", b.sopath.s);
-    int fd = mkstemp(b.tmp);
+    ts_buf_printf(&b.tmp, "%s.tmp-XXXXXX", b.sopath.s);
+    int fd = mkstemp(b.tmp.s);
     if (fd < 0) {
-        b.tmp[0] = 0;
-        build_fail(d, &b, TS_ERR_IO, "cannot create a file in '%s': %s", b.dir.s, strerror(errno));
+        int e = errno;
+        b.tmp.n = 0;
+        build_fail(d, &b, TS_ERR_IO, "cannot create a file in '%s': %s", b.dir.s, strerror(e));
     }
     close(fd);
-    b.cmd.n = 0;
-    ts_buf_printf(&b.cmd, "%s %s -o ", cc, b.flags.s);
-    shell_quote(&b.cmd, b.tmp);
-    ts_buf_puts(&b.cmd, " ");
-    shell_quote(&b.cmd, b.cpath.s);
-    ts_buf_puts(&b.cmd, " -lm 2>&1");
-    int st = run_capture(b.cmd.s, &b.output);
-    if (st != 0)
+    set_argv(&b, cc, b.flags.s); /* both split before */
+    if (argv_push(&b, "-o", 2) || argv_push(&b, b.tmp.s, b.tmp.n) || argv_push(&b, b.cpath.s, b.cpath.n) ||
+        argv_push(&b, "-lm", 3))
+        build_fail(d, &b, TS_ERR_NOMEM, "out of memory starting the C compiler");
+    errno = 0;
+    int st = run_capture(&b, &b.output);
+    if (st != 0) {
+        int e = errno;
+        char num[24];
+        snprintf(num, sizeof num, "%d", st);
         build_fail(d, &b, TS_ERR_BUILD,
-                   "the generated C code did not compile (exit status %d):\n  %s\n%s"
+                   "the generated C code did not compile (%s%s%s):\n  %s\n%s"
                    "(generated source: %s)",
-                   st, b.cmd.s, ts_buf_str(&b.output), b.cpath.s);
-    if (chmod(b.tmp, 0755) != 0 || rename(b.tmp, b.sopath.s) != 0)
+                   st < 0 ? "the compiler could not be started or was killed" : "exit status ",
+                   st < 0 && e ? ": " : "", st < 0 ? (e ? strerror(e) : "") : num, b.cmd.s,
+                   ts_buf_str(&b.output), b.cpath.s);
+    }
+    if (chmod(b.tmp.s, 0755) != 0 || rename(b.tmp.s, b.sopath.s) != 0)
         build_fail(d, &b, TS_ERR_IO, "cannot move the compiled kernel to '%s': %s", b.sopath.s,
                    strerror(errno));
-    b.tmp[0] = 0;
+    b.tmp.n = 0;
     double t1 = ts_now_ms();
     m = load(b.sopath.s, &why);
     if (!m) {

@@ -165,6 +165,11 @@ void ts_c_emit_abi_asserts(TsBuf *out);
 TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt,
                       TsBuf *timing);
 void ts_c_module_free(TsModuleC *m);
+/* Split s into words as a POSIX shell would without expansions (blanks
+ * separate; '...', "..." and backslash quote); emit gets each word (not
+ * NUL-terminated in general: use n).  -1: an unterminated quote, or emit
+ * failed.  Used to build the compiler's argv from CC and TILESCALE_CFLAGS. */
+int ts_c_split_words(const char *s, int (*emit)(void *ctx, const char *w, size_t n), void *ctx);
 
 /* ---- sched_c.c ------------------------------------------------------------ */
 
