@@ -1,0 +1,462 @@
+/*
+ * test_pipeline.c — the CUDA software pipeline (pipeline_planning,
+ * inject_pipeline) and the thread-level copy lowering
+ * (src/target/cuda/lower_copy_cuda.c), without a GPU.
+ *
+ * Each kernel is compiled from TileLang source twice: for the CUDA target
+ * (every CUDA pass, as the CUDA printer will get it) and for the C target.
+ * The CUDA IR runs in the thread-level interpreter (every thread of every
+ * block, cp.async landing only at its wait, shared-memory races and
+ * missing barriers reported), the C IR in the block-level interpreter, on
+ * the same random inputs (outputs poisoned with NaN first), and every
+ * output element is compared.  The cases cover num_stages 1 to 4, trip
+ * counts known at compile time and at run time, below the number of
+ * stages included (a trip count of 1 with 4 stages), partial tiles in M,
+ * N and K, the vector path's run-time fallback (a K the 16-byte vectors do
+ * not divide), order=/stage= annotations, and FlashAttention (causal, so
+ * the trip count depends on the block).
+ *
+ * The schedule is also checked for its shape (prologue commits, the wait
+ * count, the barrier after it, the multi-buffered shapes) and by
+ * mutation: the same kernel with its steady-state wait one group too weak,
+ * or without the barrier after it, must fail in the interpreter; a test
+ * that cannot fail proves nothing.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elab/elab.h"
+#include "front/ast.h"
+#include "ir/interp.h"
+#include "ir/interp_thread.h"
+#include "pass/pass.h"
+#include "test.h"
+
+static TsArena A;
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static double frand(void) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+#define PRE "import tilelang\nimport tilelang.language as T\n\n"
+
+/* GEMM with a pipelined K loop; K is a run-time shape when dyn_k is set. */
+static const char *SRC_GEMM = PRE
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def mm(M, N, K, bm, bn, bk, ns, threads=128, dtype=\"float16\"):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):\n"
+    "            As = T.alloc_shared((bm, bk), dtype)\n"
+    "            Bs = T.alloc_shared((bk, bn), dtype)\n"
+    "            Cl = T.alloc_fragment((bm, bn), \"float32\")\n"
+    "            T.clear(Cl)\n"
+    "            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=ns):\n"
+    "                T.copy(A[by * bm, k * bk], As)\n"
+    "                T.copy(B[k * bk, bx * bn], Bs)\n"
+    "                T.gemm(As, Bs, Cl)\n"
+    "            T.copy(Cl, C[by * bm, bx * bn])\n"
+    "    return main\n"
+    "\n"
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def mmdyn(M, N, bm, bn, bk, ns, threads=128, dtype=\"float16\"):\n"
+    "    K = T.dynamic(\"K\")\n"
+    "\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):\n"
+    "            As = T.alloc_shared((bm, bk), dtype)\n"
+    "            Bs = T.alloc_shared((bk, bn), dtype)\n"
+    "            Cl = T.alloc_fragment((bm, bn), \"float32\")\n"
+    "            T.clear(Cl)\n"
+    "            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=ns):\n"
+    "                T.copy(A[by * bm, k * bk], As)\n"
+    "                T.copy(B[k * bk, bx * bn], Bs)\n"
+    "                T.gemm(As, Bs, Cl)\n"
+    "            T.copy(Cl, C[by * bm, bx * bn])\n"
+    "    return main\n"
+    "\n"
+    /* a row sum whose consumer is a plain T.Parallel loop; the annotation
+     * runs the consumer of iteration k before the copy of iteration k + 1 */
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def rsum(M, N, bm, bn, ns):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((M, N), \"float32\"), Y: T.Tensor((M,), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(M, bm), threads=64) as bx:\n"
+    "            Xs = T.alloc_shared((bm, bn), \"float32\")\n"
+    "            acc = T.alloc_shared((bm,), \"float32\")\n"
+    "            T.clear(acc)\n"
+    "            for k in T.Pipelined(T.ceildiv(N, bn), num_stages=ns, order=[1, 0], stage=[0, 1]):\n"
+    "                T.copy(X[bx * bm, k * bn], Xs)\n"
+    "                for i in T.Parallel(bm):\n"
+    "                    for j in T.serial(bn):\n"
+    "                        acc[i] += Xs[i, j] * (k + 1)\n"
+    "            T.copy(acc, Y[bx * bm])\n"
+    "    return main\n";
+
+/* ---- compiling ------------------------------------------------------------------- */
+
+/* Elaborate entry of src with the "-D" values in defs (space separated)
+ * and run the passes for target t; NULL (message printed) on failure. */
+static IrKernel *compile(const char *src, const char *entry, const char *defs, TsTarget t, const TsCaps *caps,
+                         const char *dump_after, TsBuf *dump) {
+    TsDiag d = {0};
+    jmp_buf jb, *saved;
+    if (ts_try(&d, &jb, &saved)) {
+        ts_try_end(&d, saved);
+        fprintf(stderr, "compile %s (%s): %s\n", entry, defs, ts_buf_str(&d.msg));
+        ts_buf_free(&d.msg);
+        return NULL;
+    }
+    TsSource *s = TS_NEW(&A, TsSource);
+    s->name = "test.py";
+    s->text = src;
+    s->len = strlen(src);
+    TsDefine df[16];
+    int nd = 0;
+    char *copy = ts_strdup(&A, defs);
+    for (char *tok = strtok(copy, " "); tok && nd < 16; tok = strtok(NULL, " ")) {
+        char *eq = strchr(tok, '=');
+        *eq = 0;
+        df[nd].name = tok;
+        df[nd++].value = eq + 1;
+    }
+    AstModule *m = ts_parse_module(&A, s);
+    IrKernel *k = ts_elaborate(&d, &A, m, entry, df, nd, false);
+    TsPassCtx cx = {&d, &A, k, t, caps};
+    ts_run_passes(&cx, dump_after, dump, NULL);
+    ts_try_end(&d, saved);
+    return k;
+}
+
+static bool use_layout = true; /* fragments in registers (layout_inference) */
+
+static TsCaps cuda_caps(void) {
+    TsCaps c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.arch, sizeof c.arch, "sm_80");
+    c.sm = 80;
+    c.mma = c.vec = c.pad = c.vec_cast = c.swizzle = c.pipeline = true;
+    c.layout = use_layout;
+    return c;
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+typedef struct Data {
+    int n;             /* parameters */
+    double *buf[8];    /* storage of tensor parameter i (NULL for scalars) */
+    int64_t size[8];   /* elements */
+} Data;
+
+static int64_t eval_size(IrKernel *k, const IrBuffer *b, const int64_t *shape_vals) {
+    TsDiag d = {0};
+    IrInterp *in = ir_interp_new(&A, &d, k);
+    for (int i = 0; i < k->shape_vars.n; i++) ir_interp_bind_var(in, k->shape_vars.v[i], (double)shape_vals[i]);
+    int64_t n = 1;
+    for (int i = 0; i < b->ndim; i++) n *= (int64_t)ir_interp_eval(in, b->shape[i]);
+    ir_interp_free(in);
+    return n;
+}
+
+/* Random inputs (multiples of 1/8: exact in float16, products and short
+ * sums exact in float32), NaN outputs. */
+static Data make_data(IrKernel *k, const int64_t *shape_vals) {
+    Data dt;
+    memset(&dt, 0, sizeof dt);
+    dt.n = k->params.n;
+    for (int p = 0; p < k->params.n && p < 8; p++) {
+        const IrBuffer *b = k->params.v[p].buf;
+        if (!b) continue;
+        dt.size[p] = eval_size(k, b, shape_vals);
+        dt.buf[p] = TS_NEWN(&A, double, dt.size[p] > 0 ? dt.size[p] : 1);
+        for (int64_t i = 0; i < dt.size[p]; i++)
+            dt.buf[p][i] = k->params.v[p].is_output ? NAN : floor(frand() * 8) / 8;
+    }
+    return dt;
+}
+
+static Data clone(const Data *s) {
+    Data d = *s;
+    for (int p = 0; p < s->n; p++) {
+        if (!s->buf[p]) continue;
+        d.buf[p] = TS_NEWN(&A, double, s->size[p] > 0 ? s->size[p] : 1);
+        memcpy(d.buf[p], s->buf[p], sizeof(double) * (size_t)s->size[p]);
+    }
+    return d;
+}
+
+/* Run k on the thread-level interpreter (CUDA IR) or the block-level one;
+ * 0 and the message in *err on failure. */
+static int run(IrKernel *k, Data *dt, const int64_t *shape_vals, int thread_level, TsBuf *err) {
+    TsDiag d = {0};
+    jmp_buf jb, *saved;
+    if (ts_try(&d, &jb, &saved)) {
+        ts_try_end(&d, saved);
+        ts_buf_puts(err, ts_buf_str(&d.msg));
+        ts_buf_free(&d.msg);
+        return 0;
+    }
+    if (thread_level) {
+        IrTInterp *x = ir_tinterp_new(&A, &d, k, IR_TINTERP_PRINTER);
+        for (int p = 0; p < k->params.n; p++)
+            if (dt->buf[p]) ir_tinterp_bind_buffer(x, k->params.v[p].buf, dt->buf[p]);
+        for (int i = 0; i < k->shape_vars.n; i++) ir_tinterp_bind_var(x, k->shape_vars.v[i], (double)shape_vals[i]);
+        ir_tinterp_run_grid(x);
+        ir_tinterp_free(x);
+    } else {
+        IrInterp *in = ir_interp_new(&A, &d, k);
+        for (int p = 0; p < k->params.n; p++)
+            if (dt->buf[p]) ir_interp_bind_buffer(in, k->params.v[p].buf, dt->buf[p]);
+        for (int i = 0; i < k->shape_vars.n; i++) ir_interp_bind_var(in, k->shape_vars.v[i], (double)shape_vals[i]);
+        ir_interp_run_grid(in);
+        ir_interp_free(in);
+    }
+    ts_try_end(&d, saved);
+    return 1;
+}
+
+static int mismatches(const Data *got, const Data *want, double tol) {
+    int bad = 0;
+    for (int p = 0; p < got->n; p++) {
+        if (!got->buf[p]) continue;
+        for (int64_t i = 0; i < got->size[p]; i++) {
+            double g = got->buf[p][i], w = want->buf[p][i];
+            if (isnan(w) ? !isnan(g) : !(fabs(g - w) <= tol * (1 + fabs(w)))) {
+                if (bad < 3) fprintf(stderr, "  param %d element %lld: got %.9g, want %.9g\n", p, (long long)i, g, w);
+                bad++;
+            }
+        }
+    }
+    return bad;
+}
+
+/* Compile entry both ways, run both on the same data, compare.  Returns
+ * the CUDA kernel (NULL on failure). */
+static IrKernel *check_case(const char *src, const char *entry, const char *defs, const int64_t *shape_vals,
+                            double tol) {
+    TsCaps cc = cuda_caps(), none;
+    memset(&none, 0, sizeof none);
+    IrKernel *kc = compile(src, entry, defs, TS_TARGET_CUDA, &cc, NULL, NULL);
+    IrKernel *kr = compile(src, entry, defs, TS_TARGET_C, &none, NULL, NULL);
+    CHECK(kc && kr);
+    if (!kc || !kr) return NULL;
+    Data in = make_data(kr, shape_vals), want = clone(&in), got = clone(&in);
+    TsBuf err = {0};
+    int ok_r = run(kr, &want, shape_vals, 0, &err);
+    int ok_c = run(kc, &got, shape_vals, 1, &err);
+    if (!ok_r || !ok_c) fprintf(stderr, "%s (%s): %s\n", entry, defs, ts_buf_str(&err));
+    CHECK(ok_r && ok_c);
+    int bad = ok_r && ok_c ? mismatches(&got, &want, tol) : -1;
+    if (bad) fprintf(stderr, "%s (%s): %d mismatches\n", entry, defs, bad);
+    CHECK_EQ_INT(0, bad);
+    ts_buf_free(&err);
+    return kc;
+}
+
+/* ---- looking at the schedule -------------------------------------------------------- */
+
+typedef struct Shape {
+    int commits_before;  /* async commits before the steady loop (prologue) */
+    int wait;            /* the steady loop's wait count (-1: none) */
+    int steady_barrier;  /* the steady loop starts with wait + barrier (or barrier) */
+    int steady_loops;    /* serial loops holding a wait (steady states) */
+    IrStmt *steady;      /* the first of them */
+} Shape;
+
+static void scan(IrStmt *s, Shape *sh, int in_loop) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) scan(s->seq.v[i], sh, in_loop);
+        return;
+    case IR_S_FOR: {
+        IrStmt *b = s->for_.body;
+        if (s->for_.kind == IR_FOR_SERIAL && b && b->kind == IR_S_SEQ && b->seq.n >= 2 &&
+            b->seq.v[0]->kind == IR_S_ASYNC_WAIT) {
+            if (!sh->steady) {
+                sh->steady = s;
+                sh->wait = b->seq.v[0]->async_wait.pending;
+                sh->steady_barrier = b->seq.v[1]->kind == IR_S_BARRIER;
+            }
+            sh->steady_loops++;
+            return;
+        }
+        scan(b, sh, 1);
+        return;
+    }
+    case IR_S_IF:
+        scan(s->if_.then, sh, in_loop);
+        scan(s->if_.else_, sh, in_loop);
+        return;
+    case IR_S_ASYNC_COMMIT:
+        if (!sh->steady) sh->commits_before++;
+        return;
+    default: (void)in_loop; return;
+    }
+}
+
+static Shape shape_of(IrKernel *k) {
+    Shape sh;
+    memset(&sh, 0, sizeof sh);
+    sh.wait = -1;
+    scan(k->body, &sh, 0);
+    return sh;
+}
+
+static const IrBuffer *buffer_named(const IrKernel *k, const char *name) {
+    for (int i = 0; i < k->buffers.n; i++)
+        if (!strcmp(k->buffers.v[i]->name, name)) return k->buffers.v[i];
+    return NULL;
+}
+
+/* ---- the tests ------------------------------------------------------------------------ */
+
+/* num_stages 1..4 on trip counts 5 (partial M, N, K tiles), 1 and 3. */
+static void test_gemm_stages(void) {
+    static const char *shapes[] = {"M=50 N=40 K=72", "M=32 N=32 K=16", "M=40 N=64 K=48"};
+    for (int ns = 1; ns <= 4; ns++) {
+        for (int si = 0; si < 3; si++) {
+            char defs[160];
+            snprintf(defs, sizeof defs, "%s bm=32 bn=32 bk=16 ns=%d", shapes[si], ns);
+            IrKernel *k = check_case(SRC_GEMM, "mm", defs, NULL, 0);
+            if (!k) continue;
+            Shape sh = shape_of(k);
+            const IrBuffer *as = buffer_named(k, "As");
+            CHECK(as != NULL);
+            if (ns == 1) {
+                /* num_stages=1: the loop is left alone, copies plain */
+                CHECK_EQ_INT(0, sh.steady_loops);
+                CHECK_EQ_INT(0, sh.commits_before);
+                if (as) CHECK_EQ_INT(2, as->ndim);
+            } else {
+                CHECK_EQ_INT(1, sh.steady_loops);
+                CHECK_EQ_INT(ns - 1, sh.commits_before);
+                CHECK_EQ_INT(ns - 2, sh.wait);
+                CHECK(sh.steady_barrier);
+                if (as) {
+                    CHECK_EQ_INT(3, as->ndim);
+                    int64_t v = 0;
+                    if (as->ndim == 3) CHECK(ir_is_const_int(as->shape[0], &v) && v == ns);
+                }
+            }
+        }
+    }
+}
+
+/* Run-time trip counts: K a shape variable (1, 3, 7 iterations with 16-wide
+ * K tiles; K = 36 and 20 are not multiples of the 8-element vector, so the
+ * A copy takes its generic fallback at run time). */
+static void test_gemm_runtime_trip(void) {
+    static const int64_t ks[] = {16, 40, 112, 36, 20};
+    for (int ns = 2; ns <= 4; ns++) {
+        for (int i = 0; i < 5; i++) {
+            char defs[160];
+            snprintf(defs, sizeof defs, "M=40 N=48 bm=32 bn=32 bk=16 ns=%d", ns);
+            int64_t sv[1] = {ks[i]};
+            IrKernel *k = check_case(SRC_GEMM, "mmdyn", defs, sv, 0);
+            if (!k) continue;
+            Shape sh = shape_of(k);
+            CHECK_EQ_INT(ns - 2, sh.wait);
+            CHECK_EQ_INT(ns - 1, sh.commits_before);
+        }
+    }
+}
+
+/* order=/stage= annotations: the copy one stage ahead of its consumer,
+ * issued after it within a step. */
+static void test_annotated(void) {
+    for (int ns = 2; ns <= 3; ns++) {
+        char defs[96];
+        snprintf(defs, sizeof defs, "M=40 N=56 bm=16 bn=8 ns=%d", ns);
+        IrKernel *k = check_case(SRC_GEMM, "rsum", defs, NULL, 1e-6);
+        if (!k) continue;
+        Shape sh = shape_of(k);
+        CHECK_EQ_INT(1, sh.steady_loops);
+        CHECK_EQ_INT(0, sh.wait); /* stage distance 1: the newest group */
+        CHECK_EQ_INT(1, sh.commits_before);
+        const IrBuffer *xs = buffer_named(k, "Xs");
+        int64_t v = 0;
+        CHECK(xs && xs->ndim == 3 && ir_is_const_int(xs->shape[0], &v) && v == 2);
+    }
+}
+
+static const char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *p = TS_NEWN(&A, char, n + 1);
+    if (fread(p, 1, (size_t)n, f) != (size_t)n) n = 0;
+    p[n] = 0;
+    fclose(f);
+    return p;
+}
+
+/* FlashAttention: K and V tiles pipelined; causal makes the trip count
+ * depend on the block. */
+static void test_flash_attention(void) {
+    const char *src = read_file("examples/flash_attention.py");
+    CHECK(src != NULL);
+    if (!src) return;
+    static const char *defs[] = {
+        "batch=1 heads=2 seq_len=80 dim=32 is_causal=True block_M=32 block_N=32 num_stages=2",
+        "batch=1 heads=1 seq_len=96 dim=32 is_causal=False block_M=32 block_N=32 num_stages=3",
+    };
+    for (int i = 0; i < 2; i++) {
+        IrKernel *k = check_case(src, "flashattn", defs[i], NULL, 2e-2);
+        if (!k) continue;
+        Shape sh = shape_of(k);
+        CHECK_EQ_INT(1, sh.steady_loops);
+        CHECK_EQ_INT(i == 0 ? 0 : 1, sh.wait);
+    }
+}
+
+/* The interpreter catches a schedule that is one group short or lacks its
+ * barrier: the checks above are able to fail. */
+static void test_mutations(void) {
+    TsCaps cc = cuda_caps(), none;
+    memset(&none, 0, sizeof none);
+    static const char *const entry[] = {"mm", "rsum", "mm", "rsum"};
+    static const char *const defs[] = {"M=32 N=32 K=80 bm=32 bn=32 bk=16 ns=3", "M=40 N=56 bm=16 bn=8 ns=2",
+                                       "M=32 N=32 K=80 bm=32 bn=32 bk=16 ns=3", "M=40 N=56 bm=16 bn=8 ns=2"};
+    for (int mut = 0; mut < 4; mut++) {
+        IrKernel *kc = compile(SRC_GEMM, entry[mut], defs[mut], TS_TARGET_CUDA, &cc, NULL, NULL);
+        IrKernel *kr = compile(SRC_GEMM, entry[mut], defs[mut], TS_TARGET_C, &none, NULL, NULL);
+        CHECK(kc && kr);
+        if (!kc || !kr) return;
+        Shape sh = shape_of(kc);
+        CHECK(sh.steady != NULL);
+        if (!sh.steady) return;
+        IrStmt *b = sh.steady->for_.body;
+        if (mut < 2) b->seq.v[0]->async_wait.pending++; /* one group too weak */
+        else b->seq.v[1] = ir_seq(&A);                  /* the barrier dropped */
+        Data in = make_data(kr, NULL), want = clone(&in), got = clone(&in);
+        TsBuf err = {0};
+        CHECK(run(kr, &want, NULL, 0, &err));
+        int ok = run(kc, &got, NULL, 1, &err);
+        int caught = !ok || mismatches(&got, &want, 0) > 0;
+        if (!caught) fprintf(stderr, "mutation %d was not caught\n", mut);
+        else if (getenv("TS_VERBOSE")) fprintf(stderr, "mutation %d: %s\n", mut, ts_buf_str(&err));
+        CHECK(caught);
+        ts_buf_free(&err);
+    }
+}
+
+int main(void) {
+    ts_arena_init(&A);
+    test_gemm_stages();
+    use_layout = false; /* the same with fragments in shared memory */
+    test_gemm_stages();
+    use_layout = true;
+    test_gemm_runtime_trip();
+    test_annotated();
+    test_flash_attention();
+    test_mutations();
+    ts_arena_free(&A);
+    return test_done();
+}
