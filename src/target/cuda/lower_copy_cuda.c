@@ -44,35 +44,23 @@
  */
 #include "target/cuda/lower_copy_cuda.h"
 
+#include "ir/arith.h"
 #include "op/op_util.h"
 
-/* Is e provably a multiple of q?  1: yes, 0: provably not (a constant),
- * -1: not known at compile time. */
-static int multiple_of(const IrExpr *e, int64_t q) {
-    int64_t c;
-    if (q == 1) return 1;
-    if (ir_is_const_int(e, &c)) return c % q == 0;
-    if (e->kind == IR_E_CAST && ts_dtype_is_int(e->dt) && ts_dtype_is_int(e->un.a->dt))
-        return multiple_of(e->un.a, q) == 1 ? 1 : -1;
-    if (e->kind != IR_E_BIN) return -1;
-    switch (e->bin.op) {
-    case IR_MUL:
-        return (multiple_of(e->bin.a, q) == 1 || multiple_of(e->bin.b, q) == 1) ? 1 : -1;
-    case IR_ADD:
-    case IR_SUB: {
-        int x = multiple_of(e->bin.a, q), y = multiple_of(e->bin.b, q);
-        if (x == 1 && y == 1) return 1;
-        if ((x == 1 && y == 0) || (x == 0 && y == 1)) return 0;
-        return -1;
-    }
-    default: return -1;
-    }
+/* Is e provably a multiple of q?  1: yes, 0: provably not (its residue
+ * is known and not 0), -1: not known at compile time (the shared integer
+ * analysis, src/ir/arith.c, decides). */
+static int multiple_of(IrArith *ar, const IrExpr *e, int64_t q) {
+    if (q == 1 || ir_arith_divisible(ar, e, q)) return 1;
+    IrModFact f = ir_arith_mod(ar, e);
+    if ((f.m == 0 && f.r % q) || (f.m > 0 && f.m % q == 0 && f.r % q)) return 0;
+    return -1;
 }
 
-/* cond && (e % q == 0), or NULL when e is provably a multiple; *bad set
+/* cond && (e % q == 0), or cond when e is provably a multiple; *bad set
  * when it provably is not. */
-static IrExpr *need_multiple(TsArena *a, IrExpr *cond, IrExpr *e, int64_t q, int *bad) {
-    int m = multiple_of(e, q);
+static IrExpr *need_multiple(IrArith *ar, TsArena *a, IrExpr *cond, IrExpr *e, int64_t q, int *bad) {
+    int m = multiple_of(ar, e, q);
     if (m == 1) return cond;
     if (m == 0) {
         *bad = 1;
@@ -109,16 +97,17 @@ IrStmt *ts_cuda_lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     if (!ir_is_const_int(db->shape[dlast], &drow)) return NULL;
 
     /* the widest vector whose facts hold or can be tested */
+    IrArith ar;
+    ir_arith_init(&ar, a, cx->k);
     int lanes = 0;
     IrExpr *test = NULL;
     for (int bytes = 16; bytes >= 4 && !lanes; bytes /= 2) {
         int64_t q = bytes / es;
         if (q < 1 || bytes % es || row % q || drow % q) continue;
         int bad = 0;
-        need_multiple(a, NULL, dst->start[dlast], q, &bad);
-        if (bad || multiple_of(dst->start[dlast], q) != 1) continue;
-        IrExpr *t = need_multiple(a, NULL, src->start[slast], q, &bad);
-        t = need_multiple(a, t, sb->shape[slast], q, &bad);
+        if (multiple_of(&ar, dst->start[dlast], q) != 1) continue;
+        IrExpr *t = need_multiple(&ar, a, NULL, src->start[slast], q, &bad);
+        t = need_multiple(&ar, a, t, sb->shape[slast], q, &bad);
         if (bad) continue;
         lanes = (int)q;
         test = t;
@@ -158,7 +147,16 @@ IrStmt *ts_cuda_lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     vc->vcopy.nsi = sb->ndim;
     vc->vcopy.lanes = lanes;
     vc->vcopy.async = op->async != 0;
-    vc->vcopy.pred = op_in_bounds(a, sb, si);
+    /* in bounds, simplified over the thread and round ranges */
+    IrExpr *pred = op_in_bounds(a, sb, si);
+    if (pred) {
+        ir_arith_bind(&ar, tx, 0, T - 1);
+        if (rv) ir_arith_bind(&ar, rv, 0, rounds - 1);
+        pred = ir_arith_simplify(&ar, pred);
+        int64_t pc;
+        if (ir_is_const_int(pred, &pc) && pc) pred = NULL;
+    }
+    vc->vcopy.pred = pred;
     IrStmt *body = vc;
     if (rounds * T != nv) body = op_if(a, s->loc, ir_bin(a, IR_LT, vid, ir_i32(a, nv)), body, NULL);
     if (rv) {
@@ -176,6 +174,9 @@ IrStmt *ts_cuda_lower_copy(TsLowerCtx *cx, const IrStmt *s) {
         ir_seq_push(a, res, thr);
         ir_seq_push(a, res, ir_stmt(a, IR_S_BARRIER, s->loc));
     }
+    if (test) test = ir_arith_simplify(&ar, test);
+    int64_t tc;
+    if (test && ir_is_const_int(test, &tc)) test = tc ? NULL : test; /* (never false: checked above) */
     if (test) res = op_if(a, s->loc, test, res, ts_op_copy_lower(cx, s));
     return res;
 }
