@@ -1493,7 +1493,15 @@ IrTInterp *ir_tinterp_new(TsArena *a, TsDiag *d, const IrKernel *k, IrTInterpMod
     if (model == IR_TINTERP_PRINTER)
         while (mark(x, k->body, false)) {
         }
+    /* a layout or swizzle error frees what was set up before it unwinds */
+    jmp_buf jb, *saved;
+    if (ts_try(d, &jb, &saved)) {
+        ts_try_end(d, saved);
+        ir_tinterp_free(x);
+        ts_rethrow(d, d->status);
+    }
     for (int i = 0; i < k->buffers.n; i++) setup_buffer(x, k->buffers.v[i]);
+    ts_try_end(d, saved);
     return x;
 }
 

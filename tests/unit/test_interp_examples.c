@@ -56,6 +56,7 @@ static const Case cases[] = {
     {"examples/gemm.py", "matmul",
      {"M=128", "N=64", "K=96", "block_M=64", "block_N=64", "block_K=32", "num_stages=2"}, 1e-3},
     {"examples/gemm.py", "matmul", {"M=80", "N=72", "K=40", "block_M=32", "block_N=32", "block_K=16"}, 1e-3},
+    {"examples/gemm.py", "matmul_eager", {"M=80", "N=64", "K=96", "block_M=32", "block_N=32", "block_K=32"}, 1e-3},
     {"examples/softmax.py", "softmax", {"M=40", "N=33"}, 1e-5},
     {"examples/rms_norm.py", "rms_norm", {"M=40", "N=70"}, 1e-5},
     {"examples/splitk_gemm.py", "splitk_gemm", {"M=64", "N=64", "K=128", "splits=2"}, 1e-3},
@@ -65,9 +66,9 @@ static const Case cases[] = {
      {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=False"}, 2e-2},
 };
 
-/* Elaborate, run the target's passes; NULL (message printed) on failure. */
-static IrKernel *compile(TsArena *a, TsDiag *d, const TsSource *src, const Case *c, TsTarget target,
-                         const TsCaps *caps) {
+/* Elaborate and run the target's passes (errors longjmp through d). */
+static IrKernel *compile_in(TsArena *a, TsDiag *d, const TsSource *src, const Case *c, TsTarget target,
+                            const TsCaps *caps) {
     TsDefine defs[10];
     volatile int nd = 0; /* read after a longjmp */
     for (; c->defs[nd]; nd++) {
@@ -75,15 +76,22 @@ static IrKernel *compile(TsArena *a, TsDiag *d, const TsSource *src, const Case 
         defs[nd].name = ts_strndup(a, c->defs[nd], (size_t)(eq - c->defs[nd]));
         defs[nd].value = eq + 1;
     }
+    AstModule *m = ts_parse_module(a, src);
+    IrKernel *k = ts_elaborate(d, a, m, c->entry, defs, nd, false);
+    for (IrKernel *p = k; p; p = p->next) {
+        TsPassCtx pc = {d, a, p, target, caps};
+        ts_run_passes(&pc, NULL, NULL, NULL);
+    }
+    return k;
+}
+
+/* The same; NULL (message printed) on failure. */
+static IrKernel *compile(TsArena *a, TsDiag *d, const TsSource *src, const Case *c, TsTarget target,
+                         const TsCaps *caps) {
     jmp_buf jb, *saved;
     IrKernel *volatile k = NULL;
     if (!ts_try(d, &jb, &saved)) {
-        AstModule *m = ts_parse_module(a, src);
-        k = ts_elaborate(d, a, m, c->entry, defs, nd, false);
-        for (IrKernel *p = k; p; p = p->next) {
-            TsPassCtx pc = {d, a, p, target, caps};
-            ts_run_passes(&pc, NULL, NULL, NULL);
-        }
+        k = compile_in(a, d, src, c, target, caps);
     } else {
         fprintf(stderr, "%s:%s (%s): %s\n", c->file, c->entry, target == TS_TARGET_C ? "c" : "cuda",
                 ts_buf_str(&d->msg));
@@ -101,15 +109,29 @@ typedef enum Mutation {
     MUT_SHORT_THREADS,   /* every thread-range loop drops its last thread */
     MUT_SHORT_UNROLL,    /* every unrolled loop drops its last iteration */
     MUT_LAYOUT_SHIFT,    /* layouts give each element to the next thread */
+    MUT_NO_BARRIERS,     /* the passes' barriers dropped */
+    MUT_NO_WAITS,        /* the cp.async waits dropped */
+    MUT_WEAK_WAITS,      /* each wait leaves one more group in flight */
 } Mutation;
 
 static void mutate_stmt(TsArena *a, IrStmt *s, Mutation mut) {
     if (!s) return;
     int64_t n;
     switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) mutate_stmt(a, s->seq.v[i], mut);
+    case IR_S_SEQ: {
+        int n2 = 0;
+        for (int i = 0; i < s->seq.n; i++) {
+            IrStmt *c = s->seq.v[i];
+            if ((mut == MUT_NO_BARRIERS && c->kind == IR_S_BARRIER) ||
+                (mut == MUT_NO_WAITS && c->kind == IR_S_ASYNC_WAIT))
+                continue;
+            if (mut == MUT_WEAK_WAITS && c->kind == IR_S_ASYNC_WAIT) c->async_wait.pending++;
+            mutate_stmt(a, c, mut);
+            s->seq.v[n2++] = c;
+        }
+        s->seq.n = n2;
         return;
+    }
     case IR_S_FOR:
         if (((mut == MUT_SHORT_THREADS && s->for_.kind == IR_FOR_THREAD) ||
              (mut == MUT_SHORT_UNROLL && s->for_.kind == IR_FOR_UNROLL)) &&
@@ -259,15 +281,28 @@ int main(void) {
     }
     /* planted bugs, in the tensor-core gemm (registers, swizzled tiles) and
      * FlashAttention (register P operand, warp-shuffle reductions) */
-    static const Mutation muts[] = {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT};
-    static const char *const mut_names[] = {"", "swapped block indices", "short thread ranges", "short unrolled loops",
-                                            "shifted layouts"};
-    const size_t targets[] = {2, 8};
-    for (size_t t = 0; t < sizeof targets / sizeof *targets; t++)
-        for (size_t m = 0; m < sizeof muts / sizeof *muts; m++) {
-            const Case *c = &cases[targets[t]];
-            bool ok = run_case(c, strict, muts[m]);
-            if (ok) fprintf(stderr, "NOT CAUGHT: %s in %s %s\n", mut_names[muts[m]], c->file, c->entry);
+    static const char *const mut_names[] = {"",
+                                            "swapped block indices",
+                                            "short thread ranges",
+                                            "short unrolled loops",
+                                            "shifted layouts",
+                                            "dropped barriers",
+                                            "dropped async waits",
+                                            "weaker async waits"};
+    static const struct {
+        size_t c;      /* index in cases[] */
+        Mutation m[8]; /* MUT_NONE-terminated */
+    } planted[] = {
+        /* the pipelined gemm: cp.async, waits and barriers come from inject_pipeline */
+        {2, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT, MUT_NO_BARRIERS, MUT_NO_WAITS,
+             MUT_WEAK_WAITS}},
+        {9, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT}},
+    };
+    for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
+        for (size_t m = 0; planted[t].m[m]; m++) {
+            const Case *c = &cases[planted[t].c];
+            bool ok = run_case(c, strict, planted[t].m[m]);
+            if (ok) fprintf(stderr, "NOT CAUGHT: %s in %s %s\n", mut_names[planted[t].m[m]], c->file, c->entry);
             CHECK(!ok);
         }
     return test_done();
