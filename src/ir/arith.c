@@ -241,6 +241,8 @@ void ir_arith_pop(IrArith *ar, int mark) {
     if (mark >= 0 && mark <= ar->ranges.n) ar->ranges.n = mark;
 }
 
+static IrInterval var_range_found(IrArith *ar, const IrVar *v);
+
 /* The range an enclosing loop or earlier let gives v, searching the frames. */
 static bool frame_range(IrArith *ar, const IrVar *v, IrInterval *out) {
     const IrWalkFrame *below = NULL;
@@ -269,7 +271,18 @@ IrInterval ir_arith_var_range(IrArith *ar, const IrVar *v) {
     IrInterval dr = dt_range(v->dt), r = FULL;
     for (int i = ar->ranges.n - 1; i >= 0; i--)
         if (ar->ranges.v[i].var == v) return iv_meet(ar->ranges.v[i].r, dr);
-    if (ar->frame && frame_range(ar, v, &r)) return iv_meet(r, dr);
+    /* Ranges found below (frames, the grid) are bounds of other
+     * expressions; ill-formed IR could make them cyclic. */
+    if (ar->depth > 48) return v->kind == IR_VAR_LOOP || v->kind == IR_VAR_LET ? dr : iv_meet(iv(0, POS), dr);
+    ar->depth++;
+    r = var_range_found(ar, v);
+    ar->depth--;
+    return iv_meet(r, dr);
+}
+
+static IrInterval var_range_found(IrArith *ar, const IrVar *v) {
+    IrInterval r = FULL;
+    if (ar->frame && frame_range(ar, v, &r)) return r;
     const IrKernel *k = ar->k;
     switch (v->kind) {
     case IR_VAR_THREAD_IDX:
@@ -288,7 +301,7 @@ IrInterval ir_arith_var_range(IrArith *ar, const IrVar *v) {
     case IR_VAR_RANK: r = iv(0, POS); break;
     default: break;
     }
-    return iv_meet(r, dr);
+    return r;
 }
 
 /* ---- the analysis of one node ----------------------------------------------------- */
@@ -843,8 +856,9 @@ static IrExpr *simp_divmod(IrArith *ar, IrExpr *e) {
     return e;
 }
 
-static IrExpr *simp_node(IrMutator *m, IrExpr *e) {
-    IrArith *ar = m->ctx;
+static IrExpr *simp_node(IrMutator *m, IrExpr *e) { return ir_arith_simplify_node(m->ctx, e); }
+
+IrExpr *ir_arith_simplify_node(IrArith *ar, IrExpr *e) {
     TsArena *a = ar->arena;
     if (e->kind == IR_E_NOT && !e->un.bitnot) {
         int d = decide(ar, e);

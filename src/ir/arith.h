@@ -57,6 +57,7 @@ typedef struct IrArith {
     const IrKernel *k;          /* thread/block ranges come from it (may be NULL) */
     TS_VEC(IrArithRange) ranges; /* bound by the caller, searched newest first */
     const IrWalkFrame *frame;   /* if set: enclosing loops and lets give ranges */
+    int depth;                  /* internal: nesting of range look-ups (cut off cycles) */
 } IrArith;
 
 /* Start an analysis (nothing bound). */
@@ -149,6 +150,10 @@ bool ir_arith_prove_le(IrArith *ar, const IrExpr *a, const IrExpr *b);
  * The result computes the same value as e wherever the ranges hold.
  */
 IrExpr *ir_arith_simplify(IrArith *ar, IrExpr *e);
+/* The same rewrites on the node e alone, its operands taken as they are:
+ * for passes running their own mutator (post_expr), which gives the
+ * bottom-up order. */
+IrExpr *ir_arith_simplify_node(IrArith *ar, IrExpr *e);
 
 /* ---- regions ------------------------------------------------------------------------ */
 

@@ -13,18 +13,24 @@
  *   x - x -> 0,  min(x, x) -> x,  max(x, x) -> x   (x the same var)
  *
  * all on integers only, where they are exact (wrap-around arithmetic is
- * associative).  On statements it removes what can never run: an `if`
+ * associative).  Then the shared integer analysis (ir/arith.h) rewrites
+ * what the ranges of loop variables, lets, thread and block indices allow:
+ * guards that always hold (`if k * 64 + j < 2048` inside loops that never
+ * reach 2048) fold to constants, divisions by tile sizes fold
+ * (`(j * 4 + v) // 4` with v in [0, 4) is j), min/max of ordered operands
+ * pick a side.  On statements it removes what can never run: an `if`
  * whose condition folded to a constant keeps only the live branch, a loop
- * with a constant extent <= 0 and a `while False` disappear, and empty
+ * whose extent is at most 0 and a `while False` disappear, and empty
  * sequences left behind are dropped from their parent.
  *
- * It builds new nodes throughout; the old tree is simply abandoned in the
- * arena.
+ * It runs on the shared mutator (ir/walk.h), bottom-up: unchanged subtrees
+ * are kept as they are, changed nodes are rebuilt through the folding
+ * constructors, and the mutator's frames give the analysis the enclosing
+ * loops.
  */
-#include "op/op.h"
+#include "ir/arith.h"
+#include "ir/walk.h"
 #include "pass/pass.h"
-
-static IrExpr *simp_expr(TsArena *a, IrExpr *e);
 
 static bool const_int(const IrExpr *e, int64_t *v) {
     return ir_is_const_int(e, v) && ts_dtype_is_int(e->dt);
@@ -58,124 +64,75 @@ static IrExpr *rewrite_bin(TsArena *a, IrExpr *e) {
     return e;
 }
 
-static IrExpr **simp_list(TsArena *a, IrExpr **v, int n) {
-    IrExpr **r = TS_NEWN(a, IrExpr *, n > 0 ? n : 1);
-    for (int i = 0; i < n; i++) r[i] = simp_expr(a, v[i]);
-    return r;
-}
+/* The pass's state: the analysis, which sees the mutator's frames. */
+typedef struct Simp {
+    IrArith ar; /* ranges of loop vars, lets, threads and blocks */
+} Simp;
 
-static IrExpr *simp_expr(TsArena *a, IrExpr *e) {
-    if (!e) return NULL;
-    IrExpr *r;
-    switch (e->kind) {
-    case IR_E_BIN: {
-        IrExpr *x = simp_expr(a, e->bin.a), *y = simp_expr(a, e->bin.b);
-        r = rewrite_bin(a, ir_bin(a, e->bin.op, x, y));
-        if (r->dt != e->dt) r = ir_cast(a, e->dt, r);
-        break;
-    }
-    case IR_E_NEG: r = ir_neg(a, simp_expr(a, e->un.a)); break;
-    case IR_E_NOT: r = ir_not(a, simp_expr(a, e->un.a)); break;
-    case IR_E_CAST: r = ir_cast(a, e->dt, simp_expr(a, e->un.a)); break;
-    case IR_E_SELECT:
-        r = ir_select(a, simp_expr(a, e->sel.cond), simp_expr(a, e->sel.a),
-                      simp_expr(a, e->sel.b));
-        break;
-    case IR_E_LOAD:
-        r = ir_load(a, e->load.buf, simp_list(a, e->load.idx, e->load.nidx), e->load.nidx);
-        r->dt = e->dt;
-        break;
-    case IR_E_CALL:
-        r = ir_call(a, e->call.fn, simp_list(a, e->call.args, e->call.nargs), e->call.nargs,
-                    e->dt);
-        break;
-    default: return e; /* leaves are immutable and can be shared */
-    }
+static IrExpr *simp_post_expr(IrMutator *m, IrExpr *e) {
+    Simp *sp = m->ctx;
+    if (e->kind != IR_E_BIN) return e->kind == IR_E_NOT ? ir_arith_simplify_node(&sp->ar, e) : e;
+    TsDType dt = e->dt;
+    IrExpr *r = rewrite_bin(m->arena, e);
+    sp->ar.frame = m->frame;
+    r = ir_arith_simplify_node(&sp->ar, r);
+    if (r->dt != dt) r = ir_cast(m->arena, dt, r);
     if (!r->loc.src) r->loc = e->loc;
-    return r;
-}
-
-static IrRegion simp_region(TsArena *a, const IrRegion *g) {
-    IrRegion r = *g;
-    r.start = simp_list(a, g->start, g->ndim);
-    r.extent = simp_list(a, g->extent, g->ndim);
     return r;
 }
 
 static bool is_empty(const IrStmt *s) { return !s || (s->kind == IR_S_SEQ && s->seq.n == 0); }
 
-static IrStmt *simp_stmt(TsArena *a, const IrStmt *s) {
-    if (!s) return NULL;
-    IrStmt *r = ir_stmt(a, s->kind, s->loc);
-    *r = *s;
+/* Dead code, on a statement whose parts are simplified already. */
+static IrStmt *simp_post_stmt(IrMutator *m, IrStmt *s) {
+    TsArena *a = m->arena;
     int64_t c;
     switch (s->kind) {
-    case IR_S_SEQ:
-        r->seq.v = NULL;
-        r->seq.n = r->seq.cap = 0;
-        for (int i = 0; i < s->seq.n; i++) {
-            IrStmt *k = simp_stmt(a, s->seq.v[i]);
-            if (!is_empty(k)) ir_seq_push(a, r, k);
-        }
-        break;
-    case IR_S_FOR:
-        r->for_.min = simp_expr(a, s->for_.min);
-        r->for_.extent = simp_expr(a, s->for_.extent);
-        if (ir_is_const_int(r->for_.extent, &c) && c <= 0) return ir_seq(a);
-        r->for_.body = simp_stmt(a, s->for_.body);
-        break;
-    case IR_S_IF:
-        r->if_.cond = simp_expr(a, s->if_.cond);
-        if (ir_is_const_int(r->if_.cond, &c)) {
-            IrStmt *live = simp_stmt(a, c ? s->if_.then : s->if_.else_);
+    case IR_S_SEQ: {
+        int keep = 0;
+        for (int i = 0; i < s->seq.n; i++) keep += !is_empty(s->seq.v[i]);
+        if (keep == s->seq.n) return s;
+        IrStmt *r = ir_seq(a);
+        r->loc = s->loc;
+        for (int i = 0; i < s->seq.n; i++)
+            if (!is_empty(s->seq.v[i])) ir_seq_push(a, r, s->seq.v[i]);
+        return r;
+    }
+    case IR_S_FOR: {
+        Simp *sp = m->ctx;
+        sp->ar.frame = m->frame->up; /* the loop's bounds are outside it */
+        if (ir_arith_bound(&sp->ar, s->for_.extent).hi <= 0) return ir_seq(a);
+        return s;
+    }
+    case IR_S_IF: {
+        if (ir_is_const_int(s->if_.cond, &c)) {
+            IrStmt *live = c ? s->if_.then : s->if_.else_;
             return live ? live : ir_seq(a);
         }
-        r->if_.then = simp_stmt(a, s->if_.then);
-        r->if_.else_ = simp_stmt(a, s->if_.else_);
-        if (r->if_.else_ && is_empty(r->if_.else_)) r->if_.else_ = NULL;
-        if (is_empty(r->if_.then) && !r->if_.else_) return ir_seq(a);
+        bool drop_else = s->if_.else_ && is_empty(s->if_.else_);
+        if (is_empty(s->if_.then) && (!s->if_.else_ || drop_else)) return ir_seq(a);
+        if (!drop_else && s->if_.then) return s;
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        if (drop_else) r->if_.else_ = NULL;
         if (!r->if_.then) r->if_.then = ir_seq(a);
-        break;
+        return r;
+    }
     case IR_S_WHILE:
-        r->while_.cond = simp_expr(a, s->while_.cond);
-        if (ir_is_const_int(r->while_.cond, &c) && !c) return ir_seq(a);
-        r->while_.body = simp_stmt(a, s->while_.body);
-        break;
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD:
-        r->store.idx = simp_list(a, s->store.idx, s->store.nidx);
-        r->store.value = simp_expr(a, s->store.value);
-        break;
-    case IR_S_LET: r->let.value = simp_expr(a, s->let.value); break;
-    case IR_S_EVAL: r->eval.e = simp_expr(a, s->eval.e); break;
-    case IR_S_PRINT: r->print.value = simp_expr(a, s->print.value); break;
-    case IR_S_TILEOP: {
-        IrTileOp *op = TS_NEW(a, IrTileOp);
-        *op = *s->op;
-        for (int i = 0; i < op->nr; i++) op->r[i] = simp_region(a, &s->op->r[i]);
-        op->value = simp_expr(a, s->op->value);
-        r->op = op;
-        break;
+        if (ir_is_const_int(s->while_.cond, &c) && !c) return ir_seq(a);
+        return s;
+    default: return s;
     }
-    case IR_S_VCOPY:
-        r->vcopy.didx = simp_list(a, s->vcopy.didx, s->vcopy.ndi);
-        r->vcopy.sidx = simp_list(a, s->vcopy.sidx, s->vcopy.nsi);
-        r->vcopy.pred = s->vcopy.pred ? simp_expr(a, s->vcopy.pred) : NULL;
-        break;
-    case IR_S_BREAK:
-    case IR_S_CONTINUE:
-    case IR_S_ALLOC:
-    case IR_S_BARRIER:
-    case IR_S_ASYNC_COMMIT:
-    case IR_S_ASYNC_WAIT: break;
-    }
-    return r;
 }
 
 void ts_pass_simplify(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     TsArena *a = cx->arena;
-    for (int i = 0; i < k->ngrid && i < 3; i++) k->grid[i] = simp_expr(a, k->grid[i]);
-    k->body = simp_stmt(a, k->body);
+    Simp sp;
+    ir_arith_init(&sp.ar, a, k);
+    IrMutator m = {.arena = a, .ctx = &sp, .post_expr = simp_post_expr,
+                   .post_stmt = simp_post_stmt, .fold = true};
+    for (int i = 0; i < k->ngrid && i < 3; i++) k->grid[i] = ir_mutate_expr(&m, k->grid[i]);
+    k->body = ir_mutate_stmt(&m, k->body);
     if (!k->body) k->body = ir_seq(a);
 }
