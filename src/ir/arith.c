@@ -183,6 +183,13 @@ static IrModFact mf_add(IrModFact a, IrModFact b) {
 
 static IrModFact mf_neg(IrModFact a) { return mf(a.m, -(i128)a.r); }
 
+/* The fact of a value that is one of two values (min, max, select). */
+static IrModFact mf_either(IrModFact a, IrModFact b) {
+    i128 d = (i128)a.r - b.r;
+    if (d > ((i128)1 << 62) || d < -((i128)1 << 62)) return NOFACT;
+    return mf(gcd64(gcd64(a.m, b.m), (int64_t)d), a.r);
+}
+
 static IrModFact mf_mul(IrModFact a, IrModFact b) {
     i128 t1 = (i128)a.m * b.m, t2 = (i128)a.m * b.r, t3 = (i128)b.m * a.r;
     i128 lim = (i128)1 << 62;
@@ -398,17 +405,17 @@ static Info analyze_bin(IrArith *ar, const IrExpr *e) {
         break;
     case IR_MIN:
         r.iv = iv(a.iv.lo < b.iv.lo ? a.iv.lo : b.iv.lo, a.iv.hi < b.iv.hi ? a.iv.hi : b.iv.hi);
-        r.mf = mf(gcd64(gcd64(a.mf.m, b.mf.m), (int64_t)((i128)a.mf.r - b.mf.r)), a.mf.r);
+        r.mf = mf_either(a.mf, b.mf);
         break;
     case IR_MAX:
         r.iv = iv(a.iv.lo > b.iv.lo ? a.iv.lo : b.iv.lo, a.iv.hi > b.iv.hi ? a.iv.hi : b.iv.hi);
-        r.mf = mf(gcd64(gcd64(a.mf.m, b.mf.m), (int64_t)((i128)a.mf.r - b.mf.r)), a.mf.r);
+        r.mf = mf_either(a.mf, b.mf);
         break;
     case IR_BITAND:
         if (const_of(&b, &c) && c >= 0) {
             r.iv = iv(0, c);
             if (a.iv.lo >= 0 && a.iv.hi < c) r.iv.hi = a.iv.hi;
-            if ((c & (c + 1)) == 0 && c < ((int64_t)1 << 62)) { /* c = 2^k - 1: a mod 2^k */
+            if (c < ((int64_t)1 << 62) && (c & (c + 1)) == 0) { /* c = 2^k - 1: a mod 2^k */
                 int64_t p = c + 1, g = gcd64(a.mf.m, p);
                 r.mf = a.mf.m == 0 ? mf(0, floormod64(a.mf.r, p)) : g == p ? mf(0, floormod64(a.mf.r, p)) : mf(g, a.mf.r);
                 if (finite(a.iv) && floordiv64(a.iv.lo, p) == floordiv64(a.iv.hi, p))
@@ -489,7 +496,7 @@ static Info analyze(IrArith *ar, const IrExpr *e) {
         if (d < 0) return analyze(ar, e->sel.b);
         Info a = analyze(ar, e->sel.a), b = analyze(ar, e->sel.b);
         Info r = {iv_union(a.iv, b.iv), NOFACT, a.wrap || b.wrap};
-        r.mf = mf(gcd64(gcd64(a.mf.m, b.mf.m), (int64_t)((i128)a.mf.r - b.mf.r)), a.mf.r);
+        r.mf = mf_either(a.mf, b.mf);
         return finish(r, e->dt, false);
     }
     case IR_E_LOAD:
@@ -593,7 +600,7 @@ static void form_of(IrArith *ar, const IrExpr *e, bool expand, i128 scale, Form 
             break;
         case IR_SHL:
             if (ir_is_const_int(e->bin.b, &c) && c >= 0 && c < 40) {
-                form_of(ar, e->bin.a, expand, scale << c, f);
+                form_of(ar, e->bin.a, expand, scale * ((i128)1 << c), f);
                 return;
             }
             break;
