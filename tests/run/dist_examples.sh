@@ -9,6 +9,7 @@ for n in 2 4 8; do
   check $d/allgather.py --entry allgather --ranks $n -D PE_num=$n -D M=$((n * 8)) -D N=48 --check-against allgather_ref
   check $d/all_to_all.py --entry all_to_all --ranks $n -D P=$n -D chunk=6 -D N=20 --check-against all_to_all_ref
   check $d/allreduce.py --entry allreduce --ranks $n -D P=$n -D N=200 --in round=1 --check-against allreduce_ref
+  check $d/ag_gemm.py --entry ag_gemm --ranks $n -D P=$n -D M=64 -D N=96 -D K=64 --check-against ag_gemm_ref
 done
 # the hierarchical layer: collectives under T.Scale("device"), remote T.copy, T.Scale levels
 c=$d/collectives.py
