@@ -82,6 +82,19 @@ check "flashattn b1 h2 s128 d64" $FA --entry flashattn -D batch=1 -D heads=2 -D 
 check "flashattn b2 h1 s96 d32 causal" $FA --entry flashattn -D batch=2 -D heads=1 -D seq_len=96 -D dim=32 -D is_causal=True $C
 check "flashattn b2 h4 s512 d64 causal" $FA --entry flashattn -D batch=2 -D heads=4 -D seq_len=512 -D dim=64 -D is_causal=True $C
 check "attention naive b2 h1 s96 d32 causal" $FA --entry attention_naive -D batch=2 -D heads=1 -D seq_len=96 -D dim=32 -D is_causal=True $C
+# software pipelines (pipeline_planning/inject_pipeline: cp.async, multi-buffered tiles): 1-4 stages,
+# partial tiles in M, N and K, trip counts below the stage count, FlashAttention with 2 and 3 stages
+for ns in 1 2 3 4; do
+  check "gemm 250x200x100 f16 (64,64,32) ${ns} stages" $GE --entry matmul -D M=250 -D N=200 -D K=100 -D block_M=64 -D block_N=64 -D block_K=32 -D num_stages=$ns $C
+done
+check "gemm 100x72x20 f16 (32,32,16) 4 stages, 2 iters" $GE --entry matmul -D M=100 -D N=72 -D K=20 -D block_M=32 -D block_N=32 -D block_K=16 -D num_stages=4 $C
+check "gemm 1000x1000x1000 f16 (128,128,32) 2 stages" $GE --entry matmul -D M=1000 -D N=1000 -D K=1000 -D block_M=128 -D block_N=128 -D block_K=32 -D num_stages=2 $C
+check "gemm 1024^3 bf16 (128,128,32) 3 stages" $GE --entry matmul -D M=1024 -D N=1024 -D K=1024 -D block_M=128 -D block_N=128 -D block_K=32 -D num_stages=3 -D dtype=bfloat16 $C
+for ns in 2 3; do
+  check "flashattn b2 h2 s200 d64 ${ns} stages" $FA --entry flashattn -D batch=2 -D heads=2 -D seq_len=200 -D dim=64 -D is_causal=False -D num_stages=$ns $C
+  check "flashattn b2 h2 s200 d64 causal ${ns} stages" $FA --entry flashattn -D batch=2 -D heads=2 -D seq_len=200 -D dim=64 -D is_causal=True -D num_stages=$ns $C
+  check "flashattn b1 h4 s1024 d128 (128,128) causal ${ns} st" $FA --entry flashattn -D batch=1 -D heads=4 -D seq_len=1024 -D dim=128 -D is_causal=True -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=$ns $C
+done
 N="--target cuda --check-against"
 check "[gpu vs gpu naive] add" $EA --entry elementwise_add -D M=100 -D N=200 $N elementwise_add_naive
 check "[gpu vs gpu naive] gemm 256x192x160" $GE --entry matmul -D M=256 -D N=192 -D K=160 -D block_M=64 -D block_N=64 -D block_K=32 $N matmul_naive
@@ -110,6 +123,10 @@ if command -v compute-sanitizer >/dev/null; then
   sanitize racecheck "gemm 100x72x52" $GE --entry matmul -D M=100 -D N=72 -D K=52 -D block_M=32 -D block_N=32 -D block_K=16
   sanitize racecheck "flashattn b1 h1 s64 d32 causal" $FA --entry flashattn -D batch=1 -D heads=1 -D seq_len=64 -D dim=32 -D is_causal=True
   sanitize racecheck "rms_norm 50x100" $RM --entry rms_norm -D M=50 -D N=100
+  sanitize racecheck "gemm 100x72x52 3 stages (cp.async)" $GE --entry matmul -D M=100 -D N=72 -D K=52 -D block_M=32 -D block_N=32 -D block_K=16 -D num_stages=3
+  sanitize racecheck "flashattn s200 d64 causal 2 stages" $FA --entry flashattn -D batch=1 -D heads=1 -D seq_len=200 -D dim=64 -D is_causal=True -D num_stages=2
+  sanitize memcheck "gemm 100x72x20 4 stages (cp.async)" $GE --entry matmul -D M=100 -D N=72 -D K=20 -D block_M=32 -D block_N=32 -D block_K=16 -D num_stages=4
+  sanitize synccheck "gemm 250x200x100 3 stages" $GE --entry matmul -D M=250 -D N=200 -D K=100 -D block_M=64 -D block_N=64 -D block_K=32 -D num_stages=3
   sanitize synccheck "softmax 200x96" $SM --entry softmax -D M=200 -D N=96
   # the primitive kernels of test_cuda_nvrtc (uniform read-modify-writes, atomics, ...)
   for tool in racecheck memcheck; do

@@ -333,6 +333,45 @@ static const char *SRC_VCAST = PRE
     "            T.copy(t, Y[by * bm, bx * bn])\n"
     "    return main\n";
 
+/* Software pipelines (pipeline_planning / inject_pipeline): a GEMM whose K
+ * is a run-time shape (trip counts below the stage count, a K the 16-byte
+ * vectors do not divide), and a column sum whose copy runs one stage ahead
+ * of its consumer by order=/stage= annotations. */
+static const char *SRC_PIPE = PRE
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def mmdyn(M, N, bm, bn, bk, ns):\n"
+    "    K = T.dynamic(\"K\")\n"
+    "\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float16\")):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):\n"
+    "            As = T.alloc_shared((bm, bk), \"float16\")\n"
+    "            Bs = T.alloc_shared((bk, bn), \"float16\")\n"
+    "            Cl = T.alloc_fragment((bm, bn), \"float32\")\n"
+    "            T.clear(Cl)\n"
+    "            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=ns):\n"
+    "                T.copy(A[by * bm, k * bk], As)\n"
+    "                T.copy(B[k * bk, bx * bn], Bs)\n"
+    "                T.gemm(As, Bs, Cl)\n"
+    "            T.copy(Cl, C[by * bm, bx * bn])\n"
+    "    return main\n"
+    "\n"
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def csum(M, N, bm, bn, ns):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((M, N), \"float32\"), Y: T.Tensor((N,), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), threads=64) as bx:\n"
+    "            Xs = T.alloc_shared((bm, bn), \"float32\")\n"
+    "            acc = T.alloc_shared((bn,), \"float32\")\n"
+    "            T.clear(acc)\n"
+    "            for k in T.Pipelined(T.ceildiv(M, bm), num_stages=ns, order=[1, 0], stage=[0, 1]):\n"
+    "                T.copy(X[k * bm, bx * bn], Xs)\n"
+    "                for j in T.Parallel(bn):\n"
+    "                    for i in T.serial(bm):\n"
+    "                        acc[j] += Xs[i, j]\n"
+    "            T.copy(acc, Y[bx * bn])\n"
+    "    return main\n";
+
 /* ---- the kernels ------------------------------------------------------------------------------ */
 
 enum { RUN = 1, STRIDED_X = 2, ALIAS_XY = 4 };
@@ -367,6 +406,15 @@ static const Spec specs[] = {
     {"examples/flash_attention.py", NULL, "flashattn", "batch=1 heads=2 seq_len=128 dim=64 is_causal=False", NULL, NULL, RUN, 0},
     {"examples/flash_attention.py", NULL, "flashattn", "batch=2 heads=1 seq_len=96 dim=32 is_causal=True", NULL, NULL, RUN, 0},
     {"examples/flash_attention.py", NULL, "attention_naive", "batch=2 heads=1 seq_len=96 dim=32 is_causal=True", NULL, NULL, RUN, 0},
+    /* software pipelines: 2 and 4 stages with partial tiles, FlashAttention with 2 and 3 */
+    {"examples/gemm.py", NULL, "matmul", "M=100 N=72 K=52 block_M=32 block_N=32 block_K=16 num_stages=2", NULL, NULL, RUN, 0},
+    {"examples/gemm.py", NULL, "matmul", "M=100 N=72 K=20 block_M=32 block_N=32 block_K=16 num_stages=4", NULL, NULL, RUN, 0},
+    {"examples/flash_attention.py", NULL, "flashattn", "batch=1 heads=2 seq_len=200 dim=64 is_causal=True num_stages=2", NULL, NULL, RUN, 0},
+    {"examples/flash_attention.py", NULL, "flashattn", "batch=2 heads=1 seq_len=200 dim=32 is_causal=False num_stages=3", NULL, NULL, RUN, 0},
+    {NULL, NULL, "mmdyn", "M=70 N=48 bm=32 bn=32 bk=16 ns=3", "K=40", NULL, RUN, 0},
+    {NULL, NULL, "mmdyn", "M=70 N=48 bm=32 bn=32 bk=16 ns=4", "K=16", NULL, RUN, 0},
+    {NULL, NULL, "mmdyn", "M=70 N=48 bm=32 bn=32 bk=16 ns=2", "K=36", NULL, RUN, 0},
+    {NULL, NULL, "csum", "M=100 N=128 bm=16 bn=64 ns=2", NULL, NULL, RUN, 0},
     {NULL, NULL, "red", "M=50 N=40 blk=16", NULL, NULL, RUN, 0},
     {NULL, NULL, "atom", "M=64 N=48", NULL, NULL, RUN, 2e-2},
     {NULL, NULL, "dt", "N=200", NULL, NULL, RUN, 0},
@@ -407,6 +455,7 @@ static const char *src_for(const char *entry) {
     static const struct { const char *entry; const char *const *src; } t[] = {
         {"red", &SRC_REDUCE}, {"atom", &SRC_ATOMIC}, {"dt", &SRC_DTYPES}, {"mth", &SRC_MATH},
         {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"gmx", &SRC_GEMMX}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY}, {"vcp", &SRC_VCOPY}, {"vcc", &SRC_VCAST},
+        {"mmdyn", &SRC_PIPE}, {"csum", &SRC_PIPE},
         {"pr", &SRC_PRINT}, {"chain", &SRC_CHAIN},
     };
     for (int i = 0; i < TS_COUNTOF(t); i++)
@@ -495,6 +544,12 @@ static void test_nvrtc_compiles(void) {
         if (!strcmp(s->entry, "gmx") || (!strcmp(s->entry, "gm") && !strstr(s->defs, "float32")) ||
             !strcmp(s->entry, "matmul") || !strcmp(s->entry, "matmul_eager") || !strcmp(s->entry, "flashattn"))
             CHECK_CONTAINS(ts_kernel_source(k), "ts_gemm_0(");
+        /* pipelined loops issue cp.async and wait for their groups */
+        if (!strcmp(s->entry, "mmdyn") || strstr(s->defs, "num_stages=2") || strstr(s->defs, "num_stages=3") ||
+            strstr(s->defs, "num_stages=4")) {
+            CHECK_CONTAINS(ts_kernel_source(k), "ts_cp_async<16>(");
+            CHECK_CONTAINS(ts_kernel_source(k), "ts_cp_async_wait<");
+        }
         if (!strcmp(s->entry, "vcp")) CHECK_CONTAINS(ts_kernel_source(k), "vector copy");
         if (!strcmp(s->entry, "vcc")) {
             /* all three copies cast, all three on the vector path, with the prelude's conversions */
