@@ -13,8 +13,10 @@
  * counts known at compile time and at run time, below the number of
  * stages included (a trip count of 1 with 4 stages), partial tiles in M,
  * N and K, the vector path's run-time fallback (a K the 16-byte vectors do
- * not divide), order=/stage= annotations, and FlashAttention (causal, so
- * the trip count depends on the block).
+ * not divide), order=/stage= annotations, FlashAttention (causal, so
+ * the trip count depends on the block), and the switches that turn vector
+ * copies (synchronous copy loops fill the multi-buffered tiles) or
+ * pipelines off.
  *
  * The schedule is also checked for its shape (prologue commits, the wait
  * count, the barrier after it, the multi-buffered shapes) and by
@@ -133,13 +135,17 @@ static IrKernel *compile(const char *src, const char *entry, const char *defs, T
 }
 
 static bool use_layout = true; /* fragments in registers (layout_inference) */
+static bool use_vec = true;    /* vector and cp.async copies (TILESCALE_CUDA_VEC) */
+static bool use_pipe = true;   /* software pipelines (TILESCALE_CUDA_PIPELINE) */
 
 static TsCaps cuda_caps(void) {
     TsCaps c;
     memset(&c, 0, sizeof c);
     snprintf(c.arch, sizeof c.arch, "sm_80");
     c.sm = 80;
-    c.mma = c.vec = c.pad = c.vec_cast = c.swizzle = c.pipeline = true;
+    c.mma = c.pad = c.swizzle = true;
+    c.vec = c.vec_cast = use_vec;
+    c.pipeline = use_pipe;
     c.layout = use_layout;
     return c;
 }
@@ -397,6 +403,36 @@ static const char *read_file(const char *path) {
     return p;
 }
 
+/* The switches: with vectors off the multi-buffered tiles are filled by
+ * plain (synchronous) copy loops, with no commit or wait; with pipelines
+ * off the loop stays as written. */
+static void test_switches(void) {
+    use_vec = false;
+    for (int ns = 2; ns <= 4; ns++) {
+        char defs[160];
+        snprintf(defs, sizeof defs, "M=50 N=40 K=72 bm=32 bn=32 bk=16 ns=%d", ns);
+        IrKernel *k = check_case(SRC_GEMM, "mm", defs, NULL, 0);
+        if (!k) continue;
+        Shape sh = shape_of(k);
+        CHECK_EQ_INT(0, sh.commits_before);
+        const IrBuffer *as = buffer_named(k, "As");
+        CHECK(as && as->ndim == 3);
+        int64_t sv[1] = {20};
+        snprintf(defs, sizeof defs, "M=40 N=48 bm=32 bn=32 bk=16 ns=%d", ns);
+        check_case(SRC_GEMM, "mmdyn", defs, sv, 0);
+    }
+    use_vec = true;
+    use_pipe = false;
+    IrKernel *k = check_case(SRC_GEMM, "mm", "M=50 N=40 K=72 bm=32 bn=32 bk=16 ns=3", NULL, 0);
+    if (k) {
+        Shape sh = shape_of(k);
+        CHECK_EQ_INT(0, sh.commits_before);
+        const IrBuffer *as = buffer_named(k, "As");
+        CHECK(as && as->ndim == 2);
+    }
+    use_pipe = true;
+}
+
 /* FlashAttention: K and V tiles pipelined; causal makes the trip count
  * depend on the block. */
 static void test_flash_attention(void) {
@@ -455,6 +491,7 @@ int main(void) {
     use_layout = true;
     test_gemm_runtime_trip();
     test_annotated();
+    test_switches();
     test_flash_attention();
     test_mutations();
     ts_arena_free(&A);
