@@ -91,6 +91,10 @@ typedef struct Binding {
 struct Env {
     Env *parent;
     TS_VEC(Binding) vars;
+    int *slots;          /* open-addressing index into vars (index + 1, 0: empty), once
+                          * vars has grown past a few entries: a module with n top-level
+                          * definitions elaborates in O(n), not O(n^2) */
+    int nslots;          /* capacity of slots (a power of two), 0 when there is none */
 };
 
 /* The elaborator's state for one compilation. */

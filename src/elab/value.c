@@ -222,20 +222,57 @@ Env *env_new(Elab *E, Env *parent) {
     return e;
 }
 
+#define ENV_INDEX_MIN 16 /* scopes smaller than this are searched linearly */
+
+static size_t name_hash(const char *name) { return (size_t)ts_hash64(name, strlen(name), 0); }
+
+/* The binding of name in env itself (not its parents), or -1. */
+static int env_find(const Env *env, const char *name) {
+    if (env->nslots) {
+        size_t mask = (size_t)env->nslots - 1;
+        for (size_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+            int k = env->slots[i];
+            if (!k) return -1;
+            if (!strcmp(env->vars.v[k - 1].name, name)) return k - 1;
+        }
+    }
+    for (int i = env->vars.n - 1; i >= 0; i--)
+        if (!strcmp(env->vars.v[i].name, name)) return i;
+    return -1;
+}
+
+static void env_index_put(Env *env, int k) {
+    size_t mask = (size_t)env->nslots - 1;
+    size_t i = name_hash(env->vars.v[k].name) & mask;
+    while (env->slots[i]) i = (i + 1) & mask;
+    env->slots[i] = k + 1;
+}
+
 Value *env_lookup(Env *env, const char *name) {
-    for (; env; env = env->parent)
-        for (int i = env->vars.n - 1; i >= 0; i--)
-            if (!strcmp(env->vars.v[i].name, name)) return env->vars.v[i].v;
+    for (; env; env = env->parent) {
+        int k = env_find(env, name);
+        if (k >= 0) return env->vars.v[k].v;
+    }
     return NULL;
 }
 
 void env_set(Elab *E, Env *env, const char *name, Value *v) {
-    for (int i = 0; i < env->vars.n; i++)
-        if (!strcmp(env->vars.v[i].name, name)) {
-            env->vars.v[i].v = v;
-            return;
-        }
+    int k = env_find(env, name);
+    if (k >= 0) {
+        env->vars.v[k].v = v;
+        return;
+    }
     Binding b = {name, v};
     ts_vec_push(E->a, env->vars, b);
+    if (env->vars.n < ENV_INDEX_MIN) return;
+    if ((size_t)env->vars.n * 2 > (size_t)env->nslots) { /* (re)build at load <= 1/2 */
+        int n = env->nslots ? env->nslots : 64;
+        while ((size_t)env->vars.n * 2 > (size_t)n) n *= 2;
+        env->slots = TS_NEWN(E->a, int, n); /* zeroed; the old index is abandoned in the arena */
+        env->nslots = n;
+        for (int i = 0; i < env->vars.n; i++) env_index_put(env, i);
+    } else {
+        env_index_put(env, env->vars.n - 1);
+    }
 }
 
