@@ -942,5 +942,5 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
     }
     for (int f = 0; f < li.nfrag; f++) li.frag[f]->layout = li.lay[f];
     for (int i = 0; i < li.nswz; i++) apply_swizzle(&li, li.swz[i]);
-    k->body = body;
+    k->body = body; /* the fragments, now unused, keep their layouts for the layout pictures */
 }

@@ -2576,8 +2576,11 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     collect_mma_bufs(&g, k->body);
     for (int i = 0; i < k->params.n; i++)
         if (k->params.v[i].buf) add_buf(&g, k->params.v[i].buf);
-    for (int i = 0; i < k->buffers.n; i++)
-        if (k->buffers.v[i]->scope != IR_SCOPE_GLOBAL) add_buf(&g, k->buffers.v[i]);
+    for (int i = 0; i < k->buffers.n; i++) {
+        const IrBuffer *b = k->buffers.v[i];
+        /* a fragment with a layout was replaced by its register buffer */
+        if (b->scope != IR_SCOPE_GLOBAL && !(b->scope == IR_SCOPE_FRAGMENT && b->layout)) add_buf(&g, b);
+    }
     walk_stmt_bufs(&g, k->body);
     int64_t smem = (g.smem + TS_CUDA_SMEM_ALIGN - 1) / TS_CUDA_SMEM_ALIGN * TS_CUDA_SMEM_ALIGN;
 
