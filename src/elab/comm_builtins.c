@@ -641,6 +641,17 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
         IrStmt *s = comm_op(E, TS_COMM_LD, loc);
         s->op->r[0] = addr(E, A, creq(E, A, 0, "src"), "the source");
         Value *dv = creq(E, A, 1, "value");
+        IrBuffer *var = NULL; /* an alloc_var receives through a one-element local buffer */
+        if (dv->kind == V_BUFFER && dv->buf->scope == IR_SCOPE_VAR) {
+            var = dv->buf;
+            IrExpr *one = ir_i32(E->a, 1);
+            IrBuffer *tmp = ir_buffer(E->k, "ld_tmp", var->dt, IR_SCOPE_LOCAL, 1, &one, loc);
+            IrStmt *al = ir_stmt(E->a, IR_S_ALLOC, loc);
+            al->alloc.buf = tmp;
+            emit(E, al);
+            dv = val_new(E, V_BUFFER, loc);
+            dv->buf = tmp;
+        }
         s->op->r[1] = addr(E, A, dv, "the receiving value");
         if (s->op->r[1].buf->scope == IR_SCOPE_GLOBAL)
             elab_fail(E, TS_ERR_TYPE, loc, "%s: the value receiving the load must be a local buffer or variable", A->fn);
@@ -649,6 +660,11 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
         s->op->cflags[1] = sem_arg(E, A, comm_arg(E, A, 3, "sem"), TS_SEM_WEAK, "weak, volatile, acquire, relaxed");
         s->op->args[0] = peer_arg(E, A, comm_arg(E, A, 6, "src_pe"));
         emit(E, s);
+        if (var) {
+            IrExpr **z = TS_NEWN(E->a, IrExpr *, 2);
+            z[0] = z[1] = ir_i32(E->a, 0);
+            emit(E, ir_store(E->a, var, z, 1, ir_load(E->a, s->op->r[1].buf, z + 1, 1)));
+        }
         return val_none(E, loc);
     }
     case C_ATOM_ADD: {

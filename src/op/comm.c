@@ -111,10 +111,6 @@ IrStmt *ts_op_comm_lower(TsLowerCtx *cx, const IrStmt *s) {
     const IrTileOp *op = s->op;
     if (op->comm < 0 || op->comm >= TS_COMM_COUNT)
         ts_internal(cx->diag, "communication op of unknown kind %d", op->comm);
-    if (cx->target == TS_TARGET_CUDA)
-        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
-                   "T.%s: communication primitives are not implemented on the CUDA target yet "
-                   "(run them on sim ranks: --target c --ranks N)", ts_comm_name(op->comm));
     need_int(cx, s, op->args[0], "the peer rank");
     switch (op->comm) {
     case TS_COMM_COPY: return lower_copy(cx, s);

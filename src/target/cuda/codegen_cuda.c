@@ -120,6 +120,8 @@
  * Names are `<ir name>_<id>` for IR variables and buffers and `ts_*` for
  * the generator's own, as in the C target.
  */
+#include "op/comm.h"
+#include "target/cuda/comm_cuda.h"
 #include "target/cuda/cuda_target.h"
 #include "target/cexpr.h"
 
@@ -2030,8 +2032,29 @@ static void emit_print(Cg *g, const IrStmt *s) {
 /* A T.gemm kept for tensor cores: one call of its gemm function by every
  * thread of the block (uniform code only: mma.sync needs whole warps),
  * between barriers since it reads A, B and C and writes C. */
+static TsCudaCommBuf comm_buf(void *gv, const IrBuffer *b) {
+    const CgBuf *cb = find_buf(gv, b, b->loc);
+    return (TsCudaCommBuf){cb->name, cb->param, cb->strides};
+}
+
+/* A communication primitive (comm_cuda.c), between barriers, uniform code only. */
+static void emit_comm(Cg *g, const IrStmt *s) {
+    if (g->ctx != CTX_UNIFORM)
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
+                   "T.%s under a T.Parallel loop or thread-dependent control flow is not supported on the CUDA target",
+                   ts_comm_name(s->op->comm));
+    sync_if_pending(g);
+    TsCudaComm h = {cx(g), g->ind, g->nthreads, comm_buf, g};
+    ts_cuda_comm_emit(&h, s);
+    emit_sync(g);
+}
+
 static void emit_tileop(Cg *g, const IrStmt *s) {
     const IrTileOp *op = s->op;
+    if (op->kind == TS_OP_COMM && op->inst == TS_OP_INST_COMM) {
+        emit_comm(g, s);
+        return;
+    }
     if (op->kind != TS_OP_GEMM || op->inst != TS_OP_INST_MMA_SYNC)
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a tile operator was not lowered");
     const CgMma *site = NULL;
@@ -2597,6 +2620,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     ts_buf_printf(o, "': %d threads, %lld bytes of dynamic shared memory.  Do not edit. */\n", g.nthreads,
                   (long long)smem);
     for (int i = 0; prelude[i]; i++) ts_buf_puts(o, prelude[i]);
+    if (ts_comm_used(k->body)) ts_cuda_comm_prelude(o);
     if (g.mma_fns.n) {
         ts_buf_puts(o, mma_prelude);
         for (int i = 0; i < g.mma_fns.n; i++) {

@@ -1,0 +1,440 @@
+/*
+ * comm_cuda.c — the CUDA target's emitter of communication primitives (the
+ * TS_OP_COMM tile ops kept by op/comm.c), called by codegen_cuda.c through
+ * two hooks: ts_cuda_comm_prelude once per file that communicates, and
+ * ts_cuda_comm_emit for each primitive, in uniform code between barriers.
+ *
+ * The world reaches the kernel the way TileScale's does (a table of heap
+ * bases in device memory, tl_templates/cuda/distributed.h): module globals
+ * `ts_comm_peer[rank]` (every rank's symmetric heap base), `ts_comm_heap`
+ * (its size) and `ts_comm_timeout_ns`, which the launcher of a world sets
+ * before launching; the kernel's signature does not change.  Every rank
+ * of a `local` world on one GPU runs the same module, so one table serves
+ * them all.  Outside a world the table is zero and only the local rank
+ * can be reached (rank 0 of 1), as on the C target.
+ *
+ * Remote address = peer base + (local address - own base), checked in
+ * ts_comm_addr like the C target's (peer in range, range inside its
+ * tensor, tensor on the heap).  A failure cannot call the host: the first
+ * one is recorded in `ts_comm_err` (kind, rank, operands) and sets
+ * `ts_comm_abort`, which every wait watches, so all ranks give up instead
+ * of hanging; waits also give up past the timeout (%globaltimer).
+ *
+ * Who does what in a block: data movement (put/get) is spread over all
+ * threads; stores, signals, atomics and waits are done by thread 0, and
+ * the barrier the code generator puts after every primitive makes the
+ * others wait with it.  After a wait, thread 0's verdict goes through
+ * shared memory (ts_flag) so the whole block leaves together when the
+ * launch is aborted.  Memory order: system-scope fences around volatile
+ * flag accesses (release before a flag store, acquire after a flag load);
+ * atomics are the _system variants.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "op/comm.h"
+#include "target/cuda/comm_cuda.h"
+
+static const char comm_prelude[] =
+    "/* communication (src/target/cuda/comm_cuda.c) */\n"
+    "__device__ ts_u64 ts_comm_peer[64];   /* heap base of every rank, set by the world */\n"
+    "__device__ ts_i64 ts_comm_heap;       /* bytes of each heap */\n"
+    "__device__ ts_i64 ts_comm_timeout_ns; /* waits fail past this (0: 60 s) */\n"
+    "__device__ int ts_comm_abort;         /* non-zero once anything failed */\n"
+    "__device__ ts_i64 ts_comm_err[6];     /* the first failure: kind, rank, and four operands */\n"
+    "__device__ ts_i64 ts_comm_sync;       /* T.barrier_all's arrival counter */\n"
+    "TS_DEV ts_u64 ts_comm_now() {\n"
+    "    ts_u64 t;\n"
+    "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
+    "    return t;\n"
+    "}\n"
+    "TS_DEV void ts_comm_fail(ts_i64 kind, ts_i64 rank, ts_i64 a, ts_i64 b, ts_i64 c, ts_i64 d) {\n"
+    "    if (atomicCAS(&ts_comm_abort, 0, 2) == 0) {\n"
+    "        ts_comm_err[0] = kind; ts_comm_err[1] = rank; ts_comm_err[2] = a;\n"
+    "        ts_comm_err[3] = b; ts_comm_err[4] = c; ts_comm_err[5] = d;\n"
+    "        __threadfence_system();\n"
+    "        atomicExch(&ts_comm_abort, 1);\n"
+    "    }\n"
+    "}\n"
+    /* kinds: what * 16 + 1 outside the tensor, + 2 peer out of range, + 3 not on the heap, + 4 timeout */
+    "TS_DEV void *ts_comm_addr(int what, ts_i64 rank, ts_i64 nranks, ts_i64 pe, const void *p, ts_i64 bytes,\n"
+    "                          const void *lo, const void *hi) {\n"
+    "    const char *q = (const char *)p, *l = (const char *)lo, *h = (const char *)hi;\n"
+    "    if (q < l || bytes < 0 || bytes > h - q) {\n"
+    "        ts_comm_fail(what * 16 + 1, rank, pe, q - l, bytes, h - l);\n"
+    "        return 0;\n"
+    "    }\n"
+    "    if (pe < 0 || pe == rank) return (void *)q;\n"
+    "    if (pe >= nranks || pe >= 64) {\n"
+    "        ts_comm_fail(what * 16 + 2, rank, pe, nranks, 0, 0);\n"
+    "        return 0;\n"
+    "    }\n"
+    "    ts_u64 base = ts_comm_peer[rank];\n"
+    "    ts_i64 off = (ts_i64)((ts_u64)q - base);\n"
+    "    if (base == 0 || (ts_u64)q < base || bytes > ts_comm_heap - off) {\n"
+    "        ts_comm_fail(what * 16 + 3, rank, pe, 0, bytes, 0);\n"
+    "        return 0;\n"
+    "    }\n"
+    "    return (void *)(ts_comm_peer[pe] + (ts_u64)off);\n"
+    "}\n"
+    /* one iteration of a wait: 0 go on, 1 give up */
+    "TS_DEV int ts_comm_spin(ts_u64 *t0) {\n"
+    "    if (*(volatile int *)&ts_comm_abort) return 1;\n"
+    "    ts_u64 now = ts_comm_now();\n"
+    "    ts_i64 lim = ts_comm_timeout_ns > 0 ? ts_comm_timeout_ns : 60000000000LL;\n"
+    "    if (*t0 == 0) *t0 = now;\n"
+    "    return now - *t0 > (ts_u64)lim ? 2 : 0;\n"
+    "}\n\n";
+
+void ts_cuda_comm_prelude(TsBuf *o) { ts_buf_puts(o, comm_prelude); }
+
+/* ---- emitter state ---------------------------------------------------------------- */
+
+typedef struct Ce {
+    const TsCudaComm *h;  /* the hook: expression emitter, buffers */
+    TsBuf *o;             /* output, NULL in a dry run */
+    int ind;              /* indentation */
+    const IrStmt *s;      /* the primitive */
+    int what;             /* TsCommKind, for failure records */
+} Ce;
+
+static void out(Ce *c, const char *s) {
+    if (c->o) ts_buf_puts(c->o, s);
+}
+TS_PRINTF(2, 3) static void outf(Ce *c, const char *fmt, ...) {
+    if (!c->o) return;
+    va_list ap;
+    va_start(ap, fmt);
+    ts_buf_vprintf(c->o, fmt, ap);
+    va_end(ap);
+}
+static void line(Ce *c) {
+    if (c->o) ts_buf_indent(c->o, c->ind);
+}
+static void expr(Ce *c, const IrExpr *e) {
+    c->h->x->o = c->o;
+    ts_cx_expr(c->h->x, e);
+}
+static const char *storage(Ce *c, TsDType dt) { return ts_cx_storage(c->h->x->dl, dt); }
+static int64_t esize(TsDType dt) { return (ts_dtype_bits(dt) + 7) / 8; }
+
+/* `&name[index]` of the first element of r. */
+static void emit_addr(Ce *c, const IrRegion *r) {
+    TsCudaCommBuf b = c->h->buf(c->h->g, r->buf);
+    if (r->buf->swizzle.kind != IR_SWIZZLE_NONE)
+        ts_fail_at(c->h->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
+                   "T.%s: '%s' has a swizzled layout; communication needs plain row-major addresses",
+                   ts_comm_name(c->s->op->comm), r->buf->name);
+    outf(c, "&%s[", b.name);
+    c->h->x->o = c->o;
+    ts_cx_index(c->h->x, r->buf, b.name, b.param >= 0, b.strides, r->start, r->ndim, c->s->loc);
+    out(c, "]");
+}
+
+/* `const char *<lo>, *<hi>`: the byte span of r's buffer. */
+static void emit_span(Ce *c, const IrRegion *r, const char *lo, const char *hi) {
+    TsCudaCommBuf b = c->h->buf(c->h->g, r->buf);
+    line(c);
+    if (b.param >= 0) {
+        outf(c, "const char *%s = (const char *)%s, *%s = %s;\n", lo, b.name, hi, lo);
+        line(c);
+        out(c, "{ ts_i64 ts_mx = 0, ts_e = 1;");
+        for (int d = 0; d < r->buf->ndim; d++)
+            outf(c, " if (%s_n%d == 0) ts_e = 0; else if (%s_s%d > 0) ts_mx += (%s_n%d - 1) * %s_s%d;", b.name, d,
+                 b.name, d, b.name, d, b.name, d);
+        outf(c, " %s += ts_e ? (ts_mx + 1) * %lld : 0; }\n", hi, (long long)esize(r->buf->dt));
+    } else {
+        int64_t n = 1;
+        for (int i = 0; i < r->buf->ndim; i++) {
+            int64_t e = 1;
+            ir_is_const_int(r->buf->shape[i], &e);
+            n *= e;
+        }
+        outf(c, "const char *%s = (const char *)%s, *%s = %s + %lld;\n", lo, b.name, hi, lo,
+             (long long)(n * esize(r->buf->dt) * (r->buf->stages > 1 ? r->buf->stages : 1)));
+    }
+}
+
+static void emit_peer(Ce *c) {
+    if (c->s->op->args[0]) {
+        out(c, "(ts_i64)(");
+        expr(c, c->s->op->args[0]);
+        out(c, ")");
+    } else {
+        out(c, "(ts_i64)-1");
+    }
+}
+
+/* `<T> *<var>` = the (maybe remote) address of `count` elements at r. */
+static void emit_remote(Ce *c, const char *var, const IrRegion *r, int remote, const char *count) {
+    const char *st = storage(c, r->buf->dt);
+    char lo[32], hi[32];
+    snprintf(lo, sizeof lo, "%s_lo", var);
+    snprintf(hi, sizeof hi, "%s_hi", var);
+    emit_span(c, r, lo, hi);
+    line(c);
+    outf(c, "%s *%s = (%s *)ts_comm_addr(%d, ts_rank, ts_nranks, ", st, var, st, c->what);
+    if (remote) emit_peer(c);
+    else out(c, "(ts_i64)-1");
+    out(c, ", ");
+    emit_addr(c, r);
+    outf(c, ", (ts_i64)(%s) * %lld, %s, %s);\n", count, (long long)esize(r->buf->dt), lo, hi);
+}
+
+static void open_block(Ce *c, const char *head) {
+    line(c);
+    outf(c, "%s{\n", head);
+    c->ind++;
+}
+static void close_block(Ce *c) {
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+}
+
+/* *p = value, a release store at system scope. */
+static void emit_store_to(Ce *c, const char *p, TsDType dt, const IrExpr *value) {
+    line(c);
+    out(c, "__threadfence_system();\n");
+    line(c);
+    outf(c, "*(volatile %s *)%s = %s", storage(c, dt), p, ts_cx_store_conv(c->h->x, dt));
+    expr(c, value);
+    out(c, "));\n");
+}
+
+/* The value at p (volatile), converted to the compute type. */
+static void emit_load_from(Ce *c, const char *p, TsDType dt) {
+    outf(c, "%s*(volatile %s *)%s)", ts_cx_load_conv(c->h->x, dt), storage(c, dt), p);
+}
+
+static void emit_atomic_add(Ce *c, const char *p, TsDType dt, const IrExpr *value) {
+    const char *st = storage(c, dt);
+    line(c);
+    switch (dt) {
+    case TS_INT32: case TS_UINT32: case TS_INT64: case TS_UINT64: case TS_FLOAT32: case TS_FLOAT64: {
+        const char *cast = dt == TS_INT32 ? "int" : dt == TS_UINT32 ? "unsigned int"
+                         : dt == TS_FLOAT32 ? "float" : dt == TS_FLOAT64 ? "double" : "unsigned long long";
+        outf(c, "atomicAdd_system((%s *)%s, (%s)(", cast, p, cast);
+        expr(c, value);
+        out(c, "));\n");
+        return;
+    }
+    default:
+        ts_fail_at(c->h->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
+                   "T.%s on %s is not supported on the CUDA target (int32/64, uint32/64, float32/64)",
+                   ts_comm_name(c->s->op->comm), ts_dtype_name(dt));
+    }
+    (void)st;
+}
+
+/* A wait by thread 0: spin while !(cond over ts_v); the verdict to the block. */
+static void emit_wait_loop(Ce *c, const char *load_stmt, const char *cond, const char *timeout_record) {
+    line(c);
+    out(c, "ts_u64 ts_t0 = 0;\n");
+    line(c);
+    out(c, "int ts_r = 0;\n");
+    line(c);
+    outf(c, "for (;;) { %s if (%s) break; if ((ts_r = ts_comm_spin(&ts_t0)) != 0) break; }\n", load_stmt, cond);
+    line(c);
+    outf(c, "if (ts_r == 2) %s;\n", timeout_record);
+    line(c);
+    out(c, "__threadfence_system();\n");
+    line(c);
+    out(c, "ts_flag = ts_r;\n");
+}
+
+/* After thread 0's block: everyone leaves if the launch was aborted. */
+static void emit_verdict(Ce *c) {
+    line(c);
+    out(c, "__syncthreads();\n");
+    line(c);
+    out(c, "if (ts_flag) return;\n");
+}
+
+static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
+    int get = op->comm == TS_COMM_GET;
+    const IrRegion *src = &op->r[0], *dst = &op->r[1];
+    if (esize(src->buf->dt) != esize(dst->buf->dt))
+        ts_fail_at(c->h->x->d, TS_ERR_TYPE, c->s->loc, "T.%s: '%s' and '%s' have elements of different sizes",
+                   ts_comm_name(op->comm), src->buf->name, dst->buf->name);
+    open_block(c, "");
+    line(c);
+    out(c, "const ts_i64 ts_cnt = (ts_i64)(");
+    expr(c, op->args[1]);
+    out(c, ");\n");
+    emit_remote(c, "ts_dp", dst, !get, "ts_cnt");
+    emit_remote(c, "ts_sp", src, get, "ts_cnt");
+    line(c);
+    outf(c, "if (ts_dp && ts_sp) for (ts_i64 ts_i = ts_tid; ts_i < ts_cnt; ts_i += %d) ts_dp[ts_i] = ts_sp[ts_i];\n",
+         nthreads);
+    close_block(c);
+    if (op->nr == 3) {
+        line(c);
+        out(c, "__syncthreads();\n");
+        open_block(c, "if (ts_tid == 0) ");
+        emit_remote(c, "ts_sg", &op->r[2], 1, "1");
+        line(c);
+        out(c, "if (ts_sg) {\n");
+        c->ind++;
+        if (op->cflags[0] == TS_SIG_ADD) {
+            line(c);
+            out(c, "__threadfence_system();\n");
+            emit_atomic_add(c, "ts_sg", op->r[2].buf->dt, op->args[2]);
+        } else {
+            emit_store_to(c, "ts_sg", op->r[2].buf->dt, op->args[2]);
+        }
+        c->ind--;
+        line(c);
+        out(c, "}\n");
+        close_block(c);
+    }
+}
+
+static void emit_wait(Ce *c, const IrTileOp *op) {
+    const IrBuffer *b = op->r[0].buf;
+    const char *ct = ts_cx_compute_ctype(c->h->x, b->dt, c->s->loc);
+    open_block(c, "if (ts_tid == 0) ");
+    emit_remote(c, "ts_wp", &op->r[0], 1, "1");
+    line(c);
+    outf(c, "const %s ts_want = (%s)(", ct, ct);
+    expr(c, op->args[1]);
+    out(c, ");\n");
+    line(c);
+    outf(c, "%s ts_v = 0;\n", ct);
+    line(c);
+    out(c, "if (!ts_wp) ts_flag = 1; else {\n");
+    c->ind++;
+    TsBuf ld = {0}, cond = {0}, rec = {0};
+    TsBuf *saved = c->o;
+    c->o = &ld;
+    out(c, "ts_v = ");
+    emit_load_from(c, "ts_wp", b->dt);
+    out(c, ";");
+    c->o = saved;
+    ts_buf_printf(&cond, "ts_v %s ts_want", ts_comm_cmp_text(op->cflags[0]));
+    ts_buf_printf(&rec, "ts_comm_fail(%d, ts_rank, (ts_i64)((const char *)ts_wp - ts_wp_lo) / %lld, "
+                        "(ts_i64)ts_v, (ts_i64)ts_want, %d)",
+                  c->what * 16 + 4, (long long)esize(b->dt), op->cflags[0]);
+    emit_wait_loop(c, c->o ? ts_buf_str(&ld) : "", ts_buf_str(&cond), ts_buf_str(&rec));
+    ts_buf_free(&ld);
+    ts_buf_free(&cond);
+    ts_buf_free(&rec);
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+    close_block(c);
+    emit_verdict(c);
+}
+
+static void emit_barrier_blocks(Ce *c, const IrTileOp *op) {
+    if (op->cflags[0]) {
+        line(c);
+        out(c, "__threadfence_system();\n");
+    }
+    open_block(c, "if (ts_tid == 0) ");
+    emit_remote(c, "ts_bar", &op->r[0], 0, "ts_nranks");
+    line(c);
+    out(c, "ts_flag = 0;\n");
+    line(c);
+    out(c, "if (!ts_bar) ts_flag = 1;\n");
+    /* TileScale's scheme (tl_templates/cuda/sync.h): see the C target's emitter */
+    line(c);
+    out(c, "for (int ts_t = 0; ts_bar && ts_t < ts_nranks; ts_t++) {\n");
+    c->ind++;
+    line(c);
+    out(c, "atomicAdd_system((int *)(ts_bar + ts_t), 1024);\n");
+    line(c);
+    outf(c, "int *ts_peer = (int *)ts_comm_addr(%d, ts_rank, ts_nranks, ts_t, ts_bar + ts_rank, 4, ts_bar_lo, ts_bar_hi);\n",
+         c->what);
+    line(c);
+    out(c, "if (ts_peer) atomicSub_system(ts_peer, 1024);\n");
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+    line(c);
+    out(c, "for (int ts_t = 0; ts_bar && !ts_flag && ts_t < ts_nranks; ts_t++) {\n");
+    c->ind++;
+    line(c);
+    out(c, "int ts_v = 0;\n");
+    char rec[160];
+    snprintf(rec, sizeof rec, "ts_comm_fail(%d, ts_rank, ts_t, (ts_i64)ts_v, 0, 0)", c->what * 16 + 4);
+    emit_wait_loop(c, "ts_v = *(volatile int *)(ts_bar + ts_t);", "ts_v <= 0", rec);
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+    close_block(c);
+    emit_verdict(c);
+}
+
+static void emit_barrier_all(Ce *c) {
+    line(c);
+    out(c, "__threadfence_system();\n");
+    open_block(c, "if (ts_tid == 0) ");
+    line(c);
+    out(c, "const ts_i64 ts_tot = (ts_i64)gridDim.x * gridDim.y * gridDim.z * ts_nranks;\n");
+    line(c);
+    out(c, "const ts_i64 ts_goal = ((ts_i64)atomicAdd((unsigned long long *)&ts_comm_sync, 1ull) / ts_tot + 1) * ts_tot;\n");
+    line(c);
+    out(c, "ts_i64 ts_v = 0;\n");
+    char rec[160];
+    snprintf(rec, sizeof rec, "ts_comm_fail(%d, ts_rank, ts_v - (ts_goal - ts_tot), ts_tot, 0, 0)", c->what * 16 + 4);
+    emit_wait_loop(c, "ts_v = *(volatile ts_i64 *)&ts_comm_sync;", "ts_v >= ts_goal", rec);
+    close_block(c);
+    emit_verdict(c);
+}
+
+void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    Ce c0 = {h, h->x->o, h->ind, s, op->comm}, *c = &c0;
+    switch (op->comm) {
+    case TS_COMM_PUT:
+    case TS_COMM_GET: emit_put_get(c, op, h->nthreads); return;
+    case TS_COMM_ST:
+    case TS_COMM_ATOM_ADD:
+    case TS_COMM_SIGNAL: {
+        const IrBuffer *b = op->r[0].buf;
+        open_block(c, "if (ts_tid == 0) ");
+        emit_remote(c, "ts_p", &op->r[0], 1, "1");
+        line(c);
+        out(c, "if (ts_p) {\n");
+        c->ind++;
+        if (op->comm == TS_COMM_ST || (op->comm == TS_COMM_SIGNAL && op->cflags[0] == TS_SIG_SET)) {
+            emit_store_to(c, "ts_p", b->dt, op->args[1]);
+        } else {
+            line(c);
+            out(c, "__threadfence_system();\n");
+            emit_atomic_add(c, "ts_p", b->dt, op->args[1]);
+        }
+        c->ind--;
+        line(c);
+        out(c, "}\n");
+        close_block(c);
+        return;
+    }
+    case TS_COMM_LD: {
+        const IrBuffer *d = op->r[1].buf;
+        int priv = d->scope == IR_SCOPE_LOCAL || d->scope == IR_SCOPE_VAR;
+        open_block(c, priv ? "" : "if (ts_tid == 0) ");
+        emit_remote(c, "ts_p", &op->r[0], 1, "1");
+        line(c);
+        out(c, "if (ts_p) { (");
+        emit_addr(c, &op->r[1]);
+        outf(c, ")[0] = %s", ts_cx_store_conv(h->x, d->dt));
+        emit_load_from(c, "ts_p", op->r[0].buf->dt);
+        out(c, ")); __threadfence_system(); }\n");
+        close_block(c);
+        return;
+    }
+    case TS_COMM_WAIT: emit_wait(c, op); return;
+    case TS_COMM_FENCE:
+        line(c);
+        out(c, op->cflags[2] == TS_SCOPE_CTA ? "__threadfence_block();\n"
+               : op->cflags[2] == TS_SCOPE_GPU ? "__threadfence();\n" : "__threadfence_system();\n");
+        return;
+    case TS_COMM_BARRIER_BLOCKS: emit_barrier_blocks(c, op); return;
+    case TS_COMM_BARRIER_ALL: emit_barrier_all(c); return;
+    default:
+        ts_fail_at(h->x->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: communication op '%s' was not lowered",
+                   ts_comm_name(op->comm));
+    }
+}

@@ -1,0 +1,33 @@
+/*
+ * comm_cuda.h — the CUDA target's emitter of communication primitives
+ * (comm_cuda.c) and the two hooks codegen_cuda.c calls: the prelude once per
+ * file that communicates, and one emission per kept TS_OP_COMM op (in
+ * uniform code; the code generator puts barriers before and after it).
+ */
+#ifndef TS_TARGET_CUDA_COMM_CUDA_H
+#define TS_TARGET_CUDA_COMM_CUDA_H
+
+#include "target/cexpr.h"
+
+/* How the code generator names a buffer. */
+typedef struct TsCudaCommBuf {
+    const char *name;        /* C name of its base pointer or array */
+    int param;               /* kernel parameter index (global), else -1 */
+    const int64_t *strides;  /* non-global: constant row-major element strides */
+} TsCudaCommBuf;
+
+/* What the emitter gets from the code generator. */
+typedef struct TsCudaComm {
+    TsCxGen *x;              /* the shared expression emitter (x->o: output, NULL in a dry run) */
+    int ind;                 /* indentation level */
+    int nthreads;            /* threads per block */
+    TsCudaCommBuf (*buf)(void *g, const IrBuffer *b); /* a buffer's names */
+    void *g;                 /* the code generator, for buf */
+} TsCudaComm;
+
+/* Appends the communication globals and helpers (after the prelude). */
+void ts_cuda_comm_prelude(TsBuf *o);
+/* Emits the kept communication op s (IR_S_TILEOP, TS_OP_INST_COMM). */
+void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s);
+
+#endif

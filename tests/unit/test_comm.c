@@ -1,0 +1,162 @@
+/*
+ * test_comm.c — the distributed world through the public API
+ * (tilescale_comm.h), on sim ranks:
+ *   - a ring shift written with T.put_block, launched with
+ *     ts_kernel_launch_world on 3 ranks, against a naive C shift of fresh
+ *     random data (outputs poisoned first);
+ *   - T.st / T.ld / T.atom_add to and from peers, and a T.wait_ge chain
+ *     that forces every rank to wait for the previous one (counts checked);
+ *   - bad usage: tensors allocated in a different order per rank, a tensor
+ *     that is not on the heap reached by a put, a world of 0 ranks, an
+ *     exhausted heap — each a clear error, none a hang or a crash;
+ *   - the same kernel still launches outside a world (rank 0 of 1).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "tilescale.h"
+#include "tilescale_comm.h"
+
+#define PRE "import tilelang\nimport tilelang.language as T\n\n"
+
+static const char *SRC = PRE
+    "def shift(N):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((N,), \"float32\"), Y: T.Tensor((N,), \"float32\")):\n"
+    "        with T.Kernel(2, threads=64) as (bx):\n"
+    "            half = N // 2\n"
+    "            T.put_block(src=T.address_of(X[bx * half]), dst=T.address_of(Y[bx * half]), size=half,\n"
+    "                        dst_pe=(T.get_rank() + 1) % T.get_num_ranks())\n"
+    "    return main\n"
+    "\n"
+    "def chain(P):\n"
+    "    @T.prim_func\n"
+    "    def main(cnt: T.Tensor((P,), \"int32\"), got: T.Tensor((P,), \"int32\"), flag: T.Tensor((1,), \"int32\")):\n"
+    "        with T.Kernel(1, threads=32) as (bx):\n"
+    "            me = T.get_rank()\n"
+    "            T.wait_ge(flag[0], me)\n"
+    "            for p in T.serial(T.get_num_ranks()):\n"
+    "                T.atom_add(cnt[me], me + 1, peer=p)\n"
+    "            v = T.alloc_var(\"int32\")\n"
+    "            T.ld(cnt[me], v, sem=\"acquire\", src_pe=(me + 1) % T.get_num_ranks())\n"
+    "            got[me] = v\n"
+    "            for p in T.serial(T.get_num_ranks()):\n"
+    "                T.st(flag[0], me + 1, sem=\"release\", dst_pe=p)\n"
+    "    return main\n";
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static double urand(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) * 0x1p-53 * 2.0 - 1.0;
+}
+
+int main(void) {
+    TsContext *ctx;
+    CHECK_EQ_INT(TS_OK, ts_context_create(&ctx));
+    enum { P = 3, N = 64 };
+    TsCompileOptions o = {0};
+    TsKernel *k = NULL, *kc = NULL;
+    TsDefine dn = {"N", "64"}, dp = {"P", "3"};
+    if (ts_compile_source(ctx, "shift.py", SRC, "shift", &dn, 1, &o, &k)) printf("%s", ts_last_error(ctx));
+    if (ts_compile_source(ctx, "chain.py", SRC, "chain", &dp, 1, &o, &kc)) printf("%s", ts_last_error(ctx));
+    CHECK(k && kc);
+    if (!k || !kc) return test_done();
+
+    /* ring shift on 3 ranks */
+    TsWorldOptions wo = {TS_WORLD_SIM, P, 1 << 16, 5000};
+    TsWorld *w = NULL;
+    CHECK_EQ_INT(TS_OK, ts_world_create(ctx, &wo, &w));
+    int64_t shape[1] = {N};
+    TsTensor X[P], Y[P], args[P * 2];
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, X));
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, Y));
+    for (int r = 0; r < P; r++) {
+        for (int i = 0; i < N; i++) {
+            ((float *)X[r].data)[i] = (float)urand();
+            ((float *)Y[r].data)[i] = NAN;
+        }
+        args[r * 2] = X[r];
+        args[r * 2 + 1] = Y[r];
+    }
+    TsStatus st = ts_kernel_launch_world(k, w, args, 2);
+    if (st) printf("%s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    int bad = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < N; i++)
+            bad += ((float *)Y[(r + 1) % P].data)[i] != ((float *)X[r].data)[i];
+    CHECK_EQ_INT(0, bad);
+
+    /* st / ld / atom_add / wait chain: rank r waits for flag >= r, then adds r+1 to cnt[r] on every
+     * rank, reads cnt[r] back from rank r+1, and releases rank r+1 */
+    int64_t pshape[1] = {P}, one[1] = {1};
+    TsTensor cnt[P], got[P], flag[P], cargs[P * 3];
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_INT32, 1, pshape, cnt));
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_INT32, 1, pshape, got));
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_INT32, 1, one, flag));
+    for (int r = 0; r < P; r++) {
+        cargs[r * 3] = cnt[r];
+        cargs[r * 3 + 1] = got[r];
+        cargs[r * 3 + 2] = flag[r];
+        for (int i = 0; i < P; i++) ((int32_t *)got[r].data)[i] = -7;
+    }
+    st = ts_kernel_launch_world(kc, w, cargs, 3);
+    if (st) printf("%s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    for (int r = 0; r < P; r++) {
+        for (int i = 0; i < P; i++) CHECK_EQ_INT(i + 1, ((int32_t *)cnt[r].data)[i]);
+        CHECK_EQ_INT(r + 1, ((int32_t *)got[r].data)[r]);
+        CHECK_EQ_INT(P, ((int32_t *)flag[r].data)[0]);
+    }
+
+    /* tensors allocated in a different order on one rank */
+    TsTensor swapped[P * 2];
+    memcpy(swapped, args, sizeof swapped);
+    swapped[2] = Y[1];
+    swapped[3] = X[1];
+    CHECK(ts_kernel_launch_world(k, w, swapped, 2) != TS_OK);
+    CHECK_CONTAINS(ts_last_error(ctx), "symmetric tensors must be allocated in the same order on every rank");
+
+    /* a tensor that is not on the heap, reached by a put */
+    float *plain = malloc(sizeof(float) * N * P);
+    TsTensor off[P * 2];
+    memcpy(off, args, sizeof off);
+    off[1 * 2 + 1] = (TsTensor){plain + N, TS_FLOAT32, 1, shape, NULL};
+    CHECK(ts_kernel_launch_world(k, w, off, 2) != TS_OK);
+    CHECK_CONTAINS(ts_last_error(ctx), "is on the symmetric heap on rank 0 but not on rank");
+    for (int r = 0; r < P; r++) off[r * 2 + 1] = (TsTensor){plain + r * N, TS_FLOAT32, 1, shape, NULL};
+    st = ts_kernel_launch_world(k, w, off, 2);
+    CHECK_EQ_INT(TS_ERR_RUNTIME, st);
+    CHECK_CONTAINS(ts_last_error(ctx), "'Y' is not on the symmetric heap, so rank");
+
+    /* outside a world: rank 0 of 1, the ring closes on itself */
+    TsTensor solo[2] = {X[0], Y[0]};
+    for (int i = 0; i < N; i++) ((float *)Y[0].data)[i] = NAN;
+    CHECK_EQ_INT(TS_OK, ts_kernel_launch(k, solo, 2));
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += ((float *)Y[0].data)[i] != ((float *)X[0].data)[i];
+    CHECK_EQ_INT(0, bad);
+
+    /* heap exhaustion, bad worlds */
+    int64_t big[1] = {1 << 20};
+    TsTensor tb[P];
+    CHECK_EQ_INT(TS_ERR_NOMEM, ts_world_tensor(w, TS_FLOAT32, 1, big, tb));
+    CHECK_CONTAINS(ts_last_error(ctx), "symmetric heap exhausted");
+    TsWorldOptions bad0 = {TS_WORLD_SIM, 0, 0, 0};
+    TsWorld *w0 = NULL;
+    CHECK_EQ_INT(TS_ERR_INVALID, ts_world_create(ctx, &bad0, &w0));
+    CHECK(w0 == NULL);
+
+    free(plain);
+    ts_world_destroy(w);
+    ts_kernel_destroy(k);
+    ts_kernel_destroy(kc);
+    ts_context_destroy(ctx);
+    return test_done();
+}

@@ -1,0 +1,93 @@
+/*
+ * test_comm_nvrtc.c — the CUDA code of communication primitives compiles:
+ * every kernel of examples/distributed/ (and the misuse kernels of
+ * tests/run/dist_bad.py) is compiled for the CUDA target and its source
+ * built with NVRTC for sm_80 and sm_90a; the source must carry the
+ * world's globals (ts_comm_peer) and the checked address translation.
+ * A primitive under a T.Parallel loop is refused with a clear message.
+ * No GPU needed; without libnvrtc the test exits 77 (skipped).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "target/cuda/cuda_target.h"
+#include "test.h"
+#include "tilescale.h"
+
+typedef struct Case {
+    const char *file, *entry;
+    TsDefine defs[6];
+    int ndefs;
+} Case;
+
+static const Case cases[] = {
+    {"examples/distributed/put_block.py", "kernel_", {{"M", "4096"}, {"num_rank", "2"}, {"block_M", "512"}, {"threads", "128"}}, 4},
+    {"examples/distributed/allgather.py", "allgather", {{"PE_num", "4"}, {"M", "32"}, {"N", "48"}}, 3},
+    {"examples/distributed/all_to_all.py", "all_to_all", {{"P", "4"}, {"chunk", "6"}, {"N", "20"}}, 3},
+    {"examples/distributed/allreduce.py", "allreduce", {{"P", "4"}, {"N", "200"}}, 2},
+    {"examples/distributed/ag_gemm.py", "ag_gemm", {{"P", "4"}, {"M", "64"}, {"N", "96"}, {"K", "64"}}, 4},
+    {"examples/distributed/collectives.py", "allreduce", {{"rows", "24"}, {"cols", "40"}}, 2},
+    {"examples/distributed/collectives.py", "allgather", {{"rows", "6"}, {"cols", "10"}, {"P", "4"}}, 3},
+    {"examples/distributed/collectives.py", "reduce_scatter", {{"rows", "5"}, {"cols", "12"}, {"P", "4"}}, 3},
+    {"examples/distributed/collectives.py", "all_to_all", {{"chunk", "3"}, {"cols", "7"}, {"P", "4"}}, 3},
+    {"examples/distributed/collectives.py", "shift", {{"rows", "32"}, {"cols", "16"}}, 2},
+    {"tests/run/dist_bad.py", "lonely_wait", {{"P", "4"}}, 1},
+    {"tests/run/dist_bad.py", "partial_barrier", {{"P", "4"}}, 1},
+    {"tests/run/dist_bad.py", "partial_barrier_blocks", {{"P", "4"}}, 1},
+    {"tests/run/dist_bad.py", "bad_peer", {{"P", "4"}}, 1},
+    {"tests/run/dist_bad.py", "get_past_end", {{"N", "64"}}, 1},
+};
+
+static const char *IN_PARALLEL =
+    "import tilelang.language as T\n"
+    "def k(N):\n"
+    "    @T.prim_func\n"
+    "    def main(x: T.Tensor((N,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=64) as (bx):\n"
+    "            for i in T.Parallel(N):\n"
+    "                T.st(x[i], 1.0, dst_pe=1)\n"
+    "    return main\n";
+
+int main(void) {
+    TsBuf why = {0};
+    if (!ts_nvrtc_available(&why)) {
+        printf("skipped: %s\n", ts_buf_str(&why));
+        ts_buf_free(&why);
+        return 77;
+    }
+    ts_buf_free(&why);
+    TsContext *ctx;
+    CHECK_EQ_INT(TS_OK, ts_context_create(&ctx));
+    TsCompileOptions o = {0};
+    o.target = TS_TARGET_CUDA;
+    o.skip_build = 1;
+    static const char *const archs[] = {"sm_80", "sm_90a"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const Case *c = &cases[i];
+        TsKernel *k = NULL;
+        TsStatus st = ts_compile_file(ctx, c->file, c->entry, c->defs, c->ndefs, &o, &k);
+        if (st) printf("%s:%s: %s", c->file, c->entry, ts_last_error(ctx));
+        CHECK_EQ_INT(TS_OK, st);
+        if (!k) continue;
+        const char *src = ts_kernel_source(k);
+        CHECK_CONTAINS(src, "__device__ ts_u64 ts_comm_peer[64];");
+        CHECK_CONTAINS(src, "ts_comm_addr(");
+        for (int a = 0; a < 2; a++) {
+            TsDiag d = {0};
+            size_t size = 0;
+            unsigned char *img = ts_nvrtc_compile(&d, src, archs[a], &size);
+            if (!img) printf("%s:%s (%s): %s\n", c->file, c->entry, archs[a], ts_buf_str(&d.msg));
+            CHECK(img != NULL && size > 0);
+            free(img);
+            ts_buf_free(&d.msg);
+        }
+        ts_kernel_destroy(k);
+    }
+    TsKernel *k = NULL;
+    TsDefine dn = {"N", "64"};
+    CHECK_EQ_INT(TS_ERR_UNSUPPORTED, ts_compile_source(ctx, "par.py", IN_PARALLEL, "k", &dn, 1, &o, &k));
+    CHECK_CONTAINS(ts_last_error(ctx), "T.st under a T.Parallel loop or thread-dependent control flow is not supported on the CUDA target");
+    ts_context_destroy(ctx);
+    return test_done();
+}
