@@ -2,23 +2,22 @@
  * passes.c — the pass pipeline: which passes run, in which order, and the
  * driver that runs them, dumps the IR after one of them and times them.
  *
- * The order today (C target):
+ * The order today (CUDA-only passes marked *):
  *
- *   verify          the elaborator's output is well formed
- *   simplify        fold constants, drop dead code
- *   lower_tile_ops  tile operators -> loops of loads and stores
- *   verify_lowered  well formed, and no tile operator is left
+ *   verify             the elaborator's output is well formed
+ *   simplify           fold constants, drop dead code
+ * * pipeline_planning  T.Pipelined: stages, multi-buffered shared tiles,
+ *                      async copies (pipeline_planning.c)
+ *   lower_tile_ops     tile operators -> loops of loads and stores (CUDA:
+ *                      global -> shared copies as thread-level vector copies)
+ * * layout_inference   fragment layouts, registers, swizzles
+ * * inject_pipeline    prologue and steady state, commits, waits, barriers
+ *   verify_lowered     well formed, and no tile operator is left
  *
- * The CUDA target will insert, between simplify and lower_tile_ops:
- *   - pipeline planning (T.Pipelined: stage assignment, multi-buffering of
- *     shared tiles, async copies and their waits),
- *   - layout inference (fragment layouts for gemm/reduce operands,
- *     shared-memory swizzles),
- *   - thread binding (T.Parallel loops partitioned over the block's
- *     threads following the fragment layouts, vectorization),
- *   - synchronization insertion (__syncthreads between shared-memory
- *     producers and consumers, warp-group waits).
- * Each is a TsPass like those below; list them here when they exist.
+ * Still to come on the CUDA target: thread binding of the remaining
+ * T.Parallel nests, synchronization insertion (barriers only where
+ * threads share data), shared-memory planning.  Each is a TsPass like
+ * those below; list them here when they exist.
  */
 #include <string.h>
 
