@@ -250,28 +250,53 @@ void ir_arith_pop(IrArith *ar, int mark) {
 
 static IrInterval var_range_found(IrArith *ar, const IrVar *v);
 
-/* The range an enclosing loop or earlier let gives v, searching the frames. */
-static bool frame_range(IrArith *ar, const IrVar *v, IrInterval *out) {
+/* The statement binding v on the frames' path: a FOR whose body the walk
+ * is in (not its own bounds), or a LET earlier in an enclosing SEQ. */
+static const IrStmt *frame_binder(const IrArith *ar, const IrVar *v) {
     const IrWalkFrame *below = NULL;
     for (const IrWalkFrame *f = ar->frame; f; below = f, f = f->up) {
         const IrStmt *s = f->s;
-        if (s->kind == IR_S_FOR && s->for_.var == v && below) {
-            /* (inside the loop's body, not its own bounds) */
-            if (below->s == s->for_.body) {
-                *out = loop_range(ar, s);
-                return true;
-            }
-        } else if (s->kind == IR_S_SEQ && below) {
-            for (int i = 0; i < s->seq.n && s->seq.v[i] != below->s; i++) {
-                const IrStmt *l = s->seq.v[i];
-                if (l->kind == IR_S_LET && l->let.var == v) {
-                    *out = ir_arith_bound(ar, l->let.value);
-                    return true;
-                }
-            }
+        if (!below) continue;
+        if (s->kind == IR_S_FOR && s->for_.var == v) {
+            if (below->s == s->for_.body) return s;
+        } else if (s->kind == IR_S_SEQ) {
+            for (int i = 0; i < s->seq.n && s->seq.v[i] != below->s; i++)
+                if (s->seq.v[i]->kind == IR_S_LET && s->seq.v[i]->let.var == v) return s->seq.v[i];
         }
     }
-    return false;
+    return NULL;
+}
+
+/* The range an enclosing loop or earlier let gives v, searching the frames. */
+static bool frame_range(IrArith *ar, const IrVar *v, IrInterval *out) {
+    const IrStmt *s = frame_binder(ar, v);
+    if (!s) return false;
+    *out = s->kind == IR_S_FOR ? loop_range(ar, s) : ir_arith_bound(ar, s->let.value);
+    return true;
+}
+
+/* Symbolic bounds *L <= v <= *U (NULL where only the interval is known):
+ * an enclosing loop's min and min + extent - 1, a let's value, a block
+ * index's grid extent - 1.  Explicitly bound vars have none. */
+static void sym_bounds(IrArith *ar, const IrVar *v, const IrExpr **L, const IrExpr **U) {
+    *L = *U = NULL;
+    for (int i = ar->ranges.n - 1; i >= 0; i--)
+        if (ar->ranges.v[i].var == v) return;
+    TsArena *a = ar->arena;
+    const IrStmt *s = ar->frame ? frame_binder(ar, v) : NULL;
+    if (s && s->kind == IR_S_FOR) {
+        *L = s->for_.min;
+        *U = ir_bin(a, IR_SUB, ir_bin(a, IR_ADD, s->for_.min, s->for_.extent),
+                    ir_int(a, 1, s->for_.min->dt));
+    } else if (s && s->kind == IR_S_LET) {
+        *L = *U = s->let.value;
+    } else if (!s && v->kind == IR_VAR_BLOCK_IDX && ar->k && v->axis >= 0 && v->axis < 3 &&
+               ar->k->grid[v->axis]) {
+        const IrExpr *g = ar->k->grid[v->axis];
+        *U = ir_bin(a, IR_SUB, (IrExpr *)g, ir_int(a, 1, g->dt));
+    }
+    if (*L && (*L)->kind == IR_E_INT) *L = NULL;
+    if (*U && (*U)->kind == IR_E_INT) *U = NULL;
 }
 
 IrInterval ir_arith_var_range(IrArith *ar, const IrVar *v) {
@@ -709,6 +734,53 @@ static bool is_cmp(IrBinOp op) {
 }
 
 /* Sign facts of b - a: *lo, *hi bound it, *nz: provably nonzero. */
+/* f with var terms replaced by their symbolic bounds on the side that
+ * keeps `f >= result` (lower) or `f <= result` (upper) true for every
+ * valid value: c*v with c > 0 is at least c*L and at most c*U, with c < 0
+ * the other way round.  Each var is replaced once; the bounds brought in
+ * may have bounds of their own (an inner loop's extent over an outer
+ * loop's var), so it goes round a few times.  False if nothing changed. */
+static bool sym_subst(IrArith *ar, const Form *f, bool lower, Form *out) {
+    const IrVar *done[16];
+    int nd = 0;
+    Form cur = *f;
+    bool any = false;
+    for (int round = 0; round < 4; round++) {
+        Form next;
+        memset(&next, 0, sizeof next);
+        next.ok = true;
+        next.c = cur.c;
+        bool changed = false;
+        for (int i = 0; i < cur.t.n; i++) {
+            const IrAffTerm *t = &cur.t.v[i];
+            const IrVar *v = t->atom->kind == IR_E_VAR ? t->atom->var : NULL;
+            bool seen = false;
+            for (int j = 0; j < nd && v; j++) seen |= done[j] == v;
+            if (v && !seen && nd < 16) {
+                const IrExpr *L, *U;
+                sym_bounds(ar, v, &L, &U);
+                const IrExpr *bd = (t->coeff > 0) == lower ? L : U;
+                if (bd && is_int(bd->dt) && !analyze(ar, bd).wrap) {
+                    form_of(ar, bd, false, t->coeff, &next);
+                    done[nd++] = v;
+                    changed = true;
+                    continue;
+                }
+            }
+            form_add_term(ar, &next, t->atom, t->coeff);
+        }
+        if (!changed || !next.ok) break;
+        int n = 0;
+        for (int i = 0; i < next.t.n; i++)
+            if (next.t.v[i].coeff != 0) next.t.v[n++] = next.t.v[i];
+        next.t.n = n;
+        cur = next;
+        any = true;
+    }
+    *out = cur;
+    return any;
+}
+
 static bool diff_facts(IrArith *ar, const IrExpr *a, const IrExpr *b, IrInterval *r, bool *nz) {
     Form f;
     if (!diff_form(ar, a, b, false, &f)) return false;
@@ -723,6 +795,19 @@ static bool diff_facts(IrArith *ar, const IrExpr *a, const IrExpr *b, IrInterval
             *r = iv_meet(*r, r2);
             if (r->lo > 0 || r->hi < 0) *nz = true;
         }
+    }
+    if (r->lo != r->hi && f.t.n) {
+        /* symbolic bounds: `by < m` where by < grid = m, `k < n` in range(n) */
+        Form g;
+        if (r->lo <= 0 && sym_subst(ar, &f, true, &g)) {
+            int64_t lo = form_bound(ar, &g).lo;
+            if (lo > r->lo) r->lo = lo;
+        }
+        if (r->hi >= 0 && sym_subst(ar, &f, false, &g)) {
+            int64_t hi = form_bound(ar, &g).hi;
+            if (hi < r->hi) r->hi = hi;
+        }
+        if (r->lo > 0 || r->hi < 0) *nz = true;
     }
     return true;
 }

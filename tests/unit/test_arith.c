@@ -411,6 +411,94 @@ static void test_random_regions(Env *env, IrArith *ar, IrBuffer *buf) {
     printf("random regions: %d proven disjoint, %d in fact disjoint of %d\n", disjoint, trials - met, trials);
 }
 
+/* ---- symbolic bounds: a loop whose range depends on other vars ----------------------- */
+
+typedef struct Dep {
+    const IrExpr *min, *ext; /* the loop over var 2: [min, min + ext) */
+    const IrExpr *c;         /* the condition */
+    bool t, f;               /* seen true, seen false */
+} Dep;
+
+static void dep_points(Env *env, Dep *d, int i) {
+    if (i == 2) {
+        dep_points(env, d, 3);
+        return;
+    }
+    if (i == NV) {
+        eval_ok = true;
+        int64_t mn = eval(env, d->min), ex = eval(env, d->ext);
+        for (int64_t v = mn; v < mn + ex; v++) {
+            env->val[2] = v;
+            int64_t r = eval(env, d->c);
+            if (!eval_ok) return;
+            if (r) d->t = true;
+            else d->f = true;
+        }
+        return;
+    }
+    for (int64_t v = env->lo[i]; v <= env->hi[i]; v++) {
+        env->val[i] = v;
+        dep_points(env, d, i + 1);
+    }
+}
+
+static void test_random_symbolic(Env *env, IrArith *ar) {
+    static const IrBinOp cmp[] = {IR_LT, IR_LE, IR_GT, IR_GE, IR_EQ, IR_NE};
+    int trials = 3000, bad = 0, decided = 0, constant = 0, need_sym = 0;
+    IrExpr *sh[1] = {ir_i32(&A, 8)};
+    IrBuffer *b = ir_buffer((IrKernel *)ar->k, "D", TS_INT32, IR_SCOPE_SHARED, 1, sh, (TsLoc){0});
+    for (int t = 0; t < trials; t++) {
+        random_ranges(env, ar);
+        env->lo[0] = rnd(5) - 1; /* keep var 0 small: it feeds the loop's extent */
+        env->hi[0] = env->lo[0] + rnd(5);
+        ar->ranges.n = 0;
+        for (int i = 0; i < NV; i++)
+            if (i != 2) ir_arith_bind(ar, env->var[i], env->lo[i], env->hi[i]);
+        /* for c in [min, min + ext): min and ext affine in a, b */
+        IrExpr *mn = ir_bin(&A, IR_ADD, ir_bin(&A, IR_MUL, var(env, 0), ir_i32(&A, rnd(3))), ir_i32(&A, rnd(5) - 2));
+        IrExpr *ex = ir_bin(&A, IR_ADD, ir_bin(&A, IR_ADD, var(env, rnd(2) ? 0 : 1), ir_i32(&A, rnd(4))),
+                            ir_bin(&A, IR_MUL, var(env, 3), ir_i32(&A, rnd(2))));
+        IrExpr *ix[1] = {ir_i32(&A, 0)};
+        IrStmt *st = ir_store(&A, b, ix, 1, ir_i32(&A, 0));
+        IrStmt *loop = ir_for(&A, env->var[2], mn, ex, IR_FOR_SERIAL, st);
+        IrWalkFrame fl = {loop, NULL}, fs = {st, &fl};
+        /* conditions comparing c with the bounds, plus random ones */
+        IrExpr *c2 = var(env, 2), *lhs, *rhs;
+        switch (rnd(4)) {
+        case 0: lhs = c2; rhs = ir_bin(&A, IR_ADD, mn, ex); break;
+        case 1: lhs = ir_bin(&A, IR_ADD, c2, ir_i32(&A, rnd(3) - 1)); rhs = ir_bin(&A, IR_ADD, mn, ex); break;
+        case 2: lhs = ir_bin(&A, IR_SUB, c2, mn); rhs = gen(env, 1 + (int)rnd(2)); break;
+        default: lhs = gen(env, 1 + (int)rnd(3)); rhs = gen(env, 1 + (int)rnd(3)); break;
+        }
+        IrExpr *c = ir_bin(&A, cmp[rnd(6)], lhs, rhs);
+        if (c->kind == IR_E_INT) continue;
+        ar->frame = &fs;
+        int want = ir_arith_prove(ar, c) ? 1 : ir_arith_disprove(ar, c) ? -1 : 0;
+        ar->frame = NULL;
+        int plain = ir_arith_prove(ar, c) || ir_arith_disprove(ar, c); /* c unbounded: int32 */
+        Dep d = {mn, ex, c, false, false};
+        dep_points(env, &d, 0);
+        if (!d.t && !d.f) continue; /* the loop never runs */
+        if (d.t != d.f) constant++;
+        if (!want) continue;
+        decided++;
+        need_sym += !plain;
+        if ((want > 0 && d.f) || (want < 0 && d.t)) {
+            bad++;
+            if (bad < 5) {
+                fprintf(stderr, "wrong %s with c in [%s, %s + %s): %s\n", want > 0 ? "proof" : "disproof",
+                        text(mn), text(mn), text(ex), text(c));
+                dump_env(env);
+            }
+        }
+    }
+    CHECK_EQ_INT(0, bad);
+    CHECK(decided > constant / 2);
+    CHECK(need_sym > trials / 10);
+    printf("symbolic loop bounds: %d decided (%d needing the loop), %d constant in fact\n", decided,
+           need_sym, constant);
+}
+
 /* ---- fixed cases ------------------------------------------------------------------------- */
 
 static void test_fixed(void) {
@@ -436,6 +524,17 @@ static void test_fixed(void) {
     CHECK_EQ_INT(0, r.lo);
     CHECK_EQ_INT(64 * 128 - 1, r.hi);
     CHECK_EQ_INT(0, ir_arith_bound(&ar, N).lo);
+    /* symbolic: by ranges over the grid's run-time extent n */
+    IrVar *by = ir_var(k, "by", TS_INT32, IR_VAR_BLOCK_IDX);
+    by->axis = 1;
+    k->block_idx[1] = by;
+    k->grid[1] = N;
+    IrExpr *BY = ir_var_ref(&A, by);
+    CHECK(ir_arith_prove(&ar, BIN(LT, BY, N)));
+    CHECK(ir_arith_prove(&ar, BIN(LE, BIN(ADD, BY, C(1)), N)));
+    CHECK(!ir_arith_prove(&ar, BIN(LT, BIN(ADD, BY, C(1)), N)));
+    CHECK(ir_arith_disprove(&ar, BIN(GE, BY, N)));
+    CHECK_EQ_STR("True", text(ir_arith_simplify(&ar, BIN(LT, BY, N))));
     /* unbounded scalar: x < x + 1 is not provable (x may be INT32_MAX) */
     CHECK(!ir_arith_prove(&ar, BIN(LT, X, BIN(ADD, X, C(1)))));
     int mark = ir_arith_mark(&ar);
@@ -567,6 +666,7 @@ int main(void) {
     test_frames();
     test_random_exprs(&env, &ar);
     test_random_cmps(&env, &ar);
+    test_random_symbolic(&env, &ar);
     IrExpr *sh[2] = {ir_i32(&A, 64), ir_i32(&A, 64)};
     test_random_regions(&env, &ar, ir_buffer(k, "S", TS_FLOAT32, IR_SCOPE_SHARED, 2, sh, (TsLoc){0}));
     ts_arena_free(&A);
