@@ -1102,7 +1102,10 @@ static void run_thread(IrTInterp *x, Th *t) {
                 t->at = s;
             } else if (f->phase == 2) {
                 f->phase = 3;
-                wait_bar(x, t, s, TAG_AFTER);
+                /* register mode (C in registers): the printer only marks the
+                 * shared operands as read (a barrier before the next write) */
+                if (s->op->r[2].buf->layout && s->op->r[2].buf->scope == IR_SCOPE_LOCAL) t->pending = true;
+                else wait_bar(x, t, s, TAG_AFTER);
             } else {
                 t->nfr--;
             }

@@ -225,6 +225,20 @@ static void emit_bin(TsCxGen *x, const IrExpr *e) {
     const IrExpr *l = e->bin.a, *r = e->bin.b;
     char c = join_cat(ts_cx_cat(x, l->dt, l->loc), ts_cx_cat(x, r->dt, r->loc));
     int fl = c == 'f' || c == 'd';
+    int64_t rc;
+    if (c == 'i' && (e->bin.op == IR_FLOORDIV || e->bin.op == IR_FLOORMOD) && ir_is_const_int(r, &rc) && rc > 0 &&
+        rc <= ((int64_t)1 << 62) && !(rc & (rc - 1))) {
+        /* by a power of two: floor division is the arithmetic shift and the
+         * floor modulo the mask, for negative dividends too (two's
+         * complement), so no helper call and no branches on the GPU */
+        int sh = 0;
+        while (((int64_t)1 << sh) < rc) sh++;
+        outf(x, "((%s)(", x->dl->i64);
+        ts_cx_expr(x, l);
+        if (e->bin.op == IR_FLOORDIV) outf(x, ") >> %d)", sh);
+        else outf(x, ") & %lldLL)", (long long)(rc - 1));
+        return;
+    }
     const char *fn = NULL, *op = NULL;
     switch (e->bin.op) {
     case IR_ADD: op = "+"; break;

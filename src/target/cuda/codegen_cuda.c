@@ -2086,7 +2086,9 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
             out(g, "), ");
         }
         outf(g, "%s, ts_tid);\n", find_buf(g, op->r[2].buf, s->loc)->name);
-        emit_sync(g);
+        /* C is in registers: only the shared operands were read, so the
+         * next write to shared memory waits (pending), not this call */
+        g->pending = 1;
         return;
     }
     for (int r = 0; r < 3; r++) {
