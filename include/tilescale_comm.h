@@ -11,7 +11,9 @@
  * Backends:
  *   TS_WORLD_SIM   ranks are threads of this process, kernels run on the
  *                  C target; how every distributed kernel is tested in CI.
- *   TS_WORLD_LOCAL (planned) one process drives N ranks on the local GPUs.
+ *   TS_WORLD_LOCAL one process drives N ranks on GPU 0, a CUDA stream each
+ *                  (kernels of the CUDA target); heaps are device memory,
+ *                  filled and read with ts_world_write / ts_world_read.
  *
  * Typical use (2 ranks, an all-gather):
  *
@@ -41,7 +43,7 @@ extern "C" {
 
 typedef enum TsWorldBackend {
     TS_WORLD_SIM = 0, /* threads of this process, C target */
-    TS_WORLD_LOCAL    /* one process, ranks on the local GPUs (not yet) */
+    TS_WORLD_LOCAL    /* one process, ranks on GPU 0, CUDA target */
 } TsWorldBackend;
 
 typedef struct TsWorldOptions {
@@ -61,11 +63,19 @@ int ts_world_nranks(const TsWorld *w);
 /* Reserve `bytes` on every rank's heap at one offset (256-byte aligned,
  * zero-filled). */
 TsStatus ts_world_alloc(TsWorld *w, int64_t bytes, int64_t *offset);
-/* Rank r's address of a heap offset (sim: a pointer of this process). */
+/* Rank r's address of a heap offset (sim: a pointer of this process;
+ * local: a device address). */
 void *ts_world_ptr(TsWorld *w, int rank, int64_t offset);
 /* A contiguous tensor on every rank's heap: out[r] is rank r's copy.  The
  * tensors keep pointing at `shape`, which must outlive them. */
 TsStatus ts_world_tensor(TsWorld *w, TsDType dt, int ndim, const int64_t *shape, TsTensor *out);
+/* Copy bytes between host memory and rank r's heap at a byte offset (the
+ * local backend's heaps are device memory: this is how they are filled
+ * and read; on sim it is memcpy). */
+TsStatus ts_world_write(TsWorld *w, int rank, int64_t offset, const void *src, int64_t bytes);
+TsStatus ts_world_read(TsWorld *w, int rank, int64_t offset, void *dst, int64_t bytes);
+/* Byte offset of p in rank r's heap, or -1 if it is not there. */
+int64_t ts_world_offset(const TsWorld *w, int rank, const void *p);
 /* Run k (and its chain) on every rank at once: args holds nranks groups of
  * nargs tensors, rank-major (args[r * nargs + i] is rank r's i-th).  Tensors
  * that remote primitives reach must be on the heap (ts_world_tensor). */

@@ -1,13 +1,16 @@
 /*
  * dist.c — `tilescale run ... --ranks N`: a distributed kernel on N ranks.
  *
- *   tilescale run FILE --entry NAME --ranks N [--target c] [-D name=value]...
+ *   tilescale run FILE --entry NAME --ranks N [--target c|cuda] [-D name=value]...
  *       [--in NAME=file{rank}.npy | NAME=VALUE]... [--out NAME=file{rank}.npy]...
  *       [--shape VAR=N]... [--check-against REF] [--seed S] [--atol X] [--rtol X]
  *       [--heap BYTES] [--timeout SECONDS]
  *
  * Every tensor parameter lives on the world's symmetric heap, one copy per
- * rank at the same offset (what TileScale's allocator gives its kernels).
+ * rank at the same offset (what TileScale's allocator gives its kernels):
+ * `sim` ranks (threads, C target) for --target c, `local` ranks (GPU 0, a
+ * stream each) for --target cuda.  Tensors are made on the host and
+ * written to the heaps before the launch, read back after.
  * `{rank}` in an --in/--out file name is replaced by the rank.  Tensors not
  * read from files: float ones random (a different stream per rank, from
  * the seed), outputs of out_idx poisoned with NaN, integer ones zero (they
@@ -94,7 +97,8 @@ static int parse(int argc, char **argv, DOpts *o) {
         } else if (!strcmp(a, "--ranks")) o->nranks = atoi(argv[++i]);
         else if (!strcmp(a, "--target")) {
             i++;
-            if (!strcmp(next, "c") || !strcmp(next, "auto")) o->target = TS_TARGET_C;
+            if (!strcmp(next, "c")) o->target = TS_TARGET_C;
+            else if (!strcmp(next, "auto")) o->target = ts_target_available(TS_TARGET_CUDA) ? TS_TARGET_CUDA : TS_TARGET_C;
             else if (!strcmp(next, "cuda")) o->target = TS_TARGET_CUDA;
             else {
                 fprintf(stderr, "tilescale: error: unknown target '%s' (c, cuda or auto)\n", next);
@@ -174,7 +178,7 @@ int ts_cli_run_dist(int argc, char **argv) {
     int rc = 1, P = o.nranks, np = 0;
     TsKernel *k = NULL, *ref = NULL;
     TsWorld *w = NULL;
-    TsTensor *args = NULL, *stacked = NULL;
+    TsTensor *args = NULL, *host = NULL, *stacked = NULL; /* args: on the heaps; host: their host copies */
     int64_t (*shapes)[8] = NULL, (*sshapes)[9] = NULL;
     TsCompileOptions co = {0};
     co.target = o.target;
@@ -204,6 +208,7 @@ int ts_cli_run_dist(int argc, char **argv) {
         }
     }
     args = calloc((size_t)(P * np + 1), sizeof *args);
+    host = calloc((size_t)(P * np + 1), sizeof *host);
     stacked = calloc((size_t)np + 1, sizeof *stacked);
     shapes = calloc((size_t)np + 1, sizeof *shapes);
     sshapes = calloc((size_t)np + 1, sizeof *sshapes);
@@ -230,7 +235,8 @@ int ts_cli_run_dist(int argc, char **argv) {
             heap += (n * ((ts_dtype_bits(info.dtype) + 7) / 8) + 511) / 256 * 256;
         }
     }
-    TsWorldOptions wo = {TS_WORLD_SIM, P, o.heap ? o.heap : heap, (int64_t)(o.timeout * 1000)};
+    TsWorldOptions wo = {o.target == TS_TARGET_CUDA ? TS_WORLD_LOCAL : TS_WORLD_SIM, P, o.heap ? o.heap : heap,
+                         (int64_t)(o.timeout * 1000)};
     if (ts_world_create(ctx, &wo, &w)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;
@@ -247,8 +253,9 @@ int ts_cli_run_dist(int argc, char **argv) {
                 goto done;
             }
             for (int r = 0; r < P; r++) {
-                ts_tensor_alloc(&args[r * np + p], info.dtype, 0, NULL);
-                ts_tensor_set(&args[r * np + p], 0, atof(in));
+                ts_tensor_alloc(&host[r * np + p], info.dtype, 0, NULL);
+                ts_tensor_set(&host[r * np + p], 0, atof(in));
+                args[r * np + p] = host[r * np + p];
             }
             continue;
         }
@@ -258,8 +265,9 @@ int ts_cli_run_dist(int argc, char **argv) {
             goto done;
         }
         for (int r = 0; r < P; r++) {
-            TsTensor *t = &args[r * np + p];
-            *t = per[r];
+            TsTensor *t = &host[r * np + p];
+            args[r * np + p] = per[r];
+            if (ts_tensor_alloc(t, info.dtype, info.ndim, shapes[p])) goto done; /* zero-filled */
             int64_t n = ts_tensor_numel(t);
             if (in) {
                 char *path = subst_rank(in, r);
@@ -294,7 +302,7 @@ int ts_cli_run_dist(int argc, char **argv) {
             ts_kernel_param(k, p, &info);
             ts_kernel_param(ref, p, &rinfo);
             if (!info.is_tensor) {
-                stacked[p] = args[p];
+                stacked[p] = host[p];
                 continue;
             }
             sshapes[p][0] = P;
@@ -305,15 +313,29 @@ int ts_cli_run_dist(int argc, char **argv) {
                 goto done;
             }
             if (ts_tensor_alloc(&stacked[p], info.dtype, info.ndim + 1, sshapes[p])) goto done;
-            size_t b = nbytes(&args[p]);
-            for (int r = 0; r < P; r++) memcpy((char *)stacked[p].data + (size_t)r * b, args[r * np + p].data, b);
+            size_t b = nbytes(&host[p]);
+            for (int r = 0; r < P; r++) memcpy((char *)stacked[p].data + (size_t)r * b, host[r * np + p].data, b);
         }
     }
-    printf("%s: %d ranks (sim), seed %llu\n", ts_kernel_name(k), P, (unsigned long long)seed);
+    /* host copies -> heaps, launch, heaps -> host copies */
+    for (int i = 0; i < P * np; i++)
+        if (args[i].data != host[i].data &&
+            ts_world_write(w, i / np, ts_world_offset(w, i / np, args[i].data), host[i].data, (int64_t)nbytes(&host[i]))) {
+            fprintf(stderr, "%s", ts_last_error(ctx));
+            goto done;
+        }
+    printf("%s: %d ranks (%s), seed %llu\n", ts_kernel_name(k), P, o.target == TS_TARGET_CUDA ? "local, GPU 0" : "sim",
+           (unsigned long long)seed);
     if (ts_kernel_launch_world(k, w, args, np)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;
     }
+    for (int i = 0; i < P * np; i++)
+        if (args[i].data != host[i].data &&
+            ts_world_read(w, i / np, ts_world_offset(w, i / np, args[i].data), host[i].data, (int64_t)nbytes(&host[i]))) {
+            fprintf(stderr, "%s", ts_last_error(ctx));
+            goto done;
+        }
     for (int i = 0; i < o.nouts; i++)
         for (int p = 0; p < np; p++) {
             TsParamInfo info;
@@ -321,7 +343,7 @@ int ts_cli_run_dist(int argc, char **argv) {
             if (strcmp(info.name, o.out_name[i])) continue;
             for (int r = 0; r < P; r++) {
                 char *path = subst_rank(o.out_val[i], r);
-                int bad = ts_npy_save(ctx, path, &args[r * np + p]);
+                int bad = ts_npy_save(ctx, path, &host[r * np + p]);
                 free(path);
                 if (bad) {
                     fprintf(stderr, "%s", ts_last_error(ctx));
@@ -345,7 +367,7 @@ int ts_cli_run_dist(int argc, char **argv) {
             double tol_a = o.atol >= 0 ? o.atol : info.dtype == TS_FLOAT32 || info.dtype == TS_FLOAT64 ? 1e-4 : 2e-2;
             double tol_r = o.rtol >= 0 ? o.rtol : tol_a;
             for (int r = 0; r < P; r++) {
-                const TsTensor *got = &args[r * np + p];
+                const TsTensor *got = &host[r * np + p];
                 int64_t n = ts_tensor_numel(got), bad = 0;
                 double maxerr = 0;
                 for (int64_t i = 0; i < n; i++) {
@@ -370,7 +392,7 @@ int ts_cli_run_dist(int argc, char **argv) {
             if (!info.is_tensor) continue;
             for (int r = 0; r < P; r++) {
                 double sum = 0;
-                const TsTensor *t = &args[r * np + p];
+                const TsTensor *t = &host[r * np + p];
                 int64_t n = ts_tensor_numel(t);
                 for (int64_t i = 0; i < n; i++) sum += ts_tensor_get(t, i);
                 printf("  %-12s rank %d  sum %.6g\n", info.name, r, sum);
@@ -378,14 +400,14 @@ int ts_cli_run_dist(int argc, char **argv) {
         }
     }
 done:
-    for (int p = 0; args && p < np; p++) {
+    for (int p = 0; host && p < np; p++) {
         TsParamInfo info;
         ts_kernel_param(k, p, &info);
-        for (int r = 0; r < P; r++)
-            if (!info.is_tensor) ts_tensor_free(&args[r * np + p]);
+        for (int r = 0; r < P; r++) ts_tensor_free(&host[r * np + p]);
         if (info.is_tensor && stacked) ts_tensor_free(&stacked[p]);
     }
     free(args);
+    free(host);
     free(stacked);
     free(shapes);
     free(sshapes);

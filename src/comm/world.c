@@ -73,8 +73,7 @@ int64_t ts_comm_default_timeout_ms(void) {
 
 /* ---- world, heaps ------------------------------------------------------------ */
 
-static TsStatus world_fail(TsContext *ctx, TsStatus st, const char *fmt, ...) TS_PRINTF(3, 4);
-static TsStatus world_fail(TsContext *ctx, TsStatus st, const char *fmt, ...) {
+TsStatus ts_world_fail(TsContext *ctx, TsStatus st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     buf_clear(&ctx->diag.msg);
@@ -88,18 +87,18 @@ TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **ou
     if (!ctx || !opt || !out) return TS_ERR_INVALID;
     *out = NULL;
     TsWorldOptions o = *opt;
-    if (o.backend != TS_WORLD_SIM)
-        return world_fail(ctx, TS_ERR_UNSUPPORTED, "world: only the sim backend exists so far");
+    if (o.backend != TS_WORLD_SIM && o.backend != TS_WORLD_LOCAL)
+        return ts_world_fail(ctx, TS_ERR_UNSUPPORTED, "world: unknown backend %d (sim or local)", (int)o.backend);
     if (o.nranks < 1 || o.nranks > TS_WORLD_MAX_RANKS)
-        return world_fail(ctx, TS_ERR_INVALID, "world: %d ranks (1..%d)", o.nranks, TS_WORLD_MAX_RANKS);
+        return ts_world_fail(ctx, TS_ERR_INVALID, "world: %d ranks (1..%d)", o.nranks, TS_WORLD_MAX_RANKS);
     if (o.heap_bytes == 0) o.heap_bytes = (int64_t)64 << 20;
     if (o.heap_bytes < TS_WORLD_SYS_BYTES || o.heap_bytes > ((int64_t)1 << 40))
-        return world_fail(ctx, TS_ERR_INVALID, "world: heap size %lld bytes is out of range",
+        return ts_world_fail(ctx, TS_ERR_INVALID, "world: heap size %lld bytes is out of range",
                           (long long)o.heap_bytes);
     o.heap_bytes = (o.heap_bytes + TS_WORLD_ALIGN - 1) / TS_WORLD_ALIGN * TS_WORLD_ALIGN;
     if (o.wait_timeout_ms <= 0) o.wait_timeout_ms = ts_comm_default_timeout_ms();
     TsWorld *w = calloc(1, sizeof *w);
-    if (!w) return world_fail(ctx, TS_ERR_NOMEM, "world: out of memory");
+    if (!w) return ts_world_fail(ctx, TS_ERR_NOMEM, "world: out of memory");
     w->ctx = ctx;
     w->opt = o;
     w->used = TS_WORLD_SYS_BYTES;
@@ -107,13 +106,22 @@ TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **ou
     w->base = calloc((size_t)o.nranks, sizeof *w->base);
     if (!w->base) {
         ts_world_destroy(w);
-        return world_fail(ctx, TS_ERR_NOMEM, "world: out of memory");
+        return ts_world_fail(ctx, TS_ERR_NOMEM, "world: out of memory");
+    }
+    if (o.backend == TS_WORLD_LOCAL) {
+        TsStatus st = ts_local_create(w);
+        if (st) {
+            ts_world_destroy(w);
+            return st;
+        }
+        *out = w;
+        return TS_OK;
     }
     for (int r = 0; r < o.nranks; r++) {
         w->base[r] = aligned_alloc(TS_WORLD_ALIGN, (size_t)o.heap_bytes);
         if (!w->base[r]) {
             ts_world_destroy(w);
-            return world_fail(ctx, TS_ERR_NOMEM, "world: cannot allocate %lld-byte heaps for %d ranks",
+            return ts_world_fail(ctx, TS_ERR_NOMEM, "world: cannot allocate %lld-byte heaps for %d ranks",
                               (long long)o.heap_bytes, o.nranks);
         }
         memset(w->base[r], 0, (size_t)o.heap_bytes);
@@ -124,7 +132,9 @@ TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **ou
 
 void ts_world_destroy(TsWorld *w) {
     if (!w) return;
-    for (int r = 0; w->base && r < w->opt.nranks; r++) free(w->base[r]);
+    if (w->local) ts_local_destroy(w);
+    else
+        for (int r = 0; w->base && r < w->opt.nranks; r++) free(w->base[r]);
     free(w->base);
     ts_comm_sink_free(&w->sink);
     free(w);
@@ -136,14 +146,43 @@ TsStatus ts_world_alloc(TsWorld *w, int64_t bytes, int64_t *offset) {
     if (!w || !offset || bytes < 0) return TS_ERR_INVALID;
     int64_t size = (bytes + TS_WORLD_ALIGN - 1) / TS_WORLD_ALIGN * TS_WORLD_ALIGN;
     if (size > w->opt.heap_bytes - w->used)
-        return world_fail(w->ctx, TS_ERR_NOMEM,
+        return ts_world_fail(w->ctx, TS_ERR_NOMEM,
                           "world: symmetric heap exhausted: %lld bytes wanted, %lld of %lld left",
                           (long long)bytes, (long long)(w->opt.heap_bytes - w->used),
                           (long long)w->opt.heap_bytes);
     *offset = w->used;
-    for (int r = 0; r < w->opt.nranks; r++) memset((char *)w->base[r] + w->used, 0, (size_t)size);
-    w->used += size;
+    if (!w->local)
+        for (int r = 0; r < w->opt.nranks; r++) memset((char *)w->base[r] + w->used, 0, (size_t)size);
+    w->used += size; /* local heaps are zeroed when created */
     return TS_OK;
+}
+
+/* Copy between host memory and a rank's heap (sim: memcpy). */
+static TsStatus world_copy(TsWorld *w, int to_heap, int rank, int64_t offset, void *host, int64_t bytes) {
+    if (!w || !host || rank < 0 || rank >= w->opt.nranks || offset < 0 || bytes < 0 ||
+        bytes > w->opt.heap_bytes - offset)
+        return w ? ts_world_fail(w->ctx, TS_ERR_INVALID, "world: copy of %lld bytes at offset %lld of rank %d's heap is out of range",
+                                 (long long)bytes, (long long)offset, rank)
+                 : TS_ERR_INVALID;
+    char *p = (char *)w->base[rank] + offset;
+    if (w->local) return ts_local_copy(w, to_heap, p, host, bytes);
+    if (to_heap) memcpy(p, host, (size_t)bytes);
+    else memcpy(host, p, (size_t)bytes);
+    return TS_OK;
+}
+
+TsStatus ts_world_write(TsWorld *w, int rank, int64_t offset, const void *src, int64_t bytes) {
+    return world_copy(w, 1, rank, offset, (void *)src, bytes);
+}
+
+TsStatus ts_world_read(TsWorld *w, int rank, int64_t offset, void *dst, int64_t bytes) {
+    return world_copy(w, 0, rank, offset, dst, bytes);
+}
+
+int64_t ts_world_offset(const TsWorld *w, int rank, const void *p) {
+    if (!w || rank < 0 || rank >= w->opt.nranks || !p) return -1;
+    const char *b = w->base[rank], *q = p;
+    return q >= b && q < b + w->opt.heap_bytes ? (int64_t)(q - b) : -1;
 }
 
 void *ts_world_ptr(TsWorld *w, int rank, int64_t offset) {
@@ -191,12 +230,7 @@ static void *rank_main(void *p) {
     return NULL;
 }
 
-/* Offset of p in rank r's heap, or -1. */
-static int64_t heap_offset(const TsWorld *w, int r, const void *p) {
-    const char *b = w->base[r], *q = p;
-    if (!p || q < b || q >= b + w->opt.heap_bytes) return -1;
-    return q - b;
-}
+static int64_t heap_offset(const TsWorld *w, int r, const void *p) { return ts_world_offset(w, r, p); }
 
 /* Every heap tensor at one offset with one shape on all ranks. */
 static TsStatus check_symmetric(TsWorld *w, TsKernel *k, const TsTensor *args, int nargs) {
@@ -209,19 +243,19 @@ static TsStatus check_symmetric(TsWorld *w, TsKernel *k, const TsTensor *args, i
             const TsTensor *t = &args[(size_t)r * (size_t)nargs + (size_t)i];
             int64_t off = heap_offset(w, r, t->data);
             if ((off0 < 0) != (off < 0))
-                return world_fail(w->ctx, TS_ERR_INVALID,
+                return ts_world_fail(w->ctx, TS_ERR_INVALID,
                                   "%s: argument %s is on the symmetric heap on rank %d but not on rank %d",
                                   k->ir->name, pn, off0 < 0 ? r : 0, off0 < 0 ? 0 : r);
             if (off0 < 0) continue;
             if (off != off0)
-                return world_fail(w->ctx, TS_ERR_INVALID,
+                return ts_world_fail(w->ctx, TS_ERR_INVALID,
                                   "%s: argument %s is at heap offset %lld on rank 0 but %lld on rank %d "
                                   "(symmetric tensors must be allocated in the same order on every rank)",
                                   k->ir->name, pn, (long long)off0, (long long)off, r);
             int same = t->ndim == t0->ndim && t->dtype == t0->dtype;
             for (int d = 0; same && d < t->ndim; d++) same = t->shape[d] == t0->shape[d];
             if (!same)
-                return world_fail(w->ctx, TS_ERR_SHAPE,
+                return ts_world_fail(w->ctx, TS_ERR_SHAPE,
                                   "%s: argument %s has a different shape or dtype on rank %d than on rank 0 "
                                   "(symmetric tensors are the same on every rank)",
                                   k->ir->name, pn, r);
@@ -232,14 +266,15 @@ static TsStatus check_symmetric(TsWorld *w, TsKernel *k, const TsTensor *args, i
 
 TsStatus ts_kernel_launch_world(TsKernel *k, TsWorld *w, const TsTensor *args, int nargs) {
     if (!k || !w || (nargs > 0 && !args)) return TS_ERR_INVALID;
-    if (k->ctx != w->ctx) return world_fail(k->ctx, TS_ERR_INVALID, "the kernel and the world belong to different contexts");
+    if (k->ctx != w->ctx) return ts_world_fail(k->ctx, TS_ERR_INVALID, "the kernel and the world belong to different contexts");
     if (!k->cmod && !k->cumod)
-        return world_fail(w->ctx, TS_ERR_INVALID, "this kernel was compiled without a build (skip_build)");
-    if (k->target != TS_TARGET_C)
-        return world_fail(w->ctx, TS_ERR_UNSUPPORTED,
-                          "%s: the sim world runs kernels of the C target (compile with --target c)", k->ir->name);
+        return ts_world_fail(w->ctx, TS_ERR_INVALID, "this kernel was compiled without a build (skip_build)");
+    if (k->target != (w->local ? TS_TARGET_CUDA : TS_TARGET_C))
+        return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "%s: the %s world runs kernels of the %s target", k->ir->name,
+                             w->local ? "local" : "sim", w->local ? "CUDA" : "C");
     TsStatus st = check_symmetric(w, k, args, nargs);
     if (st) return st;
+    if (w->local) return ts_local_launch(w, k, args, nargs);
     int n = w->opt.nranks;
     buf_clear(&w->sink.msg);
     w->sink.aborted = 0;
@@ -249,7 +284,7 @@ TsStatus ts_kernel_launch_world(TsKernel *k, TsWorld *w, const TsTensor *args, i
     if (!runs || !th) {
         free(runs);
         free(th);
-        return world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
+        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
     }
     int started = 0;
     for (int r = 0; r < n; r++) {
@@ -257,7 +292,7 @@ TsStatus ts_kernel_launch_world(TsKernel *k, TsWorld *w, const TsTensor *args, i
         R->k = k;
         R->args = args + (size_t)r * (size_t)nargs;
         R->nargs = nargs;
-        R->env = (TsRankEnv){r, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1};
+        R->env = (TsRankEnv){r, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL};
         R->sync_base = (int64_t *)w->base[0];
     }
     for (int r = 0; r < n; r++) {

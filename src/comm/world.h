@@ -57,14 +57,32 @@ typedef struct TsRankEnv {
     TsCommSink *sink;          /* failures */
     int64_t wait_timeout_ms;   /* waits fail past this */
     int num_threads;           /* CPU workers for this rank (0: the kernel's option) */
+    void *stream;              /* local world: the rank's CUstream */
 } TsRankEnv;
+
+typedef struct TsLocal TsLocal; /* local_cuda.c */
 
 struct TsWorld {
     TsContext *ctx;            /* errors go to its diagnostic */
     TsWorldOptions opt;        /* as created (defaults filled in) */
-    void **base;               /* [nranks] heap bases */
+    void **base;               /* [nranks] heap bases (local: device addresses) */
     int64_t used;              /* bytes allocated so far (same on every rank) */
-    TsCommSink sink;           /* failures of the current launch */
+    TsCommSink sink;           /* failures of the current launch (sim) */
+    TsLocal *local;            /* the local backend's driver state, or NULL (sim) */
 };
+
+/* Replaces the context's diagnostic with "error: <message>" and returns st. */
+TsStatus ts_world_fail(TsContext *ctx, TsStatus st, const char *fmt, ...) TS_PRINTF(3, 4);
+
+/* ---- the local backend (local_cuda.c): ranks on device 0 of this process ---- */
+
+/* Loads the driver, allocates the heaps (w->base), streams; errors via ctx. */
+TsStatus ts_local_create(TsWorld *w);
+void ts_local_destroy(TsWorld *w);
+/* Host <-> device copy of bytes at a heap address. */
+TsStatus ts_local_copy(TsWorld *w, int to_device, void *dev, void *host, int64_t bytes);
+/* Every rank's launch of k (and its chain), each on its own stream, with
+ * the module's world globals set and a co-residency check first. */
+TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int nargs);
 
 #endif

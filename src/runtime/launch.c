@@ -345,10 +345,12 @@ static TsStatus run_c(Launch *L, TsKernel *k, const TsRankEnv *env) {
 }
 
 /* CUDA target: the grid is evaluated here from the IR. */
-static TsStatus run_cuda(Launch *L, TsKernel *k) {
+static TsStatus run_cuda(Launch *L, TsKernel *k, const TsRankEnv *env) {
     const IrKernel *ir = L->ir;
     TsLaunchArgs a;
     memset(&a, 0, sizeof a);
+    a.rank = env ? env->rank : 0;
+    a.nranks = env ? env->nranks : 1;
     a.nparams = ir->params.n;
     a.data = L->data;
     a.shape = L->shape;
@@ -433,10 +435,7 @@ static TsStatus run(Launch *L, TsKernel *k, int nargs, const TsRankEnv *env) {
         }
     }
 
-    if (env && k->target == TS_TARGET_CUDA)
-        return fail(L, TS_ERR_UNSUPPORTED, "%s: distributed launches on the CUDA target are not supported yet",
-                    L->kname);
-    return k->target == TS_TARGET_CUDA ? run_cuda(L, k) : run_c(L, k, env);
+    return k->target == TS_TARGET_CUDA ? run_cuda(L, k, env) : run_c(L, k, env);
 }
 
 static TsStatus launch(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, const TsRankEnv *env,
@@ -468,5 +467,7 @@ TsStatus ts_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *st
 }
 
 TsStatus ts_launch_env(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, const TsRankEnv *env) {
-    return launch(k, args, nargs, d, env, 0, NULL);
+    /* CUDA ranks (the local world) run on device-resident heaps, queued on their stream */
+    int dev = k && k->target == TS_TARGET_CUDA && env;
+    return launch(k, args, nargs, d, env, dev, dev ? env->stream : NULL);
 }

@@ -28,6 +28,8 @@ typedef struct TsLaunchArgs {
     const int64_t *shape_vars;     /* values of IrKernel.shape_vars, in order */
     int nshape_vars;               /* IrKernel.shape_vars.n */
     int64_t grid[3];               /* grid extents x, y, z evaluated on the host */
+    int rank, nranks;              /* distributed: this rank and the number of ranks
+                                      (0 and 0 = rank 0 of 1 outside a world) */
 } TsLaunchArgs;
 
 /* Errors are appended to k->ctx->diag (no longjmp) and returned:

@@ -20,7 +20,7 @@ expect_error "T.barrier_all: timed out after 300 ms: 4 of the 6 blocks of all ra
   $f --entry partial_barrier -D P=3 --ranks 3 --timeout 0.3
 expect_error "T.barrier_blocks: timed out after 300 ms waiting for rank 1" \
   $f --entry partial_barrier_blocks -D P=4 --ranks 4 --timeout 0.3
-expect_error "T.st: peer rank 3 is out of range (3 ranks) for 'x'" \
+expect_error "is out of range (3 ranks) for 'x'" \
   $f --entry bad_peer -D P=3 --ranks 3
 expect_error "T.get: 512 bytes at byte 0 of 'x' are outside it (256 bytes)" \
   $f --entry get_past_end -D N=64 --ranks 2

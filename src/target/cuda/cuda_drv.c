@@ -492,8 +492,8 @@ static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, T
         for (int i = 0; i < b->ndim; i++) R->kp[j++] = (void *)&a->strides[p][i];
     }
     for (int i = 0; i < a->nshape_vars; i++) R->kp[j++] = (void *)&a->shape_vars[i];
-    R->one[0] = 0;
-    R->one[1] = 1;
+    R->one[0] = a->rank;
+    R->one[1] = a->nranks > 0 ? a->nranks : 1;
     R->kp[j++] = &R->one[0];
     R->kp[j++] = &R->one[1];
 
@@ -563,7 +563,7 @@ TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, cons
         st = fail(d, TS_ERR_NOMEM, "%s: out of memory", m->kname);
         goto done;
     }
-    int j = 0, one[2] = {0, 1};
+    int j = 0, one[2] = {a->rank, a->nranks > 0 ? a->nranks : 1};
     for (int p = 0; p < np; p++) {
         const IrBuffer *b = ir->params.v[p].buf;
         if (!b) {

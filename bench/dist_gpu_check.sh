@@ -1,0 +1,53 @@
+#!/bin/sh
+# GPU check of the distributed layer (issue 6): the `local` backend, N ranks
+# on GPU 0 (a stream each), every distributed example against its reference
+# (computed on the CPU from all ranks' inputs), N = 2 and 4; then misuse
+# (each must be a clear error, none a hang) and the co-residency refusal.
+# Prints one line per case and a summary; exit status 1 if anything failed.
+#   sh bench/dist_gpu_check.sh [./build/tilescale]
+tool="${1:-./build/tilescale}"
+d=examples/distributed
+c=$d/collectives.py
+b=tests/run/dist_bad.py
+pass=0
+fail=0
+ok() {
+  name="$1"; shift
+  out=$(timeout 300 "$tool" run "$@" --target cuda --timeout 20 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ] && echo "$out" | grep -q '^PASS$'; then
+    pass=$((pass + 1)); echo "PASS  $name"
+  else
+    fail=$((fail + 1)); echo "FAIL  $name (rc $rc)"; echo "$out" | grep -v ' ok$' | tail -8 | sed 's/^/      /'
+  fi
+}
+err() {
+  name="$1"; want="$2"; shift 2
+  out=$(timeout 300 "$tool" run "$@" --target cuda 2>&1)
+  rc=$?
+  if [ $rc -ne 0 ] && [ $rc -ne 124 ] && echo "$out" | grep -qF "$want"; then
+    pass=$((pass + 1)); echo "PASS  $name"
+  else
+    fail=$((fail + 1)); echo "FAIL  $name (rc $rc, wanted '$want')"; echo "$out" | tail -6 | sed 's/^/      /'
+  fi
+}
+for n in 2 4; do
+  ok "put_block x$n" $d/put_block.py --entry kernel_ --ranks $n -D M=65536 -D num_rank=$n -D block_M=4096 -D threads=128 --check-against put_block_ref
+  ok "allgather x$n" $d/allgather.py --entry allgather --ranks $n -D PE_num=$n -D M=$((n * 64)) -D N=256 --check-against allgather_ref
+  ok "all_to_all x$n" $d/all_to_all.py --entry all_to_all --ranks $n -D P=$n -D chunk=16 -D N=128 --check-against all_to_all_ref
+  ok "allreduce (signals) x$n" $d/allreduce.py --entry allreduce --ranks $n -D P=$n -D N=4000 --in round=1 --check-against allreduce_ref
+  ok "ag_gemm x$n" $d/ag_gemm.py --entry ag_gemm --ranks $n -D P=$n -D M=64 -D N=128 -D K=64 --check-against ag_gemm_ref
+  ok "T.allreduce x$n" $c --entry allreduce --ranks $n -D rows=24 -D cols=40 --check-against allreduce_ref
+  ok "T.allgather x$n" $c --entry allgather --ranks $n -D rows=6 -D cols=10 -D P=$n --check-against allgather_ref
+  ok "T.reduce_scatter x$n" $c --entry reduce_scatter --ranks $n -D rows=5 -D cols=12 -D P=$n --check-against reduce_scatter_ref
+  ok "T.all_to_all x$n" $c --entry all_to_all --ranks $n -D chunk=3 -D cols=7 -D P=$n --check-against all_to_all_ref
+  ok "T.Scale shift x$n" $c --entry shift --ranks $n -D rows=32 -D cols=16 --check-against shift_ref
+done
+err "wait nobody answers" "T.wait: timed out after 2000 ms waiting for element 1" $b --entry lonely_wait -D P=2 --ranks 2 --timeout 2
+err "barrier_all skipped by a rank" "T.barrier_all: timed out" $b --entry partial_barrier -D P=3 --ranks 3 --timeout 2
+err "barrier_blocks skipped by a rank" "T.barrier_blocks: timed out" $b --entry partial_barrier_blocks -D P=4 --ranks 4 --timeout 2
+err "peer out of range" "is out of range (3 ranks)" $b --entry bad_peer -D P=3 --ranks 3
+err "get past the end" "are outside it" $b --entry get_past_end -D N=64 --ranks 2
+err "blocks cannot be co-resident" "must be resident at once on GPU 0" $c --entry allreduce --ranks 8 -D rows=24 -D cols=40 -D blocks=100000
+echo "dist_gpu_check: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,288 @@
+/*
+ * local_cuda.c — the `local` backend: one process drives N ranks on GPU 0
+ * (the "mega-device" on one GPU: several ranks share it, which is how
+ * multi-rank code runs on a one-GPU machine).
+ *
+ * Heaps: one device allocation of N * heap bytes, zeroed; rank r's heap is
+ * the r-th slice, so every rank's memory is plain device memory of this
+ * context and a kernel reaches a peer's heap with an ordinary pointer
+ * (what CUDA IPC or NVSHMEM give across processes).  The table of bases
+ * goes to the module globals comm_cuda.c declares (ts_comm_peer,
+ * ts_comm_heap, ts_comm_timeout_ns; ts_comm_abort, ts_comm_err and
+ * ts_comm_sync are reset), once per kernel of a chain, before any launch.
+ *
+ * Launch: each rank's kernels go on the rank's own stream (non-blocking),
+ * all queued before any is waited for, so they run concurrently.  Kernels
+ * whose blocks wait on each other (IrKernel.may_block: all that
+ * communicate) need every block of every rank resident at once; the
+ * launch first asks the driver how many blocks fit
+ * (cuOccupancyMaxActiveBlocksPerMultiprocessor times the SM count) and
+ * refuses with a message saying so when they do not, instead of hanging.
+ * After the streams finish, the first failure recorded by the kernels
+ * (peer out of range, range outside its tensor, not on the heap, a wait
+ * past the timeout) becomes the launch's error message.
+ *
+ * The driver is loaded with dlopen ($TILESCALE_LIBCUDA, libcuda.so.1), as
+ * target/cuda/cuda_drv.c does, so the library runs where CUDA is absent;
+ * the primary context of device 0 is the one the CUDA target's modules
+ * use.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/world.h"
+#include "op/comm.h"
+#include "runtime/launch.h"
+#include "target/cuda/cuda_target.h"
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+#define CU_OK 0
+#define CU_ATTR_SM_COUNT 16      /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
+#define CU_STREAM_NON_BLOCKING 1
+
+/* The driver entry points this backend uses. */
+typedef struct LDrv {
+    CUresult (*init)(unsigned);                                           /* cuInit */
+    CUresult (*device_get)(int *, int);                                   /* cuDeviceGet */
+    CUresult (*attr)(int *, int, int);                                    /* cuDeviceGetAttribute */
+    CUresult (*ctx_retain)(void **, int);                                 /* cuDevicePrimaryCtxRetain */
+    CUresult (*ctx_release)(int);                                         /* cuDevicePrimaryCtxRelease_v2 */
+    CUresult (*ctx_set)(void *);                                          /* cuCtxSetCurrent */
+    CUresult (*alloc)(CUdeviceptr *, size_t);                             /* cuMemAlloc_v2 */
+    CUresult (*free_)(CUdeviceptr);                                       /* cuMemFree_v2 */
+    CUresult (*memset8)(CUdeviceptr, unsigned char, size_t);              /* cuMemsetD8_v2 */
+    CUresult (*h2d)(CUdeviceptr, const void *, size_t);                   /* cuMemcpyHtoD_v2 */
+    CUresult (*d2h)(void *, CUdeviceptr, size_t);                         /* cuMemcpyDtoH_v2 */
+    CUresult (*stream_create)(void **, unsigned);                         /* cuStreamCreate */
+    CUresult (*stream_destroy)(void *);                                   /* cuStreamDestroy_v2 */
+    CUresult (*stream_sync)(void *);                                      /* cuStreamSynchronize */
+    CUresult (*global)(CUdeviceptr *, size_t *, void *, const char *);    /* cuModuleGetGlobal_v2 */
+    CUresult (*occupancy)(int *, void *, int, size_t);                    /* cuOccupancyMaxActiveBlocksPerMultiprocessor */
+    CUresult (*error_name)(CUresult, const char **);                      /* cuGetErrorName */
+} LDrv;
+
+struct TsLocal {
+    void *dl;          /* dlopen handle of libcuda */
+    LDrv v;            /* its entry points */
+    int dev;           /* CUdevice 0 */
+    void *ctx;         /* its primary context */
+    CUdeviceptr heap;  /* all ranks' heaps, one allocation */
+    void **streams;    /* [nranks] CUstream */
+};
+
+static const char *ename(const TsLocal *L, CUresult r) {
+    const char *s = NULL;
+    if (L->v.error_name && L->v.error_name(r, &s) == CU_OK && s) return s;
+    return "CUDA error";
+}
+
+static int load_driver(TsLocal *L) {
+    const char *env = getenv("TILESCALE_LIBCUDA");
+    L->dl = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!L->dl && !(env && *env)) L->dl = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!L->dl && !(env && *env)) L->dl = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    if (!L->dl) return 0;
+    struct { const char *name; void **fn; } syms[] = {
+        {"cuInit", (void **)&L->v.init}, {"cuDeviceGet", (void **)&L->v.device_get},
+        {"cuDeviceGetAttribute", (void **)&L->v.attr}, {"cuDevicePrimaryCtxRetain", (void **)&L->v.ctx_retain},
+        {"cuDevicePrimaryCtxRelease_v2", (void **)&L->v.ctx_release}, {"cuCtxSetCurrent", (void **)&L->v.ctx_set},
+        {"cuMemAlloc_v2", (void **)&L->v.alloc}, {"cuMemFree_v2", (void **)&L->v.free_},
+        {"cuMemsetD8_v2", (void **)&L->v.memset8}, {"cuMemcpyHtoD_v2", (void **)&L->v.h2d},
+        {"cuMemcpyDtoH_v2", (void **)&L->v.d2h}, {"cuStreamCreate", (void **)&L->v.stream_create},
+        {"cuStreamDestroy_v2", (void **)&L->v.stream_destroy}, {"cuStreamSynchronize", (void **)&L->v.stream_sync},
+        {"cuModuleGetGlobal_v2", (void **)&L->v.global},
+        {"cuOccupancyMaxActiveBlocksPerMultiprocessor", (void **)&L->v.occupancy},
+        {"cuGetErrorName", (void **)&L->v.error_name},
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        *syms[i].fn = dlsym(L->dl, syms[i].name);
+        if (!*syms[i].fn) return 0;
+    }
+    return 1;
+}
+
+TsStatus ts_local_create(TsWorld *w) {
+    TsLocal *L = calloc(1, sizeof *L);
+    if (!L) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
+    w->local = L;
+    int n = w->opt.nranks;
+    if (!load_driver(L))
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
+                             "world (local): no CUDA driver found (libcuda.so.1; set TILESCALE_LIBCUDA)");
+    CUresult r;
+    if ((r = L->v.init(0)) != CU_OK || (r = L->v.device_get(&L->dev, 0)) != CU_OK)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): no CUDA device: %s", ename(L, r));
+    if ((r = L->v.ctx_retain(&L->ctx, L->dev)) != CU_OK || (r = L->v.ctx_set(L->ctx)) != CU_OK) {
+        L->ctx = NULL;
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cannot use device 0's context: %s", ename(L, r));
+    }
+    size_t total = (size_t)n * (size_t)w->opt.heap_bytes;
+    if ((r = L->v.alloc(&L->heap, total)) != CU_OK) {
+        L->heap = 0;
+        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (local): cannot allocate %d heaps of %lld bytes on GPU 0: %s", n,
+                             (long long)w->opt.heap_bytes, ename(L, r));
+    }
+    if ((r = L->v.memset8(L->heap, 0, total)) != CU_OK)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cuMemsetD8 failed: %s", ename(L, r));
+    for (int i = 0; i < n; i++) w->base[i] = (void *)(uintptr_t)(L->heap + (CUdeviceptr)i * (CUdeviceptr)w->opt.heap_bytes);
+    L->streams = calloc((size_t)n, sizeof *L->streams);
+    if (!L->streams) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
+    for (int i = 0; i < n; i++)
+        if ((r = L->v.stream_create(&L->streams[i], CU_STREAM_NON_BLOCKING)) != CU_OK) {
+            L->streams[i] = NULL;
+            return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cuStreamCreate failed: %s", ename(L, r));
+        }
+    return TS_OK;
+}
+
+void ts_local_destroy(TsWorld *w) {
+    TsLocal *L = w->local;
+    if (!L) return;
+    if (L->ctx) L->v.ctx_set(L->ctx);
+    for (int i = 0; L->streams && i < w->opt.nranks; i++)
+        if (L->streams[i]) L->v.stream_destroy(L->streams[i]);
+    free(L->streams);
+    if (L->heap) L->v.free_(L->heap);
+    if (L->ctx) L->v.ctx_release(L->dev);
+    if (L->dl) dlclose(L->dl);
+    free(L);
+    w->local = NULL;
+}
+
+TsStatus ts_local_copy(TsWorld *w, int to_device, void *dev, void *host, int64_t bytes) {
+    TsLocal *L = w->local;
+    CUresult r = L->v.ctx_set(L->ctx);
+    if (r == CU_OK)
+        r = to_device ? L->v.h2d((CUdeviceptr)(uintptr_t)dev, host, (size_t)bytes)
+                      : L->v.d2h(host, (CUdeviceptr)(uintptr_t)dev, (size_t)bytes);
+    if (r != CU_OK)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): copy %s the device failed: %s",
+                             to_device ? "to" : "from", ename(L, r));
+    return TS_OK;
+}
+
+/* Writes a module global if the module has it; 0 when it has not. */
+static int set_global(TsLocal *L, void *module, const char *name, const void *src, size_t n, CUresult *r) {
+    CUdeviceptr p;
+    size_t size;
+    if (L->v.global(&p, &size, module, name) != CU_OK) return 0;
+    *r = L->v.h2d(p, src, n < size ? n : size);
+    return 1;
+}
+
+/* The kernels' first failure record, as a message (or none: 0). */
+static int failure(TsWorld *w, TsKernel *c, TsBuf *msg) {
+    TsLocal *L = w->local;
+    CUdeviceptr p;
+    size_t size;
+    int abort_ = 0;
+    long long e[6] = {0};
+    if (L->v.global(&p, &size, c->cumod->module, "ts_comm_abort") != CU_OK) return 0;
+    L->v.d2h(&abort_, p, sizeof abort_);
+    if (!abort_) return 0;
+    if (L->v.global(&p, &size, c->cumod->module, "ts_comm_err") == CU_OK) L->v.d2h(e, p, sizeof e);
+    int what = (int)(e[0] / 16), sub = (int)(e[0] % 16);
+    const char *name = ts_comm_name(what);
+    ts_buf_printf(msg, "error: rank %lld: kernel '%s': T.%s: ", e[1], c->ir->name, name);
+    switch (sub) {
+    case 1:
+        ts_buf_printf(msg, "%lld bytes at byte %lld of a tensor are outside it (%lld bytes)\n", e[4], e[3], e[5]);
+        break;
+    case 2: ts_buf_printf(msg, "peer rank %lld is out of range (%lld ranks)\n", e[2], e[3]); break;
+    case 3: ts_buf_printf(msg, "a tensor that is not on the symmetric heap, so rank %lld has no copy of it\n", e[2]); break;
+    case 4:
+        if (what == TS_COMM_WAIT)
+            ts_buf_printf(msg, "timed out after %lld ms waiting for element %lld to be %s %lld; it is %lld\n",
+                          (long long)w->opt.wait_timeout_ms, e[2], ts_comm_cmp_text((int)e[5]), e[4], e[3]);
+        else if (what == TS_COMM_BARRIER_BLOCKS)
+            ts_buf_printf(msg, "timed out after %lld ms waiting for rank %lld (its word is %lld)\n",
+                          (long long)w->opt.wait_timeout_ms, e[2], e[3]);
+        else
+            ts_buf_printf(msg, "timed out after %lld ms: %lld of the %lld blocks of all ranks arrived\n",
+                          (long long)w->opt.wait_timeout_ms, e[2], e[3]);
+        break;
+    default: ts_buf_printf(msg, "failed (record %lld)\n", e[0]); break;
+    }
+    return 1;
+}
+
+TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int nargs) {
+    TsLocal *L = w->local;
+    TsContext *ctx = w->ctx;
+    int n = w->opt.nranks;
+    CUresult r = L->v.ctx_set(L->ctx);
+    if (r != CU_OK) return ts_world_fail(ctx, TS_ERR_RUNTIME, "world (local): cuCtxSetCurrent failed: %s", ename(L, r));
+    unsigned long long table[64] = {0};
+    for (int i = 0; i < n && i < 64; i++) table[i] = (unsigned long long)(uintptr_t)w->base[i];
+    long long heap = w->opt.heap_bytes, tmo = w->opt.wait_timeout_ms * 1000000LL, zero[6] = {0};
+    for (TsKernel *c = k; c; c = c->next) {
+        TsDiag d = {0};
+        if (ts_cuda_module_load(&d, c->cumod, TS_ERR_RUNTIME, NULL) != TS_OK) {
+            TsStatus st = ts_world_fail(ctx, d.status ? d.status : TS_ERR_RUNTIME, "world (local): %s",
+                                        ts_buf_str(&d.msg));
+            ts_buf_free(&d.msg);
+            return st;
+        }
+        ts_buf_free(&d.msg);
+        void *mod = c->cumod->module;
+        r = CU_OK;
+        if (set_global(L, mod, "ts_comm_peer", table, sizeof table, &r) && r == CU_OK) {
+            set_global(L, mod, "ts_comm_heap", &heap, sizeof heap, &r);
+            if (r == CU_OK) set_global(L, mod, "ts_comm_timeout_ns", &tmo, sizeof tmo, &r);
+            if (r == CU_OK) set_global(L, mod, "ts_comm_abort", zero, sizeof(int), &r);
+            if (r == CU_OK) set_global(L, mod, "ts_comm_err", zero, sizeof zero, &r);
+            if (r == CU_OK) set_global(L, mod, "ts_comm_sync", zero, sizeof(long long), &r);
+        }
+        if (r != CU_OK) return ts_world_fail(ctx, TS_ERR_RUNTIME, "world (local): setting the heap table failed: %s", ename(L, r));
+        /* blocks that wait on each other must all be resident */
+        int64_t grid[3];
+        int threads;
+        ts_kernel_grid(c, grid, &threads);
+        if (c->ir->may_block && grid[0] > 0 && grid[1] > 0 && grid[2] > 0) {
+            int per_sm = 0, sms = 0;
+            if (L->v.occupancy(&per_sm, c->cumod->fn, threads, (size_t)c->cumod->info.smem_bytes) == CU_OK &&
+                L->v.attr(&sms, CU_ATTR_SM_COUNT, L->dev) == CU_OK) {
+                long long need = (long long)n * grid[0] * grid[1] * grid[2], have = (long long)per_sm * sms;
+                if (need > have)
+                    return ts_world_fail(ctx, TS_ERR_UNSUPPORTED,
+                                         "%s: %d ranks x %lld blocks = %lld blocks must be resident at once on GPU 0 "
+                                         "(its blocks wait on each other), but it holds at most %lld "
+                                         "(%d per SM x %d SMs at %d threads and %lld bytes of shared memory): "
+                                         "use fewer ranks or blocks",
+                                         c->ir->name, n, (long long)(grid[0] * grid[1] * grid[2]), need, have, per_sm,
+                                         sms, threads, (long long)c->cumod->info.smem_bytes);
+            }
+        }
+    }
+    /* queue every rank's chain on its stream, then wait for all */
+    TsStatus st = TS_OK;
+    TsBuf msg = {0};
+    for (int i = 0; i < n && st == TS_OK; i++) {
+        TsRankEnv env = {i, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 0, L->streams[i]};
+        TsDiag d = {0};
+        for (TsKernel *c = k; c && st == TS_OK; c = c->next) {
+            st = ts_launch_env(c, args + (size_t)i * (size_t)nargs, nargs, &d, &env);
+            if (st) ts_buf_printf(&msg, "rank %d: %s", i, ts_buf_str(&d.msg));
+        }
+        ts_buf_free(&d.msg);
+    }
+    for (int i = 0; i < n; i++) {
+        CUresult rs = L->v.stream_sync(L->streams[i]);
+        if (rs != CU_OK && st == TS_OK) {
+            st = TS_ERR_RUNTIME;
+            ts_buf_printf(&msg, "error: rank %d: the kernel failed on the GPU: %s\n", i, ename(L, rs));
+        }
+    }
+    if (st == TS_OK)
+        for (TsKernel *c = k; c && st == TS_OK; c = c->next)
+            if (failure(w, c, &msg)) st = TS_ERR_RUNTIME;
+    ctx->diag.msg.n = 0;
+    if (ctx->diag.msg.s) ctx->diag.msg.s[0] = 0;
+    if (st) ts_buf_puts(&ctx->diag.msg, ts_buf_str(&msg));
+    ctx->diag.status = st;
+    ts_buf_free(&msg);
+    return st;
+}
