@@ -49,8 +49,25 @@ static void rt_fail(IrInterp *in, TsLoc loc, const char *fmt, ...) {
 
 /* ---- numbers ------------------------------------------------------------ */
 
-static bool is_f(TsDType dt) { return ts_dtype_is_float(dt); }
-static bool is_u(TsDType dt) { return ts_dtype_info(dt) && ts_dtype_info(dt)->kind == 'u'; }
+/* The common dtypes answered here (these two are the interpreters' hottest
+ * calls: a quarter of the thread-level example runs went to the dtype
+ * table in base.c); the rest ask the table. */
+static bool is_f(TsDType dt) {
+    switch (dt) {
+    case TS_FLOAT32: case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT64: return true;
+    case TS_INT32: case TS_INT64: case TS_BOOL: case TS_UINT32: case TS_UINT64: return false;
+    default: return ts_dtype_is_float(dt);
+    }
+}
+
+static bool is_u(TsDType dt) {
+    switch (dt) {
+    case TS_UINT32: case TS_UINT64: return true;
+    case TS_INT32: case TS_INT64: case TS_BOOL: case TS_FLOAT32: case TS_FLOAT16: case TS_BFLOAT16: case TS_FLOAT64:
+        return false;
+    default: return ts_dtype_info(dt) && ts_dtype_info(dt)->kind == 'u';
+    }
+}
 
 static int64_t wrap(int64_t v, TsDType dt) {
     if (dt == TS_BOOL) return v != 0;
