@@ -89,21 +89,29 @@ void ts_vec_grow_(TsArena *a, void **v, int *cap, size_t elem, int need) {
 
 /* ---- string buffer ----------------------------------------------------- */
 
-static void buf_reserve(TsBuf *b, size_t extra) {
-    if (b->n + extra + 1 <= b->cap) return;
+/* Room for extra more bytes; 0 if memory ran out (b->oom is set, the
+ * caller drops its append: no abort, the owner sees oom and reports
+ * TS_ERR_NOMEM). */
+static int buf_reserve(TsBuf *b, size_t extra) {
+    if (b->n + extra + 1 <= b->cap && b->s) return 1;
+    if (extra > SIZE_MAX / 4 - b->n) {
+        b->oom = 1;
+        return 0;
+    }
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->n + extra + 1) cap *= 2;
     char *s = realloc(b->s, cap);
     if (!s) {
-        fputs("tilescale: out of memory\n", stderr);
-        abort(); /* TODO: route through the context's handler */
+        b->oom = 1;
+        return 0;
     }
     b->s = s;
     b->cap = cap;
+    return 1;
 }
 
 void ts_buf_putn(TsBuf *b, const char *s, size_t n) {
-    buf_reserve(b, n);
+    if (!buf_reserve(b, n)) return;
     memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = 0;
@@ -115,7 +123,11 @@ void ts_buf_vprintf(TsBuf *b, const char *fmt, va_list ap) {
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    buf_reserve(b, (size_t)n);
+    if (n < 0 || !buf_reserve(b, (size_t)n)) {
+        if (n < 0) b->oom = 1;
+        va_end(ap2);
+        return;
+    }
     vsnprintf(b->s + b->n, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
     b->n += (size_t)n;

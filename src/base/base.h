@@ -72,7 +72,9 @@ void ts_vec_grow_(TsArena *a, void **v, int *cap, size_t elem, int need);
 typedef struct TsBuf {
     char *s;   /* NUL-terminated contents (NULL until the first append) */
     size_t n;  /* length */
-    size_t cap;
+    size_t cap; /* bytes allocated at s */
+    int oom;   /* an append failed for lack of memory and was dropped: the text is
+                * incomplete (checked where it matters: generated code, build files) */
 } TsBuf;
 
 void ts_buf_puts(TsBuf *b, const char *s);

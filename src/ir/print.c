@@ -554,14 +554,14 @@ static void name_stmt(NameTab *t, const IrStmt *s) {
     }
 }
 
-static void name_kernel(NameTab *t, const IrKernel *k) {
+static bool name_kernel(NameTab *t, const IrKernel *k) {
     size_t need = (size_t)(count_stmt(k->body) + k->params.n + k->shape_vars.n + 8) * 2;
     t->cap = 64;
     while (t->cap < need) t->cap *= 2;
     t->key = calloc(t->cap, sizeof *t->key);
     t->name = calloc(t->cap, sizeof *t->name);
     t->used = calloc(t->cap, sizeof *t->used);
-    if (!t->key || !t->name || !t->used) abort(); /* internal: the printer has no error path */
+    if (!t->key || !t->name || !t->used) return false; /* no memory: print raw names */
     for (int i = 0; i < k->params.n; i++) {
         const IrParam *pa = &k->params.v[i];
         if (pa->buf) tab_add(t, pa->buf, pa->buf->name);
@@ -571,6 +571,7 @@ static void name_kernel(NameTab *t, const IrKernel *k) {
     for (int i = 0; i < 3; i++)
         if (k->block_idx[i]) tab_add(t, k->block_idx[i], k->block_idx[i]->name);
     name_stmt(t, k->body);
+    return true;
 }
 
 static void free_names(NameTab *t) {
@@ -595,8 +596,7 @@ void ir_print_stmt(TsBuf *b, const IrStmt *s, int indent) {
 void ir_print_kernel(TsBuf *b, const IrKernel *k) {
     static const char *axis[3] = {"x", "y", "z"};
     NameTab t = {0};
-    name_kernel(&t, k);
-    Printer p = {b, &t};
+    Printer p = {b, name_kernel(&t, k) ? &t : NULL};
     ts_buf_printf(b, "kernel %s(", k->name);
     for (int i = 0; i < k->params.n; i++) {
         const IrParam *pa = &k->params.v[i];

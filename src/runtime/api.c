@@ -103,6 +103,7 @@ static void compile_part(TsKernel *head, TsKernel *k) {
         return;
     }
     ts_c_codegen(d, k->ir, &k->caps, &k->code);
+    if (k->code.oom) ts_fail_at(d, TS_ERR_NOMEM, (TsLoc){0}, "out of memory for the generated code");
     record(head, "codegen", t);
     if (k->opt.skip_build) return;
     k->cmod = ts_c_build(d, ts_buf_str(&k->code), &k->opt, timing);
@@ -126,6 +127,7 @@ static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int nd
             if (!p) ts_fail_at(d, TS_ERR_NOMEM, (TsLoc){0}, "out of memory");
             p->ctx = k->ctx;
             ts_arena_init(&p->arena);
+            p->arena.oom = k->arena.oom;
             p->ir = (IrKernel *)ir;
             p->target = k->target;
             p->opt = k->opt;
@@ -170,7 +172,10 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     jmp_buf jb;
     jmp_buf *volatile saved = NULL;
     jmp_buf oom;
+    jmp_buf *outer = ctx->diag.jb;
     if (setjmp(oom)) {
+        ctx->diag.jb = outer; /* the ts_try below may have been entered: its frame is gone */
+        ctx->diag.status = TS_ERR_NOMEM;
         ts_buf_puts(&ctx->diag.msg, "tilescale: error: out of memory\n");
         ts_kernel_destroy(k);
         return TS_ERR_NOMEM;
@@ -190,6 +195,7 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     record(k, "read", t);
     compile(k, entry, defs, ndefs);
     ts_try_end(&ctx->diag, saved);
+    for (TsKernel *p = k; p; p = p->next) p->arena.oom = NULL; /* its handler's frame ends here */
     *out = k;
     return TS_OK;
 }

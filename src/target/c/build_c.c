@@ -149,7 +149,7 @@ int ts_c_split_words(const char *s, int (*emit)(void *ctx, const char *w, size_t
                 ts_buf_putn(&w, s++, 1);
             }
         }
-        if (!rc) rc = emit(ctx, w.s, w.n);
+        if (!rc) rc = w.oom ? -1 : emit(ctx, ts_buf_str(&w), w.n);
     }
     ts_buf_free(&w);
     return rc;
@@ -336,6 +336,7 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
     ts_buf_puts(&b.flags, BASE_FLAGS);
     if (*extra) ts_buf_printf(&b.flags, " %s", extra);
 
+    if (b.flags.oom) build_fail(d, &b, TS_ERR_NOMEM, "out of memory");
     /* Exact file text and key. */
     ts_buf_puts(&b.text, code);
     ts_buf_puts(&b.text, "\n/* compiler: ");
@@ -346,6 +347,7 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
     for (const char *p = ts_buf_str(&b.version); *p; p++) /* keep the comment closed */
         ts_buf_putn(&b.text, p[0] == '*' && p[1] == '/' ? "+" : p, 1);
     ts_buf_puts(&b.text, "\n*/\n");
+    if (b.text.oom || b.version.oom) build_fail(d, &b, TS_ERR_NOMEM, "out of memory for the kernel's source");
     uint64_t h1 = ts_hash64(b.text.s, b.text.n, 0);
     uint64_t h2 = ts_hash64(b.text.s, b.text.n, 0x9e3779b97f4a7c15ull);
 
@@ -378,7 +380,12 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
     /* Miss: write the source, compile to a temporary .so, rename. */
     if (ts_write_atomic(b.cpath.s, b.text.s, b.text.n, 0644) != 0)
         build_fail(d, &b, TS_ERR_IO, "cannot write '%s': %s", b.cpath.s, strerror(errno));
+    if (b.cpath.oom || b.sopath.oom) build_fail(d, &b, TS_ERR_NOMEM, "out of memory");
     ts_buf_printf(&b.tmp, "%s.tmp-XXXXXX", b.sopath.s);
+    if (b.tmp.oom) {
+        b.tmp.n = 0;
+        build_fail(d, &b, TS_ERR_NOMEM, "out of memory");
+    }
     int fd = mkstemp(b.tmp.s);
     if (fd < 0) {
         int e = errno;
