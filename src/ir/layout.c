@@ -137,6 +137,42 @@ IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthr
     return l;
 }
 
+/* ---- WARP_ROWS ------------------------------------------------------------------ */
+
+static bool warp_rows_fit(int64_t m, int64_t n, int nw) {
+    return nw >= 1 && nw <= 32 && m > 0 && n > 0 && m % nw == 0 && n % 32 == 0;
+}
+
+IrLayout *ir_layout_warp_rows(IrKernel *k, int64_t m, int64_t n, int nw) {
+    if (!warp_rows_fit(m, n, nw)) return NULL;
+    TsArena *a = k->arena;
+    int64_t RW = m / nw, shape[2] = {m, n}, lshape[2] = {RW, n / 32};
+    IrLayout *l = new_layout(k, IR_LAYOUT_WARP_ROWS, 2, shape, 2, lshape, nw * 32, 1, "rows over warps");
+    l->p[0] = m, l->p[1] = n, l->p[2] = nw;
+    IrExpr *row = ref(a, l->in[0]), *col = ref(a, l->in[1]);
+    l->thread = add(a, mul(a, fdiv(a, row, RW), 32), fmod_(a, col, 32));
+    l->local[0] = fmod_(a, row, RW);
+    l->local[1] = fdiv(a, col, 32);
+    IrExpr *t = ref(a, l->tv_thread);
+    l->index[0] = add(a, mul(a, fdiv(a, t, 32), RW), ref(a, l->tv_digit[0]));
+    l->index[1] = add(a, mul(a, ref(a, l->tv_digit[1]), 32), fmod_(a, t, 32));
+    return l;
+}
+
+IrLayout *ir_layout_warp_rows_proj(IrKernel *k, int64_t m, int64_t n, int nw) {
+    if (!warp_rows_fit(m, n, nw)) return NULL;
+    TsArena *a = k->arena;
+    int64_t RW = m / nw, shape[1] = {m}, lshape[1] = {RW};
+    IrLayout *l = new_layout(k, IR_LAYOUT_WARP_ROWS_PROJ, 1, shape, 1, lshape, nw * 32, 32, "rows of a warp-rows tile");
+    l->p[0] = m, l->p[1] = n, l->p[2] = nw;
+    IrExpr *row = ref(a, l->in[0]);
+    l->thread = add(a, mul(a, fdiv(a, row, RW), 32), ref(a, l->rep));
+    l->local[0] = fmod_(a, row, RW);
+    IrExpr *t = ref(a, l->tv_thread);
+    l->index[0] = add(a, mul(a, fdiv(a, t, 32), RW), ref(a, l->tv_digit[0]));
+    return l;
+}
+
 /* ---- native evaluation ------------------------------------------------------------ */
 
 static int64_t fd(int64_t x, int64_t y) {
@@ -175,6 +211,14 @@ void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64
         d[0] = e / l->p[0];
         break;
     }
+    case IR_LAYOUT_WARP_ROWS:
+    case IR_LAYOUT_WARP_ROWS_PROJ: {
+        int64_t RW = l->p[0] / l->p[2];
+        *thread = (idx[0] / RW) * 32 + (l->kind == IR_LAYOUT_WARP_ROWS ? idx[1] % 32 : rep);
+        d[0] = idx[0] % RW;
+        if (l->kind == IR_LAYOUT_WARP_ROWS) d[1] = idx[1] / 32;
+        break;
+    }
     }
     *local = flat_digits(l, d);
 }
@@ -194,6 +238,13 @@ bool ir_layout_inverse(const IrLayout *l, int64_t t, const int64_t *d, int64_t *
         } else {
             idx[0] = (w / wn) * WM + d[0] * 16 + d[1] * 8 + ln / 4;
         }
+        return true;
+    }
+    case IR_LAYOUT_WARP_ROWS:
+    case IR_LAYOUT_WARP_ROWS_PROJ: {
+        int64_t RW = l->p[0] / l->p[2];
+        idx[0] = (t / 32) * RW + d[0];
+        if (l->kind == IR_LAYOUT_WARP_ROWS) idx[1] = d[1] * 32 + t % 32;
         return true;
     }
     case IR_LAYOUT_CYCLIC: {
@@ -367,5 +418,12 @@ void ir_layout_describe(TsBuf *b, const IrLayout *l) {
                       (long long)l->p[1], (long long)l->p[2], (long long)l->p[3]);
         return;
     case IR_LAYOUT_CYCLIC: ts_buf_printf(b, "cyclic(%lld threads)", (long long)l->p[0]); return;
+    case IR_LAYOUT_WARP_ROWS:
+        ts_buf_printf(b, "warp_rows(%lld x %lld, %lld warps)", (long long)l->p[0], (long long)l->p[1], (long long)l->p[2]);
+        return;
+    case IR_LAYOUT_WARP_ROWS_PROJ:
+        ts_buf_printf(b, "warp_rows_proj(%lld of %lld x %lld, %lld warps)", (long long)l->p[0], (long long)l->p[0],
+                      (long long)l->p[1], (long long)l->p[2]);
+        return;
     }
 }

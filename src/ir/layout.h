@@ -34,6 +34,14 @@
  *                         the 4 * wn threads that hold any of its columns
  *                         (replicate = 4 * wn); local digits (tile row,
  *                         half).  Reductions along rows land here.
+ *   WARP_ROWS(m, n, w)    m / w consecutive rows per warp, column j on
+ *                         lane j % 32 at local (row in warp, j / 32): a
+ *                         row lives in one warp, so reductions along rows
+ *                         are warp shuffles, and a warp's loads of a row
+ *                         are consecutive (coalesced).  For fragments no
+ *                         instruction constrains whose rows fit.
+ *   WARP_ROWS_PROJ(m, n, w) its row projection: row r on all 32 lanes of
+ *                         its warp (replicate = 32), local r % (m / w).
  *   CYCLIC(nthreads)      row-major element e -> thread e % nthreads,
  *                         local e / nthreads (the size must be a multiple
  *                         of nthreads): the layout of fragments no
@@ -49,6 +57,8 @@
 IrLayout *ir_layout_mma_c(IrKernel *k, int64_t m, int64_t n, int wm, int wn);
 IrLayout *ir_layout_mma_rows(IrKernel *k, int64_t m, int64_t n, int wm, int wn);
 IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthreads);
+IrLayout *ir_layout_warp_rows(IrKernel *k, int64_t m, int64_t n, int nwarps);
+IrLayout *ir_layout_warp_rows_proj(IrKernel *k, int64_t m, int64_t n, int nwarps);
 
 /* Native evaluation.  forward: the thread holding element idx (replica
  * rep, 0 <= rep < replicate) and its local index; inverse: the element at

@@ -268,7 +268,10 @@ static void infer_nest(Li *li, IrStmt *s, bool final) {
                 int f = frag_of(li, acc.v[i].buf);
                 int64_t shape[MAXNEST];
                 for (int d = 0; d < ns.n; d++) shape[d] = ns.ext[d];
-                set_layout(li, f, ir_layout_cyclic(li->k, ns.n, shape, li->nt), "a T.Parallel loop");
+                /* rows over warps where they fit (row reductions stay in a warp), else cyclic */
+                IrLayout *l = ns.n == 2 ? ir_layout_warp_rows(li->k, shape[0], shape[1], li->nt / 32) : NULL;
+                if (!l) l = ir_layout_cyclic(li->k, ns.n, shape, li->nt);
+                set_layout(li, f, l, "a T.Parallel loop");
                 full = li->lay[f];
             }
     }
@@ -279,6 +282,9 @@ static void infer_nest(Li *li, IrStmt *s, bool final) {
             set_layout(li, f, full, "a T.Parallel loop");
         } else if (row_access(&acc.v[i], &ns) && full->kind == IR_LAYOUT_MMA_C) {
             set_layout(li, f, ir_layout_mma_rows(li->k, full->p[0], full->p[1], (int)full->p[2], (int)full->p[3]),
+                       "a row of a T.Parallel loop");
+        } else if (row_access(&acc.v[i], &ns) && full->kind == IR_LAYOUT_WARP_ROWS) {
+            set_layout(li, f, ir_layout_warp_rows_proj(li->k, full->p[0], full->p[1], (int)full->p[2]),
                        "a row of a T.Parallel loop");
         }
     }
@@ -351,6 +357,10 @@ static void infer_reduce(Li *li, IrStmt *s) {
     int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
     if (l->kind == IR_LAYOUT_MMA_C && dim == 1 && op->r[1].ndim == 1 && l->p[3] == 1) {
         set_layout(li, fd, ir_layout_mma_rows(li->k, l->p[0], l->p[1], (int)l->p[2], (int)l->p[3]), "T.reduce");
+        return;
+    }
+    if (l->kind == IR_LAYOUT_WARP_ROWS && dim == 1 && op->r[1].ndim == 1) {
+        set_layout(li, fd, ir_layout_warp_rows_proj(li->k, l->p[0], l->p[1], (int)l->p[2]), "T.reduce");
         return;
     }
     TsBuf b = {0};
@@ -609,6 +619,16 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         const IrLayout *l = li->lay[frag_of(li, acc.v[i].buf)];
         if (full_access(&acc.v[i], &ns) && l && (!drv || l->replicate < drv->replicate)) drv = l;
     }
+    for (int i = 0; i < acc.n && !drv; i++) {
+        /* only rows of fragments (x[i, j] = ... y[i] over shared/global x):
+         * the nest follows the 2-D layout whose row projection they have */
+        const IrLayout *l = li->lay[frag_of(li, acc.v[i].buf)];
+        if (!l || !row_access(&acc.v[i], &ns)) continue;
+        if (l->kind == IR_LAYOUT_MMA_ROWS)
+            drv = ir_layout_mma_c(li->k, l->p[0], ns.ext[1], (int)l->p[2], (int)l->p[3]);
+        else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ)
+            drv = ir_layout_warp_rows(li->k, l->p[0], ns.ext[1], (int)l->p[2]);
+    }
     if (!drv) {
         give_up(li, "a T.Parallel loop uses fragment %s but no fragment is indexed by its variables",
                 acc.v[0].buf->name);
@@ -657,15 +677,17 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
     int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
     IrLayout *S = fs >= 0 ? li->lay[fs] : NULL, *D = fd >= 0 ? li->lay[fd] : NULL;
     int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
-    if (!S || !D || S->kind != IR_LAYOUT_MMA_C || D->kind != IR_LAYOUT_MMA_ROWS || dim != 1 || S->p[3] != 1 ||
-        !whole(&op->r[0]) || !whole(&op->r[1]) || D->p[0] != S->p[0] || D->p[3] != S->p[3] ||
-        op->r[1].buf->dt != TS_FLOAT32) {
+    bool mma = S && D && S->kind == IR_LAYOUT_MMA_C && D->kind == IR_LAYOUT_MMA_ROWS && S->p[3] == 1 &&
+               D->p[0] == S->p[0] && D->p[2] == S->p[2] && D->p[3] == S->p[3];
+    bool wr = S && D && S->kind == IR_LAYOUT_WARP_ROWS && D->kind == IR_LAYOUT_WARP_ROWS_PROJ && D->p[0] == S->p[0] &&
+              D->p[2] == S->p[2];
+    if (!(mma || wr) || dim != 1 || !whole(&op->r[0]) || !whole(&op->r[1]) || op->r[1].buf->dt != TS_FLOAT32 ||
+        !ts_dtype_is_float(op->r[0].buf->dt)) {
         give_up(li, "T.reduce_%s from %s to %s is not a row reduction of an mma.sync accumulator within warps",
                 ts_reduce_name(op->reduce), op->r[0].buf->name, op->r[1].buf->name);
         return s;
     }
     TsDType dt = TS_FLOAT32;
-    int64_t mi = S->local_shape[0], ni = S->local_shape[1];
     IrStmt *body = ir_seq(a);
     IrExpr *shp = ir_i32(a, 1);
     IrBuffer *acc = ir_buffer(li->k, "red", dt, IR_SCOPE_LOCAL, 1, &shp, s->loc);
@@ -676,35 +698,51 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
     IrVar *jt = ir_var(li->k, "j", TS_INT32, IR_VAR_LOOP), *el = ir_var(li->k, "e", TS_INT32, IR_VAR_LOOP);
     IrExpr *z = ir_i32(a, 0);
     IrExpr *acc_ld = ir_load(a, acc, &z, 1);
-    bool isf = true;
     double idv = op->reduce == TS_REDUCE_MAX ? -INFINITY : op->reduce == TS_REDUCE_MIN ? INFINITY : 0.0;
-    (void)isf;
     IrStmt *cell = ir_seq(a);
     ir_seq_push(a, cell, ir_store(a, acc, &z, 1, ir_float(a, idv, dt)));
-    /* src register ((d0 * ni + jt) * 2 + d1) * 2 + el */
-    IrExpr *si = ir_bin(a, IR_ADD, ir_var_ref(a, dv[0]), ir_i32(a, 0));
-    si = ir_bin(a, IR_MUL, si, ir_i32(a, ni));
-    si = ir_bin(a, IR_ADD, si, ir_var_ref(a, jt));
-    si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, si, ir_i32(a, 2)), ir_var_ref(a, dv[1]));
-    si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, si, ir_i32(a, 2)), ir_var_ref(a, el));
-    IrExpr *x = ir_cast(a, dt, ir_load(a, li->reg[fs], &si, 1));
-    if (op->reduce == TS_REDUCE_ABSSUM || op->reduce == TS_REDUCE_ABSMAX) x = ir_call(a, IR_ABS, &x, 1, dt);
-    IrStmt *step = ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, x));
-    IrStmt *inner = ir_for(a, el, ir_i32(a, 0), ir_i32(a, 2), IR_FOR_UNROLL, step);
-    ir_seq_push(a, cell, ir_for(a, jt, ir_i32(a, 0), ir_i32(a, ni), IR_FOR_UNROLL, inner));
-    for (int m = 1; m <= 2; m <<= 1) {
+    IrExpr *si, *di;
+    int nd, lanes;
+    int64_t ext[2];
+    IrStmt *inner;
+    if (mma) {
+        /* dst digits (tile row, half); src register ((d0 * ni + jt) * 2 + d1) * 2 + el;
+         * a row's 4 lanes differ in lane bits 0 and 1 */
+        int64_t ni = S->local_shape[1];
+        si = ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, ni));
+        si = ir_bin(a, IR_ADD, si, ir_var_ref(a, jt));
+        si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, si, ir_i32(a, 2)), ir_var_ref(a, dv[1]));
+        si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, si, ir_i32(a, 2)), ir_var_ref(a, el));
+        di = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, 2)), ir_var_ref(a, dv[1]));
+        nd = 2, ext[0] = S->local_shape[0], ext[1] = 2, lanes = 4;
+        IrExpr *x = ir_cast(a, dt, ir_load(a, li->reg[fs], &si, 1));
+        if (op->reduce == TS_REDUCE_ABSSUM || op->reduce == TS_REDUCE_ABSMAX) x = ir_call(a, IR_ABS, &x, 1, dt);
+        IrStmt *step = ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, x));
+        inner = ir_for(a, jt, ir_i32(a, 0), ir_i32(a, ni), IR_FOR_UNROLL,
+                       ir_for(a, el, ir_i32(a, 0), ir_i32(a, 2), IR_FOR_UNROLL, step));
+    } else {
+        /* dst digit (row in warp); src register d0 * nc + c; a row's 32 lanes */
+        int64_t nc = S->local_shape[1];
+        si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, nc)), ir_var_ref(a, jt));
+        di = ir_var_ref(a, dv[0]);
+        nd = 1, ext[0] = S->local_shape[0], ext[1] = 1, lanes = 32;
+        IrExpr *x = ir_cast(a, dt, ir_load(a, li->reg[fs], &si, 1));
+        if (op->reduce == TS_REDUCE_ABSSUM || op->reduce == TS_REDUCE_ABSMAX) x = ir_call(a, IR_ABS, &x, 1, dt);
+        IrStmt *step = ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, x));
+        inner = ir_for(a, jt, ir_i32(a, 0), ir_i32(a, nc), IR_FOR_UNROLL, step);
+    }
+    ir_seq_push(a, cell, inner);
+    for (int m = 1; m < lanes; m <<= 1) {
         IrExpr *args[2] = {acc_ld, ir_float(a, m, dt)};
         IrExpr *sh = ir_call(a, IR_SHFL_XOR, args, 2, dt);
         ir_seq_push(a, cell, ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, sh)));
     }
-    IrExpr *di = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, 2)), ir_var_ref(a, dv[1]));
     IrExpr *res = acc_ld;
     if (!op->clear) res = red_combine(a, op->reduce, ir_load(a, li->reg[fd], &di, 1), res);
     ir_seq_push(a, cell, ir_store(a, li->reg[fd], &di, 1, res));
     ir_seq_push(a, body, al);
     ir_seq_push(a, body, cell);
-    int64_t ext[2] = {mi, 2};
-    IrStmt *out = thread_loops(li, t, dv, ext, 2, body, s->loc);
+    IrStmt *out = thread_loops(li, t, dv, ext, nd, body, s->loc);
     for (int i = 0; i < cell->seq.n; i++)
         if (!cell->seq.v[i]->loc.src) cell->seq.v[i]->loc = s->loc;
     return out;

@@ -94,6 +94,35 @@ static void test_cyclic(void) {
     ts_arena_free(&A);
 }
 
+/* Rows over warps: every row in one warp, columns on lanes, and the
+ * projection held by the 32 lanes of that warp. */
+static void test_warp_rows(void) {
+    TsArena A;
+    ts_arena_init(&A);
+    IrKernel *k = kernel(&A);
+    const int cfg[][3] = {{16, 1024, 4}, {32, 64, 4}, {8, 32, 8}, {64, 256, 2}};
+    for (int c = 0; c < 4; c++) {
+        int m = cfg[c][0], n = cfg[c][1], nw = cfg[c][2];
+        IrLayout *l = ir_layout_warp_rows(k, m, n, nw), *p = ir_layout_warp_rows_proj(k, m, n, nw);
+        check_ok(&A, l, "warp_rows");
+        check_ok(&A, p, "warp_rows_proj");
+        if (!l || !p) continue;
+        int bad = 0;
+        for (int64_t r = 0; r < m; r++)
+            for (int64_t j = 0; j < n; j++) {
+                int64_t idx[2] = {r, j}, t, loc, t2, l2;
+                ir_layout_forward(l, idx, 0, &t, &loc);
+                bad += t / 32 != r / (m / nw) || t % 32 != j % 32; /* the row's warp, lane j % 32 */
+                ir_layout_forward(p, &r, t % 32, &t2, &l2);
+                bad += t2 != t;                                    /* the thread holds its row */
+            }
+        CHECK_EQ_INT(0, bad);
+    }
+    CHECK(ir_layout_warp_rows(k, 16, 48, 4) == NULL); /* 48 columns: not whole lanes */
+    CHECK(ir_layout_warp_rows(k, 6, 64, 4) == NULL);  /* 6 rows over 4 warps */
+    ts_arena_free(&A);
+}
+
 /* A broken layout must be caught: make the thread expression of a cyclic
  * layout disagree with its native map. */
 static void test_check_catches(void) {
@@ -112,6 +141,7 @@ static void test_check_catches(void) {
 int main(void) {
     test_mma_c();
     test_cyclic();
+    test_warp_rows();
     test_check_catches();
     return test_done();
 }
