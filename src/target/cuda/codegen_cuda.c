@@ -1683,13 +1683,17 @@ static void emit_thread_range(Cg *g, const IrStmt *s) {
     line_start(g);
     outf(g, "const %s %s = (%s)ts_tid;\n", compute_ctype(g, v->dt, s->loc), n, compute_ctype(g, v->dt, s->loc));
     line_start(g);
-    outf(g, "if (%s >= ", n);
-    emit_expr(g, s->for_.min);
-    outf(g, " && %s < (", n);
-    emit_expr(g, s->for_.min);
-    out(g, ") + (");
-    emit_expr(g, s->for_.extent);
-    out(g, ")) ");
+    int64_t lo, ext;
+    if (!(ir_is_const_int(s->for_.min, &lo) && lo == 0 && ir_is_const_int(s->for_.extent, &ext) &&
+          ext >= g->nthreads)) { /* (the whole block needs no test) */
+        outf(g, "if (%s >= ", n);
+        emit_expr(g, s->for_.min);
+        outf(g, " && %s < (", n);
+        emit_expr(g, s->for_.min);
+        out(g, ") + (");
+        emit_expr(g, s->for_.extent);
+        out(g, ")) ");
+    }
     g->dist_loops++;
     emit_block(g, s->for_.body);
     g->dist_loops--;

@@ -160,7 +160,9 @@ IrStmt *ts_cuda_lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     IrStmt *body = vc;
     if (rounds * T != nv) body = op_if(a, s->loc, ir_bin(a, IR_LT, vid, ir_i32(a, nv)), body, NULL);
     if (rv) {
-        body = ir_for(a, rv, ir_i32(a, 0), ir_i32(a, rounds), IR_FOR_UNROLL, body);
+        /* unrolled so that a thread's copies are in flight together; a
+         * long loop (few threads, a big tile) stays a loop */
+        body = ir_for(a, rv, ir_i32(a, 0), ir_i32(a, rounds), rounds <= 16 ? IR_FOR_UNROLL : IR_FOR_SERIAL, body);
         body->loc = s->loc;
     }
     IrStmt *thr = ir_for(a, tx, ir_i32(a, 0), ir_i32(a, T), IR_FOR_THREAD, body);
