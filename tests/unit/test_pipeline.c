@@ -219,21 +219,26 @@ static Data clone(const Data *s) {
 static int run(IrKernel *k, Data *dt, const int64_t *shape_vals, int thread_level, TsBuf *err) {
     TsDiag d = {0};
     jmp_buf jb, *saved;
+    /* the interpreters, freed on the error path too (planted bugs fail on purpose) */
+    IrTInterp *volatile x = NULL;
+    IrInterp *volatile in = NULL;
     if (ts_try(&d, &jb, &saved)) {
         ts_try_end(&d, saved);
+        ir_tinterp_free(x);
+        if (in) ir_interp_free(in);
         ts_buf_puts(err, ts_buf_str(&d.msg));
         ts_buf_free(&d.msg);
         return 0;
     }
     if (thread_level) {
-        IrTInterp *x = ir_tinterp_new(&A, &d, k, IR_TINTERP_PRINTER);
+        x = ir_tinterp_new(&A, &d, k, IR_TINTERP_PRINTER);
         for (int p = 0; p < k->params.n; p++)
             if (dt->buf[p]) ir_tinterp_bind_buffer(x, k->params.v[p].buf, dt->buf[p]);
         for (int i = 0; i < k->shape_vars.n; i++) ir_tinterp_bind_var(x, k->shape_vars.v[i], (double)shape_vals[i]);
         ir_tinterp_run_grid(x);
         ir_tinterp_free(x);
     } else {
-        IrInterp *in = ir_interp_new(&A, &d, k);
+        in = ir_interp_new(&A, &d, k);
         for (int p = 0; p < k->params.n; p++)
             if (dt->buf[p]) ir_interp_bind_buffer(in, k->params.v[p].buf, dt->buf[p]);
         for (int i = 0; i < k->shape_vars.n; i++) ir_interp_bind_var(in, k->shape_vars.v[i], (double)shape_vals[i]);
