@@ -13,7 +13,9 @@
  *
  * Default plan (no `stage=` annotation): every global -> shared T.copy
  * that may run ahead (below) is stage 0, every other statement stage
- * num_stages - 1, the order is the program order.  A `stage=`/`order=`
+ * num_stages - 1; the order puts the stage-0 copies first (FlashAttention's
+ * V tile, written after the softmax, is then loaded while it runs), each
+ * group in program order.  A `stage=`/`order=`
  * annotation (one entry per top-level statement: TileLang's `group=` is
  * not supported and is ignored by the front end) replaces them; a
  * statement placed in an earlier stage than the last must be such a copy,
@@ -501,7 +503,15 @@ static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
             order[i] = o;
         }
     } else {
-        for (int i = 0; i < m; i++) order[i] = i;
+        /* the statements running ahead first, each group in program
+         * order: a step's copies are issued right after its barrier and
+         * overlap all of its compute (legal: they depend on nothing in the
+         * step and fill the slot no statement of the step reads) */
+        int pos = 0;
+        for (int i = 0; i < m; i++)
+            if (stage[i] < smax) order[i] = pos++;
+        for (int i = 0; i < m; i++)
+            if (stage[i] == smax) order[i] = pos++;
     }
 
     /* multi-buffer what runs ahead: one slot per stage in flight */
