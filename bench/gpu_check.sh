@@ -93,8 +93,10 @@ check "gemm 1024^3 bf16 (128,128,32) 3 stages" $GE --entry matmul -D M=1024 -D N
 for ns in 2 3; do
   check "flashattn b2 h2 s200 d64 ${ns} stages" $FA --entry flashattn -D batch=2 -D heads=2 -D seq_len=200 -D dim=64 -D is_causal=False -D num_stages=$ns $C
   check "flashattn b2 h2 s200 d64 causal ${ns} stages" $FA --entry flashattn -D batch=2 -D heads=2 -D seq_len=200 -D dim=64 -D is_causal=True -D num_stages=$ns $C
-  check "flashattn b1 h4 s1024 d128 (128,128) causal ${ns} st" $FA --entry flashattn -D batch=1 -D heads=4 -D seq_len=1024 -D dim=128 -D is_causal=True -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=$ns $C
 done
+# 128x128 tiles, d128, 2 stages: 192 KB of shared memory (3 stages would need 256 KB)
+check "flashattn b1 h4 s1000 d128 (128,128) causal 2 st" $FA --entry flashattn -D batch=1 -D heads=4 -D seq_len=1000 -D dim=128 -D is_causal=True -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2 $C
+check "flashattn b1 h4 s1000 d128 (128,128) 2 stages" $FA --entry flashattn -D batch=1 -D heads=4 -D seq_len=1000 -D dim=128 -D is_causal=False -D block_M=128 -D block_N=128 -D threads=256 -D num_stages=2 $C
 N="--target cuda --check-against"
 check "[gpu vs gpu naive] add" $EA --entry elementwise_add -D M=100 -D N=200 $N elementwise_add_naive
 check "[gpu vs gpu naive] gemm 256x192x160" $GE --entry matmul -D M=256 -D N=192 -D K=160 -D block_M=64 -D block_N=64 -D block_K=32 $N matmul_naive
