@@ -20,6 +20,8 @@
  * not supported and is ignored by the front end) replaces them; a
  * statement placed in an earlier stage than the last must be such a copy,
  * anything else is an error (it would need its own results multi-buffered).
+ * Lists with -1 entries are TileLang's marks for its TMA + warp-specialized
+ * Hopper schedules (with group=): they get the default plan here.
  *
  * A copy may run ahead when moving it does not change what anyone reads:
  * it copies global memory the loop does not write into a whole shared
@@ -428,6 +430,16 @@ static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
     IrKernel *k = cx->k;
     int ns = loop->for_.num_stages;
     bool annotated = loop->for_.stage != NULL;
+    /* TileLang marks its TMA + warp-specialized (Hopper) schedules with -1
+     * entries (and per-group lists, group=): not this path; the default
+     * plan runs them instead */
+    bool ws = false;
+    for (int i = 0; i < loop->for_.norder; i++)
+        ws |= (loop->for_.stage && loop->for_.stage[i] == -1) || (loop->for_.order && loop->for_.order[i] == -1);
+    if (ws) {
+        drop_plan(loop);
+        annotated = false;
+    }
     if (!cx->caps->pipeline || (ns < 2 && !annotated)) {
         drop_plan(loop);
         return;

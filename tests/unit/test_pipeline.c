@@ -99,6 +99,25 @@ static const char *SRC_GEMM = PRE
     "            T.copy(acc, Y[bx * bm])\n"
     "    return main\n"
     "\n"
+    /* TileLang's warp-specialized (TMA, Hopper) annotations: -1 entries and
+     * per-group lists; the default plan runs instead */
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def mmws(M, N, K, bm, bn, bk, ns):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float16\")):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):\n"
+    "            As = T.alloc_shared((bm, bk), \"float16\")\n"
+    "            Bs = T.alloc_shared((bk, bn), \"float16\")\n"
+    "            Cl = T.alloc_fragment((bm, bn), \"float32\")\n"
+    "            T.clear(Cl)\n"
+    "            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=ns, order=[-1, 0], stage=[-1, 1],\n"
+    "                                 group=[[0, 1], [2]]):\n"
+    "                T.copy(A[by * bm, k * bk], As)\n"
+    "                T.copy(B[k * bk, bx * bn], Bs)\n"
+    "                T.gemm(As, Bs, Cl)\n"
+    "            T.copy(Cl, C[by * bm, bx * bn])\n"
+    "    return main\n"
+    "\n"
     /* a pipelined loop that starts at 1, run twice by an outer loop: the
      * second prologue refills slots the first pass's last steps read */
     "@tilelang.jit(out_idx=[-1])\n"
@@ -439,6 +458,16 @@ static void test_nested(void) {
         }
 }
 
+/* Warp-specialization annotations (-1 entries, group=) get the default plan. */
+static void test_ws_annotations(void) {
+    IrKernel *k = check_case(SRC_GEMM, "mmws", "M=50 N=40 K=72 bm=32 bn=32 bk=16 ns=3", NULL, 0);
+    if (!k) return;
+    Shape sh = shape_of(k);
+    CHECK_EQ_INT(1, sh.steady_loops);
+    CHECK_EQ_INT(2, sh.commits_before);
+    CHECK_EQ_INT(1, sh.wait);
+}
+
 /* The switches: with vectors off the multi-buffered tiles are filled by
  * plain (synchronous) copy loops, with no commit or wait; with pipelines
  * off the loop stays as written. */
@@ -528,6 +557,7 @@ int main(void) {
     test_gemm_runtime_trip();
     test_annotated();
     test_switches();
+    test_ws_annotations();
     test_nested();
     test_flash_attention();
     test_mutations();
