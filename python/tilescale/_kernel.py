@@ -240,10 +240,97 @@ def _describer(x):
         f = _describe_torch
     elif np is not None and isinstance(x, np.ndarray):
         f = _describe_numpy
+    elif hasattr(x, "__cuda_array_interface__"):
+        f = _describe_cai
+    elif hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        f = _describe_dlpack
+    elif hasattr(x, "__array_interface__"):
+        f = _describe_ai
     else:
         return None
     _DESCRIBE[t] = f
     return f
+
+
+# ---- other array libraries: CUDA array interface (CuPy, Numba), DLPack, array interface ----------
+
+_TYPESTR = {"b1": "bool", "i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint16", "i4": "int32", "u4": "uint32",
+            "i8": "int64", "u8": "uint64", "f2": "float16", "f4": "float32", "f8": "float64"}
+
+
+def _interface(x, d, di, ai):
+    """(device, index, code, pointer, shape, strides) from an array interface dict."""
+    ts = ai["typestr"]
+    name = _TYPESTR.get(ts[1:])
+    if name is None or ts[0] not in "<|":
+        raise ArgumentError("tilescale: array element type %r is not supported" % ts)
+    item = _lib.DTYPE_BYTES[_lib.DTYPE[name]]
+    shape = tuple(int(e) for e in ai["shape"])
+    st = ai.get("strides")
+    if st is None:
+        strides = _contiguous(shape)
+    else:
+        if any(v % item for v in st):
+            raise ArgumentError("tilescale: strides %s (bytes) are not multiples of the element size %d" % (st, item))
+        strides = tuple(v // item for v in st)
+    return d, di, _lib.DTYPE[name], int(ai["data"][0] or 0), shape, strides
+
+
+def _describe_cai(x):
+    ai = x.__cuda_array_interface__
+    di = 0
+    dev = getattr(x, "device", None)
+    if dev is not None:
+        di = int(getattr(dev, "id", getattr(dev, "index", 0)) or 0)
+    return _interface(x, 1, di, ai)
+
+
+def _describe_ai(x):
+    return _interface(x, 0, -1, x.__array_interface__)
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+_capsule_pointer = None
+
+
+def _describe_dlpack(x):
+    """DLPack (the standard exchange protocol): the capsule's DLTensor is read
+    in place and the capsule dropped unconsumed (its destructor hands it back
+    to the producer); the memory stays the argument object's, which the
+    caller holds during the call (and, as with torch, until the GPU is done)."""
+    global _capsule_pointer
+    dev_type, dev_id = x.__dlpack_device__()
+    if dev_type not in (1, 2, 3, 13):  # CPU, CUDA, CUDA host, CUDA managed
+        raise DeviceError("tilescale: DLPack device type %d is not supported (CPU or CUDA)" % dev_type)
+    cap = x.__dlpack__()
+    if _capsule_pointer is None:
+        f = ctypes.pythonapi.PyCapsule_GetPointer
+        f.restype = ctypes.c_void_p
+        f.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        _capsule_pointer = f
+    t = _DLTensor.from_address(_capsule_pointer(cap, b"dltensor"))  # DLManagedTensor starts with its DLTensor
+    code = _lib.dtype_from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes)
+    if code < 0:
+        raise ArgumentError("tilescale: DLPack dtype (code %d, %d bits, %d lanes) is not supported"
+                            % (t.dtype.code, t.dtype.bits, t.dtype.lanes))
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    strides = tuple(t.strides[i] for i in range(t.ndim)) if t.strides else _contiguous(shape)
+    ptr = (t.data or 0) + t.byte_offset
+    on_cuda = dev_type in (2, 13)
+    return (1 if on_cuda else 0), (dev_id if on_cuda else -1), code, ptr, shape, strides
 
 
 def _scalar_value(x):

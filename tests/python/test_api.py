@@ -223,3 +223,46 @@ def test_plot_layouts(root, tmp_path):
     with pytest.raises(tilescale.TileScaleError) as e:
         k.plot_layouts("/proc/no/such/dir", target="cuda")
     assert e.value.status_name == "TS_ERR_IO"
+
+
+class _DLPackOnly:
+    """An array known only through DLPack (as a JAX or CuPy array is)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+class _InterfaceOnly:
+    """An array known only through the array interface."""
+
+    def __init__(self, a, cuda=False):
+        self._a = a
+        ai = dict(a.__array_interface__)
+        if cuda:
+            self.__cuda_array_interface__ = ai
+        else:
+            self.__array_interface__ = ai
+
+
+def test_other_array_protocols(rng):
+    k = tilescale.compile(ADD, "add", target="c", M=24, N=20)
+    a = rng.standard_normal((24, 20), dtype=np.float32)
+    b = rng.standard_normal((40, 20), dtype=np.float32)[::2]  # strided
+    np.testing.assert_array_equal(k(_DLPackOnly(a), _DLPackOnly(b)), a + b)
+    np.testing.assert_array_equal(k(_InterfaceOnly(a), _InterfaceOnly(b)), a + b)
+    c = poison((24, 20), np.float32)
+    k(_DLPackOnly(a), b, _InterfaceOnly(c))
+    np.testing.assert_array_equal(c, a + b)
+    with pytest.raises(tilescale.DTypeError):
+        k(_DLPackOnly(a.astype(np.float64)), b)
+    # CUDA memory (CUDA array interface) for a kernel compiled for the C target: refused before any launch
+    with pytest.raises(tilescale.DeviceError):
+        k(_InterfaceOnly(a, cuda=True), _InterfaceOnly(b, cuda=True))
+    with pytest.raises(tilescale.DeviceError):
+        k(a, _InterfaceOnly(b, cuda=True))
