@@ -240,12 +240,12 @@ def _describer(x):
         f = _describe_torch
     elif np is not None and isinstance(x, np.ndarray):
         f = _describe_numpy
-    elif hasattr(x, "__cuda_array_interface__"):
-        f = _describe_cai
+    elif hasattr(x, "__cuda_array_interface__"):  # per object, not cached: the protocols are attributes
+        return _describe_cai
     elif hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
-        f = _describe_dlpack
+        return _describe_dlpack
     elif hasattr(x, "__array_interface__"):
-        f = _describe_ai
+        return _describe_ai
     else:
         return None
     _DESCRIBE[t] = f
@@ -276,6 +276,20 @@ def _interface(x, d, di, ai):
     return d, di, _lib.DTYPE[name], int(ai["data"][0] or 0), shape, strides
 
 
+def _guarded(f):
+    """A protocol describer whose malformed input is an ArgumentError, not a crash of ours."""
+    def g(x):
+        try:
+            return f(x)
+        except (ArgumentError, DeviceError):
+            raise
+        except Exception as e:
+            raise ArgumentError("tilescale: cannot read the array %s: %s: %s" % (type(x).__name__, type(e).__name__, e))
+    g.__name__ = f.__name__
+    return g
+
+
+@_guarded
 def _describe_cai(x):
     ai = x.__cuda_array_interface__
     di = 0
@@ -285,6 +299,7 @@ def _describe_cai(x):
     return _interface(x, 1, di, ai)
 
 
+@_guarded
 def _describe_ai(x):
     return _interface(x, 0, -1, x.__array_interface__)
 
@@ -306,6 +321,7 @@ class _DLTensor(ctypes.Structure):
 _capsule_pointer = None
 
 
+@_guarded
 def _describe_dlpack(x):
     """DLPack (the standard exchange protocol): the capsule's DLTensor is read
     in place and the capsule dropped unconsumed (its destructor hands it back
@@ -543,6 +559,8 @@ class Kernel:
             if dev is None:
                 dev = 1 if self.target == "cuda" else 0
                 devidx = 0 if dev else -1
+            if dev == 1 and self._cuda is None:
+                self._check_cuda(devidx)
             outs = self._alloc_outputs(args, dev, devidx, kind) if alloc else None
             self._launch(dev, devidx, stream)
         if outs is None:
@@ -627,6 +645,9 @@ class Kernel:
     def _alloc_outputs(self, args, dev, devidx, kind):
         outs = []
         torch_out = dev == 1 or kind is _describe_torch
+        if torch_out and "torch" not in sys.modules:
+            raise DeviceError("%s: outputs in CUDA memory are allocated with torch, which is not imported; "
+                              "pass the outputs" % self.entry)
         for s in self._out_slots:
             shape = self._out_shape(s, args)
             if torch_out:
@@ -660,15 +681,19 @@ class Kernel:
             d = self._devices[devidx] = sys.modules["torch"].device("cuda:%d" % devidx if dev == 1 else "cpu")
         return d
 
+    def _check_cuda(self, devidx):
+        """CUDA memory is usable by this kernel (before outputs are made for it)."""
+        if devidx != 0:
+            raise DeviceError("%s: tensors are on cuda:%d; tilescale runs kernels on cuda:0 only"
+                              % (self.entry, devidx))
+        if not self._auto and self.target != "cuda":
+            raise DeviceError("%s: compiled for the C target, but the tensors are on cuda:0" % self.entry)
+
     def _launch(self, dev, devidx, stream):
         if dev == 1:
             f = self._cuda
             if f is None:
-                if devidx != 0:
-                    raise DeviceError("%s: tensors are on cuda:%d; tilescale runs kernels on cuda:0 only"
-                                      % (self.entry, devidx))
-                if not self._auto and self.target != "cuda":
-                    raise DeviceError("%s: compiled for the C target, but the tensors are on cuda:0" % self.entry)
+                self._check_cuda(devidx)
                 f = self._cuda = self._form(_lib.TARGET_CUDA)
             elif devidx != 0:
                 raise DeviceError("%s: tensors are on cuda:%d; tilescale runs kernels on cuda:0 only"

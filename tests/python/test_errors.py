@@ -125,3 +125,24 @@ def test_random_garbage_never_crashes(k, rng):
         except tilescale.TileScaleError:
             pass
     ok(k, rng)
+
+
+class _Broken:
+    """Objects that claim an array protocol but break it."""
+
+    def __init__(self, which):
+        if which == "ai":
+            self.__array_interface__ = {"shape": (8, 12)}  # no data, no typestr
+        elif which == "cai":
+            self.__cuda_array_interface__ = {"typestr": "<f4", "shape": "x", "data": (0, False)}
+        else:
+            self.__dlpack_device__ = lambda: (1, 0)
+            self.__dlpack__ = lambda stream=None: "not a capsule"
+
+
+def test_broken_array_protocols(k, rng):
+    a = rng.standard_normal((8, 12), dtype=np.float32)
+    for which in ("ai", "cai", "dlpack"):
+        with pytest.raises(tilescale.ArgumentError):
+            k(_Broken(which), a)
+    ok(k, rng)
