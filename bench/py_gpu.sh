@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = fetch ]; then
   ex="$(git rev-parse --git-path info/exclude)"
   grep -qx "/.whl-py/" "$ex" 2>/dev/null || echo "/.whl-py/" >>"$ex"
-  python3 -m pip download -q --no-deps --only-binary=:all: -d .whl-py pytest iniconfig pluggy packaging
+  python3 -m pip download -q --no-deps --only-binary=:all: -d .whl-py pytest iniconfig pluggy packaging pygments
   ls .whl-py
   exit 0
 fi

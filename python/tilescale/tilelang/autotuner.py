@@ -17,7 +17,6 @@ import os
 
 import tilescale as _ts
 
-from ..profiler import do_bench
 
 
 def _max_configs():

@@ -10,7 +10,7 @@ and Any for every other name.
 """
 import sys
 
-from .._source import SourceRef, from_code
+from .._source import from_code
 from ._stub import Any
 
 __path__ = []  # a package to the import system: tilelang.language.<sub> resolves (dtypes here, others stubs)
@@ -112,7 +112,7 @@ def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
     if name == "_TORCH_DTYPE_TO_STR":  # language.dtypes' table, for scripts that import it
-        import torch
+        import torch  # noqa: F401  (_torch_maps reads it from sys.modules)
         from .._kernel import _torch_maps
         from .. import _lib
         return {k: _lib.DTYPE_NAMES[v] for k, v in _torch_maps().items()}
