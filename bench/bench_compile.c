@@ -20,6 +20,12 @@
  *              the kernel (same directory every run): a cache hit, plus,
  *              on a machine with a GPU, loading the module (CUDA context
  *              and module load are their own phases).  Default 50 runs.
+ *   warm, new process
+ *              the same, as the first build of a fresh process (this
+ *              program re-run with --one-build, 10 times): what a one-shot
+ *              `tilescale run` pays.  Libraries a first build opens
+ *              (NVRTC, the driver) are not yet loaded there, unlike in the
+ *              warm series above, so this is where their cost shows.
  *
  * The CUDA target's builds need NVRTC: where it is missing (the first
  * cold build fails with TS_ERR_BUILD) those columns say so and the front
@@ -250,6 +256,7 @@ static int arg_int(const char *s, const char *what) {
 /* The measurements of one (case, target). */
 typedef struct Result {
     Series fe, cold, warm; /* front end, cold builds, warm builds */
+    Series fresh;          /* warm builds, each the first of a new process */
     double first;          /* first front-end call of the process, ms */
     int built;             /* 1: cold and warm were measured (else the target cannot build here) */
 } Result;
@@ -293,6 +300,48 @@ static void print_phases(const Series *s, const char *title) {
     printf("| (own clock, whole call) | %.3f | %.3f | 100%% |\n", tm, tn);
 }
 
+#define N_FRESH 10
+
+/* --one-build CASE TARGET DIR: one build in this (new) process, printed
+ * as "total <ms>" and the timing lines. */
+static int one_build(const char *root, int ci, int ti, const char *dir) {
+    TsContext *ctx;
+    if (ci < 0 || ci >= NCASES || ts_context_create(&ctx)) return 2;
+    TsCompileOptions opt;
+    memset(&opt, 0, sizeof opt);
+    opt.target = ti ? TS_TARGET_CUDA : TS_TARGET_C;
+    opt.timing = 1;
+    opt.cache_dir = dir;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", root, cases[ci].file);
+    TsKernel *k = NULL;
+    double t0 = now_ms();
+    TsStatus st = ts_compile_file(ctx, path, cases[ci].entry, cases[ci].defs, cases[ci].ndefs, &opt, &k);
+    double t = now_ms() - t0;
+    if (st == TS_OK) printf("total %.3f\n%s", t, ts_kernel_timing(k));
+    else fprintf(stderr, "%s", ts_last_error(ctx));
+    ts_kernel_destroy(k);
+    ts_context_destroy(ctx);
+    return st == TS_OK ? 0 : 1;
+}
+
+/* Runs this program with --one-build and adds its figures to s. */
+static void fresh_build(const char *root, int ci, int ti, const char *dir, Series *s) {
+    char cmd[8192], buf[4096], self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1); /* in popen's shell it would be the shell */
+    if (len <= 0) return;
+    self[len] = 0;
+    snprintf(cmd, sizeof cmd, "'%s' --root '%s' --one-build %d %d '%s'", self, root, ci, ti, dir);
+    FILE *p = popen(cmd, "r");
+    if (!p) return;
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = 0;
+    if (pclose(p) != 0) return;
+    const char *tl = strstr(buf, "total ");
+    if (!tl) return;
+    series_add(s, strtod(tl + 6, NULL), buf);
+}
+
 int main(int argc, char **argv) {
     const char *root = ".";
     int n_fe = 200, n_cold = 5, n_warm = 50, phases = 0;
@@ -302,6 +351,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--cold") && i + 1 < argc) n_cold = arg_int(argv[++i], "--cold");
         else if (!strcmp(argv[i], "--warm") && i + 1 < argc) n_warm = arg_int(argv[++i], "--warm");
         else if (!strcmp(argv[i], "--phases")) phases = 1;
+        else if (!strcmp(argv[i], "--one-build") && i + 3 < argc)
+            return one_build(root, atoi(argv[i + 1]), atoi(argv[i + 2]), argv[i + 3]);
         else {
             fprintf(stderr, "usage: bench_compile [--root DIR] [--fe N] [--cold N] [--warm N] [--phases]\n");
             return 2;
@@ -384,6 +435,9 @@ int main(int argc, char **argv) {
             opt.cache_dir = wdir;
             compile_once(ctx, root, c, &opt, NULL);
             for (int k = 0; k < n_warm; k++) compile_once(ctx, root, c, &opt, &r->warm);
+            /* (d) the same cache hit as the first build of a new process */
+            series_init(&r->fresh, N_FRESH);
+            for (int k = 0; k < N_FRESH; k++) fresh_build(root, ci, ti, wdir, &r->fresh);
             remove_dir(wdir);
         }
 
@@ -406,38 +460,42 @@ int main(int argc, char **argv) {
 
     printf("\n### Builds (ms, own clock around ts_compile_file; cold: empty cache, %d runs; warm: cache hit, %d runs)\n\n",
            n_cold, n_warm);
-    printf("| kernel | target | cold median | cold min | cc / nvrtc | warm median | warm min | cache hit | cuda device "
-           "| cuda context | module load |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("| kernel | target | cold median | cold min | cc / nvrtc | warm median | warm min | cache hit "
+           "| new process: warm | cache hit | cuda device | cuda context | module load |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int ci = 0; ci < NCASES; ci++)
         for (int ti = 0; ti < 2; ti++) {
             const Result *r = &res[ci][ti];
             if (!r->built) {
-                printf("| %s | %s | no NVRTC | | | | | | | | |\n", cases[ci].label, tname[ti]);
+                printf("| %s | %s | no NVRTC | | | | | | | | | | |\n", cases[ci].label, tname[ti]);
                 continue;
             }
-            double cm, cn, wm, wn;
-            char b1[32], b2[32], b3[32], b4[32], b5[32];
+            double cm, cn, wm, wn, fm, fn;
+            char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
             stats(r->cold.total, r->cold.n, &cm, &cn);
             stats(r->warm.total, r->warm.n, &wm, &wn);
-            printf("| %s | %s | %.1f | %.1f | %s | %.3f | %.3f | %s | %s | %s | %s |\n", cases[ci].label, tname[ti], cm,
-                   cn, phase_cell(&r->cold, ti ? "nvrtc" : "cc", b1, sizeof b1), wm, wn,
-                   phase_cell(&r->warm, "cache hit", b2, sizeof b2), phase_cell(&r->warm, "cuda device", b3, sizeof b3),
-                   phase_cell(&r->warm, "cuda context", b4, sizeof b4),
-                   phase_cell(&r->warm, "module load", b5, sizeof b5));
+            stats(r->fresh.total, r->fresh.n, &fm, &fn);
+            printf("| %s | %s | %.1f | %.1f | %s | %.3f | %.3f | %s | %.3f | %s | %s | %s | %s |\n", cases[ci].label,
+                   tname[ti], cm, cn, phase_cell(&r->cold, ti ? "nvrtc" : "cc", b1, sizeof b1), wm, wn,
+                   phase_cell(&r->warm, "cache hit", b2, sizeof b2), fm,
+                   phase_cell(&r->fresh, "cache hit", b6, sizeof b6),
+                   phase_cell(&r->fresh, "cuda device", b3, sizeof b3),
+                   phase_cell(&r->fresh, "cuda context", b4, sizeof b4),
+                   phase_cell(&r->fresh, "module load", b5, sizeof b5));
         }
     if (why_cuda[0]) printf("\nCUDA builds not measured: %s", why_cuda);
     printf("\nTargets: front end <= 10 ms; CUDA cache hit <= 2 ms; NVRTC cold <= 0.3 s. 'cuda device' is the "
            "driver's start (cuInit, device query), 'cuda context' the primary context, 'module load' "
-           "cuModuleLoadData and the function's attributes (only where a GPU is present).\n");
+           "cuModuleLoadData and the function's attributes (only where a GPU is present), each as the first "
+           "build of a new process.\n");
 
     if (phases) {
-        const char *kinds[3] = {"front end (skip_build)", "cold", "warm"};
+        const char *kinds[4] = {"front end (skip_build)", "cold", "warm", "warm, new process"};
         for (int ci = 0; ci < NCASES; ci++)
             for (int ti = 0; ti < 2; ti++) {
                 Result *r = &res[ci][ti];
-                Series *ss[3] = {&r->fe, &r->cold, &r->warm};
-                for (int si = 0; si < 3; si++) {
+                Series *ss[4] = {&r->fe, &r->cold, &r->warm, &r->fresh};
+                for (int si = 0; si < 4; si++) {
                     if (si && !r->built) continue;
                     char title[256];
                     snprintf(title, sizeof title, "%s, %s target, %s", cases[ci].label, tname[ti], kinds[si]);
@@ -457,6 +515,7 @@ int main(int argc, char **argv) {
             series_free(&res[ci][ti].fe);
             series_free(&res[ci][ti].cold);
             series_free(&res[ci][ti].warm);
+            series_free(&res[ci][ti].fresh);
         }
     ts_context_destroy(ctx);
     return 0;
