@@ -37,6 +37,9 @@
 # TS_BENCH_WORK (scratch, default /tmp/tsbench), TS_BENCH_VARIANTS (extra
 # rows of ours under other switches: "label:VAR=V,VAR2=V;label2:VAR=V",
 # e.g. "no pipeline:TILESCALE_CUDA_PIPELINE=0").
+# For a dry run of this script without a GPU: TS_BENCH_DEVICE=cpu (references on
+# the CPU, wall-clock timing) and TS_BENCH_TARGET=c (ours on the C target,
+# its 'run' phase as the time), with --only to pick small cases.
 # Exit status 1 if one of our results is wrong (a run that fails to compile
 # or launch is reported in the table, not counted as wrong).
 import importlib.util
@@ -172,7 +175,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-dev = torch.device("cuda")
+dev = torch.device(os.environ.get("TS_BENCH_DEVICE", "cuda"))
+TARGET = os.environ.get("TS_BENCH_TARGET", "cuda")
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
 log = open(os.path.join(OUT, "gpu_bench.log"), "w")
@@ -186,6 +190,18 @@ def say(*a):
 # ---- timing -----------------------------------------------------------------------------------
 def bench_gpu(fn, target_ms=25.0, replays=15):
     """Median GPU ms of one fn() call, launch cost excluded; (ms, method)."""
+    if dev.type != "cuda":  # dry run: wall clock
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        reps = max(1, min(50, int(target_ms / max((time.perf_counter() - t0) * 1e3, 1e-3))))
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            times.append((time.perf_counter() - t0) * 1e3 / reps)
+        return sorted(times)[1], "wall×%d" % reps
     fn()
     torch.cuda.synchronize()
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -339,7 +355,8 @@ def ours(c, ins, out_name, iters, warmup, env_extra=None, bench=True):
     outp = os.path.join(WORK, "out_%d.npy" % c["id"])
     if os.path.exists(outp):
         os.remove(outp)
-    cmd = [TS, "run", c["file"], "--entry", c["entry"], "--target", "cuda", "--time", "--seed", "1"] + defs_cli(c["defs"])
+    cmd = [TS, "run", c["file"], "--entry", c["entry"], "--target", TARGET, "--time", "--seed", "1"] + \
+        defs_cli(c["defs"])
     for k, p in ins.items():
         cmd += ["--in", "%s=%s" % (k, p)]
     cmd += ["--out", "%s=%s" % (out_name, outp)]
@@ -359,6 +376,8 @@ def ours(c, ins, out_name, iters, warmup, env_extra=None, bench=True):
         if mm and mm.group(1) not in timing:
             timing[mm.group(1)] = float(mm.group(2))
     mb = re.search(r"cuda bench ([0-9.]+)", text)
+    if TARGET != "cuda":
+        mb = re.search(r"^\s+run ([0-9.]+)$", text, re.M)
     if r.returncode != 0 or (bench and not mb):
         lines = [ln.strip() for ln in text.strip().splitlines() if "error" in ln] or text.strip().splitlines()[-1:]
         return dict(error=(lines[0] if lines else "rc %d" % r.returncode)[:200], timing=timing)
@@ -377,7 +396,8 @@ def variants():
 
 
 # ---- main -------------------------------------------------------------------------------------------
-say("device: %s, torch %s, CUDA %s; %d cases%s" % (torch.cuda.get_device_name(0), torch.__version__,
+say("device: %s, torch %s, CUDA %s; %d cases%s" % (torch.cuda.get_device_name(0) if dev.type == "cuda" else dev,
+                                                    torch.__version__,
                                                     torch.version.cuda, len(CASES), " (quick)" if QUICK else ""))
 tl_mod, tl_why, tl_proc = None, None, None
 if NO_TL:
@@ -500,7 +520,7 @@ def rate(c, ms):
     if not ms:
         return "—"
     if "flop" in c:
-        return "%.0f" % (c["flop"] / ms / 1e9)
+        return "%.1f" % (c["flop"] / ms / 1e9)
     return "%.0f (%.0f%%)" % (c["nbytes"] / ms / 1e6, 100.0 * c["nbytes"] / ms / 1e6 / copy_gbps[c["nbytes"]])
 
 
@@ -538,7 +558,8 @@ if ct_rows:
         def g(d, k):
             return "%.1f" % d[k] if k in d else "—"
 
-        say("| %s | %.1f | %s | %s | %s | %s | %s |" % (label.split(",")[0], fe, g(cold, "nvrtc"), g(warm, "cache hit"),
+        say("| %s | %s | %s | %s | %s | %s | %s |" % (label.split(",")[0], "%.1f" % fe if cold else "—",
+                                                    g(cold, "nvrtc"), g(warm, "cache hit"),
                                                       g(warm, "cuda device"), g(warm, "cuda context"),
                                                       g(warm, "module load")))
 json.dump(dict(rows=rows, compile=ct_rows), open(os.path.join(OUT, "gpu_bench.json"), "w"), indent=1, default=str)
