@@ -117,7 +117,7 @@ static bool reads(const IrStmt *s, const IrBuffer *b) {
 }
 
 typedef struct Inj {
-    TsPassCtx *cx;
+    TsPassCtx *cx; /* the pass's context (arena, kernel, diagnostics) */
 } Inj;
 
 static IrStmt *wait_stmt(TsArena *a, int pending, TsLoc loc) {

@@ -52,12 +52,13 @@
 /* A shared buffer made multi-buffered: accesses to `old` become accesses
  * to `nu` with `slot` prepended. */
 typedef struct Repl {
-    IrBuffer *old, *nu;
-    IrExpr *slot;
+    IrBuffer *old; /* the shared tile as declared */
+    IrBuffer *nu;  /* its multi-buffered replacement: [slots, ...old's shape] */
+    IrExpr *slot;  /* the slot an access indexes: (k - min) % slots */
 } Repl;
 
 typedef struct Planner {
-    TsPassCtx *cx;
+    TsPassCtx *cx;     /* the pass's context */
     TS_VEC(Repl) repl; /* every buffer replaced so far */
 } Planner;
 
