@@ -118,6 +118,7 @@ static bool reads(const IrStmt *s, const IrBuffer *b) {
 
 typedef struct Inj {
     TsPassCtx *cx; /* the pass's context (arena, kernel, diagnostics) */
+    int planned;   /* > 0 inside the body of a planned loop */
 } Inj;
 
 static IrStmt *wait_stmt(TsArena *a, int pending, TsLoc loc) {
@@ -281,7 +282,10 @@ static IrStmt *inject(Inj *ij, IrStmt *s) {
         return r ? r : s;
     }
     case IR_S_FOR: {
+        int planned = s->for_.kind == IR_FOR_PIPELINED && s->for_.stage && s->for_.norder;
+        ij->planned += planned;
         IrStmt *body = inject(ij, s->for_.body);
+        ij->planned -= planned;
         IrStmt *r = s;
         if (body != s->for_.body) {
             r = ir_stmt(a, IR_S_FOR, s->loc);
@@ -308,11 +312,17 @@ static IrStmt *inject(Inj *ij, IrStmt *s) {
         r->while_.body = body;
         return r;
     }
+    case IR_S_VCOPY:
+        /* an async copy outside a pipeline would have no wait */
+        if (s->vcopy.async && !ij->planned)
+            ts_fail_at(ij->cx->diag, TS_ERR_INTERNAL, s->loc,
+                       "inject_pipeline: an async copy into '%s' outside a planned pipeline", s->vcopy.dst->name);
+        return s;
     default: return s;
     }
 }
 
 void ts_pass_inject_pipeline(TsPassCtx *cx) {
-    Inj ij = {cx};
+    Inj ij = {cx, 0};
     cx->k->body = inject(&ij, cx->k->body);
 }
