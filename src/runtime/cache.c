@@ -15,19 +15,34 @@
 #include <unistd.h>
 
 int ts_make_dirs(const char *path) {
-    char buf[4096];
     size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf) return -1;
+    if (n == 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    char *buf = malloc(n + 1); /* no fixed buffer: any path the OS accepts */
+    if (!buf) return -1;
     memcpy(buf, path, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] != '/' && buf[i] != 0) continue;
         char c = buf[i];
         buf[i] = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            int e = errno;
+            free(buf);
+            errno = e;
+            return -1;
+        }
         buf[i] = c;
     }
+    free(buf);
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+    if (stat(path, &st) != 0) return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
 }
 
 TsStatus ts_cache_dir(TsDiag *d, const TsCompileOptions *opt, TsBuf *out) {

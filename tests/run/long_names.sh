@@ -33,4 +33,20 @@ grep -q "^ *${n}a = alloc_shared" "$d/ir" || fail "first buffer's full name"
 grep -q "^ *${n}b = alloc_shared" "$d/ir" || fail "second buffer's full name"
 grep -q "^ *${n}a_1 = alloc_shared" "$d/ir" || fail "the redefined buffer as NAME_1"
 timeout 60 "$tool" run "$d/long.py" --entry kern --seed 3 >"$d/out" 2>&1 || { cat "$d/out"; fail "run"; }
+# T.print lines are never cut (the generated helper had a 1 KB line buffer)
+m=$(printf 'm%.0s' $(seq 1 3000))
+cat >"$d/pr.py" <<PY
+import tilelang.language as T
+
+
+def kern(n=4):
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32")):
+        with T.Kernel(1) as bx:
+            T.print(A[1], msg="${m}")
+
+    return main
+PY
+timeout 60 "$tool" run "$d/pr.py" --entry kern --seed 3 >"$d/out" 2>&1 || { cat "$d/out"; fail "T.print run"; }
+grep -q "^${m}: block (0, 0, 0): " "$d/out" || fail "T.print line cut"
 echo ok

@@ -32,7 +32,7 @@
 
 static const char *const prelude[] = {
     "#include <stdint.h>\n#include <stddef.h>\n#include <stdbool.h>\n",
-    "#include <string.h>\n#include <stdio.h>\n#include <stdarg.h>\n#include <math.h>\n#include <setjmp.h>\n\n",
+    "#include <string.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <stdarg.h>\n#include <math.h>\n#include <setjmp.h>\n\n",
     "#define TS_EXPORT __attribute__((visibility(\"default\")))\n",
     "#define TS_INL static inline __attribute__((unused))\n",
     /* Innermost T.Parallel loops carry no dependence between iterations
@@ -212,21 +212,26 @@ static const char print_helper[] =
     "__attribute__((format(printf, 4, 5)))\n"
     "TS_INL void ts_print(const TsCArgs *ts_a, const TsCBlock *ts_b, const char *msg,\n"
     "                            const char *fmt, ...) {\n"
-    "    char line[1024];\n"
+    "    char small[512], *line = small;\n"
     "    va_list ap;\n"
-    "    int n = snprintf(line, sizeof line, \"%s%sblock (%lld, %lld, %lld): \", msg,\n"
-    "                     msg[0] ? \": \" : \"\", (long long)ts_b->idx[0],\n"
-    "                     (long long)ts_b->idx[1], (long long)ts_b->idx[2]);\n"
-    "    if (n < 0) return;\n"
-    "    if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;\n"
+    "    int n1 = snprintf(NULL, 0, \"%s%sblock (%lld, %lld, %lld): \", msg, msg[0] ? \": \" : \"\",\n"
+    "                      (long long)ts_b->idx[0], (long long)ts_b->idx[1], (long long)ts_b->idx[2]);\n"
     "    va_start(ap, fmt);\n"
-    "    vsnprintf(line + n, sizeof line - 1 - (size_t)n, fmt, ap);\n"
+    "    int n2 = vsnprintf(NULL, 0, fmt, ap);\n"
     "    va_end(ap);\n"
-    "    n = (int)strlen(line);\n"
-    "    line[n] = '\\n';\n"
-    "    line[n + 1] = 0;\n"
+    "    if (n1 < 0 || n2 < 0) return;\n"
+    "    size_t len = (size_t)n1 + (size_t)n2 + 2; /* the whole line, never cut */\n"
+    "    if (len > sizeof small && !(line = malloc(len))) return;\n"
+    "    snprintf(line, len, \"%s%sblock (%lld, %lld, %lld): \", msg, msg[0] ? \": \" : \"\",\n"
+    "             (long long)ts_b->idx[0], (long long)ts_b->idx[1], (long long)ts_b->idx[2]);\n"
+    "    va_start(ap, fmt);\n"
+    "    vsnprintf(line + n1, len - (size_t)n1, fmt, ap);\n"
+    "    va_end(ap);\n"
+    "    line[n1 + n2] = '\\n';\n"
+    "    line[n1 + n2 + 1] = 0;\n"
     "    if (ts_a->print) ts_a->print(ts_a->print_ctx, line);\n"
     "    else fputs(line, stdout);\n"
+    "    if (line != small) free(line);\n"
     "}\n\n";
 
 /* ---- ABI text and layout asserts ----------------------------------------- */
