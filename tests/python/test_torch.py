@@ -72,6 +72,7 @@ def test_cuda_tensors_zero_copy_current_stream():
     torch.testing.assert_close(c, a + b, rtol=0, atol=0)
     out = torch.full_like(a, float("nan"))
     s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())  # a, b, out were made on the default stream
     with torch.cuda.stream(s):  # queued on the current (side) stream, after its work
         a2 = a * 2
         k(a2, b, out)
