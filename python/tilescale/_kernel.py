@@ -146,11 +146,11 @@ def _compile(path, text, entry, defines, target, lenient, options):
     opt.target = target
     opt.lenient_defines = 1 if lenient else 0
     for key, val in (options or {}).items():
-        if key in ("cache_dir", "cc", "dump_after"):
+        if key in ("cache_dir", "cc", "dump_after", "cflags"):
             b = str(val).encode()
             keep.append(b)
             setattr(opt, key, b)
-        elif key in ("num_threads", "timing", "skip_build"):
+        elif key in ("num_threads", "timing", "skip_build", "check_bounds"):
             setattr(opt, key, int(val))
         else:
             _lib.context_destroy(ctx)

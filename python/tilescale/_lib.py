@@ -71,6 +71,8 @@ class TsCompileOptions(ctypes.Structure):
         ("timing", ctypes.c_int),
         ("skip_build", ctypes.c_int),
         ("lenient_defines", ctypes.c_int),
+        ("cflags", ctypes.c_char_p),
+        ("check_bounds", ctypes.c_int),
         ("_reserved", ctypes.c_char * 512),  # room for fields a later header appends
     ]
 

@@ -146,3 +146,25 @@ def test_broken_array_protocols(k, rng):
         with pytest.raises(tilescale.ArgumentError):
             k(_Broken(which), a)
     ok(k, rng)
+
+
+OOB = """
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1])
+def shift(N):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            for i in T.serial(N):
+                B[i + 1] = A[i]
+    return main
+"""
+
+
+def test_out_of_bounds_access_is_an_exception(rng):
+    k = tilescale.compile(OOB, "shift", target="c", N=16, options={"check_bounds": 1})
+    with pytest.raises(tilescale.RuntimeLaunchError) as e:
+        k(rng.standard_normal(16, dtype=np.float32))
+    assert "B" in str(e.value) and "16" in str(e.value), str(e.value)
