@@ -42,6 +42,10 @@ for n in 2 4; do
   ok "T.reduce_scatter x$n" $c --entry reduce_scatter --ranks $n -D rows=5 -D cols=12 -D P=$n --check-against reduce_scatter_ref
   ok "T.all_to_all x$n" $c --entry all_to_all --ranks $n -D chunk=3 -D cols=7 -D P=$n --check-against all_to_all_ref
   ok "T.Scale shift x$n" $c --entry shift --ranks $n -D rows=32 -D cols=16 --check-against shift_ref
+  ok "pre-attention a2a x$n" $d/seq_parallel_a2a.py --entry pre_attn_a2a --ranks $n -D P=$n -D B=2 -D H=8 -D S=64 -D D=64 --check-against pre_attn_a2a_ref
+  ok "post-attention a2a x$n" $d/seq_parallel_a2a.py --entry post_attn_a2a --ranks $n -D P=$n -D B=2 -D H=8 -D S=64 -D D=64 --check-against post_attn_a2a_ref
+  ok "TP GEMM + allreduce x$n" $d/tp_gemm.py --entry gemm_allreduce --ranks $n -D M=64 -D N=64 -D KP=64 --check-against gemm_allreduce_ref
+  ok "GEMM-RS x$n" $d/tp_gemm.py --entry gemm_rs --ranks $n -D M=64 -D N=64 -D KP=64 -D P=$n --check-against gemm_rs_ref
 done
 err "wait nobody answers" "T.wait: timed out after 2000 ms waiting for element 1" $b --entry lonely_wait -D P=2 --ranks 2 --timeout 2
 err "barrier_all skipped by a rank" "T.barrier_all: timed out" $b --entry partial_barrier -D P=3 --ranks 3 --timeout 2

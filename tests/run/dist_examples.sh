@@ -21,3 +21,10 @@ for n in 2 4 8; do
   check $c --entry all_to_all --ranks $n -D chunk=3 -D cols=7 -D P=$n --check-against all_to_all_ref
   check $c --entry shift --ranks $n -D rows=32 -D cols=16 --check-against shift_ref
 done
+# sequence-parallel all-to-alls (remote tile copies) and tensor-parallel GEMMs with collectives
+for n in 2 4; do
+  check $d/seq_parallel_a2a.py --entry pre_attn_a2a --ranks $n -D P=$n -D B=2 -D H=8 -D S=16 -D D=8 --check-against pre_attn_a2a_ref
+  check $d/seq_parallel_a2a.py --entry post_attn_a2a --ranks $n -D P=$n -D B=2 -D H=8 -D S=16 -D D=8 --check-against post_attn_a2a_ref
+  check $d/tp_gemm.py --entry gemm_allreduce --ranks $n -D M=64 -D N=64 -D KP=32 --check-against gemm_allreduce_ref
+  check $d/tp_gemm.py --entry gemm_rs --ranks $n -D M=64 -D N=64 -D KP=32 -D P=$n --check-against gemm_rs_ref
+done
