@@ -23,8 +23,16 @@
  * documented semantics (IR_TINTERP_PRINTER, codegen_cuda.c's essay:
  * cyclic distribution then a barrier; barriers only where the printer
  * puts them), so a race the printer would leave in is reported here too.
- * When partition_threads and insert_sync make the IR fully per-thread,
- * the same test runs in the strict model (set TS_INTERP_STRICT=1 to try).
+ * The pipelined tensor-core gemms are already per-thread all through
+ * (thread ranges, cp.async, the pipeline's own barriers), so they are also
+ * run in the strict model, without any barrier the printer would add.
+ * When partition_threads and insert_sync make every example per-thread,
+ * all of them can run strict (TS_INTERP_STRICT=1 runs everything so).
+ *
+ * Planted bugs (mutations of the CUDA IR after its passes: swapped block
+ * indices, thread ranges and unrolled loops one short, shifted layouts,
+ * dropped barriers, dropped or weaker cp.async waits) must each make a run
+ * fail: that is what shows the comparison has teeth.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -49,32 +57,33 @@ typedef struct Case {
     const char *defs[10]; /* "name=value", NULL-terminated */
     double tol;           /* relative tolerance of the comparison */
     int off;              /* CUDA paths turned off (OFF_*), as the TILESCALE_CUDA_* switches do */
+    int strict;           /* also run in the strict model: the passes left nothing to the printer */
 } Case;
 
 enum { OFF_LAYOUT = 1, OFF_PIPELINE = 2, OFF_VEC = 4, OFF_MMA = 8 };
 
 static const Case cases[] = {
-    {"examples/elementwise_add.py", "elementwise_add", {"M=40", "N=70"}, 0, 0},
-    {"examples/gemm.py", "matmul", {"M=64", "N=64", "K=64", "block_M=32", "block_N=32", "block_K=32"}, 1e-3, 0},
+    {"examples/elementwise_add.py", "elementwise_add", {"M=40", "N=70"}, 0, 0, 0},
+    {"examples/gemm.py", "matmul", {"M=64", "N=64", "K=64", "block_M=32", "block_N=32", "block_K=32"}, 1e-3, 0, 1},
     {"examples/gemm.py", "matmul",
-     {"M=128", "N=64", "K=96", "block_M=64", "block_N=64", "block_K=32", "num_stages=2"}, 1e-3, 0},
-    {"examples/gemm.py", "matmul", {"M=80", "N=72", "K=40", "block_M=32", "block_N=32", "block_K=16"}, 1e-3, 0},
+     {"M=128", "N=64", "K=96", "block_M=64", "block_N=64", "block_K=32", "num_stages=2"}, 1e-3, 0, 1},
+    {"examples/gemm.py", "matmul", {"M=80", "N=72", "K=40", "block_M=32", "block_N=32", "block_K=16"}, 1e-3, 0, 1},
     /* the older paths: fragments in shared memory, synchronous copies, no tensor cores */
     {"examples/gemm.py", "matmul", {"M=64", "N=48", "K=64", "block_M=32", "block_N=16", "block_K=32"}, 1e-3,
-     OFF_LAYOUT},
+     OFF_LAYOUT, 0},
     {"examples/gemm.py", "matmul", {"M=64", "N=64", "K=64", "block_M=32", "block_N=32", "block_K=32"}, 1e-3,
-     OFF_PIPELINE | OFF_VEC},
-    {"examples/gemm.py", "matmul", {"M=32", "N=32", "K=32", "block_M=32", "block_N=32", "block_K=16"}, 1e-3, OFF_MMA},
+     OFF_PIPELINE | OFF_VEC, 0},
+    {"examples/gemm.py", "matmul", {"M=32", "N=32", "K=32", "block_M=32", "block_N=32", "block_K=16"}, 1e-3, OFF_MMA, 0},
     {"examples/flash_attention.py", "flashattn",
-     {"batch=1", "heads=1", "seq_len=64", "dim=32", "is_causal=True", "block_M=32", "block_N=32"}, 2e-2, 0},
-    {"examples/gemm.py", "matmul_eager", {"M=80", "N=64", "K=96", "block_M=32", "block_N=32", "block_K=32"}, 1e-3, 0},
-    {"examples/softmax.py", "softmax", {"M=40", "N=33"}, 1e-5, 0},
-    {"examples/rms_norm.py", "rms_norm", {"M=40", "N=70"}, 1e-5, 0},
-    {"examples/splitk_gemm.py", "splitk_gemm", {"M=64", "N=64", "K=128", "splits=2"}, 1e-3, 0},
+     {"batch=1", "heads=1", "seq_len=64", "dim=32", "is_causal=True", "block_M=32", "block_N=32"}, 2e-2, 0, 0},
+    {"examples/gemm.py", "matmul_eager", {"M=80", "N=64", "K=96", "block_M=32", "block_N=32", "block_K=32"}, 1e-3, 0, 1},
+    {"examples/softmax.py", "softmax", {"M=40", "N=33"}, 1e-5, 0, 0},
+    {"examples/rms_norm.py", "rms_norm", {"M=40", "N=70"}, 1e-5, 0, 0},
+    {"examples/splitk_gemm.py", "splitk_gemm", {"M=64", "N=64", "K=128", "splits=2"}, 1e-3, 0, 0},
     {"examples/flash_attention.py", "flashattn",
-     {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=True"}, 2e-2, 0},
+     {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=True"}, 2e-2, 0, 0},
     {"examples/flash_attention.py", "flashattn",
-     {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=False"}, 2e-2, 0},
+     {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=False"}, 2e-2, 0, 0},
 };
 
 /* Elaborate and run the target's passes (errors longjmp through d). */
@@ -293,6 +302,14 @@ int main(void) {
                          c->defs[2] ? c->defs[2] : "");
         if (getenv("TS_VERBOSE")) fprintf(stderr, "%s %s: %.0f ms\n", c->file, c->entry, ts_now_ms() - t0);
         CHECK(ok);
+        if (c->strict && !strict) {
+            /* the pipelined tensor-core gemm is per-thread IR all through
+             * (thread ranges, cp.async, the pipeline's barriers): it must
+             * also be right without the printer's implied barriers */
+            ok = run_case(c, true, MUT_NONE);
+            if (!ok) fprintf(stderr, "FAILED in the strict model: %s %s\n", c->file, c->entry);
+            CHECK(ok);
+        }
     }
     /* planted bugs, in the tensor-core gemm (registers, swizzled tiles) and
      * FlashAttention (register P operand, warp-shuffle reductions) */
