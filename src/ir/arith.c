@@ -278,6 +278,15 @@ static bool frame_range(IrArith *ar, const IrVar *v, IrInterval *out) {
 /* Symbolic bounds *L <= v <= *U (NULL where only the interval is known):
  * an enclosing loop's min and min + extent - 1, a let's value, a block
  * index's grid extent - 1.  Explicitly bound vars have none. */
+static bool impure_node(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_LOAD || e->kind == IR_E_CALL;
+}
+
+/* No loads or calls: the value cannot change between where the expression
+ * stands and where a bound taken from it is used. */
+static bool pure_expr(const IrExpr *e) { return !ir_expr_any(e, impure_node, NULL); }
+
 static void sym_bounds(IrArith *ar, const IrVar *v, const IrExpr **L, const IrExpr **U) {
     *L = *U = NULL;
     for (int i = ar->ranges.n - 1; i >= 0; i--)
@@ -295,8 +304,8 @@ static void sym_bounds(IrArith *ar, const IrVar *v, const IrExpr **L, const IrEx
         const IrExpr *g = ar->k->grid[v->axis];
         *U = ir_bin(a, IR_SUB, (IrExpr *)g, ir_int(a, 1, g->dt));
     }
-    if (*L && (*L)->kind == IR_E_INT) *L = NULL;
-    if (*U && (*U)->kind == IR_E_INT) *U = NULL;
+    if (*L && ((*L)->kind == IR_E_INT || !pure_expr(*L))) *L = NULL;
+    if (*U && ((*U)->kind == IR_E_INT || !pure_expr(*U))) *U = NULL;
 }
 
 IrInterval ir_arith_var_range(IrArith *ar, const IrVar *v) {
@@ -781,6 +790,107 @@ static bool sym_subst(IrArith *ar, const Form *f, bool lower, Form *out) {
     return any;
 }
 
+/* ---- path conditions ---------------------------------------------------------------- */
+
+enum { MAX_FACTS = 16 };
+
+/* Facts g >= 0 from condition c (known true when `truth`). */
+static void add_facts(IrArith *ar, const IrExpr *c, bool truth, Form *out, int *n) {
+    if (*n >= MAX_FACTS) return;
+    if (c->kind == IR_E_NOT && !c->un.bitnot) {
+        add_facts(ar, c->un.a, !truth, out, n);
+        return;
+    }
+    if (c->kind != IR_E_BIN) return;
+    IrBinOp op = c->bin.op;
+    if ((op == IR_AND && truth) || (op == IR_OR && !truth)) {
+        add_facts(ar, c->bin.a, truth, out, n);
+        add_facts(ar, c->bin.b, truth, out, n);
+        return;
+    }
+    if (!is_cmp(op) || !ts_dtype_is_int(c->bin.a->dt)) return;
+    if (!truth) { /* not (a < b) is a >= b, ... */
+        switch (op) {
+        case IR_LT: op = IR_GE; break;
+        case IR_LE: op = IR_GT; break;
+        case IR_GT: op = IR_LE; break;
+        case IR_GE: op = IR_LT; break;
+        case IR_NE: op = IR_EQ; break;
+        default: return;
+        }
+    }
+    const IrExpr *x = c->bin.a, *y = c->bin.b;
+    if (!pure_expr(x) || !pure_expr(y)) return;
+    /* x < y: y - x - 1 >= 0; x <= y: y - x >= 0; x == y: both ways */
+    const IrExpr *lo = x, *hi = y;
+    int64_t off = 0;
+    switch (op) {
+    case IR_LT: off = -1; break;
+    case IR_LE: break;
+    case IR_GT: lo = y, hi = x, off = -1; break;
+    case IR_GE: lo = y, hi = x; break;
+    case IR_EQ: break;
+    default: return;
+    }
+    for (int k = 0; k < (op == IR_EQ ? 2 : 1) && *n < MAX_FACTS; k++) {
+        Form f;
+        const IrExpr *p = k ? lo : hi, *q = k ? hi : lo;
+        if (!diff_form(ar, q, p, false, &f)) return;
+        form_add_const(&f, off);
+        if (f.ok && f.t.n) out[(*n)++] = f;
+    }
+}
+
+/* Facts from the conditions of the ifs enclosing the frame. */
+static int path_facts(IrArith *ar, Form *out) {
+    int n = 0;
+    const IrWalkFrame *below = NULL;
+    for (const IrWalkFrame *f = ar->frame; f && n < MAX_FACTS; below = f, f = f->up) {
+        const IrStmt *s = f->s;
+        if (!below || s->kind != IR_S_IF) continue;
+        if (below->s == s->if_.then) add_facts(ar, s->if_.cond, true, out, &n);
+        else if (below->s == s->if_.else_) add_facts(ar, s->if_.cond, false, out, &n);
+    }
+    return n;
+}
+
+/* f - scale * g. */
+static Form form_minus(IrArith *ar, const Form *f, const Form *g, int64_t scale) {
+    Form r;
+    memset(&r, 0, sizeof r);
+    r.ok = f->ok && g->ok;
+    r.c = f->c;
+    for (int i = 0; i < f->t.n; i++) form_add_term(ar, &r, f->t.v[i].atom, f->t.v[i].coeff);
+    for (int i = 0; i < g->t.n; i++) form_add_term(ar, &r, g->t.v[i].atom, -(i128)scale * g->t.v[i].coeff);
+    form_add_const(&r, -(i128)scale * g->c);
+    int n = 0;
+    for (int i = 0; i < r.t.n; i++)
+        if (r.t.v[i].coeff != 0) r.t.v[n++] = r.t.v[i];
+    r.t.n = n;
+    return r;
+}
+
+/* Lower (upper) bound of f using symbolic bounds. */
+static int64_t sym_lo(IrArith *ar, const Form *f) {
+    int64_t lo = form_bound(ar, f).lo;
+    Form g;
+    if (sym_subst(ar, f, true, &g)) {
+        int64_t l2 = form_bound(ar, &g).lo;
+        if (l2 > lo) lo = l2;
+    }
+    return lo;
+}
+
+static int64_t sym_hi(IrArith *ar, const Form *f) {
+    int64_t hi = form_bound(ar, f).hi;
+    Form g;
+    if (sym_subst(ar, f, false, &g)) {
+        int64_t h2 = form_bound(ar, &g).hi;
+        if (h2 < hi) hi = h2;
+    }
+    return hi;
+}
+
 static bool diff_facts(IrArith *ar, const IrExpr *a, const IrExpr *b, IrInterval *r, bool *nz) {
     Form f;
     if (!diff_form(ar, a, b, false, &f)) return false;
@@ -798,14 +908,32 @@ static bool diff_facts(IrArith *ar, const IrExpr *a, const IrExpr *b, IrInterval
     }
     if (r->lo != r->hi && f.t.n) {
         /* symbolic bounds: `by < m` where by < grid = m, `k < n` in range(n) */
-        Form g;
-        if (r->lo <= 0 && sym_subst(ar, &f, true, &g)) {
-            int64_t lo = form_bound(ar, &g).lo;
+        if (r->lo <= 0) {
+            int64_t lo = sym_lo(ar, &f);
             if (lo > r->lo) r->lo = lo;
         }
-        if (r->hi >= 0 && sym_subst(ar, &f, false, &g)) {
-            int64_t hi = form_bound(ar, &g).hi;
+        if (r->hi >= 0) {
+            int64_t hi = sym_hi(ar, &f);
             if (hi < r->hi) r->hi = hi;
+        }
+        /* enclosing conditions g >= 0: f >= f - g and f <= f + g */
+        if (ar->frame && !ar->facts_busy && r->lo <= 0 && r->hi >= 0) {
+            Form facts[MAX_FACTS];
+            ar->facts_busy = 1;
+            int n = path_facts(ar, facts);
+            for (int i = 0; i < n; i++) {
+                Form h = form_minus(ar, &f, &facts[i], 1);
+                if (h.ok) {
+                    int64_t lo = sym_lo(ar, &h);
+                    if (lo > r->lo) r->lo = lo;
+                }
+                h = form_minus(ar, &f, &facts[i], -1);
+                if (h.ok) {
+                    int64_t hi = sym_hi(ar, &h);
+                    if (hi < r->hi) r->hi = hi;
+                }
+            }
+            ar->facts_busy = 0;
         }
         if (r->lo > 0 || r->hi < 0) *nz = true;
     }

@@ -17,7 +17,13 @@
  *    lets earlier in an enclosing sequence, found on demand;
  *  - from the kernel: the flat thread index 0..threads-1, thread axes
  *    0..threads[a]-1, block indices 0..grid[a]-1;
- *  - shape vars are >= 0; anything else ranges over its dtype.
+ *  - shape vars are >= 0; anything else ranges over its dtype;
+ *  - with `frame`, the provers also use the conditions of enclosing ifs
+ *    (true in the then branch, false in the else branch) that involve no
+ *    loads or calls, as facts `g >= 0` on affine forms, and symbolic
+ *    bounds (v <= min + extent - 1 of its loop, v == a let's value, a
+ *    block index <= grid - 1), so `by < m` with grid m and a guard repeated
+ *    inside itself are proven.
  *
  * Soundness.  Intervals are sound for the machine's wrap-around arithmetic:
  * where a node's mathematical range could leave its dtype, the analysis
@@ -58,6 +64,7 @@ typedef struct IrArith {
     TS_VEC(IrArithRange) ranges; /* bound by the caller, searched newest first */
     const IrWalkFrame *frame;   /* if set: enclosing loops and lets give ranges */
     int depth;                  /* internal: nesting of range look-ups (cut off cycles) */
+    int facts_busy;             /* internal: path conditions are being used (no nesting) */
 } IrArith;
 
 /* Start an analysis (nothing bound). */

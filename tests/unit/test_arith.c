@@ -415,6 +415,8 @@ static void test_random_regions(Env *env, IrArith *ar, IrBuffer *buf) {
 
 typedef struct Dep {
     const IrExpr *min, *ext; /* the loop over var 2: [min, min + ext) */
+    const IrExpr *guard;     /* only points where this is `guard_truth` (NULL: all) */
+    bool guard_truth;        /* then branch (true) or else branch (false) */
     const IrExpr *c;         /* the condition */
     bool t, f;               /* seen true, seen false */
 } Dep;
@@ -429,6 +431,7 @@ static void dep_points(Env *env, Dep *d, int i) {
         int64_t mn = eval(env, d->min), ex = eval(env, d->ext);
         for (int64_t v = mn; v < mn + ex; v++) {
             env->val[2] = v;
+            if (d->guard && (eval(env, d->guard) != 0) != d->guard_truth) continue;
             int64_t r = eval(env, d->c);
             if (!eval_ok) return;
             if (r) d->t = true;
@@ -444,7 +447,7 @@ static void dep_points(Env *env, Dep *d, int i) {
 
 static void test_random_symbolic(Env *env, IrArith *ar) {
     static const IrBinOp cmp[] = {IR_LT, IR_LE, IR_GT, IR_GE, IR_EQ, IR_NE};
-    int trials = 3000, bad = 0, decided = 0, constant = 0, need_sym = 0;
+    int trials = 3000, bad = 0, decided = 0, constant = 0, need_sym = 0, need_fact = 0;
     IrExpr *sh[1] = {ir_i32(&A, 8)};
     IrBuffer *b = ir_buffer((IrKernel *)ar->k, "D", TS_INT32, IR_SCOPE_SHARED, 1, sh, (TsLoc){0});
     for (int t = 0; t < trials; t++) {
@@ -461,28 +464,56 @@ static void test_random_symbolic(Env *env, IrArith *ar) {
         IrExpr *ix[1] = {ir_i32(&A, 0)};
         IrStmt *st = ir_store(&A, b, ix, 1, ir_i32(&A, 0));
         IrStmt *loop = ir_for(&A, env->var[2], mn, ex, IR_FOR_SERIAL, st);
-        IrWalkFrame fl = {loop, NULL}, fs = {st, &fl};
+        IrWalkFrame fl = {loop, NULL}, fs = {st, &fl}, fi = {NULL, &fl};
+        IrExpr *guard = NULL;
+        bool then = true;
+        if (rnd(2)) { /* inside if (guard) or its else branch */
+            static const IrBinOp gc[] = {IR_LT, IR_LE, IR_GT, IR_GE, IR_EQ, IR_NE};
+            guard = ir_bin(&A, gc[rnd(6)], rnd(2) ? var(env, 2) : gen(env, 1 + (int)rnd(2)), gen(env, 1 + (int)rnd(2)));
+            if (rnd(3) == 0) guard = ir_bin(&A, IR_AND, guard, ir_bin(&A, IR_LT, gen(env, 1), gen(env, 2)));
+            if (rnd(4) == 0) guard = ir_not(&A, guard);
+            then = rnd(3) != 0;
+            IrStmt *iff = ir_stmt(&A, IR_S_IF, (TsLoc){0});
+            iff->if_.cond = guard;
+            iff->if_.then = then ? st : ir_seq(&A);
+            iff->if_.else_ = then ? NULL : st;
+            loop->for_.body = iff;
+            fi.s = iff;
+            fs.up = &fi;
+            if (guard->kind == IR_E_INT) guard = NULL, loop->for_.body = st, fs.up = &fl;
+        }
         /* conditions comparing c with the bounds, plus random ones */
         IrExpr *c2 = var(env, 2), *lhs, *rhs;
-        switch (rnd(4)) {
+        switch (rnd(5)) {
         case 0: lhs = c2; rhs = ir_bin(&A, IR_ADD, mn, ex); break;
         case 1: lhs = ir_bin(&A, IR_ADD, c2, ir_i32(&A, rnd(3) - 1)); rhs = ir_bin(&A, IR_ADD, mn, ex); break;
         case 2: lhs = ir_bin(&A, IR_SUB, c2, mn); rhs = gen(env, 1 + (int)rnd(2)); break;
+        case 3:
+            if (guard && guard->kind == IR_E_BIN && guard->bin.op != IR_AND) { /* the guard's own sides */
+                lhs = ir_bin(&A, IR_ADD, guard->bin.a, ir_i32(&A, rnd(3) - 1));
+                rhs = guard->bin.b;
+                break;
+            }
+            /* fall through */
         default: lhs = gen(env, 1 + (int)rnd(3)); rhs = gen(env, 1 + (int)rnd(3)); break;
         }
         IrExpr *c = ir_bin(&A, cmp[rnd(6)], lhs, rhs);
         if (c->kind == IR_E_INT) continue;
         ar->frame = &fs;
         int want = ir_arith_prove(ar, c) ? 1 : ir_arith_disprove(ar, c) ? -1 : 0;
+        IrWalkFrame fno = {st, &fl}; /* the same without the if */
+        ar->frame = &fno;
+        int want_noif = ir_arith_prove(ar, c) ? 1 : ir_arith_disprove(ar, c) ? -1 : 0;
         ar->frame = NULL;
         int plain = ir_arith_prove(ar, c) || ir_arith_disprove(ar, c); /* c unbounded: int32 */
-        Dep d = {mn, ex, c, false, false};
+        Dep d = {mn, ex, guard, then, c, false, false};
         dep_points(env, &d, 0);
         if (!d.t && !d.f) continue; /* the loop never runs */
         if (d.t != d.f) constant++;
         if (!want) continue;
         decided++;
         need_sym += !plain;
+        need_fact += !want_noif;
         if ((want > 0 && d.f) || (want < 0 && d.t)) {
             bad++;
             if (bad < 5) {
@@ -495,8 +526,9 @@ static void test_random_symbolic(Env *env, IrArith *ar) {
     CHECK_EQ_INT(0, bad);
     CHECK(decided > constant / 2);
     CHECK(need_sym > trials / 10);
-    printf("symbolic loop bounds: %d decided (%d needing the loop), %d constant in fact\n", decided,
-           need_sym, constant);
+    CHECK(need_fact > trials / 50);
+    printf("symbolic loop bounds: %d decided (%d needing the loop, %d the if), %d constant in fact\n",
+           decided, need_sym, need_fact, constant);
 }
 
 /* ---- fixed cases ------------------------------------------------------------------------- */
@@ -651,6 +683,35 @@ static void test_frames(void) {
     CHECK_EQ_INT(24, t.rl.hi);
     /* outside the loop: i is just an int32 */
     CHECK(ir_arith_var_range(&ar, i).hi == INT32_MAX);
+
+    /* if conditions are facts inside their branches, unless they load */
+    IrExpr *z[1] = {ir_i32(&A, 0)};
+    IrExpr *ld = ir_load(&A, b, z, 1), *I = ir_var_ref(&A, i);
+    IrVar *n = ir_var(k, "n", TS_INT32, IR_VAR_SCALAR);
+    IrExpr *N = ir_var_ref(&A, n);
+    IrExpr *g1 = ir_bin(&A, IR_LT, ir_bin(&A, IR_MUL, I, ir_i32(&A, 4)), N);
+    IrExpr *g2 = ir_bin(&A, IR_LT, ld, ir_i32(&A, 3));
+    IrStmt *st = ir_store(&A, b, z, 1, ir_i32(&A, 7));
+    IrStmt *if1 = ir_stmt(&A, IR_S_IF, (TsLoc){0});
+    if1->if_.cond = ir_bin(&A, IR_AND, g1, g2);
+    if1->if_.then = ir_seq(&A);
+    if1->if_.else_ = st;
+    IrStmt *if0 = ir_stmt(&A, IR_S_IF, (TsLoc){0});
+    if0->if_.cond = g1;
+    if0->if_.then = st;
+    IrWalkFrame f0 = {if0, NULL}, fin0 = {st, &f0}, f1 = {if1, NULL}, fin1 = {st, &f1};
+    ir_arith_bind(&ar, i, 0, 100);
+    ar.frame = &fin0;
+    CHECK(ir_arith_prove(&ar, g1));
+    CHECK(ir_arith_prove(&ar, ir_bin(&A, IR_LE, ir_bin(&A, IR_ADD, ir_bin(&A, IR_MUL, I, ir_i32(&A, 4)), ir_i32(&A, 1)), N)));
+    CHECK(!ir_arith_prove(&ar, ir_bin(&A, IR_LT, ir_bin(&A, IR_MUL, I, ir_i32(&A, 5)), N)));
+    ar.frame = &fin1; /* else of (g1 and g2): nothing known */
+    CHECK(!ir_arith_prove(&ar, g1) && !ir_arith_disprove(&ar, g1));
+    if1->if_.cond = ir_bin(&A, IR_OR, g1, g2); /* else of (g1 or g2): not g1 */
+    CHECK(ir_arith_disprove(&ar, g1));
+    if1->if_.cond = g2; /* a load may change inside the branch: no fact */
+    CHECK(!ir_arith_prove(&ar, ir_bin(&A, IR_GE, ld, ir_i32(&A, 3))));
+    ar.frame = NULL;
 }
 
 int main(void) {
