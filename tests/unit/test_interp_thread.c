@@ -21,6 +21,7 @@
 #include "ir/interp.h"
 #include "ir/interp_thread.h"
 #include "ir/ir.h"
+#include "ir/layout.h"
 #include "op/op.h"
 #include "test.h"
 
@@ -404,6 +405,9 @@ static void test_pipeline(void) {
 
 typedef struct GemmBugs {
     bool twice;       /* layout with two elements per register */
+    bool outside;     /* layout giving elements to threads past the block */
+    bool library;     /* layout.c's cyclic layout (with its inverse) instead of the hand-made one */
+    bool bad_inverse; /* ... whose inverse map is broken */
     bool wrong_owner; /* the store loop walks elements it does not own */
     bool no_barrier;
 } GemmBugs;
@@ -436,6 +440,9 @@ static IrKernel *gemm_kernel(GemmBugs bug) {
     IrBuffer *sb = alloc(&kb, "SB", TS_FLOAT16, IR_SCOPE_SHARED, 2, (int64_t[]){K, N});
     IrBuffer *c = alloc(&kb, "C", TS_FLOAT32, IR_SCOPE_FRAGMENT, 2, (int64_t[]){M, N});
     c->layout = cyclic_layout(&kb, N, bug.twice ? 64 : NT);
+    if (bug.outside) c->layout->thread = ADD(c->layout->thread, I(64));
+    if (bug.library || bug.bad_inverse) c->layout = ir_layout_cyclic(kb.k, 2, (int64_t[]){M, N}, NT);
+    if (bug.bad_inverse) c->layout->index[1] = I(0);
     IrVar *v = loopvar(&kb, "v"), *r = loopvar(&kb, "r");
     IrExpr *e = ADD(MUL(V(r), I(NT)), V(v));
     IrStmt *fill = ir_seq(&A);
@@ -484,6 +491,25 @@ static void test_gemm(void) {
         CHECK_EQ_INT(TS_ERR_RUNTIME, run_t(gemm_kernel((GemmBugs){.twice = true}), data, IR_TINTERP_STRICT, &msg));
         CHECK_CONTAINS(msg, "fragment C: elements C[0, 0] and C[4, 0] are both held by thread 0");
         CHECK_CONTAINS(msg, "one register owned twice");
+    }
+    {
+        double *d = nan_array(M * N);
+        double *data[] = {ga, gb, d};
+        CHECK(run_ok(gemm_kernel((GemmBugs){.library = true}), data, IR_TINTERP_STRICT));
+        CHECK_EQ_INT(0, mismatches(d, want, M * N, 0));
+    }
+    {
+        double *d = nan_array(M * N);
+        double *data[] = {ga, gb, d};
+        CHECK_EQ_INT(TS_ERR_RUNTIME, run_t(gemm_kernel((GemmBugs){.outside = true}), data, IR_TINTERP_STRICT, &msg));
+        CHECK_CONTAINS(msg, "element C[4, 0] is given to thread 128, outside the block's 128 threads");
+    }
+    {
+        double *d = nan_array(M * N);
+        double *data[] = {ga, gb, d};
+        CHECK_EQ_INT(TS_ERR_RUNTIME,
+                     run_t(gemm_kernel((GemmBugs){.bad_inverse = true}), data, IR_TINTERP_STRICT, &msg));
+        CHECK_CONTAINS(msg, "the inverse map puts C[0, 0] in register 0 of thread 1, the forward map puts C[0, 1] there");
     }
     {
         double *d = nan_array(M * N);
@@ -594,6 +620,21 @@ static void test_memory_errors(void) {
         double *data[] = {nan_array(NT)};
         CHECK_EQ_INT(TS_ERR_RUNTIME, run_t(kb.k, data, IR_TINTERP_STRICT, &msg));
         CHECK_CONTAINS(msg, "thread 0 reads S[127], which nothing has written (uninitialized shared memory)");
+    }
+    {
+        /* a register read before anything was stored in it */
+        Kb kb = kernel("uninit_local", 1, 1, NT);
+        IrBuffer *b = param(&kb, "B", TS_FLOAT32, 1, (int64_t[]){NT});
+        IrBuffer *r = alloc(&kb, "r", TS_FLOAT32, IR_SCOPE_LOCAL, 1, (int64_t[]){2});
+        IrVar *v = loopvar(&kb, "v");
+        IrStmt *w = IF(LT(V(v), I(100)), ST1(r, I(1), ir_float(&A, 3, TS_FLOAT32)), NULL);
+        IrStmt *st = ST1(b, V(v), LD1(r, I(1)));
+        st->loc = (TsLoc){&SRC, 81, 7};
+        push(&kb, FOR(v, 0, NT, IR_FOR_THREAD, seq2(w, st)));
+        double *data[] = {nan_array(NT)};
+        CHECK_EQ_INT(TS_ERR_RUNTIME, run_t(kb.k, data, IR_TINTERP_STRICT, &msg));
+        CHECK_CONTAINS(msg, "kernel.py:81:7: error: interp: thread 100 reads r[1], which it has not written "
+                            "(uninitialized local memory)");
     }
     {
         /* one past the end of a shared buffer */
