@@ -198,6 +198,11 @@ void ts_tensor_set(TsTensor *t, int64_t i, double v);     /* rounds to the dtype
  * NVRTC were found; C: always). */
 int ts_target_available(TsTarget t);
 
+/* sizeof of a public struct by name ("TsTensor", "TsDefine",
+ * "TsCompileOptions", "TsParamInfo"), 0 for other names: lets bindings
+ * (python/tilescale/_lib.py's ctypes mirrors) check their layouts. */
+size_t ts_abi_sizeof(const char *struct_name);
+
 /* Helpers. */
 const char *ts_dtype_name(TsDType dt);
 TsDType ts_dtype_from_name(const char *name); /* TS_DTYPE_NONE if unknown */

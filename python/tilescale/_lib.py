@@ -153,4 +153,36 @@ kernel_shared_bytes = _proto(lib, "ts_kernel_shared_bytes", ctypes.c_int64, _VP)
 kernel_destroy = _proto(lib, "ts_kernel_destroy", None, _VP)
 kernel_plot_layouts = _proto(lib, "ts_kernel_plot_layouts", ctypes.c_int, _VP, ctypes.c_char_p, _P(ctypes.c_int))
 target_available = _proto(lib, "ts_target_available", ctypes.c_int, ctypes.c_int)
+abi_sizeof = _proto(lib, "ts_abi_sizeof", ctypes.c_size_t, ctypes.c_char_p)
 dtype_from_dlpack = _proto(lib, "ts_dtype_from_dlpack", ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int)
+
+
+def mirror_size(struct):
+    """Bytes of a ctypes mirror without its reserved tail (what C's sizeof must equal)."""
+    reserved = getattr(struct, "_reserved", None)
+    if reserved is None:
+        return ctypes.sizeof(struct)
+    align = ctypes.alignment(struct)
+    return (struct._reserved.offset + align - 1) // align * align  # C pads to the struct's alignment
+
+
+def abi_mismatches():
+    """[(name, C size, mirror size)] for every mirror that disagrees with the library."""
+    out = []
+    for st in (TsTensor, TsDefine, TsCompileOptions, TsParamInfo):
+        c = abi_sizeof(st.__name__.encode())
+        m = mirror_size(st)
+        if c and c != m:
+            out.append((st.__name__, c, m))
+    return out
+
+
+def _warn_abi():
+    bad = abi_mismatches()
+    if bad:
+        import warnings
+        warnings.warn("tilescale: %s does not match this package's ctypes declarations (%s); update "
+                      "python/tilescale/_lib.py" % (path, ", ".join("%s: C %d bytes, Python %d" % b for b in bad)))
+
+
+_warn_abi()

@@ -393,6 +393,15 @@ TsStatus ts_npy_save(TsContext *ctx, const char *path, const TsTensor *t) {
     return ts_npy_write_tensor(&ctx->diag, path, t);
 }
 
+size_t ts_abi_sizeof(const char *name) {
+    if (!name) return 0;
+    if (!strcmp(name, "TsTensor")) return sizeof(TsTensor);
+    if (!strcmp(name, "TsDefine")) return sizeof(TsDefine);
+    if (!strcmp(name, "TsCompileOptions")) return sizeof(TsCompileOptions);
+    if (!strcmp(name, "TsParamInfo")) return sizeof(TsParamInfo);
+    return 0;
+}
+
 int ts_target_available(TsTarget t) {
     if (t == TS_TARGET_C) return 1;
     if (t != TS_TARGET_CUDA) return 0;

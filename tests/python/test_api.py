@@ -267,3 +267,12 @@ def test_other_array_protocols(rng):
         k(_InterfaceOnly(a, cuda=True), _InterfaceOnly(b, cuda=True))
     with pytest.raises(tilescale.DeviceError):
         k(a, _InterfaceOnly(b, cuda=True))
+
+
+def test_ctypes_mirrors_match_the_header():
+    """The ctypes structs in _lib.py have the sizes of include/tilescale.h's
+    (a field added to the header must be added to the mirror too)."""
+    assert tilescale._lib.abi_mismatches() == []
+    for name in (b"TsTensor", b"TsDefine", b"TsCompileOptions", b"TsParamInfo"):
+        assert tilescale._lib.abi_sizeof(name) > 0
+    assert tilescale._lib.abi_sizeof(b"nothing") == 0
