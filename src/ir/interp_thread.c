@@ -115,6 +115,8 @@ typedef struct Th {
 typedef struct Shadow {
     uint32_t w_epoch, r_epoch; /* epochs of the last write / read(s) */
     int32_t writer, reader;    /* who (ALL_THREADS: a collective; MANY_READERS) */
+    uint32_t pr_epoch;         /* the read epoch before r_epoch ... */
+    int32_t preader;           /* ... and its reader(s): barrier usefulness across one epoch */
     TsLoc wloc;                /* where the last write was */
     TsLoc rloc;                /* where the last read was */
     int32_t pend;              /* cp.async copies in flight into it */
@@ -157,6 +159,10 @@ struct IrTInterp {
     const IrStmt **shfl;   /* statements with shfl_xor in their own expressions, sorted */
     int nshfl;             /* their number */
     char *vvar, *vbuf;     /* printer model: varying vars / private buffers, by id */
+    IrTInterpBarrier *bars;/* barrier statistics (heap) */
+    int nbars, barcap;     /* used / allocated */
+    int cur_bar;           /* the barrier that began this epoch (index in bars), -1: none */
+    bool cur_needed;       /* an access of this epoch conflicts with one of the epoch before it */
     const IrBuffer *ubuf;  /* a read of a never-written shared element, reported at the next barrier */
     int64_t uiv[MAXD];     /* its indices */
     int utid;              /* the reading thread */
@@ -417,6 +423,12 @@ static void shared_check(IrTInterp *x, int tid, Mem *m, int64_t off, const int64
         x->utid = tid;
         x->uloc = loc;
     }
+    /* the barrier that began this epoch separates this access from a
+     * conflicting one of the epoch before: it is needed */
+    if ((h->w_epoch + 1 == x->epoch && h->writer != tid) ||
+        (mode == A_WRITE && ((h->r_epoch + 1 == x->epoch && h->reader != tid) ||
+                             (h->r_epoch == x->epoch && h->pr_epoch + 1 == x->epoch && h->preader != tid))))
+        x->cur_needed = true;
     if (h->w_epoch == x->epoch && h->writer != tid)
         rt_fail(x, loc,
                 "interp: shared-memory race on %s: %s %s it after %s wrote it at %s, with no barrier between",
@@ -424,6 +436,8 @@ static void shared_check(IrTInterp *x, int tid, Mem *m, int64_t off, const int64
                 who(x, h->writer), loc_str(x, h->wloc));
     if (mode == A_READ) {
         if (h->r_epoch != x->epoch) {
+            h->pr_epoch = h->r_epoch;
+            h->preader = h->reader;
             h->r_epoch = x->epoch;
             h->reader = tid;
         } else if (h->reader != tid) {
@@ -665,6 +679,12 @@ static void do_vcopy(IrTInterp *x, Th *t, const IrStmt *s) {
                         "since the last barrier",
                         el, t->id, who(x, h->w_epoch == x->epoch && h->writer != t->id ? h->writer : h->reader),
                         h->w_epoch == x->epoch && h->writer != t->id ? "wrote" : "read");
+            /* the copy may land any time from now: a barrier that ended
+             * another thread's use of the element is needed */
+            if ((h->w_epoch + 1 == x->epoch && h->writer != t->id) ||
+                (h->r_epoch + 1 == x->epoch && h->reader != t->id) ||
+                (h->r_epoch == x->epoch && h->pr_epoch + 1 == x->epoch && h->preader != t->id))
+                x->cur_needed = true;
             h->pend++;
             h->pthread = t->id;
             h->ploc = s->loc;
@@ -1213,6 +1233,36 @@ static void report_uninit(IrTInterp *x) {
                 who(x, x->utid), elem_str(x, x->ubuf, x->uiv, x->ubuf->ndim));
 }
 
+/* The epoch that the barrier cur_bar began ends: count it. */
+static void close_epoch(IrTInterp *x) {
+    if (x->cur_bar >= 0) {
+        x->bars[x->cur_bar].completed++;
+        x->bars[x->cur_bar].needed += x->cur_needed;
+    }
+    x->cur_bar = -1;
+    x->cur_needed = false;
+}
+
+/* A barrier (s, tag) completes: a new epoch. */
+static void new_epoch(IrTInterp *x, const IrStmt *s, int tag) {
+    close_epoch(x);
+    int i = 0;
+    while (i < x->nbars && !(x->bars[i].stmt == s && x->bars[i].implied == tag)) i++;
+    if (i == x->nbars) {
+        if (x->nbars == x->barcap) {
+            int nc = x->barcap ? x->barcap * 2 : 16;
+            IrTInterpBarrier *nb = realloc(x->bars, sizeof *nb * (size_t)nc);
+            if (!nb) rt_fail(x, s->loc, "interp: out of memory");
+            x->bars = nb;
+            x->barcap = nc;
+        }
+        x->bars[x->nbars++] = (IrTInterpBarrier){s, tag, 0, 0};
+    }
+    x->cur_bar = i;
+    x->epoch++;
+    x->barriers++;
+}
+
 static void schedule(IrTInterp *x) {
     for (;;) {
         for (int i = 0; i < x->nt; i++) run_thread(x, &x->th[i]);
@@ -1222,7 +1272,10 @@ static void schedule(IrTInterp *x) {
             ndone += x->th[i].state == TH_DONE;
             nwarp += x->th[i].state == TH_WARP;
         }
-        if (ndone == x->nt) return;
+        if (ndone == x->nt) {
+            close_epoch(x);
+            return;
+        }
         bool progress = false;
         for (int base = 0; nwarp && base < x->nt; base += 32) {
             int end = base + 32 < x->nt ? base + 32 : x->nt;
@@ -1240,8 +1293,7 @@ static void schedule(IrTInterp *x) {
         for (int i = 1; i < x->nt && same; i++) same = same_wait(&x->th[i], t0);
         if (!same) deadlock(x);
         if (t0->state == TH_BAR) {
-            x->epoch++;
-            x->barriers++;
+            new_epoch(x, t0->at, t0->tag);
             for (int i = 0; i < x->nt; i++) x->th[i].pending = false;
         } else {
             do_gemm(x, t0->at);
@@ -1538,6 +1590,8 @@ void ir_tinterp_run_block(IrTInterp *x, int64_t bx, int64_t by, int64_t bz) {
     }
     x->epoch = 1;
     x->ubuf = NULL;
+    x->cur_bar = -1;
+    x->cur_needed = false;
     for (int t = 0; t < x->nt; t++) {
         Th *th = &x->th[t];
         th->nfr = 0;
@@ -1567,6 +1621,11 @@ void ir_tinterp_run_grid(IrTInterp *x) {
 }
 
 int64_t ir_tinterp_barriers(const IrTInterp *x) { return x->barriers; }
+
+int ir_tinterp_barrier_stats(const IrTInterp *x, const IrTInterpBarrier **out) {
+    *out = x->bars;
+    return x->nbars;
+}
 
 const char *ir_tinterp_output(IrTInterp *x) { return ir_interp_output(x->th[0].in); }
 
@@ -1598,4 +1657,6 @@ void ir_tinterp_free(IrTInterp *x) {
     ir_interp_free(x->aux);
     free(x->scratch);
     x->scratch = NULL;
+    free(x->bars);
+    x->bars = NULL;
 }

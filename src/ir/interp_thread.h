@@ -73,6 +73,20 @@ void ir_tinterp_run_block(IrTInterp *x, int64_t bx, int64_t by, int64_t bz);
 void ir_tinterp_run_grid(IrTInterp *x);
 /* Barriers completed so far (explicit and, in the printer model, implied). */
 int64_t ir_tinterp_barriers(const IrTInterp *x);
+/* What each barrier was good for, over the blocks run so far: a barrier
+ * is needed in a run when an access after it conflicts with another
+ * thread's access before it (same shared element, one of them writing,
+ * in the epochs just before and after it) — without it, that pair would
+ * be a race.  A barrier that is never needed is redundant for these
+ * inputs (what insert_sync should not emit). */
+typedef struct IrTInterpBarrier {
+    const IrStmt *stmt; /* the IR_S_BARRIER, or the statement the printer puts one before/after */
+    int implied;        /* 0: explicit; 1: the printer's before `stmt`; 2: after it */
+    int64_t completed;  /* times all threads passed it */
+    int64_t needed;     /* of those, times it separated a conflicting pair */
+} IrTInterpBarrier;
+/* The barriers met so far (*out points into x; valid until the next run). */
+int ir_tinterp_barrier_stats(const IrTInterp *x, const IrTInterpBarrier **out);
 /* Text printed by thread 0's IR_S_PRINT statements. */
 const char *ir_tinterp_output(IrTInterp *x);
 /* Frees heap storage (shadow memory, per-thread views). */

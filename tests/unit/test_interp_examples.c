@@ -262,6 +262,17 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
                 tx = ir_tinterp_new(&a, &d, p, strict ? IR_TINTERP_STRICT : IR_TINTERP_PRINTER);
                 for (int i = 0; i < np; i++) ir_tinterp_bind_buffer(tx, p->params.v[i].buf, got[i]);
                 ir_tinterp_run_grid(tx);
+                if (getenv("TS_BARRIERS")) { /* what each barrier was good for */
+                    const IrTInterpBarrier *bs;
+                    int nb = ir_tinterp_barrier_stats(tx, &bs);
+                    for (int i = 0; i < nb; i++)
+                        fprintf(stderr, "%s:%s: barrier %s line %d: completed %lld, needed %lld\n", c->file,
+                                c->entry,
+                                bs[i].implied == 0   ? "(explicit)"
+                                : bs[i].implied == 1 ? "(printer, before the statement at)"
+                                                     : "(printer, after the statement at)",
+                                bs[i].stmt->loc.line, (long long)bs[i].completed, (long long)bs[i].needed);
+                }
                 ir_tinterp_free(tx);
                 tx = NULL;
             }

@@ -169,6 +169,21 @@ static IrBuffer *alloc(Kb *kb, const char *name, TsDType dt, IrScope sc, int ndi
 
 static void push(Kb *kb, IrStmt *s) { ir_seq_push(&A, kb->body, s); }
 
+/* Barrier statistics of the last run_t, by source line: completed and needed. */
+static int64_t stat_done[128], stat_needed[128];
+
+static void record_stats(IrTInterp *x) {
+    memset(stat_done, 0, sizeof stat_done);
+    memset(stat_needed, 0, sizeof stat_needed);
+    const IrTInterpBarrier *b;
+    int n = ir_tinterp_barrier_stats(x, &b);
+    for (int i = 0; i < n; i++)
+        if (b[i].stmt->loc.line > 0 && b[i].stmt->loc.line < 128) {
+            stat_done[b[i].stmt->loc.line] += b[i].completed;
+            stat_needed[b[i].stmt->loc.line] += b[i].needed;
+        }
+}
+
 /* Run every block with all its threads; the message of a failure goes to
  * *msg (arena text), "" when it passed. */
 static TsStatus run_t(IrKernel *k, double **data, IrTInterpModel model, const char **msg) {
@@ -182,6 +197,7 @@ static TsStatus run_t(IrKernel *k, double **data, IrTInterpModel model, const ch
         x = ir_tinterp_new(&A, &d, k, model);
         for (int i = 0; i < k->params.n; i++) ir_tinterp_bind_buffer(x, k->params.v[i].buf, data[i]);
         ir_tinterp_run_grid(x);
+        record_stats(x);
     }
     ts_try_end(&d, saved);
     ir_tinterp_free(x);
@@ -210,6 +226,7 @@ typedef struct TileBugs {
     bool no_barrier;   /* drop the barrier between the phases */
     bool swap_blocks;  /* use bx for rows and by for columns in the store */
     bool short_loop;   /* the store phase's per-thread loop drops its last element */
+    bool extra_barrier;/* a useless barrier before anything touches shared memory */
 } TileBugs;
 
 static IrKernel *tile_kernel(TileBugs bug) {
@@ -218,6 +235,7 @@ static IrKernel *tile_kernel(TileBugs bug) {
     IrBuffer *b = param(&kb, "B", TS_FLOAT32, 2, (int64_t[]){GM, GN});
     IrBuffer *s = alloc(&kb, "S", TS_FLOAT32, IR_SCOPE_SHARED, 2, (int64_t[]){TM, TN});
     /* phase 1: for v in thread(128): for r in serial(4): S[e/32][e%32] = A[...] */
+    if (bug.extra_barrier) push(&kb, BARRIER(19));
     IrVar *v = loopvar(&kb, "v"), *r = loopvar(&kb, "r");
     IrExpr *e = ADD(MUL(V(r), I(NT)), V(v));
     IrExpr *i = DIV(e, I(TN)), *j = MOD(e, I(TN));
@@ -260,6 +278,16 @@ static void test_tile(void) {
         double *data[] = {a, b};
         CHECK(run_ok(tile_kernel((TileBugs){0}), data, IR_TINTERP_STRICT));
         CHECK_EQ_INT(0, mismatches(b, want, GM * GN, 0));
+        CHECK_EQ_INT(12, stat_done[20]); /* one per block, each needed */
+        CHECK_EQ_INT(12, stat_needed[20]);
+    }
+    {
+        double *b = nan_array(GM * GN);
+        double *data[] = {a, b};
+        CHECK(run_ok(tile_kernel((TileBugs){.extra_barrier = true}), data, IR_TINTERP_STRICT));
+        CHECK_EQ_INT(12, stat_done[19]);
+        CHECK_EQ_INT(0, stat_needed[19]); /* redundant: nothing before it */
+        CHECK_EQ_INT(12, stat_needed[20]);
     }
     {
         double *b = nan_array(GM * GN);
@@ -365,6 +393,12 @@ static void test_pipeline(void) {
         double *data[] = {a, b};
         CHECK(run_ok(pipe_kernel((PipeBugs){.wait_pending = 1}), data, IR_TINTERP_STRICT));
         CHECK_EQ_INT(0, mismatches(b, want, PR * TN, 0));
+        /* 4 blocks x 8 tiles; the barrier after the sums is needed except
+         * after the last tile (nothing refills its stage) */
+        CHECK_EQ_INT(32, stat_done[44]);
+        CHECK_EQ_INT(32, stat_needed[44]);
+        CHECK_EQ_INT(32, stat_done[46]);
+        CHECK_EQ_INT(28, stat_needed[46]);
         /* wait_group 0 is slower but just as correct */
         double *b0 = nan_array(PR * TN);
         double *data0[] = {a, b0};
