@@ -366,6 +366,19 @@ static const char mma_prelude[] =
     "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\"\n"
     "                 : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(ts_smem_u32(p)) : \"memory\");\n"
     "}\n"
+    "#define TS_LDSM_U(NAME, SUFFIX) \\\n"
+    "    TS_DEV void NAME(ts_u32 *r, ts_u32 addr) { \\\n"
+    "        asm volatile(\"ldmatrix.sync.aligned.m8n8.x4\" SUFFIX \".shared.b16 {%0, %1, %2, %3}, [%4];\" \\\n"
+    "                     : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(addr) : \"memory\"); \\\n"
+    "    }\n"
+    "TS_LDSM_U(ts_ldsm_x4_u, \"\")\n"
+    "TS_LDSM_U(ts_ldsm_x4_tu, \".trans\")\n"
+    "TS_DEV void ts_ldsm_x2_u(ts_u32 *r, ts_u32 addr) {\n"
+    "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\" : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(addr) : \"memory\");\n"
+    "}\n"
+    "TS_DEV void ts_ldsm_x2_tu(ts_u32 *r, ts_u32 addr) {\n"
+    "    asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\" : \"=r\"(r[0]), \"=r\"(r[1]) : \"r\"(addr) : \"memory\");\n"
+    "}\n"
     "TS_DEV void ts_mma_f16(float *d, const ts_u32 *a, const ts_u32 *b) {\n"
     "    asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, \"\n"
     "                 \"{%8, %9}, {%0, %1, %2, %3};\"\n"
@@ -580,11 +593,21 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
     else ts_buf_puts(o, "#define TS_SA(o) (o)\n");
     if (p->swz_b) ts_buf_printf(o, "#define TS_SB(o) TS_SWZ(o, 3, 3, %d)\n", p->swz_b - 1);
     else ts_buf_puts(o, "#define TS_SB(o) (o)\n");
-    ts_buf_printf(o, "#define TS_AI(r, c) TS_SA(a_off + (%s))\n", p->trans_a ? "(c) * LDA + (r)" : "(r) * LDA + (c)");
-    ts_buf_printf(o, "#define TS_BI(r, c) TS_SB(b_off + (%s))\n", p->trans_b ? "(c) * LDB + (r)" : "(r) * LDB + (c)");
+    /* OA(x) / OB(x): the element at offset x from the operand's start */
+    if (p->per_a) ts_buf_puts(o, "    A += a_off;\n#define TS_OA(x) TS_SA(x)\n");
+    else ts_buf_puts(o, "#define TS_OA(x) TS_SA(a_off + (x))\n");
+    if (p->per_b) ts_buf_puts(o, "    B += b_off;\n#define TS_OB(x) TS_SB(x)\n");
+    else ts_buf_puts(o, "#define TS_OB(x) TS_SB(b_off + (x))\n");
+    ts_buf_printf(o, "#define TS_AI(r, c) TS_OA(%s)\n", p->trans_a ? "(c) * LDA + (r)" : "(r) * LDA + (c)");
+    ts_buf_printf(o, "#define TS_BI(r, c) TS_OB(%s)\n", p->trans_b ? "(c) * LDB + (r)" : "(r) * LDB + (c)");
     ts_buf_puts(o, "    const int lane = tid & 31, w = tid >> 5, g = lane >> 2, t = lane & 3;\n"
                    "    const int m0 = (w / WGN) * WM, n0 = (w % WGN) * WN;\n"
                    "    (void)g; (void)t; (void)a_off; (void)b_off;\n");
+    /* 32-bit shared-memory addresses of the operands, converted once per call */
+    ts_buf_puts(o, "#if TS_HAS_MMA\n");
+    if (!p->areg && p->ldsm_a) ts_buf_puts(o, "    const ts_u32 As = ts_smem_u32(A);\n");
+    if (p->ldsm_b) ts_buf_puts(o, "    const ts_u32 Bs = ts_smem_u32(B);\n");
+    ts_buf_puts(o, "#endif\n");
     if (p->clear)
         ts_buf_puts(o, "#pragma unroll\n"
                        "    for (int i = 0; i < MI * NI * 4; i++) C[i] = 0.0f;\n");
@@ -601,9 +624,9 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
                        "            a[i][2] = ts_pack2(A[q + 4], A[q + 5]);\n"
                        "            a[i][3] = ts_pack2(A[q + 6], A[q + 7]);\n");
     else if (p->ldsm_a && !p->trans_a)
-        ts_buf_puts(o, "            ts_ldsm_x4(a[i], A + TS_SA(a_off + (m0 + i * 16 + (lane & 15)) * LDA + k0 + (lane >> 4) * 8));\n");
+        ts_buf_puts(o, "            ts_ldsm_x4_u(a[i], As + 2 * TS_OA((m0 + i * 16 + (lane & 15)) * LDA + k0 + (lane >> 4) * 8));\n");
     else if (p->ldsm_a)
-        ts_buf_puts(o, "            ts_ldsm_x4_t(a[i], A + TS_SA(a_off + (k0 + (lane & 7) + (lane >> 4) * 8) * LDA + m0 + i * 16 +\n"
+        ts_buf_puts(o, "            ts_ldsm_x4_tu(a[i], As + 2 * TS_OA((k0 + (lane & 7) + (lane >> 4) * 8) * LDA + m0 + i * 16 +\n"
                        "                                         ((lane >> 3) & 1) * 8));\n");
     else
         ts_buf_puts(o, "            const int r = m0 + i * 16 + g, c = k0 + 2 * t;\n"
@@ -613,11 +636,11 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
                        "            a[i][3] = ts_pack2(A[TS_AI(r + 8, c + 8)], A[TS_AI(r + 8, c + 9)]);\n");
     ts_buf_puts(o, "        }\n");
     if (p->ldsm_b) {
-        const char *x4 = p->trans_b ? "ts_ldsm_x4" : "ts_ldsm_x4_t", *x2 = p->trans_b ? "ts_ldsm_x2" : "ts_ldsm_x2_t";
-        const char *addr4 = p->trans_b ? "B + TS_SB(b_off + (n0 + j * 8 + (lane & 7) + (lane >> 4) * 8) * LDB + k0 + ((lane >> 3) & 1) * 8)"
-                                       : "B + TS_SB(b_off + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8 + (lane >> 4) * 8)";
-        const char *addr2 = p->trans_b ? "B + TS_SB(b_off + (n0 + j * 8 + (lane & 7)) * LDB + k0 + ((lane >> 3) & 1) * 8)"
-                                       : "B + TS_SB(b_off + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8)";
+        const char *x4 = p->trans_b ? "ts_ldsm_x4_u" : "ts_ldsm_x4_tu", *x2 = p->trans_b ? "ts_ldsm_x2_u" : "ts_ldsm_x2_tu";
+        const char *addr4 = p->trans_b ? "Bs + 2 * TS_OB((n0 + j * 8 + (lane & 7) + (lane >> 4) * 8) * LDB + k0 + ((lane >> 3) & 1) * 8)"
+                                       : "Bs + 2 * TS_OB((k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8 + (lane >> 4) * 8)";
+        const char *addr2 = p->trans_b ? "Bs + 2 * TS_OB((n0 + j * 8 + (lane & 7)) * LDB + k0 + ((lane >> 3) & 1) * 8)"
+                                       : "Bs + 2 * TS_OB((k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8)";
         ts_buf_printf(o,
                       "#pragma unroll\n"
                       "        for (int j = 0; j + 1 < NI; j += 2) {\n"
@@ -668,6 +691,8 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
                    "    }\n"
                    "#undef TS_SA\n"
                    "#undef TS_SB\n"
+                   "#undef TS_OA\n"
+                   "#undef TS_OB\n"
                    "#undef TS_AI\n"
                    "#undef TS_BI\n"
                    "}\n\n");
@@ -2383,6 +2408,21 @@ static int region_ext(Cg *g, const IrRegion *r, int axis, TsLoc loc) {
 
 /* The gemm function for a kept T.gemm: shapes, strides, alignment and
  * the warp split; call sites with the same parameters share a function. */
+/* The operand's start offset is a multiple of its swizzle's period (the
+ * XOR pattern repeats every 2^(base + shift + bits) elements), whatever
+ * the run-time indices (a pipeline stage): then
+ * swizzle(start + x) == start + swizzle(x). */
+static int swizzle_periodic(Cg *g, const IrRegion *r, TsLoc loc) {
+    const CgBuf *cb = find_buf(g, r->buf, loc);
+    const IrSwizzle *z = &r->buf->swizzle;
+    int64_t period = z->kind == IR_SWIZZLE_XOR ? (int64_t)1 << (z->base + z->shift + z->bits) : 1, konst = 0, c;
+    for (int d = 0; d < r->ndim; d++) {
+        if (ir_is_const_int(r->start[d], &c)) konst += c * cb->strides[d];
+        else if (cb->strides[d] % period) return 0;
+    }
+    return konst % period == 0;
+}
+
 static void plan_mma(Cg *g, const IrStmt *s) {
     const IrTileOp *op = s->op;
     for (int i = 0; i < g->mma_sites.n; i++)
@@ -2407,9 +2447,11 @@ static void plan_mma(Cg *g, const IrStmt *s) {
             p.k = region_ext(g, A, op->trans_a ? na - 2 : na - 1, s->loc);
             p.lda = region_ld(g, A, s->loc, 8, &p.ldsm_a);
             if (A->buf->swizzle.kind == IR_SWIZZLE_XOR) p.swz_a = 1 + A->buf->swizzle.shift;
+            p.per_a = swizzle_periodic(g, A, s->loc);
         }
         p.ldb = region_ld(g, B, s->loc, 8, &p.ldsm_b);
         if (B->buf->swizzle.kind == IR_SWIZZLE_XOR) p.swz_b = 1 + B->buf->swizzle.shift;
+        p.per_b = swizzle_periodic(g, B, s->loc);
     } else {
     p.m = region_ext(g, C, nc - 2, s->loc);
     p.n = region_ext(g, C, nc - 1, s->loc);

@@ -118,6 +118,8 @@ typedef struct TsCudaMma {
     int creg, areg;      /* C / A in registers */
     int wm, wn;          /* the warp grid of C's layout */
     int swz_a, swz_b;    /* A / B tiles XOR-swizzled: 1 + the swizzle's shift (IrSwizzle, bits 3, base 3); 0: none */
+    int per_a, per_b;    /* a_off / b_off is a multiple of the swizzle's period: added outside
+                            it, so the swizzled offsets are the same every call (hoisted) */
 } TsCudaMma;
 
 /* Choose p->cm, p->cn from p->m, p->n, p->nwarps. */
