@@ -4,7 +4,7 @@
  *   tilescale run FILE --entry NAME --ranks N [--target c|cuda] [-D name=value]...
  *       [--in NAME=file{rank}.npy | NAME=VALUE]... [--out NAME=file{rank}.npy]...
  *       [--shape VAR=N]... [--check-against REF] [--seed S] [--atol X] [--rtol X]
- *       [--heap BYTES] [--timeout SECONDS]
+ *       [--heap BYTES] [--timeout SECONDS] [--bench N]
  *
  * Every tensor parameter lives on the world's symmetric heap, one copy per
  * rank at the same offset (what TileScale's allocator gives its kernels):
@@ -52,6 +52,7 @@ typedef struct DOpts {
     int have_seed;
     double atol, rtol, timeout;
     int64_t heap;
+    int bench;         /* --bench N: time N more launches, print the median */
     char pool[8192];   /* the NAME parts of NAME=VALUE arguments */
     size_t used;       /* bytes of pool in use */
 } DOpts;
@@ -110,6 +111,7 @@ static int parse(int argc, char **argv, DOpts *o) {
         else if (!strcmp(a, "--rtol")) o->rtol = atof(argv[++i]);
         else if (!strcmp(a, "--heap")) o->heap = atoll(argv[++i]);
         else if (!strcmp(a, "--timeout")) o->timeout = atof(argv[++i]);
+        else if (!strcmp(a, "--bench")) o->bench = atoi(argv[++i]);
         else if (!strcmp(a, "--threads")) i++;
         else if (a[0] == '-') {
             fprintf(stderr, "tilescale: error: unknown option '%s' for a distributed run\n", a);
@@ -336,6 +338,30 @@ int ts_cli_run_dist(int argc, char **argv) {
             fprintf(stderr, "%s", ts_last_error(ctx));
             goto done;
         }
+    if (o.bench > 0) {
+        /* whole launches (all ranks, synchronized), host-timed: kernels meant
+         * for timing repeat their work inside so launch costs amortize */
+        double *ms = calloc((size_t)o.bench, sizeof *ms);
+        for (int i = 0; ms && i < o.bench; i++) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            if (ts_kernel_launch_world(k, w, args, np)) {
+                fprintf(stderr, "%s", ts_last_error(ctx));
+                free(ms);
+                goto done;
+            }
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            ms[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+        }
+        for (int i = 1; ms && i < o.bench; i++)
+            for (int j = i; j > 0 && ms[j - 1] > ms[j]; j--) {
+                double t = ms[j];
+                ms[j] = ms[j - 1];
+                ms[j - 1] = t;
+            }
+        if (ms) printf("bench: median %.4f ms per launch over %d launches\n", ms[o.bench / 2], o.bench);
+        free(ms);
+    }
     for (int i = 0; i < o.nouts; i++)
         for (int p = 0; p < np; p++) {
             TsParamInfo info;

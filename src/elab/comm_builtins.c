@@ -10,8 +10,8 @@
  * buffer meaning its first element); a peer of -1 or None is the local
  * rank; NVSHMEM byte counts become element counts of the destination's
  * dtype.  Each primitive becomes one TS_OP_COMM tile op (op/comm.h says
- * which operand goes where), and any kernel using one runs its blocks as
- * coroutines (IrKernel.may_block), since its blocks may wait on others.
+ * which operand goes where); a kernel that waits (T.wait_*, barriers,
+ * polling T.ld) runs its blocks as coroutines (IrKernel.may_block).
  *
  * Signatures follow TileScale (tilelang/language/distributed/common.py,
  * tilelang/language/builtin.py, .../multi_device/nvshmem.py).
@@ -179,7 +179,8 @@ static IrStmt *comm_op(Elab *E, TsCommKind kind, TsLoc loc) {
     s->op = TS_NEW(E->a, IrTileOp);
     s->op->kind = TS_OP_COMM;
     s->op->comm = kind;
-    E->k->may_block = true;
+    /* blocks that wait on others run as coroutines (C) / must be co-resident (CUDA) */
+    if (kind == TS_COMM_WAIT || kind == TS_COMM_BARRIER_BLOCKS || kind == TS_COMM_BARRIER_ALL) E->k->may_block = true;
     return s;
 }
 
@@ -319,8 +320,10 @@ static void block_linear(Elab *E, IrExpr **id, IrExpr **count) {
     }
 }
 
+/* Staging tiles of the collectives live in shared memory: every thread of a
+ * GPU block must reach every element (thread 0 receives, all combine). */
 static IrBuffer *frag(Elab *E, const char *name, TsDType dt, int ndim, IrExpr **shape, TsLoc loc) {
-    IrBuffer *b = ir_buffer(E->k, name, dt, IR_SCOPE_FRAGMENT, ndim, shape, loc);
+    IrBuffer *b = ir_buffer(E->k, name, dt, IR_SCOPE_SHARED, ndim, shape, loc);
     IrStmt *al = ir_stmt(E->a, IR_S_ALLOC, loc);
     al->alloc.buf = b;
     emit(E, al);
@@ -658,6 +661,7 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
         s->op->nr = 2;
         s->op->cflags[2] = scope_arg(E, A, comm_arg(E, A, 2, "scope"), TS_SCOPE_GPU);
         s->op->cflags[1] = sem_arg(E, A, comm_arg(E, A, 3, "sem"), TS_SEM_WEAK, "weak, volatile, acquire, relaxed");
+        if (s->op->cflags[1] != TS_SEM_WEAK) E->k->may_block = true; /* a polling load */
         s->op->args[0] = peer_arg(E, A, comm_arg(E, A, 6, "src_pe"));
         emit(E, s);
         if (var) {

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Speed of the distributed primitives on the local backend (ranks sharing
+# GPU 0), each figure beside its baseline from the same run (issue 6's goals
+# for one GPU: put of 64 MiB between two ranks' heaps >= 90% of the
+# device-to-device copy; a signal round trip <= 5 us).  Kernels:
+# examples/distributed/bench_kernels.py; every timed run is also checked
+# against its reference.  Prints a small table.
+#   sh bench/dist_gpu_bench.sh [./build/tilescale]
+tool="${1:-./build/tilescale}"
+f=examples/distributed/bench_kernels.py
+n=16777216        # 64 MiB of float32 per rank
+reps=20
+median() { # the --bench line's milliseconds
+  echo "$1" | sed -n 's/^bench: median \([0-9.]*\) ms.*/\1/p'
+}
+run() {
+  out=$("$tool" run $f "$@" --target cuda --timeout 30 --bench 5 2>&1)
+  if ! echo "$out" | grep -q '^PASS$'; then echo "$out" | tail -5 >&2; echo "FAILED: $*" >&2; return 1; fi
+  median "$out"
+}
+put=$(run --entry put_loop --ranks 2 -D n=$n -D chunk=65536 -D reps=$reps -D threads=256 --check-against put_loop_ref) || exit 1
+copy=$(run --entry copy_loop --ranks 2 -D n=$n -D chunk=65536 -D reps=$reps -D threads=256 --check-against copy_loop_ref) || exit 1
+pp_reps=10000
+pp=$(run --entry ping_pong --ranks 2 -D reps=$pp_reps --check-against ping_pong_ref) || exit 1
+awk -v put="$put" -v copy="$copy" -v pp="$pp" -v n="$n" -v reps="$reps" -v ppr="$pp_reps" 'BEGIN {
+  bytes = 2 * 2 * n * 4 * reps   # 2 ranks, read + write, float32, reps
+  printf "%-44s %10s %12s\n", "case", "ms/launch", "figure"
+  printf "%-44s %10.3f %9.2f TB/s\n", "T.put_block 64 MiB, 2 ranks -> peer", put, bytes / (put * 1e-3) / 1e12
+  printf "%-44s %10.3f %9.2f TB/s\n", "same copy local (dst_pe=-1, baseline)", copy, bytes / (copy * 1e-3) / 1e12
+  printf "%-44s %10s %11.1f%%\n", "put / local copy", "", 100 * copy / put
+  printf "%-44s %10.3f %9.2f us\n", "signal round trip (st + wait_ge, 2 ranks)", pp, pp * 1e3 / ppr
+}'
