@@ -187,6 +187,22 @@ static bool touches_outside(const IrStmt *s, const IrStmt *skip, const IrBuffer 
     }
 }
 
+/* Does s declare b (an IR_S_ALLOC anywhere inside)? */
+static bool allocates(const IrStmt *s, const IrBuffer *b) {
+    if (!s) return false;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (allocates(s->seq.v[i], b)) return true;
+        return false;
+    case IR_S_FOR: return allocates(s->for_.body, b);
+    case IR_S_IF: return allocates(s->if_.then, b) || allocates(s->if_.else_, b);
+    case IR_S_WHILE: return allocates(s->while_.body, b);
+    case IR_S_ALLOC: return s->alloc.buf == b;
+    default: return false;
+    }
+}
+
 /* Mark in `bound` (by var id) the vars that s binds (loops, lets). */
 static void mark_bound(const IrStmt *s, char *bound, int nid) {
     if (!s) return;
@@ -260,6 +276,7 @@ static bool may_run_ahead(const IrKernel *k, const IrStmt *loop, IrStmt *const *
     const IrRegion *src = &s->op->r[0], *dst = &s->op->r[1];
     if (src->buf->scope != IR_SCOPE_GLOBAL || dst->buf->scope != IR_SCOPE_SHARED) return false;
     if (src->buf->dt != dst->buf->dt || !whole_buffer(dst)) return false;
+    if (allocates(fc->body, dst->buf)) return false; /* the prologue would run before its alloc */
     for (int d = 0; d < src->ndim; d++)
         if (uses_loop_state(src->start[d], fc) || uses_loop_state(src->extent[d], fc)) return false;
     for (int j = 0; j < m; j++) {
