@@ -36,6 +36,17 @@
  *
  * The analysis allocates (affine forms, rewritten expressions) in
  * `arena`; it never changes the expressions it is given.
+ *
+ * Typical use inside a pass:
+ *
+ *   IrArith ar;
+ *   ir_arith_init(&ar, k->arena, k);      once per kernel
+ *   ...in a visitor or mutator callback:
+ *   ar.frame = v->frame;                   enclosing loops, lets, ifs
+ *   if (ir_arith_prove(&ar, guard)) ...    or ir_arith_simplify(&ar, e)
+ *
+ * or, without a walker, ir_arith_bind(&ar, var, lo, hi) for each variable
+ * and ir_arith_mark / ir_arith_pop around a scope.
  */
 #ifndef TS_ARITH_H
 #define TS_ARITH_H

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ir/walk.h"
 #include "op/op.h"
 
 typedef struct Verifier {
@@ -361,21 +362,20 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
 }
 
 /* Vars appearing in a global buffer's shape or strides are defined by the
- * launch (they are bound from the argument tensors). */
-static void define_expr_vars(Verifier *v, const IrExpr *e) {
-    if (!e) return;
-    switch (e->kind) {
-    case IR_E_VAR:
+ * launch (they are bound from the argument tensors): every var reference
+ * in them, found by the shared walker. */
+static bool define_var_ref(IrVisitor *w, const IrExpr *e) {
+    Verifier *v = w->ctx;
+    if (e->kind == IR_E_VAR) {
         check_id(v, e->var, e->var->id, "var", e->var->name);
         v->live[e->var->id] = 1;
-        break;
-    case IR_E_BIN:
-        define_expr_vars(v, e->bin.a);
-        define_expr_vars(v, e->bin.b);
-        break;
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: define_expr_vars(v, e->un.a); break;
-    default: break;
     }
+    return true;
+}
+
+static void define_expr_vars(Verifier *v, const IrExpr *e) {
+    IrVisitor w = {.ctx = v, .pre_expr = define_var_ref};
+    ir_visit_expr(&w, e);
 }
 
 void ir_verify(TsDiag *d, const IrKernel *k) {

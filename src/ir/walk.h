@@ -14,7 +14,8 @@
  *   WHILE         cond                                       body
  *   STORE/ATOMIC  idx[0..n), value                           -
  *   LET           value                                      -
- *   TILEOP        r[i].start[..], r[i].extent[..] (each i), value
+ *   TILEOP        r[i].start[..], r[i].extent[..] (each i), value,
+ *                 args[0..3) (communication operands)
  *   EVAL          e                                          -
  *   PRINT         value (may be NULL)                        -
  *   VCOPY         didx[..], sidx[..], pred (may be NULL)     -
