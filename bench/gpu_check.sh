@@ -104,6 +104,9 @@ check "[gpu vs gpu naive] split-K gemm" $SK --entry splitk_gemm -D M=96 -D N=80 
 check "[gpu vs gpu naive] rms_norm 96x320" $RM --entry rms_norm -D M=96 -D N=320 $N rms_norm_naive
 check "[gpu vs gpu naive] softmax 200x96" $SM --entry softmax -D M=200 -D N=96 $N softmax_naive
 check "[gpu vs gpu naive] flashattn s128 d64" $FA --entry flashattn -D batch=1 -D heads=2 -D seq_len=128 -D dim=64 -D is_causal=False $N attention_naive
+# the pipeline's effect on kernel time (same kernel, TILESCALE_CUDA_PIPELINE=0: plain vector copies)
+check "[pipeline on] gemm 2048x2048x1024 (128,128,32) 3 st" $GE --entry matmul -D M=2048 -D N=2048 -D K=1024 -D block_M=128 -D block_N=128 -D block_K=32 -D num_stages=3 $N matmul_naive
+TILESCALE_CUDA_PIPELINE=0 check "[pipeline off] gemm 2048x2048x1024 (128,128,32)" $GE --entry matmul -D M=2048 -D N=2048 -D K=1024 -D block_M=128 -D block_N=128 -D block_K=32 -D num_stages=3 $N matmul_naive
 echo "examples: $(($(date +%s) - t0)) s"
 
 # sanitize TOOL LABEL ARGS...
