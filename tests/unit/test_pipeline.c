@@ -396,6 +396,15 @@ static void test_gemm_stages(void) {
     }
 }
 
+/* Other dtypes: bfloat16 (tensor cores), float32 (the gemm lowered to
+ * loops that read the multi-buffered tiles), 4-byte vectors of a 4-wide
+ * float32 row. */
+static void test_dtypes(void) {
+    check_case(SRC_GEMM, "mm", "M=50 N=40 K=72 bm=32 bn=32 bk=16 ns=3 dtype=bfloat16", NULL, 0);
+    check_case(SRC_GEMM, "mm", "M=20 N=24 K=40 bm=16 bn=8 bk=8 ns=2 dtype=float32", NULL, 1e-5);
+    check_case(SRC_GEMM, "mm", "M=20 N=12 K=12 bm=16 bn=4 bk=4 ns=4 threads=32 dtype=float32", NULL, 1e-5);
+}
+
 /* Run-time trip counts: K a shape variable (1, 3, 7 iterations with 16-wide
  * K tiles; K = 36 and 20 are not multiples of the 8-element vector, so the
  * A copy takes its generic fallback at run time). */
@@ -555,6 +564,7 @@ int main(void) {
     test_gemm_stages();
     use_layout = true;
     test_gemm_runtime_trip();
+    test_dtypes();
     test_annotated();
     test_switches();
     test_ws_annotations();
