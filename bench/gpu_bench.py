@@ -491,13 +491,26 @@ if tl_proc is not None:
             out = kern(*args)
             chk = check(out, ref, tolkey)
             ms, how = bench_gpu(lambda: kern(*args))
-            r["tilelang"] = dict(ms=ms, how=how, check=chk, compile_s=p.get("seconds"), load_s=compile_s)
+            uses = []
+            try:  # what TileLang chose (its default target: sm_90a on the H200)
+                src = kern.get_kernel_source()
+                uses = [n for n, pat in (("wgmma", r"wgmma"), ("TMA", r"tma_load|cp\.async\.bulk"),
+                                         ("mma.sync", r"mma_sync|mma\.sync|mma_m16n8"), ("ldmatrix", r"ldmatrix"),
+                                         ("cp.async", r"cp_async|cp\.async\.(ca|cg)")) if re.search(pat, src)]
+            except Exception:
+                pass
+            r["tilelang"] = dict(ms=ms, how=how, check=chk, compile_s=p.get("seconds"), load_s=compile_s, uses=uses)
             say("%s: TileLang %.4f ms (%s), %s" % (c["label"], ms, how, check_str(chk)))
         except Exception as e:
             msg = str(e).strip().splitlines()[-1][:200] if str(e).strip() else type(e).__name__
             r["tilelang"] = dict(error=msg)
             say("%s: TileLang fails: %s" % (c["label"], msg))
-        torch.cuda.synchronize()
+        if dev.type == "cuda":
+            try:
+                torch.cuda.synchronize()
+            except Exception as e:  # a fault in a TileLang kernel: no more GPU work is possible
+                say("CUDA error after TileLang's %s: %s; the table follows with what was measured" % (c["label"], e))
+                break
 else:
     for r in rows:
         r["tilelang"] = dict(absent=tl_why or "not run")
@@ -538,7 +551,9 @@ for r, c in zip(rows, CASES):
             label, refname, r["ref_ms"], fmt_ms(t) if key == "ours" else "", fmt_ms(o), ratio(r["ref_ms"], oms),
             ratio(r["ref_ms"], tms) if key == "ours" else "", ratio(tms, oms) if key == "ours" else "",
             rate(c, r["ref_ms"]), rate(c, tms) if key == "ours" else "", rate(c, oms),
-            check_str(o.get("check")), check_str(t.get("check")) if key == "ours" else ""))
+            check_str(o.get("check")),
+            (check_str(t.get("check")) + (" (uses %s)" % ", ".join(t["uses"]) if t.get("uses") else ""))
+            if key == "ours" else ""))
 say("\n" + "\n".join(lines))
 if tl_why:
     say("\nTileLang column empty: %s" % tl_why)
