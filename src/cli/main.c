@@ -65,8 +65,8 @@ static void usage(FILE *f) {
           "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time] [--check-bounds | --no-check-bounds]\n"
           "\n"
           "Every buffer access of a kernel is checked against the buffer's extents on the C target\n"
-          "(--no-check-bounds: not); an access outside is an error naming the kernel, the buffer,\n"
-          "the index and the source line.  (--check-bounds on the CUDA target: not yet.)\n",
+          "(--no-check-bounds: not), on the CUDA target with --check-bounds; an access outside is an\n"
+          "error naming the kernel, the buffer, the index and the source line.\n",
           f);
 }
 

@@ -227,12 +227,7 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     double t0 = ts_now_ms();
     /* CUDA: the device's architecture, through the driver (cuInit) */
     set_caps(&k->caps, k->target, k->opt.check_bounds);
-    if (k->target == TS_TARGET_CUDA && k->opt.check_bounds > 0) {
-        ts_kernel_destroy(k);
-        ts_buf_puts(&ctx->diag.msg, "tilescale: error: bounds checks (--check-bounds) are not available on the "
-                                    "CUDA target yet; the C target checks every access by default (--target c)\n");
-        return ctx->diag.status = TS_ERR_UNSUPPORTED;
-    }
+
     if (k->target == TS_TARGET_CUDA) record(k, "cuda device", t0);
 
     jmp_buf jb;

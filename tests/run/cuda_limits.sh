@@ -44,9 +44,37 @@ c sm_90 -D rows=1 -D gx=2147483647 -D gy=65535 || { fail "the largest grid"; cat
 # the C target has no such limits on the grid
 "$tool" compile "$d/k.py" --entry kern -D rows=1 -D gx=4000000000 >"$d/out" 2>&1 || { fail "C target grid"; cat "$d/out"; }
 
-# --check-bounds is not implemented for CUDA yet: said so, not silently ignored
-c sm_90 -D rows=1 --check-bounds; [ $? -eq 1 ] && grep -q "not available on the CUDA target yet" "$d/err" ||
-  { fail "--check-bounds on CUDA"; cat "$d/err"; }
+# --check-bounds on CUDA: every element index goes through ts_cuda's ts_ck, the
+# report slot is declared; without it the code has no checks
+cat >"$d/b.py" <<'PY'
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def add(M, N, bm=32, bn=32):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm)) as (bx, by):
+            S = T.alloc_shared((bm, bn), "float32")
+            T.copy(A[by * bm, bx * bn], S)
+            for i, j in T.Parallel(bm, bn):
+                C[by * bm + i, bx * bn + j] = S[i, j] + B[by * bm + i, bx * bn + j]
+
+    return main
+PY
+TILESCALE_CUDA_ARCH=sm_90 "$tool" compile "$d/b.py" --entry add -D M=100 -D N=100 --target cuda --emit cuda --check-bounds \
+  >"$d/cu" 2>"$d/err" || { fail "--check-bounds --emit cuda"; cat "$d/err"; }
+grep -q '__device__ unsigned long long ts_oob\[8\]' "$d/cu" || fail "no report slot in checked CUDA code"
+grep -q 'ts_ck((ts_i64)(.*), C_[0-9]*_n0, [0-9]*, 0)' "$d/cu" || fail "no checked index of C"
+TILESCALE_CUDA_ARCH=sm_90 "$tool" compile "$d/b.py" --entry add -D M=100 -D N=100 --target cuda --emit cuda \
+  >"$d/cu" 2>"$d/err" || { fail "--emit cuda"; cat "$d/err"; }
+grep -q 'ts_ck(' "$d/cu" && fail "checks in CUDA code without --check-bounds"
+# where NVRTC is present, the checked code compiles (to PTX)
+TILESCALE_CUDA_ARCH=sm_90 "$tool" compile "$d/b.py" --entry add -D M=100 -D N=100 --target cuda --emit ptx --check-bounds \
+  >"$d/ptx" 2>"$d/err"
+if [ $? -eq 0 ]; then grep -q 'ts_oob' "$d/ptx" || fail "PTX lacks ts_oob"
+elif ! grep -qi 'nvrtc' "$d/err"; then fail "checked CUDA code does not compile"; cat "$d/err"; fi
 
 [ $fails -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }
 echo ok

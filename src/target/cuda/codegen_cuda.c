@@ -752,6 +752,9 @@ typedef struct Cg {
     TS_VEC(TsCudaMma) mma_fns;       /* distinct gemm functions, emitted before the kernel */
     TsCxGen x;                       /* the shared expression emitter's state (cx() syncs o) */
     const TsCaps *caps;              /* target capabilities and path switches */
+    int check;                       /* bounds-checked element indices (--check-bounds) */
+    TS_VEC(const char *) site_msg;   /* per checked site: its message head (see TsCudaCodeInfo) */
+    TS_VEC(const char *) site_src;   /* ... and its source line with a caret */
 } Cg;
 
 static void emit_expr(Cg *g, const IrExpr *e);
@@ -1020,11 +1023,65 @@ static int cu_var(TsCxGen *x, const IrExpr *e) {
     return 1;
 }
 
-/* Element offset of buf[idx] in 64-bit arithmetic, constant terms folded.
- * (A shared-memory swizzle will be applied here.) */
-static void emit_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
-    ts_cx_index(cx(g), cb->buf, cb->name, cb->param >= 0, cb->strides, idx, nidx, loc);
+/* A bounds-checked access site (see TsCudaCodeInfo); returns its number. */
+static int new_site(Cg *g, const CgBuf *cb, TsLoc loc) {
+    TsBuf m = {0}, src = {0};
+    if (loc.src) ts_buf_printf(&m, "%s:%d:%d: ", loc.src->name, loc.line, loc.col);
+    else ts_buf_puts(&m, "tilescale: ");
+    ts_buf_printf(&m, "error: kernel '%s': out-of-bounds access to %s buffer '%s'", g->k->name ? g->k->name : "?",
+                  ir_scope_name(cb->buf->scope), cb->buf->name && *cb->buf->name ? cb->buf->name : "?");
+    ts_diag_source(&src, loc);
+    ts_vec_push(g->a, g->site_msg, ts_strdup(g->a, ts_buf_str(&m)));
+    ts_vec_push(g->a, g->site_src, ts_strdup(g->a, ts_buf_str(&src)));
+    ts_buf_free(&m);
+    ts_buf_free(&src);
+    return g->site_msg.n - 1;
 }
+
+/* Element offset of buf[idx] in 64-bit arithmetic, constant terms folded.
+ * Checked kernels wrap each index in ts_ck(index, extent, site, dim) (the
+ * prelude's check_prelude): outside [0, extent) it is reported in ts_oob
+ * and replaced by 0. */
+static void emit_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
+    const IrBuffer *b = cb->buf;
+    if (!g->check || b->ndim == 0 || nidx != b->ndim || (b->scope != IR_SCOPE_GLOBAL && !cb->strides)) {
+        ts_cx_index(cx(g), b, cb->name, cb->param >= 0, cb->strides, idx, nidx, loc);
+        return;
+    }
+    int global = cb->param >= 0, site = -1;
+    for (int i = 0; i < b->ndim; i++) {
+        int64_t ext = 0;
+        if (!global && !ir_is_const_int(b->shape[i], &ext))
+            ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: buffer '%s' has a non-constant extent", b->name);
+        if (site < 0) site = new_site(g, cb, loc);
+        if (i) out(g, " + ");
+        out(g, "ts_ck((ts_i64)(");
+        emit_expr(g, idx[i]);
+        if (global) outf(g, "), %s_n%d, %d, %d)", cb->name, i, site, i);
+        else outf(g, "), %lldLL, %d, %d)", (long long)ext, site, i);
+        if (global) outf(g, " * %s_s%d", cb->name, i);
+        else if (cb->strides[i] != 1) outf(g, " * %lldLL", (long long)cb->strides[i]);
+    }
+}
+
+/* The device side of bounds checks: the first failure's site, dimension,
+ * index, extent and block go to ts_oob (read by the launch), the access
+ * then uses index 0 so that the kernel runs on without touching memory
+ * outside its buffers. */
+static const char check_prelude[] =
+    "__device__ unsigned long long ts_oob[8];\n"
+    "__device__ __noinline__ ts_i64 ts_ck_fail(ts_i64 i, ts_i64 n, int site, int dim) {\n"
+    "    if (atomicCAS(&ts_oob[0], 0ULL, 1ULL) == 0ULL) {\n"
+    "        ts_oob[1] = (unsigned long long)site; ts_oob[2] = (unsigned long long)dim;\n"
+    "        ts_oob[3] = (unsigned long long)i; ts_oob[4] = (unsigned long long)n;\n"
+    "        ts_oob[5] = blockIdx.x; ts_oob[6] = blockIdx.y; ts_oob[7] = blockIdx.z;\n"
+    "        __threadfence();\n"
+    "    }\n"
+    "    return 0;\n"
+    "}\n"
+    "__device__ __forceinline__ ts_i64 ts_ck(ts_i64 i, ts_i64 n, int site, int dim) {\n"
+    "    return (unsigned long long)i < (unsigned long long)n ? i : ts_ck_fail(i, n, site, dim);\n"
+    "}\n\n";
 
 /* The element offset of buf[idx], through the buffer's swizzle. */
 static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
@@ -2624,6 +2681,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     g.a = k->arena;
     g.o = o;
     g.caps = caps;
+    g.check = caps->check_bounds;
     g.x = (TsCxGen){&cu_dialect, d, k->arena, k, o, &g};
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: %d grid dimensions", k->ngrid);
@@ -2669,6 +2727,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
                   (long long)smem);
     for (int i = 0; prelude[i]; i++) ts_buf_puts(o, prelude[i]);
     if (ts_comm_used(k->body)) ts_cuda_comm_prelude(o);
+    if (g.check) ts_buf_puts(o, check_prelude);
     if (g.mma_fns.n) {
         ts_buf_puts(o, mma_prelude);
         for (int i = 0; i < g.mma_fns.n; i++) {
@@ -2681,7 +2740,11 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     emit_kernel(&g);
 
     TsCudaCodeInfo ci;
+    memset(&ci, 0, sizeof ci);
     ci.smem_bytes = smem;
     ci.threads = g.nthreads;
+    ci.nsites = g.check ? g.site_msg.n : 0;
+    ci.site_msg = g.site_msg.v;
+    ci.site_src = g.site_src.v;
     return ci;
 }

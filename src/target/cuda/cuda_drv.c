@@ -76,6 +76,8 @@ struct TsCuDriver {
     CUresult (*mem_free)(CUdeviceptr p);                             /* cuMemFree_v2 */
     CUresult (*h2d)(CUdeviceptr dst, const void *src, size_t n);     /* cuMemcpyHtoD_v2 */
     CUresult (*d2h)(void *dst, CUdeviceptr src, size_t n);           /* cuMemcpyDtoH_v2 */
+    CUresult (*module_global)(CUdeviceptr *p, size_t *n, void *mod, const char *name); /* cuModuleGetGlobal_v2
+                                                                        (bounds checks; may be missing) */
     CUresult (*error_name)(CUresult r, const char **s);              /* cuGetErrorName */
     CUresult (*error_string)(CUresult r, const char **s);            /* cuGetErrorString */
     /* events, for TILESCALE_CUDA_BENCH only (may be missing) */
@@ -154,6 +156,7 @@ static TsCuDriver *drv_open(TsBuf *why) {
     sym(dl, "cuMemFree_v2", &v->mem_free);
     sym(dl, "cuMemcpyHtoD_v2", &v->h2d);
     sym(dl, "cuMemcpyDtoH_v2", &v->d2h);
+    sym(dl, "cuModuleGetGlobal_v2", &v->module_global);
     sym(dl, "cuGetErrorName", &v->error_name);
     sym(dl, "cuGetErrorString", &v->error_string);
     sym(dl, "cuEventCreate", &v->event_create);
@@ -406,6 +409,42 @@ static TsStatus bench(Run *R, const TsLaunchArgs *a, const char *spec, TsBuf *ti
     return st;
 }
 
+/* Bounds-checked kernels (info.nsites > 0, --check-bounds): the device's
+ * report slot (TS_CUDA_OOB_SYM), zeroed before each launch ... */
+static TsStatus oob_reset(TsDiag *d, TsModuleCuda *m, CUdeviceptr *slot) {
+    *slot = 0;
+    if (!m->info.nsites) return TS_OK;
+    TsCuDriver *v = m->drv;
+    char eb[256];
+    size_t n = 0;
+    unsigned long long zero[8] = {0};
+    if (!v->module_global)
+        return fail(d, TS_ERR_RUNTIME, "%s: the CUDA driver has no cuModuleGetGlobal for bounds checks", m->kname);
+    CUresult r = v->module_global(slot, &n, m->module, TS_CUDA_OOB_SYM);
+    if (r == CU_SUCCESS && n >= sizeof zero) r = v->h2d(*slot, zero, sizeof zero);
+    if (r != CU_SUCCESS || n < sizeof zero)
+        return fail(d, TS_ERR_RUNTIME, "%s: the bounds-check slot: %s", m->kname,
+                    r != CU_SUCCESS ? err(v, r, eb, sizeof eb) : "too small");
+    return TS_OK;
+}
+
+/* ... and read after it (the kernel has finished): the first out-of-bounds
+ * access becomes the launch's error, as on the C target. */
+static TsStatus oob_report(TsDiag *d, TsModuleCuda *m, CUdeviceptr slot) {
+    if (!m->info.nsites || !slot) return TS_OK;
+    TsCuDriver *v = m->drv;
+    char eb[256];
+    unsigned long long o[8];
+    CUresult r = v->d2h(o, slot, sizeof o);
+    if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: reading the bounds-check slot: %s", m->kname, err(v, r, eb, sizeof eb));
+    if (!o[0]) return TS_OK;
+    int site = o[1] < (unsigned long long)m->info.nsites ? (int)o[1] : 0;
+    ts_buf_printf(&d->msg, "%s: index %lld of dimension %d is outside [0, %lld) in block (%llu, %llu, %llu)\n%s",
+                  m->info.site_msg[site], (long long)o[3], (int)o[2], (long long)o[4], o[5], o[6], o[7],
+                  m->info.site_src[site]);
+    return d->status = TS_ERR_RUNTIME;
+}
+
 static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, TsBuf *timing) {
     TsModuleCuda *m = R->m;
     TsCuDriver *v = m->drv;
@@ -497,11 +536,15 @@ static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, T
     R->kp[j++] = &R->one[0];
     R->kp[j++] = &R->one[1];
 
+    CUdeviceptr oob;
+    TsStatus ost = oob_reset(R->d, m, &oob);
+    if (ost) return ost;
     r = v->launch(m->fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2], (unsigned)m->info.threads,
                   1, 1, (unsigned)m->info.smem_bytes, NULL, R->kp, NULL);
     if (r != CU_SUCCESS) return cu_fail(R, r, "cuLaunchKernel");
     r = v->ctx_sync();
     if (r != CU_SUCCESS) return cu_fail(R, r, "the kernel");
+    if ((ost = oob_report(R->d, m, oob))) return ost;
     double t2 = ts_now_ms();
     const char *bspec = getenv("TILESCALE_CUDA_BENCH");
     if (bspec && *bspec) {
@@ -578,9 +621,17 @@ TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, cons
     for (int i = 0; i < a->nshape_vars; i++) kp[j++] = (void *)&a->shape_vars[i];
     kp[j++] = &one[0];
     kp[j++] = &one[1];
+    CUdeviceptr oob = 0;
+    if ((st = oob_reset(d, m, &oob))) goto done;
     r = v->launch(m->fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2], (unsigned)m->info.threads, 1,
                   1, (unsigned)m->info.smem_bytes, stream, kp, NULL);
     if (r != CU_SUCCESS) st = fail(d, TS_ERR_RUNTIME, "%s: cuLaunchKernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    /* a checked kernel is waited for, so that its report can be read (unchecked ones stay asynchronous) */
+    else if (m->info.nsites) {
+        r = v->ctx_sync();
+        if (r != CU_SUCCESS) st = fail(d, TS_ERR_RUNTIME, "%s: the kernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+        else st = oob_report(d, m, oob);
+    }
 done:
     if (kp != kp_small) free(kp);
     if (dptr != dp_small) free(dptr);

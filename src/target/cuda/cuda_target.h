@@ -62,7 +62,14 @@
 typedef struct TsCudaCodeInfo {
     int64_t smem_bytes;  /* dynamic shared memory per block */
     int threads;         /* blockDim.x = threads[0] * threads[1] * threads[2] */
+    int nsites;          /* bounds-checked access sites (TsCaps.check_bounds), 0: unchecked code */
+    const char *const *site_msg; /* [nsites] "file:l:c: error: kernel 'k': out-of-bounds load from ..." */
+    const char *const *site_src; /* [nsites] the source line and caret ("" if none); both in the
+                                  * kernel's arena.  The device reports the first out-of-bounds
+                                  * access in its __device__ ts_oob[8] (TS_CUDA_OOB_SYM), which the
+                                  * launch zeroes before and reads after the kernel. */
 } TsCudaCodeInfo;
+#define TS_CUDA_OOB_SYM "ts_oob"
 
 typedef struct TsCuDriver TsCuDriver; /* cuda_drv.c: the dlopen'ed driver API */
 
