@@ -45,6 +45,8 @@ for n in 2 4; do
   ok "pre-attention a2a x$n" $d/seq_parallel_a2a.py --entry pre_attn_a2a --ranks $n -D P=$n -D B=2 -D H=8 -D S=64 -D D=64 --check-against pre_attn_a2a_ref
   ok "post-attention a2a x$n" $d/seq_parallel_a2a.py --entry post_attn_a2a --ranks $n -D P=$n -D B=2 -D H=8 -D S=64 -D D=64 --check-against post_attn_a2a_ref
   ok "TP GEMM + allreduce x$n" $d/tp_gemm.py --entry gemm_allreduce --ranks $n -D M=64 -D N=64 -D KP=64 --check-against gemm_allreduce_ref
+  ok "views: AG-GEMM by pulling x$n" $d/views.py --entry ag_gemm_views --ranks $n -D M=64 -D N=64 -D K=64 -D P=$n --check-against ag_gemm_views_ref
+  ok "views: TP GEMM + allreduce x$n" $d/views.py --entry tp_gemm_views --ranks $n -D M=64 -D N=64 -D KP=64 --check-against tp_gemm_views_ref
   ok "GEMM-RS x$n" $d/tp_gemm.py --entry gemm_rs --ranks $n -D M=64 -D N=64 -D KP=64 -D P=$n --check-against gemm_rs_ref
 done
 err "wait nobody answers" "T.wait: timed out after 2000 ms waiting for element 1" $b --entry lonely_wait -D P=2 --ranks 2 --timeout 2

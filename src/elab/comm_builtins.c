@@ -50,7 +50,8 @@
     X(C_SYNC_BLOCKS, "sync_blocks") X(C_BARRIER_ALL, "barrier_all")                        \
     X(C_BARRIER_ALL_BLOCK, "barrier_all_block") X(C_SYNC_ALL, "sync_all")                  \
     X(C_SYNC_ALL_BLOCK, "sync_all_block") X(C_SCALE, "Scale") X(C_ALLREDUCE, "allreduce")      \
-    X(C_ALLGATHER, "allgather") X(C_REDUCE_SCATTER, "reduce_scatter") X(C_ALL_TO_ALL, "all_to_all")
+    X(C_ALLGATHER, "allgather") X(C_REDUCE_SCATTER, "reduce_scatter") X(C_ALL_TO_ALL, "all_to_all")     \
+    X(C_VIEW, "view")
 
 enum {
 #define X(id, name) id,
@@ -66,6 +67,11 @@ static const char *const comm_names[C_COUNT] = {
 };
 
 Value *comm_builtin_lookup(Elab *E, const char *name, TsLoc loc) {
+    if (!strcmp(name, "FullRow") || !strcmp(name, "FullCol") || !strcmp(name, "Replica")) {
+        Value *v = val_new(E, V_ENUM, loc); /* a device layout for T.view */
+        v->s = ts_sprintf(E->a, "Layout.%s", name);
+        return v;
+    }
     for (int i = 0; i < C_COUNT; i++)
         if (!strcmp(comm_names[i], name)) {
             Value *v = val_new(E, V_BUILTIN, loc);
@@ -230,6 +236,66 @@ static IrStmt *remote_copy(Elab *E, IrRegion src, IrRegion dst, IrExpr *peer, in
     return s;
 }
 
+/* ---- device views: T.view(A, layout=T.FullRow | T.FullCol | T.Replica) ----------
+ *
+ * A view is the logical tensor a kernel parameter is one rank's shard of.
+ * FullRow: A [m, ...] on every rank is rows p*m .. (p+1)*m of a logical
+ * [P*m, ...] tensor, rank p holding them; FullCol: the same along the last
+ * axis; Replica: every rank holds all of it (the view is A itself).  A view
+ * is an IrBuffer of the logical shape that never reaches the IR: its
+ * `param` is -2 - (the shard's parameter index) and its name ends in
+ * "@FullRow" / "@FullCol"; T.copy to or from a tile of it becomes a remote
+ * tile copy with the owning rank (a tile must lie within one shard).
+ * Anything else done with a view is refused. */
+
+static bool is_view(const IrBuffer *b) { return b && b->scope == IR_SCOPE_GLOBAL && b->param <= -2; }
+
+static Value *make_view(Elab *E, CArgs *A) {
+    static const char *const kws[] = {"buffer", "layout", NULL};
+    ccheck(E, A, 2, kws);
+    IrBuffer *b = val_to_buffer(E, creq(E, A, 0, "buffer"), A->loc, A->fn);
+    Value *lv = creq(E, A, 1, "layout");
+    if (lv->kind != V_ENUM || strncmp(lv->s, "Layout.", 7))
+        elab_fail(E, TS_ERR_TYPE, A->loc, "%s: layout must be T.FullRow, T.FullCol or T.Replica", A->fn);
+    const char *kind = lv->s + 7;
+    int p = -1;
+    for (int i = 0; i < E->k->params.n; i++)
+        if (E->k->params.v[i].buf == b) p = i;
+    if (p < 0 || b->ndim < 1)
+        elab_fail(E, TS_ERR_TYPE, A->loc, "%s: '%s' must be a tensor parameter of the kernel (one rank's shard)", A->fn,
+                  b->name);
+    Value *v = val_new(E, V_BUFFER, A->loc);
+    if (!strcmp(kind, "Replica")) {
+        v->buf = b;
+        return v;
+    }
+    int axis = !strcmp(kind, "FullRow") ? 0 : b->ndim - 1;
+    IrBuffer *vb = TS_NEW(E->a, IrBuffer);
+    *vb = *b;
+    vb->name = ts_sprintf(E->a, "%s@%s", b->name, kind);
+    vb->id = E->k->next_id++;
+    vb->shape = TS_NEWN(E->a, IrExpr *, b->ndim);
+    for (int i = 0; i < b->ndim; i++) vb->shape[i] = b->shape[i];
+    vb->shape[axis] = ir_bin(E->a, IR_MUL, b->shape[axis], rank_var(E, 1, A->loc)->e);
+    vb->strides = NULL;
+    vb->param = -2 - p;
+    v->buf = vb;
+    return v;
+}
+
+/* A region of a view -> the shard's region and the owning rank. */
+static IrRegion view_local(Elab *E, IrRegion r, IrExpr **owner) {
+    IrBuffer *vb = r.buf;
+    IrBuffer *b = E->k->params.v[-2 - vb->param].buf;
+    int axis = strstr(vb->name, "@FullRow") ? 0 : b->ndim - 1;
+    IrExpr **start = TS_NEWN(E->a, IrExpr *, r.ndim);
+    for (int i = 0; i < r.ndim; i++) start[i] = r.start[i];
+    *owner = ir_bin(E->a, IR_FLOORDIV, r.start[axis], b->shape[axis]);
+    start[axis] = ir_bin(E->a, IR_FLOORMOD, r.start[axis], b->shape[axis]);
+    IrRegion l = {b, r.ndim, start, r.extent};
+    return l;
+}
+
 bool comm_copy_remote(Elab *E, Value **args, int nargs, const char **kw, Value **kwv, int nkw, TsLoc loc) {
     Value *rank = NULL;
     int src_remote = 0;
@@ -240,6 +306,22 @@ bool comm_copy_remote(Elab *E, Value **args, int nargs, const char **kw, Value *
         if (rank) elab_fail(E, TS_ERR_TYPE, loc, "T.copy: give one remote rank (dst= or src=), not both");
         rank = kwv[i];
         src_remote = s;
+    }
+    if (!rank && nargs >= 2) { /* a tile of a device view: a remote copy with its owner */
+        IrBuffer *sb = args[0]->kind == V_BUFFER || args[0]->kind == V_ACCESS ? args[0]->buf
+                       : args[0]->kind == V_REGION ? args[0]->reg.buf : NULL;
+        IrBuffer *db = args[1]->kind == V_BUFFER || args[1]->kind == V_ACCESS ? args[1]->buf
+                       : args[1]->kind == V_REGION ? args[1]->reg.buf : NULL;
+        if (!is_view(sb) && !is_view(db)) return false;
+        if (is_view(sb) && is_view(db)) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.copy between two device views");
+        if (!E->cur) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.copy must be used inside `with T.Kernel(...)`");
+        IrRegion src = tile_region(E, args[0], args[1], loc, "T.copy source");
+        IrRegion dst = tile_region(E, args[1], args[0], loc, "T.copy destination");
+        IrExpr *owner;
+        if (is_view(sb)) src = view_local(E, src, &owner);
+        else dst = view_local(E, dst, &owner);
+        emit(E, remote_copy(E, src, dst, owner, is_view(sb), loc));
+        return true;
     }
     if (!rank) return false;
     if (nargs != 2) elab_fail(E, TS_ERR_TYPE, loc, "T.copy(src, dst, dst=rank) takes the two tiles positionally");
@@ -391,6 +473,8 @@ static void collective(Elab *E, CArgs *A, int c) {
         op = !strcmp(o, "sum") ? IR_ADD : !strcmp(o, "max") ? IR_MAX : !strcmp(o, "min") ? IR_MIN : IR_POW;
         if (op == IR_POW) elab_fail(E, TS_ERR_TYPE, loc, "%s: op must be 'sum', 'max' or 'min', not '%s'", A->fn, o);
     }
+    if (is_view(src) || is_view(dst))
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: on a FullRow/FullCol device view (give the shard, or a Replica view)", A->fn);
     if (src->scope != IR_SCOPE_GLOBAL || dst->scope != IR_SCOPE_GLOBAL || src->ndim < 1 || dst->ndim != src->ndim)
         elab_fail(E, TS_ERR_TYPE, loc, "%s: operates on tensors (of one rank) on the symmetric heap", A->fn);
     int64_t rows_s, rows_d, rest = 1;
@@ -720,6 +804,7 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
     case C_ALLREDUCE: case C_ALLGATHER: case C_REDUCE_SCATTER: case C_ALL_TO_ALL:
         collective(E, A, c);
         return val_none(E, loc);
+    case C_VIEW: return make_view(E, A);
     default: break;
     }
     elab_fail(E, TS_ERR_INTERNAL, loc, "distributed builtin %d", c);

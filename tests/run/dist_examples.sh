@@ -28,3 +28,8 @@ for n in 2 4; do
   check $d/tp_gemm.py --entry gemm_allreduce --ranks $n -D M=64 -D N=64 -D KP=32 --check-against gemm_allreduce_ref
   check $d/tp_gemm.py --entry gemm_rs --ranks $n -D M=64 -D N=64 -D KP=32 -D P=$n --check-against gemm_rs_ref
 done
+# device views (T.view FullRow/FullCol/Replica): pulled tiles, K-split GEMM + allreduce
+for n in 2 4; do
+  check $d/views.py --entry ag_gemm_views --ranks $n -D M=64 -D N=64 -D K=64 -D P=$n --check-against ag_gemm_views_ref
+  check $d/views.py --entry tp_gemm_views --ranks $n -D M=64 -D N=64 -D KP=32 --check-against tp_gemm_views_ref
+done

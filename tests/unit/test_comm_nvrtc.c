@@ -36,6 +36,8 @@ static const Case cases[] = {
     {"examples/distributed/seq_parallel_a2a.py", "post_attn_a2a", {{"P", "4"}, {"B", "2"}, {"H", "8"}, {"S", "16"}, {"D", "8"}}, 5},
     {"examples/distributed/tp_gemm.py", "gemm_allreduce", {{"M", "64"}, {"N", "64"}, {"KP", "32"}}, 3},
     {"examples/distributed/tp_gemm.py", "gemm_rs", {{"M", "64"}, {"N", "64"}, {"KP", "32"}, {"P", "4"}}, 4},
+    {"examples/distributed/views.py", "ag_gemm_views", {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"P", "4"}}, 4},
+    {"examples/distributed/views.py", "tp_gemm_views", {{"M", "64"}, {"N", "64"}, {"KP", "32"}}, 3},
     {"tests/run/dist_bad.py", "lonely_wait", {{"P", "4"}}, 1},
     {"tests/run/dist_bad.py", "partial_barrier", {{"P", "4"}}, 1},
     {"tests/run/dist_bad.py", "partial_barrier_blocks", {{"P", "4"}}, 1},

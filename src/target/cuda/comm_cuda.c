@@ -118,16 +118,17 @@ static void expr(Ce *c, const IrExpr *e) {
 static const char *storage(Ce *c, TsDType dt) { return ts_cx_storage(c->h->x->dl, dt); }
 static int64_t esize(TsDType dt) { return (ts_dtype_bits(dt) + 7) / 8; }
 
-/* `&name[index]` of the first element of r. */
+/* `&name[index]` of the first element of r (through a shared tile's
+ * swizzle: right for one element, which is all ST/LD/waits/signals touch;
+ * ranges refuse swizzled tiles, see emit_put_get). */
 static void emit_addr(Ce *c, const IrRegion *r) {
     TsCudaCommBuf b = c->h->buf(c->h->g, r->buf);
-    if (r->buf->swizzle.kind != IR_SWIZZLE_NONE)
-        ts_fail_at(c->h->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
-                   "T.%s: '%s' has a swizzled layout; communication needs plain row-major addresses",
-                   ts_comm_name(c->s->op->comm), r->buf->name);
+    const IrSwizzle *z = &r->buf->swizzle;
     outf(c, "&%s[", b.name);
+    if (z->kind == IR_SWIZZLE_XOR) out(c, "TS_SWZ((");
     c->h->x->o = c->o;
     ts_cx_index(c->h->x, r->buf, b.name, b.param >= 0, b.strides, r->start, r->ndim, c->s->loc);
+    if (z->kind == IR_SWIZZLE_XOR) outf(c, "), %d, %d, %d)", z->bits, z->base, z->shift);
     out(c, "]");
 }
 
@@ -254,6 +255,11 @@ static void emit_verdict(Ce *c) {
 static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
     int get = op->comm == TS_COMM_GET;
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
+    for (int i = 0; i < 2; i++)
+        if (op->r[i].buf->swizzle.kind != IR_SWIZZLE_NONE)
+            ts_fail_at(c->h->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
+                       "T.%s: '%s' has a swizzled layout; a range needs plain row-major addresses",
+                       ts_comm_name(op->comm), op->r[i].buf->name);
     if (esize(src->buf->dt) != esize(dst->buf->dt))
         ts_fail_at(c->h->x->d, TS_ERR_TYPE, c->s->loc, "T.%s: '%s' and '%s' have elements of different sizes",
                    ts_comm_name(op->comm), src->buf->name, dst->buf->name);
