@@ -46,6 +46,11 @@ if ! { cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release && cmake --build "$B" -j"$(
   tail -40 "$OUTD/tl_build.log"; echo "BUILD FAILED"; exit 1
 fi
 export TILESCALE_LIB=$ROOT/$B/libtilescale.so PYTHONPATH=$ROOT/python PYTHONUNBUFFERED=1
+# pytest (some example tests import it): the image's, or bench/py_gpu.sh's /tmp/pyt, or .whl-py if carried
+if ! python3 -c 'import pytest' 2>/dev/null; then
+  [ -d /tmp/pyt ] || { ls .whl-py/*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-index --no-deps --target /tmp/pyt .whl-py/*.whl; }
+  [ -d /tmp/pyt ] && export PYTHONPATH=$PYTHONPATH:/tmp/pyt
+fi
 export DEADLINE=$((t0 + BUDGET)) PER_TEST OUTD
 mkdir -p "$OUTD/tl_logs"
 list=$(for f in $(find .tl-examples -name 'test_example_*.py' | sort | grep -E "$PATTERN"); do
@@ -59,7 +64,8 @@ one() { # FILE TEST -> one tab-separated result line
   s0=$(date +%s.%N)
   (cd "$(dirname "$f")" && TILESCALE_TEST=$t timeout "$PER_TEST" python3 -m tilescale "$(basename "$f")") >"$log.full" 2>&1
   rc=$?
-  status=$(sed -n "s/^\(PASSED\|FAILED\|SKIPPED\) *$t.*/\1/p" "$log.full" | head -1)
+  status=$(sed -n "s/^\(PASSED\|FAILED\|SKIPPED\) *$t\([[ ].*\)\{0,1\}$/\1/p" "$log.full" | sort -u | tr '\n' ' ')
+  case "$status" in *FAILED*) status=FAILED ;; *PASSED*) status=PASSED ;; *SKIPPED*) status=SKIPPED ;; *) status= ;; esac
   [ $rc -eq 124 ] && status=TIMEOUT
   [ -z "$status" ] && status=ERROR
   reason=""

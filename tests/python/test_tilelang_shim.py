@@ -141,3 +141,31 @@ def test_usage_and_missing_script(tmp_path):
     r = subprocess.run([sys.executable, "-m", "tilescale", str(tmp_path / "none.py")], capture_output=True,
                        text=True, env=e)
     assert r.returncode == 2 and "no such script" in r.stderr
+
+
+def test_pytest_marks_in_scripts(tmp_path):
+    """tilelang.testing.main() honours pytest's skip/skipif/parametrize marks and pytest.skip()."""
+    text = textwrap.dedent('''
+        import pytest
+        import tilelang.testing
+
+        @pytest.mark.skipif(True, reason="nope")
+        def test_a():
+            raise AssertionError
+
+        @pytest.mark.parametrize("x, y", [(1, 2), (3, 4), (5, 7)])
+        def test_b(x, y):
+            assert y == x + 1
+
+        @pytest.mark.parametrize("z", [5])
+        def test_c(z):
+            pytest.skip("inside")
+
+        if __name__ == "__main__":
+            tilelang.testing.main()
+    ''')
+    r = run(tmp_path, text)
+    assert r.returncode == 1
+    for line in ("SKIPPED test_a (nope)", "PASSED  test_b[1-2]", "PASSED  test_b[3-4]", "FAILED  test_b[5-7]",
+                 "SKIPPED test_c[5] (inside)", "2 passed, 1 failed, 2 skipped"):
+        assert line in r.stdout, r.stdout

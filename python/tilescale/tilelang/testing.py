@@ -127,6 +127,36 @@ def assert_allclose(a, b, rtol=1e-7, atol=0.0, **_kw):
     assert_close(a, b, rtol=rtol, atol=atol)
 
 
+def _cases(name, f):
+    """(label, call) for each run of test f: pytest's skip/skipif marks skip
+    it, parametrize marks run it once per set of values."""
+    marks = list(getattr(f, "pytestmark", []) or [])
+    for m in marks:
+        cond = m.args[0] if m.args else m.kwargs.get("condition", True)
+        if m.name == "skip" or (m.name == "skipif" and cond):
+            reason = m.kwargs.get("reason", "skipped by a pytest mark")
+
+            def skip(reason=reason):
+                raise SkipTest(reason)
+            return [(name, skip)]
+    runs = [({}, "")]
+    for m in marks:
+        if m.name != "parametrize" or len(m.args) < 2:
+            continue
+        names = m.args[0]
+        names = [x.strip() for x in names.split(",")] if isinstance(names, str) else list(names)
+        new = []
+        for kw, lab in runs:
+            for vals in m.args[1]:
+                vals = getattr(vals, "values", vals)  # pytest.param(...)
+                vals = (vals,) if len(names) == 1 else tuple(vals)
+                k2 = dict(kw)
+                k2.update(zip(names, vals))
+                new.append((k2, lab + ("-" if lab else "") + "-".join(str(v) for v in vals)))
+        runs = new
+    return [(name + ("[%s]" % lab if lab else ""), (lambda kw=kw: f(**kw))) for kw, lab in runs]
+
+
 def main(*_args, **_kw):
     """Run the calling script's test_* functions; exit 1 if one failed."""
     g = sys._getframe(1).f_globals
@@ -141,17 +171,24 @@ def main(*_args, **_kw):
         tests = [(n, f) for n, f in tests if n == only]
     passed = failed = skipped = 0
     for n, f in tests:
-        try:
-            f()
-            passed += 1
-            print("PASSED  %s" % n, flush=True)
-        except SkipTest as e:
-            skipped += 1
-            print("SKIPPED %s (%s)" % (n, e), flush=True)
-        except Exception:
-            failed += 1
-            print("FAILED  %s" % n, flush=True)
-            traceback.print_exc()
+        for label, call in _cases(n, f):
+            try:
+                call()
+                passed += 1
+                print("PASSED  %s" % label, flush=True)
+            except SkipTest as e:
+                skipped += 1
+                print("SKIPPED %s (%s)" % (label, e), flush=True)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as e:  # pytest's outcomes derive from BaseException
+                if type(e).__name__ == "Skipped":  # pytest.skip() inside a test
+                    skipped += 1
+                    print("SKIPPED %s (%s)" % (label, e), flush=True)
+                    continue
+                failed += 1
+                print("FAILED  %s" % label, flush=True)
+                traceback.print_exc()
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped), flush=True)
     if failed:
         sys.exit(1)
