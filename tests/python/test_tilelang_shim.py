@@ -169,3 +169,12 @@ def test_pytest_marks_in_scripts(tmp_path):
     for line in ("SKIPPED test_a (nope)", "PASSED  test_b[1-2]", "PASSED  test_b[3-4]", "FAILED  test_b[5-7]",
                  "SKIPPED test_c[5] (inside)", "2 passed, 1 failed, 2 skipped"):
         assert line in r.stdout, r.stdout
+
+
+def test_prim_funcs_built_in_python(tmp_path):
+    """tilelang.compile of a @T.prim_func at the top level (module constants)
+    and of one returned by a plain factory defined inside a function (its
+    arguments and a closure value become compile-time values)."""
+    text = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "prim_funcs.py")).read()
+    r = run(tmp_path, text)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
