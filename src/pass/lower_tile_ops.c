@@ -21,19 +21,65 @@
  * to the thread-level lowering of src/target/cuda/lower_copy_cuda.c (vector
  * and cp.async copies); the generic lowering runs where it declines.
  */
+#include <string.h>
+
 #include "op/op.h"
 #include "pass/pass.h"
 #include "target/cuda/lower_copy_cuda.h"
 
-static IrStmt *lower(TsLowerCtx *lx, IrStmt *s) {
+/*
+ * Where a statement runs: thread-level lowerings (the CUDA copy) put
+ * barriers in their output, so they apply only where every thread of the
+ * block arrives with the same control flow: not under a T.Parallel or
+ * thread-range loop, nor under an if/while whose condition may differ
+ * between threads (it reads a thread index, a let derived from one, or a
+ * per-thread buffer).
+ */
+typedef struct Uni {
+    TsArena *a;                    /* for the list below */
+    TS_VEC(const IrVar *) varying; /* lets whose value may differ between threads */
+    int divergent;                 /* > 0: inside thread-dependent control flow */
+} Uni;
+
+static bool expr_varies(const Uni *u, const IrExpr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case IR_E_VAR:
+        if (e->var->kind == IR_VAR_THREAD_IDX) return true;
+        for (int i = 0; i < u->varying.n; i++)
+            if (u->varying.v[i] == e->var) return true;
+        return false;
+    case IR_E_LOAD:
+        if (e->load.buf->scope == IR_SCOPE_LOCAL || e->load.buf->scope == IR_SCOPE_VAR ||
+            e->load.buf->scope == IR_SCOPE_FRAGMENT)
+            return true;
+        for (int i = 0; i < e->load.nidx; i++)
+            if (expr_varies(u, e->load.idx[i])) return true;
+        return false;
+    case IR_E_BIN: return expr_varies(u, e->bin.a) || expr_varies(u, e->bin.b);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_varies(u, e->un.a);
+    case IR_E_SELECT: return expr_varies(u, e->sel.cond) || expr_varies(u, e->sel.a) || expr_varies(u, e->sel.b);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (expr_varies(u, e->call.args[i])) return true;
+        return false;
+    default: return false;
+    }
+}
+
+static IrStmt *lower(TsLowerCtx *lx, Uni *u, IrStmt *s) {
     if (!s) return NULL;
     TsArena *a = lx->arena;
     IrStmt *r;
     switch (s->kind) {
+    case IR_S_LET:
+        if (u->divergent || expr_varies(u, s->let.value)) ts_vec_push(u->a, u->varying, s->let.var);
+        return s;
     case IR_S_TILEOP: {
         IrStmt *low = NULL;
         /* CUDA: instruction choice first (src/target/cuda/), generic otherwise */
-        if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_COPY) low = ts_cuda_lower_copy(lx, s);
+        if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_COPY && !u->divergent)
+            low = ts_cuda_lower_copy(lx, s);
         if (!low) low = ts_op_lower(lx, s);
         if (!low->loc.src) low->loc = s->loc;
         return low;
@@ -42,7 +88,7 @@ static IrStmt *lower(TsLowerCtx *lx, IrStmt *s) {
         IrStmt **kids = TS_NEWN(a, IrStmt *, s->seq.n > 0 ? s->seq.n : 1);
         bool changed = false;
         for (int i = 0; i < s->seq.n; i++) {
-            kids[i] = lower(lx, s->seq.v[i]);
+            kids[i] = lower(lx, u, s->seq.v[i]);
             changed |= kids[i] != s->seq.v[i];
         }
         if (!changed) return s;
@@ -52,7 +98,11 @@ static IrStmt *lower(TsLowerCtx *lx, IrStmt *s) {
         return r;
     }
     case IR_S_FOR: {
-        IrStmt *body = lower(lx, s->for_.body);
+        int div = s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD ||
+                  s->for_.kind == IR_FOR_VECTORIZED || expr_varies(u, s->for_.min) || expr_varies(u, s->for_.extent);
+        u->divergent += div;
+        IrStmt *body = lower(lx, u, s->for_.body);
+        u->divergent -= div;
         if (body == s->for_.body) return s;
         r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
@@ -60,7 +110,10 @@ static IrStmt *lower(TsLowerCtx *lx, IrStmt *s) {
         return r;
     }
     case IR_S_IF: {
-        IrStmt *t = lower(lx, s->if_.then), *e = lower(lx, s->if_.else_);
+        int div = expr_varies(u, s->if_.cond);
+        u->divergent += div;
+        IrStmt *t = lower(lx, u, s->if_.then), *e = lower(lx, u, s->if_.else_);
+        u->divergent -= div;
         if (t == s->if_.then && e == s->if_.else_) return s;
         r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
@@ -69,7 +122,10 @@ static IrStmt *lower(TsLowerCtx *lx, IrStmt *s) {
         return r;
     }
     case IR_S_WHILE: {
-        IrStmt *body = lower(lx, s->while_.body);
+        int div = expr_varies(u, s->while_.cond);
+        u->divergent += div;
+        IrStmt *body = lower(lx, u, s->while_.body);
+        u->divergent -= div;
         if (body == s->while_.body) return s;
         r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
@@ -250,7 +306,10 @@ static IrStmt *prune(TsArena *a, Ranges *r, IrStmt *s) {
 void ts_pass_lower_tile_ops(TsPassCtx *cx) {
     TsLowerCtx lx = {cx->diag, cx->arena, cx->k, cx->target, cx->caps};
     IrKernel *k = cx->k;
-    k->body = lower(&lx, k->body);
+    Uni u;
+    memset(&u, 0, sizeof u);
+    u.a = cx->arena;
+    k->body = lower(&lx, &u, k->body);
 
     Ranges r;
     r.n = k->next_id;

@@ -37,8 +37,9 @@
  * stage later the copy is marked async (IrTileOp.async), which makes the
  * CUDA lowering issue cp.async without barriers.
  *
- * A loop with num_stages < 2 and no stage annotation, or with no copy that
- * may run ahead, is left as it is (its annotations dropped, so that
+ * A loop with num_stages < 2 and no stage annotation, with no copy that
+ * may run ahead, or under control flow that differs between threads
+ * (its barriers need every thread of the block), is left as it is (its annotations dropped, so that
  * inject_pipeline skips it); so is every loop when TsCaps.pipeline is off.
  * The plan is recorded on the loop: for_.stage / for_.order with one entry
  * per top-level body statement (printed by --dump-after).  The C target
@@ -60,7 +61,33 @@ typedef struct Repl {
 typedef struct Planner {
     TsPassCtx *cx;     /* the pass's context */
     TS_VEC(Repl) repl; /* every buffer replaced so far */
+    int divergent;     /* > 0: under thread-dependent control flow (no pipeline there:
+                          its barriers need every thread) */
 } Planner;
+
+/* May e differ between the threads of a block (a thread index, a load of
+ * a per-thread buffer)?  Conservative enough for loop and branch guards. */
+static bool varies(const IrExpr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case IR_E_VAR: return e->var->kind == IR_VAR_THREAD_IDX;
+    case IR_E_LOAD:
+        if (e->load.buf->scope == IR_SCOPE_LOCAL || e->load.buf->scope == IR_SCOPE_VAR ||
+            e->load.buf->scope == IR_SCOPE_FRAGMENT)
+            return true;
+        for (int i = 0; i < e->load.nidx; i++)
+            if (varies(e->load.idx[i])) return true;
+        return false;
+    case IR_E_BIN: return varies(e->bin.a) || varies(e->bin.b);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return varies(e->un.a);
+    case IR_E_SELECT: return varies(e->sel.cond) || varies(e->sel.a) || varies(e->sel.b);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (varies(e->call.args[i])) return true;
+        return false;
+    default: return false;
+    }
+}
 
 /* ---- who touches what -------------------------------------------------------- */
 
@@ -458,7 +485,8 @@ static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
         drop_plan(loop);
         annotated = false;
     }
-    if (!cx->caps->pipeline || (ns < 2 && !annotated)) {
+    if (!cx->caps->pipeline || (ns < 2 && !annotated) || p->divergent || varies(loop->for_.extent) ||
+        varies(loop->for_.min)) {
         drop_plan(loop);
         return;
     }
@@ -614,7 +642,11 @@ static IrStmt *plan_stmt(Planner *p, IrStmt *s) {
         return r ? r : s;
     }
     case IR_S_FOR: {
+        int div = s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD ||
+                  s->for_.kind == IR_FOR_VECTORIZED || varies(s->for_.min) || varies(s->for_.extent);
+        p->divergent += div;
         IrStmt *body = plan_stmt(p, s->for_.body);
+        p->divergent -= div;
         if (body == s->for_.body && s->for_.kind != IR_FOR_PIPELINED) return s;
         IrStmt *r = ir_stmt(a, IR_S_FOR, s->loc);
         *r = *s;
@@ -623,7 +655,10 @@ static IrStmt *plan_stmt(Planner *p, IrStmt *s) {
         return r;
     }
     case IR_S_IF: {
+        int div = varies(s->if_.cond);
+        p->divergent += div;
         IrStmt *t = plan_stmt(p, s->if_.then), *e = plan_stmt(p, s->if_.else_);
+        p->divergent -= div;
         if (t == s->if_.then && e == s->if_.else_) return s;
         IrStmt *r = ir_stmt(a, IR_S_IF, s->loc);
         *r = *s;
@@ -632,7 +667,10 @@ static IrStmt *plan_stmt(Planner *p, IrStmt *s) {
         return r;
     }
     case IR_S_WHILE: {
+        int div = varies(s->while_.cond);
+        p->divergent += div;
         IrStmt *body = plan_stmt(p, s->while_.body);
+        p->divergent -= div;
         if (body == s->while_.body) return s;
         IrStmt *r = ir_stmt(a, IR_S_WHILE, s->loc);
         *r = *s;

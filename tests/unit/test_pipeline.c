@@ -118,6 +118,19 @@ static const char *SRC_GEMM = PRE
     "            T.copy(Cl, C[by * bm, bx * bn])\n"
     "    return main\n"
     "\n"
+    /* a T.copy under a T.Parallel loop (one row per iteration): per-thread
+     * code, where the thread-level copy and its barriers do not apply */
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def rowcp(M, N):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((M, N), \"float32\"), Y: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(1, threads=64) as bx:\n"
+    "            S = T.alloc_shared((M, N), \"float32\")\n"
+    "            for i in T.Parallel(M):\n"
+    "                T.copy(X[i, 0:N], S[i, 0:N])\n"
+    "            T.copy(S, Y)\n"
+    "    return main\n"
+    "\n"
     /* a pipelined loop that starts at 1, run twice by an outer loop: the
      * second prologue refills slots the first pass's last steps read */
     "@tilelang.jit(out_idx=[-1])\n"
@@ -477,6 +490,21 @@ static void test_ws_annotations(void) {
     CHECK_EQ_INT(1, sh.wait);
 }
 
+/* A copy in per-thread code stays the generic loops (no barrier there). */
+static void test_divergent(void) {
+    TsCaps cc = cuda_caps();
+    TsBuf dump = {0};
+    IrKernel *k = compile(SRC_GEMM, "rowcp", "M=8 N=32", TS_TARGET_CUDA, &cc, "lower_tile_ops", &dump);
+    CHECK(k != NULL);
+    const char *txt = ts_buf_str(&dump);
+    const char *par = strstr(txt, "for i in parallel(8)");
+    CHECK(par != NULL);
+    /* no vector copy: the one under the loop stays loops (S -> Y is shared to global) */
+    CHECK(strstr(txt, "vcopy") == NULL);
+    ts_buf_free(&dump);
+    check_case(SRC_GEMM, "rowcp", "M=8 N=32", NULL, 0);
+}
+
 /* The switches: with vectors off the multi-buffered tiles are filled by
  * plain (synchronous) copy loops, with no commit or wait; with pipelines
  * off the loop stays as written. */
@@ -568,6 +596,7 @@ int main(void) {
     test_annotated();
     test_switches();
     test_ws_annotations();
+    test_divergent();
     test_nested();
     test_flash_attention();
     test_mutations();

@@ -73,7 +73,8 @@ static IrExpr *need_multiple(IrArith *ar, TsArena *a, IrExpr *cond, IrExpr *e, i
 IrStmt *ts_cuda_lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     TsArena *a = cx->arena;
     const IrTileOp *op = s->op;
-    if (!op || op->kind != TS_OP_COPY || op->nr < 2 || !cx->caps->vec) return NULL;
+    /* (blocking kernels read global memory through volatile accesses) */
+    if (!op || op->kind != TS_OP_COPY || op->nr < 2 || !cx->caps->vec || cx->k->may_block) return NULL;
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
     const IrBuffer *sb = src->buf, *db = dst->buf;
     if (sb->scope != IR_SCOPE_GLOBAL || db->scope != IR_SCOPE_SHARED || sb->dt != db->dt) return NULL;
