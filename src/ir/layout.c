@@ -259,6 +259,15 @@ bool ir_layout_inverse(const IrLayout *l, int64_t t, const int64_t *d, int64_t *
     return false;
 }
 
+int64_t ir_layout_local_at(const IrLayout *l, const int64_t *idx, int64_t thread) {
+    int64_t rep = 0, t, loc;
+    if (thread < 0 || thread >= l->nthreads) return -1;
+    if (l->kind == IR_LAYOUT_MMA_ROWS) rep = ((thread / 32) % l->p[3]) * 4 + thread % 4; /* warp column, lane % 4 */
+    else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ) rep = thread % 32;
+    ir_layout_forward(l, idx, rep, &t, &loc);
+    return t == thread ? loc : -1;
+}
+
 int64_t ir_layout_local_size(const IrLayout *l) { return l->local_size; }
 
 bool ir_layout_equal(const IrLayout *a, const IrLayout *b) {

@@ -65,6 +65,9 @@ IrLayout *ir_layout_warp_rows_proj(IrKernel *k, int64_t m, int64_t n, int nwarps
  * (thread, local digits), false when that thread holds nothing there. */
 void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64_t *thread, int64_t *local);
 bool ir_layout_inverse(const IrLayout *l, int64_t thread, const int64_t *digits, int64_t *idx);
+/* The local index at which `thread` holds element idx, or -1 when it holds
+ * no copy of it (the replica, if any, is found from the thread). */
+int64_t ir_layout_local_at(const IrLayout *l, const int64_t *idx, int64_t thread);
 /* Elements per thread (the product of local_shape). */
 int64_t ir_layout_local_size(const IrLayout *l);
 /* Same family and parameters (hence the same map). */

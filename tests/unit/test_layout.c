@@ -123,6 +123,42 @@ static void test_warp_rows(void) {
     ts_arena_free(&A);
 }
 
+/* layout_inference does not re-check layouts at compile time: every
+ * family is checked here over the parameters the pass can ask for. */
+static void test_sweep(void) {
+    TsArena A;
+    ts_arena_init(&A);
+    IrKernel *k = kernel(&A);
+    int checked = 0, bad = 0;
+    for (int wm = 1; wm <= 8; wm *= 2)
+        for (int wn = 1; wn * wm <= 8; wn *= 2)
+            for (int64_t m = 16 * wm; m <= 128; m *= 2)
+                for (int64_t n = 8 * wn; n <= 256; n *= 2) {
+                    const IrLayout *ls[2] = {ir_layout_mma_c(k, m, n, wm, wn), ir_layout_mma_rows(k, m, n, wm, wn)};
+                    for (int i = 0; i < 2; i++) {
+                        const char *why = "";
+                        if (!ls[i] || !ir_layout_check(&A, ls[i], &why)) {
+                            bad++;
+                            fprintf(stderr, "mma %lldx%lld warps %dx%d (%d): %s\n", (long long)m, (long long)n, wm, wn, i, why);
+                        }
+                        checked++;
+                    }
+                }
+    for (int nw = 1; nw <= 8; nw *= 2)
+        for (int64_t m = nw; m <= 64; m *= 2)
+            for (int64_t n = 32; n <= 1024; n *= 4) {
+                const IrLayout *ls[2] = {ir_layout_warp_rows(k, m, n, nw), ir_layout_warp_rows_proj(k, m, n, nw)};
+                for (int i = 0; i < 2; i++) {
+                    const char *why = "";
+                    if (!ls[i] || !ir_layout_check(&A, ls[i], &why)) bad++;
+                    checked++;
+                }
+            }
+    CHECK_EQ_INT(0, bad);
+    CHECK(checked > 100);
+    ts_arena_free(&A);
+}
+
 /* A broken layout must be caught: make the thread expression of a cyclic
  * layout disagree with its native map. */
 static void test_check_catches(void) {
@@ -142,6 +178,7 @@ int main(void) {
     test_mma_c();
     test_cyclic();
     test_warp_rows();
+    test_sweep();
     test_check_catches();
     return test_done();
 }
