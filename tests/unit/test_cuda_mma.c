@@ -23,6 +23,22 @@
  *    exactly representable in both half formats, so the comparison is
  *    exact.  The same file is also built with TS_HAS_MMA=0, the path of
  *    GPUs older than sm_80.
+ * 4. The register-mode functions (ts_cuda_mma_emit_reg, what layout
+ *    inference uses for every fragment accumulator) against the same
+ *    model: C, and A with `areg`, are each thread's registers, placed and
+ *    read back through ir_layout_forward's MMA_C map; A and B sit in one
+ *    NaN-filled shared-memory arena (32-bit shared addresses are offsets
+ *    into it, checked in range and 16-byte aligned), XOR-swizzled with
+ *    every valid shift, at stage offsets inside the swizzle's period and
+ *    outside it; all warps of the wm x wn grid run, and register guard
+ *    words must survive.  Shapes: 128x128x32 on 2x2 warps (all transpose
+ *    pairs), 128x256x64 on 2x4, 64x64x64 FullRow 4x1 with A in registers,
+ *    single-tile 16x8x16, odd n8 counts (ldmatrix .x2), rows that are not
+ *    16-byte aligned (16-bit loads); TS_HAS_MMA=0 for all but register A
+ *    (which traps there).  Deliberately planted emitter bugs (swizzle
+ *    shift off by one, the .x2 k half, the stage offset added twice, the
+ *    register-A k step, the warp grid's order) each fail several cases.
+ *    TS_TEST_VERBOSE=1 lists every case.
  * The model checks the generator against our reading of the ISA; the GPU
  * run (bench/gpu_check.sh, test_cuda_nvrtc) checks that reading.
  */
@@ -33,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ir/layout.h"
 #include "target/cuda/cuda_target.h"
 #include "test.h"
 #include "tilescale.h"
@@ -218,13 +235,26 @@ static const char *HARNESS =
     "static float fc[32][4];\n"
     "static float val(ts_u16 h) { return bf16 ? ts_bf2f(h) : ts_h2f(h); }\n"
     "static void sync(void) { pthread_barrier_wait(&bar); }\n"
+    "static void err(void) { __atomic_fetch_add(&errors, 1, __ATOMIC_RELAXED); } /* lanes report concurrently */\n"
+    "/* register mode: shared memory is one arena; a 32-bit shared address is\n"
+    " * the byte offset from its start (cvta.to.shared) */\n"
+    "static char *smem;\n"
+    "static size_t smem_size;\n"
+    "static int in_smem(const void *p) { /* a 16-byte row inside the arena (always, without one) */\n"
+    "    return !smem || ((const char *)p >= smem && (const char *)p + 16 <= smem + smem_size);\n"
+    "}\n"
+    "static ts_u32 ts_smem_u32(const void *p) {\n"
+    "    if (!smem || (const char *)p < smem || (const char *)p > smem + smem_size) err();\n"
+    "    return (ts_u32)((const char *)p - smem);\n"
+    "}\n"
     "/* ldmatrix: lanes 8j..8j+7 give matrix j's rows; register j of lane l gets row l/4,\n"
     " * columns 2(l%4) and 2(l%4)+1 of matrix j (of its transpose with .trans) */\n"
     "static void ldsm(ts_u32 *r, const ts_u16 *p, int nmat, int trans) {\n"
     "    addr[lane] = p;\n"
     "    sync();\n"
     "    for (int j = 0; j < nmat; j++) {\n"
-    "        if ((uintptr_t)addr[8 * j + lane / 4] % 16) errors++;\n"
+    "        if ((uintptr_t)addr[8 * j + lane / 4] % 16) err();\n"
+    "        if (!in_smem(addr[8 * j + lane / 4])) { err(); r[j] = 0; continue; }\n"
     "        ts_u16 lo, hi;\n"
     "        if (!trans) {\n"
     "            lo = addr[8 * j + lane / 4][2 * (lane % 4)];\n"
@@ -241,6 +271,10 @@ static const char *HARNESS =
     "static void ts_ldsm_x4_t(ts_u32 *r, const ts_u16 *p) { ldsm(r, p, 4, 1); }\n"
     "static void ts_ldsm_x2(ts_u32 *r, const ts_u16 *p) { ldsm(r, p, 2, 0); }\n"
     "static void ts_ldsm_x2_t(ts_u32 *r, const ts_u16 *p) { ldsm(r, p, 2, 1); }\n"
+    "static void ts_ldsm_x4_u(ts_u32 *r, ts_u32 a) { ldsm(r, (const ts_u16 *)(smem + a), 4, 0); }\n"
+    "static void ts_ldsm_x4_tu(ts_u32 *r, ts_u32 a) { ldsm(r, (const ts_u16 *)(smem + a), 4, 1); }\n"
+    "static void ts_ldsm_x2_u(ts_u32 *r, ts_u32 a) { ldsm(r, (const ts_u16 *)(smem + a), 2, 0); }\n"
+    "static void ts_ldsm_x2_tu(ts_u32 *r, ts_u32 a) { ldsm(r, (const ts_u16 *)(smem + a), 2, 1); }\n"
     "/* mma.m16n8k16, fp32 accumulate: element i of a thread's fragment is at\n"
     " *   A: row groupID (+8 for i in 2,3,6,7), col threadID_in_group*2 + (i&1) (+8 for i >= 4)\n"
     " *   B: row threadID_in_group*2 + (i&1) (+8 for i >= 2), col groupID\n"
@@ -308,6 +342,48 @@ static TsCudaMma make(const Cfg *c) {
 }
 
 static char tmpdir[256];
+
+/* Write f's program to tmpdir/<tag><has>.c, build it with TS_HAS_MMA=has,
+ * run it, and check that it printed one "ok" line for each of its n
+ * configurations (other lines are shown). */
+static void build_and_run(TsBuf *f, const char *tag, int has, int n) {
+    char src[400], exe[400], cmd[1400];
+    snprintf(src, sizeof src, "%s/%s%d.c", tmpdir, tag, has);
+    snprintf(exe, sizeof exe, "%s/%s%d", tmpdir, tag, has);
+    FILE *fp = fopen(src, "w");
+    CHECK(fp != NULL);
+    if (!fp) {
+        ts_buf_free(f);
+        return;
+    }
+    fputs(ts_buf_str(f), fp);
+    fclose(fp);
+    ts_buf_free(f);
+    const char *cc = getenv("CC");
+    snprintf(cmd, sizeof cmd, "%s -std=gnu11 -O1 -w -DTS_HAS_MMA=%d -o %s %s -lm -pthread", cc && *cc ? cc : "cc", has,
+             exe, src);
+    int rc = system(cmd);
+    if (rc) fprintf(stderr, "model build failed (%d): %s\n", rc, cmd);
+    CHECK_EQ_INT(0, rc);
+    if (rc) return;
+    snprintf(cmd, sizeof cmd, "%s > %s.out 2>&1", exe, exe);
+    rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s.out", exe);
+    fp = fopen(cmd, "r");
+    int lines = 0, oks = 0;
+    char line[400];
+    while (fp && fgets(line, sizeof line, fp)) {
+        lines++;
+        if (!strncmp(line, "ok ", 3)) oks++;
+        if (strncmp(line, "ok ", 3) || getenv("TS_TEST_VERBOSE"))
+            fprintf(stderr, "  %s (TS_HAS_MMA=%d): %s", tag, has, line);
+    }
+    if (fp) fclose(fp);
+    printf("  warp model (%s), TS_HAS_MMA=%d: %d of %d configurations exact\n", tag, has, oks, n);
+    CHECK_EQ_INT(0, rc);
+    CHECK_EQ_INT(n, oks);
+    CHECK_EQ_INT(n, lines);
+}
 
 /* Write the harness, every function and a driver; build with TS_HAS_MMA=has; run. */
 static void run_model(const Cfg *cfgs, int n, int has, uint64_t seed) {
@@ -389,38 +465,7 @@ static void run_model(const Cfg *cfgs, int n, int has, uint64_t seed) {
                 "    if (errors) printf(\"FAIL: %d ldmatrix rows not 16-byte aligned\\n\", errors);\n"
                 "    return failed || errors;\n"
                 "}\n");
-    char src[400], exe[400], cmd[1400];
-    snprintf(src, sizeof src, "%s/model%d.c", tmpdir, has);
-    snprintf(exe, sizeof exe, "%s/model%d", tmpdir, has);
-    FILE *fp = fopen(src, "w");
-    CHECK(fp != NULL);
-    if (!fp) return;
-    fputs(ts_buf_str(&f), fp);
-    fclose(fp);
-    ts_buf_free(&f);
-    const char *cc = getenv("CC");
-    snprintf(cmd, sizeof cmd, "%s -std=gnu11 -O1 -w -DTS_HAS_MMA=%d -o %s %s -lm -pthread", cc && *cc ? cc : "cc", has,
-             exe, src);
-    int rc = system(cmd);
-    if (rc) fprintf(stderr, "model build failed (%d): %s\n", rc, cmd);
-    CHECK_EQ_INT(0, rc);
-    if (rc) return;
-    snprintf(cmd, sizeof cmd, "%s > %s.out 2>&1", exe, exe);
-    rc = system(cmd);
-    snprintf(cmd, sizeof cmd, "%s.out", exe);
-    fp = fopen(cmd, "r");
-    int lines = 0, oks = 0;
-    char line[300];
-    while (fp && fgets(line, sizeof line, fp)) {
-        lines++;
-        if (!strncmp(line, "ok ", 3)) oks++;
-        else fprintf(stderr, "  model (TS_HAS_MMA=%d): %s", has, line);
-    }
-    if (fp) fclose(fp);
-    printf("  warp model, TS_HAS_MMA=%d: %d of %d configurations exact\n", has, oks, n);
-    CHECK_EQ_INT(0, rc);
-    CHECK_EQ_INT(n, oks);
-    CHECK_EQ_INT(n, lines);
+    build_and_run(&f, "model", has, n);
 }
 
 static void test_model(uint64_t seed) {
@@ -447,6 +492,358 @@ static void test_model(uint64_t seed) {
     run_model(cfgs, n, 0, seed + 1);
 }
 
+/* ---- 4. register mode (ts_cuda_mma_emit_reg), against the same model ---------------------- */
+
+/*
+ * The functions layout inference makes every fragment accumulator use:
+ * C (and maybe A) are the calling thread's registers in the MMA_C layout
+ * (layout.h), A and B shared tiles addressed by base pointer + element
+ * offset, stored XOR-swizzled.  The driver below keeps one shared-memory
+ * arena (ts_smem_u32 is the byte offset from its start, the _u ldmatrix
+ * wrappers add it back and check it stays inside), fills it with NaN so a
+ * stray read shows, stores the operands through its own copy of the
+ * swizzle (o ^ (((o >> (3 + S)) & 7) << 3), S = swz - 1), and puts C in
+ * and takes it out of each thread's registers through tables made here
+ * with ir_layout_forward: the map the lowering itself uses (test_layout
+ * checks it against the PTX ISA's fragment table).  All wm * wn warps run,
+ * one at a time, each as 32 lock-step threads; every thread's register
+ * array has guard words after it that must stay untouched.
+ */
+typedef struct RCfg {
+    int m, n, k;      /* C is m x n, the reduction k deep */
+    int wm, wn;       /* C's warp grid */
+    int ta, tb;       /* A stored k x m, B stored n x k */
+    int bf16, clear;  /* bfloat16 inputs; clear_accum */
+    int areg;         /* A in registers (MMA_C layout of m x k; wn must be 1) */
+    int swz_a, swz_b; /* 0: plain; 1 + S: swizzled with shift S; -1: the shift layout_inference picks */
+    int per_a, per_b; /* the offset is a multiple of the swizzle's period (added outside it) */
+    int pad_a, pad_b; /* extra elements per stored row (not a multiple of 8: 16-bit loads) */
+    int off_a, off_b; /* per_*: the pipeline stage; else the operand's element offset in its buffer */
+    int scalar;       /* 1: 16-bit loads although the rows are 16-byte aligned */
+} RCfg;
+
+/* A configuration resolved: the emitter's parameters and the buffers. */
+typedef struct RRun {
+    TsCudaMma p;              /* what ts_cuda_mma_emit_reg gets */
+    int a_off, b_off;         /* the offsets passed to the function */
+    int a_size, b_size;       /* elements of the A / B shared buffers (whole swizzle periods) */
+} RRun;
+
+/* The swizzle layout_inference gives a 16-bit tile whose rows are `cols`
+ * elements: keyed by the row (rows of 128 bytes or more) or by the
+ * 128-byte line (shorter rows); as swz_*, 1 + the shift. */
+static int natural_swz(int cols) {
+    int lg = 0;
+    while ((1 << lg) < cols) lg++;
+    return cols * 2 >= 128 ? lg - 3 + 1 : 3 + 1;
+}
+
+static int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+static RRun resolve(const RCfg *c) {
+    /* a shift below 3 makes the key overlap the chunk bits: not a bijection */
+    CHECK((c->swz_a <= 0 || c->swz_a >= 4) && (c->swz_b <= 0 || c->swz_b >= 4));
+    RRun r;
+    memset(&r, 0, sizeof r);
+    TsCudaMma *p = &r.p;
+    p->m = c->m;
+    p->n = c->n;
+    p->k = c->k;
+    p->trans_a = c->ta;
+    p->trans_b = c->tb;
+    p->bf16 = c->bf16;
+    p->clear = c->clear;
+    p->creg = 1;
+    p->areg = c->areg;
+    p->wm = c->wm;
+    p->wn = c->wn;
+    p->nwarps = c->wm * c->wn;
+    if (!c->areg) {
+        int ra = c->ta ? c->k : c->m, ca = c->ta ? c->m : c->k;
+        p->lda = ca + c->pad_a;
+        p->swz_a = c->swz_a < 0 ? natural_swz(ca) : c->swz_a;
+        p->per_a = c->per_a;
+        int stage = round_up(ra * p->lda, 2048); /* 2048: a multiple of every period used */
+        r.a_off = c->per_a ? c->off_a * stage : c->off_a;
+        p->ldsm_a = !c->scalar && p->lda % 8 == 0 && r.a_off % 8 == 0;
+        r.a_size = round_up(r.a_off + ra * p->lda, 2048);
+    }
+    int rb = c->tb ? c->n : c->k, cb = c->tb ? c->k : c->n;
+    p->ldb = cb + c->pad_b;
+    p->swz_b = c->swz_b < 0 ? natural_swz(cb) : c->swz_b;
+    p->per_b = c->per_b;
+    int stage = round_up(rb * p->ldb, 2048);
+    r.b_off = c->per_b ? c->off_b * stage : c->off_b;
+    p->ldsm_b = !c->scalar && p->ldb % 8 == 0 && r.b_off % 8 == 0;
+    r.b_size = round_up(r.b_off + rb * p->ldb, 2048);
+    return r;
+}
+
+/* The prelude's TS_SWZ macro, as the generated kernels define it. */
+static char *prelude_swz(void) {
+    char *src = cuda_source(BASE "dtype=float16 cdtype=float32 threads=128");
+    const char *d = src ? strstr(src, "#define TS_SWZ(") : NULL;
+    CHECK(d != NULL);
+    char *line = NULL;
+    if (d) {
+        const char *e = strchr(d, '\n');
+        size_t len = e ? (size_t)(e - d) : strlen(d);
+        line = malloc(len + 2);
+        memcpy(line, d, len);
+        strcpy(line + len, "\n");
+    }
+    free(src);
+    return line;
+}
+
+/* Emit `static const int lay_<id>[]`: for each element (row-major) of a
+ * rows x cols MMA_C(wm, wn) tile, thread * L + local (L: elements per thread). */
+static void emit_layout(TsBuf *f, IrKernel *k, int id, int rows, int cols, int wm, int wn) {
+    IrLayout *l = ir_layout_mma_c(k, rows, cols, wm, wn);
+    CHECK(l != NULL);
+    if (!l) return;
+    int64_t L = ir_layout_local_size(l), bad = 0;
+    ts_buf_printf(f, "static const int lay_%d[] = {", id);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            int64_t idx[2] = {i, j}, t, loc;
+            ir_layout_forward(l, idx, 0, &t, &loc);
+            bad += t < 0 || t >= wm * wn * 32 || loc < 0 || loc >= L;
+            int64_t e = i * cols + j;
+            ts_buf_printf(f, "%s%lld", e == 0 ? "\n" : e % 32 ? "," : ",\n", (long long)(t * L + loc));
+        }
+    ts_buf_puts(f, "};\n");
+    CHECK_EQ_INT(0, (int)bad);
+}
+
+static const char *REG_TYPES =
+    "typedef void (*RFn)(const ts_u16 *, int, const ts_u16 *, int, float *, int);\n"
+    "typedef struct {\n"
+    "    int m, n, k, wm, wn, lda, ldb, ta, tb, bf16, clear, areg, swz_a, swz_b, a_off, b_off, a_size, b_size;\n"
+    "    const int *lc, *la; /* element -> thread * L + local, of C (m x n) and register A (m x k) */\n"
+    "    RFn fn;\n"
+    "    const char *desc;\n"
+    "} RCfg;\n";
+
+static const char *REG_DRIVER =
+    "static int rnd(void) { rng = rng * 6364136223846793005ull + 1442695040888963407ull; return (int)(rng >> 33) % 7 - 3; }\n"
+    "static ts_u16 enc(int v) { /* small integers, exact in both formats */\n"
+    "    static const ts_u16 h[7] = {0xC200, 0xC000, 0xBC00, 0x0000, 0x3C00, 0x4000, 0x4200};\n"
+    "    static const ts_u16 b[7] = {0xC040, 0xC000, 0xBF80, 0x0000, 0x3F80, 0x4000, 0x4040};\n"
+    "    return bf16 ? b[v + 3] : h[v + 3];\n"
+    "}\n"
+    "/* the tiles' swizzle, from its definition: 16-byte chunk bits 3..5 XORed with bits 3+S..5+S */\n"
+    "static int swz(int o, int z) { return z ? o ^ (((o >> (3 + z - 1)) & 7) << 3) : o; }\n"
+    "enum { GUARD = 4 };\n"
+    "static const RCfg *cur;\n"
+    "static const ts_u16 *gA, *gB, *gAreg;\n"
+    "static float *gC;\n"
+    "static int warp, LA, LC;\n"
+    "static void *lane_main(void *arg) {\n"
+    "    lane = (int)(intptr_t)arg;\n"
+    "    int tid = warp * 32 + lane;\n"
+    "    if (cur->areg) cur->fn(gAreg + (size_t)tid * LA, 0, gB, cur->b_off, gC + (size_t)tid * (LC + GUARD), tid);\n"
+    "    else cur->fn(gA, cur->a_off, gB, cur->b_off, gC + (size_t)tid * (LC + GUARD), tid);\n"
+    "    return NULL;\n"
+    "}\n"
+    "int main(void) {\n"
+    "    int failed = 0;\n"
+    "    pthread_barrier_init(&bar, NULL, 32);\n"
+    "    for (unsigned c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {\n"
+    "        const RCfg *g = cur = &cfgs[c];\n"
+    "        bf16 = g->bf16;\n"
+    "        int m = g->m, n = g->n, k = g->k, nt = g->wm * g->wn * 32, before = errors;\n"
+    "        LC = (m / g->wm / 16) * (n / g->wn / 8) * 4;\n"
+    "        LA = (m / g->wm / 16) * (k / 8) * 4;\n"
+    "        /* shared memory: A's buffer, a gap, B's buffer, all NaN but the operands */\n"
+    "        size_t boff = g->areg ? 0 : ((size_t)g->a_size * 2 + 48 + 15) / 16 * 16;\n"
+    "        smem_size = boff + (size_t)g->b_size * 2;\n"
+    "        smem = aligned_alloc(128, (smem_size + 127) / 128 * 128);\n"
+    "        ts_u16 *S = (ts_u16 *)smem, nan16 = bf16 ? 0x7FC0 : 0x7E00;\n"
+    "        for (size_t i = 0; i < smem_size / 2; i++) S[i] = nan16;\n"
+    "        ts_u16 *A = g->areg ? NULL : S, *B = (ts_u16 *)(smem + boff);\n"
+    "        int *a = malloc(sizeof(int) * m * k), *b = malloc(sizeof(int) * k * n);\n"
+    "        float *cm = malloc(sizeof(float) * m * n), *R = malloc(sizeof(float) * m * n);\n"
+    "        ts_u16 *Areg = malloc(sizeof(ts_u16) * (size_t)nt * LA);\n"
+    "        float *C = malloc(sizeof(float) * (size_t)nt * (LC + GUARD));\n"
+    "        for (int i = 0; i < nt * LA; i++) Areg[i] = nan16;\n"
+    "        for (int i = 0; i < nt * (LC + GUARD); i++) C[i] = 1e30f; /* guards (and any unmapped register) */\n"
+    "        /* A as the logical m x k matrix a[i * k + kk], stored transposed or not */\n"
+    "        for (int i = 0; i < m; i++)\n"
+    "            for (int kk = 0; kk < k; kk++) {\n"
+    "                int v = a[i * k + kk] = rnd();\n"
+    "                if (g->areg) {\n"
+    "                    int tl = g->la[i * k + kk];\n"
+    "                    Areg[tl] = enc(v);\n"
+    "                } else {\n"
+    "                    int o = g->a_off + (g->ta ? kk * g->lda + i : i * g->lda + kk);\n"
+    "                    A[swz(o, g->swz_a)] = enc(v);\n"
+    "                }\n"
+    "            }\n"
+    "        for (int kk = 0; kk < k; kk++)\n"
+    "            for (int j = 0; j < n; j++) {\n"
+    "                int v = b[kk * n + j] = rnd();\n"
+    "                int o = g->b_off + (g->tb ? j * g->ldb + kk : kk * g->ldb + j);\n"
+    "                B[swz(o, g->swz_b)] = enc(v);\n"
+    "            }\n"
+    "        for (int i = 0; i < m; i++)\n"
+    "            for (int j = 0; j < n; j++) {\n"
+    "                int tl = g->lc[i * n + j];\n"
+    "                C[tl / LC * (LC + GUARD) + tl % LC] = cm[i * n + j] = (float)(rnd() * 5);\n"
+    "                double s = g->clear ? 0 : cm[i * n + j];\n"
+    "                for (int kk = 0; kk < k; kk++) s += (double)a[i * k + kk] * b[kk * n + j];\n"
+    "                R[i * n + j] = (float)s;\n"
+    "            }\n"
+    "        gA = A; gB = B; gAreg = Areg; gC = C;\n"
+    "        for (warp = 0; warp < g->wm * g->wn; warp++) {\n"
+    "            pthread_t th[32];\n"
+    "            for (int l = 0; l < 32; l++) pthread_create(&th[l], NULL, lane_main, (void *)(intptr_t)l);\n"
+    "            for (int l = 0; l < 32; l++) pthread_join(th[l], NULL);\n"
+    "        }\n"
+    "        int bad = 0;\n"
+    "        for (int i = 0; i < m; i++)\n"
+    "            for (int j = 0; j < n; j++) {\n"
+    "                int tl = g->lc[i * n + j];\n"
+    "                float got = C[tl / LC * (LC + GUARD) + tl % LC];\n"
+    "                if (got != R[i * n + j]) {\n"
+    "                    if (!bad) printf(\"rcfg %u: C[%d][%d] (thread %d, register %d) = %g, want %g\\n\", c, i, j, tl / LC,\n"
+    "                                     tl % LC, got, R[i * n + j]);\n"
+    "                    bad++;\n"
+    "                }\n"
+    "            }\n"
+    "        for (int t = 0; t < nt; t++)\n"
+    "            for (int e = 0; e < GUARD; e++)\n"
+    "                if (C[t * (LC + GUARD) + LC + e] != 1e30f) {\n"
+    "                    if (!bad) printf(\"rcfg %u: thread %d wrote past its %d registers\\n\", c, t, LC);\n"
+    "                    bad++;\n"
+    "                }\n"
+    "        if (errors != before) {\n"
+    "            printf(\"rcfg %u: %d bad shared addresses (ldmatrix rows unaligned or outside the arena)\\n\", c, errors - before);\n"
+    "            bad++;\n"
+    "        }\n"
+    "        printf(\"%s rcfg %u: %s\\n\", bad ? \"FAIL\" : \"ok\", c, g->desc);\n"
+    "        failed += bad != 0;\n"
+    "        free(smem); smem = NULL;\n"
+    "        free(a); free(b); free(cm); free(R); free(Areg); free(C);\n"
+    "    }\n"
+    "    return failed;\n"
+    "}\n";
+
+/* Build and run the model over cfgs (those with A in registers only when
+ * has: without mma.sync that path traps). */
+static void run_model_reg(const RCfg *cfgs, int n, int has, uint64_t seed) {
+    char *swz_line = prelude_swz();
+    if (!swz_line) return;
+    TsBuf f = {0};
+    ts_buf_puts(&f, HARNESS);
+    ts_buf_puts(&f, swz_line);
+    free(swz_line);
+    TsArena arena;
+    ts_arena_init(&arena);
+    IrKernel *k = ir_kernel_new(&arena, "k");
+    int lay[64][4], nlay = 0, lc[64], la[64], used = 0;
+    /* the layouts (one table per distinct one) and the functions */
+    for (int i = 0; i < n && i < 64; i++) {
+        if (cfgs[i].areg && !has) continue;
+        RRun r = resolve(&cfgs[i]);
+        for (int which = 0; which < 2; which++) {
+            if (which == 1 && !cfgs[i].areg) {
+                la[i] = -1;
+                continue;
+            }
+            int key[4] = {r.p.m, which ? r.p.k : r.p.n, r.p.wm, which ? 1 : r.p.wn}, id = -1;
+            for (int j = 0; j < nlay && id < 0; j++)
+                if (!memcmp(lay[j], key, sizeof key)) id = j;
+            if (id < 0 && nlay < 64) {
+                id = nlay++;
+                memcpy(lay[id], key, sizeof key);
+                emit_layout(&f, k, id, key[0], key[1], key[2], key[3]);
+            }
+            (which ? la : lc)[i] = id;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "rgemm_%d", i);
+        ts_cuda_mma_emit_reg(&f, name, &r.p);
+    }
+    ts_buf_printf(&f, "static unsigned long long rng = %lluull;\n", (unsigned long long)seed);
+    /* the configurations */
+    TsBuf cf = {0};
+    ts_buf_puts(&cf, REG_TYPES);
+    ts_buf_puts(&cf, "static const RCfg cfgs[] = {\n");
+    for (int i = 0; i < n && i < 64; i++) {
+        if (cfgs[i].areg && !has) continue;
+        RRun r = resolve(&cfgs[i]);
+        const TsCudaMma *p = &r.p;
+        char la_name[32] = "NULL";
+        if (la[i] >= 0) snprintf(la_name, sizeof la_name, "lay_%d", la[i]);
+        ts_buf_printf(&cf, "    {%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, lay_%d, %s, rgemm_%d,\n",
+                      p->m, p->n, p->k, p->wm, p->wn, p->lda, p->ldb, p->trans_a, p->trans_b, p->bf16, p->clear, p->areg,
+                      p->swz_a, p->swz_b, r.a_off, r.b_off, r.a_size, r.b_size, lc[i], la_name, i);
+        ts_buf_printf(&cf, "     \"%dx%dx%d warps %dx%d %s%s%s%s clear=%d swz=%d/%d per=%d/%d off=%d/%d ld=%d/%d ldsm=%d/%d\"},\n",
+                      p->m, p->n, p->k, p->wm, p->wn, p->bf16 ? "bf16" : "f16", p->trans_a ? " A^T" : "",
+                      p->trans_b ? " B^T" : "", p->areg ? " A(registers)" : "", p->clear, p->swz_a, p->swz_b, p->per_a,
+                      p->per_b, r.a_off, r.b_off, p->lda, p->ldb, p->ldsm_a, p->ldsm_b);
+        used++;
+    }
+    ts_buf_puts(&cf, "};\n");
+    ts_buf_puts(&f, ts_buf_str(&cf));
+    ts_buf_free(&cf);
+    ts_buf_puts(&f, REG_DRIVER);
+    ts_arena_free(&arena);
+    build_and_run(&f, "regmodel", has, used);
+}
+
+static void test_model_reg(uint64_t seed) {
+    RCfg c[64];
+    int n = 0;
+    /* 128x128x32 on 2x2 warps (64x64 each): every transpose combination,
+     * swizzled and not, the offset inside the swizzle and outside it */
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int sw = 0; sw < 2; sw++) {
+                int per_a = (ta ^ tb ^ sw) & 1, per_b = !per_a || !sw;
+                c[n++] = (RCfg){128, 128, 32, 2, 2, ta, tb, (ta + tb + sw) & 1, (ta ^ sw) & 1, 0, -sw, -sw,
+                                per_a, per_b, 0, 0, per_a ? 1 + ta : 40, per_b ? 2 - tb : 64 + 8 * sw, 0};
+            }
+    /* the GEMM example's shape on 8 warps: 2x4 of 64x64 */
+    c[n++] = (RCfg){128, 256, 64, 2, 4, 0, 0, 0, 0, 0, -1, -1, 1, 1, 0, 0, 1, 2, 0};
+    c[n++] = (RCfg){128, 256, 64, 2, 4, 1, 1, 1, 1, 0, -1, -1, 1, 1, 0, 0, 2, 1, 0};
+    c[n++] = (RCfg){128, 256, 64, 2, 4, 0, 1, 0, 0, 0, -1, 0, 0, 1, 0, 0, 24, 3, 0};
+    /* FlashAttention's P V: 64x64x64 FullRow (4x1), A in registers */
+    for (int v = 0; v < 4; v++)
+        c[n++] = (RCfg){64, 64, 64, 4, 1, 0, v & 1, v >> 1, (v + 1) & 1, 1, 0, v < 2 ? -1 : 0, 0, 1, 0, 0, 0,
+                        v == 1 ? 2 : 1, 0};
+    c[n++] = (RCfg){64, 64, 64, 4, 1, 0, 1, 0, 0, 0, -1, -1, 1, 1, 0, 0, 1, 1, 0}; /* Q K^T: both shared */
+    /* one mma tile on one warp (one n8 tile: the .x2 path only), and with A in registers */
+    for (int v = 0; v < 4; v++)
+        c[n++] = (RCfg){16, 8, 16, 1, 1, v & 1, v >> 1, v & 1, v >> 1, 0, 4 + v % 3, 4 + (v + 1) % 3, v & 1, 1, 0, 0,
+                        (v & 1) ? 1 : 16, 1, 0};
+    c[n++] = (RCfg){16, 8, 16, 1, 1, 0, 0, 1, 0, 1, 0, 4, 0, 1, 0, 0, 0, 3, 0};
+    c[n++] = (RCfg){16, 16, 32, 1, 1, 0, 1, 0, 1, 1, 0, -1, 0, 1, 0, 0, 0, 1, 0};
+    /* odd numbers of n8 tiles per warp: 3 (64x48 on 2x2) and 5 (32x40 on 2x1) */
+    for (int tb = 0; tb < 2; tb++) {
+        c[n++] = (RCfg){64, 48, 32, 2, 2, 0, tb, tb, 0, 0, -1, 5 + tb, 1, 0, 0, 0, 1, 8 * (1 + tb), 0};
+        c[n++] = (RCfg){32, 40, 32, 2, 1, 1, tb, 0, tb, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0};
+        c[n++] = (RCfg){32, 24, 32, 2, 1, 0, tb, 1 - tb, 0, 1, 0, -1, 0, 1, 0, 0, 0, 1, 0};
+    }
+    /* rows that are not 16-byte aligned: 16-bit loads for A, for B, for both */
+    c[n++] = (RCfg){64, 64, 32, 2, 2, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 3, 5, 7, 0};
+    c[n++] = (RCfg){64, 64, 32, 2, 2, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0};
+    c[n++] = (RCfg){64, 64, 32, 2, 2, 0, 1, 0, 0, 0, -1, 0, 1, 1, 0, 5, 1, 3, 0};
+    /* 16-bit loads from swizzled aligned tiles, offsets inside and outside the swizzle */
+    for (int v = 0; v < 4; v++)
+        c[n++] = (RCfg){64, 64, 64, 2, 2, v & 1, v >> 1, v & 1, v >> 1, 0, -1, -1, v & 1, (v >> 1) & 1, 0, 0,
+                        (v & 1) ? 1 : 24, (v >> 1) ? 2 : 72, 1};
+    /* every valid swizzle shift (3..5: the key bits above the chunk bits) on both operands */
+    for (int v = 0; v < 6; v++) {
+        int sa = 3 + v % 3, sb = 5 - v / 2;
+        c[n++] = (RCfg){64, 64, 64, 2, 2, v & 1, (v >> 1) & 1, v & 1, 0, 0, 1 + sa, 1 + sb, v % 3 != 0, v % 2 == 0,
+                        0, 0, v % 3 != 0 ? 1 : 8 * v, v % 2 == 0 ? 2 : 8, 0};
+    }
+    run_model_reg(c, n, 1, seed + 2);
+    run_model_reg(c, n, 0, seed + 3);
+}
+
 int main(void) {
     const char *seed_env = getenv("TS_TEST_SEED");
     uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : (uint64_t)time(NULL);
@@ -460,6 +857,7 @@ int main(void) {
     test_eligibility();
     test_plan();
     test_model(seed);
+    test_model_reg(seed);
     ts_context_destroy(ctx);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
