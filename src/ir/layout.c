@@ -36,7 +36,7 @@ static IrLayout *new_layout(IrKernel *k, IrLayoutKind kind, int ndim, const int6
     l->local_size = 1;
     l->in = TS_NEWN(a, IrVar *, ndim);
     for (int i = 0; i < ndim; i++) {
-        char nm[8];
+        char nm[16];
         snprintf(nm, sizeof nm, "i%d", i);
         l->in[i] = ir_var(k, nm, TS_INT32, IR_VAR_LOOP);
         l->shape[i] = shape[i];
@@ -44,7 +44,7 @@ static IrLayout *new_layout(IrKernel *k, IrLayoutKind kind, int ndim, const int6
     l->tv_thread = ir_var(k, "t", TS_INT32, IR_VAR_LOOP);
     l->tv_digit = TS_NEWN(a, IrVar *, nlocal);
     for (int i = 0; i < nlocal; i++) {
-        char nm[8];
+        char nm[16];
         snprintf(nm, sizeof nm, "d%d", i);
         l->tv_digit[i] = ir_var(k, nm, TS_INT32, IR_VAR_LOOP);
         l->local_shape[i] = local_shape[i];
