@@ -174,10 +174,10 @@ static void remove_dir(const char *dir) {
     rmdir(dir);
 }
 
-/* One ts_compile_file, timed; exits on failure (a benchmark of a broken
- * compiler is meaningless). */
+/* One ts_compile_file, timed; -1 on failure, with the first line of the
+ * error in why (size 256; may be NULL). */
 static double compile_once(TsContext *ctx, const char *root, const Case *c,
-                           const TsCompileOptions *opt, Series *s) {
+                           const TsCompileOptions *opt, Series *s, char *why) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", root, c->file);
     TsKernel *k = NULL;
@@ -185,8 +185,12 @@ static double compile_once(TsContext *ctx, const char *root, const Case *c,
     TsStatus st = ts_compile_file(ctx, path, c->entry, c->defs, c->ndefs, opt, &k);
     double t = now_ms() - t0;
     if (st != TS_OK) {
-        fprintf(stderr, "bench_compile: %s: %s\n%s", c->label, ts_status_name(st), ts_last_error(ctx));
-        exit(1);
+        if (why) {
+            const char *e = ts_last_error(ctx), *p = strstr(e, "error: ");
+            p = p ? p + 7 : e;
+            snprintf(why, 256, "%.*s", (int)strcspn(p, "\n"), p);
+        }
+        return -1;
     }
     if (s) series_add(s, t, ts_kernel_timing(k));
     ts_kernel_destroy(k);
@@ -259,6 +263,7 @@ typedef struct Result {
     Series fresh;          /* warm builds, each the first of a new process */
     double first;          /* first front-end call of the process, ms */
     int built;             /* 1: cold and warm were measured (else the target cannot build here) */
+    char fail[256];        /* why this kernel does not compile for this target ("": it does) */
 } Result;
 
 /* Sum of the medians of the phases whose name starts with prefix (or
@@ -380,8 +385,13 @@ int main(int argc, char **argv) {
             opt.timing = 1;
             opt.skip_build = 1;
             series_init(&r->fe, n_fe);
-            r->first = compile_once(ctx, root, c, &opt, NULL);
-            for (int k = 0; k < n_fe; k++) compile_once(ctx, root, c, &opt, &r->fe);
+            r->first = compile_once(ctx, root, c, &opt, NULL, r->fail);
+            if (r->first < 0) { /* e.g. more shared memory than the default sm_80 has: reported, not fatal */
+                series_init(&r->cold, 1);
+                series_init(&r->warm, 1);
+                continue;
+            }
+            for (int k = 0; k < n_fe; k++) compile_once(ctx, root, c, &opt, &r->fe, NULL);
 
             /* (b) cold: a fresh, empty cache directory per run. */
             series_init(&r->cold, n_cold);
@@ -408,16 +418,17 @@ int main(int argc, char **argv) {
                     if (st == TS_ERR_BUILD && strstr(ts_last_error(ctx), "NVRTC not found")) {
                         snprintf(why_cuda, sizeof why_cuda, "%s", ts_last_error(ctx));
                         r->built = 0;
-                    } else if (st != TS_OK) {
-                        fprintf(stderr, "bench_compile: %s (cuda): %s\n%s", c->label, ts_status_name(st),
-                                ts_last_error(ctx));
-                        return 1;
+                    } else if (st != TS_OK) { /* e.g. the device's shared memory: reported, not fatal */
+                        const char *e = ts_last_error(ctx), *p = strstr(e, "error: ");
+                        p = p ? p + 7 : e;
+                        snprintf(r->fail, sizeof r->fail, "build: %.*s", (int)strcspn(p, "\n"), p);
+                        r->built = 0;
                     } else {
                         series_add(&r->cold, t, ts_kernel_timing(kk));
                         ts_kernel_destroy(kk);
                     }
                 } else {
-                    compile_once(ctx, root, c, &opt, &r->cold);
+                    compile_once(ctx, root, c, &opt, &r->cold, NULL);
                 }
                 remove_dir(dir);
             }
@@ -433,8 +444,8 @@ int main(int argc, char **argv) {
             opt.target = targets[ti];
             opt.timing = 1;
             opt.cache_dir = wdir;
-            compile_once(ctx, root, c, &opt, NULL);
-            for (int k = 0; k < n_warm; k++) compile_once(ctx, root, c, &opt, &r->warm);
+            compile_once(ctx, root, c, &opt, NULL, NULL);
+            for (int k = 0; k < n_warm; k++) compile_once(ctx, root, c, &opt, &r->warm, NULL);
             /* (d) the same cache hit as the first build of a new process */
             series_init(&r->fresh, N_FRESH);
             for (int k = 0; k < N_FRESH; k++) fresh_build(root, ci, ti, wdir, &r->fresh);
@@ -452,6 +463,10 @@ int main(int argc, char **argv) {
         for (int ti = 0; ti < 2; ti++) {
             const Result *r = &res[ci][ti];
             double fm, fn;
+            if (r->fe.n == 0 && r->fail[0]) {
+                printf("| %s | %s | fails: %s | | | | | | | |\n", cases[ci].label, tname[ti], r->fail);
+                continue;
+            }
             stats(r->fe.total, r->fe.n, &fm, &fn);
             printf("| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", cases[ci].label, tname[ti], fm,
                    fn, r->first, phase_sum(&r->fe, "parse", 1), phase_sum(&r->fe, "elaborate", 1),
@@ -467,7 +482,8 @@ int main(int argc, char **argv) {
         for (int ti = 0; ti < 2; ti++) {
             const Result *r = &res[ci][ti];
             if (!r->built) {
-                printf("| %s | %s | no NVRTC | | | | | | | | | | |\n", cases[ci].label, tname[ti]);
+                printf("| %s | %s | %s%s | | | | | | | | | | |\n", cases[ci].label, tname[ti],
+                       r->fail[0] ? "fails: " : "no NVRTC", r->fail);
                 continue;
             }
             double cm, cn, wm, wn, fm, fn;
