@@ -308,7 +308,8 @@ static int make_args(TsContext *ctx, TsKernel *k, const Opts *o, TsTensor *args,
                 return 0;
             }
             for (int d = 0; d < info.ndim && d < args[p].ndim; d++)
-                if (info.shape[d] < 0 && !find_nv(vars, nvars, info.shape_names[d]) && nvars < MAX_ITEMS) {
+                if (info.shape[d] < 0 && info.shape_names[d] && !find_nv(vars, nvars, info.shape_names[d]) &&
+                    nvars < MAX_ITEMS) {
                     snprintf(numbuf[nvars], sizeof numbuf[nvars], "%lld", (long long)args[p].shape[d]);
                     vars[nvars].name = info.shape_names[d];
                     vars[nvars].value = numbuf[nvars];
@@ -344,6 +345,11 @@ static int make_args(TsContext *ctx, TsKernel *k, const Opts *o, TsTensor *args,
         for (int d = 0; d < info.ndim; d++) {
             shape[d] = info.shape[d];
             if (shape[d] < 0) {
+                if (!info.shape_names[d]) { /* never print '(null)' */
+                    fprintf(stderr, "tilescale: error: extent %d of '%s' is a run-time expression: give --in %s=FILE.npy\n",
+                            d, info.name, info.name);
+                    return 0;
+                }
                 const char *v = find_nv(vars, nvars, info.shape_names[d]);
                 if (!v) {
                     fprintf(stderr,
