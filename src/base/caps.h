@@ -17,6 +17,7 @@
 typedef struct TsCaps {
     char arch[24];    /* CUDA: "sm_90a", "sm_80", "compute_90"; "" on the C target */
     int sm;           /* CUDA: compute capability x 10 (80, 90); 0 on the C target */
+    long long smem_max; /* CUDA: dynamic shared memory a block may use, bytes; 0 on the C target */
     bool mma;         /* T.gemm on tensor cores (mma.sync) where eligible (TILESCALE_CUDA_MMA=0: off) */
     bool vec;         /* vectorized (16-byte) tile copies (TILESCALE_CUDA_VEC=0: off) */
     bool pad;         /* pad rows of unswizzled tensor-core operand tiles (TILESCALE_CUDA_PAD=0: off) */

@@ -485,6 +485,11 @@ static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
         drop_plan(loop);
         annotated = false;
     }
+    /* num_stages=1 (TileLang: no software pipeline) would leave every tile
+     * copy synchronous, a full memory latency per iteration; it is run as
+     * two stages when the second slot of its tiles fits (decided below) */
+    bool upgrade = ns == 1 && !annotated;
+    if (upgrade) ns = 2;
     if (!cx->caps->pipeline || (ns < 2 && !annotated) || p->divergent || varies(loop->for_.extent) ||
         varies(loop->for_.min)) {
         drop_plan(loop);
@@ -520,6 +525,24 @@ static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
     int nahead = 0;
     for (int i = 0; i < m; i++) nahead += ahead[i] = may_run_ahead(k, orig, st, m, i, &fc);
 
+    if (upgrade && nahead) {
+        /* the kernel's shared tiles (and fragments, which may stay in
+         * shared memory) plus a second slot of every tile copied ahead */
+        int64_t bytes = 0;
+        for (int i = 0; i < k->buffers.n; i++) {
+            const IrBuffer *b = k->buffers.v[i];
+            if (b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_FRAGMENT) continue;
+            int64_t n = (ts_dtype_bits(b->dt) + 7) / 8, e;
+            for (int d = 0; d < b->ndim; d++) n *= ir_is_const_int(b->shape[d], &e) && e > 0 ? e : 1;
+            bytes += n * (b->stages > 1 ? b->stages : 1) + 128; /* + alignment */
+            for (int j = 0; j < m; j++)
+                if (ahead[j] && st[j]->op->r[1].buf == b) bytes += n;
+        }
+        if (bytes > cx->caps->smem_max) {
+            drop_plan(loop);
+            return;
+        }
+    }
     int *stage = TS_NEWN(a, int, m), *order = TS_NEWN(a, int, m);
     int smax = 0;
     if (annotated) {

@@ -59,6 +59,22 @@ static void record(TsKernel *k, const char *phase, double t0) {
     if (k->opt.timing) ts_buf_printf(&k->timing, "%s %.3f\n", phase, ts_now_ms() - t0);
 }
 
+/* Shared memory per block (the opt-in maximum) by compute capability x 10.
+ * Facts from the CUDA C++ Programming Guide's table of technical
+ * specifications per compute capability: 227 KB on 9.0 and 10.x, 163 KB on
+ * 8.0 and 8.7, 99 KB on 8.6, 8.9 and 12.x, 64 KB on 7.5, 96 KB on 7.0/7.2,
+ * 48 KB before. */
+static int64_t cuda_smem_limit(int sm) {
+    if (sm >= 120) return 101376;
+    if (sm >= 90) return 232448;
+    if (sm == 80 || sm == 87) return 166912;
+    if (sm >= 86) return 101376;
+    if (sm >= 80) return 166912;
+    if (sm == 75) return 65536;
+    if (sm >= 70) return 98304;
+    return 49152;
+}
+
 /* An environment switch: on unless set to "0" (or to `off_word`). */
 static bool env_on(const char *name, const char *off_word) {
     const char *v = getenv(name);
@@ -76,6 +92,7 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
     const char *p = c->arch;
     while (*p && (*p < '0' || *p > '9')) p++;
     c->sm = atoi(p);
+    c->smem_max = cuda_smem_limit(c->sm ? c->sm : 90);
     c->mma = env_on("TILESCALE_CUDA_MMA", NULL);
     c->vec = env_on("TILESCALE_CUDA_VEC", NULL);
     c->vec_cast = c->vec && env_on("TILESCALE_CUDA_VEC", "nocast");
@@ -85,21 +102,6 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
     c->pipeline = env_on("TILESCALE_CUDA_PIPELINE", NULL);
 }
 
-/* Shared memory per block (the opt-in maximum) by compute capability x 10.
- * Facts from the CUDA C++ Programming Guide's table of technical
- * specifications per compute capability: 227 KB on 9.0 and 10.x, 163 KB on
- * 8.0 and 8.7, 99 KB on 8.6, 8.9 and 12.x, 64 KB on 7.5, 96 KB on 7.0/7.2,
- * 48 KB before. */
-static int64_t cuda_smem_limit(int sm) {
-    if (sm >= 120) return 101376;
-    if (sm >= 90) return 232448;
-    if (sm == 80 || sm == 87) return 166912;
-    if (sm >= 86) return 101376;
-    if (sm >= 80) return 166912;
-    if (sm == 75) return 65536;
-    if (sm >= 70) return 98304;
-    return 49152;
-}
 
 /* What the CUDA target cannot run, known at compile time: more shared
  * memory per block than the architecture has (naming the block's shared

@@ -3,7 +3,7 @@
 # 2 x 2 warp grid and lives in registers (C_local_reg, 32 per thread); the
 # clear and the store to C become thread-range loops over unrolled local
 # digits; the gemm runs on the register buffer and its shared operands get
-# XOR swizzles.
+# XOR swizzles (num_stages=1 runs as two cp.async stages: the second slot fits).
 import tilelang
 import tilelang.language as T
 
