@@ -431,6 +431,51 @@ void ts_cuda_mma_plan(TsCudaMma *p) {
     }
 }
 
+/* The B fragments of one k16 step, b[0..NI)[2], for both emitters: two n8
+ * tiles per ldmatrix.x4 (matrices (k lo, n lo), (k hi, n lo), (k lo, n hi),
+ * (k hi, n hi)) and an .x2 for an odd last tile, or 16-bit loads where rows
+ * are not 16-byte aligned.  `in` is the loop body's indentation; `u32`: the
+ * register-mode spelling (32-bit shared addresses Bs, offsets through the
+ * swizzle TS_OB) instead of pointers into B. */
+static void emit_b_frags(TsBuf *o, const TsCudaMma *p, const char *in, int odd, bool u32) {
+    if (!p->ldsm_b) {
+        ts_buf_printf(o,
+                      "#pragma unroll\n"
+                      "%sfor (int j = 0; j < NI; j++) {\n"
+                      "%s    const int n = n0 + j * 8 + g, r = k0 + 2 * t;\n"
+                      "%s    b[j][0] = ts_pack2(B[TS_BI(r, n)], B[TS_BI(r + 1, n)]);\n"
+                      "%s    b[j][1] = ts_pack2(B[TS_BI(r + 8, n)], B[TS_BI(r + 9, n)]);\n"
+                      "%s}\n",
+                      in, in, in, in, in);
+        return;
+    }
+    const char *x4 = p->trans_b ? (u32 ? "ts_ldsm_x4_u" : "ts_ldsm_x4") : (u32 ? "ts_ldsm_x4_tu" : "ts_ldsm_x4_t");
+    const char *x2 = p->trans_b ? (u32 ? "ts_ldsm_x2_u" : "ts_ldsm_x2") : (u32 ? "ts_ldsm_x2_tu" : "ts_ldsm_x2_t");
+    const char *off4 = p->trans_b ? "(n0 + j * 8 + (lane & 7) + (lane >> 4) * 8) * LDB + k0 + ((lane >> 3) & 1) * 8"
+                                  : "(k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8 + (lane >> 4) * 8";
+    const char *off2 = p->trans_b ? "(n0 + j * 8 + (lane & 7)) * LDB + k0 + ((lane >> 3) & 1) * 8"
+                                  : "(k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8";
+    const char *pre = u32 ? "Bs + 2 * TS_OB(" : "B + ", *post = u32 ? ")" : "";
+    ts_buf_printf(o,
+                  "#pragma unroll\n"
+                  "%sfor (int j = 0; j + 1 < NI; j += 2) {\n"
+                  "%s    ts_u32 q[4];\n"
+                  "%s    %s(q, %s%s%s);\n"
+                  "%s    b[j][0] = q[0];\n"
+                  "%s    b[j][1] = q[1];\n"
+                  "%s    b[j + 1][0] = q[2];\n"
+                  "%s    b[j + 1][1] = q[3];\n"
+                  "%s}\n",
+                  in, in, in, x4, pre, off4, post, in, in, in, in, in);
+    if (odd)
+        ts_buf_printf(o,
+                      "%s{\n"
+                      "%s    const int j = NI - 1;\n"
+                      "%s    %s(b[j], %s%s%s);\n"
+                      "%s}\n",
+                      in, in, in, x2, pre, off2, post, in);
+}
+
 void ts_cuda_mma_emit(TsBuf *o, const char *name, const TsCudaMma *p) {
     const char *cvt = p->bf16 ? "ts_bf2f" : "ts_h2f";
     ts_buf_printf(o, "/* C[%d x %d] %s= A%s * B%s over K = %d (%s); warp sub-tiles %d x %d */\n", p->m, p->n,
@@ -491,39 +536,7 @@ void ts_cuda_mma_emit(TsBuf *o, const char *name, const TsCudaMma *p) {
                        "                a[i][3] = ts_pack2(A[TS_AI(r + 8, c + 8)], A[TS_AI(r + 8, c + 9)]);\n");
     }
     ts_buf_puts(o, "            }\n");
-    if (p->ldsm_b) {
-        /* two n8 tiles per ldmatrix.x4: matrices (k lo, n lo), (k hi, n lo), (k lo, n hi), (k hi, n hi) */
-        const char *x4 = p->trans_b ? "ts_ldsm_x4" : "ts_ldsm_x4_t", *x2 = p->trans_b ? "ts_ldsm_x2" : "ts_ldsm_x2_t";
-        const char *addr4 = p->trans_b ? "B + (n0 + j * 8 + (lane & 7) + (lane >> 4) * 8) * LDB + k0 + ((lane >> 3) & 1) * 8"
-                                       : "B + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8 + (lane >> 4) * 8";
-        const char *addr2 = p->trans_b ? "B + (n0 + j * 8 + (lane & 7)) * LDB + k0 + ((lane >> 3) & 1) * 8"
-                                       : "B + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8";
-        ts_buf_printf(o,
-                      "#pragma unroll\n"
-                      "            for (int j = 0; j + 1 < NI; j += 2) {\n"
-                      "                ts_u32 q[4];\n"
-                      "                %s(q, %s);\n"
-                      "                b[j][0] = q[0];\n"
-                      "                b[j][1] = q[1];\n"
-                      "                b[j + 1][0] = q[2];\n"
-                      "                b[j + 1][1] = q[3];\n"
-                      "            }\n",
-                      x4, addr4);
-        if ((p->cn / 8) % 2)
-            ts_buf_printf(o,
-                          "            {\n"
-                          "                const int j = NI - 1;\n"
-                          "                %s(b[j], %s);\n"
-                          "            }\n",
-                          x2, addr2);
-    } else {
-        ts_buf_puts(o, "#pragma unroll\n"
-                       "            for (int j = 0; j < NI; j++) {\n"
-                       "                const int n = n0 + j * 8 + g, r = k0 + 2 * t;\n"
-                       "                b[j][0] = ts_pack2(B[TS_BI(r, n)], B[TS_BI(r + 1, n)]);\n"
-                       "                b[j][1] = ts_pack2(B[TS_BI(r + 8, n)], B[TS_BI(r + 9, n)]);\n"
-                       "            }\n");
-    }
+    emit_b_frags(o, p, "            ", (p->cn / 8) % 2, false);
     ts_buf_printf(o,
                   "#pragma unroll\n"
                   "            for (int i = 0; i < MI; i++)\n"
@@ -635,38 +648,7 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
                        "            a[i][2] = ts_pack2(A[TS_AI(r, c + 8)], A[TS_AI(r, c + 9)]);\n"
                        "            a[i][3] = ts_pack2(A[TS_AI(r + 8, c + 8)], A[TS_AI(r + 8, c + 9)]);\n");
     ts_buf_puts(o, "        }\n");
-    if (p->ldsm_b) {
-        const char *x4 = p->trans_b ? "ts_ldsm_x4_u" : "ts_ldsm_x4_tu", *x2 = p->trans_b ? "ts_ldsm_x2_u" : "ts_ldsm_x2_tu";
-        const char *addr4 = p->trans_b ? "Bs + 2 * TS_OB((n0 + j * 8 + (lane & 7) + (lane >> 4) * 8) * LDB + k0 + ((lane >> 3) & 1) * 8)"
-                                       : "Bs + 2 * TS_OB((k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8 + (lane >> 4) * 8)";
-        const char *addr2 = p->trans_b ? "Bs + 2 * TS_OB((n0 + j * 8 + (lane & 7)) * LDB + k0 + ((lane >> 3) & 1) * 8)"
-                                       : "Bs + 2 * TS_OB((k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8)";
-        ts_buf_printf(o,
-                      "#pragma unroll\n"
-                      "        for (int j = 0; j + 1 < NI; j += 2) {\n"
-                      "            ts_u32 q[4];\n"
-                      "            %s(q, %s);\n"
-                      "            b[j][0] = q[0];\n"
-                      "            b[j][1] = q[1];\n"
-                      "            b[j + 1][0] = q[2];\n"
-                      "            b[j + 1][1] = q[3];\n"
-                      "        }\n",
-                      x4, addr4);
-        if ((WN / 8) % 2)
-            ts_buf_printf(o,
-                          "        {\n"
-                          "            const int j = NI - 1;\n"
-                          "            %s(b[j], %s);\n"
-                          "        }\n",
-                          x2, addr2);
-    } else {
-        ts_buf_puts(o, "#pragma unroll\n"
-                       "        for (int j = 0; j < NI; j++) {\n"
-                       "            const int n = n0 + j * 8 + g, r = k0 + 2 * t;\n"
-                       "            b[j][0] = ts_pack2(B[TS_BI(r, n)], B[TS_BI(r + 1, n)]);\n"
-                       "            b[j][1] = ts_pack2(B[TS_BI(r + 8, n)], B[TS_BI(r + 9, n)]);\n"
-                       "        }\n");
-    }
+    emit_b_frags(o, p, "        ", (WN / 8) % 2, true);
     ts_buf_printf(o,
                   "#pragma unroll\n"
                   "        for (int i = 0; i < MI; i++)\n"
