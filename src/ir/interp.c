@@ -18,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "op/op.h"
+#include "ir/tileop.h"
 
 typedef struct Val {
     int64_t i; /* integer and bool dtypes */

@@ -48,7 +48,7 @@
 #include <string.h>
 
 #include "ir/interp.h"
-#include "op/op.h"
+#include "ir/tileop.h"
 
 enum { CTX_UNIFORM, CTX_THREAD };
 enum { TH_RUN, TH_BAR, TH_COLL, TH_WARP, TH_DONE };

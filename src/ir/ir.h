@@ -254,7 +254,7 @@ typedef enum IrStmtKind {
     IR_S_ASYNC_WAIT,  /* async_wait: wait until at most `pending` groups are in flight */
 } IrStmtKind;
 
-typedef struct IrTileOp IrTileOp; /* defined in op/op.h */
+typedef struct IrTileOp IrTileOp; /* defined in ir/tileop.h */
 
 typedef struct IrStmtList {
     IrStmt **v;

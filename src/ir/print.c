@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "op/op.h"
+#include "ir/tileop.h"
 
 /* Display names of a kernel's vars and buffers (see the top comment):
  * two open-addressing tables, pointer -> name and the set of names given,

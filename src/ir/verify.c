@@ -34,7 +34,7 @@
 
 #include "ir/ir.h"
 #include "ir/walk.h"
-#include "op/op.h"
+#include "ir/tileop.h"
 
 typedef struct Verifier {
     TsDiag *d;

@@ -17,7 +17,7 @@
 
 #include <string.h>
 
-#include "op/op.h"
+#include "ir/tileop.h"
 
 int ir_tileop_region_rw(const IrTileOp *op, int i) {
     switch (op->kind) {

@@ -20,15 +20,6 @@
 
 #include "op/op_util.h"
 
-const char *ts_comm_name(int comm) {
-    switch (comm) {
-#define X(e, n) case e: return n;
-        TS_COMM_KINDS(X)
-#undef X
-    default: return "comm?";
-    }
-}
-
 const char *ts_comm_cmp_text(int cmp) {
     switch (cmp) {
     case TS_CMP_EQ: return "==";

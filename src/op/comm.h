@@ -50,38 +50,6 @@
 
 #include "op/op.h"
 
-/* X(enum, name) */
-#define TS_COMM_KINDS(X)                                                         \
-    X(TS_COMM_PUT, "put") X(TS_COMM_GET, "get") X(TS_COMM_COPY, "remote_copy")  \
-    X(TS_COMM_ST, "st") X(TS_COMM_LD, "ld") X(TS_COMM_WAIT, "wait")              \
-    X(TS_COMM_ATOM_ADD, "atom_add") X(TS_COMM_SIGNAL, "signal_op")               \
-    X(TS_COMM_FENCE, "fence") X(TS_COMM_BARRIER_BLOCKS, "barrier_blocks")        \
-    X(TS_COMM_BARRIER_ALL, "barrier_all")
-
-typedef enum TsCommKind {
-#define X(e, n) e,
-    TS_COMM_KINDS(X)
-#undef X
-    TS_COMM_COUNT
-} TsCommKind;
-
-/* Comparisons of waits; the values are TileScale's BinaryRelation. */
-typedef enum TsCommCmp {
-    TS_CMP_EQ = 0, TS_CMP_NE = 1, TS_CMP_GE = 2, TS_CMP_LE = 3, TS_CMP_GT = 4, TS_CMP_LT = 5
-} TsCommCmp;
-
-/* Signal updates (NVSHMEM_SIGNAL_SET = 9 and _ADD = 10 in NVSHMEM). */
-typedef enum TsCommSigOp { TS_SIG_SET = 0, TS_SIG_ADD = 1 } TsCommSigOp;
-
-/* Memory semantics; values are TileScale's (weak 0 ... relaxed 4), plus acq_rel. */
-typedef enum TsCommSem {
-    TS_SEM_WEAK = 0, TS_SEM_VOLATILE = 1, TS_SEM_ACQUIRE = 2, TS_SEM_RELEASE = 3,
-    TS_SEM_RELAXED = 4, TS_SEM_ACQ_REL = 5
-} TsCommSem;
-
-/* Scopes (TileScale's values). */
-typedef enum TsCommScope { TS_SCOPE_CTA = 0, TS_SCOPE_GPU = 1, TS_SCOPE_SYS = 2 } TsCommScope;
-
 /* C spelling of a comparison ("==", ...). */
 const char *ts_comm_cmp_text(int cmp);
 /* Does the kernel contain a communication op (before or after lowering)? */

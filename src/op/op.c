@@ -1,6 +1,6 @@
 /*
- * op.c — what all tile operators share: their names and the dispatch of
- * the generic lowering, both generated from the TS_TILEOPS table in op.h
+ * op.c — what all tile operators share: the dispatch of
+ * the generic lowering, generated from the TS_TILEOP_LOWERINGS table in op.h
  * so that adding an op means one table line and one file.
  *
  * The op files themselves (copy.c, fill.c, gemm.c, reduce.c, cumsum.c,
@@ -11,27 +11,6 @@
 #include "op/op.h"
 
 #include "op/op_util.h"
-
-const char *ts_op_name(TsOpKind k) {
-    switch (k) {
-#define X(e, n, f) case e: return n;
-        TS_TILEOPS(X)
-#undef X
-    case TS_OP_COUNT: break;
-    }
-    return "?";
-}
-
-const char *ts_reduce_name(TsReduceKind k) {
-    switch (k) {
-    case TS_REDUCE_SUM: return "sum";
-    case TS_REDUCE_MAX: return "max";
-    case TS_REDUCE_MIN: return "min";
-    case TS_REDUCE_ABSSUM: return "abssum";
-    case TS_REDUCE_ABSMAX: return "absmax";
-    }
-    return "?";
-}
 
 IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s) {
     if (!s || s->kind != IR_S_TILEOP || !s->op)
@@ -47,8 +26,8 @@ IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s) {
         return r;
     }
     switch (s->op->kind) {
-#define X(e, n, f) case e: return f(cx, s);
-        TS_TILEOPS(X)
+#define X(e, f) case e: return f(cx, s);
+        TS_TILEOP_LOWERINGS(X)
 #undef X
     case TS_OP_COUNT: break;
     }

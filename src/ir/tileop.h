@@ -1,0 +1,152 @@
+/*
+ * tileop.h — the tile-operator node of the IR and its vocabulary.
+ *
+ * A tile operator (T.copy, T.gemm, T.fill, T.reduce_*, T.cumsum,
+ * T.atomic_add and the communication primitives) is one IR statement,
+ * IR_S_TILEOP, pointing at an IrTileOp.  The node and the enumerations its
+ * fields take (op kinds, reduce kinds, instruction families, GEMM warp
+ * policies, communication kinds, comparisons, memory semantics, scopes)
+ * live here, with the IR, so that everything in src/ir/ (printer,
+ * verifier, walkers, interpreters) reads tile ops without including
+ * src/op/, which sits above the IR: op/ holds what each operator *does*
+ * (its lowering, op/op.h; the checks of communication operands,
+ * op/comm.h), the IR holds what it *is*.
+ */
+#ifndef TS_IR_TILEOP_H
+#define TS_IR_TILEOP_H
+
+#include "ir/ir.h"
+
+/* X(enum, name): the single list of tile operators (op/op.h pairs each with its lowering) */
+#define TS_TILEOPS(X)                 \
+    X(TS_OP_COPY, "copy")             \
+    X(TS_OP_FILL, "fill")             \
+    X(TS_OP_GEMM, "gemm")             \
+    X(TS_OP_REDUCE, "reduce")         \
+    X(TS_OP_CUMSUM, "cumsum")         \
+    X(TS_OP_ATOMIC_ADD, "atomic_add") \
+    X(TS_OP_COMM, "comm")
+
+typedef enum TsOpKind {
+#define X(e, n) e,
+    TS_TILEOPS(X)
+#undef X
+    TS_OP_COUNT
+} TsOpKind;
+
+typedef enum TsReduceKind {
+    TS_REDUCE_SUM,
+    TS_REDUCE_MAX,
+    TS_REDUCE_MIN,
+    TS_REDUCE_ABSSUM,
+    TS_REDUCE_ABSMAX,
+} TsReduceKind;
+
+/* How a tile operator reaches the target.  A lowering normally replaces
+ * the op by loops, so an op in lowered IR is an error; a target-specific
+ * lowering may instead keep the op, marked with the instruction family
+ * the target's code generator emits for it (verify_lowered lets those
+ * through, every other consumer of lowered IR refuses tile ops). */
+typedef enum TsOpInst {
+    TS_OP_INST_LOOPS,    /* lowered to loops of loads and stores (never seen after lowering) */
+    TS_OP_INST_MMA_SYNC, /* GEMM kept for the CUDA code generator: warp-tiled
+                            mma.sync.m16n8k16 on operands in shared memory
+                            or, once layout inference gave them layouts,
+                            register fragments */
+    TS_OP_INST_FRAGMENT, /* kept for the CUDA layout_inference pass, which
+                            lowers it by the fragments' layouts (T.reduce on
+                            register fragments: warp shuffles) or, when it
+                            gives no layouts, by the generic lowering */
+    TS_OP_INST_COMM,     /* a communication primitive (op/comm.h) kept for the
+                            target's emitter of remote accesses and waits */
+} TsOpInst;
+
+typedef enum TsGemmPolicy {
+    TS_GEMM_SQUARE,  /* T.GemmWarpPolicy.Square (default) */
+    TS_GEMM_FULLROW, /* FullRow */
+    TS_GEMM_FULLCOL, /* FullCol */
+} TsGemmPolicy;
+
+/*
+ * One tile operator.  Which fields mean what, per op:
+ *
+ *  COPY        r[0] = src, r[1] = dst.  The elaborator gives both regions
+ *              their extents (the `A[i, j]` "start of a tile" form takes
+ *              its extents from the other side).  After dropping extents of
+ *              1, both must have the same extents.  Elements outside a
+ *              global buffer are not read (zero is copied) or not written.
+ *  FILL        r[0] = dst, value = the fill value (T.clear: 0).
+ *  GEMM        r[0] = A, r[1] = B, r[2] = C (accumulator);
+ *              C += op(A) * op(B) with op = transpose if trans_a/trans_b;
+ *              clear_accum zeroes C first.  policy/k_pack/wg_wait are
+ *              scheduling hints for the GPU.
+ *  REDUCE      r[0] = src, r[1] = dst; reduce `kind` over axis `dim` of
+ *              src; dst has src's shape without `dim` (or with it as 1).
+ *              clear = 1: dst is overwritten; 0: dst takes part.
+ *  CUMSUM      r[0] = src, r[1] = dst (same shape); prefix sums along
+ *              `dim`, from the end when `reverse`.
+ *  ATOMIC_ADD  r[0] = dst; either r[1] = src region (nr == 2) or value =
+ *              a scalar (nr == 1, dst is one element).
+ *  COMM        a communication primitive of the distributed layer: `comm`
+ *              says which (TsCommKind), op/comm.h which region and
+ *              operand is what.
+ */
+struct IrTileOp {
+    TsOpKind kind;
+    IrRegion r[3];
+    int nr;
+    IrExpr *value;        /* FILL value; ATOMIC_ADD scalar */
+    int trans_a, trans_b; /* GEMM */
+    int clear_accum;      /* GEMM */
+    TsGemmPolicy policy;  /* GEMM */
+    int k_pack, wg_wait;  /* GEMM hints */
+    TsReduceKind reduce;  /* REDUCE */
+    int dim;              /* REDUCE, CUMSUM */
+    int clear;            /* REDUCE */
+    int reverse;          /* CUMSUM */
+    TsOpInst inst;        /* set by a target's lowering that keeps the op (see TsOpInst) */
+    int async;            /* COPY: a producer of a software pipeline (set by the CUDA pass
+                             pipeline_planning): lowered to asynchronous copies with no
+                             barrier around them; inject_pipeline places the waits */
+    int comm;             /* COMM: TsCommKind (op/comm.h) */
+    IrExpr *args[3];      /* COMM: peer rank, count or value, signal value (op/comm.h) */
+    int cflags[3];        /* COMM: comparison or signal op, memory semantics, scope */
+};
+
+const char *ts_op_name(TsOpKind k);
+const char *ts_reduce_name(TsReduceKind k);
+const char *ts_comm_name(int comm); /* a TsCommKind's name */
+
+/* X(enum, name) */
+#define TS_COMM_KINDS(X)                                                         \
+    X(TS_COMM_PUT, "put") X(TS_COMM_GET, "get") X(TS_COMM_COPY, "remote_copy")  \
+    X(TS_COMM_ST, "st") X(TS_COMM_LD, "ld") X(TS_COMM_WAIT, "wait")              \
+    X(TS_COMM_ATOM_ADD, "atom_add") X(TS_COMM_SIGNAL, "signal_op")               \
+    X(TS_COMM_FENCE, "fence") X(TS_COMM_BARRIER_BLOCKS, "barrier_blocks")        \
+    X(TS_COMM_BARRIER_ALL, "barrier_all")
+
+typedef enum TsCommKind {
+#define X(e, n) e,
+    TS_COMM_KINDS(X)
+#undef X
+    TS_COMM_COUNT
+} TsCommKind;
+
+/* Comparisons of waits; the values are TileScale's BinaryRelation. */
+typedef enum TsCommCmp {
+    TS_CMP_EQ = 0, TS_CMP_NE = 1, TS_CMP_GE = 2, TS_CMP_LE = 3, TS_CMP_GT = 4, TS_CMP_LT = 5
+} TsCommCmp;
+
+/* Signal updates (NVSHMEM_SIGNAL_SET = 9 and _ADD = 10 in NVSHMEM). */
+typedef enum TsCommSigOp { TS_SIG_SET = 0, TS_SIG_ADD = 1 } TsCommSigOp;
+
+/* Memory semantics; values are TileScale's (weak 0 ... relaxed 4), plus acq_rel. */
+typedef enum TsCommSem {
+    TS_SEM_WEAK = 0, TS_SEM_VOLATILE = 1, TS_SEM_ACQUIRE = 2, TS_SEM_RELEASE = 3,
+    TS_SEM_RELAXED = 4, TS_SEM_ACQ_REL = 5
+} TsCommSem;
+
+/* Scopes (TileScale's values). */
+typedef enum TsCommScope { TS_SCOPE_CTA = 0, TS_SCOPE_GPU = 1, TS_SCOPE_SYS = 2 } TsCommScope;
+
+#endif
