@@ -1,6 +1,6 @@
 /*
  * core.h — what the public handles TsContext and TsKernel hold, shared by
- * the API (runtime/api.c), the CLI-independent compile driver and the
+ * the API (driver/api.c), the CLI-independent compile driver and the
  * targets.
  */
 #ifndef TS_CORE_H

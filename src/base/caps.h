@@ -1,7 +1,7 @@
 /*
  * caps.h — what the target offers and which of its paths a compile uses.
  *
- * The compile driver (runtime/api.c) fills one TsCaps per compile, once,
+ * The compile driver (driver/api.c) fills one TsCaps per compile, once,
  * from the target, the architecture it compiles for and the environment
  * (the only place TILESCALE_CUDA_* switches are read); passes, tile-op
  * lowerings and code generators read it from their context and never look

@@ -461,7 +461,7 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
             fputs(ts_kernel_source(p), stdout);
         }
     }
-    if (o->plot_dir) { /* SVG pictures of the fragment layouts and shared swizzles (src/runtime/plot.c) */
+    if (o->plot_dir) { /* SVG pictures of the fragment layouts and shared swizzles (src/driver/plot.c) */
         int n = 0;
         if (ts_kernel_plot_layouts(k, o->plot_dir, &n)) {
             fprintf(stderr, "%s", ts_last_error(ctx));

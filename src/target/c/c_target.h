@@ -37,7 +37,7 @@
  *   void tsk_grid(const TsCArgs *a, int64_t grid[3]);   grid extents x,y,z
  *   void tsk_block(const TsCArgs *a, TsCBlock *b);      run one block
  *
- * Who fills what: the launcher (runtime/launch.c) fills TsCArgs from the
+ * Who fills what: the launcher (driver/launch.c) fills TsCArgs from the
  * user's tensors after checking them; the scheduler fills `yield` and one
  * TsCBlock per block (index, scratch area, coroutine handle).
  */
