@@ -2,7 +2,7 @@
  * test_api_device.c — the device-pointer entry points of the public API
  * (ts_kernel_launch_device, ts_kernel_shared_bytes, ts_kernel_target)
  * that the Python layer uses for torch CUDA tensors, and the layout
- * pictures (ts_kernel_plot_layouts, src/runtime/plot.c).  CI has no GPU, so
+ * pictures (ts_kernel_plot_layouts, src/driver/plot.c).  CI has no GPU, so
  * this checks what can be checked without one: a C-target kernel and a
  * CUDA kernel compiled without a build refuse device launches with a
  * status and a message (never a crash), and the queries answer.  The
