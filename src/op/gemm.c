@@ -21,12 +21,10 @@
  * int8 inputs), matching the accumulate-in-C semantics of tensor cores; a
  * half-precision C accumulates in float32 and is rounded once per tile.
  *
- * On the CUDA target a gemm that tensor cores can run is not lowered
- * here: the op is kept, marked TS_OP_INST_MMA_SYNC, and the CUDA code
- * generator emits a warp-tiled mma.sync device function for it (see
- * mma_eligible below and codegen_cuda.c).  Everything else takes the
- * generic form.  TsCaps.mma (TILESCALE_CUDA_MMA=0 at the API boundary)
- * turns the tensor-core path off (for before/after benchmarks and bisecting).
+ * On the CUDA target a gemm that tensor cores can run never reaches this
+ * lowering: the instruction choice of src/target/cuda/lower_gemm_cuda.c
+ * keeps it (TS_OP_INST_MMA_SYNC) first.  Everything else takes the generic
+ * form here.
  */
 #include "op/op_util.h"
 
@@ -132,64 +130,47 @@ static IrStmt *lower_c_ikj(TsLowerCtx *cx, const IrStmt *s, IrStmt *out, int64_t
     return out;
 }
 
-static bool in_smem(const IrBuffer *b) { return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_FRAGMENT; }
+/* The operand axes and M, N, K of a T.gemm, after checking that they agree. */
+typedef struct GemmShape {
+    int a0, a1, b0, b1, c0, c1; /* the matrix axes of A, B, C's regions */
+    int64_t M, N, K;
+} GemmShape;
 
-static bool const_shape(const IrBuffer *b) {
-    for (int i = 0; i < b->ndim; i++)
-        if (!b->shape || !ir_is_const_int(b->shape[i], NULL)) return false;
-    return true;
+static GemmShape gemm_shape(TsLowerCtx *cx, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    if (op->nr < 3) ts_internal(cx->diag, "T.gemm with %d regions (want 3)", op->nr);
+    GemmShape g;
+    int64_t ea0, ea1, eb0, eb1;
+    matrix_axes(cx, s, "A", &op->r[0], &g.a0, &g.a1, &ea0, &ea1);
+    matrix_axes(cx, s, "B", &op->r[1], &g.b0, &g.b1, &eb0, &eb1);
+    matrix_axes(cx, s, "C", &op->r[2], &g.c0, &g.c1, &g.M, &g.N);
+    int64_t am = op->trans_a ? ea1 : ea0, ak = op->trans_a ? ea0 : ea1;
+    int64_t bk = op->trans_b ? eb1 : eb0, bn = op->trans_b ? eb0 : eb1;
+    if (am != g.M || bn != g.N || ak != bk)
+        ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc,
+                   "T.gemm: shapes do not agree: A is %lldx%lld (MxK), B is %lldx%lld (KxN), "
+                   "C is %lldx%lld (MxN)",
+                   (long long)am, (long long)ak, (long long)bk, (long long)bn, (long long)g.M,
+                   (long long)g.N);
+    g.K = ak;
+    return g;
 }
 
-/*
- * Can the CUDA target run this gemm on tensor cores (mma.sync.m16n8k16,
- * fp32 accumulate)?  A and B float16 or bfloat16 (the same), C float32,
- * all three in shared or fragment buffers (both live in shared memory on
- * the CUDA target until layout inference exists) of constant shape, C
- * not one of the inputs, M a multiple of 16, N of 8, K of 16, and whole
- * warps in the block (the device function hands C's sub-tiles to warps).
- */
-static bool mma_eligible(TsLowerCtx *cx, const IrStmt *s, int64_t M, int64_t N, int64_t K) {
-    const IrTileOp *op = s->op;
-    const IrBuffer *A = op->r[0].buf, *B = op->r[1].buf, *C = op->r[2].buf;
-    if (cx->target != TS_TARGET_CUDA) return false;
-    if (!cx->caps->mma) return false;
-    if (A->dt != B->dt || (A->dt != TS_FLOAT16 && A->dt != TS_BFLOAT16) || C->dt != TS_FLOAT32) return false;
-    if (!in_smem(A) || !in_smem(B) || !in_smem(C) || C == A || C == B) return false;
-    if (!const_shape(A) || !const_shape(B) || !const_shape(C)) return false;
-    if (M <= 0 || N <= 0 || K <= 0 || M % 16 || N % 8 || K % 16) return false;
-    int64_t nt = (int64_t)cx->k->threads[0] * cx->k->threads[1] * cx->k->threads[2];
-    return nt >= 32 && nt <= 1024 && nt % 32 == 0;
+void op_gemm_shape(TsLowerCtx *cx, const IrStmt *s, int64_t *M, int64_t *N, int64_t *K) {
+    GemmShape g = gemm_shape(cx, s);
+    *M = g.M;
+    *N = g.N;
+    *K = g.K;
 }
 
 IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
     TsArena *a = cx->arena;
     const IrTileOp *op = s->op;
-    if (op->nr < 3) ts_internal(cx->diag, "T.gemm with %d regions (want 3)", op->nr);
+    GemmShape g = gemm_shape(cx, s);
     const IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
-    int a0, a1, b0, b1, c0, c1;
-    int64_t ea0, ea1, eb0, eb1, M, N;
-    matrix_axes(cx, s, "A", A, &a0, &a1, &ea0, &ea1);
-    matrix_axes(cx, s, "B", B, &b0, &b1, &eb0, &eb1);
-    matrix_axes(cx, s, "C", C, &c0, &c1, &M, &N);
-    int64_t am = op->trans_a ? ea1 : ea0, ak = op->trans_a ? ea0 : ea1;
-    int64_t bk = op->trans_b ? eb1 : eb0, bn = op->trans_b ? eb0 : eb1;
-    if (am != M || bn != N || ak != bk)
-        ts_fail_at(cx->diag, TS_ERR_SHAPE, s->loc,
-                   "T.gemm: shapes do not agree: A is %lldx%lld (MxK), B is %lldx%lld (KxN), "
-                   "C is %lldx%lld (MxN)",
-                   (long long)am, (long long)ak, (long long)bk, (long long)bn, (long long)M,
-                   (long long)N);
-    int64_t K = ak;
+    int a0 = g.a0, a1 = g.a1, b0 = g.b0, b1 = g.b1, c0 = g.c0, c1 = g.c1;
+    int64_t M = g.M, N = g.N, K = g.K;
     TsDType cdt = op_acc_dtype(C->buf->dt);
-
-    if (mma_eligible(cx, s, M, N, K)) {
-        IrTileOp *keep = TS_NEW(a, IrTileOp);
-        *keep = *op;
-        keep->inst = TS_OP_INST_MMA_SYNC;
-        IrStmt *r = ir_stmt(a, IR_S_TILEOP, s->loc);
-        r->op = keep;
-        return r;
-    }
 
     IrStmt *out = ir_seq(a);
     out->loc = s->loc;

@@ -71,4 +71,9 @@ IrStmt *op_scalar_store(TsArena *a, IrBuffer *acc, IrExpr *value);
 /* The dtype to accumulate dt in: float32 for floats narrower than 32 bits. */
 TsDType op_acc_dtype(TsDType dt);
 
+/* M, N, K of the T.gemm statement s, after checking that its operands'
+ * shapes agree (an error at s otherwise); for the targets' instruction
+ * choice (op/gemm.c). */
+void op_gemm_shape(TsLowerCtx *cx, const IrStmt *s, int64_t *M, int64_t *N, int64_t *K);
+
 #endif

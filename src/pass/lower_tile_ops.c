@@ -19,13 +19,15 @@
  *
  * On the CUDA target, T.copy from global to shared memory is first offered
  * to the thread-level lowering of src/target/cuda/lower_copy_cuda.c (vector
- * and cp.async copies); the generic lowering runs where it declines.
+ * and cp.async copies), and T.gemm to src/target/cuda/lower_gemm_cuda.c
+ * (tensor cores); the generic lowering runs where they decline.
  */
 #include <string.h>
 
 #include "op/op.h"
 #include "pass/pass.h"
 #include "target/cuda/lower_copy_cuda.h"
+#include "target/cuda/lower_gemm_cuda.h"
 
 /*
  * Where a statement runs: thread-level lowerings (the CUDA copy) put
@@ -80,6 +82,7 @@ static IrStmt *lower(TsLowerCtx *lx, Uni *u, IrStmt *s) {
         /* CUDA: instruction choice first (src/target/cuda/), generic otherwise */
         if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_COPY && !u->divergent)
             low = ts_cuda_lower_copy(lx, s);
+        if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_GEMM) low = ts_cuda_lower_gemm(lx, s);
         if (!low) low = ts_op_lower(lx, s);
         if (!low->loc.src) low->loc = s->loc;
         return low;
