@@ -3,7 +3,10 @@
 # file (FILE stands for the file itself) and compare what it prints with
 # the expected text beside it: x.out (must succeed, stdout) or x.err (must
 # fail with a non-zero exit, stderr).  UPDATE_GOLDEN=1 rewrites the
-# expected file instead.  Run from the repository root.
+# expected file instead.  An optional "# ENV:" line sets environment
+# variables for the command (NAME=value words, e.g. the CUDA architecture,
+# so that the output does not depend on the machine's GPU).  Run from the
+# repository root.
 set -u
 f="$1"
 base="${f%.py}"
@@ -12,9 +15,10 @@ args=$(sed -n 's/^# ARGS: //p' "$f" | head -n1)
 [ -n "$args" ] || { echo "$f: no '# ARGS:' line"; exit 1; }
 rel=$(realpath --relative-to="$PWD" "$f")
 args=$(echo "$args" | sed "s|FILE|$rel|g")
+envs=$(sed -n 's/^# ENV: //p' "$f" | head -n1)
 out=$(mktemp); err=$(mktemp)
 # shellcheck disable=SC2086
-"$tool" $args >"$out" 2>"$err"
+env $envs "$tool" $args >"$out" 2>"$err"
 rc=$?
 if [ -f "$base.err" ] || { [ "${UPDATE_GOLDEN:-}" = 1 ] && [ $rc -ne 0 ]; }; then
   want="$base.err"; got="$err"

@@ -1,0 +1,6 @@
+# Pins the CUDA source generated for one example in a configuration of
+# bench/gpu_bench.py, for the H200 (issue 5 F: a change to what the CUDA target prints
+# shows here as a diff to read).  After an intended change:
+#   UPDATE_GOLDEN=1 sh tests/golden/run_golden.sh tests/golden/cuda_add.py
+# ENV: TILESCALE_CUDA_ARCH=sm_90
+# ARGS: compile examples/elementwise_add.py --entry elementwise_add -D M=8190 -D N=8100 --target cuda --emit cuda

@@ -1,0 +1,6 @@
+# Pins the CUDA source generated for one example in a configuration of
+# bench/gpu_bench.py, for the H200 (issue 5 F: a change to what the CUDA target prints
+# shows here as a diff to read).  After an intended change:
+#   UPDATE_GOLDEN=1 sh tests/golden/run_golden.sh tests/golden/cuda_gemm_4000.py
+# ENV: TILESCALE_CUDA_ARCH=sm_90
+# ARGS: compile examples/gemm.py --entry matmul -D M=4000 -D N=4000 -D K=4000 -D block_M=128 -D block_N=128 -D block_K=32 -D num_stages=3 -D threads=128 --target cuda --emit cuda
