@@ -78,10 +78,11 @@ TS_PRINTF(2, 3) static void give_up(Li *li, const char *fmt, ...) {
     if (li->why) return;
     va_list ap;
     va_start(ap, fmt);
-    char tmp[512];
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    TsBuf tmp = {0}; /* no fixed buffer: the reason names buffers of any length */
+    ts_buf_vprintf(&tmp, fmt, ap);
     va_end(ap);
-    li->why = ts_strdup(li->a, tmp);
+    li->why = ts_strdup(li->a, tmp.oom ? "out of memory" : ts_buf_str(&tmp));
+    ts_buf_free(&tmp);
 }
 
 static int frag_of(const Li *li, const IrBuffer *b) {
@@ -1005,8 +1006,7 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
         if (li.lay[f]->local_size > 255) give_up(&li, "fragment %s needs %lld registers per thread", li.frag[f]->name,
                                                  (long long)li.lay[f]->local_size);
         IrExpr *shp = ir_i32(li.a, li.lay[f]->local_size);
-        char nm[300];
-        snprintf(nm, sizeof nm, "%s_reg", li.frag[f]->name);
+        const char *nm = ts_sprintf(li.a, "%s_reg", li.frag[f]->name);
         li.reg[f] = ir_buffer(k, nm, li.frag[f]->dt, IR_SCOPE_LOCAL, 1, &shp, li.frag[f]->loc);
         li.reg[f]->layout = li.lay[f];
     }
