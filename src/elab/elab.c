@@ -296,8 +296,25 @@ static void exec_while(Elab *E, Env *env, const AstStmt *s) {
     exec_block(E, env, &s->orelse);
 }
 
-/* The decorators that matter: T.prim_func, T.macro, tilelang.jit(out_idx=...).
- * Others (autotune, functools) are left unevaluated. */
+/* pass_configs={...: v}: true if a key names TileLang's fast-math switch
+ * (tilelang.PassConfigKey.TL_ENABLE_FAST_MATH, or its string
+ * "tl.enable_fast_math") and its value is true.  Keys are matched by
+ * spelling: the PassConfigKey class is not modelled; other keys are
+ * ignored. */
+static bool wants_fast_math(Elab *E, Env *env, const AstExpr *cfg) {
+    bool on = false;
+    if (cfg->kind != AST_DICT) return false;
+    for (int i = 0; i + 1 < cfg->n; i += 2) {
+        const AstExpr *key = cfg->items[i];
+        bool match = (key->kind == AST_ATTR && key->name && !strcmp(key->name, "TL_ENABLE_FAST_MATH")) ||
+                     (key->kind == AST_STR && key->str && !strcmp(key->str, "tl.enable_fast_math"));
+        if (match) on = val_truthy(E, eval(E, env, cfg->items[i + 1]), cfg->items[i + 1]->loc);
+    }
+    return on;
+}
+
+/* The decorators that matter: T.prim_func, T.macro, tilelang.jit(out_idx=...,
+ * pass_configs=...).  Others (autotune, functools) are left unevaluated. */
 static Func *make_func(Elab *E, Env *env, const AstStmt *s) {
     Func *fn = TS_NEW(E->a, Func);
     fn->def = s;
@@ -314,6 +331,8 @@ static Func *make_func(Elab *E, Env *env, const AstStmt *s) {
             for (int j = 0; j < d->n; j++)
                 if (d->kwnames && d->kwnames[j] && !strcmp(d->kwnames[j], "out_idx"))
                     fn->out_idx = eval(E, env, d->items[j]);
+                else if (d->kwnames && d->kwnames[j] && !strcmp(d->kwnames[j], "pass_configs"))
+                    fn->fast_math = wants_fast_math(E, env, d->items[j]);
         }
     }
     return fn;
@@ -363,6 +382,7 @@ void start_next_kernel(Elab *E) {
     IrKernel *prev = E->k, *k = ir_kernel_new(E->a, prev->name);
     k->body = ir_seq(E->a);
     k->next_id = prev->next_id; /* ids stay unique over the chain */
+    k->fast_math = prev->fast_math;
     for (int i = 0; i < prev->params.n; i++) {
         ts_vec_push(E->a, k->params, prev->params.v[i]);
         if (prev->params.v[i].buf) ts_vec_push(E->a, k->buffers, prev->params.v[i].buf);
@@ -687,6 +707,7 @@ static void share_params(Elab *E) {
 
 static void mark_outputs(Elab *E) {
     IrKernel *k = E->k0;
+    for (IrKernel *c = E->k0; c; c = c->next) c->fast_math = E->fast_math;
     if (!E->out_idx) {
         share_params(E);
         return;
@@ -892,6 +913,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
         if (ndefs && !lenient_defines)
             elab_fail(E, TS_ERR_PARAM, fn->def->loc,
                       "'%s' is a @T.prim_func and takes no -D values; -D %s was given", entry, defs[0].name);
+        E->fast_math = fn->fast_math;
         elab_prim_func(E, fn);
         return E->k0;
     }
@@ -900,6 +922,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
     const AstStmt *def = fn->def;
     if (!block_has(&def->body, is_prim_func_def) && block_has(&def->body, is_kernel_with)) {
         E->out_idx = fn->out_idx;
+        E->fast_math = fn->fast_math;
         elab_eager(E, fn, defs, ndefs, lenient_defines);
         return E->k0;
     }
@@ -934,6 +957,7 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
         }
     }
     E->out_idx = fn->out_idx;
+    E->fast_math = fn->fast_math;
     Value *r = call_user(E, fn, NULL, 0, kw.v, kwv.v, kw.n, def->loc);
     /* A factory may return another factory (the autotuning idiom
      * `def matmul(M, N, K): def kernel(block_M, ...): ...; return kernel`):
@@ -949,12 +973,14 @@ IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *en
                     ts_vec_push(a, kwv2, define_value(E, defs[i].name, defs[i].value));
                 }
         if (r->fn->out_idx && !E->out_idx) E->out_idx = r->fn->out_idx;
+        E->fast_math |= r->fn->fast_math;
         r = call_user(E, r->fn, NULL, 0, kw2.v, kwv2.v, kw2.n, inner->loc);
     }
     if (r->kind != V_FUNC || r->fn->kind != FN_PRIM)
         elab_fail(E, TS_ERR_TYPE, def->loc, "'%s' must return a @T.prim_func, but returned a %s", entry,
                   r->kind == V_FUNC ? "plain function" : val_kind_name(r));
     if (r->fn->out_idx && !E->out_idx) E->out_idx = r->fn->out_idx;
+    E->fast_math |= r->fn->fast_math;
     elab_prim_func(E, r->fn);
     return E->k0;
 }

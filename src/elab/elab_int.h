@@ -50,6 +50,7 @@ typedef struct Func {
     Env *closure;        /* scope it was defined in */
     FuncKind kind;
     Value *out_idx;      /* @tilelang.jit(out_idx=...) or NULL */
+    bool fast_math;      /* @tilelang.jit(pass_configs={...TL_ENABLE_FAST_MATH: True}) */
 } Func;
 
 typedef struct IterSpec {
@@ -119,6 +120,7 @@ typedef struct Elab {
     bool returning, breaking, continuing;
     Value *retval;
     Value *out_idx;      /* the entry's @tilelang.jit(out_idx=...) */
+    bool fast_math;      /* the entry's @tilelang.jit asks for fast math (IrKernel.fast_math) */
 } Elab;
 
 /* Values. */

@@ -324,6 +324,9 @@ struct IrKernel {
     /* Facts recorded by annotations, used by the CUDA backend. */
     int swizzle_panel;        /* T.use_swizzle(panel_size) or 0 */
     bool may_block;           /* waits on other blocks/ranks: run blocks as coroutines */
+    bool fast_math;           /* @tilelang.jit(pass_configs={TL_ENABLE_FAST_MATH: True}): math
+                                 intrinsics may use the hardware approximations (CUDA: exp2 as
+                                 ex2.approx.ftz, subnormal results flushed to zero) */
     const char *layout_note;  /* why layout_inference left fragments in shared memory, or NULL */
     IrVar *tid;               /* thread-level IR: the flat thread index (0 .. threads-1),
                                  made by ir_kernel_tid; NULL before the CUDA passes */

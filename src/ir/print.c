@@ -633,6 +633,10 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "may_block\n");
     }
+    if (k->fast_math) {
+        ts_buf_indent(b, 1);
+        ts_buf_puts(b, "fast_math\n");
+    }
     if (k->layout_note) {
         ts_buf_indent(b, 1);
         ts_buf_printf(b, "# fragments stay in shared memory: %s\n", k->layout_note);

@@ -282,6 +282,15 @@ static const char *const prelude[] = {
     "TS_DEV double ts_min_d(double a, double b) { return fmin(a, b); }\n"
     "TS_DEV double ts_max_d(double a, double b) { return fmax(a, b); }\n"
     "TS_DEV float ts_sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }\n"
+    /* fast math (IrKernel.fast_math): the MUFU approximation alone, subnormal
+     * results flushed to zero (exp2f spends a compare and two multiplies per
+     * call to keep them; PTX ISA, ex2.approx) */
+    "TS_DEV float ts_ex2_ftz(float x) {\n"
+    "    float y;\n"
+    "    asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));\n"
+    "    return y;\n"
+    "}\n"
+    "TS_DEV float ts_exp_ftz(float x) { return ts_ex2_ftz(x * 1.44269504088896341f); }\n"
     "TS_DEV double ts_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }\n"
     "TS_DEV bool ts_isnan_f(float x) { return x != x; }\n"
     "TS_DEV bool ts_isnan_d(double x) { return x != x; }\n"
@@ -779,6 +788,21 @@ static const char *const cu_intrin[IR_INTRINSIC_COUNT][2] = {
     [IR_ERF] = {"erff", "erf"}, [IR_TRUNC] = {"truncf", "trunc"},
 };
 
+/* The same under fast math (IrKernel.fast_math): float exp2 and exp on the
+ * approximation unit alone (ts_ex2_ftz). */
+static const char *const cu_intrin_fast[IR_INTRINSIC_COUNT][2] = {
+    [IR_SHFL_XOR] = {"ts_shfl_xor_f", "ts_shfl_xor_d"},
+    [IR_EXP] = {"ts_exp_ftz", "exp"}, [IR_EXP2] = {"ts_ex2_ftz", "exp2"}, [IR_LOG] = {"logf", "log"},
+    [IR_LOG2] = {"log2f", "log2"}, [IR_SQRT] = {"sqrtf", "sqrt"}, [IR_RSQRT] = {"__frsqrt_rn", "rsqrt"},
+    [IR_ABS] = {"fabsf", "fabs"}, [IR_SIN] = {"sinf", "sin"}, [IR_COS] = {"cosf", "cos"},
+    [IR_TANH] = {"tanhf", "tanh"}, [IR_FLOOR] = {"floorf", "floor"}, [IR_CEIL] = {"ceilf", "ceil"},
+    [IR_ROUND] = {"rintf", "rint"}, [IR_SIGMOID] = {"ts_sigmoid_f", "ts_sigmoid_d"},
+    [IR_LOG1P] = {"log1pf", "log1p"}, [IR_EXP10] = {"exp10f", "exp10"},
+    [IR_ISINF] = {"ts_isinf_f", "ts_isinf_d"}, [IR_ISNAN] = {"ts_isnan_f", "ts_isnan_d"},
+    [IR_FMOD] = {"fmodf", "fmod"}, [IR_POWF] = {"powf", "pow"}, [IR_ATAN2] = {"atan2f", "atan2"},
+    [IR_ERF] = {"erff", "erf"}, [IR_TRUNC] = {"truncf", "trunc"},
+};
+
 static int cu_var(TsCxGen *x, const IrExpr *e);
 static void cu_load(TsCxGen *x, const IrExpr *e);
 
@@ -789,6 +813,17 @@ static const TsCxDialect cu_dialect = {
     .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
     .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)",
     .intrin = cu_intrin,
+    .cast_helper_args = 1,
+    .var = cu_var,
+    .load = cu_load,
+};
+static const TsCxDialect cu_dialect_fast = {
+    .who = "CUDA codegen",
+    .i64 = "ts_i64", .u32 = "ts_u32", .u64 = "ts_u64",
+    .storage = cu_storage,
+    .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
+    .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)",
+    .intrin = cu_intrin_fast,
     .cast_helper_args = 1,
     .var = cu_var,
     .load = cu_load,
@@ -2664,7 +2699,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     g.o = o;
     g.caps = caps;
     g.check = caps->check_bounds;
-    g.x = (TsCxGen){&cu_dialect, d, k->arena, k, o, &g};
+    g.x = (TsCxGen){k->fast_math ? &cu_dialect_fast : &cu_dialect, d, k->arena, k, o, &g};
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: %d grid dimensions", k->ngrid);
     int64_t nt = 1;
