@@ -26,7 +26,11 @@
  *
  * Tensors without strides are row-major contiguous; given strides (in
  * elements, any sign, zero for broadcast) are passed through unchanged,
- * since generated code indexes with run-time strides.
+ * since generated code indexes with run-time strides.  Except on CUDA for
+ * the parameters the kernel reads with vector copies (IrBuffer.contiguous,
+ * as TileLang assumes of its T.Tensor arguments): a device tensor must be
+ * compact and aligned (a clear error otherwise), a strided host tensor is
+ * replaced by a compact copy for the launch (cuda_contract below).
  *
  * The checks above are the same for every target; only the last step
  * differs (run_c / run_cuda below).  The CUDA target cannot ask generated
@@ -344,8 +348,155 @@ static TsStatus run_c(Launch *L, TsKernel *k, const TsRankEnv *env) {
     return st;
 }
 
+static TsStatus run_cuda_args(Launch *L, TsKernel *k, const TsRankEnv *env);
+
+/* Is parameter p stored row-major compact?  (Strides of extent-1
+ * dimensions do not matter; an empty tensor is.) */
+static int is_compact(const Launch *L, int p, int ndim) {
+    int64_t acc = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        if (L->shape[p][i] == 0) return 1;
+        if (L->shape[p][i] != 1 && L->strides[p][i] != acc) return 0;
+        acc *= L->shape[p][i];
+    }
+    return 1;
+}
+
+/* The bytes [*lo, *hi) that parameter p's elements cover. */
+static void param_span(const Launch *L, int p, int ndim, int64_t es, const char **lo, const char **hi) {
+    int64_t l = 0, h = 0;
+    for (int i = 0; i < ndim; i++) {
+        int64_t reach = (L->shape[p][i] - 1) * L->strides[p][i];
+        if (reach < 0) l += reach;
+        else h += reach;
+    }
+    *lo = (const char *)L->data[p] + l * es;
+    *hi = (const char *)L->data[p] + (h + 1) * es;
+}
+
+/* Element by element between a strided tensor and its compact copy:
+ * to_compact 1 gathers, 0 scatters back. */
+static void move_compact(const Launch *L, int p, int ndim, int64_t es, char *compact, int to_compact) {
+    int64_t idx[64] = {0}, n = 1;
+    for (int i = 0; i < ndim; i++) n *= L->shape[p][i];
+    for (int64_t e = 0; e < n; e++) {
+        int64_t off = 0;
+        for (int i = 0; i < ndim; i++) off += idx[i] * L->strides[p][i];
+        char *t = (char *)L->data[p] + off * es;
+        if (to_compact) memcpy(compact + e * es, t, (size_t)es);
+        else memcpy(t, compact + e * es, (size_t)es);
+        for (int i = ndim - 1; i >= 0 && ++idx[i] == L->shape[p][i]; i--) idx[i] = 0;
+    }
+}
+
+/* The launch contract of IrBuffer.contiguous (target/cuda/lower_copy_cuda.c:
+ * the kernel reads such a parameter with aligned vector copies and
+ * constant strides).  A device tensor that breaks it is an error; a host
+ * tensor that is strided is replaced by a compact copy (copy[p]), which
+ * the launch moves to the device and back, unless it overlaps another
+ * argument (a copy would break the aliasing).  The alignment of host
+ * tensors is checked on their device copies (cuda_drv.c). */
+static TsStatus cuda_contract(Launch *L, char **copy, int64_t *cstrides) {
+    const IrKernel *ir = L->ir;
+    int np = ir->params.n;
+    for (int p = 0; p < np; p++) {
+        const IrBuffer *b = ir->params.v[p].buf;
+        if (!b || !b->contiguous || !L->data[p] || b->ndim > 64) continue;
+        int64_t es = (ts_dtype_bits(b->dt) + 7) / 8, numel = 1;
+        for (int i = 0; i < b->ndim; i++) numel *= L->shape[p][i];
+        if (numel == 0) continue;
+        if (L->on_device && b->align > 1 && (uintptr_t)L->data[p] % (uintptr_t)b->align)
+            return fail(L, TS_ERR_INVALID,
+                        "%s: %s's data address is not %d-byte aligned, which the CUDA kernel's vector copies need "
+                        "(a view at an offset: pass a copy)",
+                        L->kname, pname(L, p), b->align);
+        if (is_compact(L, p, b->ndim)) continue;
+        if (L->on_device) {
+            TsBuf m = {0};
+            for (int i = 0; i < b->ndim; i++) ts_buf_printf(&m, "%s%lld", i ? ", " : "", (long long)L->strides[p][i]);
+            TsStatus st = fail(L, TS_ERR_INVALID,
+                               "%s: %s has strides (%s); the CUDA kernel reads it with vector copies and needs it "
+                               "contiguous (row-major): pass %s.contiguous()",
+                               L->kname, pname(L, p), ts_buf_str(&m), pname(L, p));
+            ts_buf_free(&m);
+            return st;
+        }
+        const char *lo, *hi;
+        param_span(L, p, b->ndim, es, &lo, &hi);
+        for (int q = 0; q < np; q++) {
+            const IrBuffer *c = ir->params.v[q].buf;
+            if (q == p || !c || !L->data[q]) continue;
+            const char *qlo, *qhi;
+            param_span(L, q, c->ndim, (ts_dtype_bits(c->dt) + 7) / 8, &qlo, &qhi);
+            if (qlo < hi && lo < qhi)
+                return fail(L, TS_ERR_INVALID,
+                            "%s: %s is strided and overlaps %s; the CUDA kernel needs %s contiguous (row-major): "
+                            "pass a contiguous copy",
+                            L->kname, pname(L, p), pname(L, q), pname(L, p));
+        }
+        copy[p] = malloc((size_t)(numel * es));
+        if (!copy[p]) return fail(L, TS_ERR_NOMEM, "%s: out of memory", L->kname);
+        move_compact(L, p, b->ndim, es, copy[p], 1);
+        int64_t *s = cstrides + 64 * p, acc = 1;
+        for (int i = b->ndim - 1; i >= 0; i--) {
+            s[i] = acc;
+            acc *= L->shape[p][i];
+        }
+    }
+    return TS_OK;
+}
+
 /* CUDA target: the grid is evaluated here from the IR. */
 static TsStatus run_cuda(Launch *L, TsKernel *k, const TsRankEnv *env) {
+    const IrKernel *ir = L->ir;
+    int np = ir->params.n, any = 0;
+    for (int p = 0; p < np; p++) any |= ir->params.v[p].buf && ir->params.v[p].buf->contiguous;
+    if (!any) return run_cuda_args(L, k, env);
+    if (L->on_device) {
+        /* device tensors are only checked: no copies, no heap */
+        TsStatus st = cuda_contract(L, NULL, NULL);
+        return st ? st : run_cuda_args(L, k, env);
+    }
+    char **copy = calloc((size_t)np, sizeof *copy);
+    int64_t *cstrides = calloc((size_t)np * 64, sizeof *cstrides);
+    void **data = calloc((size_t)np, sizeof *data);
+    const int64_t **strides = calloc((size_t)np, sizeof *strides);
+    TsStatus st = copy && cstrides && data && strides ? cuda_contract(L, copy, cstrides)
+                                                      : fail(L, TS_ERR_NOMEM, "%s: out of memory", L->kname);
+    int any_copy = 0;
+    for (int p = 0; !st && p < np; p++) any_copy |= copy[p] != NULL;
+    if (!st && any_copy) {
+        /* the kernel sees the compact copies; the strided originals get
+         * the results back */
+        memcpy(data, L->data, (size_t)np * sizeof *data);
+        memcpy(strides, L->strides, (size_t)np * sizeof *strides);
+        for (int p = 0; p < np; p++)
+            if (copy[p]) {
+                L->data[p] = copy[p];
+                L->strides[p] = cstrides + 64 * p;
+            }
+        st = run_cuda_args(L, k, env);
+        for (int p = 0; p < np; p++)
+            if (copy[p]) {
+                L->data[p] = data[p];
+                L->strides[p] = strides[p];
+                if (!st) {
+                    const IrBuffer *b = ir->params.v[p].buf;
+                    move_compact(L, p, b->ndim, (ts_dtype_bits(b->dt) + 7) / 8, copy[p], 0);
+                }
+            }
+    } else if (!st) {
+        st = run_cuda_args(L, k, env);
+    }
+    for (int p = 0; copy && p < np; p++) free(copy[p]);
+    free(copy);
+    free(cstrides);
+    free(data);
+    free(strides);
+    return st;
+}
+
+static TsStatus run_cuda_args(Launch *L, TsKernel *k, const TsRankEnv *env) {
     const IrKernel *ir = L->ir;
     TsLaunchArgs a;
     memset(&a, 0, sizeof a);

@@ -202,6 +202,13 @@ struct IrBuffer {
     IrLayout *layout;    /* fragment layout (CUDA backend) */
     IrSwizzle swizzle;   /* shared-memory swizzle */
     int stages;          /* multi-buffering copies made by pipelining (1: none) */
+    /* A global parameter without declared strides that the CUDA lowering
+     * reads with vector copies: the kernel takes it as row-major compact
+     * (strides are products of the extents, printed as such) with its
+     * data `align`-byte aligned; the launch checks both (a launch on host
+     * tensors passes a compact copy instead).  0 / 0 elsewhere. */
+    int contiguous;      /* 1: compact row-major assumed (see above) */
+    int align;           /* byte alignment of the data assumed (contiguous only) */
     TsLoc loc;           /* where it was declared */
 };
 
@@ -295,6 +302,11 @@ struct IrStmt {
             int lanes;
             int async;
             IrExpr *pred;
+            /* 1: the lowering proved every vector contiguous and aligned
+             * (a global operand is `contiguous` with `align` >= the vector's
+             * bytes): one move, no run-time test; 0: the printer tests a
+             * global operand's strides and alignment per vector */
+            int aligned;
         } vcopy;
         struct { int pending; } async_wait;
     };

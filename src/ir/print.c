@@ -494,6 +494,7 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
             ts_buf_puts(b, ", if=");
             put_expr(p, s->vcopy.pred);
         }
+        if (s->vcopy.aligned) ts_buf_puts(b, ", aligned");
         ts_buf_puts(b, ")");
         break;
     case IR_S_EVAL:
@@ -610,6 +611,7 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
                 put_list(&p, pa->buf->strides, pa->buf->ndim);
                 ts_buf_puts(b, ")");
             }
+            if (pa->buf->contiguous) ts_buf_printf(b, " contiguous align(%d)", pa->buf->align);
         } else if (pa->var) {
             put_var(&p, pa->var);
             ts_buf_printf(b, ": %s", ts_dtype_name(pa->var->dt));

@@ -2217,6 +2217,7 @@ static void emit_vcopy(Cg *g, const IrStmt *s) {
     int whole = bytes == 4 || bytes == 8 || bytes == 16;
     int dglob = db->param >= 0, sglob = sb->param >= 0;
     const char *st = storage_ctype(s->vcopy.dst->dt);
+    const char *vt = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "ts_u32";
     if (s->vcopy.async && (!whole || db->buf->scope != IR_SCOPE_SHARED || !sglob))
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: an async copy of %d bytes from %s to %s", bytes,
                    ir_scope_name(sb->buf->scope), ir_scope_name(db->buf->scope));
@@ -2236,6 +2237,18 @@ static void emit_vcopy(Cg *g, const IrStmt *s) {
     outf(g, "const %s *const ts_s = ts_p ? %s + (", st, sb->name);
     emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
     outf(g, ") : %s;\n", sb->name);
+    if (s->vcopy.aligned && whole) {
+        /* the lowering proved it contiguous and aligned: one move */
+        line_start(g);
+        if (s->vcopy.async) outf(g, "ts_cp_async<%d>(ts_d, ts_s, ts_p);\n", bytes);
+        else if (dglob) outf(g, "if (ts_p) *(%s *)ts_d = *(const %s *)ts_s;\n", vt, vt);
+        else outf(g, "if (ts_p) *(%s *)ts_d = *(const %s *)ts_s; else *(%s *)ts_d = %s;\n", vt, vt, vt,
+                  bytes == 16 ? "make_uint4(0u, 0u, 0u, 0u)" : bytes == 8 ? "make_uint2(0u, 0u)" : "0u");
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+        return;
+    }
     /* the vector move is legal: global operands contiguous and aligned */
     line_start(g);
     out(g, "const bool ts_v = true");
@@ -2246,7 +2259,6 @@ static void emit_vcopy(Cg *g, const IrStmt *s) {
         out(g, " && false");
     }
     out(g, ";\n");
-    const char *vt = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "ts_u32";
     if (whole) line_start(g);
     if (!whole) {
         /* ts_v is false: the element loop below is the only path */
@@ -2615,9 +2627,11 @@ static void emit_params(Cg *g) {
                 SEP();
                 outf(g, "const ts_i64 %s_n%d", cb->name, d);
             }
+            /* a contiguous buffer's strides are the products of its
+             * extents (emit_kernel); the launch still passes them */
             for (int d = 0; d < pr->buf->ndim; d++) {
                 SEP();
-                outf(g, "const ts_i64 %s_s%d", cb->name, d);
+                outf(g, "const ts_i64 %s_s%d%s", cb->name, d, pr->buf->contiguous ? "_arg" : "");
             }
         } else if (pr->var) {
             SEP();
@@ -2635,6 +2649,29 @@ static void emit_params(Cg *g) {
     SEP();
     out(g, "const int ts_nranks");
 #undef SEP
+}
+
+/* A contiguous parameter (IrBuffer.contiguous, checked at launch): its
+ * strides as the products of its extents, constants where the shape is
+ * static, so that index arithmetic folds. */
+static void emit_compact_strides(Cg *g, const IrBuffer *b) {
+    const CgBuf *cb = find_buf(g, b, b->loc);
+    int64_t acc = 1, c;
+    int known = 1;
+    for (int d = b->ndim - 1; d >= 0; d--) {
+        line_start(g);
+        outf(g, "const ts_i64 %s_s%d = ", cb->name, d);
+        if (known) {
+            outf(g, "%lldLL;\n", (long long)acc);
+        } else {
+            for (int e = d + 1; e < b->ndim; e++) outf(g, "%s%s_n%d", e > d + 1 ? " * " : "", cb->name, e);
+            out(g, ";\n");
+        }
+        line_start(g);
+        outf(g, "(void)%s_s%d_arg;\n", cb->name, d);
+        if (known && ir_is_const_int(b->shape[d], &c) && c >= 0 && (c == 0 || acc <= INT64_MAX / c)) acc *= c;
+        else known = 0;
+    }
 }
 
 static void emit_kernel(Cg *g) {
@@ -2669,6 +2706,8 @@ static void emit_kernel(Cg *g) {
         outf(g, "const %s %s = %sts_arg%d);\n", compute_ctype(g, v->dt, (TsLoc){0}), ts_cx_name(g->a, v->name, v->id),
              ts_cx_load_conv(cx(g), v->dt), p);
     }
+    for (int p = 0; p < k->params.n; p++)
+        if (k->params.v[p].buf && k->params.v[p].buf->contiguous) emit_compact_strides(g, k->params.v[p].buf);
     for (int i = 0; i < g->bufs.n; i++) {
         const CgBuf *cb = &g->bufs.v[i];
         if (cb->param >= 0) continue;

@@ -511,6 +511,14 @@ static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, T
         if (s->group < 0) continue;
         const Span *o = &R->span[s->group];
         R->dptr[p] = o->dev + (CUdeviceptr)(s->elem0 - o->lo);
+        /* a parameter the kernel reads with aligned vectors
+         * (IrBuffer.contiguous) inside another's span at an odd offset */
+        const IrBuffer *b = ir->params.v[p].buf;
+        if (b->contiguous && b->align > 1 && R->dptr[p] % (CUdeviceptr)b->align)
+            return fail(R->d, TS_ERR_INVALID,
+                        "%s: %s shares memory with another argument at an offset that is not %d-byte aligned, "
+                        "which the CUDA kernel's vector copies need: pass a copy",
+                        m->kname, ir->params.v[p].name ? ir->params.v[p].name : "a tensor", b->align);
     }
     double t1 = ts_now_ms();
 

@@ -27,10 +27,22 @@
  * too.  Facts about the destination (a shared buffer: constant shape) are
  * proved here or a smaller vector is taken; facts about the source
  * (run-time shapes, run-time tile starts) that cannot be proved become a
- * run-time test choosing between this and the generic lowering.  Global
- * contiguity (last stride 1) and pointer alignment are below the IR: the
- * CUDA printer tests them per vector and moves elements one by one when
- * they fail.  Every vector starts at a multiple of its size within its
+ * run-time test choosing between this and the generic lowering.
+ *
+ * Contiguity and alignment, decided once.  A tensor parameter without
+ * declared strides that a vector copy reads is taken as row-major compact
+ * with a data address aligned to the widest vector (IrBuffer.contiguous,
+ * .align), as TileLang takes its T.Tensor arguments; the launch checks it
+ * (src/runtime/launch.c: a clear error for device tensors, a compact copy
+ * for host tensors).  Then every vector is aligned: its column start is a
+ * multiple of `lanes` (above) and every stride is a multiple of the last
+ * extent, itself a multiple of `lanes`; the VCOPY says so (`aligned`) and
+ * the printer emits the move alone, with the strides as constants where
+ * the shape is.  Before this, the printer tested the last stride and the
+ * address per vector and kept an element-by-element path beside each
+ * vector: 8 of them per GEMM main-loop iteration tripled its instruction
+ * count.  A parameter with declared strides (or a view of one) keeps the
+ * run-time test.  Every vector starts at a multiple of its size within its
  * row and the shared row stride is a multiple of it, so a 16-byte vector
  * is exactly one 16-byte chunk of a row and an XOR swizzle of chunks
  * (IrBuffer.swizzle, applied by the printer to the start) keeps it whole.
@@ -148,6 +160,13 @@ IrStmt *ts_cuda_lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     vc->vcopy.nsi = sb->ndim;
     vc->vcopy.lanes = lanes;
     vc->vcopy.async = op->async != 0;
+    if (sb->param >= 0 && !sb->strides) {
+        /* the launch contract above; a wider vector elsewhere raises it */
+        IrBuffer *gb = (IrBuffer *)sb;
+        gb->contiguous = 1;
+        if (gb->align < lanes * es) gb->align = lanes * es;
+        vc->vcopy.aligned = 1;
+    }
     /* in bounds, simplified over the thread and round ranges */
     IrExpr *pred = op_in_bounds(a, sb, si);
     if (pred) {
