@@ -2486,9 +2486,13 @@ static int region_ld(Cg *g, const IrRegion *r, TsLoc loc, int q, int *aligned) {
 
 static int region_ext(Cg *g, const IrRegion *r, int axis, TsLoc loc) {
     int64_t e;
-    if (!ir_is_const_int(r->extent[axis], &e) || e <= 0 || e > (1 << 16))
+    if (!ir_is_const_int(r->extent[axis], &e) || e <= 0)
         ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: gemm operand '%s' without a constant extent",
                    r->buf->name);
+    /* a user's tile size, not a compiler bug (found by the fuzzer: block_M=100000) */
+    if (e > (1 << 16))
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, loc, "gemm operand '%s' has an extent of %lld (at most %d on the CUDA target)",
+                   r->buf->name, (long long)e, 1 << 16);
     return (int)e;
 }
 
