@@ -203,7 +203,13 @@ void ts_cx_index(TsCxGen *x, const IrBuffer *b, const char *name, int global, co
     int terms = 0;
     for (int i = 0; i < b->ndim; i++) {
         if (!global && ir_is_const_int(idx[i], &c)) {
-            konst += c * strides[i];
+            int64_t t;
+            /* a constant index so large that its offset overflows (a
+             * fuzzer find: t[9223372036854775807, 0] was signed overflow
+             * here, undefined behaviour in the compiler) */
+            if (__builtin_mul_overflow(c, strides[i], &t) || __builtin_add_overflow(konst, t, &konst))
+                ts_fail_at(x->d, TS_ERR_TYPE, loc, "index %lld of buffer '%s' is out of range (the offset overflows 64 bits)",
+                           (long long)c, b->name);
             continue;
         }
         if (terms++) out(x, " + ");
