@@ -464,7 +464,11 @@ static void emit_b_frags(TsBuf *o, const TsCudaMma *p, const char *in, int odd, 
                                   : "(k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8 + (lane >> 4) * 8";
     const char *off2 = p->trans_b ? "(n0 + j * 8 + (lane & 7)) * LDB + k0 + ((lane >> 3) & 1) * 8"
                                   : "(k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + j * 8";
-    const char *pre = u32 ? "Bs + 2 * TS_OB(" : "B + ", *post = u32 ? ")" : "";
+    if (u32) { /* register mode: the thread's offsets xb / xb2 plus a constant (TS_LB) */
+        off4 = p->trans_b ? "xb, j * 8 * LDB + k0" : "xb, k0 * LDB + j * 8";
+        off2 = p->trans_b ? "xb2, j * 8 * LDB + k0" : "xb2, k0 * LDB + j * 8";
+    }
+    const char *pre = u32 ? "TS_LB(" : "B + ", *post = u32 ? ")" : "";
     ts_buf_printf(o,
                   "#pragma unroll\n"
                   "%sfor (int j = 0; j + 1 < NI; j += 2) {\n"
@@ -622,13 +626,35 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
     else ts_buf_puts(o, "#define TS_OB(x) TS_SB(b_off + (x))\n");
     ts_buf_printf(o, "#define TS_AI(r, c) TS_OA(%s)\n", p->trans_a ? "(c) * LDA + (r)" : "(r) * LDA + (c)");
     ts_buf_printf(o, "#define TS_BI(r, c) TS_OB(%s)\n", p->trans_b ? "(c) * LDB + (r)" : "(r) * LDB + (c)");
+    /* ldmatrix row addresses: the offset of a fragment row is x + y, x the
+     * thread's part (lane, warp, a_off / b_off), y a constant once the k
+     * and tile loops are unrolled.  The swizzle leaves multiples of its
+     * period P (8 << (3 + S) elements) alone, so y's multiple of P goes
+     * outside it as an immediate of the ldmatrix address and only x + y % P
+     * is swizzled: a few distinct values per call, not one per ldmatrix. */
+    ts_buf_printf(o, "#define TS_PA %d\n#define TS_PB %d\n", p->swz_a ? 1 << (6 + p->swz_a - 1) : 1,
+                  p->swz_b ? 1 << (6 + p->swz_b - 1) : 1);
+    ts_buf_puts(o, "#define TS_LA(x, y) (As + 2u * (ts_u32)(TS_OA((x) + (y) % TS_PA) + ((y) - (y) % TS_PA)))\n"
+                   "#define TS_LB(x, y) (Bs + 2u * (ts_u32)(TS_OB((x) + (y) % TS_PB) + ((y) - (y) % TS_PB)))\n");
     ts_buf_puts(o, "    const int lane = tid & 31, w = tid >> 5, g = lane >> 2, t = lane & 3;\n"
                    "    const int m0 = (w / WGN) * WM, n0 = (w % WGN) * WN;\n"
                    "    (void)g; (void)t; (void)a_off; (void)b_off;\n");
-    /* 32-bit shared-memory addresses of the operands, converted once per call */
+    /* 32-bit shared-memory addresses of the operands, converted once per call,
+     * and the thread's parts of the fragment row offsets (TS_LA / TS_LB) */
     ts_buf_puts(o, "#if TS_HAS_MMA\n");
-    if (!p->areg && p->ldsm_a) ts_buf_puts(o, "    const ts_u32 As = ts_smem_u32(A);\n");
-    if (p->ldsm_b) ts_buf_puts(o, "    const ts_u32 Bs = ts_smem_u32(B);\n");
+    if (!p->areg && p->ldsm_a) {
+        ts_buf_puts(o, "    const ts_u32 As = ts_smem_u32(A);\n");
+        ts_buf_puts(o, p->trans_a ? "    const int xa = ((lane & 7) + (lane >> 4) * 8) * LDA + m0 + ((lane >> 3) & 1) * 8;\n"
+                                  : "    const int xa = (m0 + (lane & 15)) * LDA + (lane >> 4) * 8;\n");
+    }
+    if (p->ldsm_b) {
+        ts_buf_puts(o, "    const ts_u32 Bs = ts_smem_u32(B);\n");
+        ts_buf_puts(o, p->trans_b ? "    const int xb = (n0 + (lane & 7) + (lane >> 4) * 8) * LDB + ((lane >> 3) & 1) * 8;\n"
+                                  : "    const int xb = ((lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0 + (lane >> 4) * 8;\n");
+        if ((WN / 8) % 2)
+            ts_buf_puts(o, p->trans_b ? "    const int xb2 = (n0 + (lane & 7)) * LDB + ((lane >> 3) & 1) * 8;\n"
+                                      : "    const int xb2 = ((lane & 7) + ((lane >> 3) & 1) * 8) * LDB + n0;\n");
+    }
     ts_buf_puts(o, "#endif\n");
     if (p->clear)
         ts_buf_puts(o, "#pragma unroll\n"
@@ -646,10 +672,9 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
                        "            a[i][2] = ts_pack2(A[q + 4], A[q + 5]);\n"
                        "            a[i][3] = ts_pack2(A[q + 6], A[q + 7]);\n");
     else if (p->ldsm_a && !p->trans_a)
-        ts_buf_puts(o, "            ts_ldsm_x4_u(a[i], As + 2 * TS_OA((m0 + i * 16 + (lane & 15)) * LDA + k0 + (lane >> 4) * 8));\n");
+        ts_buf_puts(o, "            ts_ldsm_x4_u(a[i], TS_LA(xa, i * 16 * LDA + k0));\n");
     else if (p->ldsm_a)
-        ts_buf_puts(o, "            ts_ldsm_x4_tu(a[i], As + 2 * TS_OA((k0 + (lane & 7) + (lane >> 4) * 8) * LDA + m0 + i * 16 +\n"
-                       "                                         ((lane >> 3) & 1) * 8));\n");
+        ts_buf_puts(o, "            ts_ldsm_x4_tu(a[i], TS_LA(xa, k0 * LDA + i * 16));\n");
     else
         ts_buf_puts(o, "            const int r = m0 + i * 16 + g, c = k0 + 2 * t;\n"
                        "            a[i][0] = ts_pack2(A[TS_AI(r, c)], A[TS_AI(r, c + 1)]);\n"
@@ -680,6 +705,10 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
                       cvt, cvt);
     ts_buf_puts(o, "#endif\n"
                    "    }\n"
+                   "#undef TS_PA\n"
+                   "#undef TS_PB\n"
+                   "#undef TS_LA\n"
+                   "#undef TS_LB\n"
                    "#undef TS_SA\n"
                    "#undef TS_SB\n"
                    "#undef TS_OA\n"
