@@ -370,7 +370,14 @@ static Value *make_iter(Elab *E, Args *A, IrForKind kind) {
     }
     if (kind == IR_FOR_PIPELINED) {
         Value *ns = arg(E, A, -1, "num_stages");
-        it->num_stages = ns ? (int)val_to_int(E, ns, A->loc, "num_stages") : 0;
+        int64_t nsv = ns ? val_to_int(E, ns, A->loc, "num_stages") : 0;
+        /* a bound: each stage is a copy of the loop's tiles, and the
+         * pipeline passes' work grows with the square of the count (the
+         * fuzzer's num_stages=100000 took 26 s and 2 GB before the shared
+         * memory check); the int cast truncated 4294967297 to 1 */
+        if (nsv < 0 || nsv > 64)
+            elab_fail(E, TS_ERR_TYPE, A->loc, "num_stages must be from 0 to 64, got %lld", (long long)nsv);
+        it->num_stages = (int)nsv;
         const char *lists[2] = {"order", "stage"};
         for (int l = 0; l < 2; l++) {
             Value *lv = arg(E, A, -1, lists[l]);

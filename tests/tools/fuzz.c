@@ -5,7 +5,7 @@
  * (TS_SANITIZE=ON): a sanitizer report is a crash like any other.
  *
  *   fuzz [--corpus DIR] [--modes M=W,...] [--cli PATH] [--seconds S]
- *        [--timeout S] SEED ITERATIONS FILE:ENTRY:NAME=VAL,NAME=VAL ...
+ *        [--timeout S] [--from N] SEED ITERATIONS FILE:ENTRY:NAME=VAL,NAME=VAL ...
  *   fuzz --replay [--cli PATH] [--timeout S] DIR-OR-FILE.txt ...
  *
  * What one mutant is, by mode (each mutant draws its mode by weight):
@@ -73,6 +73,7 @@ typedef struct Spec {
 typedef struct Fz {
     uint64_t seed;            /* the campaign's seed */
     long iters;               /* mutants to run (0: until --seconds) */
+    long from;                /* the first mutant's number (--from: rerun one) */
     double seconds;           /* stop after this long (0: no limit) */
     double timeout;           /* seconds without progress that make a hang */
     int weight[M_COUNT];      /* how often each mode is drawn */
@@ -685,7 +686,7 @@ static int campaign(Fz *f) {
     if (f->beat == MAP_FAILED) return 2;
     f->beat[0] = -1;
     double t0 = now_s(), deadline = t0 + f->seconds;
-    long next = 0, crashes = 0, hangs = 0;
+    long next = f->from, crashes = 0, hangs = 0;
     char errpath[1300];
     snprintf(errpath, sizeof errpath, "%s/worker.stderr", f->scratch);
     for (;;) {
@@ -808,8 +809,12 @@ static int replay_one(Fz *f, TsContext *ctx, const char *txt) {
             m.data[m.len] = 0;
         }
     }
+    printf("%s: ", txt);
+    fflush(stdout);
+    alarm((unsigned)f->timeout + 1); /* a hang ends the replay (SIGALRM), a failure */
     char *why = run_mutant(f, ctx, &m);
-    printf("%s: %s\n", txt, why ? why : "ok");
+    alarm(0);
+    printf("%s\n", why ? why : "ok");
     free(why);
     free_mutant(&m);
     return why != NULL;
@@ -848,6 +853,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--cli") && v) f.cli = argv[++i];
         else if (!strcmp(a, "--seconds") && v) f.seconds = atof(argv[++i]);
         else if (!strcmp(a, "--timeout") && v) f.timeout = atof(argv[++i]);
+        else if (!strcmp(a, "--from") && v) f.from = atol(argv[++i]);
         else if (!strcmp(a, "--modes") && v) {
             if (!parse_modes(&f, argv[++i])) {
                 fprintf(stderr, "fuzz: bad --modes '%s'\n", argv[i]);
