@@ -69,11 +69,8 @@ def _own_nodes(fn):
     while stack:
         n = stack.pop()
         yield n
-        for c in ast.iter_child_nodes(n):
-            if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(c)
-            else:
-                yield c
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
 
 
 def _is_kernel_block(n):
@@ -106,6 +103,7 @@ class Kernel:
         self.parents = parents  # enclosing FunctionDefs, outermost first
         self.name = node.name
         self.defines = {}       # name -> text
+        self.const_defines = {} # T.const names -> text, used when the kernel needs them constant
         self.guessed = []       # names whose value was guessed
         self.status = None      # OK / FAIL / CRASH / TIMEOUT
         self.message = ""       # first error line
@@ -126,7 +124,14 @@ def find_kernels(path, tree):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 fac = _is_factory(n)
                 if fac and not in_factory:
-                    out.append(Kernel(path, n, parents))
+                    top = parents[0] if parents else None
+                    if top is not None and any("jit" in ast.unparse(d) for d in top.decorator_list):
+                        # a @tilelang.jit function that builds its kernel through a nested factory:
+                        # the jit function is what the user calls, and what is compiled
+                        if not any(k.node is top for k in out):
+                            out.append(Kernel(path, top, []))
+                    else:
+                        out.append(Kernel(path, n, parents))
                 elif (not parents and not in_factory and any(_is_prim_func_deco(d) for d in n.decorator_list)):
                     out.append(Kernel(path, n, parents))
                 walk(n.body, parents + [n], in_factory or fac)
@@ -410,6 +415,8 @@ def text_of(v):
         return repr(v)
     if isinstance(v, str):
         return v
+    if isinstance(v, tuple) and all(isinstance(x, (bool, int, float, str)) for x in v):
+        return repr(v)
     return None
 
 
@@ -429,9 +436,19 @@ def plan(fi, k):
         t = text_of(v) if v is not UNKNOWN else None
         if t is not None:
             k.defines[a.arg] = t
-        elif i < ndef:
-            k.defines[a.arg] = guess(a.arg)
+        elif i < ndef or (isinstance(args.defaults[i - ndef], ast.Constant) and args.defaults[i - ndef].value is None):
+            k.defines[a.arg] = guess(a.arg)  # no value, or a None default (an autotuner fills it in)
             k.guessed.append(a.arg)
+    # T.const("M, N") names: TileLang binds them from the tensors at each call and
+    # compiles for those values; here they take the file's values or a guess
+    for n in _own_nodes(fn):
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "const" and n.args
+                and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)):
+            for name in re.split(r"[,\s]+", n.args[0].value.strip()):
+                if name and name not in k.defines:
+                    v = found.get(name, UNKNOWN)
+                    t = text_of(v) if v is not UNKNOWN else None
+                    k.const_defines[name] = t if t is not None else guess(name)
     for a, d in zip(args.kwonlyargs, args.kw_defaults):
         v = found.get(a.arg, UNKNOWN)
         t = text_of(v) if v is not UNKNOWN else None
@@ -455,7 +472,7 @@ def source_for(fi, k, tmpdir):
     for n in sorted(names):
         v = env.get(n)
         if v is not UNKNOWN and text_of(v) is not None and n not in k.defines:
-            prelude.append("%s = %r" % (n, v))
+            prelude.append("%s = %r" % (n, list(v) if isinstance(v, tuple) else v))
     pad = max(0, first - 1 - len(prelude))
     text = "\n".join(prelude) + "\n" * (pad + 1) + body + "\n"
     d = tempfile.mkdtemp(dir=tmpdir)
@@ -503,9 +520,21 @@ def classify(msg):
 
 
 def run_one(cli, target, k, path, entry, timeout):
+    """Compile; T.const names stay run-time shape variables unless the kernel
+    needs them as constants (buffer extents), as TileLang binds them per call."""
+    status, msg = run_defs(cli, target, k.defines, path, entry, timeout)
+    if status == "FAIL" and k.const_defines and ("compile-time integer" in msg or "compile-time value" in msg):
+        defs = dict(k.defines)
+        defs.update(k.const_defines)
+        k.guessed += [n for n in k.const_defines if n not in k.guessed]
+        status, msg = run_defs(cli, target, defs, path, entry, timeout)
+    return status, msg
+
+
+def run_defs(cli, target, defines, path, entry, timeout):
     cmd = [cli, "compile", path, "--entry", entry, "--target", target,
            "--emit", "cuda" if target == "cuda" else "c"]
-    for n, v in k.defines.items():
+    for n, v in defines.items():
         cmd += ["-D", "%s=%s" % (n, v)]
     env = dict(os.environ)
     env.setdefault("TILESCALE_CUDA_ARCH", "sm_90a")  # the examples are written for the H100/H200

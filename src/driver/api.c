@@ -179,7 +179,7 @@ static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int nd
     record(k, "parse", t);
 
     t = ts_now_ms();
-    k->ir = ts_elaborate(d, &k->arena, m, entry, defs, ndefs, k->opt.lenient_defines != 0);
+    k->ir = ts_elaborate_for(d, &k->arena, m, entry, defs, ndefs, k->opt.lenient_defines != 0, &k->caps);
     record(k, "elaborate", t);
 
     TsKernel *part = k;

@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* Namespaces a builtin lives in. */
-enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16 };
+enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
+       NS_HOST = 32 /* host queries a factory makes, by their full dotted name (host_call) */ };
 
 /* X(id, namespace, name) */
 #define BUILTINS(X)                                                                    \
@@ -44,6 +45,8 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16 };
     X(B_NOOP_HINT3, NS_T, "disable_warp_group_reg_alloc")                              \
     X(B_NOOP_HINT4, NS_T, "annotate_l2_hit_ratio")                                     \
     X(B_PRIM_FUNC, NS_T, "prim_func") X(B_MACRO, NS_T, "macro")                        \
+    X(B_GET_THREAD_BINDING, NS_T, "get_thread_binding")                                \
+    X(B_THREAD_BINDING, NS_T, "thread_binding") X(B_PARALLEL_TIR, NS_T, "parallel")    \
     X(B_RANGE, NS_PY, "range") X(B_LEN, NS_PY, "len") X(B_PYMIN, NS_PY, "min")          \
     X(B_PYMAX, NS_PY, "max") X(B_PYABS, NS_PY, "abs") X(B_INT, NS_PY, "int")            \
     X(B_FLOAT, NS_PY, "float") X(B_BOOL, NS_PY, "bool") X(B_TUPLE, NS_PY, "tuple")      \
@@ -54,7 +57,19 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16 };
     X(B_MEXP, NS_MATH, "exp") X(B_MCEIL, NS_MATH, "ceil") X(B_MFLOOR, NS_MATH, "floor") \
     X(B_MPOW, NS_MATH, "pow") X(B_MLOG10, NS_MATH, "log10") X(B_MISQRT, NS_MATH, "isqrt") \
     X(B_JIT, NS_TL, "jit") X(B_TLCDIV, NS_TL, "cdiv")                           \
-    X(B_NEXT_POW2, NS_TL, "next_power_of_2") X(B_MGCD, NS_MATH, "gcd")
+    X(B_NEXT_POW2, NS_TL, "next_power_of_2") X(B_MGCD, NS_MATH, "gcd")                 \
+    X(B_CUDA_CAPABILITY, NS_HOST, "torch.cuda.get_device_capability")                  \
+    X(B_CUDA_AVAILABLE, NS_HOST, "torch.cuda.is_available")                            \
+    X(B_CUDA_NAME, NS_HOST, "torch.cuda.get_device_name")                              \
+    X(B_CUDA_COUNT, NS_HOST, "torch.cuda.device_count")                                \
+    X(B_CUDA_CURRENT, NS_HOST, "torch.cuda.current_device")                            \
+    X(B_HOST_NOOP, NS_HOST, "torch.cuda.synchronize") X(B_HOST_NOOP2, NS_HOST, "torch.cuda.set_device") \
+    X(B_HOST_NOOP3, NS_HOST, "torch.cuda.manual_seed_all") X(B_HOST_NOOP4, NS_HOST, "torch.cuda.empty_cache") \
+    X(B_HOST_NOOP5, NS_HOST, "torch.manual_seed") X(B_HOST_NOOP6, NS_HOST, "torch.cuda.manual_seed") \
+    X(B_NUM_SMS, NS_HOST, "tilelang.carver.arch.driver.get_num_sms")                   \
+    X(B_TVM_DTYPE, NS_HOST, "tvm.DataType") X(B_TVM_DTYPE2, NS_HOST, "tilelang.tvm.DataType") \
+    X(B_METHOD, 0, "method") X(B_ISINSTANCE, NS_PY, "isinstance")                      \
+    X(B_SYNC_THREADS, NS_T, "sync_threads")
 
 enum {
     B_NONE_,
@@ -107,6 +122,11 @@ Value *module_value(Elab *E, const char *dotted, TsLoc loc) {
         m->s = "T";
     else if (!strcmp(dotted, "tilescale"))
         m->s = "tilelang";
+    else if (!strncmp(dotted, "tilelang.", 9) && strlen(dotted) > 15 &&
+             !strcmp(dotted + strlen(dotted) - 15, ".GemmWarpPolicy")) { /* from tilelang.tileop.base import it */
+        m->kind = V_ENUM;
+        m->s = "GemmWarpPolicy";
+    }
     else
         m->s = dotted;
     return m;
@@ -115,6 +135,40 @@ Value *module_value(Elab *E, const char *dotted, TsLoc loc) {
 Value *builtin_global(Elab *E, const char *name, TsLoc loc) {
     if (!strcmp(name, "__name__")) return val_str(E, "tilescale", loc);
     return lookup_ns(E, NS_PY, name, loc);
+}
+
+/* ---- methods of values: a V_BUILTIN B_METHOD holding its object (items[0])
+ * and the method's name (s); call_method runs it ---- */
+
+static const char *const str_methods[] = {"strip", "lstrip", "rstrip", "lower", "upper", "startswith", "endswith",
+                                          "replace", "split", "join", "isdigit", "isalpha", "find", "count",
+                                          "capitalize", "format", NULL};
+
+static bool is_method(const Value *obj, const char *name) {
+    switch (obj->kind) {
+    case V_STR:
+        for (int i = 0; str_methods[i]; i++)
+            if (!strcmp(str_methods[i], name)) return true;
+        return false;
+    case V_DTYPE: /* a dtype is its name to string methods (TileLang's dtypes are str subclasses) */
+        for (int i = 0; str_methods[i]; i++)
+            if (!strcmp(str_methods[i], name)) return true;
+        return !strcmp(name, "astype");
+    case V_INT: case V_BOOL: return !strcmp(name, "bit_length") || !strcmp(name, "astype");
+    case V_FLOAT: return !strcmp(name, "is_integer") || !strcmp(name, "astype");
+    case V_EXPR: case V_ACCESS: return !strcmp(name, "astype");
+    default: return false;
+    }
+}
+
+static Value *method_value(Elab *E, Value *obj, const char *name, TsLoc loc) {
+    Value *m = val_new(E, V_BUILTIN, loc);
+    m->bi = B_METHOD;
+    m->s = name;
+    m->items = TS_NEWN(E->a, Value *, 1);
+    m->items[0] = obj;
+    m->n = 1;
+    return m;
 }
 
 Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
@@ -160,6 +214,20 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
             return module_value(E, ts_sprintf(E->a, "tilelang.%s", name), loc);
         if (!strncmp(m, "tilelang.layout", 15) || !strcmp(name, "layout"))
             return module_value(E, ts_sprintf(E->a, "%s.%s", m, name), loc);
+        /* torch and TileLang's hardware queries (tilelang.carver): dotted names
+         * down to the function; host_call answers the ones it knows by their full
+         * name and refuses the rest, naming them.  torch's dtypes are dtypes. */
+        if (!strcmp(m, "torch") || !strncmp(m, "torch.", 6) || !strncmp(m, "tilelang.carver", 15) ||
+            !strcmp(m, "tvm") || !strcmp(m, "tilelang.tvm") ||
+            (!strcmp(m, "tilelang") && (!strcmp(name, "carver") || !strcmp(name, "tvm")))) {
+            TsDType dt = !strcmp(m, "torch") ? ts_dtype_from_name(name) : TS_DTYPE_NONE;
+            if (dt != TS_DTYPE_NONE) {
+                Value *v = val_new(E, V_DTYPE, loc);
+                v->dt = dt;
+                return v;
+            }
+            return module_value(E, ts_sprintf(E->a, "%s.%s", m, name), loc);
+        }
         Value *v = val_new(E, V_OPAQUE, loc);
         v->s = ts_sprintf(E->a, "'%s.%s' is outside what this compiler understands", m, name);
         return v;
@@ -193,9 +261,17 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
     }
     case V_DTYPE:
         if (!strcmp(name, "bits")) return val_int(E, ts_dtype_bits(obj->dt), loc);
+        if (!strcmp(name, "lanes")) return val_int(E, 1, loc);
+        if (is_method(obj, name)) return method_value(E, obj, name, loc);
         return NULL;
+    case V_STR:
+    case V_INT:
+    case V_BOOL:
+    case V_FLOAT:
+        return is_method(obj, name) ? method_value(E, obj, name, loc) : NULL;
     case V_EXPR:
     case V_ACCESS:
+        if (is_method(obj, name)) return method_value(E, obj, name, loc);
         if (!strcmp(name, "dtype")) {
             Value *v = val_new(E, V_DTYPE, loc);
             v->dt = val_to_expr(E, obj, loc)->dt;
@@ -287,6 +363,15 @@ static Value *make_buffer(Elab *E, Args *A, IrScope scope, Value *shape, TsDType
     emit(E, s);
     Value *v = val_new(E, V_BUFFER, A->loc);
     v->buf = b;
+    return v;
+}
+
+/* The kernel's thread index along one axis of threads= (named as CUDA
+ * names it; the analyses know its range from the axis). */
+static IrVar *thread_var(Elab *E, int axis) {
+    static const char *names[3] = {"threadIdx_x", "threadIdx_y", "threadIdx_z"};
+    IrVar *v = ir_var(E->k, names[axis], TS_INT32, IR_VAR_THREAD_IDX);
+    v->axis = axis;
     return v;
 }
 
@@ -463,6 +548,249 @@ Value *builtin_subscript(Elab *E, Value *f, Value *ix, TsLoc loc) {
 
 /* ---- the dispatcher -------------------------------------------------------------------------------- */
 
+/* A string value's text: a str, or a dtype's name (TileLang's dtypes are
+ * strings to Python code). */
+static const char *str_of(Elab *E, Value *v, TsLoc loc, const char *what) {
+    if (v->kind == V_STR) return v->s;
+    if (v->kind == V_DTYPE) return ts_dtype_name(v->dt);
+    elab_fail(E, TS_ERR_TYPE, loc, "%s needs a str, got %s", what, val_kind_name(v));
+}
+
+static bool in_chars(char c, const char *chars) { return chars ? strchr(chars, c) != NULL && c : c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* The string methods Python code in factories uses, on a str (or a dtype's name). */
+static Value *str_method(Elab *E, const char *self, const char *name, Args *A) {
+    TsLoc loc = A->loc;
+    size_t n = strlen(self);
+    if (!strcmp(name, "strip") || !strcmp(name, "lstrip") || !strcmp(name, "rstrip")) {
+        Value *c = arg(E, A, 0, "chars");
+        check_args(E, A, 1);
+        const char *chars = c && c->kind != V_NONE ? str_of(E, c, loc, A->fn) : NULL;
+        size_t b = 0, e = n;
+        if (name[0] != 'r') while (b < e && in_chars(self[b], chars)) b++;
+        if (name[0] != 'l') while (e > b && in_chars(self[e - 1], chars)) e--;
+        return val_str(E, ts_strndup(E->a, self + b, e - b), loc);
+    }
+    if (!strcmp(name, "lower") || !strcmp(name, "upper") || !strcmp(name, "capitalize")) {
+        check_args(E, A, 0);
+        char *r = ts_strndup(E->a, self, n);
+        for (size_t i = 0; i < n; i++) {
+            char c = r[i];
+            bool up = name[0] == 'u' || (name[0] == 'c' && i == 0);
+            if (up && c >= 'a' && c <= 'z') r[i] = (char)(c - 32);
+            if (!up && c >= 'A' && c <= 'Z') r[i] = (char)(c + 32);
+        }
+        return val_str(E, r, loc);
+    }
+    if (!strcmp(name, "isdigit") || !strcmp(name, "isalpha")) {
+        check_args(E, A, 0);
+        bool all = n > 0;
+        for (size_t i = 0; i < n; i++) {
+            char c = self[i];
+            all &= name[2] == 'd' ? c >= '0' && c <= '9' : (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        }
+        return val_bool(E, all, loc);
+    }
+    if (!strcmp(name, "startswith") || !strcmp(name, "endswith")) {
+        Value *p = req(E, A, 0, "prefix");
+        check_args(E, A, 1);
+        int np;
+        Value **ps = p->kind == V_TUPLE ? val_items(E, p, &np) : (np = 1, &p);
+        for (int i = 0; i < np; i++) {
+            const char *x = str_of(E, ps[i], loc, A->fn);
+            size_t m = strlen(x);
+            if (m <= n && !strncmp(name[0] == 's' ? self : self + n - m, x, m)) return val_bool(E, true, loc);
+        }
+        return val_bool(E, false, loc);
+    }
+    if (!strcmp(name, "find") || !strcmp(name, "count")) {
+        const char *x = str_of(E, req(E, A, 0, "sub"), loc, A->fn);
+        check_args(E, A, 1);
+        const char *p = strstr(self, x);
+        if (name[0] == 'f') return val_int(E, p ? (int64_t)(p - self) : -1, loc);
+        int64_t c = 0;
+        size_t m = strlen(x);
+        if (!m) return val_int(E, (int64_t)n + 1, loc);
+        for (; p; p = strstr(p + m, x)) c++;
+        return val_int(E, c, loc);
+    }
+    if (!strcmp(name, "replace")) {
+        const char *o = str_of(E, req(E, A, 0, "old"), loc, A->fn), *w = str_of(E, req(E, A, 1, "new"), loc, A->fn);
+        Value *cv = arg(E, A, 2, "count");
+        check_args(E, A, 3);
+        int64_t left = cv ? val_to_int(E, cv, loc, "count") : -1;
+        size_t m = strlen(o);
+        TsBuf b = {0};
+        const char *p = self;
+        while (*p) {
+            if (left != 0 && m && !strncmp(p, o, m)) {
+                ts_buf_puts(&b, w);
+                p += m;
+                left--;
+            } else {
+                ts_buf_printf(&b, "%c", *p++);
+            }
+        }
+        Value *r = val_str(E, ts_strndup(E->a, ts_buf_str(&b), b.n), loc);
+        ts_buf_free(&b);
+        return r;
+    }
+    if (!strcmp(name, "split")) {
+        Value *sv = arg(E, A, 0, "sep");
+        check_args(E, A, 1);
+        const char *sep = sv && sv->kind != V_NONE ? str_of(E, sv, loc, A->fn) : NULL;
+        if (sep && !*sep) elab_fail(E, TS_ERR_TYPE, loc, "%s: empty separator", A->fn);
+        TS_VEC(Value *) parts = {0};
+        const char *p = self;
+        if (!sep) {
+            for (;;) {
+                while (*p && in_chars(*p, NULL)) p++;
+                if (!*p) break;
+                const char *q = p;
+                while (*q && !in_chars(*q, NULL)) q++;
+                ts_vec_push(E->a, parts, val_str(E, ts_strndup(E->a, p, (size_t)(q - p)), loc));
+                p = q;
+            }
+        } else {
+            size_t m = strlen(sep);
+            for (;;) {
+                const char *q = strstr(p, sep);
+                size_t len = q ? (size_t)(q - p) : strlen(p);
+                ts_vec_push(E->a, parts, val_str(E, ts_strndup(E->a, p, len), loc));
+                if (!q) break;
+                p = q + m;
+            }
+        }
+        return val_seq(E, V_LIST, parts.v, parts.n, loc);
+    }
+    if (!strcmp(name, "join")) {
+        Value *it = req(E, A, 0, "iterable");
+        check_args(E, A, 1);
+        int m;
+        Value **items = val_items(E, it, &m);
+        if (it->kind == V_STR) { /* a str is its characters */
+            m = 0;
+            items = NULL;
+            size_t len = strlen(it->s);
+            TsBuf b = {0};
+            for (size_t i = 0; i < len; i++) {
+                if (i) ts_buf_puts(&b, self);
+                ts_buf_printf(&b, "%c", it->s[i]);
+            }
+            Value *r = val_str(E, ts_strndup(E->a, ts_buf_str(&b), b.n), loc);
+            ts_buf_free(&b);
+            return r;
+        }
+        if (it->kind != V_TUPLE && it->kind != V_LIST)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s needs a list, tuple or str of strings, got %s", A->fn, val_kind_name(it));
+        TsBuf b = {0};
+        for (int i = 0; i < m; i++) {
+            if (i) ts_buf_puts(&b, self);
+            ts_buf_puts(&b, str_of(E, items[i], loc, A->fn));
+        }
+        Value *r = val_str(E, ts_strndup(E->a, ts_buf_str(&b), b.n), loc);
+        ts_buf_free(&b);
+        return r;
+    }
+    elab_fail(E, TS_ERR_UNSUPPORTED, loc, "str.%s() is not supported", name);
+}
+
+static Value *call_method(Elab *E, Value *self, const char *name, Args *A) {
+    TsLoc loc = A->loc;
+    A->fn = ts_sprintf(E->a, "%s.%s()", val_kind_name(self), name);
+    if (!strcmp(name, "astype")) { /* x.astype(dtype): a cast */
+        TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);
+        check_args(E, A, 1);
+        return cast_to(E, self, dt, loc);
+    }
+    if (!strcmp(name, "bit_length")) {
+        check_args(E, A, 0);
+        int64_t v = self->kind == V_BOOL ? self->b : self->i;
+        uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        int bits = 0;
+        while (u) {
+            bits++;
+            u >>= 1;
+        }
+        return val_int(E, bits, loc);
+    }
+    if (!strcmp(name, "is_integer")) {
+        check_args(E, A, 0);
+        return val_bool(E, isfinite(self->f) && floor(self->f) == self->f, loc);
+    }
+    return str_method(E, str_of(E, self, loc, A->fn), name, A);
+}
+
+/* isinstance(x, t): t one of int, float, bool, str, tuple, list (or a tuple of
+ * them), or torch.Tensor (true of a tensor parameter, false of a compile-time
+ * value). */
+static bool is_instance(Elab *E, Value *x, Value *t, TsLoc loc) {
+    if (t->kind == V_TUPLE) {
+        for (int i = 0; i < t->n; i++)
+            if (is_instance(E, x, t->items[i], loc)) return true;
+        return false;
+    }
+    if (t->kind == V_MODULE && (!strcmp(t->s, "torch.Tensor") || !strcmp(t->s, "T.Tensor")))
+        return x->kind == V_BUFFER;
+    if (t->kind == V_BUILTIN) {
+        switch (t->bi) {
+        case B_INT: return x->kind == V_INT || x->kind == V_BOOL;
+        case B_FLOAT: return x->kind == V_FLOAT;
+        case B_BOOL: return x->kind == V_BOOL;
+        case B_STR: return x->kind == V_STR || x->kind == V_DTYPE;
+        case B_TUPLE: return x->kind == V_TUPLE;
+        case B_LIST: return x->kind == V_LIST;
+        default: break;
+        }
+    }
+    elab_fail(E, TS_ERR_UNSUPPORTED, loc, "isinstance() with this type (a %s) is outside what this compiler understands",
+              val_kind_name(t));
+}
+
+/* The SM count of an architecture's data-center part (H100/H200 132, B200 148,
+ * A100 108; NVIDIA's product specifications): what tilelang.carver's
+ * get_num_sms() answers for the target compiled for.  Kernels use it to size
+ * persistent grids, which stay correct for any count. */
+static int64_t sm_count(int sm) { return sm >= 100 ? 148 : sm >= 90 ? 132 : 108; }
+
+/* The target's architecture as compute capability x 10 (90 for sm_90a): the
+ * compile's caps on the CUDA target; none on the C target, where the host
+ * queries below are an error naming them. */
+static int target_sm(Elab *E, const char *what, TsLoc loc) {
+    if (!E->caps || !E->caps->sm)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s() asks for the GPU; it is only answered on the CUDA target", what);
+    return E->caps->sm;
+}
+
+/* torch.cuda.* and tilelang.carver queries a factory makes at compile time:
+ * answered from the architecture the kernel is compiled for (a factory picks
+ * its configuration by them), or, for torch's host-side effects
+ * (synchronize, seeds, empty_cache), nothing: they do not change the kernel. */
+static Value *host_call(Elab *E, int id, const char *what, Value **args, int nargs, int nkw, TsLoc loc) {
+    switch (id) {
+    case B_TVM_DTYPE:
+    case B_TVM_DTYPE2: { /* tvm.DataType("float16"): the dtype */
+        if (nargs != 1 || nkw) elab_fail(E, TS_ERR_TYPE, loc, "%s() takes one dtype", what);
+        Value *v = val_new(E, V_DTYPE, loc);
+        v->dt = val_to_dtype(E, args[0], loc);
+        return v;
+    }
+    case B_CUDA_CAPABILITY: {
+        int sm = target_sm(E, what, loc);
+        Value **items = TS_NEWN(E->a, Value *, 2);
+        items[0] = val_int(E, sm / 10, loc);
+        items[1] = val_int(E, sm % 10, loc);
+        return val_seq(E, V_TUPLE, items, 2, loc);
+    }
+    case B_CUDA_AVAILABLE: return val_bool(E, E->caps && E->caps->sm, loc);
+    case B_CUDA_COUNT: return val_int(E, E->caps && E->caps->sm ? 1 : 0, loc);
+    case B_CUDA_CURRENT: target_sm(E, what, loc); return val_int(E, 0, loc);
+    case B_CUDA_NAME: target_sm(E, what, loc); return val_str(E, ts_sprintf(E->a, "NVIDIA GPU (%s)", E->caps->arch), loc);
+    case B_NUM_SMS: return val_int(E, sm_count(target_sm(E, what, loc)), loc);
+    default: (void)nargs; return val_none(E, loc); /* B_HOST_NOOP*: no effect on the kernel */
+    }
+}
+
 Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw, Value **kwv,
                     int nkw, TsLoc loc) {
     if (f->kind == V_DTYPE) {
@@ -476,9 +804,9 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             v->s = "layout";
             return v;
         }
-        Value *v = val_new(E, V_OPAQUE, loc);
-        v->s = ts_sprintf(E->a, "calling '%s' is outside what this compiler understands", f->s);
-        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s", v->s);
+        Value *h = lookup_ns(E, NS_HOST, f->s, loc);
+        if (h) return host_call(E, h->bi, f->s, args, nargs, nkw, loc);
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "calling '%s' is outside what this compiler understands", f->s);
     }
     if (f->kind != V_BUILTIN) elab_fail(E, TS_ERR_TYPE, loc, "a %s is not callable", val_kind_name(f));
     int id = f->bi;
@@ -948,6 +1276,74 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         return val_none(E, loc); /* register/cache hints for the GPU */
     case B_PRIM_FUNC: case B_MACRO: case B_JIT:
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s is only supported as a decorator", A->fn);
+    /* ---- explicit thread programming: the thread index along one axis of
+     * T.Kernel's threads=.  The CUDA target numbers threads flat and splits
+     * the index per axis (codegen_cuda.c); the C target runs a block as one
+     * thread and refuses the index where it is used, naming it. ---- */
+    case B_GET_THREAD_BINDING: {
+        need_kernel(E, A);
+        Value *d = arg(E, A, 0, "dim");
+        check_args(E, A, 1);
+        int64_t axis = d && d->kind != V_NONE ? val_to_int(E, d, loc, "dim") : 0;
+        if (axis < 0 || axis > 2) elab_fail(E, TS_ERR_TYPE, loc, "%s: dim must be 0, 1 or 2, got %lld", A->fn, (long long)axis);
+        IrExpr *x = ir_var_ref(E->a, thread_var(E, (int)axis));
+        x->loc = loc; /* where a target without threads refuses it */
+        return val_expr(E, x, loc);
+    }
+    case B_THREAD_BINDING: {
+        /* T.thread_binding([begin,] end, thread="threadIdx.x"): begin + the thread
+         * index; the range must be the block's whole extent along that axis */
+        need_kernel(E, A);
+        Value *a0 = req(E, A, 0, "begin"), *a1 = arg(E, A, 1, "end"), *th = arg(E, A, 2, "thread");
+        ignore_kw(A, "annotations");
+        check_args(E, A, 3);
+        const char *t = th && th->kind == V_STR ? th->s : "";
+        int axis = !strncmp(t, "threadIdx.", 10) && t[10] >= 'x' && t[10] <= 'z' && !t[11] ? t[10] - 'x' : -1;
+        if (axis < 0)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: thread= must be \"threadIdx.x\", \"threadIdx.y\" or \"threadIdx.z\"", A->fn);
+        bool two = a1 && a1->kind != V_NONE;
+        int64_t begin = two ? val_to_int(E, a0, loc, "begin") : 0;
+        int64_t end = val_to_int(E, two ? a1 : a0, loc, "end");
+        if (end - begin != E->k->threads[axis])
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                      "%s: the range %lld..%lld of %s must be the block's %d threads along that axis (T.Kernel threads=)",
+                      A->fn, (long long)begin, (long long)end, t, E->k->threads[axis]);
+        IrExpr *x = ir_var_ref(E->a, thread_var(E, axis));
+        x->loc = loc;
+        return val_expr(E, begin ? ir_bin(E->a, IR_ADD, x, ir_i32(E->a, begin)) : x, loc);
+    }
+    case B_METHOD: return call_method(E, f->items[0], f->s, A);
+    case B_ISINSTANCE: {
+        Value *x = req(E, A, 0, "obj"), *t = req(E, A, 1, "class_or_tuple");
+        check_args(E, A, 2);
+        return val_bool(E, is_instance(E, x, t, loc), loc);
+    }
+    case B_SYNC_THREADS:
+        /* __syncthreads(): a barrier of the block's threads on the CUDA target;
+         * nothing on the C target, where one thread runs a block */
+        need_kernel(E, A);
+        check_args(E, A, 0);
+        if (E->caps && E->caps->sm) emit(E, ir_stmt(E->a, IR_S_BARRIER, loc));
+        return val_none(E, loc);
+    case B_PARALLEL_TIR: {
+        /* TVM script's T.parallel(start, stop=None): one level of T.Parallel */
+        Value *a0 = req(E, A, 0, "start"), *a1 = arg(E, A, 1, "stop");
+        ignore_kw(A, "annotations");
+        check_args(E, A, 2);
+        IterSpec *it = TS_NEW(E->a, IterSpec);
+        it->kind = IR_FOR_PARALLEL;
+        it->n = 1;
+        if (a1 && a1->kind != V_NONE) {
+            it->start[0] = int_expr(E, a0, loc, "a loop bound");
+            it->extent[0] = ir_bin(E->a, IR_SUB, int_expr(E, a1, loc, "a loop bound"), it->start[0]);
+        } else {
+            it->start[0] = ir_i32(E->a, 0);
+            it->extent[0] = int_expr(E, a0, loc, "a T.parallel extent");
+        }
+        Value *v = val_new(E, V_ITER, loc);
+        v->iter = it;
+        return v;
+    }
     /* ---- Python builtins ---- */
     case B_LEN: {
         Value *v = req(E, A, 0, "obj");
@@ -991,8 +1387,8 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         Value *v = req(E, A, 0, "x");
         check_args(E, A, 1);
         if (v->kind == V_STR) return v;
-        if (v->kind == V_INT) return val_str(E, ts_sprintf(E->a, "%lld", (long long)v->i), loc);
-        if (v->kind == V_DTYPE) return val_str(E, ts_dtype_name(v->dt), loc);
+        const char *t = val_text(E, v, false);
+        if (t) return val_str(E, t, loc);
         elab_fail(E, TS_ERR_TYPE, loc, "str() of a %s is not supported", val_kind_name(v));
     }
     case B_TUPLE:

@@ -40,6 +40,10 @@ static IrExpr **zero_idx(Elab *E) {
     return idx;
 }
 
+static void assign(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc);
+
+void assign_target(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc) { assign(E, env, target, v, loc); }
+
 static void assign(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc) {
     switch (target->kind) {
     case AST_NAME: {
@@ -880,7 +884,13 @@ static void elab_prim_func(Elab *E, Func *fn) {
 
 IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *entry,
                        const TsDefine *defs, int ndefs, bool lenient_defines) {
+    return ts_elaborate_for(d, a, m, entry, defs, ndefs, lenient_defines, NULL);
+}
+
+IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char *entry,
+                           const TsDefine *defs, int ndefs, bool lenient_defines, const TsCaps *caps) {
     Elab E0 = {0}, *E = &E0;
+    E->caps = caps;
     E->d = d;
     E->a = a;
     E->mod = m;

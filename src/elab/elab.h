@@ -23,5 +23,11 @@
  * of -D values can serve a kernel and its naive reference). */
 IrKernel *ts_elaborate(TsDiag *d, TsArena *a, const AstModule *m, const char *entry,
                        const TsDefine *defs, int ndefs, bool lenient_defines);
+/* The same for a known target: caps (the compile's capabilities) answer the
+ * host queries a factory may make (torch.cuda.get_device_capability(),
+ * tilelang.carver's get_num_sms()); with NULL they are errors. */
+struct TsCaps;
+IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char *entry,
+                           const TsDefine *defs, int ndefs, bool lenient_defines, const struct TsCaps *caps);
 
 #endif

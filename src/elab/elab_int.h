@@ -10,6 +10,7 @@
 #define TS_ELAB_INT_H
 
 #include "elab/elab.h"
+#include "base/caps.h"
 #include "op/op.h"
 
 typedef struct Value Value;
@@ -121,6 +122,8 @@ typedef struct Elab {
     Value *retval;
     Value *out_idx;      /* the entry's @tilelang.jit(out_idx=...) */
     bool fast_math;      /* the entry's @tilelang.jit asks for fast math (IrKernel.fast_math) */
+    const TsCaps *caps;  /* the target compiled for (host queries such as torch.cuda.
+                          * get_device_capability read it); NULL: unknown */
 } Elab;
 
 /* Values. */
@@ -153,6 +156,8 @@ Value *env_lookup(Env *env, const char *name);
 void env_set(Elab *E, Env *env, const char *name, Value *v);
 
 /* Values (value.c). */
+/* Python's str() (repr: repr()) of a compile-time value; NULL if it has no text here. */
+const char *val_text(Elab *E, const Value *v, bool repr);
 bool val_is_symbolic(const Value *v); /* a run-time value: expression, element, var */
 /* Report an opaque value's reason as the error (its status, or unsupported). */
 TS_NORETURN void fail_opaque(Elab *E, Value *v, TsLoc loc);
@@ -170,6 +175,11 @@ Value *call_user(Elab *E, Func *fn, Value **args, int nargs, const char **kw, Va
 
 /* Statements (elab.c). */
 void exec_block(Elab *E, Env *env, const AstBlock *b);
+/* Bind a value to an assignment target (a name, a tuple of targets, a subscript...). */
+void assign_target(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc);
+/* The items of a value iterated at compile time (a range over constants, a
+ * tuple, list, dict's keys, a str's characters); an error naming it otherwise. */
+Value **iter_items(Elab *E, Value *it, TsLoc loc, int *n);
 
 Value *eval(Elab *E, Env *env, const AstExpr *x);
 Value *call_value(Elab *E, Value *f, Value **args, int nargs, const char **kw,

@@ -199,6 +199,9 @@ static Value *const_binop(Elab *E, AstOp op, Value *a, Value *b, TsLoc loc) {
 
 static bool val_equal(const Value *a, const Value *b) {
     if (val_is_const(a) && val_is_const(b)) return const_f(a) == const_f(b);
+    /* TileLang's dtypes equal their names ("float16" == T.float16) */
+    if (a->kind == V_STR && b->kind == V_DTYPE) return ts_dtype_from_name(a->s) == b->dt;
+    if (a->kind == V_DTYPE && b->kind == V_STR) return ts_dtype_from_name(b->s) == a->dt;
     if (a->kind != b->kind) return false;
     switch (a->kind) {
     case V_NONE: return true;
@@ -607,6 +610,247 @@ static Value *eval_call(Elab *E, Env *env, const AstExpr *x) {
     return call_value(E, f, args.v, args.n, kw.v, kwv.v, kw.n, x->loc);
 }
 
+/* ---- f-strings, formatted at compile time -------------------------------------------------------
+ *
+ * The lexer keeps an f-string's raw text; here its replacement fields are
+ * evaluated and formatted.  A field is a name or a dotted attribute path
+ * (what factories format: dtypes, block sizes), with an optional !r/!s
+ * conversion and a format spec of the forms [0][width][.precision][type]
+ * (types d x X o b f e g s, and none).  Anything else is an error naming
+ * the field, never the field's text copied through. */
+
+static Value *fstring_field(Elab *E, Env *env, const char *f, size_t n, TsLoc loc) {
+    while (n && (*f == ' ')) f++, n--;
+    while (n && f[n - 1] == ' ') n--;
+    for (size_t i = 0; i < n; i++) {
+        char c = f[i];
+        bool ok = c == '_' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i && c >= '0' && c <= '9');
+        if (!ok || (c == '.' && (i == 0 || i + 1 == n || f[i + 1] == '.')))
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                      "f-string field '{%.*s}': only names and attributes (a.b) are supported in f-strings", (int)n, f);
+    }
+    if (!n) elab_fail(E, TS_ERR_SYNTAX, loc, "f-string: empty expression not allowed");
+    const char *dot = memchr(f, '.', n);
+    size_t first = dot ? (size_t)(dot - f) : n;
+    const char *name = ts_strndup(E->a, f, first);
+    Value *v = env_lookup(env, name);
+    if (!v) v = builtin_global(E, name, loc);
+    if (!v) elab_fail(E, TS_ERR_NAME, loc, "name '%s' is not defined", name);
+    while (dot) {
+        const char *p = dot + 1;
+        dot = memchr(p, '.', n - (size_t)(p - f));
+        const char *attr = ts_strndup(E->a, p, dot ? (size_t)(dot - p) : n - (size_t)(p - f));
+        if (v->kind == V_OPAQUE) fail_opaque(E, v, loc);
+        Value *r = builtin_attr(E, v, attr, loc);
+        if (!r) elab_fail(E, TS_ERR_NAME, loc, "%s has no attribute '%s'", val_kind_name(v), attr);
+        v = r;
+    }
+    if (v->kind == V_OPAQUE) fail_opaque(E, v, loc);
+    return v;
+}
+
+static const char *fstring_format(Elab *E, Value *v, char conv, const char *spec, TsLoc loc) {
+    if (conv == 'r' || conv == 's' || conv == 'a' || !*spec) {
+        const char *t = val_text(E, v, conv == 'r' || conv == 'a');
+        if (!t)
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc, "f-string: a %s cannot be formatted at compile time", val_kind_name(v));
+        if (!*spec) return t;
+        v = val_str(E, t, loc);
+    }
+    const char *p = spec;
+    bool zero = *p == '0';
+    if (zero) p++;
+    int width = 0, prec = -1;
+    while (*p >= '0' && *p <= '9') width = width * 10 + (*p++ - '0');
+    if (*p == '.') {
+        prec = 0;
+        p++;
+        while (*p >= '0' && *p <= '9') prec = prec * 10 + (*p++ - '0');
+    }
+    char type = *p ? *p++ : 0;
+    if (*p || width > 200 || prec > 60)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "f-string format spec ':%s' is not supported", spec);
+    char body[300];
+    if ((type == 'b' || type == 'd' || type == 'x' || type == 'X' || type == 'o' || (!type && v->kind == V_INT)) &&
+        (v->kind == V_INT || v->kind == V_BOOL)) {
+        int64_t i = v->kind == V_INT ? v->i : v->b;
+        if (type == 'b') {
+            uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+            char bits[70];
+            int nb = 0;
+            do bits[nb++] = (char)('0' + (u & 1)); while (u >>= 1);
+            int k = 0;
+            if (i < 0) body[k++] = '-';
+            while (nb) body[k++] = bits[--nb];
+            body[k] = 0;
+        } else {
+            /* Python prints the magnitude in hex/octal with a sign */
+            unsigned long long u = i < 0 ? 0ULL - (unsigned long long)i : (unsigned long long)i;
+            const char *sg = i < 0 ? "-" : "";
+            if (type == 'x') snprintf(body, sizeof body, "%s%llx", sg, u);
+            else if (type == 'X') snprintf(body, sizeof body, "%s%llX", sg, u);
+            else if (type == 'o') snprintf(body, sizeof body, "%s%llo", sg, u);
+            else snprintf(body, sizeof body, "%lld", (long long)i);
+        }
+    } else if ((type == 'f' || type == 'e' || type == 'g' || (!type && v->kind == V_FLOAT)) && val_is_const(v)) {
+        double d = v->kind == V_FLOAT ? v->f : v->kind == V_INT ? (double)v->i : v->b;
+        if (!type) {
+            if (prec < 0) snprintf(body, sizeof body, "%s", val_text(E, v, false));
+            else snprintf(body, sizeof body, "%.*g", prec, d);
+        } else {
+            int pr = prec < 0 ? 6 : prec;
+            if (type == 'f') snprintf(body, sizeof body, "%.*f", pr, d);
+            else if (type == 'e') snprintf(body, sizeof body, "%.*e", pr, d);
+            else snprintf(body, sizeof body, "%.*g", pr, d);
+        }
+    } else if ((type == 's' || !type) && (v->kind == V_STR || v->kind == V_DTYPE)) {
+        const char *t = v->kind == V_STR ? v->s : ts_dtype_name(v->dt);
+        snprintf(body, sizeof body, "%.*s", prec < 0 ? 250 : prec, t);
+    } else {
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "f-string format spec ':%s' does not apply to a %s", spec, val_kind_name(v));
+    }
+    size_t len = strlen(body);
+    if ((int)len >= width) return ts_sprintf(E->a, "%s", body);
+    bool num = v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL;
+    char *out = ts_alloc(E->a, (size_t)width + 1);
+    size_t pad = (size_t)width - len;
+    if (num) { /* right-aligned; zero padding after the sign */
+        size_t k = 0, sgn = body[0] == '-' ? 1 : 0;
+        if (zero && sgn) out[k++] = '-';
+        for (size_t i = 0; i < pad; i++) out[k++] = zero ? '0' : ' ';
+        memcpy(out + k, body + (zero ? sgn : 0), len - (zero ? sgn : 0));
+        k += len - (zero ? sgn : 0);
+        out[k] = 0;
+    } else { /* strings are left-aligned */
+        memcpy(out, body, len);
+        for (size_t i = 0; i < pad; i++) out[len + i] = zero ? '0' : ' ';
+        out[width] = 0;
+    }
+    return out;
+}
+
+static Value *eval_fstring(Elab *E, Env *env, const AstExpr *x) {
+    const char *s = x->str;
+    size_t n = x->len;
+    TsBuf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if ((c == '{' || c == '}') && i + 1 < n && s[i + 1] == c) {
+            ts_buf_printf(&b, "%c", c);
+            i++;
+        } else if (c == '}') {
+            ts_buf_free(&b);
+            elab_fail(E, TS_ERR_SYNTAX, x->loc, "f-string: single '}' is not allowed");
+        } else if (c == '{') {
+            size_t j = i + 1;
+            while (j < n && s[j] != '}' && s[j] != '{') j++;
+            if (j >= n || s[j] == '{') {
+                ts_buf_free(&b);
+                elab_fail(E, TS_ERR_UNSUPPORTED, x->loc, "f-string: nested or unclosed replacement fields are not supported");
+            }
+            size_t e = i + 1;
+            while (e < j && s[e] != '!' && s[e] != ':') e++;
+            char conv = 0;
+            const char *spec = "";
+            if (e < j && s[e] == '!') {
+                conv = e + 1 < j ? s[e + 1] : 0;
+                if (!conv || (e + 2 < j && s[e + 2] != ':') || !strchr("rsa", conv)) {
+                    ts_buf_free(&b);
+                    elab_fail(E, TS_ERR_SYNTAX, x->loc, "f-string: invalid conversion character");
+                }
+                if (e + 2 < j) spec = ts_strndup(E->a, s + e + 3, j - e - 3);
+            } else if (e < j) {
+                spec = ts_strndup(E->a, s + e + 1, j - e - 1);
+            }
+            Value *v = fstring_field(E, env, s + i + 1, e - i - 1, x->loc);
+            ts_buf_puts(&b, fstring_format(E, v, conv, spec, x->loc));
+            i = j;
+        } else if (c == '\\' && i + 1 < n) {
+            char d = s[++i];
+            const char *rep = d == 'n' ? "\n" : d == 't' ? "\t" : d == 'r' ? "\r" : d == '0' ? "" : NULL;
+            if (rep) ts_buf_puts(&b, rep);
+            else if (d == '\\' || d == '\'' || d == '"') ts_buf_printf(&b, "%c", d);
+            else ts_buf_printf(&b, "\\%c", d);
+        } else {
+            ts_buf_printf(&b, "%c", c);
+        }
+    }
+    Value *r = val_str(E, ts_strndup(E->a, ts_buf_str(&b), b.n), x->loc);
+    ts_buf_free(&b);
+    return r;
+}
+
+/* ---- comprehensions, run at compile time ------------------------------------------------------ */
+
+Value **iter_items(Elab *E, Value *it, TsLoc loc, int *n) {
+    switch (it->kind) {
+    case V_TUPLE: case V_LIST: *n = it->n; return it->items;
+    case V_DICT: {
+        *n = it->n / 2;
+        Value **items = TS_NEWN(E->a, Value *, *n ? *n : 1);
+        for (int i = 0; i < *n; i++) items[i] = it->items[2 * i];
+        return items;
+    }
+    case V_STR: case V_DTYPE: {
+        const char *s = it->kind == V_STR ? it->s : ts_dtype_name(it->dt);
+        *n = (int)strlen(s);
+        Value **items = TS_NEWN(E->a, Value *, *n ? *n : 1);
+        for (int i = 0; i < *n; i++) items[i] = val_str(E, ts_strndup(E->a, s + i, 1), loc);
+        return items;
+    }
+    case V_ITER: {
+        int64_t lo, c;
+        if (it->iter->host && ir_is_const_int(it->iter->start[0], &lo) && ir_is_const_int(it->iter->extent[0], &c)) {
+            int64_t step = it->iter->step ? it->iter->step->ival : 1;
+            if (c > (1 << 22)) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "a compile-time range of %lld items is too long", (long long)c);
+            *n = (int)(c > 0 ? c : 0);
+            Value **items = TS_NEWN(E->a, Value *, *n ? *n : 1);
+            for (int i = 0; i < *n; i++) items[i] = val_int(E, lo + i * step, loc);
+            return items;
+        }
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "only a range over constants can be iterated here, not a run-time loop");
+    }
+    case V_OPAQUE: fail_opaque(E, it, loc);
+    default: elab_fail(E, TS_ERR_TYPE, loc, "cannot iterate over a %s", val_kind_name(it));
+    }
+}
+
+typedef TS_VEC(Value *) ValueVec;
+
+/* The comprehension's clauses from `ci` on, appending what they produce. */
+static void comp_clauses(Elab *E, Env *env, const AstExpr *x, int ci, ValueVec *out) {
+    if (ci == x->ncomp) {
+        ts_vec_push(E->a, *out, eval(E, env, x->a));
+        if (x->c) ts_vec_push(E->a, *out, eval(E, env, x->c)); /* dict: key, value */
+        if (out->n > (1 << 22)) elab_fail(E, TS_ERR_UNSUPPORTED, x->loc, "a comprehension of over 4M items");
+        return;
+    }
+    const AstCompFor *f = &x->comp[ci];
+    int n;
+    Value **items = iter_items(E, eval(E, env, f->iter), f->iter->loc, &n);
+    for (int i = 0; i < n; i++) {
+        assign_target(E, env, f->target, items[i], f->target->loc);
+        bool keep = true;
+        for (int j = 0; j < f->nifs && keep; j++) {
+            Value *c = eval(E, env, f->ifs[j]);
+            if (val_is_symbolic(c))
+                elab_fail(E, TS_ERR_UNSUPPORTED, f->ifs[j]->loc, "a comprehension's condition must be known at compile time");
+            keep = val_truthy(E, c, f->ifs[j]->loc);
+        }
+        if (keep) comp_clauses(E, env, x, ci + 1, out);
+    }
+}
+
+/* [e for ...], (e for ...) (a list here), {k: v for ...}: run at compile
+ * time in a scope of their own, as Python does. */
+static Value *eval_comp(Elab *E, Env *env, const AstExpr *x) {
+    if (!strcmp(x->name, "set")) elab_fail(E, TS_ERR_UNSUPPORTED, x->loc, "set comprehensions are not supported");
+    if (!x->ncomp) elab_fail(E, TS_ERR_INTERNAL, x->loc, "a comprehension without a for clause");
+    ValueVec out = {0};
+    comp_clauses(E, env_new(E, env), x, 0, &out);
+    return val_seq(E, x->c ? V_DICT : V_LIST, out.v, out.n, x->loc);
+}
+
 /* ---- expressions ------------------------------------------------------------------------------ */
 
 static Value *eval_attr(Elab *E, Env *env, const AstExpr *x) {
@@ -628,7 +872,7 @@ Value *eval(Elab *E, Env *env, const AstExpr *x) {
     }
     case AST_INT: return val_int(E, x->ival, loc);
     case AST_FLOAT: return val_float(E, x->fval, loc);
-    case AST_STR: return val_str(E, x->str, loc);
+    case AST_STR: return x->fstring ? eval_fstring(E, env, x) : val_str(E, x->str, loc);
     case AST_TRUE: return val_bool(E, true, loc);
     case AST_FALSE: return val_bool(E, false, loc);
     case AST_NONE: return val_none(E, loc);
@@ -695,9 +939,7 @@ Value *eval(Elab *E, Env *env, const AstExpr *x) {
         v->s = "lambda expressions are not supported; use a def or a @T.macro";
         return v;
     }
-    case AST_COMP:
-        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "comprehensions (%s) are not supported; use a for loop",
-                  x->name ? x->name : "list");
+    case AST_COMP: return eval_comp(E, env, x);
     case AST_SET: elab_fail(E, TS_ERR_UNSUPPORTED, loc, "set literals are not supported");
     case AST_YIELD: elab_fail(E, TS_ERR_UNSUPPORTED, loc, "yield is not supported");
     case AST_ELLIPSIS: elab_fail(E, TS_ERR_UNSUPPORTED, loc, "'...' is not supported here");

@@ -276,3 +276,45 @@ void env_set(Elab *E, Env *env, const char *name, Value *v) {
     }
 }
 
+
+/* Python's str() of a float: the shortest text that reads back the same. */
+static const char *float_text(Elab *E, double f) {
+    if (isnan(f)) return "nan";
+    if (isinf(f)) return f > 0 ? "inf" : "-inf";
+    char buf[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, f);
+        if (strtod(buf, NULL) == f) break;
+    }
+    if (!strpbrk(buf, ".en")) strcat(buf, ".0");
+    return ts_sprintf(E->a, "%s", buf);
+}
+
+const char *val_text(Elab *E, const Value *v, bool repr) {
+    switch (v->kind) {
+    case V_STR: return repr ? ts_sprintf(E->a, "'%s'", v->s) : v->s;
+    case V_INT: return ts_sprintf(E->a, "%lld", (long long)v->i);
+    case V_BOOL: return v->b ? "True" : "False";
+    case V_NONE: return "None";
+    case V_FLOAT: return float_text(E, v->f);
+    case V_DTYPE: return repr ? ts_sprintf(E->a, "'%s'", ts_dtype_name(v->dt)) : ts_dtype_name(v->dt);
+    case V_TUPLE:
+    case V_LIST: {
+        TsBuf b = {0};
+        ts_buf_puts(&b, v->kind == V_TUPLE ? "(" : "[");
+        for (int i = 0; i < v->n; i++) {
+            const char *t = val_text(E, v->items[i], true);
+            if (!t) {
+                ts_buf_free(&b);
+                return NULL;
+            }
+            ts_buf_printf(&b, "%s%s", i ? ", " : "", t);
+        }
+        ts_buf_puts(&b, v->kind == V_TUPLE ? (v->n == 1 ? ",)" : ")") : "]");
+        const char *r = ts_sprintf(E->a, "%s", ts_buf_str(&b));
+        ts_buf_free(&b);
+        return r;
+    }
+    default: return NULL;
+    }
+}

@@ -63,13 +63,21 @@ typedef enum AstExprKind {
     AST_STARRED,  /* *a (in calls, tuples) */
     AST_DSTARRED, /* **a (in calls) */
     AST_LAMBDA,   /* params + a (body expression) */
-    AST_COMP,     /* [a for target in iter if cond] kept opaque: unsupported when evaluated.
-                   * name = "list", "set", "dict" or "gen"; a = element (dict: key),
-                   * b = iterable of the first `for` clause. */
+    AST_COMP,     /* [a for target in iter if cond]: name = "list", "set", "dict" or "gen";
+                   * a = element (dict: key; c = value), b = iterable of the first `for`
+                   * clause; the clauses in comp[0..ncomp) (evaluated at compile time). */
     /* Added by the front end (additive; nothing above was renumbered): */
     AST_SET,      /* {a, b}: items */
     AST_YIELD,    /* yield a / yield from a (op unused; a may be NULL): host code only */
 } AstExprKind;
+
+/* One `for target in iter if cond...` clause of a comprehension. */
+typedef struct AstCompFor {
+    AstExpr *target;  /* the loop target (a name or a tuple of names) */
+    AstExpr *iter;    /* the iterable */
+    AstExpr **ifs;    /* its `if` conditions, all of which must hold */
+    int nifs;
+} AstCompFor;
 
 typedef struct AstParam {
     const char *name;
@@ -105,6 +113,8 @@ struct AstExpr {
                         * bytes inside; str is NUL-terminated after len bytes too) */
     int ival_u64;      /* AST_INT: 1 if the literal is above INT64_MAX (at most
                         * UINT64_MAX): ival holds its value as a uint64 bit pattern */
+    AstCompFor *comp;  /* AST_COMP: its for clauses, in order */
+    int ncomp;         /* AST_COMP: how many */
 };
 /* AST_DICT: a `**m` entry is stored as a key/value pair whose key and value
  * are both the same AST_DSTARRED node.  Starred call arguments (*a, **k)

@@ -320,19 +320,27 @@ static AstExpr *parse_comp(Parser *P, const char *kind, AstExpr *elt, TsLoc loc)
     AstExpr *e = new_expr(P, AST_COMP, loc);
     e->name = kind;
     e->a = elt;
+    TS_VEC(AstCompFor) fors = {0};
     while (is_kw(peek(P), "for") || is_kw(peek(P), "async")) {
         if (is_kw(peek(P), "async"))
             fail_tok(P, peek(P), TS_ERR_UNSUPPORTED, "asynchronous comprehensions are not supported");
         next(P);
-        parse_targets(P, "comprehension 'for' target");
+        AstCompFor f = {0};
+        f.target = parse_targets(P, "comprehension 'for' target");
         if (!accept_kw(P, "in"))
             fail_tok(P, peek(P), TS_ERR_SYNTAX,
                      "expected 'in' after comprehension 'for' target, found %s",
                      describe(P, peek(P)));
-        AstExpr *iter = parse_disjunction(P);
-        if (!e->b) e->b = iter;
-        while (accept_kw(P, "if")) parse_disjunction(P);
+        f.iter = parse_disjunction(P);
+        if (!e->b) e->b = f.iter;
+        ExprVec ifs = {0};
+        while (accept_kw(P, "if")) ts_vec_push(P->a, ifs, parse_disjunction(P));
+        f.ifs = ifs.v;
+        f.nifs = ifs.n;
+        ts_vec_push(P->a, fors, f);
     }
+    e->comp = fors.v;
+    e->ncomp = fors.n;
     return e;
 }
 
@@ -465,6 +473,7 @@ static AstExpr *parse_brace(Parser *P) {
                 AstExpr *val = parse_expr(P);
                 if (is_kw(peek(P), "for")) {
                     AstExpr *e = parse_comp(P, "dict", first, open->loc);
+                    e->c = val;
                     expect_op(P, "}", "to close dict comprehension");
                     return e;
                 }

@@ -2013,8 +2013,22 @@ static void emit_thread0(Cg *g, const IrStmt *s, void (*what)(Cg *, const IrStmt
     emit_sync(g);
 }
 
+/* A store or atomic in uniform code whose place or value differs between
+ * threads (explicit thread programming: T.get_thread_binding) is each
+ * thread's own: a divergent region, not thread 0's store. */
+static int store_varying(Cg *g, const IrStmt *s) {
+    if (expr_varying(g, s->store.value)) return 1;
+    for (int i = 0; i < s->store.nidx; i++)
+        if (expr_varying(g, s->store.idx[i])) return 1;
+    return 0;
+}
+
 static void emit_store(Cg *g, const IrStmt *s) {
     const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
+    if (g->ctx == CTX_UNIFORM && !is_private(cb->buf) && store_varying(g, s)) {
+        emit_divergent(g, s);
+        return;
+    }
     if (g->ctx == CTX_THREAD || is_private(cb->buf)) {
         if (g->ctx == CTX_UNIFORM) {
             g->pending |= expr_reads_mem(s->store.value);
@@ -2068,6 +2082,10 @@ static void emit_atomic_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
 
 static void emit_atomic(Cg *g, const IrStmt *s) {
     const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
+    if (g->ctx == CTX_UNIFORM && !is_private(cb->buf) && store_varying(g, s)) {
+        emit_divergent(g, s);
+        return;
+    }
     if (g->ctx == CTX_THREAD || is_private(cb->buf)) {
         if (g->ctx == CTX_UNIFORM) g->pending |= stmt_touches_mem(s);
         emit_atomic_line(g, s, cb);
