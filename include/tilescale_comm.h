@@ -14,6 +14,18 @@
  *   TS_WORLD_LOCAL one process drives N ranks on GPU 0, a CUDA stream each
  *                  (kernels of the CUDA target); heaps are device memory,
  *                  filled and read with ts_world_write / ts_world_read.
+ *   TS_WORLD_PROC  one process per rank, C target: heaps are shared-memory
+ *                  files every rank maps (the sim backend across processes).
+ *   TS_WORLD_IPC   one process per rank, CUDA target: each rank's heap is
+ *                  its own device allocation, exported with
+ *                  cuIpcGetMemHandle and opened by every peer (one GPU or
+ *                  several of one node).
+ *   PROC and IPC worlds are made by processes that `tilescale launch -n N`
+ *   (or another launcher) started: rank, world size and the rendezvous
+ *   come from the environment (TILESCALE_RANK, TILESCALE_WORLD_SIZE,
+ *   TILESCALE_RDZV, or RANK, WORLD_SIZE, MASTER_PORT); every process
+ *   calls the same functions in the same order, and a launch runs only
+ *   this process's rank (ts_world_rank), between host barriers.
  *
  * Typical use (2 ranks, an all-gather):
  *
@@ -43,7 +55,9 @@ extern "C" {
 
 typedef enum TsWorldBackend {
     TS_WORLD_SIM = 0, /* threads of this process, C target */
-    TS_WORLD_LOCAL    /* one process, ranks on GPU 0, CUDA target */
+    TS_WORLD_LOCAL,   /* one process, ranks on GPU 0, CUDA target */
+    TS_WORLD_PROC,    /* a process per rank, shared-memory heaps, C target */
+    TS_WORLD_IPC      /* a process per rank, CUDA IPC heaps, CUDA target */
 } TsWorldBackend;
 
 typedef struct TsWorldOptions {
@@ -51,6 +65,8 @@ typedef struct TsWorldOptions {
     int nranks;              /* 1..TS_WORLD_MAX_RANKS */
     int64_t heap_bytes;      /* per rank; 0: 64 MiB */
     int64_t wait_timeout_ms; /* 0: $TILESCALE_WAIT_TIMEOUT (seconds) or 60 s */
+                             /* PROC/IPC: nranks must match the environment's
+                              * world size (0: take it from there) */
 } TsWorldOptions;
 
 #define TS_WORLD_MAX_RANKS 64
@@ -60,11 +76,19 @@ typedef struct TsWorld TsWorld;
 TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **out);
 void ts_world_destroy(TsWorld *w);
 int ts_world_nranks(const TsWorld *w);
+/* The rank this process runs (PROC/IPC), or -1 when it runs all of them. */
+int ts_world_rank(const TsWorld *w);
+/* 1 if this process was started by a launcher (the environment names a
+ * world: TILESCALE_WORLD_SIZE or WORLD_SIZE); *nranks gets its size. */
+int ts_world_launched(int *nranks);
+/* Number of CUDA devices of this node (0 without a driver or device). */
+int ts_world_device_count(void);
 /* Reserve `bytes` on every rank's heap at one offset (256-byte aligned,
  * zero-filled). */
 TsStatus ts_world_alloc(TsWorld *w, int64_t bytes, int64_t *offset);
 /* Rank r's address of a heap offset (sim: a pointer of this process;
- * local: a device address). */
+ * local: a device address; proc/ipc: this process's mapping of rank r's
+ * heap). */
 void *ts_world_ptr(TsWorld *w, int rank, int64_t offset);
 /* A contiguous tensor on every rank's heap: out[r] is rank r's copy.  The
  * tensors keep pointing at `shape`, which must outlive them. */
@@ -78,7 +102,11 @@ TsStatus ts_world_read(TsWorld *w, int rank, int64_t offset, void *dst, int64_t 
 int64_t ts_world_offset(const TsWorld *w, int rank, const void *p);
 /* Run k (and its chain) on every rank at once: args holds nranks groups of
  * nargs tensors, rank-major (args[r * nargs + i] is rank r's i-th).  Tensors
- * that remote primitives reach must be on the heap (ts_world_tensor). */
+ * that remote primitives reach must be on the heap (ts_world_tensor).
+ * PROC/IPC: every process passes the same table (its own mappings of the
+ * peers' tensors); only this process's rank runs, and the call returns
+ * when every rank's kernels are done (an error of any rank is reported by
+ * all). */
 TsStatus ts_kernel_launch_world(TsKernel *k, TsWorld *w, const TsTensor *args, int nargs);
 
 #ifdef __cplusplus

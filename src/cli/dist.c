@@ -23,6 +23,15 @@
  * r's.  References are thus ordinary naive tile kernels that see the whole
  * world at once, independent of the communication under test.
  *
+ * In a process started by `tilescale launch -n N` (or another launcher:
+ * the environment names a world), the run is one rank of a world of
+ * processes: `proc` ranks (shared-memory heaps, C target) for --target c,
+ * `ipc` ranks (CUDA IPC heaps) for --target cuda; --ranks may be left out
+ * and must match the world size if given.  Every process builds every
+ * rank's inputs (the same seed: TILESCALE_SEED from the launcher, else 1),
+ * writes and reads back only its own rank's, runs the reference on all of
+ * them and checks its own slice, so each rank prints its own PASS/FAIL.
+ *
  * Kept apart from main.c (main only forwards `run ... --ranks N` here) so
  * the single-rank tool stays as it is; it uses only the public API.
  */
@@ -32,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/dist.h"
 #include "tilescale.h"
@@ -53,6 +63,7 @@ typedef struct DOpts {
     double atol, rtol, timeout;
     int64_t heap;
     int bench;         /* --bench N: time N more launches, print the median */
+    int launched;      /* started by a launcher: one rank of a world of processes */
     char pool[8192];   /* the NAME parts of NAME=VALUE arguments */
     size_t used;       /* bytes of pool in use */
 } DOpts;
@@ -125,6 +136,15 @@ static int parse(int argc, char **argv, DOpts *o) {
     if (!o->file || !o->entry) {
         fprintf(stderr, "tilescale: error: a FILE and --entry NAME are required\n");
         return 0;
+    }
+    int ln = 0;
+    if ((o->launched = ts_world_launched(&ln))) {
+        if (o->nranks && ln && o->nranks != ln) {
+            fprintf(stderr, "tilescale: error: --ranks %d, but the launcher started a world of %d processes\n",
+                    o->nranks, ln);
+            return 0;
+        }
+        if (!o->nranks) o->nranks = ln ? ln : 1; /* a bad environment is reported by the world */
     }
     if (o->nranks < 1 || o->nranks > TS_WORLD_MAX_RANKS) {
         fprintf(stderr, "tilescale: error: --ranks must be in 1..%d\n", TS_WORLD_MAX_RANKS);
@@ -237,13 +257,16 @@ int ts_cli_run_dist(int argc, char **argv) {
             heap += (n * ((ts_dtype_bits(info.dtype) + 7) / 8) + 511) / 256 * 256;
         }
     }
-    TsWorldOptions wo = {o.target == TS_TARGET_CUDA ? TS_WORLD_LOCAL : TS_WORLD_SIM, P, o.heap ? o.heap : heap,
-                         (int64_t)(o.timeout * 1000)};
+    int cuda = o.target == TS_TARGET_CUDA;
+    TsWorldOptions wo = {o.launched ? (cuda ? TS_WORLD_IPC : TS_WORLD_PROC) : (cuda ? TS_WORLD_LOCAL : TS_WORLD_SIM), P,
+                         o.heap ? o.heap : heap, (int64_t)(o.timeout * 1000)};
     if (ts_world_create(ctx, &wo, &w)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;
     }
-    uint64_t seed = o.have_seed ? o.seed : (uint64_t)time(NULL);
+    int me = ts_world_rank(w); /* -1: this process runs every rank */
+    const char *es = getenv("TILESCALE_SEED");
+    uint64_t seed = o.have_seed ? o.seed : o.launched ? (es && *es ? strtoull(es, NULL, 0) : 1) : (uint64_t)time(NULL);
     for (int p = 0; p < np; p++) {
         TsParamInfo info;
         ts_kernel_param(k, p, &info);
@@ -321,19 +344,23 @@ int ts_cli_run_dist(int argc, char **argv) {
     }
     /* host copies -> heaps, launch, heaps -> host copies */
     for (int i = 0; i < P * np; i++)
-        if (args[i].data != host[i].data &&
+        if (args[i].data != host[i].data && (me < 0 || i / np == me) &&
             ts_world_write(w, i / np, ts_world_offset(w, i / np, args[i].data), host[i].data, (int64_t)nbytes(&host[i]))) {
             fprintf(stderr, "%s", ts_last_error(ctx));
             goto done;
         }
-    printf("%s: %d ranks (%s), seed %llu\n", ts_kernel_name(k), P, o.target == TS_TARGET_CUDA ? "local, GPU 0" : "sim",
-           (unsigned long long)seed);
+    if (me < 0)
+        printf("%s: %d ranks (%s), seed %llu\n", ts_kernel_name(k), P, cuda ? "local, GPU 0" : "sim",
+               (unsigned long long)seed);
+    else
+        printf("%s: rank %d of %d (%s, pid %d), seed %llu\n", ts_kernel_name(k), me, P,
+               cuda ? "ipc, a process per rank" : "proc, a process per rank", (int)getpid(), (unsigned long long)seed);
     if (ts_kernel_launch_world(k, w, args, np)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;
     }
     for (int i = 0; i < P * np; i++)
-        if (args[i].data != host[i].data &&
+        if (args[i].data != host[i].data && (me < 0 || i / np == me) &&
             ts_world_read(w, i / np, ts_world_offset(w, i / np, args[i].data), host[i].data, (int64_t)nbytes(&host[i]))) {
             fprintf(stderr, "%s", ts_last_error(ctx));
             goto done;
@@ -368,6 +395,7 @@ int ts_cli_run_dist(int argc, char **argv) {
             ts_kernel_param(k, p, &info);
             if (strcmp(info.name, o.out_name[i])) continue;
             for (int r = 0; r < P; r++) {
+                if (me >= 0 && r != me) continue;
                 char *path = subst_rank(o.out_val[i], r);
                 int bad = ts_npy_save(ctx, path, &host[r * np + p]);
                 free(path);
@@ -393,6 +421,7 @@ int ts_cli_run_dist(int argc, char **argv) {
             double tol_a = o.atol >= 0 ? o.atol : info.dtype == TS_FLOAT32 || info.dtype == TS_FLOAT64 ? 1e-4 : 2e-2;
             double tol_r = o.rtol >= 0 ? o.rtol : tol_a;
             for (int r = 0; r < P; r++) {
+                if (me >= 0 && r != me) continue;
                 const TsTensor *got = &host[r * np + p];
                 int64_t n = ts_tensor_numel(got), bad = 0;
                 double maxerr = 0;
@@ -417,6 +446,7 @@ int ts_cli_run_dist(int argc, char **argv) {
             ts_kernel_param(k, p, &info);
             if (!info.is_tensor) continue;
             for (int r = 0; r < P; r++) {
+                if (me >= 0 && r != me) continue;
                 double sum = 0;
                 const TsTensor *t = &host[r * np + p];
                 int64_t n = ts_tensor_numel(t);

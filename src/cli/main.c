@@ -61,6 +61,8 @@ static void usage(FILE *f) {
           "                [--threads N] [--time] [--check-bounds | --no-check-bounds]\n"
           "  tilescale run FILE --entry NAME --ranks N [--target c] [-D ...] [--in NAME=a{rank}.npy]...\n"
           "                [--out NAME=b{rank}.npy]... [--check-against REF] [--seed S] [--heap BYTES] [--timeout SEC]\n"
+          "  tilescale launch -n N [--rdzv DIR] [--timeout SEC] [--] PROG [ARGS...]   (a process per rank;\n"
+          "                e.g. PROG = tilescale run FILE --entry NAME [--target c|cuda] ...)\n"
           "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"
           "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time] [--check-bounds | --no-check-bounds]\n"
           "\n"
@@ -605,8 +607,10 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
+    if (argc >= 2 && !strcmp(argv[1], "launch")) return ts_cli_launch(argc, argv); /* cli/launch.c */
     for (int i = 2; argc >= 2 && !strcmp(argv[1], "run") && i < argc; i++)
-        if (!strcmp(argv[i], "--ranks")) return ts_cli_run_dist(argc, argv); /* cli/dist.c */
+        if (!strcmp(argv[i], "--ranks") || getenv("TILESCALE_WORLD_SIZE"))
+            return ts_cli_run_dist(argc, argv); /* cli/dist.c */
     Opts o;
     if (!parse_args(argc, argv, &o)) {
         usage(stderr);

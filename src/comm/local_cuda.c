@@ -22,6 +22,18 @@
  * (peer out of range, range outside its tensor, not on the heap, a wait
  * past the timeout) becomes the launch's error message.
  *
+ * ipc (one process per rank, w->self >= 0): the same code drives the one
+ * rank of this process.  Its heap is its own allocation, exported with
+ * cuIpcGetMemHandle; world.c passes the handles around through the
+ * rendezvous and each peer's heap is opened here with cuIpcOpenMemHandle
+ * (which works between processes on one GPU as well as between GPUs of a
+ * node).  Module globals are per process, so T.barrier_all's counter and
+ * the abort word move to rank 0's heap (ts_comm_sync_at, ts_comm_abort_at
+ * point there), which every process has mapped.  The GPU is device 0 of
+ * the process: `tilescale launch` rotates CUDA_VISIBLE_DEVICES so that
+ * device 0 is the rank's own GPU and the others stay visible for peer
+ * access.
+ *
  * The driver is loaded with dlopen ($TILESCALE_LIBCUDA, libcuda.so.1), as
  * target/cuda/cuda_drv.c does, so the library runs where CUDA is absent;
  * the primary context of device 0 is the one the CUDA target's modules
@@ -39,6 +51,11 @@
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
+typedef struct CUipcMemHandle { char reserved[64]; } CUipcMemHandle; /* the driver's opaque handle */
+#define CU_IPC_LAZY_PEER 1       /* CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS */
+#define CU_ATTR_PCI_BUS 33       /* CU_DEVICE_ATTRIBUTE_PCI_BUS_ID */
+#define CU_ATTR_PCI_DEVICE 34    /* CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID */
+#define CU_ATTR_PCI_DOMAIN 50    /* CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID */
 #define CU_OK 0
 #define CU_ATTR_SM_COUNT 16      /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
 #define CU_STREAM_NON_BLOCKING 1
@@ -62,6 +79,10 @@ typedef struct LDrv {
     CUresult (*global)(CUdeviceptr *, size_t *, void *, const char *);    /* cuModuleGetGlobal_v2 */
     CUresult (*occupancy)(int *, void *, int, size_t);                    /* cuOccupancyMaxActiveBlocksPerMultiprocessor */
     CUresult (*error_name)(CUresult, const char **);                      /* cuGetErrorName */
+    CUresult (*device_count)(int *);                                      /* cuDeviceGetCount */
+    CUresult (*ipc_get)(CUipcMemHandle *, CUdeviceptr);                   /* cuIpcGetMemHandle (optional) */
+    CUresult (*ipc_open)(CUdeviceptr *, CUipcMemHandle, unsigned);        /* cuIpcOpenMemHandle_v2 (optional) */
+    CUresult (*ipc_close)(CUdeviceptr);                                   /* cuIpcCloseMemHandle (optional) */
 } LDrv;
 
 struct TsLocal {
@@ -69,8 +90,9 @@ struct TsLocal {
     LDrv v;            /* its entry points */
     int dev;           /* CUdevice 0 */
     void *ctx;         /* its primary context */
-    CUdeviceptr heap;  /* all ranks' heaps, one allocation */
-    void **streams;    /* [nranks] CUstream */
+    CUdeviceptr heap;  /* all ranks' heaps, one allocation (ipc: this rank's) */
+    void **streams;    /* [nranks] CUstream (ipc: only this rank's) */
+    CUdeviceptr *opened; /* ipc: [nranks] peers' heaps opened from their handles */
 };
 
 static const char *ename(const TsLocal *L, CUresult r) {
@@ -95,13 +117,26 @@ static int load_driver(TsLocal *L) {
         {"cuStreamDestroy_v2", (void **)&L->v.stream_destroy}, {"cuStreamSynchronize", (void **)&L->v.stream_sync},
         {"cuModuleGetGlobal_v2", (void **)&L->v.global},
         {"cuOccupancyMaxActiveBlocksPerMultiprocessor", (void **)&L->v.occupancy},
-        {"cuGetErrorName", (void **)&L->v.error_name},
+        {"cuGetErrorName", (void **)&L->v.error_name}, {"cuDeviceGetCount", (void **)&L->v.device_count},
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         *syms[i].fn = dlsym(L->dl, syms[i].name);
         if (!*syms[i].fn) return 0;
     }
+    *(void **)&L->v.ipc_get = dlsym(L->dl, "cuIpcGetMemHandle");
+    *(void **)&L->v.ipc_open = dlsym(L->dl, "cuIpcOpenMemHandle_v2");
+    if (!L->v.ipc_open) *(void **)&L->v.ipc_open = dlsym(L->dl, "cuIpcOpenMemHandle");
+    *(void **)&L->v.ipc_close = dlsym(L->dl, "cuIpcCloseMemHandle");
     return 1;
+}
+
+int ts_local_device_count(void) {
+    TsLocal L;
+    memset(&L, 0, sizeof L);
+    int n = 0;
+    if (load_driver(&L) && L.v.init(0) == CU_OK && L.v.device_count(&n) != CU_OK) n = 0;
+    if (L.dl) dlclose(L.dl);
+    return n;
 }
 
 TsStatus ts_local_create(TsWorld *w) {
@@ -119,19 +154,26 @@ TsStatus ts_local_create(TsWorld *w) {
         L->ctx = NULL;
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cannot use device 0's context: %s", ename(L, r));
     }
-    size_t total = (size_t)n * (size_t)w->opt.heap_bytes;
+    int ipc = w->self >= 0, mine = ipc ? 1 : n;
+    if (ipc && (!L->v.ipc_get || !L->v.ipc_open || !L->v.ipc_close))
+        return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "world (ipc): this CUDA driver has no IPC entry points");
+    size_t total = (size_t)mine * (size_t)w->opt.heap_bytes;
     if ((r = L->v.alloc(&L->heap, total)) != CU_OK) {
         L->heap = 0;
-        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (local): cannot allocate %d heaps of %lld bytes on GPU 0: %s", n,
-                             (long long)w->opt.heap_bytes, ename(L, r));
+        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (%s): cannot allocate %d heap%s of %lld bytes on GPU 0: %s",
+                             ipc ? "ipc" : "local", mine, mine > 1 ? "s" : "", (long long)w->opt.heap_bytes, ename(L, r));
     }
     if ((r = L->v.memset8(L->heap, 0, total)) != CU_OK)
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cuMemsetD8 failed: %s", ename(L, r));
-    for (int i = 0; i < n; i++) w->base[i] = (void *)(uintptr_t)(L->heap + (CUdeviceptr)i * (CUdeviceptr)w->opt.heap_bytes);
+    if (ipc) w->base[w->self] = (void *)(uintptr_t)L->heap;
+    else
+        for (int i = 0; i < n; i++)
+            w->base[i] = (void *)(uintptr_t)(L->heap + (CUdeviceptr)i * (CUdeviceptr)w->opt.heap_bytes);
     L->streams = calloc((size_t)n, sizeof *L->streams);
-    if (!L->streams) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
+    L->opened = calloc((size_t)n, sizeof *L->opened);
+    if (!L->streams || !L->opened) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
     for (int i = 0; i < n; i++)
-        if ((r = L->v.stream_create(&L->streams[i], CU_STREAM_NON_BLOCKING)) != CU_OK) {
+        if ((!ipc || i == w->self) && (r = L->v.stream_create(&L->streams[i], CU_STREAM_NON_BLOCKING)) != CU_OK) {
             L->streams[i] = NULL;
             return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cuStreamCreate failed: %s", ename(L, r));
         }
@@ -144,7 +186,10 @@ void ts_local_destroy(TsWorld *w) {
     if (L->ctx) L->v.ctx_set(L->ctx);
     for (int i = 0; L->streams && i < w->opt.nranks; i++)
         if (L->streams[i]) L->v.stream_destroy(L->streams[i]);
+    for (int i = 0; L->opened && i < w->opt.nranks; i++)
+        if (L->opened[i]) L->v.ipc_close(L->opened[i]);
     free(L->streams);
+    free(L->opened);
     if (L->heap) L->v.free_(L->heap);
     if (L->ctx) L->v.ctx_release(L->dev);
     if (L->dl) dlclose(L->dl);
@@ -161,6 +206,39 @@ TsStatus ts_local_copy(TsWorld *w, int to_device, void *dev, void *host, int64_t
     if (r != CU_OK)
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): copy %s the device failed: %s",
                              to_device ? "to" : "from", ename(L, r));
+    return TS_OK;
+}
+
+TsStatus ts_local_export(TsWorld *w, unsigned char handle[64], uint64_t *dev_key) {
+    TsLocal *L = w->local;
+    CUipcMemHandle h;
+    CUresult r = L->v.ipc_get(&h, L->heap);
+    if (r != CU_OK)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc): rank %d cannot export its heap (cuIpcGetMemHandle): %s",
+                             w->self, ename(L, r));
+    memcpy(handle, h.reserved, 64);
+    int bus = 0, devid = 0, dom = 0;
+    L->v.attr(&bus, CU_ATTR_PCI_BUS, L->dev);
+    L->v.attr(&devid, CU_ATTR_PCI_DEVICE, L->dev);
+    L->v.attr(&dom, CU_ATTR_PCI_DOMAIN, L->dev);
+    *dev_key = ((uint64_t)(uint32_t)dom << 32) | ((uint64_t)(uint32_t)bus << 8) | (uint64_t)(uint32_t)devid;
+    return TS_OK;
+}
+
+TsStatus ts_local_open(TsWorld *w, int rank, const unsigned char handle[64]) {
+    TsLocal *L = w->local;
+    CUipcMemHandle h;
+    memcpy(h.reserved, handle, 64);
+    CUdeviceptr p = 0;
+    CUresult r = L->v.ctx_set(L->ctx);
+    if (r == CU_OK) r = L->v.ipc_open(&p, h, CU_IPC_LAZY_PEER);
+    if (r != CU_OK)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
+                             "world (ipc): rank %d cannot map rank %d's heap (cuIpcOpenMemHandle): %s (is peer access "
+                             "between their GPUs possible?)",
+                             w->self, rank, ename(L, r));
+    L->opened[rank] = p;
+    w->base[rank] = (void *)(uintptr_t)p;
     return TS_OK;
 }
 
@@ -218,7 +296,8 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
     unsigned long long table[64] = {0};
     for (int i = 0; i < n && i < 64; i++) table[i] = (unsigned long long)(uintptr_t)w->base[i];
     long long heap = w->opt.heap_bytes, tmo = w->opt.wait_timeout_ms * 1000000LL, zero[6] = {0};
-    for (TsKernel *c = k; c; c = c->next) {
+    int ipc = w->self >= 0, lo = ipc ? w->self : 0, hi = ipc ? w->self + 1 : n, ci = 0;
+    for (TsKernel *c = k; c; c = c->next, ci++) {
         TsDiag d = {0};
         if (ts_cuda_module_load(&d, c->cumod, TS_ERR_RUNTIME, NULL) != TS_OK) {
             TsStatus st = ts_world_fail(ctx, d.status ? d.status : TS_ERR_RUNTIME, "world (local): %s",
@@ -235,6 +314,14 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
             if (r == CU_OK) set_global(L, mod, "ts_comm_abort", zero, sizeof(int), &r);
             if (r == CU_OK) set_global(L, mod, "ts_comm_err", zero, sizeof zero, &r);
             if (r == CU_OK) set_global(L, mod, "ts_comm_sync", zero, sizeof(long long), &r);
+            /* ipc: the counter and the abort word every process sees, on rank 0's heap */
+            unsigned long long at[2] = {0, 0};
+            if (ipc) {
+                at[0] = table[0] + 8ull * (unsigned long long)(ci % TS_WORLD_MAX_CHAIN);
+                at[1] = table[0] + TS_WORLD_ABORT_AT;
+            }
+            if (r == CU_OK) set_global(L, mod, "ts_comm_sync_at", &at[0], sizeof at[0], &r);
+            if (r == CU_OK) set_global(L, mod, "ts_comm_abort_at", &at[1], sizeof at[1], &r);
         }
         if (r != CU_OK) return ts_world_fail(ctx, TS_ERR_RUNTIME, "world (local): setting the heap table failed: %s", ename(L, r));
         /* blocks that wait on each other must all be resident */
@@ -245,14 +332,14 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
             int per_sm = 0, sms = 0;
             if (L->v.occupancy(&per_sm, c->cumod->fn, threads, (size_t)c->cumod->info.smem_bytes) == CU_OK &&
                 L->v.attr(&sms, CU_ATTR_SM_COUNT, L->dev) == CU_OK) {
-                long long need = (long long)n * grid[0] * grid[1] * grid[2], have = (long long)per_sm * sms;
+                long long need = (long long)w->dev_share * grid[0] * grid[1] * grid[2], have = (long long)per_sm * sms;
                 if (need > have)
                     return ts_world_fail(ctx, TS_ERR_UNSUPPORTED,
                                          "%s: %d ranks x %lld blocks = %lld blocks must be resident at once on GPU 0 "
                                          "(its blocks wait on each other), but it holds at most %lld "
                                          "(%d per SM x %d SMs at %d threads and %lld bytes of shared memory): "
                                          "use fewer ranks or blocks",
-                                         c->ir->name, n, (long long)(grid[0] * grid[1] * grid[2]), need, have, per_sm,
+                                         c->ir->name, w->dev_share, (long long)(grid[0] * grid[1] * grid[2]), need, have, per_sm,
                                          sms, threads, (long long)c->cumod->info.smem_bytes);
             }
         }
@@ -260,7 +347,7 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
     /* queue every rank's chain on its stream, then wait for all */
     TsStatus st = TS_OK;
     TsBuf msg = {0};
-    for (int i = 0; i < n && st == TS_OK; i++) {
+    for (int i = lo; i < hi && st == TS_OK; i++) {
         TsRankEnv env = {i, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 0, L->streams[i]};
         TsDiag d = {0};
         for (TsKernel *c = k; c && st == TS_OK; c = c->next) {
@@ -269,7 +356,7 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
         }
         ts_buf_free(&d.msg);
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = lo; i < hi; i++) {
         CUresult rs = L->v.stream_sync(L->streams[i]);
         if (rs != CU_OK && st == TS_OK) {
             st = TS_ERR_RUNTIME;

@@ -22,13 +22,21 @@
  */
 #include "comm/world.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "comm/rdzv.h"
 #include "runtime/launch.h"
+
+static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env);
+static void proc_destroy(TsWorld *w);
 
 /* ---- failure sink, clock ---------------------------------------------------- */
 
@@ -87,8 +95,25 @@ TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **ou
     if (!ctx || !opt || !out) return TS_ERR_INVALID;
     *out = NULL;
     TsWorldOptions o = *opt;
-    if (o.backend != TS_WORLD_SIM && o.backend != TS_WORLD_LOCAL)
-        return ts_world_fail(ctx, TS_ERR_UNSUPPORTED, "world: unknown backend %d (sim or local)", (int)o.backend);
+    if (o.backend != TS_WORLD_SIM && o.backend != TS_WORLD_LOCAL && o.backend != TS_WORLD_PROC &&
+        o.backend != TS_WORLD_IPC)
+        return ts_world_fail(ctx, TS_ERR_UNSUPPORTED, "world: unknown backend %d (sim, local, proc or ipc)",
+                             (int)o.backend);
+    TsLaunchEnv env;
+    int per_process = o.backend == TS_WORLD_PROC || o.backend == TS_WORLD_IPC;
+    if (per_process) {
+        TsBuf err = {0};
+        int ok = ts_launch_env_read(&env, &err);
+        if (ok && o.nranks && o.nranks != env.nranks)
+            ts_buf_printf(&err, "world: %d ranks asked for, but the launcher started %d (rank %d of %d)", o.nranks,
+                          env.nranks, env.rank, env.nranks);
+        if (!ok || (o.nranks && o.nranks != env.nranks)) {
+            ts_world_fail(ctx, TS_ERR_INVALID, "%s", ts_buf_str(&err));
+            ts_buf_free(&err);
+            return TS_ERR_INVALID;
+        }
+        o.nranks = env.nranks;
+    }
     if (o.nranks < 1 || o.nranks > TS_WORLD_MAX_RANKS)
         return ts_world_fail(ctx, TS_ERR_INVALID, "world: %d ranks (1..%d)", o.nranks, TS_WORLD_MAX_RANKS);
     if (o.heap_bytes == 0) o.heap_bytes = (int64_t)64 << 20;
@@ -102,11 +127,22 @@ TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **ou
     w->ctx = ctx;
     w->opt = o;
     w->used = TS_WORLD_SYS_BYTES;
+    w->self = -1;
+    w->dev_share = o.nranks;
     ts_comm_sink_init(&w->sink);
     w->base = calloc((size_t)o.nranks, sizeof *w->base);
     if (!w->base) {
         ts_world_destroy(w);
         return ts_world_fail(ctx, TS_ERR_NOMEM, "world: out of memory");
+    }
+    if (per_process) {
+        TsStatus st = proc_create(w, &env);
+        if (st) {
+            ts_world_destroy(w);
+            return st;
+        }
+        *out = w;
+        return TS_OK;
     }
     if (o.backend == TS_WORLD_LOCAL) {
         TsStatus st = ts_local_create(w);
@@ -132,6 +168,7 @@ TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **ou
 
 void ts_world_destroy(TsWorld *w) {
     if (!w) return;
+    if (w->rdzv) proc_destroy(w);
     if (w->local) ts_local_destroy(w);
     else
         for (int r = 0; w->base && r < w->opt.nranks; r++) free(w->base[r]);
@@ -141,6 +178,20 @@ void ts_world_destroy(TsWorld *w) {
 }
 
 int ts_world_nranks(const TsWorld *w) { return w ? w->opt.nranks : 0; }
+
+int ts_world_rank(const TsWorld *w) { return w ? w->self : -1; }
+
+int ts_world_launched(int *nranks) {
+    if (!ts_launch_env_present()) return 0;
+    TsLaunchEnv e;
+    TsBuf err = {0};
+    int ok = ts_launch_env_read(&e, &err);
+    ts_buf_free(&err);
+    if (nranks) *nranks = ok ? e.nranks : 0;
+    return 1;
+}
+
+int ts_world_device_count(void) { return ts_local_device_count(); }
 
 TsStatus ts_world_alloc(TsWorld *w, int64_t bytes, int64_t *offset) {
     if (!w || !offset || bytes < 0) return TS_ERR_INVALID;
@@ -152,8 +203,9 @@ TsStatus ts_world_alloc(TsWorld *w, int64_t bytes, int64_t *offset) {
                           (long long)w->opt.heap_bytes);
     *offset = w->used;
     if (!w->local)
-        for (int r = 0; r < w->opt.nranks; r++) memset((char *)w->base[r] + w->used, 0, (size_t)size);
-    w->used += size; /* local heaps are zeroed when created */
+        for (int r = 0; r < w->opt.nranks; r++)
+            if (w->self < 0 || r == w->self) memset((char *)w->base[r] + w->used, 0, (size_t)size);
+    w->used += size; /* device heaps are zeroed when created; a peer zeroes its own */
     return TS_OK;
 }
 
@@ -264,16 +316,214 @@ static TsStatus check_symmetric(TsWorld *w, TsKernel *k, const TsTensor *args, i
     return TS_OK;
 }
 
+/* ---- proc and ipc: one process per rank -------------------------------------------- */
+
+/* What every rank publishes at the rendezvous. */
+typedef struct ProcBlob {
+    int64_t heap_bytes;         /* its heap size (all must agree) */
+    int32_t backend;            /* its TsWorldBackend (all must agree) */
+    int32_t pid;                /* for messages */
+    uint64_t dev_key;           /* ipc: its GPU (PCI domain/bus/device) */
+    unsigned char handle[64];   /* ipc: its heap's CUDA IPC handle */
+} ProcBlob;
+
+static TsStatus rdzv_error(TsWorld *w, TsStatus st, TsBuf *err) {
+    ts_world_fail(w->ctx, st, "%s", ts_buf_str(err));
+    ts_buf_free(err);
+    return st;
+}
+
+static void heap_path(const TsWorld *w, int r, char *path, size_t n) {
+    snprintf(path, n, "%s/heap.%d", w->rdzv->env.dir, r);
+}
+
+/* Maps rank r's heap file (creating it, sized, for this rank). */
+static TsStatus proc_map(TsWorld *w, int r, int create) {
+    char path[600];
+    heap_path(w, r, path, sizeof path);
+    int fd = open(path, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR, 0600);
+    if (fd < 0)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (proc): rank %d cannot open %s: %s", w->self, path,
+                             strerror(errno));
+    if (create && ftruncate(fd, (off_t)w->opt.heap_bytes) != 0) {
+        close(fd);
+        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (proc): cannot make a %lld-byte heap in %s: %s",
+                             (long long)w->opt.heap_bytes, path, strerror(errno));
+    }
+    void *m = mmap(NULL, (size_t)w->opt.heap_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (proc): cannot map %s: %s", path, strerror(errno));
+    w->base[r] = m;
+    w->map_len[r] = w->opt.heap_bytes;
+    return TS_OK;
+}
+
+static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
+    int n = w->opt.nranks, ipc = w->opt.backend == TS_WORLD_IPC;
+    TsBuf err = {0};
+    w->self = env->rank;
+    w->rdzv = calloc(1, sizeof *w->rdzv);
+    w->map_len = calloc((size_t)n, sizeof *w->map_len);
+    if (!w->rdzv || !w->map_len) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
+    if (!ts_rdzv_join(w->rdzv, env, w->opt.wait_timeout_ms, &err)) {
+        free(w->rdzv);
+        w->rdzv = NULL;
+        return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    }
+    ProcBlob me = {w->opt.heap_bytes, (int32_t)w->opt.backend, (int32_t)getpid(), 0, {0}};
+    TsStatus st = ipc ? ts_local_create(w) : proc_map(w, w->self, 1);
+    if (!st && ipc) st = ts_local_export(w, me.handle, &me.dev_key);
+    if (st) {
+        ts_rdzv_abort(w->rdzv, NULL);
+        return st;
+    }
+    ts_rdzv_publish(w->rdzv, &me, sizeof me);
+    if (!ts_rdzv_barrier(w->rdzv, "joining the world", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    w->dev_share = 0;
+    for (int r = 0; r < n; r++) {
+        ProcBlob b;
+        memcpy(&b, ts_rdzv_peer(w->rdzv, r), sizeof b);
+        if (b.heap_bytes != me.heap_bytes || b.backend != me.backend)
+            return ts_world_fail(w->ctx, TS_ERR_INVALID,
+                                 "world: rank %d (pid %d) has a %s heap of %lld bytes but rank %d has a %s heap of "
+                                 "%lld bytes (every rank must create the world alike: same --heap and target)",
+                                 r, (int)b.pid, b.backend == TS_WORLD_IPC ? "GPU" : "host", (long long)b.heap_bytes,
+                                 w->self, ipc ? "GPU" : "host", (long long)me.heap_bytes);
+        w->dev_share += !ipc || b.dev_key == me.dev_key;
+        if (r != w->self && (st = ipc ? ts_local_open(w, r, b.handle) : proc_map(w, r, 0))) return st;
+    }
+    if (!ts_rdzv_barrier(w->rdzv, "mapping the peers' heaps", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    if (!ipc) {
+        char path[600];
+        heap_path(w, w->self, path, sizeof path);
+        unlink(path); /* every peer has it mapped: the memory lives on until the last unmaps */
+    }
+    w->ready = 1;
+    return TS_OK;
+}
+
+static void proc_destroy(TsWorld *w) {
+    TsBuf err = {0};
+    /* nobody leaves while a peer may still reach its heap */
+    int ok = w->ready && ts_rdzv_barrier(w->rdzv, "leaving the world", &err);
+    ts_buf_free(&err);
+    if (!w->ready && !w->local && w->map_len && w->map_len[w->self]) {
+        char path[600];
+        heap_path(w, w->self, path, sizeof path);
+        unlink(path); /* creation failed before the peers mapped it */
+    }
+    if (!w->local)
+        for (int r = 0; r < w->opt.nranks; r++) {
+            if (w->map_len && w->map_len[r]) munmap(w->base[r], (size_t)w->map_len[r]);
+            w->base[r] = NULL;
+        }
+    ts_rdzv_leave(w->rdzv, ok);
+    free(w->rdzv);
+    free(w->map_len);
+    w->rdzv = NULL;
+    w->map_len = NULL;
+}
+
+/* Carries an abort both ways while this rank's kernels run (proc). */
+typedef struct Monitor {
+    TsWorld *w;   /* the world */
+    int stop;     /* set (atomically) when the launch is over */
+} Monitor;
+
+static void *monitor_main(void *p) {
+    Monitor *m = p;
+    TsWorld *w = m->w;
+    while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
+        if (ts_rdzv_aborted(w->rdzv)) __atomic_store_n(&w->sink.aborted, 1, __ATOMIC_RELEASE);
+        else if (__atomic_load_n(&w->sink.aborted, __ATOMIC_ACQUIRE)) {
+            TsBuf t = {0};
+            pthread_mutex_lock(&w->sink.mu);
+            if (w->sink.msg.n) ts_buf_printf(&t, "error: %s\n", ts_buf_str(&w->sink.msg));
+            pthread_mutex_unlock(&w->sink.mu);
+            ts_rdzv_abort(w->rdzv, t.n ? ts_buf_str(&t) : NULL);
+            ts_buf_free(&t);
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static TsStatus proc_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int nargs) {
+    TsRdzv *z = w->rdzv;
+    int me = w->self, n = w->opt.nranks;
+    TsBuf err = {0};
+    if (!ts_rdzv_barrier(z, "before a launch", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    if (me == 0) {
+        unsigned char zero[TS_WORLD_SYS_BYTES] = {0};
+        ts_rdzv_clear(z);
+        if (w->local) ts_local_copy(w, 1, w->base[0], zero, TS_WORLD_SYS_BYTES);
+        else memset(w->base[0], 0, TS_WORLD_SYS_BYTES);
+    }
+    if (!ts_rdzv_barrier(z, "starting a launch", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    buf_clear(&w->sink.msg);
+    w->sink.aborted = 0;
+    TsStatus st;
+    TsBuf mine = {0};
+    if (w->local) {
+        st = ts_local_launch(w, k, args, nargs);
+        if (st) {
+            ts_buf_puts(&mine, ts_buf_str(&w->ctx->diag.msg));
+            int one = 1; /* stop the other ranks' waits on the GPU too */
+            ts_local_copy(w, 1, (char *)w->base[0] + TS_WORLD_ABORT_AT, &one, sizeof one);
+        }
+    } else {
+        RankRun R;
+        memset(&R, 0, sizeof R);
+        R.k = k;
+        R.args = args + (size_t)me * (size_t)nargs;
+        R.nargs = nargs;
+        R.env = (TsRankEnv){me, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL};
+        R.sync_base = (int64_t *)w->base[0];
+        Monitor mon = {w, 0};
+        pthread_t th;
+        int have = pthread_create(&th, NULL, monitor_main, &mon) == 0;
+        rank_main(&R);
+        __atomic_store_n(&mon.stop, 1, __ATOMIC_RELEASE);
+        if (have) pthread_join(th, NULL);
+        st = R.st;
+        if (st) ts_buf_printf(&mine, "rank %d: %s", me, ts_buf_str(&R.diag.msg));
+        else if (w->sink.msg.n) {
+            st = TS_ERR_RUNTIME;
+            ts_buf_printf(&mine, "error: %s\n", ts_buf_str(&w->sink.msg));
+        }
+        ts_buf_free(&R.diag.msg);
+    }
+    if (st) ts_rdzv_abort(z, ts_buf_str(&mine));
+    if (!ts_rdzv_barrier(z, "finishing a launch", &err)) {
+        ts_buf_free(&mine);
+        return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    }
+    if (!st && ts_rdzv_aborted(z)) {
+        st = TS_ERR_RUNTIME;
+        const char *m = ts_rdzv_message(z);
+        ts_buf_puts(&mine, *m ? m : "error: another rank failed (it left no message)\n");
+    }
+    buf_clear(&w->ctx->diag.msg);
+    if (st) ts_buf_puts(&w->ctx->diag.msg, ts_buf_str(&mine));
+    w->ctx->diag.status = st;
+    ts_buf_free(&mine);
+    return st;
+}
+
 TsStatus ts_kernel_launch_world(TsKernel *k, TsWorld *w, const TsTensor *args, int nargs) {
     if (!k || !w || (nargs > 0 && !args)) return TS_ERR_INVALID;
     if (k->ctx != w->ctx) return ts_world_fail(k->ctx, TS_ERR_INVALID, "the kernel and the world belong to different contexts");
     if (!k->cmod && !k->cumod)
         return ts_world_fail(w->ctx, TS_ERR_INVALID, "this kernel was compiled without a build (skip_build)");
+    static const char *const names[] = {"sim", "local", "proc", "ipc"};
     if (k->target != (w->local ? TS_TARGET_CUDA : TS_TARGET_C))
         return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "%s: the %s world runs kernels of the %s target", k->ir->name,
-                             w->local ? "local" : "sim", w->local ? "CUDA" : "C");
+                             names[w->opt.backend], w->local ? "CUDA" : "C");
     TsStatus st = check_symmetric(w, k, args, nargs);
     if (st) return st;
+    if (w->rdzv) return proc_launch(w, k, args, nargs);
     if (w->local) return ts_local_launch(w, k, args, nargs);
     int n = w->opt.nranks;
     buf_clear(&w->sink.msg);

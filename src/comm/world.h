@@ -18,7 +18,17 @@
  *
  * The first TS_WORLD_SYS_BYTES of every heap are the world's own: counters
  * of T.barrier_all (one 64-bit word per kernel of a chain, on rank 0's
- * heap), reset before every launch.
+ * heap) and, at TS_WORLD_ABORT_AT, the world's abort word (CUDA kernels of
+ * the ipc backend set and watch it, so a failure in one process stops the
+ * others' waits), reset before every launch.
+ *
+ * proc/ipc (one process per rank): the world holds this process's heap
+ * and its mappings of the peers' (base[] is per process, the offsets are
+ * the same everywhere); `self` is the rank it runs and `rdzv` how it meets
+ * the others (rdzv.h).  A launch is: barrier; rank 0 clears the reserved
+ * words and the abort state; barrier; this rank's kernels (a monitor
+ * thread carries an abort between this process's failure sink and the
+ * rendezvous); barrier; every rank reports the first failure of any.
  */
 #ifndef TS_COMM_WORLD_H
 #define TS_COMM_WORLD_H
@@ -30,7 +40,8 @@
 
 #define TS_WORLD_SYS_BYTES 256   /* reserved head of every heap */
 #define TS_WORLD_ALIGN 256       /* alignment of symmetric allocations */
-#define TS_WORLD_MAX_CHAIN 32    /* kernels of a chain with their own barrier word */
+#define TS_WORLD_MAX_CHAIN 31    /* kernels of a chain with their own barrier word */
+#define TS_WORLD_ABORT_AT 248    /* byte offset of the abort word in rank 0's head */
 
 /* Where run-time failures of generated code go (thread-safe). */
 typedef struct TsCommSink {
@@ -61,6 +72,7 @@ typedef struct TsRankEnv {
 } TsRankEnv;
 
 typedef struct TsLocal TsLocal; /* local_cuda.c */
+typedef struct TsRdzv TsRdzv;   /* rdzv.h */
 
 struct TsWorld {
     TsContext *ctx;            /* errors go to its diagnostic */
@@ -69,6 +81,11 @@ struct TsWorld {
     int64_t used;              /* bytes allocated so far (same on every rank) */
     TsCommSink sink;           /* failures of the current launch (sim) */
     TsLocal *local;            /* the local backend's driver state, or NULL (sim) */
+    int self;                  /* proc/ipc: the rank this process runs; -1: all */
+    int dev_share;             /* ranks on this process's GPU (co-residency check) */
+    TsRdzv *rdzv;              /* proc/ipc: the rendezvous, else NULL */
+    int64_t *map_len;          /* proc: [nranks] bytes mapped at base[r] (0: none) */
+    int ready;                 /* proc/ipc: creation completed (leaving waits for the peers) */
 };
 
 /* Replaces the context's diagnostic with "error: <message>" and returns st. */
@@ -84,5 +101,11 @@ TsStatus ts_local_copy(TsWorld *w, int to_device, void *dev, void *host, int64_t
 /* Every rank's launch of k (and its chain), each on its own stream, with
  * the module's world globals set and a co-residency check first. */
 TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int nargs);
+/* ipc (w->self >= 0): this rank's IPC handle (64 bytes) and a key of its
+ * GPU (same key: same device); map a peer's heap from its handle. */
+TsStatus ts_local_export(TsWorld *w, unsigned char handle[64], uint64_t *dev_key);
+TsStatus ts_local_open(TsWorld *w, int rank, const unsigned char handle[64]);
+/* Number of CUDA devices (0 without a driver); for the launcher. */
+int ts_local_device_count(void);
 
 #endif

@@ -55,3 +55,17 @@ def get_past_end(N):
             T.get_block(src=T.address_of(x[0]), dst=T.address_of(y[0]), size=2 * N, src_pe=0)
 
     return main
+
+
+# rank 1 fails at once (a peer that does not exist) while rank 0 waits for
+# a flag from it: the failure must end rank 0's wait long before its timeout
+def fail_while_waiting(P):
+    @T.prim_func
+    def main(sig: T.Tensor((P,), "int32")):
+        with T.Kernel(1, threads=32) as (bx):
+            if T.get_rank() == 0:
+                T.wait_eq(sig[1], 1)
+            else:
+                T.st(sig[0], 1, dst_pe=P + 1)
+
+    return main

@@ -11,7 +11,11 @@
  * before launching; the kernel's signature does not change.  Every rank
  * of a `local` world on one GPU runs the same module, so one table serves
  * them all.  Outside a world the table is zero and only the local rank
- * can be reached (rank 0 of 1), as on the C target.
+ * can be reached (rank 0 of 1), as on the C target.  In an `ipc` world
+ * (a process per rank, each with its own module) the barrier counter and
+ * an abort word live on rank 0's heap instead: `ts_comm_sync_at` and
+ * `ts_comm_abort_at` point there (zero otherwise), so T.barrier_all and a
+ * failure reach every process.
  *
  * Remote address = peer base + (local address - own base), checked in
  * ts_comm_addr like the C target's (peer in range, range inside its
@@ -43,6 +47,8 @@ static const char comm_prelude[] =
     "__device__ int ts_comm_abort;         /* non-zero once anything failed */\n"
     "__device__ ts_i64 ts_comm_err[6];     /* the first failure: kind, rank, and four operands */\n"
     "__device__ ts_i64 ts_comm_sync;       /* T.barrier_all's arrival counter */\n"
+    "__device__ ts_u64 ts_comm_sync_at;    /* ipc: that counter on rank 0's heap (0: ts_comm_sync) */\n"
+    "__device__ ts_u64 ts_comm_abort_at;   /* ipc: the world's abort word on rank 0's heap, or 0 */\n"
     "TS_DEV ts_u64 ts_comm_now() {\n"
     "    ts_u64 t;\n"
     "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n"
@@ -55,6 +61,7 @@ static const char comm_prelude[] =
     "        __threadfence_system();\n"
     "        atomicExch(&ts_comm_abort, 1);\n"
     "    }\n"
+    "    if (ts_comm_abort_at) atomicExch_system((int *)ts_comm_abort_at, 1);\n"
     "}\n"
     /* kinds: what * 16 + 1 outside the tensor, + 2 peer out of range, + 3 not on the heap, + 4 timeout */
     "TS_DEV void *ts_comm_addr(int what, ts_i64 rank, ts_i64 nranks, ts_i64 pe, const void *p, ts_i64 bytes,\n"
@@ -80,6 +87,7 @@ static const char comm_prelude[] =
     /* one iteration of a wait: 0 go on, 1 give up */
     "TS_DEV int ts_comm_spin(ts_u64 *t0) {\n"
     "    if (*(volatile int *)&ts_comm_abort) return 1;\n"
+    "    if (ts_comm_abort_at && *(volatile int *)ts_comm_abort_at) return 1;\n"
     "    ts_u64 now = ts_comm_now();\n"
     "    ts_i64 lim = ts_comm_timeout_ns > 0 ? ts_comm_timeout_ns : 60000000000LL;\n"
     "    if (*t0 == 0) *t0 = now;\n"
@@ -379,12 +387,14 @@ static void emit_barrier_all(Ce *c) {
     line(c);
     out(c, "const ts_i64 ts_tot = (ts_i64)gridDim.x * gridDim.y * gridDim.z * ts_nranks;\n");
     line(c);
-    out(c, "const ts_i64 ts_goal = ((ts_i64)atomicAdd((unsigned long long *)&ts_comm_sync, 1ull) / ts_tot + 1) * ts_tot;\n");
+    out(c, "ts_i64 *ts_cnt = ts_comm_sync_at ? (ts_i64 *)ts_comm_sync_at : &ts_comm_sync;\n");
+    line(c);
+    out(c, "const ts_i64 ts_goal = ((ts_i64)atomicAdd_system((unsigned long long *)ts_cnt, 1ull) / ts_tot + 1) * ts_tot;\n");
     line(c);
     out(c, "ts_i64 ts_v = 0;\n");
     char rec[160];
     snprintf(rec, sizeof rec, "ts_comm_fail(%d, ts_rank, ts_v - (ts_goal - ts_tot), ts_tot, 0, 0)", c->what * 16 + 4);
-    emit_wait_loop(c, "ts_v = *(volatile ts_i64 *)&ts_comm_sync;", "ts_v >= ts_goal", rec);
+    emit_wait_loop(c, "ts_v = *(volatile ts_i64 *)ts_cnt;", "ts_v >= ts_goal", rec);
     close_block(c);
     emit_verdict(c);
 }
