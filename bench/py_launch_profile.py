@@ -73,6 +73,7 @@ row("torch.empty((M,N), dtype=f32, device=dev)", lambda: torch.empty((M, N), dty
 row("torch.empty(M, N, dtype=f32, device=dev)", lambda: torch.empty(M, N, dtype=torch.float32, device=dev),
     sync=False)
 row("torch.empty_like(a)", lambda: torch.empty_like(a), sync=False)
+row("torch.empty(M, N, dtype=f32, device=dev) [bound names]", lambda e=torch.empty, d=torch.float32: e(M, N, dtype=d, device=dev), sync=False)
 row("a.new_empty((M, N))", lambda: a.new_empty((M, N)), sync=False)
 row("a.dtype", lambda: a.dtype, sync=False)
 row("a.is_cuda", lambda: a.is_cuda, sync=False)
@@ -96,9 +97,15 @@ st = raw(0)
 row("C launch alone: kernel_launch_device(k, records, 3, stream)", lambda: _lib.kernel_launch_device(f.k, tt, n, st))
 kk = f.k.value if hasattr(f.k, "value") else f.k
 row("  same, k as a plain int", lambda: _lib.kernel_launch_device(kk, tt, n, st))
-fast = getattr(_lib, "kernel_launch_packed", None)
-if fast is not None and hasattr(k, "_packed"):
-    row("C packed launch alone", lambda: fast(kk, k._packed, st))
+bare = getattr(_kernel, "_bare_launch", None)
+if bare is not None:
+    kobj, sobj = __import__("ctypes").c_void_p(kk), _kernel._stream_obj(st)
+    row("  same, no argtypes, ready ctypes objects (the launcher's call)", lambda: bare(kobj, tt, n, sobj))
+k(a, b)
+k(a, b)
+print("generated launcher in use: %s" % (getattr(k, "_fast", None) is not None))
+if getattr(k, "_launcher_source", None):
+    print(k._launcher_source)
 
 pr = cProfile.Profile()
 pr.enable()

@@ -118,6 +118,10 @@ def _find():
 path = _find()
 lib = ctypes.CDLL(path)
 fast = ctypes.PyDLL(path)
+# The same library once more, for functions called without argtypes: the
+# launcher generated per call signature (_kernel.py) passes ready-made ctypes
+# objects, so ctypes converts nothing per call.
+bare = ctypes.PyDLL(path)
 
 _P = ctypes.POINTER
 _VP = ctypes.c_void_p

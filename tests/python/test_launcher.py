@@ -1,0 +1,197 @@
+"""The launcher generated per call signature (_kernel._make_launcher), on
+the CPU: torch and the CUDA launch are stand-ins here (CI has neither a GPU
+nor torch), so what is tested is the generated code's own logic: the first
+call takes the general path and leaves a launcher; later calls of the same
+signature go through it, store the new data pointers in the records,
+allocate outputs and return what the general path returns; a call of any
+other signature (shape, strides, dtype, device, a non-tensor, a stream)
+falls back to the general path, which discards the launcher; an error
+status from the launch is raised.  The real thing runs on the GPU in
+tests/python/test_torch.py and bench/py_launch_profile.py."""
+import sys
+import types
+
+import pytest
+
+import tilescale
+from tilescale import _kernel, _lib
+
+SRC = """
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1])
+def add(M, N, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(1, threads=32) as bx:
+            for i, j in T.Parallel(M, N):
+                C[i, j] = A[i, j] + B[i, j]
+    return main
+
+@tilelang.jit(out_idx=[-1])
+def rowsum(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), S: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.serial(M):
+                S[i] = 0
+                for j in T.serial(N):
+                    S[i] += A[i, j]
+    return main
+"""
+
+
+def fake_torch():
+    t = types.ModuleType("torch")
+
+    class dtype:
+        def __init__(self, name):
+            self.name = name
+
+        def __repr__(self):
+            return "torch." + self.name
+
+    class device:
+        def __init__(self, s):
+            self.type, _, i = str(s).partition(":")
+            self.index = int(i) if i else None
+
+    class Tensor:
+        next_ptr = [0x10000]
+
+        def __init__(self, shape, dt, dev="cuda:0", strides=None):
+            self.shape = tuple(shape)
+            self.dtype = dt
+            self.device = device(dev)
+            self.is_cuda = self.device.type == "cuda"
+            self._strides = tuple(strides) if strides else _kernel._contiguous(self.shape)
+            self._ptr = Tensor.next_ptr[0]
+            Tensor.next_ptr[0] += 0x10000
+
+        def stride(self):
+            return self._strides
+
+        def get_device(self):
+            return self.device.index if self.is_cuda else -1
+
+        def data_ptr(self):
+            return self._ptr
+
+    for name in ("float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "uint8", "bool", "int16"):
+        setattr(t, name, dtype(name))
+    t.dtype, t.device, t.Tensor = dtype, device, Tensor
+    t.empty = lambda *shape, dtype=None, device=None: Tensor(shape[0] if shape and isinstance(shape[0], tuple)
+                                                           else shape, dtype, "cuda:%d" % (device.index or 0))
+    t.empty_like = lambda x: Tensor(x.shape, x.dtype, "cuda:%d" % x.get_device())
+    return t
+
+
+class Launches:
+    """Stand-ins for the two CUDA launch functions; each records the
+    records' data pointers and extents as the C launcher would read them."""
+
+    def __init__(self):
+        self.general = []
+        self.fast = []
+        self.status = 0
+
+    def _read(self, tt, n):
+        return [(tt[i].data, tuple(tt[i].shape[d] for d in range(tt[i].ndim))) for i in range(n)]
+
+    def general_launch(self, k, tt, n, stream):
+        self.general.append(self._read(tt, n))
+        return 0
+
+    def fast_launch(self, k, tt, n, stream):
+        self.fast.append(self._read(tt, n))
+        return self.status
+
+
+@pytest.fixture
+def setup(monkeypatch):
+    torch = fake_torch()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(_kernel, "_torch_dtypes", None)
+    monkeypatch.setattr(_kernel, "_torch_from_code", None)
+    monkeypatch.setattr(_kernel, "_DESCRIBE", {})
+    monkeypatch.setattr(_kernel, "_RAW_STREAM", lambda devidx: 0)
+    rec = Launches()
+    monkeypatch.setattr(_kernel, "_launch_device", rec.general_launch)
+    monkeypatch.setattr(_kernel, "_bare_launch", rec.fast_launch)
+
+    def compile(entry, **params):
+        k = tilescale.compile(SRC, entry, target="c", **params)
+        k._cuda = k._forms[_lib.TARGET_C]  # the stand-in launches never run it
+        k._auto = True
+        return k
+    return torch, rec, compile
+
+
+def test_fast_path_after_first_call(setup):
+    torch, rec, compile = setup
+    k = compile("add", M=4, N=8)
+    a, b = torch.Tensor((4, 8), torch.float32), torch.Tensor((4, 8), torch.float32)
+    c = k(a, b)
+    assert len(rec.general) == 1 and not rec.fast and k._fast is not None
+    assert rec.general[0] == [(a._ptr, (4, 8)), (b._ptr, (4, 8)), (c._ptr, (4, 8))]
+    for _ in range(3):
+        a2, b2 = torch.Tensor((4, 8), torch.float32), torch.Tensor((4, 8), torch.float32)
+        c2 = k(a2, b2)
+        assert isinstance(c2, torch.Tensor) and c2.shape == (4, 8) and c2.dtype is torch.float32
+        assert rec.fast[-1] == [(a2._ptr, (4, 8)), (b2._ptr, (4, 8)), (c2._ptr, (4, 8))]
+    assert len(rec.general) == 1 and len(rec.fast) == 3
+    # outputs passed in: the general path once (new signature), then the launcher; returns the output
+    c3 = torch.Tensor((4, 8), torch.float32)
+    assert k(a, b, c3) is c3 and len(rec.general) == 2
+    c4 = torch.Tensor((4, 8), torch.float32)
+    assert k(a2, b2, c4) is c4 and rec.fast[-1][2] == (c4._ptr, (4, 8)) and len(rec.general) == 2
+
+
+@pytest.mark.parametrize("change", ["shape", "strides", "dtype", "device", "not a tensor", "stream", "count"])
+def test_other_signatures_take_the_general_path(setup, change):
+    torch, rec, compile = setup
+    k = compile("add", M=4, N=8)
+    a, b = torch.Tensor((4, 8), torch.float32), torch.Tensor((4, 8), torch.float32)
+    k(a, b)
+    assert k._fast is not None
+    # (extents and dtypes are checked by the C launcher, which the stand-in is not:
+    # here it is enough that such calls reach the general path, with their records)
+    if change == "shape":
+        x = torch.Tensor((3, 8), torch.float32)
+        k(x, b)
+        assert rec.general[-1][0] == (x._ptr, (3, 8))
+    elif change == "strides":
+        x = torch.Tensor((4, 8), torch.float32, strides=(1, 4))
+        k(x, b)  # strided views are fine, through the general path
+        assert rec.general[-1][0] == (x._ptr, (4, 8))
+    elif change == "dtype":
+        x = torch.Tensor((4, 8), torch.float16)
+        k(x, b)
+        assert rec.general[-1][0] == (x._ptr, (4, 8))
+    elif change == "device":
+        with pytest.raises(tilescale.DeviceError):
+            k(torch.Tensor((4, 8), torch.float32, "cuda:1"), b)
+    elif change == "not a tensor":
+        with pytest.raises(tilescale.ArgumentError):
+            k([1, 2], b)
+    elif change == "stream":
+        k(a, b, stream=7)
+    else:
+        with pytest.raises(tilescale.ArgumentError):
+            k(a)
+    assert not rec.fast
+    assert len(rec.general) == (2 if change in ("shape", "strides", "dtype", "stream") else 1)
+
+
+def test_output_shapes_and_errors(setup):
+    torch, rec, compile = setup
+    k = compile("rowsum", M=6, N=5)
+    a = torch.Tensor((6, 5), torch.float32)
+    s1 = k(a)
+    s2 = k(torch.Tensor((6, 5), torch.float32))
+    assert s1.shape == s2.shape == (6,) and s2.dtype is torch.float32 and s1._ptr != s2._ptr
+    assert rec.fast[-1][1] == (s2._ptr, (6,))
+    rec.status = _lib.ERR_RUNTIME if hasattr(_lib, "ERR_RUNTIME") else 8
+    with pytest.raises(tilescale.TileScaleError):
+        k(torch.Tensor((6, 5), torch.float32))
