@@ -160,8 +160,8 @@ typedef enum IrLayoutKind {
     IR_LAYOUT_MMA_C,    /* mma.sync m16n8 accumulator tile: p = m, n, wm, wn */
     IR_LAYOUT_MMA_ROWS, /* the rows of an MMA_C tile (its row projection): p = m, n, wm, wn */
     IR_LAYOUT_CYCLIC,   /* row-major element e -> thread e % p[0], local e / p[0] */
-    IR_LAYOUT_WARP_ROWS,/* rows in blocks over warps, columns over lanes: p = m, n, warps */
-    IR_LAYOUT_WARP_ROWS_PROJ, /* the rows of a WARP_ROWS tile, one per warp's 32 lanes: p = m, n, warps */
+    IR_LAYOUT_WARP_ROWS,/* rows in blocks over warps, columns over lanes: p = m, n, warps, vector */
+    IR_LAYOUT_WARP_ROWS_PROJ, /* the rows of a WARP_ROWS tile, on the lanes sharing each: p = m, n, warps, vector */
 } IrLayoutKind;
 
 struct IrLayout {

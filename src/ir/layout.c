@@ -137,40 +137,86 @@ IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthr
     return l;
 }
 
-/* ---- WARP_ROWS ------------------------------------------------------------------ */
+/* ---- WARP_ROWS (with vectors) --------------------------------------------------- */
 
-static bool warp_rows_fit(int64_t m, int64_t n, int nw) {
-    return nw >= 1 && nw <= 32 && m > 0 && n > 0 && m % nw == 0 && n % 32 == 0;
+/* The shape of a warp-rows layout with v consecutive columns per thread:
+ * L lanes share a row (min(32, n / v)), G = 32 / L rows per warp step,
+ * RW = m / nw rows per warp.  v == 1 keeps the original family (a row on
+ * all 32 lanes, n a multiple of 32). */
+typedef struct Wr {
+    int64_t RW, L, G, v;
+} Wr;
+
+static bool warp_rows_fit(int64_t m, int64_t n, int nw, int64_t v, Wr *w) {
+    if (nw < 1 || nw > 32 || m <= 0 || n <= 0 || v < 1 || m % nw || n % v) return false;
+    if (v == 1 && n % 32) return false;
+    int64_t lanes = n / v;
+    w->v = v;
+    w->L = lanes >= 32 ? 32 : lanes;
+    if (32 % w->L || lanes % w->L) return false; /* a power of two below 32, or whole warps */
+    w->G = 32 / w->L;
+    w->RW = m / nw;
+    return w->RW % w->G == 0;
+}
+
+IrLayout *ir_layout_warp_rows_vec(IrKernel *k, int64_t m, int64_t n, int nw, int v) {
+    Wr w;
+    if (!warp_rows_fit(m, n, nw, v, &w)) return NULL;
+    TsArena *a = k->arena;
+    int64_t shape[2] = {m, n}, lshape[3] = {w.RW / w.G, n / (w.L * v), v};
+    IrLayout *l = new_layout(k, IR_LAYOUT_WARP_ROWS, 2, shape, v > 1 ? 3 : 2, lshape, nw * 32, 1, "rows over warps");
+    l->p[0] = m, l->p[1] = n, l->p[2] = nw, l->p[3] = v;
+    IrExpr *row = ref(a, l->in[0]), *col = ref(a, l->in[1]);
+    IrExpr *rr = fmod_(a, row, w.RW), *cv = v > 1 ? fdiv(a, col, v) : col;
+    IrExpr *lane = fmod_(a, cv, w.L);
+    if (w.G > 1) lane = add(a, mul(a, fmod_(a, rr, w.G), w.L), lane);
+    l->thread = add(a, mul(a, fdiv(a, row, w.RW), 32), lane);
+    l->local[0] = w.G > 1 ? fdiv(a, rr, w.G) : rr;
+    l->local[1] = fdiv(a, cv, w.L);
+    if (v > 1) l->local[2] = fmod_(a, col, v);
+    IrExpr *t = ref(a, l->tv_thread), *ln = fmod_(a, t, 32);
+    IrExpr *r0 = w.G > 1 ? mul(a, ref(a, l->tv_digit[0]), w.G) : ref(a, l->tv_digit[0]);
+    if (w.G > 1) r0 = add(a, r0, fdiv(a, ln, w.L));
+    l->index[0] = add(a, mul(a, fdiv(a, t, 32), w.RW), r0);
+    IrExpr *c = add(a, mul(a, ref(a, l->tv_digit[1]), w.L), w.G > 1 ? fmod_(a, ln, w.L) : ln);
+    if (v > 1) c = add(a, mul(a, c, v), ref(a, l->tv_digit[2]));
+    l->index[1] = c;
+    return l;
+}
+
+IrLayout *ir_layout_warp_rows_vec_proj(IrKernel *k, int64_t m, int64_t n, int nw, int v) {
+    Wr w;
+    if (!warp_rows_fit(m, n, nw, v, &w)) return NULL;
+    TsArena *a = k->arena;
+    int64_t shape[1] = {m}, lshape[1] = {w.RW / w.G};
+    IrLayout *l = new_layout(k, IR_LAYOUT_WARP_ROWS_PROJ, 1, shape, 1, lshape, nw * 32, (int)w.L,
+                             "rows of a warp-rows tile");
+    l->p[0] = m, l->p[1] = n, l->p[2] = nw, l->p[3] = v;
+    IrExpr *row = ref(a, l->in[0]), *rr = fmod_(a, row, w.RW);
+    IrExpr *lane = l->rep ? ref(a, l->rep) : c32(a, 0);
+    if (w.G > 1) lane = add(a, mul(a, fmod_(a, rr, w.G), w.L), lane);
+    l->thread = add(a, mul(a, fdiv(a, row, w.RW), 32), lane);
+    l->local[0] = w.G > 1 ? fdiv(a, rr, w.G) : rr;
+    IrExpr *t = ref(a, l->tv_thread);
+    IrExpr *r0 = ref(a, l->tv_digit[0]);
+    if (w.G > 1) r0 = add(a, mul(a, r0, w.G), fdiv(a, fmod_(a, t, 32), w.L));
+    l->index[0] = add(a, mul(a, fdiv(a, t, 32), w.RW), r0);
+    return l;
 }
 
 IrLayout *ir_layout_warp_rows(IrKernel *k, int64_t m, int64_t n, int nw) {
-    if (!warp_rows_fit(m, n, nw)) return NULL;
-    TsArena *a = k->arena;
-    int64_t RW = m / nw, shape[2] = {m, n}, lshape[2] = {RW, n / 32};
-    IrLayout *l = new_layout(k, IR_LAYOUT_WARP_ROWS, 2, shape, 2, lshape, nw * 32, 1, "rows over warps");
-    l->p[0] = m, l->p[1] = n, l->p[2] = nw;
-    IrExpr *row = ref(a, l->in[0]), *col = ref(a, l->in[1]);
-    l->thread = add(a, mul(a, fdiv(a, row, RW), 32), fmod_(a, col, 32));
-    l->local[0] = fmod_(a, row, RW);
-    l->local[1] = fdiv(a, col, 32);
-    IrExpr *t = ref(a, l->tv_thread);
-    l->index[0] = add(a, mul(a, fdiv(a, t, 32), RW), ref(a, l->tv_digit[0]));
-    l->index[1] = add(a, mul(a, ref(a, l->tv_digit[1]), 32), fmod_(a, t, 32));
-    return l;
+    return ir_layout_warp_rows_vec(k, m, n, nw, 1);
 }
 
 IrLayout *ir_layout_warp_rows_proj(IrKernel *k, int64_t m, int64_t n, int nw) {
-    if (!warp_rows_fit(m, n, nw)) return NULL;
-    TsArena *a = k->arena;
-    int64_t RW = m / nw, shape[1] = {m}, lshape[1] = {RW};
-    IrLayout *l = new_layout(k, IR_LAYOUT_WARP_ROWS_PROJ, 1, shape, 1, lshape, nw * 32, 32, "rows of a warp-rows tile");
-    l->p[0] = m, l->p[1] = n, l->p[2] = nw;
-    IrExpr *row = ref(a, l->in[0]);
-    l->thread = add(a, mul(a, fdiv(a, row, RW), 32), ref(a, l->rep));
-    l->local[0] = fmod_(a, row, RW);
-    IrExpr *t = ref(a, l->tv_thread);
-    l->index[0] = add(a, mul(a, fdiv(a, t, 32), RW), ref(a, l->tv_digit[0]));
-    return l;
+    return ir_layout_warp_rows_vec_proj(k, m, n, nw, 1);
+}
+
+int ir_layout_row_lanes(const IrLayout *l) {
+    Wr w;
+    if (l->kind != IR_LAYOUT_WARP_ROWS && l->kind != IR_LAYOUT_WARP_ROWS_PROJ) return 0;
+    if (!warp_rows_fit(l->p[0], l->p[1], (int)l->p[2], l->p[3], &w)) return 0;
+    return (int)w.L;
 }
 
 /* ---- native evaluation ------------------------------------------------------------ */
@@ -213,10 +259,13 @@ void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64
     }
     case IR_LAYOUT_WARP_ROWS:
     case IR_LAYOUT_WARP_ROWS_PROJ: {
-        int64_t RW = l->p[0] / l->p[2];
-        *thread = (idx[0] / RW) * 32 + (l->kind == IR_LAYOUT_WARP_ROWS ? idx[1] % 32 : rep);
-        d[0] = idx[0] % RW;
-        if (l->kind == IR_LAYOUT_WARP_ROWS) d[1] = idx[1] / 32;
+        Wr w;
+        (void)warp_rows_fit(l->p[0], l->p[1], (int)l->p[2], l->p[3], &w);
+        int64_t rr = idx[0] % w.RW, lane = (rr % w.G) * w.L;
+        lane += l->kind == IR_LAYOUT_WARP_ROWS ? (idx[1] / w.v) % w.L : rep;
+        *thread = (idx[0] / w.RW) * 32 + lane;
+        d[0] = rr / w.G;
+        if (l->kind == IR_LAYOUT_WARP_ROWS) d[1] = idx[1] / (w.L * w.v), d[2] = idx[1] % w.v;
         break;
     }
     }
@@ -242,9 +291,11 @@ bool ir_layout_inverse(const IrLayout *l, int64_t t, const int64_t *d, int64_t *
     }
     case IR_LAYOUT_WARP_ROWS:
     case IR_LAYOUT_WARP_ROWS_PROJ: {
-        int64_t RW = l->p[0] / l->p[2];
-        idx[0] = (t / 32) * RW + d[0];
-        if (l->kind == IR_LAYOUT_WARP_ROWS) idx[1] = d[1] * 32 + t % 32;
+        Wr w;
+        (void)warp_rows_fit(l->p[0], l->p[1], (int)l->p[2], l->p[3], &w);
+        int64_t ln = t % 32;
+        idx[0] = (t / 32) * w.RW + d[0] * w.G + ln / w.L;
+        if (l->kind == IR_LAYOUT_WARP_ROWS) idx[1] = (d[1] * w.L + ln % w.L) * w.v + (w.v > 1 ? d[2] : 0);
         return true;
     }
     case IR_LAYOUT_CYCLIC: {
@@ -263,7 +314,7 @@ int64_t ir_layout_local_at(const IrLayout *l, const int64_t *idx, int64_t thread
     int64_t rep = 0, t, loc;
     if (thread < 0 || thread >= l->nthreads) return -1;
     if (l->kind == IR_LAYOUT_MMA_ROWS) rep = ((thread / 32) % l->p[3]) * 4 + thread % 4; /* warp column, lane % 4 */
-    else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ) rep = thread % 32;
+    else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ) rep = thread % 32 % ir_layout_row_lanes(l);
     ir_layout_forward(l, idx, rep, &t, &loc);
     return t == thread ? loc : -1;
 }
@@ -428,11 +479,15 @@ void ir_layout_describe(TsBuf *b, const IrLayout *l) {
         return;
     case IR_LAYOUT_CYCLIC: ts_buf_printf(b, "cyclic(%lld threads)", (long long)l->p[0]); return;
     case IR_LAYOUT_WARP_ROWS:
-        ts_buf_printf(b, "warp_rows(%lld x %lld, %lld warps)", (long long)l->p[0], (long long)l->p[1], (long long)l->p[2]);
+        ts_buf_printf(b, "warp_rows(%lld x %lld, %lld warps", (long long)l->p[0], (long long)l->p[1], (long long)l->p[2]);
+        if (l->p[3] > 1) ts_buf_printf(b, ", %lld-element vectors", (long long)l->p[3]);
+        ts_buf_puts(b, ")");
         return;
     case IR_LAYOUT_WARP_ROWS_PROJ:
-        ts_buf_printf(b, "warp_rows_proj(%lld of %lld x %lld, %lld warps)", (long long)l->p[0], (long long)l->p[0],
+        ts_buf_printf(b, "warp_rows_proj(%lld of %lld x %lld, %lld warps", (long long)l->p[0], (long long)l->p[0],
                       (long long)l->p[1], (long long)l->p[2]);
+        if (l->p[3] > 1) ts_buf_printf(b, ", %lld-element vectors", (long long)l->p[3]);
+        ts_buf_puts(b, ")");
         return;
     }
 }

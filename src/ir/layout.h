@@ -42,6 +42,18 @@
  *                         instruction constrains whose rows fit.
  *   WARP_ROWS_PROJ(m, n, w) its row projection: row r on all 32 lanes of
  *                         its warp (replicate = 32), local r % (m / w).
+ *   WARP_ROWS(m, n, w, v) with v > 1: each thread holds v consecutive
+ *                         columns (one 16-byte vector for v = 4 floats),
+ *                         L = min(32, n / v) lanes share a row and a warp
+ *                         step covers G = 32 / L consecutive rows, so a
+ *                         warp moves 32 whole vectors of consecutive
+ *                         memory per step (512 bytes of a float row).
+ *                         Element (i, j), r = i % (m / w): thread
+ *                         (i / (m / w)) * 32 + (r % G) * L + (j / v) % L,
+ *                         local digits (r / G, j / (L v), j % v).  Its
+ *                         projection: row i on the L lanes of its group
+ *                         (replicate = L), local r / G; a row reduction
+ *                         is log2(L) shuffle steps.
  *   CYCLIC(nthreads)      row-major element e -> thread e % nthreads,
  *                         local e / nthreads (the size must be a multiple
  *                         of nthreads): the layout of fragments no
@@ -59,6 +71,11 @@ IrLayout *ir_layout_mma_rows(IrKernel *k, int64_t m, int64_t n, int wm, int wn);
 IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthreads);
 IrLayout *ir_layout_warp_rows(IrKernel *k, int64_t m, int64_t n, int nwarps);
 IrLayout *ir_layout_warp_rows_proj(IrKernel *k, int64_t m, int64_t n, int nwarps);
+IrLayout *ir_layout_warp_rows_vec(IrKernel *k, int64_t m, int64_t n, int nwarps, int v);
+IrLayout *ir_layout_warp_rows_vec_proj(IrKernel *k, int64_t m, int64_t n, int nwarps, int v);
+/* The lanes that share a row of a WARP_ROWS(_PROJ) layout (L above); 0
+ * for other families. */
+int ir_layout_row_lanes(const IrLayout *l);
 
 /* Native evaluation.  forward: the thread holding element idx (replica
  * rep, 0 <= rep < replicate) and its local index; inverse: the element at

@@ -46,6 +46,7 @@
  * barriers around such regions until insert_sync exists.
  */
 #include "ir/layout.h"
+#include "ir/walk.h"
 #include "op/op.h"
 #include "op/op_util.h"
 #include "pass/pass.h"
@@ -68,6 +69,7 @@ typedef struct Li {
     IrLayout *lay[MAXFRAG];   /* their layouts (NULL: none yet) */
     IrBuffer *reg[MAXFRAG];   /* their register buffers (step 2) */
     int changed;              /* a layout was set this round */
+    int vec;                  /* widest vector (elements) a warp-rows layout may give a thread */
     IrBuffer *swz[MAXFRAG];   /* shared gemm operands to swizzle if the kernel succeeds */
     int nswz;
     const char *why;          /* first reason to give up (NULL: none) */
@@ -269,8 +271,13 @@ static void infer_nest(Li *li, IrStmt *s, bool final) {
                 int f = frag_of(li, acc.v[i].buf);
                 int64_t shape[MAXNEST];
                 for (int d = 0; d < ns.n; d++) shape[d] = ns.ext[d];
-                /* rows over warps where they fit (row reductions stay in a warp), else cyclic */
-                IrLayout *l = ns.n == 2 ? ir_layout_warp_rows(li->k, shape[0], shape[1], li->nt / 32) : NULL;
+                /* rows over warps where they fit (row reductions stay in a warp), with
+                 * 16-byte vectors per thread where no nest over fragments touches
+                 * shared memory (a thread's v consecutive words would be a v-way bank
+                 * conflict for a warp's scalar shared accesses), else cyclic */
+                IrLayout *l = NULL;
+                for (int v = li->vec; ns.n == 2 && v >= 1 && !l; v /= 2)
+                    l = ir_layout_warp_rows_vec(li->k, shape[0], shape[1], li->nt / 32, v);
                 if (!l) l = ir_layout_cyclic(li->k, ns.n, shape, li->nt);
                 set_layout(li, f, l, "a T.Parallel loop");
                 full = li->lay[f];
@@ -285,7 +292,8 @@ static void infer_nest(Li *li, IrStmt *s, bool final) {
             set_layout(li, f, ir_layout_mma_rows(li->k, full->p[0], full->p[1], (int)full->p[2], (int)full->p[3]),
                        "a row of a T.Parallel loop");
         } else if (row_access(&acc.v[i], &ns) && full->kind == IR_LAYOUT_WARP_ROWS) {
-            set_layout(li, f, ir_layout_warp_rows_proj(li->k, full->p[0], full->p[1], (int)full->p[2]),
+            set_layout(li, f,
+                       ir_layout_warp_rows_vec_proj(li->k, full->p[0], full->p[1], (int)full->p[2], (int)full->p[3]),
                        "a row of a T.Parallel loop");
         }
     }
@@ -361,7 +369,8 @@ static void infer_reduce(Li *li, IrStmt *s) {
         return;
     }
     if (l->kind == IR_LAYOUT_WARP_ROWS && dim == 1 && op->r[1].ndim == 1) {
-        set_layout(li, fd, ir_layout_warp_rows_proj(li->k, l->p[0], l->p[1], (int)l->p[2]), "T.reduce");
+        set_layout(li, fd, ir_layout_warp_rows_vec_proj(li->k, l->p[0], l->p[1], (int)l->p[2], (int)l->p[3]),
+                   "T.reduce");
         return;
     }
     TsBuf b = {0};
@@ -640,6 +649,109 @@ static IrStmt *thread_loops(Li *li, IrVar *t, IrVar *const *dv, const int64_t *e
     return r;
 }
 
+static IrStmt *unwrap1(IrStmt *s) {
+    while (s && s->kind == IR_S_SEQ && s->seq.n == 1) s = s->seq.v[0];
+    return s;
+}
+
+/* Is e the constant zero? */
+static bool is_zero(const IrExpr *e) {
+    int64_t c;
+    return (e->kind == IR_E_FLOAT && e->fval == 0.0) || (ir_is_const_int(e, &c) && c == 0);
+}
+
+/* A copy nest between the driving fragment and a global tensor, on a
+ * warp-rows layout with v-element vectors (the driver's last digit), as
+ * one IR_S_VCOPY per vector:
+ *
+ *     F[i, j] = G[.., x + j]            -> vcopy<v>(F_reg[..], G[.., x + j0])
+ *     if c: F[i, j] = G[..] else: F[i, j] = 0  -> the same with pred c
+ *     [if c:] G[.., x + j] = F[i, j]    -> vcopy<v>(G[..], F_reg[..], pred c)
+ *
+ * (j0: the vector's first column, digit v := 0).  Only where the guard c
+ * and every index of G but the last are free of j and the last is j plus
+ * something free of j: the vector is then v consecutive elements of G,
+ * wholly inside or wholly outside the guard, as the VCOPY's predicate
+ * says (false: nothing read, registers zeroed, global left alone).  The
+ * global operand's contiguity and alignment are run-time facts the code
+ * generator tests (moving element by element where they fail).  NULL when
+ * the nest is not such a copy: it is then lowered element by element. */
+static IrStmt *vector_copy(Lower *lw) {
+    Li *li = lw->li;
+    TsArena *a = li->a;
+    const Nest *ns = lw->ns;
+    const IrLayout *D = lw->drv;
+    if (D->kind != IR_LAYOUT_WARP_ROWS || D->p[3] < 2 || D->nlocal != 3 || ns->n != 2) return NULL;
+    IrVar *jv = ns->v[1];
+    IrStmt *b = unwrap1(ns->body), *st = b;
+    IrExpr *cond = NULL;
+    if (b && b->kind == IR_S_IF) {
+        cond = b->if_.cond;
+        st = unwrap1(b->if_.then);
+        if (ir_expr_uses_var(cond, jv)) return NULL;
+    }
+    if (!st || st->kind != IR_S_STORE) return NULL;
+    IrBuffer *F, *G;
+    IrExpr *const *gidx;
+    int ngidx;
+    bool load;
+    if (frag_of(li, st->store.buf) >= 0) {
+        const IrExpr *v = st->store.value;
+        if (v->kind != IR_E_LOAD || v->load.buf->scope != IR_SCOPE_GLOBAL) return NULL;
+        F = st->store.buf, G = v->load.buf, gidx = v->load.idx, ngidx = v->load.nidx, load = true;
+        Acc x = {F, st->store.idx, st->store.nidx};
+        if (!full_access(&x, ns)) return NULL;
+        if (cond) { /* the else branch must zero the same element */
+            IrStmt *e = unwrap1(b->if_.else_);
+            if (!e || e->kind != IR_S_STORE || e->store.buf != F || !is_zero(e->store.value)) return NULL;
+            Acc y = {F, e->store.idx, e->store.nidx};
+            if (!full_access(&y, ns)) return NULL;
+        }
+    } else {
+        const IrExpr *v = st->store.value;
+        if (st->kind != IR_S_STORE || st->store.buf->scope != IR_SCOPE_GLOBAL || v->kind != IR_E_LOAD ||
+            frag_of(li, v->load.buf) < 0)
+            return NULL;
+        if (cond && b->if_.else_) return NULL;
+        F = v->load.buf, G = st->store.buf, gidx = st->store.idx, ngidx = st->store.nidx, load = false;
+        Acc x = {F, v->load.idx, v->load.nidx};
+        if (!full_access(&x, ns)) return NULL;
+    }
+    int f = frag_of(li, F);
+    if (F->dt != G->dt || !ir_layout_equal(li->lay[f], D) || ngidx != G->ndim || ngidx < 1) return NULL;
+    for (int d = 0; d < ngidx - 1; d++)
+        if (ir_expr_uses_var(gidx[d], jv)) return NULL;
+    const IrExpr *last = gidx[ngidx - 1];
+    bool ok = last->kind == IR_E_VAR && last->var == jv;
+    if (!ok && last->kind == IR_E_BIN && last->bin.op == IR_ADD) {
+        const IrExpr *x = last->bin.a, *y = last->bin.b;
+        ok = (x->kind == IR_E_VAR && x->var == jv && !ir_expr_uses_var(y, jv)) ||
+             (y->kind == IR_E_VAR && y->var == jv && !ir_expr_uses_var(x, jv));
+    }
+    if (!ok) return NULL;
+    /* the vector's first element: the last digit (j % v) at 0 */
+    IrVar *from[1] = {lw->dv[2]};
+    IrExpr *to[1] = {ir_i32(a, 0)};
+    IrExpr **gi = low_list(lw, gidx, ngidx);
+    for (int d = 0; d < ngidx; d++) gi[d] = ir_subst(a, gi[d], from, to, 1);
+    Fit fit;
+    if (!fit_access(lw, F, load ? st->store.idx : st->store.value->load.idx, 2, &fit)) return NULL;
+    fit.coef[2] = 0;
+    IrExpr **ri = TS_NEWN(a, IrExpr *, 1);
+    ri[0] = fit_expr(lw, &fit);
+    IrStmt *vc = ir_stmt(a, IR_S_VCOPY, st->loc);
+    vc->vcopy.lanes = (int)D->p[3];
+    vc->vcopy.pred = cond ? low_expr(lw, cond) : NULL;
+    if (load) {
+        vc->vcopy.dst = li->reg[f], vc->vcopy.didx = ri, vc->vcopy.ndi = 1;
+        vc->vcopy.src = G, vc->vcopy.sidx = gi, vc->vcopy.nsi = ngidx;
+    } else {
+        vc->vcopy.dst = G, vc->vcopy.didx = gi, vc->vcopy.ndi = ngidx;
+        vc->vcopy.src = li->reg[f], vc->vcopy.sidx = ri, vc->vcopy.nsi = 1;
+    }
+    return vc;
+}
+
 static IrStmt *lower_nest(Li *li, IrStmt *s) {
     TsArena *a = li->a;
     Nest ns;
@@ -660,8 +772,12 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         if (!l || !row_access(&acc.v[i], &ns)) continue;
         if (l->kind == IR_LAYOUT_MMA_ROWS)
             drv = ir_layout_mma_c(li->k, l->p[0], ns.ext[1], (int)l->p[2], (int)l->p[3]);
-        else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ)
-            drv = ir_layout_warp_rows(li->k, l->p[0], ns.ext[1], (int)l->p[2]);
+        else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ) {
+            /* (a different row length may share rows between lanes differently:
+             * then the fits below fail and the kernel keeps shared fragments) */
+            drv = ir_layout_warp_rows_vec(li->k, l->p[0], ns.ext[1], (int)l->p[2], (int)l->p[3]);
+            if (!drv) drv = ir_layout_warp_rows(li->k, l->p[0], ns.ext[1], (int)l->p[2]);
+        }
     }
     if (!drv) {
         give_up(li, "a T.Parallel loop uses fragment %s but no fragment is indexed by its variables",
@@ -692,6 +808,8 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         to[q + 1] = ir_var_ref(a, lw.dv[q]);
     }
     for (int d = 0; d < ns.n; d++) lw.val[d] = ir_subst(a, drv->index[d], from, to, drv->nlocal + 1);
+    IrStmt *vc = vector_copy(&lw);
+    if (vc) return thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal - 1, vc, s->loc);
     IrStmt *body = low_stmt(&lw, ns.body);
     return thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal, body, s->loc);
 }
@@ -718,7 +836,8 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
     bool mma = S && D && S->kind == IR_LAYOUT_MMA_C && D->kind == IR_LAYOUT_MMA_ROWS && S->p[3] == 1 &&
                D->p[0] == S->p[0] && D->p[2] == S->p[2] && D->p[3] == S->p[3];
     bool wr = S && D && S->kind == IR_LAYOUT_WARP_ROWS && D->kind == IR_LAYOUT_WARP_ROWS_PROJ && D->p[0] == S->p[0] &&
-              D->p[2] == S->p[2];
+              D->p[2] == S->p[2] && ir_layout_row_lanes(S) == ir_layout_row_lanes(D) &&
+              S->local_shape[0] == D->local_shape[0];
     if (!(mma || wr) || dim != 1 || !whole(&op->r[0]) || !whole(&op->r[1]) || op->r[1].buf->dt != TS_FLOAT32 ||
         !ts_dtype_is_float(op->r[0].buf->dt)) {
         give_up(li, "T.reduce_%s from %s to %s is not a row reduction of an mma.sync accumulator within warps",
@@ -759,11 +878,13 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
         inner = ir_for(a, jt, ir_i32(a, 0), ir_i32(a, ni), IR_FOR_UNROLL,
                        ir_for(a, el, ir_i32(a, 0), ir_i32(a, 2), IR_FOR_UNROLL, step));
     } else {
-        /* dst digit (row in warp); src register d0 * nc + c; a row's 32 lanes */
-        int64_t nc = S->local_shape[1];
+        /* dst digit (row step in warp); src register d0 * nc + c (a thread's
+         * columns of that row: its vectors, consecutive); the L lanes of the
+         * row differ in the low lane bits */
+        int64_t nc = S->local_size / S->local_shape[0];
         si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, nc)), ir_var_ref(a, jt));
         di = ir_var_ref(a, dv[0]);
-        nd = 1, ext[0] = S->local_shape[0], ext[1] = 1, lanes = 32;
+        nd = 1, ext[0] = S->local_shape[0], ext[1] = 1, lanes = ir_layout_row_lanes(S);
         IrExpr *x = ir_cast(a, dt, ir_load(a, li->reg[fs], &si, 1));
         if (op->reduce == TS_REDUCE_ABSSUM || op->reduce == TS_REDUCE_ABSMAX) x = ir_call(a, IR_ABS, &x, 1, dt);
         IrStmt *step = ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, x));
@@ -964,6 +1085,26 @@ static IrStmt *unkeep(Li *li, IrStmt *s) {
     }
 }
 
+/* A T.Parallel loop that touches both fragments and shared memory. */
+static bool frag_shared_nest(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_FOR && s->for_.kind == IR_FOR_PARALLEL &&
+           ir_stmt_access_rw(s, NULL, 1u << IR_SCOPE_FRAGMENT) && ir_stmt_access_rw(s, NULL, 1u << IR_SCOPE_SHARED);
+}
+
+/* The widest vector a warp-rows layout may give one thread: 16 bytes of
+ * the widest fragment element type, or 1 (no vectors) when some nest over
+ * fragments also reads or writes shared memory, or vectors are off. */
+static int pick_vec(const Li *li) {
+    int eb = 1;
+    for (int f = 0; f < li->nfrag; f++) {
+        int b = ts_dtype_bits(li->frag[f]->dt) / 8;
+        if (b > eb) eb = b;
+    }
+    if (!li->cx->caps->vec || eb > 8 || ir_stmt_any(li->k->body, frag_shared_nest, NULL)) return 1;
+    return 16 / eb;
+}
+
 void ts_pass_layout_inference(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     Li li;
@@ -986,6 +1127,7 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
         k->body = unkeep(&li, k->body);
         return;
     }
+    li.vec = pick_vec(&li);
     for (int round = 0; round < 16 && !li.why; round++) {
         li.changed = 0;
         infer(&li, k->body, false);

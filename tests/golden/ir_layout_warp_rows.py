@@ -1,8 +1,10 @@
 # ARGS: compile FILE --entry softmax -D M=64 -D N=256 --target cuda --dump-after layout_inference
 # layout_inference with no instruction layout: rows of 256 fit the 32 lanes of a
 # warp, so x takes rows-over-warps (4 rows per warp, 8 registers per row and
-# lane), the row maximum its projection on the warp's lanes, and T.reduce_max
-# becomes per-thread partials plus 5 warp shuffles.
+# lane) with 4-float vectors per lane (no nest over fragments touches shared
+# memory), the row maximum its projection on the warp's lanes, and T.reduce_max
+# becomes per-thread partials plus 5 warp shuffles; the copies from X and to Y
+# become one 16-byte vcopy per vector.
 import tilelang
 import tilelang.language as T
 

@@ -84,6 +84,11 @@ static const Case cases[] = {
      {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=True"}, 2e-2, 0, 0},
     {"examples/flash_attention.py", "flashattn",
      {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=False"}, 2e-2, 0, 0},
+    /* warp rows with 16-byte vectors per thread: rows of 8 x 32 lanes x 4 and of
+     * 16 lanes x 4 (two rows per warp step), partial row tiles, vector copies
+     * with the row guard as their predicate */
+    {"examples/softmax.py", "softmax", {"M=40", "N=256"}, 1e-5, 0, 1},
+    {"examples/softmax.py", "softmax", {"M=40", "N=64"}, 1e-5, 0, 1},
 };
 
 /* Elaborate and run the target's passes (errors longjmp through d). */
@@ -340,6 +345,8 @@ int main(void) {
         {2, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT, MUT_NO_BARRIERS, MUT_NO_WAITS,
              MUT_WEAK_WAITS}},
         {13, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT}},
+        /* softmax on vector warp rows: vector copies, shuffle reductions over 16 lanes */
+        {15, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT}},
     };
     for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
         for (size_t m = 0; planted[t].m[m]; m++) {

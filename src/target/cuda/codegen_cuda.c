@@ -2258,8 +2258,98 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
  * are run-time facts: they are tested here, and a vector that fails the test
  * moves element by element (an async copy then completes at once, which
  * its wait allows). */
+/* A vector copy between a global tensor and a thread's registers (a
+ * fragment's register array, layout_inference's copy nests): one vector
+ * load or store through a register-sized vector type, whose parts go to
+ * the array's elements one by one (their indices are constants once the
+ * loops are unrolled, so the array stays in registers; taking its address
+ * would put it in local memory).  The global side's contiguity and
+ * alignment are tested as for the other copies; where they fail, or the
+ * element type has no such vector type, element by element. */
+static void emit_vcopy_reg(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf *sb) {
+    int load = is_private(db->buf);
+    const CgBuf *gb = load ? sb : db, *rb = load ? db : sb;
+    IrExpr *const *gi = load ? s->vcopy.sidx : s->vcopy.didx;
+    IrExpr *const *ri = load ? s->vcopy.didx : s->vcopy.sidx;
+    int ng = load ? s->vcopy.nsi : s->vcopy.ndi, lanes = s->vcopy.lanes;
+    TsDType dt = gb->buf->dt;
+    const char *st = storage_ctype(dt), *vt = NULL;
+    if (dt == TS_FLOAT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "float4" : "float2";
+    else if (dt == TS_INT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "int4" : "int2";
+    else if (dt == TS_UINT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "uint4" : "uint2";
+    static const char *const part[4] = {"x", "y", "z", "w"};
+    line_start(g);
+    out(g, "{\n");
+    g->ind++;
+    line_start(g);
+    out(g, "const bool ts_p = ");
+    if (s->vcopy.pred) emit_expr(g, s->vcopy.pred);
+    else out(g, "true");
+    out(g, ";\n");
+    line_start(g);
+    outf(g, "%s%s *const ts_g = ts_p ? %s + (", load ? "const " : "", st, gb->name);
+    emit_index(g, gb, gi, ng, s->loc);
+    outf(g, ") : %s;\n", gb->name);
+    int glast = gb->buf->ndim - 1;
+    if (vt) {
+        line_start(g);
+        outf(g, "if (%s_s%d == 1 && ((ts_u64)ts_g & %dULL) == 0) {\n", gb->name, glast, lanes * 4 - 1);
+        g->ind++;
+        line_start(g);
+        if (load) {
+            outf(g, "const %s ts_w = ts_p ? *(const %s *)ts_g : make_%s(", vt, vt, vt);
+            for (int e = 0; e < lanes; e++) out(g, e ? ", 0" : "0");
+            out(g, ");\n");
+            for (int e = 0; e < lanes; e++) {
+                line_start(g);
+                outf(g, "%s[(", rb->name);
+                emit_index(g, rb, ri, 1, s->loc);
+                outf(g, ") + %d] = ts_w.%s;\n", e, part[e]);
+            }
+        } else {
+            outf(g, "if (ts_p) *(%s *)ts_g = make_%s(", vt, vt);
+            for (int e = 0; e < lanes; e++) {
+                outf(g, "%s%s[(", e ? ", " : "", rb->name);
+                emit_index(g, rb, ri, 1, s->loc);
+                outf(g, ") + %d]", e);
+            }
+            out(g, ");\n");
+        }
+        g->ind--;
+        line_start(g);
+        out(g, "} else {\n");
+    } else {
+        line_start(g);
+        out(g, "{\n");
+    }
+    g->ind++;
+    for (int e = 0; e < lanes; e++) {
+        line_start(g);
+        if (load) {
+            outf(g, "%s[(", rb->name);
+            emit_index(g, rb, ri, 1, s->loc);
+            outf(g, ") + %d] = ts_p ? ts_g[%d * %s_s%d] : (%s)0;\n", e, e, gb->name, glast, st);
+        } else {
+            outf(g, "if (ts_p) ts_g[%d * %s_s%d] = %s[(", e, gb->name, glast, rb->name);
+            emit_index(g, rb, ri, 1, s->loc);
+            outf(g, ") + %d];\n", e);
+        }
+    }
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+}
+
 static void emit_vcopy(Cg *g, const IrStmt *s) {
     const CgBuf *db = find_buf(g, s->vcopy.dst, s->loc), *sb = find_buf(g, s->vcopy.src, s->loc);
+    if (!s->vcopy.async && s->vcopy.ndi >= 1 && s->vcopy.nsi >= 1 &&
+        ((is_private(db->buf) && sb->param >= 0) || (is_private(sb->buf) && db->param >= 0))) {
+        emit_vcopy_reg(g, s, db, sb);
+        return;
+    }
     int es = (ts_dtype_bits(s->vcopy.dst->dt) + 7) / 8, bytes = s->vcopy.lanes * es;
     int whole = bytes == 4 || bytes == 8 || bytes == 16;
     int dglob = db->param >= 0, sglob = sb->param >= 0;
