@@ -45,6 +45,7 @@
  * is per-thread code; the code generator still places the conservative
  * barriers around such regions until insert_sync exists.
  */
+#include "ir/arith.h"
 #include "ir/layout.h"
 #include "ir/walk.h"
 #include "op/op.h"
@@ -721,14 +722,28 @@ static IrStmt *vector_copy(Lower *lw) {
     if (F->dt != G->dt || !ir_layout_equal(li->lay[f], D) || ngidx != G->ndim || ngidx < 1) return NULL;
     for (int d = 0; d < ngidx - 1; d++)
         if (ir_expr_uses_var(gidx[d], jv)) return NULL;
-    const IrExpr *last = gidx[ngidx - 1];
+    const IrExpr *last = gidx[ngidx - 1], *off = NULL; /* last = off + j */
     bool ok = last->kind == IR_E_VAR && last->var == jv;
     if (!ok && last->kind == IR_E_BIN && last->bin.op == IR_ADD) {
         const IrExpr *x = last->bin.a, *y = last->bin.b;
-        ok = (x->kind == IR_E_VAR && x->var == jv && !ir_expr_uses_var(y, jv)) ||
-             (y->kind == IR_E_VAR && y->var == jv && !ir_expr_uses_var(x, jv));
+        if (x->kind == IR_E_VAR && x->var == jv && !ir_expr_uses_var(y, jv)) ok = true, off = y;
+        else if (y->kind == IR_E_VAR && y->var == jv && !ir_expr_uses_var(x, jv)) ok = true, off = x;
     }
     if (!ok) return NULL;
+    /* Aligned without a run-time test: G a parameter without declared
+     * strides, taken as compact row-major and aligned to the vector (the
+     * launch contract of IrBuffer.contiguous, lower_copy_cuda.c), its last
+     * extent a multiple of v (then every row starts on a vector) and the
+     * column offset too (the vector's first column j0 is one). */
+    int v = (int)D->p[3], es = ts_dtype_bits(G->dt) / 8;
+    int64_t ext;
+    bool aligned = false;
+    if (G->param >= 0 && !G->strides && ir_is_const_int(G->shape[ngidx - 1], &ext) && ext % v == 0 &&
+        !li->k->may_block) {
+        IrArith ar;
+        ir_arith_init(&ar, a, li->k);
+        aligned = !off || ir_arith_divisible(&ar, off, v);
+    }
     /* the vector's first element: the last digit (j % v) at 0 */
     IrVar *from[1] = {lw->dv[2]};
     IrExpr *to[1] = {ir_i32(a, 0)};
@@ -740,7 +755,12 @@ static IrStmt *vector_copy(Lower *lw) {
     IrExpr **ri = TS_NEWN(a, IrExpr *, 1);
     ri[0] = fit_expr(lw, &fit);
     IrStmt *vc = ir_stmt(a, IR_S_VCOPY, st->loc);
-    vc->vcopy.lanes = (int)D->p[3];
+    vc->vcopy.lanes = v;
+    if (aligned) {
+        G->contiguous = 1;
+        if (G->align < v * es) G->align = v * es;
+        vc->vcopy.aligned = 1;
+    }
     vc->vcopy.pred = cond ? low_expr(lw, cond) : NULL;
     if (load) {
         vc->vcopy.dst = li->reg[f], vc->vcopy.didx = ri, vc->vcopy.ndi = 1;

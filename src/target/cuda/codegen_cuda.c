@@ -2266,6 +2266,31 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
  * would put it in local memory).  The global side's contiguity and
  * alignment are tested as for the other copies; where they fail, or the
  * element type has no such vector type, element by element. */
+static void emit_vreg_move(Cg *g, const IrStmt *s, const CgBuf *rb, IrExpr *const *ri, int load, const char *vt) {
+    static const char *const part[4] = {"x", "y", "z", "w"};
+    int lanes = s->vcopy.lanes;
+    line_start(g);
+    if (load) {
+        outf(g, "const %s ts_w = ts_p ? *(const %s *)ts_g : make_%s(", vt, vt, vt);
+        for (int e = 0; e < lanes; e++) out(g, e ? ", 0" : "0");
+        out(g, ");\n");
+        for (int e = 0; e < lanes; e++) {
+            line_start(g);
+            outf(g, "%s[(", rb->name);
+            emit_index(g, rb, ri, 1, s->loc);
+            outf(g, ") + %d] = ts_w.%s;\n", e, part[e]);
+        }
+    } else {
+        outf(g, "if (ts_p) *(%s *)ts_g = make_%s(", vt, vt);
+        for (int e = 0; e < lanes; e++) {
+            outf(g, "%s%s[(", e ? ", " : "", rb->name);
+            emit_index(g, rb, ri, 1, s->loc);
+            outf(g, ") + %d]", e);
+        }
+        out(g, ");\n");
+    }
+}
+
 static void emit_vcopy_reg(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf *sb) {
     int load = is_private(db->buf);
     const CgBuf *gb = load ? sb : db, *rb = load ? db : sb;
@@ -2277,7 +2302,6 @@ static void emit_vcopy_reg(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf 
     if (dt == TS_FLOAT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "float4" : "float2";
     else if (dt == TS_INT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "int4" : "int2";
     else if (dt == TS_UINT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "uint4" : "uint2";
-    static const char *const part[4] = {"x", "y", "z", "w"};
     line_start(g);
     out(g, "{\n");
     g->ind++;
@@ -2291,53 +2315,39 @@ static void emit_vcopy_reg(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf 
     emit_index(g, gb, gi, ng, s->loc);
     outf(g, ") : %s;\n", gb->name);
     int glast = gb->buf->ndim - 1;
-    if (vt) {
-        line_start(g);
-        outf(g, "if (%s_s%d == 1 && ((ts_u64)ts_g & %dULL) == 0) {\n", gb->name, glast, lanes * 4 - 1);
+    if (vt && s->vcopy.aligned) {
+        /* proved contiguous and aligned by the lowering: the move alone */
+        emit_vreg_move(g, s, rb, ri, load, vt);
+    } else {
+        if (vt) {
+            line_start(g);
+            outf(g, "if (%s_s%d == 1 && ((ts_u64)ts_g & %dULL) == 0) {\n", gb->name, glast, lanes * 4 - 1);
+            g->ind++;
+            emit_vreg_move(g, s, rb, ri, load, vt);
+            g->ind--;
+            line_start(g);
+            out(g, "} else {\n");
+        } else {
+            line_start(g);
+            out(g, "{\n");
+        }
         g->ind++;
-        line_start(g);
-        if (load) {
-            outf(g, "const %s ts_w = ts_p ? *(const %s *)ts_g : make_%s(", vt, vt, vt);
-            for (int e = 0; e < lanes; e++) out(g, e ? ", 0" : "0");
-            out(g, ");\n");
-            for (int e = 0; e < lanes; e++) {
-                line_start(g);
+        for (int e = 0; e < lanes; e++) {
+            line_start(g);
+            if (load) {
                 outf(g, "%s[(", rb->name);
                 emit_index(g, rb, ri, 1, s->loc);
-                outf(g, ") + %d] = ts_w.%s;\n", e, part[e]);
-            }
-        } else {
-            outf(g, "if (ts_p) *(%s *)ts_g = make_%s(", vt, vt);
-            for (int e = 0; e < lanes; e++) {
-                outf(g, "%s%s[(", e ? ", " : "", rb->name);
+                outf(g, ") + %d] = ts_p ? ts_g[%d * %s_s%d] : (%s)0;\n", e, e, gb->name, glast, st);
+            } else {
+                outf(g, "if (ts_p) ts_g[%d * %s_s%d] = %s[(", e, gb->name, glast, rb->name);
                 emit_index(g, rb, ri, 1, s->loc);
-                outf(g, ") + %d]", e);
+                outf(g, ") + %d];\n", e);
             }
-            out(g, ");\n");
         }
         g->ind--;
         line_start(g);
-        out(g, "} else {\n");
-    } else {
-        line_start(g);
-        out(g, "{\n");
+        out(g, "}\n");
     }
-    g->ind++;
-    for (int e = 0; e < lanes; e++) {
-        line_start(g);
-        if (load) {
-            outf(g, "%s[(", rb->name);
-            emit_index(g, rb, ri, 1, s->loc);
-            outf(g, ") + %d] = ts_p ? ts_g[%d * %s_s%d] : (%s)0;\n", e, e, gb->name, glast, st);
-        } else {
-            outf(g, "if (ts_p) ts_g[%d * %s_s%d] = %s[(", e, gb->name, glast, rb->name);
-            emit_index(g, rb, ri, 1, s->loc);
-            outf(g, ") + %d];\n", e);
-        }
-    }
-    g->ind--;
-    line_start(g);
-    out(g, "}\n");
     g->ind--;
     line_start(g);
     out(g, "}\n");
