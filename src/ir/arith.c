@@ -983,7 +983,9 @@ static int decide(IrArith *ar, const IrExpr *c) {
     }
     default: break;
     }
-    if (is_int(c->dt)) { /* an integer or bool value used as a condition */
+    /* an integer or bool value used as a condition (not a comparison this
+     * could not decide, e.g. of floats: analyze would ask decide again) */
+    if (is_int(c->dt) && !(c->kind == IR_E_BIN && is_cmp(c->bin.op))) {
         Info x = analyze(ar, c);
         if (x.iv.lo > 0 || x.iv.hi < 0) return 1;
         if (x.iv.lo == 0 && x.iv.hi == 0) return -1;

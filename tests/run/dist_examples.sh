@@ -10,6 +10,9 @@ for n in 2 4 8; do
   check $d/all_to_all.py --entry all_to_all --ranks $n -D P=$n -D chunk=6 -D N=20 --check-against all_to_all_ref
   check $d/allreduce.py --entry allreduce --ranks $n -D P=$n -D N=200 --in round=1 --check-against allreduce_ref
   check $d/ag_gemm.py --entry ag_gemm --ranks $n -D P=$n -D M=64 -D N=96 -D K=64 --check-against ag_gemm_ref
+  # MoE: routing, per-expert splits, dispatch, expert GEMMs, combine (and dispatch alone, uneven blocks)
+  check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=8 -D H=32 -D E=2 -D K=2 --check-against moe_ref
+  check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=7 -D H=16 -D E=1 -D K=1 -D full=0 -D blocks=3 --check-against moe_ref
 done
 # the hierarchical layer: collectives under T.Scale("device"), remote T.copy, T.Scale levels
 c=$d/collectives.py
