@@ -300,6 +300,9 @@ class FileInfo:
                 f = n.func
                 if (isinstance(f, ast.Name) and f.id == name) or (isinstance(f, ast.Attribute) and f.attr == name):
                     yield n
+                elif (isinstance(f, ast.Attribute) and f.attr == "compile" and isinstance(f.value, ast.Name)
+                      and f.value.id == name):
+                    yield n  # jit_function.compile(N=..., BLOCK_N=...)
 
     def env_at(self, fn, line, depth):
         """Values visible in function fn at a line: its parameters (from its
@@ -362,6 +365,7 @@ class FileInfo:
 
 def guess(n):
     """A plausible value for a parameter, by its name (as corpus_compile.c)."""
+    n = n.lower()
     if "dtype" in n:
         return "float32" if "accum" in n else "float16"
     if n.startswith(("is_", "use_", "enable")) or "causal" in n:
@@ -374,11 +378,11 @@ def guess(n):
         return "2"
     if n == "scale" or "eps" in n or "sm_scale" in n:
         return "0.5"
-    if n in ("batch", "B", "b"):
+    if n in ("batch", "b"):
         return "2"
     if "kv_head" in n or "h_kv" in n or "head_kv" in n:
         return "1"
-    if "head" in n or n in ("H", "h"):
+    if "head" in n or n == "h":
         return "4"
     if "chunk" in n:
         return "64"
@@ -485,10 +489,12 @@ def source_for(fi, k, tmpdir):
 # ---- classification -----------------------------------------------------------------------------
 
 # Constructs that need hardware paths this compiler does not build (or data types it does not have).
-BY_DESIGN = re.compile(r"tmem|tcgen05|mbarrier|alloc_barrier|barrier_|tma_|wgmma|warp_specializ|\bT\.ws\b|WSSync|"
+BY_DESIGN = re.compile(r"tmem|tcgen05|mbarrier|alloc_barrier|barrier_|tma_|wgmma|warp_specializ|\bT\.ws\b|WSSync|tfloat32|"
                        r"float4_e2m1|int4|uint4|float8_e8m0|fp4|tf32|ptx_|cp_async_bulk|fence_proxy|"
                        r"set_max_nreg|elect_one|tma|cluster|sync_grid|shuffle_elect|alloc_descriptor|"
-                       r"initialize_descriptor|deepgemm|T\.ptr|T\.make_tensor|T\.Pointer")
+                       r"initialize_descriptor|deepgemm|T\.ptr|T\.make_tensor|T\.Pointer|"
+                       # TVM's own low-level TIR (attributes, raw intrinsics, inline source), not TileLang's
+                       r"T\.attr\b|T\.evaluate|T\.tvm_|T\.comm_reducer|T\.call_extern|T\.import_source|T\.call_intrin")
 
 
 def classify(msg):

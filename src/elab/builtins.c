@@ -68,7 +68,9 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_HOST_NOOP5, NS_HOST, "torch.manual_seed") X(B_HOST_NOOP6, NS_HOST, "torch.cuda.manual_seed") \
     X(B_NUM_SMS, NS_HOST, "tilelang.carver.arch.driver.get_num_sms")                   \
     X(B_TVM_DTYPE, NS_HOST, "tvm.DataType") X(B_TVM_DTYPE2, NS_HOST, "tilelang.tvm.DataType") \
+    X(B_TVM_DTYPE3, NS_HOST, "tilelang.DataType")                                      \
     X(B_METHOD, 0, "method") X(B_ISINSTANCE, NS_PY, "isinstance")                      \
+    X(B_TL_DTYPE, NS_TL, "DataType")                                                   \
     X(B_SYNC_THREADS, NS_T, "sync_threads")
 
 enum {
@@ -769,7 +771,8 @@ static int target_sm(Elab *E, const char *what, TsLoc loc) {
 static Value *host_call(Elab *E, int id, const char *what, Value **args, int nargs, int nkw, TsLoc loc) {
     switch (id) {
     case B_TVM_DTYPE:
-    case B_TVM_DTYPE2: { /* tvm.DataType("float16"): the dtype */
+    case B_TVM_DTYPE2:
+    case B_TVM_DTYPE3: { /* tvm.DataType("float16"): the dtype */
         if (nargs != 1 || nkw) elab_fail(E, TS_ERR_TYPE, loc, "%s() takes one dtype", what);
         Value *v = val_new(E, V_DTYPE, loc);
         v->dt = val_to_dtype(E, args[0], loc);
@@ -1313,6 +1316,12 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         return val_expr(E, begin ? ir_bin(E->a, IR_ADD, x, ir_i32(E->a, begin)) : x, loc);
     }
     case B_METHOD: return call_method(E, f->items[0], f->s, A);
+    case B_TL_DTYPE: { /* tilelang.DataType("float16"): the dtype */
+        Value *v = val_new(E, V_DTYPE, loc);
+        v->dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);
+        check_args(E, A, 1);
+        return v;
+    }
     case B_ISINSTANCE: {
         Value *x = req(E, A, 0, "obj"), *t = req(E, A, 1, "class_or_tuple");
         check_args(E, A, 2);

@@ -41,6 +41,7 @@ static IrExpr **zero_idx(Elab *E) {
 }
 
 static void assign(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc);
+static Value *import_sibling(Elab *E, const char *module, const char *member, TsLoc loc);
 
 void assign_target(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc) { assign(E, env, target, v, loc); }
 
@@ -441,8 +442,10 @@ static void exec_stmt(Elab *E, Env *env, const AstStmt *s) {
             return;
         }
         Value *v = eval(E, env, s->value);
-        Value *ann = eval(E, env, s->annot);
-        if (ann->kind == V_DTYPE && (val_is_const(v) || val_is_symbolic(v)) && E->in_kernel) {
+        /* Python does not evaluate a local variable's annotation (typing.Optional[str] and
+         * the like in host code); in kernel code a dtype annotation converts the value */
+        Value *ann = E->in_kernel ? eval(E, env, s->annot) : NULL;
+        if (ann && ann->kind == V_DTYPE && (val_is_const(v) || val_is_symbolic(v)) && E->in_kernel) {
             IrExpr *e = val_is_const(v) ? adapt_literal(E, v, ann->dt, s->loc) : val_to_expr(E, v, s->loc);
             if (e->dt != ann->dt) e = ir_cast(E->a, ann->dt, e);
             v = val_expr(E, e, s->loc);
@@ -483,6 +486,10 @@ static void exec_stmt(Elab *E, Env *env, const AstStmt *s) {
     case AST_IMPORT: {
         const char *bind;
         Value *m;
+        if (s->member && strcmp(s->member, "*") && (m = import_sibling(E, s->module, s->member, s->loc))) {
+            env_set(E, env, s->alias ? s->alias : s->member, m);
+            return;
+        }
         if (s->member) {
             m = module_value(E, ts_sprintf(E->a, "%s.%s", s->module, s->member), s->loc);
             bind = s->alias ? s->alias : s->member;
@@ -532,6 +539,77 @@ void exec_block(Elab *E, Env *env, const AstBlock *b) {
  * whose evaluation fails (host code using torch, argparse...) leave their
  * names bound to an opaque value carrying the error.  `if __name__ ==
  * "__main__":` blocks are skipped. */
+static void exec_module(Elab *E, const AstModule *m);
+
+/*
+ * `from helpers import f` where helpers.py sits beside the file being
+ * compiled (an example's own helper module): that file is parsed and its
+ * top level run as the main file's is (exec_module: host code it cannot
+ * run leaves opaque names), once per compile, and `f` is bound to its
+ * value there; functions keep that module as their scope, and diagnostics
+ * point into it.  NULL (the name stays an opaque module member, as
+ * before) when there is no such file, the source has no file name, or the
+ * import is circular.
+ */
+static Value *import_sibling(Elab *E, const char *module, const char *member, TsLoc loc) {
+    const char *main = E->mod && E->mod->src ? E->mod->src->name : NULL;
+    if (!main || !*main || main[0] == '<' || !module || !*module || module[0] == '.') return NULL;
+    const char *slash = strrchr(main, '/');
+    TsBuf path = {0};
+    if (slash) ts_buf_printf(&path, "%.*s/", (int)(slash - main), main);
+    for (const char *c = module; *c; c++) ts_buf_printf(&path, "%c", *c == '.' ? '/' : *c);
+    ts_buf_puts(&path, ".py");
+    const char *file = ts_strdup(E->a, ts_buf_str(&path));
+    ts_buf_free(&path);
+    Env *menv = NULL;
+    for (int i = 0; i < E->imports.n; i++)
+        if (!strcmp(E->imports.v[i].path, file)) {
+            menv = E->imports.v[i].env;
+            if (!menv) return NULL; /* being imported: a circular import */
+            break;
+        }
+    if (!menv) {
+        if (E->imports.n >= 32) return NULL;
+        size_t len;
+        char *text = ts_read_file(file, &len);
+        if (!text) return NULL;
+        TsSource *src = TS_NEW(E->a, TsSource);
+        src->name = file;
+        src->text = ts_strndup(E->a, text, len);
+        src->len = len;
+        free(text);
+        ImportedModule im = {file, NULL};
+        ts_vec_push(E->a, E->imports, im);
+        int slot = E->imports.n - 1;
+        const AstModule *saved_mod = E->mod;
+        Env *saved_globals = E->globals;
+        IrStmt *saved_cur = E->cur;
+        int saved_in_kernel = E->in_kernel, saved_depth = E->depth, saved_loops = E->ir_loops;
+        long saved_steps = E->steps;
+        bool saved_ret = E->returning;
+        Value *saved_retval = E->retval;
+        E->mod = ts_parse_module(E->a, src);
+        E->globals = env_new(E, NULL);
+        E->cur = NULL;
+        E->in_kernel = 0;
+        E->returning = false;
+        if (!E->mod->fatal) exec_module(E, E->mod);
+        menv = E->globals;
+        E->mod = saved_mod;
+        E->globals = saved_globals;
+        E->cur = saved_cur;
+        E->in_kernel = saved_in_kernel;
+        E->depth = saved_depth;
+        E->ir_loops = saved_loops;
+        E->steps = saved_steps;
+        E->returning = saved_ret;
+        E->retval = saved_retval;
+        E->imports.v[slot].env = menv;
+    }
+    (void)loc;
+    return env_lookup(menv, member);
+}
+
 static void exec_module(Elab *E, const AstModule *m) {
     for (int i = 0; i < m->body.n; i++) {
         const AstStmt *s = m->body.v[i];

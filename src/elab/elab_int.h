@@ -99,6 +99,12 @@ struct Env {
     int nslots;          /* capacity of slots (a power of two), 0 when there is none */
 };
 
+/* A helper module imported from beside the compiled file (import_sibling). */
+typedef struct ImportedModule {
+    const char *path;    /* its file */
+    Env *env;            /* its top-level names; NULL while it is being run */
+} ImportedModule;
+
 /* The elaborator's state for one compilation. */
 typedef struct Elab {
     TsDiag *d;
@@ -122,6 +128,7 @@ typedef struct Elab {
     Value *retval;
     Value *out_idx;      /* the entry's @tilelang.jit(out_idx=...) */
     bool fast_math;      /* the entry's @tilelang.jit asks for fast math (IrKernel.fast_math) */
+    TS_VEC(ImportedModule) imports; /* helper modules imported so far (once each per compile) */
     const TsCaps *caps;  /* the target compiled for (host queries such as torch.cuda.
                           * get_device_capability read it); NULL: unknown */
 } Elab;
