@@ -39,14 +39,24 @@ static const char comm_prelude[] =
     "/* communication helpers (src/target/c/comm_c.c) */\n"
     "__attribute__((format(printf, 2, 3)))\n"
     "TS_INL void ts_comm_fail(const TsCArgs *a, const char *fmt, ...) {\n"
-    "    char m[1024];\n"
+    "    char small[512], *m = small; /* the whole message, never cut (buffer names of any length) */\n"
     "    va_list ap;\n"
-    "    int n = snprintf(m, sizeof m, \"rank %d: \", (int)a->rank);\n"
-    "    if (n < 0) n = 0;\n"
+    "    int n1 = snprintf(small, sizeof small, \"rank %d: \", (int)a->rank);\n"
     "    va_start(ap, fmt);\n"
-    "    vsnprintf(m + n, sizeof m - (size_t)n, fmt, ap);\n"
+    "    int n2 = vsnprintf(NULL, 0, fmt, ap);\n"
+    "    va_end(ap);\n"
+    "    if (n1 < 0 || n2 < 0) return;\n"
+    "    size_t len = (size_t)n1 + (size_t)n2 + 1;\n"
+    "    if (len > sizeof small && !(m = malloc(len))) {\n"
+    "        m = small; /* out of memory: the message as far as it fits */\n"
+    "        len = sizeof small;\n"
+    "    }\n"
+    "    if (m != small) memcpy(m, small, (size_t)n1 + 1);\n"
+    "    va_start(ap, fmt);\n"
+    "    vsnprintf(m + n1, len - (size_t)n1, fmt, ap);\n"
     "    va_end(ap);\n"
     "    if (a->fail) a->fail(a->fail_ctx, m);\n"
+    "    if (m != small) free(m);\n"
     "}\n"
     /* offset of p in this rank's heap, or -1 */
     "TS_INL int64_t ts_comm_heap_off(const TsCArgs *a, const void *p) {\n"
@@ -180,17 +190,19 @@ static void emit_peer(Ce *c) {
 static void emit_remote(Ce *c, const char *var, const IrRegion *r, int remote, const char *count) {
     const IrBuffer *b = r->buf;
     const char *st = ts_cx_storage(c->x->dl, b->dt);
-    char lo[32], hi[32];
-    snprintf(lo, sizeof lo, "%s_lo", var);
-    snprintf(hi, sizeof hi, "%s_hi", var);
-    emit_span(c, r, lo, hi);
+    TsBuf lo = {0}, hi = {0}; /* no fixed buffer for names made from var */
+    ts_buf_printf(&lo, "%s_lo", var);
+    ts_buf_printf(&hi, "%s_hi", var);
+    emit_span(c, r, ts_buf_str(&lo), ts_buf_str(&hi));
     line(c);
     outf(c, "%s *%s = (%s *)ts_comm_addr(ts_a, \"%s\", \"%s\", ", st, var, st, c->what, b->name);
     if (remote) emit_peer(c);
     else out(c, "-1");
     out(c, ", ");
     emit_addr(c, r);
-    outf(c, ", (int64_t)(%s) * %lld, %s, %s);\n", count, (long long)elem_bytes(b->dt), lo, hi);
+    outf(c, ", (int64_t)(%s) * %lld, %s, %s);\n", count, (long long)elem_bytes(b->dt), ts_buf_str(&lo), ts_buf_str(&hi));
+    ts_buf_free(&lo);
+    ts_buf_free(&hi);
     line(c);
     outf(c, "if (!%s) return;\n", var);
 }
