@@ -28,6 +28,17 @@
 extern "C" {
 #endif
 
+/* The version of this header.  ts_version() gives the library's, which
+ * differs where a program runs against another build of the shared
+ * library; TILESCALE_VERSION_NUMBER is major * 10000 + minor * 100 + patch,
+ * for #if tests. */
+#define TILESCALE_VERSION_MAJOR 0
+#define TILESCALE_VERSION_MINOR 1
+#define TILESCALE_VERSION_PATCH 0
+#define TILESCALE_VERSION "0.1.0"
+#define TILESCALE_VERSION_NUMBER \
+    (TILESCALE_VERSION_MAJOR * 10000 + TILESCALE_VERSION_MINOR * 100 + TILESCALE_VERSION_PATCH)
+
 /* Error codes.  TS_OK is zero so `if (ts_...())` tests for failure. */
 typedef enum TsStatus {
     TS_OK = 0,
@@ -202,6 +213,75 @@ int ts_target_available(TsTarget t);
  * "TsCompileOptions", "TsParamInfo"), 0 for other names: lets bindings
  * (python/tilescale/_lib.py's ctypes mirrors) check their layouts. */
 size_t ts_abi_sizeof(const char *struct_name);
+
+/* The library's version ("0.1.0") and its TILESCALE_VERSION_NUMBER. */
+const char *ts_version(void);
+int ts_version_number(void);
+
+/* The entries of a source file, as `tilescale list FILE` shows them: every
+ * top-level function that can be compiled (a factory returning a
+ * @T.prim_func, an eager @tilelang.jit kernel, a top-level @T.prim_func),
+ * with its parameters as written in the source.  Read from the syntax
+ * alone: nothing of the file is run. */
+typedef enum TsEntryKind {
+    TS_ENTRY_FACTORY,   /* a def returning a @T.prim_func: its parameters are -D values */
+    TS_ENTRY_EAGER,     /* an eager kernel (its body has `with T.Kernel`): -D values and tensors */
+    TS_ENTRY_PRIM_FUNC, /* a top-level @T.prim_func: tensors and scalars, no -D values */
+    TS_ENTRY_BROKEN     /* a top-level def that does not parse (error says why) */
+} TsEntryKind;
+typedef enum TsEntryParamKind {
+    TS_PARAM_DEFINE, /* a compile-time value: -D name=value */
+    TS_PARAM_TENSOR, /* a tensor, given at launch */
+    TS_PARAM_SCALAR, /* a scalar given at launch (a prim_func's T.int32 ...) */
+    TS_PARAM_CONST   /* an eager kernel's T.const name: -D, else bound from the tensors at launch */
+} TsEntryParamKind;
+typedef struct TsEntryParam {
+    const char *name;         /* the parameter's name */
+    TsEntryParamKind kind;    /* how it is given */
+    const char *annotation;   /* its annotation as written ("T.Tensor((M, K), dtype)"), or NULL */
+    const char *default_text; /* its default as written ("128", "\"float16\""), or NULL: required */
+    int inner;                /* 1: a parameter of the function the factory returns (-D values reach
+                                 both: `def matmul(M, N, K): def kernel(block_M, ...)`) */
+} TsEntryParam;
+typedef struct TsEntryInfo {
+    const char *name;            /* what --entry takes */
+    TsEntryKind kind;            /* what it is */
+    int line;                    /* line of its `def` */
+    const char *out_idx;         /* @tilelang.jit(out_idx=...) as written, or NULL */
+    const char *doc;             /* the first line of its docstring, or NULL */
+    const char *error;           /* TS_ENTRY_BROKEN: the parser's diagnostic; else NULL */
+    int nparams;                 /* entries of params */
+    const TsEntryParam *params;  /* its parameters in order */
+} TsEntryInfo;
+/* The entries of the file at path into *entries (*n of them), owned by ctx
+ * and valid until the next ts_list_entries or ts_cache_* call on it or its
+ * destruction.  TS_ERR_IO if the file cannot be read, TS_ERR_SYNTAX if it
+ * cannot be tokenized at all. */
+TsStatus ts_list_entries(TsContext *ctx, const char *path, const TsEntryInfo **entries, int *n);
+
+/* The disk cache of compiled kernels ($TILESCALE_CACHE_DIR, else
+ * ~/.cache/tilescale).  It keeps at most $TILESCALE_CACHE_MAX bytes
+ * (4096, 64K, 500M, 2G; default 1G; 0: no limit): after a build adds a
+ * kernel, the least recently used kernels are removed until the rest fit
+ * (kernels used in the last minute are kept, they may be in use by a
+ * build in progress).  Only files the cache made are ever removed. */
+typedef struct TsCacheInfo {
+    const char *dir;        /* the directory (owned by the context, as ts_list_entries's results) */
+    int64_t kernels;        /* kernels in it (a kernel is its source and its binary) */
+    int64_t bytes;          /* their bytes, with the cache's other files (temporaries, NVRTC memos) */
+    int64_t files;          /* the cache's files counted in bytes */
+    int64_t limit;          /* the size limit in bytes; 0: none */
+    int64_t foreign;        /* files in the directory the cache did not make (never touched) */
+    int64_t removed;        /* ts_cache_clean: kernels removed */
+    int64_t removed_bytes;  /* ts_cache_clean: bytes freed */
+} TsCacheInfo;
+/* What is in the cache (dir: NULL for the default).  A missing directory is
+ * an empty cache, not an error, and is not created. */
+TsStatus ts_cache_info(TsContext *ctx, const char *dir, TsCacheInfo *out);
+/* Remove the cache's kernels, least recently used first, until at most
+ * keep_bytes are left (0: all of them), with stale temporaries of crashed
+ * writers; out (may be NULL) gets what is left and what was removed. */
+TsStatus ts_cache_clean(TsContext *ctx, const char *dir, int64_t keep_bytes, TsCacheInfo *out);
 
 /* Helpers. */
 const char *ts_dtype_name(TsDType dt);

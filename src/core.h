@@ -12,6 +12,7 @@
 
 struct TsContext {
     TsDiag diag;        /* last failure's text and code */
+    TsArena scratch;    /* results handed out by ts_list_entries and ts_cache_info/clean (until the next call) */
 };
 
 /* A target's compiled module (one per kernel). */

@@ -33,7 +33,9 @@
  * them and checks its own slice, so each rank prints its own PASS/FAIL.
  *
  * Kept apart from main.c (main only forwards `run ... --ranks N` here) so
- * the single-rank tool stays as it is; it uses only the public API.
+ * the single-rank tool stays as it is; the command line is opts.c's, the
+ * check report check.c's.  Besides the public API it uses the library's
+ * growable string (TsBuf, base/base.h) for file names: no fixed buffer.
  */
 #include <math.h>
 #include <stdint.h>
@@ -43,137 +45,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h" /* TsBuf, the library's growable string */
+#include "cli/check.h"
 #include "cli/dist.h"
 #include "tilescale.h"
 #include "tilescale_comm.h"
 
-#define DMAX 64
-
-typedef struct DOpts {
-    const char *file, *entry, *check;
-    TsDefine defs[DMAX];
-    int ndefs;
-    const char *in_name[DMAX], *in_val[DMAX], *out_name[DMAX], *out_val[DMAX];
-    const char *shape_name[DMAX], *shape_val[DMAX];
-    int nins, nouts, nshapes;
-    int nranks;
-    TsTarget target;
-    uint64_t seed;
-    int have_seed;
-    double atol, rtol, timeout;
-    int64_t heap;
-    int bench;         /* --bench N: time N more launches, print the median */
-    int launched;      /* started by a launcher: one rank of a world of processes */
-    char pool[8192];   /* the NAME parts of NAME=VALUE arguments */
-    size_t used;       /* bytes of pool in use */
-} DOpts;
-
-static int split(DOpts *o, const char *s, const char **name, const char **val, const char *what) {
-    const char *eq = strchr(s, '=');
-    if (!eq || eq == s || (size_t)(eq - s) + 1 > sizeof o->pool - o->used) {
-        fprintf(stderr, "tilescale: error: %s expects NAME=VALUE, got '%s'\n", what, s);
-        return 0;
-    }
-    char *n = o->pool + o->used;
-    o->used += (size_t)(eq - s) + 1;
-    memcpy(n, s, (size_t)(eq - s));
-    n[eq - s] = 0;
-    *name = n;
-    *val = eq + 1;
-    return 1;
-}
-
-static int parse(int argc, char **argv, DOpts *o) {
-    memset(o, 0, sizeof *o);
-    o->atol = o->rtol = -1;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int needs = a[0] == '-' && strcmp(a, "-h") && !(a[1] == 'D' && a[2]);
-        if (needs && !next) {
-            fprintf(stderr, "tilescale: error: %s needs a value\n", a);
-            return 0;
-        }
-        if (!strcmp(a, "--entry")) o->entry = argv[++i];
-        else if (!strncmp(a, "-D", 2)) {
-            const char *d = a[2] ? a + 2 : argv[++i];
-            if (o->ndefs == DMAX - 1 || !split(o, d, &o->defs[o->ndefs].name, &o->defs[o->ndefs].value, "-D")) return 0;
-            o->ndefs++;
-        } else if (!strcmp(a, "--in") || !strcmp(a, "--out") || !strcmp(a, "--shape")) {
-            i++;
-            int k = a[2] == 'i' ? 0 : a[2] == 'o' ? 1 : 2;
-            const char **nm = k == 0 ? o->in_name : k == 1 ? o->out_name : o->shape_name;
-            const char **vl = k == 0 ? o->in_val : k == 1 ? o->out_val : o->shape_val;
-            int *n = k == 0 ? &o->nins : k == 1 ? &o->nouts : &o->nshapes;
-            if (*n == DMAX || !split(o, next, &nm[*n], &vl[*n], a)) return 0;
-            (*n)++;
-        } else if (!strcmp(a, "--ranks")) o->nranks = atoi(argv[++i]);
-        else if (!strcmp(a, "--target")) {
-            i++;
-            if (!strcmp(next, "c")) o->target = TS_TARGET_C;
-            else if (!strcmp(next, "auto")) o->target = ts_target_available(TS_TARGET_CUDA) ? TS_TARGET_CUDA : TS_TARGET_C;
-            else if (!strcmp(next, "cuda")) o->target = TS_TARGET_CUDA;
-            else {
-                fprintf(stderr, "tilescale: error: unknown target '%s' (c, cuda or auto)\n", next);
-                return 0;
-            }
-        } else if (!strcmp(a, "--check-against")) o->check = argv[++i];
-        else if (!strcmp(a, "--seed")) { o->seed = strtoull(argv[++i], NULL, 0); o->have_seed = 1; }
-        else if (!strcmp(a, "--atol")) o->atol = atof(argv[++i]);
-        else if (!strcmp(a, "--rtol")) o->rtol = atof(argv[++i]);
-        else if (!strcmp(a, "--heap")) o->heap = atoll(argv[++i]);
-        else if (!strcmp(a, "--timeout")) o->timeout = atof(argv[++i]);
-        else if (!strcmp(a, "--bench")) o->bench = atoi(argv[++i]);
-        else if (!strcmp(a, "--threads")) i++;
-        else if (a[0] == '-') {
-            fprintf(stderr, "tilescale: error: unknown option '%s' for a distributed run\n", a);
-            return 0;
-        } else if (!o->file) o->file = a;
-        else {
-            fprintf(stderr, "tilescale: error: unexpected argument '%s'\n", a);
-            return 0;
-        }
-    }
-    if (!o->file || !o->entry) {
-        fprintf(stderr, "tilescale: error: a FILE and --entry NAME are required\n");
-        return 0;
-    }
-    int ln = 0;
-    if ((o->launched = ts_world_launched(&ln))) {
-        if (o->nranks && ln && o->nranks != ln) {
-            fprintf(stderr, "tilescale: error: --ranks %d, but the launcher started a world of %d processes\n",
-                    o->nranks, ln);
-            return 0;
-        }
-        if (!o->nranks) o->nranks = ln ? ln : 1; /* a bad environment is reported by the world */
-    }
-    if (o->nranks < 1 || o->nranks > TS_WORLD_MAX_RANKS) {
-        fprintf(stderr, "tilescale: error: --ranks must be in 1..%d\n", TS_WORLD_MAX_RANKS);
-        return 0;
-    }
-    return 1;
-}
-
-static const char *find(const char *const *names, const char *const *vals, int n, const char *name) {
-    for (int i = n - 1; i >= 0; i--)
-        if (!strcmp(names[i], name)) return vals[i];
-    return NULL;
-}
-
-/* pattern with every {rank} replaced by r (malloc'ed). */
-static char *subst_rank(const char *pat, int r) {
-    size_t cap = strlen(pat) + 64, n = 0;
-    char *out = malloc(cap);
+/* pattern with every {rank} replaced by r, into out (emptied first). */
+static void subst_rank(TsBuf *out, const char *pat, int r) {
+    out->n = 0;
+    if (out->s) out->s[0] = 0;
     for (const char *p = pat; *p;) {
         if (!strncmp(p, "{rank}", 6)) {
-            n += (size_t)snprintf(out + n, cap - n, "%d", r);
+            ts_buf_printf(out, "%d", r);
             p += 6;
         } else {
-            out[n++] = *p++;
+            const char *q = strstr(p, "{rank}");
+            size_t len = q ? (size_t)(q - p) : strlen(p);
+            ts_buf_putn(out, p, len);
+            p += len;
         }
-        if (n + 32 > cap) out = realloc(out, cap *= 2);
     }
-    out[n] = 0;
-    return out;
 }
 
 static uint64_t mix(uint64_t *s) {
@@ -192,18 +84,36 @@ static size_t nbytes(const TsTensor *t) {
     return (size_t)ts_tensor_numel(t) * (size_t)((ts_dtype_bits(t->dtype) + 7) / 8);
 }
 
-int ts_cli_run_dist(int argc, char **argv) {
-    DOpts o;
-    if (!parse(argc, argv, &o)) return 2;
+int ts_cli_run_dist(CliOpts *op) {
+    CliOpts o = *op;
+    int ln = 0, launched = ts_world_launched(&ln); /* started by a launcher: one rank of a world of processes */
+    if (launched) {
+        if (o.ranks && ln && o.ranks != ln) {
+            fprintf(stderr, "tilescale: error: --ranks %d, but the launcher started a world of %d processes\n",
+                    o.ranks, ln);
+            return 2;
+        }
+        if (!o.ranks) o.ranks = ln ? ln : 1; /* a bad environment is reported by the world */
+    }
+    if (o.ranks > TS_WORLD_MAX_RANKS) {
+        fprintf(stderr, "tilescale: error: --ranks expects an integer from 1 to %d, got %d\n", TS_WORLD_MAX_RANKS,
+                o.ranks);
+        return 2;
+    }
     TsContext *ctx;
-    if (ts_context_create(&ctx)) return 1;
-    int rc = 1, P = o.nranks, np = 0;
+    if (ts_context_create(&ctx)) {
+        fprintf(stderr, "tilescale: error: out of memory\n");
+        return 1;
+    }
+    int rc = 1, P = o.ranks, np = 0;
+    TsBuf path = {0}; /* a file name with {rank} replaced */
     TsKernel *k = NULL, *ref = NULL;
     TsWorld *w = NULL;
     TsTensor *args = NULL, *host = NULL, *stacked = NULL; /* args: on the heaps; host: their host copies */
     int64_t (*shapes)[8] = NULL, (*sshapes)[9] = NULL;
     TsCompileOptions co = {0};
     co.target = o.target;
+    co.num_threads = o.threads;
     if (ts_compile_file(ctx, o.file, o.entry, o.defs, o.ndefs, &co, &k)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;
@@ -212,14 +122,23 @@ int ts_cli_run_dist(int argc, char **argv) {
     if (o.check) {
         TsCompileOptions rco = {0};
         rco.lenient_defines = 1;
+        rco.num_threads = o.threads;
         /* the reference also gets P = the number of ranks */
-        char pval[16];
-        snprintf(pval, sizeof pval, "%d", P);
+        char pval[24];
+        snprintf(pval, sizeof pval, "%d", P); /* an int's digits: always fits */
         int have_p = 0;
         for (int i = 0; i < o.ndefs; i++) have_p |= !strcmp(o.defs[i].name, "P");
-        o.defs[o.ndefs].name = "P";
-        o.defs[o.ndefs].value = pval;
-        if (ts_compile_file(ctx, o.file, o.check, o.defs, o.ndefs + !have_p, &rco, &ref)) {
+        TsDefine *rdefs = calloc((size_t)o.ndefs + 1, sizeof *rdefs);
+        if (!rdefs) {
+            fprintf(stderr, "tilescale: error: out of memory\n");
+            goto done;
+        }
+        for (int i = 0; i < o.ndefs; i++) rdefs[i] = o.defs[i];
+        rdefs[o.ndefs].name = "P";
+        rdefs[o.ndefs].value = pval;
+        int bad = ts_compile_file(ctx, o.file, o.check, rdefs, o.ndefs + !have_p, &rco, &ref);
+        free(rdefs);
+        if (bad) {
             fprintf(stderr, "%s", ts_last_error(ctx));
             goto done;
         }
@@ -242,13 +161,18 @@ int ts_cli_run_dist(int argc, char **argv) {
         for (int d = 0; d < info.ndim; d++) {
             shapes[p][d] = info.shape[d];
             if (shapes[p][d] < 0) {
-                const char *v = find(o.shape_name, o.shape_val, o.nshapes, info.shape_names[d]);
+                const char *v = info.shape_names[d] ? cli_find(&o.shapes, info.shape_names[d]) : NULL;
                 if (!v) {
+                    if (!info.shape_names[d]) {
+                        fprintf(stderr, "tilescale: error: extent %d of '%s' is a run-time expression, which a distributed run cannot bind\n",
+                                d, info.name);
+                        goto done;
+                    }
                     fprintf(stderr, "tilescale: error: extent %d of '%s' is the run-time variable '%s': give --shape %s=N\n",
                             d, info.name, info.shape_names[d], info.shape_names[d]);
                     goto done;
                 }
-                shapes[p][d] = atoll(v);
+                shapes[p][d] = strtoll(v, NULL, 10); /* validated when parsed */
             }
         }
         if (info.is_tensor) {
@@ -258,7 +182,7 @@ int ts_cli_run_dist(int argc, char **argv) {
         }
     }
     int cuda = o.target == TS_TARGET_CUDA;
-    TsWorldOptions wo = {o.launched ? (cuda ? TS_WORLD_IPC : TS_WORLD_PROC) : (cuda ? TS_WORLD_LOCAL : TS_WORLD_SIM), P,
+    TsWorldOptions wo = {launched ? (cuda ? TS_WORLD_IPC : TS_WORLD_PROC) : (cuda ? TS_WORLD_LOCAL : TS_WORLD_SIM), P,
                          o.heap ? o.heap : heap, (int64_t)(o.timeout * 1000)};
     if (ts_world_create(ctx, &wo, &w)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
@@ -266,11 +190,11 @@ int ts_cli_run_dist(int argc, char **argv) {
     }
     int me = ts_world_rank(w); /* -1: this process runs every rank */
     const char *es = getenv("TILESCALE_SEED");
-    uint64_t seed = o.have_seed ? o.seed : o.launched ? (es && *es ? strtoull(es, NULL, 0) : 1) : (uint64_t)time(NULL);
+    uint64_t seed = o.have_seed ? o.seed : launched ? (es && *es ? strtoull(es, NULL, 0) : 1) : cli_entropy_seed();
     for (int p = 0; p < np; p++) {
         TsParamInfo info;
         ts_kernel_param(k, p, &info);
-        const char *in = find(o.in_name, o.in_val, o.nins, info.name);
+        const char *in = cli_find(&o.ins, info.name);
         if (!info.is_tensor) {
             if (!in) {
                 fprintf(stderr, "tilescale: error: scalar parameter '%s' needs a value: --in %s=VALUE\n", info.name,
@@ -278,8 +202,14 @@ int ts_cli_run_dist(int argc, char **argv) {
                 goto done;
             }
             for (int r = 0; r < P; r++) {
-                ts_tensor_alloc(&host[r * np + p], info.dtype, 0, NULL);
-                ts_tensor_set(&host[r * np + p], 0, atof(in));
+                char *end;
+                double v = strtod(in, &end);
+                if (!*in || *end) {
+                    fprintf(stderr, "tilescale: error: --in %s=%s: a scalar parameter needs a number\n", info.name, in);
+                    goto done;
+                }
+                if (ts_tensor_alloc(&host[r * np + p], info.dtype, 0, NULL)) goto done;
+                ts_tensor_set(&host[r * np + p], 0, v);
                 args[r * np + p] = host[r * np + p];
             }
             continue;
@@ -295,24 +225,21 @@ int ts_cli_run_dist(int argc, char **argv) {
             if (ts_tensor_alloc(t, info.dtype, info.ndim, shapes[p])) goto done; /* zero-filled */
             int64_t n = ts_tensor_numel(t);
             if (in) {
-                char *path = subst_rank(in, r);
+                subst_rank(&path, in, r);
                 TsTensor f;
-                if (ts_npy_load(ctx, path, &f)) {
-                    fprintf(stderr, "%s", ts_last_error(ctx));
-                    free(path);
+                if (path.oom || ts_npy_load(ctx, path.s, &f)) {
+                    fprintf(stderr, "%s", path.oom ? "tilescale: error: out of memory\n" : ts_last_error(ctx));
                     goto done;
                 }
                 if (ts_tensor_numel(&f) != n || f.dtype != t->dtype) {
-                    fprintf(stderr, "tilescale: error: %s holds %lld %s elements, %s needs %lld %s\n", path,
+                    fprintf(stderr, "tilescale: error: %s holds %lld %s elements, %s needs %lld %s\n", path.s,
                             (long long)ts_tensor_numel(&f), ts_dtype_name(f.dtype), info.name, (long long)n,
                             ts_dtype_name(t->dtype));
                     ts_tensor_free(&f);
-                    free(path);
                     goto done;
                 }
                 memcpy(t->data, f.data, nbytes(t));
                 ts_tensor_free(&f);
-                free(path);
             } else if (is_float(info.dtype)) {
                 uint64_t s = seed * 0x100000001b3ull + (uint64_t)(r * 131 + p + 1);
                 for (int64_t i = 0; i < n; i++)
@@ -389,18 +316,16 @@ int ts_cli_run_dist(int argc, char **argv) {
         if (ms) printf("bench: median %.4f ms per launch over %d launches\n", ms[o.bench / 2], o.bench);
         free(ms);
     }
-    for (int i = 0; i < o.nouts; i++)
+    for (int i = 0; i < o.outs.n; i++)
         for (int p = 0; p < np; p++) {
             TsParamInfo info;
             ts_kernel_param(k, p, &info);
-            if (strcmp(info.name, o.out_name[i])) continue;
+            if (strcmp(info.name, o.outs.v[i].name)) continue;
             for (int r = 0; r < P; r++) {
                 if (me >= 0 && r != me) continue;
-                char *path = subst_rank(o.out_val[i], r);
-                int bad = ts_npy_save(ctx, path, &host[r * np + p]);
-                free(path);
-                if (bad) {
-                    fprintf(stderr, "%s", ts_last_error(ctx));
+                subst_rank(&path, o.outs.v[i].value, r);
+                if (path.oom || ts_npy_save(ctx, path.s, &host[r * np + p])) {
+                    fprintf(stderr, "%s", path.oom ? "tilescale: error: out of memory\n" : ts_last_error(ctx));
                     goto done;
                 }
             }
@@ -413,6 +338,7 @@ int ts_cli_run_dist(int argc, char **argv) {
             goto done;
         }
         printf("check against %s:\n", o.check);
+        cli_print_rule();
         int ok = 1;
         for (int p = 0; p < np; p++) {
             TsParamInfo info;
@@ -423,19 +349,11 @@ int ts_cli_run_dist(int argc, char **argv) {
             for (int r = 0; r < P; r++) {
                 if (me >= 0 && r != me) continue;
                 const TsTensor *got = &host[r * np + p];
-                int64_t n = ts_tensor_numel(got), bad = 0;
-                double maxerr = 0;
-                for (int64_t i = 0; i < n; i++) {
-                    double g = ts_tensor_get(got, i), x = ts_tensor_get(&stacked[p], (int64_t)r * n + i);
-                    double e = fabs(g - x);
-                    if (isnan(g) != isnan(x) || (!isnan(x) && !(e <= tol_a + tol_r * fabs(x)))) {
-                        if (!bad) printf("  %s rank %d: first mismatch at %lld: %g, expected %g\n", info.name, r, (long long)i, g, x);
-                        bad++;
-                    }
-                    if (!isnan(e) && e > maxerr) maxerr = e;
-                }
-                printf("  %-12s rank %d  max abs err %.3g  %s\n", info.name, r, maxerr, bad ? "FAIL" : "ok");
-                ok &= !bad;
+                TsBuf label = {0};
+                ts_buf_printf(&label, "%s rank %d", info.name, r);
+                ok &= cli_compare(ts_buf_str(&label), got, &stacked[p], (int64_t)r * ts_tensor_numel(got),
+                                  info.is_output, tol_a, tol_r);
+                ts_buf_free(&label);
             }
         }
         printf("%s\n", ok ? "PASS" : "FAIL");
@@ -467,6 +385,7 @@ done:
     free(stacked);
     free(shapes);
     free(sshapes);
+    ts_buf_free(&path);
     ts_world_destroy(w);
     ts_kernel_destroy(ref);
     ts_kernel_destroy(k);

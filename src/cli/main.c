@@ -7,7 +7,14 @@
  *                 [--atol X] [--rtol X] [--threads N] [--time] [--check-bounds | --no-check-bounds]
  *   tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]
  *                 [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time] [--check-bounds | --no-check-bounds]
+ *   tilescale launch -n N [--rdzv DIR] [--timeout SEC] [--] PROG [ARGS...]   (launch.c)
+ *   tilescale list FILE
+ *   tilescale cache info | clean [--max-size SIZE]
+ *   tilescale --version | --help
  *
+ * The command line is parsed in opts.c (one table of options for every
+ * command), the --check-against report is check.c's, `run --ranks N` is
+ * dist.c's, `--emit ptx|sass` emit.c's.
  * `run` makes the kernel's tensors (read from .npy files, or random from
  * the seed; outputs named in out_idx are poisoned with NaN first), runs
  * the kernel, optionally runs a second entry of the same file on copies
@@ -30,197 +37,10 @@
 #include "cli/cli.h"
 #include "cli/dist.h"
 
-#define MAX_ITEMS 64
+#include "cli/check.h"
+#include "cli/opts.h"
 
-typedef struct NameVal {
-    const char *name;
-    const char *value;
-} NameVal;
-
-typedef struct Opts {
-    const char *cmd, *file, *entry, *check, *emit, *dump_after;
-    const char *plot_dir;  /* --plot-layouts DIR, or NULL */
-    int check_target;      /* --check-target: 1 + the target to compare with; 0: none */
-    TsDefine defs[MAX_ITEMS];
-    int ndefs;
-    NameVal ins[MAX_ITEMS], outs[MAX_ITEMS], shapes[MAX_ITEMS];
-    int nins, nouts, nshapes;
-    TsTarget target;
-    int target_set;        /* --target was given */
-    uint64_t seed;
-    int have_seed, time, threads;
-    int check_bounds;      /* --check-bounds: 1, --no-check-bounds: -1, else 0 (the target's default) */
-    double atol, rtol;
-} Opts;
-
-static void usage(FILE *f) {
-    fputs("usage:\n"
-          "  tilescale run FILE --entry NAME [-D name=value]... [--target c|cuda|auto]\n"
-          "                [--in NAME=file.npy]... [--out NAME=file.npy]... [--shape VAR=N]...\n"
-          "                [--check-against ENTRY] [--check-target c|cuda] [--seed S] [--atol X] [--rtol X]\n"
-          "                [--threads N] [--time] [--check-bounds | --no-check-bounds]\n"
-          "  tilescale run FILE --entry NAME --ranks N [--target c] [-D ...] [--in NAME=a{rank}.npy]...\n"
-          "                [--out NAME=b{rank}.npy]... [--check-against REF] [--seed S] [--heap BYTES] [--timeout SEC]\n"
-          "  tilescale launch -n N [--rdzv DIR] [--timeout SEC] [--] PROG [ARGS...]   (a process per rank;\n"
-          "                e.g. PROG = tilescale run FILE --entry NAME [--target c|cuda] ...)\n"
-          "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"
-          "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time] [--check-bounds | --no-check-bounds]\n"
-          "\n"
-          "Every buffer access of a kernel is checked against the buffer's extents on the C target\n"
-          "(--no-check-bounds: not), on the CUDA target with --check-bounds; an access outside is an\n"
-          "error naming the kernel, the buffer, the index and the source line.\n",
-          f);
-}
-
-/* NAME=VALUE, split in place (argv's strings are ours to modify): no copies
- * to free, no length limit. */
-static int split_nv(char *s, NameVal *nv, const char *what) {
-    char *eq = strchr(s, '=');
-    if (!eq || eq == s) {
-        fprintf(stderr, "tilescale: error: %s expects NAME=VALUE, got '%s'\n", what, s);
-        return 0;
-    }
-    *eq = 0;
-    nv->name = s;
-    nv->value = eq + 1;
-    return 1;
-}
-
-/* Strict numbers for options: the whole text, in range, or an error naming
- * the option (atoi's "abc" -> 0 and "-1" threads are gone). */
-static int parse_int_opt(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (!*text || *end || errno == ERANGE || v < lo || v > hi) {
-        fprintf(stderr, "tilescale: error: %s expects an integer from %lld to %lld, got '%s'\n", opt,
-                (long long)lo, (long long)hi, text);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-static int parse_double_opt(const char *opt, const char *text, double lo, double *out) {
-    char *end;
-    double v = strtod(text, &end);
-    if (!*text || *end || !isfinite(v) || v < lo) {
-        fprintf(stderr, "tilescale: error: %s expects a finite number >= %g, got '%s'\n", opt, lo, text);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-static int parse_args(int argc, char **argv, Opts *o) {
-    memset(o, 0, sizeof *o);
-    o->atol = o->rtol = -1;
-    if (argc < 2) return 0;
-    o->cmd = argv[1];
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                      \
-    do {                                                                            \
-        if (!next) {                                                                \
-            fprintf(stderr, "tilescale: error: %s needs a value\n", a);             \
-            return 0;                                                               \
-        }                                                                           \
-        i++;                                                                        \
-    } while (0)
-        if (!strcmp(a, "--entry")) { NEED(); o->entry = next; }
-        else if (!strncmp(a, "-D", 2)) {
-            char *d = a[2] ? argv[i] + 2 : argv[i + 1];
-            if (!a[2]) NEED();
-            NameVal nv;
-            if (o->ndefs == MAX_ITEMS) {
-                fprintf(stderr, "tilescale: error: more than %d -D options\n", MAX_ITEMS);
-                return 0;
-            }
-            if (!split_nv(d, &nv, "-D")) return 0;
-            o->defs[o->ndefs].name = nv.name;
-            o->defs[o->ndefs++].value = nv.value;
-        } else if (!strcmp(a, "--in") || !strcmp(a, "--out") || !strcmp(a, "--shape")) {
-            NEED();
-            NameVal *arr = a[2] == 'i' ? o->ins : a[2] == 'o' ? o->outs : o->shapes;
-            int *n = a[2] == 'i' ? &o->nins : a[2] == 'o' ? &o->nouts : &o->nshapes;
-            if (*n == MAX_ITEMS) {
-                fprintf(stderr, "tilescale: error: more than %d %s options\n", MAX_ITEMS, a);
-                return 0;
-            }
-            if (!split_nv(argv[i], &arr[*n], a)) return 0;
-            if (arr == o->shapes) {
-                int64_t v;
-                if (!parse_int_opt("--shape", arr[*n].value, 0, INT64_MAX, &v)) return 0;
-            }
-            (*n)++;
-        } else if (!strcmp(a, "--target")) {
-            NEED();
-            o->target_set = 1;
-            if (!strcmp(next, "c")) o->target = TS_TARGET_C;
-            else if (!strcmp(next, "cuda")) o->target = TS_TARGET_CUDA;
-            else if (!strcmp(next, "auto"))
-                o->target = ts_target_available(TS_TARGET_CUDA) ? TS_TARGET_CUDA : TS_TARGET_C;
-            else {
-                fprintf(stderr, "tilescale: error: unknown target '%s' (c, cuda or auto)\n", next);
-                return 0;
-            }
-        } else if (!strcmp(a, "--check-target")) {
-            NEED();
-            if (!strcmp(next, "c")) o->check_target = 1 + TS_TARGET_C;
-            else if (!strcmp(next, "cuda")) o->check_target = 1 + TS_TARGET_CUDA;
-            else {
-                fprintf(stderr, "tilescale: error: unknown target '%s' for --check-target (c or cuda)\n", next);
-                return 0;
-            }
-        } else if (!strcmp(a, "--check-against")) { NEED(); o->check = next; }
-        else if (!strcmp(a, "--emit")) { NEED(); o->emit = next; }
-        else if (!strcmp(a, "--plot-layouts")) { NEED(); o->plot_dir = next; }
-        else if (!strcmp(a, "--dump-after")) { NEED(); o->dump_after = next; }
-        else if (!strcmp(a, "--seed")) {
-            NEED();
-            char *end;
-            errno = 0;
-            o->seed = strtoull(next, &end, 10);
-            if (!*next || *end || errno == ERANGE || next[0] == '-') {
-                fprintf(stderr, "tilescale: error: --seed expects an integer from 0 to %llu, got '%s'\n",
-                        (unsigned long long)UINT64_MAX, next);
-                return 0;
-            }
-            o->have_seed = 1;
-        }
-        else if (!strcmp(a, "--atol")) { NEED(); if (!parse_double_opt(a, next, 0, &o->atol)) return 0; }
-        else if (!strcmp(a, "--rtol")) { NEED(); if (!parse_double_opt(a, next, 0, &o->rtol)) return 0; }
-        else if (!strcmp(a, "--threads")) {
-            NEED();
-            int64_t v;
-            if (!parse_int_opt(a, next, 1, 4096, &v)) return 0;
-            o->threads = (int)v;
-        }
-        else if (!strcmp(a, "--time")) o->time = 1;
-        else if (!strcmp(a, "--check-bounds")) o->check_bounds = 1;
-        else if (!strcmp(a, "--no-check-bounds")) o->check_bounds = -1;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
-        else if (a[0] == '-') {
-            fprintf(stderr, "tilescale: error: unknown option '%s'\n", a);
-            return 0;
-        } else if (!o->file) o->file = a;
-        else {
-            fprintf(stderr, "tilescale: error: unexpected argument '%s'\n", a);
-            return 0;
-        }
-#undef NEED
-    }
-    if (o->check && o->check_target) {
-        fprintf(stderr, "tilescale: error: --check-against and --check-target cannot be combined\n");
-        return 0;
-    }
-    if (!o->file || !o->entry) {
-        fprintf(stderr, "tilescale: error: a FILE and --entry NAME are required\n");
-        return 0;
-    }
-    return 1;
-}
+typedef CliOpts Opts;
 
 /* ---- random data ------------------------------------------------------------ */
 
@@ -253,12 +73,6 @@ static void fill_poison(TsTensor *t) {
     for (int64_t i = 0; i < n; i++) ts_tensor_set(t, i, fl ? NAN : 123);
 }
 
-static const char *find_nv(const NameVal *a, int n, const char *name) {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(a[i].name, name)) return a[i].value;
-    return NULL;
-}
-
 static int copy_tensor(TsContext *ctx, TsTensor *dst, const TsTensor *src, const char *name) {
     if (ts_tensor_alloc_ctx(ctx, dst, src->dtype, src->ndim, src->shape, name)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
@@ -269,61 +83,51 @@ static int copy_tensor(TsContext *ctx, TsTensor *dst, const TsTensor *src, const
     return 1;
 }
 
-/* The default seed: from the OS's entropy (two runs in the same second
- * differ), the clock only where /dev/urandom cannot be read. */
-static uint64_t entropy_seed(void) {
-    uint64_t s = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (f) {
-        if (fread(&s, sizeof s, 1, f) != 1) s = 0;
-        fclose(f);
-    }
-    if (!s) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        s = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
-    }
-    return s & ((1ull << 53) - 1); /* small enough to retype exactly */
-}
-
 static void print_shape(FILE *f, const TsTensor *t) {
     fprintf(f, "%s[", ts_dtype_name(t->dtype));
     for (int d = 0; d < t->ndim; d++) fprintf(f, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
     fputs("]", f);
 }
 
+/* The value of run-time shape variable `name`: --shape, else the extent of
+ * a tensor read from an --in file where the kernel has that variable; 0 if
+ * neither gives one. */
+static int shape_var(TsKernel *k, const Opts *o, const TsTensor *args, const char *name, int64_t *out) {
+    const char *v = cli_find(&o->shapes, name);
+    if (v) {
+        *out = strtoll(v, NULL, 10); /* validated when parsed */
+        return 1;
+    }
+    for (int p = 0; p < ts_kernel_num_params(k); p++) {
+        TsParamInfo info;
+        ts_kernel_param(k, p, &info);
+        if (!info.is_tensor || !args[p].data || !cli_find(&o->ins, info.name)) continue;
+        for (int d = 0; d < info.ndim && d < args[p].ndim; d++)
+            if (info.shape[d] < 0 && info.shape_names[d] && !strcmp(info.shape_names[d], name)) {
+                *out = args[p].shape[d];
+                return 1;
+            }
+    }
+    return 0;
+}
+
 /* Make the kernel's arguments: from --in files, --in scalars, or random. */
 static int make_args(TsContext *ctx, TsKernel *k, const Opts *o, TsTensor *args, uint64_t seed) {
     int np = ts_kernel_num_params(k);
-    /* run-time shape variables: --shape, then extents of --in tensors */
-    NameVal vars[MAX_ITEMS];
-    char numbuf[MAX_ITEMS][24]; /* decimal text of extents taken from --in files (int64 fits) */
-    int nvars = 0;
-    for (int i = 0; i < o->nshapes && nvars < MAX_ITEMS; i++) vars[nvars++] = o->shapes[i];
-    for (int p = 0; p < np; p++) {
+    for (int p = 0; p < np; p++) { /* tensors from files first: their extents bind shape variables */
         TsParamInfo info;
         ts_kernel_param(k, p, &info);
-        const char *in = find_nv(o->ins, o->nins, info.name);
-        if (info.is_tensor && in) {
-            if (ts_npy_load(ctx, in, &args[p])) {
-                fprintf(stderr, "%s", ts_last_error(ctx));
-                return 0;
-            }
-            for (int d = 0; d < info.ndim && d < args[p].ndim; d++)
-                if (info.shape[d] < 0 && info.shape_names[d] && !find_nv(vars, nvars, info.shape_names[d]) &&
-                    nvars < MAX_ITEMS) {
-                    snprintf(numbuf[nvars], sizeof numbuf[nvars], "%lld", (long long)args[p].shape[d]);
-                    vars[nvars].name = info.shape_names[d];
-                    vars[nvars].value = numbuf[nvars];
-                    nvars++;
-                }
+        const char *in = cli_find(&o->ins, info.name);
+        if (info.is_tensor && in && ts_npy_load(ctx, in, &args[p])) {
+            fprintf(stderr, "%s", ts_last_error(ctx));
+            return 0;
         }
     }
     for (int p = 0; p < np; p++) {
         TsParamInfo info;
         ts_kernel_param(k, p, &info);
         if (args[p].data) continue;
-        const char *in = find_nv(o->ins, o->nins, info.name);
+        const char *in = cli_find(&o->ins, info.name);
         if (!info.is_tensor) {
             if (!in) {
                 fprintf(stderr, "tilescale: error: scalar parameter '%s' needs a value: --in %s=VALUE\n",
@@ -352,15 +156,13 @@ static int make_args(TsContext *ctx, TsKernel *k, const Opts *o, TsTensor *args,
                             d, info.name, info.name);
                     return 0;
                 }
-                const char *v = find_nv(vars, nvars, info.shape_names[d]);
-                if (!v) {
+                if (!shape_var(k, o, args, info.shape_names[d], &shape[d])) {
                     fprintf(stderr,
                             "tilescale: error: extent %d of '%s' is the run-time variable '%s': "
                             "give --shape %s=N or --in %s=FILE.npy\n",
                             d, info.name, info.shape_names[d], info.shape_names[d], info.name);
                     return 0;
                 }
-                shape[d] = strtoll(v, NULL, 10); /* validated when parsed */
             }
         }
         if (ts_tensor_alloc_ctx(ctx, &args[p], info.dtype, info.ndim, shape, info.name)) {
@@ -371,51 +173,6 @@ static int make_args(TsContext *ctx, TsKernel *k, const Opts *o, TsTensor *args,
         else fill_random(&args[p], seed + 0x1000193ull * (uint64_t)(p + 1));
     }
     return 1;
-}
-
-static void default_tol(TsDType dt, double *atol, double *rtol) {
-    switch (dt) {
-    case TS_FLOAT16: *atol = *rtol = 1e-2; break;
-    case TS_BFLOAT16: *atol = *rtol = 2e-2; break;
-    case TS_FLOAT8_E4M3: case TS_FLOAT8_E5M2: *atol = *rtol = 1.3e-1; break;
-    case TS_FLOAT32: *atol = *rtol = 1e-4; break;
-    case TS_FLOAT64: *atol = *rtol = 1e-10; break;
-    default: *atol = *rtol = 0; break;
-    }
-}
-
-/* Compare got against want; prints one line; returns 1 if within tolerance. */
-static int compare(const char *name, const TsTensor *got, const TsTensor *want, const Opts *o) {
-    double atol, rtol;
-    default_tol(got->dtype, &atol, &rtol);
-    if (o->atol >= 0) atol = o->atol;
-    if (o->rtol >= 0) rtol = o->rtol;
-    int64_t n = ts_tensor_numel(got), bad = 0, first_bad = -1;
-    double max_abs = 0, max_rel = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double a = ts_tensor_get(got, i), b = ts_tensor_get(want, i);
-        /* NaN in the result fails even where the reference has NaN too:
-         * outputs start as NaN (the poison), so a NaN there is most often
-         * an element neither kernel wrote (issue 9 H). */
-        double err = fabs(a - b);
-        if (isnan(err)) err = INFINITY;
-        if (isinf(a) && isinf(b) && (a > 0) == (b > 0)) err = 0;
-        double rel = err / (fabs(b) > 1e-30 ? fabs(b) : 1e-30);
-        if (err > max_abs) max_abs = err;
-        if (rel > max_rel && fabs(b) > 1e-30) max_rel = rel;
-        if (!(err <= atol + rtol * fabs(b))) {
-            if (first_bad < 0) first_bad = i;
-            bad++;
-        }
-    }
-    printf("  %-12s ", name);
-    print_shape(stdout, got);
-    printf("  max abs err %.3g  max rel err %.3g  %s\n", max_abs, max_rel, bad ? "MISMATCH" : "ok");
-    if (bad)
-        printf("    %lld of %lld elements differ (atol %g, rtol %g); first at flat index %lld: %g vs %g\n",
-               (long long)bad, (long long)n, atol, rtol, (long long)first_bad,
-               ts_tensor_get(got, first_bad), ts_tensor_get(want, first_bad));
-    return bad == 0;
 }
 
 static void print_timing(const char *label, TsKernel *k) {
@@ -487,19 +244,21 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
     co.check_bounds = o->check_bounds;
     TsKernel *k = NULL, *ref = NULL;
     int rc = 1;
-    TsTensor args[MAX_ITEMS] = {{0}}, rargs[MAX_ITEMS] = {{0}};
+    TsTensor *args = NULL, *rargs = NULL; /* the kernel's and the reference's, np each */
     int np = 0;
     if (ts_compile_file(ctx, o->file, o->entry, o->defs, o->ndefs, &co, &k)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         return 1;
     }
     np = ts_kernel_num_params(k);
-    if (np > MAX_ITEMS) {
-        fprintf(stderr, "tilescale: error: too many parameters\n");
+    args = calloc((size_t)np + 1, sizeof *args);
+    rargs = calloc((size_t)np + 1, sizeof *rargs);
+    if (!args || !rargs) {
+        fprintf(stderr, "tilescale: error: out of memory\n");
         goto done;
     }
-    for (int i = 0; i < o->nins + o->nouts; i++) {
-        const char *nm = i < o->nins ? o->ins[i].name : o->outs[i - o->nins].name;
+    for (int i = 0; i < o->ins.n + o->outs.n; i++) {
+        const char *nm = i < o->ins.n ? o->ins.v[i].name : o->outs.v[i - o->ins.n].name;
         int found = 0;
         for (int p = 0; p < np; p++) {
             TsParamInfo info;
@@ -526,12 +285,12 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
         }
     }
     /* every --out file must be writable before the kernel runs (and its inputs are made) */
-    for (int i = 0; i < o->nouts; i++)
-        if (ts_npy_check_writable(ctx, o->outs[i].value)) {
+    for (int i = 0; i < o->outs.n; i++)
+        if (ts_npy_check_writable(ctx, o->outs.v[i].value)) {
             fprintf(stderr, "%s", ts_last_error(ctx));
             goto done;
         }
-    uint64_t seed = o->have_seed ? o->seed : entropy_seed();
+    uint64_t seed = o->have_seed ? o->seed : cli_entropy_seed();
     if (!make_args(ctx, k, o, args, seed)) goto done;
     for (int p = 0; p < np && ref; p++) {
         TsParamInfo info;
@@ -552,12 +311,12 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;
     }
-    for (int i = 0; i < o->nouts; i++)
+    for (int i = 0; i < o->outs.n; i++)
         for (int p = 0; p < np; p++) {
             TsParamInfo info;
             ts_kernel_param(k, p, &info);
-            if (strcmp(info.name, o->outs[i].name)) continue;
-            if (ts_npy_save(ctx, o->outs[i].value, &args[p])) {
+            if (strcmp(info.name, o->outs.v[i].name)) continue;
+            if (ts_npy_save(ctx, o->outs.v[i].value, &args[p])) {
                 fprintf(stderr, "%s", ts_last_error(ctx));
                 goto done;
             }
@@ -566,12 +325,14 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
     if (ref) {
         if (o->check) printf("check against %s:\n", o->check);
         else printf("check against target %s:\n", o->check_target - 1 == TS_TARGET_C ? "c" : "cuda");
+        cli_print_rule();
         int ok = 1;
         for (int p = 0; p < np; p++) {
             TsParamInfo info;
             ts_kernel_param(k, p, &info);
             if (!info.is_tensor) continue;
-            ok &= compare(info.name, &args[p], &rargs[p], o);
+            ok &= cli_compare(info.name, &args[p], &rargs[p], 0, info.is_output && info.dtype >= TS_FLOAT16, o->atol,
+                              o->rtol);
         }
         printf("%s\n", ok ? "PASS" : "FAIL");
         rc = ok ? 0 : 1;
@@ -593,39 +354,138 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
         if (ref) print_timing(o->check ? o->check : o->check_target - 1 == TS_TARGET_C ? "check target c" : "check target cuda", ref);
     }
 done:
-    for (int p = 0; p < np && p < MAX_ITEMS; p++) {
+    for (int p = 0; p < np && args && rargs; p++) {
         ts_tensor_free(&args[p]);
         ts_tensor_free(&rargs[p]);
     }
+    free(args);
+    free(rargs);
     ts_kernel_destroy(ref);
     ts_kernel_destroy(k);
     return rc;
 }
 
-int main(int argc, char **argv) {
-    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        usage(stdout);
-        return 0;
+/* `tilescale list FILE`: each entry, what it is, and its parameters. */
+static int cmd_list(TsContext *ctx, const Opts *o) {
+    const TsEntryInfo *e;
+    int n;
+    if (ts_list_entries(ctx, o->file, &e, &n)) {
+        fprintf(stderr, "%s", ts_last_error(ctx));
+        return 1;
     }
+    static const char *const kinds[] = {"kernel factory", "eager kernel", "prim_func", "does not parse"};
+    if (!n) printf("%s: no kernel entries (a def returning a @T.prim_func, an eager kernel or a @T.prim_func)\n",
+                   o->file);
+    for (int i = 0; i < n; i++) {
+        printf("%s%s:%d: %s  (%s", i ? "\n" : "", o->file, e[i].line, e[i].name, kinds[e[i].kind]);
+        if (e[i].out_idx) printf(", out_idx=%s", e[i].out_idx);
+        printf(")\n");
+        if (e[i].doc) printf("    %s\n", e[i].doc);
+        if (e[i].kind == TS_ENTRY_BROKEN) {
+            const char *m = e[i].error;
+            while (*m) { /* the parser's diagnostic, indented */
+                const char *nl = strchr(m, '\n');
+                size_t len = nl ? (size_t)(nl - m) : strlen(m);
+                printf("    %.*s\n", (int)len, m);
+                m += len + (nl != NULL);
+            }
+            continue;
+        }
+        int need = 0;
+        for (int j = 0; j < e[i].nparams; j++) {
+            const TsEntryParam *p = &e[i].params[j];
+            switch (p->kind) {
+            case TS_PARAM_DEFINE:
+                if (p->default_text) printf("    -D %s=%s", p->name, p->default_text);
+                else printf("    -D %s=...  (required)", p->name), need++;
+                if (p->annotation) printf("  [%s]", p->annotation);
+                if (p->inner) printf("  (a parameter of the function %s returns)", e[i].name);
+                printf("\n");
+                break;
+            case TS_PARAM_CONST:
+                printf("    -D %s=...  (T.const: else taken from the tensors at launch)\n", p->name);
+                break;
+            case TS_PARAM_TENSOR:
+                printf("    tensor %s%s%s\n", p->name, p->annotation ? ": " : "", p->annotation ? p->annotation : "");
+                break;
+            case TS_PARAM_SCALAR:
+                printf("    scalar %s%s%s  (--in %s=VALUE)\n", p->name, p->annotation ? ": " : "",
+                       p->annotation ? p->annotation : "", p->name);
+                break;
+            }
+        }
+        if (!e[i].nparams) printf("    (no parameters)\n");
+        if (need) {
+            printf("    run: tilescale run %s --entry %s", o->file, e[i].name);
+            for (int j = 0; j < e[i].nparams; j++)
+                if (e[i].params[j].kind == TS_PARAM_DEFINE && !e[i].params[j].default_text)
+                    printf(" -D %s=...", e[i].params[j].name);
+            printf("\n");
+        }
+    }
+    return 0;
+}
+
+static void print_bytes(int64_t b) {
+    if (b < 1024) printf("%lld bytes", (long long)b);
+    else if (b < (1 << 20)) printf("%.1f KiB", (double)b / 1024);
+    else if (b < (1 << 30)) printf("%.1f MiB", (double)b / (1 << 20));
+    else printf("%.2f GiB", (double)b / (1 << 30));
+}
+
+/* `tilescale cache info` and `tilescale cache clean [--max-size SIZE]`. */
+static int cmd_cache(TsContext *ctx, const Opts *o) {
+    TsCacheInfo ci;
+    int clean = !strcmp(o->sub, "clean");
+    if (clean ? ts_cache_clean(ctx, NULL, o->max_size > 0 ? o->max_size : 0, &ci) : ts_cache_info(ctx, NULL, &ci)) {
+        fprintf(stderr, "%s", ts_last_error(ctx));
+        return 1;
+    }
+    if (clean) {
+        printf("removed %lld kernel%s (", (long long)ci.removed, ci.removed == 1 ? "" : "s");
+        print_bytes(ci.removed_bytes);
+        printf(") from %s\n", ci.dir);
+    }
+    printf("cache: %s\n", ci.dir);
+    printf("  kernels: %lld (%lld files, ", (long long)ci.kernels, (long long)ci.files);
+    print_bytes(ci.bytes);
+    printf(")\n  limit:   ");
+    if (ci.limit) {
+        print_bytes(ci.limit);
+        printf(" ($TILESCALE_CACHE_MAX; least recently used kernels are removed beyond it)\n");
+    } else {
+        printf("none ($TILESCALE_CACHE_MAX=0)\n");
+    }
+    if (ci.foreign) printf("  other files: %lld (not made by the cache; never removed)\n", (long long)ci.foreign);
+    return 0;
+}
+
+int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "launch")) return ts_cli_launch(argc, argv); /* cli/launch.c */
-    for (int i = 2; argc >= 2 && !strcmp(argv[1], "run") && i < argc; i++)
-        if (!strcmp(argv[i], "--ranks") || getenv("TILESCALE_WORLD_SIZE"))
-            return ts_cli_run_dist(argc, argv); /* cli/dist.c */
     Opts o;
-    if (!parse_args(argc, argv, &o)) {
-        usage(stderr);
-        return 2;
+    int rc = cli_parse(argc, argv, &o);
+    if (rc >= 0) {
+        cli_opts_free(&o);
+        return rc;
+    }
+    if (o.cmd == CLI_DIST) {
+        rc = ts_cli_run_dist(&o); /* cli/dist.c */
+        cli_opts_free(&o);
+        return rc;
     }
     TsContext *ctx;
-    if (ts_context_create(&ctx)) return 1;
-    int rc;
-    if (!strcmp(o.cmd, "run")) rc = cmd_run(ctx, &o);
-    else if (!strcmp(o.cmd, "compile")) rc = cmd_compile(ctx, &o);
-    else {
-        fprintf(stderr, "tilescale: error: unknown command '%s' (run or compile)\n", o.cmd);
-        usage(stderr);
-        rc = 2;
+    if (ts_context_create(&ctx)) {
+        fprintf(stderr, "tilescale: error: out of memory\n");
+        cli_opts_free(&o);
+        return 1;
+    }
+    switch (o.cmd) {
+    case CLI_RUN: rc = cmd_run(ctx, &o); break;
+    case CLI_COMPILE: rc = cmd_compile(ctx, &o); break;
+    case CLI_LIST: rc = cmd_list(ctx, &o); break;
+    default: rc = cmd_cache(ctx, &o); break;
     }
     ts_context_destroy(ctx);
+    cli_opts_free(&o);
     return rc;
 }

@@ -30,6 +30,7 @@ TsStatus ts_context_create(TsContext **out) {
 void ts_context_destroy(TsContext *ctx) {
     if (!ctx) return;
     ts_buf_free(&ctx->diag.msg);
+    ts_arena_free(&ctx->scratch);
     free(ctx);
 }
 

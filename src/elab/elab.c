@@ -1021,6 +1021,14 @@ IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char
         int found = 0;
         for (int p = 0; p < def->nparams; p++)
             if (!strcmp(def->params[p].name, defs[i].name) && !def->params[p].star) found = 1;
+        /* a parameter of a function defined in the factory (the one it may
+         * return, below): bound there, not here */
+        for (int j = 0; j < def->body.n && !found; j++) {
+            const AstStmt *in = def->body.v[j];
+            for (int p = 0; in->kind == AST_DEF && p < in->nparams; p++)
+                if (!strcmp(in->params[p].name, defs[i].name) && !in->params[p].star) found = 2;
+        }
+        if (found == 2) continue;
         if (!found && lenient_defines) continue;
         if (!found) {
             ts_diag_add(d, def->loc, "error", "-D %s: '%s' has no parameter named '%s'", defs[i].name,

@@ -12,6 +12,17 @@
  * out.  On failure adds a message to d (no longjmp) and returns TS_ERR_IO. */
 TsStatus ts_cache_dir(TsDiag *d, const TsCompileOptions *opt, TsBuf *out);
 
+/* Mark the cache file at path as just used (its modification time: the
+ * least recently used kernels are the ones trimmed).  Errors are ignored. */
+void ts_cache_touch(const char *path);
+
+/* Keep the cache in dir within its size limit ($TILESCALE_CACHE_MAX):
+ * after a build stored a kernel, remove the least recently used kernels
+ * until the rest fit, never one used in the last minute, never a file the
+ * cache did not make.  Best effort: errors are ignored; another process
+ * trimming at the same time makes this call return at once. */
+void ts_cache_trim(const char *dir);
+
 /* mkdir -p; 0 on success. */
 int ts_make_dirs(const char *path);
 

@@ -4,6 +4,12 @@
 #  - layout_inference's reason for keeping fragments in shared memory (a
 #    512-byte buffer) naming a 600-character fragment, and the register
 #    buffer's name (300 bytes) made from it;
+#  - a distributed run's -D names (an 8 KB pool: a 9000-character name was
+#    "expects NAME=VALUE") and more than 64 -D/--shape options (fixed arrays);
+#  - the generated C's message of a failed distributed primitive (1 KB)
+#    naming a buffer of 2000 characters;
+#  - `--emit sass`'s temporary file name (4 KB) in a TMPDIR whose name
+#    leaves no room: the OS's own error, not a cut template's EINVAL.
 set -u
 tool="${TILESCALE:-./build/tilescale}"
 d=$(mktemp -d)
@@ -39,4 +45,41 @@ sed "s/N=40/N=64/; s/threads=128/threads=32/" "$d/frag.py" >"$d/frag2.py"
   { cat "$d/ir2"; fail "compile (registers)"; }
 grep -q "^ *${n}_reg = alloc_local" "$d/ir2" || { head -20 "$d/ir2" | cut -c1-200; fail "register buffer's name cut"; }
 
+# -- the CLI's options: long names, many of them --
+long=$(printf 'D%.0s' $(seq 1 9000))
+"$tool" run tests/run/dist_bad.py --entry bad_peer -D P=2 -D "$long=1" --ranks 2 >"$d/out" 2>&1 &&
+  fail "an unknown 9000-character -D accepted"
+grep -q "has no parameter named '$long'" "$d/out" || { cut -c1-300 "$d/out"; fail "dist -D name cut"; }
+shapes=""
+for i in $(seq 1 100); do shapes="$shapes --shape v$i=$i"; done
+"$tool" run examples/elementwise_add.py --entry elementwise_add -D M=8 -D N=8 --seed 1 $shapes >"$d/out" 2>&1 ||
+  { cat "$d/out"; fail "100 --shape options"; }
+
+# -- generated C: a failed primitive's message names a 2000-character buffer --
+b=$(printf 'b%.0s' $(seq 1 2000))
+cat >"$d/peer.py" <<PY
+import tilelang.language as T
+
+
+def bad_peer(P):
+    @T.prim_func
+    def main(${b}: T.Tensor((P,), "float32")):
+        with T.Kernel(1, threads=32) as (bx):
+            T.st(${b}[0], 1.0, dst_pe=T.get_rank() + P)
+
+    return main
+PY
+timeout 60 "$tool" run "$d/peer.py" --entry bad_peer -D P=2 --ranks 2 >"$d/out" 2>&1 && fail "bad peer accepted"
+grep -q "is out of range (2 ranks) for '${b}'" "$d/out" || { cut -c1-300 "$d/out"; fail "comm message cut"; }
+
+# -- --emit sass: a temporary directory name that leaves no room --
+t=$(printf 't%.0s' $(seq 1 4080))
+mkdir -p "$d/fake/bin"
+printf '#!/bin/sh\necho fake\n' >"$d/fake/bin/cuobjdump"
+chmod +x "$d/fake/bin/cuobjdump"
+if "$tool" compile examples/elementwise_add.py --entry elementwise_add -D M=64 -D N=64 --emit ptx >/dev/null 2>&1; then
+  CUDA_HOME="$d/fake" TMPDIR="/$t" "$tool" compile examples/elementwise_add.py --entry elementwise_add -D M=64 -D N=64 \
+    --emit sass >"$d/out" 2>&1 && fail "--emit sass with an impossible TMPDIR"
+  grep -q "File name too long" "$d/out" || { cut -c1-200 "$d/out"; fail "--emit sass: not the OS's error"; }
+fi
 echo ok

@@ -366,6 +366,7 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
         double t1 = ts_now_ms();
         m = load(b.sopath.s, &why);
         if (m) {
+            ts_cache_touch(b.sopath.s); /* its last use, for the size limit's LRU order */
             if (timing) {
                 ts_buf_printf(timing, "cache hit %.3f\n", t1 - t0);
                 ts_buf_printf(timing, "load %.3f\n", ts_now_ms() - t1);
@@ -416,6 +417,7 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
     b.tmp.n = 0;
     double t1 = ts_now_ms();
     m = load(b.sopath.s, &why);
+    ts_cache_trim(b.dir.s); /* keep the cache within $TILESCALE_CACHE_MAX (never this new kernel) */
     if (!m) {
         ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
         ts_buf_free(&why);

@@ -481,6 +481,9 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
             free(img);
             build_fail(d, &b, TS_ERR_IO, "cannot write the kernel cache in '%s': %s", b.dir.s, strerror(errno));
         }
+        ts_cache_trim(b.dir.s); /* within $TILESCALE_CACHE_MAX (runtime/cache.c) */
+    } else {
+        ts_cache_touch(b.imgpath.s); /* its last use, for the LRU order */
     }
     if (timing) ts_buf_printf(timing, "%s %.3f\n", hit ? "cache hit" : "nvrtc", ts_now_ms() - t0);
 
