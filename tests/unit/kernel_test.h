@@ -20,9 +20,15 @@
  *               kt_fenced() tensors sit between inaccessible pages, so an
  *               unguarded access past either end crashes the test.
  *   - compare:  KT_COMPARE() checks |got - want| <= atol + rtol * |want|
- *               element by element and prints the max abs/rel error; NaN
- *               in `want` matches only NaN, so "this element must still be
- *               the poison" is written by putting the poison in `want`.
+ *               element by element and prints the max abs/rel error.  A
+ *               NaN in `got` fails, even where `want` is NaN too (the
+ *               poison left in an element nobody wrote, next to a
+ *               reference that computed NaN, passed before issue 9 H);
+ *               "this element must still be the poison" is written as
+ *               KT_UNTOUCHED in `want`, a NaN with a payload of its own.
+ *               KT_COMPARE_ULP() counts representable values between
+ *               got and want rounded to got's dtype (fp16: a tolerance in
+ *               units in the last place, not a relative guess).
  *
  * The state (context, options, generator) is file-static: each test
  * program is one executable with one context.  All functions are
@@ -161,12 +167,18 @@ static inline double kt_round(TsDType dt, double v) {
     return ts_tensor_get(&t, 0);
 }
 
-/* All elements as doubles (row-major), malloc'ed. */
+static inline double kt_untouched(void);
+
+/* All elements as doubles (row-major), malloc'ed: the `want` of a tensor
+ * that must keep its values, so a NaN (the poison) becomes KT_UNTOUCHED. */
 static inline double *kt_values(const TsTensor *t) {
     int64_t n = ts_tensor_numel(t);
     double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
     if (!v) exit(1);
-    for (int64_t i = 0; i < n; i++) v[i] = ts_tensor_get(t, i);
+    for (int64_t i = 0; i < n; i++) {
+        v[i] = ts_tensor_get(t, i);
+        if (isnan(v[i])) v[i] = kt_untouched();
+    }
     return v;
 }
 
@@ -295,23 +307,69 @@ static inline int kt_launch_at(const char *file, int line, TsKernel *k, const Ts
 
 /* ---- comparison ------------------------------------------------------------------------------ */
 
+/* The `want` of an element that must still hold the poison (the kernel
+ * must not write it): a NaN whose payload no arithmetic produces. */
+#define KT_UNTOUCHED_BITS 0x7FF80000DEADBEEFull
+static inline double kt_untouched(void) {
+    union { uint64_t u; double d; } v = {KT_UNTOUCHED_BITS};
+    return v.d;
+}
+#define KT_UNTOUCHED kt_untouched()
+static inline int kt_is_untouched(double w) {
+    union { double d; uint64_t u; } v = {w};
+    return v.u == KT_UNTOUCHED_BITS;
+}
+
+/* One element: got within atol + rtol*|want| of want.  A NaN in got
+ * passes only where want is KT_UNTOUCHED; a NaN in want otherwise fails
+ * (a reference that computes NaN checks nothing); inf matches the same
+ * inf only. */
+static inline int kt_close(double g, double w, double atol, double rtol) {
+    if (kt_is_untouched(w)) return isnan(g);
+    if (isnan(g) || isnan(w)) return 0;
+    if (isinf(w) || isinf(g)) return g == w;
+    return fabs(g - w) <= atol + rtol * fabs(w);
+}
+
+/* The bits of v rounded to dtype dt, as an integer that orders like the
+ * values (sign-magnitude folded): the distance between two of them is
+ * the number of representable values between, in units in the last
+ * place.  Floating dtypes of 16 or 32 bits; NaN: INT64_MAX. */
+static inline int64_t kt_ordered(TsDType dt, double v) {
+    if (isnan(v)) return INT64_MAX;
+    unsigned char buf[8] = {0};
+    int64_t one = 1;
+    TsTensor t = {buf, dt, 1, &one, NULL};
+    ts_tensor_set(&t, 0, v);
+    int bits = ts_dtype_bits(dt);
+    uint64_t u = 0;
+    memcpy(&u, buf, (size_t)bits / 8); /* little-endian host */
+    uint64_t sign = 1ull << (bits - 1);
+    return (u & sign) ? -(int64_t)(u & (sign - 1)) : (int64_t)u;
+}
+
+/* Units in the last place of dt between got and want (want rounded to dt
+ * first: the reference is exact, the kernel's result is in dt). */
+static inline int64_t kt_ulps(TsDType dt, double got, double want) {
+    int64_t a = kt_ordered(dt, got), b = kt_ordered(dt, want);
+    if (a == INT64_MAX || b == INT64_MAX) return INT64_MAX;
+    return a > b ? a - b : b - a;
+}
+
 /* One check: every element of `got` within atol + rtol*|want| of want[i]
- * (NaN matches NaN only, inf matches the same inf).  Prints the max
- * abs/rel error, and the first mismatches with their row-major index. */
+ * (kt_close: NaN in got fails unless want is KT_UNTOUCHED).  Prints the
+ * max abs/rel error, and the first mismatches with their row-major index. */
 static inline int kt_compare_at(const char *file, int line, const char *what, const TsTensor *got,
                                 const double *want, double atol, double rtol) {
     int64_t n = ts_tensor_numel(got), bad = 0;
     double max_abs = 0, max_rel = 0;
     for (int64_t i = 0; i < n; i++) {
         double g = ts_tensor_get(got, i), w = want[i];
-        int ok;
-        if (isnan(w) || isnan(g)) ok = isnan(w) && isnan(g);
-        else if (isinf(w) || isinf(g)) ok = g == w;
-        else {
+        int ok = kt_close(g, w, atol, rtol);
+        if (!isnan(w) && !isnan(g) && !isinf(w) && !isinf(g)) {
             double e = fabs(g - w);
             if (e > max_abs) max_abs = e;
             if (w != 0 && e / fabs(w) > max_rel) max_rel = e / fabs(w);
-            ok = e <= atol + rtol * fabs(w);
         }
         if (!ok) {
             if (bad < 5) {
@@ -339,5 +397,40 @@ static inline int kt_compare_at(const char *file, int line, const char *what, co
     return 1;
 }
 #define KT_COMPARE(what, got, want, atol, rtol) kt_compare_at(__FILE__, __LINE__, (what), (got), (want), (atol), (rtol))
+
+/* One check in units in the last place of got's dtype (16- or 32-bit
+ * floats): every element at most max_ulp representable values from
+ * want[i] rounded to that dtype, or within abs_floor of it (for results
+ * near zero after cancellation, where ulps say nothing; 0: none).  NaN
+ * in got fails.  Prints the worst element. */
+static inline int kt_compare_ulp_at(const char *file, int line, const char *what, const TsTensor *got,
+                                    const double *want, int64_t max_ulp, double abs_floor) {
+    int64_t n = ts_tensor_numel(got), bad = 0, worst = 0, worst_i = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double g = ts_tensor_get(got, i), w = want[i];
+        int64_t u = kt_ulps(got->dtype, g, w);
+        int ok = !isnan(g) && !isnan(w) && (u <= max_ulp || fabs(g - w) <= abs_floor);
+        if (!ok) {
+            if (bad < 5)
+                fprintf(stderr, "%s:%d: %s: element %lld: got %.9g, want %.9g (%.9g in %s): %lld ulp\n", file, line,
+                        what, (long long)i, g, w, kt_round(got->dtype, w), ts_dtype_name(got->dtype), (long long)u);
+            bad++;
+        }
+        if (u > worst && u != INT64_MAX) worst = u, worst_i = i;
+    }
+    if (bad) {
+        fprintf(stderr, "%s:%d: %s: %lld of %lld elements over %lld ulp (seed %lu); worst %lld ulp at %lld\n", file,
+                line, what, (long long)bad, (long long)n, (long long)max_ulp, kt_seed, (long long)worst,
+                (long long)worst_i);
+        test_failed++;
+        return 0;
+    }
+    if (getenv("TS_TEST_VERBOSE"))
+        printf("  %-40s %8lld elements  worst %lld ulp\n", what, (long long)n, (long long)worst);
+    test_passed++;
+    return 1;
+}
+#define KT_COMPARE_ULP(what, got, want, max_ulp, abs_floor) \
+    kt_compare_ulp_at(__FILE__, __LINE__, (what), (got), (want), (max_ulp), (abs_floor))
 
 #endif
