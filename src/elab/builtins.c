@@ -70,7 +70,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_TVM_DTYPE, NS_HOST, "tvm.DataType") X(B_TVM_DTYPE2, NS_HOST, "tilelang.tvm.DataType") \
     X(B_TVM_DTYPE3, NS_HOST, "tilelang.DataType")                                      \
     X(B_METHOD, 0, "method") X(B_ISINSTANCE, NS_PY, "isinstance")                      \
-    X(B_TL_DTYPE, NS_TL, "DataType")                                                   \
+    X(B_TL_DTYPE, NS_TL, "DataType") X(B_PERSISTENT, NS_T, "Persistent")               \
     X(B_SYNC_THREADS, NS_T, "sync_threads")
 
 enum {
@@ -1316,6 +1316,27 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         return val_expr(E, begin ? ir_bin(E->a, IR_ADD, x, ir_i32(E->a, begin)) : x, loc);
     }
     case B_METHOD: return call_method(E, f->items[0], f->s, A);
+    case B_PERSISTENT: {
+        /* T.Persistent(domain, wave_size, index, group_size=8): see exec_persistent */
+        need_kernel(E, A);
+        Value *dom = req(E, A, 0, "domain"), *wave = req(E, A, 1, "wave_size"), *index = req(E, A, 2, "index");
+        Value *grp = arg(E, A, 3, "group_size");
+        check_args(E, A, 4);
+        int n;
+        Value **items = val_items(E, dom, &n);
+        if (n < 1 || n > 4) elab_fail(E, TS_ERR_TYPE, loc, "%s: the domain takes 1 to 4 extents, %d given", A->fn, n);
+        IterSpec *it = TS_NEW(E->a, IterSpec);
+        it->kind = IR_FOR_SERIAL;
+        it->persistent = true;
+        it->n = n;
+        for (int i = 0; i < n; i++) it->domain[i] = int_expr(E, items[i], loc, "a T.Persistent extent");
+        it->wave = int_expr(E, wave, loc, "wave_size");
+        it->index = int_expr(E, index, loc, "index");
+        it->group = grp && grp->kind != V_NONE ? int_expr(E, grp, loc, "group_size") : ir_i32(E->a, 8);
+        Value *v = val_new(E, V_ITER, loc);
+        v->iter = it;
+        return v;
+    }
     case B_TL_DTYPE: { /* tilelang.DataType("float16"): the dtype */
         Value *v = val_new(E, V_DTYPE, loc);
         v->dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);

@@ -188,8 +188,75 @@ static void exec_for_ir(Elab *E, Env *env, const AstStmt *s, IterSpec *it) {
     env_seal(E, env, snap, "run-time loop", "use T.alloc_var (or a buffer) for a value that outlives it");
 }
 
+/*
+ * `for v0, .., vk in T.Persistent(domain, wave_size, index, group_size)`:
+ * a persistent kernel's tile loop (TileLang's PersistentFor, src/ir.cc, is
+ * where these semantics come from).  The tiles are numbered over a padded
+ * domain whose last extent is split into groups of g = clamp(group_size, 1,
+ * last): (ceildiv(last, g), d0, .., d(k-1), g), row-major.  Iteration w of
+ * the loop (w < ceildiv(padded size, wave_size)) takes tile w * wave_size +
+ * index; its digits give v0..v(k-1) and, from the first and the last digit,
+ * vk = digit0 * g + digit_last; tiles with vk past the last extent are
+ * skipped (that also covers the padding).
+ */
+static void exec_persistent(Elab *E, Env *env, const AstStmt *s, IterSpec *it) {
+    TsArena *a = E->a;
+    const AstExpr *t = s->target;
+    int nt = t->kind == AST_TUPLE || t->kind == AST_LIST ? t->n : 1;
+    if (nt != it->n)
+        elab_fail(E, TS_ERR_TYPE, t->loc, "T.Persistent has %d extent%s but %d name%s", it->n, it->n == 1 ? "" : "s",
+                  nt, nt == 1 ? "" : "s");
+    if (s->orelse.n) elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "`for ... else` is not supported in kernel code");
+    int n = it->n;
+    IrExpr *last = it->domain[n - 1];
+    IrExpr *g = ir_bin(a, IR_MAX, ir_i32(a, 1), ir_bin(a, IR_MIN, it->group, last));
+    IrExpr *grouped[6];
+    grouped[0] = ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_ADD, last, ir_bin(a, IR_SUB, g, ir_i32(a, 1))), g);
+    for (int i = 0; i + 1 < n; i++) grouped[i + 1] = it->domain[i];
+    grouped[n] = g;
+    IrExpr *padded = grouped[0];
+    for (int i = 1; i <= n; i++) padded = ir_bin(a, IR_MUL, padded, grouped[i]);
+    IrExpr *waves = ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_ADD, padded, ir_bin(a, IR_SUB, it->wave, ir_i32(a, 1))),
+                           it->wave);
+    IrVar *w = ir_var(E->k, "w", TS_INT32, IR_VAR_LOOP);
+    IrExpr *rem = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, w), it->wave), it->index);
+    IrExpr *digit[6];
+    for (int i = n; i >= 1; i--) {
+        digit[i] = ir_bin(a, IR_FLOORMOD, rem, grouped[i]);
+        rem = ir_bin(a, IR_FLOORDIV, rem, grouped[i]);
+    }
+    digit[0] = rem;
+    IrExpr *lastc = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, digit[0], g), digit[n]);
+    EnvSnap snap = env_snapshot(E, env);
+    for (int i = 0; i < n; i++) {
+        const AstExpr *ni = nt > 1 || t->kind == AST_TUPLE || t->kind == AST_LIST ? t->items[i] : t;
+        if (ni->kind != AST_NAME) elab_fail(E, TS_ERR_UNSUPPORTED, ni->loc, "a loop variable must be a name");
+        env_set(E, env, ni->name, val_expr(E, i + 1 < n ? digit[i + 1] : lastc, ni->loc));
+    }
+    IrStmt *body = ir_seq(a);
+    IrStmt *f = ir_for(a, w, ir_i32(a, 0), waves, IR_FOR_SERIAL, body);
+    f->loc = s->loc;
+    IrStmt *guard = ir_stmt(a, IR_S_IF, s->loc);
+    guard->if_.cond = ir_bin(a, IR_LT, lastc, last);
+    guard->if_.then = ir_seq(a);
+    ir_seq_push(a, body, guard);
+    emit(E, f);
+    IrStmt *saved = E->cur;
+    E->cur = guard->if_.then;
+    E->ir_loops++;
+    exec_block(E, env, &s->body);
+    E->ir_loops--;
+    E->breaking = E->continuing = false;
+    E->cur = saved;
+    env_seal(E, env, snap, "run-time loop", "use T.alloc_var (or a buffer) for a value that outlives it");
+}
+
 static void exec_for(Elab *E, Env *env, const AstStmt *s) {
     Value *iter = eval(E, env, s->cond);
+    if (iter->kind == V_ITER && iter->iter->persistent) {
+        exec_persistent(E, env, s, iter->iter);
+        return;
+    }
     if (iter->kind == V_ITER && !iter->iter->host) {
         exec_for_ir(E, env, s, iter->iter);
         return;

@@ -63,6 +63,10 @@ typedef struct IterSpec {
     int num_stages;      /* T.Pipelined */
     int *order, *stage, norder;
     bool host;           /* range() over constants outside a kernel */
+    /* T.Persistent(domain, wave_size, index, group_size): the tiles of `domain`
+     * this block takes, one per wave (exec_persistent); n = len(domain) */
+    bool persistent;
+    IrExpr *domain[4], *wave, *index, *group;
 } IterSpec;
 
 struct Value {
