@@ -12,6 +12,7 @@ for n in 2 4 8; do
   check $d/ag_gemm.py --entry ag_gemm --ranks $n -D P=$n -D M=64 -D N=96 -D K=64 --check-against ag_gemm_ref
   # MoE: routing, per-expert splits, dispatch, expert GEMMs, combine (and dispatch alone, uneven blocks)
   check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=8 -D H=32 -D E=2 -D K=2 --check-against moe_ref
+  check $d/per_thread.py --entry per_thread --ranks $n -D P=$n -D N=300 --check-against per_thread_ref
   check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=7 -D H=16 -D E=1 -D K=1 -D full=0 -D blocks=3 --check-against moe_ref
 done
 # the hierarchical layer: collectives under T.Scale("device"), remote T.copy, T.Scale levels

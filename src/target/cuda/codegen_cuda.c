@@ -2187,16 +2187,20 @@ static TsCudaCommBuf comm_buf(void *gv, const IrBuffer *b) {
     return (TsCudaCommBuf){cb->name, cb->param, cb->strides};
 }
 
-/* A communication primitive (comm_cuda.c), between barriers, uniform code only. */
+/* A communication primitive (comm_cuda.c): in uniform code between
+ * barriers; in per-thread code (T.Parallel, divergent branches) done by the
+ * thread alone, where the primitive allows it (not the block barriers). */
 static void emit_comm(Cg *g, const IrStmt *s) {
-    if (g->ctx != CTX_UNIFORM)
+    int per_thread = g->ctx != CTX_UNIFORM;
+    if (per_thread && !ts_cuda_comm_per_thread_ok(s->op))
         ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
-                   "T.%s under a T.Parallel loop or thread-dependent control flow is not supported on the CUDA target",
+                   "T.%s under a T.Parallel loop or thread-dependent control flow is not supported on the CUDA target "
+                   "(every thread of the block must arrive together)",
                    ts_comm_name(s->op->comm));
-    sync_if_pending(g);
-    TsCudaComm h = {cx(g), g->ind, g->nthreads, comm_buf, g};
+    if (!per_thread) sync_if_pending(g);
+    TsCudaComm h = {cx(g), g->ind, g->nthreads, comm_buf, g, per_thread};
     ts_cuda_comm_emit(&h, s);
-    emit_sync(g);
+    if (!per_thread) emit_sync(g);
 }
 
 static void emit_tileop(Cg *g, const IrStmt *s) {

@@ -25,9 +25,15 @@
  * of hanging; waits also give up past the timeout (%globaltimer).
  *
  * Who does what in a block: data movement (put/get) is spread over all
- * threads; stores, signals, atomics and waits are done by thread 0, and
- * the barrier the code generator puts after every primitive makes the
- * others wait with it.  After a wait, thread 0's verdict goes through
+ * threads, as 16-byte vectors where source and destination agree modulo
+ * 16; stores, signals, atomics and waits are done by thread 0, and the
+ * barrier the code generator puts after every primitive makes the others
+ * wait with it.  In per-thread code (a T.Parallel body, a thread-dependent
+ * branch: DeepEP's style, every thread storing its own flag or polling
+ * its own slot) the calling thread does the primitive alone, a put/get
+ * moving all its elements itself; no barrier, and a wait that gives up
+ * lets the thread go on (every later wait then gives up at once).  The
+ * block-wide barriers are refused there.  After a wait, thread 0's verdict goes through
  * shared memory (ts_flag) so the whole block leaves together when the
  * launch is aborted.  Memory order: system-scope fences around volatile
  * flag accesses (release before a flag store, acquire after a flag load);
@@ -104,6 +110,7 @@ typedef struct Ce {
     int ind;              /* indentation */
     const IrStmt *s;      /* the primitive */
     int what;             /* TsCommKind, for failure records */
+    int pt;               /* per-thread code: this thread alone, no barriers */
 } Ce;
 
 static void out(Ce *c, const char *s) {
@@ -248,6 +255,7 @@ static void emit_wait_loop(Ce *c, const char *load_stmt, const char *cond, const
     outf(c, "if (ts_r == 2) %s;\n", timeout_record);
     line(c);
     out(c, "__threadfence_system();\n");
+    if (c->pt) return; /* a thread alone: it goes on, later waits see the abort at once */
     line(c);
     out(c, "ts_flag = ts_r;\n");
 }
@@ -258,6 +266,48 @@ static void emit_verdict(Ce *c) {
     out(c, "__syncthreads();\n");
     line(c);
     out(c, "if (ts_flag) return;\n");
+}
+
+/* ts_dp[0 .. ts_cnt) = ts_sp[...], by the block's threads (or this one).
+ * When the two addresses agree modulo 16 bytes the bulk moves as 16-byte
+ * vectors (a head of elements up to the first aligned address, the
+ * vectors, a tail): one 128-bit load and store per thread and step
+ * instead of one per element, which is what brings a put near the
+ * device's copy bandwidth (issue 6's goal: >= 90% of a device copy). */
+static void emit_copy_loop(Ce *c, TsDType dt, int step) {
+    const char *first = c->pt ? "0" : "ts_tid";
+    int64_t es = esize(dt);
+    line(c);
+    if (ts_dtype_bits(dt) < 8 || 16 % es != 0) {
+        outf(c, "if (ts_dp && ts_sp) for (ts_i64 ts_i = %s; ts_i < ts_cnt; ts_i += %d) ts_dp[ts_i] = ts_sp[ts_i];\n",
+             first, step);
+        return;
+    }
+    long long per = (long long)(16 / es);
+    out(c, "if (ts_dp && ts_sp) {\n");
+    c->ind++;
+    line(c);
+    out(c, "ts_i64 ts_h = ts_cnt, ts_nv = 0; /* head elements, 16-byte vectors */\n");
+    line(c);
+    outf(c, "if ((((ts_u64)ts_dp ^ (ts_u64)ts_sp) & 15) == 0) { ts_h = (ts_i64)((16 - ((ts_u64)ts_dp & 15)) & 15) / %lld; "
+            "if (ts_h > ts_cnt) ts_h = ts_cnt; ts_nv = (ts_cnt - ts_h) / %lld; }\n",
+         (long long)es, per);
+    line(c);
+    outf(c, "for (ts_i64 ts_i = %s; ts_i < ts_h; ts_i += %d) ts_dp[ts_i] = ts_sp[ts_i];\n", first, step);
+    line(c);
+    out(c, "const uint4 *ts_vs = (const uint4 *)(ts_sp + ts_h);\n");
+    line(c);
+    out(c, "uint4 *ts_vd = (uint4 *)(ts_dp + ts_h);\n");
+    line(c);
+    out(c, "#pragma unroll 4\n");
+    line(c);
+    outf(c, "for (ts_i64 ts_i = %s; ts_i < ts_nv; ts_i += %d) ts_vd[ts_i] = ts_vs[ts_i];\n", first, step);
+    line(c);
+    outf(c, "for (ts_i64 ts_i = ts_h + ts_nv * %lld + %s; ts_i < ts_cnt; ts_i += %d) ts_dp[ts_i] = ts_sp[ts_i];\n", per,
+         first, step);
+    c->ind--;
+    line(c);
+    out(c, "}\n");
 }
 
 static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
@@ -278,14 +328,12 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
     out(c, ");\n");
     emit_remote(c, "ts_dp", dst, !get, "ts_cnt");
     emit_remote(c, "ts_sp", src, get, "ts_cnt");
-    line(c);
-    outf(c, "if (ts_dp && ts_sp) for (ts_i64 ts_i = ts_tid; ts_i < ts_cnt; ts_i += %d) ts_dp[ts_i] = ts_sp[ts_i];\n",
-         nthreads);
+    emit_copy_loop(c, dst->buf->dt, c->pt ? 1 : nthreads);
     close_block(c);
     if (op->nr == 3) {
         line(c);
-        out(c, "__syncthreads();\n");
-        open_block(c, "if (ts_tid == 0) ");
+        out(c, c->pt ? "__threadfence_system();\n" : "__syncthreads();\n");
+        open_block(c, c->pt ? "" : "if (ts_tid == 0) ");
         emit_remote(c, "ts_sg", &op->r[2], 1, "1");
         line(c);
         out(c, "if (ts_sg) {\n");
@@ -307,7 +355,7 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
 static void emit_wait(Ce *c, const IrTileOp *op) {
     const IrBuffer *b = op->r[0].buf;
     const char *ct = ts_cx_compute_ctype(c->h->x, b->dt, c->s->loc);
-    open_block(c, "if (ts_tid == 0) ");
+    open_block(c, c->pt ? "" : "if (ts_tid == 0) ");
     emit_remote(c, "ts_wp", &op->r[0], 1, "1");
     line(c);
     outf(c, "const %s ts_want = (%s)(", ct, ct);
@@ -316,7 +364,7 @@ static void emit_wait(Ce *c, const IrTileOp *op) {
     line(c);
     outf(c, "%s ts_v = 0;\n", ct);
     line(c);
-    out(c, "if (!ts_wp) ts_flag = 1; else {\n");
+    out(c, c->pt ? "if (ts_wp) {\n" : "if (!ts_wp) ts_flag = 1; else {\n");
     c->ind++;
     TsBuf ld = {0}, cond = {0}, rec = {0};
     TsBuf *saved = c->o;
@@ -337,7 +385,7 @@ static void emit_wait(Ce *c, const IrTileOp *op) {
     line(c);
     out(c, "}\n");
     close_block(c);
-    emit_verdict(c);
+    if (!c->pt) emit_verdict(c);
 }
 
 static void emit_barrier_blocks(Ce *c, const IrTileOp *op) {
@@ -399,9 +447,13 @@ static void emit_barrier_all(Ce *c) {
     emit_verdict(c);
 }
 
+int ts_cuda_comm_per_thread_ok(const IrTileOp *op) {
+    return op->comm != TS_COMM_BARRIER_BLOCKS && op->comm != TS_COMM_BARRIER_ALL;
+}
+
 void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     const IrTileOp *op = s->op;
-    Ce c0 = {h, h->x->o, h->ind, s, op->comm}, *c = &c0;
+    Ce c0 = {h, h->x->o, h->ind, s, op->comm, h->per_thread}, *c = &c0;
     switch (op->comm) {
     case TS_COMM_PUT:
     case TS_COMM_GET: emit_put_get(c, op, h->nthreads); return;
@@ -409,7 +461,7 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     case TS_COMM_ATOM_ADD:
     case TS_COMM_SIGNAL: {
         const IrBuffer *b = op->r[0].buf;
-        open_block(c, "if (ts_tid == 0) ");
+        open_block(c, c->pt ? "" : "if (ts_tid == 0) ");
         emit_remote(c, "ts_p", &op->r[0], 1, "1");
         line(c);
         out(c, "if (ts_p) {\n");
@@ -430,7 +482,7 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     case TS_COMM_LD: {
         const IrBuffer *d = op->r[1].buf;
         int priv = d->scope == IR_SCOPE_LOCAL || d->scope == IR_SCOPE_VAR;
-        open_block(c, priv ? "" : "if (ts_tid == 0) ");
+        open_block(c, priv || c->pt ? "" : "if (ts_tid == 0) ");
         emit_remote(c, "ts_p", &op->r[0], 1, "1");
         line(c);
         out(c, "if (ts_p) { (");

@@ -2,7 +2,8 @@
  * comm_cuda.h — the CUDA target's emitter of communication primitives
  * (comm_cuda.c) and the two hooks codegen_cuda.c calls: the prelude once per
  * file that communicates, and one emission per kept TS_OP_COMM op (in
- * uniform code; the code generator puts barriers before and after it).
+ * uniform code the code generator puts barriers before and after it; in
+ * per-thread code, T.Parallel bodies, the calling thread does it alone).
  */
 #ifndef TS_TARGET_CUDA_COMM_CUDA_H
 #define TS_TARGET_CUDA_COMM_CUDA_H
@@ -23,10 +24,16 @@ typedef struct TsCudaComm {
     int nthreads;            /* threads per block */
     TsCudaCommBuf (*buf)(void *g, const IrBuffer *b); /* a buffer's names */
     void *g;                 /* the code generator, for buf */
+    int per_thread;          /* 1: in per-thread code (a T.Parallel body): this
+                                thread alone does the primitive, no barriers */
 } TsCudaComm;
 
 /* Appends the communication globals and helpers (after the prelude). */
 void ts_cuda_comm_prelude(TsBuf *o);
+/* Whether op can be done by one thread (in per-thread code): element
+ * stores, loads, atomics, signals, waits, fences and put/get; not the
+ * block-wide barriers. */
+int ts_cuda_comm_per_thread_ok(const IrTileOp *op);
 /* Emits the kept communication op s (IR_S_TILEOP, TS_OP_INST_COMM). */
 void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s);
 
