@@ -101,6 +101,7 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
     c->layout = env_on("TILESCALE_CUDA_LAYOUT", NULL);
     c->swizzle = env_on("TILESCALE_CUDA_SWIZZLE", NULL);
     c->pipeline = env_on("TILESCALE_CUDA_PIPELINE", NULL);
+    c->index32 = env_on("TILESCALE_CUDA_INDEX32", NULL);
 }
 
 

@@ -336,6 +336,8 @@ struct IrKernel {
     /* Facts recorded by annotations, used by the CUDA backend. */
     int swizzle_panel;        /* T.use_swizzle(panel_size) or 0 */
     bool may_block;           /* waits on other blocks/ranks: run blocks as coroutines */
+    bool index32;             /* every signed integer the kernel computes provably fits in int32
+                                 (pass index_width): the CUDA target computes them in 32 bits */
     bool fast_math;           /* @tilelang.jit(pass_configs={TL_ENABLE_FAST_MATH: True}): math
                                  intrinsics may use the hardware approximations (CUDA: exp2 as
                                  ex2.approx.ftz, subnormal results flushed to zero) */

@@ -635,6 +635,10 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "may_block\n");
     }
+    if (k->index32) {
+        ts_buf_indent(b, 1);
+        ts_buf_puts(b, "index32\n");
+    }
     if (k->fast_math) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "fast_math\n");

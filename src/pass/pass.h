@@ -48,5 +48,6 @@ void ts_pass_layout_inference(TsPassCtx *cx);
 void ts_pass_rasterize(TsPassCtx *cx);
 void ts_pass_pipeline_planning(TsPassCtx *cx); /* CUDA: stages, multi-buffering, async copies */
 void ts_pass_inject_pipeline(TsPassCtx *cx);   /* CUDA: prologue, steady state, waits */
+void ts_pass_index_width(TsPassCtx *cx);       /* CUDA: 32-bit integer arithmetic where it fits */
 
 #endif

@@ -60,6 +60,10 @@ const TsPass ts_passes[] = {
      "T.Pipelined: prologue and steady state of the planned pipeline, async commits and waits", TS_PASS_CUDA},
     {"rasterize", ts_pass_rasterize,
      "CUDA: T.use_swizzle renumbers a 2-D grid's blocks in serpentine panels of rows (L2 reuse)", TS_PASS_CUDA},
+    {"index_width", ts_pass_index_width,
+     "CUDA: prove every signed integer value (indices, loop ends, flattened offsets) fits in int32; "
+     "the code generator then computes them in 32 bits",
+     TS_PASS_CUDA},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed and has no tile operator left", TS_PASS_ALL},
     {NULL, NULL, NULL, 0},

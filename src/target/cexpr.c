@@ -113,6 +113,9 @@ const char *ts_cx_store_conv(TsCxGen *x, TsDType dt) {
 
 /* ---- expressions ----------------------------------------------------------- */
 
+/* The suffix of a signed integer literal of the compute type. */
+static const char *sfx(const TsCxGen *x) { return x->dl->int_sfx ? x->dl->int_sfx : "LL"; }
+
 static void emit_int_lit(TsCxGen *x, int64_t v, TsDType dt) {
     char c = dt == TS_DTYPE_NONE ? 'i' : ts_cx_cat(x, dt, (TsLoc){0});
     if (c == 'b') {
@@ -124,9 +127,9 @@ static void emit_int_lit(TsCxGen *x, int64_t v, TsDType dt) {
     } else if (v == INT64_MIN) {
         out(x, "(-9223372036854775807LL - 1)");
     } else if (v < 0) {
-        outf(x, "(%lldLL)", (long long)v);
+        outf(x, "(%lld%s)", (long long)v, sfx(x));
     } else {
-        outf(x, "%lldLL", (long long)v);
+        outf(x, "%lld%s", (long long)v, sfx(x));
     }
 }
 
@@ -221,10 +224,10 @@ void ts_cx_index(TsCxGen *x, const IrBuffer *b, const char *name, int global, co
             out(x, ")");
         }
         if (global) outf(x, " * %s_s%d", name, i);
-        else if (strides[i] != 1) outf(x, " * %lldLL", (long long)strides[i]);
+        else if (strides[i] != 1) outf(x, " * %lld%s", (long long)strides[i], sfx(x));
     }
     if (!terms) outf(x, "%lld", (long long)konst);
-    else if (konst) outf(x, " + %lldLL", (long long)konst);
+    else if (konst) outf(x, " + %lld%s", (long long)konst, sfx(x));
 }
 
 static void emit_bin(TsCxGen *x, const IrExpr *e) {
@@ -242,7 +245,7 @@ static void emit_bin(TsCxGen *x, const IrExpr *e) {
         outf(x, "((%s)(", x->dl->i64);
         ts_cx_expr(x, l);
         if (e->bin.op == IR_FLOORDIV) outf(x, ") >> %d)", sh);
-        else outf(x, ") & %lldLL)", (long long)(rc - 1));
+        else outf(x, ") & %lld%s)", (long long)(rc - 1), sfx(x));
         return;
     }
     const char *fn = NULL, *op = NULL;

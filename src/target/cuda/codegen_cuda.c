@@ -745,6 +745,7 @@ typedef enum CgCtx {
 
 typedef struct Cg {
     TsDiag *d;
+    TsCxDialect dl;                  /* the spellings in use: fast math, 32-bit integers (index32) */
     const IrKernel *k;
     TsArena *a;                      /* the kernel's arena, for names and tables */
     TsBuf *o;                        /* output; NULL during a dry run */
@@ -1061,10 +1062,11 @@ static int cu_var(TsCxGen *x, const IrExpr *e) {
     const IrVar *v = e->var;
     if (v->kind != IR_VAR_THREAD_IDX) return 0;
     const int *t = g->k->threads;
-    if (v->axis == -1) out(g, "((ts_i64)ts_tid)"); /* the flat index (ir_kernel_tid) */
-    else if (v->axis == 0) outf(g, "((ts_i64)(ts_tid %% %d))", t[0]);
-    else if (v->axis == 1) outf(g, "((ts_i64)((ts_tid / %d) %% %d))", t[0], t[1]);
-    else if (v->axis == 2) outf(g, "((ts_i64)(ts_tid / %d))", t[0] * t[1]);
+    const char *it = g->dl.i64;
+    if (v->axis == -1) outf(g, "((%s)ts_tid)", it); /* the flat index (ir_kernel_tid) */
+    else if (v->axis == 0) outf(g, "((%s)(ts_tid %% %d))", it, t[0]);
+    else if (v->axis == 1) outf(g, "((%s)((ts_tid / %d) %% %d))", it, t[0], t[1]);
+    else if (v->axis == 2) outf(g, "((%s)(ts_tid / %d))", it, t[0] * t[1]);
     else ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "CUDA codegen: thread index axis %d", v->axis);
     return 1;
 }
@@ -1130,10 +1132,59 @@ static const char check_prelude[] =
     "}\n\n";
 
 /* The element offset of buf[idx], through the buffer's swizzle. */
+/* Split the sum e (an index of a dimension of stride `stride`) into the
+ * terms whose contribution to the offset is a multiple of `period` (*ou)
+ * and the rest (*in); either may stay NULL (nothing).  Constant terms whose
+ * multiple is not a period's stay inside. */
+static void split_swz_terms(TsArena *a, IrExpr *e, int64_t stride, int64_t period, IrExpr **in, IrExpr **ou) {
+    int64_t c;
+    if (e->kind == IR_E_BIN && e->bin.op == IR_ADD) {
+        split_swz_terms(a, e->bin.a, stride, period, in, ou);
+        split_swz_terms(a, e->bin.b, stride, period, in, ou);
+        return;
+    }
+    int outer = 0;
+    if (ir_is_const_int(e, &c)) outer = c != 0 && (c * stride) % period == 0;
+    else if (e->kind == IR_E_BIN && e->bin.op == IR_MUL &&
+             (ir_is_const_int(e->bin.b, &c) || ir_is_const_int(e->bin.a, &c)))
+        outer = c != 0 && (c * stride) % period == 0;
+    else
+        outer = stride % period == 0;
+    if (ir_is_const_int(e, &c) && c == 0) return;
+    IrExpr **to = outer ? ou : in;
+    *to = *to ? ir_bin(a, IR_ADD, *to, e) : e;
+}
+
 static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
     const IrSwizzle *z = &cb->buf->swizzle;
     if (z->kind != IR_SWIZZLE_XOR) {
         emit_index_raw(g, cb, idx, nidx, loc);
+        return;
+    }
+    /* Terms of the offset that are multiples of the swizzle's period
+     * (2^(base + shift + bits) elements: the bits the swizzle reads and
+     * XORs lie below) add outside it, swz(P + x) = P + swz(x) in wrapping
+     * arithmetic too: the stage of a multi-buffered tile, and the round
+     * of a thread's vector copies (lower_copy_cuda.c), so that the
+     * swizzled part is the same in every stage and round (hoisted by the
+     * compiler) and the rest an add or an immediate offset. */
+    int64_t period = (int64_t)1 << (z->base + z->shift + z->bits);
+    int nout = 0;
+    IrExpr *in[8], *ou[8];
+    if (!g->check && cb->strides && nidx == cb->buf->ndim && nidx <= 8)
+        for (int d = 0; d < nidx; d++) {
+            in[d] = ou[d] = NULL;
+            split_swz_terms(g->a, idx[d], cb->strides[d], period, &in[d], &ou[d]);
+            nout += ou[d] != NULL;
+            if (!in[d]) in[d] = ir_i32(g->a, 0);
+            if (!ou[d]) ou[d] = ir_i32(g->a, 0);
+        }
+    if (nout) {
+        out(g, "(");
+        emit_index_raw(g, cb, ou, nidx, loc);
+        out(g, ") + TS_SWZ((");
+        emit_index_raw(g, cb, in, nidx, loc);
+        outf(g, "), %d, %d, %d)", z->bits, z->base, z->shift);
         return;
     }
     out(g, "TS_SWZ((");
@@ -2815,9 +2866,10 @@ static void emit_compact_strides(Cg *g, const IrBuffer *b) {
     int known = 1;
     for (int d = b->ndim - 1; d >= 0; d--) {
         line_start(g);
-        outf(g, "const ts_i64 %s_s%d = ", cb->name, d);
+        /* constant strides of an index32 kernel: offsets proven to fit */
+        outf(g, "const %s %s_s%d = ", known && g->k->index32 ? "int" : "ts_i64", cb->name, d);
         if (known) {
-            outf(g, "%lldLL;\n", (long long)acc);
+            outf(g, g->k->index32 ? "%lld;\n" : "%lldLL;\n", (long long)acc);
         } else {
             for (int e = d + 1; e < b->ndim; e++) outf(g, "%s%s_n%d", e > d + 1 ? " * " : "", cb->name, e);
             out(g, ";\n");
@@ -2846,7 +2898,7 @@ static void emit_kernel(Cg *g) {
     static const char xyz[] = "xyz";
     for (int i = 0; i < 3; i++) {
         line_start(g);
-        outf(g, "const ts_i64 ts_bidx%d = (ts_i64)blockIdx.%c;\n", i, xyz[i]);
+        outf(g, "const %s ts_bidx%d = (%s)blockIdx.%c;\n", g->dl.i64, i, g->dl.i64, xyz[i]);
     }
     for (int i = 0; i < k->shape_vars.n; i++) {
         const IrVar *v = k->shape_vars.v[i];
@@ -2893,7 +2945,15 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     g.o = o;
     g.caps = caps;
     g.check = caps->check_bounds;
-    g.x = (TsCxGen){k->fast_math ? &cu_dialect_fast : &cu_dialect, d, k->arena, k, o, &g};
+    g.dl = k->fast_math ? cu_dialect_fast : cu_dialect;
+    if (k->index32) {
+        /* every signed integer fits in int32 (pass index_width) */
+        g.dl.i64 = "int";
+        g.dl.int_sfx = "";
+        g.dl.rank = "((int)ts_rank)";
+        g.dl.nranks = "((int)ts_nranks)";
+    }
+    g.x = (TsCxGen){&g.dl, d, k->arena, k, o, &g};
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: %d grid dimensions", k->ngrid);
     int64_t nt = 1;
