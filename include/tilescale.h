@@ -210,7 +210,8 @@ void ts_tensor_set(TsTensor *t, int64_t i, double v);     /* rounds to the dtype
 int ts_target_available(TsTarget t);
 
 /* sizeof of a public struct by name ("TsTensor", "TsDefine",
- * "TsCompileOptions", "TsParamInfo"), 0 for other names: lets bindings
+ * "TsCompileOptions", "TsParamInfo", "TsEntryInfo", "TsEntryParam",
+ * "TsCacheInfo"), 0 for other names: lets bindings
  * (python/tilescale/_lib.py's ctypes mirrors) check their layouts. */
 size_t ts_abi_sizeof(const char *struct_name);
 

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "cli/dist.h"
+#include "cli/opts.h"
 #include "tilescale_comm.h"
 
 extern char **environ;
@@ -184,28 +185,37 @@ int ts_cli_launch(int argc, char **argv) {
             break;
         }
         if (a[0] != '-') break;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            printf("usage: tilescale launch -n N [--rdzv DIR] [--timeout SECONDS] [--grace SECONDS] [--] PROG [ARGS...]\n");
+            return 0;
+        }
         if (i + 1 >= argc) {
-            fprintf(stderr, "tilescale launch: error: %s needs a value\n", a);
+            fprintf(stderr, "tilescale: error: launch: %s needs a value\n", a);
             usage_launch();
             return 2;
         }
-        if (!strcmp(a, "-n") || !strcmp(a, "--nproc")) n = atoi(argv[++i]);
-        else if (!strcmp(a, "--rdzv")) rdzv = argv[++i];
-        else if (!strcmp(a, "--timeout")) timeout = atof(argv[++i]);
-        else if (!strcmp(a, "--grace")) grace = atof(argv[++i]);
-        else {
-            fprintf(stderr, "tilescale launch: error: unknown option '%s'\n", a);
+        int64_t v = 0;
+        if (!strcmp(a, "-n") || !strcmp(a, "--nproc")) {
+            if (!cli_parse_int(a, argv[++i], 1, LMAX, &v)) return 2;
+            n = (int)v;
+        } else if (!strcmp(a, "--rdzv")) rdzv = argv[++i];
+        else if (!strcmp(a, "--timeout")) {
+            if (!cli_parse_double(a, argv[++i], 0, &timeout)) return 2;
+        } else if (!strcmp(a, "--grace")) {
+            if (!cli_parse_double(a, argv[++i], 0, &grace)) return 2;
+        } else {
+            fprintf(stderr, "tilescale: error: launch: unknown option '%s'\n", a);
             usage_launch();
             return 2;
         }
     }
     if (n < 1 || n > LMAX) {
-        fprintf(stderr, "tilescale launch: error: -n must be in 1..%d\n", LMAX);
+        fprintf(stderr, "tilescale: error: launch: -n must be in 1..%d\n", LMAX);
         usage_launch();
         return 2;
     }
     if (i >= argc) {
-        fprintf(stderr, "tilescale launch: error: no program to start\n");
+        fprintf(stderr, "tilescale: error: launch: no program to start\n");
         usage_launch();
         return 2;
     }
@@ -225,13 +235,13 @@ int ts_cli_launch(int argc, char **argv) {
     int made = 0;
     if (rdzv) {
         if (strlen(rdzv) > 480) {
-            fprintf(stderr, "tilescale launch: error: --rdzv path too long\n");
+            fprintf(stderr, "tilescale: error: launch: --rdzv path too long\n");
             return 2;
         }
         snprintf(dir, sizeof dir, "%s", rdzv);
         if (mkdir(dir, 0700) == 0) made = 1;
         else if (errno != EEXIST) {
-            fprintf(stderr, "tilescale launch: error: cannot create %s: %s\n", dir, strerror(errno));
+            fprintf(stderr, "tilescale: error: launch: cannot create %s: %s\n", dir, strerror(errno));
             return 1;
         }
     } else {
@@ -242,7 +252,7 @@ int ts_cli_launch(int argc, char **argv) {
                                : tmp && *tmp && strlen(tmp) < 400 ? tmp : "/tmp";
         snprintf(dir, sizeof dir, "%s/tilescale-XXXXXX", root);
         if (!mkdtemp(dir)) {
-            fprintf(stderr, "tilescale launch: error: cannot create a directory in %s: %s\n", root, strerror(errno));
+            fprintf(stderr, "tilescale: error: launch: cannot create a directory in %s: %s\n", root, strerror(errno));
             return 1;
         }
         made = 1;
@@ -259,7 +269,7 @@ int ts_cli_launch(int argc, char **argv) {
         ch[r].envp = make_env(r, n, dir, seed, gpus);
         free(gpus);
         if (!ch[r].envp) {
-            fprintf(stderr, "tilescale launch: error: out of memory\n");
+            fprintf(stderr, "tilescale: error: launch: out of memory\n");
             rc = 1;
         }
     }
@@ -279,11 +289,11 @@ int ts_cli_launch(int argc, char **argv) {
             setpgid(0, 0); /* its own process group: stopping it stops what it started */
             sigprocmask(SIG_SETMASK, &old, NULL);
             execvpe(path, prog, ch[r].envp);
-            fprintf(stderr, "tilescale launch: error: rank %d: cannot run '%s': %s\n", r, prog[0], strerror(errno));
+            fprintf(stderr, "tilescale: error: launch: rank %d: cannot run '%s': %s\n", r, prog[0], strerror(errno));
             _exit(127);
         }
         if (p < 0) {
-            fprintf(stderr, "tilescale launch: error: cannot start rank %d: %s\n", r, strerror(errno));
+            fprintf(stderr, "tilescale: error: launch: cannot start rank %d: %s\n", r, strerror(errno));
             rc = 1;
             break;
         }

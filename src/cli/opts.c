@@ -190,7 +190,7 @@ static int split_nv(char *s, CliNameVal *nv, const char *what) {
 
 /* Strict numbers for options: the whole text, in range, or an error naming
  * the option. */
-static int parse_int_opt(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {
+int cli_parse_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {
     char *end;
     errno = 0;
     long long v = strtoll(text, &end, 10);
@@ -203,7 +203,7 @@ static int parse_int_opt(const char *opt, const char *text, int64_t lo, int64_t 
     return 1;
 }
 
-static int parse_double_opt(const char *opt, const char *text, double lo, double *out) {
+int cli_parse_double(const char *opt, const char *text, double lo, double *out) {
     char *end;
     double v = strtod(text, &end);
     if (!*text || *end || !isfinite(v) || v < lo) {
@@ -326,7 +326,7 @@ static int read_args(int argc, char **argv, CliOpts *o, const Opt **seen) {
             if (!split_nv(v, &l->v[l->n], n)) return 2;
             if (l == &o->shapes) {
                 int64_t x;
-                if (!parse_int_opt("--shape", l->v[l->n].value, 0, INT64_MAX, &x)) return 2;
+                if (!cli_parse_int("--shape", l->v[l->n].value, 0, INT64_MAX, &x)) return 2;
             }
             l->n++;
         } else if (!strcmp(n, "--target")) {
@@ -355,11 +355,11 @@ static int read_args(int argc, char **argv, CliOpts *o, const Opt **seen) {
             }
             o->have_seed = 1;
         } else if (!strcmp(n, "--atol")) {
-            if (!parse_double_opt(n, v, 0, &o->atol)) return 2;
+            if (!cli_parse_double(n, v, 0, &o->atol)) return 2;
         } else if (!strcmp(n, "--rtol")) {
-            if (!parse_double_opt(n, v, 0, &o->rtol)) return 2;
+            if (!cli_parse_double(n, v, 0, &o->rtol)) return 2;
         } else if (!strcmp(n, "--timeout")) {
-            if (!parse_double_opt(n, v, 0, &o->timeout)) return 2;
+            if (!cli_parse_double(n, v, 0, &o->timeout)) return 2;
             if (o->timeout > 1e7) return usage_error("--timeout expects at most 10000000 seconds, got '%s'", v);
         } else {
             int64_t x = 0, lo = 1, hi = 4096;
@@ -371,7 +371,7 @@ static int read_args(int argc, char **argv, CliOpts *o, const Opt **seen) {
                     return usage_error("--max-size expects a size such as 500M or 2G, got '%s'", v);
                 continue;
             }
-            if (op->value && !parse_int_opt(n, v, lo, hi, &x)) return 2;
+            if (op->value && !cli_parse_int(n, v, lo, hi, &x)) return 2;
             if (!strcmp(n, "--threads")) o->threads = (int)x;
             else if (!strcmp(n, "--ranks")) o->ranks = (int)x;
             else if (!strcmp(n, "--heap")) o->heap = x;

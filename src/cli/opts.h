@@ -74,6 +74,10 @@ void cli_opts_free(CliOpts *o);
 const char *cli_find(const CliList *l, const char *name);
 /* The usage text, for `help` and after a usage error. */
 void cli_usage(FILE *f);
+/* Strict numbers for options: the whole text, in range, else a
+ * `tilescale: error:` naming the option and 0. */
+int cli_parse_int(const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
+int cli_parse_double(const char *opt, const char *text, double lo, double *out);
 /* A size such as 4096, 64K, 500M, 2G, 1T (powers of 1024) into *out; 0 if
  * text is not one. */
 int cli_parse_size(const char *text, int64_t *out);

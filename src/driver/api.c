@@ -398,6 +398,9 @@ size_t ts_abi_sizeof(const char *name) {
     if (!strcmp(name, "TsDefine")) return sizeof(TsDefine);
     if (!strcmp(name, "TsCompileOptions")) return sizeof(TsCompileOptions);
     if (!strcmp(name, "TsParamInfo")) return sizeof(TsParamInfo);
+    if (!strcmp(name, "TsEntryInfo")) return sizeof(TsEntryInfo);
+    if (!strcmp(name, "TsEntryParam")) return sizeof(TsEntryParam);
+    if (!strcmp(name, "TsCacheInfo")) return sizeof(TsCacheInfo);
     return 0;
 }
 

@@ -63,6 +63,13 @@ expect 2 "--bench expects an integer" $dr --ranks 2 --bench 1x
 expect 2 "--seed expects an integer" $dr --ranks 2 --seed 0x10
 expect 2 "--atol expects a finite number" $dr --ranks 2 --atol inf
 expect 2 "--shape expects an integer" $dr --ranks 2 --shape n=-1
+# launch: the same error format, its numbers validated
+expect 2 "tilescale: error: launch: unknown option '--bogus'" launch --bogus 1 -- true
+expect 2 "-n expects an integer from 1 to" launch -n 0 -- true
+expect 2 "-n expects an integer" launch -n two -- true
+expect 2 "--timeout expects a finite number" launch -n 1 --timeout soon -- true
+expect 2 "unknown command 'lanch'; did you mean 'launch'?" lanch -n 2 -- true
+"$tool" launch --help | grep -q "^usage: tilescale launch" || fail "launch --help"
 
 # -- list: what it names compiles with what it says --
 "$tool" list tests/golden/cli_list.py >"$d/list" || fail "list"
