@@ -68,6 +68,15 @@ row("loop overhead (lambda: None)", lambda: None, sync=False)
 row("torch.add(a, b)", lambda: torch.add(a, b))
 row("k(a, b, c)  [output passed]", lambda: k(a, b, c))
 row("k(a, b)     [out_idx output allocated]", lambda: k(a, b))
+# the same on a one-block shape, where the GPU cannot be what limits the rate
+a16, b16 = torch.randn(16, 64, device="cuda"), torch.randn(16, 64, device="cuda")
+c16 = torch.empty_like(a16)
+k16 = tilescale.compile(os.path.join(ROOT, "examples/elementwise_add.py"), "elementwise_add", M=16, N=64)
+torch.testing.assert_close(k16(a16, b16), a16 + b16)
+row("16x64: torch.add(a, b)", lambda: torch.add(a16, b16))
+row("16x64: k(a, b, c)  [output passed]", lambda: k16(a16, b16, c16))
+row("16x64: k(a, b)     [out_idx output allocated]", lambda: k16(a16, b16))
+row("16x64: issue only, k(a, b) (no final synchronize)", lambda: k16(a16, b16), sync=False)
 row("torch.empty((M,N), dtype=f32, device=dev)", lambda: torch.empty((M, N), dtype=torch.float32, device=dev),
     sync=False)
 row("torch.empty(M, N, dtype=f32, device=dev)", lambda: torch.empty(M, N, dtype=torch.float32, device=dev),

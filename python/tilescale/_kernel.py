@@ -605,9 +605,6 @@ class Kernel:
             s.shape = s.strides = None
             self._restore = True
 
-    def _fast_error(self, st):
-        raise launch_error(st, self._cuda.error())
-
     def _reset_records(self):
         self._restore = False
         for s in self._slots:
@@ -859,6 +856,10 @@ def _stream_obj(h):
     return o
 
 
+def _launch_failed(st, form):
+    raise launch_error(st, form.error())
+
+
 def _make_launcher(kern, args, outs):
     global _bare_launch
     torch = sys.modules.get("torch")
@@ -881,7 +882,8 @@ def _make_launcher(kern, args, outs):
            "K": ctypes.c_void_p(kern._cuda.k if isinstance(kern._cuda.k, int) else kern._cuda.k.value),
            "TT": kern._tt, "N": kern._nparams, "mv": memoryview(kern._tt).cast("B").cast("Q"),
            "raw": _RAW_STREAM or _raw_stream(), "sobj": _stream_objs, "mk_sobj": _stream_obj,
-           "acquire": kern._lock.acquire, "release": kern._lock.release, "err": kern._fast_error}
+           "acquire": kern._lock.acquire, "release": kern._lock.release, "err": _launch_failed,
+           "form": kern._cuda}  # (nothing here refers back to the Kernel: no reference cycle)
     words = ctypes.sizeof(_lib.TsTensor) // 8
     lines = ["def launcher(args, ...):",  # the constants, all of env, become local defaults below
              "    if len(args) != %d: return MISS" % n_in,
@@ -920,7 +922,7 @@ def _make_launcher(kern, args, outs):
     lines.append("        st = launch(K, TT, N, so if so is not None or not h else mk_sobj(h))")
     lines.append("    finally:")
     lines.append("        release()")
-    lines.append("    if st: err(st)")
+    lines.append("    if st: err(st, form)")
     if not ret:
         lines.append("    return None")
     elif len(ret) == 1:

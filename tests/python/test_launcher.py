@@ -195,3 +195,21 @@ def test_output_shapes_and_errors(setup):
     rec.status = _lib.ERR_RUNTIME if hasattr(_lib, "ERR_RUNTIME") else 8
     with pytest.raises(tilescale.TileScaleError):
         k(torch.Tensor((6, 5), torch.float32))
+
+
+def test_no_reference_cycle(setup):
+    """The launcher refers to the kernel's records and lock, never back to the
+    Kernel: dropping the last reference frees the kernel (and its C handle) at once."""
+    import gc
+    import weakref
+    torch, rec, compile = setup
+    k = compile("add", M=4, N=8)
+    k(torch.Tensor((4, 8), torch.float32), torch.Tensor((4, 8), torch.float32))
+    assert k._fast is not None
+    r = weakref.ref(k)
+    gc.disable()
+    try:
+        del k
+        assert r() is None
+    finally:
+        gc.enable()
