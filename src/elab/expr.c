@@ -613,40 +613,68 @@ static Value *eval_call(Elab *E, Env *env, const AstExpr *x) {
 /* ---- f-strings, formatted at compile time -------------------------------------------------------
  *
  * The lexer keeps an f-string's raw text; here its replacement fields are
- * evaluated and formatted.  A field is a name or a dotted attribute path
- * (what factories format: dtypes, block sizes), with an optional !r/!s
- * conversion and a format spec of the forms [0][width][.precision][type]
- * (types d x X o b f e g s, and none).  Anything else is an error naming
- * the field, never the field's text copied through. */
+ * evaluated and formatted.  A field is any expression (parsed in place by
+ * fstring_field, so its errors point into the file), with an optional
+ * !r/!s conversion and a format spec of the forms
+ * [[fill]<|>|^][0][width][.precision][type] (types d x X o b f e g s, and
+ * none).  A
+ * spec outside those, or a nested field in a spec, is an error naming it:
+ * a field's text is never copied through. */
 
-static Value *fstring_field(Elab *E, Env *env, const char *f, size_t n, TsLoc loc) {
+/* Where the field's expression text f[0..n) is in the file: the first
+ * "{f" after the string's start (the string's own start if not found, as
+ * for a string assembled from several parts). */
+static TsLoc field_loc(const char *f, size_t n, TsLoc sloc) {
+    const TsSource *src = sloc.src;
+    if (!src || !src->text || sloc.line < 1) return sloc;
+    const char *p = src->text, *end = src->text + src->len;
+    for (int l = 1; l < sloc.line && p < end; p++)
+        if (*p == '\n') l++;
+    p += sloc.col - 1;
+    for (const char *q = p; q + n < end && q < p + 4096; q++)
+        if (*q == '{' && !memcmp(q + 1, f, n)) {
+            TsLoc r = sloc;
+            for (const char *c = p; c <= q; c++) {
+                if (*c == '\n') {
+                    r.line++;
+                    r.col = 1;
+                } else {
+                    r.col++;
+                }
+            }
+            return r;
+        }
+    return sloc;
+}
+
+/* A field's expression, parsed where it stands in the file: the text is
+ * laid out at its own line and column inside parentheses (so indentation
+ * does not matter), parsed, and the synthesized source then given the
+ * file's text, so that diagnostics show the file's line with the caret
+ * under the expression. */
+static Value *fstring_field(Elab *E, Env *env, const char *f, size_t n, TsLoc sloc) {
     while (n && (*f == ' ')) f++, n--;
     while (n && f[n - 1] == ' ') n--;
-    for (size_t i = 0; i < n; i++) {
-        char c = f[i];
-        bool ok = c == '_' || c == '.' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i && c >= '0' && c <= '9');
-        if (!ok || (c == '.' && (i == 0 || i + 1 == n || f[i + 1] == '.')))
-            elab_fail(E, TS_ERR_UNSUPPORTED, loc,
-                      "f-string field '{%.*s}': only names and attributes (a.b) are supported in f-strings", (int)n, f);
+    if (!n) elab_fail(E, TS_ERR_SYNTAX, sloc, "f-string: empty expression not allowed");
+    TsLoc at = field_loc(f, n, sloc);
+    TsBuf b = {0};
+    for (int l = 1; l < at.line; l++) ts_buf_puts(&b, "\n");
+    ts_buf_puts(&b, "(");
+    for (int c = 2; c < at.col; c++) ts_buf_puts(&b, " ");
+    ts_buf_printf(&b, "%.*s)\n", (int)n, f);
+    TsSource *src = TS_NEW(E->a, TsSource);
+    src->name = sloc.src && sloc.src->name ? sloc.src->name : "<f-string>";
+    src->text = ts_strndup(E->a, ts_buf_str(&b), b.n);
+    src->len = b.n;
+    ts_buf_free(&b);
+    AstModule *m = ts_parse_module(E->a, src);
+    if (sloc.src && sloc.src->text && at.col >= 2) { /* diagnostics show the file's own line */
+        src->text = sloc.src->text;
+        src->len = sloc.src->len;
     }
-    if (!n) elab_fail(E, TS_ERR_SYNTAX, loc, "f-string: empty expression not allowed");
-    const char *dot = memchr(f, '.', n);
-    size_t first = dot ? (size_t)(dot - f) : n;
-    const char *name = ts_strndup(E->a, f, first);
-    Value *v = env_lookup(env, name);
-    if (!v) v = builtin_global(E, name, loc);
-    if (!v) elab_fail(E, TS_ERR_NAME, loc, "name '%s' is not defined", name);
-    while (dot) {
-        const char *p = dot + 1;
-        dot = memchr(p, '.', n - (size_t)(p - f));
-        const char *attr = ts_strndup(E->a, p, dot ? (size_t)(dot - p) : n - (size_t)(p - f));
-        if (v->kind == V_OPAQUE) fail_opaque(E, v, loc);
-        Value *r = builtin_attr(E, v, attr, loc);
-        if (!r) elab_fail(E, TS_ERR_NAME, loc, "%s has no attribute '%s'", val_kind_name(v), attr);
-        v = r;
-    }
-    if (v->kind == V_OPAQUE) fail_opaque(E, v, loc);
-    return v;
+    if (m->fatal || m->body.n != 1 || m->body.v[0]->kind != AST_EXPR)
+        elab_fail(E, TS_ERR_SYNTAX, at, "f-string: '%.*s' is not an expression", (int)n, f);
+    return eval(E, env, m->body.v[0]->value);
 }
 
 static const char *fstring_format(Elab *E, Value *v, char conv, const char *spec, TsLoc loc) {
@@ -658,6 +686,14 @@ static const char *fstring_format(Elab *E, Value *v, char conv, const char *spec
         v = val_str(E, t, loc);
     }
     const char *p = spec;
+    char fill = ' ', align = 0;
+    if (p[0] && strchr("<>^", p[1]) && p[1]) {
+        fill = p[0];
+        align = p[1];
+        p += 2;
+    } else if (p[0] && strchr("<>^", p[0])) {
+        align = *p++;
+    }
     bool zero = *p == '0';
     if (zero) p++;
     int width = 0, prec = -1;
@@ -714,6 +750,14 @@ static const char *fstring_format(Elab *E, Value *v, char conv, const char *spec
     bool num = v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL;
     char *out = ts_alloc(E->a, (size_t)width + 1);
     size_t pad = (size_t)width - len;
+    if (align) { /* explicit alignment: fill before, after or around */
+        size_t before = align == '>' ? pad : align == '^' ? pad / 2 : 0;
+        for (size_t i = 0; i < before; i++) out[i] = fill;
+        memcpy(out + before, body, len);
+        for (size_t i = before + len; i < (size_t)width; i++) out[i] = fill;
+        out[width] = 0;
+        return out;
+    }
     if (num) { /* right-aligned; zero padding after the sign */
         size_t k = 0, sgn = body[0] == '-' ? 1 : 0;
         if (zero && sgn) out[k++] = '-';
@@ -742,25 +786,46 @@ static Value *eval_fstring(Elab *E, Env *env, const AstExpr *x) {
             ts_buf_free(&b);
             elab_fail(E, TS_ERR_SYNTAX, x->loc, "f-string: single '}' is not allowed");
         } else if (c == '{') {
-            size_t j = i + 1;
-            while (j < n && s[j] != '}' && s[j] != '{') j++;
-            if (j >= n || s[j] == '{') {
-                ts_buf_free(&b);
-                elab_fail(E, TS_ERR_UNSUPPORTED, x->loc, "f-string: nested or unclosed replacement fields are not supported");
+            /* the field: an expression (brackets and quotes skipped over), then
+             * !conversion, then :spec, up to the matching '}' */
+            size_t j = i + 1, conv_at = 0, spec_at = 0;
+            int depth = 0;
+            char quote = 0;
+            for (; j < n; j++) {
+                char d = s[j];
+                if (quote) {
+                    if (d == quote) quote = 0;
+                } else if (spec_at) {
+                    if (d == '{') break; /* a nested field in the spec: refused below */
+                    if (d == '}') break;
+                } else if (d == '\'' || d == '"') {
+                    quote = d;
+                } else if (d == '(' || d == '[' || d == '{') {
+                    depth++;
+                } else if ((d == ')' || d == ']' || d == '}') && depth > 0) {
+                    depth--;
+                } else if (d == '}') {
+                    break;
+                } else if (!depth && d == '!' && j + 1 < n && s[j + 1] != '=' && !conv_at) {
+                    conv_at = j;
+                } else if (!depth && d == ':') {
+                    spec_at = j;
+                }
             }
-            size_t e = i + 1;
-            while (e < j && s[e] != '!' && s[e] != ':') e++;
+            if (j >= n || s[j] != '}') {
+                ts_buf_free(&b);
+                elab_fail(E, TS_ERR_UNSUPPORTED, x->loc, "f-string: an unclosed field or a nested field in a format spec");
+            }
+            size_t e = conv_at ? conv_at : spec_at ? spec_at : j;
             char conv = 0;
-            const char *spec = "";
-            if (e < j && s[e] == '!') {
-                conv = e + 1 < j ? s[e + 1] : 0;
-                if (!conv || (e + 2 < j && s[e + 2] != ':') || !strchr("rsa", conv)) {
+            const char *spec = spec_at ? ts_strndup(E->a, s + spec_at + 1, j - spec_at - 1) : "";
+            if (conv_at) {
+                conv = s[conv_at + 1];
+                size_t after = conv_at + 2;
+                if (!strchr("rsa", conv) || (after != j && after != spec_at)) {
                     ts_buf_free(&b);
                     elab_fail(E, TS_ERR_SYNTAX, x->loc, "f-string: invalid conversion character");
                 }
-                if (e + 2 < j) spec = ts_strndup(E->a, s + e + 3, j - e - 3);
-            } else if (e < j) {
-                spec = ts_strndup(E->a, s + e + 1, j - e - 1);
             }
             Value *v = fstring_field(E, env, s + i + 1, e - i - 1, x->loc);
             ts_buf_puts(&b, fstring_format(E, v, conv, spec, x->loc));

@@ -1,8 +1,8 @@
 # ARGS: compile FILE --entry kern -D n=48 -D dtype=float16 --target c --emit ir
 # Python a factory runs at compile time (issue 8 D): comprehensions (list,
 # generator, dict, nested clauses with conditions), str methods and
-# f-strings on dtypes and numbers, isinstance, int.bit_length, x.astype(dt),
-# tvm.DataType(...).bits, a -D string equal to its dtype ("float16" ==
+# f-strings (any expression, !r, fill/align/width/precision specs) on dtypes
+# and numbers, isinstance, int.bit_length, x.astype(dt), tvm.DataType(...).bits, a -D string equal to its dtype ("float16" ==
 # T.float16), and TVM's lowercase T.parallel loop.  Each result lands in the
 # IR as a constant or an extent, so the .out pins it.
 import tvm
@@ -19,6 +19,7 @@ def kern(n, dtype):
     digits = int("".join(c for c in dtype if c.isdigit()))     # 16
     half = 0.5
     tag = f"{dtype}_{n:04d}_{bits:b}_{half:.2f}".upper()       # FLOAT16_0048_10000_0.50
+    tag2 = f"{n * 2 + len(sizes)!r:>6}|{ {'a': 1}['a'] }|{dtype!r}"    # "    99|1|'float16'"
     parts = "a, b ,c".replace(" ", "").split(",")              # ['a', 'b', 'c']
     ok = tag.startswith("FLOAT16") and isinstance(n, int) and not isinstance(n, (str, float))
     shift = n.bit_length()                                     # 6
@@ -30,6 +31,6 @@ def kern(n, dtype):
                 B[i] = A[i].astype("float32") * digits + bits
             B[0] = len(tag) + len(parts) * 100 + shift * 1000
             B[1] = 1 if ok else -1
-            B[2] = len(str(0.5)) + len(f"{sizes}")
+            B[2] = len(str(0.5)) + len(f"{sizes}") + len(tag2) * 100
 
     return main
