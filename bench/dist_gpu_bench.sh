@@ -10,8 +10,8 @@ tool="${1:-./build/tilescale}"
 f=examples/distributed/bench_kernels.py
 n=16777216        # 64 MiB of float32 per rank
 reps=20
-median() { # the --bench line's milliseconds
-  echo "$1" | sed -n 's/^bench: median \([0-9.]*\) ms.*/\1/p'
+median() { # the --bench line's milliseconds (of $1, or of stdin)
+  if [ $# -gt 0 ]; then echo "$1"; else cat; fi | sed -n 's/^bench: median \([0-9.]*\) ms.*/\1/p'
 }
 run() {
   out=$("$tool" run $f "$@" --target cuda --timeout 30 --bench 5 2>&1)
@@ -22,6 +22,13 @@ put=$(run --entry put_loop --ranks 2 -D n=$n -D chunk=65536 -D reps=$reps -D thr
 copy=$(run --entry copy_loop --ranks 2 -D n=$n -D chunk=65536 -D reps=$reps -D threads=256 --check-against copy_loop_ref) || exit 1
 pp_reps=10000
 pp=$(run --entry ping_pong --ranks 2 -D reps=$pp_reps --check-against ping_pong_ref) || exit 1
+# GEMM + reduce-scatter, 2 local ranks, fp16 1024 x 1024 x 1024 per rank:
+# T.reduce_scatter after the whole GEMM vs the overlapped epilogue push
+# (each launch waits for its own `round`); not checked here (dist_gpu_check)
+g="-D M=1024 -D N=1024 -D KP=1024 -D P=2 -D block_M=128 -D block_N=128"
+rs=$("$tool" run examples/distributed/tp_gemm.py --entry gemm_rs --ranks 2 $g --target cuda --timeout 30 --bench 10 2>&1 | median)
+rso=$("$tool" run examples/distributed/tp_gemm.py --entry gemm_rs_overlap --ranks 2 $g --in round=1 --target cuda --timeout 30 --bench 10 2>&1 | median)
+echo "GEMM-RS 1024^3 fp16, 2 ranks: after the GEMM ${rs:-FAILED} ms, overlapped ${rso:-FAILED} ms per launch"
 awk -v put="$put" -v copy="$copy" -v pp="$pp" -v n="$n" -v reps="$reps" -v ppr="$pp_reps" 'BEGIN {
   bytes = 2 * 2 * n * 4 * reps   # 2 ranks, read + write, float32, reps
   printf "%-44s %10s %12s\n", "case", "ms/launch", "figure"

@@ -50,6 +50,7 @@ for n in 2 4; do
   ok "GEMM-RS x$n" $d/tp_gemm.py --entry gemm_rs --ranks $n -D M=64 -D N=64 -D KP=64 -D P=$n --check-against gemm_rs_ref
   ok "MoE dispatch + experts + combine x$n" $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=64 -D H=64 -D E=2 -D K=2 --check-against moe_ref
   ok "per-thread primitives (T.Parallel) x$n" $d/per_thread.py --entry per_thread --ranks $n -D P=$n -D N=3000 --check-against per_thread_ref
+  ok "GEMM-RS overlapped (epilogue push + per-tile signals) x$n" $d/tp_gemm.py --entry gemm_rs_overlap --ranks $n -D M=$((128 * n)) -D N=128 -D KP=64 -D P=$n --in round=1 --check-against gemm_rs_overlap_ref
 done
 err "wait nobody answers" "T.wait: timed out after 2000 ms waiting for element 1" $b --entry lonely_wait -D P=2 --ranks 2 --timeout 2
 err "barrier_all skipped by a rank" "T.barrier_all: timed out" $b --entry partial_barrier -D P=3 --ranks 3 --timeout 2

@@ -53,6 +53,7 @@ for n in 2 4; do
   ok "ipc GEMM-RS x$n" $n $d/tp_gemm.py --entry gemm_rs -D M=64 -D N=64 -D KP=64 -D P=$n --check-against gemm_rs_ref
   ok "ipc MoE dispatch + experts + combine x$n" $n $d/moe.py --entry moe -D P=$n -D TOK=64 -D H=64 -D E=2 -D K=2 --check-against moe_ref
   ok "ipc per-thread primitives x$n" $n $d/per_thread.py --entry per_thread -D P=$n -D N=3000 --check-against per_thread_ref
+  ok "ipc GEMM-RS overlapped x$n" $n $d/tp_gemm.py --entry gemm_rs_overlap -D M=$((128 * n)) -D N=128 -D KP=64 -D P=$n --in round=1 --check-against gemm_rs_overlap_ref
 done
 err "ipc: a failure in rank 1 ends rank 0's wait (timeout 60 s)" "peer rank 3 is out of range (2 ranks)" 30 2 \
   $b --entry fail_while_waiting -D P=2 --timeout 60

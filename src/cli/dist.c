@@ -6,6 +6,11 @@
  *       [--shape VAR=N]... [--check-against REF] [--seed S] [--atol X] [--rtol X]
  *       [--heap BYTES] [--timeout SECONDS] [--bench N]
  *
+ * --bench N times N more launches after the checked one; a scalar
+ * parameter named `round` is increased by one for each (kernels whose
+ * flags only grow wait for `round`, so every timed launch waits for its
+ * own data).
+ *
  * Every tensor parameter lives on the world's symmetric heap, one copy per
  * rank at the same offset (what TileScale's allocator gives its kernels):
  * `sim` ranks (threads, C target) for --target c, `local` ranks (GPU 0, a
@@ -296,8 +301,16 @@ int ts_cli_run_dist(CliOpts *op) {
         /* whole launches (all ranks, synchronized), host-timed: kernels meant
          * for timing repeat their work inside so launch costs amortize */
         double *ms = calloc((size_t)o.bench, sizeof *ms);
+        int rp = -1; /* a scalar `round`: counts the launches (flags that only grow) */
+        for (int p = 0; p < np; p++) {
+            TsParamInfo info;
+            ts_kernel_param(k, p, &info);
+            if (!info.is_tensor && !strcmp(info.name, "round")) rp = p;
+        }
+        double round0 = rp >= 0 ? ts_tensor_get(&host[rp], 0) : 0;
         for (int i = 0; ms && i < o.bench; i++) {
             struct timespec t0, t1;
+            for (int r = 0; rp >= 0 && r < P; r++) ts_tensor_set(&host[r * np + rp], 0, round0 + i + 1);
             clock_gettime(CLOCK_MONOTONIC, &t0);
             if (ts_kernel_launch_world(k, w, args, np)) {
                 fprintf(stderr, "%s", ts_last_error(ctx));

@@ -13,6 +13,7 @@ for n in 2 4 8; do
   # MoE: routing, per-expert splits, dispatch, expert GEMMs, combine (and dispatch alone, uneven blocks)
   check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=8 -D H=32 -D E=2 -D K=2 --check-against moe_ref
   check $d/per_thread.py --entry per_thread --ranks $n -D P=$n -D N=300 --check-against per_thread_ref
+  check $d/tp_gemm.py --entry gemm_rs_overlap --ranks $n -D M=$((64 * n)) -D N=64 -D KP=64 -D P=$n --in round=1 --check-against gemm_rs_overlap_ref
   check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=7 -D H=16 -D E=1 -D K=1 -D full=0 -D blocks=3 --check-against moe_ref
 done
 # the hierarchical layer: collectives under T.Scale("device"), remote T.copy, T.Scale levels
