@@ -71,6 +71,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_TVM_DTYPE3, NS_HOST, "tilelang.DataType")                                      \
     X(B_METHOD, 0, "method") X(B_ISINSTANCE, NS_PY, "isinstance")                      \
     X(B_TL_DTYPE, NS_TL, "DataType") X(B_PERSISTENT, NS_T, "Persistent")               \
+    X(B_ATOMIC_ADDX2, NS_T, "atomic_addx2") X(B_ATOMIC_ADDX4, NS_T, "atomic_addx4")     \
     X(B_SYNC_THREADS, NS_T, "sync_threads")
 
 enum {
@@ -1054,6 +1055,41 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             op->nr = 2;
         }
         emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_ATOMIC_ADDX2:
+    case B_ATOMIC_ADDX4: {
+        /* T.atomic_addx4(dst[..., j], src[..., k]): dst[..., j + i] += src[..., k + i]
+         * for i < 4 (x2: 2), each an element atomic add (TileLang issues one vector
+         * atomic; a sum does not depend on the grouping) */
+        need_kernel(E, A);
+        Value *dst = req(E, A, 0, "dst"), *val = req(E, A, 1, "value");
+        ignore_kw(A, "return_prev");
+        ignore_kw(A, "memory_order");
+        check_args(E, A, 2);
+        if (dst->kind != V_ACCESS || val->kind != V_ACCESS)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s takes two buffer elements (the first of each vector)", A->fn);
+        int lanes = id == B_ATOMIC_ADDX4 ? 4 : 2;
+        for (int i = 0; i < lanes; i++) {
+            Value *d = val_new(E, V_ACCESS, loc), *v = val_new(E, V_ACCESS, loc);
+            *d = *dst;
+            *v = *val;
+            d->idx = TS_NEWN(E->a, IrExpr *, dst->buf->ndim);
+            v->idx = TS_NEWN(E->a, IrExpr *, val->buf->ndim);
+            memcpy(d->idx, dst->idx, sizeof(IrExpr *) * (size_t)dst->buf->ndim);
+            memcpy(v->idx, val->idx, sizeof(IrExpr *) * (size_t)val->buf->ndim);
+            int dl = dst->buf->ndim - 1, vl = val->buf->ndim - 1;
+            if (i) {
+                d->idx[dl] = ir_bin(E->a, IR_ADD, d->idx[dl], ir_i32(E->a, i));
+                v->idx[vl] = ir_bin(E->a, IR_ADD, v->idx[vl], ir_i32(E->a, i));
+            }
+            IrStmt *st = tileop(E, TS_OP_ATOMIC_ADD, loc);
+            st->op->r[0] = val_to_region(E, d, loc, "the destination");
+            st->op->nr = 1;
+            IrExpr *e = val_to_expr(E, v, loc);
+            st->op->value = e->dt == dst->buf->dt ? e : ir_cast(E->a, dst->buf->dt, e);
+            emit(E, st);
+        }
         return val_none(E, loc);
     }
     /* ---- loops ---- */

@@ -55,3 +55,18 @@ def test_comprehension_values_in_a_kernel(rng):
     b = np.full(37, np.nan, np.float32)
     k(a, b)
     np.testing.assert_allclose(b, (a * np.array([1.0, 2.0, 3.0, 4.0], np.float32) * 5.0).sum(axis=1), rtol=1e-5)
+
+
+def test_atomic_addx4(root, rng):
+    """T.atomic_addx4 / atomic_addx2 (tests/golden/ir_atomic_addx4.py) on the
+    C target: every block's vector added into its row of G."""
+    import os
+    k = tilescale.compile(os.path.join(root, "tests/golden/ir_atomic_addx4.py"), "kern", target="c", n=16)
+    a = rng.standard_normal((16, 8)).astype(np.float32)
+    g = rng.standard_normal((4, 8)).astype(np.float32)
+    want = g.astype(np.float64).copy()
+    for bx in range(16):
+        want[bx % 4, :] += a[bx, :]
+        want[0, 6:8] += a[bx, 0:2]
+    k(a, g)
+    np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
