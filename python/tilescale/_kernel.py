@@ -891,9 +891,17 @@ def _make_launcher(kern, args, outs):
              "    try:"]
     stores = []
     for i, (x, s) in enumerate(zip(args, plan)):
-        env["D%d" % i], env["S%d" % i], env["T%d" % i] = x.dtype, tuple(x.shape), tuple(x.stride())
-        lines.append("        if a{0}.dtype is not D{0} or a{0}.shape != S{0} or a{0}.stride() != T{0} or "
-                     "a{0}.get_device(): return MISS".format(i))
+        shape, strides = tuple(x.shape), tuple(x.stride())
+        env["D%d" % i], env["S%d" % i] = x.dtype, shape
+        if strides == _contiguous(shape):
+            # is_contiguous() is cheaper than reading and comparing the strides; it
+            # ignores the strides of extent-1 dimensions, which address nothing
+            strides_test = "not a{0}.is_contiguous()".format(i)
+        else:
+            env["T%d" % i] = strides
+            strides_test = "a{0}.stride() != T{0}".format(i)
+        lines.append("        if a{0}.dtype is not D{0} or a{0}.shape != S{0} or {1} or "
+                     "a{0}.get_device(): return MISS".format(i, strides_test))
         stores.append("mv[%d] = a%d.data_ptr()" % (s.i * words, i))
     lines.append("    except (AttributeError, TypeError):")
     lines.append("        return MISS")

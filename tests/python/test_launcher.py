@@ -72,6 +72,10 @@ def fake_torch():
         def stride(self):
             return self._strides
 
+        def is_contiguous(self):  # as torch: extent-1 dimensions' strides do not count
+            want = _kernel._contiguous(self.shape)
+            return all(e == 1 or s == w for e, s, w in zip(self.shape, self._strides, want))
+
         def get_device(self):
             return self.device.index if self.is_cuda else -1
 
@@ -165,6 +169,10 @@ def test_other_signatures_take_the_general_path(setup, change):
         x = torch.Tensor((4, 8), torch.float32, strides=(1, 4))
         k(x, b)  # strided views are fine, through the general path
         assert rec.general[-1][0] == (x._ptr, (4, 8))
+        y = torch.Tensor((4, 8), torch.float32, strides=(1, 4))
+        k(y, b)  # ... and then through the launcher made for them
+        assert rec.fast[-1][0] == (y._ptr, (4, 8)) and len(rec.general) == 2
+        rec.fast.clear()
     elif change == "dtype":
         x = torch.Tensor((4, 8), torch.float16)
         k(x, b)
