@@ -29,6 +29,27 @@ g="-D M=1024 -D N=1024 -D KP=1024 -D P=2 -D block_M=128 -D block_N=128"
 rs=$("$tool" run examples/distributed/tp_gemm.py --entry gemm_rs --ranks 2 $g --target cuda --timeout 30 --bench 10 2>&1 | median)
 rso=$("$tool" run examples/distributed/tp_gemm.py --entry gemm_rs_overlap --ranks 2 $g --in round=1 --target cuda --timeout 30 --bench 10 2>&1 | median)
 echo "GEMM-RS 1024^3 fp16, 2 ranks: after the GEMM ${rs:-FAILED} ms, overlapped ${rso:-FAILED} ms per launch"
+# all-gather of 4 local ranks, 16 MiB (fp16 4096 x 2048) per rank, pushed
+# with T.putmem_nbi_block (examples/distributed/allgather.py) against the
+# same 16 copies done by cudaMemcpyAsync (torch's copy_), same run
+ag=$("$tool" run examples/distributed/allgather.py --entry allgather --ranks 4 -D PE_num=4 -D M=16384 -D N=2048 --target cuda --timeout 30 --bench 10 2>&1 | median)
+mc=$(python3 -c "
+import torch
+n = 4096 * 2048
+src = [torch.randn(n, device='cuda').half() for _ in range(4)]
+dst = [torch.empty(4 * n, device='cuda').half() for _ in range(4)]
+def go():
+    for d in range(4):
+        for s in range(4):
+            dst[d][s * n:(s + 1) * n].copy_(src[s])
+go(); torch.cuda.synchronize()
+e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+e0.record()
+for _ in range(10): go()
+e1.record(); torch.cuda.synchronize()
+print('%.4f' % (e0.elapsed_time(e1) / 10))
+" 2>/dev/null)
+echo "all-gather 4 ranks x 16 MiB fp16: ours ${ag:-FAILED} ms per launch (whole launch), cudaMemcpyAsync x16 ${mc:-n/a} ms"
 awk -v put="$put" -v copy="$copy" -v pp="$pp" -v n="$n" -v reps="$reps" -v ppr="$pp_reps" 'BEGIN {
   bytes = 2 * 2 * n * 4 * reps   # 2 ranks, read + write, float32, reps
   printf "%-44s %10s %12s\n", "case", "ms/launch", "figure"

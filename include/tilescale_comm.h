@@ -78,6 +78,9 @@ void ts_world_destroy(TsWorld *w);
 int ts_world_nranks(const TsWorld *w);
 /* The rank this process runs (PROC/IPC), or -1 when it runs all of them. */
 int ts_world_rank(const TsWorld *w);
+/* What the start-up topology checks found (IPC: a peer's GPU not visible,
+ * no peer access, no native peer atomics), a line each; "" if all holds. */
+const char *ts_world_warnings(const TsWorld *w);
 /* 1 if this process was started by a launcher (the environment names a
  * world: TILESCALE_WORLD_SIZE or WORLD_SIZE); *nranks gets its size. */
 int ts_world_launched(int *nranks);

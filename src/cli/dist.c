@@ -194,6 +194,12 @@ int ts_cli_run_dist(CliOpts *op) {
         goto done;
     }
     int me = ts_world_rank(w); /* -1: this process runs every rank */
+    for (const char *s = ts_world_warnings(w); *s;) { /* topology checks */
+        const char *e = strchr(s, '\n');
+        int len = e ? (int)(e - s) : (int)strlen(s);
+        fprintf(stderr, "tilescale: warning: %.*s\n", len, s);
+        s += len + (e != NULL);
+    }
     const char *es = getenv("TILESCALE_SEED");
     uint64_t seed = o.have_seed ? o.seed : launched ? (es && *es ? strtoull(es, NULL, 0) : 1) : cli_entropy_seed();
     for (int p = 0; p < np; p++) {

@@ -83,6 +83,8 @@ typedef struct LDrv {
     CUresult (*ipc_get)(CUipcMemHandle *, CUdeviceptr);                   /* cuIpcGetMemHandle (optional) */
     CUresult (*ipc_open)(CUdeviceptr *, CUipcMemHandle, unsigned);        /* cuIpcOpenMemHandle_v2 (optional) */
     CUresult (*ipc_close)(CUdeviceptr);                                   /* cuIpcCloseMemHandle (optional) */
+    CUresult (*can_peer)(int *, int, int);                                /* cuDeviceCanAccessPeer (optional) */
+    CUresult (*p2p_attr)(int *, int, int, int);                           /* cuDeviceGetP2PAttribute (optional) */
 } LDrv;
 
 struct TsLocal {
@@ -127,6 +129,8 @@ static int load_driver(TsLocal *L) {
     *(void **)&L->v.ipc_open = dlsym(L->dl, "cuIpcOpenMemHandle_v2");
     if (!L->v.ipc_open) *(void **)&L->v.ipc_open = dlsym(L->dl, "cuIpcOpenMemHandle");
     *(void **)&L->v.ipc_close = dlsym(L->dl, "cuIpcCloseMemHandle");
+    *(void **)&L->v.can_peer = dlsym(L->dl, "cuDeviceCanAccessPeer");
+    *(void **)&L->v.p2p_attr = dlsym(L->dl, "cuDeviceGetP2PAttribute");
     return 1;
 }
 
@@ -209,6 +213,47 @@ TsStatus ts_local_copy(TsWorld *w, int to_device, void *dev, void *host, int64_t
     return TS_OK;
 }
 
+static uint64_t device_key(TsLocal *L, int dev) {
+    int bus = 0, devid = 0, dom = 0;
+    L->v.attr(&bus, CU_ATTR_PCI_BUS, dev);
+    L->v.attr(&devid, CU_ATTR_PCI_DEVICE, dev);
+    L->v.attr(&dom, CU_ATTR_PCI_DOMAIN, dev);
+    return ((uint64_t)(uint32_t)dom << 32) | ((uint64_t)(uint32_t)bus << 8) | (uint64_t)(uint32_t)devid;
+}
+
+void ts_local_topology(TsWorld *w, const uint64_t *keys, TsBuf *warn) {
+    TsLocal *L = w->local;
+    int n = w->opt.nranks, count = 0;
+    uint64_t mine = keys[w->self];
+    if (L->v.device_count(&count) != CU_OK) return;
+    for (int r = 0; r < n; r++) {
+        if (keys[r] == mine) continue;
+        int peer = -1;
+        for (int d = 0; d < count && peer < 0; d++) {
+            int dev;
+            if (L->v.device_get(&dev, d) == CU_OK && device_key(L, dev) == keys[r]) peer = dev;
+        }
+        unsigned bus = (unsigned)((keys[r] >> 8) & 0xff);
+        if (peer < 0) {
+            ts_buf_printf(warn, "rank %d: rank %d's GPU (PCI bus %02x) is not visible in this process: its heap is "
+                                "reached without a direct peer mapping (keep every GPU in CUDA_VISIBLE_DEVICES)\n",
+                          w->self, r, bus);
+            continue;
+        }
+        int can = 1, atom = 1;
+        if (L->v.can_peer) L->v.can_peer(&can, L->dev, peer);
+        if (L->v.p2p_attr) L->v.p2p_attr(&atom, 3 /* CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED */, L->dev, peer);
+        if (!can)
+            ts_buf_printf(warn, "rank %d: no peer access from this GPU to rank %d's (PCI bus %02x): remote loads and "
+                                "stores to it will fail or go through host memory\n",
+                          w->self, r, bus);
+        else if (!atom)
+            ts_buf_printf(warn, "rank %d: no native peer atomics to rank %d's GPU (PCI bus %02x; not an NVLink "
+                                "mesh?): T.atom_add, signal adds and barriers to it are not atomic with its own\n",
+                          w->self, r, bus);
+    }
+}
+
 TsStatus ts_local_export(TsWorld *w, unsigned char handle[64], uint64_t *dev_key) {
     TsLocal *L = w->local;
     CUipcMemHandle h;
@@ -217,11 +262,7 @@ TsStatus ts_local_export(TsWorld *w, unsigned char handle[64], uint64_t *dev_key
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc): rank %d cannot export its heap (cuIpcGetMemHandle): %s",
                              w->self, ename(L, r));
     memcpy(handle, h.reserved, 64);
-    int bus = 0, devid = 0, dom = 0;
-    L->v.attr(&bus, CU_ATTR_PCI_BUS, L->dev);
-    L->v.attr(&devid, CU_ATTR_PCI_DEVICE, L->dev);
-    L->v.attr(&dom, CU_ATTR_PCI_DOMAIN, L->dev);
-    *dev_key = ((uint64_t)(uint32_t)dom << 32) | ((uint64_t)(uint32_t)bus << 8) | (uint64_t)(uint32_t)devid;
+    *dev_key = device_key(L, L->dev);
     return TS_OK;
 }
 

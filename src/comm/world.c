@@ -174,12 +174,15 @@ void ts_world_destroy(TsWorld *w) {
         for (int r = 0; w->base && r < w->opt.nranks; r++) free(w->base[r]);
     free(w->base);
     ts_comm_sink_free(&w->sink);
+    ts_buf_free(&w->warnings);
     free(w);
 }
 
 int ts_world_nranks(const TsWorld *w) { return w ? w->opt.nranks : 0; }
 
 int ts_world_rank(const TsWorld *w) { return w ? w->self : -1; }
+
+const char *ts_world_warnings(const TsWorld *w) { return w && w->warnings.s ? w->warnings.s : ""; }
 
 int ts_world_launched(int *nranks) {
     if (!ts_launch_env_present()) return 0;
@@ -381,9 +384,11 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
     ts_rdzv_publish(w->rdzv, &me, sizeof me);
     if (!ts_rdzv_barrier(w->rdzv, "joining the world", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
     w->dev_share = 0;
+    uint64_t keys[TS_WORLD_MAX_RANKS];
     for (int r = 0; r < n; r++) {
         ProcBlob b;
         memcpy(&b, ts_rdzv_peer(w->rdzv, r), sizeof b);
+        keys[r] = b.dev_key;
         if (b.heap_bytes != me.heap_bytes || b.backend != me.backend)
             return ts_world_fail(w->ctx, TS_ERR_INVALID,
                                  "world: rank %d (pid %d) has a %s heap of %lld bytes but rank %d has a %s heap of "
@@ -393,6 +398,7 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
         w->dev_share += !ipc || b.dev_key == me.dev_key;
         if (r != w->self && (st = ipc ? ts_local_open(w, r, b.handle) : proc_map(w, r, 0))) return st;
     }
+    if (ipc) ts_local_topology(w, keys, &w->warnings);
     if (!ts_rdzv_barrier(w->rdzv, "mapping the peers' heaps", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
     if (!ipc) {
         char path[600];

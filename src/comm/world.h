@@ -86,6 +86,7 @@ struct TsWorld {
     TsRdzv *rdzv;              /* proc/ipc: the rendezvous, else NULL */
     int64_t *map_len;          /* proc: [nranks] bytes mapped at base[r] (0: none) */
     int ready;                 /* proc/ipc: creation completed (leaving waits for the peers) */
+    TsBuf warnings;            /* start-up topology warnings, a line each ("" if none) */
 };
 
 /* Replaces the context's diagnostic with "error: <message>" and returns st. */
@@ -105,6 +106,10 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
  * GPU (same key: same device); map a peer's heap from its handle. */
 TsStatus ts_local_export(TsWorld *w, unsigned char handle[64], uint64_t *dev_key);
 TsStatus ts_local_open(TsWorld *w, int rank, const unsigned char handle[64]);
+/* Start-up topology checks of this rank's GPU against every peer's (keys
+ * from ts_local_export): visible, peer access, native peer atomics; what
+ * does not hold is appended to warn, a line each. */
+void ts_local_topology(TsWorld *w, const uint64_t *keys, TsBuf *warn);
 /* Number of CUDA devices (0 without a driver); for the launcher. */
 int ts_local_device_count(void);
 

@@ -72,6 +72,8 @@ int main(void) {
     TsWorldOptions wo = {TS_WORLD_SIM, P, 1 << 16, 5000};
     TsWorld *w = NULL;
     CHECK_EQ_INT(TS_OK, ts_world_create(ctx, &wo, &w));
+    CHECK_EQ_INT(-1, ts_world_rank(w));    /* this process runs every rank */
+    CHECK_EQ_STR("", ts_world_warnings(w)); /* no topology to check on sim ranks */
     int64_t shape[1] = {N};
     TsTensor X[P], Y[P], args[P * 2];
     CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, X));
