@@ -285,6 +285,10 @@ static void emit_bin(TsCxGen *x, const IrExpr *e) {
     if (fl && (e->bin.op == IR_BITAND || e->bin.op == IR_BITOR || e->bin.op == IR_BITXOR ||
                e->bin.op == IR_SHL || e->bin.op == IR_SHR))
         ts_fail_at(x->d, TS_ERR_TYPE, e->loc, "bitwise operator on floating-point values");
+    if (fn && c == 'i' && x->dl->int_fn_sfx &&
+        (e->bin.op == IR_DIV || e->bin.op == IR_FLOORDIV || e->bin.op == IR_FLOORMOD || e->bin.op == IR_MIN ||
+         e->bin.op == IR_MAX))
+        fn = ts_sprintf(x->a, "%s%s", fn, x->dl->int_fn_sfx);
     if (fn && x->dl->cast_helper_args) {
         /* operands converted to the helper's type: no ambiguous overloads */
         const char *t = ts_cx_cat_ctype(x->dl, c == 'b' ? 'i' : c);

@@ -24,6 +24,8 @@ typedef struct TsCxGen TsCxGen;
 typedef struct TsCxDialect {
     const char *who;                 /* error-message prefix: "C codegen" */
     const char *i64, *u32, *u64;     /* compute types of categories 'i', 'u', 'U' */
+    const char *int_fn_sfx;          /* appended to the 'i' division, modulo, min and max helpers
+                                        (ts_fdiv_i32, ...); NULL: none */
     const char *int_sfx;             /* suffix of 'i' literals; NULL: "LL" ("" where 'i' is
                                         32-bit: IrKernel.index32 on the CUDA target) */
     const char *const *storage;      /* storage type per dtype; NULL: ts_dtype_info's ctype */

@@ -253,6 +253,27 @@ static const char *const prelude[] = {
     "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
     "    return r;\n"
     "}\n"
+    /* the same in 32 bits, for index32 kernels (IrKernel.index32) */
+    "TS_DEV int ts_div_i32(int a, int b) {\n"
+    "    if (b == 0) return 0;\n"
+    "    if (b == -1) return (int)(0u - (unsigned)a);\n"
+    "    return a / b;\n"
+    "}\n"
+    "TS_DEV int ts_fdiv_i32(int a, int b) {\n"
+    "    if (b == 0) return 0;\n"
+    "    if (b == -1) return (int)(0u - (unsigned)a);\n"
+    "    int q = a / b;\n"
+    "    if (a % b != 0 && ((a < 0) != (b < 0))) q--;\n"
+    "    return q;\n"
+    "}\n"
+    "TS_DEV int ts_fmod_i32(int a, int b) {\n"
+    "    if (b == 0 || b == -1) return 0;\n"
+    "    int r = a % b;\n"
+    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
+    "    return r;\n"
+    "}\n"
+    "TS_DEV int ts_min_i32(int a, int b) { return a < b ? a : b; }\n"
+    "TS_DEV int ts_max_i32(int a, int b) { return a > b ? a : b; }\n"
     "TS_DEV ts_u32 ts_div_u(ts_u32 a, ts_u32 b) { return b ? a / b : 0u; }\n"
     "TS_DEV ts_u32 ts_mod_u(ts_u32 a, ts_u32 b) { return b ? a % b : 0u; }\n"
     "TS_DEV ts_u64 ts_div_U(ts_u64 a, ts_u64 b) { return b ? a / b : 0ull; }\n"
@@ -2883,7 +2904,11 @@ static void emit_compact_strides(Cg *g, const IrBuffer *b) {
 
 static void emit_kernel(Cg *g) {
     const IrKernel *k = g->k;
-    outf(g, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", g->nthreads, TS_CUDA_ENTRY);
+    if (g->caps->min_blocks > 0)
+        outf(g, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", g->nthreads, g->caps->min_blocks,
+             TS_CUDA_ENTRY);
+    else
+        outf(g, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", g->nthreads, TS_CUDA_ENTRY);
     emit_params(g);
     out(g, ") {\n");
     g->ind = 1;
@@ -2950,6 +2975,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         /* every signed integer fits in int32 (pass index_width) */
         g.dl.i64 = "int";
         g.dl.int_sfx = "";
+        g.dl.int_fn_sfx = "32";
         g.dl.rank = "((int)ts_rank)";
         g.dl.nranks = "((int)ts_nranks)";
     }
