@@ -661,6 +661,31 @@ static bool is_zero(const IrExpr *e) {
     return (e->kind == IR_E_FLOAT && e->fval == 0.0) || (ir_is_const_int(e, &c) && c == 0);
 }
 
+/* e is j, or x + j / j + x with x free of j: *off = x (NULL for j). */
+static bool plus_j(const IrExpr *e, const IrVar *jv, const IrExpr **off) {
+    *off = NULL;
+    if (e->kind == IR_E_VAR && e->var == jv) return true;
+    if (e->kind != IR_E_BIN || e->bin.op != IR_ADD) return false;
+    const IrExpr *x = e->bin.a, *y = e->bin.b;
+    if (x->kind == IR_E_VAR && x->var == jv && !ir_expr_uses_var(y, jv)) return *off = y, true;
+    if (y->kind == IR_E_VAR && y->var == jv && !ir_expr_uses_var(x, jv)) return *off = x, true;
+    return false;
+}
+
+/* A guard that holds for all v columns of a vector when it holds for the
+ * first (j0, a multiple of v): its conjuncts free of j, or of the form
+ * x + j < b with x and b multiples of v (then x + j0 < b implies
+ * x + j0 + v - 1 < b). */
+static bool vector_guard(IrArith *ar, const IrExpr *c, const IrVar *jv, int v) {
+    if (!ir_expr_uses_var(c, jv)) return true;
+    if (c->kind == IR_E_BIN && c->bin.op == IR_AND)
+        return vector_guard(ar, c->bin.a, jv, v) && vector_guard(ar, c->bin.b, jv, v);
+    const IrExpr *off;
+    if (c->kind != IR_E_BIN || c->bin.op != IR_LT || ir_expr_uses_var(c->bin.b, jv) || !plus_j(c->bin.a, jv, &off))
+        return false;
+    return (!off || ir_arith_divisible(ar, off, v)) && ir_arith_divisible(ar, c->bin.b, v);
+}
+
 /* A copy nest between the driving fragment and a global tensor, on a
  * warp-rows layout with v-element vectors (the driver's last digit), as
  * one IR_S_VCOPY per vector:
@@ -684,12 +709,15 @@ static IrStmt *vector_copy(Lower *lw) {
     const IrLayout *D = lw->drv;
     if (D->kind != IR_LAYOUT_WARP_ROWS || D->p[3] < 2 || D->nlocal != 3 || ns->n != 2) return NULL;
     IrVar *jv = ns->v[1];
+    int v = (int)D->p[3];
+    IrArith ar;
+    ir_arith_init(&ar, a, li->k);
     IrStmt *b = unwrap1(ns->body), *st = b;
     IrExpr *cond = NULL;
     if (b && b->kind == IR_S_IF) {
         cond = b->if_.cond;
         st = unwrap1(b->if_.then);
-        if (ir_expr_uses_var(cond, jv)) return NULL;
+        if (!vector_guard(&ar, cond, jv, v)) return NULL;
     }
     if (!st || st->kind != IR_S_STORE) return NULL;
     IrBuffer *F, *G;
@@ -697,9 +725,9 @@ static IrStmt *vector_copy(Lower *lw) {
     int ngidx;
     bool load;
     if (frag_of(li, st->store.buf) >= 0) {
-        const IrExpr *v = st->store.value;
-        if (v->kind != IR_E_LOAD || v->load.buf->scope != IR_SCOPE_GLOBAL) return NULL;
-        F = st->store.buf, G = v->load.buf, gidx = v->load.idx, ngidx = v->load.nidx, load = true;
+        const IrExpr *val = st->store.value;
+        if (val->kind != IR_E_LOAD || val->load.buf->scope != IR_SCOPE_GLOBAL) return NULL;
+        F = st->store.buf, G = val->load.buf, gidx = val->load.idx, ngidx = val->load.nidx, load = true;
         Acc x = {F, st->store.idx, st->store.nidx};
         if (!full_access(&x, ns)) return NULL;
         if (cond) { /* the else branch must zero the same element */
@@ -709,41 +737,30 @@ static IrStmt *vector_copy(Lower *lw) {
             if (!full_access(&y, ns)) return NULL;
         }
     } else {
-        const IrExpr *v = st->store.value;
-        if (st->kind != IR_S_STORE || st->store.buf->scope != IR_SCOPE_GLOBAL || v->kind != IR_E_LOAD ||
-            frag_of(li, v->load.buf) < 0)
+        const IrExpr *val = st->store.value;
+        if (st->kind != IR_S_STORE || st->store.buf->scope != IR_SCOPE_GLOBAL || val->kind != IR_E_LOAD ||
+            frag_of(li, val->load.buf) < 0)
             return NULL;
         if (cond && b->if_.else_) return NULL;
-        F = v->load.buf, G = st->store.buf, gidx = st->store.idx, ngidx = st->store.nidx, load = false;
-        Acc x = {F, v->load.idx, v->load.nidx};
+        F = val->load.buf, G = st->store.buf, gidx = st->store.idx, ngidx = st->store.nidx, load = false;
+        Acc x = {F, val->load.idx, val->load.nidx};
         if (!full_access(&x, ns)) return NULL;
     }
     int f = frag_of(li, F);
     if (F->dt != G->dt || !ir_layout_equal(li->lay[f], D) || ngidx != G->ndim || ngidx < 1) return NULL;
     for (int d = 0; d < ngidx - 1; d++)
         if (ir_expr_uses_var(gidx[d], jv)) return NULL;
-    const IrExpr *last = gidx[ngidx - 1], *off = NULL; /* last = off + j */
-    bool ok = last->kind == IR_E_VAR && last->var == jv;
-    if (!ok && last->kind == IR_E_BIN && last->bin.op == IR_ADD) {
-        const IrExpr *x = last->bin.a, *y = last->bin.b;
-        if (x->kind == IR_E_VAR && x->var == jv && !ir_expr_uses_var(y, jv)) ok = true, off = y;
-        else if (y->kind == IR_E_VAR && y->var == jv && !ir_expr_uses_var(x, jv)) ok = true, off = x;
-    }
-    if (!ok) return NULL;
+    const IrExpr *off; /* last index = off + j */
+    if (!plus_j(gidx[ngidx - 1], jv, &off)) return NULL;
     /* Aligned without a run-time test: G a parameter without declared
      * strides, taken as compact row-major and aligned to the vector (the
      * launch contract of IrBuffer.contiguous, lower_copy_cuda.c), its last
      * extent a multiple of v (then every row starts on a vector) and the
      * column offset too (the vector's first column j0 is one). */
-    int v = (int)D->p[3], es = ts_dtype_bits(G->dt) / 8;
+    int es = ts_dtype_bits(G->dt) / 8;
     int64_t ext;
-    bool aligned = false;
-    if (G->param >= 0 && !G->strides && ir_is_const_int(G->shape[ngidx - 1], &ext) && ext % v == 0 &&
-        !li->k->may_block) {
-        IrArith ar;
-        ir_arith_init(&ar, a, li->k);
-        aligned = !off || ir_arith_divisible(&ar, off, v);
-    }
+    bool aligned = G->param >= 0 && !G->strides && ir_is_const_int(G->shape[ngidx - 1], &ext) && ext % v == 0 &&
+                   !li->k->may_block && (!off || ir_arith_divisible(&ar, off, v));
     /* the vector's first element: the last digit (j % v) at 0 */
     IrVar *from[1] = {lw->dv[2]};
     IrExpr *to[1] = {ir_i32(a, 0)};
@@ -761,7 +778,7 @@ static IrStmt *vector_copy(Lower *lw) {
         if (G->align < v * es) G->align = v * es;
         vc->vcopy.aligned = 1;
     }
-    vc->vcopy.pred = cond ? low_expr(lw, cond) : NULL;
+    vc->vcopy.pred = cond ? ir_subst(a, low_expr(lw, cond), from, to, 1) : NULL;
     if (load) {
         vc->vcopy.dst = li->reg[f], vc->vcopy.didx = ri, vc->vcopy.ndi = 1;
         vc->vcopy.src = G, vc->vcopy.sidx = gi, vc->vcopy.nsi = ngidx;
@@ -1103,6 +1120,104 @@ static IrStmt *unkeep(Li *li, IrStmt *s) {
         return s;
     default: return s;
     }
+}
+
+/* ---- shared tiles that are per-element staging: fragments ----------------------
+
+ * A shared tile whose every use is elementwise at its own position — whole
+ * T.copy from or to a global tensor, T.fill/T.clear of it, and accesses
+ * inside T.Parallel nests indexed exactly by the nest's variables — is
+ * never read at an element another iteration wrote: no thread ever needs
+ * another thread's element of it, whatever the thread mapping.  Such a
+ * tile is the fragment a TileLang user would have written had they not
+ * staged through shared memory (whole copies from or to a fragment count
+ * too: elementwise_add's C_local -> C_shared -> C) (RMSNorm's A_shared: T.copy in, x *= s[i],
+ * T.copy out), and layout_inference can keep it in registers with a
+ * layout shared with the fragments it meets, turning its copies into
+ * 16-byte register vectors without barriers.  This step (run before
+ * lower_tile_ops, which would otherwise lower its copies to shared memory)
+ * makes such tiles fragments.  Not: kernels with a T.gemm, pipelined tiles (their copies are
+ * cp.async producers), swizzled or multi-buffered ones, tiles used by any
+ * other tile op or outside such nests, and tiles over 64 elements per
+ * thread (registers).  If layout inference later gives up, the tile is a
+ * fragment in shared memory, where it was. */
+
+typedef struct Promo {
+    IrBuffer *cand[MAXFRAG]; /* shared tiles considered */
+    bool bad[MAXFRAG];       /* a use that is not per-element */
+    bool copied[MAXFRAG];    /* a whole T.copy to or from global memory */
+    int n;
+} Promo;
+
+static int promo_of(const Promo *p, const IrBuffer *b) {
+    for (int i = 0; i < p->n; i++)
+        if (p->cand[i] == b) return i;
+    return -1;
+}
+
+static void promo_access(IrVisitor *v, const IrAccess *acc) {
+    Promo *p = v->ctx;
+    int c = promo_of(p, acc->buf);
+    if (c < 0) return;
+    const IrStmt *s = v->frame ? v->frame->s : NULL;
+    if (acc->region) {
+        const IrTileOp *op = s && s->kind == IR_S_TILEOP ? s->op : NULL;
+        bool ok = op && whole(acc->region) && !op->async &&
+                  ((op->kind == TS_OP_FILL && op->nr >= 1 && op->r[0].buf == acc->buf) ||
+                   (op->kind == TS_OP_COPY && op->nr == 2 && op->r[0].buf != op->r[1].buf &&
+                    (op->r[op->r[0].buf == acc->buf ? 1 : 0].buf->scope == IR_SCOPE_GLOBAL ||
+                     (op->r[op->r[0].buf == acc->buf ? 1 : 0].buf->scope == IR_SCOPE_FRAGMENT &&
+                      whole(&op->r[op->r[0].buf == acc->buf ? 1 : 0])))));
+        if (ok && op->kind == TS_OP_COPY) p->copied[c] = true;
+        if (!ok) p->bad[c] = true;
+        return;
+    }
+    /* an element access: inside a T.Parallel nest, indexed by its variables */
+    const IrStmt *outer = NULL;
+    for (const IrWalkFrame *f = v->frame; f; f = f->up)
+        if (f->s->kind == IR_S_FOR && f->s->for_.kind == IR_FOR_PARALLEL) outer = f->s;
+    Nest ns;
+    if (!outer || !acc->idx || acc->lanes != 1 || !get_nest((IrStmt *)outer, &ns)) {
+        p->bad[c] = true;
+        return;
+    }
+    Acc x = {(IrBuffer *)acc->buf, acc->idx, acc->nidx};
+    if (!full_access(&x, &ns)) p->bad[c] = true;
+}
+
+static bool is_gemm(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM;
+}
+
+void ts_pass_shared_to_fragment(TsPassCtx *cx) {
+    IrKernel *k = cx->k;
+    int nt = (int)ir_kernel_nthreads(k);
+    if (!cx->caps->layout || cx->caps->sm < 80 || nt % 32 || k->may_block) return;
+    /* (kernels with tensor-core gemms keep their tiles: the epilogue of an
+     * mma accumulator through a shared tile is the coalesced store) */
+    if (ir_stmt_any(k->body, is_gemm, NULL)) return;
+    Promo p;
+    memset(&p, 0, sizeof p);
+    for (int i = 0; i < k->buffers.n && p.n < MAXFRAG; i++) {
+        IrBuffer *b = k->buffers.v[i];
+        int64_t e, total = 1;
+        bool ok = b->scope == IR_SCOPE_SHARED && b->stages <= 1 && b->swizzle.kind == IR_SWIZZLE_NONE &&
+                  b->ndim >= 1 && b->ndim <= MAXNEST && !b->layout;
+        for (int d = 0; ok && d < b->ndim; d++) {
+            ok = ir_is_const_int(b->shape[d], &e) && e > 0;
+            total *= ok ? e : 1;
+        }
+        if (ok && total % nt == 0 && total / nt <= 64) p.cand[p.n++] = b;
+    }
+    if (!p.n) return;
+    IrVisitor v;
+    memset(&v, 0, sizeof v);
+    v.ctx = &p;
+    v.access = promo_access;
+    ir_visit_stmt(&v, k->body);
+    for (int i = 0; i < p.n; i++)
+        if (!p.bad[i] && p.copied[i]) p.cand[i]->scope = IR_SCOPE_FRAGMENT;
 }
 
 /* A T.Parallel loop that touches both fragments and shared memory. */

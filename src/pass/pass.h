@@ -45,6 +45,7 @@ void ts_pass_verify(TsPassCtx *cx);
 void ts_pass_simplify(TsPassCtx *cx);
 void ts_pass_lower_tile_ops(TsPassCtx *cx);
 void ts_pass_layout_inference(TsPassCtx *cx);
+void ts_pass_shared_to_fragment(TsPassCtx *cx);
 void ts_pass_rasterize(TsPassCtx *cx);
 void ts_pass_pipeline_planning(TsPassCtx *cx); /* CUDA: stages, multi-buffering, async copies */
 void ts_pass_inject_pipeline(TsPassCtx *cx);   /* CUDA: prologue, steady state, waits */

@@ -50,6 +50,10 @@ const TsPass ts_passes[] = {
     {"pipeline_planning", ts_pass_pipeline_planning,
      "T.Pipelined: stages and order of the body's statements, multi-buffered shared tiles, async copies",
      TS_PASS_CUDA},
+    {"shared_to_fragment", ts_pass_shared_to_fragment,
+     "CUDA: shared tiles used only element by element at their own positions (whole copies from/to global "
+     "memory, T.Parallel nests) become fragments, for layout_inference to keep in registers",
+     TS_PASS_CUDA},
     {"lower_tile_ops", ts_pass_lower_tile_ops,
      "replace tile operators (copy, gemm, reduce, ...) by loops of loads and stores", TS_PASS_ALL},
     {"layout_inference", ts_pass_layout_inference,

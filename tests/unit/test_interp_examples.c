@@ -89,6 +89,9 @@ static const Case cases[] = {
      * with the row guard as their predicate */
     {"examples/softmax.py", "softmax", {"M=40", "N=256"}, 1e-5, 0, 1},
     {"examples/softmax.py", "softmax", {"M=40", "N=64"}, 1e-5, 0, 1},
+    /* RMSNorm's A_shared as a register tile (shared_to_fragment): vectors with
+     * guards on partial rows and columns (136 = 2 x 64 + 8) */
+    {"examples/rms_norm.py", "rms_norm", {"M=40", "N=136"}, 1e-5, 0, 1},
 };
 
 /* Elaborate and run the target's passes (errors longjmp through d). */
@@ -347,9 +350,12 @@ int main(void) {
         {13, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT}},
         /* softmax on vector warp rows: vector copies, shuffle reductions over 16 lanes */
         {15, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT}},
+        {16, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT}},
     };
     for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
         for (size_t m = 0; planted[t].m[m]; m++) {
+            CHECK(planted[t].c < sizeof cases / sizeof *cases); /* (a missing case would "catch" every bug) */
+            if (planted[t].c >= sizeof cases / sizeof *cases) break;
             const Case *c = &cases[planted[t].c];
             bool ok = run_case(c, strict, planted[t].m[m]);
             if (ok) fprintf(stderr, "NOT CAUGHT: %s in %s %s\n", mut_names[planted[t].m[m]], c->file, c->entry);
