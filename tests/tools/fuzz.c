@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,6 +57,9 @@
 #include "tilescale.h"
 
 extern char **environ;
+
+/* The most memory one CLI run may take (MB). */
+#define FUZZ_CLI_MEM_MB 2048
 
 enum { M_C, M_CUDA, M_CC, M_NVRTC, M_NPY, M_CLI, M_COUNT };
 static const char *const mode_names[M_COUNT] = {"c", "cuda", "cc", "nvrtc", "npy", "cli"};
@@ -432,6 +436,31 @@ static double now_s(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* CPU seconds process pid has used (user + system), from /proc; -1 if
+ * unknown.  Hangs are judged by CPU time: on a loaded machine at nice 19 a
+ * slow NVRTC compile can take minutes of wall time, an endless loop burns
+ * CPU; a process blocked forever is caught by a wall limit ten times as
+ * long. */
+static double cpu_s(pid_t pid) {
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    FILE *fp = fopen(p, "r");
+    if (!fp) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = 0;
+    char *q = strrchr(buf, ')'); /* after the command name, which may hold spaces */
+    unsigned long ut = 0, st = 0;
+    if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2) return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Has a process that started (wall t0, CPU c0) run too long? */
+static int too_long(const Fz *f, pid_t pid, double t0, double c0) {
+    double wall = now_s() - t0, cpu = cpu_s(pid);
+    return wall > 10 * f->timeout || (cpu >= 0 && cpu - c0 > f->timeout) || (cpu < 0 && wall > f->timeout);
+}
+
 /* Runs the CLI on m's command line in the scratch folder; NULL if fine,
  * else what went wrong (malloc'ed).  Its output goes to scratch/cli.log. */
 static char *run_cli(Fz *f, const Mutant *m) {
@@ -439,29 +468,38 @@ static char *run_cli(Fz *f, const Mutant *m) {
     snprintf(log, sizeof log, "%s/cli.log", f->scratch);
     snprintf(mut, sizeof mut, "%s/mut.py", f->scratch);
     if (m->data && !write_all(mut, m->data, m->len)) return xstrdup("cannot write mut.py");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    /* the program runs in the scratch folder: every relative path is there */
-    char *const *argv = m->argv;
-    pid_t pid;
-    char cwd[1200];
-    if (!getcwd(cwd, sizeof cwd) || chdir(f->scratch)) return xstrdup("cannot enter scratch");
-    int e = posix_spawn(&pid, f->cli, &fa, NULL, argv, environ);
-    if (chdir(cwd)) return xstrdup("cannot leave scratch");
-    posix_spawn_file_actions_destroy(&fa);
-    if (e) return fmt("cannot start %s: %s", f->cli, strerror(e));
+    /* the program runs in the scratch folder (every relative path is
+     * there), with its memory bounded: a -D that makes a legal but huge
+     * tensor (16 GB) must not take a shared machine's memory.  Under ASan
+     * (which reserves terabytes of address space) the bound is ASan's
+     * largest allocation, else the address-space limit. */
+    pid_t pid = fork();
+    if (pid < 0) return fmt("cannot fork: %s", strerror(errno));
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY), out = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || chdir(f->scratch)) _exit(120);
+#if defined(__SANITIZE_ADDRESS__)
+        const char *ao = getenv("ASAN_OPTIONS");
+        char *opts = fmt("%s%smax_allocation_size_mb=%d:allocator_may_return_null=1", ao ? ao : "", ao && *ao ? ":" : "",
+                         FUZZ_CLI_MEM_MB);
+        setenv("ASAN_OPTIONS", opts, 1);
+#else
+        struct rlimit rl = {(rlim_t)FUZZ_CLI_MEM_MB << 20, (rlim_t)FUZZ_CLI_MEM_MB << 20};
+        setrlimit(RLIMIT_AS, &rl);
+#endif
+        execv(f->cli, m->argv);
+        _exit(121);
+    }
     int st = 0;
     double t0 = now_s();
     for (;;) {
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid) break;
-        if (now_s() - t0 > f->timeout) {
+        if (too_long(f, pid, t0, 0)) {
+            double cpu = cpu_s(pid);
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
-            return fmt("hang: no exit after %.0f s", f->timeout);
+            return fmt("hang: still running after %.0f s (%.0f s of CPU)", now_s() - t0, cpu);
         }
         usleep(2000);
     }
@@ -473,7 +511,7 @@ static char *run_cli(Fz *f, const Mutant *m) {
     f->accepted = WIFEXITED(st) && WEXITSTATUS(st) == 0;
     if (WIFSIGNALED(st)) why = fmt("killed by signal %d", WTERMSIG(st));
     else if (WEXITSTATUS(st) > 2) why = fmt("exit status %d", WEXITSTATUS(st));
-    else if (text && (strstr(text, "Sanitizer") || strstr(text, "runtime error:")))
+    else if (text && ((strstr(text, "ERROR: ") && strstr(text, "Sanitizer")) || strstr(text, "runtime error:")))
         why = xstrdup("sanitizer report");
     else if (text && strstr(text, "internal error")) why = xstrdup("internal error");
     else if (text && WEXITSTATUS(st) != 0 && !strstr(text, "error")) why = xstrdup("failed without an error message");
@@ -699,7 +737,9 @@ static int campaign(Fz *f) {
             worker(f, next, deadline);
         }
         long seen = -2;
-        double since = now_s();
+        double since = now_s(), since_cpu = 0;
+        static double last_report;
+        if (last_report == 0) last_report = t0;
         int st = 0;
         int hung = 0;
         for (;;) {
@@ -708,13 +748,20 @@ static int campaign(Fz *f) {
             if (cur != seen) {
                 seen = cur;
                 since = now_s();
-            } else if (now_s() - since > f->timeout * (f->weight[M_CLI] ? 2 : 1) + 5) {
+                since_cpu = cpu_s(pid);
+            } else if (f->beat[0] >= 0 && too_long(f, pid, since, since_cpu) &&
+                       now_s() - since > f->timeout * (f->weight[M_CLI] ? 2 : 1) + 5) {
                 kill(pid, SIGKILL);
                 waitpid(pid, &st, 0);
                 hung = 1;
                 break;
             }
             usleep(20000);
+            if (f->seconds >= 600 && now_s() - last_report >= 300) { /* long campaigns: progress */
+                last_report = now_s();
+                printf("fuzz: %.0f s: %ld mutants, %ld findings\n", last_report - t0, f->beat[1], f->beat[2]);
+                fflush(stdout);
+            }
         }
         if (!hung && WIFEXITED(st) && WEXITSTATUS(st) == 0) break; /* campaign over */
         long it = f->beat[0];
@@ -723,7 +770,7 @@ static int campaign(Fz *f) {
             return 2;
         }
         Mutant m = make_mutant(f, it);
-        char *how = hung ? fmt("hang: mutant %ld made no progress for %.0f s", it, f->timeout)
+        char *how = hung ? fmt("hang: mutant %ld made no progress for %.0f s of CPU (or %.0f s)", it, f->timeout, 10 * f->timeout)
                          : WIFSIGNALED(st) ? fmt("crash: signal %d", WTERMSIG(st))
                                            : fmt("crash: exit status %d (a sanitizer report?)", WEXITSTATUS(st));
         save_finding(f, it, &m, how, errpath);
