@@ -259,7 +259,8 @@ void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64
     }
     case IR_LAYOUT_WARP_ROWS:
     case IR_LAYOUT_WARP_ROWS_PROJ: {
-        Wr w;
+        Wr w = {0}; /* (a WARP_ROWS layout exists only where the fit succeeded; the Release build's
+                     * -Wmaybe-uninitialized cannot see that) */
         (void)warp_rows_fit(l->p[0], l->p[1], (int)l->p[2], l->p[3], &w);
         int64_t rr = idx[0] % w.RW, lane = (rr % w.G) * w.L;
         lane += l->kind == IR_LAYOUT_WARP_ROWS ? (idx[1] / w.v) % w.L : rep;
@@ -291,7 +292,7 @@ bool ir_layout_inverse(const IrLayout *l, int64_t t, const int64_t *d, int64_t *
     }
     case IR_LAYOUT_WARP_ROWS:
     case IR_LAYOUT_WARP_ROWS_PROJ: {
-        Wr w;
+        Wr w = {0}; /* (see ir_layout_forward) */
         (void)warp_rows_fit(l->p[0], l->p[1], (int)l->p[2], l->p[3], &w);
         int64_t ln = t % 32;
         idx[0] = (t / 32) * w.RW + d[0] * w.G + ln / w.L;
