@@ -449,8 +449,8 @@ IrExpr *ir_bin(TsArena *a, IrBinOp op, IrExpr *x, IrExpr *y) {
         default: break;
         }
     }
-    if (op == IR_AND) {
-        if (is_int_value(x, 0) || is_int_value(y, 0)) return ir_int(a, 0, TS_BOOL);
+    if (op == IR_AND) { /* x and y are bool constants here (TS_BOOL is not an int dtype) */
+        if ((x->kind == IR_E_INT && !x->ival) || (y->kind == IR_E_INT && !y->ival)) return ir_int(a, 0, TS_BOOL);
         if (x->kind == IR_E_INT) return y;
         if (y->kind == IR_E_INT) return x;
     } else if (op == IR_OR) {

@@ -122,6 +122,19 @@ static void test_fold_float_and_promote(void) {
     IrExpr *cmp = ir_bin(&A, IR_LT, ir_var_ref(&A, i), ir_i32(&A, 4));
     CHECK(cmp->dt == TS_BOOL);
     CHECK(ir_bin(&A, IR_AND, cmp, cmp)->dt == TS_BOOL);
+    /* a constant false or true side of and/or (a bool after the cast) */
+    for (int side = 0; side < 2; side++) {
+        IrExpr *fa = ir_int(&A, 0, TS_BOOL), *tr = ir_int(&A, 1, TS_BOOL);
+        IrExpr *af = side ? ir_bin(&A, IR_AND, cmp, fa) : ir_bin(&A, IR_AND, fa, cmp);
+        CHECK(af->kind == IR_E_INT && af->ival == 0);
+        CHECK((side ? ir_bin(&A, IR_AND, cmp, tr) : ir_bin(&A, IR_AND, tr, cmp)) == cmp);
+        IrExpr *ot = side ? ir_bin(&A, IR_OR, cmp, tr) : ir_bin(&A, IR_OR, tr, cmp);
+        CHECK(ot->kind == IR_E_INT && ot->ival == 1);
+        CHECK((side ? ir_bin(&A, IR_OR, cmp, fa) : ir_bin(&A, IR_OR, fa, cmp)) == cmp);
+        /* an int 0 cast to bool on the way in */
+        IrExpr *ai = ir_bin(&A, IR_AND, ir_i32(&A, 0), cmp);
+        CHECK(ai->kind == IR_E_INT && ai->ival == 0);
+    }
     /* identities on ints (x + 0, 0 + x, x * 1, x * 0), not on floats */
     IrExpr *x = ir_var_ref(&A, i);
     CHECK(ir_bin(&A, IR_ADD, x, ir_i32(&A, 0)) == x);
