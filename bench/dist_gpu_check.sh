@@ -52,6 +52,7 @@ for n in 2 4; do
   ok "per-thread primitives (T.Parallel) x$n" $d/per_thread.py --entry per_thread --ranks $n -D P=$n -D N=3000 --check-against per_thread_ref
   ok "GEMM-RS overlapped (epilogue push + per-tile signals) x$n" $d/tp_gemm.py --entry gemm_rs_overlap --ranks $n -D M=$((128 * n)) -D N=128 -D KP=64 -D P=$n --in round=1 --check-against gemm_rs_overlap_ref
 done
+ok "Cannon GEMM 2x2 ranks" $d/cannon.py --entry cannon --ranks 4 -D q=2 -D BM=128 -D BN=128 -D BK=128 --check-against cannon_ref
 err "wait nobody answers" "T.wait: timed out after 2000 ms waiting for element 1" $b --entry lonely_wait -D P=2 --ranks 2 --timeout 2
 err "barrier_all skipped by a rank" "T.barrier_all: timed out" $b --entry partial_barrier -D P=3 --ranks 3 --timeout 2
 err "barrier_blocks skipped by a rank" "T.barrier_blocks: timed out" $b --entry partial_barrier_blocks -D P=4 --ranks 4 --timeout 2

@@ -55,6 +55,7 @@ for n in 2 4; do
   ok "ipc per-thread primitives x$n" $n $d/per_thread.py --entry per_thread -D P=$n -D N=3000 --check-against per_thread_ref
   ok "ipc GEMM-RS overlapped x$n" $n $d/tp_gemm.py --entry gemm_rs_overlap -D M=$((128 * n)) -D N=128 -D KP=64 -D P=$n --in round=1 --check-against gemm_rs_overlap_ref
 done
+ok "ipc Cannon GEMM 2x2 ranks" 4 $d/cannon.py --entry cannon -D q=2 -D BM=128 -D BN=128 -D BK=128 --check-against cannon_ref
 err "ipc: a failure in rank 1 ends rank 0's wait (timeout 60 s)" "peer rank 3 is out of range (2 ranks)" 30 2 \
   $b --entry fail_while_waiting -D P=2 --timeout 60
 err "ipc: a wait nobody answers" "T.wait: timed out after 2000 ms waiting for element 1" 60 2 \

@@ -38,3 +38,7 @@ for n in 2 4; do
   check $d/views.py --entry ag_gemm_views --ranks $n -D M=64 -D N=64 -D K=64 -D P=$n --check-against ag_gemm_views_ref
   check $d/views.py --entry tp_gemm_views --ranks $n -D M=64 -D N=64 -D KP=32 --check-against tp_gemm_views_ref
 done
+# Cannon's GEMM on q x q ranks (skew, then q multiply-and-shift steps)
+check $d/cannon.py --entry cannon --ranks 4 -D q=2 -D BM=64 -D BN=64 -D BK=64 --check-against cannon_ref
+check $d/cannon.py --entry cannon --ranks 9 -D q=3 -D BM=32 -D BN=32 -D BK=32 --check-against cannon_ref
+check $d/cannon.py --entry cannon --ranks 1 -D q=1 -D BM=64 -D BN=32 -D BK=32 --check-against cannon_ref

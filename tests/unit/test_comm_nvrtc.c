@@ -39,6 +39,7 @@ static const Case cases[] = {
     {"examples/distributed/views.py", "ag_gemm_views", {{"M", "64"}, {"N", "64"}, {"K", "64"}, {"P", "4"}}, 4},
     {"examples/distributed/views.py", "tp_gemm_views", {{"M", "64"}, {"N", "64"}, {"KP", "32"}}, 3},
     {"examples/distributed/tp_gemm.py", "gemm_rs_overlap", {{"M", "256"}, {"N", "64"}, {"KP", "64"}, {"P", "4"}}, 4},
+    {"examples/distributed/cannon.py", "cannon", {{"q", "2"}, {"BM", "64"}, {"BN", "64"}, {"BK", "64"}}, 4},
     {"examples/distributed/per_thread.py", "per_thread", {{"P", "4"}, {"N", "300"}}, 2},
     {"examples/distributed/moe.py", "moe", {{"P", "4"}, {"TOK", "16"}, {"H", "32"}, {"E", "2"}, {"K", "2"}}, 5},
     {"tests/run/dist_bad.py", "lonely_wait", {{"P", "4"}}, 1},
