@@ -183,11 +183,13 @@ void ts_rdzv_leave(TsRdzv *z, int last) {
     if (!z || !z->ctl) return;
     TsRdzvCtl *c = z->ctl;
     __atomic_store_n(&c->left[z->env.rank], 1, __ATOMIC_RELEASE);
-    /* after a failure, the last rank out (of those that came) removes ctl,
-     * so the next run with the same directory starts afresh */
+    /* after a failure, the last rank out (of those that came and did not
+     * die) removes ctl, so the next run with the same directory starts
+     * afresh */
     int all = 1;
     for (int p = 0; p < z->env.nranks; p++)
-        all &= __atomic_load_n(&c->left[p], __ATOMIC_ACQUIRE) || !__atomic_load_n(&c->pid[p], __ATOMIC_ACQUIRE);
+        all &= __atomic_load_n(&c->left[p], __ATOMIC_ACQUIRE) || !__atomic_load_n(&c->pid[p], __ATOMIC_ACQUIRE) ||
+               !alive(__atomic_load_n(&c->pid[p], __ATOMIC_ACQUIRE));
     if ((last && z->env.rank == 0) || (!last && all)) {
         char path[600];
         snprintf(path, sizeof path, "%s/ctl", z->env.dir);
@@ -269,6 +271,18 @@ void ts_rdzv_abort(TsRdzv *z, const char *text) {
 }
 
 int ts_rdzv_aborted(const TsRdzv *z) { return __atomic_load_n(&z->ctl->aborted, __ATOMIC_ACQUIRE); }
+
+int ts_rdzv_dead_peer(const TsRdzv *z, int *pid) {
+    const TsRdzvCtl *c = z->ctl;
+    for (int p = 0; p < z->env.nranks; p++) {
+        int32_t q = __atomic_load_n(&c->pid[p], __ATOMIC_ACQUIRE);
+        if (p != z->env.rank && q > 0 && !__atomic_load_n(&c->left[p], __ATOMIC_ACQUIRE) && !alive(q)) {
+            if (pid) *pid = (int)q;
+            return p;
+        }
+    }
+    return -1;
+}
 
 const char *ts_rdzv_message(const TsRdzv *z) {
     return __atomic_load_n(&z->ctl->msg_done, __ATOMIC_ACQUIRE) ? z->ctl->msg : "";

@@ -83,6 +83,9 @@ const void *ts_rdzv_peer(const TsRdzv *z, int rank);
  * launches. */
 void ts_rdzv_abort(TsRdzv *z, const char *text);
 int ts_rdzv_aborted(const TsRdzv *z);
+/* A peer that joined and has exited without leaving (a crash, a kill), or
+ * -1; *pid gets its pid. */
+int ts_rdzv_dead_peer(const TsRdzv *z, int *pid);
 const char *ts_rdzv_message(const TsRdzv *z);
 void ts_rdzv_clear(TsRdzv *z);
 

@@ -431,7 +431,8 @@ static void proc_destroy(TsWorld *w) {
     w->map_len = NULL;
 }
 
-/* Carries an abort both ways while this rank's kernels run (proc). */
+/* Carries an abort both ways while this rank's kernels run (proc), and
+ * notices (every 50 ms) a peer process that died during the launch. */
 typedef struct Monitor {
     TsWorld *w;   /* the world */
     int stop;     /* set (atomically) when the launch is over */
@@ -440,7 +441,15 @@ typedef struct Monitor {
 static void *monitor_main(void *p) {
     Monitor *m = p;
     TsWorld *w = m->w;
-    while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
+    for (long tick = 0; !__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE); tick++) {
+        int pid, dead = tick % 50 == 49 ? ts_rdzv_dead_peer(w->rdzv, &pid) : -1;
+        if (dead >= 0) { /* a peer died inside the launch: its waits must not wait for it */
+            char core[120], t[140];
+            snprintf(core, sizeof core, "rank %d: rank %d (pid %d) exited during the launch", w->self, dead, pid);
+            snprintf(t, sizeof t, "error: %s\n", core);
+            ts_comm_sink_fail(&w->sink, core);
+            ts_rdzv_abort(w->rdzv, t);
+        }
         if (ts_rdzv_aborted(w->rdzv)) __atomic_store_n(&w->sink.aborted, 1, __ATOMIC_RELEASE);
         else if (__atomic_load_n(&w->sink.aborted, __ATOMIC_ACQUIRE)) {
             TsBuf t = {0};

@@ -96,6 +96,24 @@ expect_fail "has a host heap of 2097152 bytes but rank 0 has a host heap of 1048
 wait
 cat $rz.1
 grep -qF "has a host heap of 1048576 bytes but rank 1 has a host heap of 2097152 bytes" $rz.1 || { echo "FAILED: rank 1 must name the heap sizes"; exit 1; }
+# a peer killed during the launch (no launcher to stop the others): rank 0's
+# 60 s wait ends at once, naming it, and the directory is left clean
+t0=$(now)
+env TILESCALE_WORLD_SIZE=2 TILESCALE_RANK=0 TILESCALE_RDZV=$rz $tool run $f --entry lonely_wait -D P=2 --timeout 60 >$rz.0 2>&1 &
+p0=$!
+env TILESCALE_WORLD_SIZE=2 TILESCALE_RANK=1 TILESCALE_RDZV=$rz $tool run $f --entry lonely_wait -D P=2 --timeout 60 >$rz.1 2>&1 &
+p1=$!
+for i in $(seq 300); do grep -q "rank 1 of 2" $rz.1 && break; sleep 0.1; done
+sleep 0.3
+kill -9 $p1
+wait $p0
+rc=$?
+wait $p1 2>/dev/null
+cat $rz.0
+if [ $rc -eq 0 ] || ! grep -qF "rank 0: rank 1 (pid $p1) exited during the launch" $rz.0 || [ $(( $(now) - t0 )) -gt 40 ]; then
+  echo "FAILED: a peer killed during the launch must end rank 0's wait, naming it"; exit 1
+fi
+[ -z "$(ls $rz)" ] || { echo "FAILED: $rz must be left empty: $(ls $rz)"; exit 1; }
 # MASTER_PORT instead of a directory (torchrun's environment: a plain run takes --ranks), both ranks by hand
 port=$((20000 + $$ % 20000))
 env -u TILESCALE_RDZV WORLD_SIZE=2 RANK=1 MASTER_PORT=$port TILESCALE_SEED=7 $tool run $ag --ranks 2 --check-against allgather_ref >$rz.1 2>&1 &
