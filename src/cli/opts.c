@@ -92,14 +92,16 @@ void cli_usage(FILE *f) {
           "  tilescale cache info         the kernel cache: where, how many kernels, size, limit\n"
           "  tilescale cache clean [--max-size SIZE]\n"
           "                               remove the cache's kernels (all, or the least recently used\n"
-          "                               until SIZE is left); files it did not create are left alone\n"
+          "                               until SIZE is left, sparing those used in the last minute);\n"
+          "                               files it did not create are left alone\n"
           "  tilescale --version | --help\n"
           "\n"
           "Every buffer access of a kernel is checked against the buffer's extents on the C target\n"
           "(--no-check-bounds: not), on the CUDA target with --check-bounds; an access outside is an\n"
           "error naming the kernel, the buffer, the index and the source line.\n"
           "--check-against passes where every element satisfies |got - ref| <= atol + rtol * |ref|\n"
-          "(numpy.allclose's rule; NaN only against NaN); the report names the worst element.\n"
+          "(numpy.allclose's rule; NaN only against NaN, and never in an output poisoned before the\n"
+          "run); the report names the worst element.\n"
           "The kernel cache ($TILESCALE_CACHE_DIR, else ~/.cache/tilescale) keeps at most\n"
           "$TILESCALE_CACHE_MAX bytes (default 1G; 0: no limit), dropping the least recently used.\n",
           f);
