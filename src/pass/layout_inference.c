@@ -1075,6 +1075,160 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
     }
 }
 
+/* ---- register prefetch of serial loops ------------------------------------------
+
+ * A serial loop whose body starts by loading a register tile from global
+ * memory (a thread range of vector copies into a fragment's registers:
+ * RMSNorm's `for k: T.copy(A[.., k], A_shared); ...`) waits a full memory
+ * latency per iteration, with only that tile's loads in flight: with few
+ * blocks per SM (RMSNorm 8192^2: 256 blocks of 4 warps) that is far from
+ * the bandwidth.  The loads of the next S - 1 iterations are issued ahead
+ * into S - 1 more register tiles, rotated at the top of each iteration:
+ *
+ *     P_s = load(k := min + s)            if s < n      (s = 0 .. S-2)
+ *     for k in serial(min, n):
+ *         R = P_0; P_0 = P_1; ...; P_{S-3} = P_{S-2}     (registers)
+ *         if k + S-1 < min + n: P_{S-2} = load(k := k + S-1)
+ *         rest of the body
+ *
+ * Legal when nothing in the loop writes the loaded tensor and the load's
+ * indices and predicate read no memory; a load then moves above the
+ * stores of earlier iterations to other tensors, which assumes distinct
+ * tensor parameters do not overlap (TileLang's contract: its prim_funcs
+ * are `tir.noalias`, its kernels' pointers __restrict__).  S is 4 where
+ * the extra tiles take at most 64 registers, else fewer. */
+
+/* The vector copy at the bottom of a thread range of unrolled loops. */
+static IrStmt *reg_load_of(IrStmt *s, int nt) {
+    s = unwrap1(s);
+    int64_t e;
+    if (!s || s->kind != IR_S_FOR || s->for_.kind != IR_FOR_THREAD || !ir_is_const_int(s->for_.extent, &e) ||
+        e != nt)
+        return NULL;
+    s = unwrap1(s->for_.body);
+    while (s && s->kind == IR_S_FOR && s->for_.kind == IR_FOR_UNROLL) s = unwrap1(s->for_.body);
+    if (!s || s->kind != IR_S_VCOPY || s->vcopy.async || s->vcopy.dst->scope != IR_SCOPE_LOCAL ||
+        !s->vcopy.dst->layout || s->vcopy.src->scope != IR_SCOPE_GLOBAL)
+        return NULL;
+    for (int i = 0; i < s->vcopy.nsi; i++)
+        if (ir_expr_loads(s->vcopy.sidx[i], NULL)) return NULL;
+    for (int i = 0; i < s->vcopy.ndi; i++)
+        if (ir_expr_loads(s->vcopy.didx[i], NULL)) return NULL;
+    if (s->vcopy.pred && ir_expr_loads(s->vcopy.pred, NULL)) return NULL;
+    return s;
+}
+
+/* A copy of load statement ld with the loop variable k := at, fresh loop
+ * variables, loading into dst. */
+static IrStmt *load_copy(Li *li, IrStmt *ld, IrVar *k, IrExpr *at, IrBuffer *dst) {
+    IrVar *from[8];
+    IrExpr *to[8];
+    int n = 0;
+    from[n] = k, to[n++] = at;
+    for (IrStmt *s = unwrap1(ld); s && s->kind == IR_S_FOR && n < 8; s = unwrap1(s->for_.body)) {
+        from[n] = s->for_.var;
+        to[n++] = ir_var_ref(li->a, ir_var(li->k, s->for_.var->name, s->for_.var->dt, IR_VAR_LOOP));
+    }
+    IrStmt *c = ir_stmt_subst(li->a, ld, from, to, n);
+    /* rebind the loops to the fresh variables (ir_stmt_subst keeps binders) */
+    int q = 1;
+    for (IrStmt *s = unwrap1(c); s && s->kind == IR_S_FOR && q < n; s = unwrap1(s->for_.body)) s->for_.var = to[q++]->var;
+    IrStmt *vc = reg_load_of(c, li->nt);
+    vc->vcopy.dst = dst;
+    return c;
+}
+
+static IrStmt *prefetch_loop(Li *li, IrStmt *loop) {
+    TsArena *a = li->a;
+    IrStmt *body = unwrap1(loop->for_.body);
+    if (loop->for_.kind != IR_FOR_SERIAL || !body || body->kind != IR_S_SEQ || body->seq.n < 2) return loop;
+    IrStmt *ld = body->seq.v[0], *vc = reg_load_of(ld, li->nt);
+    if (!vc) return loop;
+    IrBuffer *R = vc->vcopy.dst, *G = vc->vcopy.src;
+    if (ir_stmt_access_rw(loop->for_.body, G, 0) & IR_ACC_WRITE) return loop;
+    int64_t ls;
+    if (!ir_is_const_int(R->shape[0], &ls) || ls < 1) return loop;
+    int S = 4;
+    int64_t trip;
+    while (S > 1 && (S - 1) * ls > 64) S--;
+    /* no more tiles ahead than iterations (the rotation then never moves
+     * a tile no load wrote; with a run-time trip count below S - 1 it
+     * moves unused garbage between registers, harmless) */
+    if (ir_is_const_int(loop->for_.extent, &trip) && trip + 1 < S) S = (int)trip + 1;
+    if (S < 2) return loop;
+    IrVar *k = loop->for_.var;
+    IrExpr *lo = loop->for_.min, *end = ir_bin(a, IR_ADD, loop->for_.min, loop->for_.extent);
+    IrBuffer *P[3];
+    IrStmt *out = ir_seq(a);
+    out->loc = loop->loc;
+    for (int i = 0; i < S - 1; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%.40s_next", R->name);
+        P[i] = ir_buffer(li->k, nm, R->dt, IR_SCOPE_LOCAL, 1, R->shape, R->loc);
+        P[i]->layout = R->layout;
+        IrStmt *al = ir_stmt(a, IR_S_ALLOC, loop->loc);
+        al->alloc.buf = P[i];
+        ir_seq_push(a, out, al);
+    }
+    for (int i = 0; i < S - 1; i++) {
+        IrExpr *at = ir_bin(a, IR_ADD, lo, ir_i32(a, i));
+        IrExpr *c = ir_bin(a, IR_LT, at, end);
+        int64_t cv;
+        IrStmt *l = load_copy(li, ld, k, at, P[i]);
+        ir_seq_push(a, out, ir_is_const_int(c, &cv) && cv ? l : op_if(a, loop->loc, c, l, NULL));
+    }
+    /* the rotation: R = P_0, P_i = P_{i+1} */
+    IrVar *t = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP), *e = ir_var(li->k, "e", TS_INT32, IR_VAR_LOOP);
+    IrExpr *ev = ir_var_ref(a, e);
+    IrStmt *rot = ir_seq(a);
+    ir_seq_push(a, rot, ir_store(a, R, &ev, 1, ir_load(a, P[0], &ev, 1)));
+    for (int i = 0; i + 1 < S - 1; i++) ir_seq_push(a, rot, ir_store(a, P[i], &ev, 1, ir_load(a, P[i + 1], &ev, 1)));
+    for (int i = 0; i < rot->seq.n; i++) rot->seq.v[i]->loc = ld->loc;
+    IrStmt *rl = ir_for(a, e, ir_i32(a, 0), ir_i32(a, ls), IR_FOR_UNROLL, rot);
+    rl->loc = ld->loc;
+    rl = ir_for(a, t, ir_i32(a, 0), ir_i32(a, li->nt), IR_FOR_THREAD, rl);
+    rl->loc = ld->loc;
+    IrStmt *nb = ir_seq(a);
+    nb->loc = body->loc;
+    ir_seq_push(a, nb, rl);
+    IrExpr *ahead = ir_bin(a, IR_ADD, ir_var_ref(a, k), ir_i32(a, S - 1));
+    ir_seq_push(a, nb, op_if(a, ld->loc, ir_bin(a, IR_LT, ahead, end), load_copy(li, ld, k, ahead, P[S - 2]), NULL));
+    for (int i = 1; i < body->seq.n; i++) ir_seq_push(a, nb, body->seq.v[i]);
+    IrStmt *nl = ir_stmt(a, IR_S_FOR, loop->loc);
+    *nl = *loop;
+    nl->for_.body = nb;
+    ir_seq_push(a, out, nl);
+    return out;
+}
+
+static IrStmt *prefetch(Li *li, IrStmt *s) {
+    TsArena *a = li->a;
+    if (!s) return s;
+    switch (s->kind) {
+    case IR_S_SEQ: {
+        IrStmt *r = ir_seq(a);
+        r->loc = s->loc;
+        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, prefetch(li, s->seq.v[i]));
+        return r;
+    }
+    case IR_S_FOR: {
+        if (s->for_.kind == IR_FOR_THREAD) return s; /* per-thread code: no tile loads start there */
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->for_.body = prefetch(li, s->for_.body);
+        return r->for_.kind == IR_FOR_SERIAL ? prefetch_loop(li, r) : r;
+    }
+    case IR_S_IF: {
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->if_.then = prefetch(li, s->if_.then);
+        r->if_.else_ = prefetch(li, s->if_.else_);
+        return r;
+    }
+    default: return s;
+    }
+}
+
 /* Lower the kept reductions generically (the fallback). */
 static IrStmt *unkeep(Li *li, IrStmt *s) {
     TsArena *a = li->a;
@@ -1296,5 +1450,6 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
     }
     for (int f = 0; f < li.nfrag; f++) li.frag[f]->layout = li.lay[f];
     for (int i = 0; i < li.nswz; i++) apply_swizzle(&li, li.swz[i]);
+    if (cx->caps->pipeline) body = prefetch(&li, body);
     k->body = body; /* the fragments, now unused, keep their layouts for the layout pictures */
 }
