@@ -57,6 +57,14 @@ grep -q '^    worst element \[.*: FAILS$' $d/out || fail "worst element not mark
 grep -q '^    [0-9]* of 4096 elements fail; the first at \[0, [0-9]*, [0-9]*, [0-9]*\]: got' $d/out || fail "count and first failure"
 grep -q '^FAIL$' $d/out || fail "no FAIL line"
 
+# distributed runs print the same report, per rank, and fail the same way
+dg="examples/distributed/allgather.py --entry allgather --ranks 2 -D PE_num=2 -D M=16 -D N=48 --check-against allgather_ref"
+"$tool" run $dg --seed 2 >$d/out 2>&1 || { cat $d/out; fail "distributed check"; }
+grep -q '^  rule: |got - ref| <= atol + rtol' $d/out || fail "distributed: no rule line"
+grep -q '^  B rank 1 .* atol 0.02 rtol 0.02  max abs err 0  max rel err 0  ok$' $d/out || { cat $d/out; fail "distributed: B rank 1"; }
+# an all-gather moves data without arithmetic: exact, so zero tolerances pass
+"$tool" run $dg --seed 2 --atol 0 --rtol 0 >$d/out 2>&1 || { cat $d/out; fail "distributed exact check"; }
+
 # NaN left in a poisoned output: both entries skip the last element
 cat >$d/skip.py <<'PY'
 import tilelang

@@ -80,14 +80,26 @@ L=tests/golden/cli_list.py
 "$tool" compile $L --entry eager -D factor=2.0 -D N=8 -D L=8 >/dev/null 2>&1 || fail "listed eager kernel"
 "$tool" compile $L --entry direct >/dev/null 2>&1 || fail "listed prim_func"
 "$tool" compile $L --entry helper >/dev/null 2>&1 && fail "helper (not listed) compiled"
-for f in examples/*.py; do
+# every entry listed in an example is one the compiler knows, and the first
+# -D value it lists as required is the one the compiler asks for first
+for f in examples/*.py examples/distributed/*.py; do
   "$tool" list "$f" >"$d/l" || fail "list $f"
   n=$(grep -c '^examples/.*:[0-9]*: ' "$d/l")
-  [ "$n" -ge 2 ] || { cat "$d/l"; fail "list $f: $n entries"; }
-  # every factory compiles with its required -D values set to small numbers
-  # where the file's own comment does not say otherwise: check the names only
+  [ "$n" -ge 1 ] || { cat "$d/l"; fail "list $f: $n entries"; }
   grep -q "(does not parse)" "$d/l" && fail "list $f: an example does not parse"
+  awk '/^examples\/.*:[0-9]+: / { if (e != "") print e, r; e = $2; r = "-"; next }
+       /^    -D .*=\.\.\.  \(required\)/ { if (r == "-") { r = $2; sub(/=.*/, "", r) } }
+       END { if (e != "") print e, r }' "$d/l" >"$d/entries"
+  while read -r e r; do
+    echo x >>"$d/checked"
+    "$tool" compile "$f" --entry "$e" >/dev/null 2>"$d/e" && [ "$r" = "-" ] && continue
+    grep -q "no function '$e'\|is a .*, not a kernel" "$d/e" && { cat "$d/e"; fail "list $f: '$e' is not an entry"; }
+    [ "$r" = "-" ] && continue
+    grep -q "missing compile-time value for '$r' of '$e'" "$d/e" ||
+      { cat "$d/e"; fail "list $f: '$e' first requires '$r' by the listing"; }
+  done <"$d/entries"
 done
+[ "$(wc -l <"$d/checked")" -ge 30 ] || fail "only $(wc -l <"$d/checked") listed entries checked"
 "$tool" list examples/gemm.py >"$d/l"
 grep -q '^examples/gemm.py:12: matmul  (kernel factory, out_idx=\[-1\])$' "$d/l" || fail "gemm's matmul line"
 grep -q '^    -D block_M=128$' "$d/l" || fail "gemm's block_M default"
