@@ -84,12 +84,13 @@ static void access(IrVisitor *v, const IrAccess *acc) {
         IrInterval t = mul_const(ir_arith_bound(&w->ar, acc->idx[d]), stride);
         if (!in32(t)) sum = t;
         else sum = (IrInterval){sum.lo + t.lo, sum.hi + t.hi};
-        if (!b->shape || !ir_is_const_int(b->shape[d], &c) || c < 0) {
+        if (!b->shape || !ir_is_const_int(b->shape[d], &c) || c < 0 || c > ((int64_t)1 << 61)) {
             if (b->scope != IR_SCOPE_GLOBAL) sum = (IrInterval){IR_ARITH_NEG_INF, IR_ARITH_POS_INF};
             break;
         }
-        stride *= d == b->ndim - 1 ? c * pad : c;
-        if (stride > INT32_MAX) stride = (int64_t)INT32_MAX + 1;
+        int64_t f = d == b->ndim - 1 ? c * pad : c, cap = (int64_t)INT32_MAX + 1; /* c * pad: c < 2^62 */
+        stride = f && stride > cap / f ? cap : stride * f;
+        if (stride > cap) stride = cap;
     }
     if (!in32(sum)) {
         w->fits = false;
