@@ -34,6 +34,11 @@
  *    to the register buffers, and its shared A/B tiles get an XOR swizzle
  *    (16-byte chunks permuted by row) so that ldmatrix reads them without
  *    bank conflicts; the row padding is then not needed.
+ *    A nest storing select(a >= b, x, y) into a fragment, with a - b affine
+ *    in the nest's variables plus block-uniform terms (a causal or padding
+ *    mask), is lowered three times under a block-uniform branch: all
+ *    elements x, all y, or per element only where the tile is cut
+ *    (split_select).
  * 3. All or nothing.  Anything the first two steps cannot do (a fragment
  *    read outside a nest, an index that is not an affine function of the
  *    digits, a reduction across warps, a replicated driver writing
@@ -75,6 +80,7 @@ typedef struct Li {
     int nswz;
     const char *why;          /* first reason to give up (NULL: none) */
     IrVar *t;                 /* the thread-range variable of the nest being lowered */
+    IrArith ar;               /* lowering: ranges of the loops around the statement (split_select) */
 } Li;
 
 TS_PRINTF(2, 3) static void give_up(Li *li, const char *fmt, ...) {
@@ -851,6 +857,110 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
     return thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal, body, s->loc);
 }
 
+/* The nest chain of ns again (T.Parallel loops, same variables) around body. */
+static IrStmt *rebuild_nest(Li *li, const Nest *ns, IrStmt *body, TsLoc loc) {
+    for (int d = ns->n - 1; d >= 0; d--) {
+        body = ir_for(li->a, ns->v[d], ir_i32(li->a, 0), ir_i32(li->a, ns->ext[d]), IR_FOR_PARALLEL, body);
+        body->loc = loc;
+    }
+    return body;
+}
+
+/*
+ * Masks decided per tile.  A nest whose only statement is
+ *     frag[...] = select(a >= b, x, y)        (or >, <, <=)
+ * with a - b affine in the nest's variables plus terms uniform over the
+ * block (block indices, serial loop variables, shape variables, scalars)
+ * becomes
+ *     if (U + lo >= 0)     the nest storing x      every element true
+ *     else if (U + hi < 0) the nest storing y      every element false
+ *     else                 the nest as it was
+ * where U is the uniform part and [lo, hi] the range of the nest part: a
+ * block-uniform branch, so FlashAttention's causal mask (and its padding
+ * mask of a partial last tile) costs a compare and a select per element
+ * only on the tiles the mask cuts, the diagonal ones.  NULL where the
+ * pattern does not apply.
+ */
+static IrStmt *split_select(Li *li, IrStmt *s, const Nest *ns) {
+    TsArena *a = li->a;
+    IrStmt *b = ns->body;
+    while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
+    if (!b || b->kind != IR_S_STORE || frag_of(li, b->store.buf) < 0) return NULL;
+    const IrExpr *v = b->store.value, *c = v->kind == IR_E_SELECT ? v->sel.cond : NULL;
+    if (!c || c->kind != IR_E_BIN) return NULL;
+    const IrExpr *hi_side = c->bin.a, *lo_side = c->bin.b; /* cond: hi_side - lo_side - strict >= 0 */
+    int strict = 0;
+    switch (c->bin.op) {
+    case IR_GE: break;
+    case IR_GT: strict = 1; break;
+    case IR_LE: hi_side = c->bin.b, lo_side = c->bin.a; break;
+    case IR_LT: hi_side = c->bin.b, lo_side = c->bin.a, strict = 1; break;
+    default: return NULL;
+    }
+    if (!ts_dtype_is_int(hi_side->dt) || !ts_dtype_is_int(lo_side->dt)) return NULL;
+    int mark = ir_arith_mark(&li->ar);
+    for (int d = 0; d < ns->n; d++) ir_arith_bind(&li->ar, ns->v[d], 0, ns->ext[d] - 1);
+    IrAffine fa, fb;
+    bool ok = ir_arith_affine(&li->ar, hi_side, false, &fa) && ir_arith_affine(&li->ar, lo_side, false, &fb);
+    ir_arith_pop(&li->ar, mark);
+    if (!ok) return NULL;
+    if (!fa.affine || !fb.affine) return NULL;
+    int64_t coef[MAXNEST] = {0};
+    IrAffine u = {TS_NEWN(a, IrAffTerm, fa.n + fb.n + 1), 0, fa.c - fb.c - strict, true};
+    for (int side = 0; side < 2; side++) {
+        const IrAffine *f = side ? &fb : &fa;
+        for (int i = 0; i < f->n; i++) {
+            const IrVar *x = f->t[i].atom->var;
+            int64_t k = side ? -f->t[i].coeff : f->t[i].coeff;
+            int d = 0;
+            while (d < ns->n && ns->v[d] != x) d++;
+            if (d < ns->n) {
+                coef[d] += k;
+                continue;
+            }
+            if (x->kind != IR_VAR_LOOP && x->kind != IR_VAR_BLOCK_IDX && x->kind != IR_VAR_SHAPE &&
+                x->kind != IR_VAR_SCALAR)
+                return NULL;
+            int j = 0;
+            while (j < u.n && u.t[j].atom->var != x) j++;
+            if (j == u.n) u.t[u.n++] = (IrAffTerm){f->t[i].atom, 0};
+            u.t[j].coeff += k;
+        }
+    }
+    int64_t lo = 0, hi = 0, any = 0;
+    for (int d = 0; d < ns->n; d++) {
+        int64_t e = coef[d] * (ns->ext[d] - 1); /* small: extents and coefficients of a tile */
+        if (coef[d] < -(1 << 20) || coef[d] > (1 << 20)) return NULL;
+        lo += e < 0 ? e : 0;
+        hi += e > 0 ? e : 0;
+        any |= coef[d];
+    }
+    int nu = 0;
+    for (int j = 0; j < u.n; j++)
+        if (u.t[j].coeff) u.t[nu++] = u.t[j];
+    u.n = nu;
+    if (!any || !u.n) return NULL; /* the same for every element, or decided at compile time */
+    TsDType dt = ir_promote(hi_side->dt, lo_side->dt);
+    IrExpr *U = ir_affine_expr(a, &u, dt);
+    IrExpr *all = ir_bin(a, IR_GE, U, ir_int(a, -lo, dt));  /* U + lo >= 0 */
+    IrExpr *none = ir_bin(a, IR_LT, U, ir_int(a, -hi, dt)); /* U + hi < 0 */
+    IrStmt *arm[2];
+    for (int i = 0; i < 2; i++) {
+        IrStmt *st = ir_stmt(a, IR_S_STORE, b->loc);
+        *st = *b;
+        st->store.value = i ? v->sel.b : v->sel.a;
+        arm[i] = lower_nest(li, rebuild_nest(li, ns, st, s->loc));
+    }
+    IrStmt *inner = ir_stmt(a, IR_S_IF, s->loc), *outer = ir_stmt(a, IR_S_IF, s->loc);
+    inner->if_.cond = none;
+    inner->if_.then = arm[1];
+    inner->if_.else_ = lower_nest(li, s);
+    outer->if_.cond = all;
+    outer->if_.then = arm[0];
+    outer->if_.else_ = inner;
+    return outer;
+}
+
 static IrExpr *red_combine(TsArena *a, TsReduceKind k, IrExpr *x, IrExpr *y) {
     switch (k) {
     case TS_REDUCE_MAX:
@@ -1000,8 +1110,9 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
                 AccVec acc = {0};
                 int w = 0;
                 acc_stmt(li, ns.body, &acc, &w);
-                if (acc.n) return lower_nest(li, s);
-                return s;
+                if (!acc.n) return s;
+                IrStmt *split = split_select(li, s, &ns);
+                return split ? split : lower_nest(li, s);
             }
         }
         AccVec acc = {0};
@@ -1010,7 +1121,10 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         if (acc.n) give_up(li, "a loop bound reads fragment %s", acc.v[0].buf->name);
         IrStmt *r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
+        int mark = ir_arith_mark(&li->ar);
+        ir_arith_bind_loop(&li->ar, s);
         r->for_.body = lower_all(li, s->for_.body);
+        ir_arith_pop(&li->ar, mark);
         if (s->for_.kind == IR_FOR_PARALLEL) {
             AccVec in = {0};
             int w = 0;
@@ -1402,6 +1516,7 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
     li.k = k;
     li.a = cx->arena;
     li.nt = (int)ir_kernel_nthreads(k);
+    ir_arith_init(&li.ar, li.a, k);
     for (int i = 0; i < k->buffers.n; i++)
         if (k->buffers.v[i]->scope == IR_SCOPE_FRAGMENT) {
             if (li.nfrag == MAXFRAG) {

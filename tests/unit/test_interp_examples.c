@@ -94,6 +94,13 @@ static const Case cases[] = {
     {"examples/rms_norm.py", "rms_norm", {"M=40", "N=136"}, 1e-5, 0, 1},
     /* 9 column tiles: the register prefetch's prologue, rotation and guarded loads ahead */
     {"examples/rms_norm.py", "rms_norm", {"M=40", "N=520"}, 1e-5, 0, 1},
+    /* masks decided per tile by layout_inference (split_select): block_M !=
+     * block_N, so tiles are all kept, all cut or mixed at offsets that are
+     * not multiples of one block; a partial last tile for the padding mask */
+    {"examples/flash_attention.py", "flashattn",
+     {"batch=1", "heads=1", "seq_len=80", "dim=32", "is_causal=False", "block_M=64", "block_N=32"}, 2e-2, 0, 0},
+    {"examples/flash_attention.py", "flashattn",
+     {"batch=1", "heads=1", "seq_len=128", "dim=32", "is_causal=True", "block_M=64", "block_N=32"}, 2e-2, 0, 0},
 };
 
 /* Elaborate and run the target's passes (errors longjmp through d). */
