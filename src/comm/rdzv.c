@@ -121,7 +121,13 @@ static int alive(int32_t pid) { return pid <= 0 || kill(pid, 0) == 0 || errno !=
 int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err) {
     memset(z, 0, sizeof *z);
     z->env = *e;
-    z->timeout_ms = timeout_ms > 0 ? timeout_ms : 60000;
+    z->timeout_ms = timeout_ms > 0 ? timeout_ms : 300000;
+    const char *tv = getenv("TILESCALE_RDZV_TIMEOUT");
+    if (timeout_ms <= 0 && tv && *tv) {
+        char *end;
+        double s = strtod(tv, &end);
+        if (end != tv && s > 0 && s < 1e9) z->timeout_ms = (int64_t)(s * 1000.0 + 0.5);
+    }
     z->port_dir = !(getenv("TILESCALE_RDZV") && *getenv("TILESCALE_RDZV"));
     struct stat st;
     if (stat(e->dir, &st) != 0) {
@@ -202,9 +208,10 @@ void ts_rdzv_leave(TsRdzv *z, int last) {
 
 /* ---- barriers, blobs, abort ----------------------------------------------------- */
 
-int ts_rdzv_barrier(TsRdzv *z, const char *what, TsBuf *err) {
+int ts_rdzv_barrier(TsRdzv *z, const char *what, int slow, TsBuf *err) {
     TsRdzvCtl *c = z->ctl;
     int n = z->env.nranks;
+    int64_t limit = slow && z->timeout_ms < 600000 ? 600000 : z->timeout_ms;
     int64_t g = ++z->gen, t0 = now_ms(), last_check = t0;
     __atomic_store_n(&c->arrived[z->env.rank], g, __ATOMIC_RELEASE);
     for (long spin = 0;; spin++) {
@@ -218,7 +225,7 @@ int ts_rdzv_barrier(TsRdzv *z, const char *what, TsBuf *err) {
         struct timespec ts = {0, spin < 2000 ? 50000 : 500000};
         nanosleep(&ts, NULL);
         int64_t t = now_ms();
-        if (t - last_check < 20 && t - t0 <= z->timeout_ms) continue;
+        if (t - last_check < 20 && t - t0 <= limit) continue;
         last_check = t;
         for (int p = 0; p < n; p++) {
             int32_t pid = __atomic_load_n(&c->pid[p], __ATOMIC_ACQUIRE);
@@ -236,9 +243,9 @@ int ts_rdzv_barrier(TsRdzv *z, const char *what, TsBuf *err) {
                 return 0;
             }
         }
-        if (t - t0 > z->timeout_ms) {
+        if (t - t0 > limit) {
             ts_buf_printf(err, "rank %d: %s: timed out after %.1f s waiting for rank", z->env.rank, what,
-                          (double)z->timeout_ms / 1000.0);
+                          (double)limit / 1000.0);
             int k = 0;
             for (int p = 0; p < n; p++)
                 if (__atomic_load_n(&c->arrived[p], __ATOMIC_ACQUIRE) < g)

@@ -68,13 +68,20 @@ typedef struct TsRdzv {
 } TsRdzv;
 
 /* Joins: maps ctl, claims this rank's slot (pid), checks the world size
- * against the other ranks'.  0 and a message in err on failure. */
+ * against the other ranks'.  timeout_ms: how long a barrier waits for a
+ * rank that does not come (<= 0: $TILESCALE_RDZV_TIMEOUT seconds, else
+ * 300 s; peers compile their kernels first, and a dead or failed peer is
+ * noticed at once anyway).  0 and a message in err on failure. */
 int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err);
 /* Unmaps; the last rank out (after a final barrier) removes ctl. */
 void ts_rdzv_leave(TsRdzv *z, int last);
 /* Every rank arrives, then all go on.  `what` names it in errors.  0 and a
- * message on failure (timeout, a rank that exited, the abort word). */
-int ts_rdzv_barrier(TsRdzv *z, const char *what, TsBuf *err);
+ * message on failure (timeout, a rank that exited or left).  `slow`: the
+ * peers may be busy first (kernels, host work between launches), so the
+ * timeout is max(timeout_ms, 10 min): a dead peer is found by its pid
+ * anyway; joining uses timeout_ms, since a peer that never started can be
+ * found no other way. */
+int ts_rdzv_barrier(TsRdzv *z, const char *what, int slow, TsBuf *err);
 /* This rank's published bytes (at most TS_RDZV_BLOB), and a peer's. */
 void ts_rdzv_publish(TsRdzv *z, const void *blob, size_t n);
 const void *ts_rdzv_peer(const TsRdzv *z, int rank);

@@ -369,7 +369,7 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
     w->rdzv = calloc(1, sizeof *w->rdzv);
     w->map_len = calloc((size_t)n, sizeof *w->map_len);
     if (!w->rdzv || !w->map_len) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
-    if (!ts_rdzv_join(w->rdzv, env, w->opt.wait_timeout_ms, &err)) {
+    if (!ts_rdzv_join(w->rdzv, env, 0, &err)) {
         free(w->rdzv);
         w->rdzv = NULL;
         return rdzv_error(w, TS_ERR_RUNTIME, &err);
@@ -382,7 +382,7 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
         return st;
     }
     ts_rdzv_publish(w->rdzv, &me, sizeof me);
-    if (!ts_rdzv_barrier(w->rdzv, "joining the world", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    if (!ts_rdzv_barrier(w->rdzv, "joining the world", 0, &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
     w->dev_share = 0;
     uint64_t keys[TS_WORLD_MAX_RANKS];
     for (int r = 0; r < n; r++) {
@@ -399,7 +399,7 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
         if (r != w->self && (st = ipc ? ts_local_open(w, r, b.handle) : proc_map(w, r, 0))) return st;
     }
     if (ipc) ts_local_topology(w, keys, &w->warnings);
-    if (!ts_rdzv_barrier(w->rdzv, "mapping the peers' heaps", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    if (!ts_rdzv_barrier(w->rdzv, "mapping the peers' heaps", 0, &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
     if (!ipc) {
         char path[600];
         heap_path(w, w->self, path, sizeof path);
@@ -412,7 +412,7 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
 static void proc_destroy(TsWorld *w) {
     TsBuf err = {0};
     /* nobody leaves while a peer may still reach its heap */
-    int ok = w->ready && ts_rdzv_barrier(w->rdzv, "leaving the world", &err);
+    int ok = w->ready && ts_rdzv_barrier(w->rdzv, "leaving the world", 1, &err);
     ts_buf_free(&err);
     if (!w->ready && !w->local && w->map_len && w->map_len[w->self]) {
         char path[600];
@@ -469,14 +469,14 @@ static TsStatus proc_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int n
     TsRdzv *z = w->rdzv;
     int me = w->self, n = w->opt.nranks;
     TsBuf err = {0};
-    if (!ts_rdzv_barrier(z, "before a launch", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    if (!ts_rdzv_barrier(z, "before a launch", 1, &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
     if (me == 0) {
         unsigned char zero[TS_WORLD_SYS_BYTES] = {0};
         ts_rdzv_clear(z);
         if (w->local) ts_local_copy(w, 1, w->base[0], zero, TS_WORLD_SYS_BYTES);
         else memset(w->base[0], 0, TS_WORLD_SYS_BYTES);
     }
-    if (!ts_rdzv_barrier(z, "starting a launch", &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    if (!ts_rdzv_barrier(z, "starting a launch", 1, &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
     buf_clear(&w->sink.msg);
     w->sink.aborted = 0;
     TsStatus st;
@@ -511,7 +511,7 @@ static TsStatus proc_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int n
         ts_buf_free(&R.diag.msg);
     }
     if (st) ts_rdzv_abort(z, ts_buf_str(&mine));
-    if (!ts_rdzv_barrier(z, "finishing a launch", &err)) {
+    if (!ts_rdzv_barrier(z, "finishing a launch", 1, &err)) {
         ts_buf_free(&mine);
         return rdzv_error(w, TS_ERR_RUNTIME, &err);
     }

@@ -89,7 +89,7 @@ expect_fail "launcher environment: no rendezvous" 30 \
 expect_fail "rendezvous: directory $rz/none does not exist" 30 \
   env TILESCALE_WORLD_SIZE=2 TILESCALE_RANK=1 TILESCALE_RDZV=$rz/none $tool run $ag
 expect_fail "rank 0: joining the world: timed out after 1.0 s waiting for rank 1 (never joined) of 2" 30 \
-  env TILESCALE_WORLD_SIZE=2 TILESCALE_RANK=0 TILESCALE_RDZV=$rz $tool run $ag --timeout 1
+  env TILESCALE_RDZV_TIMEOUT=1 TILESCALE_WORLD_SIZE=2 TILESCALE_RANK=0 TILESCALE_RDZV=$rz $tool run $ag
 [ -z "$(ls $rz)" ] || { echo "FAILED: a failed rank must leave nothing behind in $rz: $(ls $rz)"; exit 1; }
 env TILESCALE_WORLD_SIZE=2 TILESCALE_RANK=1 TILESCALE_RDZV=$rz $tool run $ag --heap 2097152 --timeout 10 >$rz.1 2>&1 &
 expect_fail "has a host heap of 2097152 bytes but rank 0 has a host heap of 1048576 bytes" 30 env TILESCALE_WORLD_SIZE=2 TILESCALE_RANK=0 TILESCALE_RDZV=$rz $tool run $ag --heap 1048576 --timeout 10
