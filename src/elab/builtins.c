@@ -686,14 +686,20 @@ static Value *str_method(Elab *E, const char *self, const char *name, Args *A) {
         }
         if (it->kind != V_TUPLE && it->kind != V_LIST)
             elab_fail(E, TS_ERR_TYPE, loc, "%s needs a list, tuple or str of strings, got %s", A->fn, val_kind_name(it));
-        TsBuf b = {0};
-        for (int i = 0; i < m; i++) {
-            if (i) ts_buf_puts(&b, self);
-            ts_buf_puts(&b, str_of(E, items[i], loc, A->fn));
+        const char **parts = TS_NEWN(E->a, const char *, m ? m : 1);
+        size_t total = 1;
+        for (int i = 0; i < m; i++) { /* (str_of may fail: nothing allocated outside the arena yet) */
+            parts[i] = str_of(E, items[i], loc, A->fn);
+            total += strlen(parts[i]) + (i ? n : 0);
         }
-        Value *r = val_str(E, ts_strndup(E->a, ts_buf_str(&b), b.n), loc);
-        ts_buf_free(&b);
-        return r;
+        char *r = ts_alloc(E->a, total), *w = r;
+        for (int i = 0; i < m; i++) {
+            if (i) w = (char *)memcpy(w, self, n) + n;
+            size_t len = strlen(parts[i]);
+            w = (char *)memcpy(w, parts[i], len) + len;
+        }
+        *w = 0;
+        return val_str(E, r, loc);
     }
     elab_fail(E, TS_ERR_UNSUPPORTED, loc, "str.%s() is not supported", name);
 }

@@ -773,17 +773,40 @@ static const char *fstring_format(Elab *E, Value *v, char conv, const char *spec
     return out;
 }
 
+/* A string built in the arena (an error may longjmp out of the middle of
+ * building it: nothing to free then). */
+typedef struct ArenaStr {
+    char *s;    /* the text, NUL-terminated */
+    size_t n;   /* its length */
+    size_t cap; /* bytes allocated */
+} ArenaStr;
+
+static void as_add(Elab *E, ArenaStr *b, const char *p, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = (b->n + n + 1) * 2;
+        char *s = ts_alloc(E->a, cap);
+        if (b->n) memcpy(s, b->s, b->n);
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, p, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
+static void as_puts(Elab *E, ArenaStr *b, const char *p) { as_add(E, b, p, strlen(p)); }
+
 static Value *eval_fstring(Elab *E, Env *env, const AstExpr *x) {
     const char *s = x->str;
     size_t n = x->len;
-    TsBuf b = {0};
+    ArenaStr b = {0};
+    as_add(E, &b, "", 0);
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if ((c == '{' || c == '}') && i + 1 < n && s[i + 1] == c) {
-            ts_buf_printf(&b, "%c", c);
+            as_add(E, &b, &c, 1);
             i++;
         } else if (c == '}') {
-            ts_buf_free(&b);
             elab_fail(E, TS_ERR_SYNTAX, x->loc, "f-string: single '}' is not allowed");
         } else if (c == '{') {
             /* the field: an expression (brackets and quotes skipped over), then
@@ -813,7 +836,6 @@ static Value *eval_fstring(Elab *E, Env *env, const AstExpr *x) {
                 }
             }
             if (j >= n || s[j] != '}') {
-                ts_buf_free(&b);
                 elab_fail(E, TS_ERR_UNSUPPORTED, x->loc, "f-string: an unclosed field or a nested field in a format spec");
             }
             size_t e = conv_at ? conv_at : spec_at ? spec_at : j;
@@ -823,26 +845,26 @@ static Value *eval_fstring(Elab *E, Env *env, const AstExpr *x) {
                 conv = s[conv_at + 1];
                 size_t after = conv_at + 2;
                 if (!strchr("rsa", conv) || (after != j && after != spec_at)) {
-                    ts_buf_free(&b);
                     elab_fail(E, TS_ERR_SYNTAX, x->loc, "f-string: invalid conversion character");
                 }
             }
             Value *v = fstring_field(E, env, s + i + 1, e - i - 1, x->loc);
-            ts_buf_puts(&b, fstring_format(E, v, conv, spec, x->loc));
+            as_puts(E, &b, fstring_format(E, v, conv, spec, x->loc));
             i = j;
         } else if (c == '\\' && i + 1 < n) {
             char d = s[++i];
             const char *rep = d == 'n' ? "\n" : d == 't' ? "\t" : d == 'r' ? "\r" : d == '0' ? "" : NULL;
-            if (rep) ts_buf_puts(&b, rep);
-            else if (d == '\\' || d == '\'' || d == '"') ts_buf_printf(&b, "%c", d);
-            else ts_buf_printf(&b, "\\%c", d);
+            if (rep) as_puts(E, &b, rep);
+            else if (d == '\\' || d == '\'' || d == '"') as_add(E, &b, &d, 1);
+            else {
+                as_add(E, &b, "\\", 1);
+                as_add(E, &b, &d, 1);
+            }
         } else {
-            ts_buf_printf(&b, "%c", c);
+            as_add(E, &b, &c, 1);
         }
     }
-    Value *r = val_str(E, ts_strndup(E->a, ts_buf_str(&b), b.n), x->loc);
-    ts_buf_free(&b);
-    return r;
+    return val_str(E, b.s, x->loc);
 }
 
 /* ---- comprehensions, run at compile time ------------------------------------------------------ */
