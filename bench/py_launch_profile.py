@@ -97,6 +97,10 @@ row("type(a) is torch.Tensor", lambda: type(a) is torch.Tensor, sync=False)
 row("_describe_torch(a)", lambda: _kernel._describe_torch(a), sync=False)
 raw = torch._C._cuda_getCurrentRawStream
 row("torch._C._cuda_getCurrentRawStream(0)", lambda: raw(0), sync=False)
+# a bare kernel launch through torch (CUDA runtime API, one argument): a floor for any launch here
+sleep = getattr(torch.cuda, "_sleep", None)
+if sleep is not None:
+    row("torch.cuda._sleep(0) (a bare launch through torch)", lambda: sleep(0))
 f = k._cuda
 bare = _lib._proto(_lib.fast, "ts_kernel_shared_bytes", __import__("ctypes").c_int64, _lib._VP)
 row("ctypes, GIL kept: ts_kernel_shared_bytes(k)", lambda: bare(f.k), sync=False)
