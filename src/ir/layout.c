@@ -115,8 +115,9 @@ IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthr
     if (ndim < 1 || ndim > 4 || nthreads < 1) return NULL;
     int64_t total = 1;
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] <= 0) return NULL;
-        total *= shape[i];
+        /* no layout for a tile whose element count overflows (fuzzer:
+         * block_M=9223372036854775807 was signed overflow here) */
+        if (shape[i] <= 0 || __builtin_mul_overflow(total, shape[i], &total)) return NULL;
     }
     if (total % nthreads) return NULL;
     TsArena *a = k->arena;
