@@ -6,6 +6,11 @@ values).  Three cases:
 
   * a function defined at the top level of a file: the file itself, entry
     = the function's name.  Diagnostics then point into the user's file.
+    Globals the function reads that the file's top level does not bind
+    (a script's `if __name__ == "__main__":` block setting `H = 1` that a
+    factory then reads, as Python allows) are appended to the file's text
+    as `name = value` lines for their simple values (numbers, strings,
+    bools, dtypes): after every line, so line numbers stay the file's.
   * a function defined inside another one (a factory written inside a test
     function, say): its own text (inspect.getsource), dedented, after the
     file's top-level import lines and `name = value` lines for the simple
@@ -100,6 +105,45 @@ def _synthesize(code, path, values):
     return "\n".join(prelude) + "\n" * (pad + 1) + body
 
 
+def _top_level_names(path):
+    """Names the file's top level binds outside `if` blocks (assignments, defs,
+    classes, imports), as far as Python's own parser tells; None if unreadable."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                names.add((a.asname or a.name).split(".")[0])
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
+            for t in ast.walk(node):
+                if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store):
+                    names.add(t.id)
+    return names
+
+
+def _script_globals(code, path, globs):
+    """name -> value of the simple globals `code` reads that the file's top
+    level does not bind (see the module's essay)."""
+    bound = _top_level_names(path)
+    if bound is None:
+        return {}
+    out = {}
+    for n in _names_used(code):
+        if n in bound or n not in globs or not _simple(globs[n]):
+            continue
+        if isinstance(globs[n], str) and ("\n" in globs[n] or len(globs[n]) > 200):
+            continue
+        out[n] = globs[n]
+    return out
+
+
 def from_code(code, globs, closure_values, params=None, out_idx=None, lenient=False):
     """SourceRef for the function whose code object is `code`."""
     path = inspect.getsourcefile(code) or code.co_filename
@@ -107,6 +151,14 @@ def from_code(code, globs, closure_values, params=None, out_idx=None, lenient=Fa
         raise ValueError("tilescale: %s was not defined in a file (%s); the compiler needs source text"
                          % (code.co_name, code.co_filename))
     if _is_top_level(code, code.co_name, globs):
+        extra = _script_globals(code, path, globs)
+        for n in (params or {}):
+            extra.pop(n, None)
+        if extra:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            text += "\n" + "".join("%s = %s\n" % (n, _literal(v)) for n, v in sorted(extra.items()))
+            return SourceRef(path, text, code.co_name, params, out_idx, lenient)
         return SourceRef(path, None, code.co_name, params, out_idx, lenient)
     values = {}
     for n in _names_used(code):

@@ -180,3 +180,38 @@ def test_prim_funcs_built_in_python(tmp_path):
     text = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "prim_funcs.py")).read()
     r = run(tmp_path, text)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+MAIN_GLOBALS = '''
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def scale(n):
+    print("heads", H, "tag", TAG)  # globals set only under __main__, read at call time
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            for i in T.Parallel(n):
+                B[i] = A[i] * H
+
+    return main
+
+
+if __name__ == "__main__":
+    import numpy as np
+    H, TAG = 3, "x"
+    k = scale(16)
+    a = np.arange(16, dtype=np.float32)
+    np.testing.assert_array_equal(k(a), a * 3)
+    print("OK")
+'''
+
+
+def test_globals_set_under_main(tmp_path):
+    """A factory may read globals that only the script's __main__ block sets
+    (TileLang's NSA examples do): the shim passes their values along."""
+    r = run(tmp_path, MAIN_GLOBALS)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
