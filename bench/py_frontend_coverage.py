@@ -463,10 +463,53 @@ def plan(fi, k):
             k.guessed.append(a.arg)
 
 
+def _main_block_values(fi):
+    """Simple values the script's `if __name__ == "__main__":` block assigns
+    (python -m tilescale passes those a factory reads, python/tilescale/_source.py)."""
+    vals = {}
+    for n in fi.tree.body:
+        if (isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name)
+                and n.test.left.id == "__name__"):
+            env = Env(vals, fi.menv)
+            for st in n.body:
+                if isinstance(st, ast.Assign):
+                    v = evaluate(st.value, env)
+                    for t in st.targets:
+                        _assign_into(vals, t, v)
+    return {k: v for k, v in vals.items() if v is not UNKNOWN and text_of(v) is not None}
+
+
+def _top_bound(tree):
+    names = set()
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
+            names |= {t.id for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    return names
+
+
 def source_for(fi, k, tmpdir):
-    """(path to compile, entry).  A nested kernel gets a synthesized file."""
+    """(path to compile, entry).  A nested kernel gets a synthesized file; a
+    top-level one reading globals only the __main__ block sets gets them
+    appended, as the shim does."""
     if not k.parents:
-        return fi.path, k.name
+        main_vals = _main_block_values(fi)
+        used = {n.id for n in ast.walk(k.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        extra = {n: v for n, v in main_vals.items() if n in used and n not in _top_bound(fi.tree)}
+        if not extra:
+            return fi.path, k.name
+        d = tempfile.mkdtemp(dir=tmpdir)
+        p = os.path.join(d, os.path.basename(fi.path))
+        with open(p, "w") as f:
+            f.write(fi.text + "\n" + "".join("%s = %r\n" % (n, list(v) if isinstance(v, tuple) else v)
+                                             for n, v in sorted(extra.items())))
+        for sib in os.listdir(os.path.dirname(fi.path) or "."):  # helper modules beside it
+            if sib.endswith(".py") and sib != os.path.basename(fi.path):
+                os.symlink(os.path.abspath(os.path.join(os.path.dirname(fi.path), sib)), os.path.join(d, sib))
+        return p, k.name
     lines = fi.text.split("\n")
     first = min([k.node.lineno] + [d.lineno for d in k.node.decorator_list])
     body = textwrap.dedent("\n".join(lines[first - 1:k.node.end_lineno]))
