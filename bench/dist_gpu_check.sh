@@ -36,7 +36,7 @@ for n in 2 4; do
   ok "allgather x$n" $d/allgather.py --entry allgather --ranks $n -D PE_num=$n -D M=$((n * 64)) -D N=256 --check-against allgather_ref
   ok "all_to_all x$n" $d/all_to_all.py --entry all_to_all --ranks $n -D P=$n -D chunk=16 -D N=128 --check-against all_to_all_ref
   ok "allreduce (signals) x$n" $d/allreduce.py --entry allreduce --ranks $n -D P=$n -D N=4000 --in round=1 --check-against allreduce_ref
-  ok "ag_gemm x$n" $d/ag_gemm.py --entry ag_gemm --ranks $n -D P=$n -D M=64 -D N=128 -D K=64 --check-against ag_gemm_ref
+  ok "ag_gemm x$n" $d/ag_gemm.py --entry ag_gemm --ranks $n -D P=$n -D M=64 -D N=128 -D K=64 --in round=1 --check-against ag_gemm_ref
   ok "T.allreduce x$n" $c --entry allreduce --ranks $n -D rows=24 -D cols=40 --check-against allreduce_ref
   ok "T.allgather x$n" $c --entry allgather --ranks $n -D rows=6 -D cols=10 -D P=$n --check-against allgather_ref
   ok "T.reduce_scatter x$n" $c --entry reduce_scatter --ranks $n -D rows=5 -D cols=12 -D P=$n --check-against reduce_scatter_ref

@@ -46,7 +46,7 @@ for n in 2 4; do
   ok "ipc allgather x$n" $n $d/allgather.py --entry allgather -D PE_num=$n -D M=$((n * 64)) -D N=256 --check-against allgather_ref
   ok "ipc all_to_all x$n" $n $d/all_to_all.py --entry all_to_all -D P=$n -D chunk=16 -D N=128 --check-against all_to_all_ref
   ok "ipc allreduce (signals) x$n" $n $d/allreduce.py --entry allreduce -D P=$n -D N=4000 --in round=1 --check-against allreduce_ref
-  ok "ipc ag_gemm x$n" $n $d/ag_gemm.py --entry ag_gemm -D P=$n -D M=64 -D N=128 -D K=64 --check-against ag_gemm_ref
+  ok "ipc ag_gemm x$n" $n $d/ag_gemm.py --entry ag_gemm -D P=$n -D M=64 -D N=128 -D K=64 --in round=1 --check-against ag_gemm_ref
   ok "ipc T.allreduce (barrier_all across processes) x$n" $n $c --entry allreduce -D rows=24 -D cols=40 --check-against allreduce_ref
   ok "ipc T.all_to_all x$n" $n $c --entry all_to_all -D chunk=3 -D cols=7 -D P=$n --check-against all_to_all_ref
   ok "ipc T.Scale shift x$n" $n $c --entry shift -D rows=32 -D cols=16 --check-against shift_ref

@@ -6,8 +6,10 @@
 # there); every block waits only for the one tile it needs
 # (T.signal_wait_until) and starts its GEMM as soon as that tile is in, so
 # the communication of later tiles overlaps the GEMMs of earlier ones.
+# Flags are set to `round` and awaited with >=, so repeated launches
+# (--bench, which increases `round`) each wait for their own tiles.
 #   tilescale run examples/distributed/ag_gemm.py --entry ag_gemm --ranks 4 \
-#       -D P=4 -D M=64 -D N=64 -D K=64 --check-against ag_gemm_ref
+#       -D P=4 -D M=64 -D N=64 -D K=64 --in round=1 --check-against ag_gemm_ref
 import tilelang
 import tilelang.language as T
 
@@ -22,6 +24,7 @@ def ag_gemm(P, M, N, K, block_M=32, block_N=32, block_K=32, dtype="float16", acc
         A_ag: T.Tensor((P * M, K), dtype),
         sig: T.Tensor((P * MB,), "uint64"),
         C: T.Tensor((P * M, N), dtype),
+        round: T.int32,
     ):
         with T.Kernel(T.ceildiv(N, block_N), P * MB, threads=128) as (bx, by):
             me = T.get_rank()
@@ -30,9 +33,9 @@ def ag_gemm(P, M, N, K, block_M=32, block_N=32, block_K=32, dtype="float16", acc
                     peer = (me + k) % P
                     T.putmem_signal_nbi_block(T.address_of(A_ag[me * M + by * block_M, 0]),
                                               T.address_of(A[by * block_M, 0]), block_M * K * 2,
-                                              T.address_of(sig[me * MB + by]), 1, 9, peer)
+                                              T.address_of(sig[me * MB + by]), round, 9, peer)
             # the tile of A_ag this block multiplies: rows by * block_M .. of rank by // MB
-            T.signal_wait_until(T.address_of(sig[by]), 0, 1)
+            T.signal_wait_until(T.address_of(sig[by]), 5, round)  # GE: flags only grow
             A_s = T.alloc_shared((block_M, block_K), dtype)
             B_s = T.alloc_shared((block_K, block_N), dtype)
             C_l = T.alloc_fragment((block_M, block_N), accum_dtype)
@@ -54,6 +57,7 @@ def ag_gemm_ref(P, M, N, K, block_M=32, dtype="float16"):
         A_ag: T.Tensor((P, P * M, K), dtype),
         sig: T.Tensor((P, P * (M // block_M)), "uint64"),
         C: T.Tensor((P, P * M, N), dtype),
+        round: T.int32,
     ):
         with T.Kernel(P, threads=1) as (r):
             for s in T.serial(P):

@@ -81,3 +81,59 @@ def ping_pong_ref(P):
             done[r, r] = 1.0
 
     return main
+
+
+# All-gather and all-to-all for timing against NCCL (bench/dist_multi_gpu.sh):
+# `reps` rounds in one launch, each a push with T.put_block from every
+# block to its destination followed by T.barrier_all (so a round is a
+# complete collective, as one NCCL call is).  X holds n float32 per rank
+# (ag) or P chunks of n (a2a).
+#   ag_loop:  Y[me * n + i] on every rank = X[i] of rank me
+#   a2a_loop: Y[me * n + i] on rank d = X[d * n + i] of rank me
+def ag_loop(P, n, chunk=16384, reps=1, threads=256):
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), Y: T.Tensor((P * n,), "float32")):
+        with T.Kernel(T.ceildiv(n, chunk), P, threads=threads) as (bx, by):
+            me = T.get_rank()
+            for it in T.serial(reps):
+                T.put_block(src=T.address_of(X[bx * chunk]), dst=T.address_of(Y[me * n + bx * chunk]),
+                            size=T.min(chunk, n - bx * chunk), dst_pe=(me + by) % P)
+                T.barrier_all()
+
+    return main
+
+
+def ag_loop_ref(P, n):
+    @T.prim_func
+    def main(X: T.Tensor((P, n), "float32"), Y: T.Tensor((P, P * n), "float32")):
+        with T.Kernel(P, threads=1) as (r):
+            for s in T.serial(P):
+                for i in T.serial(n):
+                    Y[r, s * n + i] = X[s, i]
+
+    return main
+
+
+def a2a_loop(P, n, chunk=16384, reps=1, threads=256):
+    @T.prim_func
+    def main(X: T.Tensor((P * n,), "float32"), Y: T.Tensor((P * n,), "float32")):
+        with T.Kernel(T.ceildiv(n, chunk), P, threads=threads) as (bx, by):
+            me = T.get_rank()
+            for it in T.serial(reps):
+                T.put_block(src=T.address_of(X[((me + by) % P) * n + bx * chunk]),
+                            dst=T.address_of(Y[me * n + bx * chunk]),
+                            size=T.min(chunk, n - bx * chunk), dst_pe=(me + by) % P)
+                T.barrier_all()
+
+    return main
+
+
+def a2a_loop_ref(P, n):
+    @T.prim_func
+    def main(X: T.Tensor((P, P * n), "float32"), Y: T.Tensor((P, P * n), "float32")):
+        with T.Kernel(P, threads=1) as (r):
+            for s in T.serial(P):
+                for i in T.serial(n):
+                    Y[r, s * n + i] = X[s, r * n + i]
+
+    return main

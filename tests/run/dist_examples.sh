@@ -9,7 +9,7 @@ for n in 2 4 8; do
   check $d/allgather.py --entry allgather --ranks $n -D PE_num=$n -D M=$((n * 8)) -D N=48 --check-against allgather_ref
   check $d/all_to_all.py --entry all_to_all --ranks $n -D P=$n -D chunk=6 -D N=20 --check-against all_to_all_ref
   check $d/allreduce.py --entry allreduce --ranks $n -D P=$n -D N=200 --in round=1 --check-against allreduce_ref
-  check $d/ag_gemm.py --entry ag_gemm --ranks $n -D P=$n -D M=64 -D N=96 -D K=64 --check-against ag_gemm_ref
+  check $d/ag_gemm.py --entry ag_gemm --ranks $n -D P=$n -D M=64 -D N=96 -D K=64 --in round=1 --check-against ag_gemm_ref
   # MoE: routing, per-expert splits, dispatch, expert GEMMs, combine (and dispatch alone, uneven blocks)
   check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=8 -D H=32 -D E=2 -D K=2 --check-against moe_ref
   check $d/per_thread.py --entry per_thread --ranks $n -D P=$n -D N=300 --check-against per_thread_ref
