@@ -16,7 +16,9 @@
 # rebuild.  Exit status: 0 if everything that ran passed, 1 otherwise,
 # 2 on bad usage; with fewer than 2 GPUs it runs nothing and exits 1.
 # DRY=1 runs A, B (ours only) and C on proc/sim ranks of the C target at
-# small sizes: how the script itself is tested without GPUs.
+# small sizes: how the script itself is tested without GPUs.  MIN_GPUS=1
+# NO_NCCL=1 runs it on one GPU (both processes on it; NCCL cannot): a
+# rehearsal of the GPU paths before the 2-GPU run.
 #   sh bench/dist_multi_gpu.sh ./build-gpu/tilescale
 tool="${1:-./build-gpu/tilescale}"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -33,7 +35,7 @@ if [ -n "$DRY" ]; then
 else
   target=cuda
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-  if [ "$ngpu" -lt 2 ]; then
+  if [ "$ngpu" -lt "${MIN_GPUS:-2}" ]; then
     echo "dist_multi_gpu: error: needs 2 GPUs (one per rank), $ngpu visible: nothing run"
     exit 1
   fi
@@ -125,6 +127,8 @@ $(ours gemm_rs 1 $d/tp_gemm.py --entry gemm_rs_overlap -D M=$((2 * M)) -D N=$N -
 echo "$args" | tr '\n' ' ' | sed 's/^/ours (ms): /; s/$/\n/'
 if [ -n "$DRY" ]; then
   echo "(DRY: no NCCL)"
+elif [ -n "$NO_NCCL" ]; then
+  echo "NCCL: not run (NO_NCCL)"
 elif [ "$(el)" -ge $(( 130 * budget / 150 )) ]; then
   echo "NCCL: not run (time)"
 elif ! python3 -c "import torch, torch.distributed" 2>/dev/null; then
