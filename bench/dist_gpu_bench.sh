@@ -50,6 +50,26 @@ e1.record(); torch.cuda.synchronize()
 print('%.4f' % (e0.elapsed_time(e1) / 10))
 " 2>/dev/null)
 echo "all-gather 4 ranks x 16 MiB fp16: ours ${ag:-FAILED} ms per launch (whole launch), cudaMemcpyAsync x16 ${mc:-n/a} ms"
+# the device-to-device copy by cudaMemcpyAsync (torch's copy_) of the same
+# 2 x 64 MiB per repetition: the issue's baseline for the put
+d2d=$(python3 -c "
+import torch
+n = $n
+x = [torch.randn(n, device='cuda') for _ in range(2)]
+y = [torch.empty(n, device='cuda') for _ in range(2)]
+def go():
+    for r in range(2):
+        y[r].copy_(x[r])
+go(); torch.cuda.synchronize()
+e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+e0.record()
+for _ in range($reps): go()
+e1.record(); torch.cuda.synchronize()
+print('%.4f' % e0.elapsed_time(e1))
+" 2>/dev/null)
+[ -n "$d2d" ] && awk -v d="$d2d" -v p="$put" -v n="$n" -v reps="$reps" 'BEGIN {
+  b = 2 * 2 * n * 4 * reps
+  printf "cudaMemcpyAsync D2D, same bytes: %.3f ms (%.2f TB/s); T.put_block at %.1f%% of it\n", d, b / (d * 1e-3) / 1e12, 100 * d / p }'
 awk -v put="$put" -v copy="$copy" -v pp="$pp" -v n="$n" -v reps="$reps" -v ppr="$pp_reps" 'BEGIN {
   bytes = 2 * 2 * n * 4 * reps   # 2 ranks, read + write, float32, reps
   printf "%-44s %10s %12s\n", "case", "ms/launch", "figure"
