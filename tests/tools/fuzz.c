@@ -582,10 +582,12 @@ static char *run_mutant(Fz *f, TsContext *ctx, const Mutant *m) {
 
 /* ---- findings ---------------------------------------------------------------------------- */
 
-static void save_finding(Fz *f, long it, const Mutant *m, const char *how, const char *stderr_path) {
+/* Every finding is saved; `quiet` leaves out its line in the log (a
+ * repeat of a kind this worker has reported). */
+static void save_finding(Fz *f, long it, const Mutant *m, const char *how, const char *stderr_path, int quiet) {
     if (f->beat) __atomic_add_fetch(&f->beat[2], 1, __ATOMIC_SEQ_CST);
     const Spec *s = &f->specs[m->spec];
-    printf("FINDING mutant %ld (%s, %s): %.300s\n", it, mode_names[m->mode], s->entry, how);
+    if (!quiet) printf("FINDING mutant %ld (%s, %s): %.300s\n", it, mode_names[m->mode], s->entry, how);
     fflush(stdout);
     if (!f->corpus) return;
     char base[1300], p[1400];
@@ -690,15 +692,22 @@ static uint64_t finding_key(const char *why) {
 }
 
 /* Runs mutants from `start` until the end of the campaign; exits.  Each
- * kind of in-process finding is saved once per worker (all are counted). */
+ * finding is saved; the log names each kind once per worker. */
 static void worker(Fz *f, long start, double deadline) {
     TsContext *ctx;
     if (ts_context_create(&ctx)) _exit(3);
     uint64_t seen[256];
     int nseen = 0;
+    /* the fuzzer's own test (tests/run/fuzz_saves.sh): crash or hang on
+     * purpose at one mutant, to check the parent saves it */
+    const char *st_crash = getenv("FUZZ_SELFTEST_CRASH"), *st_hang = getenv("FUZZ_SELFTEST_HANG");
+    long crash_at = st_crash ? atol(st_crash) : -1, hang_at = st_hang ? atol(st_hang) : -1;
     for (long it = start; f->iters ? it < f->iters : 1; it++) {
         if (f->seconds > 0 && now_s() > deadline) break;
         f->beat[0] = it;
+        if (it == crash_at) raise(SIGSEGV);
+        while (it == hang_at) { /* spins: burns CPU like an endless loop */
+        }
         Mutant m = make_mutant(f, it);
         char *why = run_mutant(f, ctx, &m);
         if (why) {
@@ -706,8 +715,7 @@ static void worker(Fz *f, long start, double deadline) {
             int dup = 0;
             for (int i = 0; i < nseen; i++) dup |= seen[i] == key;
             if (!dup && nseen < 256) seen[nseen++] = key;
-            if (dup) __atomic_add_fetch(&f->beat[2], 1, __ATOMIC_SEQ_CST);
-            else save_finding(f, it, &m, why, NULL);
+            save_finding(f, it, &m, why, NULL, dup);
         }
         __atomic_add_fetch(&f->beat[f->accepted ? 3 + 2 * m.mode : 4 + 2 * m.mode], 1, __ATOMIC_SEQ_CST);
         free(why);
@@ -773,7 +781,7 @@ static int campaign(Fz *f) {
         char *how = hung ? fmt("hang: mutant %ld made no progress for %.0f s of CPU (or %.0f s)", it, f->timeout, 10 * f->timeout)
                          : WIFSIGNALED(st) ? fmt("crash: signal %d", WTERMSIG(st))
                                            : fmt("crash: exit status %d (a sanitizer report?)", WEXITSTATUS(st));
-        save_finding(f, it, &m, how, errpath);
+        save_finding(f, it, &m, how, errpath, 0);
         free(how);
         free_mutant(&m);
         if (hung) hangs++;
