@@ -30,7 +30,13 @@
  *    fragment becomes a LOCAL buffer of local_size elements that keeps
  *    the layout (the code generator's mma functions read it).  Row
  *    reductions become per-thread partial reductions plus warp shuffles
- *    over the lanes that share a row.  The gemm's operands are rewritten
+ *    over the lanes that share a row, and where a row spans several warps
+ *    (an mma warp grid with columns of warps) a shared scratch of one
+ *    float per row and warp with one barrier (cross_warp).  Warp-rows
+ *    fragments take 16-byte vectors per thread where no nest over
+ *    fragments touches shared memory, and their copies to and from global
+ *    memory become vector copies (vector_copy); serial loops that start by
+ *    loading a register tile prefetch the next tiles (prefetch).  The gemm's operands are rewritten
  *    to the register buffers, and its shared A/B tiles get an XOR swizzle
  *    (16-byte chunks permuted by row) so that ldmatrix reads them without
  *    bank conflicts; the row padding is then not needed.
@@ -41,7 +47,8 @@
  *    (split_select).
  * 3. All or nothing.  Anything the first two steps cannot do (a fragment
  *    read outside a nest, an index that is not an affine function of the
- *    digits, a reduction across warps, a replicated driver writing
+ *    digits, a reduction over a layout other than mma or warp rows, a
+ *    replicated driver writing
  *    memory, a layout conflict) leaves the kernel as it was: fragments in
  *    shared memory, kept reductions lowered generically.  The reason is
  *    recorded in IrKernel.layout_note (printed with the IR).
@@ -76,6 +83,7 @@ typedef struct Li {
     IrBuffer *reg[MAXFRAG];   /* their register buffers (step 2) */
     int changed;              /* a layout was set this round */
     int vec;                  /* widest vector (elements) a warp-rows layout may give a thread */
+    int loop_depth;           /* serial loops around the statement being lowered (step 2) */
     IrBuffer *swz[MAXFRAG];   /* shared gemm operands to swizzle if the kernel succeeds */
     int nswz;
     const char *why;          /* first reason to give up (NULL: none) */
@@ -371,7 +379,7 @@ static void infer_reduce(Li *li, IrStmt *s) {
     if (fs < 0 || fd < 0 || !li->lay[fs]) return;
     IrLayout *l = li->lay[fs];
     int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
-    if (l->kind == IR_LAYOUT_MMA_C && dim == 1 && op->r[1].ndim == 1 && l->p[3] == 1) {
+    if (l->kind == IR_LAYOUT_MMA_C && dim == 1 && op->r[1].ndim == 1) {
         set_layout(li, fd, ir_layout_mma_rows(li->k, l->p[0], l->p[1], (int)l->p[2], (int)l->p[3]), "T.reduce");
         return;
     }
@@ -382,8 +390,8 @@ static void infer_reduce(Li *li, IrStmt *s) {
     }
     TsBuf b = {0};
     ir_layout_describe(&b, l);
-    give_up(li, "T.reduce_%s of %s along dim %d: its layout (%s) spreads a row over several warps or does not "
-                "keep rows in lanes; reductions across warps are not done in registers yet",
+    give_up(li, "T.reduce_%s of %s along dim %d: its layout (%s) does not keep rows in the lanes of whole warps; "
+                "such reductions are not done in registers yet",
             ts_reduce_name(op->reduce), op->r[0].buf->name, dim, ts_buf_str(&b));
     ts_buf_free(&b);
 }
@@ -970,6 +978,88 @@ static IrExpr *red_combine(TsArena *a, TsReduceKind k, IrExpr *x, IrExpr *y) {
     }
 }
 
+/* The second half of a row reduction of an MMA_C tile whose rows are
+ * spread over wn warps (a warp grid with wn > 1 columns): after the
+ * shuffles (`cell`, in a thread range with digits dv), every lane of a row
+ * in a warp holds that warp's partial; lane 4g (the row's first lane)
+ * writes it to a shared scratch of m x wn floats at [row, warp column];
+ * one barrier; then every thread holding the row (MMA_ROWS: the 4 lanes
+ * times wn warps) combines the wn partials in warp-column order, the same
+ * order everywhere, so all replicas agree bit for bit.  A second barrier
+ * (before the scratch is written again) only where the reduction runs in
+ * a loop. */
+static IrStmt *cross_warp(Li *li, IrStmt *s, const IrLayout *S, int64_t wn, IrBuffer *acc, IrStmt *al, IrStmt *cell,
+                          IrVar *t, IrVar *const *dv, const int64_t *ext, IrExpr *di, double idv) {
+    TsArena *a = li->a;
+    IrTileOp *op = s->op;
+    int fd = frag_of(li, op->r[1].buf);
+    int64_t m = S->p[0], WM = m / S->p[2];
+    IrExpr *shp = ir_i32(a, m * wn);
+    IrBuffer *sc = ir_buffer(li->k, "red_smem", TS_FLOAT32, IR_SCOPE_SHARED, 1, &shp, s->loc);
+    IrStmt *sal = ir_stmt(a, IR_S_ALLOC, s->loc);
+    sal->alloc.buf = sc;
+    IrExpr *z = ir_i32(a, 0);
+    /* the row of digits (tile row, half) on thread t, and the warp column */
+    IrExpr *row_of[2];
+    IrExpr *warpc[2];
+    IrVar *t2 = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP);
+    IrVar *dv2[2] = {ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP), ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP)};
+    IrVar *tt[2] = {t, t2};
+    IrVar *const *dd[2] = {dv, dv2};
+    for (int h = 0; h < 2; h++) {
+        IrExpr *tv = ir_var_ref(a, tt[h]), *w = ir_bin(a, IR_FLOORDIV, tv, ir_i32(a, 32));
+        IrExpr *ln = ir_bin(a, IR_FLOORMOD, tv, ir_i32(a, 32));
+        IrExpr *r = ir_bin(a, IR_MUL, ir_bin(a, IR_FLOORDIV, w, ir_i32(a, wn)), ir_i32(a, WM));
+        r = ir_bin(a, IR_ADD, r, ir_bin(a, IR_MUL, ir_var_ref(a, dd[h][0]), ir_i32(a, 16)));
+        r = ir_bin(a, IR_ADD, r, ir_bin(a, IR_MUL, ir_var_ref(a, dd[h][1]), ir_i32(a, 8)));
+        row_of[h] = ir_bin(a, IR_ADD, r, ir_bin(a, IR_FLOORDIV, ln, ir_i32(a, 4)));
+        warpc[h] = ir_bin(a, IR_FLOORMOD, w, ir_i32(a, wn));
+    }
+    /* phase 1: partials to the scratch */
+    IrExpr *slot = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, row_of[0], ir_i32(a, wn)), warpc[0]);
+    IrExpr *first = ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, ir_var_ref(a, t), ir_i32(a, 4)), ir_i32(a, 0));
+    IrStmt *wr = ir_store(a, sc, &slot, 1, ir_load(a, acc, &z, 1));
+    wr->loc = s->loc;
+    ir_seq_push(a, cell, op_if(a, s->loc, first, wr, NULL));
+    IrStmt *b1 = ir_seq(a);
+    ir_seq_push(a, b1, al);
+    ir_seq_push(a, b1, cell);
+    IrStmt *out = ir_seq(a);
+    out->loc = s->loc;
+    ir_seq_push(a, out, sal);
+    ir_seq_push(a, out, thread_loops(li, t, dv, ext, 2, b1, s->loc));
+    ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
+    /* phase 2: every holder of a row combines its wn partials */
+    IrVar *c = ir_var(li->k, "c", TS_INT32, IR_VAR_LOOP);
+    IrExpr *base = ir_bin(a, IR_MUL, row_of[1], ir_i32(a, wn));
+    IrExpr *rd = ir_bin(a, IR_ADD, base, ir_var_ref(a, c));
+    IrExpr *acc_ld = ir_load(a, acc, &z, 1);
+    IrStmt *b2 = ir_seq(a);
+    IrStmt *al2 = ir_stmt(a, IR_S_ALLOC, s->loc);
+    IrExpr *one = ir_i32(a, 1);
+    IrBuffer *acc2 = ir_buffer(li->k, "red", TS_FLOAT32, IR_SCOPE_LOCAL, 1, &one, s->loc);
+    al2->alloc.buf = acc2;
+    IrExpr *acc2_ld = ir_load(a, acc2, &z, 1);
+    (void)acc_ld;
+    ir_seq_push(a, b2, al2);
+    ir_seq_push(a, b2, ir_store(a, acc2, &z, 1, ir_float(a, idv, TS_FLOAT32)));
+    IrStmt *comb = ir_store(a, acc2, &z, 1, red_combine(a, op->reduce, acc2_ld, ir_load(a, sc, &rd, 1)));
+    ir_seq_push(a, b2, ir_for(a, c, ir_i32(a, 0), ir_i32(a, wn), IR_FOR_UNROLL, comb));
+    IrVar *from[2] = {dv[0], dv[1]};
+    IrExpr *to[2] = {ir_var_ref(a, dv2[0]), ir_var_ref(a, dv2[1])};
+    IrExpr *di2 = ir_subst(a, di, from, to, 2);
+    IrExpr *res = acc2_ld;
+    if (!op->clear) res = red_combine(a, op->reduce, ir_load(a, li->reg[fd], &di2, 1), res);
+    ir_seq_push(a, b2, ir_store(a, li->reg[fd], &di2, 1, res));
+    for (int i = 0; i < b2->seq.n; i++)
+        if (!b2->seq.v[i]->loc.src) b2->seq.v[i]->loc = s->loc;
+    for (int i = 0; i < cell->seq.n; i++)
+        if (!cell->seq.v[i]->loc.src) cell->seq.v[i]->loc = s->loc;
+    ir_seq_push(a, out, thread_loops(li, t2, dv2, ext, 2, b2, s->loc));
+    if (li->loop_depth > 0) ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
+    return out;
+}
+
 /* T.reduce along the rows of an MMA_C fragment into MMA_ROWS: a thread's
  * partial over its own columns, then the 4 lanes of a row group by
  * shuffles (lane bits 0 and 1); warps in one row (wn > 1) would need
@@ -980,8 +1070,9 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
     int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
     IrLayout *S = fs >= 0 ? li->lay[fs] : NULL, *D = fd >= 0 ? li->lay[fd] : NULL;
     int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
-    bool mma = S && D && S->kind == IR_LAYOUT_MMA_C && D->kind == IR_LAYOUT_MMA_ROWS && S->p[3] == 1 &&
-               D->p[0] == S->p[0] && D->p[2] == S->p[2] && D->p[3] == S->p[3];
+    bool mma = S && D && S->kind == IR_LAYOUT_MMA_C && D->kind == IR_LAYOUT_MMA_ROWS && D->p[0] == S->p[0] &&
+               D->p[2] == S->p[2] && D->p[3] == S->p[3];
+    int64_t wn = mma ? S->p[3] : 1; /* warps sharing each row: > 1 needs shared memory */
     bool wr = S && D && S->kind == IR_LAYOUT_WARP_ROWS && D->kind == IR_LAYOUT_WARP_ROWS_PROJ && D->p[0] == S->p[0] &&
               D->p[2] == S->p[2] && ir_layout_row_lanes(S) == ir_layout_row_lanes(D) &&
               S->local_shape[0] == D->local_shape[0];
@@ -1043,6 +1134,7 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
         IrExpr *sh = ir_call(a, IR_SHFL_XOR, args, 2, dt);
         ir_seq_push(a, cell, ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, sh)));
     }
+    if (wn > 1) return cross_warp(li, s, S, wn, acc, al, cell, t, dv, ext, di, idv);
     IrExpr *res = acc_ld;
     if (!op->clear) res = red_combine(a, op->reduce, ir_load(a, li->reg[fd], &di, 1), res);
     ir_seq_push(a, cell, ir_store(a, li->reg[fd], &di, 1, res));
@@ -1123,7 +1215,9 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         *r = *s;
         int mark = ir_arith_mark(&li->ar);
         ir_arith_bind_loop(&li->ar, s);
+        li->loop_depth++;
         r->for_.body = lower_all(li, s->for_.body);
+        li->loop_depth--;
         ir_arith_pop(&li->ar, mark);
         if (s->for_.kind == IR_FOR_PARALLEL) {
             AccVec in = {0};
@@ -1149,7 +1243,9 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         if (acc.n) give_up(li, "a while condition reads fragment %s", acc.v[0].buf->name);
         IrStmt *r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
+        li->loop_depth++;
         r->while_.body = lower_all(li, s->while_.body);
+        li->loop_depth--;
         return r;
     }
     case IR_S_ALLOC: {
