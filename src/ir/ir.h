@@ -340,7 +340,8 @@ struct IrKernel {
                                  (pass index_width): the CUDA target computes them in 32 bits */
     bool fast_math;           /* @tilelang.jit(pass_configs={TL_ENABLE_FAST_MATH: True}): math
                                  intrinsics may use the hardware approximations (CUDA: exp2 as
-                                 ex2.approx.ftz, subnormal results flushed to zero) */
+                                 ex2.approx.ftz, float division by rcp.approx.ftz; subnormal
+                                 results flushed to zero) */
     const char *layout_note;  /* why layout_inference left fragments in shared memory, or NULL */
     IrVar *tid;               /* thread-level IR: the flat thread index (0 .. threads-1),
                                  made by ir_kernel_tid; NULL before the CUDA passes */

@@ -253,7 +253,7 @@ static void emit_bin(TsCxGen *x, const IrExpr *e) {
     case IR_ADD: op = "+"; break;
     case IR_SUB: op = "-"; break;
     case IR_MUL: op = "*"; break;
-    case IR_DIV: if (fl) op = "/"; else fn = c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_div_i"; break;
+    case IR_DIV: if (fl) op = c == 'f' && x->dl->fdiv_f ? NULL : "/", fn = op ? NULL : x->dl->fdiv_f; else fn = c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_div_i"; break;
     case IR_FLOORDIV:
         fn = c == 'f' ? "ts_fdiv_f" : c == 'd' ? "ts_fdiv_d" : c == 'u' ? "ts_div_u" : c == 'U' ? "ts_div_U" : "ts_fdiv_i";
         break;

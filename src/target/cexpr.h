@@ -34,6 +34,7 @@ typedef struct TsCxDialect {
     const char *rank, *nranks;       /* this rank and the rank count, as compute-type ints */
     const char *const (*intrin)[2];  /* per IrIntrinsic: float and double function names;
                                         RSQRT NULL: printed as 1 / sqrt */
+    const char *fdiv_f;              /* float (not double) division as this helper; NULL: '/' */
     int cast_helper_args;            /* convert operands of ts_* helpers to the helper's
                                         type (C++ overloads must not be ambiguous) */
     int (*var)(TsCxGen *x, const IrExpr *e);   /* target variables: 1 if it printed e,

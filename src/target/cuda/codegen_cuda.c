@@ -312,6 +312,15 @@ static const char *const prelude[] = {
     "    return y;\n"
     "}\n"
     "TS_DEV float ts_exp_ftz(float x) { return ts_ex2_ftz(x * 1.44269504088896341f); }\n"
+    /* float division as a times the approximate reciprocal of b (2 ulp, as
+     * div.approx; the reciprocal is an ordinary asm value, so dividing many
+     * values by one denominator computes it once) */
+    "TS_DEV float ts_rcp_ftz(float x) {\n"
+    "    float y;\n"
+    "    asm(\"rcp.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));\n"
+    "    return y;\n"
+    "}\n"
+    "TS_DEV float ts_fdiv_ftz(float a, float b) { return a * ts_rcp_ftz(b); }\n"
     "TS_DEV double ts_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }\n"
     "TS_DEV bool ts_isnan_f(float x) { return x != x; }\n"
     "TS_DEV bool ts_isnan_d(double x) { return x != x; }\n"
@@ -875,6 +884,7 @@ static const TsCxDialect cu_dialect_fast = {
     .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
     .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)",
     .intrin = cu_intrin_fast,
+    .fdiv_f = "ts_fdiv_ftz",
     .cast_helper_args = 1,
     .var = cu_var,
     .load = cu_load,
