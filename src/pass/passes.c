@@ -12,12 +12,17 @@
  *                      global -> shared copies as thread-level vector copies)
  * * layout_inference   fragment layouts, registers, swizzles
  * * inject_pipeline    prologue and steady state, commits, waits, barriers
+ * * rasterize          T.use_swizzle: block renumbering
+ * * partition_threads  the remaining block-level code becomes thread-level
+ *                      IR: T.Parallel nests spread over the threads, uniform
+ *                      stores in a one-thread role, thread-dependent control
+ *                      flow in thread ranges (partition_threads.c)
+ * * insert_sync        barriers only where threads share data (insert_sync.c)
+ * * index_width        32-bit integer arithmetic where proven (index_width.c)
  *   verify_lowered     well formed, and no tile operator is left
  *
- * Still to come on the CUDA target: thread binding of the remaining
- * T.Parallel nests, synchronization insertion (barriers only where
- * threads share data), shared-memory planning.  Each is a TsPass like
- * those below; list them here when they exist.
+ * Still to come on the CUDA target: shared-memory planning.  Each is a
+ * TsPass like those below; list them here when they exist.
  */
 #include <string.h>
 
@@ -64,6 +69,14 @@ const TsPass ts_passes[] = {
      "T.Pipelined: prologue and steady state of the planned pipeline, async commits and waits", TS_PASS_CUDA},
     {"rasterize", ts_pass_rasterize,
      "CUDA: T.use_swizzle renumbers a 2-D grid's blocks in serpentine panels of rows (L2 reuse)", TS_PASS_CUDA},
+    {"partition_threads", ts_pass_partition_threads,
+     "CUDA: T.Parallel nests spread over the threads, uniform stores by one thread, thread-dependent "
+     "control flow in thread ranges: the body becomes entirely thread-level IR",
+     TS_PASS_CUDA},
+    {"insert_sync", ts_pass_insert_sync,
+     "CUDA: barriers only where a thread reads shared memory another wrote, or overwrites what others "
+     "may still read (loop back edges and cp.async waits included)",
+     TS_PASS_CUDA},
     {"index_width", ts_pass_index_width,
      "CUDA: prove every signed integer value (indices, loop ends, flattened offsets) fits in int32; "
      "the code generator then computes them in 32 bits",

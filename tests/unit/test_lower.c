@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "ir/interp.h"
+#include "ir/interp_thread.h"
 #include "ir/ir.h"
 #include "op/op.h"
 #include "pass/pass.h"
@@ -167,6 +168,16 @@ static TsStatus run(Kb *kb, double **data, TsDiag *d, bool dump) {
     ts_run_passes(&cx, dump ? "lower_tile_ops" : NULL, &text, NULL);
     if (dump) printf("%s", ts_buf_str(&text));
     ts_buf_free(&text);
+    if (lower_target == TS_TARGET_CUDA) {
+        /* the CUDA passes leave thread-level IR: every thread simulated */
+        IrTInterp *tx = ir_tinterp_new(&A, d, kb->k, IR_TINTERP_STRICT);
+        for (int i = 0; i < kb->k->params.n; i++)
+            ir_tinterp_bind_buffer(tx, kb->k->params.v[i].buf, data[i]);
+        ir_tinterp_run_grid(tx);
+        ir_tinterp_free(tx);
+        ts_try_end(d, saved);
+        return TS_OK;
+    }
     IrInterp *in = ir_interp_new(&A, d, kb->k);
     for (int i = 0; i < kb->k->params.n; i++)
         ir_interp_bind_buffer(in, kb->k->params.v[i].buf, data[i]);

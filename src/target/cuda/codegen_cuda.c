@@ -758,7 +758,6 @@ typedef struct CgBuf {
     int64_t offset;      /* shared/fragment: byte offset in dynamic shared memory */
     int64_t elems;       /* non-global: elements (all stages) */
     int64_t *strides;    /* non-global: constant row-major element strides */
-    int varying;         /* local/var: written where threads differ */
 } CgBuf;
 
 /* A tensor-core gemm call site and the function it calls. */
@@ -783,19 +782,11 @@ typedef struct Cg {
     int nthreads;                    /* threads per block */
     int single;                      /* nthreads == 1: no guards, no barriers */
     CgCtx ctx;                       /* context of the statement being emitted */
-    int pending;                     /* uniform code read shared/global memory since
-                                        the last barrier */
-    int synced;                      /* the last statement emitted at this level was a
-                                        barrier: an IR barrier right after it is dropped */
-    int in_dist;                     /* inside a distributed nest's body */
-    int dist_loops;                  /* loops opened inside that body (for `break`) */
     int while_depth;                 /* > 0 inside an IR_S_WHILE (volatile loads) */
     int uid;                         /* counter for generated names */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
     int64_t smem;                    /* bytes of dynamic shared memory so far */
     TsCxScopes scopes;               /* LET vars declared in the open C scopes */
-    TS_VEC(const IrVar *) varying;   /* vars whose value can differ between threads */
-    int changed;                     /* the varying analysis grew this round */
     TS_VEC(CgMma) mma_sites;         /* every tensor-core gemm of the kernel */
     TS_VEC(const IrBuffer *) mma_ab; /* buffers read as A or B by tensor-core gemms */
     TS_VEC(const IrBuffer *) mma_c;  /* buffers accumulated as C by them */
@@ -909,107 +900,7 @@ static CgBuf *find_buf(Cg *g, const IrBuffer *b, TsLoc loc) {
                b ? b->name : "?");
 }
 
-/* ---- analysis: what differs between threads, what reads memory ---------- */
-
-static int var_varying(const Cg *g, const IrVar *v) {
-    if (v->kind == IR_VAR_THREAD_IDX) return 1;
-    for (int i = 0; i < g->varying.n; i++)
-        if (g->varying.v[i] == v) return 1;
-    return 0;
-}
-
-static void mark_var(Cg *g, const IrVar *v) {
-    if (var_varying(g, v)) return;
-    ts_vec_push(g->a, g->varying, v);
-    g->changed = 1;
-}
-
-/* Can e have different values on different threads of a block? */
-static int expr_varying(Cg *g, const IrExpr *e) {
-    if (!e) return 0;
-    switch (e->kind) {
-    case IR_E_VAR: return var_varying(g, e->var);
-    case IR_E_LOAD: {
-        if (is_private(e->load.buf) && find_buf(g, e->load.buf, e->loc)->varying) return 1;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (expr_varying(g, e->load.idx[i])) return 1;
-        return 0;
-    }
-    case IR_E_BIN: return expr_varying(g, e->bin.a) || expr_varying(g, e->bin.b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_varying(g, e->un.a);
-    case IR_E_SELECT:
-        return expr_varying(g, e->sel.cond) || expr_varying(g, e->sel.a) || expr_varying(g, e->sel.b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_varying(g, e->call.args[i])) return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
-/* One round of the varying analysis over s; `vary`: s runs in per-thread
- * context.  Parallel loops are per-thread context wherever they are. */
-static void mark_stmt(Cg *g, const IrStmt *s, int vary) {
-    if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) mark_stmt(g, s->seq.v[i], vary);
-        return;
-    case IR_S_FOR: {
-        int v = vary || s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD ||
-                expr_varying(g, s->for_.min) ||
-                expr_varying(g, s->for_.extent);
-        if (v) mark_var(g, s->for_.var);
-        mark_stmt(g, s->for_.body, v);
-        return;
-    }
-    case IR_S_IF: {
-        int v = vary || expr_varying(g, s->if_.cond);
-        mark_stmt(g, s->if_.then, v);
-        mark_stmt(g, s->if_.else_, v);
-        return;
-    }
-    case IR_S_WHILE: mark_stmt(g, s->while_.body, vary || expr_varying(g, s->while_.cond)); return;
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD: {
-        if (!is_private(s->store.buf)) return;
-        CgBuf *cb = find_buf(g, s->store.buf, s->loc);
-        if (cb->varying) return;
-        int v = vary || expr_varying(g, s->store.value);
-        for (int i = 0; i < s->store.nidx; i++) v = v || expr_varying(g, s->store.idx[i]);
-        if (v) {
-            cb->varying = 1;
-            g->changed = 1;
-        }
-        return;
-    }
-    case IR_S_LET:
-        if (vary || expr_varying(g, s->let.value)) mark_var(g, s->let.var);
-        return;
-    default: return;
-    }
-}
-
-/* Does e read a shared, fragment or global buffer? */
-static int expr_reads_mem(const IrExpr *e) {
-    if (!e) return 0;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        if (!is_private(e->load.buf)) return 1;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (expr_reads_mem(e->load.idx[i])) return 1;
-        return 0;
-    case IR_E_BIN: return expr_reads_mem(e->bin.a) || expr_reads_mem(e->bin.b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_reads_mem(e->un.a);
-    case IR_E_SELECT:
-        return expr_reads_mem(e->sel.cond) || expr_reads_mem(e->sel.a) || expr_reads_mem(e->sel.b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_reads_mem(e->call.args[i])) return 1;
-        return 0;
-    default: return 0;
-    }
-}
+/* ---- analysis: what reads global memory (blocking kernels) ---------- */
 
 /* Does e read a global buffer? */
 static int expr_reads_global(const IrExpr *e) {
@@ -1028,58 +919,6 @@ static int expr_reads_global(const IrExpr *e) {
     case IR_E_CALL:
         for (int i = 0; i < e->call.nargs; i++)
             if (expr_reads_global(e->call.args[i])) return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
-/* Does s touch (read, write, print) a shared, fragment or global buffer? */
-static int stmt_touches_mem(const IrStmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (stmt_touches_mem(s->seq.v[i])) return 1;
-        return 0;
-    case IR_S_FOR:
-        return expr_reads_mem(s->for_.min) || expr_reads_mem(s->for_.extent) ||
-               stmt_touches_mem(s->for_.body);
-    case IR_S_IF:
-        return expr_reads_mem(s->if_.cond) || stmt_touches_mem(s->if_.then) ||
-               stmt_touches_mem(s->if_.else_);
-    case IR_S_WHILE: return expr_reads_mem(s->while_.cond) || stmt_touches_mem(s->while_.body);
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD: {
-        if (!is_private(s->store.buf) || expr_reads_mem(s->store.value)) return 1;
-        for (int i = 0; i < s->store.nidx; i++)
-            if (expr_reads_mem(s->store.idx[i])) return 1;
-        return 0;
-    }
-    case IR_S_LET: return expr_reads_mem(s->let.value);
-    case IR_S_EVAL: return expr_reads_mem(s->eval.e);
-    case IR_S_PRINT: return 1;
-    case IR_S_TILEOP: return 1;
-    case IR_S_VCOPY: return 1;
-    default: return 0;
-    }
-}
-
-/* Does v appear in e? */
-static int expr_uses_var(const IrExpr *e, const IrVar *v) {
-    if (!e) return 0;
-    switch (e->kind) {
-    case IR_E_VAR: return e->var == v;
-    case IR_E_LOAD:
-        for (int i = 0; i < e->load.nidx; i++)
-            if (expr_uses_var(e->load.idx[i], v)) return 1;
-        return 0;
-    case IR_E_BIN: return expr_uses_var(e->bin.a, v) || expr_uses_var(e->bin.b, v);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_uses_var(e->un.a, v);
-    case IR_E_SELECT:
-        return expr_uses_var(e->sel.cond, v) || expr_uses_var(e->sel.a, v) || expr_uses_var(e->sel.b, v);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_uses_var(e->call.args[i], v)) return 1;
         return 0;
     default: return 0;
     }
@@ -1258,7 +1097,6 @@ static void emit_body(Cg *g, const IrStmt *s) {
 
 /* `{` body `}` as a new scope; the caller has written the header. */
 static void emit_block(Cg *g, const IrStmt *s) {
-    g->synced = 0; /* a body may run again, or after something else */
     out(g, "{\n");
     g->ind++;
     scope_open(g);
@@ -1269,617 +1107,20 @@ static void emit_block(Cg *g, const IrStmt *s) {
     out(g, "}");
 }
 
-/* A block barrier (uniform code only). */
+/* A block barrier (IR_S_BARRIER, placed by insert_sync).  In a blocking
+ * kernel it is also a release fence: every thread's global writes are
+ * visible (to other blocks) before any thread passes it, so a flag stored
+ * after it by one thread follows the block's data. */
 static void emit_sync(Cg *g) {
-    if (!g->single) {
+    if (g->k->may_block) {
         line_start(g);
-        out(g, "__syncthreads();\n");
+        out(g, "__threadfence();\n");
     }
-    g->pending = 0;
-    g->synced = 1;
-}
-
-/* The barrier a write needs after uniform reads of memory. */
-static void sync_if_pending(Cg *g) {
-    if (g->pending) emit_sync(g);
-}
-
-/* The body of a loop in uniform code.  `pending` flows around the back
- * edge: a dry run (no output) finds what the body ends with; the real
- * emission starts from the join of entry and that.  `back_reads`: the
- * loop re-reads memory between iterations (a while condition). */
-static void emit_uniform_loop_body(Cg *g, const IrStmt *body, int back_reads) {
-    int p0 = g->pending;
-    TsBuf *o = g->o;
-    int uid = g->uid;
-    g->o = NULL;
-    emit_block(g, body);
-    int p_end = g->pending || back_reads;
-    g->o = o;
-    g->uid = uid;
-    g->pending = p0 || p_end;
-    emit_block(g, body);
-    g->pending = g->pending || back_reads || p0; /* the loop may also run zero times */
+    line_start(g);
+    out(g, "__syncthreads();\n");
 }
 
 /* ---- statements, one function per kind -------------------------------------- */
-
-/* A statement of uniform code whose control depends on the thread: run
- * it per thread, without barriers inside, and put one after it. */
-static void emit_divergent(Cg *g, const IrStmt *s) {
-    int touches = stmt_touches_mem(s);
-    if (touches) sync_if_pending(g);
-    g->ctx = CTX_THREAD;
-    emit_stmt(g, s);
-    g->ctx = CTX_UNIFORM;
-    if (touches) emit_sync(g);
-}
-
-/* ---- vectorized tile copies ----------------------------------------------------
- *
- * A distributed nest whose body is a plain copy, `dst[..] = src[..]` of
- * one dtype (what T.copy lowers to between two non-private buffers),
- * possibly under `if` guards, is emitted with each thread moving one
- * 16-byte (or 8- or 4-byte) vector per iteration instead of one element:
- * the innermost loop variable j must index the last dimension of both
- * buffers as `x + j` (contiguous when that dimension's stride is 1) and
- * nowhere else, and its constant extent must be a multiple of the vector.
- *
- * Per vector (j0 .. j0 + V - 1) the fast path is taken when
- *   - every guard on the way to the store holds at j0 + V - 1: a guard
- *     that depends on j must be `x + j < bound` (the copy lowering's
- *     bounds checks), which then holds for every smaller j too; guards
- *     that do not depend on j are simply evaluated;
- *   - alignment: for shared/fragment buffers proven at compile time (16-
- *     byte aligned base, row strides and the start a multiple of V
- *     elements), else checked at run time on the address of the vector;
- *     for global buffers always at run time (base pointer, row stride and
- *     start all enter the address), plus last-dimension stride == 1.
- * Otherwise the vector's V elements run the original body one by one, so
- * partial tiles (zero fill on reads, skipped writes), odd strides and
- * misaligned views keep the exact scalar semantics.  Shared offsets are
- * computed in 32-bit arithmetic when the buffer has fewer than 2^31
- * elements; loop indices are 32-bit (the nest's total is below 2^31).
- * Blocking kernels (volatile global accesses) never take this path.
- *
- * Casting copies.  `dst[..] = T(src[..])` between float32 and float16 or
- * bfloat16 (either way; the fp32 accumulator written out as an fp16 tile
- * at the end of a gemm) takes the same path with the same tests: V is
- * set by the narrow side (8 elements: 16 bytes of halves, 32 bytes of
- * floats), each side moves its V elements as 16-byte (or smaller) chunks
- * that must each be aligned to the chunk size, and every element goes
- * through the prelude's conversions (ts_f2h, ts_h2f, ts_f2bf, ts_bf2f),
- * so the results are bit for bit those of the scalar body.
- * TILESCALE_CUDA_VEC=0 turns the path off, TILESCALE_CUDA_VEC=nocast only
- * its casting copies (both for measurements).
- */
-
-enum { VEC_MAXCOND = 16 };
-
-/* What emit_vec_copy found in a nest's body. */
-typedef struct VecCopy {
-    const IrStmt *leaf;              /* the store dst[..] = src[..] */
-    const IrExpr *cond[VEC_MAXCOND]; /* guards that must hold on the way to it */
-    int ncond;                       /* number of guards */
-    const CgBuf *dst, *src;          /* the two buffers */
-    int v;                           /* elements per vector */
-    int dbytes, sbytes;              /* bytes per vector at dst, src (differ when casting) */
-    int dchunk, schunk;              /* bytes per memory access (and alignment) at dst, src: 16, 8 or 4 */
-    int dst_ok, src_ok;              /* alignment proven at compile time */
-} VecCopy;
-
-/* e is `j`, `x + j` or `j + x` with x free of j (through widening casts). */
-static int vec_lin(const IrExpr *e, const IrVar *j, const IrExpr **rest) {
-    while (e->kind == IR_E_CAST && ts_dtype_is_int(e->dt) && ts_dtype_bits(e->dt) == 64) e = e->un.a;
-    *rest = NULL;
-    if (e->kind == IR_E_VAR) return e->var == j;
-    if (e->kind != IR_E_BIN || e->bin.op != IR_ADD) return 0;
-    const IrExpr *a = e->bin.a, *b = e->bin.b;
-    while (b->kind == IR_E_CAST && ts_dtype_is_int(b->dt) && ts_dtype_bits(b->dt) == 64) b = b->un.a;
-    while (a->kind == IR_E_CAST && ts_dtype_is_int(a->dt) && ts_dtype_bits(a->dt) == 64) a = a->un.a;
-    if (b->kind == IR_E_VAR && b->var == j && !expr_uses_var(a, j)) { *rest = e->bin.a; return 1; }
-    if (a->kind == IR_E_VAR && a->var == j && !expr_uses_var(b, j)) { *rest = e->bin.b; return 1; }
-    return 0;
-}
-
-/* Is the integer expression e provably a multiple of q? */
-static int vec_multiple(const IrExpr *e, int64_t q) {
-    int64_t c;
-    if (!e) return 1;
-    if (ir_is_const_int(e, &c)) return c % q == 0;
-    if (e->kind == IR_E_CAST && ts_dtype_is_int(e->dt) && ts_dtype_bits(e->dt) == 64) return vec_multiple(e->un.a, q);
-    if (e->kind != IR_E_BIN) return 0;
-    switch (e->bin.op) {
-    case IR_MUL: return vec_multiple(e->bin.a, q) || vec_multiple(e->bin.b, q);
-    case IR_ADD: case IR_SUB: return vec_multiple(e->bin.a, q) && vec_multiple(e->bin.b, q);
-    default: return 0;
-    }
-}
-
-/* A guard: its terms that depend on j must be `x + j < bound`. */
-static int vec_guard_ok(const IrExpr *c, const IrVar *j) {
-    if (!expr_uses_var(c, j)) return 1;
-    if (c->kind != IR_E_BIN) return 0;
-    if (c->bin.op == IR_AND) return vec_guard_ok(c->bin.a, j) && vec_guard_ok(c->bin.b, j);
-    const IrExpr *rest;
-    return c->bin.op == IR_LT && !expr_uses_var(c->bin.b, j) && vec_lin(c->bin.a, j, &rest);
-}
-
-/* The access buf[idx] is contiguous in j: j only in the last index, as x + j.
- * *aligned: (non-global) the vector start is provably a multiple of v. */
-static int vec_access(const CgBuf *cb, IrExpr *const *idx, int nidx, const IrVar *j, int v, int *aligned) {
-    const IrBuffer *b = cb->buf;
-    if (b->ndim < 1 || nidx != b->ndim) return 0;
-    int last = b->ndim - 1;
-    for (int d = 0; d < last; d++)
-        if (expr_uses_var(idx[d], j)) return 0;
-    const IrExpr *rest;
-    if (!vec_lin(idx[last], j, &rest)) return 0;
-    *aligned = 0;
-    if (cb->param < 0) {
-        int64_t c, konst = 0;
-        int ok = cb->offset % (v * ((ts_dtype_bits(b->dt) + 7) / 8)) == 0 && cb->strides[last] == 1;
-        for (int d = 0; d < last; d++) {
-            if (ir_is_const_int(idx[d], &c)) konst += c * cb->strides[d];
-            else if (cb->strides[d] % v) ok = 0;
-        }
-        if (rest && ir_is_const_int(rest, &c)) konst += c;
-        else if (!vec_multiple(rest, v)) ok = 0;
-        *aligned = ok && konst % v == 0;
-        if (cb->strides[last] != 1) return 0;
-    }
-    return 1;
-}
-
-/* Casts the vector path converts: float32 <-> float16 / bfloat16. */
-static int vec_cast_ok(TsDType dst, TsDType src) {
-    if (dst == TS_FLOAT32) return src == TS_FLOAT16 || src == TS_BFLOAT16;
-    return src == TS_FLOAT32 && (dst == TS_FLOAT16 || dst == TS_BFLOAT16);
-}
-
-/* Can the nest's body (innermost variable j, extent ext) be vectorized? */
-static int vec_match(Cg *g, const IrStmt *body, const IrVar *j, int64_t ext, VecCopy *vc) {
-    if (!g->caps->vec || g->k->may_block) return 0;
-    memset(vc, 0, sizeof *vc);
-    const IrStmt *s = body;
-    for (;;) {
-        while (s && s->kind == IR_S_SEQ && s->seq.n == 1) s = s->seq.v[0];
-        if (!s) return 0;
-        if (s->kind != IR_S_IF) break;
-        if (vc->ncond == VEC_MAXCOND || !vec_guard_ok(s->if_.cond, j)) return 0;
-        vc->cond[vc->ncond++] = s->if_.cond;
-        s = s->if_.then;
-    }
-    if (s->kind != IR_S_STORE) return 0;
-    const IrExpr *val = s->store.value;
-    TsDType dt = s->store.buf->dt;
-    if (val && val->kind == IR_E_CAST && val->dt == dt) val = val->un.a;
-    if (!val || val->kind != IR_E_LOAD || val->load.buf == s->store.buf) return 0;
-    TsDType sdt = val->load.buf->dt;
-    if (sdt != dt && (!vec_cast_ok(dt, sdt) || !g->caps->vec_cast)) return 0;
-    const CgBuf *dst = find_buf(g, s->store.buf, s->loc), *src = find_buf(g, val->load.buf, val->loc);
-    if (is_private(dst->buf) || is_private(src->buf)) return 0;
-    int es = (ts_dtype_bits(dt) + 7) / 8, ess = (ts_dtype_bits(sdt) + 7) / 8, narrow = es < ess ? es : ess;
-    if (es < 1 || es > 8 || (ts_dtype_bits(dt) % 8)) return 0;
-    for (int vb = 16; vb >= 4; vb /= 2) {
-        if (vb <= narrow || ext % (vb / narrow)) continue;
-        vc->v = vb / narrow;
-        break;
-    }
-    if (!vc->v) return 0;
-    vc->dbytes = vc->v * es;
-    vc->sbytes = vc->v * ess;
-    vc->dchunk = vc->dbytes < 16 ? vc->dbytes : 16;
-    vc->schunk = vc->sbytes < 16 ? vc->sbytes : 16;
-    if (!vec_access(dst, s->store.idx, s->store.nidx, j, vc->dchunk / es, &vc->dst_ok) ||
-        !vec_access(src, val->load.idx, val->load.nidx, j, vc->schunk / ess, &vc->src_ok))
-        return 0;
-    vc->leaf = s;
-    vc->dst = dst;
-    vc->src = src;
-    return 1;
-}
-
-/* Element offset of buf[idx] for the vector path: global in 64 bits with
- * the last stride (checked == 1) left out; shared in 32 bits when small. */
-static void emit_vec_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx);
-
-static void emit_vec_index(Cg *g, const CgBuf *cb, IrExpr *const *idx) {
-    const IrSwizzle *z = &cb->buf->swizzle;
-    if (z->kind != IR_SWIZZLE_XOR) {
-        emit_vec_index_raw(g, cb, idx);
-        return;
-    }
-    out(g, "TS_SWZ((");
-    emit_vec_index_raw(g, cb, idx);
-    outf(g, "), %d, %d, %d)", z->bits, z->base, z->shift);
-}
-
-static void emit_vec_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx) {
-    const IrBuffer *b = cb->buf;
-    int global = cb->param >= 0, last = b->ndim - 1, narrow = !global && cb->elems < ((int64_t)1 << 31);
-    int64_t konst = 0, c;
-    int terms = 0;
-    for (int d = 0; d <= last; d++) {
-        if (!global && ir_is_const_int(idx[d], &c)) {
-            konst += c * cb->strides[d];
-            continue;
-        }
-        if (terms++) out(g, " + ");
-        out(g, narrow ? "(int)(" : "(ts_i64)(");
-        emit_expr(g, idx[d]);
-        out(g, ")");
-        if (global) {
-            if (d != last) outf(g, " * %s_s%d", cb->name, d);
-        } else if (cb->strides[d] != 1) {
-            outf(g, narrow ? " * %lld" : " * %lldLL", (long long)cb->strides[d]);
-        }
-    }
-    if (!terms) outf(g, "%lld", (long long)konst);
-    else if (konst) outf(g, narrow ? " + %lld" : " + %lldLL", (long long)konst);
-}
-
-/* A run-time alignment test of &buf[idx] to chunk bytes (and stride == 1
- * for global). */
-static void emit_vec_align_check(Cg *g, int chunk, const CgBuf *cb, IrExpr *const *idx) {
-    if (cb->param >= 0) outf(g, " && %s_s%d == 1", cb->name, cb->buf->ndim - 1);
-    outf(g, " && ((ts_u64)(%s + (", cb->name);
-    emit_vec_index(g, cb, idx);
-    outf(g, ")) & %dULL) == 0", chunk - 1);
-}
-
-/* The CUDA type of one memory access of `bytes` bytes. */
-static const char *vec_type(int bytes) { return bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "ts_u32"; }
-
-/* 32-bit word w of chunk register `name`_c (chunk bytes per chunk). */
-static void emit_vec_word(Cg *g, const char *name, int chunk, int w) {
-    static const char *const field[] = {".x", ".y", ".z", ".w"};
-    int per = chunk / 4;
-    outf(g, "%s_%d%s", name, w / per, per > 1 ? field[w % per] : "");
-}
-
-/* Element k of the loaded source chunks `name`_*, as a float. */
-static void emit_vec_elem(Cg *g, const VecCopy *vc, TsDType sdt, const char *name, int k) {
-    if (sdt == TS_FLOAT32) {
-        out(g, "__uint_as_float(");
-        emit_vec_word(g, name, vc->schunk, k);
-        out(g, ")");
-        return;
-    }
-    outf(g, "%s((ts_u16)(", sdt == TS_FLOAT16 ? "ts_h2f" : "ts_bf2f");
-    emit_vec_word(g, name, vc->schunk, k / 2);
-    out(g, k % 2 ? " >> 16))" : " & 0xffffu))");
-}
-
-/* The vector move of a casting copy: load the source chunks, convert
- * element by element, store the destination chunks (at vd, from vs). */
-static void emit_vec_cast_move(Cg *g, const VecCopy *vc, TsDType ddt, TsDType sdt, int id) {
-    const char *st = vec_type(vc->schunk), *dt = vec_type(vc->dchunk);
-    char a[32], b[32];
-    snprintf(a, sizeof a, "ts_a%d", id);
-    snprintf(b, sizeof b, "ts_b%d", id);
-    for (int c = 0; c < vc->sbytes / vc->schunk; c++) {
-        line_start(g);
-        outf(g, "const %s %s_%d = ts_vs%d[%d];\n", st, a, c, id, c);
-    }
-    for (int c = 0; c < vc->dbytes / vc->dchunk; c++) {
-        line_start(g);
-        outf(g, "%s %s_%d;\n", dt, b, c);
-    }
-    for (int w = 0; w < vc->dbytes / 4; w++) {
-        line_start(g);
-        emit_vec_word(g, b, vc->dchunk, w);
-        out(g, " = ");
-        if (ddt == TS_FLOAT32) {
-            out(g, "__float_as_uint(");
-            emit_vec_elem(g, vc, sdt, a, w);
-            out(g, ");\n");
-            continue;
-        }
-        const char *enc = ddt == TS_FLOAT16 ? "ts_f2h" : "ts_f2bf";
-        outf(g, "(ts_u32)%s(", enc);
-        emit_vec_elem(g, vc, sdt, a, 2 * w);
-        outf(g, ") | ((ts_u32)%s(", enc);
-        emit_vec_elem(g, vc, sdt, a, 2 * w + 1);
-        out(g, ") << 16);\n");
-    }
-    for (int c = 0; c < vc->dbytes / vc->dchunk; c++) {
-        line_start(g);
-        outf(g, "ts_vd%d[%d] = %s_%d;\n", id, c, b, c);
-    }
-}
-
-/* The distributed nest lv[0..n) as a vector copy, if vec_match says so
- * (ext: constant extents, total their product, below 2^31). */
-static int emit_vec_copy(Cg *g, const IrStmt *const *lv, int n, const int64_t *ext, int64_t total, int id) {
-    VecCopy vc;
-    const IrVar *j = lv[n - 1]->for_.var;
-    int64_t c;
-    if (!ir_is_const_int(lv[n - 1]->for_.min, &c) || c != 0) return 0;
-    if (!vec_match(g, lv[n - 1]->for_.body, j, ext[n - 1], &vc)) return 0;
-    const IrStmt *st = vc.leaf;
-    const IrExpr *ld = st->store.value;
-    if (ld->kind == IR_E_CAST) ld = ld->un.a;
-    TsDType ddt = st->store.buf->dt, sdt = ld->load.buf->dt;
-    int64_t nvec = total / vc.v, extv = ext[n - 1] / vc.v;
-    const char *jn = ts_cx_name(g->a, j->name, j->id);
-
-    line_start(g);
-    if (ddt == sdt) outf(g, "{ /* vector copy: %d x %d bytes per thread and step */\n", vc.v, vc.dbytes / vc.v);
-    else
-        outf(g, "{ /* vector cast copy: %d x %s -> %s per thread and step */\n", vc.v, ts_dtype_info(sdt)->name,
-             ts_dtype_info(ddt)->name);
-    g->ind++;
-    line_start(g);
-    if (nvec % g->nthreads == 0) {
-        int64_t trip = nvec / g->nthreads;
-        /* a casting step holds twice the bytes of a same-dtype one in
-         * registers: unrolled 16 times it raised the gemm kernels' register
-         * count (ptxas, sm_90a: simt 56 -> 80, mma 172 -> 234); 4 does not */
-        int unroll = ddt == sdt ? 16 : 4;
-        if (trip <= unroll) out(g, "#pragma unroll\n");
-        else outf(g, "#pragma unroll %d\n", unroll);
-        line_start(g);
-        outf(g, "for (int ts_r%d = 0; ts_r%d < %lld; ts_r%d++) {\n", id, id, (long long)trip, id);
-        line_start(g);
-        outf(g, "    const int ts_t%d = ts_tid + ts_r%d * %d;\n", id, id, g->nthreads);
-    } else {
-        outf(g, "for (int ts_t%d = ts_tid; ts_t%d < %lld; ts_t%d += %d) {\n", id, id, (long long)nvec, id,
-             g->nthreads);
-    }
-    g->ind++;
-    scope_open(g);
-    for (int i = 0; i < n; i++) {
-        int64_t inner = 1;
-        for (int k = i + 1; k < n; k++) inner *= k == n - 1 ? extv : ext[k];
-        const IrVar *v = lv[i]->for_.var;
-        line_start(g);
-        if (i == n - 1) outf(g, "const int ts_j%d = ", id);
-        else if (ir_is_const_int(lv[i]->for_.min, &c) && c == 0) outf(g, "const int %s = ", ts_cx_name(g->a, v->name, v->id));
-        else {
-            outf(g, "const %s %s = (", compute_ctype(g, v->dt, lv[i]->loc), ts_cx_name(g->a, v->name, v->id));
-            emit_expr(g, lv[i]->for_.min);
-            out(g, ") + ");
-        }
-        outf(g, "(ts_t%d", id);
-        if (inner != 1) outf(g, " / %lld", (long long)inner);
-        if (i > 0) outf(g, " %% %lld", (long long)(i == n - 1 ? extv : ext[i]));
-        out(g, ")");
-        if (i == n - 1) outf(g, " * %d", vc.v);
-        out(g, ";\n");
-    }
-    CgCtx ctx = g->ctx;
-    int in_dist = g->in_dist, dist_loops = g->dist_loops;
-    g->ctx = CTX_THREAD;
-    g->in_dist = 1;
-    g->dist_loops = 0;
-    /* guards at the vector's last element */
-    line_start(g);
-    outf(g, "bool ts_ok%d = true;\n", id);
-    if (vc.ncond) {
-        line_start(g);
-        outf(g, "{\n");
-        line_start(g);
-        outf(g, "    const int %s = ts_j%d + %d;\n", jn, id, vc.v - 1);
-        line_start(g);
-        outf(g, "    ts_ok%d = ", id);
-        for (int i = 0; i < vc.ncond; i++) {
-            if (i) out(g, " && ");
-            out(g, "(");
-            emit_expr(g, vc.cond[i]);
-            out(g, ")");
-        }
-        out(g, ";\n");
-        line_start(g);
-        out(g, "}\n");
-    }
-    /* alignment, then the vector move */
-    line_start(g);
-    out(g, "{\n");
-    g->ind++;
-    line_start(g);
-    outf(g, "const int %s = ts_j%d;\n", jn, id);
-    if (!vc.dst_ok || !vc.src_ok) {
-        line_start(g);
-        outf(g, "ts_ok%d = ts_ok%d", id, id);
-        if (!vc.dst_ok) emit_vec_align_check(g, vc.dchunk, vc.dst, st->store.idx);
-        if (!vc.src_ok) emit_vec_align_check(g, vc.schunk, vc.src, ld->load.idx);
-        out(g, ";\n");
-    }
-    line_start(g);
-    if (ddt == sdt) {
-        const char *vt = vec_type(vc.dbytes);
-        outf(g, "if (ts_ok%d) *(%s *)(%s + (", id, vt, vc.dst->name);
-        emit_vec_index(g, vc.dst, st->store.idx);
-        outf(g, ")) = *(const %s *)(%s + (", vt, vc.src->name);
-        emit_vec_index(g, vc.src, ld->load.idx);
-        out(g, "));\n");
-    } else {
-        outf(g, "if (ts_ok%d) {\n", id);
-        g->ind++;
-        line_start(g);
-        outf(g, "const %s *ts_vs%d = (const %s *)(%s + (", vec_type(vc.schunk), id, vec_type(vc.schunk), vc.src->name);
-        emit_vec_index(g, vc.src, ld->load.idx);
-        out(g, "));\n");
-        line_start(g);
-        outf(g, "%s *ts_vd%d = (%s *)(%s + (", vec_type(vc.dchunk), id, vec_type(vc.dchunk), vc.dst->name);
-        emit_vec_index(g, vc.dst, st->store.idx);
-        out(g, "));\n");
-        emit_vec_cast_move(g, &vc, ddt, sdt, id);
-        g->ind--;
-        line_start(g);
-        out(g, "}\n");
-    }
-    g->ind--;
-    line_start(g);
-    out(g, "}\n");
-    /* the scalar path: edges, odd strides, misaligned views */
-    if (vc.ncond || !vc.dst_ok || !vc.src_ok) {
-        line_start(g);
-        outf(g, "if (!ts_ok%d) {\n", id);
-        g->ind++;
-        line_start(g);
-        outf(g, "for (int ts_k%d = 0; ts_k%d < %d; ts_k%d++) {\n", id, id, vc.v, id);
-        g->ind++;
-        scope_open(g);
-        line_start(g);
-        outf(g, "const %s %s = (%s)(ts_j%d + ts_k%d);\n", compute_ctype(g, j->dt, lv[n - 1]->loc), jn,
-             compute_ctype(g, j->dt, lv[n - 1]->loc), id, id);
-        emit_body(g, lv[n - 1]->for_.body);
-        scope_close(g);
-        g->ind--;
-        line_start(g);
-        out(g, "}\n");
-        g->ind--;
-        line_start(g);
-        out(g, "}\n");
-    }
-    g->ctx = ctx;
-    g->in_dist = in_dist;
-    g->dist_loops = dist_loops;
-    scope_close(g);
-    g->ind--;
-    line_start(g);
-    out(g, "}\n");
-    g->ind--;
-    line_start(g);
-    out(g, "}\n");
-    emit_sync(g);
-    return 1;
-}
-
-/* The outermost T.Parallel nest of uniform code, spread over the block's
- * threads (see the essay).  A layout-driven split goes here later. */
-static void emit_distributed(Cg *g, const IrStmt *s) {
-    enum { MAXN = 8 };
-    const IrStmt *lv[MAXN];
-    int n = 0;
-    const IrStmt *cur = s;
-    for (;;) {
-        lv[n++] = cur;
-        const IrStmt *b = cur->for_.body;
-        while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
-        if (n == MAXN || !b || b->kind != IR_S_FOR || b->for_.kind != IR_FOR_PARALLEL) break;
-        int dep = 0;
-        for (int i = 0; i < n; i++) dep |= expr_uses_var(b->for_.extent, lv[i]->for_.var);
-        if (dep) break;
-        cur = b;
-    }
-    const IrStmt *body = lv[n - 1]->for_.body;
-    int id = g->uid++;
-
-    sync_if_pending(g);
-    int64_t ext[MAXN], total = 1;
-    int all_const = 1, header_reads = 0;
-    for (int i = 0; i < n; i++) {
-        header_reads |= expr_reads_mem(lv[i]->for_.extent);
-        if (!ir_is_const_int(lv[i]->for_.extent, &ext[i])) all_const = 0;
-        else {
-            if (ext[i] < 0) ext[i] = 0;
-            if (total < ((int64_t)1 << 40)) total *= ext[i];
-        }
-    }
-    int small = all_const && total < ((int64_t)1 << 31);
-    if (small && total > 0 && emit_vec_copy(g, lv, n, ext, total, id)) return;
-    line_start(g);
-    out(g, "{\n");
-    g->ind++;
-    if (!small) {
-        for (int i = 0; i < n; i++) {
-            line_start(g);
-            outf(g, "const ts_i64 ts_e%d_%d = ts_max_i((ts_i64)(", id, i);
-            emit_expr(g, lv[i]->for_.extent);
-            out(g, "), 0LL);\n");
-        }
-        if (header_reads) {
-            line_start(g);
-            out(g, "__syncthreads(); /* extents read memory the nest may write */\n");
-        }
-        line_start(g);
-        outf(g, "const ts_i64 ts_n%d = ", id);
-        for (int i = 0; i < n; i++) outf(g, "%sts_e%d_%d", i ? " * " : "", id, i);
-        out(g, ";\n");
-        line_start(g);
-        outf(g, "for (ts_i64 ts_t%d = ts_tid; ts_t%d < ts_n%d; ts_t%d += %d) {\n", id, id, id, id, g->nthreads);
-    } else if (total % g->nthreads == 0 && total > 0) {
-        /* every thread runs the same constant number of iterations: a
-         * counted loop the compiler unrolls, so that the loads of several
-         * iterations are in flight at once (copies are latency-bound) */
-        int64_t trip = total / g->nthreads;
-        line_start(g);
-        out(g, trip <= 16 ? "#pragma unroll\n" : "#pragma unroll 16\n");
-        line_start(g);
-        outf(g, "for (int ts_r%d = 0; ts_r%d < %lld; ts_r%d++) {\n", id, id, (long long)trip, id);
-        line_start(g);
-        outf(g, "    const int ts_t%d = ts_tid + ts_r%d * %d;\n", id, id, g->nthreads);
-    } else {
-        line_start(g);
-        outf(g, "for (int ts_t%d = ts_tid; ts_t%d < %lld; ts_t%d += %d) {\n", id, id, (long long)total, id,
-             g->nthreads);
-    }
-    g->ind++;
-    scope_open(g);
-    /* index i = (t / prod(extents after i)) % extent_i; the outermost without % */
-    for (int i = 0; i < n; i++) {
-        const IrVar *v = lv[i]->for_.var;
-        line_start(g);
-        outf(g, "const %s %s = (%s)(", compute_ctype(g, v->dt, lv[i]->loc), ts_cx_name(g->a, v->name, v->id),
-             compute_ctype(g, v->dt, lv[i]->loc));
-        int64_t c;
-        if (!ir_is_const_int(lv[i]->for_.min, &c) || c != 0) {
-            out(g, "(");
-            emit_expr(g, lv[i]->for_.min);
-            out(g, ") + ");
-        }
-        out(g, "(ts_i64)(");
-        if (small) {
-            int64_t inner = 1;
-            for (int j = i + 1; j < n; j++) inner *= ext[j];
-            outf(g, "ts_t%d", id);
-            if (inner != 1) outf(g, " / %lld", (long long)inner);
-            if (i > 0) outf(g, " %% %lld", (long long)ext[i]);
-        } else {
-            outf(g, "ts_t%d", id);
-            for (int j = i + 1; j < n; j++) outf(g, " / ts_e%d_%d", id, j);
-            if (i > 0) outf(g, " %% ts_e%d_%d", id, i);
-        }
-        out(g, "));\n");
-    }
-    CgCtx ctx = g->ctx;
-    int in_dist = g->in_dist, dist_loops = g->dist_loops;
-    g->ctx = CTX_THREAD;
-    g->in_dist = 1;
-    g->dist_loops = 0;
-    emit_body(g, body);
-    g->ctx = ctx;
-    g->in_dist = in_dist;
-    g->dist_loops = dist_loops;
-    scope_close(g);
-    g->ind--;
-    line_start(g);
-    out(g, "}\n");
-    g->ind--;
-    line_start(g);
-    out(g, "}\n");
-    emit_sync(g);
-}
-
-/* Is thread-level code s made only of vector copies (the copy lowering's
- * output, which carries its own barriers: none before async copies, whose
- * waits are the pipeline's)? */
-static int only_vcopies(const IrStmt *s) {
-    if (!s) return 1;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (!only_vcopies(s->seq.v[i])) return 0;
-        return 1;
-    case IR_S_FOR: return !expr_reads_mem(s->for_.min) && !expr_reads_mem(s->for_.extent) && only_vcopies(s->for_.body);
-    case IR_S_IF: return !expr_reads_mem(s->if_.cond) && only_vcopies(s->if_.then) && only_vcopies(s->if_.else_);
-    case IR_S_VCOPY: return 1;
-    default: return 0;
-    }
-}
 
 /* A loop bound to a thread range (thread-level IR): the thread whose flat
  * index is in [min, min + extent) runs the body once with the loop variable
@@ -1904,9 +1145,7 @@ static void emit_thread_range(Cg *g, const IrStmt *s) {
         emit_expr(g, s->for_.extent);
         out(g, ")) ");
     }
-    g->dist_loops++;
     emit_block(g, s->for_.body);
-    g->dist_loops--;
     out(g, "\n");
     g->ind--;
     line_start(g);
@@ -1915,30 +1154,15 @@ static void emit_thread_range(Cg *g, const IrStmt *s) {
 
 static void emit_for(Cg *g, const IrStmt *s) {
     if (s->for_.kind == IR_FOR_THREAD) {
-        if (g->ctx == CTX_UNIFORM && only_vcopies(s->for_.body)) {
-            /* vector copies from lower_copy_cuda.c: the IR has their barriers */
-            sync_if_pending(g);
-            g->ctx = CTX_THREAD;
-            emit_thread_range(g, s);
-            g->ctx = CTX_UNIFORM;
-        } else if (g->ctx == CTX_UNIFORM) {
-            emit_divergent(g, s);
-        } else {
-            emit_thread_range(g, s);
-        }
+        CgCtx ctx = g->ctx;
+        g->ctx = CTX_THREAD;
+        emit_thread_range(g, s);
+        g->ctx = ctx;
         return;
     }
-    if (g->ctx == CTX_UNIFORM) {
-        if (s->for_.kind == IR_FOR_PARALLEL) {
-            emit_distributed(g, s);
-            return;
-        }
-        if (expr_varying(g, s->for_.min) || expr_varying(g, s->for_.extent)) {
-            emit_divergent(g, s);
-            return;
-        }
-        g->pending |= expr_reads_mem(s->for_.min) || expr_reads_mem(s->for_.extent);
-    }
+    if (g->ctx == CTX_UNIFORM && s->for_.kind == IR_FOR_PARALLEL)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a T.Parallel loop outside a thread range "
+                                                  "(partition_threads did not run)");
     const IrVar *v = s->for_.var;
     const char *n = ts_cx_name(g->a, v->name, v->id);
     int64_t c;
@@ -1952,43 +1176,24 @@ static void emit_for(Cg *g, const IrStmt *s) {
     outf(g, ", %s_end = %s + (", n, n);
     emit_expr(g, s->for_.extent);
     outf(g, "); %s < %s_end; %s++) ", n, n, n);
-    if (g->ctx == CTX_UNIFORM) {
-        emit_uniform_loop_body(g, s->for_.body, 0);
-    } else {
-        g->dist_loops++;
-        emit_block(g, s->for_.body);
-        g->dist_loops--;
-    }
+    emit_block(g, s->for_.body);
     out(g, "\n");
 }
 
 static void emit_if(Cg *g, const IrStmt *s) {
-    if (g->ctx == CTX_UNIFORM && expr_varying(g, s->if_.cond)) {
-        emit_divergent(g, s);
-        return;
-    }
-    if (g->ctx == CTX_UNIFORM) g->pending |= expr_reads_mem(s->if_.cond);
-    int p0 = g->pending;
     line_start(g);
     out(g, "if (");
     emit_expr(g, s->if_.cond);
     out(g, ") ");
     emit_block(g, s->if_.then);
-    int p1 = g->pending;
-    g->pending = p0;
     if (s->if_.else_) {
         out(g, " else ");
         emit_block(g, s->if_.else_);
     }
-    g->pending = g->pending || p1;
     out(g, "\n");
 }
 
 static void emit_while(Cg *g, const IrStmt *s) {
-    if (g->ctx == CTX_UNIFORM && expr_varying(g, s->while_.cond)) {
-        emit_divergent(g, s);
-        return;
-    }
     g->while_depth++;
     if (g->ctx == CTX_UNIFORM && g->k->may_block && !g->single && expr_reads_global(s->while_.cond)) {
         /* thread 0 reads the flag, everyone gets its answer */
@@ -2009,32 +1214,22 @@ static void emit_while(Cg *g, const IrStmt *s) {
         out(g, "__syncthreads();\n");
         line_start(g);
         outf(g, "if (!ts_c%d) break;\n", id);
-        g->pending = 0;
         line_start(g);
-        emit_uniform_loop_body(g, s->while_.body, 0);
+        emit_block(g, s->while_.body);
         out(g, "\n");
         g->ind--;
         line_start(g);
         out(g, "}\n");
         line_start(g);
         out(g, "__threadfence(); /* acquire: see what the awaited block wrote */\n");
-        g->pending = 0; /* the loop is left right after the barriers */
         g->while_depth--;
         return;
     }
-    int cond_reads = g->ctx == CTX_UNIFORM && expr_reads_mem(s->while_.cond);
-    if (g->ctx == CTX_UNIFORM) g->pending |= cond_reads;
     line_start(g);
     out(g, "while (");
     emit_expr(g, s->while_.cond);
     out(g, ") ");
-    if (g->ctx == CTX_UNIFORM) {
-        emit_uniform_loop_body(g, s->while_.body, cond_reads);
-    } else {
-        g->dist_loops++;
-        emit_block(g, s->while_.body);
-        g->dist_loops--;
-    }
+    emit_block(g, s->while_.body);
     out(g, "\n");
     if (g->k->may_block && expr_reads_global(s->while_.cond)) {
         line_start(g);
@@ -2069,58 +1264,7 @@ static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
     out(g, "));\n");
 }
 
-/* Thread 0 runs `what` for the whole block, then a barrier (uniform
- * stores/atomics to shared, fragment or global memory). */
-static void emit_thread0(Cg *g, const IrStmt *s, void (*what)(Cg *, const IrStmt *, const CgBuf *),
-                         const CgBuf *cb) {
-    if (g->k->may_block && cb->param >= 0 && !g->single) {
-        /* every thread's earlier writes are visible before thread 0's store */
-        line_start(g);
-        out(g, "__threadfence();\n");
-        emit_sync(g);
-    } else {
-        sync_if_pending(g);
-    }
-    if (g->single) {
-        what(g, s, cb);
-    } else {
-        line_start(g);
-        out(g, "if (ts_tid == 0) {\n");
-        g->ind++;
-        what(g, s, cb);
-        g->ind--;
-        line_start(g);
-        out(g, "}\n");
-    }
-    emit_sync(g);
-}
-
-/* A store or atomic in uniform code whose place or value differs between
- * threads (explicit thread programming: T.get_thread_binding) is each
- * thread's own: a divergent region, not thread 0's store. */
-static int store_varying(Cg *g, const IrStmt *s) {
-    if (expr_varying(g, s->store.value)) return 1;
-    for (int i = 0; i < s->store.nidx; i++)
-        if (expr_varying(g, s->store.idx[i])) return 1;
-    return 0;
-}
-
-static void emit_store(Cg *g, const IrStmt *s) {
-    const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
-    if (g->ctx == CTX_UNIFORM && !is_private(cb->buf) && store_varying(g, s)) {
-        emit_divergent(g, s);
-        return;
-    }
-    if (g->ctx == CTX_THREAD || is_private(cb->buf)) {
-        if (g->ctx == CTX_UNIFORM) {
-            g->pending |= expr_reads_mem(s->store.value);
-            for (int i = 0; i < s->store.nidx; i++) g->pending |= expr_reads_mem(s->store.idx[i]);
-        }
-        emit_store_line(g, s, cb);
-        return;
-    }
-    emit_thread0(g, s, emit_store_line, cb);
-}
+static void emit_store(Cg *g, const IrStmt *s) { emit_store_line(g, s, find_buf(g, s->store.buf, s->loc)); }
 
 /* buf[idx] += value: a plain update on private buffers, an atomic on
  * shared, fragment and global ones. */
@@ -2162,25 +1306,12 @@ static void emit_atomic_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
     out(g, "));\n");
 }
 
-static void emit_atomic(Cg *g, const IrStmt *s) {
-    const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
-    if (g->ctx == CTX_UNIFORM && !is_private(cb->buf) && store_varying(g, s)) {
-        emit_divergent(g, s);
-        return;
-    }
-    if (g->ctx == CTX_THREAD || is_private(cb->buf)) {
-        if (g->ctx == CTX_UNIFORM) g->pending |= stmt_touches_mem(s);
-        emit_atomic_line(g, s, cb);
-        return;
-    }
-    emit_thread0(g, s, emit_atomic_line, cb);
-}
+static void emit_atomic(Cg *g, const IrStmt *s) { emit_atomic_line(g, s, find_buf(g, s->store.buf, s->loc)); }
 
 static void emit_let(Cg *g, const IrStmt *s) {
     const IrVar *v = s->let.var;
     const char *n = ts_cx_name(g->a, v->name, v->id);
     int fresh = !ts_cx_declared_here(&g->scopes, v);
-    if (g->ctx == CTX_UNIFORM) g->pending |= expr_reads_mem(s->let.value);
     line_start(g);
     if (fresh) outf(g, "%s %s = ", compute_ctype(g, v->dt, s->loc), n);
     else outf(g, "%s = ", n);
@@ -2245,21 +1376,8 @@ static void emit_print_body(Cg *g, const IrStmt *s) {
     out(g, "}\n");
 }
 
-static void emit_print(Cg *g, const IrStmt *s) {
-    if (g->ctx == CTX_THREAD || g->single) {
-        emit_print_body(g, s);
-    } else {
-        line_start(g);
-        out(g, "if (ts_tid == 0) ");
-        out(g, "{\n");
-        g->ind++;
-        emit_print_body(g, s);
-        g->ind--;
-        line_start(g);
-        out(g, "}\n");
-    }
-    if (g->ctx == CTX_UNIFORM) g->pending = 1;
-}
+/* (partition_threads gives a uniform T.print to one thread) */
+static void emit_print(Cg *g, const IrStmt *s) { emit_print_body(g, s); }
 
 /* A T.gemm kept for tensor cores: one call of its gemm function by every
  * thread of the block (uniform code only: mma.sync needs whole warps),
@@ -2269,9 +1387,10 @@ static TsCudaCommBuf comm_buf(void *gv, const IrBuffer *b) {
     return (TsCudaCommBuf){cb->name, cb->param, cb->strides};
 }
 
-/* A communication primitive (comm_cuda.c): in uniform code between
- * barriers; in per-thread code (T.Parallel, divergent branches) done by the
- * thread alone, where the primitive allows it (not the block barriers). */
+/* A communication primitive (comm_cuda.c): in uniform code every thread
+ * arrives (insert_sync puts barriers around it); in a thread range (a
+ * partitioned T.Parallel, a divergent branch) done by the thread alone,
+ * where the primitive allows it (not the block barriers). */
 static void emit_comm(Cg *g, const IrStmt *s) {
     int per_thread = g->ctx != CTX_UNIFORM;
     if (per_thread && !ts_cuda_comm_per_thread_ok(s->op))
@@ -2279,10 +1398,8 @@ static void emit_comm(Cg *g, const IrStmt *s) {
                    "T.%s under a T.Parallel loop or thread-dependent control flow is not supported on the CUDA target "
                    "(every thread of the block must arrive together)",
                    ts_comm_name(s->op->comm));
-    if (!per_thread) sync_if_pending(g);
     TsCudaComm h = {cx(g), g->ind, g->nthreads, comm_buf, g, per_thread};
     ts_cuda_comm_emit(&h, s);
-    if (!per_thread) emit_sync(g);
 }
 
 static void emit_tileop(Cg *g, const IrStmt *s) {
@@ -2297,17 +1414,11 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
     for (int i = 0; i < g->mma_sites.n; i++)
         if (g->mma_sites.v[i].op == op) site = &g->mma_sites.v[i];
     if (!site) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a tensor-core gemm was not planned");
-    int varying = g->ctx != CTX_UNIFORM;
-    for (int r = 0; r < 3; r++)
-        for (int d = 0; d < op->r[r].ndim; d++) varying |= expr_varying(g, op->r[r].start[d]);
-    if (varying)
+    if (g->ctx != CTX_UNIFORM)
         ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
                    "T.gemm on tensor cores must be reached by every thread of the block with the same operands "
                    "(not under a T.Parallel loop or thread-dependent control flow); TILESCALE_CUDA_MMA=0 lowers "
                    "it to loops instead");
-    for (int r = 0; r < 3; r++)
-        for (int d = 0; d < op->r[r].ndim; d++) g->pending |= expr_reads_mem(op->r[r].start[d]);
-    sync_if_pending(g);
     line_start(g);
     outf(g, "ts_gemm_%d(", site->fn);
     if (g->mma_fns.v[site->fn].creg) {
@@ -2322,9 +1433,6 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
             out(g, "), ");
         }
         outf(g, "%s, ts_tid);\n", find_buf(g, op->r[2].buf, s->loc)->name);
-        /* C is in registers: only the shared operands were read, so the
-         * next write to shared memory waits (pending), not this call */
-        g->pending = 1;
         return;
     }
     for (int r = 0; r < 3; r++) {
@@ -2334,7 +1442,6 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
         out(g, "), ");
     }
     out(g, "ts_tid);\n");
-    emit_sync(g);
 }
 
 /* A thread-level vector copy: `lanes` consecutive elements along the last
@@ -2519,34 +1626,16 @@ static void emit_vcopy(Cg *g, const IrStmt *s) {
 }
 
 static void emit_stmt(Cg *g, const IrStmt *s) {
-    if (!s) return;
-    if (s->kind == IR_S_BARRIER) {
-        if (!g->synced) emit_sync(g);
-        return;
-    }
-    if (s->kind != IR_S_SEQ) g->synced = 0;
-    if (s->kind == IR_S_SEQ || s->kind == IR_S_FOR || s->kind == IR_S_IF || s->kind == IR_S_WHILE) {
-        /* a distributed nest ends with its barrier; elsewhere a barrier
-         * inside need not have run */
-        int dist = (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_PARALLEL && g->ctx == CTX_UNIFORM) ||
-                   s->kind == IR_S_SEQ;
-        emit_kind(g, s);
-        if (!dist) g->synced = 0;
-        return;
-    }
-    emit_kind(g, s);
+    if (s) emit_kind(g, s);
 }
 
 static void emit_kind(Cg *g, const IrStmt *s) {
     switch (s->kind) {
     case IR_S_SEQ: {
-        /* a nested block runs once, in line: barriers merge across it */
-        int synced = g->synced;
         line_start(g);
         out(g, "{\n");
         g->ind++;
         scope_open(g);
-        g->synced = synced;
         emit_body(g, s);
         scope_close(g);
         g->ind--;
@@ -2558,9 +1647,6 @@ static void emit_kind(Cg *g, const IrStmt *s) {
     case IR_S_IF: emit_if(g, s); return;
     case IR_S_WHILE: emit_while(g, s); return;
     case IR_S_BREAK:
-        if (g->in_dist && g->dist_loops == 0)
-            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
-                       "'break' out of a T.Parallel loop is not supported on the CUDA target");
         line_start(g);
         out(g, "break;\n");
         return;
@@ -2571,7 +1657,6 @@ static void emit_kind(Cg *g, const IrStmt *s) {
     case IR_S_ALLOC: return; /* declared up front */
     case IR_S_TILEOP: emit_tileop(g, s); return;
     case IR_S_EVAL:
-        if (g->ctx == CTX_UNIFORM) g->pending |= expr_reads_mem(s->eval.e);
         line_start(g);
         out(g, "(void)(");
         emit_expr(g, s->eval.e);
@@ -2639,7 +1724,7 @@ static void collect_mma_bufs(Cg *g, const IrStmt *s) {
 static void add_buf(Cg *g, const IrBuffer *b) {
     for (int i = 0; i < g->bufs.n; i++)
         if (g->bufs.v[i].buf == b) return;
-    CgBuf cb = {b, ts_cx_name(g->a, b->name, b->id), -1, 0, 0, NULL, 0};
+    CgBuf cb = {b, ts_cx_name(g->a, b->name, b->id), -1, 0, 0, NULL};
     if (b->scope == IR_SCOPE_GLOBAL) {
         for (int i = 0; i < g->k->params.n; i++)
             if (g->k->params.v[i].buf == b) cb.param = i;
@@ -2964,7 +2049,6 @@ static void emit_kernel(Cg *g) {
     }
     scope_open(g);
     g->ctx = CTX_UNIFORM;
-    g->pending = 0;
     emit_body(g, k->body);
     scope_close(g);
     g->ind = 0;
@@ -3019,13 +2103,6 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     }
     walk_stmt_bufs(&g, k->body);
     int64_t smem = (g.smem + TS_CUDA_SMEM_ALIGN - 1) / TS_CUDA_SMEM_ALIGN * TS_CUDA_SMEM_ALIGN;
-
-    /* What differs between threads: grow to a fixed point. */
-    for (int round = 0; round < 64; round++) {
-        g.changed = 0;
-        mark_stmt(&g, k->body, 0);
-        if (!g.changed) break;
-    }
 
     ts_buf_puts(o, "/* Generated by TileScale (CUDA target) for kernel '");
     for (const char *p = k->name ? k->name : "?"; *p; p++)

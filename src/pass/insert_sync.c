@@ -1,0 +1,1107 @@
+/*
+ * insert_sync.c — the CUDA pass that places the block's barriers
+ * (IR_S_BARRIER, printed as __syncthreads()): one only where a thread
+ * reads memory another thread wrote since the last barrier (RAW), or
+ * writes memory another thread read or wrote since then (WAR, WAW),
+ * including around loop back edges.  It replaces the code generator's
+ * conservative barriers (one after every distributed nest, around every
+ * thread-0 store and tensor-core call) and the ones earlier passes put in
+ * provisionally (lower_copy_cuda around copies, inject_pipeline after its
+ * waits): every barrier of the uniform code is dropped and placed again
+ * here, so none is duplicated.
+ *
+ * It runs last among the CUDA passes, on IR that partition_threads made
+ * entirely thread-level: uniform code (every thread runs it with the same
+ * values; barriers may go there) and thread ranges inside it
+ * (IR_FOR_THREAD, per-thread code where no barrier may go).
+ *
+ * The analysis walks the uniform code in order with the set of memory
+ * accesses made since the last barrier.  Each access records its buffer,
+ * read/write/atomic, the element indices (a start and a constant extent
+ * per dimension) and which thread made it: a fresh variable standing for
+ * "the thread" of its thread range (with the range's bounds), or none for
+ * uniform code and collective operations (any thread).  Index expressions
+ * are made self-contained first: lets are inlined, the loop variables of
+ * the thread range become fresh variables of the access's own (so that two
+ * accesses never share an iteration by accident), the thread index and
+ * T.get_thread_binding values become the thread variable, and values read
+ * from memory become unknowns.  Only shared memory (and fragments left in
+ * it) and global memory take part; registers are private.
+ *
+ * Two accesses conflict when at least one writes (two atomics never do)
+ * and they may touch one element from two different threads.  The
+ * arithmetic (src/ir/arith.h) answers with affine forms: for each
+ * dimension, and for the whole row-major offset, the difference of the
+ * two index expressions is put in affine form (floormod expanded, so a
+ * cyclic partition's (L // W) * W + L % W cancels to L); its constant
+ * residue modulo the gcd of the other coefficients, and its interval,
+ * show either that the elements never meet (different stages of a
+ * multi-buffered tile, disjoint tiles) or that they meet only when the
+ * two thread variables are equal (a thread reading back its own writes,
+ * e.g. two T.Parallel nests over the same shape, partitioned alike).
+ * Anything not proven is a conflict.
+ *
+ * Placement.  A conflict between the statement about to run and the set
+ * puts a barrier right before that statement, at the level of the
+ * innermost enclosing uniform sequence (as late as possible, so one
+ * barrier often serves several later reads), and empties the set.  Two
+ * accesses inside one thread range that conflict across threads cannot
+ * be separated by a barrier (it would be inside divergent code): that is
+ * an error, as is a barrier found inside a thread range.  Loops are
+ * analysed to a fixed point: the body runs again from the join of the
+ * entry set and the set at the end of the body, its loop variable renamed
+ * to an earlier iteration (k - 1 - w, w >= 0); after the loop its
+ * variable is any value of its range.  If branches are analysed apart and
+ * joined (their conditions are uniform, so a barrier in one branch is
+ * legal).  `break` and `continue` carry their set to the loop's exit and
+ * back edge.
+ *
+ * Asynchronous copies (cp.async).  A copy's write is checked when issued
+ * (against earlier reads: WAR), then stays in flight, through barriers,
+ * until an async wait, where it lands as an ordinary write of the issuing
+ * thread; so the barrier that makes the data visible goes after the wait,
+ * as inject_pipeline's pattern needs.  Whether the wait's count covers the
+ * copy is the pipeline's business (the thread-level interpreter checks it).
+ *
+ * Collective operations: a tensor-core T.gemm reads and writes its regions
+ * as "any thread"; a communication op gets a barrier before and after (it
+ * is opaque).  In a blocking kernel (IrKernel.may_block) any two global
+ * writes from different threads conflict, so a flag stored by one thread
+ * follows a barrier after the block's data (the printer adds the release
+ * fence to barriers of such kernels).
+ */
+#include "ir/arith.h"
+#include "ir/tileop.h"
+#include "ir/walk.h"
+#include "pass/pass.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAXDIM = 8, MAXT = 4096, ENVN = 8, MAXENUM = 1 << 14 };
+
+/* One access since the last barrier. */
+typedef struct Acc {
+    const IrBuffer *buf;  /* the buffer */
+    int rw;               /* IR_ACC_READ / IR_ACC_WRITE bits */
+    bool atomic;          /* an atomic read-modify-write */
+    bool inflight;        /* an async copy's write not yet waited for */
+    int ndim;             /* dimensions described (== buf->ndim, or 0: the whole buffer) */
+    IrExpr **start;       /* per dimension: first index (self-contained, see the essay) */
+    int64_t *ext;         /* per dimension: constant extent, or -1 (the whole dimension) */
+    const IrVar *th;      /* the thread (a fresh variable), or NULL: any thread */
+    TS_VEC(IrVar *) fv;   /* the access's own fresh variables (th included) */
+    TS_VEC(const IrVar *) fv_of; /* the loop variable each stands for (NULL: th, a load, a renaming) */
+    const IrStmt *at;     /* the statement (for messages) */
+} Acc;
+
+typedef TS_VEC(Acc *) AccSet;
+
+/* A substitution in force while collecting accesses. */
+typedef struct Sub {
+    const IrVar *var;     /* the variable */
+    IrExpr *val;          /* a let's value (lets inlined), or NULL */
+    int64_t lo, hi;       /* a thread-range loop variable: its range (val NULL) */
+} Sub;
+
+/* The enclosing uniform loop: where break / continue send their set. */
+typedef struct LoopCtx {
+    AccSet brk, cont;     /* sets at `break` / `continue` statements */
+    struct LoopCtx *up;   /* the loop outside it */
+} LoopCtx;
+
+typedef struct Sync {
+    TsPassCtx *cx;
+    IrKernel *k;
+    TsArena *a;
+    IrArith ar;           /* ranges of the fresh variables accumulate here */
+    int64_t nt;           /* threads per block */
+    TS_VEC(Sub) subs;     /* substitutions in force */
+    IrVar *thread;        /* inside a thread range: its fresh thread variable, else NULL */
+    Acc *cur;             /* the access being built (its fresh variables) */
+    AccSet *coll;         /* where a region's accesses go */
+    LoopCtx *loop;        /* innermost uniform loop */
+    int nbar;             /* barriers placed in the kernel */
+} Sync;
+
+static bool shared_mem(const IrBuffer *b) {
+    return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_FRAGMENT || b->scope == IR_SCOPE_GLOBAL;
+}
+
+static IrVar *fresh(Sync *S, const char *name, TsDType dt, int64_t lo, int64_t hi) {
+    IrVar *v = TS_NEW(S->a, IrVar);
+    v->name = name;
+    v->id = -1;
+    v->dt = dt;
+    v->kind = IR_VAR_LOOP;
+    ir_arith_bind(&S->ar, v, lo, hi);
+    return v;
+}
+
+/* ---- making index expressions self-contained -------------------------------- */
+
+static IrExpr *sub_pre(IrMutator *m, IrExpr *e);
+
+static IrExpr *self_contained(Sync *S, IrExpr *e) {
+    IrMutator m = {.arena = S->a, .ctx = S, .pre_expr = sub_pre};
+    return ir_mutate_expr(&m, e);
+}
+
+static IrExpr *sub_pre(IrMutator *m, IrExpr *e) {
+    Sync *S = m->ctx;
+    if (e->kind == IR_E_LOAD) {
+        /* a value read from memory: unknown (and not the same for two accesses) */
+        IrInterval r = ir_arith_bound(&S->ar, e);
+        IrVar *u = fresh(S, "mem", e->dt, r.lo, r.hi);
+        if (S->cur) {
+            ts_vec_push(S->a, S->cur->fv, u);
+            ts_vec_push(S->a, S->cur->fv_of, (const IrVar *)NULL);
+        }
+        return ir_var_ref(S->a, u);
+    }
+    if (e->kind != IR_E_VAR) return NULL;
+    const IrVar *v = e->var;
+    if (v->kind == IR_VAR_THREAD_IDX && S->thread) {
+        IrExpr *t = ir_var_ref(S->a, S->thread);
+        const int *th = S->k->threads;
+        if (v->axis < 0) return ir_cast(S->a, e->dt, t);
+        if (v->axis == 0) return ir_cast(S->a, e->dt, ir_bin(S->a, IR_FLOORMOD, t, ir_i32(S->a, th[0])));
+        IrExpr *q = ir_bin(S->a, IR_FLOORDIV, t, ir_i32(S->a, v->axis == 1 ? th[0] : th[0] * th[1]));
+        if (v->axis == 1) q = ir_bin(S->a, IR_FLOORMOD, q, ir_i32(S->a, th[1]));
+        return ir_cast(S->a, e->dt, q);
+    }
+    for (int i = S->subs.n - 1; i >= 0; i--) {
+        Sub *s = &S->subs.v[i];
+        if (s->var != v) continue;
+        if (s->val) return self_contained(S, s->val);
+        /* a loop variable of the thread range: the access's own copy */
+        if (S->cur)
+            for (int j = 0; j < S->cur->fv_of.n; j++)
+                if (S->cur->fv_of.v[j] == v) return ir_var_ref(S->a, S->cur->fv.v[j]);
+        IrVar *f = fresh(S, v->name, v->dt, s->lo, s->hi);
+        if (S->cur) {
+            ts_vec_push(S->a, S->cur->fv, f);
+            ts_vec_push(S->a, S->cur->fv_of, v);
+        }
+        return ir_var_ref(S->a, f);
+    }
+    return NULL;
+}
+
+/* ---- accesses --------------------------------------------------------------- */
+
+static Acc *new_acc(Sync *S, const IrBuffer *b, int rw, const IrStmt *at) {
+    Acc *x = TS_NEW(S->a, Acc);
+    memset(x, 0, sizeof *x);
+    x->buf = b;
+    x->rw = rw;
+    x->at = at;
+    x->th = S->thread;
+    if (S->thread) {
+        ts_vec_push(S->a, x->fv, S->thread);
+        ts_vec_push(S->a, x->fv_of, (const IrVar *)NULL);
+    }
+    return x;
+}
+
+/* An access as the visitor reports it, made self-contained. */
+static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at) {
+    Acc *x = new_acc(S, acc->buf, acc->rw, at);
+    /* a communication op inside a thread range (one thread's signal,
+     * atomic, put): ordered by the communication layer, like an atomic */
+    x->atomic = at && (at->kind == IR_S_ATOMIC_ADD || (at->kind == IR_S_TILEOP && at->op->kind == TS_OP_COMM));
+    x->inflight = at && at->kind == IR_S_VCOPY && at->vcopy.async && (acc->rw & IR_ACC_WRITE);
+    int n = acc->buf->ndim;
+    S->cur = x;
+    if (acc->idx && acc->nidx == n && n <= MAXDIM) {
+        x->ndim = n;
+        x->start = TS_NEWN(S->a, IrExpr *, n ? n : 1);
+        x->ext = TS_NEWN(S->a, int64_t, n ? n : 1);
+        for (int d = 0; d < n; d++) {
+            x->start[d] = self_contained(S, acc->idx[d]);
+            x->ext[d] = d == n - 1 ? acc->lanes : 1;
+        }
+    } else if (acc->region && acc->region->ndim == n && n <= MAXDIM) {
+        x->ndim = n;
+        x->start = TS_NEWN(S->a, IrExpr *, n ? n : 1);
+        x->ext = TS_NEWN(S->a, int64_t, n ? n : 1);
+        for (int d = 0; d < n; d++) {
+            x->start[d] = self_contained(S, acc->region->start[d]);
+            if (!ir_is_const_int(acc->region->extent[d], &x->ext[d]) || x->ext[d] < 0) x->ext[d] = -1;
+        }
+    }
+    S->cur = NULL;
+    return x;
+}
+
+/* x with its fresh variables replaced by new ones of the same ranges (a
+ * second instance: another thread, other iterations). */
+static Acc *instance(Sync *S, const Acc *x) {
+    Acc *y = TS_NEW(S->a, Acc);
+    *y = *x;
+    memset(&y->fv, 0, sizeof y->fv);
+    memset(&y->fv_of, 0, sizeof y->fv_of);
+    int n = x->fv.n;
+    IrVar **from = TS_NEWN(S->a, IrVar *, n ? n : 1);
+    IrExpr **to = TS_NEWN(S->a, IrExpr *, n ? n : 1);
+    for (int i = 0; i < n; i++) {
+        IrInterval r = ir_arith_var_range(&S->ar, x->fv.v[i]);
+        IrVar *f = fresh(S, x->fv.v[i]->name, x->fv.v[i]->dt, r.lo, r.hi);
+        from[i] = x->fv.v[i];
+        to[i] = ir_var_ref(S->a, f);
+        ts_vec_push(S->a, y->fv, f);
+        ts_vec_push(S->a, y->fv_of, (const IrVar *)NULL);
+        if (x->th == x->fv.v[i]) y->th = f;
+    }
+    if (x->ndim) {
+        y->start = TS_NEWN(S->a, IrExpr *, x->ndim);
+        for (int d = 0; d < x->ndim; d++) y->start[d] = ir_subst(S->a, x->start[d], from, to, n);
+    }
+    return y;
+}
+
+/* x with variable v replaced by e (loop renaming); v's fresh copies are kept. */
+static Acc *renamed(Sync *S, const Acc *x, const IrVar *v, IrExpr *e, IrVar *extra) {
+    bool uses = false;
+    for (int d = 0; d < x->ndim; d++) uses |= ir_expr_uses_var(x->start[d], v);
+    if (!uses) return (Acc *)x;
+    Acc *y = TS_NEW(S->a, Acc);
+    *y = *x;
+    memset(&y->fv, 0, sizeof y->fv);
+    memset(&y->fv_of, 0, sizeof y->fv_of);
+    for (int i = 0; i < x->fv.n; i++) {
+        ts_vec_push(S->a, y->fv, x->fv.v[i]);
+        ts_vec_push(S->a, y->fv_of, (const IrVar *)NULL);
+    }
+    if (extra) {
+        ts_vec_push(S->a, y->fv, extra);
+        ts_vec_push(S->a, y->fv_of, (const IrVar *)NULL);
+    }
+    y->start = TS_NEWN(S->a, IrExpr *, x->ndim);
+    IrVar *from[1] = {(IrVar *)v};
+    IrExpr *to[1] = {e};
+    for (int d = 0; d < x->ndim; d++) y->start[d] = ir_subst(S->a, x->start[d], from, to, 1);
+    return y;
+}
+
+/* ---- the arithmetic of conflicts ----------------------------------------------- */
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    if (a < 0) a = -a;
+    if (b < 0) b = -b;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Is some value c + g*n (any integer n; g == 0: c itself) in [lo, hi]? */
+static bool hits(int64_t c, int64_t g, int64_t lo, int64_t hi) {
+    if (lo > hi) return false;
+    if (g == 0) return lo <= c && c <= hi;
+    int64_t r = (c - lo) % g;
+    if (r < 0) r += g;
+    return lo + r <= hi;
+}
+
+static bool atom_uses(const IrExpr *atom, const IrVar *v) { return v && ir_expr_uses_var(atom, v); }
+
+/* Values of a few variables. */
+typedef struct Env {
+    const IrVar *v[ENVN]; /* the variables */
+    int64_t lo[ENVN];     /* their ranges */
+    int64_t hi[ENVN];
+    int64_t x[ENVN];      /* their values now */
+    int n;                /* how many */
+} Env;
+
+static bool env_add(Env *en, Sync *S, const IrVar *v) {
+    for (int i = 0; i < en->n; i++)
+        if (en->v[i] == v) return true;
+    if (en->n == ENVN) return false;
+    IrInterval r = ir_arith_var_range(&S->ar, v);
+    if (r.lo == IR_ARITH_NEG_INF || r.hi == IR_ARITH_POS_INF || r.hi - r.lo > MAXT) return false;
+    en->v[en->n] = v;
+    en->lo[en->n] = r.lo;
+    en->hi[en->n] = r.hi;
+    en->n++;
+    return true;
+}
+
+typedef struct VarsCtx {
+    Env *en;  /* where the variables go */
+    Sync *S;  /* for their ranges */
+    bool ok;  /* all fit */
+} VarsCtx;
+
+static bool add_var_node(const IrExpr *e, void *ctx) {
+    VarsCtx *c = ctx;
+    if (e->kind == IR_E_VAR && !env_add(c->en, c->S, e->var)) c->ok = false;
+    return false;
+}
+
+/* e at the values of env (an integer expression of env's variables); false if it is not. */
+static bool eval_at(const IrExpr *e, const Env *en, int64_t *out) {
+    int64_t a, b;
+    switch (e->kind) {
+    case IR_E_INT: *out = e->ival; return true;
+    case IR_E_VAR:
+        for (int i = 0; i < en->n; i++)
+            if (en->v[i] == e->var) {
+                *out = en->x[i];
+                return true;
+            }
+        return false;
+    case IR_E_CAST:
+        if (!ts_dtype_is_int(e->dt) || !ts_dtype_is_int(e->un.a->dt)) return false;
+        return eval_at(e->un.a, en, out);
+    case IR_E_BIN:
+        if (!eval_at(e->bin.a, en, &a) || !eval_at(e->bin.b, en, &b)) return false;
+        if (a < -((int64_t)1 << 40) || a > ((int64_t)1 << 40) || b < -((int64_t)1 << 40) || b > ((int64_t)1 << 40))
+            return false;
+        switch (e->bin.op) {
+        case IR_ADD: *out = a + b; return true;
+        case IR_SUB: *out = a - b; return true;
+        case IR_MUL:
+            if ((a > 0 ? a : -a) > ((int64_t)1 << 20) && (b > 0 ? b : -b) > ((int64_t)1 << 20)) return false;
+            *out = a * b;
+            return true;
+        case IR_FLOORDIV:
+        case IR_FLOORMOD: {
+            if (b == 0) return false;
+            int64_t q = a / b, r = a % b;
+            if (r != 0 && ((r < 0) != (b < 0))) {
+                q--;
+                r += b;
+            }
+            *out = e->bin.op == IR_FLOORDIV ? q : r;
+            return true;
+        }
+        case IR_MIN: *out = a < b ? a : b; return true;
+        case IR_MAX: *out = a > b ? a : b; return true;
+        default: return false;
+        }
+    default: return false;
+    }
+}
+
+/* (key, thread) pairs, sorted by key. */
+typedef struct KeyT {
+    int64_t key; /* a value, or a residue */
+    int64_t t;   /* the thread */
+} KeyT;
+
+static int keyt_cmp(const void *x, const void *y) {
+    const KeyT *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int64_t pmod(int64_t x, int64_t g) {
+    int64_t r = x % g;
+    return r < 0 ? r + g : r;
+}
+
+/*
+ * Can diff (the difference of two index expressions) lie in [lo, hi] ...
+ *  - same_thread == false: ... at all?  false: proven never;
+ *  - same_thread == true: ... with ta != tb?  false: proven never (so the
+ *    two accesses meet only within one thread).
+ * diff = A(ta) + B(tb) + rest: the terms whose atoms hold a thread
+ * variable are evaluated for every thread of its range (the atoms must be
+ * functions of that thread alone: t // 32, t % 32 // 4, ...); rest is in
+ * c + gZ (g the gcd of its coefficients).  For each thread ta and each
+ * target x, the values of B that would meet it are looked up among the
+ * sorted values (or residues mod g) of the other side.
+ */
+static bool may_meet(Sync *S, IrExpr *diff, int64_t lo, int64_t hi, const IrVar *ta, const IrVar *tb,
+                     bool same_thread, uint8_t *pairs) {
+    IrInterval all = ir_arith_bound(&S->ar, diff);
+    if (all.hi != IR_ARITH_POS_INF && all.hi < lo) return false;
+    if (all.lo != IR_ARITH_NEG_INF && all.lo > hi) return false;
+    IrAffine f;
+    if (!ir_arith_affine(&S->ar, diff, true, &f)) return true;
+    if (getenv("TS_SYNC_DEBUG")) {
+        TsBuf b = {0};
+        ir_print_expr(&b, diff);
+        ts_buf_printf(&b, "  ->  c=%lld", (long long)f.c);
+        for (int i = 0; i < f.n; i++) {
+            ts_buf_printf(&b, " + %lld*", (long long)f.t[i].coeff);
+            ir_print_expr(&b, f.t[i].atom);
+        }
+        fprintf(stderr, "may_meet [%lld,%lld] same=%d: %s\n", (long long)lo, (long long)hi, same_thread,
+                ts_buf_str(&b));
+        ts_buf_free(&b);
+    }
+    /* the variables of each side: its thread and whatever shares an atom with it */
+    Env ea = {{0}, {0}, {0}, {0}, 0}, eb = ea;
+    bool ok = true;
+    if (same_thread) {
+        ok = env_add(&ea, S, ta) && env_add(&eb, S, tb);
+        for (int i = 0; i < f.n && ok; i++) {
+            bool ua = atom_uses(f.t[i].atom, ta), ub = atom_uses(f.t[i].atom, tb);
+            if (ua && ub) ok = false;
+            VarsCtx c = {ua ? &ea : &eb, S, true};
+            if (ua || ub) ir_expr_any(f.t[i].atom, add_var_node, &c);
+            ok = ok && c.ok;
+        }
+        if (!ok) return true;
+    }
+    int64_t g = 0;
+    int na = 0, nb = 0;
+    IrAffTerm *ta_t = TS_NEWN(S->a, IrAffTerm, f.n ? f.n : 1), *tb_t = TS_NEWN(S->a, IrAffTerm, f.n ? f.n : 1);
+    IrAffine rest = {TS_NEWN(S->a, IrAffTerm, f.n ? f.n : 1), 0, f.c, true};
+    for (int i = 0; i < f.n; i++) {
+        const IrExpr *at = f.t[i].atom;
+        bool ua = false, ub = false;
+        if (same_thread) {
+            /* a term on a side when all its variables are that side's */
+            Env t1 = ea, t2 = eb;
+            VarsCtx c1 = {&t1, S, true}, c2 = {&t2, S, true};
+            ir_expr_any(at, add_var_node, &c1);
+            ir_expr_any(at, add_var_node, &c2);
+            ua = c1.ok && t1.n == ea.n && at->kind != IR_E_INT;
+            ub = !ua && c2.ok && t2.n == eb.n && at->kind != IR_E_INT;
+        }
+        if (ua) ta_t[na++] = f.t[i];
+        else if (ub) tb_t[nb++] = f.t[i];
+        else {
+            g = gcd64(g, f.t[i].coeff);
+            rest.t[rest.n++] = f.t[i];
+        }
+    }
+    IrInterval rb = ir_arith_bound(&S->ar, ir_affine_expr(S->a, &rest, diff->dt));
+    if (!same_thread) {
+        int64_t l = lo > rb.lo ? lo : rb.lo, h = hi < rb.hi ? hi : rb.hi;
+        return hits(f.c, g, l, h);
+    }
+    if (!pairs) return true;
+    if (hi - lo >= 64) return true;
+    if (g == 0) rb.lo = rb.hi = f.c;
+    if (rb.lo == IR_ARITH_NEG_INF || rb.hi == IR_ARITH_POS_INF) return true;
+    IrInterval ra = ir_arith_var_range(&S->ar, ta), rt = ir_arith_var_range(&S->ar, tb);
+    int64_t n2t = rt.hi - rt.lo + 1;
+    /* every assignment of each side's variables (thread first, mixed radix) */
+    int64_t c1 = 1, c2 = 1;
+    for (int i = 0; i < ea.n; i++) c1 *= ea.hi[i] - ea.lo[i] + 1;
+    for (int i = 0; i < eb.n; i++) c2 *= eb.hi[i] - eb.lo[i] + 1;
+    if (c1 > MAXENUM || c2 > MAXENUM) return true;
+    KeyT *A = malloc(sizeof *A * (size_t)c1), *B = malloc(sizeof *B * (size_t)c2);
+    ok = A && B;
+    for (int pass = 0; pass < 2 && ok; pass++) {
+        Env *en = pass ? &eb : &ea;
+        IrAffTerm *tt = pass ? tb_t : ta_t;
+        int nt = pass ? nb : na;
+        int64_t cnt = pass ? c2 : c1;
+        KeyT *out = pass ? B : A;
+        for (int64_t q = 0; q < cnt && ok; q++) {
+            int64_t rem = q;
+            for (int i = en->n - 1; i >= 0; i--) {
+                int64_t w = en->hi[i] - en->lo[i] + 1;
+                en->x[i] = en->lo[i] + rem % w;
+                rem /= w;
+            }
+            int64_t val = 0;
+            for (int i = 0; i < nt && ok; i++) {
+                int64_t v;
+                ok = eval_at(tt[i].atom, en, &v);
+                val += tt[i].coeff * v;
+            }
+            out[q].key = val;
+            out[q].t = en->x[0]; /* the thread (added first) */
+        }
+    }
+    int64_t budget = (int64_t)1 << 22; /* candidate pairs looked at */
+    /* the exact values of the rest, where its terms are few small ranges */
+    uint8_t *reach = NULL;
+    int64_t width = rb.hi - rb.lo + 1;
+    if (ok && g > 0 && width <= ((int64_t)1 << 16)) {
+        reach = calloc((size_t)width, 1);
+        uint8_t *nx = calloc((size_t)width, 1);
+        bool fine = reach && nx && f.c >= rb.lo && f.c <= rb.hi;
+        if (fine) reach[f.c - rb.lo] = 1;
+        int64_t work = 0;
+        for (int i = 0; i < rest.n && fine; i++) {
+            const IrExpr *at = rest.t[i].atom;
+            IrInterval r = at->kind == IR_E_VAR ? ir_arith_var_range(&S->ar, at->var) : (IrInterval){1, 0};
+            if (r.lo > r.hi || r.hi - r.lo > 256 || (work += width * (r.hi - r.lo + 1)) > ((int64_t)1 << 22)) {
+                fine = false;
+                break;
+            }
+            memset(nx, 0, (size_t)width);
+            for (int64_t q = 0; q < width; q++) {
+                if (!reach[q]) continue;
+                for (int64_t v = r.lo; v <= r.hi; v++) {
+                    int64_t z = q + rest.t[i].coeff * v;
+                    if (z >= 0 && z < width) nx[z] = 1;
+                }
+            }
+            memcpy(reach, nx, (size_t)width);
+        }
+        free(nx);
+        if (!fine) {
+            free(reach);
+            reach = NULL;
+        }
+    }
+    int64_t n1t = ra.hi - ra.lo + 1;
+    uint8_t *mine = ok ? calloc((size_t)(n1t * n2t), 1) : NULL;
+    ok = ok && mine;
+    if (ok) {
+        qsort(B, (size_t)c2, sizeof *B, keyt_cmp);
+        /* A + B + R = x with R in [rb.lo, rb.hi], R = c (mod g) */
+        for (int64_t q = 0; q < c1 && ok; q++)
+            for (int64_t x = lo; x <= hi && ok; x++) {
+                int64_t want = x - A[q].key - rb.hi;
+                size_t l = 0, h = (size_t)c2;
+                while (l < h) {
+                    size_t m = (l + h) / 2;
+                    if (B[m].key < want) l = m + 1;
+                    else h = m;
+                }
+                for (size_t j = l; j < (size_t)c2 && B[j].key <= x - A[q].key - rb.lo; j++) {
+                    if (--budget < 0) {
+                        ok = false;
+                        break;
+                    }
+                    int64_t R = x - A[q].key - B[j].key;
+                    if (B[j].t != A[q].t && (reach ? reach[R - rb.lo] != 0 : g ? pmod(R - f.c, g) == 0 : R == f.c))
+                        mine[(A[q].t - ra.lo) * n2t + (B[j].t - rt.lo)] = 1;
+                }
+            }
+    }
+    bool meet = true;
+    if (ok) {
+        meet = false;
+        for (int64_t i = 0; i < n1t * n2t; i++) {
+            pairs[i] &= mine[i];
+            meet |= pairs[i] != 0;
+        }
+    }
+    free(mine);
+    free(reach);
+    free(A);
+    free(B);
+    return meet;
+}
+
+static IrExpr *sub64(Sync *S, IrExpr *x, IrExpr *y);
+
+/* The bound of x - y, the terms both share (the same atom with the same
+ * coefficient: block indices, uniform loop variables) cancelled first. */
+static IrInterval diff_bound(Sync *S, IrExpr *x, IrExpr *y) {
+    IrAffine fx, fy;
+    if (!ir_arith_affine(&S->ar, x, false, &fx) || !ir_arith_affine(&S->ar, y, false, &fy))
+        return ir_arith_bound(&S->ar, sub64(S, x, y));
+    IrAffine rx = {TS_NEWN(S->a, IrAffTerm, fx.n ? fx.n : 1), 0, fx.c, fx.affine};
+    IrAffine ry = {TS_NEWN(S->a, IrAffTerm, fy.n ? fy.n : 1), 0, fy.c, fy.affine};
+    bool *used = TS_NEWN(S->a, bool, fy.n ? fy.n : 1);
+    for (int i = 0; i < fx.n; i++) {
+        bool same = false;
+        for (int j = 0; j < fy.n && !same; j++)
+            if (!used[j] && fy.t[j].coeff == fx.t[i].coeff && ir_expr_equal(fy.t[j].atom, fx.t[i].atom))
+                same = used[j] = true;
+        if (!same) rx.t[rx.n++] = fx.t[i];
+    }
+    for (int j = 0; j < fy.n; j++)
+        if (!used[j]) ry.t[ry.n++] = fy.t[j];
+    IrInterval bx = ir_arith_bound(&S->ar, ir_affine_expr(S->a, &rx, TS_INT64));
+    IrInterval by = ir_arith_bound(&S->ar, ir_affine_expr(S->a, &ry, TS_INT64));
+    if (bx.lo == IR_ARITH_NEG_INF || bx.hi == IR_ARITH_POS_INF || by.lo == IR_ARITH_NEG_INF ||
+        by.hi == IR_ARITH_POS_INF)
+        return (IrInterval){IR_ARITH_NEG_INF, IR_ARITH_POS_INF};
+    return (IrInterval){bx.lo - by.hi, bx.hi - by.lo};
+}
+
+/* The row-major element offset of the starts of x and y, differenced, or
+ * NULL.  Shared buffers use their constant strides.  Global ones (run-time
+ * strides) use as stride of each dimension the span of the index
+ * difference in the dimensions inside it: with digits |d_i| < span_i, a
+ * weighted sum is zero only if every digit is, so the offsets of two index
+ * tuples (lanes included) meet exactly when the tuples do. */
+static IrExpr *offset_diff(Sync *S, const Acc *x, const Acc *y) {
+    const IrBuffer *b = x->buf;
+    int n = x->ndim;
+    if (!n || n != y->ndim) return NULL;
+    for (int d = 0; d + 1 < n; d++)
+        if (x->ext[d] != 1 || y->ext[d] != 1) return NULL;
+    if (x->ext[n - 1] < 1 || y->ext[n - 1] < 1) return NULL;
+    IrExpr *o = NULL;
+    int64_t stride = 1;
+    for (int d = n - 1; d >= 0; d--) {
+        IrExpr *t = sub64(S, x->start[d], y->start[d]);
+        int64_t e;
+        if (b->scope == IR_SCOPE_GLOBAL) {
+            IrInterval r = diff_bound(S, x->start[d], y->start[d]);
+            if (r.lo == IR_ARITH_NEG_INF || r.hi == IR_ARITH_POS_INF) return NULL;
+            int64_t m = -r.lo > r.hi ? -r.lo : r.hi;
+            if (d == n - 1) m += (x->ext[d] > y->ext[d] ? x->ext[d] : y->ext[d]) - 1;
+            e = m + 1;
+        } else if (!ir_is_const_int(b->shape[d], &e)) {
+            return NULL;
+        }
+        if (stride != 1) t = ir_bin(S->a, IR_MUL, t, ir_int(S->a, stride, TS_INT64));
+        o = o ? ir_bin(S->a, IR_ADD, t, o) : t;
+        if (e < 1 || e > ((int64_t)1 << 30) || stride > ((int64_t)1 << 62) / e) return NULL;
+        stride *= e;
+    }
+    return o;
+}
+
+static IrExpr *sub64(Sync *S, IrExpr *x, IrExpr *y) {
+    return ir_bin(S->a, IR_SUB, ir_cast(S->a, TS_INT64, x), ir_cast(S->a, TS_INT64, y));
+}
+
+/* May x and y touch one element (same_thread: from two different threads)? */
+static bool elements_meet(Sync *S, const Acc *x, const Acc *y, bool same_thread) {
+    if (!x->ndim || !y->ndim || x->ndim != y->ndim) return true;
+    /* same_thread: the thread pairs (ta != tb) that may meet, narrowed by each dimension */
+    uint8_t *pairs = NULL;
+    if (same_thread) {
+        IrInterval ra = ir_arith_var_range(&S->ar, x->th), rt = ir_arith_var_range(&S->ar, y->th);
+        if (ra.lo == IR_ARITH_NEG_INF || ra.hi == IR_ARITH_POS_INF || rt.lo == IR_ARITH_NEG_INF ||
+            rt.hi == IR_ARITH_POS_INF || ra.hi - ra.lo >= MAXT || rt.hi - rt.lo >= MAXT ||
+            (ra.hi - ra.lo + 1) * (rt.hi - rt.lo + 1) > ((int64_t)1 << 22))
+            return true;
+        size_t n = (size_t)((ra.hi - ra.lo + 1) * (rt.hi - rt.lo + 1));
+        pairs = malloc(n);
+        if (!pairs) return true;
+        memset(pairs, 1, n);
+    }
+    bool meet = true;
+    for (int d = 0; d < x->ndim && meet; d++) {
+        if (x->ext[d] < 1 || y->ext[d] < 1) continue;
+        meet = may_meet(S, sub64(S, x->start[d], y->start[d]), -(x->ext[d] - 1), y->ext[d] - 1, x->th, y->th,
+                        same_thread, pairs);
+    }
+    if (meet) {
+        int64_t lx = x->ext[x->ndim - 1], ly = y->ext[y->ndim - 1];
+        IrExpr *od = offset_diff(S, x, y);
+        if (od) meet = may_meet(S, od, -(lx - 1), ly - 1, x->th, y->th, same_thread, pairs);
+    }
+    free(pairs);
+    return meet;
+}
+
+static bool one_thread(Sync *S, const IrVar *t, int64_t *at) {
+    if (!t) return false;
+    IrInterval r = ir_arith_var_range(&S->ar, t);
+    *at = r.lo;
+    return r.lo == r.hi;
+}
+
+/* Do x and y conflict (see the essay)?  within: two accesses of one
+ * thread range (the blocking kernels' ordering of global writes is between
+ * statements, not inside one). */
+static bool conflict(Sync *S, const Acc *x, const Acc *y, bool within) {
+    int64_t tx, ty;
+    bool same1 = one_thread(S, x->th, &tx) && one_thread(S, y->th, &ty) && tx == ty;
+    if (S->k->may_block && !within && x->buf->scope == IR_SCOPE_GLOBAL && y->buf->scope == IR_SCOPE_GLOBAL &&
+        (x->rw & IR_ACC_WRITE) && (y->rw & IR_ACC_WRITE) && !same1 && S->nt > 1)
+        return true; /* blocking kernels: global writes are ordered (a flag after the data) */
+    if (x->buf != y->buf) return false;
+    if (!((x->rw | y->rw) & IR_ACC_WRITE)) return false;
+    if (x->atomic && y->atomic) return false;
+    if (S->nt <= 1 || same1) return false;
+    if (!elements_meet(S, x, y, false)) return false;
+    if (x->th && y->th && !elements_meet(S, x, y, true)) return false;
+    return true;
+}
+
+/* ---- the walk --------------------------------------------------------------------- */
+
+static void set_add(Sync *S, AccSet *s, Acc *x) { ts_vec_push(S->a, *s, x); }
+
+static AccSet set_copy(Sync *S, const AccSet *s) {
+    AccSet c = {0};
+    for (int i = 0; i < s->n; i++) set_add(S, &c, s->v[i]);
+    return c;
+}
+
+static void set_join(Sync *S, AccSet *into, const AccSet *s) {
+    for (int i = 0; i < s->n; i++) {
+        bool have = false;
+        for (int j = 0; j < into->n && !have; j++) have = into->v[j] == s->v[i];
+        if (!have) set_add(S, into, s->v[i]);
+    }
+}
+
+/* A barrier: everything but the copies in flight is ordered. */
+static void set_barrier(AccSet *s) {
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i]->inflight) s->v[n++] = s->v[i];
+    s->n = n;
+}
+
+/* Does the new access conflict with anything in the set (copies in flight
+ * excepted: they are checked when they land)? */
+static const Acc *conflicts_with(Sync *S, const AccSet *st, const Acc *x) {
+    for (int i = 0; i < st->n; i++)
+        if (!st->v[i]->inflight && conflict(S, st->v[i], x, false)) return st->v[i];
+    return NULL;
+}
+
+/* --- collecting the accesses of a statement ---------------------------------------- */
+
+static void coll_access(IrVisitor *v, const IrAccess *acc) {
+    Sync *S = v->ctx;
+    if (!shared_mem(acc->buf)) return;
+    set_add(S, S->coll, make_acc(S, acc, v->frame ? v->frame->s : NULL));
+}
+
+static bool coll_pre(IrVisitor *v, const IrStmt *s) {
+    Sync *S = v->ctx;
+    if (s->kind == IR_S_BARRIER)
+        ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, s->loc,
+                   "insert_sync: a barrier inside a thread range (divergent code) in kernel %s", S->k->name);
+    if (s->kind == IR_S_FOR && S->thread && s->for_.kind != IR_FOR_THREAD) {
+        IrInterval lo = ir_arith_bound(&S->ar, self_contained(S, s->for_.min));
+        IrInterval ex = ir_arith_bound(&S->ar, self_contained(S, s->for_.extent));
+        int64_t hi = lo.hi == IR_ARITH_POS_INF || ex.hi == IR_ARITH_POS_INF ? IR_ARITH_POS_INF : lo.hi + ex.hi - 1;
+        Sub sb = {s->for_.var, NULL, lo.lo, hi};
+        ts_vec_push(S->a, S->subs, sb);
+    }
+    return true;
+}
+
+static void coll_post(IrVisitor *v, const IrStmt *s) {
+    Sync *S = v->ctx;
+    if (s->kind == IR_S_FOR && S->thread && s->for_.kind != IR_FOR_THREAD) S->subs.n--;
+    if (s->kind == IR_S_LET) {
+        /* visible to the rest of the enclosing sequence (popped with it) */
+        Sub sb = {s->let.var, s->let.value, 0, 0};
+        ts_vec_push(S->a, S->subs, sb);
+    }
+}
+
+static bool coll_seq_pre(IrVisitor *v, const IrStmt *s);
+static void coll_seq_post(IrVisitor *v, const IrStmt *s);
+
+/* The lets of a sequence go out of scope at its end. */
+typedef struct CollCtx {
+    Sync *S;
+    TS_VEC(int) marks; /* subs.n at each open sequence */
+} CollCtx;
+
+/* Every shared/global access of s (thread-level code when S->thread is set). */
+static void collect(Sync *S, const IrStmt *s, AccSet *into) {
+    AccSet *saved = S->coll;
+    int mark = S->subs.n;
+    S->coll = into;
+    IrVisitor v = {.ctx = S, .pre_stmt = coll_seq_pre, .post_stmt = coll_seq_post, .access = coll_access};
+    ir_visit_stmt(&v, s);
+    S->subs.n = mark;
+    S->coll = saved;
+}
+
+static bool coll_seq_pre(IrVisitor *v, const IrStmt *s) {
+    Sync *S = v->ctx;
+    if (s->kind == IR_S_SEQ) {
+        /* remember where this sequence's lets start: a marker entry */
+        Sub sb = {NULL, NULL, 0, 0};
+        ts_vec_push(S->a, S->subs, sb);
+    }
+    return coll_pre(v, s);
+}
+
+static void coll_seq_post(IrVisitor *v, const IrStmt *s) {
+    Sync *S = v->ctx;
+    coll_post(v, s);
+    if (s->kind == IR_S_SEQ)
+        while (S->subs.n > 0 && S->subs.v[--S->subs.n].var) {
+        }
+}
+
+/* --- uniform code ---------------------------------------------------------------- */
+
+static IrStmt *barrier(Sync *S, TsLoc loc) {
+    S->nbar++;
+    return ir_stmt(S->a, IR_S_BARRIER, loc);
+}
+
+static void push(Sync *S, IrStmt *seq, IrStmt *s) { ir_seq_push(S->a, seq, s); }
+
+/* The accesses xs of one statement about to run after the set st: a
+ * barrier first if any conflicts; then they join the set.  `self`: also
+ * check them against each other across threads (thread-level code). */
+static void step(Sync *S, AccSet *st, AccSet *xs, IrStmt *out, const IrStmt *s, bool self) {
+    bool need = false;
+    for (int i = 0; i < xs->n && !need; i++) need = conflicts_with(S, st, xs->v[i]) != NULL;
+    if (need) {
+        push(S, out, barrier(S, s->loc));
+        set_barrier(st);
+    }
+    if (self)
+        for (int i = 0; i < xs->n; i++)
+            for (int j = i; j < xs->n; j++) {
+                const Acc *x = xs->v[i], *y = instance(S, xs->v[j]);
+                if (x->th && conflict(S, x, y, true))
+                    ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, y->at ? y->at->loc : s->loc,
+                               "threads of one thread range may access the same element of '%s' (at lines %d "
+                               "and %d), one of them writing: no barrier can go inside thread-level code",
+                               x->buf->name, x->at ? x->at->loc.line : 0, y->at ? y->at->loc.line : 0);
+            }
+    for (int i = 0; i < xs->n; i++) set_add(S, st, xs->v[i]);
+}
+
+/* Reads made by uniform expressions (every thread reads). */
+static void uniform_reads(Sync *S, AccSet *st, IrExpr *const *e, int n, IrStmt *out, const IrStmt *s) {
+    AccSet xs = {0};
+    for (int i = 0; i < n; i++) {
+        if (!e[i]) continue;
+        IrStmt tmp = {.kind = IR_S_EVAL, .loc = s->loc};
+        tmp.eval.e = e[i];
+        collect(S, &tmp, &xs);
+    }
+    for (int i = 0; i < xs.n; i++) xs.v[i]->at = s;
+    step(S, st, &xs, out, s, false);
+}
+
+static IrStmt *uniform(Sync *S, IrStmt *s, AccSet *st);
+static void leaf(Sync *S, IrStmt *s, AccSet *st, IrStmt *out);
+
+static IrStmt *copy_stmt(Sync *S, const IrStmt *s) {
+    IrStmt *c = TS_NEW(S->a, IrStmt);
+    *c = *s;
+    return c;
+}
+
+/* A body in its own sequence (barriers may be put before any of its statements). */
+static IrStmt *uniform_body(Sync *S, IrStmt *body, AccSet *st) {
+    IrStmt *o = uniform(S, body, st);
+    return o ? o : ir_seq(S->a);
+}
+
+static int count_barriers(const IrStmt *s) {
+    if (!s) return 0;
+    switch (s->kind) {
+    case IR_S_BARRIER: return 1;
+    case IR_S_SEQ: {
+        int n = 0;
+        for (int i = 0; i < s->seq.n; i++) n += count_barriers(s->seq.v[i]);
+        return n;
+    }
+    case IR_S_FOR: return count_barriers(s->for_.body);
+    case IR_S_IF: return count_barriers(s->if_.then) + count_barriers(s->if_.else_);
+    case IR_S_WHILE: return count_barriers(s->while_.body);
+    default: return 0;
+    }
+}
+
+/* Does s begin with a barrier (nothing of its own before it)? */
+static bool starts_with_barrier(const IrStmt *s) {
+    while (s && s->kind == IR_S_SEQ && s->seq.n > 0 && s->seq.v[0]->kind == IR_S_SEQ) s = s->seq.v[0];
+    return s && s->kind == IR_S_SEQ && s->seq.n > 0 && s->seq.v[0]->kind == IR_S_BARRIER;
+}
+
+/* A uniform loop (FOR with var v in [lo, hi], or WHILE with its condition
+ * `cond`, read before every iteration): the body to a fixed point around
+ * the back edge.  st: the set before the loop (the condition's first test
+ * already in it), then after it.  may_skip: the body may run zero times. */
+static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond, const IrStmt *s,
+                            AccSet *st, int64_t lo, int64_t hi, bool may_skip) {
+    AccSet entry = set_copy(S, st), back = {0};
+    int prev = -1;
+    for (int round = 0; round < 6; round++) {
+        AccSet head = set_copy(S, &entry);
+        set_join(S, &head, &back);
+        LoopCtx lc = {{0}, {0}, S->loop};
+        S->loop = &lc;
+        IrStmt *b = uniform_body(S, body, &head);
+        S->loop = lc.up;
+        set_join(S, &head, &lc.cont);
+        /* a while condition is tested again at the end of the body */
+        if (cond) uniform_reads(S, &head, &cond, 1, b, s);
+        int nbar = count_barriers(b);
+        if (round > 0 && nbar == prev) {
+            /* the exit: the loop variable is any value of its range */
+            AccSet exit = {0};
+            if (may_skip) set_join(S, &exit, &entry);
+            set_join(S, &exit, &head);
+            set_join(S, &exit, &lc.brk);
+            if (v) {
+                IrVar *any = fresh(S, v->name, v->dt, lo, hi);
+                for (int i = 0; i < exit.n; i++) exit.v[i] = renamed(S, exit.v[i], v, ir_var_ref(S->a, any), any);
+            }
+            *st = exit;
+            return b;
+        }
+        prev = nbar;
+        /* the end of an iteration, seen from the next one: v -> v - 1 - w */
+        AccSet nback = {0};
+        IrVar *w = NULL;
+        IrExpr *prev_it = NULL;
+        if (v) {
+            int64_t span = hi == IR_ARITH_POS_INF || lo == IR_ARITH_NEG_INF ? IR_ARITH_POS_INF
+                                                                            : (hi - lo - 1 > 0 ? hi - lo - 1 : 0);
+            w = fresh(S, "w", v->dt, 0, span);
+            prev_it = ir_bin(S->a, IR_SUB, ir_bin(S->a, IR_SUB, ir_var_ref(S->a, (IrVar *)v), ir_int(S->a, 1, v->dt)),
+                             ir_var_ref(S->a, w));
+        }
+        for (int i = 0; i < head.n; i++) set_add(S, &nback, v ? renamed(S, head.v[i], v, prev_it, w) : head.v[i]);
+        back = nback;
+    }
+    ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, s->loc, "insert_sync: no fixed point for a loop of kernel %s",
+               S->k->name);
+}
+
+/* Uniform statement s after the set st: the statement with barriers
+ * placed (or NULL for a dropped one); st becomes the set after it.
+ * Barriers needed before s itself go to `out` first. */
+static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ: {
+        IrStmt *o = ir_seq(S->a);
+        o->loc = s->loc;
+        int mark = S->subs.n;
+        for (int i = 0; i < s->seq.n; i++) uniform_into(S, s->seq.v[i], st, o);
+        S->subs.n = mark;
+        push(S, out, o);
+        return;
+    }
+    case IR_S_BARRIER: return; /* placed again below where needed */
+    case IR_S_FOR: {
+        if (s->for_.kind == IR_FOR_THREAD) {
+            IrInterval lo = ir_arith_bound(&S->ar, self_contained(S, s->for_.min));
+            IrInterval ex = ir_arith_bound(&S->ar, self_contained(S, s->for_.extent));
+            int64_t l = lo.lo < 0 ? 0 : lo.lo;
+            int64_t h = lo.hi == IR_ARITH_POS_INF || ex.hi == IR_ARITH_POS_INF ? S->nt - 1 : lo.hi + ex.hi - 1;
+            if (h > S->nt - 1) h = S->nt - 1;
+            IrVar *t = fresh(S, "thr", TS_INT32, l, h);
+            Sub sb = {s->for_.var, ir_var_ref(S->a, t), 0, 0};
+            ts_vec_push(S->a, S->subs, sb);
+            S->thread = t;
+            AccSet xs = {0};
+            collect(S, s->for_.body, &xs);
+            S->thread = NULL;
+            S->subs.n--;
+            step(S, st, &xs, out, s, true);
+            push(S, out, s);
+            return;
+        }
+        IrExpr *hdr[2] = {s->for_.min, s->for_.extent};
+        uniform_reads(S, st, hdr, 2, out, s);
+        IrInterval lo = ir_arith_bound(&S->ar, self_contained(S, s->for_.min));
+        IrInterval ex = ir_arith_bound(&S->ar, self_contained(S, s->for_.extent));
+        int64_t hi = lo.hi == IR_ARITH_POS_INF || ex.hi == IR_ARITH_POS_INF ? IR_ARITH_POS_INF : lo.hi + ex.hi - 1;
+        /* (the loop variable's range stays bound: renamed copies refer to it) */
+        ir_arith_bind(&S->ar, s->for_.var, lo.lo, hi);
+        bool may_skip = !ir_arith_prove_lt(&S->ar, ir_i32(S->a, 0), self_contained(S, s->for_.extent));
+        IrStmt *c = copy_stmt(S, s);
+        c->for_.body = uniform_loop(S, s->for_.body, s->for_.var, NULL, s, st, lo.lo, hi, may_skip);
+        push(S, out, c);
+        return;
+    }
+    case IR_S_WHILE: {
+        uniform_reads(S, st, &s->while_.cond, 1, out, s);
+        IrStmt *c = copy_stmt(S, s);
+        c->while_.body = uniform_loop(S, s->while_.body, NULL, s->while_.cond, s, st, 0, 0, true);
+        push(S, out, c);
+        return;
+    }
+    case IR_S_IF: {
+        uniform_reads(S, st, &s->if_.cond, 1, out, s);
+        for (int pass = 0; pass < 2; pass++) {
+            AccSet t = set_copy(S, st), e = set_copy(S, st);
+            IrStmt *c = copy_stmt(S, s);
+            int nbar = S->nbar;
+            c->if_.then = uniform_body(S, s->if_.then, &t);
+            if (s->if_.else_) c->if_.else_ = uniform_body(S, s->if_.else_, &e);
+            if (pass == 0 && (starts_with_barrier(c->if_.then) || starts_with_barrier(c->if_.else_))) {
+                /* a branch needs one before anything of its own: one before
+                 * the if serves both paths */
+                S->nbar = nbar;
+                push(S, out, barrier(S, s->loc));
+                set_barrier(st);
+                continue;
+            }
+            set_join(S, &t, &e);
+            *st = t;
+            push(S, out, c);
+            return;
+        }
+        return;
+    }
+    case IR_S_BREAK:
+    case IR_S_CONTINUE:
+        if (S->loop) set_join(S, s->kind == IR_S_BREAK ? &S->loop->brk : &S->loop->cont, st);
+        st->n = 0; /* nothing runs after it */
+        push(S, out, s);
+        return;
+    case IR_S_LET: {
+        uniform_reads(S, st, &s->let.value, 1, out, s);
+        Sub sb = {s->let.var, s->let.value, 0, 0};
+        ts_vec_push(S->a, S->subs, sb);
+        push(S, out, s);
+        return;
+    }
+    case IR_S_ASYNC_WAIT:
+        for (int i = 0; i < st->n; i++)
+            if (st->v[i]->inflight) {
+                Acc *y = TS_NEW(S->a, Acc);
+                *y = *st->v[i];
+                y->inflight = false;
+                st->v[i] = y;
+            }
+        push(S, out, s);
+        return;
+    case IR_S_TILEOP:
+        if (s->op->kind == TS_OP_COMM) {
+            /* opaque: ordered with everything before and after it */
+            if (S->nt > 1 && st->n) push(S, out, barrier(S, s->loc));
+            push(S, out, s);
+            if (S->nt > 1) push(S, out, barrier(S, s->loc));
+            st->n = 0;
+            return;
+        }
+        leaf(S, s, st, out); /* a collective: any thread of the block */
+        return;
+    default: leaf(S, s, st, out); return;
+    }
+}
+
+/* A statement without uniform children (its accesses by any thread). */
+static void leaf(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
+    if ((s->kind == IR_S_STORE || s->kind == IR_S_ATOMIC_ADD) && shared_mem(s->store.buf))
+        ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, s->loc,
+                   "insert_sync: a store to '%s' in uniform code (partition_threads puts those in a thread "
+                   "range)", s->store.buf->name);
+    AccSet xs = {0};
+    collect(S, s, &xs);
+    step(S, st, &xs, out, s, false);
+    push(S, out, s);
+}
+
+static IrStmt *uniform(Sync *S, IrStmt *s, AccSet *st) {
+    IrStmt *o = ir_seq(S->a);
+    o->loc = s ? s->loc : (TsLoc){0};
+    uniform_into(S, s, st, o);
+    if (o->seq.n == 1 && o->seq.v[0]->kind == IR_S_SEQ) return o->seq.v[0];
+    return o;
+}
+
+/* Drop a barrier that follows another with nothing in between. */
+static IrStmt *tidy_post(IrMutator *m, IrStmt *s) {
+    (void)m;
+    if (s->kind != IR_S_SEQ) return s;
+    int n = 0;
+    for (int i = 0; i < s->seq.n; i++) {
+        if (s->seq.v[i]->kind == IR_S_BARRIER && n > 0 && s->seq.v[n - 1]->kind == IR_S_BARRIER) continue;
+        s->seq.v[n++] = s->seq.v[i];
+    }
+    s->seq.n = n;
+    return s;
+}
+
+void ts_pass_insert_sync(TsPassCtx *cx) {
+    Sync S = {.cx = cx, .k = cx->k, .a = cx->arena, .nt = ir_kernel_nthreads(cx->k)};
+    ir_arith_init(&S.ar, cx->arena, cx->k);
+    AccSet st = {0};
+    IrStmt *body = uniform(&S, cx->k->body, &st);
+    IrMutator m = {.arena = cx->arena, .post_stmt = tidy_post};
+    cx->k->body = ir_mutate_stmt(&m, body);
+}

@@ -1,0 +1,370 @@
+/*
+ * partition_threads.c — the CUDA pass that makes a kernel body entirely
+ * thread-level IR (issue 5, Part 0: decisions belong in passes; the code
+ * generator prints what the IR says).
+ *
+ * After layout inference and the copy lowering most of a CUDA kernel is
+ * already per thread (IR_FOR_THREAD loops over registers, vector copies).
+ * What is left is block-level code, whose meaning in TileLang is "every
+ * thread of the block runs it, with the same values" (uniform code), plus
+ * three constructs that cannot mean that:
+ *
+ *  1. A T.Parallel nest in uniform code (one or several perfectly nested
+ *     parallel loops whose extents do not depend on each other): its
+ *     iterations are spread cyclically over the threads.  The nest is
+ *     flattened, iteration L goes to thread L % NT in round L / NT:
+ *
+ *         for t in thread_range(NT):                 (thread_range(total)
+ *             for r in unroll(rounds):                when one round does)
+ *                 if t + r * NT < total:             (only when NT does
+ *                     body[v_i := min_i + (L // inner_i) % ext_i]  not divide it)
+ *
+ *     with run-time extents bound by lets first (evaluated uniformly, so
+ *     insert_sync sees their loads as reads by every thread).  Consecutive
+ *     threads take consecutive iterations of the innermost loop: accesses
+ *     along a row coalesce.  Inner T.Parallel loops of the body become
+ *     plain serial loops of the thread.
+ *  2. A store, atomic add or T.print whose target is memory the threads
+ *     share (shared, fragment-in-shared or global buffers) and whose
+ *     values are uniform: every thread would write the same value to the
+ *     same place, so one thread does it, in a thread role
+ *     `for t in thread_range(1)`.
+ *  3. Control flow whose condition or bounds differ between threads (a
+ *     value derived from T.get_thread_binding, from a thread-range loop or
+ *     from a register written in one): it runs per thread, wrapped in
+ *     `for t in thread_range(NT)`, so that later passes (insert_sync) see
+ *     it as thread-level code where no barrier may go.  A store whose
+ *     index or value differs between threads is wrapped the same way
+ *     (each thread stores its own).
+ *
+ * Everything else (lets, allocations, private stores, uniform loops and
+ * ifs, tensor-core gemms and communication ops, which are collective,
+ * async commits and waits, barriers) stays uniform.  After this pass the
+ * uniform part of the body has no T.Parallel loop and writes no shared or
+ * global memory outside a thread range; the code generator needs no
+ * uniformity analysis and places no thread guards of its own.
+ *
+ * "Differs between threads" is a small forward analysis run to a fixed
+ * point (the values of a loop may depend on later statements of its body):
+ * the flat thread index and T.get_thread_binding values, variables of
+ * thread-range and parallel loops and everything bound inside them, lets
+ * of such values, and private (local/var) buffers written with such values
+ * or inside such code.  Loads from shared or global memory are uniform (all
+ * threads read the same element after a barrier).
+ */
+#include "ir/walk.h"
+#include "pass/pass.h"
+
+#include <string.h>
+
+enum { MAXNEST = 8 };
+
+typedef struct Part {
+    TsPassCtx *cx;
+    IrKernel *k;
+    TsArena *a;
+    int64_t nt;                       /* threads per block */
+    TS_VEC(const IrVar *) vvars;      /* variables whose value differs between threads */
+    TS_VEC(const IrBuffer *) vbufs;   /* private buffers holding such values */
+    bool changed;                     /* the analysis grew this round */
+} Part;
+
+static bool is_private(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR; }
+
+static bool var_varies(const Part *p, const IrVar *v) {
+    if (v->kind == IR_VAR_THREAD_IDX) return true;
+    for (int i = 0; i < p->vvars.n; i++)
+        if (p->vvars.v[i] == v) return true;
+    return false;
+}
+
+static bool buf_varies(const Part *p, const IrBuffer *b) {
+    for (int i = 0; i < p->vbufs.n; i++)
+        if (p->vbufs.v[i] == b) return true;
+    return false;
+}
+
+static void mark_var(Part *p, const IrVar *v) {
+    if (var_varies(p, v)) return;
+    ts_vec_push(p->a, p->vvars, v);
+    p->changed = true;
+}
+
+static void mark_buf(Part *p, const IrBuffer *b) {
+    if (buf_varies(p, b)) return;
+    ts_vec_push(p->a, p->vbufs, b);
+    p->changed = true;
+}
+
+static bool varying_node(const IrExpr *e, void *ctx) {
+    const Part *p = ctx;
+    if (e->kind == IR_E_VAR) return var_varies(p, e->var);
+    if (e->kind == IR_E_LOAD) return is_private(e->load.buf) && buf_varies(p, e->load.buf);
+    return false;
+}
+
+/* Can e differ between the threads of a block? */
+static bool expr_varies(Part *p, const IrExpr *e) { return e && ir_expr_any(e, varying_node, p); }
+
+/* Do the expressions of s itself (not of its children) differ between threads? */
+static bool header_varies(Part *p, const IrStmt *s) {
+    switch (s->kind) {
+    case IR_S_FOR: return expr_varies(p, s->for_.min) || expr_varies(p, s->for_.extent);
+    case IR_S_IF: return expr_varies(p, s->if_.cond);
+    case IR_S_WHILE: return expr_varies(p, s->while_.cond);
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        for (int i = 0; i < s->store.nidx; i++)
+            if (expr_varies(p, s->store.idx[i])) return true;
+        return expr_varies(p, s->store.value);
+    case IR_S_LET: return expr_varies(p, s->let.value);
+    case IR_S_PRINT: return expr_varies(p, s->print.value) || (s->print.buf && buf_varies(p, s->print.buf));
+    case IR_S_EVAL: return expr_varies(p, s->eval.e);
+    default: return false;
+    }
+}
+
+/* One round of the analysis over s; `vary`: s runs in per-thread code. */
+static void mark_stmt(Part *p, const IrStmt *s, bool vary) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) mark_stmt(p, s->seq.v[i], vary);
+        return;
+    case IR_S_FOR: {
+        bool v = vary || s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD || header_varies(p, s);
+        if (v) mark_var(p, s->for_.var);
+        mark_stmt(p, s->for_.body, v);
+        return;
+    }
+    case IR_S_IF: {
+        bool v = vary || header_varies(p, s);
+        mark_stmt(p, s->if_.then, v);
+        mark_stmt(p, s->if_.else_, v);
+        return;
+    }
+    case IR_S_WHILE: mark_stmt(p, s->while_.body, vary || header_varies(p, s)); return;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        if (is_private(s->store.buf) && (vary || header_varies(p, s))) mark_buf(p, s->store.buf);
+        return;
+    case IR_S_VCOPY:
+        if (is_private(s->vcopy.dst)) mark_buf(p, s->vcopy.dst);
+        return;
+    case IR_S_LET:
+        if (vary || header_varies(p, s)) mark_var(p, s->let.var);
+        return;
+    default: return;
+    }
+}
+
+/* ---- rewriting -------------------------------------------------------------- */
+
+static IrStmt *thread_range(Part *p, const char *name, IrExpr *extent, IrStmt *body, TsLoc loc) {
+    IrVar *t = ir_var(p->k, name, TS_INT32, IR_VAR_LOOP);
+    IrStmt *f = ir_for(p->a, t, ir_i32(p->a, 0), extent, IR_FOR_THREAD, body);
+    f->loc = loc;
+    return f;
+}
+
+/* Inside per-thread code: T.Parallel loops are plain loops of the thread. */
+static IrStmt *serial_post(IrMutator *m, IrStmt *s) {
+    (void)m;
+    if (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_PARALLEL) s->for_.kind = IR_FOR_SERIAL;
+    return s;
+}
+
+static bool is_parallel(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_FOR && s->for_.kind == IR_FOR_PARALLEL;
+}
+
+static IrStmt *serialize(Part *p, IrStmt *s) {
+    if (!ir_stmt_any(s, is_parallel, NULL)) return s;
+    IrMutator m = {.arena = p->a, .post_stmt = serial_post, .copy = true};
+    return ir_mutate_stmt(&m, s);
+}
+
+/* A `break` that would leave the parallel nest itself (not a loop inside it). */
+static bool breaks_out(const IrStmt *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case IR_S_BREAK: return true;
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (breaks_out(s->seq.v[i])) return true;
+        return false;
+    case IR_S_IF: return breaks_out(s->if_.then) || breaks_out(s->if_.else_);
+    default: return false; /* loops catch their own breaks */
+    }
+}
+
+static bool reads_memory(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_LOAD;
+}
+
+/* Case 1 of the essay: the T.Parallel nest starting at s, spread over the threads. */
+static IrStmt *partition_nest(Part *p, IrStmt *s) {
+    TsArena *a = p->a;
+    IrStmt *lv[MAXNEST];
+    int n = 0;
+    IrStmt *cur = s;
+    for (;;) {
+        lv[n++] = cur;
+        IrStmt *b = cur->for_.body;
+        while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
+        if (n == MAXNEST || !b || b->kind != IR_S_FOR || b->for_.kind != IR_FOR_PARALLEL) break;
+        bool dep = false;
+        for (int i = 0; i < n; i++)
+            dep |= ir_expr_uses_var(b->for_.extent, lv[i]->for_.var) || ir_expr_uses_var(b->for_.min, lv[i]->for_.var);
+        if (dep) break;
+        cur = b;
+    }
+    IrStmt *body = lv[n - 1]->for_.body;
+    if (breaks_out(body))
+        ts_fail_at(p->cx->diag, TS_ERR_UNSUPPORTED, s->loc,
+                   "'break' out of a T.Parallel loop is not supported on the CUDA target");
+    IrStmt *out = ir_seq(a);
+    out->loc = s->loc;
+    /* extents: constants, or values bound once by uniform lets */
+    int64_t ext[MAXNEST], total = 1;
+    bool all_const = true;
+    IrExpr *eexp[MAXNEST], *mins[MAXNEST];
+    for (int i = 0; i < n; i++) {
+        mins[i] = lv[i]->for_.min;
+        if (ir_expr_any(mins[i], reads_memory, NULL)) {
+            IrVar *v = ir_var(p->k, "par_min", mins[i]->dt, IR_VAR_LET);
+            IrStmt *l = ir_stmt(a, IR_S_LET, s->loc);
+            l->let.var = v;
+            l->let.value = mins[i];
+            ir_seq_push(a, out, l);
+            mins[i] = ir_var_ref(a, v);
+        }
+        if (ir_is_const_int(lv[i]->for_.extent, &ext[i])) {
+            if (ext[i] < 0) ext[i] = 0;
+            if (total < ((int64_t)1 << 40)) total *= ext[i];
+            eexp[i] = ir_int(a, ext[i], TS_INT64);
+            continue;
+        }
+        all_const = false;
+        IrVar *v = ir_var(p->k, "par_n", TS_INT64, IR_VAR_LET);
+        IrStmt *l = ir_stmt(a, IR_S_LET, s->loc);
+        l->let.var = v;
+        l->let.value = ir_bin(a, IR_MAX, ir_cast(a, TS_INT64, lv[i]->for_.extent), ir_int(a, 0, TS_INT64));
+        ir_seq_push(a, out, l);
+        eexp[i] = ir_var_ref(a, v);
+    }
+    bool small = all_const && total < ((int64_t)1 << 31);
+    TsDType it = small ? TS_INT32 : TS_INT64;
+    IrExpr *ntot;
+    if (small) {
+        ntot = ir_i32(a, total);
+    } else {
+        ntot = eexp[0];
+        for (int i = 1; i < n; i++) ntot = ir_bin(a, IR_MUL, ntot, eexp[i]);
+        if (n > 1) {
+            IrVar *v = ir_var(p->k, "par_total", TS_INT64, IR_VAR_LET);
+            IrStmt *l = ir_stmt(a, IR_S_LET, s->loc);
+            l->let.var = v;
+            l->let.value = ntot;
+            ir_seq_push(a, out, l);
+            ntot = ir_var_ref(a, v);
+        }
+    }
+    if (small && total == 0) return out; /* nothing to run */
+    /* thread t, round r: L = t + r * NT */
+    IrVar *t = ir_var(p->k, "t", TS_INT32, IR_VAR_LOOP);
+    int64_t rounds = small ? (total + p->nt - 1) / p->nt : 0;
+    IrVar *r = (!small || rounds > 1) ? ir_var(p->k, "r", TS_INT32, IR_VAR_LOOP) : NULL;
+    IrExpr *L = ir_var_ref(a, t);
+    if (!small) L = ir_cast(a, TS_INT64, L);
+    if (r) {
+        IrExpr *rr = ir_var_ref(a, r);
+        if (!small) rr = ir_cast(a, TS_INT64, rr);
+        L = ir_bin(a, IR_ADD, L, ir_bin(a, IR_MUL, rr, ir_int(a, p->nt, it)));
+    }
+    IrVar *from[MAXNEST];
+    IrExpr *to[MAXNEST];
+    for (int i = 0; i < n; i++) {
+        IrExpr *x = L;
+        if (small) {
+            int64_t inner = 1;
+            for (int j = i + 1; j < n; j++) inner *= ext[j];
+            if (inner != 1) x = ir_bin(a, IR_FLOORDIV, x, ir_i32(a, inner));
+            if (i > 0) x = ir_bin(a, IR_FLOORMOD, x, ir_i32(a, ext[i]));
+        } else {
+            IrExpr *inner = NULL;
+            for (int j = i + 1; j < n; j++) inner = inner ? ir_bin(a, IR_MUL, inner, eexp[j]) : eexp[j];
+            if (inner) x = ir_bin(a, IR_FLOORDIV, x, inner);
+            if (i > 0) x = ir_bin(a, IR_FLOORMOD, x, eexp[i]);
+        }
+        x = ir_cast(a, lv[i]->for_.var->dt, x);
+        int64_t c;
+        if (!ir_is_const_int(mins[i], &c) || c != 0) x = ir_bin(a, IR_ADD, mins[i], x);
+        from[i] = lv[i]->for_.var;
+        to[i] = x;
+    }
+    IrStmt *nb = ir_stmt_subst(a, body, from, to, n);
+    nb = serialize(p, nb);
+    bool guard = small ? rounds * p->nt != total && rounds > 1 : true;
+    if (guard) {
+        IrStmt *g = ir_stmt(a, IR_S_IF, s->loc);
+        g->if_.cond = ir_bin(a, IR_LT, L, ntot);
+        g->if_.then = nb;
+        nb = g;
+    }
+    if (r) {
+        IrExpr *re = small ? ir_i32(a, rounds)
+                           : ir_cast(a, TS_INT32, ir_bin(a, IR_FLOORDIV,
+                                                         ir_bin(a, IR_ADD, ntot, ir_int(a, p->nt - 1, TS_INT64)),
+                                                         ir_int(a, p->nt, TS_INT64)));
+        nb = ir_for(a, r, ir_i32(a, 0), re, small && rounds <= 16 ? IR_FOR_UNROLL : IR_FOR_SERIAL, nb);
+        nb->loc = s->loc;
+    }
+    int64_t text = small && rounds == 1 ? total : p->nt; /* one round: only the first `total` threads */
+    IrStmt *f = ir_for(a, t, ir_i32(a, 0), ir_i32(a, text), IR_FOR_THREAD, nb);
+    f->loc = s->loc;
+    if (out->seq.n == 0) return f;
+    ir_seq_push(a, out, f);
+    return out;
+}
+
+static bool shares_memory(const IrBuffer *b) { return b && !is_private(b); }
+
+/* The rewrite of uniform code (see the essay); thread ranges are left alone
+ * but for their T.Parallel loops. */
+static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
+    Part *p = m->ctx;
+    switch (s->kind) {
+    case IR_S_FOR:
+        if (s->for_.kind == IR_FOR_THREAD) return serialize(p, s);
+        if (s->for_.kind == IR_FOR_PARALLEL) return partition_nest(p, s);
+        if (header_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), serialize(p, s), s->loc);
+        return NULL;
+    case IR_S_IF:
+    case IR_S_WHILE:
+        if (header_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), serialize(p, s), s->loc);
+        return NULL;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        if (!shares_memory(s->store.buf)) return NULL;
+        return thread_range(p, "t", ir_i32(p->a, header_varies(p, s) ? p->nt : 1), s, s->loc);
+    case IR_S_PRINT:
+        return thread_range(p, "t", ir_i32(p->a, header_varies(p, s) ? p->nt : 1), s, s->loc);
+    case IR_S_VCOPY:
+        return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc);
+    default: return NULL;
+    }
+}
+
+void ts_pass_partition_threads(TsPassCtx *cx) {
+    IrKernel *k = cx->k;
+    Part p = {.cx = cx, .k = k, .a = cx->arena, .nt = ir_kernel_nthreads(k)};
+    do {
+        p.changed = false;
+        mark_stmt(&p, k->body, false);
+    } while (p.changed);
+    IrMutator m = {.arena = cx->arena, .ctx = &p, .pre_stmt = part_pre};
+    k->body = ir_mutate_stmt(&m, k->body);
+}
