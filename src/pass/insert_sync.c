@@ -992,7 +992,25 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
         ir_arith_bind(&S->ar, s->for_.var, lo.lo, hi);
         bool may_skip = !ir_arith_prove_lt(&S->ar, ir_i32(S->a, 0), self_contained(S, s->for_.extent));
         IrStmt *c = copy_stmt(S, s);
+        AccSet st0 = set_copy(S, st);
+        int nbar = S->nbar;
         c->for_.body = uniform_loop(S, s->for_.body, s->for_.var, NULL, s, st, lo.lo, hi, may_skip);
+        if (starts_with_barrier(c->for_.body) && st0.n) {
+            /* is the first barrier only for what came before the loop?
+             * then one before the loop does, once */
+            AccSet st1 = set_copy(S, &st0);
+            set_barrier(&st1);
+            int nbar1 = S->nbar;
+            IrStmt *b1 = uniform_loop(S, s->for_.body, s->for_.var, NULL, s, &st1, lo.lo, hi, may_skip);
+            if (!starts_with_barrier(b1)) {
+                S->nbar = nbar + (S->nbar - nbar1);
+                push(S, out, barrier(S, s->loc));
+                c->for_.body = b1;
+                *st = st1;
+            } else {
+                S->nbar = nbar1;
+            }
+        }
         push(S, out, c);
         return;
     }

@@ -52,6 +52,7 @@
  * or inside such code.  Loads from shared or global memory are uniform (all
  * threads read the same element after a barrier).
  */
+#include "ir/arith.h"
 #include "ir/walk.h"
 #include "pass/pass.h"
 
@@ -204,6 +205,188 @@ static bool reads_memory(const IrExpr *e, void *ctx) {
     return e->kind == IR_E_LOAD;
 }
 
+/* ---- vector copies -------------------------------------------------------------
+ *
+ * A nest whose body is a plain copy `dst[..] = src[..]` of one dtype between
+ * shared/global buffers, possibly under guards, moves `V` consecutive
+ * elements per iteration (16 bytes, or 8 or 4) as one IR_S_VCOPY: the
+ * innermost variable j must index the last dimension of both as `x + j`
+ * and nothing else, its constant extent must be a multiple of V, and a
+ * shared side must be provably V-aligned (row strides and x multiples of
+ * V).  A guard on j must be `e < bound` with e increasing by one with j.
+ * Per vector (j0 .. j0 + V - 1): when every guard holds at j0 + V - 1 the
+ * vector moves at once, else its elements run the original body one by one
+ * (partial tiles keep their exact semantics).  Global alignment and
+ * contiguity are run-time facts the printer tests (IR_S_VCOPY's contract).
+ */
+
+enum { VEC_MAXCOND = 16 };
+
+/* The coefficient of j in e (an affine integer expression), or 0 if not affine / absent. */
+static int64_t coeff_of(IrArith *ar, const IrExpr *e, const IrVar *j) {
+    IrAffine f;
+    if (!ir_arith_affine(ar, e, false, &f) || !f.affine) return 0;
+    return ir_affine_coeff(&f, j);
+}
+
+static bool guard_ok(IrArith *ar, const IrExpr *c, const IrVar *j) {
+    if (!ir_expr_uses_var(c, j)) return true;
+    if (c->kind != IR_E_BIN) return false;
+    if (c->bin.op == IR_AND) return guard_ok(ar, c->bin.a, j) && guard_ok(ar, c->bin.b, j);
+    return c->bin.op == IR_LT && !ir_expr_uses_var(c->bin.b, j) && coeff_of(ar, c->bin.a, j) == 1;
+}
+
+/* idx indexes b with j only in the last dimension, as x + j; aligned: the
+ * first element of a vector (j a multiple of v) is v-aligned in b. */
+static bool vec_side(IrArith *ar, const IrBuffer *b, IrExpr *const *idx, int nidx, const IrVar *j, int64_t v,
+                     bool *aligned) {
+    if (b->ndim < 1 || nidx != b->ndim) return false;
+    int last = b->ndim - 1;
+    for (int d = 0; d < last; d++)
+        if (ir_expr_uses_var(idx[d], j)) return false;
+    if (coeff_of(ar, idx[last], j) != 1) return false;
+    *aligned = true;
+    if (b->scope == IR_SCOPE_GLOBAL) return true;
+    int64_t stride = 1, e;
+    for (int d = last; d >= 0; d--) {
+        IrExpr *x = idx[d];
+        if (d == last) {
+            IrAffine f;
+            if (!ir_arith_affine(ar, x, false, &f)) return false;
+            /* x + j with j a multiple of v: x must be one */
+            IrAffine r = f;
+            r.t = TS_NEWN(ar->arena, IrAffTerm, f.n ? f.n : 1);
+            r.n = 0;
+            for (int i = 0; i < f.n; i++)
+                if (!(f.t[i].atom->kind == IR_E_VAR && f.t[i].atom->var == j)) r.t[r.n++] = f.t[i];
+            if (!ir_arith_divisible(ar, ir_affine_expr(ar->arena, &r, x->dt), v)) *aligned = false;
+        } else if (stride % v) {
+            *aligned = false;
+        }
+        if (!ir_is_const_int(b->shape[d], &e)) return false;
+        stride *= e;
+    }
+    return true;
+}
+
+/* The copy nest lv[0..n) (constant extents ext[], product total) as vector
+ * copies, or NULL when it is not one (see above). */
+static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext, int64_t total) {
+    TsArena *a = p->a;
+    const TsCaps *caps = p->cx->caps;
+    if (!caps || !caps->vec || p->k->may_block || n < 1) return NULL;
+    const IrVar *j = lv[n - 1]->for_.var;
+    int64_t c;
+    if (!ir_is_const_int(lv[n - 1]->for_.min, &c) || c != 0) return NULL;
+    for (int i = 0; i < n; i++)
+        if (!ir_is_const_int(lv[i]->for_.min, &c)) return NULL;
+    IrArith ar;
+    ir_arith_init(&ar, a, p->k);
+    for (int i = 0; i < n; i++) {
+        ir_is_const_int(lv[i]->for_.min, &c);
+        ir_arith_bind(&ar, lv[i]->for_.var, c, c + ext[i] - 1);
+    }
+    const IrExpr *cond[VEC_MAXCOND];
+    int ncond = 0;
+    const IrStmt *st = lv[n - 1]->for_.body;
+    for (;;) {
+        while (st && st->kind == IR_S_SEQ && st->seq.n == 1) st = st->seq.v[0];
+        if (!st || st->kind != IR_S_IF) break;
+        if (st->if_.else_ || ncond == VEC_MAXCOND || !guard_ok(&ar, st->if_.cond, j)) return NULL;
+        cond[ncond++] = st->if_.cond;
+        st = st->if_.then;
+    }
+    if (!st || st->kind != IR_S_STORE) return NULL;
+    const IrExpr *val = st->store.value;
+    const IrBuffer *db = st->store.buf;
+    if (val && val->kind == IR_E_CAST && val->dt == db->dt) val = val->un.a;
+    if (!val || val->kind != IR_E_LOAD || val->load.buf == db || val->load.buf->dt != db->dt) return NULL;
+    const IrBuffer *sb = val->load.buf;
+    if (is_private(db) || is_private(sb) || db->scope == IR_SCOPE_FRAGMENT || sb->scope == IR_SCOPE_FRAGMENT)
+        return NULL;
+    int bits = ts_dtype_bits(db->dt);
+    if (bits % 8 || bits < 8 || bits > 64) return NULL;
+    int es = bits / 8;
+    int64_t v = 0;
+    for (int vb = 16; vb >= 4 && !v; vb /= 2) {
+        if (vb <= es || vb % es || ext[n - 1] % (vb / es)) continue;
+        bool da, sa;
+        if (!vec_side(&ar, db, st->store.idx, st->store.nidx, j, vb / es, &da) ||
+            !vec_side(&ar, sb, val->load.idx, val->load.nidx, j, vb / es, &sa))
+            return NULL;
+        if (da && sa) v = vb / es;
+    }
+    if (!v) return NULL;
+    /* iterations: vectors instead of elements along j */
+    int64_t nvec = total / v, extv = ext[n - 1] / v;
+    int64_t rounds = (nvec + p->nt - 1) / p->nt;
+    IrVar *t = ir_var(p->k, "t", TS_INT32, IR_VAR_LOOP);
+    IrVar *r = rounds > 1 ? ir_var(p->k, "r", TS_INT32, IR_VAR_LOOP) : NULL;
+    IrExpr *L = ir_var_ref(a, t);
+    if (r) L = ir_bin(a, IR_ADD, L, ir_bin(a, IR_MUL, ir_var_ref(a, r), ir_i32(a, p->nt)));
+    IrVar *from[MAXNEST];
+    IrExpr *to[MAXNEST];
+    for (int i = 0; i < n; i++) {
+        int64_t inner = 1;
+        for (int k = i + 1; k < n; k++) inner *= k == n - 1 ? extv : ext[k];
+        IrExpr *x = inner != 1 ? ir_bin(a, IR_FLOORDIV, L, ir_i32(a, inner)) : L;
+        if (i > 0) x = ir_bin(a, IR_FLOORMOD, x, ir_i32(a, i == n - 1 ? extv : ext[i]));
+        if (i == n - 1) x = ir_bin(a, IR_MUL, x, ir_i32(a, v));
+        x = ir_cast(a, lv[i]->for_.var->dt, x);
+        if (ir_is_const_int(lv[i]->for_.min, &c) && c != 0) x = ir_bin(a, IR_ADD, lv[i]->for_.min, x);
+        from[i] = lv[i]->for_.var;
+        to[i] = x;
+    }
+    /* the fast path's test: every guard at j0 + v - 1 */
+    IrExpr *last = ir_bin(a, IR_ADD, to[n - 1], ir_int(a, v - 1, to[n - 1]->dt));
+    IrExpr *full = NULL;
+    for (int i = 0; i < ncond; i++) {
+        IrExpr *g = ir_subst(a, (IrExpr *)cond[i], from, to, n - 1);
+        IrVar *jj[1] = {(IrVar *)j};
+        g = ir_subst(a, g, jj, &last, 1);
+        full = full ? ir_bin(a, IR_AND, full, g) : g;
+    }
+    IrStmt *vc = ir_stmt(a, IR_S_VCOPY, st->loc);
+    vc->vcopy.dst = (IrBuffer *)db;
+    vc->vcopy.src = (IrBuffer *)sb;
+    vc->vcopy.ndi = db->ndim;
+    vc->vcopy.nsi = sb->ndim;
+    vc->vcopy.didx = TS_NEWN(a, IrExpr *, db->ndim);
+    vc->vcopy.sidx = TS_NEWN(a, IrExpr *, sb->ndim);
+    for (int d = 0; d < db->ndim; d++) vc->vcopy.didx[d] = ir_subst(a, st->store.idx[d], from, to, n);
+    for (int d = 0; d < sb->ndim; d++) vc->vcopy.sidx[d] = ir_subst(a, val->load.idx[d], from, to, n);
+    vc->vcopy.lanes = (int)v;
+    IrStmt *body = vc;
+    if (full) {
+        /* a partial vector: its elements one by one, with the original guards */
+        IrVar *e = ir_var(p->k, "e", TS_INT32, IR_VAR_LOOP);
+        IrExpr *je = ir_bin(a, IR_ADD, to[n - 1], ir_cast(a, to[n - 1]->dt, ir_var_ref(a, e)));
+        IrExpr *to2[MAXNEST];
+        for (int i = 0; i < n; i++) to2[i] = i == n - 1 ? je : to[i];
+        IrStmt *one = serialize(p, ir_stmt_subst(a, lv[n - 1]->for_.body, from, to2, n));
+        IrStmt *slow = ir_for(a, e, ir_i32(a, 0), ir_i32(a, v), IR_FOR_UNROLL, one);
+        slow->loc = st->loc;
+        IrStmt *g = ir_stmt(a, IR_S_IF, st->loc);
+        g->if_.cond = full;
+        g->if_.then = vc;
+        g->if_.else_ = slow;
+        body = g;
+    }
+    if (rounds * p->nt != nvec && rounds > 1) {
+        IrStmt *g = ir_stmt(a, IR_S_IF, st->loc);
+        g->if_.cond = ir_bin(a, IR_LT, L, ir_i32(a, nvec));
+        g->if_.then = body;
+        body = g;
+    }
+    if (r) {
+        body = ir_for(a, r, ir_i32(a, 0), ir_i32(a, rounds), rounds <= 16 ? IR_FOR_UNROLL : IR_FOR_SERIAL, body);
+        body->loc = st->loc;
+    }
+    IrStmt *f = ir_for(a, t, ir_i32(a, 0), ir_i32(a, rounds == 1 ? nvec : p->nt), IR_FOR_THREAD, body);
+    f->loc = lv[0]->loc;
+    return f;
+}
+
 /* Case 1 of the essay: the T.Parallel nest starting at s, spread over the threads. */
 static IrStmt *partition_nest(Part *p, IrStmt *s) {
     TsArena *a = p->a;
@@ -273,6 +456,10 @@ static IrStmt *partition_nest(Part *p, IrStmt *s) {
         }
     }
     if (small && total == 0) return out; /* nothing to run */
+    if (small && out->seq.n == 0) {
+        IrStmt *vc = vector_copy(p, lv, n, ext, total);
+        if (vc) return vc;
+    }
     /* thread t, round r: L = t + r * NT */
     IrVar *t = ir_var(p->k, "t", TS_INT32, IR_VAR_LOOP);
     int64_t rounds = small ? (total + p->nt - 1) / p->nt : 0;
