@@ -75,7 +75,6 @@
 #include "ir/walk.h"
 #include "pass/pass.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,20 +122,64 @@ typedef struct Sync {
     AccSet *coll;         /* where a region's accesses go */
     LoopCtx *loop;        /* innermost uniform loop */
     int nbar;             /* barriers placed in the kernel */
+    bool bind_fresh;      /* fresh variables are bound as made (a scope the caller pops) */
 } Sync;
 
 static bool shared_mem(const IrBuffer *b) {
     return b->scope == IR_SCOPE_SHARED || b->scope == IR_SCOPE_FRAGMENT || b->scope == IR_SCOPE_GLOBAL;
 }
 
+/* A fresh variable carries its range with it (bound in the analysis only
+ * while a conflict is decided, so that the analysis's list of ranges stays
+ * short however many accesses are recorded). */
+typedef struct Fresh {
+    IrVar v;      /* the variable (first: a Fresh is an IrVar) */
+    int64_t lo;   /* its range */
+    int64_t hi;
+} Fresh;
+
+enum { FRESH_ID = -7 }; /* IrVar.id of a Fresh */
+
 static IrVar *fresh(Sync *S, const char *name, TsDType dt, int64_t lo, int64_t hi) {
-    IrVar *v = TS_NEW(S->a, IrVar);
-    v->name = name;
-    v->id = -1;
-    v->dt = dt;
-    v->kind = IR_VAR_LOOP;
-    ir_arith_bind(&S->ar, v, lo, hi);
-    return v;
+    Fresh *f = TS_NEW(S->a, Fresh);
+    f->v.name = name;
+    f->v.id = FRESH_ID;
+    f->v.dt = dt;
+    f->v.kind = IR_VAR_LOOP;
+    f->lo = lo;
+    f->hi = hi;
+    if (S->bind_fresh) ir_arith_bind(&S->ar, &f->v, lo, hi);
+    return &f->v;
+}
+
+static IrInterval fresh_range(const IrVar *v) {
+    const Fresh *f = (const Fresh *)v;
+    return (IrInterval){f->lo, f->hi};
+}
+
+/* Bind the fresh variables of an access (until the caller pops). */
+static void bind_fresh(Sync *S, const Acc *x) {
+    for (int i = 0; i < x->fv.n; i++) {
+        IrInterval r = fresh_range(x->fv.v[i]);
+        ir_arith_bind(&S->ar, x->fv.v[i], r.lo, r.hi);
+    }
+}
+
+/* A scope where fresh variables are bound as they are made (and the
+ * current thread variable too): for bounds computed outside conflicts. */
+static int fresh_scope(Sync *S) {
+    int mark = ir_arith_mark(&S->ar);
+    S->bind_fresh = true;
+    if (S->thread) {
+        IrInterval r = fresh_range(S->thread);
+        ir_arith_bind(&S->ar, S->thread, r.lo, r.hi);
+    }
+    return mark;
+}
+
+static void fresh_scope_end(Sync *S, int mark) {
+    S->bind_fresh = false;
+    ir_arith_pop(&S->ar, mark);
 }
 
 /* ---- making index expressions self-contained -------------------------------- */
@@ -246,7 +289,7 @@ static Acc *instance(Sync *S, const Acc *x) {
     IrVar **from = TS_NEWN(S->a, IrVar *, n ? n : 1);
     IrExpr **to = TS_NEWN(S->a, IrExpr *, n ? n : 1);
     for (int i = 0; i < n; i++) {
-        IrInterval r = ir_arith_var_range(&S->ar, x->fv.v[i]);
+        IrInterval r = fresh_range(x->fv.v[i]);
         IrVar *f = fresh(S, x->fv.v[i]->name, x->fv.v[i]->dt, r.lo, r.hi);
         from[i] = x->fv.v[i];
         to[i] = ir_var_ref(S->a, f);
@@ -399,6 +442,18 @@ static int keyt_cmp(const void *x, const void *y) {
     return a->key < b->key ? -1 : a->key > b->key;
 }
 
+/* (thread, key) order */
+static int keyt_cmp_t(const void *x, const void *y) {
+    const KeyT *a = x, *b = y;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int i64_cmp(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
 static int64_t pmod(int64_t x, int64_t g) {
     int64_t r = x % g;
     return r < 0 ? r + g : r;
@@ -417,24 +472,12 @@ static int64_t pmod(int64_t x, int64_t g) {
  * sorted values (or residues mod g) of the other side.
  */
 static bool may_meet(Sync *S, IrExpr *diff, int64_t lo, int64_t hi, const IrVar *ta, const IrVar *tb,
-                     bool same_thread, uint8_t *pairs) {
+                     bool same_thread, uint64_t *pairs) {
     IrInterval all = ir_arith_bound(&S->ar, diff);
     if (all.hi != IR_ARITH_POS_INF && all.hi < lo) return false;
     if (all.lo != IR_ARITH_NEG_INF && all.lo > hi) return false;
     IrAffine f;
     if (!ir_arith_affine(&S->ar, diff, true, &f)) return true;
-    if (getenv("TS_SYNC_DEBUG")) {
-        TsBuf b = {0};
-        ir_print_expr(&b, diff);
-        ts_buf_printf(&b, "  ->  c=%lld", (long long)f.c);
-        for (int i = 0; i < f.n; i++) {
-            ts_buf_printf(&b, " + %lld*", (long long)f.t[i].coeff);
-            ir_print_expr(&b, f.t[i].atom);
-        }
-        fprintf(stderr, "may_meet [%lld,%lld] same=%d: %s\n", (long long)lo, (long long)hi, same_thread,
-                ts_buf_str(&b));
-        ts_buf_free(&b);
-    }
     /* the variables of each side: its thread and whatever shares an atom with it */
     Env ea = {{0}, {0}, {0}, {0}, 0}, eb = ea;
     bool ok = true;
@@ -513,44 +556,87 @@ static bool may_meet(Sync *S, IrExpr *diff, int64_t lo, int64_t hi, const IrVar 
             out[q].t = en->x[0]; /* the thread (added first) */
         }
     }
-    int64_t budget = (int64_t)1 << 22; /* candidate pairs looked at */
-    /* the exact values of the rest, where its terms are few small ranges */
-    uint8_t *reach = NULL;
-    int64_t width = rb.hi - rb.lo + 1;
-    if (ok && g > 0 && width <= ((int64_t)1 << 16)) {
-        reach = calloc((size_t)width, 1);
-        uint8_t *nx = calloc((size_t)width, 1);
-        bool fine = reach && nx && f.c >= rb.lo && f.c <= rb.hi;
-        if (fine) reach[f.c - rb.lo] = 1;
-        int64_t work = 0;
+    int64_t budget = (int64_t)1 << 20; /* candidate pairs looked at */
+    /* the values the rest can take, where its terms are few small ranges:
+     * every combination enumerated, sorted, duplicates dropped */
+    int64_t *rv = NULL, nrv = 0;
+    if (ok) {
+        int64_t combos = 1;
+        bool fine = true;
         for (int i = 0; i < rest.n && fine; i++) {
             const IrExpr *at = rest.t[i].atom;
             IrInterval r = at->kind == IR_E_VAR ? ir_arith_var_range(&S->ar, at->var) : (IrInterval){1, 0};
-            if (r.lo > r.hi || r.hi - r.lo > 256 || (work += width * (r.hi - r.lo + 1)) > ((int64_t)1 << 22)) {
-                fine = false;
-                break;
-            }
-            memset(nx, 0, (size_t)width);
-            for (int64_t q = 0; q < width; q++) {
-                if (!reach[q]) continue;
-                for (int64_t v = r.lo; v <= r.hi; v++) {
-                    int64_t z = q + rest.t[i].coeff * v;
-                    if (z >= 0 && z < width) nx[z] = 1;
-                }
-            }
-            memcpy(reach, nx, (size_t)width);
+            if (r.lo > r.hi || r.hi - r.lo >= 4096) fine = false;
+            else combos *= r.hi - r.lo + 1;
+            if (combos > 4096) fine = false;
         }
-        free(nx);
-        if (!fine) {
-            free(reach);
-            reach = NULL;
+        if (fine && (rv = malloc(sizeof *rv * (size_t)combos)) != NULL) {
+            for (int64_t q = 0; q < combos; q++) {
+                int64_t rem = q, val = f.c;
+                for (int i = rest.n - 1; i >= 0; i--) {
+                    IrInterval r = ir_arith_var_range(&S->ar, rest.t[i].atom->var);
+                    int64_t w = r.hi - r.lo + 1;
+                    val += rest.t[i].coeff * (r.lo + rem % w);
+                    rem /= w;
+                }
+                rv[q] = val;
+            }
+            qsort(rv, (size_t)combos, sizeof *rv, i64_cmp);
+            for (int64_t q = 0; q < combos; q++)
+                if (!nrv || rv[nrv - 1] != rv[q]) rv[nrv++] = rv[q];
         }
     }
     int64_t n1t = ra.hi - ra.lo + 1;
-    uint8_t *mine = ok ? calloc((size_t)(n1t * n2t), 1) : NULL;
+    int64_t n2w = (n2t + 63) / 64; /* 64-bit words per row of thread pairs */
+    uint64_t *mine = ok ? calloc((size_t)(n1t * n2w), sizeof(uint64_t)) : NULL;
     ok = ok && mine;
-    if (ok) {
-        qsort(B, (size_t)c2, sizeof *B, keyt_cmp);
+    if (ok) qsort(B, (size_t)c2, sizeof *B, keyt_cmp);
+    /* B grouped by value: each distinct value and the threads that have it */
+    int64_t ng = 0, *gkey = NULL;
+    uint64_t *gthr = NULL;
+    if (ok && rv) {
+        gkey = malloc(sizeof *gkey * (size_t)c2);
+        for (int64_t j = 0; gkey && j < c2; j++)
+            if (!ng || gkey[ng - 1] != B[j].key) gkey[ng++] = B[j].key;
+        gthr = gkey && ng * n2w <= ((int64_t)1 << 22) ? calloc((size_t)(ng * n2w), sizeof(uint64_t)) : NULL;
+        for (int64_t j = 0, gi = -1; gthr && j < c2; j++) {
+            if (gi < 0 || gkey[gi] != B[j].key) gi++;
+            int64_t b = B[j].t - rt.lo;
+            gthr[gi * n2w + b / 64] |= (uint64_t)1 << (b % 64);
+        }
+    }
+    if (ok && rv && gthr) {
+        /* A + B + R = x for one of the rest's values R; each group ORed
+         * into a thread's row once (A sorted by thread: stamps) */
+        qsort(A, (size_t)c1, sizeof *A, keyt_cmp_t);
+        int64_t *stamp = malloc(sizeof *stamp * (size_t)ng);
+        for (int64_t i = 0; stamp && i < ng; i++) stamp[i] = IR_ARITH_NEG_INF;
+        for (int64_t q = 0; stamp && q < c1; q++) {
+            if (q > 0 && A[q].t == A[q - 1].t && A[q].key == A[q - 1].key) continue;
+            uint64_t *row = mine + (A[q].t - ra.lo) * n2w;
+            for (int64_t x = lo; x <= hi; x++)
+                for (int64_t k = 0; k < nrv; k++) {
+                    int64_t want = x - A[q].key - rv[k];
+                    size_t l = 0, h = (size_t)ng;
+                    while (l < h) {
+                        size_t m = (l + h) / 2;
+                        if (gkey[m] < want) l = m + 1;
+                        else h = m;
+                    }
+                    if (l < (size_t)ng && gkey[l] == want && stamp[l] != A[q].t) {
+                        stamp[l] = A[q].t;
+                        const uint64_t *gt = gthr + (int64_t)l * n2w;
+                        for (int64_t i = 0; i < n2w; i++) row[i] |= gt[i];
+                    }
+                }
+        }
+        if (!stamp) ok = false;
+        free(stamp);
+        /* one thread meeting itself is not a conflict */
+        for (int64_t t = ra.lo; t <= ra.hi; t++)
+            if (t >= rt.lo && t <= rt.hi)
+                mine[(t - ra.lo) * n2w + (t - rt.lo) / 64] &= ~((uint64_t)1 << ((t - rt.lo) % 64));
+    } else if (ok) {
         /* A + B + R = x with R in [rb.lo, rb.hi], R = c (mod g) */
         for (int64_t q = 0; q < c1 && ok; q++)
             for (int64_t x = lo; x <= hi && ok; x++) {
@@ -567,21 +653,23 @@ static bool may_meet(Sync *S, IrExpr *diff, int64_t lo, int64_t hi, const IrVar 
                         break;
                     }
                     int64_t R = x - A[q].key - B[j].key;
-                    if (B[j].t != A[q].t && (reach ? reach[R - rb.lo] != 0 : g ? pmod(R - f.c, g) == 0 : R == f.c))
-                        mine[(A[q].t - ra.lo) * n2t + (B[j].t - rt.lo)] = 1;
+                    if (B[j].t != A[q].t && (g ? pmod(R - f.c, g) == 0 : R == f.c))
+                        mine[(A[q].t - ra.lo) * n2w + (B[j].t - rt.lo) / 64] |= (uint64_t)1 << ((B[j].t - rt.lo) % 64);
                 }
             }
     }
+    free(rv);
+    free(gkey);
+    free(gthr);
     bool meet = true;
     if (ok) {
         meet = false;
-        for (int64_t i = 0; i < n1t * n2t; i++) {
+        for (int64_t i = 0; i < n1t * n2w; i++) {
             pairs[i] &= mine[i];
             meet |= pairs[i] != 0;
         }
     }
     free(mine);
-    free(reach);
     free(A);
     free(B);
     return meet;
@@ -658,17 +746,17 @@ static IrExpr *sub64(Sync *S, IrExpr *x, IrExpr *y) {
 static bool elements_meet(Sync *S, const Acc *x, const Acc *y, bool same_thread) {
     if (!x->ndim || !y->ndim || x->ndim != y->ndim) return true;
     /* same_thread: the thread pairs (ta != tb) that may meet, narrowed by each dimension */
-    uint8_t *pairs = NULL;
+    uint64_t *pairs = NULL;
     if (same_thread) {
         IrInterval ra = ir_arith_var_range(&S->ar, x->th), rt = ir_arith_var_range(&S->ar, y->th);
         if (ra.lo == IR_ARITH_NEG_INF || ra.hi == IR_ARITH_POS_INF || rt.lo == IR_ARITH_NEG_INF ||
             rt.hi == IR_ARITH_POS_INF || ra.hi - ra.lo >= MAXT || rt.hi - rt.lo >= MAXT ||
             (ra.hi - ra.lo + 1) * (rt.hi - rt.lo + 1) > ((int64_t)1 << 22))
             return true;
-        size_t n = (size_t)((ra.hi - ra.lo + 1) * (rt.hi - rt.lo + 1));
-        pairs = malloc(n);
+        size_t n = (size_t)((ra.hi - ra.lo + 1) * ((rt.hi - rt.lo + 1 + 63) / 64));
+        pairs = malloc(n * sizeof *pairs);
         if (!pairs) return true;
-        memset(pairs, 1, n);
+        memset(pairs, 0xff, n * sizeof *pairs); /* (bits past a row's end stay 0 in every narrowing) */
     }
     bool meet = true;
     for (int d = 0; d < x->ndim && meet; d++) {
@@ -695,7 +783,20 @@ static bool one_thread(Sync *S, const IrVar *t, int64_t *at) {
 /* Do x and y conflict (see the essay)?  within: two accesses of one
  * thread range (the blocking kernels' ordering of global writes is between
  * statements, not inside one). */
+static bool conflict_bound(Sync *S, const Acc *x, const Acc *y, bool within);
+
 static bool conflict(Sync *S, const Acc *x, const Acc *y, bool within) {
+    if (x->buf != y->buf && !S->k->may_block) return false;
+    if (x->buf == y->buf && !((x->rw | y->rw) & IR_ACC_WRITE)) return false;
+    int mark = ir_arith_mark(&S->ar);
+    bind_fresh(S, x);
+    bind_fresh(S, y);
+    bool c = conflict_bound(S, x, y, within);
+    ir_arith_pop(&S->ar, mark);
+    return c;
+}
+
+static bool conflict_bound(Sync *S, const Acc *x, const Acc *y, bool within) {
     int64_t tx, ty;
     bool same1 = one_thread(S, x->th, &tx) && one_thread(S, y->th, &ty) && tx == ty;
     if (S->k->may_block && !within && x->buf->scope == IR_SCOPE_GLOBAL && y->buf->scope == IR_SCOPE_GLOBAL &&
@@ -758,8 +859,10 @@ static bool coll_pre(IrVisitor *v, const IrStmt *s) {
         ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, s->loc,
                    "insert_sync: a barrier inside a thread range (divergent code) in kernel %s", S->k->name);
     if (s->kind == IR_S_FOR && S->thread && s->for_.kind != IR_FOR_THREAD) {
+        int mark = fresh_scope(S);
         IrInterval lo = ir_arith_bound(&S->ar, self_contained(S, s->for_.min));
         IrInterval ex = ir_arith_bound(&S->ar, self_contained(S, s->for_.extent));
+        fresh_scope_end(S, mark);
         int64_t hi = lo.hi == IR_ARITH_POS_INF || ex.hi == IR_ARITH_POS_INF ? IR_ARITH_POS_INF : lo.hi + ex.hi - 1;
         Sub sb = {s->for_.var, NULL, lo.lo, hi};
         ts_vec_push(S->a, S->subs, sb);
@@ -966,8 +1069,10 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
     case IR_S_BARRIER: return; /* placed again below where needed */
     case IR_S_FOR: {
         if (s->for_.kind == IR_FOR_THREAD) {
+            int mark = fresh_scope(S);
             IrInterval lo = ir_arith_bound(&S->ar, self_contained(S, s->for_.min));
             IrInterval ex = ir_arith_bound(&S->ar, self_contained(S, s->for_.extent));
+            fresh_scope_end(S, mark);
             int64_t l = lo.lo < 0 ? 0 : lo.lo;
             int64_t h = lo.hi == IR_ARITH_POS_INF || ex.hi == IR_ARITH_POS_INF ? S->nt - 1 : lo.hi + ex.hi - 1;
             if (h > S->nt - 1) h = S->nt - 1;
@@ -985,12 +1090,14 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
         }
         IrExpr *hdr[2] = {s->for_.min, s->for_.extent};
         uniform_reads(S, st, hdr, 2, out, s);
+        int mark = fresh_scope(S);
         IrInterval lo = ir_arith_bound(&S->ar, self_contained(S, s->for_.min));
         IrInterval ex = ir_arith_bound(&S->ar, self_contained(S, s->for_.extent));
         int64_t hi = lo.hi == IR_ARITH_POS_INF || ex.hi == IR_ARITH_POS_INF ? IR_ARITH_POS_INF : lo.hi + ex.hi - 1;
+        bool may_skip = !ir_arith_prove_lt(&S->ar, ir_i32(S->a, 0), self_contained(S, s->for_.extent));
+        fresh_scope_end(S, mark);
         /* (the loop variable's range stays bound: renamed copies refer to it) */
         ir_arith_bind(&S->ar, s->for_.var, lo.lo, hi);
-        bool may_skip = !ir_arith_prove_lt(&S->ar, ir_i32(S->a, 0), self_contained(S, s->for_.extent));
         IrStmt *c = copy_stmt(S, s);
         AccSet st0 = set_copy(S, st);
         int nbar = S->nbar;

@@ -263,7 +263,7 @@ static int run(IrKernel *k, Data *dt, const int64_t *shape_vals, int thread_leve
         return 0;
     }
     if (thread_level) {
-        x = ir_tinterp_new(&A, &d, k, IR_TINTERP_PRINTER);
+        x = ir_tinterp_new(&A, &d, k, IR_TINTERP_STRICT);
         for (int p = 0; p < k->params.n; p++)
             if (dt->buf[p]) ir_tinterp_bind_buffer(x, k->params.v[p].buf, dt->buf[p]);
         for (int i = 0; i < k->shape_vars.n; i++) ir_tinterp_bind_var(x, k->shape_vars.v[i], (double)shape_vals[i]);
