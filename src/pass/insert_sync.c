@@ -93,6 +93,7 @@ typedef struct Acc {
     TS_VEC(IrVar *) fv;   /* the access's own fresh variables (th included) */
     TS_VEC(const IrVar *) fv_of; /* the loop variable each stands for (NULL: th, a load, a renaming) */
     const IrStmt *at;     /* the statement (for messages) */
+    const uint8_t *tmask; /* threads (from the thread range's start) that can make it, or NULL: all */
 } Acc;
 
 typedef TS_VEC(Acc *) AccSet;
@@ -123,6 +124,10 @@ typedef struct Sync {
     LoopCtx *loop;        /* innermost uniform loop */
     int nbar;             /* barriers placed in the kernel */
     bool bind_fresh;      /* fresh variables are bound as made (a scope the caller pops) */
+    int64_t thr_lo, thr_hi; /* inside a thread range: its threads */
+    TS_VEC(const IrStmt *) mask_at; /* branches entered under a condition on the thread alone */
+    TS_VEC(const uint8_t *) masks;  /* ... and the threads that take them (byte per thread) */
+    const uint8_t *mask_a, *mask_b; /* while deciding a conflict: the two accesses' masks */
 } Sync;
 
 static bool shared_mem(const IrBuffer *b) {
@@ -241,6 +246,7 @@ static Acc *new_acc(Sync *S, const IrBuffer *b, int rw, const IrStmt *at) {
     x->rw = rw;
     x->at = at;
     x->th = S->thread;
+    x->tmask = S->masks.n ? S->masks.v[S->masks.n - 1] : NULL;
     if (S->thread) {
         ts_vec_push(S->a, x->fv, S->thread);
         ts_vec_push(S->a, x->fv_of, (const IrVar *)NULL);
@@ -399,7 +405,12 @@ static bool eval_at(const IrExpr *e, const Env *en, int64_t *out) {
             }
         return false;
     case IR_E_CAST:
-        if (!ts_dtype_is_int(e->dt) || !ts_dtype_is_int(e->un.a->dt)) return false;
+        if (e->dt == TS_BOOL) {
+            if (!eval_at(e->un.a, en, &a)) return false;
+            *out = a != 0;
+            return true;
+        }
+        if (!ts_dtype_is_int(e->dt) || !(ts_dtype_is_int(e->un.a->dt) || e->un.a->dt == TS_BOOL)) return false;
         return eval_at(e->un.a, en, out);
     case IR_E_BIN:
         if (!eval_at(e->bin.a, en, &a) || !eval_at(e->bin.b, en, &b)) return false;
@@ -425,8 +436,20 @@ static bool eval_at(const IrExpr *e, const Env *en, int64_t *out) {
         }
         case IR_MIN: *out = a < b ? a : b; return true;
         case IR_MAX: *out = a > b ? a : b; return true;
+        case IR_EQ: *out = a == b; return true;
+        case IR_NE: *out = a != b; return true;
+        case IR_LT: *out = a < b; return true;
+        case IR_LE: *out = a <= b; return true;
+        case IR_GT: *out = a > b; return true;
+        case IR_GE: *out = a >= b; return true;
+        case IR_AND: *out = a && b; return true;
+        case IR_OR: *out = a || b; return true;
         default: return false;
         }
+    case IR_E_NOT:
+        if (e->dt != TS_BOOL || !eval_at(e->un.a, en, &a)) return false;
+        *out = !a;
+        return true;
     default: return false;
     }
 }
@@ -554,7 +577,16 @@ static bool may_meet(Sync *S, IrExpr *diff, int64_t lo, int64_t hi, const IrVar 
             }
             out[q].key = val;
             out[q].t = en->x[0]; /* the thread (added first) */
+            /* a thread its branch conditions exclude makes no access: a key no lookup finds */
+            const uint8_t *mk = pass ? S->mask_b : S->mask_a;
+            int64_t base = pass ? rt.lo : ra.lo;
+            if (mk && !mk[en->x[0] - base]) out[q].t = IR_ARITH_NEG_INF;
         }
+        int64_t kept = 0;
+        for (int64_t q = 0; q < cnt; q++)
+            if (out[q].t != IR_ARITH_NEG_INF) out[kept++] = out[q];
+        if (pass) c2 = kept;
+        else c1 = kept;
     }
     int64_t budget = (int64_t)1 << 20; /* candidate pairs looked at */
     /* the values the rest can take, where its terms are few small ranges:
@@ -807,8 +839,11 @@ static bool conflict_bound(Sync *S, const Acc *x, const Acc *y, bool within) {
     if (x->atomic && y->atomic) return false;
     if (S->nt <= 1 || same1) return false;
     if (!elements_meet(S, x, y, false)) return false;
-    if (x->th && y->th && !elements_meet(S, x, y, true)) return false;
-    return true;
+    S->mask_a = x->tmask;
+    S->mask_b = y->tmask;
+    bool meet = !(x->th && y->th) || elements_meet(S, x, y, true);
+    S->mask_a = S->mask_b = NULL;
+    return meet;
 }
 
 /* ---- the walk --------------------------------------------------------------------- */
@@ -853,8 +888,37 @@ static void coll_access(IrVisitor *v, const IrAccess *acc) {
     set_add(S, S->coll, make_acc(S, acc, v->frame ? v->frame->s : NULL));
 }
 
+/* The threads of the current range for which cond (a function of the
+ * thread alone, after substitution) holds, negated if neg; NULL if cond is
+ * not such a function.  Combined with the enclosing branch's mask. */
+static const uint8_t *branch_mask(Sync *S, const IrExpr *cond, bool neg) {
+    if (!S->thread || S->thr_hi - S->thr_lo >= MAXT) return NULL;
+    IrExpr *c = self_contained(S, (IrExpr *)cond);
+    Env en = {{0}, {0}, {0}, {0}, 0};
+    en.v[0] = S->thread;
+    en.n = 1;
+    int64_t n = S->thr_hi - S->thr_lo + 1;
+    uint8_t *m = TS_NEWN(S->a, uint8_t, n);
+    const uint8_t *up = S->masks.n ? S->masks.v[S->masks.n - 1] : NULL;
+    for (int64_t t = 0; t < n; t++) {
+        int64_t val;
+        en.x[0] = S->thr_lo + t;
+        if (!eval_at(c, &en, &val)) return NULL;
+        m[t] = (uint8_t)((val != 0) != neg) && (!up || up[t]);
+    }
+    return m;
+}
+
 static bool coll_pre(IrVisitor *v, const IrStmt *s) {
     Sync *S = v->ctx;
+    const IrWalkFrame *up = v->frame ? v->frame->up : NULL;
+    if (S->thread && up && up->s->kind == IR_S_IF && (up->s->if_.then == s || up->s->if_.else_ == s)) {
+        const uint8_t *m = branch_mask(S, up->s->if_.cond, up->s->if_.else_ == s);
+        if (m) {
+            ts_vec_push(S->a, S->mask_at, s);
+            ts_vec_push(S->a, S->masks, m);
+        }
+    }
     if (s->kind == IR_S_BARRIER)
         ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, s->loc,
                    "insert_sync: a barrier inside a thread range (divergent code) in kernel %s", S->k->name);
@@ -872,6 +936,10 @@ static bool coll_pre(IrVisitor *v, const IrStmt *s) {
 
 static void coll_post(IrVisitor *v, const IrStmt *s) {
     Sync *S = v->ctx;
+    if (S->mask_at.n && S->mask_at.v[S->mask_at.n - 1] == s) {
+        S->mask_at.n--;
+        S->masks.n--;
+    }
     if (s->kind == IR_S_FOR && S->thread && s->for_.kind != IR_FOR_THREAD) S->subs.n--;
     if (s->kind == IR_S_LET) {
         /* visible to the rest of the enclosing sequence (popped with it) */
@@ -1080,6 +1148,8 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
             Sub sb = {s->for_.var, ir_var_ref(S->a, t), 0, 0};
             ts_vec_push(S->a, S->subs, sb);
             S->thread = t;
+            S->thr_lo = l;
+            S->thr_hi = h;
             AccSet xs = {0};
             collect(S, s->for_.body, &xs);
             S->thread = NULL;
