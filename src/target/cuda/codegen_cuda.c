@@ -9,47 +9,29 @@
  * Execution model.  One CUDA thread block runs one block of the grid;
  * blockDim.x is threads[0] * threads[1] * threads[2] (threads are
  * numbered flat; T.get_thread_binding(axis) recovers the axis from the
- * flat id).  Statements fall in two contexts:
+ * flat id).  The IR it receives is entirely thread-level (the CUDA
+ * passes decide, this file prints):
  *
- *   distributed  The outermost T.Parallel nest met in uniform code (one
- *                or several perfectly nested parallel loops whose extents
- *                do not depend on each other) is flattened and spread
- *                over the threads: `for (t = tid; t < total; t += NT)`
- *                (a counted, unrolled loop when NT divides a constant
- *                total, so that several iterations' loads are in flight),
- *                the loop variables recovered from t by division, then
- *                __syncthreads().  Inside, every thread runs plain,
- *                private code: inner loops of any kind are ordinary loops.
- *                A nest that is a plain copy (T.copy's loop nest), of one
- *                dtype or casting between float32 and float16/bfloat16,
- *                moves 16-byte vectors instead of elements, with run-time
- *                bounds and alignment tests and the scalar body as the
- *                fallback (emit_vec_copy, "vectorized tile copies").
- *   uniform      Everything else ("serial" code) runs redundantly on
- *                every thread, with the same values on every thread, so
- *                control flow is uniform and barriers inside it are
- *                legal.  Lets and stores to local/var buffers are
- *                per-thread copies.  A store (or atomic, or T.print) to a
- *                shared, fragment or global buffer is done by thread 0
- *                only and followed by __syncthreads(), so that
- *                read-modify-writes do not race.
+ *   uniform code  every statement outside a thread range runs on every
+ *                 thread with the same values (lets, private stores, uniform
+ *                 loops and ifs, tensor-core gemm calls, communication
+ *                 ops, async commits and waits); printed as it is;
+ *   thread ranges IR_FOR_THREAD: `{ const int t = ts_tid; if (t in range)
+ *                 { body } }`; partition_threads made them from T.Parallel
+ *                 nests (cyclic over the threads, or IR vector copies),
+ *                 from uniform stores (a one-thread role) and from
+ *                 thread-dependent control flow; layout inference and the
+ *                 copy lowering made the others;
+ *   barriers      IR_S_BARRIER, placed by insert_sync only where threads
+ *                 share data, printed as __syncthreads() (in a blocking
+ *                 kernel with a __threadfence() first: a release of the
+ *                 block's global writes before a flag store).
  *
- * Uniformity is checked, not assumed: a small analysis marks the values
- * that can differ between threads (thread indices, anything computed
- * inside a parallel loop, local buffers written there, lets derived from
- * those).  Uniform code whose condition or loop bound is such a value is
- * a divergent region: it runs per thread, without barriers inside, and
- * one barrier follows it.
- *
- * Barriers.  Besides the barrier that ends every distributed nest and
- * every thread-0 store, one is needed *before* a write when uniform code
- * read shared or global memory since the last barrier (a slow thread may
- * still be reading what a fast one is about to overwrite).  The generator
- * tracks that as `pending`: set by reads in uniform code, cleared by a
- * barrier, joined over if/else, and carried around loop back edges by
- * emitting a loop body twice, the first time without output (a cheap
- * fixed point: the second pass starts from what the first one ended
- * with).
+ * No uniformity analysis, thread guards or barrier placement happen here;
+ * a T.Parallel loop outside a thread range is an internal error (the
+ * passes did not run).  The one construct that keeps its own barriers is
+ * the blocking kernels' flag loop (emit_while): thread 0 reads the flag and
+ * broadcasts it through shared memory, so every thread leaves together.
  *
  * Memory.  Shared and fragment buffers live in dynamic shared memory
  * (fragments are spread over the block's threads in TileLang; with no
@@ -75,8 +57,9 @@
  * through global memory).  Global loads inside while loops are volatile,
  * and a __threadfence() follows a loop whose condition reads global
  * memory (acquire); global stores are volatile and preceded by
- * __threadfence() (release; by every thread, before the barrier, when
- * thread 0 stores a flag after the block's data); a
+ * __threadfence() (release; and every barrier is a release too, so a
+ * flag one thread stores after insert_sync's barrier follows the block's
+ * data); a
  * uniform while loop whose condition reads global memory has thread 0
  * evaluate it and broadcast the answer through shared memory, so every
  * thread leaves the loop in the same iteration.  Such kernels need every
@@ -87,7 +70,8 @@
  * M % 16, N % 8, K % 16, whole warps) is not lowered to loops: it arrives
  * here as a tile op marked TS_OP_INST_MMA_SYNC.  emit_tileop calls a
  * device function emitted before the kernel (ts_cuda_mma_emit), one per
- * distinct shape/stride/alignment, between barriers: C is cut into
+ * distinct shape/stride/alignment (insert_sync orders it with the
+ * accesses around it, as a collective of the whole block): C is cut into
  * sub-tiles handed to the warps round-robin (ts_cuda_mma_plan); a warp
  * loads its sub-tile's accumulators from shared memory into registers,
  * runs the K loop with mma.sync.m16n8k16 (fragments by ldmatrix, .trans
@@ -98,16 +82,15 @@
  * register-resident fragments wait for layout inference.
  *
  * Where later work goes.  The generator is organised per statement kind
- * (emit_for / emit_distributed / emit_if / emit_while / emit_store /
+ * (emit_for / emit_thread_range / emit_if / emit_while / emit_store /
  * emit_atomic / emit_let / emit_print / emit_tileop), so each faster path
  * replaces one of them or is tried first:
  *   - tensor cores, next steps: accumulators kept in registers across
  *     T.gemm calls (layout inference), swizzled shared tiles (ldmatrix
  *     without bank conflicts), cp.async pipelining, wgmma on sm_90a;
  *   - layout inference: fragments with an IrLayout become per-thread
- *     register arrays; emit_distributed then follows the layout (thread =
- *     layout.thread, index = layout.local) instead of the flat cyclic
- *     split, and `bufs` gives those buffers local storage;
+ *     register arrays (done: layout_inference.c writes the thread-level
+ *     code, `bufs` gives those buffers local storage);
  *   - swizzle (IrBuffer.swizzle): emit_index applies the XOR to shared
  *     offsets;
  *   - cp.async / TMA and pipelining: T.Pipelined loops become a prologue
@@ -115,7 +98,8 @@
  *     is already honoured in the size computation), copies become async
  *     copy statements and the barriers here become mbarrier waits;
  *   - vectorized accesses beyond plain copies (casts, fills, elementwise
- *     bodies): today only copy nests take the vector path below.
+ *     bodies): today partition_threads makes IR vector copies of plain
+ *     same-dtype copy nests only (casting copies move element by element).
  *
  * Names are `<ir name>_<id>` for IR variables and buffers and `ts_*` for
  * the generator's own, as in the C target.
@@ -769,7 +753,7 @@ typedef struct CgMma {
 /* The context a statement is emitted in (see the essay). */
 typedef enum CgCtx {
     CTX_UNIFORM, /* every thread runs it with the same values */
-    CTX_THREAD,  /* per-thread code: a distributed body or a divergent region */
+    CTX_THREAD,  /* per-thread code: inside a thread range */
 } CgCtx;
 
 typedef struct Cg {
@@ -1380,8 +1364,8 @@ static void emit_print_body(Cg *g, const IrStmt *s) {
 static void emit_print(Cg *g, const IrStmt *s) { emit_print_body(g, s); }
 
 /* A T.gemm kept for tensor cores: one call of its gemm function by every
- * thread of the block (uniform code only: mma.sync needs whole warps),
- * between barriers since it reads A, B and C and writes C. */
+ * thread of the block (uniform code only: mma.sync needs whole warps);
+ * insert_sync placed the barriers its reads and writes need. */
 static TsCudaCommBuf comm_buf(void *gv, const IrBuffer *b) {
     const CgBuf *cb = find_buf(gv, b, b->loc);
     return (TsCudaCommBuf){cb->name, cb->param, cb->strides};
