@@ -1043,7 +1043,10 @@ static IrStmt *copy_stmt(Sync *S, const IrStmt *s) {
 /* A body in its own sequence (barriers may be put before any of its statements). */
 static IrStmt *uniform_body(Sync *S, IrStmt *body, AccSet *st) {
     IrStmt *o = uniform(S, body, st);
-    return o ? o : ir_seq(S->a);
+    if (!o) return ir_seq(S->a);
+    /* a body that was one statement and got no barrier stays one statement */
+    if (body && body->kind != IR_S_SEQ && o->kind == IR_S_SEQ && o->seq.n == 1) return o->seq.v[0];
+    return o;
 }
 
 static int count_barriers(const IrStmt *s) {
@@ -1085,7 +1088,14 @@ static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond,
         S->loop = lc.up;
         set_join(S, &head, &lc.cont);
         /* a while condition is tested again at the end of the body */
-        if (cond) uniform_reads(S, &head, &cond, 1, b, s);
+        if (cond) {
+            if (b->kind != IR_S_SEQ) {
+                IrStmt *q = ir_seq(S->a);
+                push(S, q, b);
+                b = q;
+            }
+            uniform_reads(S, &head, &cond, 1, b, s);
+        }
         int nbar = count_barriers(b);
         if (round > 0 && nbar == prev) {
             /* the exit: the loop variable is any value of its range */
