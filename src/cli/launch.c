@@ -129,9 +129,9 @@ static char *rotate_gpus(int r, int ndev) {
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
     char *ids[LMAX];
     int m = 0;
-    char buf[1024];
-    if (cvd && *cvd) {
-        snprintf(buf, sizeof buf, "%s", cvd);
+    char *buf = cvd && *cvd ? strdup(cvd) : NULL; /* any length: no fixed buffer */
+    size_t cap = (buf ? strlen(buf) : 0) + 64;
+    if (buf) {
         for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && m < LMAX; t = strtok_r(NULL, ",", &save))
             ids[m++] = t;
     } else {
@@ -139,11 +139,10 @@ static char *rotate_gpus(int r, int ndev) {
                                              "10", "11", "12", "13", "14", "15"};
         for (; m < ndev && m < 16; m++) ids[m] = (char *)digits[m];
     }
-    if (m < 2) return NULL;
-    char *out = malloc(1100);
-    if (!out) return NULL;
+    char *out = m < 2 ? NULL : malloc(cap); /* the same ids, rotated: as long as the list */
     size_t k = 0;
-    for (int i = 0; i < m; i++) k += (size_t)snprintf(out + k, 1100 - k, "%s%s", i ? "," : "", ids[(r + i) % m]);
+    for (int i = 0; out && i < m; i++) k += (size_t)snprintf(out + k, cap - k, "%s%s", i ? "," : "", ids[(r + i) % m]);
+    free(buf);
     return out;
 }
 
@@ -220,13 +219,20 @@ int ts_cli_launch(int argc, char **argv) {
         return 2;
     }
     char **prog = argv + i;
-    char self[1024];
+    char *self = NULL; /* this executable's path, of any length */
     const char *path = prog[0];
     if (!strcmp(prog[0], "tilescale")) {
-        ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (k > 0) {
-            self[k] = 0;
-            path = self;
+        for (size_t cap = 256; cap <= (1u << 20); cap *= 2) {
+            char *p = realloc(self, cap);
+            if (!p) break;
+            self = p;
+            ssize_t k = readlink("/proc/self/exe", self, cap);
+            if (k <= 0) break;
+            if ((size_t)k < cap) {
+                self[k] = 0;
+                path = self;
+                break;
+            }
         }
     }
 
@@ -236,12 +242,14 @@ int ts_cli_launch(int argc, char **argv) {
     if (rdzv) {
         if (strlen(rdzv) > 480) {
             fprintf(stderr, "tilescale: error: launch: --rdzv path too long\n");
+            free(self);
             return 2;
         }
         snprintf(dir, sizeof dir, "%s", rdzv);
         if (mkdir(dir, 0700) == 0) made = 1;
         else if (errno != EEXIST) {
             fprintf(stderr, "tilescale: error: launch: cannot create %s: %s\n", dir, strerror(errno));
+            free(self);
             return 1;
         }
     } else {
@@ -253,12 +261,13 @@ int ts_cli_launch(int argc, char **argv) {
         snprintf(dir, sizeof dir, "%s/tilescale-XXXXXX", root);
         if (!mkdtemp(dir)) {
             fprintf(stderr, "tilescale: error: launch: cannot create a directory in %s: %s\n", root, strerror(errno));
+            free(self);
             return 1;
         }
         made = 1;
     }
     const char *es = getenv("TILESCALE_SEED");
-    unsigned long long seed = es && *es ? strtoull(es, NULL, 0) : (unsigned long long)time(NULL);
+    unsigned long long seed = es && *es ? strtoull(es, NULL, 0) : (unsigned long long)cli_entropy_seed();
     int ndev = getenv("TILESCALE_LAUNCH_NO_GPU") ? 0 : ts_world_device_count();
 
     Child ch[LMAX];
@@ -374,5 +383,6 @@ int ts_cli_launch(int argc, char **argv) {
             }
     clean_dir(dir, made);
     for (int r = 0; r < n; r++) free_env(ch[r].envp);
+    free(self);
     return rc;
 }

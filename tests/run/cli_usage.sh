@@ -70,6 +70,10 @@ expect 2 "-n expects an integer" launch -n two -- true
 expect 2 "--timeout expects a finite number" launch -n 1 --timeout soon -- true
 expect 2 "unknown command 'lanch'; did you mean 'launch'?" lanch -n 2 -- true
 "$tool" launch --help | grep -q "^usage: tilescale launch" || fail "launch --help"
+# the launcher's seed comes from the OS's entropy: two launches in the same second differ
+s1=$(env -u TILESCALE_SEED "$tool" launch -n 1 -- sh -c 'echo $TILESCALE_SEED')
+s2=$(env -u TILESCALE_SEED "$tool" launch -n 1 -- sh -c 'echo $TILESCALE_SEED')
+[ -n "$s1" ] && [ "$s1" != "$s2" ] || fail "launch seeds $s1 and $s2 (the clock's second?)"
 
 # -- list: what it names compiles with what it says --
 "$tool" list tests/golden/cli_list.py >"$d/list" || fail "list"

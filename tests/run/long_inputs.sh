@@ -9,7 +9,9 @@
 #  - the generated C's message of a failed distributed primitive (1 KB)
 #    naming a buffer of 2000 characters;
 #  - `--emit sass`'s temporary file name (4 KB) in a TMPDIR whose name
-#    leaves no room: the OS's own error, not a cut template's EINVAL.
+#    leaves no room: the OS's own error, not a cut template's EINVAL;
+#  - `launch ... -- tilescale`, which starts this very executable, from a
+#    path of 1500 characters (readlink into 1 KB cut it: "cannot run").
 set -u
 tool="${TILESCALE:-./build/tilescale}"
 d=$(mktemp -d)
@@ -82,4 +84,11 @@ if "$tool" compile examples/elementwise_add.py --entry elementwise_add -D M=64 -
     --emit sass >"$d/out" 2>&1 && fail "--emit sass with an impossible TMPDIR"
   grep -q "File name too long" "$d/out" || { cut -c1-200 "$d/out"; fail "--emit sass: not the OS's error"; }
 fi
+# -- launch: this executable from a long path --
+deep="$d"
+while [ ${#deep} -lt 1500 ]; do deep="$deep/$(printf 'p%.0s' $(seq 1 100))"; done
+mkdir -p "$deep"
+cp "$tool" "$deep/tilescale"
+out=$("$deep/tilescale" launch -n 1 -- tilescale --version 2>&1) || { echo "$out" | cut -c1-300; fail "launch from a long path"; }
+echo "$out" | grep -q "^tilescale [0-9]" || { echo "$out" | cut -c1-300; fail "launch from a long path: no version"; }
 echo ok
