@@ -100,6 +100,8 @@ int ts_cli_run_dist(CliOpts *op) {
         }
         if (!o.ranks) o.ranks = ln ? ln : 1; /* a bad environment is reported by the world */
     }
+    uint64_t env_seed = 1; /* a launched rank's seed: $TILESCALE_SEED (the launcher's), else 1 */
+    if (launched && !o.have_seed && cli_env_seed(&env_seed) < 0) return 2;
     if (o.ranks > TS_WORLD_MAX_RANKS) {
         fprintf(stderr, "tilescale: error: --ranks expects an integer from 1 to %d, got %d\n", TS_WORLD_MAX_RANKS,
                 o.ranks);
@@ -200,8 +202,7 @@ int ts_cli_run_dist(CliOpts *op) {
         fprintf(stderr, "tilescale: warning: %.*s\n", len, s);
         s += len + (e != NULL);
     }
-    const char *es = getenv("TILESCALE_SEED");
-    uint64_t seed = o.have_seed ? o.seed : launched ? (es && *es ? strtoull(es, NULL, 0) : 1) : cli_entropy_seed();
+    uint64_t seed = o.have_seed ? o.seed : launched ? env_seed : cli_entropy_seed();
     for (int p = 0; p < np; p++) {
         TsParamInfo info;
         ts_kernel_param(k, p, &info);

@@ -219,6 +219,8 @@ int ts_cli_launch(int argc, char **argv) {
         return 2;
     }
     char **prog = argv + i;
+    uint64_t seed_check;
+    if (cli_env_seed(&seed_check) < 0) return 2;
     char *self = NULL; /* this executable's path, of any length */
     const char *path = prog[0];
     if (!strcmp(prog[0], "tilescale")) {
@@ -266,8 +268,9 @@ int ts_cli_launch(int argc, char **argv) {
         }
         made = 1;
     }
-    const char *es = getenv("TILESCALE_SEED");
-    unsigned long long seed = es && *es ? strtoull(es, NULL, 0) : (unsigned long long)cli_entropy_seed();
+    uint64_t seed64 = 0;
+    if (!cli_env_seed(&seed64)) seed64 = cli_entropy_seed(); /* a malformed one was refused before */
+    unsigned long long seed = seed64;
     int ndev = getenv("TILESCALE_LAUNCH_NO_GPU") ? 0 : ts_world_device_count();
 
     Child ch[LMAX];

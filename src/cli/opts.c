@@ -471,3 +471,18 @@ uint64_t cli_entropy_seed(void) {
     return s & ((1ull << 53) - 1); /* small enough to retype exactly */
 }
 
+
+int cli_env_seed(uint64_t *out) {
+    const char *es = getenv("TILESCALE_SEED");
+    if (!es || !*es) return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(es, &end, 10);
+    if (*end || errno == ERANGE || es[0] < '0' || es[0] > '9') {
+        fprintf(stderr, "tilescale: error: TILESCALE_SEED='%s' is not a seed (an integer from 0 to %llu)\n", es,
+                (unsigned long long)UINT64_MAX);
+        return -1;
+    }
+    *out = v;
+    return 1;
+}

@@ -84,5 +84,8 @@ int cli_parse_size(const char *text, int64_t *out);
 /* The default --seed: from the OS's entropy (two runs in the same second
  * differ), below 2^53 so that it can be typed back exactly. */
 uint64_t cli_entropy_seed(void);
+/* $TILESCALE_SEED (a launcher's seed for all ranks) into *out: 1 if set, 0
+ * if not, -1 (after a `tilescale: error:`) if it is not a decimal integer. */
+int cli_env_seed(uint64_t *out);
 
 #endif

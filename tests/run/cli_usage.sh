@@ -74,6 +74,9 @@ expect 2 "unknown command 'lanch'; did you mean 'launch'?" lanch -n 2 -- true
 s1=$(env -u TILESCALE_SEED "$tool" launch -n 1 -- sh -c 'echo $TILESCALE_SEED')
 s2=$(env -u TILESCALE_SEED "$tool" launch -n 1 -- sh -c 'echo $TILESCALE_SEED')
 [ -n "$s1" ] && [ "$s1" != "$s2" ] || fail "launch seeds $s1 and $s2 (the clock's second?)"
+[ "$(TILESCALE_SEED=42 "$tool" launch -n 1 -- sh -c 'echo $TILESCALE_SEED')" = 42 ] || fail "TILESCALE_SEED=42 not kept"
+TILESCALE_SEED=0x10 expect 2 "TILESCALE_SEED='0x10' is not a seed" launch -n 1 -- true
+TILESCALE_SEED=abc TILESCALE_WORLD_SIZE=1 TILESCALE_RANK=0 expect 2 "TILESCALE_SEED='abc' is not a seed" $dr
 
 # -- list: what it names compiles with what it says --
 "$tool" list tests/golden/cli_list.py >"$d/list" || fail "list"
