@@ -803,6 +803,34 @@ static IrStmt *vector_copy(Lower *lw) {
     return vc;
 }
 
+/* The guard of a copy nest at its tile's last row and column: true iff it
+ * holds for every element, when each conjunct that uses the nest's
+ * variables is x + v < b with v one of them and x, b free of them
+ * (increasing in v).  Block-uniform: a branch between vector copies with
+ * and without their per-vector predicate (the predicated loads of a
+ * partial tile cost a fifth of softmax's bandwidth on the H200 where every
+ * block paid for them).  NULL when the guard has another form. */
+static IrExpr *tile_uniform(Li *li, const IrExpr *c, const Nest *ns) {
+    TsArena *a = li->a;
+    bool uses = false;
+    for (int d = 0; d < ns->n; d++) uses |= ir_expr_uses_var(c, ns->v[d]);
+    if (!uses) return (IrExpr *)c;
+    if (c->kind == IR_E_BIN && c->bin.op == IR_AND) {
+        IrExpr *x = tile_uniform(li, c->bin.a, ns), *y = x ? tile_uniform(li, c->bin.b, ns) : NULL;
+        return x && y ? ir_bin(a, IR_AND, x, y) : NULL;
+    }
+    if (c->kind != IR_E_BIN || c->bin.op != IR_LT) return NULL;
+    for (int d = 0; d < ns->n; d++) {
+        const IrExpr *off;
+        if (!plus_j(c->bin.a, ns->v[d], &off)) continue;
+        for (int e = 0; e < ns->n; e++)
+            if ((off && ir_expr_uses_var(off, ns->v[e])) || ir_expr_uses_var(c->bin.b, ns->v[e])) return NULL;
+        IrExpr *last = ir_i32(a, ns->ext[d] - 1);
+        return ir_bin(a, IR_LT, off ? ir_bin(a, IR_ADD, (IrExpr *)off, last) : last, c->bin.b);
+    }
+    return NULL;
+}
+
 static IrStmt *lower_nest(Li *li, IrStmt *s) {
     TsArena *a = li->a;
     Nest ns;
@@ -860,7 +888,29 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
     }
     for (int d = 0; d < ns.n; d++) lw.val[d] = ir_subst(a, drv->index[d], from, to, drv->nlocal + 1);
     IrStmt *vc = vector_copy(&lw);
-    if (vc) return thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal - 1, vc, s->loc);
+    if (vc) {
+        IrStmt *r = thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal - 1, vc, s->loc);
+        IrStmt *b = unwrap1(ns.body);
+        /* (not inside loops: there the copy is the first statement that
+         * prefetch looks for, and its tile test would run every iteration) */
+        IrExpr *whole_tile = vc->vcopy.pred && b->kind == IR_S_IF && li->loop_depth == 0
+                                 ? tile_uniform(li, b->if_.cond, &ns)
+                                 : NULL;
+        if (!whole_tile) return r;
+        /* the same copies without their predicate where the whole tile is inside */
+        IrVar *fr[4];
+        IrExpr *tov[4];
+        int n = 0;
+        fr[n] = t, tov[n++] = ir_var_ref(a, ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP));
+        for (int q = 0; q < drv->nlocal - 1; q++)
+            fr[n] = lw.dv[q], tov[n++] = ir_var_ref(a, ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP));
+        IrStmt *vc2 = ir_stmt_subst(a, vc, fr, tov, n);
+        vc2->vcopy.pred = NULL;
+        IrVar *dv2[4];
+        for (int q = 0; q + 1 < n; q++) dv2[q] = tov[q + 1]->var;
+        IrStmt *r2 = thread_loops(li, tov[0]->var, dv2, drv->local_shape, drv->nlocal - 1, vc2, s->loc);
+        return op_if(a, s->loc, whole_tile, r2, r);
+    }
     IrStmt *body = low_stmt(&lw, ns.body);
     return thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal, body, s->loc);
 }

@@ -96,6 +96,9 @@ static const Case cases[] = {
     /* row reductions across the 4 warps of a 1 x 4 mma warp grid (shuffles, then a
      * shared scratch and one barrier), in a loop and after it */
     {"tests/golden/ir_reduce_xwarp.py", "gemm_rowstats", {"M=64", "N=128", "K=64"}, 1e-3, 0, 1},
+    /* register tiles for all four shared tiles, vector copies versioned per tile
+     * (whole tiles without predicates, the partial ones in both dimensions with) */
+    {"examples/elementwise_add.py", "elementwise_add", {"M=40", "N=136"}, 0, 0, 1},
 };
 
 /* Elaborate and run the target's passes (errors longjmp through d). */
@@ -411,6 +414,7 @@ int main(void) {
         {16, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL, MUT_LAYOUT_SHIFT}},
         {17, {MUT_SHORT_UNROLL, MUT_SKIP_PREFETCH}},
         {20, {MUT_NO_RED_BARRIER, MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
+        {21, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL}},
     };
     for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
         for (size_t m = 0; planted[t].m[m]; m++) {
