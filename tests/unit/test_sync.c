@@ -136,7 +136,7 @@ static bool runs_clean(Kb *kb) {
     jmp_buf jb, *saved;
     double data[256];
     for (int i = 0; i < 256; i++) data[i] = i * 0.5 - 7;
-    bool ok = true;
+    volatile bool ok = true;
     IrTInterp *volatile tx = NULL;
     if (ts_try(&d, &jb, &saved)) {
         fprintf(stderr, "interpreter: %s\n", ts_buf_str(&d.msg));
