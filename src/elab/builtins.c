@@ -355,9 +355,17 @@ static Value *make_buffer(Elab *E, Args *A, IrScope scope, Value *shape, TsDType
     int n;
     Value **items = val_items(E, shape, &n);
     IrExpr **ext = TS_NEWN(E->a, IrExpr *, n ? n : 1);
+    int64_t bytes = (ts_dtype_bits(dt) + 7) / 8;
     for (int i = 0; i < n; i++) {
         int64_t c = val_to_int(E, items[i], A->loc, "a buffer extent");
         if (c <= 0) elab_fail(E, TS_ERR_TYPE, A->loc, "%s: extent %lld must be positive", A->fn, (long long)c);
+        /* an on-chip buffer of over 2^40 bytes fits no target; refused here,
+         * the passes' size arithmetic (stages, padding, slots) cannot
+         * overflow (the fuzzer found four places that did on extents near
+         * 2^63) */
+        if (__builtin_mul_overflow(bytes, c, &bytes) || bytes > ((int64_t)1 << 40))
+            elab_fail(E, TS_ERR_TYPE, A->loc, "%s: a buffer with extent %lld in dimension %d is too large (over 2^40 bytes)",
+                      A->fn, (long long)c, i);
         ext[i] = c <= INT32_MAX ? ir_i32(E->a, c) : ir_int(E->a, c, TS_INT64); /* never truncated */
     }
     IrBuffer *b = ir_buffer(E->k, "", dt, scope, n, ext, A->loc);

@@ -1,0 +1,26 @@
+# ARGS: compile FILE --entry matmul -D M=64 -D N=64 -D K=64 --target cuda --dump-after layout_inference
+# layout_inference on a GEMM: the accumulator gets the mma.sync layout of a
+# 2 x 2 warp grid and lives in registers (C_local_reg, 32 per thread); the
+# clear and the store to C become thread-range loops over unrolled local
+# digits; the gemm runs on the register buffer and its shared operands get
+# XOR swizzles (num_stages=1 runs as two cp.async stages: the second slot fits).
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit(out_idx=[-1])
+def matmul(M, N, K, block_M=9223372036854775807, block_N=64, block_K=32, dtype="float16", accum_dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=1):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
