@@ -113,8 +113,14 @@ med() { sed -n 's/^bench: median \([0-9.]*\) ms.*/\1/p' | sort -g | tail -1; }
 ours() { # KEY REPS ARGS...: ms per repetition of ours, slowest rank
   key=$1; reps=$2; shift 2
   if [ "$(el)" -ge $(( 110 * budget / 150 )) ]; then echo "$key=-"; return; fi
-  m=$(timeout 60 "$tool" launch -n 2 -- tilescale run "$@" --target $target --timeout 20 --bench 3 2>&1 | med)
-  if [ -z "$m" ]; then echo "$key=-"; else echo "$key=$(echo "$m / $reps" | bc -l | cut -c1-10)"; fi
+  out=$(timeout 60 "$tool" launch -n 2 -- tilescale run "$@" --target $target --timeout 20 --bench 3 2>&1)
+  m=$(echo "$out" | med)
+  if [ -z "$m" ]; then
+    echo "ours $key failed: $(echo "$out" | grep -i 'error\|fail' | head -2 | tr '\n' ' ' | cut -c1-200)" >&2
+    echo "$key=-"
+  else
+    echo "$key=$(echo "$m / $reps" | bc -l | cut -c1-10)"
+  fi
 }
 if [ -n "$DRY" ]; then small=2048; large=65536; chunk=1024; M=64; N=64; K=64; blk=""; else
   small=8192; large=8388608; chunk=65536; M=512; N=1024; K=4096; blk="-D block_M=128 -D block_N=128"; fi
