@@ -150,6 +150,7 @@ typedef struct Wr {
 
 static bool warp_rows_fit(int64_t m, int64_t n, int nw, int64_t v, Wr *w) {
     if (nw < 1 || nw > 32 || m <= 0 || n <= 0 || v < 1 || m % nw || n % v) return false;
+    if (m > ((int64_t)1 << 24) || n > ((int64_t)1 << 24)) return false; /* (element counts stay far from overflow) */
     if (v == 1 && n % 32) return false;
     int64_t lanes = n / v;
     w->v = v;

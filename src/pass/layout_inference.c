@@ -1619,7 +1619,8 @@ void ts_pass_shared_to_fragment(TsPassCtx *cx) {
         bool ok = b->scope == IR_SCOPE_SHARED && b->stages <= 1 && b->swizzle.kind == IR_SWIZZLE_NONE &&
                   b->ndim >= 1 && b->ndim <= MAXNEST && !b->layout;
         for (int d = 0; ok && d < b->ndim; d++) {
-            ok = ir_is_const_int(b->shape[d], &e) && e > 0;
+            /* (tiles over 64 registers per thread are not taken: the product stops there) */
+            ok = ir_is_const_int(b->shape[d], &e) && e > 0 && e <= 64 * (int64_t)nt && total <= 64 * (int64_t)nt;
             total *= ok ? e : 1;
         }
         if (ok && total % nt == 0 && total / nt <= 64) p.cand[p.n++] = b;
