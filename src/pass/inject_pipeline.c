@@ -43,6 +43,7 @@
  */
 #include <string.h>
 
+#include "ir/walk.h"
 #include "op/op.h"
 #include "pass/pass.h"
 
@@ -264,6 +265,160 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
     return out;
 }
 
+/* ---- copies before a pipeline, made asynchronous -------------------------------- */
+
+static bool expr_mem(const IrExpr *e) {
+    if (!e) return false;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        if (e->load.buf->scope != IR_SCOPE_LOCAL && e->load.buf->scope != IR_SCOPE_VAR) return true;
+        for (int i = 0; i < e->load.nidx; i++)
+            if (expr_mem(e->load.idx[i])) return true;
+        return false;
+    case IR_E_BIN: return expr_mem(e->bin.a) || expr_mem(e->bin.b);
+    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_mem(e->un.a);
+    case IR_E_SELECT: return expr_mem(e->sel.cond) || expr_mem(e->sel.a) || expr_mem(e->sel.b);
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (expr_mem(e->call.args[i])) return true;
+        return false;
+    default: return false;
+    }
+}
+
+/* s touches registers only (no shared/global memory, tile op, copy, wait
+ * or barrier other than the provisional ones insert_sync places again). */
+static bool regs_only(const IrStmt *s) {
+    if (!s) return true;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (!regs_only(s->seq.v[i])) return false;
+        return true;
+    case IR_S_FOR: return !expr_mem(s->for_.min) && !expr_mem(s->for_.extent) && regs_only(s->for_.body);
+    case IR_S_IF: return !expr_mem(s->if_.cond) && regs_only(s->if_.then) && regs_only(s->if_.else_);
+    case IR_S_STORE:
+        if (s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR) return false;
+        for (int i = 0; i < s->store.nidx; i++)
+            if (expr_mem(s->store.idx[i])) return false;
+        return !expr_mem(s->store.value);
+    case IR_S_LET: return !expr_mem(s->let.value);
+    case IR_S_ALLOC: case IR_S_BARRIER: return true;
+    default: return false;
+    }
+}
+
+/* s is thread-range loops around synchronous global -> shared vector copies
+ * of 4, 8 or 16 bytes (what cp.async moves) and nothing else. */
+static bool sync_tile_copy(const IrStmt *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case IR_S_SEQ: { /* the copy lowering's provisional barriers around it are placed again by insert_sync */
+        int copies = 0;
+        for (int i = 0; i < s->seq.n; i++) {
+            if (s->seq.v[i]->kind == IR_S_BARRIER) continue;
+            if (!sync_tile_copy(s->seq.v[i])) return false;
+            copies++;
+        }
+        return copies > 0;
+    }
+    case IR_S_FOR:
+        return (s->for_.kind == IR_FOR_THREAD || s->for_.kind == IR_FOR_UNROLL || s->for_.kind == IR_FOR_SERIAL) &&
+               !expr_mem(s->for_.min) && !expr_mem(s->for_.extent) && sync_tile_copy(s->for_.body);
+    case IR_S_VCOPY: {
+        int bytes = s->vcopy.lanes * ts_dtype_info(s->vcopy.dst->dt)->bits / 8;
+        return !s->vcopy.async && s->vcopy.src->scope == IR_SCOPE_GLOBAL && s->vcopy.dst->scope == IR_SCOPE_SHARED &&
+               s->vcopy.dst->dt == s->vcopy.src->dt && (bytes == 4 || bytes == 8 || bytes == 16) &&
+               !(s->vcopy.pred && expr_mem(s->vcopy.pred));
+    }
+    default: return false;
+    }
+}
+
+/* A copy of s with its vector copies made asynchronous. */
+static IrStmt *make_async(TsArena *a, const IrStmt *s) {
+    IrStmt *r = ir_stmt(a, s->kind, s->loc);
+    *r = *s;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        r->seq.v = NULL;
+        r->seq.n = r->seq.cap = 0;
+        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, make_async(a, s->seq.v[i]));
+        return r;
+    case IR_S_FOR: r->for_.body = make_async(a, s->for_.body); return r;
+    case IR_S_VCOPY: r->vcopy.async = 1; return r;
+    default: return r;
+    }
+}
+
+static void vcopy_dsts(const IrStmt *s, TsArena *a, BufVec *out) {
+    if (!s) return;
+    if (s->kind == IR_S_SEQ)
+        for (int i = 0; i < s->seq.n; i++) vcopy_dsts(s->seq.v[i], a, out);
+    else if (s->kind == IR_S_FOR) vcopy_dsts(s->for_.body, a, out);
+    else if (s->kind == IR_S_VCOPY) ts_vec_push(a, *out, s->vcopy.dst);
+}
+
+/* Does s write b (stores, vector copies, kept tile ops)? */
+static bool writes(const IrStmt *s, const IrBuffer *b) {
+    if (!s) return false;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (writes(s->seq.v[i], b)) return true;
+        return false;
+    case IR_S_FOR: return writes(s->for_.body, b);
+    case IR_S_IF: return writes(s->if_.then, b) || writes(s->if_.else_, b);
+    case IR_S_WHILE: return writes(s->while_.body, b);
+    case IR_S_STORE: case IR_S_ATOMIC_ADD: return s->store.buf == b;
+    case IR_S_VCOPY: return s->vcopy.dst == b;
+    case IR_S_TILEOP:
+        for (int i = 0; i < s->op->nr; i++)
+            if (s->op->r[i].buf == b && (ir_tileop_region_rw(s->op, i) & IR_ACC_WRITE)) return true;
+        return false;
+    default: return false;
+    }
+}
+
+/*
+ * In seq (before expansion), the statements right before the planned loop
+ * at index li that only load tiles from global into shared memory
+ * synchronously (FlashAttention's Q), with nothing but register code
+ * between them and the loop, become cp.async copies: they join the
+ * prologue's first group, so their latency overlaps the first K/V tiles'
+ * instead of preceding it.  The loop waits for that group (the oldest)
+ * before its first step computes, behind its barrier, and its last wait
+ * (async_wait(0)) covers a loop that runs no step.  Only where the loop
+ * has async copies of its own (so its waits exist), reads the tile only
+ * from statements after the prologue's copies (stage > 0), and never
+ * writes it.
+ */
+static void prefetch_before(Inj *ij, IrStmt *seq, int li) {
+    TsArena *a = ij->cx->arena;
+    const IrStmt *loop = seq->seq.v[li];
+    const IrStmt *body = loop->for_.body;
+    if (!body || body->kind != IR_S_SEQ || body->seq.n != loop->for_.norder) return;
+    BufVec own = {0};
+    async_dsts(body, a, &own);
+    if (!own.n) return;
+    for (int j = li - 1; j >= 0; j--) {
+        IrStmt *c = seq->seq.v[j];
+        if (regs_only(c)) continue;
+        if (!sync_tile_copy(c)) return;
+        BufVec dsts = {0};
+        vcopy_dsts(c, a, &dsts);
+        bool ok = true;
+        for (int b = 0; b < dsts.n && ok; b++) {
+            for (int x = j + 1; x < li && ok; x++) ok = !reads(seq->seq.v[x], dsts.v[b]);
+            for (int i = 0; i < body->seq.n && ok; i++)
+                ok = !writes(body->seq.v[i], dsts.v[b]) &&
+                     (!reads(body->seq.v[i], dsts.v[b]) || loop->for_.stage[i] > 0);
+        }
+        if (!ok) return;
+        seq->seq.v[j] = make_async(a, c);
+    }
+}
+
 static IrStmt *inject(Inj *ij, IrStmt *s) {
     if (!s) return NULL;
     TsArena *a = ij->cx->arena;
@@ -271,6 +426,17 @@ static IrStmt *inject(Inj *ij, IrStmt *s) {
     case IR_S_SEQ: {
         IrStmt *r = NULL;
         for (int i = 0; i < s->seq.n; i++) {
+            const IrStmt *c0 = s->seq.v[i];
+            if (c0->kind == IR_S_FOR && c0->for_.kind == IR_FOR_PIPELINED && c0->for_.stage && c0->for_.norder) {
+                if (!r) { /* a copy of the sequence: earlier statements may become async */
+                    r = ir_seq(a);
+                    r->loc = s->loc;
+                    for (int j = 0; j < i; j++) ir_seq_push(a, r, s->seq.v[j]);
+                }
+                ir_seq_push(a, r, (IrStmt *)c0);
+                prefetch_before(ij, r, r->seq.n - 1);
+                r->seq.n--;
+            }
             IrStmt *c = inject(ij, s->seq.v[i]);
             if (c != s->seq.v[i] && !r) {
                 r = ir_seq(a);
