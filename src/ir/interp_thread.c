@@ -1,6 +1,6 @@
 /*
  * interp_thread.c — the thread-level reference interpreter (see
- * interp_thread.h for what it checks and the two models).
+ * interp_thread.h for what it checks).
  *
  * Shape.  Every simulated thread owns an IrInterp (interp.c) that holds
  * its variables and evaluates its expressions, so the arithmetic is the
@@ -52,7 +52,7 @@
 
 enum { CTX_UNIFORM, CTX_THREAD };
 enum { TH_RUN, TH_BAR, TH_COLL, TH_WARP, TH_DONE };
-enum { TAG_EXPLICIT, TAG_BEFORE, TAG_AFTER };
+enum { TAG_EXPLICIT }; /* every barrier is an IR_S_BARRIER (the printer adds none) */
 enum { MEM_NONE, MEM_GLOBAL, MEM_BLOCK, MEM_THREAD };
 enum { A_READ, A_WRITE, A_ATOMIC };
 enum { ALL_THREADS = -2, MANY_READERS = -3, MAXD = 16 };
@@ -62,10 +62,6 @@ typedef enum FrKind {
     FR_LOOP,   /* a counted loop: lo, n, i = next iteration */
     FR_WHILE,  /* a while loop */
     FR_ONCE,   /* an IR_FOR_THREAD loop: this thread's one iteration (i = 1: done) */
-    FR_DIST,   /* printer: a T.Parallel nest spread over the threads */
-    FR_STAGED, /* printer: a uniform store done by thread 0 between barriers */
-    FR_DIV,    /* printer: thread-dependent control flow between barriers */
-    FR_GEMM,   /* printer: a tensor-core T.gemm between barriers */
 } FrKind;
 
 /* One level of a thread's control stack. */
@@ -73,11 +69,7 @@ typedef struct Frame {
     FrKind kind;            /* what it is */
     const IrStmt *s;        /* the statement it runs */
     int ctx;                /* CTX_UNIFORM / CTX_THREAD for statements it enters */
-    int phase;              /* FR_STAGED/DIV/GEMM/DIST: step of the protocol */
     int64_t i, n, lo;       /* position, count, start (loops; FR_ONCE: the thread range) */
-    int nlv;                /* FR_DIST: loops of the nest */
-    const IrStmt *lv[8];    /* FR_DIST: the nest's loops, outermost first */
-    int64_t ext[8];         /* FR_DIST: their extents */
 } Frame;
 
 /* A cp.async element in flight: lands at a wait covering its group. */
@@ -107,8 +99,6 @@ typedef struct Th {
     int nas, ascap;          /* used / allocated */
     int committed;           /* async groups committed so far */
     TsLoc sloc;              /* the statement being run (for loads without a location) */
-    bool uni;                /* printer model: evaluating uniform code */
-    bool pending;            /* printer model: uniform code read memory since the last barrier */
 } Th;
 
 /* Shadow state of one shared element. */
@@ -146,7 +136,7 @@ struct IrTInterp {
     TsArena *a;            /* structures */
     TsDiag *d;             /* errors */
     const IrKernel *k;     /* the kernel */
-    int model;             /* IrTInterpModel */
+    int model;             /* IrTInterpModel (IR_TINTERP_STRICT) */
     int nid;               /* ids are below this */
     int nt;                /* threads per block */
     Th *th;                /* nt threads */
@@ -158,7 +148,6 @@ struct IrTInterp {
     int ntvars;            /* their number */
     const IrStmt **shfl;   /* statements with shfl_xor in their own expressions, sorted */
     int nshfl;             /* their number */
-    char *vvar, *vbuf;     /* printer model: varying vars / private buffers, by id */
     IrTInterpBarrier *bars;/* barrier statistics (heap) */
     int nbars, barcap;     /* used / allocated */
     int cur_bar;           /* the barrier that began this epoch (index in bars), -1: none */
@@ -283,91 +272,6 @@ static int cmp_ptr(const void *a, const void *b) {
 
 static bool shuffles(const IrTInterp *x, const IrStmt *s) {
     return x->nshfl && bsearch(&s, x->shfl, (size_t)x->nshfl, sizeof *x->shfl, cmp_ptr);
-}
-
-/* ---- printer model: which values differ between threads ---------------------
- * The code generator's analysis (codegen_cuda.c, mark_stmt): thread
- * indices, variables of parallel and thread loops, anything computed from
- * those, private buffers written with them; iterated to a fixed point. */
-
-static bool var_varying_cb(const IrExpr *e, void *ctx) {
-    IrTInterp *x = ctx;
-    if (e->kind == IR_E_VAR) return e->var->kind == IR_VAR_THREAD_IDX || x->vvar[e->var->id];
-    if (e->kind == IR_E_LOAD) return is_private(e->load.buf) && x->vbuf[e->load.buf->id];
-    return false;
-}
-
-static bool varying(IrTInterp *x, const IrExpr *e) { return e && ir_expr_any(e, var_varying_cb, x); }
-
-static bool mark(IrTInterp *x, const IrStmt *s, bool vary) {
-    bool ch = false;
-    if (!s) return false;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) ch |= mark(x, s->seq.v[i], vary);
-        return ch;
-    case IR_S_FOR: {
-        bool v = vary || s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD ||
-                 varying(x, s->for_.min) || varying(x, s->for_.extent);
-        if (v && !x->vvar[s->for_.var->id]) x->vvar[s->for_.var->id] = 1, ch = true;
-        return mark(x, s->for_.body, v) || ch;
-    }
-    case IR_S_IF: {
-        bool v = vary || varying(x, s->if_.cond);
-        ch |= mark(x, s->if_.then, v);
-        return mark(x, s->if_.else_, v) || ch;
-    }
-    case IR_S_WHILE: return mark(x, s->while_.body, vary || varying(x, s->while_.cond));
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD: {
-        if (!is_private(s->store.buf) || x->vbuf[s->store.buf->id]) return false;
-        bool v = vary || varying(x, s->store.value);
-        for (int i = 0; i < s->store.nidx; i++) v = v || varying(x, s->store.idx[i]);
-        if (v) x->vbuf[s->store.buf->id] = 1;
-        return v;
-    }
-    case IR_S_LET:
-        if ((vary || varying(x, s->let.value)) && !x->vvar[s->let.var->id]) {
-            x->vvar[s->let.var->id] = 1;
-            return true;
-        }
-        return false;
-    default: return false;
-    }
-}
-
-/* The printer's stmt_touches_mem: does s read or write a shared, fragment
- * or global buffer (vector copies not counted: passes that emit them
- * place their own barriers)? */
-static bool reads_mem_cb(const IrExpr *e, void *ctx) {
-    (void)ctx;
-    return e->kind == IR_E_LOAD && !is_private(e->load.buf);
-}
-
-static bool reads_mem(const IrExpr *e) { return e && ir_expr_any(e, reads_mem_cb, NULL); }
-
-static bool touches(const IrStmt *s) {
-    if (!s) return false;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (touches(s->seq.v[i])) return true;
-        return false;
-    case IR_S_FOR: return reads_mem(s->for_.min) || reads_mem(s->for_.extent) || touches(s->for_.body);
-    case IR_S_IF: return reads_mem(s->if_.cond) || touches(s->if_.then) || touches(s->if_.else_);
-    case IR_S_WHILE: return reads_mem(s->while_.cond) || touches(s->while_.body);
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD:
-        if (!is_private(s->store.buf) || reads_mem(s->store.value)) return true;
-        for (int i = 0; i < s->store.nidx; i++)
-            if (reads_mem(s->store.idx[i])) return true;
-        return false;
-    case IR_S_LET: return reads_mem(s->let.value);
-    case IR_S_EVAL: return reads_mem(s->eval.e);
-    case IR_S_PRINT:
-    case IR_S_TILEOP: return true;
-    default: return false;
-    }
 }
 
 /* ---- memory ------------------------------------------------------------------- */
@@ -507,7 +411,6 @@ static void prewalk(IrTInterp *x, Th *t, const IrExpr *e) {
             iv[i] = (int64_t)ir_interp_eval(t->in, e->load.idx[i]);
         }
         (void)access(x, t, t->id, e->load.buf, iv, e->load.nidx, A_READ, e->loc.line ? e->loc : t->sloc);
-        if (t->uni && !is_private(e->load.buf)) t->pending = true;
         return;
     }
     case IR_E_BIN: prewalk(x, t, e->bin.a); prewalk(x, t, e->bin.b); return;
@@ -876,14 +779,11 @@ static const IrStmt *subst_own(IrTInterp *x, Th *t, const IrStmt *s) {
     return c;
 }
 
-static bool uses_var_cb(const IrExpr *e, void *ctx) { return e->kind == IR_E_VAR && e->var == ctx; }
 
 static void unwind(IrTInterp *x, Th *t, const IrStmt *s, bool brk) {
     while (t->nfr) {
         Frame *f = &t->fr[t->nfr - 1];
-        if (f->kind == FR_LOOP || f->kind == FR_WHILE || f->kind == FR_ONCE || f->kind == FR_DIST) {
-            if (brk && f->kind == FR_DIST)
-                rt_fail(x, s->loc, "interp: 'break' out of a T.Parallel loop spread over the threads");
+        if (f->kind == FR_LOOP || f->kind == FR_WHILE || f->kind == FR_ONCE) {
             if (brk) t->nfr--;
             return;
         }
@@ -905,15 +805,9 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
         s = subst_own(x, t, s);
         t->memo_on = 0;
     }
-    bool printer = x->model == IR_TINTERP_PRINTER && ctx == CTX_UNIFORM;
-    t->uni = printer;
     switch (s->kind) {
     case IR_S_SEQ: push(x, t, FR_SEQ, s, ctx); return;
     case IR_S_FOR: {
-        if (printer && s->for_.kind == IR_FOR_THREAD) {
-            push(x, t, FR_DIV, s, CTX_THREAD)->n = touches(s);
-            return;
-        }
         if (s->for_.kind == IR_FOR_THREAD) {
             int64_t lo = ev_int(x, t, s->for_.min), n = ev_int(x, t, s->for_.extent);
             Frame *f = push(x, t, FR_ONCE, s, CTX_THREAD);
@@ -923,32 +817,6 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
             if (!f->i) bind_i(t, s->for_.var, t->id);
             return;
         }
-        if (printer && s->for_.kind == IR_FOR_PARALLEL) {
-            Frame *f = push(x, t, FR_DIST, s, CTX_THREAD);
-            const IrStmt *cur = s;
-            for (;;) {
-                f->lv[f->nlv++] = cur;
-                const IrStmt *b = cur->for_.body;
-                while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
-                if (f->nlv == 8 || !b || b->kind != IR_S_FOR || b->for_.kind != IR_FOR_PARALLEL) break;
-                bool dep = false;
-                for (int i = 0; i < f->nlv; i++)
-                    dep |= ir_expr_any(b->for_.extent, uses_var_cb, (void *)f->lv[i]->for_.var);
-                if (dep) break;
-                cur = b;
-            }
-            f->n = 1;
-            for (int i = 0; i < f->nlv; i++) {
-                int64_t e = ev_int(x, t, f->lv[i]->for_.extent);
-                f->ext[i] = e < 0 ? 0 : e;
-                f->n *= f->ext[i];
-            }
-            return;
-        }
-        if (printer && (varying(x, s->for_.min) || varying(x, s->for_.extent))) {
-            push(x, t, FR_DIV, s, CTX_THREAD)->n = touches(s);
-            return;
-        }
         int64_t lo = ev_int(x, t, s->for_.min), n = ev_int(x, t, s->for_.extent);
         Frame *f = push(x, t, FR_LOOP, s, ctx);
         f->lo = lo;
@@ -956,27 +824,15 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
         return;
     }
     case IR_S_IF:
-        if (printer && varying(x, s->if_.cond)) {
-            push(x, t, FR_DIV, s, CTX_THREAD)->n = touches(s);
-            return;
-        }
         enter(x, t, eval_in(x, t, s->if_.cond) != 0 ? s->if_.then : s->if_.else_, ctx);
         return;
     case IR_S_WHILE:
-        if (printer && varying(x, s->while_.cond)) {
-            push(x, t, FR_DIV, s, CTX_THREAD)->n = touches(s);
-            return;
-        }
         push(x, t, FR_WHILE, s, ctx);
         return;
     case IR_S_BREAK: unwind(x, t, s, true); return;
     case IR_S_CONTINUE: unwind(x, t, s, false); return;
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
-        if (printer && !is_private(s->store.buf)) {
-            push(x, t, FR_STAGED, s, ctx);
-            return;
-        }
         do_store(x, t, s);
         return;
     case IR_S_LET:
@@ -994,20 +850,12 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
     }
     case IR_S_EVAL: (void)eval_in(x, t, s->eval.e); return;
     case IR_S_PRINT:
-        if (printer) t->pending = true;
-        if (printer && t->id != 0) return;
         prewalk(x, t, s->print.value);
         ir_interp_run(t->in, s);
         return;
     case IR_S_TILEOP:
         if (s->op->kind != TS_OP_GEMM || s->op->inst != TS_OP_INST_MMA_SYNC)
             rt_fail(x, s->loc, "interp: tile operator %s was not lowered", ts_op_name(s->op->kind));
-        if (printer) {
-            push(x, t, FR_GEMM, s, ctx);
-            return;
-        }
-        if (x->model == IR_TINTERP_PRINTER)
-            rt_fail(x, s->loc, "interp: T.gemm on tensor cores under thread-dependent control flow");
         t->state = TH_COLL;
         t->at = s;
         return;
@@ -1057,79 +905,10 @@ static void run_thread(IrTInterp *x, Th *t) {
             break;
         case FR_WHILE: {
             int ctx = f->ctx;
-            t->uni = x->model == IR_TINTERP_PRINTER && ctx == CTX_UNIFORM;
             if (eval_in(x, t, s->while_.cond) != 0) enter(x, t, s->while_.body, ctx);
             else t->nfr--;
             break;
         }
-        case FR_DIST: {
-            t->uni = false;
-            if (f->phase == 0) {
-                f->phase = 1;
-                if (t->pending) wait_bar(x, t, s, TAG_BEFORE);
-                break;
-            }
-            int64_t it = t->id + f->i * x->nt;
-            f->i++;
-            if (it >= f->n) {
-                t->nfr--;
-                wait_bar(x, t, s, TAG_AFTER);
-                break;
-            }
-            for (int i = 0; i < f->nlv; i++) {
-                int64_t inner = 1;
-                for (int j = i + 1; j < f->nlv; j++) inner *= f->ext[j];
-                int64_t v = it / inner;
-                if (i > 0) v %= f->ext[i];
-                bind_i(t, f->lv[i]->for_.var, ev_int(x, t, f->lv[i]->for_.min) + v);
-            }
-            enter(x, t, f->lv[f->nlv - 1]->for_.body, CTX_THREAD);
-            break;
-        }
-        case FR_STAGED:
-            t->uni = false;
-            if (f->phase == 0) {
-                f->phase = 1;
-                if (t->pending) wait_bar(x, t, s, TAG_BEFORE);
-            } else if (f->phase == 1) {
-                f->phase = 2;
-                if (t->id == 0) do_store(x, t, s);
-                wait_bar(x, t, s, TAG_AFTER);
-            } else {
-                t->nfr--;
-            }
-            break;
-        case FR_DIV: /* n: the region touches memory */
-            if (f->phase == 0) {
-                f->phase = 1;
-                if (f->n && t->pending) wait_bar(x, t, s, TAG_BEFORE);
-            } else if (f->phase == 1) {
-                f->phase = 2;
-                enter(x, t, s, CTX_THREAD);
-            } else {
-                bool sync = f->n != 0;
-                t->nfr--;
-                if (sync) wait_bar(x, t, s, TAG_AFTER);
-            }
-            break;
-        case FR_GEMM:
-            if (f->phase == 0) {
-                f->phase = 1;
-                if (t->pending) wait_bar(x, t, s, TAG_BEFORE);
-            } else if (f->phase == 1) {
-                f->phase = 2;
-                t->state = TH_COLL;
-                t->at = s;
-            } else if (f->phase == 2) {
-                f->phase = 3;
-                /* register mode (C in registers): the printer only marks the
-                 * shared operands as read (a barrier before the next write) */
-                if (s->op->r[2].buf->layout && s->op->r[2].buf->scope == IR_SCOPE_LOCAL) t->pending = true;
-                else wait_bar(x, t, s, TAG_AFTER);
-            } else {
-                t->nfr--;
-            }
-            break;
         }
     }
 }
@@ -1140,11 +919,7 @@ static const char *describe(IrTInterp *x, const Th *t) {
     case TH_COLL: return ts_sprintf(x->a, "waits at the T.gemm at %s", loc_str(x, t->at->loc));
     case TH_WARP: return ts_sprintf(x->a, "waits at the shfl_xor at %s", loc_str(x, t->at->loc));
     default:
-        return ts_sprintf(x->a, "waits at the %s at %s",
-                          t->tag == TAG_EXPLICIT ? "barrier"
-                          : t->tag == TAG_BEFORE ? "barrier the CUDA printer puts before the statement"
-                                                 : "barrier the CUDA printer puts after the statement",
-                          loc_str(x, t->at->loc));
+        return ts_sprintf(x->a, "waits at the barrier at %s", loc_str(x, t->at->loc));
     }
 }
 
@@ -1294,7 +1069,6 @@ static void schedule(IrTInterp *x) {
         if (!same) deadlock(x);
         if (t0->state == TH_BAR) {
             new_epoch(x, t0->at, t0->tag);
-            for (int i = 0; i < x->nt; i++) x->th[i].pending = false;
         } else {
             do_gemm(x, t0->at);
         }
@@ -1519,8 +1293,6 @@ IrTInterp *ir_tinterp_new(TsArena *a, TsDiag *d, const IrKernel *k, IrTInterpMod
     }
     x->aux = ir_interp_new(a, d, k);
     x->mem = TS_NEWN(a, Mem, x->nid);
-    x->vvar = TS_NEWN(a, char, x->nid);
-    x->vbuf = TS_NEWN(a, char, x->nid);
     StmtVec shfl = {0};
     scan(x, k->body, &shfl);
     if (shfl.n) qsort(shfl.v, (size_t)shfl.n, sizeof *shfl.v, cmp_ptr);
@@ -1544,9 +1316,6 @@ IrTInterp *ir_tinterp_new(TsArena *a, TsDiag *d, const IrKernel *k, IrTInterpMod
             else if (v->axis == 1) val = t / k->threads[0] % (k->threads[1] > 0 ? k->threads[1] : 1);
             else if (v->axis == 2) val = t / (k->threads[0] * (k->threads[1] > 0 ? k->threads[1] : 1));
             bind_i(&x->th[t], v, val);
-        }
-    if (model == IR_TINTERP_PRINTER)
-        while (mark(x, k->body, false)) {
         }
     /* a layout or swizzle error frees what was set up before it unwinds */
     jmp_buf jb, *saved;
@@ -1598,7 +1367,6 @@ void ir_tinterp_run_block(IrTInterp *x, int64_t bx, int64_t by, int64_t bz) {
         th->nas = 0;
         th->committed = 0;
         th->memo_on = 0;
-        th->pending = false;
         th->state = TH_RUN;
         if (x->k->body) {
             if (x->k->body->kind == IR_S_SEQ) push(x, th, FR_SEQ, x->k->body, CTX_UNIFORM);

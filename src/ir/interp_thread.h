@@ -25,21 +25,14 @@
  *   - a barrier some threads reach and others do not (deadlock), or one
  *     inside a partial thread range; a warp collective without its warp.
  *
- * Two models of what the block-level leftovers mean:
- *   IR_TINTERP_STRICT   the IR is entirely per thread: every statement is
- *                       run by every thread; a plain T.Parallel loop is a
- *                       plain loop of each thread (so an unpartitioned
- *                       nest that writes shared memory is a race);
- *   IR_TINTERP_PRINTER  what the CUDA code generator does today with the
- *                       parts the passes leave to it (codegen_cuda.c's
- *                       essay): the outermost T.Parallel nest of uniform
- *                       code is spread cyclically over the threads and
- *                       followed by a barrier; a uniform store to a shared,
- *                       fragment or global buffer is done by thread 0
- *                       between barriers; control flow that depends on the
- *                       thread runs per thread with a barrier after; a
- *                       tensor-core T.gemm runs between barriers.  Thread-
- *                       level statements mean what ir.h says in both.
+ * The model is strict: the IR is entirely per thread (the CUDA passes
+ * partition_threads and insert_sync leave nothing to the code generator),
+ * every statement is run by every thread, and a plain T.Parallel loop is a
+ * plain loop of each thread (so an unpartitioned nest that writes shared
+ * memory is a race).  Thread-level statements mean what ir.h says.  (An
+ * earlier "printer" model ran block-level leftovers the way the CUDA
+ * printer used to: cyclic nests, thread-0 stores and barriers it added; the
+ * passes made it unnecessary.)
  *
  * Values and arithmetic are those of the block-level interpreter (each
  * simulated thread owns an IrInterp for its variables), so results can be
@@ -55,7 +48,6 @@ typedef struct IrTInterp IrTInterp;
 
 typedef enum IrTInterpModel {
     IR_TINTERP_STRICT,  /* every statement per thread (the thread-level IR contract) */
-    IR_TINTERP_PRINTER, /* block-level leftovers as the CUDA printer runs them */
 } IrTInterpModel;
 
 /* An interpreter for kernel k (its threads per block, its buffers);
@@ -71,7 +63,7 @@ void ir_tinterp_bind_var(IrTInterp *x, const IrVar *v, double value);
 void ir_tinterp_run_block(IrTInterp *x, int64_t bx, int64_t by, int64_t bz);
 /* Every block of the grid, in order. */
 void ir_tinterp_run_grid(IrTInterp *x);
-/* Barriers completed so far (explicit and, in the printer model, implied). */
+/* Barriers completed so far. */
 int64_t ir_tinterp_barriers(const IrTInterp *x);
 /* What each barrier was good for, over the blocks run so far: a barrier
  * is needed in a run when an access after it conflicts with another
@@ -80,8 +72,8 @@ int64_t ir_tinterp_barriers(const IrTInterp *x);
  * be a race.  A barrier that is never needed is redundant for these
  * inputs (what insert_sync should not emit). */
 typedef struct IrTInterpBarrier {
-    const IrStmt *stmt; /* the IR_S_BARRIER, or the statement the printer puts one before/after */
-    int implied;        /* 0: explicit; 1: the printer's before `stmt`; 2: after it */
+    const IrStmt *stmt; /* the IR_S_BARRIER */
+    int implied;        /* 0 (every barrier is an explicit IR_S_BARRIER now) */
     int64_t completed;  /* times all threads passed it */
     int64_t needed;     /* of those, times it separated a conflicting pair */
 } IrTInterpBarrier;

@@ -348,18 +348,15 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
                 in = NULL;
             }
             for (IrKernel *p = kg; p; p = p->next) {
-                tx = ir_tinterp_new(&a, &d, p, strict ? IR_TINTERP_STRICT : IR_TINTERP_PRINTER);
+                (void)strict;
+                tx = ir_tinterp_new(&a, &d, p, IR_TINTERP_STRICT);
                 for (int i = 0; i < np; i++) ir_tinterp_bind_buffer(tx, p->params.v[i].buf, got[i]);
                 ir_tinterp_run_grid(tx);
                 if (getenv("TS_BARRIERS")) { /* what each barrier was good for */
                     const IrTInterpBarrier *bs;
                     int nb = ir_tinterp_barrier_stats(tx, &bs);
                     for (int i = 0; i < nb; i++)
-                        fprintf(stderr, "%s:%s: barrier %s line %d: completed %lld, needed %lld\n", c->file,
-                                c->entry,
-                                bs[i].implied == 0   ? "(explicit)"
-                                : bs[i].implied == 1 ? "(printer, before the statement at)"
-                                                     : "(printer, after the statement at)",
+                        fprintf(stderr, "%s:%s: barrier line %d: completed %lld, needed %lld\n", c->file, c->entry,
                                 bs[i].stmt->loc.line, (long long)bs[i].completed, (long long)bs[i].needed);
                 }
                 ir_tinterp_free(tx);

@@ -23,6 +23,7 @@
 #include "ir/ir.h"
 #include "ir/layout.h"
 #include "op/op.h"
+#include "pass/pass.h"
 #include "test.h"
 
 static TsArena A;
@@ -738,12 +739,13 @@ static void test_vcopy_pred(void) {
     CHECK_EQ_INT(0, bad);
 }
 
-/* ---- the printer model on block-level IR -----------------------------------------
- * T.Parallel nests and a uniform read-modify-write of shared memory, run
- * by the block-level interpreter and the thread-level one in the printer
- * model (nests spread over threads, thread 0's store between barriers):
- * same results.  In the strict model every thread runs the whole nest,
- * which is a race. */
+/* ---- block-level IR through the CUDA passes -------------------------------------
+ * T.Parallel nests and a uniform read-modify-write of shared memory: run
+ * as they are in the thread-level interpreter, every thread runs the whole
+ * nest, which is a race; after partition_threads (nests spread over the
+ * threads, the uniform store by one thread) and insert_sync (its barriers)
+ * the thread-level run gives the block-level interpreter's results, and
+ * without insert_sync's barriers it races again. */
 
 static IrKernel *block_level_kernel(void) {
     enum { L = 200 };
@@ -759,7 +761,16 @@ static IrKernel *block_level_kernel(void) {
     return kb.k;
 }
 
-static void test_printer_model(void) {
+/* partition_threads, then insert_sync unless no_sync; errors through d. */
+static void cuda_passes(IrKernel *k, TsDiag *d, bool no_sync) {
+    TsCaps caps;
+    memset(&caps, 0, sizeof caps);
+    TsPassCtx cx = {d, &A, k, TS_TARGET_CUDA, &caps};
+    ts_pass_partition_threads(&cx);
+    if (!no_sync) ts_pass_insert_sync(&cx);
+}
+
+static void test_block_level_through_passes(void) {
     enum { L = 200 };
     IrKernel *k = block_level_kernel();
     double *a = rand_array(3 * L), *want = nan_array(3 * L), *got = nan_array(3 * L);
@@ -775,13 +786,27 @@ static void test_printer_model(void) {
     ts_try_end(&d, saved);
     CHECK_EQ_STR("", ts_buf_str(&d.msg));
     ts_buf_free(&d.msg);
-    double *data[] = {a, got};
-    CHECK(run_ok(k, data, IR_TINTERP_PRINTER));
-    CHECK_EQ_INT(0, mismatches(got, want, 3 * L, 0));
     const char *msg;
     double *data2[] = {a, nan_array(3 * L)};
     CHECK_EQ_INT(TS_ERR_RUNTIME, run_t(k, data2, IR_TINTERP_STRICT, &msg));
     CHECK_CONTAINS(msg, "shared-memory race on S[0]: thread 1 writes it after thread 0 wrote it");
+    for (int no_sync = 0; no_sync < 2; no_sync++) {
+        IrKernel *kp = block_level_kernel();
+        TsDiag d2 = {0};
+        if (!ts_try(&d2, &jb, &saved)) cuda_passes(kp, &d2, no_sync);
+        ts_try_end(&d2, saved);
+        CHECK_EQ_STR("", ts_buf_str(&d2.msg));
+        ts_buf_free(&d2.msg);
+        if (!no_sync) {
+            double *data[] = {a, got};
+            CHECK(run_ok(kp, data, IR_TINTERP_STRICT));
+            CHECK_EQ_INT(0, mismatches(got, want, 3 * L, 0));
+        } else {
+            double *data3[] = {a, nan_array(3 * L)};
+            CHECK_EQ_INT(TS_ERR_RUNTIME, run_t(kp, data3, IR_TINTERP_STRICT, &msg));
+            CHECK_CONTAINS(msg, "shared-memory race");
+        }
+    }
 }
 
 int main(void) {
@@ -799,7 +824,7 @@ int main(void) {
     test_deadlock();
     test_memory_errors();
     test_vcopy_pred();
-    test_printer_model();
+    test_block_level_through_passes();
     ts_arena_free(&A);
     return test_done();
 }
