@@ -372,7 +372,7 @@ static bool env_add(Env *en, Sync *S, const IrVar *v) {
         if (en->v[i] == v) return true;
     if (en->n == ENVN) return false;
     IrInterval r = ir_arith_var_range(&S->ar, v);
-    if (r.lo == IR_ARITH_NEG_INF || r.hi == IR_ARITH_POS_INF || r.hi - r.lo > MAXT) return false;
+    if (r.lo == IR_ARITH_NEG_INF || r.hi == IR_ARITH_POS_INF || r.hi < r.lo || r.hi - r.lo > MAXT) return false;
     en->v[en->n] = v;
     en->lo[en->n] = r.lo;
     en->hi[en->n] = r.hi;
@@ -553,7 +553,7 @@ static bool may_meet(Sync *S, IrExpr *diff, int64_t lo, int64_t hi, const IrVar 
     int64_t c1 = 1, c2 = 1;
     for (int i = 0; i < ea.n; i++) c1 *= ea.hi[i] - ea.lo[i] + 1;
     for (int i = 0; i < eb.n; i++) c2 *= eb.hi[i] - eb.lo[i] + 1;
-    if (c1 > MAXENUM || c2 > MAXENUM) return true;
+    if (c1 > MAXENUM || c2 > MAXENUM || c1 < 1 || c2 < 1) return true;
     KeyT *A = malloc(sizeof *A * (size_t)c1), *B = malloc(sizeof *B * (size_t)c2);
     ok = A && B;
     for (int pass = 0; pass < 2 && ok; pass++) {
@@ -781,6 +781,7 @@ static bool elements_meet(Sync *S, const Acc *x, const Acc *y, bool same_thread)
     uint64_t *pairs = NULL;
     if (same_thread) {
         IrInterval ra = ir_arith_var_range(&S->ar, x->th), rt = ir_arith_var_range(&S->ar, y->th);
+        if (ra.hi < ra.lo || rt.hi < rt.lo) return false; /* an empty thread range: no access at all */
         if (ra.lo == IR_ARITH_NEG_INF || ra.hi == IR_ARITH_POS_INF || rt.lo == IR_ARITH_NEG_INF ||
             rt.hi == IR_ARITH_POS_INF || ra.hi - ra.lo >= MAXT || rt.hi - rt.lo >= MAXT ||
             (ra.hi - ra.lo + 1) * (rt.hi - rt.lo + 1) > ((int64_t)1 << 22))
@@ -892,7 +893,7 @@ static void coll_access(IrVisitor *v, const IrAccess *acc) {
  * thread alone, after substitution) holds, negated if neg; NULL if cond is
  * not such a function.  Combined with the enclosing branch's mask. */
 static const uint8_t *branch_mask(Sync *S, const IrExpr *cond, bool neg) {
-    if (!S->thread || S->thr_hi - S->thr_lo >= MAXT) return NULL;
+    if (!S->thread || S->thr_hi < S->thr_lo || S->thr_hi - S->thr_lo >= MAXT) return NULL;
     IrExpr *c = self_contained(S, (IrExpr *)cond);
     Env en = {{0}, {0}, {0}, {0}, 0};
     en.v[0] = S->thread;
