@@ -373,7 +373,9 @@ static void emit_call(TsCxGen *x, const IrExpr *e) {
     char c = ts_cx_cat(x, e->dt, e->loc);
     if (c != 'f' && c != 'd') c = arg_float ? ac : 'd';
     if (fn == IR_ISINF || fn == IR_ISNAN) c = ac;
-    const char *name = x->dl->intrin[fn][c == 'f' ? 0 : 1];
+    const int flavour = c == 'f' ? 0 : 1;
+    const char *name = x->dl->intrin_over && x->dl->intrin_over[fn][flavour] ? x->dl->intrin_over[fn][flavour]
+                                                                                : x->dl->intrin[fn][flavour];
     if (!name && fn == IR_RSQRT) {
         out(x, c == 'f' ? "(1.0f / sqrtf(" : "(1.0 / sqrt(");
         ts_cx_expr(x, e->call.args[0]);

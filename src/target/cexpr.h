@@ -34,6 +34,8 @@ typedef struct TsCxDialect {
     const char *rank, *nranks;       /* this rank and the rank count, as compute-type ints */
     const char *const (*intrin)[2];  /* per IrIntrinsic: float and double function names;
                                         RSQRT NULL: printed as 1 / sqrt */
+    const char *const (*intrin_over)[2]; /* NULL, or names that replace intrin's where
+                                            set (the CUDA target's fast math) */
     const char *fdiv_f;              /* float (not double) division as this helper; NULL: '/' */
     int cast_helper_args;            /* convert operands of ts_* helpers to the helper's
                                         type (C++ overloads must not be ambiguous) */

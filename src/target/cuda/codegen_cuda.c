@@ -823,19 +823,10 @@ static const char *const cu_intrin[IR_INTRINSIC_COUNT][2] = {
     [IR_ERF] = {"erff", "erf"}, [IR_TRUNC] = {"truncf", "trunc"},
 };
 
-/* The same under fast math (IrKernel.fast_math): float exp2 and exp on the
- * approximation unit alone (ts_ex2_ftz). */
+/* What fast math (IrKernel.fast_math) prints instead: float exp2 and exp on
+ * the approximation unit alone (ts_ex2_ftz); every other entry is cu_intrin's. */
 static const char *const cu_intrin_fast[IR_INTRINSIC_COUNT][2] = {
-    [IR_SHFL_XOR] = {"ts_shfl_xor_f", "ts_shfl_xor_d"},
-    [IR_EXP] = {"ts_exp_ftz", "exp"}, [IR_EXP2] = {"ts_ex2_ftz", "exp2"}, [IR_LOG] = {"logf", "log"},
-    [IR_LOG2] = {"log2f", "log2"}, [IR_SQRT] = {"sqrtf", "sqrt"}, [IR_RSQRT] = {"__frsqrt_rn", "rsqrt"},
-    [IR_ABS] = {"fabsf", "fabs"}, [IR_SIN] = {"sinf", "sin"}, [IR_COS] = {"cosf", "cos"},
-    [IR_TANH] = {"tanhf", "tanh"}, [IR_FLOOR] = {"floorf", "floor"}, [IR_CEIL] = {"ceilf", "ceil"},
-    [IR_ROUND] = {"rintf", "rint"}, [IR_SIGMOID] = {"ts_sigmoid_f", "ts_sigmoid_d"},
-    [IR_LOG1P] = {"log1pf", "log1p"}, [IR_EXP10] = {"exp10f", "exp10"},
-    [IR_ISINF] = {"ts_isinf_f", "ts_isinf_d"}, [IR_ISNAN] = {"ts_isnan_f", "ts_isnan_d"},
-    [IR_FMOD] = {"fmodf", "fmod"}, [IR_POWF] = {"powf", "pow"}, [IR_ATAN2] = {"atan2f", "atan2"},
-    [IR_ERF] = {"erff", "erf"}, [IR_TRUNC] = {"truncf", "trunc"},
+    [IR_EXP] = {"ts_exp_ftz", NULL}, [IR_EXP2] = {"ts_ex2_ftz", NULL},
 };
 
 static int cu_var(TsCxGen *x, const IrExpr *e);
@@ -848,18 +839,6 @@ static const TsCxDialect cu_dialect = {
     .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
     .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)",
     .intrin = cu_intrin,
-    .cast_helper_args = 1,
-    .var = cu_var,
-    .load = cu_load,
-};
-static const TsCxDialect cu_dialect_fast = {
-    .who = "CUDA codegen",
-    .i64 = "ts_i64", .u32 = "ts_u32", .u64 = "ts_u64",
-    .storage = cu_storage,
-    .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
-    .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)",
-    .intrin = cu_intrin_fast,
-    .fdiv_f = "ts_fdiv_ftz",
     .cast_helper_args = 1,
     .var = cu_var,
     .load = cu_load,
@@ -2048,7 +2027,11 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     g.o = o;
     g.caps = caps;
     g.check = caps->check_bounds;
-    g.dl = k->fast_math ? cu_dialect_fast : cu_dialect;
+    g.dl = cu_dialect;
+    if (k->fast_math) { /* approximate exp2/exp and float division */
+        g.dl.intrin_over = cu_intrin_fast;
+        g.dl.fdiv_f = "ts_fdiv_ftz";
+    }
     if (k->index32) {
         /* every signed integer fits in int32 (pass index_width) */
         g.dl.i64 = "int";
