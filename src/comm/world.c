@@ -287,13 +287,33 @@ static void *rank_main(void *p) {
 
 static int64_t heap_offset(const TsWorld *w, int r, const void *p) { return ts_world_offset(w, r, p); }
 
-/* Every heap tensor at one offset with one shape on all ranks. */
+/* Is t row-major compact (strides NULL, or the products of the extents
+ * beyond each axis; extents of 1 may have any stride)? */
+static bool compact(const TsTensor *t) {
+    if (!t->strides) return true;
+    int64_t want = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->shape[d] != 1 && t->strides[d] != want) return false;
+        want *= t->shape[d];
+    }
+    return true;
+}
+
+/* Every heap tensor at one offset with one shape on all ranks, and compact
+ * row-major: remote tile copies move whole runs of rows as flat ranges
+ * (op/comm.c), as TileScale's symmetric tensors are laid out. */
 static TsStatus check_symmetric(TsWorld *w, TsKernel *k, const TsTensor *args, int nargs) {
     int n = w->opt.nranks;
     for (int i = 0; i < nargs; i++) {
         const TsTensor *t0 = &args[i];
         int64_t off0 = heap_offset(w, 0, t0->data);
         const char *pn = i < k->ir->params.n && k->ir->params.v[i].name ? k->ir->params.v[i].name : "?";
+        for (int r = 0; off0 >= 0 && r < n; r++)
+            if (!compact(&args[(size_t)r * (size_t)nargs + (size_t)i]))
+                return ts_world_fail(w->ctx, TS_ERR_INVALID,
+                                     "%s: argument %s on rank %d is a strided view of the symmetric heap "
+                                     "(symmetric tensors must be compact row-major)",
+                                     k->ir->name, pn, r);
         for (int r = 1; r < n; r++) {
             const TsTensor *t = &args[(size_t)r * (size_t)nargs + (size_t)i];
             int64_t off = heap_offset(w, r, t->data);

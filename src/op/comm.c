@@ -8,16 +8,20 @@
  * target's emitter prints them (target/c/comm_c.c).  This file checks
  * their operands once for every target.
  *
- * The tile form, a remote T.copy (op/comm.h: COPY), becomes a loop nest
- * over the matched regions, exactly as T.copy pairs them (op_pair_regions),
- * whose body is one ST (destination remote) or LD (source remote) per
- * element, with the same bounds guards as T.copy on global buffers.  The
+ * The tile form, a remote T.copy (op/comm.h: COPY), becomes ranges where
+ * both tiles are plain row-major memory (flat PUT/GET, one per contiguous
+ * run, which the targets move with all threads of a block in 16-byte
+ * vectors), and otherwise a loop nest over the matched regions, exactly
+ * as T.copy pairs them (op_pair_regions), whose body is one ST
+ * (destination remote) or LD (source remote) per element, with the same
+ * bounds guards as T.copy on global buffers (see lower_copy).  The
  * collectives of the hierarchical layer are written in the front end in
  * terms of these (elab/comm_builtins.c), so they arrive here already as
  * primitives and remote copies.
  */
 #include "op/comm.h"
 
+#include "ir/walk.h"
 #include "op/op_util.h"
 
 const char *ts_comm_cmp_text(int cmp) {
@@ -62,13 +66,15 @@ static IrStmt *comm_stmt(TsArena *a, TsLoc loc, const IrTileOp *proto) {
     return s;
 }
 
-/* COPY: loops of ST (remote destination) or LD (remote source). */
-static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
+/* COPY, element by element: loops of ST (remote destination) or LD
+ * (remote source), each guarded like T.copy.  On CUDA every element is a
+ * primitive of its own between barriers: correct for any tile (register
+ * fragments, swizzled or multi-buffered shared tiles, partial tiles,
+ * conversions), slow.  The fallback of lower_copy below. */
+static IrStmt *copy_elements(TsLowerCtx *cx, const IrStmt *s, OpPair *p) {
     TsArena *a = cx->arena;
     const IrTileOp *op = s->op;
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
-    OpPair p;
-    op_pair_regions(cx, s, "T.copy", src, dst, &p);
     IrTileOp e = {0};
     e.kind = TS_OP_COMM;
     e.args[0] = op->args[0];
@@ -76,20 +82,129 @@ static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     e.cflags[2] = TS_SCOPE_SYS;
     if (op->cflags[0] == 0) {
         e.comm = TS_COMM_ST;
-        e.r[0] = elem_region(a, dst->buf, p.dst_idx);
+        e.r[0] = elem_region(a, dst->buf, p->dst_idx);
         e.nr = 1;
-        IrExpr *v = ir_load(a, src->buf, p.src_idx, src->ndim);
+        IrExpr *v = ir_load(a, src->buf, p->src_idx, src->ndim);
         e.args[1] = v->dt == dst->buf->dt ? v : ir_cast(a, dst->buf->dt, v);
     } else {
         e.comm = TS_COMM_LD;
-        e.r[0] = elem_region(a, src->buf, p.src_idx);
-        e.r[1] = elem_region(a, dst->buf, p.dst_idx);
+        e.r[0] = elem_region(a, src->buf, p->src_idx);
+        e.r[1] = elem_region(a, dst->buf, p->dst_idx);
         e.nr = 2;
     }
     IrStmt *body = comm_stmt(a, s->loc, &e);
-    body = op_if(a, s->loc, op_in_bounds(a, src->buf, p.src_idx), body, NULL);
-    body = op_if(a, s->loc, op_in_bounds(a, dst->buf, p.dst_idx), body, NULL);
-    return op_loops(a, s->loc, p.v, p.ext, p.n, IR_FOR_SERIAL, body);
+    body = op_if(a, s->loc, op_in_bounds(a, src->buf, p->src_idx), body, NULL);
+    body = op_if(a, s->loc, op_in_bounds(a, dst->buf, p->dst_idx), body, NULL);
+    return op_loops(a, s->loc, p->v, p->ext, p->n, IR_FOR_SERIAL, body);
+}
+
+static bool gemm_uses(const IrStmt *s, void *ctx) {
+    if (s->kind != IR_S_TILEOP || s->op->kind != TS_OP_GEMM) return false;
+    for (int i = 0; i < s->op->nr; i++)
+        if (s->op->r[i].buf == ctx) return true;
+    return false;
+}
+
+/* Can a range of b be addressed as plain row-major memory, now and after
+ * the CUDA passes that follow?  Global tensors on the heap are compact
+ * row-major (ts_kernel_launch_world checks it); shared tiles are, unless
+ * multi-buffered, swizzled, or a T.gemm operand (layout_inference swizzles
+ * those later).  Register fragments and locals have no addresses a block
+ * can share. */
+static bool flat_buffer(TsLowerCtx *cx, const IrBuffer *b) {
+    if (b->scope == IR_SCOPE_GLOBAL) return b->param >= 0;
+    if (b->scope != IR_SCOPE_SHARED) return false;
+    return b->stages <= 1 && b->swizzle.kind == IR_SWIZZLE_NONE && !ir_stmt_any(cx->k->body, gemm_uses, (void *)b);
+}
+
+/* The row-major stride of axis d of b, or -1 when not a constant. */
+static int64_t const_stride(const IrBuffer *b, int d) {
+    int64_t st = 1, c;
+    for (int e = d + 1; e < b->ndim; e++) {
+        if (!ir_is_const_int(b->shape[e], &c) || c < 0 || (c && st > INT64_MAX / c)) return -1;
+        st *= c;
+    }
+    return st;
+}
+
+/* The first paired dim j0 such that dims j0 .. n-1 of r (buffer axes
+ * dims[]) are one contiguous run in row-major memory; n when even the
+ * last is not (it is not the buffer's last axis). */
+static int contiguous_from(const IrRegion *r, const int *dims, const int64_t *ext, int n) {
+    if (n == 0 || dims[n - 1] != r->buf->ndim - 1) return n;
+    int j0 = n - 1;
+    int64_t run = ext[n - 1];
+    while (j0 > 0) {
+        int64_t st = const_stride(r->buf, dims[j0 - 1]);
+        if (st < 0 || st != run) break;
+        j0--;
+        run *= ext[j0];
+    }
+    return j0;
+}
+
+/* start[d] + extent[d] <= shape[d] on every axis of a global region (all
+ * of it inside the tensor); NULL when it folds to true. */
+static IrExpr *region_inside(TsArena *a, const IrRegion *r) {
+    if (r->buf->scope != IR_SCOPE_GLOBAL) return NULL;
+    IrExpr *cond = NULL;
+    for (int d = 0; d < r->ndim; d++) {
+        IrExpr *end = ir_bin(a, IR_ADD, r->start[d], r->extent[d]);
+        IrExpr *c = ir_bin(a, IR_AND, ir_bin(a, IR_GE, r->start[d], ir_int(a, 0, r->start[d]->dt)),
+                           ir_bin(a, IR_LE, end, r->buf->shape[d]));
+        int64_t v;
+        if (ir_is_const_int(c, &v) && v) continue;
+        cond = cond ? ir_bin(a, IR_AND, cond, c) : c;
+    }
+    return cond;
+}
+
+/* COPY: a remote tile copy.  Where both tiles are plain row-major memory
+ * with one dtype, the copy becomes ranges: the longest run of trailing
+ * dims contiguous on both sides moves as one flat PUT/GET (a whole tile of
+ * full rows, as the collectives' tiles are, is a single range; a 2-D tile
+ * of a wider tensor is one range per row), and the target moves each
+ * range with every thread of the block in 16-byte vectors where the two
+ * addresses agree modulo 16 (comm_cuda.c; memmove on the C target).  A
+ * global tile that may hang over its tensor's end is tested at run time:
+ * partial tiles take the element path, which guards every element. */
+static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
+    TsArena *a = cx->arena;
+    const IrTileOp *op = s->op;
+    const IrRegion *src = &op->r[0], *dst = &op->r[1];
+    OpPair p;
+    op_pair_regions(cx, s, "T.copy", src, dst, &p);
+    IrStmt *slow = copy_elements(cx, s, &p);
+    if (p.n == 0 || src->buf->dt != dst->buf->dt || ts_dtype_bits(src->buf->dt) < 8 || !flat_buffer(cx, src->buf) ||
+        !flat_buffer(cx, dst->buf))
+        return slow;
+    int sd[OP_MAXDIM], dd[OP_MAXDIM];
+    int64_t ext[OP_MAXDIM];
+    op_region_shape(cx, s, "T.copy", src, sd, ext);
+    op_region_shape(cx, s, "T.copy", dst, dd, ext);
+    int js = contiguous_from(src, sd, p.ext, p.n), jd = contiguous_from(dst, dd, p.ext, p.n);
+    int j0 = js > jd ? js : jd;
+    if (j0 >= p.n) return slow;
+    int64_t run = 1;
+    for (int j = j0; j < p.n; j++) run *= p.ext[j];
+    /* one range per point of the outer dims 0 .. j0-1, starting at offset 0 of the inner ones */
+    IrVar *ov[OP_MAXDIM];
+    IrExpr *off[OP_MAXDIM];
+    op_loop_vars(cx, ov, j0, 'i');
+    for (int j = 0; j < p.n; j++) off[j] = j < j0 ? ir_var_ref(a, ov[j]) : NULL;
+    IrTileOp e = {0};
+    e.kind = TS_OP_COMM;
+    e.comm = op->cflags[0] == 0 ? TS_COMM_PUT : TS_COMM_GET;
+    e.args[0] = op->args[0];
+    e.args[1] = ir_int(a, run, TS_INT64);
+    e.r[0] = elem_region(a, src->buf, op_region_index(a, src, sd, off, p.n));
+    e.r[1] = elem_region(a, dst->buf, op_region_index(a, dst, dd, off, p.n));
+    e.nr = 2;
+    IrStmt *fast = op_loops(a, s->loc, ov, p.ext, j0, IR_FOR_SERIAL, comm_stmt(a, s->loc, &e));
+    IrExpr *in = region_inside(a, src), *in2 = region_inside(a, dst);
+    if (in && in2) in = ir_bin(a, IR_AND, in, in2);
+    else if (!in) in = in2;
+    return in ? op_if(a, s->loc, in, fast, slow) : fast;
 }
 
 static void need_int(TsLowerCtx *cx, const IrStmt *s, const IrExpr *e, const char *what) {

@@ -25,6 +25,9 @@ for n in 2 4 8; do
   check $c --entry reduce_scatter --ranks $n -D rows=5 -D cols=12 -D P=$n --check-against reduce_scatter_ref
   check $c --entry all_to_all --ranks $n -D chunk=3 -D cols=7 -D P=$n --check-against all_to_all_ref
   check $c --entry shift --ranks $n -D rows=32 -D cols=16 --check-against shift_ref
+  # remote tile copies: ranges per row, whole-row tiles as one range, partial tiles element by element
+  check $d/tile_copy.py --entry tile_copy --ranks $n -D M=40 -D N=48 -D BM=16 -D BN=16 --check-against tile_copy_ref
+  check $d/tile_copy.py --entry tile_copy --ranks $n -D M=40 -D N=48 -D BM=8 -D BN=48 -D dtype=float16 --check-against tile_copy_ref
 done
 # sequence-parallel all-to-alls (remote tile copies) and tensor-parallel GEMMs with collectives
 for n in 2 4; do

@@ -6,7 +6,8 @@
  *     random data (outputs poisoned first);
  *   - T.st / T.ld / T.atom_add to and from peers, and a T.wait_ge chain
  *     that forces every rank to wait for the previous one (counts checked);
- *   - bad usage: tensors allocated in a different order per rank, a tensor
+ *   - bad usage: tensors allocated in a different order per rank, a strided
+ *     view of a heap tensor, a tensor
  *     that is not on the heap reached by a put, a world of 0 ranks, an
  *     exhausted heap — each a clear error, none a hang or a crash;
  *   - the same kernel still launches outside a world (rank 0 of 1).
@@ -124,6 +125,14 @@ int main(void) {
     swapped[3] = X[1];
     CHECK(ts_kernel_launch_world(k, w, swapped, 2) != TS_OK);
     CHECK_CONTAINS(ts_last_error(ctx), "symmetric tensors must be allocated in the same order on every rank");
+
+    /* a strided view of the heap (remote tile copies move rows as flat ranges) */
+    int64_t half[1] = {N / 2}, two[1] = {2};
+    TsTensor strided[P * 2];
+    memcpy(strided, args, sizeof strided);
+    for (int r = 0; r < P; r++) strided[r * 2] = (TsTensor){X[r].data, TS_FLOAT32, 1, half, two};
+    CHECK(ts_kernel_launch_world(k, w, strided, 2) != TS_OK);
+    CHECK_CONTAINS(ts_last_error(ctx), "argument X on rank 0 is a strided view of the symmetric heap");
 
     /* a tensor that is not on the heap, reached by a put */
     float *plain = malloc(sizeof(float) * N * P);
