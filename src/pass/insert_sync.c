@@ -128,6 +128,7 @@ typedef struct Sync {
     TS_VEC(const IrStmt *) mask_at; /* branches entered under a condition on the thread alone */
     TS_VEC(const uint8_t *) masks;  /* ... and the threads that take them (byte per thread) */
     const uint8_t *mask_a, *mask_b; /* while deciding a conflict: the two accesses' masks */
+    TS_VEC(const IrBuffer *) written; /* buffers the kernel writes (the others are read-only) */
 } Sync;
 
 static bool shared_mem(const IrBuffer *b) {
@@ -187,6 +188,29 @@ static void fresh_scope_end(Sync *S, int mark) {
     ir_arith_pop(&S->ar, mark);
 }
 
+/* Does the kernel leave b unchanged (a global input no statement, atomic
+ * or tile op writes; nothing in a blocking or communicating kernel)? */
+static bool read_only(const Sync *S, const IrBuffer *b) {
+    if (b->scope != IR_SCOPE_GLOBAL || S->k->may_block) return false;
+    for (int i = 0; i < S->written.n; i++)
+        if (S->written.v[i] == b) return false;
+    return true;
+}
+
+/* Is e the same value in every thread of the block for its whole life
+ * (made of block indices, shape and scalar parameters, ranks and elements
+ * of read-only buffers at such indices; no loop variable, thread, fresh
+ * variable or other memory)? */
+static bool binv_node(const IrExpr *e, void *ctx) {
+    const Sync *S = ctx;
+    if (e->kind == IR_E_LOAD) return !read_only(S, e->load.buf);
+    if (e->kind != IR_E_VAR) return false;
+    return !(e->var->kind == IR_VAR_BLOCK_IDX || e->var->kind == IR_VAR_SHAPE || e->var->kind == IR_VAR_SCALAR ||
+             e->var->kind == IR_VAR_RANK);
+}
+
+static bool block_invariant(const Sync *S, const IrExpr *e) { return !ir_expr_any(e, binv_node, (void *)S); }
+
 /* ---- making index expressions self-contained -------------------------------- */
 
 static IrExpr *sub_pre(IrMutator *m, IrExpr *e);
@@ -198,6 +222,16 @@ static IrExpr *self_contained(Sync *S, IrExpr *e) {
 
 static IrExpr *sub_pre(IrMutator *m, IrExpr *e) {
     Sync *S = m->ctx;
+    if (e->kind == IR_E_LOAD && read_only(S, e->load.buf)) {
+        /* an element of a read-only buffer at a block-invariant index (the
+         * start of a variable-length sequence, cu_seqlens[bz]): the same value
+         * in every access, kept as it is */
+        IrExpr **idx = TS_NEWN(S->a, IrExpr *, e->load.nidx ? e->load.nidx : 1);
+        for (int i = 0; i < e->load.nidx; i++) idx[i] = self_contained(S, e->load.idx[i]);
+        IrExpr *l = ir_load(S->a, e->load.buf, idx, e->load.nidx);
+        l->dt = e->dt;
+        if (block_invariant(S, l)) return l;
+    }
     if (e->kind == IR_E_LOAD) {
         /* a value read from memory: unknown (and not the same for two accesses) */
         IrInterval r = ir_arith_bound(&S->ar, e);
@@ -735,6 +769,52 @@ static IrInterval diff_bound(Sync *S, IrExpr *x, IrExpr *y) {
     return (IrInterval){bx.lo - by.hi, bx.hi - by.lo};
 }
 
+enum { MAXTERMS = 16 };
+
+/* The terms of e as a sum of one integer dtype (its IR_ADD tree), or -1
+ * when there are more than MAXTERMS. */
+static int sum_terms(IrExpr *e, IrExpr **t, int n) {
+    if (e->kind == IR_E_BIN && e->bin.op == IR_ADD && e->bin.a->dt == e->dt && e->bin.b->dt == e->dt) {
+        n = sum_terms(e->bin.a, t, n);
+        return n < 0 ? n : sum_terms(e->bin.b, t, n);
+    }
+    if (n >= MAXTERMS) return -1;
+    t[n] = e;
+    return n + 1;
+}
+
+/* x and y (two index expressions of one dtype) less the block-invariant
+ * terms their sums share: a T.use_swizzle block index is a select and
+ * casts over run-time extents, whose range the arithmetic cannot bound,
+ * so x - y taken whole "may wrap" and hides the thread terms beside it.
+ * Dropping the shared term is exact: u + a and u + b are equal (mod 2^w
+ * too) exactly when a and b are, and their difference is a - b for the
+ * in-bounds indices a well-formed kernel makes. */
+static void strip_common(Sync *S, IrExpr **x, IrExpr **y) {
+    IrExpr *tx[MAXTERMS], *ty[MAXTERMS];
+    if ((*x)->dt != (*y)->dt) return;
+    int nx = sum_terms(*x, tx, 0), ny = sum_terms(*y, ty, 0);
+    if (nx < 2 && ny < 2) return;
+    if (nx < 0 || ny < 0) return;
+    bool usedy[MAXTERMS] = {0}, dropx[MAXTERMS] = {0}, any = false;
+    for (int i = 0; i < nx; i++) {
+        if (!block_invariant(S, tx[i])) continue;
+        for (int j = 0; j < ny; j++)
+            if (!usedy[j] && ir_expr_equal(tx[i], ty[j])) {
+                usedy[j] = dropx[i] = any = true;
+                break;
+            }
+    }
+    if (!any) return;
+    IrExpr *rx = NULL, *ry = NULL;
+    for (int i = 0; i < nx; i++)
+        if (!dropx[i]) rx = rx ? ir_bin(S->a, IR_ADD, rx, tx[i]) : tx[i];
+    for (int j = 0; j < ny; j++)
+        if (!usedy[j]) ry = ry ? ir_bin(S->a, IR_ADD, ry, ty[j]) : ty[j];
+    *x = rx ? rx : ir_int(S->a, 0, (*x)->dt);
+    *y = ry ? ry : ir_int(S->a, 0, (*y)->dt);
+}
+
 /* The row-major element offset of the starts of x and y, differenced, or
  * NULL.  Shared buffers use their constant strides.  Global ones (run-time
  * strides) use as stride of each dimension the span of the index
@@ -751,10 +831,12 @@ static IrExpr *offset_diff(Sync *S, const Acc *x, const Acc *y) {
     IrExpr *o = NULL;
     int64_t stride = 1;
     for (int d = n - 1; d >= 0; d--) {
-        IrExpr *t = sub64(S, x->start[d], y->start[d]);
+        IrExpr *xs = x->start[d], *ys = y->start[d];
+        strip_common(S, &xs, &ys);
+        IrExpr *t = sub64(S, xs, ys);
         int64_t e;
         if (b->scope == IR_SCOPE_GLOBAL) {
-            IrInterval r = diff_bound(S, x->start[d], y->start[d]);
+            IrInterval r = diff_bound(S, xs, ys);
             if (r.lo == IR_ARITH_NEG_INF || r.hi == IR_ARITH_POS_INF) return NULL;
             int64_t m = -r.lo > r.hi ? -r.lo : r.hi;
             if (d == n - 1) m += (x->ext[d] > y->ext[d] ? x->ext[d] : y->ext[d]) - 1;
@@ -794,7 +876,9 @@ static bool elements_meet(Sync *S, const Acc *x, const Acc *y, bool same_thread)
     bool meet = true;
     for (int d = 0; d < x->ndim && meet; d++) {
         if (x->ext[d] < 1 || y->ext[d] < 1) continue;
-        meet = may_meet(S, sub64(S, x->start[d], y->start[d]), -(x->ext[d] - 1), y->ext[d] - 1, x->th, y->th,
+        IrExpr *xs = x->start[d], *ys = y->start[d];
+        strip_common(S, &xs, &ys);
+        meet = may_meet(S, sub64(S, xs, ys), -(x->ext[d] - 1), y->ext[d] - 1, x->th, y->th,
                         same_thread, pairs);
     }
     if (meet) {
@@ -1010,6 +1094,11 @@ static void step(Sync *S, AccSet *st, AccSet *xs, IrStmt *out, const IrStmt *s, 
         for (int i = 0; i < xs->n; i++)
             for (int j = i; j < xs->n; j++) {
                 const Acc *x = xs->v[i], *y = instance(S, xs->v[j]);
+                /* one global store made by several threads at one element (all
+                 * threads of a split-K row storing its sum): the program's own
+                 * write-write race, which no barrier orders; CUDA keeps one of
+                 * the values, as TileLang's output does */
+                if (i == j && x->buf->scope == IR_SCOPE_GLOBAL && x->rw == IR_ACC_WRITE && !x->atomic) continue;
                 if (x->th && conflict(S, x, y, true))
                     ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, y->at ? y->at->loc : s->loc,
                                "threads of one thread range may access the same element of '%s' (at lines %d "
@@ -1303,9 +1392,18 @@ static IrStmt *tidy_post(IrMutator *m, IrStmt *s) {
     return s;
 }
 
+static void note_written(IrVisitor *v, const IrAccess *acc) {
+    Sync *S = v->ctx;
+    if ((acc->rw & IR_ACC_WRITE) || (v->frame && v->frame->s->kind == IR_S_TILEOP &&
+                                     v->frame->s->op->kind == TS_OP_COMM))
+        ts_vec_push(S->a, S->written, acc->buf);
+}
+
 void ts_pass_insert_sync(TsPassCtx *cx) {
     Sync S = {.cx = cx, .k = cx->k, .a = cx->arena, .nt = ir_kernel_nthreads(cx->k)};
     ir_arith_init(&S.ar, cx->arena, cx->k);
+    IrVisitor wv = {.ctx = &S, .access = note_written};
+    ir_visit_stmt(&wv, cx->k->body);
     AccSet st = {0};
     IrStmt *body = uniform(&S, cx->k->body, &st);
     IrMutator m = {.arena = cx->arena, .post_stmt = tidy_post};

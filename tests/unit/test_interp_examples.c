@@ -112,6 +112,10 @@ static const Case cases[] = {
      {"batch=1", "heads=1", "seq_len=128", "dim=32", "is_causal=True", "block_M=64", "block_N=32"}, 2e-2, 0, 0, ADV_QK},
     {"examples/flash_attention.py", "flashattn",
      {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=False"}, 2e-2, 0, 0, ADV_QK},
+    /* stores at an offset read from an input (varlen attention's cu_seqlens) and one
+     * element stored by every thread row (split-K): insert_sync accepts both */
+    {"tests/golden/ir_sync_varlen.py", "varlen_rows", {"B=3", "L=16", "N=32"}, 0, 0, 1, 0},
+    {"tests/golden/ir_sync_varlen.py", "splitk_rows", {"N=48", "K=24"}, 1e-5, 0, 1, 0},
 };
 
 /* Elaborate and run the target's passes (errors longjmp through d). */
