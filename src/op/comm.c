@@ -36,6 +36,17 @@ const char *ts_comm_cmp_text(int cmp) {
     }
 }
 
+int ts_comm_rows_axis(const IrRegion *r, int64_t *rows) {
+    for (int d = 0; d < r->ndim; d++) {
+        int64_t e;
+        if (ir_is_const_int(r->extent[d], &e) && e > 1) {
+            *rows = e;
+            return d;
+        }
+    }
+    return -1;
+}
+
 bool ts_comm_used(const IrStmt *s) {
     if (!s) return false;
     switch (s->kind) {
@@ -161,11 +172,13 @@ static IrExpr *region_inside(TsArena *a, const IrRegion *r) {
 
 /* COPY: a remote tile copy.  Where both tiles are plain row-major memory
  * with one dtype, the copy becomes ranges: the longest run of trailing
- * dims contiguous on both sides moves as one flat PUT/GET (a whole tile of
- * full rows, as the collectives' tiles are, is a single range; a 2-D tile
- * of a wider tensor is one range per row), and the target moves each
- * range with every thread of the block in 16-byte vectors where the two
- * addresses agree modulo 16 (comm_cuda.c; memmove on the C target).  A
+ * dims contiguous on both sides is one range (a whole tile of full rows,
+ * as the collectives' tiles are, is a single flat PUT/GET), the dim before
+ * it the rows of one PUT/GET in the rows form (a 2-D tile of a wider
+ * tensor: one op, R rows of BN elements), and the dims before that loops.
+ * The target moves each op with every thread of the block in 16-byte
+ * vectors where the addresses allow (comm_cuda.c; memmove on the C
+ * target).  A
  * global tile that may hang over its tensor's end is tested at run time:
  * partial tiles take the element path, which guards every element. */
 static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
@@ -187,11 +200,13 @@ static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     if (j0 >= p.n) return slow;
     int64_t run = 1;
     for (int j = j0; j < p.n; j++) run *= p.ext[j];
-    /* one range per point of the outer dims 0 .. j0-1, starting at offset 0 of the inner ones */
+    /* dim j0-1 (if any) becomes the rows of the range (op/comm.h: the rows
+     * form); one such op per point of the dims before it */
+    int nl = j0 > 0 ? j0 - 1 : 0;
     IrVar *ov[OP_MAXDIM];
     IrExpr *off[OP_MAXDIM];
-    op_loop_vars(cx, ov, j0, 'i');
-    for (int j = 0; j < p.n; j++) off[j] = j < j0 ? ir_var_ref(a, ov[j]) : NULL;
+    op_loop_vars(cx, ov, nl, 'i');
+    for (int j = 0; j < p.n; j++) off[j] = j < nl ? ir_var_ref(a, ov[j]) : NULL;
     IrTileOp e = {0};
     e.kind = TS_OP_COMM;
     e.comm = op->cflags[0] == 0 ? TS_COMM_PUT : TS_COMM_GET;
@@ -199,8 +214,12 @@ static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     e.args[1] = ir_int(a, run, TS_INT64);
     e.r[0] = elem_region(a, src->buf, op_region_index(a, src, sd, off, p.n));
     e.r[1] = elem_region(a, dst->buf, op_region_index(a, dst, dd, off, p.n));
+    if (j0 > 0) {
+        e.r[0].extent[sd[j0 - 1]] = ir_i32(a, p.ext[j0 - 1]);
+        e.r[1].extent[dd[j0 - 1]] = ir_i32(a, p.ext[j0 - 1]);
+    }
     e.nr = 2;
-    IrStmt *fast = op_loops(a, s->loc, ov, p.ext, j0, IR_FOR_SERIAL, comm_stmt(a, s->loc, &e));
+    IrStmt *fast = op_loops(a, s->loc, ov, p.ext, nl, IR_FOR_SERIAL, comm_stmt(a, s->loc, &e));
     IrExpr *in = region_inside(a, src), *in2 = region_inside(a, dst);
     if (in && in2) in = ir_bin(a, IR_AND, in, in2);
     else if (!in) in = in2;

@@ -23,7 +23,12 @@
  *            whose byte count is converted to elements).  With a signal
  *            (nr == 3): afterwards r2 (on the peer) is set to / increased
  *            by a2 (f0 = TsCommSigOp), ordered after the data.
- *  GET       r0 src (on the peer), r1 dst, a0 peer, a1 elements (flat).
+ *            Rows form (a remote tile copy, op/comm.c): r0 and r1 each have
+ *            one axis of extent R > 1 (the others 1): R rows of a1
+ *            elements, row i starting at index start + i along that axis
+ *            of each buffer (ts_comm_rows_axis).
+ *  GET       r0 src (on the peer), r1 dst, a0 peer, a1 elements (flat or
+ *            rows, as PUT).
  *  COPY      tile form of T.copy(src, dst, dst=rank / src=rank): r0 src,
  *            r1 dst, rectangular, matched like T.copy; a0 peer; f0 = 0 the
  *            destination is remote, 1 the source is.  Lowered to ST / LD.
@@ -52,6 +57,9 @@
 
 /* C spelling of a comparison ("==", ...). */
 const char *ts_comm_cmp_text(int cmp);
+/* The axis of a PUT/GET region in the rows form (the one of extent > 1,
+ * *rows set to it), or -1 in the flat form. */
+int ts_comm_rows_axis(const IrRegion *r, int64_t *rows);
 /* Does the kernel contain a communication op (before or after lowering)? */
 bool ts_comm_used(const IrStmt *s);
 

@@ -175,6 +175,23 @@ static void emit_span(Ce *c, const IrRegion *r, const char *lo, const char *hi) 
     }
 }
 
+/* The element stride of axis d of b: the run-time stride of a tensor
+ * parameter, the row-major one of a local array. */
+static void emit_stride(Ce *c, const IrBuffer *b, int d) {
+    int p = b->scope == IR_SCOPE_GLOBAL ? param_of(c->x->k, b) : -1;
+    if (p >= 0) {
+        outf(c, "ts_a->strides[%d][%d]", p, d);
+        return;
+    }
+    int64_t acc = 1;
+    for (int i = b->ndim - 1; i > d; i--) {
+        int64_t e = 1;
+        ir_is_const_int(b->shape[i], &e);
+        acc *= e;
+    }
+    outf(c, "(int64_t)%lld", (long long)acc);
+}
+
 static void emit_peer(Ce *c) {
     if (c->s->op->args[0]) {
         out(c, "(int64_t)(");
@@ -187,7 +204,13 @@ static void emit_peer(Ce *c) {
 
 /* `<T> *<var> = ts_comm_addr(...)` for `count` elements at r on the peer
  * (peer: emit_peer when remote, else -1); returns on failure. */
+static void emit_remote_off(Ce *c, const char *var, const IrRegion *r, int remote, const char *count, const char *off);
 static void emit_remote(Ce *c, const char *var, const IrRegion *r, int remote, const char *count) {
+    emit_remote_off(c, var, r, remote, count, NULL);
+}
+
+/* The same for the address `off` elements past r's first element. */
+static void emit_remote_off(Ce *c, const char *var, const IrRegion *r, int remote, const char *count, const char *off) {
     const IrBuffer *b = r->buf;
     const char *st = ts_cx_storage(c->x->dl, b->dt);
     TsBuf lo = {0}, hi = {0}; /* no fixed buffer for names made from var */
@@ -200,6 +223,7 @@ static void emit_remote(Ce *c, const char *var, const IrRegion *r, int remote, c
     else out(c, "-1");
     out(c, ", ");
     emit_addr(c, r);
+    if (off) outf(c, " + (%s)", off);
     outf(c, ", (int64_t)(%s) * %lld, %s, %s);\n", count, (long long)elem_bytes(b->dt), ts_buf_str(&lo), ts_buf_str(&hi));
     ts_buf_free(&lo);
     ts_buf_free(&hi);
@@ -292,8 +316,29 @@ static void emit_put_get(Ce *c, const IrTileOp *op) {
     out(c, ");\n");
     emit_remote(c, "ts_dp", dst, !get, "ts_cnt");
     emit_remote(c, "ts_sp", src, get, "ts_cnt");
-    line(c);
-    outf(c, "if (ts_cnt > 0) memmove(ts_dp, ts_sp, (size_t)ts_cnt * %lldu);\n", (long long)elem_bytes(dst->buf->dt));
+    int64_t rows = 1;
+    int ad = ts_comm_rows_axis(dst, &rows), as = ts_comm_rows_axis(src, &rows);
+    if (ad >= 0) {
+        /* rows (op/comm.h): the last row checked like the first, then a memmove per row */
+        line(c);
+        out(c, "const int64_t ts_drs = ");
+        emit_stride(c, dst->buf, ad);
+        out(c, ", ts_srs = ");
+        emit_stride(c, src->buf, as);
+        out(c, ";\n");
+        char off[64];
+        snprintf(off, sizeof off, "%lld * ts_drs", (long long)(rows - 1));
+        emit_remote_off(c, "ts_dl", dst, !get, "ts_cnt", off);
+        snprintf(off, sizeof off, "%lld * ts_srs", (long long)(rows - 1));
+        emit_remote_off(c, "ts_sl", src, get, "ts_cnt", off);
+        line(c);
+        outf(c, "for (int64_t ts_r = 0; ts_cnt > 0 && ts_r < %lld; ts_r++) "
+                "memmove(ts_dp + ts_r * ts_drs, ts_sp + ts_r * ts_srs, (size_t)ts_cnt * %lldu);\n",
+             (long long)rows, (long long)elem_bytes(dst->buf->dt));
+    } else {
+        line(c);
+        outf(c, "if (ts_cnt > 0) memmove(ts_dp, ts_sp, (size_t)ts_cnt * %lldu);\n", (long long)elem_bytes(dst->buf->dt));
+    }
     if (op->nr == 3) {
         const IrRegion *sig = &op->r[2];
         line(c);

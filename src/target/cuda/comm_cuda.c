@@ -181,8 +181,9 @@ static void emit_peer(Ce *c) {
     }
 }
 
-/* `<T> *<var>` = the (maybe remote) address of `count` elements at r. */
-static void emit_remote(Ce *c, const char *var, const IrRegion *r, int remote, const char *count) {
+/* `<T> *<var>` = the (maybe remote) address of `count` elements `off`
+ * elements past r's first (off NULL: at it). */
+static void emit_remote_off(Ce *c, const char *var, const IrRegion *r, int remote, const char *count, const char *off) {
     const char *st = storage(c, r->buf->dt);
     char lo[32], hi[32];
     snprintf(lo, sizeof lo, "%s_lo", var);
@@ -194,7 +195,19 @@ static void emit_remote(Ce *c, const char *var, const IrRegion *r, int remote, c
     else out(c, "(ts_i64)-1");
     out(c, ", ");
     emit_addr(c, r);
+    if (off) outf(c, " + (%s)", off);
     outf(c, ", (ts_i64)(%s) * %lld, %s, %s);\n", count, (long long)esize(r->buf->dt), lo, hi);
+}
+static void emit_remote(Ce *c, const char *var, const IrRegion *r, int remote, const char *count) {
+    emit_remote_off(c, var, r, remote, count, NULL);
+}
+
+/* The element stride of axis d of r's buffer: a tensor parameter's
+ * run-time stride, a tile's constant row-major one. */
+static void emit_stride(Ce *c, const IrRegion *r, int d) {
+    TsCudaCommBuf b = c->h->buf(c->h->g, r->buf);
+    if (b.param >= 0) outf(c, "%s_s%d", b.name, d);
+    else outf(c, "(ts_i64)%lld", (long long)b.strides[d]);
 }
 
 static void open_block(Ce *c, const char *head) {
@@ -310,6 +323,63 @@ static void emit_copy_loop(Ce *c, TsDType dt, int step) {
     out(c, "}\n");
 }
 
+/* The rows form (op/comm.h): ts_rows rows of ts_cnt elements, rows
+ * ts_drs / ts_srs elements apart, flattened over the block's threads (or
+ * this one): item i is (row i / n, column i % n), kept incrementally so
+ * the loop divides only once.  16-byte vectors when both bases, the row
+ * length and both row strides allow, else elements. */
+static void emit_copy_rows(Ce *c, TsDType dt, int64_t rows, int step) {
+    const char *first = c->pt ? "0" : "ts_tid";
+    int64_t es = esize(dt);
+    const char *st = storage(c, dt);
+    line(c);
+    out(c, "if (ts_dp && ts_sp && ts_dl && ts_sl && ts_cnt > 0) {\n");
+    c->ind++;
+    int vec = ts_dtype_bits(dt) >= 8 && 16 % es == 0;
+    for (int pass = vec ? 0 : 1; pass < 2; pass++) {
+        long long per = pass == 0 ? (long long)(16 / es) : 1;
+        const char *t = pass == 0 ? "uint4" : st;
+        line(c);
+        if (pass == 0)
+            outf(c, "if (((((ts_u64)ts_dp | (ts_u64)ts_sp) & 15) == 0) && ts_cnt %% %lld == 0 && ts_drs %% %lld == 0 && "
+                    "ts_srs %% %lld == 0) {\n", per, per, per);
+        else if (vec)
+            out(c, "} else {\n");
+        else
+            out(c, "{\n");
+        c->ind++;
+        line(c);
+        outf(c, "const ts_i64 ts_n = ts_cnt / %lld, ts_dr = ts_drs / %lld, ts_sr = ts_srs / %lld, ts_q = %d / ts_n, "
+                "ts_m = %d %% ts_n;\n", per, per, per, step, step);
+        line(c);
+        outf(c, "const %s *ts_vs = (const %s *)ts_sp;\n", t, t);
+        line(c);
+        outf(c, "%s *ts_vd = (%s *)ts_dp;\n", t, t);
+        line(c);
+        outf(c, "ts_i64 ts_r = %s / ts_n, ts_j = %s %% ts_n;\n", first, first);
+        line(c);
+        outf(c, "for (ts_i64 ts_i = %s; ts_i < %lld * ts_n; ts_i += %d) {\n", first, (long long)rows, step);
+        c->ind++;
+        line(c);
+        out(c, "ts_vd[ts_r * ts_dr + ts_j] = ts_vs[ts_r * ts_sr + ts_j];\n");
+        line(c);
+        out(c, "ts_r += ts_q;\n");
+        line(c);
+        out(c, "ts_j += ts_m;\n");
+        line(c);
+        out(c, "if (ts_j >= ts_n) { ts_j -= ts_n; ts_r++; }\n");
+        c->ind--;
+        line(c);
+        out(c, "}\n");
+        c->ind--;
+    }
+    line(c);
+    out(c, "}\n");
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+}
+
 static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
     int get = op->comm == TS_COMM_GET;
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
@@ -328,7 +398,25 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
     out(c, ");\n");
     emit_remote(c, "ts_dp", dst, !get, "ts_cnt");
     emit_remote(c, "ts_sp", src, get, "ts_cnt");
-    emit_copy_loop(c, dst->buf->dt, c->pt ? 1 : nthreads);
+    int64_t rows = 1;
+    int ad = ts_comm_rows_axis(dst, &rows), as = ts_comm_rows_axis(src, &rows);
+    if (ad >= 0 && as >= 0) {
+        /* the last row checked like the first */
+        line(c);
+        out(c, "const ts_i64 ts_drs = ");
+        emit_stride(c, dst, ad);
+        out(c, ", ts_srs = ");
+        emit_stride(c, src, as);
+        out(c, ";\n");
+        char off[64];
+        snprintf(off, sizeof off, "%lld * ts_drs", (long long)(rows - 1));
+        emit_remote_off(c, "ts_dl", dst, !get, "ts_cnt", off);
+        snprintf(off, sizeof off, "%lld * ts_srs", (long long)(rows - 1));
+        emit_remote_off(c, "ts_sl", src, get, "ts_cnt", off);
+        emit_copy_rows(c, dst->buf->dt, rows, c->pt ? 1 : nthreads);
+    } else {
+        emit_copy_loop(c, dst->buf->dt, c->pt ? 1 : nthreads);
+    }
     close_block(c);
     if (op->nr == 3) {
         line(c);
