@@ -37,6 +37,11 @@ for n in 2 4; do
   ok "T.allreduce x$n" $c --entry allreduce --ranks $n -D rows=64 -D cols=256 --check-against allreduce_ref
   ok "GEMM-RS x$n" $d/tp_gemm.py --entry gemm_rs --ranks $n -D M=128 -D N=128 -D KP=64 -D P=$n --check-against gemm_rs_ref
 done
+# other kernels with remote tile copies (4-D tiles, views, pulled rows), 2 ranks
+ok "pre-attention a2a x2" $d/seq_parallel_a2a.py --entry pre_attn_a2a --ranks 2 -D P=2 -D B=2 -D H=8 -D S=64 -D D=64 --check-against pre_attn_a2a_ref
+ok "post-attention a2a x2" $d/seq_parallel_a2a.py --entry post_attn_a2a --ranks 2 -D P=2 -D B=2 -D H=8 -D S=64 -D D=64 --check-against post_attn_a2a_ref
+ok "views: AG-GEMM by pulling x2" $d/views.py --entry ag_gemm_views --ranks 2 -D M=64 -D N=64 -D K=64 -D P=2 --check-against ag_gemm_views_ref
+ok "MoE x2" $d/moe.py --entry moe --ranks 2 -D P=2 -D TOK=64 -D H=64 -D E=2 -D K=2 --check-against moe_ref
 echo "dist_tile_copy checks: $pass passed, $fail failed"
 median() { sed -n 's/^bench: median \([0-9.]*\) ms.*/\1/p'; }
 t() { "$tool" run "$@" --target cuda --timeout 30 --bench 5 2>&1 | median; }
