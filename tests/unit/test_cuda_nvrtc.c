@@ -619,6 +619,19 @@ static void test_cache(void) {
         if (st) fprintf(stderr, "%s", ts_last_error(ctx));
         CHECK_EQ_INT(TS_OK, st);
         if (k) CHECK_CONTAINS(ts_kernel_timing(k), round ? "cache hit" : "nvrtc");
+        if (k && !round) { /* a miss's NVRTC time split (NVRTC's --time table from 13.0 on) */
+            CHECK_CONTAINS(ts_kernel_timing(k), "\nnvrtc open ");
+            CHECK_CONTAINS(ts_kernel_timing(k), "\nnvrtc cpu ");
+            int vmaj = 0, vmin = 0;
+            CHECK(ts_nvrtc_version(&vmaj, &vmin));
+            const char *t = ts_kernel_timing(k);
+            if (vmaj >= 13) {
+                CHECK_CONTAINS(t, "\nnvrtc front end ");
+                CHECK_CONTAINS(t, "\nnvrtc nvvm ");
+                CHECK_CONTAINS(t, "\nnvrtc ptxas ");
+            }
+            CHECK(strstr(t, "File name") == NULL); /* NVRTC's table itself is not passed on */
+        }
         ts_kernel_destroy(k);
     }
 }

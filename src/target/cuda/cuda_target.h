@@ -150,6 +150,10 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p);
  * NULL).  Does not keep anything open. */
 int ts_nvrtc_available(TsBuf *why);
 
+/* NVRTC's version (nvrtcVersion) into *major, *minor; 1 if it could be
+ * opened, else 0 with both 0. */
+int ts_nvrtc_version(int *major, int *minor);
+
 /* Compile `code` with NVRTC for `arch` ("sm_80", "sm_90a", "compute_90"):
  * returns a malloc'ed cubin (PTX for compute_*) and its size, or NULL
  * with NVRTC's log in the diagnostic and TS_ERR_BUILD (no longjmp). */

@@ -54,6 +54,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The NVRTC entry points we use. */
@@ -78,6 +79,24 @@ typedef struct Nvrtc {
 
 /* The options every compile gets after --gpu-architecture. */
 static const char *const base_opts[] = {"-default-device", "--std=c++17"};
+
+/* And from NVRTC 13.0 on (documented in its nvrtc.h; older versions are
+ * not assumed to know them).  -minimal leaves texture/surface functions,
+ * the device runtime's cuda* functions and device-side launches out of
+ * NVRTC's built-in header, none of which the generated code uses: the
+ * cubins of every bench example are byte-identical with and without it,
+ * and the front end is 2-3 ms shorter (bench/RESULTS.md, "NVRTC cold"). */
+static const char *const opts_13[] = {"-minimal"};
+
+/* The number of options for NVRTC version vmaj (base_opts, then opts_13
+ * where known) into opts (room for TS_COUNTOF(base_opts) +
+ * TS_COUNTOF(opts_13)). */
+static int version_opts(int vmaj, const char **opts) {
+    int n = 0;
+    for (int i = 0; i < TS_COUNTOF(base_opts); i++) opts[n++] = base_opts[i];
+    for (int i = 0; vmaj >= 13 && i < TS_COUNTOF(opts_13); i++) opts[n++] = opts_13[i];
+    return n;
+}
 
 static void sym(void *dl, const char *name, void *fnptr) {
     void *p = dlsym(dl, name);
@@ -173,6 +192,15 @@ int ts_nvrtc_available(TsBuf *why) {
     return 1;
 }
 
+int ts_nvrtc_version(int *major, int *minor) {
+    Nvrtc n;
+    *major = *minor = 0;
+    if (nvrtc_open(&n, NULL) != 0) return 0;
+    int ok = n.version(major, minor) == 0;
+    nvrtc_close(&n);
+    return ok;
+}
+
 /* The number in "sm_90a" / "compute_80" (0 if none). */
 static int arch_number(const char *arch) {
     const char *p = strchr(arch, '_');
@@ -209,9 +237,49 @@ static void fit_arch(Nvrtc *n, char *arch, size_t cap) {
  * --emit ptx|sass`: NVRTC keeps the PTX of an sm_XY compile too). */
 enum { IMG_BUILD, IMG_PTX, IMG_CUBIN };
 
+/* The CPU time of the calling thread, ms (NVRTC compiles on the caller's
+ * thread: wall time well above it means a busy machine or page faults). */
+static double thread_cpu_ms(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* NVRTC's own phase table (--time=-: "file, phase, N, ms" lines at the
+ * end of the log) as timing lines "nvrtc front end N", "nvrtc nvvm N",
+ * "nvrtc ptxas N" (other phase names lower-cased); the table is cut off
+ * the log.  NVRTC 13.0 names its phases "CUDA C++ Frontend", "NVVM
+ * Optimizer" (optimization and PTX generation) and "PTX Translation"
+ * (ptxas, absent for PTX-only builds). */
+static void take_phases(char *log, TsBuf *timing) {
+    char *table = strstr(log, "File name, phase name");
+    if (!table) return;
+    for (char *line = table; *line;) {
+        char *eol = strchr(line, '\n');
+        if (eol) *eol = 0;
+        char *f2 = strstr(line, ", "), *f3 = f2 ? strstr(f2 + 2, ", ") : NULL;
+        if (f2 && f3 && line != table) {
+            char name[64];
+            int len = (int)(f3 - (f2 + 2));
+            snprintf(name, sizeof name, "%.*s", len < 63 ? len : 63, f2 + 2);
+            for (char *c = name; *c; c++) *c = (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') : *c == ',' ? ' ' : *c;
+            const char *shown = !strcmp(name, "cuda c++ frontend") ? "front end"
+                                : !strcmp(name, "nvvm optimizer")  ? "nvvm"
+                                : !strcmp(name, "ptx translation") ? "ptxas"
+                                                                   : name;
+            if (timing) ts_buf_printf(timing, "nvrtc %s %.3f\n", shown, strtod(f3 + 2, NULL));
+        }
+        if (!eol) break;
+        line = eol + 1;
+    }
+    *table = 0;
+}
+
 /* Compile with an open NVRTC; malloc'ed image or NULL with the error
- * added to d. */
-static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const char *arch, int what, size_t *size) {
+ * added to d.  With timing, NVRTC's phases (--time=-, NVRTC 13.0 on) and
+ * the thread's CPU time are added to it. */
+static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const char *arch, int what, size_t *size,
+                                   TsBuf *timing) {
     void *prog = NULL;
     int r = n->create(&prog, code, "tilescale_kernel.cu", 0, NULL, NULL);
     if (r != 0) {
@@ -219,19 +287,26 @@ static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const 
         d->status = TS_ERR_BUILD;
         return NULL;
     }
+    int vmaj = 0, vmin = 0;
+    n->version(&vmaj, &vmin);
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
-    const char *opts[1 + TS_COUNTOF(base_opts)];
+    const char *opts[2 + TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13)];
     opts[0] = archopt;
-    for (int i = 0; i < TS_COUNTOF(base_opts); i++) opts[1 + i] = base_opts[i];
-    r = n->compile(prog, TS_COUNTOF(opts), opts);
+    int nopts = 1 + version_opts(vmaj, opts + 1);
+    int phases = timing && vmaj >= 13;
+    if (phases) opts[nopts++] = "--time=-"; /* NVRTC's phase table into the log; no effect on the image */
+    double cpu0 = thread_cpu_ms();
+    r = n->compile(prog, nopts, opts);
+    double cpu = thread_cpu_ms() - cpu0;
+    size_t ln = 0;
+    char *log = NULL;
+    if ((r != 0 || phases) && n->log_size(prog, &ln) == 0 && ln > 0 && (log = malloc(ln + 1)) != NULL) {
+        if (n->log(prog, log) != 0) log[0] = 0;
+        log[ln] = 0;
+    }
+    if (log && phases) take_phases(log, r == 0 ? timing : NULL);
     if (r != 0) {
-        size_t ln = 0;
-        char *log = NULL;
-        if (n->log_size(prog, &ln) == 0 && ln > 0 && (log = malloc(ln + 1)) != NULL) {
-            if (n->log(prog, log) != 0) log[0] = 0;
-            log[ln] = 0;
-        }
         ts_diag_add(d, (TsLoc){0}, "error", "NVRTC could not compile the generated CUDA code for %s (%s):\n%s", arch,
                     n->error_string(r), log ? log : "(no log)");
         d->status = TS_ERR_BUILD;
@@ -239,6 +314,8 @@ static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const 
         n->destroy(&prog);
         return NULL;
     }
+    free(log);
+    if (timing) ts_buf_printf(timing, "nvrtc cpu %.3f\n", cpu);
     int ptx = what == IMG_PTX || (what == IMG_BUILD && !strncmp(arch, "compute_", 8));
     size_t sz = 0;
     unsigned char *img = NULL;
@@ -267,7 +344,7 @@ unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, s
         ts_buf_free(&why);
         return NULL;
     }
-    unsigned char *img = compile_with(d, &n, code, arch, IMG_BUILD, size);
+    unsigned char *img = compile_with(d, &n, code, arch, IMG_BUILD, size, NULL);
     nvrtc_close(&n);
     return img;
 }
@@ -295,7 +372,7 @@ unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch,
                         "--emit ptx works", n.path, want_arch, arch);
             d->status = TS_ERR_BUILD;
         } else {
-            img = compile_with(d, &n, code, arch, ptx ? IMG_PTX : IMG_CUBIN, size);
+            img = compile_with(d, &n, code, arch, ptx ? IMG_PTX : IMG_CUBIN, size, NULL);
         }
     }
     nvrtc_close(&n);
@@ -428,9 +505,13 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
     char lib[512];
     TsBuf memo = {0};
     int have_memo = nvrtc_locate(lib, sizeof lib) && memo_path(&memo, b.dir.s, lib);
+    double open_ms = 0; /* time spent opening NVRTC (dlopen and symbols) */
     if (!have_memo || !memo_read(memo.s, &id)) {
         TsBuf why = {0};
-        if (nvrtc_open(&b.nv, &why) != 0) {
+        double t1 = ts_now_ms();
+        int bad = nvrtc_open(&b.nv, &why) != 0;
+        open_ms += ts_now_ms() - t1;
+        if (bad) {
             ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
             ts_buf_free(&why);
             ts_buf_free(&memo);
@@ -452,7 +533,8 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
 
     ts_buf_puts(&b.text, code);
     ts_buf_printf(&b.text, "\n/* nvrtc %d.%d, --gpu-architecture=%s", id.vmaj, id.vmin, arch);
-    for (int i = 0; i < TS_COUNTOF(base_opts); i++) ts_buf_printf(&b.text, " %s", base_opts[i]);
+    const char *vopts[TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13)];
+    for (int i = 0, nv = version_opts(id.vmaj, vopts); i < nv; i++) ts_buf_printf(&b.text, " %s", vopts[i]);
     ts_buf_puts(&b.text, " */\n");
     uint64_t h1 = ts_hash64(b.text.s, b.text.n, 0);
     uint64_t h2 = ts_hash64(b.text.s, b.text.n, 0x9e3779b97f4a7c15ull);
@@ -463,29 +545,41 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
     size_t size = 0;
     unsigned char *img = cache_lookup(&b, &size);
     int hit = img != NULL;
+    TsBuf sub = {0}; /* a miss's own phases, printed after its total */
     if (!img) {
         TsBuf why = {0};
-        if (!b.nv.dl && nvrtc_open(&b.nv, &why) != 0) {
+        double t1 = ts_now_ms();
+        int bad = !b.nv.dl && nvrtc_open(&b.nv, &why) != 0;
+        open_ms += ts_now_ms() - t1;
+        if (bad) {
+            ts_buf_free(&sub);
             ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
             ts_buf_free(&why);
             build_free(&b);
             ts_rethrow(d, TS_ERR_BUILD);
         }
-        img = compile_with(d, &b.nv, b.text.s, arch, IMG_BUILD, &size);
+        if (timing) ts_buf_printf(&sub, "nvrtc open %.3f\n", open_ms);
+        img = compile_with(d, &b.nv, b.text.s, arch, IMG_BUILD, &size, timing ? &sub : NULL);
         if (!img) {
+            ts_buf_free(&sub);
             build_free(&b);
             ts_rethrow(d, TS_ERR_BUILD);
         }
         /* the image first, then the .cu that makes it findable */
         if (ts_write_atomic(b.imgpath.s, img, size, 0644) != 0 || ts_write_atomic(b.cupath.s, b.text.s, b.text.n, 0644) != 0) {
             free(img);
+            ts_buf_free(&sub);
             build_fail(d, &b, TS_ERR_IO, "cannot write the kernel cache in '%s': %s", b.dir.s, strerror(errno));
         }
         ts_cache_trim(b.dir.s); /* within $TILESCALE_CACHE_MAX (runtime/cache.c) */
     } else {
         ts_cache_touch(b.imgpath.s); /* its last use, for the LRU order */
     }
-    if (timing) ts_buf_printf(timing, "%s %.3f\n", hit ? "cache hit" : "nvrtc", ts_now_ms() - t0);
+    if (timing) {
+        ts_buf_printf(timing, "%s %.3f\n", hit ? "cache hit" : "nvrtc", ts_now_ms() - t0);
+        ts_buf_puts(timing, ts_buf_str(&sub));
+    }
+    ts_buf_free(&sub);
 
     TsModuleCuda *m = calloc(1, sizeof *m);
     pthread_mutex_t *mu = malloc(sizeof *mu);
