@@ -4,9 +4,12 @@
                                               `import tilelang` resolving to
                                               the shim (tilescale.tilelang):
                                               its kernels compiled by us
-    python -m tilescale run|compile ...       the `tilescale` CLI (the C
+    python -m tilescale run|compile|list|cache|launch ...
+                                              the `tilescale` CLI (the C
                                               binary installed with the
                                               package, or the build tree's)
+    python -m tilescale --version             the package's version and
+                                              library, then the CLI's
 
 The script runs in this process (runpy), with sys.argv[0] set to it and
 its directory first on sys.path, as `python SCRIPT` would.
@@ -16,9 +19,12 @@ import runpy
 import shutil
 import sys
 
+# The commands of the C command line tool (src/cli/main.c), run as they are.
+CLI_COMMANDS = ("run", "compile", "list", "cache", "launch")
+
 USAGE = """usage: python -m tilescale SCRIPT.py [args...]   run a TileLang script on tilescale
-       python -m tilescale run|compile ...         the tilescale command line tool
-       python -m tilescale --version"""
+       python -m tilescale %s ...   the tilescale command line tool
+       python -m tilescale --version""" % "|".join(CLI_COMMANDS)
 
 
 def cli_path():
@@ -49,8 +55,14 @@ def main(argv=None):
     if argv[0] == "--version":
         from . import __version__, library_path
         print("tilescale %s (%s)" % (__version__, library_path()))
-        return 0
-    if argv[0] in ("run", "compile"):
+        sys.stdout.flush()
+        try:
+            exe = cli_path()
+        except SystemExit:
+            return 0  # the package alone (no command line tool installed)
+        import subprocess
+        return subprocess.call([exe, "--version"])
+    if argv[0] in CLI_COMMANDS:
         exe = cli_path()
         os.execv(exe, [exe] + argv)
     if not os.path.exists(argv[0]):

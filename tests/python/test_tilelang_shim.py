@@ -145,6 +145,33 @@ def test_usage_and_missing_script(tmp_path):
     assert r.returncode == 2 and "no such script" in r.stderr
 
 
+def test_cli_commands_forwarded(tmp_path, root):
+    """python -m tilescale list / cache / --version are the C tool's (its own text and exit status)."""
+    e = dict(os.environ, PYTHONPATH=os.path.join(root, "python"), TILESCALE_CACHE_DIR=str(tmp_path / "kc"))
+
+    def m(*args):
+        return subprocess.run([sys.executable, "-m", "tilescale"] + list(args), capture_output=True, text=True,
+                              env=e, timeout=120)
+    r = m("list", os.path.join(root, "examples", "gemm.py"))
+    assert r.returncode == 0, r.stderr
+    assert "matmul" in r.stdout and "-D M=" in r.stdout
+    r = m("list", str(tmp_path / "none.py"))
+    assert r.returncode != 0 and "none.py" in r.stderr
+    r = m("cache", "info")
+    assert r.returncode == 0, r.stderr
+    assert str(tmp_path / "kc") in r.stdout and "kernels: 0" in r.stdout
+    r = m("cache", "clean")
+    assert r.returncode == 0, r.stderr
+    r = m("cache", "frobnicate")
+    assert r.returncode != 0
+    r = m("--version")
+    import tilescale
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("tilescale %s (" % tilescale.__version__)  # the package and its library
+    assert lines[1] == "tilescale %s" % tilescale.__version__             # the command line tool's own
+
+
 def test_pytest_marks_in_scripts(tmp_path):
     """tilelang.testing.main() honours pytest's skip/skipif/parametrize marks and pytest.skip()."""
     text = textwrap.dedent('''
