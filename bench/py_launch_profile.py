@@ -113,7 +113,16 @@ row("  same, k as a plain int", lambda: _lib.kernel_launch_device(kk, tt, n, st)
 bare = getattr(_kernel, "_bare_launch", None)
 if bare is not None:
     kobj, sobj = __import__("ctypes").c_void_p(kk), _kernel._stream_obj(st)
-    row("  same, no argtypes, ready ctypes objects (the launcher's call)", lambda: bare(kobj, tt, n, sobj))
+    row("  same, no argtypes, ready ctypes objects", lambda: bare(kobj, tt, n, sobj))
+    # the prepared launch (ts_kernel_prepare_device): what the generated launcher calls
+    import ctypes
+    plan = ctypes.c_void_p()
+    if _lib.kernel_prepare_device(kk, tt, n, ctypes.byref(plan)) == 0 and plan.value:
+        pl = _lib.bare.ts_plan_launch
+        pl.restype = ctypes.c_int
+        row("C launch prepared: ts_plan_launch(plan, stream) (the launcher's call)", lambda: pl(plan, sobj))
+        row("ctypes, GIL kept: ts_plan_pointers(plan) (a bare call of 1 argument)",
+            lambda p=_lib.bare.ts_plan_pointers: p(plan), sync=False)
 k(a, b)
 k(a, b)
 print("generated launcher in use: %s" % (getattr(k, "_fast", None) is not None))

@@ -170,6 +170,22 @@ TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs);
  * Same argument checks as ts_kernel_launch; TS_ERR_INVALID for a kernel of
  * the C target. */
 TsStatus ts_kernel_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream);
+/* A device launch prepared once for one call signature (the Python
+ * layer's fast path): ts_kernel_prepare_device makes every check of
+ * ts_kernel_launch_device on `args` and binds the extents, strides, shape
+ * variables and grid they give, but launches nothing.  Each later
+ * ts_plan_launch queues the kernel with those values and the data
+ * addresses found at that moment in ts_plan_pointers(plan)[i] (one
+ * 64-bit slot per parameter, in order, first filled from args), so a call
+ * costs the driver's launch and no argument checking: the caller must pass
+ * tensors of exactly the prepared dtypes, extents and strides, on the same
+ * device.  Plans belong to the kernel (freed by ts_kernel_destroy).
+ * TS_ERR_UNSUPPORTED for a chain of kernels or scalar parameters, else the
+ * errors of ts_kernel_launch_device. */
+typedef struct TsPlan TsPlan;
+TsStatus ts_kernel_prepare_device(TsKernel *k, const TsTensor *args, int nargs, TsPlan **plan);
+uint64_t *ts_plan_pointers(TsPlan *plan);
+TsStatus ts_plan_launch(TsPlan *plan, void *stream);
 /* The device code of this kernel (CUDA target; not the rest of a chain)
  * as `form`: "ptx" (NVRTC's PTX, same architecture and options as the
  * build) or "cubin" (the machine code a build loads).  Needs NVRTC, not a

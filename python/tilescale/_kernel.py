@@ -832,18 +832,25 @@ _launch_device = _lib.kernel_launch_device
 #     shape and dtype is contiguous (torch's cheapest allocation; the H200
 #     host: 3.6 us against 5.9 for torch.empty(shape, dtype=, device=)),
 #     else torch.empty with the extents spelled out;
-#   - data pointers stored into the TsTensor records through a memoryview
-#     (shapes, strides and dtypes are already there);
+#   - a launch prepared in C for this signature (ts_kernel_prepare_device:
+#     every check of extents, strides and dtypes against the kernel made
+#     once, the kernel parameters and grid kept): per call only the data
+#     pointers are stored, straight into the plan's slots through a
+#     memoryview, and ts_plan_launch queues the kernel;
 #   - the launch through a function without argtypes, given ready ctypes
-#     objects (the kernel pointer, the records, and the stream object kept
-#     per stream handle), so ctypes converts nothing.
+#     objects (the plan and the stream object kept per stream handle), so
+#     ctypes converts nothing.
 #
-# All checking of extents and strides against the kernel still happens in
-# C (ts_kernel_launch_device) on every call.
+# The tests above are what makes skipping the C checks safe: a call that
+# differs in any dtype, extent, stride or device goes the general path,
+# which checks everything in C (ts_kernel_launch_device).  Where no plan
+# can be made (a chain of kernels), the launcher stores the pointers into
+# the TsTensor records and calls ts_kernel_launch_device instead.
 
 _MISS = object()
 _MAX_LAUNCHERS = 16
-_bare_launch = None
+_bare_launch = None       # ts_kernel_launch_device without argtypes
+_bare_plan_launch = None  # ts_plan_launch without argtypes
 _stream_objs = {}
 
 
@@ -861,30 +868,47 @@ def _launch_failed(st, form):
 
 
 def _make_launcher(kern, args, outs):
-    global _bare_launch
+    global _bare_launch, _bare_plan_launch
     torch = sys.modules.get("torch")
     if torch is None or kern._nfast >= _MAX_LAUNCHERS or not kern._cuda or kern._cuda.k is None:
         return None
     if any(s.scalar for s in kern._slots):
         return None
-    if _bare_launch is None:
-        f = getattr(_lib, "bare", None)
-        if f is None:
+    if _bare_launch is None or _bare_plan_launch is None:
+        b = getattr(_lib, "bare", None)
+        if b is None:
             return None
-        f = f.ts_kernel_launch_device
-        f.restype = ctypes.c_int
-        _bare_launch = f
+        if _bare_launch is None:
+            _bare_launch = b.ts_kernel_launch_device
+            _bare_launch.restype = ctypes.c_int
+        if _bare_plan_launch is None:
+            _bare_plan_launch = b.ts_plan_launch
+            _bare_plan_launch.restype = ctypes.c_int
     kern._nfast += 1
+    kptr = kern._cuda.k if isinstance(kern._cuda.k, int) else kern._cuda.k.value
+    lp = ctypes.c_void_p()
+    # the records hold this call's arguments (outputs included): prepare a launch for them
+    if _lib.kernel_prepare_device(kptr, kern._tt, kern._nparams, ctypes.byref(lp)) or not lp.value:
+        lp = None
     n_in = len(args)
     alloc = outs is not None
     plan = kern._plan_in if alloc else kern._plan_all
-    env = {"MISS": _MISS, "empty": torch.empty, "empty_like": torch.empty_like, "launch": _bare_launch,
-           "K": ctypes.c_void_p(kern._cuda.k if isinstance(kern._cuda.k, int) else kern._cuda.k.value),
-           "TT": kern._tt, "N": kern._nparams, "mv": memoryview(kern._tt).cast("B").cast("Q"),
+    env = {"MISS": _MISS, "empty": torch.empty, "empty_like": torch.empty_like,
+           "launch": _bare_launch if lp is None else _bare_plan_launch,
+           "K": ctypes.c_void_p(kptr) if lp is None else lp,
+           "TT": kern._tt, "N": kern._nparams,
            "raw": _RAW_STREAM or _raw_stream(), "sobj": _stream_objs, "mk_sobj": _stream_obj,
            "acquire": kern._lock.acquire, "release": kern._lock.release, "err": _launch_failed,
            "form": kern._cuda}  # (nothing here refers back to the Kernel: no reference cycle)
-    words = ctypes.sizeof(_lib.TsTensor) // 8
+    if lp is None:
+        # the data pointer of record i is its first 8-byte word
+        words = ctypes.sizeof(_lib.TsTensor) // 8
+        env["mv"] = memoryview(kern._tt).cast("B").cast("Q")
+    else:
+        # the plan's slots, one 64-bit address per parameter
+        words = 1
+        slots = (ctypes.c_uint64 * max(1, kern._nparams)).from_address(_lib.plan_pointers(lp))
+        env["mv"] = memoryview(slots).cast("B").cast("Q")
     lines = ["def launcher(args, ...):",  # the constants, all of env, become local defaults below
              "    if len(args) != %d: return MISS" % n_in,
              "    %s, = args" % ", ".join("a%d" % i for i in range(n_in)),
@@ -927,7 +951,10 @@ def _make_launcher(kern, args, outs):
         lines.append("        " + st)
     lines.append("        h = raw(0)")
     lines.append("        so = sobj.get(h)")
-    lines.append("        st = launch(K, TT, N, so if so is not None or not h else mk_sobj(h))")
+    if lp is None:
+        lines.append("        st = launch(K, TT, N, so if so is not None or not h else mk_sobj(h))")
+    else:
+        lines.append("        st = launch(K, so if so is not None or not h else mk_sobj(h))")
     lines.append("    finally:")
     lines.append("        release()")
     lines.append("    if st: err(st, form)")

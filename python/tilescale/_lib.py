@@ -153,6 +153,9 @@ kernel_timing = _proto(lib, "ts_kernel_timing", ctypes.c_char_p, _VP)
 kernel_launch = _proto(lib, "ts_kernel_launch", ctypes.c_int, _VP, _P(TsTensor), ctypes.c_int)
 kernel_launch_device = _proto(fast, "ts_kernel_launch_device", ctypes.c_int, _VP, _P(TsTensor), ctypes.c_int,
                               _VP)
+kernel_prepare_device = _proto(lib, "ts_kernel_prepare_device", ctypes.c_int, _VP, _P(TsTensor), ctypes.c_int,
+                               _P(_VP))
+plan_pointers = _proto(lib, "ts_plan_pointers", _VP, _VP)
 kernel_shared_bytes = _proto(lib, "ts_kernel_shared_bytes", ctypes.c_int64, _VP)
 kernel_destroy = _proto(lib, "ts_kernel_destroy", None, _VP)
 kernel_plot_layouts = _proto(lib, "ts_kernel_plot_layouts", ctypes.c_int, _VP, ctypes.c_char_p, _P(ctypes.c_int))

@@ -375,6 +375,24 @@ TsStatus ts_kernel_launch_device(TsKernel *k, const TsTensor *args, int nargs, v
     return st;
 }
 
+TsStatus ts_kernel_prepare_device(TsKernel *k, const TsTensor *args, int nargs, TsPlan **plan) {
+    if (!k || !plan) return TS_ERR_INVALID;
+    *plan = NULL;
+    reset_diag(k->ctx);
+    if (k->target != TS_TARGET_CUDA || !k->cumod || k->next) {
+        ts_buf_puts(&k->ctx->diag.msg, k->target != TS_TARGET_CUDA ? "tilescale: error: device tensors need a kernel compiled for the CUDA target\n"
+                                       : !k->cumod ? "tilescale: error: this kernel was compiled without a build (skip_build)\n"
+                                                   : "tilescale: error: a chain of kernels has no prepared launch\n");
+        k->ctx->diag.status = k->next && k->cumod ? TS_ERR_UNSUPPORTED : TS_ERR_INVALID;
+        return k->ctx->diag.status;
+    }
+    return ts_launch_prepare(k, args, nargs, plan);
+}
+
+uint64_t *ts_plan_pointers(TsPlan *plan) { return ts_cuda_plan_slots(plan); }
+
+TsStatus ts_plan_launch(TsPlan *plan, void *stream) { return ts_cuda_plan_launch(plan, stream); }
+
 int64_t ts_kernel_shared_bytes(const TsKernel *k) {
     return k && k->cumod ? k->cumod->info.smem_bytes : -1;
 }

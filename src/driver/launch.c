@@ -71,6 +71,7 @@ typedef struct Launch {
     int *bound_stride;      /* 1: bound from a stride, 0: from an extent */
     int on_device;          /* 1: tensor data are CUDA device addresses (ts_launch_device) */
     void *stream;           /* CUstream for on_device launches */
+    struct TsPlan **plan;   /* non-NULL: prepare a launch there instead of launching (ts_launch_prepare) */
     void *heap;             /* the arrays above when they do not fit in `small` (else NULL) */
     _Alignas(16) unsigned char small[2048]; /* the arrays above for small kernels */
 } Launch;
@@ -514,6 +515,7 @@ static TsStatus run_cuda_args(Launch *L, TsKernel *k, const TsRankEnv *env) {
             return fail(L, TS_ERR_UNSUPPORTED, "%s: grid extent %d cannot be evaluated on the host",
                         L->kname, i);
     }
+    if (L->plan) return ts_cuda_plan_device(L->d, k->cumod, ir, &a, L->plan);
     TsStatus st = L->on_device ? ts_cuda_run_device(L->d, k->cumod, ir, &a, L->stream)
                                : ts_cuda_run(L->d, k->cumod, ir, &a, k->opt.timing ? &k->timing : NULL);
     fflush(stdout); /* device printf output before anything the caller prints */
@@ -590,12 +592,13 @@ static TsStatus run(Launch *L, TsKernel *k, int nargs, const TsRankEnv *env) {
 }
 
 static TsStatus launch(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, const TsRankEnv *env,
-                       int on_device, void *stream) {
+                       int on_device, void *stream, struct TsPlan **plan) {
     if (!k || !k->ctx || !d) return TS_ERR_INVALID;
     Launch L;
     memset(&L, 0, offsetof(Launch, small)); /* not the 2 KB scratch: run() zeroes what it uses */
     L.on_device = on_device;
     L.stream = stream;
+    L.plan = plan;
     L.d = d;
     L.ir = k->ir;
     L.args = args;
@@ -609,16 +612,23 @@ static TsStatus launch(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, 
 
 TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs) {
     if (!k || !k->ctx) return TS_ERR_INVALID;
-    return launch(k, args, nargs, &k->ctx->diag, NULL, 0, NULL);
+    return launch(k, args, nargs, &k->ctx->diag, NULL, 0, NULL, NULL);
 }
 
 TsStatus ts_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream) {
     if (!k || !k->ctx) return TS_ERR_INVALID;
-    return launch(k, args, nargs, &k->ctx->diag, NULL, 1, stream);
+    return launch(k, args, nargs, &k->ctx->diag, NULL, 1, stream, NULL);
+}
+
+TsStatus ts_launch_prepare(TsKernel *k, const TsTensor *args, int nargs, struct TsPlan **plan) {
+    if (!k || !k->ctx || !plan) return TS_ERR_INVALID;
+    *plan = NULL;
+    if (k->target != TS_TARGET_CUDA) return TS_ERR_INVALID;
+    return launch(k, args, nargs, &k->ctx->diag, NULL, 1, NULL, plan);
 }
 
 TsStatus ts_launch_env(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, const TsRankEnv *env) {
     /* CUDA ranks (the local world) run on device-resident heaps, queued on their stream */
     int dev = k && k->target == TS_TARGET_CUDA && env;
-    return launch(k, args, nargs, d, env, dev, dev ? env->stream : NULL);
+    return launch(k, args, nargs, d, env, dev, dev ? env->stream : NULL, NULL);
 }

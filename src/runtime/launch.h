@@ -41,6 +41,11 @@ TsStatus ts_launch(TsKernel *k, const TsTensor *args, int nargs);
  * `stream` (CUDA target only; see ts_kernel_launch_device). */
 TsStatus ts_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *stream);
 
+/* The same checks as ts_launch_device, then a prepared launch (the public
+ * TsPlan, target/cuda/cuda_target.h's ts_cuda_plan_device) instead of a
+ * launch: CUDA target, one kernel (not the rest of a chain). */
+TsStatus ts_launch_prepare(TsKernel *k, const TsTensor *args, int nargs, struct TsPlan **plan);
+
 /* The same as one rank of a distributed launch (comm/world.h): errors go
  * to d, the kernel sees env's rank, heap table and failure sink.  env NULL:
  * rank 0 of 1 with a private sink (what ts_launch does). */

@@ -2,7 +2,8 @@
 the CPU: torch and the CUDA launch are stand-ins here (CI has neither a GPU
 nor torch), so what is tested is the generated code's own logic: the first
 call takes the general path and leaves a launcher; later calls of the same
-signature go through it, store the new data pointers in the records,
+signature go through it, store the new data pointers (into the slots of
+the launch prepared in C, or into the records where none could be made),
 allocate outputs and return what the general path returns; a call of any
 other signature (shape, strides, dtype, device, a non-tensor, a stream)
 falls back to the general path, which discards the launcher; an error
@@ -111,9 +112,29 @@ class Launches:
         self.fast.append(self._read(tt, n))
         return self.status
 
+    # the prepared launch (ts_kernel_prepare_device / ts_plan_pointers / ts_plan_launch):
+    # the plan keeps the extents of the records it was made from and one
+    # address slot per parameter, which the launcher writes before each launch
+    def prepare(self, k, tt, n, out):
+        import ctypes
+        slots = (ctypes.c_uint64 * max(1, n))(*[tt[i].data or 0 for i in range(n)])
+        shapes = [tuple(tt[i].shape[d] for d in range(tt[i].ndim)) for i in range(n)]
+        self.plans.append((slots, shapes))
+        out._obj.value = len(self.plans)  # (a byref of the c_void_p): the plan "pointer"
+        return 0
 
-@pytest.fixture
-def setup(monkeypatch):
+    def plan_pointers(self, plan):
+        import ctypes
+        return ctypes.addressof(self.plans[plan.value - 1][0])
+
+    def plan_launch(self, plan, stream):
+        slots, shapes = self.plans[plan.value - 1]
+        self.fast.append([(slots[i], sh) for i, sh in enumerate(shapes)])
+        return self.status
+
+
+@pytest.fixture(params=["records", "plan"])
+def setup(monkeypatch, request):
     torch = fake_torch()
     monkeypatch.setitem(sys.modules, "torch", torch)
     monkeypatch.setattr(_kernel, "_torch_dtypes", None)
@@ -123,6 +144,14 @@ def setup(monkeypatch):
     rec = Launches()
     monkeypatch.setattr(_kernel, "_launch_device", rec.general_launch)
     monkeypatch.setattr(_kernel, "_bare_launch", rec.fast_launch)
+    rec.plans = []
+    if request.param == "plan":
+        monkeypatch.setattr(_lib, "kernel_prepare_device", rec.prepare)
+        monkeypatch.setattr(_lib, "plan_pointers", rec.plan_pointers)
+        monkeypatch.setattr(_kernel, "_bare_plan_launch", rec.plan_launch)
+    else:  # no plan can be made (a chain of kernels): the records and ts_kernel_launch_device
+        monkeypatch.setattr(_lib, "kernel_prepare_device", lambda *a: _lib.ERR_UNSUPPORTED)
+        monkeypatch.setattr(_kernel, "_bare_plan_launch", lambda *a: pytest.fail("no plan was made"))
 
     def compile(entry, **params):
         k = tilescale.compile(SRC, entry, target="c", **params)

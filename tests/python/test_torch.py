@@ -86,6 +86,33 @@ def test_cuda_tensors_zero_copy_current_stream():
 
 
 @cuda
+def test_cuda_prepared_launch():
+    """After the first call of a signature, calls go through the launch prepared in C
+    (ts_kernel_prepare_device): fresh inputs and outputs each time, outputs allocated
+    and passed in, other streams, then another shape (the general path again)."""
+    k = tilescale.compile(SRC, "add", M=300, N=200)
+    a, b = torch.randn(300, 200, device="cuda"), torch.randn(300, 200, device="cuda")
+    torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
+    assert k._fast is not None and "launch(K, so" in k._launcher_source  # the plan, not the records
+    for _ in range(3):
+        a, b = torch.randn(300, 200, device="cuda"), torch.randn(300, 200, device="cuda")
+        torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
+        out = torch.full_like(a, float("nan"))
+        assert k(a, b, out) is out
+        torch.testing.assert_close(out, a + b, rtol=0, atol=0)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        a2 = a * 3
+        c = k(a2, b)
+    s.synchronize()
+    torch.testing.assert_close(c, a * 3 + b, rtol=0, atol=0)
+    with pytest.raises(tilescale.ShapeError):  # another shape: checked again in C
+        k(a[:100], b[:100])
+    torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
+
+
+@cuda
 def test_cuda_dynamic_shapes_and_scalars():
     k = tilescale.compile(SRC, "scale")
     for n in (1, 63, 64, 1000, 4097):

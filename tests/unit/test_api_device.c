@@ -1,6 +1,7 @@
 /*
  * test_api_device.c — the device-pointer entry points of the public API
- * (ts_kernel_launch_device, ts_kernel_shared_bytes, ts_kernel_target)
+ * (ts_kernel_launch_device, ts_kernel_prepare_device and its plans,
+ * ts_kernel_shared_bytes, ts_kernel_target)
  * that the Python layer uses for torch CUDA tensors, and the layout
  * pictures (ts_kernel_plot_layouts, src/driver/plot.c).  CI has no GPU, so
  * this checks what can be checked without one: a C-target kernel and a
@@ -145,6 +146,7 @@ static void test_plot_layouts(TsContext *ctx) {
 }
 
 int main(void) {
+    static int ok_marker;
     TsContext *ctx;
     CHECK_EQ_INT(TS_OK, ts_context_create(&ctx));
     TsDefine defs[] = {{"N", "64"}};
@@ -159,6 +161,10 @@ int main(void) {
     CHECK_EQ_INT(TS_TARGET_C, ts_kernel_target(k));
     CHECK_EQ_INT(-1, ts_kernel_shared_bytes(k));
     CHECK_EQ_INT(TS_ERR_INVALID, ts_kernel_launch_device(k, args, 3, NULL));
+    CHECK_CONTAINS(ts_last_error(ctx), "CUDA target");
+    TsPlan *plan = (TsPlan *)&ok_marker;
+    CHECK_EQ_INT(TS_ERR_INVALID, ts_kernel_prepare_device(k, args, 3, &plan));
+    CHECK(plan == NULL);
     CHECK_CONTAINS(ts_last_error(ctx), "CUDA target");
     CHECK_EQ_INT(TS_OK, ts_kernel_launch(k, args, 3));
     int ok = 1;
@@ -177,6 +183,14 @@ int main(void) {
     CHECK_EQ_INT(TS_TARGET_CUDA, ts_kernel_target(k));
     CHECK_EQ_INT(TS_ERR_INVALID, ts_kernel_launch_device(k, args, 3, NULL));
     CHECK_CONTAINS(ts_last_error(ctx), "without a build");
+    plan = (TsPlan *)&ok_marker;
+    CHECK_EQ_INT(TS_ERR_INVALID, ts_kernel_prepare_device(k, args, 3, &plan));
+    CHECK(plan == NULL);
+    CHECK_CONTAINS(ts_last_error(ctx), "without a build");
+    CHECK_EQ_INT(TS_ERR_INVALID, ts_kernel_prepare_device(NULL, args, 3, &plan));
+    CHECK_EQ_INT(TS_ERR_INVALID, ts_kernel_prepare_device(k, args, 3, NULL));
+    CHECK(ts_plan_pointers(NULL) == NULL);
+    CHECK_EQ_INT(TS_ERR_INVALID, ts_plan_launch(NULL, NULL));
     ts_kernel_destroy(k);
     test_plot_layouts(ctx);
     ts_context_destroy(ctx);

@@ -299,8 +299,12 @@ TsStatus ts_cuda_module_load(TsDiag *d, TsModuleCuda *m, TsStatus load_err, TsBu
     return st;
 }
 
+static void plans_free(struct TsPlan *p);
+
 void ts_cuda_module_free(TsModuleCuda *m) {
     if (!m) return;
+    plans_free(m->plans);
+    m->plans = NULL;
     unload(m);
     if (m->lock_init) {
         pthread_mutex_destroy((pthread_mutex_t *)m->lock);
@@ -587,6 +591,118 @@ TsStatus ts_cuda_run(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLau
     st = launch_once(&R, ir, a, timing);
     run_free(&R);
     return st;
+}
+
+/* ---- prepared launches (TsPlan) ---------------------------------------------------- */
+
+/* One prepared launch: the kernel parameter array cuLaunchKernel reads,
+ * pointing into the plan's own copies of the values (one allocation). */
+struct TsPlan {
+    struct TsPlan *next;  /* the module's next plan */
+    TsModuleCuda *m;      /* the module (owns the plan) */
+    TsDiag *d;            /* where launch errors go (the kernel's context) */
+    unsigned grid[3];     /* grid extents; grid[0] == 0: an empty grid, nothing runs */
+    int nk;               /* entries of kp */
+    void **kp;            /* kernel parameters, in the order of cuda_target.h */
+    uint64_t *slots;      /* [nparams] device address of each tensor parameter (the caller writes) */
+    int64_t *vals;        /* extents, strides, shape variables, rank and nranks kp points at */
+    int one[2];           /* rank, nranks (the last two kernel parameters) */
+};
+
+TsStatus ts_cuda_plan_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a,
+                             struct TsPlan **out) {
+    *out = NULL;
+    if (!m || !ir || !a) return fail(d, TS_ERR_INVALID, "ts_cuda_plan_device: NULL argument");
+    if (a->nparams != ir->params.n) return fail(d, TS_ERR_INTERNAL, "%s: launch arguments do not match the kernel", m->kname);
+    TsStatus st = ts_cuda_module_load(d, m, TS_ERR_RUNTIME, NULL);
+    if (st) return st;
+    if (a->grid[0] > 2147483647LL || a->grid[1] > 65535 || a->grid[2] > 65535)
+        return fail(d, TS_ERR_SHAPE, "%s: grid (%lld, %lld, %lld) exceeds CUDA's limits (2^31-1, 65535, 65535)",
+                    m->kname, (long long)a->grid[0], (long long)a->grid[1], (long long)a->grid[2]);
+    int np = a->nparams, nk = 2 + a->nshape_vars, nv = a->nshape_vars;
+    for (int p = 0; p < np; p++) {
+        const IrBuffer *b = ir->params.v[p].buf;
+        if (!b) return fail(d, TS_ERR_UNSUPPORTED, "%s: a prepared launch takes no scalar parameters", m->kname);
+        nk += 1 + 2 * b->ndim;
+        nv += 2 * b->ndim;
+    }
+    size_t bytes = sizeof(struct TsPlan) + (size_t)nk * sizeof(void *) + (size_t)(np ? np : 1) * sizeof(uint64_t) +
+                   (size_t)(nv ? nv : 1) * sizeof(int64_t);
+    struct TsPlan *pl = calloc(1, bytes);
+    if (!pl) return fail(d, TS_ERR_NOMEM, "%s: out of memory", m->kname);
+    pl->m = m;
+    pl->d = d;
+    pl->kp = (void **)(pl + 1);
+    pl->slots = (uint64_t *)(pl->kp + nk);
+    pl->vals = (int64_t *)(pl->slots + (np ? np : 1));
+    pl->nk = nk;
+    int empty = 0;
+    for (int i = 0; i < 3; i++) {
+        empty |= a->grid[i] <= 0;
+        pl->grid[i] = empty ? 0 : (unsigned)a->grid[i];
+    }
+    if (empty) pl->grid[0] = 0;
+    int j = 0, v = 0;
+    for (int p = 0; p < np; p++) {
+        const IrBuffer *b = ir->params.v[p].buf;
+        pl->slots[p] = (uint64_t)(uintptr_t)a->data[p];
+        pl->kp[j++] = &pl->slots[p]; /* (CUdeviceptr is 64 bits, as the slot) */
+        for (int i = 0; i < b->ndim; i++) {
+            pl->vals[v] = a->shape[p][i];
+            pl->kp[j++] = &pl->vals[v++];
+        }
+        for (int i = 0; i < b->ndim; i++) {
+            pl->vals[v] = a->strides[p][i];
+            pl->kp[j++] = &pl->vals[v++];
+        }
+    }
+    for (int i = 0; i < a->nshape_vars; i++) {
+        pl->vals[v] = a->shape_vars[i];
+        pl->kp[j++] = &pl->vals[v++];
+    }
+    pl->one[0] = a->rank;
+    pl->one[1] = a->nranks > 0 ? a->nranks : 1;
+    pl->kp[j++] = &pl->one[0];
+    pl->kp[j++] = &pl->one[1];
+    pthread_mutex_lock((pthread_mutex_t *)m->lock);
+    pl->next = m->plans;
+    m->plans = pl;
+    pthread_mutex_unlock((pthread_mutex_t *)m->lock);
+    *out = pl;
+    return TS_OK;
+}
+
+uint64_t *ts_cuda_plan_slots(struct TsPlan *p) { return p ? p->slots : NULL; }
+
+static void plans_free(struct TsPlan *p) {
+    while (p) {
+        struct TsPlan *n = p->next;
+        free(p);
+        p = n;
+    }
+}
+
+TsStatus ts_cuda_plan_launch(struct TsPlan *pl, void *stream) {
+    if (!pl) return TS_ERR_INVALID;
+    if (!pl->grid[0]) return TS_OK;
+    TsModuleCuda *m = pl->m;
+    TsCuDriver *v = m->drv;
+    TsDiag *d = pl->d;
+    char eb[256];
+    CUresult r = v->ctx_set(m->ctx);
+    if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: cuCtxSetCurrent failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    CUdeviceptr oob = 0;
+    TsStatus st = oob_reset(d, m, &oob);
+    if (st) return st;
+    r = v->launch(m->fn, pl->grid[0], pl->grid[1], pl->grid[2], (unsigned)m->info.threads, 1, 1,
+                  (unsigned)m->info.smem_bytes, stream, pl->kp, NULL);
+    if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: cuLaunchKernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    if (m->info.nsites) { /* a checked kernel is waited for, as in ts_cuda_run_device */
+        r = v->ctx_sync();
+        if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: the kernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+        return oob_report(d, m, oob);
+    }
+    return TS_OK;
 }
 
 TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a, void *stream) {

@@ -91,6 +91,7 @@ struct TsModuleCuda {
     void *fn;               /* CUfunction tsk_kernel */
     int lock_init;          /* 1 once `lock` is initialized */
     void *lock;             /* pthread_mutex_t * guarding the lazy load */
+    struct TsPlan *plans;   /* prepared launches of this module (ts_cuda_plan_device), freed with it */
 };
 
 /* ---- codegen_cuda.c ---------------------------------------------------------- */
@@ -210,6 +211,17 @@ TsStatus ts_cuda_run(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLau
  * kernel on `stream` (CUstream, NULL: default stream), do not wait.
  * Errors as ts_cuda_run. */
 TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a, void *stream);
+
+/* A launch on device-resident tensors prepared once (the public TsPlan):
+ * loads the module and records the kernel parameters of `a` (its extents,
+ * strides, shape variables and grid copied; one data slot per parameter,
+ * filled from a->data) in a plan owned by m.  ts_cuda_plan_launch queues
+ * it on `stream` with the slots' current addresses, errors to d as
+ * ts_cuda_run_device.  TS_ERR_UNSUPPORTED for scalar parameters. */
+TsStatus ts_cuda_plan_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a,
+                             struct TsPlan **out);
+uint64_t *ts_cuda_plan_slots(struct TsPlan *p);
+TsStatus ts_cuda_plan_launch(struct TsPlan *p, void *stream);
 
 void ts_cuda_module_free(TsModuleCuda *m);
 
