@@ -4,7 +4,7 @@
  *   tilescale run FILE --entry NAME [-D name=value]... [--target c|cuda|auto]
  *                 [--in NAME=file.npy]... [--out NAME=file.npy]...
  *                 [--shape VAR=N]... [--check-against ENTRY] [--check-target c|cuda] [--seed S]
- *                 [--atol X] [--rtol X] [--threads N] [--time] [--check-bounds | --no-check-bounds]
+ *                 [--atol X] [--rtol X] [--ulp N] [--threads N] [--time] [--check-bounds | --no-check-bounds]
  *   tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]
  *                 [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time] [--check-bounds | --no-check-bounds]
  *   tilescale launch -n N [--rdzv DIR] [--timeout SEC] [--] PROG [ARGS...]   (launch.c)
@@ -326,13 +326,20 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
         if (o->check) printf("check against %s:\n", o->check);
         else printf("check against target %s:\n", o->check_target - 1 == TS_TARGET_C ? "c" : "cuda");
         cli_print_rule();
+        int uses_ulp = o->ulp >= 0;
+        for (int p = 0; p < np; p++) {
+            TsParamInfo info;
+            ts_kernel_param(k, p, &info);
+            uses_ulp |= info.is_tensor && o->rtol < 0 && cli_default_ulp(info.dtype) >= 0;
+        }
+        if (uses_ulp) cli_print_ulp_rule(o->ulp);
         int ok = 1;
         for (int p = 0; p < np; p++) {
             TsParamInfo info;
             ts_kernel_param(k, p, &info);
             if (!info.is_tensor) continue;
-            ok &= cli_compare(info.name, &args[p], &rargs[p], 0, info.is_output && info.dtype >= TS_FLOAT16, o->atol,
-                              o->rtol);
+            ok &= cli_compare_ulp(info.name, &args[p], &rargs[p], 0, info.is_output && info.dtype >= TS_FLOAT16,
+                                  o->atol, o->rtol, o->ulp);
         }
         printf("%s\n", ok ? "PASS" : "FAIL");
         rc = ok ? 0 : 1;

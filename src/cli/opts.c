@@ -50,6 +50,7 @@ static const Opt opt_table[] = {
     {"--seed", 1, RUNS},
     {"--atol", 1, RUNS},
     {"--rtol", 1, RUNS},
+    {"--ulp", 1, CLI_RUN},
     {"--threads", 1, RUNS},
     {"--time", 0, CLI_RUN | CLI_COMPILE},
     {"--check-bounds", 0, CLI_RUN | CLI_COMPILE},
@@ -79,7 +80,7 @@ void cli_usage(FILE *f) {
           "  tilescale run FILE --entry NAME [-D name=value]... [--target c|cuda|auto]\n"
           "                [--in NAME=file.npy]... [--out NAME=file.npy]... [--shape VAR=N]...\n"
           "                [--check-against ENTRY] [--check-target c|cuda] [--seed S] [--atol X] [--rtol X]\n"
-          "                [--threads N] [--time] [--check-bounds | --no-check-bounds]\n"
+          "                [--ulp N] [--threads N] [--time] [--check-bounds | --no-check-bounds]\n"
           "  tilescale run FILE --entry NAME --ranks N [--target c|cuda] [-D ...] [--in NAME=a{rank}.npy]...\n"
           "                [--out NAME=b{rank}.npy]... [--check-against REF] [--seed S] [--heap BYTES]\n"
           "                [--timeout SEC] [--bench N]\n"
@@ -101,7 +102,9 @@ void cli_usage(FILE *f) {
           "error naming the kernel, the buffer, the index and the source line.\n"
           "--check-against passes where every element satisfies |got - ref| <= atol + rtol * |ref|\n"
           "(numpy.allclose's rule; NaN only against NaN, and never in an output poisoned before the\n"
-          "run); the report names the worst element.\n"
+          "run); the report names the worst element.  float16 tensors pass by default where got and ref\n"
+          "are at most 4 ulps apart or |got - ref| <= atol (1e-3); --ulp N: that rule with N ulps for any\n"
+          "float dtype; --rtol X: numpy.allclose's rule for float16 too.\n"
           "The kernel cache ($TILESCALE_CACHE_DIR, else ~/.cache/tilescale) keeps at most\n"
           "$TILESCALE_CACHE_MAX bytes (default 1G; 0: no limit), dropping the least recently used.\n",
           f);
@@ -360,6 +363,8 @@ static int read_args(int argc, char **argv, CliOpts *o, const Opt **seen) {
             if (!cli_parse_double(n, v, 0, &o->atol)) return 2;
         } else if (!strcmp(n, "--rtol")) {
             if (!cli_parse_double(n, v, 0, &o->rtol)) return 2;
+        } else if (!strcmp(n, "--ulp")) {
+            if (!cli_parse_int(n, v, 0, 1000000, &o->ulp)) return 2;
         } else if (!strcmp(n, "--timeout")) {
             if (!cli_parse_double(n, v, 0, &o->timeout)) return 2;
             if (o->timeout > 1e7) return usage_error("--timeout expects at most 10000000 seconds, got '%s'", v);
@@ -389,6 +394,7 @@ static int read_args(int argc, char **argv, CliOpts *o, const Opt **seen) {
 int cli_parse(int argc, char **argv, CliOpts *o) {
     memset(o, 0, sizeof *o);
     o->atol = o->rtol = -1;
+    o->ulp = -1;
     o->max_size = -1;
     if (argc < 2) {
         cli_usage(stderr);
@@ -436,6 +442,8 @@ int cli_parse(int argc, char **argv, CliOpts *o) {
     if (o->cmd & (CLI_RUN | CLI_DIST | CLI_COMPILE)) {
         if (o->check && o->check_target)
             return usage_error("--check-against and --check-target cannot be combined");
+        if (o->ulp >= 0 && o->rtol >= 0)
+            return usage_error("--ulp and --rtol cannot be combined (--ulp N: at most N ulps apart, or within --atol)");
         if (!o->file) return usage_error("'%s' needs a FILE", c);
         if (!o->entry) return usage_error("'%s' needs --entry NAME (`tilescale list %s` lists them)", c, o->file);
     } else if (o->cmd == CLI_LIST) {

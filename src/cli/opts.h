@@ -58,6 +58,7 @@ typedef struct CliOpts {
     int threads;              /* --threads N (0: all cores) */
     int check_bounds;         /* --check-bounds: 1, --no-check-bounds: -1, else 0 (the target's default) */
     double atol, rtol;        /* --atol, --rtol (-1: the dtype's default) */
+    int64_t ulp;              /* --ulp N: the ulp rule (check.c) for every float tensor (-1: float16's default) */
     int ranks;                /* --ranks N (0: a single-rank run) */
     int64_t heap;             /* --heap BYTES (0: what the tensors need) */
     double timeout;           /* --timeout SECONDS for distributed waits (0: the default) */

@@ -10,7 +10,11 @@
 #  - where a large relative error passes because |ref| is tiny, the line
 #    says so;
 #  - a NaN left in a poisoned output fails even where the reference left
-#    a NaN at the same place (it was never written).
+#    a NaN at the same place (it was never written);
+#  - float16 tensors are checked in ulps by default (issue 9 H): the rule
+#    is printed, the max ulp error is the one NumPy counts, a float16-
+#    accumulating GEMM that rtol 1e-2 let through fails, --ulp N sets the
+#    bound and cannot be combined with --rtol.
 set -u
 tool="${TILESCALE:-./build/tilescale}"
 d=$(mktemp -d)
@@ -95,4 +99,75 @@ PY
 "$tool" run $d/skip.py --entry skip -D n=16 --check-against skip_ref --seed 3 >$d/out 2>&1
 [ $? -eq 1 ] || { cat $d/out; fail "a NaN left in a poisoned output passed"; }
 grep -q 'worst element \[15\]: got nan, expected nan.*NaN left in a poisoned output' $d/out || { cat $d/out; fail "NaN message"; }
+
+# float16 by default: at most 4 ulps apart, or within atol 1e-3
+"$tool" run $fa --entry flashattn --check-against attention_naive --seed 11 >$d/out 2>&1 || { cat $d/out; fail "default float16 check"; }
+grep -q '^  rule for float16 (default; with --rtol, the rule above): at most 4 ulps apart' $d/out || { cat $d/out; fail "no ulp rule line"; }
+grep -q '^  Output .* ulp 4 or atol [0-9.e-]*  max abs err [0-9.e-]*  max ulp err [0-9]*  max rel err [0-9.e-]*  ok$' $d/out ||
+  { cat $d/out; fail "Output line under the ulp rule"; }
+grep -q '^    worst element \[.*, error [0-9.e-]* = [0-4] ulp, allowed 4 ulp or atol [0-9.e-]* (rms |ref| [0-9.e-]*)$' $d/out ||
+  { cat $d/out; fail "worst element in ulps"; }
+u=$(sed -n 's/^  Output .* max ulp err \([0-9]*\) .*/\1/p' $d/out)
+a=$(sed -n 's/^  Output .* ulp 4 or atol \([0-9.e-]*\) .*/\1/p' $d/out)
+if python3 -c "import numpy" 2>/dev/null; then
+  python3 - "$d" "$u" "$a" <<'PY' || fail "max ulp err or the floor differs from NumPy's"
+import math, sys, numpy as np
+d, printed, atol = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+def ordered(a):  # float16 bits as sign-magnitude integers: neighbours differ by 1
+    b = a.astype(np.float16).view(np.int16).astype(np.int64)
+    return np.where(b < 0, -(b & 0x7FFF), b)
+got, ref = np.load(d + "/o.npy"), np.load(d + "/r.npy")
+u = np.abs(ordered(got) - ordered(ref))
+print("numpy: max ulp err", u.max(), "printed", printed)
+assert u.max() == printed
+# the floor: max(1e-3, 4 float16 ulps at the root mean square of ref)
+r64 = ref.astype(np.float64)
+rms = math.sqrt(np.mean(r64 * r64))
+floor = max(1e-3, 4 * 2.0 ** (max(math.floor(math.log2(rms)), -14) - 10))
+print("numpy: floor", floor, "printed", atol)
+assert abs(floor - atol) <= 1e-3 * floor
+# every element within 4 ulps or the floor: the rule the line says it applied
+assert np.all((u <= 4) | (np.abs(got.astype(np.float64) - r64) <= floor))
+PY
+fi
+# a GEMM accumulating in float16 fails the default rule; rtol = atol = 1e-2 (the old default) passed it
+cat >$d/acc.py <<'PY'
+import tilelang
+import tilelang.language as T
+
+
+def make(M, N, K, acc):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(M, threads=1) as i:
+            s = T.alloc_var(acc)
+            for j in T.serial(N):
+                s = 0.0
+                for k in T.serial(K):
+                    s += T.cast(A[i, k], acc) * T.cast(B[k, j], acc)
+                C[i, j] = s
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def mm16(M, N, K):
+    return make(M, N, K, "float16")
+
+
+@tilelang.jit(out_idx=[-1])
+def mm32(M, N, K):
+    return make(M, N, K, "float32")
+PY
+acc="$d/acc.py --entry mm16 --check-against mm32 -D M=32 -D N=32 -D K=64 --seed 1"
+"$tool" run $acc >$d/out 2>&1
+[ $? -eq 1 ] || { cat $d/out; fail "a float16-accumulating gemm passed the default float16 rule"; }
+grep -q '^    worst element \[.*= [0-9]* ulp, allowed 4 ulp or atol [0-9.e-]* (rms |ref| [0-9.e-]*): FAILS$' $d/out || { cat $d/out; fail "float16 accumulation: worst element"; }
+"$tool" run $acc --rtol 1e-2 --atol 1e-2 >$d/out 2>&1 || { cat $d/out; fail "the old default rtol should let this one through (else the case shows nothing)"; }
+"$tool" run $acc --ulp 100000 --atol 0 >$d/out 2>&1 || { cat $d/out; fail "--ulp 100000 should pass"; }
+grep -q '^  rule (--ulp 100000): at most 100000 ulps of the dtype apart' $d/out || { cat $d/out; fail "--ulp rule line"; }
+"$tool" run $acc --ulp 4 --rtol 1e-2 >$d/out 2>&1
+[ $? -eq 2 ] && grep -q 'error: --ulp and --rtol cannot be combined' $d/out || { cat $d/out; fail "--ulp with --rtol"; }
+"$tool" run $acc --ulp -1 >$d/out 2>&1
+[ $? -eq 2 ] && grep -q 'error: --ulp expects an integer from 0' $d/out || { cat $d/out; fail "--ulp -1"; }
 echo ok

@@ -324,7 +324,7 @@ static void cli_mutant(const Fz *f, Rng *r, Mutant *m) {
         case 1: o = "--emit"; v = VAL("ir", "c", "cuda", "ptx", "sass"); break;
         case 2: o = "--seed"; v = VAL("1", "42", "18446744073709551615"); break;
         case 3: o = "--threads"; v = VAL("1", "2", "4096", "4097"); break;
-        case 4: o = rbelow(r, 2) ? "--atol" : "--rtol"; v = VAL("0", "1e-3", "0.5"); break;
+        case 4: o = PICK(r, ((const char *[]){"--atol", "--rtol", "--ulp"})); v = VAL("0", "1e-3", "0.5", "4"); break;
         case 5: o = "--shape"; v = rbelow(r, 2) ? "M=64" : "n=abc"; break;
         case 6:
             m->argv[m->argc++] = xstrdup("--out");
