@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/base.h" /* TsBuf, the library's growable string */
 #include "cli/dist.h"
 #include "cli/opts.h"
 #include "tilescale_comm.h"
@@ -151,11 +152,12 @@ static void clean_dir(const char *dir, int made) {
     DIR *d = opendir(dir);
     if (d) {
         struct dirent *e;
-        char path[1200];
         while ((e = readdir(d)))
             if (!strcmp(e->d_name, "ctl") || !strncmp(e->d_name, "heap.", 5)) {
-                snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-                unlink(path);
+                TsBuf path = {0}; /* no length limit */
+                ts_buf_printf(&path, "%s/%s", dir, e->d_name);
+                if (!path.oom) unlink(ts_buf_str(&path));
+                ts_buf_free(&path);
             }
         closedir(d);
     }
@@ -238,31 +240,38 @@ int ts_cli_launch(int argc, char **argv) {
         }
     }
 
-    /* the rendezvous directory */
-    char dir[600];
+    /* the rendezvous directory (any length: the OS says if it is too long) */
+    TsBuf dirb = {0};
     int made = 0;
-    if (rdzv) {
-        if (strlen(rdzv) > 480) {
-            fprintf(stderr, "tilescale: error: launch: --rdzv path too long\n");
-            free(self);
-            return 2;
-        }
-        snprintf(dir, sizeof dir, "%s", rdzv);
-        if (mkdir(dir, 0700) == 0) made = 1;
-        else if (errno != EEXIST) {
-            fprintf(stderr, "tilescale: error: launch: cannot create %s: %s\n", dir, strerror(errno));
-            free(self);
-            return 1;
-        }
-    } else {
+    if (rdzv) ts_buf_puts(&dirb, rdzv);
+    else {
         struct stat st;
         const char *tmp = getenv("TMPDIR");
         const char *root = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0
                                ? "/dev/shm"
-                               : tmp && *tmp && strlen(tmp) < 400 ? tmp : "/tmp";
-        snprintf(dir, sizeof dir, "%s/tilescale-XXXXXX", root);
+                               : tmp && *tmp ? tmp : "/tmp";
+        ts_buf_printf(&dirb, "%s/tilescale-XXXXXX", root);
+    }
+    if (dirb.oom || !dirb.s) {
+        fprintf(stderr, "tilescale: error: launch: out of memory\n");
+        ts_buf_free(&dirb);
+        free(self);
+        return 1;
+    }
+    char *dir = dirb.s;
+    if (rdzv) {
+        if (mkdir(dir, 0700) == 0) made = 1;
+        else if (errno != EEXIST) {
+            fprintf(stderr, "tilescale: error: launch: cannot create %s: %s\n", dir, strerror(errno));
+            ts_buf_free(&dirb);
+            free(self);
+            return 1;
+        }
+    } else {
         if (!mkdtemp(dir)) {
-            fprintf(stderr, "tilescale: error: launch: cannot create a directory in %s: %s\n", root, strerror(errno));
+            fprintf(stderr, "tilescale: error: launch: cannot create a directory in %.*s: %s\n",
+                    (int)(strlen(dir) - strlen("/tilescale-XXXXXX")), dir, strerror(errno));
+            ts_buf_free(&dirb);
             free(self);
             return 1;
         }
@@ -386,6 +395,7 @@ int ts_cli_launch(int argc, char **argv) {
             }
     clean_dir(dir, made);
     for (int r = 0; r < n; r++) free_env(ch[r].envp);
+    ts_buf_free(&dirb);
     free(self);
     return rc;
 }

@@ -84,12 +84,9 @@ int ts_launch_env_read(TsLaunchEnv *e, TsBuf *err) {
         return 0;
     }
     if (dir) {
-        if (strlen(dir) + 16 > sizeof e->dir) {
-            ts_buf_printf(err, "launcher environment: TILESCALE_RDZV is too long (%zu characters)", strlen(dir));
-            return 0;
-        }
-        snprintf(e->dir, sizeof e->dir, "%s", dir);
-        return 1;
+        e->dir = strdup(dir);
+        if (!e->dir) ts_buf_puts(err, "launcher environment: out of memory");
+        return e->dir != NULL;
     }
     const char *port = env2("TILESCALE_MASTER_PORT", "MASTER_PORT");
     int p;
@@ -103,9 +100,33 @@ int ts_launch_env_read(TsLaunchEnv *e, TsBuf *err) {
         return 0;
     }
     const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp || strlen(tmp) > 400) tmp = "/tmp";
-    snprintf(e->dir, sizeof e->dir, "%s/tilescale-rdzv-%u-%d", tmp, (unsigned)getuid(), p);
+    if (!tmp || !*tmp) tmp = "/tmp";
+    TsBuf b = {0};
+    ts_buf_printf(&b, "%s/tilescale-rdzv-%u-%d", tmp, (unsigned)getuid(), p);
+    if (b.oom || !b.s) {
+        ts_buf_free(&b);
+        ts_buf_puts(err, "launcher environment: out of memory");
+        return 0;
+    }
+    e->dir = b.s; /* ours now */
     return 1;
+}
+
+void ts_launch_env_free(TsLaunchEnv *e) {
+    if (!e) return;
+    free(e->dir);
+    e->dir = NULL;
+}
+
+/* dir/name, or NULL (out of memory); free() it. */
+static char *dir_file(const char *dir, const char *name) {
+    TsBuf b = {0};
+    ts_buf_printf(&b, "%s/%s", dir, name);
+    if (b.oom) {
+        ts_buf_free(&b);
+        return NULL;
+    }
+    return b.s;
 }
 
 /* ---- joining and leaving ------------------------------------------------------ */
@@ -121,6 +142,12 @@ static int alive(int32_t pid) { return pid <= 0 || kill(pid, 0) == 0 || errno !=
 int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err) {
     memset(z, 0, sizeof *z);
     z->env = *e;
+    z->env.dir = e->dir ? strdup(e->dir) : NULL;
+    char *path = z->env.dir ? dir_file(e->dir, "ctl") : NULL;
+    if (!path) {
+        ts_buf_puts(err, e->dir ? "rendezvous: out of memory" : "rendezvous: no directory");
+        goto fail;
+    }
     z->timeout_ms = timeout_ms > 0 ? timeout_ms : 300000;
     const char *tv = getenv("TILESCALE_RDZV_TIMEOUT");
     if (timeout_ms <= 0 && tv && *tv) {
@@ -134,30 +161,28 @@ int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err
         /* the MASTER_PORT form makes its directory; a named one must exist */
         if (!z->port_dir) {
             ts_buf_printf(err, "rendezvous: directory %s does not exist", e->dir);
-            return 0;
+            goto fail;
         }
         if (mkdir(e->dir, 0700) != 0 && errno != EEXIST) {
             ts_buf_printf(err, "rendezvous: cannot create %s: %s", e->dir, strerror(errno));
-            return 0;
+            goto fail;
         }
     }
-    char path[600];
-    snprintf(path, sizeof path, "%s/ctl", e->dir);
     int fd = open(path, O_RDWR | O_CREAT, 0600);
     if (fd < 0) {
         ts_buf_printf(err, "rendezvous: cannot open %s: %s", path, strerror(errno));
-        return 0;
+        goto fail;
     }
     if (ftruncate(fd, (off_t)sizeof(TsRdzvCtl)) != 0) {
         ts_buf_printf(err, "rendezvous: cannot size %s: %s", path, strerror(errno));
         close(fd);
-        return 0;
+        goto fail;
     }
     void *m = mmap(NULL, sizeof(TsRdzvCtl), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (m == MAP_FAILED) {
         ts_buf_printf(err, "rendezvous: cannot map %s: %s", path, strerror(errno));
-        return 0;
+        goto fail;
     }
     z->ctl = m;
     TsRdzvCtl *c = z->ctl;
@@ -178,15 +203,22 @@ int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err
     }
     __atomic_store_n(&c->magic, RDZV_MAGIC, __ATOMIC_RELEASE);
     z->gen = __atomic_load_n(&c->arrived[e->rank], __ATOMIC_ACQUIRE);
+    free(path);
     return 1;
 fail:
-    munmap(z->ctl, sizeof(TsRdzvCtl));
+    if (z->ctl) munmap(z->ctl, sizeof(TsRdzvCtl));
     z->ctl = NULL;
+    free(path);
+    ts_launch_env_free(&z->env);
     return 0;
 }
 
 void ts_rdzv_leave(TsRdzv *z, int last) {
-    if (!z || !z->ctl) return;
+    if (!z) return;
+    if (!z->ctl) {
+        ts_launch_env_free(&z->env);
+        return;
+    }
     TsRdzvCtl *c = z->ctl;
     __atomic_store_n(&c->left[z->env.rank], 1, __ATOMIC_RELEASE);
     /* after a failure, the last rank out (of those that came and did not
@@ -197,13 +229,14 @@ void ts_rdzv_leave(TsRdzv *z, int last) {
         all &= __atomic_load_n(&c->left[p], __ATOMIC_ACQUIRE) || !__atomic_load_n(&c->pid[p], __ATOMIC_ACQUIRE) ||
                !alive(__atomic_load_n(&c->pid[p], __ATOMIC_ACQUIRE));
     if ((last && z->env.rank == 0) || (!last && all)) {
-        char path[600];
-        snprintf(path, sizeof path, "%s/ctl", z->env.dir);
-        unlink(path);
+        char *path = dir_file(z->env.dir, "ctl");
+        if (path) unlink(path); /* (out of memory: left for the next run's ranks to reuse) */
+        free(path);
         if (z->port_dir) rmdir(z->env.dir); /* a named directory belongs to whoever named it */
     }
     munmap(z->ctl, sizeof(TsRdzvCtl));
     z->ctl = NULL;
+    ts_launch_env_free(&z->env);
 }
 
 /* ---- barriers, blobs, abort ----------------------------------------------------- */
@@ -271,7 +304,10 @@ void ts_rdzv_abort(TsRdzv *z, const char *text) {
     TsRdzvCtl *c = z->ctl;
     int32_t zero = 0;
     if (text && __atomic_compare_exchange_n(&c->msg_taken, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        snprintf(c->msg, sizeof c->msg, "%s", text);
+        size_t n = strlen(text);
+        if (n < sizeof c->msg) memcpy(c->msg, text, n + 1);
+        else /* the shared file's fixed slot: cut visibly ("...\n") */
+            snprintf(c->msg, sizeof c->msg, "%.*s...\n", (int)sizeof c->msg - 5, text);
         __atomic_store_n(&c->msg_done, 1, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&c->aborted, 1, __ATOMIC_RELEASE);

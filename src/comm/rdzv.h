@@ -28,6 +28,13 @@
  * instead of waiting for its timeout.  Multi-node worlds would bootstrap
  * through NCCL instead (doc/DISTRIBUTED.md); this is the single-node path.
  *
+ * Paths have no length limit: the directory is the environment's string,
+ * copied, and the files' paths in it are built as needed (a fixed 512-byte
+ * buffer used to refuse a long TILESCALE_RDZV and silently drop a long
+ * TMPDIR for /tmp).  The failure message in ctl is the one fixed size (it
+ * lives in the shared file): a longer one is cut there with "...", and the
+ * rank that failed still reports its own whole message.
+ *
  * Barriers: barrier number g is passed when every rank's arrival word is
  * at least g; a barrier gives up on the abort word, on a peer that has
  * exited, and after its timeout, naming the ranks that did not arrive.
@@ -48,19 +55,21 @@ typedef struct TsLaunchEnv {
     int rank;          /* this process's rank */
     int nranks;        /* the world size */
     int local_rank;    /* rank among this node's processes (device choice) */
-    char dir[512];     /* the rendezvous directory */
+    char *dir;         /* the rendezvous directory (malloc'd: ts_launch_env_free) */
 } TsLaunchEnv;
 
 /* 1 if the environment names a world (a world size is set), else 0. */
 int ts_launch_env_present(void);
-/* Reads and checks the environment; 0 and a message in err on failure. */
+/* Reads and checks the environment; 0 and a message in err on failure
+ * (either way e is to be freed with ts_launch_env_free). */
 int ts_launch_env_read(TsLaunchEnv *e, TsBuf *err);
+void ts_launch_env_free(TsLaunchEnv *e);
 
 typedef struct TsRdzvCtl TsRdzvCtl; /* the shared file's layout (rdzv.c) */
 
 /* One process's handle on the rendezvous. */
 typedef struct TsRdzv {
-    TsLaunchEnv env;    /* who we are */
+    TsLaunchEnv env;    /* who we are (its own copy of the directory's name) */
     TsRdzvCtl *ctl;     /* the mapped control file */
     int64_t gen;        /* barriers passed so far */
     int64_t timeout_ms; /* how long a barrier waits */
@@ -73,7 +82,8 @@ typedef struct TsRdzv {
  * 300 s; peers compile their kernels first, and a dead or failed peer is
  * noticed at once anyway).  0 and a message in err on failure. */
 int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err);
-/* Unmaps; the last rank out (after a final barrier) removes ctl. */
+/* Unmaps; the last rank out (after a final barrier) removes ctl.  Frees
+ * the copy of the environment. */
 void ts_rdzv_leave(TsRdzv *z, int last);
 /* Every rank arrives, then all go on.  `what` names it in errors.  0 and a
  * message on failure (timeout, a rank that exited or left).  `slow`: the

@@ -91,7 +91,16 @@ TsStatus ts_world_fail(TsContext *ctx, TsStatus st, const char *fmt, ...) {
     return st;
 }
 
+static TsStatus world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **out, TsLaunchEnv *env);
+
 TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **out) {
+    TsLaunchEnv env = {0};
+    TsStatus st = world_create(ctx, opt, out, &env);
+    ts_launch_env_free(&env); /* the rendezvous keeps its own copy */
+    return st;
+}
+
+static TsStatus world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **out, TsLaunchEnv *env) {
     if (!ctx || !opt || !out) return TS_ERR_INVALID;
     *out = NULL;
     TsWorldOptions o = *opt;
@@ -99,20 +108,19 @@ TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **ou
         o.backend != TS_WORLD_IPC)
         return ts_world_fail(ctx, TS_ERR_UNSUPPORTED, "world: unknown backend %d (sim, local, proc or ipc)",
                              (int)o.backend);
-    TsLaunchEnv env;
     int per_process = o.backend == TS_WORLD_PROC || o.backend == TS_WORLD_IPC;
     if (per_process) {
         TsBuf err = {0};
-        int ok = ts_launch_env_read(&env, &err);
-        if (ok && o.nranks && o.nranks != env.nranks)
+        int ok = ts_launch_env_read(env, &err);
+        if (ok && o.nranks && o.nranks != env->nranks)
             ts_buf_printf(&err, "world: %d ranks asked for, but the launcher started %d (rank %d of %d)", o.nranks,
-                          env.nranks, env.rank, env.nranks);
-        if (!ok || (o.nranks && o.nranks != env.nranks)) {
+                          env->nranks, env->rank, env->nranks);
+        if (!ok || (o.nranks && o.nranks != env->nranks)) {
             ts_world_fail(ctx, TS_ERR_INVALID, "%s", ts_buf_str(&err));
             ts_buf_free(&err);
             return TS_ERR_INVALID;
         }
-        o.nranks = env.nranks;
+        o.nranks = env->nranks;
     }
     if (o.nranks < 1 || o.nranks > TS_WORLD_MAX_RANKS)
         return ts_world_fail(ctx, TS_ERR_INVALID, "world: %d ranks (1..%d)", o.nranks, TS_WORLD_MAX_RANKS);
@@ -136,7 +144,7 @@ TsStatus ts_world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld **ou
         return ts_world_fail(ctx, TS_ERR_NOMEM, "world: out of memory");
     }
     if (per_process) {
-        TsStatus st = proc_create(w, &env);
+        TsStatus st = proc_create(w, env);
         if (st) {
             ts_world_destroy(w);
             return st;
@@ -190,6 +198,7 @@ int ts_world_launched(int *nranks) {
     TsBuf err = {0};
     int ok = ts_launch_env_read(&e, &err);
     ts_buf_free(&err);
+    ts_launch_env_free(&e);
     if (nranks) *nranks = ok ? e.nranks : 0;
     return 1;
 }
@@ -356,30 +365,53 @@ static TsStatus rdzv_error(TsWorld *w, TsStatus st, TsBuf *err) {
     return st;
 }
 
-static void heap_path(const TsWorld *w, int r, char *path, size_t n) {
-    snprintf(path, n, "%s/heap.%d", w->rdzv->env.dir, r);
+/* Rank r's heap file in the rendezvous directory (no length limit); its
+ * .oom is set if memory ran out (the caller's to check and free). */
+static TsBuf heap_path(const TsWorld *w, int r) {
+    TsBuf b = {0};
+    ts_buf_printf(&b, "%s/heap.%d", w->rdzv->env.dir, r);
+    return b;
 }
 
 /* Maps rank r's heap file (creating it, sized, for this rank). */
 static TsStatus proc_map(TsWorld *w, int r, int create) {
-    char path[600];
-    heap_path(w, r, path, sizeof path);
+    TsBuf pb = heap_path(w, r);
+    if (pb.oom) {
+        ts_buf_free(&pb);
+        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (proc): out of memory");
+    }
+    const char *path = ts_buf_str(&pb);
+    TsStatus st = TS_OK;
     int fd = open(path, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR, 0600);
-    if (fd < 0)
-        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (proc): rank %d cannot open %s: %s", w->self, path,
-                             strerror(errno));
+    if (fd < 0) {
+        st = ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (proc): rank %d cannot open %s: %s", w->self, path,
+                           strerror(errno));
+        goto done;
+    }
     if (create && ftruncate(fd, (off_t)w->opt.heap_bytes) != 0) {
         close(fd);
-        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (proc): cannot make a %lld-byte heap in %s: %s",
-                             (long long)w->opt.heap_bytes, path, strerror(errno));
+        st = ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (proc): cannot make a %lld-byte heap in %s: %s",
+                           (long long)w->opt.heap_bytes, path, strerror(errno));
+        goto done;
     }
     void *m = mmap(NULL, (size_t)w->opt.heap_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
-    if (m == MAP_FAILED)
-        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (proc): cannot map %s: %s", path, strerror(errno));
+    if (m == MAP_FAILED) {
+        st = ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (proc): cannot map %s: %s", path, strerror(errno));
+        goto done;
+    }
     w->base[r] = m;
     w->map_len[r] = w->opt.heap_bytes;
-    return TS_OK;
+done:
+    ts_buf_free(&pb);
+    return st;
+}
+
+/* Removes this rank's heap file (its mappings live on). */
+static void heap_unlink(const TsWorld *w) {
+    TsBuf pb = heap_path(w, w->self);
+    if (!pb.oom) unlink(ts_buf_str(&pb));
+    ts_buf_free(&pb);
 }
 
 static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
@@ -420,11 +452,7 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
     }
     if (ipc) ts_local_topology(w, keys, &w->warnings);
     if (!ts_rdzv_barrier(w->rdzv, "mapping the peers' heaps", 0, &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
-    if (!ipc) {
-        char path[600];
-        heap_path(w, w->self, path, sizeof path);
-        unlink(path); /* every peer has it mapped: the memory lives on until the last unmaps */
-    }
+    if (!ipc) heap_unlink(w); /* every peer has it mapped: the memory lives on until the last unmaps */
     w->ready = 1;
     return TS_OK;
 }
@@ -434,11 +462,8 @@ static void proc_destroy(TsWorld *w) {
     /* nobody leaves while a peer may still reach its heap */
     int ok = w->ready && ts_rdzv_barrier(w->rdzv, "leaving the world", 1, &err);
     ts_buf_free(&err);
-    if (!w->ready && !w->local && w->map_len && w->map_len[w->self]) {
-        char path[600];
-        heap_path(w, w->self, path, sizeof path);
-        unlink(path); /* creation failed before the peers mapped it */
-    }
+    if (!w->ready && !w->local && w->map_len && w->map_len[w->self])
+        heap_unlink(w); /* creation failed before the peers mapped it */
     if (!w->local)
         for (int r = 0; r < w->opt.nranks; r++) {
             if (w->map_len && w->map_len[r]) munmap(w->base[r], (size_t)w->map_len[r]);

@@ -11,7 +11,12 @@
 #  - `--emit sass`'s temporary file name (4 KB) in a TMPDIR whose name
 #    leaves no room: the OS's own error, not a cut template's EINVAL;
 #  - `launch ... -- tilescale`, which starts this very executable, from a
-#    path of 1500 characters (readlink into 1 KB cut it: "cannot run").
+#    path of 1500 characters (readlink into 1 KB cut it: "cannot run");
+#  - the rendezvous directory of a distributed run 1500 characters long:
+#    `launch --rdzv DIR` ("path too long" over 480), TILESCALE_RDZV in
+#    src/comm (a 512-byte name: "too long"; ctl and heap paths in 600), and
+#    the MASTER_PORT form under such a TMPDIR (over 400 it silently became
+#    /tmp); the ranks meet there, pass, and leave nothing behind.
 set -u
 tool="${TILESCALE:-./build/tilescale}"
 d=$(mktemp -d)
@@ -91,4 +96,30 @@ mkdir -p "$deep"
 cp "$tool" "$deep/tilescale"
 out=$("$deep/tilescale" launch -n 1 -- tilescale --version 2>&1) || { echo "$out" | cut -c1-300; fail "launch from a long path"; }
 echo "$out" | grep -q "^tilescale [0-9]" || { echo "$out" | cut -c1-300; fail "launch from a long path: no version"; }
+# -- the rendezvous directory: 1500 characters --
+ag="examples/distributed/allgather.py --entry allgather -D PE_num=2 -D M=16 -D N=48 --check-against allgather_ref --seed 3"
+rz="$deep/rz"
+out=$(timeout 120 "$tool" launch -n 2 --rdzv "$rz" -- tilescale run $ag 2>&1)
+[ $? -eq 0 ] && [ "$(echo "$out" | grep -c '^PASS$')" = 2 ] || { echo "$out" | cut -c1-300; fail "launch --rdzv with a long path"; }
+[ ! -e "$rz" ] || { ls -la "$rz" | head; fail "launch --rdzv left its directory"; }
+mkdir -p "$rz"
+for r in 0 1; do
+  TILESCALE_WORLD_SIZE=2 TILESCALE_RANK=$r TILESCALE_RDZV="$rz" timeout 120 "$tool" run $ag >"$d/rz.$r" 2>&1 &
+done
+wait
+for r in 0 1; do grep -q '^PASS$' "$d/rz.$r" || { cut -c1-300 "$d/rz.$r"; fail "TILESCALE_RDZV with a long path (rank $r)"; }; done
+[ -z "$(ls -A "$rz")" ] || { ls -A "$rz"; fail "TILESCALE_RDZV: files left behind"; }
+port=$(( 20000 + $$ % 20000 ))
+for r in 0 1; do
+  env -u TILESCALE_RDZV TMPDIR="$deep" MASTER_PORT=$port TILESCALE_WORLD_SIZE=2 TILESCALE_RANK=$r \
+    timeout 120 "$tool" run $ag >"$d/mp.$r" 2>&1 &
+done
+wait
+for r in 0 1; do grep -q '^PASS$' "$d/mp.$r" || { cut -c1-300 "$d/mp.$r"; fail "MASTER_PORT under a long TMPDIR (rank $r)"; }; done
+# ... and it is TMPDIR's: a file where its directory would be is reported, naming the long path
+: >"$deep/tilescale-rdzv-$(id -u)-$port"
+env -u TILESCALE_RDZV TMPDIR="$deep" MASTER_PORT=$port TILESCALE_WORLD_SIZE=1 TILESCALE_RANK=0 \
+  timeout 60 "$tool" run $ag >"$d/mp.x" 2>&1 && fail "a rendezvous directory that is a file accepted"
+grep -q "rendezvous: cannot open $deep/tilescale-rdzv-$(id -u)-$port/ctl: Not a directory" "$d/mp.x" ||
+  { cut -c1-300 "$d/mp.x"; fail "MASTER_PORT: not TMPDIR's directory"; }
 echo ok
