@@ -90,5 +90,11 @@ if [ "$(cat "$d/rc")" = 0 ]; then fail "a failed write exited 0"; fi
 grep -q 'cannot write' "$d/err" || { fail "write error message"; cat "$d/err"; }
 ls "$d"/big.npy* >/dev/null 2>&1 && fail "a partial output file was left behind"
 
+# A: extents stay 64-bit end to end (4294967360 was printed as 64, 2^40 as 0)
+"$tool" compile $run -D M=4294967360 -D N=1099511627776 >"$d/ir" 2>&1 || { fail "compile with 64-bit extents"; cat "$d/ir"; }
+grep -q 'C: global float32\[4294967360, 1099511627776\] out) grid(34359738368, 134217730)' "$d/ir" ||
+  { fail "64-bit extents or grid cut in the IR"; head -3 "$d/ir"; }
+expect_fail 'float32[4294967360, 1099511627776] has more bytes than fit in 64 bits' run $run -D M=4294967360 -D N=1099511627776
+
 [ $fails -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }
 echo ok
