@@ -18,3 +18,44 @@ check() {
     exit 1
   fi
 }
+
+# np_check KIND FILE ENTRY NAME=VALUE...: the entry against a reference
+# computed in NumPy (tests/run/np_ref.py: float64, outside this compiler, on
+# inputs that defeat softmax/attention's max-subtraction blind spot).  The
+# interpreter is $TS_PYTHON (ctest passes the one CMake found, .ci/run a
+# virtual environment with NumPy), else python3.  Without NumPy the test
+# ends skipped (77) at np_end, after its other checks ran.
+np_missing=0
+np_check() {
+  py="${TS_PYTHON:-python3}"
+  if ! "$py" -c 'import numpy' 2>/dev/null; then
+    echo "NumPy not found ($py): skipping the NumPy reference of $2 $3"
+    np_missing=1
+    return 0
+  fi
+  if ! "$py" tests/run/np_ref.py "$tool" "$@"; then
+    echo "FAILED: np_ref.py $*"
+    exit 1
+  fi
+}
+np_end() {
+  if [ "$np_missing" = 1 ]; then
+    echo "skipped: the NumPy references need NumPy"
+    exit 77
+  fi
+  exit 0
+}
+
+# np_must_fail KIND FILE ENTRY NAME=VALUE...: a control: a planted bug the
+# NumPy reference must reject (else its inputs or bounds prove nothing).
+np_must_fail() {
+  py="${TS_PYTHON:-python3}"
+  "$py" -c 'import numpy' 2>/dev/null || { np_missing=1; return 0; }
+  out=$("$py" tests/run/np_ref.py "$tool" "$@" 2>&1)
+  rc=$?
+  echo "$out" | tail -3
+  if [ $rc -ne 1 ] || ! echo "$out" | grep -q '^np_ref: FAIL$'; then
+    echo "FAILED: the planted bug passed the NumPy reference (exit status $rc): np_ref.py $*"
+    exit 1
+  fi
+}
