@@ -34,8 +34,8 @@ w=$(sed -n 's/^    worst element \[\([0-9, ]*\)\]: got \([^,]*\), expected \([^,
 # the reference's output, on the same inputs, outside the check
 "$tool" run $fa --entry attention_naive --in Q=$d/q.npy --in K=$d/k.npy --in V=$d/v.npy --out Output=$d/r.npy >/dev/null ||
   fail "reference run"
-if python3 -c "import numpy" 2>/dev/null; then
-  python3 - "$d" "$w" <<'PY' || fail "worst element differs from NumPy's"
+if "${TS_PYTHON:-python3}" -c "import numpy" 2>/dev/null; then
+  "${TS_PYTHON:-python3}" - "$d" "$w" <<'PY' || fail "worst element differs from NumPy's"
 import sys, numpy as np
 d, w = sys.argv[1], sys.argv[2].split("|")
 got = np.load(d + "/o.npy").astype(np.float64)
@@ -109,8 +109,8 @@ grep -q '^    worst element \[.*, error [0-9.e-]* = [0-4] ulp, allowed 4 ulp or 
   { cat $d/out; fail "worst element in ulps"; }
 u=$(sed -n 's/^  Output .* max ulp err \([0-9]*\) .*/\1/p' $d/out)
 a=$(sed -n 's/^  Output .* ulp 4 or atol \([0-9.e-]*\) .*/\1/p' $d/out)
-if python3 -c "import numpy" 2>/dev/null; then
-  python3 - "$d" "$u" "$a" <<'PY' || fail "max ulp err or the floor differs from NumPy's"
+if "${TS_PYTHON:-python3}" -c "import numpy" 2>/dev/null; then
+  "${TS_PYTHON:-python3}" - "$d" "$u" "$a" <<'PY' || fail "max ulp err or the floor differs from NumPy's"
 import math, sys, numpy as np
 d, printed, atol = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 def ordered(a):  # float16 bits as sign-magnitude integers: neighbours differ by 1
