@@ -112,6 +112,12 @@ static const Case cases[] = {
      {"batch=1", "heads=1", "seq_len=128", "dim=32", "is_causal=True", "block_M=64", "block_N=32"}, 2e-2, 0, 0, ADV_QK},
     {"examples/flash_attention.py", "flashattn",
      {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=False"}, 2e-2, 0, 0, ADV_QK},
+    /* score tile and output tile of different widths (block_N != dim): the row
+     * statistics take one MMA_ROWS layout for both (its map ignores the width) */
+    {"examples/flash_attention.py", "flashattn",
+     {"batch=1", "heads=1", "seq_len=128", "dim=32", "is_causal=True", "block_M=64", "block_N=64"}, 2e-2, 0, 0, ADV_QK},
+    {"examples/flash_attention.py", "flashattn",
+     {"batch=1", "heads=1", "seq_len=96", "dim=64", "is_causal=False", "block_M=64", "block_N=32"}, 2e-2, 0, 0, 0},
     /* stores at an offset read from an input (varlen attention's cu_seqlens) and one
      * element stored by every thread row (split-K): insert_sync accepts both */
     {"tests/golden/ir_sync_varlen.py", "varlen_rows", {"B=3", "L=16", "N=32"}, 0, 0, 1, 0},
@@ -437,6 +443,9 @@ int main(void) {
         {17, {MUT_SHORT_UNROLL, MUT_SKIP_PREFETCH}},
         {20, {MUT_NO_RED_BARRIER, MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
         {21, {MUT_SWAP_BLOCKS, MUT_SHORT_THREADS, MUT_SHORT_UNROLL}},
+        /* the row statistics shared by tiles of two widths; the varlen store's barrier */
+        {25, {MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
+        {26, {MUT_NO_BARRIERS, MUT_SWAP_BLOCKS}},
     };
     for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
         for (size_t m = 0; planted[t].m[m]; m++) {
