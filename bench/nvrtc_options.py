@@ -33,6 +33,11 @@ import subprocess
 import sys
 import time
 
+# NVRTC 13 keeps compiled code in the driver's compute cache where a driver
+# is present (a second compile of the same code skips NVVM and ptxas); off
+# here unless the environment sets CUDA_CACHE_DISABLE (read at NVRTC's
+# first compile, so before the library is used).
+os.environ.setdefault("CUDA_CACHE_DISABLE", "1")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TS = os.environ.get("TS", os.path.join(ROOT, "build", "tilescale"))
 ARCH = os.environ.get("TILESCALE_CUDA_ARCH", "sm_90")
@@ -125,7 +130,8 @@ def main():
     vmaj, vmin = version()
     base = ["--gpu-architecture=" + ARCH, "-default-device", "--std=c++17"] + (["-minimal"] if vmaj >= 13 else [])
     sets = [("library", [], False)] + sets
-    print("NVRTC %d.%d, %s, %d runs per set (interleaved); base options: %s\n" % (vmaj, vmin, ARCH, runs, " ".join(base)))
+    print("NVRTC %d.%d, %s, %d runs per set (interleaved); base options: %s; CUDA_CACHE_DISABLE=%s\n" % (
+        vmaj, vmin, ARCH, runs, " ".join(base), os.environ["CUDA_CACHE_DISABLE"]))
     print("| example | set | wall median | wall min | cpu median | front end | nvvm | ptxas | cubin bytes | same cubin |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for label, parts in cases(only):
