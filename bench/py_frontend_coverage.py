@@ -211,6 +211,19 @@ def evaluate(e, env):
         if any(v is UNKNOWN for v in vs):
             return UNKNOWN
         return tuple(vs)
+    if (isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("min", "max") and len(e.args) >= 2
+            and not e.keywords):
+        vs = [evaluate(x, env) for x in e.args]
+        if any(v is UNKNOWN or not isinstance(v, (int, float)) for v in vs):
+            return UNKNOWN
+        return min(vs) if e.func.id == "min" else max(vs)
+    if (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name)
+            and e.func.value.id == "math" and e.func.attr in ("ceil", "floor") and len(e.args) == 1):
+        v = evaluate(e.args[0], env)
+        if v is UNKNOWN or not isinstance(v, (int, float)):
+            return UNKNOWN
+        import math
+        return getattr(math, e.func.attr)(v)
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("int", "float") and len(e.args) == 1:
         v = evaluate(e.args[0], env)
         try:
@@ -262,9 +275,19 @@ def _assign_into(vals, target, value):
                 _assign_into(vals, t, UNKNOWN)
 
 
+def _is_main_block(n):
+    return (isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name)
+            and n.test.left.id == "__name__")
+
+
 def module_env(tree):
+    """Module-level values, the `if __name__ == "__main__":` block's assignments
+    included (calls made from that block see them)."""
     vals = dict(_argparse_defaults(tree))
+    body = []
     for n in tree.body:
+        body += n.body if _is_main_block(n) else [n]
+    for n in body:
         if isinstance(n, ast.Assign):
             v = evaluate(n.value, Env(vals))
             for t in n.targets:
@@ -280,6 +303,8 @@ class FileInfo:
         self.text = text
         self.tree = tree
         self.menv = module_env(tree)
+        self.argparse = _argparse_defaults(tree)
+        self.external = {}  # function name -> calls of it in the directory's test_example_*.py files
         self.funcs = {}  # name -> [FunctionDef]
         self.parent = {}
         for n in ast.walk(tree):
@@ -294,7 +319,35 @@ class FileInfo:
             p = self.parent.get(p)
         return p
 
+    def name_default(self, name):
+        """A value for a parameter the calls do not give: the constant default of a
+        parameter of the same name in another function of the file (the script's
+        main(), a test function), else an argparse option of that name in any case
+        (--block_m for block_M), else UNKNOWN."""
+        best = UNKNOWN
+        for fns in self.funcs.values():
+            for fn in fns:
+                a = fn.args
+                pos = a.posonlyargs + a.args
+                defs = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+                for arg, d in list(zip(pos, defs)) + list(zip(a.kwonlyargs, a.kw_defaults)):
+                    if arg.arg == name and d is not None:
+                        v = evaluate(d, self.menv)
+                        if v is not UNKNOWN and v is not None and text_of(v) is not None:
+                            if fn.name == "main":
+                                return v
+                            if best is UNKNOWN:
+                                best = v
+        if best is not UNKNOWN:
+            return best
+        for k, v in self.argparse.items():
+            if k.lower() == "args." + name.lower() and text_of(v) is not None:
+                return v
+        return UNKNOWN
+
     def calls_of(self, name):
+        for n in self.external.get(name, ()):
+            yield n
         for n in ast.walk(self.tree):
             if isinstance(n, ast.Call):
                 f = n.func
@@ -342,9 +395,12 @@ class FileInfo:
         """The values fn's parameters take at the best-resolved call of it."""
         best = {}
         for call in self.calls_of(fn.name):
-            if call.lineno == fn.lineno:
+            if getattr(call, "_external", False):
+                env = Env({})  # a test file's call: its literal arguments
+            elif call.lineno == fn.lineno:
                 continue
-            env = self.env_at(self.enclosing_def(call), call.lineno, depth)
+            else:
+                env = self.env_at(self.enclosing_def(call), call.lineno, depth)
             got = {}
             pos = [a.arg for a in fn.args.posonlyargs + fn.args.args]
             if any(isinstance(a, ast.Starred) for a in call.args):
@@ -378,12 +434,16 @@ def guess(n):
         return "2"
     if n == "scale" or "eps" in n or "sm_scale" in n:
         return "0.5"
+    if n.endswith(("_list", "_sizes")):
+        return "(64, 128)"
+    if "tail" in n:
+        return "64"  # the rope dims of DeepSeek's MLA examples
     if n in ("batch", "b"):
         return "2"
     if "kv_head" in n or "h_kv" in n or "head_kv" in n:
         return "1"
     if "head" in n or n == "h":
-        return "4"
+        return "32"  # a multiple of 8 and of the group counts, as the indexer factories assert
     if "chunk" in n:
         return "64"
     if "block" in n or n.startswith(("blk", "Block")) or "tile" in n:
@@ -441,8 +501,12 @@ def plan(fi, k):
         if t is not None:
             k.defines[a.arg] = t
         elif i < ndef or (isinstance(args.defaults[i - ndef], ast.Constant) and args.defaults[i - ndef].value is None):
-            k.defines[a.arg] = guess(a.arg)  # no value, or a None default (an autotuner fills it in)
-            k.guessed.append(a.arg)
+            v = fi.name_default(a.arg)
+            if v is not UNKNOWN:
+                k.defines[a.arg] = text_of(v)  # the file's own default for that name
+            else:
+                k.defines[a.arg] = guess(a.arg)  # no value, or a None default (an autotuner fills it in)
+                k.guessed.append(a.arg)
     # T.const("M, N") names: TileLang binds them from the tensors at each call and
     # compiles for those values; here they take the file's values or a guess
     for n in _own_nodes(fn):
@@ -451,6 +515,8 @@ def plan(fi, k):
             for name in re.split(r"[,\s]+", n.args[0].value.strip()):
                 if name and name not in k.defines:
                     v = found.get(name, UNKNOWN)
+                    if v is UNKNOWN:
+                        v = fi.name_default(name)
                     t = text_of(v) if v is not UNKNOWN else None
                     k.const_defines[name] = t if t is not None else guess(name)
     for a, d in zip(args.kwonlyargs, args.kw_defaults):
@@ -459,8 +525,12 @@ def plan(fi, k):
         if t is not None:
             k.defines[a.arg] = t
         elif d is None and a.arg not in tensors:
-            k.defines[a.arg] = guess(a.arg)
-            k.guessed.append(a.arg)
+            v = fi.name_default(a.arg)
+            if v is not UNKNOWN:
+                k.defines[a.arg] = text_of(v)
+            else:
+                k.defines[a.arg] = guess(a.arg)
+                k.guessed.append(a.arg)
 
 
 def _main_block_values(fi):
@@ -600,6 +670,44 @@ def run_defs(cli, target, defines, path, entry, timeout):
     return "FAIL", first
 
 
+def _test_calls(files):
+    """Calls `module.function(...)` that TileLang's test_example_*.py files make of
+    the example modules beside them (the values the example tests run with):
+    {absolute path of the module: {function name: [ast.Call marked _external]}}."""
+    out = {}
+    for p in files:
+        if not os.path.basename(p).startswith("test_"):
+            continue
+        try:
+            tree = ast.parse(open(p, encoding="utf-8").read())
+        except SyntaxError:
+            continue
+        d = os.path.dirname(os.path.abspath(p))
+        mods = {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                for a in n.names:
+                    mods[a.asname or a.name] = a.name
+            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                for a in n.names:  # from example_x import main as example_x_main
+                    mods.setdefault("__fn__" + (a.asname or a.name), (n.module, a.name))
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Call):
+                continue
+            f = n.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in mods:
+                mod, fname = mods[f.value.id], f.attr
+            elif isinstance(f, ast.Name) and "__fn__" + f.id in mods:
+                mod, fname = mods["__fn__" + f.id]
+            else:
+                continue
+            path = os.path.join(d, mod.replace(".", os.sep) + ".py")
+            if os.path.exists(path):
+                n._external = True
+                out.setdefault(path, {}).setdefault(fname, []).append(n)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("examples", nargs="?", default=os.path.join(ROOT, ".tl-examples"))
@@ -607,6 +715,7 @@ def main():
     ap.add_argument("--target", default="cuda", choices=("cuda", "c"))
     ap.add_argument("--md", help="write the Markdown table here too")
     ap.add_argument("--list", action="store_true", help="one line per kernel")
+    ap.add_argument("--defines", action="store_true", help="with --list: the -D values each kernel was compiled with")
     ap.add_argument("--only", help="only files whose path matches this regular expression")
     ap.add_argument("-j", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=60)
@@ -618,6 +727,7 @@ def main():
         files = [f for f in files if re.search(a.only, f)]
     kernels, jobs = [], []
     tmp = tempfile.mkdtemp(prefix="tscov")
+    external = _test_calls(files)
     for p in files:
         text = open(p, encoding="utf-8").read()
         try:
@@ -625,6 +735,7 @@ def main():
         except SyntaxError:
             continue
         fi = FileInfo(os.path.relpath(p), text, tree)
+        fi.external = external.get(os.path.abspath(p), {})
         for k in find_kernels(fi.path, tree):
             plan(fi, k)
             path, entry = source_for(fi, k, tmp)
@@ -646,6 +757,8 @@ def main():
         for k in kernels:
             print("%-6s %s%s  %s" % (k.status, k.label, " (guessed %s)" % ",".join(k.guessed) if k.guessed else "",
                                      k.message))
+            if a.defines:
+                print("         " + " ".join("-D %s=%s" % kv for kv in sorted(k.defines.items())))
     total = len(kernels)
     ok = sum(k.status == "OK" for k in kernels)
     design = sum(k.by_design for k in kernels)
