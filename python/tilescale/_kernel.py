@@ -93,6 +93,11 @@ def define_text(value):
         return repr(value)
     if isinstance(value, str):
         return value
+    if isinstance(value, (tuple, list)):  # -D sizes=[64, 128] (nested too; strings quoted)
+        items = [repr(x) if isinstance(x, str) else define_text(x) for x in value]
+        if isinstance(value, tuple):
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return "[" + ", ".join(items) + "]"
     name = getattr(value, "__tilescale_dtype__", None)  # the shim's T.float16
     if name:
         return name
@@ -104,7 +109,8 @@ def define_text(value):
             return define_text(value.item())
         return str(value)  # np.dtype('float16') -> float16
     raise TypeError("tilescale: compile-time value %r of type %s cannot be passed to the compiler "
-                    "(ints, floats, bools, strings and dtypes can)" % (value, type(value).__name__))
+                    "(ints, floats, bools, strings, dtypes and tuples or lists of them can)"
+                    % (value, type(value).__name__))
 
 
 class _Compiled:

@@ -788,9 +788,59 @@ static bool is_py_float(const char *text) {
  * dtype accepts them).  Such a string is marked (b = true) so that using
  * it as a condition is an error rather than Python's "non-empty is true":
  * -D is_causal=maybe must not mean True. */
+/* "(a, b)" / "[a, b]" (a -D value for a tuple or list parameter, e.g. the
+ * batch sizes of a grouped GEMM): the items, each a -D value of its own
+ * (nested sequences too), split at the commas outside brackets and
+ * quotes.  NULL if text is not such a sequence. */
+static Value *define_seq(Elab *E, const char *name, const char *text) {
+    size_t n = strlen(text);
+    while (n && (text[n - 1] == ' ')) n--;
+    while (*text == ' ') text++, n--;
+    if (n < 2 || !((text[0] == '(' && text[n - 1] == ')') || (text[0] == '[' && text[n - 1] == ']'))) return NULL;
+    TS_VEC(Value *) items = {0};
+    const char *p = text + 1, *end = text + n - 1;
+    while (p < end) {
+        const char *q = p;
+        int depth = 0;
+        char quote = 0;
+        for (; q < end && (depth || quote || *q != ','); q++) {
+            if (quote) {
+                if (*q == quote) quote = 0;
+            } else if (*q == '\'' || *q == '"') {
+                quote = *q;
+            } else if (*q == '(' || *q == '[') {
+                depth++;
+            } else if ((*q == ')' || *q == ']') && depth) {
+                depth--;
+            }
+        }
+        const char *a = p, *b = q;
+        while (a < b && *a == ' ') a++;
+        while (b > a && b[-1] == ' ') b--;
+        if (a == b) {
+            if (q == end) break; /* "(1, 2,)" or "()" */
+            elab_fail(E, TS_ERR_PARAM, (TsLoc){0}, "-D %s=%s: an empty item in the sequence", name, text);
+        }
+        char *item = ts_strndup(E->a, a, (size_t)(b - a));
+        size_t il = strlen(item);
+        if (il >= 2 && (item[0] == '\'' || item[0] == '"') && item[il - 1] == item[0]) {
+            item[il - 1] = 0;
+            Value *sv = val_str(E, item + 1, (TsLoc){0});
+            sv->b = true;
+            ts_vec_push(E->a, items, sv);
+        } else {
+            ts_vec_push(E->a, items, define_value(E, name, item));
+        }
+        p = q < end ? q + 1 : end;
+    }
+    return val_seq(E, text[0] == '(' ? V_TUPLE : V_LIST, items.v, items.n, (TsLoc){0});
+}
+
 Value *define_value(Elab *E, const char *name, const char *text) {
     TsLoc none = {0};
     int64_t i;
+    Value *seq = define_seq(E, name, text);
+    if (seq) return seq;
     int r = parse_py_int(text, &i);
     if (r > 0) return val_int(E, i, none);
     if (r < 0)

@@ -276,3 +276,35 @@ def test_ctypes_mirrors_match_the_header():
     for name in (b"TsTensor", b"TsDefine", b"TsCompileOptions", b"TsParamInfo"):
         assert tilescale._lib.abi_sizeof(name) > 0
     assert tilescale._lib.abi_sizeof(b"nothing") == 0
+
+
+SEQ = """
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1])
+def grouped_scale(sizes, scales, N=16):
+    total = sum(sizes)
+    groups = [(g, sum(sizes[:g]), sizes[g], scales[g]) for g in range(len(sizes))]
+
+    @T.prim_func
+    def main(A: T.Tensor((total, N), "float32"), B: T.Tensor((total, N), "float32")):
+        with T.Kernel(len(sizes), threads=32) as bx:
+            for g, off, n, s in groups:  # a list: unrolled at compile time
+                if bx == g:
+                    for i, j in T.Parallel(n, N):
+                        B[off + i, j] = A[off + i, j] * s
+    return main
+"""
+
+
+@pytest.mark.parametrize("sizes, scales", [([3, 5, 2], (2.0, -1.0, 0.5)), ((4,), [3.0])])
+def test_sequence_parameters(rng, sizes, scales):
+    """Tuples and lists as compile-time values (TileLang's grouped GEMM takes its batch sizes so)."""
+    k = tilescale.compile(SEQ, "grouped_scale", target="c", sizes=sizes, scales=scales)
+    total = sum(sizes)
+    a = rng.standard_normal((total, 16)).astype(np.float32)
+    want = np.concatenate([a[sum(sizes[:g]):sum(sizes[:g]) + n] * s for g, (n, s) in enumerate(zip(sizes, scales))])
+    np.testing.assert_allclose(k(a), want, rtol=1e-6)
+    with pytest.raises(TypeError):
+        tilescale.compile(SEQ, "grouped_scale", target="c", sizes=[3, object()], scales=[1.0, 1.0])
