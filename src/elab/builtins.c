@@ -67,6 +67,9 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_HOST_NOOP3, NS_HOST, "torch.cuda.manual_seed_all") X(B_HOST_NOOP4, NS_HOST, "torch.cuda.empty_cache") \
     X(B_HOST_NOOP5, NS_HOST, "torch.manual_seed") X(B_HOST_NOOP6, NS_HOST, "torch.cuda.manual_seed") \
     X(B_NUM_SMS, NS_HOST, "tilelang.carver.arch.driver.get_num_sms")                   \
+    X(B_IKET_RANGE, NS_HOST, "tilelang.tools.cuda.iket.range")                         \
+    X(B_IKET_MARK, NS_HOST, "tilelang.tools.cuda.iket.mark")                           \
+    X(B_IKET_PAYLOAD, NS_HOST, "tilelang.tools.cuda.iket.payload")                     \
     X(B_TVM_DTYPE, NS_HOST, "tvm.DataType") X(B_TVM_DTYPE2, NS_HOST, "tilelang.tvm.DataType") \
     X(B_TVM_DTYPE3, NS_HOST, "tilelang.DataType")                                      \
     X(B_METHOD, 0, "method") X(B_ISINSTANCE, NS_PY, "isinstance")                      \
@@ -221,7 +224,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
          * down to the function; host_call answers the ones it knows by their full
          * name and refuses the rest, naming them.  torch's dtypes are dtypes. */
         if (!strcmp(m, "torch") || !strncmp(m, "torch.", 6) || !strncmp(m, "tilelang.carver", 15) ||
-            !strcmp(m, "tvm") || !strcmp(m, "tilelang.tvm") ||
+            !strcmp(m, "tvm") || !strcmp(m, "tilelang.tvm") || !strcmp(m, "tilelang.tools.cuda.iket") ||
             (!strcmp(m, "tilelang") && (!strcmp(name, "carver") || !strcmp(name, "tvm")))) {
             TsDType dt = !strcmp(m, "torch") ? ts_dtype_from_name(name) : TS_DTYPE_NONE;
             if (dt != TS_DTYPE_NONE) {
@@ -805,7 +808,11 @@ static Value *host_call(Elab *E, int id, const char *what, Value **args, int nar
     case B_CUDA_CURRENT: target_sm(E, what, loc); return val_int(E, 0, loc);
     case B_CUDA_NAME: target_sm(E, what, loc); return val_str(E, ts_sprintf(E->a, "NVIDIA GPU (%s)", E->caps->arch), loc);
     case B_NUM_SMS: return val_int(E, sm_count(target_sm(E, what, loc)), loc);
-    default: (void)nargs; return val_none(E, loc); /* B_HOST_NOOP*: no effect on the kernel */
+    /* TileLang's IKET instrumentation (tilelang.tools.cuda.iket: named ranges and
+     * marks recorded by a profiler): no events are recorded here, the kernel is
+     * the same without them; iket.range(...) is a context that does nothing */
+    case B_IKET_RANGE: return val_none(E, loc);
+    default: (void)nargs; return val_none(E, loc); /* B_HOST_NOOP*, iket marks: no effect on the kernel */
     }
 }
 

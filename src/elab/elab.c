@@ -411,7 +411,16 @@ static Func *make_func(Elab *E, Env *env, const AstStmt *s) {
 }
 
 static void exec_with(Elab *E, Env *env, const AstStmt *s) {
-    if (s->ntargets != 1)
+    /* `with T.Kernel(...) as bx, iket.range("name"):` — further contexts that do
+     * nothing to the kernel (instrumentation, evaluated to None) are allowed */
+    for (int i = 1; i < s->ntargets; i++) {
+        Value *extra = eval(E, env, s->items[i]);
+        if (extra->kind != V_NONE || s->targets[i])
+            elab_fail(E, TS_ERR_UNSUPPORTED, s->items[i]->loc,
+                      "only `with T.Kernel(...) as ...` is supported (a second context only when it is "
+                      "instrumentation that does nothing here, such as iket.range)");
+    }
+    if (s->ntargets < 1)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "only `with T.Kernel(...) as ...` is supported");
     Value *ctx = eval(E, env, s->items[0]);
     if (ctx->kind == V_ENUM && !strncmp(ctx->s, "Scale.", 6)) { /* T.Scale: comm_builtins.c */
