@@ -53,6 +53,9 @@ for n in 2 4; do
   ok "GEMM-RS overlapped (epilogue push + per-tile signals) x$n" $d/tp_gemm.py --entry gemm_rs_overlap --ranks $n -D M=$((128 * n)) -D N=128 -D KP=64 -D P=$n --in round=1 --check-against gemm_rs_overlap_ref
 done
 ok "Cannon GEMM 2x2 ranks" $d/cannon.py --entry cannon --ranks 4 -D q=2 -D BM=128 -D BN=128 -D BK=128 --check-against cannon_ref
+ok "warp primitives, a range per warp (T.get_thread_binding) x2" $d/warp_prims.py --entry warp_prims --ranks 2 -D M=65536 -D block_M=4096 -D threads=128 --check-against warp_prims_ref
+ok "SUMMA GEMM 2x2 ranks" $d/summa.py --entry summa --ranks 4 -D q=2 -D BM=128 -D BN=128 -D BK=128 --check-against summa_ref
+ok "tile copies x4" $d/tile_copy.py --entry tile_copy --ranks 4 -D M=40 -D N=48 -D BM=16 -D BN=16 --check-against tile_copy_ref
 err "wait nobody answers" "T.wait: timed out after 2000 ms waiting for element 1" $b --entry lonely_wait -D P=2 --ranks 2 --timeout 2
 err "barrier_all skipped by a rank" "T.barrier_all: timed out" $b --entry partial_barrier -D P=3 --ranks 3 --timeout 2
 err "barrier_blocks skipped by a rank" "T.barrier_blocks: timed out" $b --entry partial_barrier_blocks -D P=4 --ranks 4 --timeout 2

@@ -41,6 +41,8 @@ done
 ok "pre-attention a2a x2" $d/seq_parallel_a2a.py --entry pre_attn_a2a --ranks 2 -D P=2 -D B=2 -D H=8 -D S=64 -D D=64 --check-against pre_attn_a2a_ref
 ok "post-attention a2a x2" $d/seq_parallel_a2a.py --entry post_attn_a2a --ranks 2 -D P=2 -D B=2 -D H=8 -D S=64 -D D=64 --check-against post_attn_a2a_ref
 ok "views: AG-GEMM by pulling x2" $d/views.py --entry ag_gemm_views --ranks 2 -D M=64 -D N=64 -D K=64 -D P=2 --check-against ag_gemm_views_ref
+ok "SUMMA 2x2 ranks" $d/summa.py --entry summa --ranks 4 -D q=2 -D BM=128 -D BN=128 -D BK=128 --check-against summa_ref
+ok "warp primitives, a range per warp (T.get_thread_binding) x2" $d/warp_prims.py --entry warp_prims --ranks 2 -D M=65536 -D block_M=4096 -D threads=128 --check-against warp_prims_ref
 ok "MoE x2" $d/moe.py --entry moe --ranks 2 -D P=2 -D TOK=64 -D H=64 -D E=2 -D K=2 --check-against moe_ref
 echo "dist_tile_copy checks: $pass passed, $fail failed"
 median() { sed -n 's/^bench: median \([0-9.]*\) ms.*/\1/p'; }

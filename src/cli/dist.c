@@ -22,7 +22,8 @@
  * are signals, counters and barriers in distributed kernels).
  *
  * --check-against REF runs REF, a plain single-rank entry of the same
- * file (given -D P=N besides the run's -D values), on all ranks' tensors stacked along a new leading axis of extent N
+ * file or, written FILE:ENTRY, of another (given -D P=N besides the run's
+ * -D values), on all ranks' tensors stacked along a new leading axis of extent N
  * (parameter `A` of shape S becomes [N, *S]), as they were before the
  * launch, and compares slice r of its float tensors afterwards with rank
  * r's.  References are thus ordinary naive tile kernels that see the whole
@@ -143,7 +144,15 @@ int ts_cli_run_dist(CliOpts *op) {
         for (int i = 0; i < o.ndefs; i++) rdefs[i] = o.defs[i];
         rdefs[o.ndefs].name = "P";
         rdefs[o.ndefs].value = pval;
-        int bad = ts_compile_file(ctx, o.file, o.check, rdefs, o.ndefs + !have_p, &rco, &ref);
+        /* REF may be FILE:ENTRY, a reference kept in another file (for
+         * kernels whose files are not ours to change, TileScale's own) */
+        const char *colon = strrchr(o.check, ':');
+        char *rfile = colon ? strndup(o.check, (size_t)(colon - o.check)) : NULL;
+        int bad = colon && !rfile;
+        if (!bad)
+            bad = ts_compile_file(ctx, rfile ? rfile : o.file, colon ? colon + 1 : o.check, rdefs,
+                                  o.ndefs + !have_p, &rco, &ref);
+        free(rfile);
         free(rdefs);
         if (bad) {
             fprintf(stderr, "%s", ts_last_error(ctx));

@@ -246,7 +246,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
             v->s = ts_sprintf(E->a, "GemmWarpPolicy.%s", name);
             return v;
         }
-        return NULL;
+        return comm_enum_attr(E, obj, name, loc);
     case V_BUFFER:
     case V_REGION: {
         IrBuffer *b = obj->kind == V_BUFFER ? obj->buf : obj->reg.buf;
@@ -267,6 +267,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
     }
     case V_DTYPE:
         if (!strcmp(name, "bits")) return val_int(E, ts_dtype_bits(obj->dt), loc);
+        if (!strcmp(name, "itemsize")) return val_int(E, (ts_dtype_bits(obj->dt) + 7) / 8, loc); /* torch.dtype's */
         if (!strcmp(name, "lanes")) return val_int(E, 1, loc);
         if (is_method(obj, name)) return method_value(E, obj, name, loc);
         return NULL;

@@ -66,12 +66,63 @@ static const char *const comm_names[C_COUNT] = {
 #undef X
 };
 
+/* NVSHMEM's comparison and signal-operation numbers (nvshmem's
+ * NVSHMEM_CMP_* and NVSHMEM_SIGNAL_*; TileScale spells them T.CmpType.GE,
+ * T.Amo.SIGNAL_ADD and T.NVSHMEM_CMP_GE): what T.signal_wait_until and
+ * the signal ops take. */
+static const struct {
+    const char *name; /* as in T.CmpType.<name> / T.Amo.<name> / T.NVSHMEM_<...> */
+    int value;        /* NVSHMEM's number */
+} cmp_names[] = {{"EQ", 0}, {"NE", 1}, {"GT", 2}, {"LE", 3}, {"LT", 4}, {"GE", 5}},
+  amo_names[] = {{"SIGNAL_SET", 9}, {"SIGNAL_ADD", 10}, {"AMO_SIGNAL_SET", 9}, {"AMO_SIGNAL_ADD", 10}};
+
+Value *comm_enum_attr(Elab *E, const Value *obj, const char *name, TsLoc loc) {
+    int cmp = !strcmp(obj->s, "CmpType");
+    if (!cmp && strcmp(obj->s, "Amo")) return NULL;
+    int n = cmp ? (int)(sizeof cmp_names / sizeof cmp_names[0]) : (int)(sizeof amo_names / sizeof amo_names[0]);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(name, cmp ? cmp_names[i].name : amo_names[i].name))
+            return val_int(E, cmp ? cmp_names[i].value : amo_names[i].value, loc);
+    elab_fail(E, TS_ERR_NAME, loc, "T.%s.%s is not supported (%s)", obj->s, name,
+              cmp ? "EQ, NE, GT, LE, LT, GE" : "SIGNAL_SET, SIGNAL_ADD: the signal operations");
+    return NULL;
+}
+
+/* The *_warp names: called by the lanes of a warp together, one range
+ * (op/comm.h: PUT f1). */
+static int is_warp(int c) {
+    return c == C_PUT_WARP || c == C_GET_WARP || c == C_PUTMEM_NBI_WARP || c == C_PUTMEM_WARP ||
+           c == C_GETMEM_NBI_WARP || c == C_GETMEM_WARP || c == C_PUTMEM_SIGNAL_NBI_WARP || c == C_PUTMEM_SIGNAL_WARP;
+}
+
+Value *comm_host_map(Elab *E, const Value *m, const Value *key, TsLoc loc) {
+    size_t n = strlen(m->s);
+    int dsize = n >= 9 && !strcmp(m->s + n - 9, "dsize_map");
+    if (!strstr(m->s, "distributed") || (!dsize && (n < 9 || strcmp(m->s + n - 9, "dtype_map")))) return NULL;
+    TsDType dt = key->kind == V_DTYPE ? key->dt : key->kind == V_STR ? ts_dtype_from_name(key->s) : TS_DTYPE_NONE;
+    if (dt == TS_DTYPE_NONE) elab_fail(E, TS_ERR_TYPE, loc, "%s: the key must be a dtype name", m->s);
+    if (dsize) return val_int(E, (ts_dtype_bits(dt) + 7) / 8, loc);
+    Value *v = val_new(E, V_DTYPE, loc);
+    v->dt = dt;
+    return v;
+}
+
 Value *comm_builtin_lookup(Elab *E, const char *name, TsLoc loc) {
     if (!strcmp(name, "FullRow") || !strcmp(name, "FullCol") || !strcmp(name, "Replica")) {
         Value *v = val_new(E, V_ENUM, loc); /* a device layout for T.view */
         v->s = ts_sprintf(E->a, "Layout.%s", name);
         return v;
     }
+    if (!strcmp(name, "CmpType") || !strcmp(name, "Amo")) {
+        Value *v = val_new(E, V_ENUM, loc); /* comm_enum_attr gives its members */
+        v->s = !strcmp(name, "Amo") ? "Amo" : "CmpType";
+        return v;
+    }
+    if (!strncmp(name, "NVSHMEM_CMP_", 12))
+        for (size_t i = 0; i < sizeof cmp_names / sizeof cmp_names[0]; i++)
+            if (!strcmp(name + 12, cmp_names[i].name)) return val_int(E, cmp_names[i].value, loc);
+    if (!strcmp(name, "NVSHMEM_SIGNAL_SET") || !strcmp(name, "NVSHMEM_SIGNAL_ADD"))
+        return val_int(E, !strcmp(name, "NVSHMEM_SIGNAL_SET") ? 9 : 10, loc);
     for (int i = 0; i < C_COUNT; i++)
         if (!strcmp(comm_names[i], name)) {
             Value *v = val_new(E, V_BUILTIN, loc);
@@ -614,6 +665,7 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
         s->op->nr = 2;
         s->op->args[1] = int_arg(E, A, creq(E, A, 2, "size"), "size");
         s->op->args[0] = peer_arg(E, A, comm_arg(E, A, 3, get ? "src_pe" : "dst_pe"));
+        s->op->cflags[1] = is_warp(c);
         emit(E, s);
         return val_none(E, loc);
     }
@@ -630,6 +682,7 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
         s->op->nr = 2;
         s->op->args[1] = bytes_to_elems(E, int_arg(E, A, creq(E, A, 2, "nelems"), "the byte count"), s->op->r[1].buf->dt);
         s->op->args[0] = peer_arg(E, A, creq(E, A, 3, "pe"));
+        s->op->cflags[1] = is_warp(c);
         emit(E, s);
         return val_none(E, loc);
     }
@@ -651,6 +704,7 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
                       A->fn, (long long)so);
         op->cflags[0] = so == 10 ? TS_SIG_ADD : TS_SIG_SET;
         op->args[0] = peer_arg(E, A, creq(E, A, 6, "pe"));
+        op->cflags[1] = is_warp(c);
         emit(E, s);
         return val_none(E, loc);
     }

@@ -212,6 +212,12 @@ Value *builtin_global(Elab *E, const char *name, TsLoc loc);           /* NULL i
  * ELAB_COMM_BASE up (below builtins.c's intrinsic ids). */
 #define ELAB_COMM_BASE 500
 Value *comm_builtin_lookup(Elab *E, const char *name, TsLoc loc);
+/* TileScale's host dtype tables indexed by a dtype name
+ * (tilelang.distributed.utils: dtype_map[d] a dtype, dsize_map[d] its
+ * bytes), or NULL when m is another module. */
+Value *comm_host_map(Elab *E, const Value *m, const Value *key, TsLoc loc);
+/* A member of T.CmpType / T.Amo (NVSHMEM's numbers), or NULL for other enums. */
+Value *comm_enum_attr(Elab *E, const Value *obj, const char *name, TsLoc loc);
 Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **kw, Value **kwv, int nkw,
                          TsLoc loc);
 /* T.copy(src, dst, dst=rank | src=rank): handled (true) or not a remote copy. */

@@ -488,6 +488,10 @@ Value *subscript(Elab *E, Env *env, const AstExpr *x) {
         if (i < 0 || i >= n) elab_fail(E, TS_ERR_TYPE, loc, "string index out of range");
         return val_str(E, ts_strndup(E->a, base->s + i, 1), loc);
     }
+    if (base->kind == V_MODULE) {
+        Value *v = comm_host_map(E, base, ix, loc);
+        if (v) return v;
+    }
     elab_fail(E, TS_ERR_TYPE, loc, "a %s cannot be indexed", val_kind_name(base));
 }
 

@@ -23,6 +23,11 @@
  *            whose byte count is converted to elements).  With a signal
  *            (nr == 3): afterwards r2 (on the peer) is set to / increased
  *            by a2 (f0 = TsCommSigOp), ordered after the data.
+ *            f1 = 1: a warp variant (T.put_warp, T.putmem_*_warp): on CUDA,
+ *            in per-thread code, the lanes of a warp that call it together
+ *            with one range share it (TileScale's warp primitives are
+ *            called by a whole warp), one of them then signals; elsewhere
+ *            as the block form.
  *            Rows form (a remote tile copy, op/comm.c): r0 and r1 each have
  *            one axis of extent R > 1 (the others 1): R rows of a1
  *            elements, row i starting at index start + i along that axis

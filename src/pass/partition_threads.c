@@ -37,6 +37,10 @@
  *     index or value differs between threads is wrapped the same way
  *     (each thread stores its own).
  *
+ * A communication op whose operands differ between threads is wrapped
+ * the same way (each thread, or each warp for the *_warp primitives, does
+ * its own: TileScale's warp-level code).
+ *
  * Everything else (lets, allocations, private stores, uniform loops and
  * ifs, tensor-core gemms and communication ops, which are collective,
  * async commits and waits, barriers) stays uniform.  After this pass the
@@ -53,6 +57,7 @@
  * threads read the same element after a barrier).
  */
 #include "ir/arith.h"
+#include "ir/tileop.h"
 #include "ir/walk.h"
 #include "pass/pass.h"
 
@@ -107,6 +112,22 @@ static bool varying_node(const IrExpr *e, void *ctx) {
 /* Can e differ between the threads of a block? */
 static bool expr_varies(Part *p, const IrExpr *e) { return e && ir_expr_any(e, varying_node, p); }
 
+/* A communication op whose peer, operands or addresses differ between
+ * threads (TileScale's warp-level code: `T.put_warp(src[warp_start], ...)`
+ * with warp_start from T.get_thread_binding) is not one op of the whole
+ * block: each thread does its own (the CUDA emitter's per-thread form, a
+ * warp variant shared by the lanes that call it with one range). */
+static bool comm_varies(Part *p, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    if (!op || op->kind != TS_OP_COMM) return false;
+    for (int i = 0; i < 3; i++)
+        if (expr_varies(p, op->args[i])) return true;
+    for (int r = 0; r < op->nr; r++)
+        for (int d = 0; d < op->r[r].ndim; d++)
+            if (expr_varies(p, op->r[r].start[d]) || expr_varies(p, op->r[r].extent[d])) return true;
+    return false;
+}
+
 /* Do the expressions of s itself (not of its children) differ between threads? */
 static bool header_varies(Part *p, const IrStmt *s) {
     switch (s->kind) {
@@ -121,6 +142,7 @@ static bool header_varies(Part *p, const IrStmt *s) {
     case IR_S_LET: return expr_varies(p, s->let.value);
     case IR_S_PRINT: return expr_varies(p, s->print.value) || (s->print.buf && buf_varies(p, s->print.buf));
     case IR_S_EVAL: return expr_varies(p, s->eval.e);
+    case IR_S_TILEOP: return comm_varies(p, s);
     default: return false;
     }
 }
@@ -151,6 +173,11 @@ static void mark_stmt(Part *p, const IrStmt *s, bool vary) {
         return;
     case IR_S_VCOPY:
         if (is_private(s->vcopy.dst)) mark_buf(p, s->vcopy.dst);
+        return;
+    case IR_S_TILEOP: /* T.ld into a register of a thread of its own */
+        if (s->op && s->op->kind == TS_OP_COMM && s->op->comm == TS_COMM_LD && s->op->nr > 1 &&
+            is_private(s->op->r[1].buf) && (vary || header_varies(p, s)))
+            mark_buf(p, s->op->r[1].buf);
         return;
     case IR_S_LET:
         if (vary || header_varies(p, s)) mark_var(p, s->let.var);
@@ -541,6 +568,9 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
         return thread_range(p, "t", ir_i32(p->a, header_varies(p, s) ? p->nt : 1), s, s->loc);
     case IR_S_VCOPY:
         return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc);
+    case IR_S_TILEOP:
+        if (comm_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc);
+        return NULL;
     default: return NULL;
     }
 }

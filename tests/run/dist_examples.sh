@@ -45,3 +45,9 @@ done
 check $d/cannon.py --entry cannon --ranks 4 -D q=2 -D BM=64 -D BN=64 -D BK=64 --check-against cannon_ref
 check $d/cannon.py --entry cannon --ranks 9 -D q=3 -D BM=32 -D BN=32 -D BK=32 --check-against cannon_ref
 check $d/cannon.py --entry cannon --ranks 1 -D q=1 -D BM=64 -D BN=32 -D BK=32 --check-against cannon_ref
+# a reference in another file (--check-against FILE:ENTRY, as TileScale's own examples are checked)
+check $d/put_block.py --entry kernel_ --ranks 2 -D M=4096 -D num_rank=2 -D block_M=512 -D threads=128 --check-against tests/tools/tilescale_refs.py:put_block_ref
+# SUMMA on q x q ranks (row/column broadcasts by remote tile copies, a barrier per step)
+check $d/summa.py --entry summa --ranks 4 -D q=2 -D BM=64 -D BN=64 -D BK=64 --check-against summa_ref
+check $d/summa.py --entry summa --ranks 9 -D q=3 -D BM=32 -D BN=64 -D BK=32 --check-against summa_ref
+check $d/summa.py --entry summa --ranks 1 -D q=1 -D BM=64 -D BN=32 -D BK=32 --check-against summa_ref

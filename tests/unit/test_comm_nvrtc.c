@@ -41,6 +41,8 @@ static const Case cases[] = {
     {"examples/distributed/tp_gemm.py", "gemm_rs_overlap", {{"M", "256"}, {"N", "64"}, {"KP", "64"}, {"P", "4"}}, 4},
     {"examples/distributed/cannon.py", "cannon", {{"q", "2"}, {"BM", "64"}, {"BN", "64"}, {"BK", "64"}}, 4},
     {"examples/distributed/tile_copy.py", "tile_copy", {{"M", "40"}, {"N", "48"}, {"BM", "16"}, {"BN", "16"}}, 4},
+    {"examples/distributed/summa.py", "summa", {{"q", "2"}, {"BM", "64"}, {"BN", "64"}, {"BK", "64"}}, 4},
+    {"examples/distributed/warp_prims.py", "warp_prims", {{"M", "65536"}, {"block_M", "4096"}, {"threads", "128"}}, 3},
     {"examples/distributed/per_thread.py", "per_thread", {{"P", "4"}, {"N", "300"}}, 2},
     {"examples/distributed/moe.py", "moe", {{"P", "4"}, {"TOK", "16"}, {"H", "32"}, {"E", "2"}, {"K", "2"}}, 5},
     {"tests/run/dist_bad.py", "lonely_wait", {{"P", "4"}}, 1},
@@ -89,6 +91,8 @@ int main(void) {
         if (!strcmp(c->entry, "kernel_")) CHECK_CONTAINS(src, "uint4 *ts_vd"); /* 16-byte moves in T.put_block */
         /* remote tile copies as ranges of 16-byte moves by the whole block */
         if (!strcmp(c->entry, "tile_copy") || !strcmp(c->entry, "reduce_scatter")) CHECK_CONTAINS(src, "uint4 *ts_vd");
+        /* warp primitives with per-warp ranges: the lanes of a warp share each range */
+        if (!strcmp(c->entry, "warp_prims")) CHECK_CONTAINS(src, "ts_i += ts_wn");
         if (!strcmp(c->entry, "per_thread")) /* each thread its own waits: no block verdict */
             CHECK(strstr(src, "if (ts_tid == 0)") == NULL);
         for (int a = 0; a < 2; a++) {

@@ -287,12 +287,11 @@ static void emit_verdict(Ce *c) {
  * vectors, a tail): one 128-bit load and store per thread and step
  * instead of one per element, which is what brings a put near the
  * device's copy bandwidth (issue 6's goal: >= 90% of a device copy). */
-static void emit_copy_loop(Ce *c, TsDType dt, int step) {
-    const char *first = c->pt ? "0" : "ts_tid";
+static void emit_copy_loop(Ce *c, TsDType dt, const char *first, const char *step) {
     int64_t es = esize(dt);
     line(c);
     if (ts_dtype_bits(dt) < 8 || 16 % es != 0) {
-        outf(c, "if (ts_dp && ts_sp) for (ts_i64 ts_i = %s; ts_i < ts_cnt; ts_i += %d) ts_dp[ts_i] = ts_sp[ts_i];\n",
+        outf(c, "if (ts_dp && ts_sp) for (ts_i64 ts_i = %s; ts_i < ts_cnt; ts_i += %s) ts_dp[ts_i] = ts_sp[ts_i];\n",
              first, step);
         return;
     }
@@ -306,7 +305,7 @@ static void emit_copy_loop(Ce *c, TsDType dt, int step) {
             "if (ts_h > ts_cnt) ts_h = ts_cnt; ts_nv = (ts_cnt - ts_h) / %lld; }\n",
          (long long)es, per);
     line(c);
-    outf(c, "for (ts_i64 ts_i = %s; ts_i < ts_h; ts_i += %d) ts_dp[ts_i] = ts_sp[ts_i];\n", first, step);
+    outf(c, "for (ts_i64 ts_i = %s; ts_i < ts_h; ts_i += %s) ts_dp[ts_i] = ts_sp[ts_i];\n", first, step);
     line(c);
     out(c, "const uint4 *ts_vs = (const uint4 *)(ts_sp + ts_h);\n");
     line(c);
@@ -314,9 +313,9 @@ static void emit_copy_loop(Ce *c, TsDType dt, int step) {
     line(c);
     out(c, "#pragma unroll 4\n");
     line(c);
-    outf(c, "for (ts_i64 ts_i = %s; ts_i < ts_nv; ts_i += %d) ts_vd[ts_i] = ts_vs[ts_i];\n", first, step);
+    outf(c, "for (ts_i64 ts_i = %s; ts_i < ts_nv; ts_i += %s) ts_vd[ts_i] = ts_vs[ts_i];\n", first, step);
     line(c);
-    outf(c, "for (ts_i64 ts_i = ts_h + ts_nv * %lld + %s; ts_i < ts_cnt; ts_i += %d) ts_dp[ts_i] = ts_sp[ts_i];\n", per,
+    outf(c, "for (ts_i64 ts_i = ts_h + ts_nv * %lld + %s; ts_i < ts_cnt; ts_i += %s) ts_dp[ts_i] = ts_sp[ts_i];\n", per,
          first, step);
     c->ind--;
     line(c);
@@ -328,8 +327,7 @@ static void emit_copy_loop(Ce *c, TsDType dt, int step) {
  * this one): item i is (row i / n, column i % n), kept incrementally so
  * the loop divides only once.  16-byte vectors when both bases, the row
  * length and both row strides allow, else elements. */
-static void emit_copy_rows(Ce *c, TsDType dt, int64_t rows, int step) {
-    const char *first = c->pt ? "0" : "ts_tid";
+static void emit_copy_rows(Ce *c, TsDType dt, int64_t rows, const char *first, const char *step) {
     int64_t es = esize(dt);
     const char *st = storage(c, dt);
     line(c);
@@ -349,8 +347,8 @@ static void emit_copy_rows(Ce *c, TsDType dt, int64_t rows, int step) {
             out(c, "{\n");
         c->ind++;
         line(c);
-        outf(c, "const ts_i64 ts_n = ts_cnt / %lld, ts_dr = ts_drs / %lld, ts_sr = ts_srs / %lld, ts_q = %d / ts_n, "
-                "ts_m = %d %% ts_n;\n", per, per, per, step, step);
+        outf(c, "const ts_i64 ts_n = ts_cnt / %lld, ts_dr = ts_drs / %lld, ts_sr = ts_srs / %lld, ts_q = (%s) / ts_n, "
+                "ts_m = (%s) %% ts_n;\n", per, per, per, step, step);
         line(c);
         outf(c, "const %s *ts_vs = (const %s *)ts_sp;\n", t, t);
         line(c);
@@ -358,7 +356,7 @@ static void emit_copy_rows(Ce *c, TsDType dt, int64_t rows, int step) {
         line(c);
         outf(c, "ts_i64 ts_r = %s / ts_n, ts_j = %s %% ts_n;\n", first, first);
         line(c);
-        outf(c, "for (ts_i64 ts_i = %s; ts_i < %lld * ts_n; ts_i += %d) {\n", first, (long long)rows, step);
+        outf(c, "for (ts_i64 ts_i = %s; ts_i < %lld * ts_n; ts_i += %s) {\n", first, (long long)rows, step);
         c->ind++;
         line(c);
         out(c, "ts_vd[ts_r * ts_dr + ts_j] = ts_vs[ts_r * ts_sr + ts_j];\n");
@@ -391,6 +389,17 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
     if (esize(src->buf->dt) != esize(dst->buf->dt))
         ts_fail_at(c->h->x->d, TS_ERR_TYPE, c->s->loc, "T.%s: '%s' and '%s' have elements of different sizes",
                    ts_comm_name(op->comm), src->buf->name, dst->buf->name);
+    /* a warp variant in per-thread code: the lanes that call it together
+     * with one range share it (op/comm.h) */
+    int warp = c->pt && op->cflags[1] == 1;
+    char step[32];
+    snprintf(step, sizeof step, "%d", c->pt ? 1 : nthreads);
+    const char *first = warp ? "ts_wl" : c->pt ? "0" : "ts_tid";
+    if (warp) {
+        line(c);
+        out(c, "unsigned ts_wg = 0; int ts_wl = 0, ts_wn = 1; /* the lanes sharing this range, this one's place */\n");
+        snprintf(step, sizeof step, "ts_wn");
+    }
     open_block(c, "");
     line(c);
     out(c, "const ts_i64 ts_cnt = (ts_i64)(");
@@ -398,6 +407,12 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
     out(c, ");\n");
     emit_remote(c, "ts_dp", dst, !get, "ts_cnt");
     emit_remote(c, "ts_sp", src, get, "ts_cnt");
+    if (warp) {
+        line(c);
+        out(c, "{ const unsigned ts_am = __activemask(); ts_wg = __match_any_sync(ts_am, (unsigned long long)ts_dp) & "
+               "__match_any_sync(ts_am, (unsigned long long)ts_sp) & __match_any_sync(ts_am, (unsigned long long)ts_cnt); "
+               "ts_wl = __popc(ts_wg & ((1u << (ts_tid & 31)) - 1u)); ts_wn = __popc(ts_wg); }\n");
+    }
     int64_t rows = 1;
     int ad = ts_comm_rows_axis(dst, &rows), as = ts_comm_rows_axis(src, &rows);
     if (ad >= 0 && as >= 0) {
@@ -413,15 +428,19 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
         emit_remote_off(c, "ts_dl", dst, !get, "ts_cnt", off);
         snprintf(off, sizeof off, "%lld * ts_srs", (long long)(rows - 1));
         emit_remote_off(c, "ts_sl", src, get, "ts_cnt", off);
-        emit_copy_rows(c, dst->buf->dt, rows, c->pt ? 1 : nthreads);
+        emit_copy_rows(c, dst->buf->dt, rows, first, step);
     } else {
-        emit_copy_loop(c, dst->buf->dt, c->pt ? 1 : nthreads);
+        emit_copy_loop(c, dst->buf->dt, first, step);
     }
     close_block(c);
     if (op->nr == 3) {
         line(c);
-        out(c, c->pt ? "__threadfence_system();\n" : "__syncthreads();\n");
-        open_block(c, c->pt ? "" : "if (ts_tid == 0) ");
+        out(c, warp ? "__threadfence_system();\n" : c->pt ? "__threadfence_system();\n" : "__syncthreads();\n");
+        if (warp) {
+            line(c);
+            out(c, "__syncwarp(ts_wg);\n");
+        }
+        open_block(c, warp ? "if (ts_wl == 0) " : c->pt ? "" : "if (ts_tid == 0) ");
         emit_remote(c, "ts_sg", &op->r[2], 1, "1");
         line(c);
         out(c, "if (ts_sg) {\n");

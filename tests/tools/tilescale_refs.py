@@ -1,0 +1,87 @@
+# References for TileScale's own distributed examples (github.com/tile-ai/tilescale,
+# examples/distributed), which tests/tools/tilescale_compat.sh runs unchanged on sim
+# ranks with `--check-against tests/tools/tilescale_refs.py:ENTRY`.  Each is written
+# from what the example's host code expects (its torch reference or the data it
+# scatters), as a naive kernel over all ranks' tensors stacked along a leading axis
+# of extent P; each takes the same compile-time parameters as the kernel it checks.
+import tilelang
+import tilelang.language as T
+
+
+# example_simple_shift.py: every block puts block_M x block_N elements of A from
+# its start to B's start on rank + 1 (one tile: M = block_M, N = block_N).
+def simple_shift_ref(M, N, block_M, block_N, P, dtype="float16"):
+    @T.prim_func
+    def main(A: T.Tensor((P, M, N), dtype), B: T.Tensor((P, M, N), dtype)):
+        with T.Kernel(P, threads=1) as (r):
+            for i in T.serial(block_M):
+                for j in T.serial(block_N):
+                    B[r, i, j] = A[(r + P - 1) % P, i, j]
+
+    return main
+
+
+# primitives/example_put_block.py: dst on rank r ^ 1 receives src of rank r.
+def put_block_ref(M, num_rank, block_M, threads, P):
+    @T.prim_func
+    def main(dst: T.Tensor((P, M), "float32"), src: T.Tensor((P, M), "float32")):
+        with T.Kernel(P, threads=1) as (r):
+            for i in T.serial(M):
+                dst[r, i] = src[r ^ 1, i]
+
+    return main
+
+
+# primitives/example_get_block.py: rank r pulls src of rank r ^ 1 into dst.
+def get_block_ref(M, num_rank, block_M, threads, P):
+    @T.prim_func
+    def main(dst: T.Tensor((P, M), "float32"), src: T.Tensor((P, M), "float32")):
+        with T.Kernel(P, threads=1) as (r):
+            for i in T.serial(M):
+                dst[r, i] = src[r ^ 1, i]
+
+    return main
+
+
+# example_allgather.py: rank p's rows (M / PE_num of them) go to rows
+# p * M / PE_num of B on every other rank; a rank's own slot is the host's
+# to fill (a local copy before the kernel), so it keeps what it held.
+def allgather_ref(PE_num, M, N, P, dtype="float16"):
+    Mr = M // PE_num
+
+    @T.prim_func
+    def main(A: T.Tensor((P, Mr, N), dtype), B: T.Tensor((P, M, N), dtype)):
+        with T.Kernel(P, threads=1) as (r):
+            for p in T.serial(P):
+                if p != r:
+                    for i in T.serial(Mr):
+                        for j in T.serial(N):
+                            B[r, p * Mr + i, j] = A[p, i, j]
+
+    return main
+
+
+# example_allgather_gemm.py (one tile: M = block_M, K = block_K): A_ag on every
+# rank is all ranks' A stacked, signal[k] = k + 1, C = A_ag @ B.
+def allgather_gemm_ref(PE_num, M, N, K, block_M, block_N, block_K, P, dtype="float16"):
+    @T.prim_func
+    def main(
+        A: T.Tensor((P, M, K), dtype),
+        A_ag: T.Tensor((P, M * PE_num, K), dtype),
+        B: T.Tensor((P, K, N), dtype),
+        signal: T.Tensor((P, PE_num), "uint64"),
+        C: T.Tensor((P, M * PE_num, N), dtype),
+    ):
+        with T.Kernel(P, threads=1) as (r):
+            for p in T.serial(P):
+                for i in T.serial(M):
+                    for k in T.serial(K):
+                        A_ag[r, p * M + i, k] = A[p, i, k]
+                    for n in T.serial(N):
+                        acc = T.alloc_var("float32")
+                        acc = 0.0
+                        for k in T.serial(K):
+                            acc = acc + T.cast(A[p, i, k], "float32") * T.cast(B[r, k, n], "float32")
+                        C[r, p * M + i, n] = acc
+
+    return main
