@@ -112,6 +112,10 @@ CASES = [
        2 * 8192 * 8192 * 4),
     bw("rms", "rms_norm.py 8190×8100 f32 (partial tiles)", "examples/rms_norm.py", "rms_norm", 8190, 8100,
        "F.rms_norm", 2 * 8190 * 8100 * 4),
+    # the row form (TileLang's own benchmark of its example: one row per block,
+    # read once); the split-K rows above read every row twice by construction
+    bw("rms", "rms_norm.py rms_norm_row 8192² f32 (row form, 1 row/block)", "examples/rms_norm.py", "rms_norm_row",
+       8192, 8192, "F.rms_norm", 2 * 8192 * 8192 * 4),
 ]
 if QUICK:
     CASES = [c for i, c in enumerate(CASES) if i in (0, 5, 10, 12, 14)]

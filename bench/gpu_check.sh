@@ -76,6 +76,10 @@ check "split-K gemm, two kernels 50x70x128/2" $SK --entry splitk_gemm -D M=50 -D
 check "rms_norm 96x320" $RM --entry rms_norm -D M=96 -D N=320 $C
 check "rms_norm 50x100" $RM --entry rms_norm -D M=50 -D N=100 $C
 check "rms_norm 4096x4096" $RM --entry rms_norm -D M=4096 -D N=4096 $C
+check "rms_norm_row 37x1024 (a row over 4 warps)" $RM --entry rms_norm_row -D M=37 -D N=1024 $C
+check "rms_norm_row 9x512 blk_m=2 (2 warps a row)" $RM --entry rms_norm_row -D M=9 -D N=512 -D blk_m=2 $C
+check "rms_norm_row 20x320 (shared fallback)" $RM --entry rms_norm_row -D M=20 -D N=320 $C
+check "rms_norm_row 2048x8192" $RM --entry rms_norm_row -D M=2048 -D N=8192 $C
 check "softmax 200x96" $SM --entry softmax -D M=200 -D N=96 $C
 check "softmax 1000x1024 (64 KB smem)" $SM --entry softmax -D M=1000 -D N=1024 $C
 check "flashattn b1 h2 s128 d64" $FA --entry flashattn -D batch=1 -D heads=2 -D seq_len=128 -D dim=64 -D is_causal=False $C

@@ -535,6 +535,8 @@ void ir_interp_run(IrInterp *in, const IrStmt *s) { exec(in, s); }
 
 double ir_interp_eval(IrInterp *in, const IrExpr *e) { return as_double(eval(in, e), e->dt); }
 
+double ir_interp_round(double x, TsDType dt) { return round_to(x, dt); }
+
 const char *ir_interp_output(IrInterp *in) { return ts_buf_str(&in->out); }
 
 int64_t ir_interp_steps(const IrInterp *in) { return in->steps; }

@@ -44,6 +44,8 @@ void ir_interp_run_grid(IrInterp *in);
 /* Run one statement / evaluate one expression with the current bindings. */
 void ir_interp_run(IrInterp *in, const IrStmt *s);
 double ir_interp_eval(IrInterp *in, const IrExpr *e);
+/* x rounded to how a float buffer of dtype dt stores it (as a cast does). */
+double ir_interp_round(double x, TsDType dt);
 /* Text printed by IR_S_PRINT statements so far. */
 const char *ir_interp_output(IrInterp *in);
 /* Number of statements executed (a rough cost measure for tests). */

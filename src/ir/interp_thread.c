@@ -553,8 +553,9 @@ static void do_store(IrTInterp *x, Th *t, const IrStmt *s) {
 
 static void do_vcopy(IrTInterp *x, Th *t, const IrStmt *s) {
     const IrBuffer *db = s->vcopy.dst, *sb = s->vcopy.src;
-    if (db->dt != sb->dt)
-        rt_fail(x, s->loc, "interp: vector copy from %s (%s) to %s (%s): dtypes differ", sb->name,
+    bool conv = db->dt != sb->dt; /* a converting copy: each element rounded to dst's dtype */
+    if (conv && (!ir_vcopy_dtypes_ok(db->dt, sb->dt) || s->vcopy.async))
+        rt_fail(x, s->loc, "interp: %svector copy from %s (%s) to %s (%s)", s->vcopy.async ? "async " : "", sb->name,
                 ts_dtype_name(sb->dt), db->name, ts_dtype_name(db->dt));
     if (s->vcopy.ndi > MAXD || s->vcopy.nsi > MAXD || s->vcopy.ndi < 1 || s->vcopy.nsi < 1)
         rt_fail(x, s->loc, "interp: vector copy with %d/%d indices", s->vcopy.ndi, s->vcopy.nsi);
@@ -569,6 +570,7 @@ static void do_vcopy(IrTInterp *x, Th *t, const IrStmt *s) {
         double v = 0;
         if (pred) v = *access(x, t, t->id, sb, si, s->vcopy.nsi, A_READ, s->loc);
         else if (db->scope == IR_SCOPE_GLOBAL) goto next;
+        if (conv) v = ir_interp_round(v, db->dt);
         if (s->vcopy.async) {
             Mem *m = mem_of(x, db, s->loc);
             int64_t off = offset(x, t, m, di, s->vcopy.ndi, s->loc);

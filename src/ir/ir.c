@@ -526,6 +526,12 @@ IrStmt *ir_stmt(TsArena *a, IrStmtKind kind, TsLoc loc) {
 
 IrStmt *ir_seq(TsArena *a) { return ir_stmt(a, IR_S_SEQ, (TsLoc){0}); }
 
+bool ir_vcopy_dtypes_ok(TsDType dst, TsDType src) {
+    if (dst == src) return true;
+    bool d16 = dst == TS_FLOAT16 || dst == TS_BFLOAT16, s16 = src == TS_FLOAT16 || src == TS_BFLOAT16;
+    return (d16 && src == TS_FLOAT32) || (s16 && dst == TS_FLOAT32);
+}
+
 void ir_seq_push(TsArena *a, IrStmt *seq, IrStmt *s) {
     if (!s) return;
     ts_vec_push(a, seq->seq, s);

@@ -294,7 +294,10 @@ struct IrStmt {
          * dimension of both (contiguous there).  When `pred` (may be NULL:
          * always) is false: nothing is read; a non-global dst gets zeros, a
          * global dst is left alone.  `async`: a cp.async copy (global ->
-         * shared), complete only after its group is waited for. */
+         * shared), complete only after its group is waited for.  A
+         * converting copy: dst and src of different dtypes (float32 and
+         * float16 or bfloat16, never async), each element rounded to dst's
+         * dtype as a cast would (ir_vcopy_converts). */
         struct {
             IrBuffer *dst, *src;
             IrExpr **didx, **sidx;
@@ -388,6 +391,10 @@ IrStmt *ir_seq(TsArena *a);
 void ir_seq_push(TsArena *a, IrStmt *seq, IrStmt *s);
 IrStmt *ir_for(TsArena *a, IrVar *v, IrExpr *min, IrExpr *extent, IrForKind kind, IrStmt *body);
 IrStmt *ir_store(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *value);
+/* A vector copy may move elements of dtype src into a buffer of dtype
+ * dst: the same dtype, or a conversion between float32 and float16 /
+ * bfloat16 (IR_S_VCOPY's converting copies). */
+bool ir_vcopy_dtypes_ok(TsDType dst, TsDType src);
 
 /* Region helpers. */
 IrRegion ir_region_full(TsArena *a, IrBuffer *b);

@@ -142,18 +142,29 @@ IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthr
 
 /* The shape of a warp-rows layout with v consecutive columns per thread:
  * L lanes share a row (min(32, n / v)), G = 32 / L rows per warp step,
- * RW = m / nw rows per warp.  v == 1 keeps the original family (a row on
- * all 32 lanes, n a multiple of 32). */
+ * RW = m / nw rows per warp, T = 32 threads per group of RW rows.  v == 1
+ * keeps the original family (a row on all 32 lanes, n a multiple of 32).
+ * Fewer rows than warps (m < nw, nw a multiple of m: RMSNorm's one row per
+ * block): each row spreads over W = nw / m whole warps, T = L = 32 W
+ * threads share it (lanes beyond 32 are other warps), RW = G = 1. */
 typedef struct Wr {
-    int64_t RW, L, G, v;
+    int64_t RW, L, G, v, T;
 } Wr;
 
 static bool warp_rows_fit(int64_t m, int64_t n, int nw, int64_t v, Wr *w) {
-    if (nw < 1 || nw > 32 || m <= 0 || n <= 0 || v < 1 || m % nw || n % v) return false;
+    if (nw < 1 || nw > 32 || m <= 0 || n <= 0 || v < 1 || n % v) return false;
     if (m > ((int64_t)1 << 24) || n > ((int64_t)1 << 24)) return false; /* (element counts stay far from overflow) */
     if (v == 1 && n % 32) return false;
     int64_t lanes = n / v;
     w->v = v;
+    if (m < nw) { /* rows over several warps */
+        if (nw % m) return false;
+        w->T = w->L = 32 * (nw / m);
+        w->G = w->RW = 1;
+        return lanes % w->L == 0;
+    }
+    if (m % nw) return false;
+    w->T = 32;
     w->L = lanes >= 32 ? 32 : lanes;
     if (32 % w->L || lanes % w->L) return false; /* a power of two below 32, or whole warps */
     w->G = 32 / w->L;
@@ -172,14 +183,14 @@ IrLayout *ir_layout_warp_rows_vec(IrKernel *k, int64_t m, int64_t n, int nw, int
     IrExpr *rr = fmod_(a, row, w.RW), *cv = v > 1 ? fdiv(a, col, v) : col;
     IrExpr *lane = fmod_(a, cv, w.L);
     if (w.G > 1) lane = add(a, mul(a, fmod_(a, rr, w.G), w.L), lane);
-    l->thread = add(a, mul(a, fdiv(a, row, w.RW), 32), lane);
+    l->thread = add(a, mul(a, fdiv(a, row, w.RW), w.T), lane);
     l->local[0] = w.G > 1 ? fdiv(a, rr, w.G) : rr;
     l->local[1] = fdiv(a, cv, w.L);
     if (v > 1) l->local[2] = fmod_(a, col, v);
-    IrExpr *t = ref(a, l->tv_thread), *ln = fmod_(a, t, 32);
+    IrExpr *t = ref(a, l->tv_thread), *ln = fmod_(a, t, w.T);
     IrExpr *r0 = w.G > 1 ? mul(a, ref(a, l->tv_digit[0]), w.G) : ref(a, l->tv_digit[0]);
     if (w.G > 1) r0 = add(a, r0, fdiv(a, ln, w.L));
-    l->index[0] = add(a, mul(a, fdiv(a, t, 32), w.RW), r0);
+    l->index[0] = add(a, mul(a, fdiv(a, t, w.T), w.RW), r0);
     IrExpr *c = add(a, mul(a, ref(a, l->tv_digit[1]), w.L), w.G > 1 ? fmod_(a, ln, w.L) : ln);
     if (v > 1) c = add(a, mul(a, c, v), ref(a, l->tv_digit[2]));
     l->index[1] = c;
@@ -197,12 +208,12 @@ IrLayout *ir_layout_warp_rows_vec_proj(IrKernel *k, int64_t m, int64_t n, int nw
     IrExpr *row = ref(a, l->in[0]), *rr = fmod_(a, row, w.RW);
     IrExpr *lane = l->rep ? ref(a, l->rep) : c32(a, 0);
     if (w.G > 1) lane = add(a, mul(a, fmod_(a, rr, w.G), w.L), lane);
-    l->thread = add(a, mul(a, fdiv(a, row, w.RW), 32), lane);
+    l->thread = add(a, mul(a, fdiv(a, row, w.RW), w.T), lane);
     l->local[0] = w.G > 1 ? fdiv(a, rr, w.G) : rr;
     IrExpr *t = ref(a, l->tv_thread);
     IrExpr *r0 = ref(a, l->tv_digit[0]);
-    if (w.G > 1) r0 = add(a, mul(a, r0, w.G), fdiv(a, fmod_(a, t, 32), w.L));
-    l->index[0] = add(a, mul(a, fdiv(a, t, 32), w.RW), r0);
+    if (w.G > 1) r0 = add(a, mul(a, r0, w.G), fdiv(a, fmod_(a, t, w.T), w.L));
+    l->index[0] = add(a, mul(a, fdiv(a, t, w.T), w.RW), r0);
     return l;
 }
 
@@ -219,6 +230,13 @@ int ir_layout_row_lanes(const IrLayout *l) {
     if (l->kind != IR_LAYOUT_WARP_ROWS && l->kind != IR_LAYOUT_WARP_ROWS_PROJ) return 0;
     if (!warp_rows_fit(l->p[0], l->p[1], (int)l->p[2], l->p[3], &w)) return 0;
     return (int)w.L;
+}
+
+int ir_layout_row_warps(const IrLayout *l) {
+    Wr w;
+    if (l->kind != IR_LAYOUT_WARP_ROWS && l->kind != IR_LAYOUT_WARP_ROWS_PROJ) return 0;
+    if (!warp_rows_fit(l->p[0], l->p[1], (int)l->p[2], l->p[3], &w)) return 0;
+    return (int)(w.T / 32);
 }
 
 /* ---- native evaluation ------------------------------------------------------------ */
@@ -266,7 +284,7 @@ void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64
         (void)warp_rows_fit(l->p[0], l->p[1], (int)l->p[2], l->p[3], &w);
         int64_t rr = idx[0] % w.RW, lane = (rr % w.G) * w.L;
         lane += l->kind == IR_LAYOUT_WARP_ROWS ? (idx[1] / w.v) % w.L : rep;
-        *thread = (idx[0] / w.RW) * 32 + lane;
+        *thread = (idx[0] / w.RW) * w.T + lane;
         d[0] = rr / w.G;
         if (l->kind == IR_LAYOUT_WARP_ROWS) d[1] = idx[1] / (w.L * w.v), d[2] = idx[1] % w.v;
         break;
@@ -296,8 +314,8 @@ bool ir_layout_inverse(const IrLayout *l, int64_t t, const int64_t *d, int64_t *
     case IR_LAYOUT_WARP_ROWS_PROJ: {
         Wr w = {0}; /* (see ir_layout_forward) */
         (void)warp_rows_fit(l->p[0], l->p[1], (int)l->p[2], l->p[3], &w);
-        int64_t ln = t % 32;
-        idx[0] = (t / 32) * w.RW + d[0] * w.G + ln / w.L;
+        int64_t ln = t % w.T;
+        idx[0] = (t / w.T) * w.RW + d[0] * w.G + ln / w.L;
         if (l->kind == IR_LAYOUT_WARP_ROWS) idx[1] = (d[1] * w.L + ln % w.L) * w.v + (w.v > 1 ? d[2] : 0);
         return true;
     }
@@ -317,7 +335,8 @@ int64_t ir_layout_local_at(const IrLayout *l, const int64_t *idx, int64_t thread
     int64_t rep = 0, t, loc;
     if (thread < 0 || thread >= l->nthreads) return -1;
     if (l->kind == IR_LAYOUT_MMA_ROWS) rep = ((thread / 32) % l->p[3]) * 4 + thread % 4; /* warp column, lane % 4 */
-    else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ) rep = thread % 32 % ir_layout_row_lanes(l);
+    else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ)
+        rep = thread % (32 * ir_layout_row_warps(l)) % ir_layout_row_lanes(l);
     ir_layout_forward(l, idx, rep, &t, &loc);
     return t == thread ? loc : -1;
 }

@@ -54,6 +54,13 @@
  *                         projection: row i on the L lanes of its group
  *                         (replicate = L), local r / G; a row reduction
  *                         is log2(L) shuffle steps.
+ *                         Fewer rows than warps (m < w, w a multiple of
+ *                         m; RMSNorm's one row per block): row i on the
+ *                         L = 32 w / m threads i L .. i L + L - 1 (w / m
+ *                         whole warps), thread i L + (j / v) % L, local
+ *                         (0, j / (L v), j % v); a row reduction is 5
+ *                         shuffle steps and then the w / m warps' partials
+ *                         through shared memory.
  *   CYCLIC(nthreads)      row-major element e -> thread e % nthreads,
  *                         local e / nthreads (the size must be a multiple
  *                         of nthreads): the layout of fragments no
@@ -76,6 +83,9 @@ IrLayout *ir_layout_warp_rows_vec_proj(IrKernel *k, int64_t m, int64_t n, int nw
 /* The lanes that share a row of a WARP_ROWS(_PROJ) layout (L above); 0
  * for other families. */
 int ir_layout_row_lanes(const IrLayout *l);
+/* The warps that share a row of a WARP_ROWS(_PROJ) layout (1 unless it has
+ * fewer rows than warps); 0 for other families. */
+int ir_layout_row_warps(const IrLayout *l);
 
 /* Native evaluation.  forward: the thread holding element idx (replica
  * rep, 0 <= rep < replicate) and its local index; inverse: the element at

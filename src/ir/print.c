@@ -495,6 +495,8 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
             put_expr(p, s->vcopy.pred);
         }
         if (s->vcopy.aligned) ts_buf_puts(b, ", aligned");
+        if (s->vcopy.dst->dt != s->vcopy.src->dt)
+            ts_buf_printf(b, ", %s->%s", ts_dtype_name(s->vcopy.src->dt), ts_dtype_name(s->vcopy.dst->dt));
         ts_buf_puts(b, ")");
         break;
     case IR_S_EVAL:

@@ -347,9 +347,11 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
         check_access(v, s->vcopy.src, s->vcopy.sidx, s->vcopy.nsi, s->loc);
         if (s->vcopy.pred) check_cond(v, s->vcopy.pred, "a vector copy");
         if (s->vcopy.lanes < 1) fail(v, s->loc, "a vector copy of %d lanes", s->vcopy.lanes);
-        if (s->vcopy.dst->dt != s->vcopy.src->dt)
-            fail(v, s->loc, "a vector copy from %s buffer %s to %s buffer %s", ts_dtype_name(s->vcopy.src->dt),
-                 s->vcopy.src->name, ts_dtype_name(s->vcopy.dst->dt), s->vcopy.dst->name);
+        if (!ir_vcopy_dtypes_ok(s->vcopy.dst->dt, s->vcopy.src->dt) ||
+            (s->vcopy.async && s->vcopy.dst->dt != s->vcopy.src->dt))
+            fail(v, s->loc, "a%s vector copy from %s buffer %s to %s buffer %s", s->vcopy.async ? "n async" : "",
+                 ts_dtype_name(s->vcopy.src->dt), s->vcopy.src->name, ts_dtype_name(s->vcopy.dst->dt),
+                 s->vcopy.dst->name);
         break;
     case IR_S_PRINT:
         if (s->print.buf) use_buffer(v, s->print.buf, s->loc);

@@ -24,6 +24,24 @@ IrStmt *ts_op_copy_lower(TsLowerCtx *cx, const IrStmt *s) {
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
     OpPair p;
     op_pair_regions(cx, s, "T.copy", src, dst, &p);
+    /* A fragment tile copied to or from a region of the same rank keeps its
+     * unit dims as loops of extent 1 (RMSNorm's 1 x N row tiles): the loop
+     * nest then indexes the fragment by its variables in order, as its
+     * T.Parallel loops do, and layout inference sees one tile shape. */
+    bool keep = (src->buf->scope == IR_SCOPE_FRAGMENT || dst->buf->scope == IR_SCOPE_FRAGMENT) &&
+                src->ndim == dst->ndim && src->ndim <= OP_MAXDIM && p.n < src->ndim;
+    for (int d = 0; keep && d < src->ndim; d++)
+        keep = op_region_extent(cx, s, "T.copy", src, d) == op_region_extent(cx, s, "T.copy", dst, d);
+    if (keep) {
+        int all[OP_MAXDIM];
+        IrExpr *off[OP_MAXDIM];
+        p.n = src->ndim;
+        for (int d = 0; d < p.n; d++) all[d] = d, p.ext[d] = op_region_extent(cx, s, "T.copy", src, d);
+        op_loop_vars(cx, p.v, p.n, 'i');
+        op_var_refs(a, p.v, p.n, off);
+        p.src_idx = op_region_index(a, src, all, off, p.n);
+        p.dst_idx = op_region_index(a, dst, all, off, p.n);
+    }
     IrExpr **si = p.src_idx, **di = p.dst_idx;
 
     IrExpr *val = ir_cast(a, dst->buf->dt, ir_load(a, src->buf, si, src->ndim));

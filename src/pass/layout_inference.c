@@ -31,11 +31,14 @@
  *    the layout (the code generator's mma functions read it).  Row
  *    reductions become per-thread partial reductions plus warp shuffles
  *    over the lanes that share a row, and where a row spans several warps
- *    (an mma warp grid with columns of warps) a shared scratch of one
- *    float per row and warp with one barrier (cross_warp).  Warp-rows
+ *    (an mma warp grid with columns of warps, or a warp-rows tile with
+ *    fewer rows than warps: RMSNorm's one row per block) a shared scratch
+ *    of one float per row and warp with one barrier (cross_warp).  Warp-rows
  *    fragments take 16-byte vectors per thread where no nest over
  *    fragments touches shared memory, and their copies to and from global
- *    memory become vector copies (vector_copy); serial loops that start by
+ *    memory become vector copies (vector_copy; an mma accumulator's column
+ *    pairs too, the GEMM epilogue; a cast between float32 and float16 /
+ *    bfloat16 becomes a converting copy); serial loops that start by
  *    loading a register tile prefetch the next tiles (prefetch).  The gemm's operands are rewritten
  *    to the register buffers, and its shared A/B tiles get an XOR swizzle
  *    (16-byte chunks permuted by row) so that ldmatrix reads them without
@@ -701,8 +704,10 @@ static bool vector_guard(IrArith *ar, const IrExpr *c, const IrVar *jv, int v) {
 }
 
 /* A copy nest between the driving fragment and a global tensor, on a
- * warp-rows layout with v-element vectors (the driver's last digit), as
- * one IR_S_VCOPY per vector:
+ * warp-rows layout with v-element vectors (the driver's last digit) or an
+ * mma accumulator (column pairs, v = 2), as one IR_S_VCOPY per vector (a
+ * converting one where the copy casts float32 <-> float16/bfloat16, in
+ * parts of at most 16 bytes):
  *
  *     F[i, j] = G[.., x + j]            -> vcopy<v>(F_reg[..], G[.., x + j0])
  *     if c: F[i, j] = G[..] else: F[i, j] = 0  -> the same with pred c
@@ -721,9 +726,15 @@ static IrStmt *vector_copy(Lower *lw) {
     TsArena *a = li->a;
     const Nest *ns = lw->ns;
     const IrLayout *D = lw->drv;
-    if (D->kind != IR_LAYOUT_WARP_ROWS || D->p[3] < 2 || D->nlocal != 3 || ns->n != 2) return NULL;
+    /* the vector: the warp-rows layout's last digit (v columns), or an mma
+     * accumulator's column pair (digit 3: columns 2c and 2c + 1, registers
+     * next to each other; the GEMM epilogue's pairs) */
+    int q, v;
+    if (D->kind == IR_LAYOUT_WARP_ROWS && D->p[3] >= 2 && D->nlocal == 3) q = 2, v = (int)D->p[3];
+    else if (D->kind == IR_LAYOUT_MMA_C && D->nlocal == 4 && D->local_shape[3] == 2) q = 3, v = 2;
+    else return NULL;
+    if (ns->n != 2) return NULL;
     IrVar *jv = ns->v[1];
-    int v = (int)D->p[3];
     IrArith ar;
     ir_arith_init(&ar, a, li->k);
     IrStmt *b = unwrap1(ns->body), *st = b;
@@ -735,13 +746,15 @@ static IrStmt *vector_copy(Lower *lw) {
     }
     if (!st || st->kind != IR_S_STORE) return NULL;
     IrBuffer *F, *G;
-    IrExpr *const *gidx;
+    IrExpr *const *gidx, *const *fidx; /* the global side's and the fragment's indices */
     int ngidx;
     bool load;
     if (frag_of(li, st->store.buf) >= 0) {
         const IrExpr *val = st->store.value;
+        if (val->kind == IR_E_CAST && val->dt == st->store.buf->dt) val = val->un.a;
         if (val->kind != IR_E_LOAD || val->load.buf->scope != IR_SCOPE_GLOBAL) return NULL;
         F = st->store.buf, G = val->load.buf, gidx = val->load.idx, ngidx = val->load.nidx, load = true;
+        fidx = st->store.idx;
         Acc x = {F, st->store.idx, st->store.nidx};
         if (!full_access(&x, ns)) return NULL;
         if (cond) { /* the else branch must zero the same element */
@@ -752,16 +765,21 @@ static IrStmt *vector_copy(Lower *lw) {
         }
     } else {
         const IrExpr *val = st->store.value;
+        if (val->kind == IR_E_CAST && val->dt == st->store.buf->dt) val = val->un.a;
         if (st->kind != IR_S_STORE || st->store.buf->scope != IR_SCOPE_GLOBAL || val->kind != IR_E_LOAD ||
             frag_of(li, val->load.buf) < 0)
             return NULL;
         if (cond && b->if_.else_) return NULL;
         F = val->load.buf, G = st->store.buf, gidx = st->store.idx, ngidx = st->store.nidx, load = false;
+        fidx = val->load.idx;
         Acc x = {F, val->load.idx, val->load.nidx};
         if (!full_access(&x, ns)) return NULL;
     }
     int f = frag_of(li, F);
-    if (F->dt != G->dt || !ir_layout_equal(li->lay[f], D) || ngidx != G->ndim || ngidx < 1) return NULL;
+    /* a casting copy (float32 <-> float16/bfloat16) converts as it moves */
+    if (F->dt != G->dt && (!li->cx->caps->vec_cast || !ir_vcopy_dtypes_ok(load ? F->dt : G->dt, load ? G->dt : F->dt)))
+        return NULL;
+    if (!ir_layout_equal(li->lay[f], D) || ngidx != G->ndim || ngidx < 1) return NULL;
     for (int d = 0; d < ngidx - 1; d++)
         if (ir_expr_uses_var(gidx[d], jv)) return NULL;
     const IrExpr *off; /* last index = off + j */
@@ -775,32 +793,52 @@ static IrStmt *vector_copy(Lower *lw) {
     int64_t ext;
     bool aligned = G->param >= 0 && !G->strides && ir_is_const_int(G->shape[ngidx - 1], &ext) && ext % v == 0 &&
                    !li->k->may_block && (!off || ir_arith_divisible(&ar, off, v));
-    /* the vector's first element: the last digit (j % v) at 0 */
-    IrVar *from[1] = {lw->dv[2]};
+    /* the vector's first element: the vector digit (j % v) at 0 */
+    IrVar *from[1] = {lw->dv[q]};
     IrExpr *to[1] = {ir_i32(a, 0)};
     IrExpr **gi = low_list(lw, gidx, ngidx);
     for (int d = 0; d < ngidx; d++) gi[d] = ir_subst(a, gi[d], from, to, 1);
     Fit fit;
-    if (!fit_access(lw, F, load ? st->store.idx : st->store.value->load.idx, 2, &fit)) return NULL;
-    fit.coef[2] = 0;
+    if (!fit_access(lw, F, fidx, 2, &fit)) return NULL;
+    if (fit.coef[q] != 1) return NULL; /* (the vector's registers consecutive) */
+    fit.coef[q] = 0;
     IrExpr **ri = TS_NEWN(a, IrExpr *, 1);
     ri[0] = fit_expr(lw, &fit);
-    IrStmt *vc = ir_stmt(a, IR_S_VCOPY, st->loc);
-    vc->vcopy.lanes = v;
+    /* a converting copy moves at most 16 bytes of its wider side at once:
+     * the thread's v elements as v / c copies of c lanes */
+    int wes = ts_dtype_bits(F->dt) / 8 > es ? ts_dtype_bits(F->dt) / 8 : es;
+    int c = F->dt != G->dt && v * wes > 16 ? 16 / wes : v;
+    if (c < 1 || v % c) return NULL;
+    IrExpr *pred = cond ? ir_subst(a, low_expr(lw, cond), from, to, 1) : NULL;
     if (aligned) {
         G->contiguous = 1;
-        if (G->align < v * es) G->align = v * es;
-        vc->vcopy.aligned = 1;
+        if (G->align < c * es) G->align = c * es;
     }
-    vc->vcopy.pred = cond ? ir_subst(a, low_expr(lw, cond), from, to, 1) : NULL;
-    if (load) {
-        vc->vcopy.dst = li->reg[f], vc->vcopy.didx = ri, vc->vcopy.ndi = 1;
-        vc->vcopy.src = G, vc->vcopy.sidx = gi, vc->vcopy.nsi = ngidx;
-    } else {
-        vc->vcopy.dst = G, vc->vcopy.didx = gi, vc->vcopy.ndi = ngidx;
-        vc->vcopy.src = li->reg[f], vc->vcopy.sidx = ri, vc->vcopy.nsi = 1;
+    IrStmt *out = v == c ? NULL : ir_seq(a);
+    for (int k = 0; k < v / c; k++) {
+        IrExpr **rk = ri, **gk = gi;
+        if (k) {
+            rk = TS_NEWN(a, IrExpr *, 1);
+            rk[0] = ir_bin(a, IR_ADD, ri[0], ir_i32(a, k * c));
+            gk = TS_NEWN(a, IrExpr *, ngidx);
+            for (int d = 0; d < ngidx; d++) gk[d] = gi[d];
+            gk[ngidx - 1] = ir_bin(a, IR_ADD, gi[ngidx - 1], ir_int(a, k * c, gi[ngidx - 1]->dt));
+        }
+        IrStmt *vc = ir_stmt(a, IR_S_VCOPY, st->loc);
+        vc->vcopy.lanes = c;
+        vc->vcopy.aligned = aligned;
+        vc->vcopy.pred = pred;
+        if (load) {
+            vc->vcopy.dst = li->reg[f], vc->vcopy.didx = rk, vc->vcopy.ndi = 1;
+            vc->vcopy.src = G, vc->vcopy.sidx = gk, vc->vcopy.nsi = ngidx;
+        } else {
+            vc->vcopy.dst = G, vc->vcopy.didx = gk, vc->vcopy.ndi = ngidx;
+            vc->vcopy.src = li->reg[f], vc->vcopy.sidx = rk, vc->vcopy.nsi = 1;
+        }
+        if (!out) return vc;
+        ir_seq_push(a, out, vc);
     }
-    return vc;
+    return out;
 }
 
 /* The guard of a copy nest at its tile's last row and column: true iff it
@@ -893,7 +931,8 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         IrStmt *b = unwrap1(ns.body);
         /* (not inside loops: there the copy is the first statement that
          * prefetch looks for, and its tile test would run every iteration) */
-        IrExpr *whole_tile = vc->vcopy.pred && b->kind == IR_S_IF && li->loop_depth == 0
+        const IrStmt *vc1 = vc->kind == IR_S_SEQ ? vc->seq.v[0] : vc; /* (a converting copy in parts) */
+        IrExpr *whole_tile = vc1->vcopy.pred && b->kind == IR_S_IF && li->loop_depth == 0
                                  ? tile_uniform(li, b->if_.cond, &ns)
                                  : NULL;
         if (!whole_tile) return r;
@@ -905,7 +944,9 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         for (int q = 0; q < drv->nlocal - 1; q++)
             fr[n] = lw.dv[q], tov[n++] = ir_var_ref(a, ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP));
         IrStmt *vc2 = ir_stmt_subst(a, vc, fr, tov, n);
-        vc2->vcopy.pred = NULL;
+        if (vc2->kind == IR_S_SEQ)
+            for (int i = 0; i < vc2->seq.n; i++) vc2->seq.v[i]->vcopy.pred = NULL;
+        else vc2->vcopy.pred = NULL;
         IrVar *dv2[4];
         for (int q = 0; q + 1 < n; q++) dv2[q] = tov[q + 1]->var;
         IrStmt *r2 = thread_loops(li, tov[0]->var, dv2, drv->local_shape, drv->nlocal - 1, vc2, s->loc);
@@ -1043,6 +1084,10 @@ static IrStmt *cross_warp(Li *li, IrStmt *s, const IrLayout *S, int64_t wn, IrBu
     TsArena *a = li->a;
     IrTileOp *op = s->op;
     int fd = frag_of(li, op->r[1].buf);
+    /* (a warp-rows tile with fewer rows than warps: row r on the wn warps
+     * from r * wn, every lane of each holding the warp's partial after the
+     * shuffles; lane 0 writes it) */
+    bool rows = S->kind == IR_LAYOUT_WARP_ROWS;
     int64_t m = S->p[0], WM = m / S->p[2];
     IrExpr *shp = ir_i32(a, m * wn);
     IrBuffer *sc = ir_buffer(li->k, "red_smem", TS_FLOAT32, IR_SCOPE_SHARED, 1, &shp, s->loc);
@@ -1059,15 +1104,19 @@ static IrStmt *cross_warp(Li *li, IrStmt *s, const IrLayout *S, int64_t wn, IrBu
     for (int h = 0; h < 2; h++) {
         IrExpr *tv = ir_var_ref(a, tt[h]), *w = ir_bin(a, IR_FLOORDIV, tv, ir_i32(a, 32));
         IrExpr *ln = ir_bin(a, IR_FLOORMOD, tv, ir_i32(a, 32));
+        warpc[h] = ir_bin(a, IR_FLOORMOD, w, ir_i32(a, wn));
+        if (rows) {
+            row_of[h] = ir_bin(a, IR_FLOORDIV, w, ir_i32(a, wn));
+            continue;
+        }
         IrExpr *r = ir_bin(a, IR_MUL, ir_bin(a, IR_FLOORDIV, w, ir_i32(a, wn)), ir_i32(a, WM));
         r = ir_bin(a, IR_ADD, r, ir_bin(a, IR_MUL, ir_var_ref(a, dd[h][0]), ir_i32(a, 16)));
         r = ir_bin(a, IR_ADD, r, ir_bin(a, IR_MUL, ir_var_ref(a, dd[h][1]), ir_i32(a, 8)));
         row_of[h] = ir_bin(a, IR_ADD, r, ir_bin(a, IR_FLOORDIV, ln, ir_i32(a, 4)));
-        warpc[h] = ir_bin(a, IR_FLOORMOD, w, ir_i32(a, wn));
     }
     /* phase 1: partials to the scratch */
     IrExpr *slot = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, row_of[0], ir_i32(a, wn)), warpc[0]);
-    IrExpr *first = ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, ir_var_ref(a, t), ir_i32(a, 4)), ir_i32(a, 0));
+    IrExpr *first = ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, ir_var_ref(a, t), ir_i32(a, rows ? 32 : 4)), ir_i32(a, 0));
     IrStmt *wr = ir_store(a, sc, &slot, 1, ir_load(a, acc, &z, 1));
     wr->loc = s->loc;
     ir_seq_push(a, cell, op_if(a, s->loc, first, wr, NULL));
@@ -1122,10 +1171,11 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
     int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
     bool mma = S && D && S->kind == IR_LAYOUT_MMA_C && D->kind == IR_LAYOUT_MMA_ROWS && D->p[0] == S->p[0] &&
                D->p[2] == S->p[2] && D->p[3] == S->p[3];
-    int64_t wn = mma ? S->p[3] : 1; /* warps sharing each row: > 1 needs shared memory */
     bool wr = S && D && S->kind == IR_LAYOUT_WARP_ROWS && D->kind == IR_LAYOUT_WARP_ROWS_PROJ && D->p[0] == S->p[0] &&
               D->p[2] == S->p[2] && ir_layout_row_lanes(S) == ir_layout_row_lanes(D) &&
               S->local_shape[0] == D->local_shape[0];
+    /* warps sharing each row: > 1 needs shared memory */
+    int64_t wn = mma ? S->p[3] : wr ? ir_layout_row_warps(S) : 1;
     if (!(mma || wr) || dim != 1 || !whole(&op->r[0]) || !whole(&op->r[1]) || op->r[1].buf->dt != TS_FLOAT32 ||
         !ts_dtype_is_float(op->r[0].buf->dt)) {
         give_up(li, "T.reduce_%s from %s to %s is not a row reduction of an mma.sync accumulator within warps",
@@ -1173,6 +1223,7 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
         si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, nc)), ir_var_ref(a, jt));
         di = ir_var_ref(a, dv[0]);
         nd = 1, ext[0] = S->local_shape[0], ext[1] = 1, lanes = ir_layout_row_lanes(S);
+        if (lanes > 32) lanes = 32; /* (a row over several warps: their partials meet in cross_warp) */
         IrExpr *x = ir_cast(a, dt, ir_load(a, li->reg[fs], &si, 1));
         if (op->reduce == TS_REDUCE_ABSSUM || op->reduce == TS_REDUCE_ABSMAX) x = ir_call(a, IR_ABS, &x, 1, dt);
         IrStmt *step = ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, x));

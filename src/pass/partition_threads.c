@@ -234,9 +234,11 @@ static bool reads_memory(const IrExpr *e, void *ctx) {
 
 /* ---- vector copies -------------------------------------------------------------
  *
- * A nest whose body is a plain copy `dst[..] = src[..]` of one dtype between
- * shared/global buffers, possibly under guards, moves `V` consecutive
- * elements per iteration (16 bytes, or 8 or 4) as one IR_S_VCOPY: the
+ * A nest whose body is a plain copy `dst[..] = src[..]` between
+ * shared/global buffers of one dtype, or a cast between float32 and
+ * float16/bfloat16 (a converting IR_S_VCOPY, TsCaps.vec_cast), possibly
+ * under guards, moves `V` consecutive elements per iteration (16 bytes of
+ * the wider dtype, or 8 or 4) as one IR_S_VCOPY: the
  * innermost variable j must index the last dimension of both as `x + j`
  * and nothing else, its constant extent must be a multiple of V, and a
  * shared side must be provably V-aligned (row strides and x multiples of
@@ -327,13 +329,15 @@ static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext
     const IrExpr *val = st->store.value;
     const IrBuffer *db = st->store.buf;
     if (val && val->kind == IR_E_CAST && val->dt == db->dt) val = val->un.a;
-    if (!val || val->kind != IR_E_LOAD || val->load.buf == db || val->load.buf->dt != db->dt) return NULL;
+    if (!val || val->kind != IR_E_LOAD || val->load.buf == db) return NULL;
     const IrBuffer *sb = val->load.buf;
+    /* a casting copy (float32 <-> float16/bfloat16) converts as it moves */
+    if (sb->dt != db->dt && (!caps->vec_cast || !ir_vcopy_dtypes_ok(db->dt, sb->dt))) return NULL;
     if (is_private(db) || is_private(sb) || db->scope == IR_SCOPE_FRAGMENT || sb->scope == IR_SCOPE_FRAGMENT)
         return NULL;
-    int bits = ts_dtype_bits(db->dt);
+    int bits = ts_dtype_bits(db->dt), sbits = ts_dtype_bits(sb->dt);
     if (bits % 8 || bits < 8 || bits > 64) return NULL;
-    int es = bits / 8;
+    int es = (sbits > bits ? sbits : bits) / 8; /* lanes: 16 bytes (or 8, 4) of the wider side */
     int64_t v = 0;
     for (int vb = 16; vb >= 4 && !v; vb /= 2) {
         if (vb <= es || vb % es || ext[n - 1] % (vb / es)) continue;

@@ -554,10 +554,15 @@ static void test_nvrtc_compiles(void) {
          * a global destination is written a vector at a time where aligned */
         if (!strcmp(s->entry, "vcp")) CHECK_CONTAINS(ts_kernel_source(k), "if (ts_v && ts_p) *(");
         if (!strcmp(s->entry, "vcc")) {
-            /* casting copies move element by element (IR_S_VCOPY has no
-             * conversion yet), through the prelude's conversions */
+            /* casting copies are converting vector copies where aligned: the
+             * narrow side packed two per word by the paired conversion, or
+             * unpacked lane by lane from one vector load; misaligned and
+             * partial vectors element by element through the scalar ones */
             const char *src = ts_kernel_source(k);
+            bool bf = strstr(s->defs, "bfloat16") != NULL;
             CHECK_CONTAINS(src, strstr(s->defs, "ddt=bfloat16") ? "ts_f2bf(" : strstr(s->defs, "ddt=float16") ? "ts_f2h(" : "ts_");
+            CHECK_CONTAINS(src, bf ? "ts_f2bf2(" : "ts_f2h2(");
+            if (strstr(s->defs, "off=0")) CHECK_CONTAINS(src, bf ? "ts_bf2f((ts_u16)(ts_w" : "ts_h2f((ts_u16)(ts_w");
         }
         static const char *const archs[] = {"sm_80", "sm_90a"};
         for (const TsKernel *part = k; part; part = ts_kernel_next(part))

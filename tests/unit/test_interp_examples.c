@@ -122,6 +122,17 @@ static const Case cases[] = {
      * element stored by every thread row (split-K): insert_sync accepts both */
     {"tests/golden/ir_sync_varlen.py", "varlen_rows", {"B=3", "L=16", "N=32"}, 0, 0, 1, 0},
     {"tests/golden/ir_sync_varlen.py", "splitk_rows", {"N=48", "K=24"}, 1e-5, 0, 1, 0},
+    /* RMSNorm's row form: a row over all 4 warps (W = 4, 128 lanes share it),
+     * its sum by 5 shuffle steps and a shared scratch of 4 partials; two rows
+     * of 2 warps each with a partial last block */
+    {"examples/rms_norm.py", "rms_norm_row", {"M=3", "N=1024"}, 1e-5, 0, 1, 0},
+    {"examples/rms_norm.py", "rms_norm_row", {"M=5", "N=512", "blk_m=2"}, 1e-5, 0, 1, 0},
+    /* converting vector copies: float16 -> float32 registers -> bfloat16 with
+     * partial tiles, and between shared and global memory, aligned and not */
+    {"tests/golden/ir_cast_copy.py", "cast_frag", {"M=40", "N=136"}, 0, 0, 1, 0},
+    {"tests/golden/ir_cast_copy.py", "cast_mem", {"M=40", "N=136"}, 0, 0, 1, 0},
+    {"tests/golden/ir_cast_copy.py", "cast_mem", {"M=40", "N=90", "sdt=bfloat16", "ddt=float32"}, 0, 0, 1, 0},
+    {"tests/golden/ir_cast_copy.py", "cast_mem", {"M=40", "N=90", "off=3"}, 0, 0, 1, 0},
 };
 
 /* Elaborate and run the target's passes (errors longjmp through d). */

@@ -196,6 +196,55 @@ static void test_warp_rows_vec(void) {
     ts_arena_free(&A);
 }
 
+/* Fewer rows than warps (RMSNorm's one row per block): row r on the W =
+ * nw / m warps from r * W, its vectors in order over those W * 32 threads
+ * (thread r * 32 W + (j / v) % (32 W)), and the projection of row r held by
+ * exactly those threads. */
+static void test_warp_rows_multi(void) {
+    TsArena A;
+    ts_arena_init(&A);
+    IrKernel *k = kernel(&A);
+    const int cfg[][4] = {{1, 8192, 4, 4}, {2, 1024, 4, 4}, {1, 1024, 8, 4}, {1, 128, 4, 1}, {2, 512, 8, 2}};
+    for (int c = 0; c < 5; c++) {
+        int64_t m = cfg[c][0], n = cfg[c][1];
+        int nw = cfg[c][2], v = cfg[c][3];
+        IrLayout *l = ir_layout_warp_rows_vec(k, m, n, nw, v), *p = ir_layout_warp_rows_vec_proj(k, m, n, nw, v);
+        check_ok(&A, l, "warp_rows_vec (rows over warps)");
+        check_ok(&A, p, "warp_rows_vec_proj (rows over warps)");
+        if (!l || !p) continue;
+        int64_t W = nw / m, L = 32 * W;
+        CHECK_EQ_INT((int)L, ir_layout_row_lanes(l));
+        CHECK_EQ_INT((int)W, ir_layout_row_warps(l));
+        CHECK_EQ_INT((int)W, ir_layout_row_warps(p));
+        int bad = 0;
+        for (int64_t r = 0; r < m; r++)
+            for (int64_t j = 0; j < n; j++) {
+                int64_t idx[2] = {r, j}, t, loc, t0, l0;
+                ir_layout_forward(l, idx, 0, &t, &loc);
+                bad += t != r * L + (j / v) % L; /* the row's warps, vectors in thread order */
+                int64_t j0[2] = {r, j - j % v};
+                ir_layout_forward(l, j0, 0, &t0, &l0);
+                bad += t0 != t || loc != l0 + j % v; /* a vector: one thread, consecutive registers */
+            }
+        for (int64_t r = 0; r < m; r++) {
+            bool *seen = calloc((size_t)(32 * nw), 1);
+            for (int64_t rep = 0; rep < p->replicate; rep++) {
+                int64_t t, loc;
+                ir_layout_forward(p, &r, rep, &t, &loc);
+                bad += t / L != r || seen[t];
+                seen[t] = true;
+                bad += ir_layout_local_at(p, &r, t) != loc;
+            }
+            free(seen);
+            bad += p->replicate != L;
+        }
+        CHECK_EQ_INT(0, bad);
+    }
+    CHECK(ir_layout_warp_rows_vec(k, 1, 256, 4, 4) == NULL); /* 64 vectors for 128 threads */
+    CHECK(ir_layout_warp_rows_vec(k, 3, 1024, 4, 4) == NULL); /* 4 warps do not split into 3 rows */
+    ts_arena_free(&A);
+}
+
 /* layout_inference does not re-check layouts at compile time: every
  * family is checked here over the parameters the pass can ask for. */
 static void test_sweep(void) {
@@ -229,9 +278,9 @@ static void test_sweep(void) {
             }
     /* the vector members the pass asks for: 2/4/8-element vectors, rows of 8 to 1024 columns */
     for (int nw = 1; nw <= 8; nw *= 2)
-        for (int64_t m = nw; m <= 64; m *= 2)
+        for (int64_t m = 1; m <= 64; m *= 2) /* (m < nw: rows over several warps) */
             for (int64_t n = 8; n <= 1024; n *= 2)
-                for (int v = 2; v <= 8; v *= 2) {
+                for (int v = 1; v <= 8; v *= 2) {
                     const IrLayout *ls[2] = {ir_layout_warp_rows_vec(k, m, n, nw, v),
                                              ir_layout_warp_rows_vec_proj(k, m, n, nw, v)};
                     for (int i = 0; i < 2; i++) {
@@ -270,6 +319,7 @@ int main(void) {
     test_cyclic();
     test_warp_rows();
     test_warp_rows_vec();
+    test_warp_rows_multi();
     test_sweep();
     test_check_catches();
     return test_done();

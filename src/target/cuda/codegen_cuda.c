@@ -180,6 +180,27 @@ static const char *const prelude[] = {
     "    if ((x & 0x7fffffffu) > 0x7f800000u) return (ts_u16)((x >> 16) | 0x40u);\n"
     "    return (ts_u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
     "#endif\n"
+    "}\n"
+    /* two floats to a 32-bit word of two 16-bit values, lo in the low half
+     * (converting vector copies; cvt's f16x2/bf16x2 forms put their first
+     * operand in the upper half) */
+    "TS_DEV ts_u32 ts_f2h2(float lo, float hi) {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "    ts_u32 r;\n"
+    "    asm(\"cvt.rn.f16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
+    "    return r;\n"
+    "#else\n"
+    "    return (ts_u32)ts_f2h(lo) | ((ts_u32)ts_f2h(hi) << 16);\n"
+    "#endif\n"
+    "}\n"
+    "TS_DEV ts_u32 ts_f2bf2(float lo, float hi) {\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "    ts_u32 r;\n"
+    "    asm(\"cvt.rn.bf16x2.f32 %0, %1, %2;\" : \"=r\"(r) : \"f\"(hi), \"f\"(lo));\n"
+    "    return r;\n"
+    "#else\n"
+    "    return (ts_u32)ts_f2bf(lo) | ((ts_u32)ts_f2bf(hi) << 16);\n"
+    "#endif\n"
     "}\n",
     /* float8: exact decode; encode rounds to nearest even and saturates to
      * the largest finite value (CUDA's satfinite), NaN stays NaN */
@@ -1447,17 +1468,291 @@ static void emit_vreg_move(Cg *g, const IrStmt *s, const CgBuf *rb, IrExpr *cons
     }
 }
 
+/* ---- converting vector copies (IR_S_VCOPY between float32 and float16 /
+ * bfloat16).  The source vector is read as one move of its packed type
+ * (float2/float4 for float32; 32-bit words of two 16-bit values for the
+ * half types), each lane widened to float, and the destination vector is
+ * built from the lanes (two 16-bit values per word by one paired cvt,
+ * ts_f2h2 / ts_f2bf2) and written as one move: a 4-lane float32 <->
+ * float16 copy is one 16-byte and one 8-byte access and two conversions
+ * instead of eight 2- and 4-byte accesses and four.  Element by element
+ * where the global side is strided or misaligned, as for other copies. */
+
+/* The packed vector type of `lanes` elements of dt, or NULL. */
+static const char *cvt_vtype(TsDType dt, int lanes) {
+    if (dt == TS_FLOAT32) return lanes == 4 ? "float4" : lanes == 2 ? "float2" : NULL;
+    if (dt == TS_FLOAT16 || dt == TS_BFLOAT16) return lanes == 4 ? "uint2" : lanes == 2 ? "ts_u32" : NULL;
+    return NULL;
+}
+
+static const char *cvt_vzero(const char *vt) {
+    return !strcmp(vt, "float4")   ? "make_float4(0, 0, 0, 0)"
+           : !strcmp(vt, "float2") ? "make_float2(0, 0)"
+           : !strcmp(vt, "uint4")  ? "make_uint4(0u, 0u, 0u, 0u)"
+           : !strcmp(vt, "uint2")  ? "make_uint2(0u, 0u)"
+                                   : "0u";
+}
+
+/* Spellings around a stored element of dt that make it a float, and
+ * around a float that make it the stored element. */
+static const char *to_float_open(TsDType dt) {
+    return dt == TS_FLOAT16 ? "ts_h2f(" : dt == TS_BFLOAT16 ? "ts_bf2f(" : "(";
+}
+static const char *from_float_open(TsDType dt) {
+    return dt == TS_FLOAT16 ? "ts_f2h(" : dt == TS_BFLOAT16 ? "ts_f2bf(" : "(";
+}
+
+/* Lane e of the packed vector variable ts_w (dtype dt), as a float. */
+static void put_lane(Cg *g, TsDType dt, int lanes, int e) {
+    static const char *const part[4] = {"x", "y", "z", "w"};
+    if (dt == TS_FLOAT32) outf(g, "ts_w.%s", part[e]);
+    else if (lanes == 2) outf(g, "%s(ts_u16)(ts_w%s))", to_float_open(dt), e ? " >> 16" : "");
+    else outf(g, "%s(ts_u16)(ts_w.%s%s))", to_float_open(dt), part[e / 2], e % 2 ? " >> 16" : "");
+}
+
+/* The source of a converting copy's lanes: the packed vector ts_w, or a
+ * register array's elements rb[(ri) + e]. */
+typedef struct CvtSrc {
+    const CgBuf *rb;      /* register array, or NULL: ts_w */
+    IrExpr *const *ri;    /* its index (one) */
+    TsDType dt;           /* the source's dtype */
+} CvtSrc;
+
+static void put_src_lane(Cg *g, const IrStmt *s, const CvtSrc *c, int e) {
+    if (!c->rb) {
+        put_lane(g, c->dt, s->vcopy.lanes, e);
+        return;
+    }
+    outf(g, "%s%s[(", to_float_open(c->dt), c->rb->name);
+    emit_index(g, c->rb, c->ri, 1, s->loc);
+    outf(g, ") + %d])", e);
+}
+
+/* The packed destination vector of dtype dt built from the source's lanes. */
+static void put_pack(Cg *g, const IrStmt *s, TsDType dt, const CvtSrc *c) {
+    int lanes = s->vcopy.lanes;
+    if (dt == TS_FLOAT32) {
+        outf(g, "make_float%d(", lanes);
+        for (int e = 0; e < lanes; e++) {
+            if (e) out(g, ", ");
+            put_src_lane(g, s, c, e);
+        }
+        out(g, ")");
+        return;
+    }
+    const char *f = dt == TS_FLOAT16 ? "ts_f2h2(" : "ts_f2bf2(";
+    if (lanes == 4) out(g, "make_uint2(");
+    for (int w = 0; w < lanes / 2; w++) {
+        outf(g, "%s%s", w ? ", " : "", f);
+        put_src_lane(g, s, c, 2 * w);
+        out(g, ", ");
+        put_src_lane(g, s, c, 2 * w + 1);
+        out(g, ")");
+    }
+    if (lanes == 4) out(g, ")");
+}
+
+/* A converting copy between a thread's registers and a global tensor
+ * (emit_vcopy_reg's case): gb/gi the global side, rb/ri the registers. */
+static void emit_vcopy_reg_cvt(Cg *g, const IrStmt *s, const CgBuf *gb, IrExpr *const *gi, int ng, const CgBuf *rb,
+                               IrExpr *const *ri, int load) {
+    int lanes = s->vcopy.lanes, glast = gb->buf->ndim - 1;
+    TsDType gdt = gb->buf->dt, rdt = rb->buf->dt;
+    const char *st = storage_ctype(gdt), *vt = cvt_vtype(gdt, lanes);
+    int gbytes = lanes * (ts_dtype_bits(gdt) / 8);
+    line_start(g);
+    out(g, "{\n");
+    g->ind++;
+    line_start(g);
+    out(g, "const bool ts_p = ");
+    if (s->vcopy.pred) emit_expr(g, s->vcopy.pred);
+    else out(g, "true");
+    out(g, ";\n");
+    line_start(g);
+    outf(g, "%s%s *const ts_g = ts_p ? %s + (", load ? "const " : "", st, gb->name);
+    emit_index(g, gb, gi, ng, s->loc);
+    outf(g, ") : %s;\n", gb->name);
+    for (int path = vt ? 0 : 1; path < 2; path++) {
+        if (path == 0 && !s->vcopy.aligned) {
+            line_start(g);
+            outf(g, "if (%s_s%d == 1 && ((ts_u64)ts_g & %dULL) == 0) {\n", gb->name, glast, gbytes - 1);
+            g->ind++;
+        } else if (path == 1 && vt) {
+            if (s->vcopy.aligned) break;
+            line_start(g);
+            out(g, "} else {\n");
+            g->ind++;
+        } else if (path == 1) {
+            line_start(g);
+            out(g, "{\n");
+            g->ind++;
+        }
+        if (path == 0 && load) {
+            line_start(g);
+            outf(g, "const %s ts_w = ts_p ? *(const %s *)ts_g : %s;\n", vt, vt, cvt_vzero(vt));
+            CvtSrc c = {NULL, NULL, gdt};
+            for (int e = 0; e < lanes; e++) {
+                line_start(g);
+                outf(g, "%s[(", rb->name);
+                emit_index(g, rb, ri, 1, s->loc);
+                outf(g, ") + %d] = %s", e, from_float_open(rdt));
+                put_src_lane(g, s, &c, e);
+                out(g, ");\n");
+            }
+        } else if (path == 0) {
+            CvtSrc c = {rb, ri, rdt};
+            line_start(g);
+            outf(g, "if (ts_p) *(%s *)ts_g = ", vt);
+            put_pack(g, s, gdt, &c);
+            out(g, ";\n");
+        } else {
+            for (int e = 0; e < lanes; e++) {
+                line_start(g);
+                if (load) {
+                    outf(g, "%s[(", rb->name);
+                    emit_index(g, rb, ri, 1, s->loc);
+                    outf(g, ") + %d] = %sts_p ? %sts_g[%d * %s_s%d]) : 0.0f);\n", e, from_float_open(rdt),
+                         to_float_open(gdt), e, gb->name, glast);
+                } else {
+                    outf(g, "if (ts_p) ts_g[%d * %s_s%d] = %s%s%s[(", e, gb->name, glast, from_float_open(gdt),
+                         to_float_open(rdt), rb->name);
+                    emit_index(g, rb, ri, 1, s->loc);
+                    outf(g, ") + %d]));\n", e);
+                }
+            }
+        }
+        if (path == 0 && !s->vcopy.aligned) g->ind--;
+        if (path == 1) {
+            g->ind--;
+            line_start(g);
+            out(g, "}\n");
+        }
+        if (path == 0 && s->vcopy.aligned) break;
+    }
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+}
+
+/* A converting copy between shared and global memory or within shared
+ * memory (emit_vcopy's case). */
+static void emit_vcopy_mem_cvt(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf *sb) {
+    int lanes = s->vcopy.lanes;
+    TsDType ddt = db->buf->dt, sdt = sb->buf->dt;
+    int dglob = db->param >= 0, sglob = sb->param >= 0;
+    const char *dvt = cvt_vtype(ddt, lanes), *svt = cvt_vtype(sdt, lanes);
+    int dbytes = lanes * (ts_dtype_bits(ddt) / 8), sbytes = lanes * (ts_dtype_bits(sdt) / 8);
+    line_start(g);
+    out(g, "{\n");
+    g->ind++;
+    line_start(g);
+    out(g, "const bool ts_p = ");
+    if (s->vcopy.pred) emit_expr(g, s->vcopy.pred);
+    else out(g, "true");
+    out(g, ";\n");
+    line_start(g);
+    outf(g, "%s *const ts_d = %s + (", storage_ctype(ddt), db->name);
+    emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
+    out(g, ");\n");
+    line_start(g);
+    outf(g, "const %s *const ts_s = ts_p ? %s + (", storage_ctype(sdt), sb->name);
+    emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
+    outf(g, ") : %s;\n", sb->name);
+    line_start(g);
+    out(g, "const bool ts_v = ");
+    if (!dvt || !svt) out(g, "false");
+    else if (s->vcopy.aligned) out(g, "true");
+    else {
+        out(g, "true");
+        if (dglob) outf(g, " && %s_s%d == 1 && ((ts_u64)ts_d & %dULL) == 0", db->name, db->buf->ndim - 1, dbytes - 1);
+        if (sglob) outf(g, " && %s_s%d == 1 && ((ts_u64)ts_s & %dULL) == 0", sb->name, sb->buf->ndim - 1, sbytes - 1);
+    }
+    out(g, ";\n");
+    if (dvt && svt) {
+        CvtSrc c = {NULL, NULL, sdt};
+        line_start(g);
+        out(g, "if (ts_v) {\n");
+        g->ind++;
+        line_start(g);
+        outf(g, "if (ts_p) {\n");
+        g->ind++;
+        line_start(g);
+        outf(g, "const %s ts_w = *(const %s *)ts_s;\n", svt, svt);
+        line_start(g);
+        outf(g, "*(%s *)ts_d = ", dvt);
+        put_pack(g, s, ddt, &c);
+        out(g, ";\n");
+        g->ind--;
+        line_start(g);
+        if (dglob) out(g, "}\n");
+        else outf(g, "} else *(%s *)ts_d = %s;\n", dvt, cvt_vzero(dvt));
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
+    }
+    char dst_el[64], src_el[64];
+    if (dglob) snprintf(dst_el, sizeof dst_el, "ts_d[ts_e * %s_s%d]", db->name, db->buf->ndim - 1);
+    else snprintf(dst_el, sizeof dst_el, "ts_d[ts_e]");
+    if (sglob) snprintf(src_el, sizeof src_el, "ts_s[ts_e * %s_s%d]", sb->name, sb->buf->ndim - 1);
+    else snprintf(src_el, sizeof src_el, "ts_s[ts_e]");
+    line_start(g);
+    outf(g, "if (!ts_v) for (int ts_e = 0; ts_e < %d; ts_e++) ", lanes);
+    if (dglob) outf(g, "{ if (ts_p) %s = %s%s%s)); }\n", dst_el, from_float_open(ddt), to_float_open(sdt), src_el);
+    else outf(g, "%s = %sts_p ? %s%s) : 0.0f);\n", dst_el, from_float_open(ddt), to_float_open(sdt), src_el);
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+}
+
+/* emit_vreg_move for 2-byte elements: `lanes` (2, 4 or 8) of them as 32-bit
+ * words of two (the lower-indexed element in the low half), vt ts_u32 /
+ * uint2 / uint4. */
+static void emit_vreg_move16(Cg *g, const IrStmt *s, const CgBuf *rb, IrExpr *const *ri, int load, const char *vt) {
+    static const char *const part[4] = {"x", "y", "z", "w"};
+    int lanes = s->vcopy.lanes;
+    const char *st = storage_ctype(rb->buf->dt);
+    line_start(g);
+    if (load) {
+        outf(g, "const %s ts_w = ts_p ? *(const %s *)ts_g : %s;\n", vt, vt, cvt_vzero(vt));
+        for (int e = 0; e < lanes; e++) {
+            line_start(g);
+            outf(g, "%s[(", rb->name);
+            emit_index(g, rb, ri, 1, s->loc);
+            if (lanes == 2) outf(g, ") + %d] = (%s)(ts_u16)(ts_w%s);\n", e, st, e ? " >> 16" : "");
+            else outf(g, ") + %d] = (%s)(ts_u16)(ts_w.%s%s);\n", e, st, part[e / 2], e % 2 ? " >> 16" : "");
+        }
+        return;
+    }
+    outf(g, "if (ts_p) *(%s *)ts_g = ", vt);
+    if (lanes > 2) outf(g, "make_uint%d(", lanes / 2);
+    for (int w = 0; w < lanes / 2; w++) {
+        for (int h = 0; h < 2; h++) {
+            outf(g, "%s(ts_u32)(ts_u16)%s[(", h ? " | (" : w ? ", " : "", rb->name);
+            emit_index(g, rb, ri, 1, s->loc);
+            outf(g, ") + %d]%s", 2 * w + h, h ? " << 16)" : "");
+        }
+    }
+    if (lanes > 2) out(g, ")");
+    out(g, ";\n");
+}
+
 static void emit_vcopy_reg(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf *sb) {
     int load = is_private(db->buf);
     const CgBuf *gb = load ? sb : db, *rb = load ? db : sb;
     IrExpr *const *gi = load ? s->vcopy.sidx : s->vcopy.didx;
     IrExpr *const *ri = load ? s->vcopy.didx : s->vcopy.sidx;
     int ng = load ? s->vcopy.nsi : s->vcopy.ndi, lanes = s->vcopy.lanes;
+    if (db->buf->dt != sb->buf->dt) {
+        emit_vcopy_reg_cvt(g, s, gb, gi, ng, rb, ri, load);
+        return;
+    }
     TsDType dt = gb->buf->dt;
     const char *st = storage_ctype(dt), *vt = NULL;
     if (dt == TS_FLOAT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "float4" : "float2";
     else if (dt == TS_INT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "int4" : "int2";
     else if (dt == TS_UINT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "uint4" : "uint2";
+    int raw16 = !vt && ts_dtype_bits(dt) == 16 && (lanes == 2 || lanes == 4 || lanes == 8);
+    if (raw16) vt = lanes == 8 ? "uint4" : lanes == 4 ? "uint2" : "ts_u32";
     line_start(g);
     out(g, "{\n");
     g->ind++;
@@ -1473,13 +1768,14 @@ static void emit_vcopy_reg(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf 
     int glast = gb->buf->ndim - 1;
     if (vt && s->vcopy.aligned) {
         /* proved contiguous and aligned by the lowering: the move alone */
-        emit_vreg_move(g, s, rb, ri, load, vt);
+        (raw16 ? emit_vreg_move16 : emit_vreg_move)(g, s, rb, ri, load, vt);
     } else {
         if (vt) {
             line_start(g);
-            outf(g, "if (%s_s%d == 1 && ((ts_u64)ts_g & %dULL) == 0) {\n", gb->name, glast, lanes * 4 - 1);
+            outf(g, "if (%s_s%d == 1 && ((ts_u64)ts_g & %dULL) == 0) {\n", gb->name, glast,
+                 lanes * (ts_dtype_bits(dt) / 8) - 1);
             g->ind++;
-            emit_vreg_move(g, s, rb, ri, load, vt);
+            (raw16 ? emit_vreg_move16 : emit_vreg_move)(g, s, rb, ri, load, vt);
             g->ind--;
             line_start(g);
             out(g, "} else {\n");
@@ -1514,6 +1810,13 @@ static void emit_vcopy(Cg *g, const IrStmt *s) {
     if (!s->vcopy.async && s->vcopy.ndi >= 1 && s->vcopy.nsi >= 1 &&
         ((is_private(db->buf) && sb->param >= 0) || (is_private(sb->buf) && db->param >= 0))) {
         emit_vcopy_reg(g, s, db, sb);
+        return;
+    }
+    if (db->buf->dt != sb->buf->dt) {
+        if (s->vcopy.async)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: an async copy that converts %s to %s",
+                       ts_dtype_name(sb->buf->dt), ts_dtype_name(db->buf->dt));
+        emit_vcopy_mem_cvt(g, s, db, sb);
         return;
     }
     int es = (ts_dtype_bits(s->vcopy.dst->dt) + 7) / 8, bytes = s->vcopy.lanes * es;
