@@ -54,8 +54,8 @@ typedef enum TsOpInst {
                             or, once layout inference gave them layouts,
                             register fragments */
     TS_OP_INST_FRAGMENT, /* kept for the CUDA layout_inference pass, which
-                            lowers it by the fragments' layouts (T.reduce on
-                            register fragments: warp shuffles) or, when it
+                            lowers it by the fragments' layouts (T.reduce and
+                            T.cumsum on register fragments: warp shuffles) or, when it
                             gives no layouts, by the generic lowering */
     TS_OP_INST_COMM,     /* a communication primitive (op/comm.h) kept for the
                             target's emitter of remote accesses and waits */

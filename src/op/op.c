@@ -16,7 +16,8 @@ IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s) {
     if (!s || s->kind != IR_S_TILEOP || !s->op)
         ts_internal(cx->diag, "ts_op_lower: not a tile operator statement");
     const IrTileOp *o = s->op;
-    if (o->kind == TS_OP_REDUCE && cx->target == TS_TARGET_CUDA && cx->caps->layout && o->nr >= 2 &&
+    if ((o->kind == TS_OP_REDUCE || o->kind == TS_OP_CUMSUM) && cx->target == TS_TARGET_CUDA && cx->caps->layout &&
+        o->nr >= 2 &&
         o->r[0].buf->scope == IR_SCOPE_FRAGMENT && o->r[1].buf->scope == IR_SCOPE_FRAGMENT) {
         IrStmt *r = ir_stmt(cx->arena, IR_S_TILEOP, s->loc);
         IrTileOp *kept = TS_NEW(cx->arena, IrTileOp);

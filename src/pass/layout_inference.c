@@ -6,7 +6,8 @@
  * It runs after lower_tile_ops, on IR where T.copy/T.fill/T.clear and the
  * user's T.Parallel loops are perfectly nested parallel loop chains
  * ("nests"), tensor-core gemms are kept tile ops (TS_OP_INST_MMA_SYNC) and
- * T.reduce on fragments is kept too (TS_OP_INST_FRAGMENT).  Three steps:
+ * T.reduce and T.cumsum on fragments are kept too (TS_OP_INST_FRAGMENT;
+ * cumsum along warp rows: lower_cumsum).  Three steps:
  *
  * 1. Inference.  Layouts fixed by an instruction come first: the
  *    accumulator of an mma.sync gemm gets MMA_C for the gemm's warp grid
@@ -399,6 +400,16 @@ static void infer_reduce(Li *li, IrStmt *s) {
     ts_buf_free(&b);
 }
 
+/* T.cumsum between fragments keeps the tile's layout: the destination
+ * takes the source's (or the source the destination's). */
+static void infer_cumsum(Li *li, IrStmt *s) {
+    IrTileOp *op = s->op;
+    int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
+    if (fs < 0 || fd < 0 || fs == fd) return;
+    if (li->lay[fs] && op->r[1].buf->ndim == op->r[0].buf->ndim) set_layout(li, fd, li->lay[fs], "T.cumsum");
+    else if (li->lay[fd] && op->r[1].buf->ndim == op->r[0].buf->ndim) set_layout(li, fs, li->lay[fd], "T.cumsum");
+}
+
 static void infer(Li *li, IrStmt *s, bool final) {
     if (!s) return;
     switch (s->kind) {
@@ -420,6 +431,7 @@ static void infer(Li *li, IrStmt *s, bool final) {
     case IR_S_TILEOP:
         if (s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) infer_gemm(li, s);
         else if (s->op->kind == TS_OP_REDUCE && s->op->inst == TS_OP_INST_FRAGMENT) infer_reduce(li, s);
+        else if (s->op->kind == TS_OP_CUMSUM && s->op->inst == TS_OP_INST_FRAGMENT) infer_cumsum(li, s);
         return;
     default: return;
     }
@@ -1247,6 +1259,91 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
     return out;
 }
 
+/* T.cumsum along the rows of a warp-rows fragment (a row within one warp),
+ * in registers.  A row's elements in order are its chunks (digit 1: L
+ * lanes times v columns each), within a chunk the lanes in order, within a
+ * lane its v consecutive columns (digit 2).  Per chunk: each thread scans
+ * its own v elements, the L lanes scan their chunk totals by log2(L)
+ * butterfly steps (partner lane ^ m: its group's total goes into the
+ * exclusive prefix of the upper half, and every lane's total doubles its
+ * group), every element adds its lane's exclusive prefix and the running
+ * total of the earlier chunks (a register carried along the unrolled chunk
+ * loop).  reverse: the same from the end (chunks and columns descending,
+ * the lower half taking the upper half's total).  The sums are associated
+ * differently from the serial generic lowering (exact for integers and
+ * for float values whose sums are exact). */
+static IrStmt *lower_cumsum(Li *li, IrStmt *s) {
+    TsArena *a = li->a;
+    IrTileOp *op = s->op;
+    int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
+    IrLayout *S = fs >= 0 ? li->lay[fs] : NULL, *D = fd >= 0 ? li->lay[fd] : NULL;
+    int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
+    if (!S || !D || S->kind != IR_LAYOUT_WARP_ROWS || !ir_layout_equal(S, D) || ir_layout_row_warps(S) != 1 ||
+        dim != 1 || op->r[0].ndim != 2 || !whole(&op->r[0]) || !whole(&op->r[1])) {
+        give_up(li, "T.cumsum from %s to %s is not along the rows of a fragment whose rows stay in one warp",
+                op->r[0].buf->name, op->r[1].buf->name);
+        return s;
+    }
+    TsDType dt = op_acc_dtype(op->r[1].buf->dt);
+    int64_t L = ir_layout_row_lanes(S), nc = S->local_shape[1], v = S->nlocal == 3 ? S->local_shape[2] : 1;
+    IrBuffer *src = li->reg[fs], *dst = li->reg[fd];
+    IrStmt *body = ir_seq(a);
+    IrBuffer *sc[4]; /* carry, the thread's running sum, its group total, its exclusive prefix */
+    static const char *const nm[4] = {"carry", "run", "tot", "pre"};
+    IrExpr *one = ir_i32(a, 1), *z = ir_i32(a, 0);
+    for (int i = 0; i < 4; i++) {
+        sc[i] = ir_buffer(li->k, nm[i], dt, IR_SCOPE_LOCAL, 1, &one, s->loc);
+        IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
+        al->alloc.buf = sc[i];
+        ir_seq_push(a, body, al);
+    }
+    IrBuffer *oth = ir_buffer(li->k, "oth", dt, IR_SCOPE_LOCAL, 1, &one, s->loc);
+    IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
+    al->alloc.buf = oth;
+    ir_seq_push(a, body, al);
+#define LD(b) ir_load(a, (b), &z, 1)
+#define ST(b, x) ir_store(a, (b), &z, 1, (x))
+    IrVar *t = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP);
+    IrVar *dv[1] = {ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP)};
+    IrVar *ck = ir_var(li->k, "c", TS_INT32, IR_VAR_LOOP), *ev = ir_var(li->k, "e", TS_INT32, IR_VAR_LOOP);
+    ir_seq_push(a, body, ST(sc[0], ir_int(a, 0, dt)));
+    /* chunk c (descending when reverse), element e of the lane's v */
+    IrExpr *cx = op->reverse ? ir_bin(a, IR_SUB, ir_i32(a, nc - 1), ir_var_ref(a, ck)) : ir_var_ref(a, ck);
+    IrExpr *ex = op->reverse ? ir_bin(a, IR_SUB, ir_i32(a, v - 1), ir_var_ref(a, ev)) : ir_var_ref(a, ev);
+    IrExpr *ri = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]),
+                                                                              ir_i32(a, nc)), cx), ir_i32(a, v)), ex);
+    IrStmt *chunk = ir_seq(a);
+    ir_seq_push(a, chunk, ST(sc[1], ir_int(a, 0, dt)));
+    IrStmt *own = ir_seq(a);
+    ir_seq_push(a, own, ST(sc[1], ir_bin(a, IR_ADD, LD(sc[1]), ir_cast(a, dt, ir_load(a, src, &ri, 1)))));
+    ir_seq_push(a, own, ir_store(a, dst, &ri, 1, ir_cast(a, dst->dt, LD(sc[1]))));
+    ir_seq_push(a, chunk, ir_for(a, ev, ir_i32(a, 0), ir_i32(a, v), IR_FOR_UNROLL, own));
+    ir_seq_push(a, chunk, ST(sc[2], LD(sc[1])));
+    ir_seq_push(a, chunk, ST(sc[3], ir_int(a, 0, dt)));
+    IrExpr *lane = ir_bin(a, IR_FLOORMOD, ir_var_ref(a, t), ir_i32(a, 32));
+    for (int64_t m = 1; m < L; m <<= 1) {
+        IrExpr *args[2] = {LD(sc[2]), ir_float(a, (double)m, dt)};
+        ir_seq_push(a, chunk, ST(oth, ir_call(a, IR_SHFL_XOR, args, 2, dt)));
+        /* the partner's group is before this lane's (after it, reverse) */
+        IrExpr *bit = ir_bin(a, IR_FLOORMOD, ir_bin(a, IR_FLOORDIV, lane, ir_i32(a, m)), ir_i32(a, 2));
+        IrExpr *take = ir_bin(a, IR_EQ, bit, ir_i32(a, op->reverse ? 0 : 1));
+        ir_seq_push(a, chunk, ST(sc[3], ir_select(a, take, ir_bin(a, IR_ADD, LD(sc[3]), LD(oth)), LD(sc[3]))));
+        ir_seq_push(a, chunk, ST(sc[2], ir_bin(a, IR_ADD, LD(sc[2]), LD(oth))));
+    }
+    IrExpr *add = ir_bin(a, IR_ADD, LD(sc[3]), LD(sc[0]));
+    IrStmt *fix = ir_store(a, dst, &ri, 1, ir_cast(a, dst->dt, ir_bin(a, IR_ADD, ir_cast(a, dt, ir_load(a, dst, &ri, 1)),
+                                                                     add)));
+    ir_seq_push(a, chunk, ir_for(a, ev, ir_i32(a, 0), ir_i32(a, v), IR_FOR_UNROLL, fix));
+    ir_seq_push(a, chunk, ST(sc[0], ir_bin(a, IR_ADD, LD(sc[0]), LD(sc[2]))));
+#undef LD
+#undef ST
+    ir_seq_push(a, body, ir_for(a, ck, ir_i32(a, 0), ir_i32(a, nc), IR_FOR_UNROLL, chunk));
+    for (int i = 0; i < body->seq.n; i++)
+        if (!body->seq.v[i]->loc.src) body->seq.v[i]->loc = s->loc;
+    int64_t ext[1] = {S->local_shape[0]};
+    return thread_loops(li, t, dv, ext, 1, body, s->loc);
+}
+
 static IrRegion reg_region(Li *li, int f) {
     IrRegion r;
     r.buf = li->reg[f];
@@ -1359,6 +1456,7 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
     case IR_S_TILEOP: {
         IrTileOp *op = s->op;
         if (op->kind == TS_OP_REDUCE && op->inst == TS_OP_INST_FRAGMENT) return lower_reduce(li, s);
+        if (op->kind == TS_OP_CUMSUM && op->inst == TS_OP_INST_FRAGMENT) return lower_cumsum(li, s);
         if (op->kind == TS_OP_GEMM && op->inst == TS_OP_INST_MMA_SYNC) {
             int fa = frag_of(li, op->r[0].buf), fc = frag_of(li, op->r[2].buf);
             if (fc < 0) return s;
@@ -1578,7 +1676,7 @@ static IrStmt *unkeep(Li *li, IrStmt *s) {
             op->inst = TS_OP_INST_LOOPS;
             IrStmt *t = ir_stmt(a, IR_S_TILEOP, s->loc);
             t->op = op;
-            IrStmt *low = ts_op_reduce_lower(&lx, t); /* the only kind kept for this pass */
+            IrStmt *low = op->kind == TS_OP_CUMSUM ? ts_op_cumsum_lower(&lx, t) : ts_op_reduce_lower(&lx, t);
             if (!low->loc.src) low->loc = s->loc;
             return low;
         }

@@ -127,6 +127,13 @@ static const Case cases[] = {
      * of 2 warps each with a partial last block */
     {"examples/rms_norm.py", "rms_norm_row", {"M=3", "N=1024"}, 1e-5, 0, 1, 0},
     {"examples/rms_norm.py", "rms_norm_row", {"M=5", "N=512", "blk_m=2"}, 1e-5, 0, 1, 0},
+    /* T.cumsum in registers: butterfly shuffles within a row's lanes and a carry
+     * over its chunks, forward and reverse, in place and into another fragment,
+     * rows of 32 lanes (2 chunks) and of 16 lanes (2 rows per warp step) */
+    {"tests/golden/ir_cumsum_regs.py", "cumsum_rows", {"M=40", "N=256"}, 0, 0, 1, 0},
+    {"tests/golden/ir_cumsum_regs.py", "cumsum_rows", {"M=40", "N=64", "reverse=True"}, 0, 0, 1, 0},
+    {"tests/golden/ir_cumsum_regs.py", "cumsum_into", {"M=40", "N=128"}, 0, 0, 1, 0},
+    {"tests/golden/ir_cumsum_regs.py", "cumsum_into", {"M=33", "N=64", "reverse=True"}, 0, 0, 1, 0},
     /* converting vector copies: float16 -> float32 registers -> bfloat16 with
      * partial tiles, and between shared and global memory, aligned and not */
     {"tests/golden/ir_cast_copy.py", "cast_frag", {"M=40", "N=136"}, 0, 0, 1, 0},
