@@ -146,6 +146,8 @@ static void check_cuda_limits(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo
                 "kernel '%s' needs %lld bytes of shared memory per block, more than the %lld bytes %s allows",
                 k->name, (long long)ci->smem_bytes, (long long)limit, caps->arch[0] ? caps->arch : "the device");
     ts_buf_printf(&d->msg, "  the block's shared buffers:\n%s", ts_buf_str(&list));
+    if (k->layout_note) /* fragments counted above because layout inference left them there */
+        ts_buf_printf(&d->msg, "  (fragments stay in shared memory: %s)\n", k->layout_note);
     ts_buf_free(&list);
     ts_rethrow(d, TS_ERR_UNSUPPORTED);
 }

@@ -129,6 +129,7 @@ typedef struct Sync {
     TS_VEC(const uint8_t *) masks;  /* ... and the threads that take them (byte per thread) */
     const uint8_t *mask_a, *mask_b; /* while deciding a conflict: the two accesses' masks */
     TS_VEC(const IrBuffer *) written; /* buffers the kernel writes (the others are read-only) */
+    TS_VEC(const IrBuffer *) varying; /* T.alloc_var scalars written inside a thread range */
 } Sync;
 
 static bool shared_mem(const IrBuffer *b) {
@@ -197,6 +198,18 @@ static bool read_only(const Sync *S, const IrBuffer *b) {
     return true;
 }
 
+/* A T.alloc_var scalar that no thread range writes: uniform code sets it
+ * (every thread the same value, e.g. `offset = k * n` before a T.Parallel),
+ * so at any one moment all threads read one value from it.  Its loads in
+ * an access are one unknown shared by the access's instances for two
+ * threads (fresh for each access, as the value may change between them). */
+static bool uniform_var(const Sync *S, const IrBuffer *b) {
+    if (b->scope != IR_SCOPE_VAR) return false;
+    for (int i = 0; i < S->varying.n; i++)
+        if (S->varying.v[i] == b) return false;
+    return true;
+}
+
 /* Is e the same value in every thread of the block for its whole life
  * (made of block indices, shape and scalar parameters, ranks and elements
  * of read-only buffers at such indices; no loop variable, thread, fresh
@@ -236,6 +249,7 @@ static IrExpr *sub_pre(IrMutator *m, IrExpr *e) {
         /* a value read from memory: unknown (and not the same for two accesses) */
         IrInterval r = ir_arith_bound(&S->ar, e);
         IrVar *u = fresh(S, "mem", e->dt, r.lo, r.hi);
+        if (uniform_var(S, e->load.buf)) return ir_var_ref(S->a, u); /* one value for all threads: not renamed */
         if (S->cur) {
             ts_vec_push(S->a, S->cur->fv, u);
             ts_vec_push(S->a, S->cur->fv_of, (const IrVar *)NULL);
@@ -783,14 +797,22 @@ static int sum_terms(IrExpr *e, IrExpr **t, int n) {
     return n + 1;
 }
 
-/* x and y (two index expressions of one dtype) less the block-invariant
- * terms their sums share: a T.use_swizzle block index is a select and
- * casts over run-time extents, whose range the arithmetic cannot bound,
- * so x - y taken whole "may wrap" and hides the thread terms beside it.
+static bool uses_fresh_of(const IrExpr *e, const Acc *a) {
+    for (int i = 0; i < a->fv.n; i++)
+        if (ir_expr_uses_var(e, a->fv.v[i])) return true;
+    return false;
+}
+
+/* x and y (the index expressions of accesses ax and ay, of one dtype) less
+ * the terms their sums share that stand for one value in both: no variable
+ * of either access's own (threads, thread-range loop variables, per-access
+ * unknowns) in them.  A T.use_swizzle block index is a select and casts
+ * over run-time extents, a uniform T.alloc_var an unknown of any value,
+ * so x - y taken whole "may wrap" and hides the thread terms beside them.
  * Dropping the shared term is exact: u + a and u + b are equal (mod 2^w
  * too) exactly when a and b are, and their difference is a - b for the
  * in-bounds indices a well-formed kernel makes. */
-static void strip_common(Sync *S, IrExpr **x, IrExpr **y) {
+static void strip_common(Sync *S, const Acc *ax, const Acc *ay, IrExpr **x, IrExpr **y) {
     IrExpr *tx[MAXTERMS], *ty[MAXTERMS];
     if ((*x)->dt != (*y)->dt) return;
     int nx = sum_terms(*x, tx, 0), ny = sum_terms(*y, ty, 0);
@@ -798,7 +820,7 @@ static void strip_common(Sync *S, IrExpr **x, IrExpr **y) {
     if (nx < 0 || ny < 0) return;
     bool usedy[MAXTERMS] = {0}, dropx[MAXTERMS] = {0}, any = false;
     for (int i = 0; i < nx; i++) {
-        if (!block_invariant(S, tx[i])) continue;
+        if (uses_fresh_of(tx[i], ax) || uses_fresh_of(tx[i], ay)) continue;
         for (int j = 0; j < ny; j++)
             if (!usedy[j] && ir_expr_equal(tx[i], ty[j])) {
                 usedy[j] = dropx[i] = any = true;
@@ -832,7 +854,7 @@ static IrExpr *offset_diff(Sync *S, const Acc *x, const Acc *y) {
     int64_t stride = 1;
     for (int d = n - 1; d >= 0; d--) {
         IrExpr *xs = x->start[d], *ys = y->start[d];
-        strip_common(S, &xs, &ys);
+        strip_common(S, x, y, &xs, &ys);
         IrExpr *t = sub64(S, xs, ys);
         int64_t e;
         if (b->scope == IR_SCOPE_GLOBAL) {
@@ -877,7 +899,7 @@ static bool elements_meet(Sync *S, const Acc *x, const Acc *y, bool same_thread)
     for (int d = 0; d < x->ndim && meet; d++) {
         if (x->ext[d] < 1 || y->ext[d] < 1) continue;
         IrExpr *xs = x->start[d], *ys = y->start[d];
-        strip_common(S, &xs, &ys);
+        strip_common(S, x, y, &xs, &ys);
         meet = may_meet(S, sub64(S, xs, ys), -(x->ext[d] - 1), y->ext[d] - 1, x->th, y->th,
                         same_thread, pairs);
     }
@@ -1397,6 +1419,12 @@ static void note_written(IrVisitor *v, const IrAccess *acc) {
     if ((acc->rw & IR_ACC_WRITE) || (v->frame && v->frame->s->kind == IR_S_TILEOP &&
                                      v->frame->s->op->kind == TS_OP_COMM))
         ts_vec_push(S->a, S->written, acc->buf);
+    if ((acc->rw & IR_ACC_WRITE) && acc->buf->scope == IR_SCOPE_VAR) {
+        bool in_range = false; /* written per thread: its value may differ between threads */
+        for (const IrWalkFrame *f = v->frame; f && !in_range; f = f->up)
+            in_range = f->s->kind == IR_S_FOR && f->s->for_.kind == IR_FOR_THREAD;
+        if (in_range) ts_vec_push(S->a, S->varying, acc->buf);
+    }
 }
 
 void ts_pass_insert_sync(TsPassCtx *cx) {

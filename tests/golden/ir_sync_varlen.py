@@ -7,8 +7,10 @@
 # inside one thread range".  Also a store that every thread row makes to the
 # same element (split-K: all rows of a 2-D thread block store the row sum they
 # all hold), the program's own write-write race that no barrier orders: kept,
-# as CUDA and TileLang keep it.  tests/unit/test_interp_examples.c runs both
-# thread by thread against the C target.
+# as CUDA and TileLang keep it.  And a store at an offset held in a T.alloc_var
+# that uniform code sets (every thread holds the same value at a time: the
+# offset cancels between two threads of one store).  tests/unit/
+# test_interp_examples.c runs the three thread by thread against the C target.
 import tilelang
 import tilelang.language as T
 
@@ -48,5 +50,24 @@ def splitk_rows(N, K, block_N=16, block_K=8):
             T.reduce_sum(acc, row, dim=1)
             for i, k in T.Parallel(block_N, block_K):
                 C[bn * block_N + i] = row[i]
+
+    return main
+
+
+@tilelang.jit
+def var_offset_rows(N, block=32):
+    # a T.alloc_var set in uniform code (one value for every thread at a time)
+    # in the indices of a store inside a thread range
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), offs: T.Tensor((4,), "int32"), O: T.Tensor((2, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=32) as bx:
+            S = T.alloc_shared((block + 8,), "float32")
+            off = T.alloc_var("int32")
+            for k in T.serial(2):
+                off = k * 4 + T.floormod(offs[bx % 4], 4)
+                for i in T.Parallel(block):
+                    S[off + i] = A[bx * block + i] * (k + 1)
+                for i in T.Parallel(block):
+                    O[k, bx * block + i] = S[off + block - 1 - i]
 
     return main

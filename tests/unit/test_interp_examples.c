@@ -140,6 +140,8 @@ static const Case cases[] = {
     {"tests/golden/ir_cast_copy.py", "cast_mem", {"M=40", "N=136"}, 0, 0, 1, 0},
     {"tests/golden/ir_cast_copy.py", "cast_mem", {"M=40", "N=90", "sdt=bfloat16", "ddt=float32"}, 0, 0, 1, 0},
     {"tests/golden/ir_cast_copy.py", "cast_mem", {"M=40", "N=90", "off=3"}, 0, 0, 1, 0},
+    /* a store at a T.alloc_var offset set in uniform code, in a loop */
+    {"tests/golden/ir_sync_varlen.py", "var_offset_rows", {"N=96"}, 1e-6, 0, 1, 0},
 };
 
 /* Elaborate and run the target's passes (errors longjmp through d). */
@@ -464,6 +466,7 @@ int main(void) {
         /* the row statistics shared by tiles of two widths; the varlen store's barrier */
         {25, {MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
         {26, {MUT_NO_BARRIERS, MUT_SWAP_BLOCKS}},
+        {34, {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_SHORT_THREADS}}, /* var_offset_rows */
     };
     for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
         for (size_t m = 0; planted[t].m[m]; m++) {
