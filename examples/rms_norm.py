@@ -11,7 +11,7 @@ import tilelang.language as T
 
 
 @tilelang.jit(out_idx=[-1])
-def rms_norm(M, N, blk_m=32, blk_k=64, dtype="float32"):
+def rms_norm(M, N, blk_m=32, blk_k=128, dtype="float32"):
     @T.prim_func
     def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(M, blk_m), threads=128) as bx:
