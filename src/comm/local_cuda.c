@@ -1,15 +1,30 @@
 /*
- * local_cuda.c — the `local` backend: one process drives N ranks on GPU 0
- * (the "mega-device" on one GPU: several ranks share it, which is how
- * multi-rank code runs on a one-GPU machine).
+ * local_cuda.c — the `local` backend: one process drives N ranks on the
+ * GPUs it sees, rank r on GPU r mod G (the "mega-device"; with one GPU all
+ * ranks share it, which is how multi-rank code runs on a one-GPU machine).
+ * G is every visible GPU, at most N, or $TILESCALE_LOCAL_GPUS.
  *
- * Heaps: one device allocation of N * heap bytes, zeroed; rank r's heap is
- * the r-th slice, so every rank's memory is plain device memory of this
- * context and a kernel reaches a peer's heap with an ordinary pointer
- * (what CUDA IPC or NVSHMEM give across processes).  The table of bases
- * goes to the module globals comm_cuda.c declares (ts_comm_peer,
- * ts_comm_heap, ts_comm_timeout_ns; ts_comm_abort, ts_comm_err and
- * ts_comm_sync are reset), once per kernel of a chain, before any launch.
+ * Heaps: one device allocation per GPU holding the heaps of its ranks,
+ * zeroed; rank r's heap is slice r / G of GPU r mod G's.  Every rank's
+ * memory is device memory of this process (one unified address space), so
+ * a kernel reaches a peer's heap with an ordinary pointer (what CUDA IPC or
+ * NVSHMEM give across processes); between GPUs that takes peer access,
+ * which creation enables between every pair (cuCtxEnablePeerAccess) and
+ * refuses, with a message, where the driver says it is impossible; a pair
+ * without native peer atomics gets a warning (ts_world_warnings).  The
+ * table of bases goes to the module globals comm_cuda.c declares
+ * (ts_comm_peer, ts_comm_heap, ts_comm_timeout_ns; ts_comm_abort,
+ * ts_comm_err and ts_comm_sync are reset), once per kernel of a chain,
+ * before any launch.
+ *
+ * Several GPUs: a module lives in one device's context, so each GPU runs
+ * its own copy of every kernel (ts_cuda_module_clone, kept until the world
+ * is destroyed; TsRankEnv.cumod tells the launch which), and module
+ * globals are per GPU: T.barrier_all's counter and the abort word move to
+ * rank 0's heap as in the ipc backend (ts_comm_sync_at, ts_comm_abort_at;
+ * cleared before every launch), and the first failure is looked for in
+ * every GPU's copy.  $TILESCALE_LOCAL_SPREAD=1 takes this path on one GPU
+ * too (what the one-GPU machine can test of it).
  *
  * Launch: each rank's kernels go on the rank's own stream (non-blocking),
  * all queued before any is waited for, so they run concurrently.  Kernels
@@ -59,6 +74,8 @@ typedef struct CUipcMemHandle { char reserved[64]; } CUipcMemHandle; /* the driv
 #define CU_OK 0
 #define CU_ATTR_SM_COUNT 16      /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
 #define CU_STREAM_NON_BLOCKING 1
+#define CU_PEER_ALREADY_ENABLED 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */
+#define LOCAL_MAXGPU 64             /* GPUs a local world spreads over, at most (one rank each) */
 
 /* The driver entry points this backend uses. */
 typedef struct LDrv {
@@ -85,16 +102,31 @@ typedef struct LDrv {
     CUresult (*ipc_close)(CUdeviceptr);                                   /* cuIpcCloseMemHandle (optional) */
     CUresult (*can_peer)(int *, int, int);                                /* cuDeviceCanAccessPeer (optional) */
     CUresult (*p2p_attr)(int *, int, int, int);                           /* cuDeviceGetP2PAttribute (optional) */
+    CUresult (*peer_enable)(void *, unsigned);                            /* cuCtxEnablePeerAccess (optional) */
 } LDrv;
+
+/* A kernel's copy for one GPU of a spread world. */
+typedef struct LClone {
+    const TsModuleCuda *orig;  /* the kernel's own module (compared with its image too) */
+    int gpu;                   /* which GPU */
+    TsModuleCuda *m;           /* the copy, loaded there */
+} LClone;
 
 struct TsLocal {
     void *dl;          /* dlopen handle of libcuda */
     LDrv v;            /* its entry points */
-    int dev;           /* CUdevice 0 */
+    int dev;           /* CUdevice of GPU 0 */
     void *ctx;         /* its primary context */
-    CUdeviceptr heap;  /* all ranks' heaps, one allocation (ipc: this rank's) */
+    CUdeviceptr heap;  /* GPU 0's heaps (ipc: this rank's) */
     void **streams;    /* [nranks] CUstream (ipc: only this rank's) */
     CUdeviceptr *opened; /* ipc: [nranks] peers' heaps opened from their handles */
+    int ngpu;          /* GPUs the ranks are spread over: rank r on GPU r % ngpu */
+    int spread;        /* per-GPU module copies, barrier and abort words on rank 0's heap */
+    int gdev[LOCAL_MAXGPU];           /* their CUdevices */
+    void *gctx[LOCAL_MAXGPU];         /* their primary contexts (retained) */
+    CUdeviceptr gheap[LOCAL_MAXGPU];  /* the heaps of each GPU's ranks, one allocation */
+    LClone *clones;    /* kernels' copies for the GPUs (spread) */
+    int nclones, capclones; /* used and allocated entries of clones */
 };
 
 static const char *ename(const TsLocal *L, CUresult r) {
@@ -131,6 +163,7 @@ static int load_driver(TsLocal *L) {
     *(void **)&L->v.ipc_close = dlsym(L->dl, "cuIpcCloseMemHandle");
     *(void **)&L->v.can_peer = dlsym(L->dl, "cuDeviceCanAccessPeer");
     *(void **)&L->v.p2p_attr = dlsym(L->dl, "cuDeviceGetP2PAttribute");
+    *(void **)&L->v.peer_enable = dlsym(L->dl, "cuCtxEnablePeerAccess");
     return 1;
 }
 
@@ -143,6 +176,53 @@ int ts_local_device_count(void) {
     return n;
 }
 
+/* How many GPUs a local world of n ranks spreads over: every visible one,
+ * at most n, or $TILESCALE_LOCAL_GPUS; 0 after an error. */
+static int local_gpus(TsWorld *w, int count, int n) {
+    int g = count < n ? count : n;
+    const char *e = getenv("TILESCALE_LOCAL_GPUS");
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (*end || v < 1 || v > count) {
+            ts_world_fail(w->ctx, TS_ERR_INVALID, "world (local): TILESCALE_LOCAL_GPUS=%s: want 1 .. %d (the GPUs "
+                                                  "this process sees)", e, count);
+            return 0;
+        }
+        g = (int)v < n ? (int)v : n;
+    }
+    return g > LOCAL_MAXGPU ? LOCAL_MAXGPU : g < 1 ? 1 : g;
+}
+
+/* Peer access between every pair of the world's GPUs: an error where the
+ * driver says there is none (the kernels could not reach those heaps), a
+ * warning where peer atomics are not native. */
+static TsStatus enable_peers(TsWorld *w) {
+    TsLocal *L = w->local;
+    for (int a = 0; a < L->ngpu; a++)
+        for (int b = 0; b < L->ngpu; b++) {
+            if (a == b) continue;
+            int can = 0, atom = 1;
+            if (!L->v.can_peer || !L->v.peer_enable || L->v.can_peer(&can, L->gdev[a], L->gdev[b]) != CU_OK || !can)
+                return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                                     "world (local): GPU %d cannot reach GPU %d's memory (no peer access between "
+                                     "them), so ranks on one could not read or write the other's heaps: set "
+                                     "TILESCALE_LOCAL_GPUS=1 to keep every rank on one GPU, or run a process per "
+                                     "GPU (tilescale launch -n N ... --target cuda)", a, b);
+            CUresult r = L->v.ctx_set(L->gctx[a]);
+            if (r == CU_OK) r = L->v.peer_enable(L->gctx[b], 0);
+            if (r != CU_OK && r != CU_PEER_ALREADY_ENABLED)
+                return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): enabling GPU %d's access to GPU %d: %s", a,
+                                     b, ename(L, r));
+            if (L->v.p2p_attr) L->v.p2p_attr(&atom, 3 /* CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED */, L->gdev[a], L->gdev[b]);
+            if (!atom)
+                ts_buf_printf(&w->warnings, "local world: no native peer atomics from GPU %d to GPU %d (not an NVLink "
+                                            "mesh?): T.atom_add, signal adds and barriers across them are not atomic "
+                                            "with the owner's own\n", a, b);
+        }
+    return TS_OK;
+}
+
 TsStatus ts_local_create(TsWorld *w) {
     TsLocal *L = calloc(1, sizeof *L);
     if (!L) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
@@ -152,35 +232,63 @@ TsStatus ts_local_create(TsWorld *w) {
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
                              "world (local): no CUDA driver found (libcuda.so.1; set TILESCALE_LIBCUDA)");
     CUresult r;
-    if ((r = L->v.init(0)) != CU_OK || (r = L->v.device_get(&L->dev, 0)) != CU_OK)
-        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): no CUDA device: %s", ename(L, r));
-    if ((r = L->v.ctx_retain(&L->ctx, L->dev)) != CU_OK || (r = L->v.ctx_set(L->ctx)) != CU_OK) {
-        L->ctx = NULL;
-        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cannot use device 0's context: %s", ename(L, r));
-    }
+    int count = 0;
+    if ((r = L->v.init(0)) != CU_OK || (r = L->v.device_count(&count)) != CU_OK || count < 1)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): no CUDA device: %s",
+                             r != CU_OK ? ename(L, r) : "none visible");
     int ipc = w->self >= 0, mine = ipc ? 1 : n;
+    L->ngpu = ipc ? 1 : local_gpus(w, count, n);
+    if (!L->ngpu) return w->ctx->diag.status;
+    const char *sp = getenv("TILESCALE_LOCAL_SPREAD");
+    L->spread = !ipc && (L->ngpu > 1 || (sp && !strcmp(sp, "1")));
+    for (int g = 0; g < L->ngpu; g++) {
+        if ((r = L->v.device_get(&L->gdev[g], g)) != CU_OK)
+            return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): no CUDA device %d: %s", g, ename(L, r));
+        if ((r = L->v.ctx_retain(&L->gctx[g], L->gdev[g])) != CU_OK) {
+            L->gctx[g] = NULL;
+            return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cannot use device %d's context: %s", g,
+                                 ename(L, r));
+        }
+    }
+    L->dev = L->gdev[0];
+    L->ctx = L->gctx[0];
+    if ((r = L->v.ctx_set(L->ctx)) != CU_OK)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cannot use device 0's context: %s", ename(L, r));
     if (ipc && (!L->v.ipc_get || !L->v.ipc_open || !L->v.ipc_close))
         return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "world (ipc): this CUDA driver has no IPC entry points");
-    size_t total = (size_t)mine * (size_t)w->opt.heap_bytes;
-    if ((r = L->v.alloc(&L->heap, total)) != CU_OK) {
-        L->heap = 0;
-        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (%s): cannot allocate %d heap%s of %lld bytes on GPU 0: %s",
-                             ipc ? "ipc" : "local", mine, mine > 1 ? "s" : "", (long long)w->opt.heap_bytes, ename(L, r));
+    for (int g = 0; g < L->ngpu; g++) {
+        int on = ipc ? 1 : (mine - g + L->ngpu - 1) / L->ngpu; /* ranks g, g + G, ... */
+        size_t total = (size_t)on * (size_t)w->opt.heap_bytes;
+        if ((r = L->v.ctx_set(L->gctx[g])) == CU_OK && (r = L->v.alloc(&L->gheap[g], total)) != CU_OK) L->gheap[g] = 0;
+        if (r != CU_OK)
+            return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (%s): cannot allocate %d heap%s of %lld bytes on GPU %d: %s",
+                                 ipc ? "ipc" : "local", on, on > 1 ? "s" : "", (long long)w->opt.heap_bytes, g,
+                                 ename(L, r));
+        if ((r = L->v.memset8(L->gheap[g], 0, total)) != CU_OK)
+            return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cuMemsetD8 failed: %s", ename(L, r));
     }
-    if ((r = L->v.memset8(L->heap, 0, total)) != CU_OK)
-        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cuMemsetD8 failed: %s", ename(L, r));
+    L->heap = L->gheap[0];
     if (ipc) w->base[w->self] = (void *)(uintptr_t)L->heap;
     else
         for (int i = 0; i < n; i++)
-            w->base[i] = (void *)(uintptr_t)(L->heap + (CUdeviceptr)i * (CUdeviceptr)w->opt.heap_bytes);
+            w->base[i] = (void *)(uintptr_t)(L->gheap[i % L->ngpu] +
+                                             (CUdeviceptr)(i / L->ngpu) * (CUdeviceptr)w->opt.heap_bytes);
+    if (!ipc) {
+        w->dev_share = (n + L->ngpu - 1) / L->ngpu;
+        if (L->ngpu > 1 && enable_peers(w) != TS_OK) return w->ctx->diag.status;
+    }
     L->streams = calloc((size_t)n, sizeof *L->streams);
     L->opened = calloc((size_t)n, sizeof *L->opened);
     if (!L->streams || !L->opened) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
-    for (int i = 0; i < n; i++)
-        if ((!ipc || i == w->self) && (r = L->v.stream_create(&L->streams[i], CU_STREAM_NON_BLOCKING)) != CU_OK) {
+    for (int i = 0; i < n; i++) {
+        if (ipc && i != w->self) continue;
+        if ((r = L->v.ctx_set(L->gctx[ipc ? 0 : i % L->ngpu])) == CU_OK &&
+            (r = L->v.stream_create(&L->streams[i], CU_STREAM_NON_BLOCKING)) != CU_OK)
             L->streams[i] = NULL;
+        if (r != CU_OK)
             return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cuStreamCreate failed: %s", ename(L, r));
-        }
+    }
+    L->v.ctx_set(L->ctx);
     return TS_OK;
 }
 
@@ -194,8 +302,14 @@ void ts_local_destroy(TsWorld *w) {
         if (L->opened[i]) L->v.ipc_close(L->opened[i]);
     free(L->streams);
     free(L->opened);
-    if (L->heap) L->v.free_(L->heap);
-    if (L->ctx) L->v.ctx_release(L->dev);
+    for (int i = 0; i < L->nclones; i++) ts_cuda_module_free(L->clones[i].m);
+    free(L->clones);
+    for (int g = 0; g < LOCAL_MAXGPU; g++) {
+        if (!L->gctx[g]) continue;
+        L->v.ctx_set(L->gctx[g]);
+        if (L->gheap[g]) L->v.free_(L->gheap[g]);
+        L->v.ctx_release(L->gdev[g]);
+    }
     if (L->dl) dlclose(L->dl);
     free(L);
     w->local = NULL;
@@ -203,7 +317,13 @@ void ts_local_destroy(TsWorld *w) {
 
 TsStatus ts_local_copy(TsWorld *w, int to_device, void *dev, void *host, int64_t bytes) {
     TsLocal *L = w->local;
-    CUresult r = L->v.ctx_set(L->ctx);
+    /* in the context of the GPU whose heaps hold dev (rank r's is on GPU r % ngpu) */
+    int g = 0;
+    for (int r = 0; w->self < 0 && r < w->opt.nranks; r++) {
+        uintptr_t b = (uintptr_t)w->base[r], p = (uintptr_t)dev;
+        if (p >= b && p - b < (uintptr_t)w->opt.heap_bytes) g = r % L->ngpu;
+    }
+    CUresult r = L->v.ctx_set(L->gctx[g] ? L->gctx[g] : L->ctx);
     if (r == CU_OK)
         r = to_device ? L->v.h2d((CUdeviceptr)(uintptr_t)dev, host, (size_t)bytes)
                       : L->v.d2h(host, (CUdeviceptr)(uintptr_t)dev, (size_t)bytes);
@@ -292,17 +412,18 @@ static int set_global(TsLocal *L, void *module, const char *name, const void *sr
     return 1;
 }
 
-/* The kernels' first failure record, as a message (or none: 0). */
-static int failure(TsWorld *w, TsKernel *c, TsBuf *msg) {
+/* The first failure record of a kernel's module (loaded on one GPU), as a
+ * message (or none: 0). */
+static int failure(TsWorld *w, TsKernel *c, const TsModuleCuda *m, TsBuf *msg) {
     TsLocal *L = w->local;
     CUdeviceptr p;
     size_t size;
     int abort_ = 0;
     long long e[6] = {0};
-    if (L->v.global(&p, &size, c->cumod->module, "ts_comm_abort") != CU_OK) return 0;
+    if (L->v.ctx_set(m->ctx) != CU_OK || L->v.global(&p, &size, m->module, "ts_comm_abort") != CU_OK) return 0;
     L->v.d2h(&abort_, p, sizeof abort_);
     if (!abort_) return 0;
-    if (L->v.global(&p, &size, c->cumod->module, "ts_comm_err") == CU_OK) L->v.d2h(e, p, sizeof e);
+    if (L->v.global(&p, &size, m->module, "ts_comm_err") == CU_OK) L->v.d2h(e, p, sizeof e);
     int what = (int)(e[0] / 16), sub = (int)(e[0] % 16);
     const char *name = ts_comm_name(what);
     ts_buf_printf(msg, "error: rank %lld: kernel '%s': T.%s: ", e[1], c->ir->name, name);
@@ -328,6 +449,36 @@ static int failure(TsWorld *w, TsKernel *c, TsBuf *msg) {
     return 1;
 }
 
+/* Kernel c's module for GPU g: its own when the world is not spread, else
+ * a copy loaded there (made once, kept until the world goes). */
+static TsModuleCuda *module_on(TsWorld *w, TsKernel *c, int g, TsDiag *d) {
+    TsLocal *L = w->local;
+    if (!L->spread) return c->cumod;
+    const TsModuleCuda *o = c->cumod;
+    for (int i = 0; i < L->nclones; i++) {
+        const LClone *x = &L->clones[i];
+        /* the same image: a module freed and another made at its address is not reused */
+        if (x->orig == o && x->gpu == g && x->m->image_size == o->image_size &&
+            !memcmp(x->m->image, o->image, o->image_size))
+            return x->m;
+    }
+    if (L->nclones == L->capclones) {
+        int cap = L->capclones ? 2 * L->capclones : 8;
+        LClone *nc = realloc(L->clones, (size_t)cap * sizeof *nc);
+        if (!nc) return NULL;
+        L->clones = nc;
+        L->capclones = cap;
+    }
+    TsModuleCuda *m = ts_cuda_module_clone(o, g);
+    if (!m) return NULL;
+    if (ts_cuda_module_load(d, m, TS_ERR_RUNTIME, NULL) != TS_OK) {
+        ts_cuda_module_free(m);
+        return NULL;
+    }
+    L->clones[L->nclones++] = (LClone){o, g, m};
+    return m;
+}
+
 TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int nargs) {
     TsLocal *L = w->local;
     TsContext *ctx = w->ctx;
@@ -338,6 +489,7 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
     for (int i = 0; i < n && i < 64; i++) table[i] = (unsigned long long)(uintptr_t)w->base[i];
     long long heap = w->opt.heap_bytes, tmo = w->opt.wait_timeout_ms * 1000000LL, zero[6] = {0};
     int ipc = w->self >= 0, lo = ipc ? w->self : 0, hi = ipc ? w->self + 1 : n, ci = 0;
+    int ngl = ipc ? 1 : L->ngpu; /* GPUs with modules to set up */
     for (TsKernel *c = k; c; c = c->next, ci++) {
         TsDiag d = {0};
         if (ts_cuda_module_load(&d, c->cumod, TS_ERR_RUNTIME, NULL) != TS_OK) {
@@ -346,25 +498,37 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
             ts_buf_free(&d.msg);
             return st;
         }
-        ts_buf_free(&d.msg);
-        void *mod = c->cumod->module;
-        r = CU_OK;
-        if (set_global(L, mod, "ts_comm_peer", table, sizeof table, &r) && r == CU_OK) {
-            set_global(L, mod, "ts_comm_heap", &heap, sizeof heap, &r);
-            if (r == CU_OK) set_global(L, mod, "ts_comm_timeout_ns", &tmo, sizeof tmo, &r);
-            if (r == CU_OK) set_global(L, mod, "ts_comm_abort", zero, sizeof(int), &r);
-            if (r == CU_OK) set_global(L, mod, "ts_comm_err", zero, sizeof zero, &r);
-            if (r == CU_OK) set_global(L, mod, "ts_comm_sync", zero, sizeof(long long), &r);
-            /* ipc: the counter and the abort word every process sees, on rank 0's heap */
-            unsigned long long at[2] = {0, 0};
-            if (ipc) {
-                at[0] = table[0] + 8ull * (unsigned long long)(ci % TS_WORLD_MAX_CHAIN);
-                at[1] = table[0] + TS_WORLD_ABORT_AT;
+        for (int g = 0; g < ngl; g++) {
+            TsModuleCuda *m = module_on(w, c, g, &d);
+            if (!m) {
+                TsStatus st = ts_world_fail(ctx, d.status ? d.status : TS_ERR_NOMEM, "world (local): loading '%s' on GPU %d: %s",
+                                            c->ir->name, g, d.msg.n ? ts_buf_str(&d.msg) : "out of memory");
+                ts_buf_free(&d.msg);
+                return st;
             }
-            if (r == CU_OK) set_global(L, mod, "ts_comm_sync_at", &at[0], sizeof at[0], &r);
-            if (r == CU_OK) set_global(L, mod, "ts_comm_abort_at", &at[1], sizeof at[1], &r);
+            void *mod = m->module;
+            r = L->v.ctx_set(L->gctx[ipc ? 0 : g]);
+            if (r == CU_OK && set_global(L, mod, "ts_comm_peer", table, sizeof table, &r) && r == CU_OK) {
+                set_global(L, mod, "ts_comm_heap", &heap, sizeof heap, &r);
+                if (r == CU_OK) set_global(L, mod, "ts_comm_timeout_ns", &tmo, sizeof tmo, &r);
+                if (r == CU_OK) set_global(L, mod, "ts_comm_abort", zero, sizeof(int), &r);
+                if (r == CU_OK) set_global(L, mod, "ts_comm_err", zero, sizeof zero, &r);
+                if (r == CU_OK) set_global(L, mod, "ts_comm_sync", zero, sizeof(long long), &r);
+                /* ipc and spread worlds: the counter and the abort word every process and GPU
+                 * sees, on rank 0's heap */
+                unsigned long long at[2] = {0, 0};
+                if (ipc || L->spread) {
+                    at[0] = table[0] + 8ull * (unsigned long long)(ci % TS_WORLD_MAX_CHAIN);
+                    at[1] = table[0] + TS_WORLD_ABORT_AT;
+                }
+                if (r == CU_OK) set_global(L, mod, "ts_comm_sync_at", &at[0], sizeof at[0], &r);
+                if (r == CU_OK) set_global(L, mod, "ts_comm_abort_at", &at[1], sizeof at[1], &r);
+            }
+            if (r != CU_OK)
+                return ts_world_fail(ctx, TS_ERR_RUNTIME, "world (local): setting the heap table failed: %s", ename(L, r));
         }
-        if (r != CU_OK) return ts_world_fail(ctx, TS_ERR_RUNTIME, "world (local): setting the heap table failed: %s", ename(L, r));
+        ts_buf_free(&d.msg);
+        L->v.ctx_set(L->ctx);
         /* blocks that wait on each other must all be resident */
         int64_t grid[3];
         int threads;
@@ -376,28 +540,34 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
                 long long need = (long long)w->dev_share * grid[0] * grid[1] * grid[2], have = (long long)per_sm * sms;
                 if (need > have)
                     return ts_world_fail(ctx, TS_ERR_UNSUPPORTED,
-                                         "%s: %d ranks x %lld blocks = %lld blocks must be resident at once on GPU 0 "
+                                         "%s: %d ranks x %lld blocks = %lld blocks must be resident at once on %s "
                                          "(its blocks wait on each other), but it holds at most %lld "
                                          "(%d per SM x %d SMs at %d threads and %lld bytes of shared memory): "
                                          "use fewer ranks or blocks",
-                                         c->ir->name, w->dev_share, (long long)(grid[0] * grid[1] * grid[2]), need, have, per_sm,
+                                         c->ir->name, w->dev_share, (long long)(grid[0] * grid[1] * grid[2]), need,
+                                         L->ngpu > 1 ? "each GPU" : "GPU 0", have, per_sm,
                                          sms, threads, (long long)c->cumod->info.smem_bytes);
             }
         }
     }
+    /* spread: rank 0's reserved head (the barrier counters and the abort word) cleared */
+    if (L->spread && (r = L->v.memset8((CUdeviceptr)table[0], 0, TS_WORLD_SYS_BYTES)) != CU_OK)
+        return ts_world_fail(ctx, TS_ERR_RUNTIME, "world (local): clearing rank 0's barrier words: %s", ename(L, r));
     /* queue every rank's chain on its stream, then wait for all */
     TsStatus st = TS_OK;
     TsBuf msg = {0};
     for (int i = lo; i < hi && st == TS_OK; i++) {
-        TsRankEnv env = {i, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 0, L->streams[i]};
+        TsRankEnv env = {i, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 0, L->streams[i], NULL};
         TsDiag d = {0};
         for (TsKernel *c = k; c && st == TS_OK; c = c->next) {
+            env.cumod = L->spread ? module_on(w, c, i % L->ngpu, &d) : NULL;
             st = ts_launch_env(c, args + (size_t)i * (size_t)nargs, nargs, &d, &env);
             if (st) ts_buf_printf(&msg, "rank %d: %s", i, ts_buf_str(&d.msg));
         }
         ts_buf_free(&d.msg);
     }
     for (int i = lo; i < hi; i++) {
+        L->v.ctx_set(L->gctx[ipc ? 0 : i % L->ngpu]);
         CUresult rs = L->v.stream_sync(L->streams[i]);
         if (rs != CU_OK && st == TS_OK) {
             st = TS_ERR_RUNTIME;
@@ -406,7 +576,13 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
     }
     if (st == TS_OK)
         for (TsKernel *c = k; c && st == TS_OK; c = c->next)
-            if (failure(w, c, &msg)) st = TS_ERR_RUNTIME;
+            for (int g = 0; g < ngl && st == TS_OK; g++) {
+                TsDiag d = {0};
+                TsModuleCuda *m = module_on(w, c, g, &d);
+                ts_buf_free(&d.msg);
+                if (m && failure(w, c, m, &msg)) st = TS_ERR_RUNTIME;
+            }
+    L->v.ctx_set(L->ctx);
     ctx->diag.msg.n = 0;
     if (ctx->diag.msg.s) ctx->diag.msg.s[0] = 0;
     if (st) ts_buf_puts(&ctx->diag.msg, ts_buf_str(&msg));

@@ -539,7 +539,7 @@ static TsStatus proc_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int n
         R.k = k;
         R.args = args + (size_t)me * (size_t)nargs;
         R.nargs = nargs;
-        R.env = (TsRankEnv){me, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL};
+        R.env = (TsRankEnv){me, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL, NULL};
         R.sync_base = (int64_t *)w->base[0];
         Monitor mon = {w, 0};
         pthread_t th;
@@ -602,7 +602,7 @@ TsStatus ts_kernel_launch_world(TsKernel *k, TsWorld *w, const TsTensor *args, i
         R->k = k;
         R->args = args + (size_t)r * (size_t)nargs;
         R->nargs = nargs;
-        R->env = (TsRankEnv){r, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL};
+        R->env = (TsRankEnv){r, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL, NULL};
         R->sync_base = (int64_t *)w->base[0];
     }
     for (int r = 0; r < n; r++) {

@@ -69,6 +69,8 @@ typedef struct TsRankEnv {
     int64_t wait_timeout_ms;   /* waits fail past this */
     int num_threads;           /* CPU workers for this rank (0: the kernel's option) */
     void *stream;              /* local world: the rank's CUstream */
+    void *cumod;               /* local world on several GPUs: the kernel's TsModuleCuda
+                                  loaded on this rank's GPU (NULL: the kernel's own) */
 } TsRankEnv;
 
 typedef struct TsLocal TsLocal; /* local_cuda.c */

@@ -516,7 +516,9 @@ static TsStatus run_cuda_args(Launch *L, TsKernel *k, const TsRankEnv *env) {
                         L->kname, i);
     }
     if (L->plan) return ts_cuda_plan_device(L->d, k->cumod, ir, &a, L->plan);
-    TsStatus st = L->on_device ? ts_cuda_run_device(L->d, k->cumod, ir, &a, L->stream)
+    /* a local world's rank on another GPU runs the module loaded there */
+    TsModuleCuda *m = env && env->cumod ? env->cumod : k->cumod;
+    TsStatus st = L->on_device ? ts_cuda_run_device(L->d, m, ir, &a, L->stream)
                                : ts_cuda_run(L->d, k->cumod, ir, &a, k->opt.timing ? &k->timing : NULL);
     fflush(stdout); /* device printf output before anything the caller prints */
     return st;

@@ -239,7 +239,7 @@ static TsStatus load_locked(TsDiag *d, TsModuleCuda *m, TsStatus load_err, TsBuf
     }
     m->drv = v;
     char eb[256];
-    CUresult r = v->device_get(&m->device, 0);
+    CUresult r = v->device_get(&m->device, m->ordinal);
     if (r == CU_SUCCESS) r = v->ctx_retain(&m->ctx, m->device);
     if (r != CU_SUCCESS) {
         m->ctx = NULL;
@@ -300,6 +300,31 @@ TsStatus ts_cuda_module_load(TsDiag *d, TsModuleCuda *m, TsStatus load_err, TsBu
 }
 
 static void plans_free(struct TsPlan *p);
+
+TsModuleCuda *ts_cuda_module_clone(const TsModuleCuda *m, int ordinal) {
+    TsModuleCuda *c = calloc(1, sizeof *c);
+    pthread_mutex_t *mu = malloc(sizeof *mu);
+    unsigned char *img = malloc(m->image_size ? m->image_size : 1);
+    char *kname = strdup(m->kname ? m->kname : "kernel");
+    if (!c || !mu || !img || !kname || pthread_mutex_init(mu, NULL) != 0) {
+        free(c);
+        free(mu);
+        free(img);
+        free(kname);
+        return NULL;
+    }
+    memcpy(img, m->image, m->image_size);
+    c->image = img;
+    c->image_size = m->image_size;
+    c->is_ptx = m->is_ptx;
+    memcpy(c->arch, m->arch, sizeof c->arch);
+    c->info = m->info;
+    c->kname = kname;
+    c->ordinal = ordinal;
+    c->lock = mu;
+    c->lock_init = 1;
+    return c;
+}
 
 void ts_cuda_module_free(TsModuleCuda *m) {
     if (!m) return;

@@ -85,7 +85,9 @@ struct TsModuleCuda {
     const char *kname;      /* kernel name for messages (malloc'ed) */
     /* driver state, filled by ts_cuda_module_load */
     TsCuDriver *drv;        /* NULL until loaded */
-    int device;             /* CUdevice ordinal (0) */
+    int ordinal;            /* the device to load on: 0, or another GPU for the local world's
+                               copies (ts_cuda_module_clone) */
+    int device;             /* its CUdevice */
     void *ctx;              /* CUcontext: the device's primary context */
     void *module;           /* CUmodule */
     void *fn;               /* CUfunction tsk_kernel */
@@ -224,5 +226,9 @@ uint64_t *ts_cuda_plan_slots(struct TsPlan *p);
 TsStatus ts_cuda_plan_launch(struct TsPlan *p, void *stream);
 
 void ts_cuda_module_free(TsModuleCuda *m);
+/* An unloaded copy of m's image for device `ordinal` (the local world's
+ * ranks on other GPUs: a module is loaded in one device's context); NULL
+ * when out of memory.  Freed with ts_cuda_module_free. */
+TsModuleCuda *ts_cuda_module_clone(const TsModuleCuda *m, int ordinal);
 
 #endif
