@@ -340,6 +340,13 @@ class FileInfo:
                                 best = v
         if best is not UNKNOWN:
             return best
+        for fns in self.funcs.values():  # the value a call gives a same-named parameter elsewhere
+            for fn in fns:
+                a = fn.args
+                if any(x.arg == name for x in a.posonlyargs + a.args + a.kwonlyargs):
+                    v = self.param_values(fn, 1).get(name, UNKNOWN)
+                    if v is not UNKNOWN and v is not None and text_of(v) is not None:
+                        return v
         for k, v in self.argparse.items():
             if k.lower() == "args." + name.lower() and text_of(v) is not None:
                 return v
