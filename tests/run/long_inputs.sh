@@ -16,7 +16,9 @@
 #    `launch --rdzv DIR` ("path too long" over 480), TILESCALE_RDZV in
 #    src/comm (a 512-byte name: "too long"; ctl and heap paths in 600), and
 #    the MASTER_PORT form under such a TMPDIR (over 400 it silently became
-#    /tmp); the ranks meet there, pass, and leave nothing behind.
+#    /tmp); the ranks meet there, pass, and leave nothing behind;
+#  - NVRTC named by a 1500-character TILESCALE_NVRTC (512 bytes cut it:
+#    "NVRTC not found" for a name nobody gave), where NVRTC is here.
 set -u
 tool="${TILESCALE:-./build/tilescale}"
 d=$(mktemp -d)
@@ -122,4 +124,16 @@ env -u TILESCALE_RDZV TMPDIR="$deep" MASTER_PORT=$port TILESCALE_WORLD_SIZE=1 TI
   timeout 60 "$tool" run $ag >"$d/mp.x" 2>&1 && fail "a rendezvous directory that is a file accepted"
 grep -q "rendezvous: cannot open $deep/tilescale-rdzv-$(id -u)-$port/ctl: Not a directory" "$d/mp.x" ||
   { cut -c1-300 "$d/mp.x"; fail "MASTER_PORT: not TMPDIR's directory"; }
+# -- NVRTC through a long TILESCALE_NVRTC (a link to the one the loader finds) --
+ea="examples/elementwise_add.py --entry elementwise_add -D M=64 -D N=64 --emit ptx"
+lib=""
+for c in ${CUDA_HOME:-/usr/local/cuda}/lib64/libnvrtc.so /usr/local/cuda/lib64/libnvrtc.so; do [ -f "$c" ] && lib=$c && break; done
+if [ -n "$lib" ] && "$tool" compile $ea >/dev/null 2>&1; then
+  ln -s "$lib" "$deep/libnvrtc.so"
+  TILESCALE_NVRTC="$deep/libnvrtc.so" TILESCALE_CACHE_DIR="$d/kc" "$tool" compile $ea >"$d/ptx" 2>&1 ||
+    { cut -c1-300 "$d/ptx"; fail "TILESCALE_NVRTC with a long path"; }
+  grep -q "^.entry tsk_kernel\|\.entry" "$d/ptx" || { head -5 "$d/ptx" | cut -c1-200; fail "TILESCALE_NVRTC with a long path: no PTX"; }
+  TILESCALE_NVRTC="$deep/nope.so" "$tool" compile $ea >"$d/ptx" 2>&1 && fail "a missing TILESCALE_NVRTC accepted"
+  grep -q "NVRTC not found (tried $deep/nope.so;" "$d/ptx" || { cut -c1-300 "$d/ptx"; fail "missing TILESCALE_NVRTC: name cut"; }
+fi
 echo ok

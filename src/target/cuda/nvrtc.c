@@ -60,7 +60,7 @@
 /* The NVRTC entry points we use. */
 typedef struct Nvrtc {
     void *dl;                                                  /* dlopen handle */
-    char path[512];                                            /* what was opened */
+    TsBuf path;                                                /* what was opened (no length limit) */
     int (*version)(int *major, int *minor);                    /* nvrtcVersion */
     const char *(*error_string)(int result);                   /* nvrtcGetErrorString */
     int (*create)(void **prog, const char *src, const char *name, int nheaders,
@@ -105,48 +105,55 @@ static void sym(void *dl, const char *name, void *fnptr) {
 
 static const char *const nvrtc_names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
 
-/* The NVRTC library file (see the essay), into path; 1 if one exists, 0
- * if only the loader's search is left (or $TILESCALE_NVRTC names a file
- * that is not there: then the open fails and says so). */
-static int nvrtc_locate(char *path, size_t cap) {
+/* The NVRTC library file (see the essay), into path (emptied first; any
+ * length: a fixed buffer cut a long TILESCALE_NVRTC or CUDA_HOME, and the
+ * open then failed on a name nobody gave); 1 if one exists, 0 if only the
+ * loader's search is left (or $TILESCALE_NVRTC names a file that is not
+ * there: then the open fails and says so). */
+static int nvrtc_locate(TsBuf *path) {
     struct stat st;
     const char *env = getenv("TILESCALE_NVRTC");
+    ts_buf_free(path);
     if (env && *env) {
-        snprintf(path, cap, "%s", env);
-        return strchr(env, '/') && stat(path, &st) == 0;
+        ts_buf_puts(path, env);
+        return !path->oom && strchr(env, '/') && stat(ts_buf_str(path), &st) == 0;
     }
     const char *lp = getenv("LD_LIBRARY_PATH");
     while (lp && *lp) {
         const char *e = strchr(lp, ':');
         int len = e ? (int)(e - lp) : (int)strlen(lp);
         for (int i = 0; len > 0 && i < TS_COUNTOF(nvrtc_names); i++) {
-            snprintf(path, cap, "%.*s/%s", len, lp, nvrtc_names[i]);
-            if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 1;
+            ts_buf_free(path);
+            ts_buf_printf(path, "%.*s/%s", len, lp, nvrtc_names[i]);
+            if (!path->oom && stat(ts_buf_str(path), &st) == 0 && S_ISREG(st.st_mode)) return 1;
         }
         lp = e ? e + 1 : NULL;
     }
     const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda"};
     for (int i = 0; i < 3; i++) {
         if (!homes[i] || !*homes[i]) continue;
-        snprintf(path, cap, "%s/lib64/libnvrtc.so", homes[i]);
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) return 1;
+        ts_buf_free(path);
+        ts_buf_printf(path, "%s/lib64/libnvrtc.so", homes[i]);
+        if (!path->oom && stat(ts_buf_str(path), &st) == 0 && S_ISREG(st.st_mode)) return 1;
     }
+    ts_buf_free(path);
     return 0;
 }
 
 /* Open NVRTC into n; 0 on success, else -1 with the reason in why. */
 static int nvrtc_open(Nvrtc *n, TsBuf *why) {
     memset(n, 0, sizeof *n);
-    char cand[8][512];
+    const char *cand[8];
     int nc = 0;
     const char *env = getenv("TILESCALE_NVRTC");
-    if (nvrtc_locate(cand[0], sizeof cand[0]) || (env && *env)) nc = 1;
+    TsBuf found = {0};
+    if (nvrtc_locate(&found) || (env && *env)) cand[nc++] = ts_buf_str(&found);
     else
-        for (int i = 0; i < TS_COUNTOF(nvrtc_names); i++) snprintf(cand[nc++], sizeof cand[0], "%s", nvrtc_names[i]);
+        for (int i = 0; i < TS_COUNTOF(nvrtc_names); i++) cand[nc++] = nvrtc_names[i];
     const char *last = "";
     for (int i = 0; i < nc && !n->dl; i++) {
         n->dl = dlopen(cand[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-        if (n->dl) memcpy(n->path, cand[i], sizeof n->path);
+        if (n->dl) ts_buf_puts(&n->path, cand[i]);
         else {
             const char *e = dlerror();
             last = e ? e : "";
@@ -155,8 +162,10 @@ static int nvrtc_open(Nvrtc *n, TsBuf *why) {
     if (!n->dl) {
         if (why) ts_buf_printf(why, "NVRTC not found (tried %s%s; last error: %s); set TILESCALE_NVRTC or CUDA_HOME",
                                cand[0], nc > 1 ? " and others" : "", last);
+        ts_buf_free(&found);
         return -1;
     }
+    ts_buf_free(&found);
     sym(n->dl, "nvrtcVersion", &n->version);
     sym(n->dl, "nvrtcGetErrorString", &n->error_string);
     sym(n->dl, "nvrtcCreateProgram", &n->create);
@@ -172,9 +181,11 @@ static int nvrtc_open(Nvrtc *n, TsBuf *why) {
     sym(n->dl, "nvrtcGetSupportedArchs", &n->archs);
     if (!n->version || !n->error_string || !n->create || !n->destroy || !n->compile || !n->log_size ||
         !n->log || !n->cubin_size || !n->cubin || !n->ptx_size || !n->ptx) {
-        if (why) ts_buf_printf(why, "'%s' lacks NVRTC entry points (nvrtcGetCUBIN needs CUDA 11.1 or later)", n->path);
+        if (why) ts_buf_printf(why, "'%s' lacks NVRTC entry points (nvrtcGetCUBIN needs CUDA 11.1 or later)",
+                               ts_buf_str(&n->path));
         dlclose(n->dl);
         n->dl = NULL;
+        ts_buf_free(&n->path);
         return -1;
     }
     return 0;
@@ -183,6 +194,7 @@ static int nvrtc_open(Nvrtc *n, TsBuf *why) {
 static void nvrtc_close(Nvrtc *n) {
     if (n->dl) dlclose(n->dl);
     n->dl = NULL;
+    ts_buf_free(&n->path);
 }
 
 int ts_nvrtc_available(TsBuf *why) {
@@ -369,7 +381,7 @@ unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch,
         if (!ptx && !strncmp(arch, "compute_", 8)) {
             ts_diag_add(d, (TsLoc){0}, "error",
                         "NVRTC %s makes no machine code for %s (only PTX for %s, which the driver compiles); "
-                        "--emit ptx works", n.path, want_arch, arch);
+                        "--emit ptx works", ts_buf_str(&n.path), want_arch, arch);
             d->status = TS_ERR_BUILD;
         } else {
             img = compile_with(d, &n, code, arch, ptx ? IMG_PTX : IMG_CUBIN, size, NULL);
@@ -396,11 +408,9 @@ typedef struct Build {
     TsBuf text;      /* exact .cu text */
     TsBuf cupath;    /* <dir>/tsk-<key>.cu */
     TsBuf imgpath;   /* <dir>/tsk-<key>.cubin / .ptx */
-    char tmp[4096];  /* temporary file being written ("" when none) */
 } Build;
 
 static void build_free(Build *b) {
-    if (b->tmp[0]) unlink(b->tmp);
     nvrtc_close(&b->nv);
     ts_buf_free(&b->dir);
     ts_buf_free(&b->text);
@@ -449,13 +459,14 @@ typedef struct NvrtcId {
 static int memo_path(TsBuf *out, const char *dir, const char *lib) {
     struct stat st;
     if (stat(lib, &st) != 0) return 0;
-    char ident[700];
-    int n = snprintf(ident, sizeof ident, "%s|%llu|%llu|%lld|%lld.%09ld", lib, (unsigned long long)st.st_dev,
-                     (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                     (long)st.st_mtim.tv_nsec);
-    if (n < 0 || n >= (int)sizeof ident) return 0;
-    ts_buf_printf(out, "%s/nvrtc-%016llx.txt", dir, (unsigned long long)ts_hash64(ident, (size_t)n, 0));
-    return 1;
+    TsBuf ident = {0};
+    ts_buf_printf(&ident, "%s|%llu|%llu|%lld|%lld.%09ld", lib, (unsigned long long)st.st_dev,
+                  (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                  (long)st.st_mtim.tv_nsec);
+    int ok = !ident.oom;
+    if (ok) ts_buf_printf(out, "%s/nvrtc-%016llx.txt", dir, (unsigned long long)ts_hash64(ident.s, ident.n, 0));
+    ts_buf_free(&ident);
+    return ok && !out->oom;
 }
 
 /* The memo's text for id (and back: 1 if the file is whole). */
@@ -502,9 +513,8 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
     /* NVRTC's version and architectures: from the memo, else from NVRTC */
     NvrtcId id;
     memset(&id, 0, sizeof id);
-    char lib[512];
-    TsBuf memo = {0};
-    int have_memo = nvrtc_locate(lib, sizeof lib) && memo_path(&memo, b.dir.s, lib);
+    TsBuf lib = {0}, memo = {0};
+    int have_memo = nvrtc_locate(&lib) && memo_path(&memo, b.dir.s, ts_buf_str(&lib));
     double open_ms = 0; /* time spent opening NVRTC (dlopen and symbols) */
     if (!have_memo || !memo_read(memo.s, &id)) {
         TsBuf why = {0};
@@ -515,19 +525,21 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
             ts_diag_add(d, (TsLoc){0}, "error", "%s", ts_buf_str(&why));
             ts_buf_free(&why);
             ts_buf_free(&memo);
+            ts_buf_free(&lib);
             build_free(&b);
             ts_rethrow(d, TS_ERR_BUILD);
         }
         b.nv.version(&id.vmaj, &id.vmin);
         id.na = nvrtc_archs(&b.nv, id.archs);
-        if (have_memo && !strcmp(b.nv.path, lib)) {
+        if (have_memo && !strcmp(ts_buf_str(&b.nv.path), ts_buf_str(&lib))) {
             TsBuf t = {0};
-            memo_format(&t, lib, &id);
+            memo_format(&t, ts_buf_str(&lib), &id);
             (void)ts_write_atomic(memo.s, t.s, t.n, 0644); /* only a shortcut: a failure costs the next build time */
             ts_buf_free(&t);
         }
     }
     ts_buf_free(&memo);
+    ts_buf_free(&lib);
     fit_arch_list(id.archs, id.na, arch, sizeof arch);
     int ptx = !strncmp(arch, "compute_", 8);
 
