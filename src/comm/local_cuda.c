@@ -49,6 +49,22 @@
  * device 0 is the rank's own GPU and the others stay visible for peer
  * access.
  *
+ * ipc through NCCL ($TILESCALE_ENGINE=nccl): the bootstrap and the heap
+ * go through NCCL (2.28), loaded with dlopen at run time ($TILESCALE_LIBNCCL,
+ * libnccl.so.2; the library works without it): rank 0's ncclUniqueId goes
+ * round through the rendezvous, ncclCommInitRank makes the communicator,
+ * ncclMemAlloc the heap and ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC)
+ * a symmetric window of it.  NCCL maps the heaps of the ranks of its LSA
+ * team (those that reach each other's memory by load and store: a node)
+ * into this process, one 4 GiB-aligned slot per LSA rank after the
+ * window's lsaFlatBase (nccl_device/impl/core__types.h and core__funcs.h
+ * of 2.28: ncclGetLsaPointer(w, off, p) = lsaFlatBase + p * stride4G *
+ * 4 GiB + off); the window descriptor is read once on the host and the
+ * peer-base table filled from it, so the generated kernels stay as they
+ * are.  Ranks outside this rank's LSA team (other nodes) have no such
+ * address: they would need NCCL's GIN (device-initiated network puts),
+ * which the emitter does not generate, so such a world is refused.
+ *
  * The driver is loaded with dlopen ($TILESCALE_LIBCUDA, libcuda.so.1), as
  * target/cuda/cuda_drv.c does, so the library runs where CUDA is absent;
  * the primary context of device 0 is the one the CUDA target's modules
@@ -105,6 +121,27 @@ typedef struct LDrv {
     CUresult (*peer_enable)(void *, unsigned);                            /* cuCtxEnablePeerAccess (optional) */
 } LDrv;
 
+/* The NCCL entry points of the nccl engine (nccl.h, nccl_device/core.h of
+ * NCCL 2.28; results are ncclResult_t, 0 success). */
+typedef struct NTeam { int nRanks, rank, stride; } NTeam; /* ncclTeam_t */
+typedef struct NDrv {
+    int (*version)(int *);                                   /* ncclGetVersion */
+    int (*unique_id)(void *);                                /* ncclGetUniqueId (128 bytes) */
+    int (*init_rank)(void **, int, const void *, int);       /* ncclCommInitRank (id by value: see nccl_init) */
+    int (*destroy)(void *);                                  /* ncclCommDestroy */
+    int (*abort_)(void *);                                   /* ncclCommAbort */
+    int (*mem_alloc)(void **, size_t);                       /* ncclMemAlloc */
+    int (*mem_free)(void *);                                 /* ncclMemFree */
+    int (*win_register)(void *, void *, size_t, void **, int); /* ncclCommWindowRegister */
+    int (*win_deregister)(void *, void *);                   /* ncclCommWindowDeregister */
+    const char *(*error_string)(int);                        /* ncclGetErrorString */
+    NTeam (*team_world)(void *);                             /* ncclTeamWorld */
+    NTeam (*team_lsa)(void *);                               /* ncclTeamLsa */
+    int (*rank_to_lsa)(void *, NTeam, int);                  /* ncclTeamRankToLsa */
+} NDrv;
+typedef struct { char internal[128]; } NUniqueId; /* ncclUniqueId, passed by value */
+#define NCCL_WIN_SYMMETRIC 1 /* NCCL_WIN_COLL_SYMMETRIC */
+
 /* A kernel's copy for one GPU of a spread world. */
 typedef struct LClone {
     const TsModuleCuda *orig;  /* the kernel's own module (compared with its image too) */
@@ -127,6 +164,13 @@ struct TsLocal {
     CUdeviceptr gheap[LOCAL_MAXGPU];  /* the heaps of each GPU's ranks, one allocation */
     LClone *clones;    /* kernels' copies for the GPUs (spread) */
     int nclones, capclones; /* used and allocated entries of clones */
+    int nccl;          /* ipc through NCCL (TILESCALE_ENGINE=nccl) */
+    void *nccl_dl;     /* dlopen handle of libnccl */
+    NDrv nv;           /* its entry points */
+    void *comm;        /* ncclComm_t */
+    void *win;         /* ncclWindow_t of the heap */
+    void *nccl_heap;   /* the heap, from ncclMemAlloc */
+    CUresult (*memcpy_)(CUdeviceptr, CUdeviceptr, size_t); /* cuMemcpy (unified addresses) */
 };
 
 static const char *ename(const TsLocal *L, CUresult r) {
@@ -165,6 +209,126 @@ static int load_driver(TsLocal *L) {
     *(void **)&L->v.p2p_attr = dlsym(L->dl, "cuDeviceGetP2PAttribute");
     *(void **)&L->v.peer_enable = dlsym(L->dl, "cuCtxEnablePeerAccess");
     return 1;
+}
+
+int ts_local_engine_nccl(void) {
+    const char *e = getenv("TILESCALE_ENGINE");
+    return e && !strcmp(e, "nccl");
+}
+
+static const char *nerr(const TsLocal *L, int r) {
+    const char *s = L->nv.error_string ? L->nv.error_string(r) : NULL;
+    return s ? s : "NCCL error";
+}
+
+/* libnccl and its entry points; 0 with a message in why. */
+static int load_nccl(TsLocal *L, TsBuf *why) {
+    const char *env = getenv("TILESCALE_LIBNCCL");
+    static const char *const names[] = {"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib/libnccl.so.2",
+                                        "/usr/local/cuda/lib64/libnccl.so.2", NULL};
+    if (env && *env) L->nccl_dl = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    for (int i = 0; !L->nccl_dl && !(env && *env) && names[i]; i++) L->nccl_dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!L->nccl_dl) {
+        ts_buf_printf(why, "cannot load %s (set TILESCALE_LIBNCCL to libnccl.so.2 of NCCL 2.28 or later)",
+                      env && *env ? env : "libnccl.so.2");
+        return 0;
+    }
+    struct { const char *name; void **fn; } syms[] = {
+        {"ncclGetVersion", (void **)&L->nv.version}, {"ncclGetUniqueId", (void **)&L->nv.unique_id},
+        {"ncclCommInitRank", (void **)&L->nv.init_rank}, {"ncclCommDestroy", (void **)&L->nv.destroy},
+        {"ncclCommAbort", (void **)&L->nv.abort_}, {"ncclMemAlloc", (void **)&L->nv.mem_alloc},
+        {"ncclMemFree", (void **)&L->nv.mem_free}, {"ncclCommWindowRegister", (void **)&L->nv.win_register},
+        {"ncclCommWindowDeregister", (void **)&L->nv.win_deregister},
+        {"ncclGetErrorString", (void **)&L->nv.error_string}, {"ncclTeamWorld", (void **)&L->nv.team_world},
+        {"ncclTeamLsa", (void **)&L->nv.team_lsa}, {"ncclTeamRankToLsa", (void **)&L->nv.rank_to_lsa},
+    };
+    int v = 0;
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
+        if (!(*syms[i].fn = dlsym(L->nccl_dl, syms[i].name))) {
+            if (L->nv.version) L->nv.version(&v);
+            ts_buf_printf(why, "the loaded NCCL (%d) has no %s: NCCL 2.28 or later is needed (its device API)", v,
+                          syms[i].name);
+            return 0;
+        }
+    L->nv.version(&v);
+    if (v < 22800) {
+        ts_buf_printf(why, "the loaded NCCL is %d.%d: 2.28 or later is needed (its device API)", v / 10000, v / 100 % 100);
+        return 0;
+    }
+    return 1;
+}
+
+TsStatus ts_local_nccl_id(TsWorld *w, unsigned char id[128]) {
+    TsLocal *L = w->local;
+    int r = L->nv.unique_id(id);
+    if (r) return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): ncclGetUniqueId: %s", nerr(L, r));
+    return TS_OK;
+}
+
+/* Calls ncclCommInitRank, whose ncclUniqueId argument is a 128-byte
+ * struct passed by value. */
+static int nccl_init(TsLocal *L, void **comm, int n, const unsigned char id[128], int rank) {
+    int (*f)(void **, int, NUniqueId, int) = (int (*)(void **, int, NUniqueId, int))(void (*)(void))L->nv.init_rank;
+    NUniqueId u;
+    memcpy(u.internal, id, sizeof u.internal);
+    return f(comm, n, u, rank);
+}
+
+/* The window descriptor's head (nccl_device/impl/core__types.h, 2.28). */
+typedef struct NWinHead {
+    void *win_host;       /* winHost */
+    char *lsa_flat_base;  /* lsaFlatBase: rank 0 of the LSA team's first byte */
+    int lsa_rank;         /* lsaRank */
+    int world_rank;       /* worldRank */
+    uint32_t stride4g;    /* stride4G: LSA ranks' slots, in 4 GiB units */
+} NWinHead;
+
+TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]) {
+    TsLocal *L = w->local;
+    int n = w->opt.nranks, r;
+    CUresult cr = L->v.ctx_set(L->ctx);
+    if (cr != CU_OK) return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): cuCtxSetCurrent: %s", ename(L, cr));
+    if ((r = nccl_init(L, &L->comm, n, id, w->self)) != 0) {
+        L->comm = NULL;
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
+                             "world (ipc, NCCL): rank %d: ncclCommInitRank: %s (NCCL wants one GPU per rank: ranks "
+                             "sharing a GPU are refused)", w->self, nerr(L, r));
+    }
+    size_t bytes = (size_t)w->opt.heap_bytes;
+    if ((r = L->nv.mem_alloc(&L->nccl_heap, bytes)) != 0) {
+        L->nccl_heap = NULL;
+        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world (ipc, NCCL): ncclMemAlloc of %lld bytes: %s",
+                             (long long)bytes, nerr(L, r));
+    }
+    if ((cr = L->v.memset8((CUdeviceptr)(uintptr_t)L->nccl_heap, 0, bytes)) != CU_OK)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): clearing the heap: %s", ename(L, cr));
+    if ((r = L->nv.win_register(L->comm, L->nccl_heap, bytes, &L->win, NCCL_WIN_SYMMETRIC)) != 0) {
+        L->win = NULL;
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): ncclCommWindowRegister: %s", nerr(L, r));
+    }
+    NWinHead h;
+    if (!L->memcpy_ || (cr = L->memcpy_((CUdeviceptr)(uintptr_t)&h, (CUdeviceptr)(uintptr_t)L->win, sizeof h)) != CU_OK)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): reading the window: %s",
+                             L->memcpy_ ? ename(L, cr) : "no cuMemcpy");
+    NTeam world = L->nv.team_world(L->comm), lsa = L->nv.team_lsa(L->comm);
+    if (lsa.nRanks != n)
+        return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                             "world (ipc, NCCL): rank %d reaches %d of the %d ranks by load and store (its LSA team: "
+                             "one node); the others would need NCCL's GIN, which the generated code does not use yet",
+                             w->self, lsa.nRanks, n);
+    for (int p = 0; p < n; p++) {
+        int l = L->nv.rank_to_lsa(L->comm, world, p);
+        if (l < 0) return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "world (ipc, NCCL): rank %d is not in rank %d's LSA team", p, w->self);
+        uint64_t b = (uint64_t)(uintptr_t)h.lsa_flat_base + (((uint64_t)h.stride4g * (uint64_t)l) << 32);
+        w->base[p] = (void *)(uintptr_t)b;
+    }
+    if (w->base[w->self] != L->nccl_heap)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
+                             "world (ipc, NCCL): the window's layout is not the one this code knows (NCCL %s): "
+                             "rank %d's own slot is at %p, its heap at %p",
+                             "2.28", w->self, w->base[w->self], L->nccl_heap);
+    L->heap = (CUdeviceptr)(uintptr_t)L->nccl_heap;
+    return TS_OK;
 }
 
 int ts_local_device_count(void) {
@@ -254,9 +418,19 @@ TsStatus ts_local_create(TsWorld *w) {
     L->ctx = L->gctx[0];
     if ((r = L->v.ctx_set(L->ctx)) != CU_OK)
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cannot use device 0's context: %s", ename(L, r));
-    if (ipc && (!L->v.ipc_get || !L->v.ipc_open || !L->v.ipc_close))
+    L->nccl = ipc && ts_local_engine_nccl();
+    *(void **)&L->memcpy_ = dlsym(L->dl, "cuMemcpy");
+    if (L->nccl) {
+        TsBuf why = {0};
+        if (!load_nccl(L, &why)) {
+            TsStatus st = ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "world (ipc, TILESCALE_ENGINE=nccl): %s",
+                                        ts_buf_str(&why));
+            ts_buf_free(&why);
+            return st;
+        }
+    } else if (ipc && (!L->v.ipc_get || !L->v.ipc_open || !L->v.ipc_close))
         return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "world (ipc): this CUDA driver has no IPC entry points");
-    for (int g = 0; g < L->ngpu; g++) {
+    for (int g = 0; g < L->ngpu && !L->nccl; g++) {
         int on = ipc ? 1 : (mine - g + L->ngpu - 1) / L->ngpu; /* ranks g, g + G, ... */
         size_t total = (size_t)on * (size_t)w->opt.heap_bytes;
         if ((r = L->v.ctx_set(L->gctx[g])) == CU_OK && (r = L->v.alloc(&L->gheap[g], total)) != CU_OK) L->gheap[g] = 0;
@@ -268,7 +442,7 @@ TsStatus ts_local_create(TsWorld *w) {
             return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (local): cuMemsetD8 failed: %s", ename(L, r));
     }
     L->heap = L->gheap[0];
-    if (ipc) w->base[w->self] = (void *)(uintptr_t)L->heap;
+    if (ipc && !L->nccl) w->base[w->self] = (void *)(uintptr_t)L->heap;
     else
         for (int i = 0; i < n; i++)
             w->base[i] = (void *)(uintptr_t)(L->gheap[i % L->ngpu] +
@@ -277,8 +451,9 @@ TsStatus ts_local_create(TsWorld *w) {
         w->dev_share = (n + L->ngpu - 1) / L->ngpu;
         if (L->ngpu > 1 && enable_peers(w) != TS_OK) return w->ctx->diag.status;
     }
-    L->streams = calloc((size_t)n, sizeof *L->streams);
-    L->opened = calloc((size_t)n, sizeof *L->opened);
+    size_t nr = n > 0 && n <= LOCAL_MAXGPU ? (size_t)n : (size_t)LOCAL_MAXGPU; /* worlds have 1 .. 64 ranks */
+    L->streams = calloc(nr, sizeof *L->streams);
+    L->opened = calloc(nr, sizeof *L->opened);
     if (!L->streams || !L->opened) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
     for (int i = 0; i < n; i++) {
         if (ipc && i != w->self) continue;
@@ -302,6 +477,13 @@ void ts_local_destroy(TsWorld *w) {
         if (L->opened[i]) L->v.ipc_close(L->opened[i]);
     free(L->streams);
     free(L->opened);
+    if (L->comm) { /* collective calls: every rank is here after the world's last barrier */
+        if (L->win && w->ready) L->nv.win_deregister(L->comm, L->win);
+        if (w->ready) L->nv.destroy(L->comm);
+        else L->nv.abort_(L->comm);
+    }
+    if (L->nccl_heap) L->nv.mem_free(L->nccl_heap);
+    if (L->nccl_dl) dlclose(L->nccl_dl);
     for (int i = 0; i < L->nclones; i++) ts_cuda_module_free(L->clones[i].m);
     free(L->clones);
     for (int g = 0; g < LOCAL_MAXGPU; g++) {
@@ -376,6 +558,10 @@ void ts_local_topology(TsWorld *w, const uint64_t *keys, TsBuf *warn) {
 
 TsStatus ts_local_export(TsWorld *w, unsigned char handle[64], uint64_t *dev_key) {
     TsLocal *L = w->local;
+    if (L->nccl) { /* the heap comes later, from NCCL */
+        *dev_key = device_key(L, L->dev);
+        return TS_OK;
+    }
     CUipcMemHandle h;
     CUresult r = L->v.ipc_get(&h, L->heap);
     if (r != CU_OK)

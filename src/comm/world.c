@@ -356,8 +356,10 @@ typedef struct ProcBlob {
     int32_t backend;            /* its TsWorldBackend (all must agree) */
     int32_t pid;                /* for messages */
     uint64_t dev_key;           /* ipc: its GPU (PCI domain/bus/device) */
-    unsigned char handle[64];   /* ipc: its heap's CUDA IPC handle */
+    unsigned char handle[128];  /* ipc: its heap's CUDA IPC handle (64 bytes); ipc through NCCL:
+                                   rank 0's ncclUniqueId */
 } ProcBlob;
+_Static_assert(sizeof(ProcBlob) <= TS_RDZV_BLOB, "a rank's blob must fit its rendezvous slot");
 
 static TsStatus rdzv_error(TsWorld *w, TsStatus st, TsBuf *err) {
     ts_world_fail(w->ctx, st, "%s", ts_buf_str(err));
@@ -427,8 +429,10 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
         return rdzv_error(w, TS_ERR_RUNTIME, &err);
     }
     ProcBlob me = {w->opt.heap_bytes, (int32_t)w->opt.backend, (int32_t)getpid(), 0, {0}};
+    int nccl = ipc && ts_local_engine_nccl();
     TsStatus st = ipc ? ts_local_create(w) : proc_map(w, w->self, 1);
     if (!st && ipc) st = ts_local_export(w, me.handle, &me.dev_key);
+    if (!st && nccl && w->self == 0) st = ts_local_nccl_id(w, me.handle);
     if (st) {
         ts_rdzv_abort(w->rdzv, NULL);
         return st;
@@ -448,7 +452,15 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
                                  r, (int)b.pid, b.backend == TS_WORLD_IPC ? "GPU" : "host", (long long)b.heap_bytes,
                                  w->self, ipc ? "GPU" : "host", (long long)me.heap_bytes);
         w->dev_share += !ipc || b.dev_key == me.dev_key;
-        if (r != w->self && (st = ipc ? ts_local_open(w, r, b.handle) : proc_map(w, r, 0))) return st;
+        if (r != w->self && !nccl && (st = ipc ? ts_local_open(w, r, b.handle) : proc_map(w, r, 0))) return st;
+    }
+    if (nccl) { /* every rank here: NCCL's collective set-up, from rank 0's id */
+        ProcBlob b0;
+        memcpy(&b0, ts_rdzv_peer(w->rdzv, 0), sizeof b0);
+        if ((st = ts_local_nccl_init(w, b0.handle))) {
+            ts_rdzv_abort(w->rdzv, NULL);
+            return st;
+        }
     }
     if (ipc) ts_local_topology(w, keys, &w->warnings);
     if (!ts_rdzv_barrier(w->rdzv, "mapping the peers' heaps", 0, &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);

@@ -112,6 +112,13 @@ TsStatus ts_local_open(TsWorld *w, int rank, const unsigned char handle[64]);
  * from ts_local_export): visible, peer access, native peer atomics; what
  * does not hold is appended to warn, a line each. */
 void ts_local_topology(TsWorld *w, const uint64_t *keys, TsBuf *warn);
+/* ipc through NCCL ($TILESCALE_ENGINE=nccl): whether it is asked for;
+ * rank 0's ncclUniqueId (128 bytes); the communicator, the heap
+ * (ncclMemAlloc) and its symmetric window, every rank's heap base from it
+ * (collective: every rank calls it after the rendezvous). */
+int ts_local_engine_nccl(void);
+TsStatus ts_local_nccl_id(TsWorld *w, unsigned char id[128]);
+TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]);
 /* Number of CUDA devices (0 without a driver); for the launcher. */
 int ts_local_device_count(void);
 
