@@ -27,6 +27,8 @@ typedef struct TsCaps {
     bool pipeline;    /* T.Pipelined as a multi-stage cp.async pipeline (TILESCALE_CUDA_PIPELINE=0: off) */
     int min_blocks;   /* blocks per SM the kernel is compiled for: __launch_bounds__'s second
                        * argument, capping registers (TILESCALE_CUDA_MINBLOCKS=N; 0: none) */
+    bool mma_prefetch; /* a pipelined tensor-core gemm loads the next stage's first operand
+                        * fragments across the loop's barrier (TILESCALE_CUDA_PREFETCH=0: off) */
     bool index32;     /* 32-bit integer arithmetic where proven to fit (TILESCALE_CUDA_INDEX32=0: off) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless
                         * TsCompileOptions.check_bounds < 0; CUDA: only when > 0) */

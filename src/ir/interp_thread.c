@@ -54,7 +54,7 @@ enum { CTX_UNIFORM, CTX_THREAD };
 enum { TH_RUN, TH_BAR, TH_COLL, TH_WARP, TH_DONE };
 enum { TAG_EXPLICIT }; /* every barrier is an IR_S_BARRIER (the printer adds none) */
 enum { MEM_NONE, MEM_GLOBAL, MEM_BLOCK, MEM_THREAD };
-enum { A_READ, A_WRITE, A_ATOMIC };
+enum { A_READ, A_WRITE, A_ATOMIC, A_PEEK /* a read whose value is never used (no poison report) */ };
 enum { ALL_THREADS = -2, MANY_READERS = -3, MAXD = 16 };
 
 typedef enum FrKind {
@@ -308,6 +308,8 @@ static int64_t offset(IrTInterp *x, Th *t, Mem *m, const int64_t *iv, int nidx, 
 
 static void shared_check(IrTInterp *x, int tid, Mem *m, int64_t off, const int64_t *iv, int mode, TsLoc loc) {
     Shadow *h = &m->sh[off];
+    bool peek = mode == A_PEEK;
+    if (peek) mode = A_READ;
     const IrBuffer *b = m->b;
     if (h->pend)
         rt_fail(x, loc,
@@ -319,7 +321,7 @@ static void shared_check(IrTInterp *x, int tid, Mem *m, int64_t off, const int64
         rt_fail(x, loc, "interp: %s adds to %s, which nothing has written (uninitialized shared memory)",
                 who(x, tid), elem_str(x, b, iv, b->ndim));
     if (mode == A_ATOMIC) return; /* atomics do not race with each other */
-    if (mode == A_READ && !h->init && !x->ubuf) {
+    if (mode == A_READ && !peek && !h->init && !x->ubuf) {
         /* maybe another thread writes it later in this epoch (a race, reported
          * then); if not, it is a poison read, reported at the next barrier */
         x->ubuf = b;
@@ -750,6 +752,32 @@ static void do_gemm(IrTInterp *x, const IrStmt *s) {
         }
 }
 
+/* The PRE or TAIL part of a split gemm (TsMmaPart): the fragment loads of
+ * the first k16 step of its A and B regions (the next stage's, for TAIL),
+ * checked for races and copies in flight like any read; their values are
+ * never used (the whole product is computed at BODY, which reads the same
+ * stage in the same barrier interval), and the last TAIL loads a stage
+ * past the end, so they are not poison reads. */
+static void gemm_step0(IrTInterp *x, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    Operand A = operand(x, &op->r[0], "A", s->loc), B = operand(x, &op->r[1], "B", s->loc);
+    for (int w = 0; w < 2; w++) {
+        const Operand *o = w ? &B : &A;
+        if (o->regs) rt_fail(x, s->loc, "interp: a split T.gemm with operand %s in registers", o->b->name);
+        /* the k axis: A's columns (rows if transposed), B's rows (columns if transposed) */
+        bool krow = w ? !op->trans_b : op->trans_a;
+        int64_t n0 = krow ? 16 : o->e0, n1 = krow ? o->e1 : 16;
+        for (int64_t i = 0; i < n0; i++)
+            for (int64_t j = 0; j < n1; j++) {
+                int64_t iv[MAXD];
+                memcpy(iv, o->start, sizeof iv);
+                iv[o->d0] += i;
+                iv[o->d1] += j;
+                (void)access(x, NULL, ALL_THREADS, o->b, iv, o->b->ndim, A_PEEK, s->loc);
+            }
+    }
+}
+
 /* A copy of s whose own expressions have this lane's shuffled values in. */
 static const IrStmt *subst_own(IrTInterp *x, Th *t, const IrStmt *s) {
     IrStmt *c = TS_NEW(x->a, IrStmt);
@@ -1071,6 +1099,8 @@ static void schedule(IrTInterp *x) {
         if (!same) deadlock(x);
         if (t0->state == TH_BAR) {
             new_epoch(x, t0->at, t0->tag);
+        } else if (t0->at->op->mma_part == TS_MMA_PRE || t0->at->op->mma_part == TS_MMA_TAIL) {
+            gemm_step0(x, t0->at);
         } else {
             do_gemm(x, t0->at);
         }

@@ -336,6 +336,10 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
         if (op->policy != TS_GEMM_SQUARE) ts_buf_printf(b, ", policy=%s", policy_name(op->policy));
         if (op->k_pack > 1) ts_buf_printf(b, ", k_pack=%d", op->k_pack);
         if (op->wg_wait) ts_buf_printf(b, ", wg_wait=%d", op->wg_wait);
+        if (op->mma_part) {
+            static const char *const parts[] = {"whole", "pre", "body", "tail"};
+            ts_buf_printf(b, ", part=%s%d", parts[op->mma_part & 3], op->mma_frag);
+        }
         ts_buf_puts(b, ")");
         break;
     case TS_OP_ATOMIC_ADD:

@@ -61,6 +61,21 @@ typedef enum TsOpInst {
                             target's emitter of remote accesses and waits */
 } TsOpInst;
 
+/* Which part of a tensor-core T.gemm a kept op runs (IrTileOp.mma_part).
+ * inject_pipeline splits the gemm at the end of a pipelined loop so that
+ * the first k16 step's operand fragments of the next stage are loaded
+ * (ldmatrix) right after the loop's barrier, while the last k16 step of
+ * the current stage still multiplies: the three parts share a pair of
+ * fragment register sets (IrTileOp.mma_frag).  Their effect together is
+ * the whole gemm; the thread-level interpreter computes it at BODY. */
+typedef enum TsMmaPart {
+    TS_MMA_WHOLE, /* the whole gemm (every kept gemm not split) */
+    TS_MMA_PRE,   /* before the loop: load step 0's fragments of the first stage (set 0) */
+    TS_MMA_BODY,  /* steps 0 .. K/16-2: load step s+1's fragments, multiply step s */
+    TS_MMA_TAIL,  /* after the barrier: load step 0 of the next stage (r[0], r[1] are the next
+                     stage's operands) into set 0, multiply the last step (set 1) */
+} TsMmaPart;
+
 typedef enum TsGemmPolicy {
     TS_GEMM_SQUARE,  /* T.GemmWarpPolicy.Square (default) */
     TS_GEMM_FULLROW, /* FullRow */
@@ -108,6 +123,9 @@ struct IrTileOp {
     int async;            /* COPY: a producer of a software pipeline (set by the CUDA pass
                              pipeline_planning): lowered to asynchronous copies with no
                              barrier around them; inject_pipeline places the waits */
+    int mma_part;         /* GEMM kept for tensor cores: TsMmaPart (inject_pipeline) */
+    int mma_frag;         /* GEMM parts: > 0, the same for the PRE/BODY/TAIL of one split gemm
+                             (names their fragment registers); 0 for a whole gemm */
     int comm;             /* COMM: TsCommKind (op/comm.h) */
     IrExpr *args[3];      /* COMM: peer rank, count or value, signal value (op/comm.h) */
     int cflags[3];        /* COMM: comparison or signal op, memory semantics, scope */

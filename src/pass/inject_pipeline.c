@@ -120,6 +120,7 @@ static bool reads(const IrStmt *s, const IrBuffer *b) {
 typedef struct Inj {
     TsPassCtx *cx; /* the pass's context (arena, kernel, diagnostics) */
     int planned;   /* > 0 inside the body of a planned loop */
+    int nfrag;     /* split gemms so far (their ids are 1 .. nfrag) */
 } Inj;
 
 static IrStmt *wait_stmt(TsArena *a, int pending, TsLoc loc) {
@@ -138,6 +139,66 @@ static IrStmt *shifted(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, IrExpr
     g->if_.cond = guard;
     g->if_.then = r;
     return g;
+}
+
+/* ---- the tensor-core gemm split across the loop's barrier ------------------------ */
+
+/*
+ * A pipelined loop whose last statement is a tensor-core gemm over the
+ * stage's shared tiles (C in registers) spends, every step, the latency
+ * of the barrier and of the first ldmatrix after it with the tensor cores
+ * idle.  Loading the first k16 step's fragments of stage k+1 right after
+ * the barrier at the end of step k, while the last k16 step of stage k
+ * still multiplies, hides it (the sm_80 multistage main loops of the
+ * vendor libraries do the same; here by rotating the loop):
+ *
+ *     [async_wait(W); barrier]                 (the loop's first)
+ *     gemm PRE(k = min)                        fragments of step 0, set 0
+ *     for k:
+ *         producers(k + S), guarded; async_commit()
+ *         gemm BODY(k)                         load step s+1, multiply step s
+ *         async_wait(W); barrier               (the next step's)
+ *         gemm TAIL(k -> k + 1)                load step 0 of stage k+1 into
+ *                                              set 0, multiply the last step
+ *     async_wait(0)
+ *
+ * The wait and barrier at the end of step k are those the original loop
+ * had at the start of step k + 1 (nothing runs between), so the data
+ * flow is the same; the last TAIL reads the fragments of a stage past the
+ * end, which it never multiplies (the tiles are in bounds, only stale).
+ * Two fragment sets alternate by k16 step, so K / 16 must be even for
+ * step 0 to find its set in set 0 every stage.
+ */
+static bool split_gemm_ok(const IrStmt *g, const BufVec *dsts) {
+    if (!g || g->kind != IR_S_TILEOP) return false;
+    const IrTileOp *op = g->op;
+    if (op->kind != TS_OP_GEMM || op->inst != TS_OP_INST_MMA_SYNC || op->mma_part != TS_MMA_WHOLE || op->clear_accum)
+        return false;
+    const IrBuffer *A = op->r[0].buf, *B = op->r[1].buf, *C = op->r[2].buf;
+    if (!C->layout || C->layout->kind != IR_LAYOUT_MMA_C || A->layout || B->layout) return false;
+    if (A->scope != IR_SCOPE_SHARED || B->scope != IR_SCOPE_SHARED) return false;
+    bool fa = false, fb = false;
+    for (int i = 0; i < dsts->n; i++) {
+        fa |= dsts->v[i] == A;
+        fb |= dsts->v[i] == B;
+    }
+    if (!fa || !fb) return false;
+    const IrRegion *ra = &op->r[0];
+    int64_t kk;
+    if (ra->ndim < 2 || !ir_is_const_int(ra->extent[op->trans_a ? ra->ndim - 2 : ra->ndim - 1], &kk)) return false;
+    return kk >= 32 && kk % 32 == 0;
+}
+
+/* s (a kept gemm) as part `part` of split gemm `id`, its loop variable k replaced by `to` (may be NULL). */
+static IrStmt *gemm_part(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, int part, int id) {
+    IrStmt *r = ir_stmt(a, IR_S_TILEOP, s->loc);
+    *r = *(to ? ir_stmt_subst(a, s, &k, &to, 1) : s);
+    IrTileOp *op = TS_NEW(a, IrTileOp);
+    *op = *r->op;
+    op->mma_part = part;
+    op->mma_frag = id;
+    r->op = op;
+    return r;
 }
 
 static IrStmt *expand(Inj *ij, const IrStmt *loop) {
@@ -227,17 +288,39 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
         ir_seq_push(a, out, step);
     }
 
+    /* the gemm at the end split across the barrier: the last statement in
+     * order, in stage S, after producers of stage 0 only */
+    const IrStmt *split = NULL;
+    if (cx->caps->mma_prefetch && any_async && S > 0 && m >= 2 && stage[at[m - 1]] == S) {
+        BufVec dsts = {0};
+        bool producers = true;
+        for (int p = 0; p + 1 < m; p++) {
+            producers &= stage[at[p]] == 0;
+            async_dsts(st[at[p]], a, &dsts);
+        }
+        if (producers && split_gemm_ok(st[at[m - 1]], &dsts)) split = st[at[m - 1]];
+    }
+    int fid = 0;
+    if (split) {
+        fid = ++ij->nfrag;
+        ir_seq_push(a, out, wait_stmt(a, W, loop->loc));
+        ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, loop->loc));
+        ir_seq_push(a, out, gemm_part(a, split, k, min, TS_MMA_PRE, fid));
+    }
+
     /* steady state with the epilogue folded in */
     IrStmt *sb = ir_seq(a);
     sb->loc = body->loc;
-    if (any_async) ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
-    ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
+    if (!split) {
+        if (any_async) ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
+        ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
+    }
     IrStmt *group = NULL; /* consecutive statements of one shift share a guard */
     int group_sh = 0;
     for (int p = 0; p < m; p++) {
         int i = at[p], sh = S - stage[i];
         if (sh == 0) {
-            ir_seq_push(a, sb, st[i]);
+            ir_seq_push(a, sb, st[i] == split ? gemm_part(a, split, k, NULL, TS_MMA_BODY, fid) : st[i]);
             group = NULL;
             continue;
         }
@@ -258,6 +341,12 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
         ir_seq_push(a, sb, g);
     }
     if (any_async) ir_seq_push(a, sb, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
+    if (split) {
+        ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
+        ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
+        IrExpr *next = ir_bin(a, IR_ADD, ir_var_ref(a, k), ir_i32(a, 1));
+        ir_seq_push(a, sb, gemm_part(a, split, k, next, TS_MMA_TAIL, fid));
+    }
     IrStmt *steady = ir_for(a, k, min, n, IR_FOR_SERIAL, sb);
     steady->loc = loop->loc;
     ir_seq_push(a, out, steady);
@@ -489,6 +578,6 @@ static IrStmt *inject(Inj *ij, IrStmt *s) {
 }
 
 void ts_pass_inject_pipeline(TsPassCtx *cx) {
-    Inj ij = {cx, 0};
+    Inj ij = {cx, 0, 0};
     cx->k->body = inject(&ij, cx->k->body);
 }

@@ -58,10 +58,12 @@
  *
  * Asynchronous copies (cp.async).  A copy's write is checked when issued
  * (against earlier reads: WAR), then stays in flight, through barriers,
- * until an async wait, where it lands as an ordinary write of the issuing
- * thread; so the barrier that makes the data visible goes after the wait,
- * as inject_pipeline's pattern needs.  Whether the wait's count covers the
- * copy is the pipeline's business (the thread-level interpreter checks it).
+ * until the async wait that covers its group (cp.async.wait_group N lands
+ * every committed group but the N newest; a copy not committed yet stays
+ * in flight), where it lands as an ordinary write of the issuing thread;
+ * so the barrier that makes the data visible goes after that wait, as
+ * inject_pipeline's pattern needs (the thread-level interpreter checks the
+ * same rule at run time).
  *
  * Collective operations: a tensor-core T.gemm reads and writes its regions
  * as "any thread"; a communication op gets a barrier before and after (it
@@ -86,6 +88,8 @@ typedef struct Acc {
     int rw;               /* IR_ACC_READ / IR_ACC_WRITE bits */
     bool atomic;          /* an atomic read-modify-write */
     bool inflight;        /* an async copy's write not yet waited for */
+    int age;              /* in flight: commits since the one that closed its group (0: the newest
+                             group), -1: not committed yet (no wait covers it) */
     int ndim;             /* dimensions described (== buf->ndim, or 0: the whole buffer) */
     IrExpr **start;       /* per dimension: first index (self-contained, see the essay) */
     int64_t *ext;         /* per dimension: constant extent, or -1 (the whole dimension) */
@@ -309,6 +313,7 @@ static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at) {
      * atomic, put): ordered by the communication layer, like an atomic */
     x->atomic = at && (at->kind == IR_S_ATOMIC_ADD || (at->kind == IR_S_TILEOP && at->op->kind == TS_OP_COMM));
     x->inflight = at && at->kind == IR_S_VCOPY && at->vcopy.async && (acc->rw & IR_ACC_WRITE);
+    x->age = -1;
     int n = acc->buf->ndim;
     S->cur = x;
     if (acc->idx && acc->nidx == n && n <= MAXDIM) {
@@ -1183,6 +1188,17 @@ static bool starts_with_barrier(const IrStmt *s) {
     return s && s->kind == IR_S_SEQ && s->seq.n > 0 && s->seq.v[0]->kind == IR_S_BARRIER;
 }
 
+/* s (a body with its barriers placed) runs a barrier on every path: one in
+ * its top-level sequence (nested sequences included). */
+static bool top_barrier(const IrStmt *s) {
+    if (!s) return false;
+    if (s->kind == IR_S_BARRIER) return true;
+    if (s->kind != IR_S_SEQ) return false;
+    for (int i = 0; i < s->seq.n; i++)
+        if (top_barrier(s->seq.v[i])) return true;
+    return false;
+}
+
 /* A uniform loop (FOR with var v in [lo, hi], or WHILE with its condition
  * `cond`, read before every iteration): the body to a fixed point around
  * the back edge.  st: the set before the loop (the condition's first test
@@ -1234,7 +1250,17 @@ static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond,
             prev_it = ir_bin(S->a, IR_SUB, ir_bin(S->a, IR_SUB, ir_var_ref(S->a, (IrVar *)v), ir_int(S->a, 1, v->dt)),
                              ir_var_ref(S->a, w));
         }
-        for (int i = 0; i < head.n; i++) set_add(S, &nback, v ? renamed(S, head.v[i], v, prev_it, w) : head.v[i]);
+        /* a body that always runs a barrier (and never continues past it) ends
+         * with the accesses of its own iteration only, besides copies still in
+         * flight: those are of iteration v - 1 exactly */
+        bool own = v && !lc.cont.n && top_barrier(b);
+        IrExpr *last_it = v ? ir_bin(S->a, IR_SUB, ir_var_ref(S->a, (IrVar *)v), ir_int(S->a, 1, v->dt)) : NULL;
+        for (int i = 0; i < head.n; i++) {
+            const Acc *x = head.v[i];
+            if (!v) set_add(S, &nback, (Acc *)x);
+            else if (own && !x->inflight) set_add(S, &nback, renamed(S, x, v, last_it, NULL));
+            else set_add(S, &nback, renamed(S, x, v, prev_it, w));
+        }
         back = nback;
     }
     ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, s->loc, "insert_sync: no fixed point for a loop of kernel %s",
@@ -1356,9 +1382,19 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
         push(S, out, s);
         return;
     }
-    case IR_S_ASYNC_WAIT:
+    case IR_S_ASYNC_COMMIT: /* the copies issued since the last commit form the newest group */
         for (int i = 0; i < st->n; i++)
-            if (st->v[i]->inflight) {
+            if (st->v[i]->inflight && st->v[i]->age < (1 << 20)) {
+                Acc *y = TS_NEW(S->a, Acc);
+                *y = *st->v[i];
+                y->age++;
+                st->v[i] = y;
+            }
+        push(S, out, s);
+        return;
+    case IR_S_ASYNC_WAIT: /* cp.async.wait_group N: all groups but the N newest land */
+        for (int i = 0; i < st->n; i++)
+            if (st->v[i]->inflight && st->v[i]->age >= s->async_wait.pending) {
                 Acc *y = TS_NEW(S->a, Acc);
                 *y = *st->v[i];
                 y->inflight = false;

@@ -316,6 +316,7 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
     cu.pad = cu.swizzle = true;
     cu.layout = !(c->off & OFF_LAYOUT);
     cu.pipeline = !(c->off & OFF_PIPELINE);
+    cu.mma_prefetch = !(c->off & OFF_PIPELINE);
     TsCaps cc;
     memset(&cc, 0, sizeof cc);
     IrKernel *kc = compile(&a, &d, &src, c, TS_TARGET_C, &cc);

@@ -641,13 +641,99 @@ void ts_cuda_mma_emit(TsBuf *o, const char *name, const TsCudaMma *p) {
  * layout of the m x k tile: n8 tiles 2s and 2s+1 of it are the a0..a3 of
  * k16 step s (PTX ISA, mma.m16n8k16 A and C fragment tables).
  */
+/* Register mode, one load of k16 step `k0` (an expression) into fragment set
+ * `set` of F (a[MI][4] then b[NI][2], MI * 4 + NI * 2 registers a set). */
+static void emit_part_load(TsBuf *o, const TsCudaMma *p, const char *set, const char *k0) {
+    ts_buf_printf(o,
+                  "    {\n"
+                  "        ts_u32 (*a)[4] = (ts_u32 (*)[4])(F + (%s) * FS);\n"
+                  "        ts_u32 (*b)[2] = (ts_u32 (*)[2])(F + (%s) * FS + MI * 4);\n"
+                  "        const int k0 = %s;\n"
+                  "#pragma unroll\n"
+                  "        for (int i = 0; i < MI; i++) {\n",
+                  set, set, k0);
+    if (p->ldsm_a && !p->trans_a)
+        ts_buf_puts(o, "            ts_ldsm_x4_u(a[i], TS_LA(xa, i * 16 * LDA + k0));\n");
+    else if (p->ldsm_a)
+        ts_buf_puts(o, "            ts_ldsm_x4_tu(a[i], TS_LA(xa, k0 * LDA + i * 16));\n");
+    else
+        ts_buf_puts(o, "            const int r = m0 + i * 16 + g, c = k0 + 2 * t;\n"
+                       "            a[i][0] = ts_pack2(A[TS_AI(r, c)], A[TS_AI(r, c + 1)]);\n"
+                       "            a[i][1] = ts_pack2(A[TS_AI(r + 8, c)], A[TS_AI(r + 8, c + 1)]);\n"
+                       "            a[i][2] = ts_pack2(A[TS_AI(r, c + 8)], A[TS_AI(r, c + 9)]);\n"
+                       "            a[i][3] = ts_pack2(A[TS_AI(r + 8, c + 8)], A[TS_AI(r + 8, c + 9)]);\n");
+    ts_buf_puts(o, "        }\n");
+    int WN = p->n / p->wn;
+    emit_b_frags(o, p, "        ", (WN / 8) % 2, true);
+    ts_buf_puts(o, "    }\n");
+}
+
+/* Register mode, the multiplications of the k16 step held in fragment set `set`. */
+static void emit_part_mma(TsBuf *o, const TsCudaMma *p, const char *set) {
+    ts_buf_printf(o,
+                  "    {\n"
+                  "        ts_u32 (*a)[4] = (ts_u32 (*)[4])(F + (%s) * FS);\n"
+                  "        ts_u32 (*b)[2] = (ts_u32 (*)[2])(F + (%s) * FS + MI * 4);\n"
+                  "#pragma unroll\n"
+                  "        for (int i = 0; i < MI; i++)\n"
+                  "#pragma unroll\n"
+                  "            for (int j = 0; j < NI; j++) %s(C + (i * NI + j) * 4, a[i], b[j]);\n"
+                  "    }\n",
+                  set, set, p->bf16 ? "ts_mma_bf16" : "ts_mma_f16");
+}
+
+/* Register mode, the body of one part of a split gemm (TsMmaPart): PRE and
+ * TAIL load step 0 into set 0 (TAIL from the next stage, which its caller
+ * passes as A and B) and TAIL multiplies the last step (set 1: K / 16 is
+ * even); BODY loads step s + 1 into set (s + 1) % 2 before multiplying
+ * step s.  Without mma.sync BODY computes the whole product by scalar
+ * loops and PRE / TAIL do nothing. */
+static void emit_reg_part(TsBuf *o, const TsCudaMma *p) {
+    const char *cvt = p->bf16 ? "ts_bf2f" : "ts_h2f";
+    ts_buf_puts(o, "    enum { FS = MI * 4 + NI * 2 };\n"
+                   "    (void)F;\n"
+                   "#if TS_HAS_MMA\n");
+    if (p->part == TS_MMA_PRE) {
+        emit_part_load(o, p, "0", "0");
+    } else if (p->part == TS_MMA_TAIL) {
+        emit_part_load(o, p, "0", "0");
+        emit_part_mma(o, p, "1");
+    } else {
+        ts_buf_puts(o, "#pragma unroll\n"
+                       "    for (int s = 0; s + 1 < K / 16; s++) {\n");
+        emit_part_load(o, p, "(s + 1) & 1", "(s + 1) * 16");
+        emit_part_mma(o, p, "s & 1");
+        ts_buf_puts(o, "    }\n");
+    }
+    ts_buf_puts(o, "#else\n");
+    if (p->part == TS_MMA_BODY)
+        ts_buf_printf(o,
+                      "    for (int k0 = 0; k0 < K; k0 += 16)\n"
+                      "        for (int i = 0; i < MI; i++)\n"
+                      "            for (int j = 0; j < NI; j++)\n"
+                      "                for (int e = 0; e < 4; e++) {\n"
+                      "                    const int r = m0 + i * 16 + g + (e >> 1) * 8, c = n0 + j * 8 + 2 * t + (e & 1);\n"
+                      "                    float s = C[(i * NI + j) * 4 + e];\n"
+                      "                    for (int kk = k0; kk < k0 + 16; kk++) s += %s(A[TS_AI(r, kk)]) * %s(B[TS_BI(kk, c)]);\n"
+                      "                    C[(i * NI + j) * 4 + e] = s;\n"
+                      "                }\n",
+                      cvt, cvt);
+    else
+        ts_buf_puts(o, "    (void)C;\n");
+    ts_buf_puts(o, "#endif\n");
+}
+
 void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
     int WM = p->m / p->wm, WN = p->n / p->wn;
     const char *cvt = p->bf16 ? "ts_bf2f" : "ts_h2f";
     ts_buf_printf(o, "/* C[%d x %d] %s= A%s%s * B%s over K = %d (%s); warps %d x %d, registers */\n", p->m, p->n,
                   p->clear ? "" : "+", p->trans_a ? "^T" : "", p->areg ? "(registers)" : "", p->trans_b ? "^T" : "", p->k,
                   p->bf16 ? "bfloat16" : "float16", p->wm, p->wn);
-    ts_buf_printf(o, "TS_DEV void %s(const ts_u16 *A, int a_off, const ts_u16 *B, int b_off, float *C, int tid) {\n", name);
+    if (p->part)
+        ts_buf_printf(o, "TS_DEV void %s(const ts_u16 *A, int a_off, const ts_u16 *B, int b_off, float *C, ts_u32 *F, int tid) {\n",
+                      name);
+    else
+        ts_buf_printf(o, "TS_DEV void %s(const ts_u16 *A, int a_off, const ts_u16 *B, int b_off, float *C, int tid) {\n", name);
     ts_buf_printf(o, "    enum { K = %d, LDA = %d, LDB = %d, WM = %d, WN = %d, MI = %d, NI = %d, WGN = %d, NK8 = %d };\n", p->k,
                   p->lda, p->ldb, WM, WN, WM / 16, WN / 8, p->wn, p->k / 8);
     if (p->swz_a) ts_buf_printf(o, "#define TS_SA(o) TS_SWZ(o, 3, 3, %d)\n", p->swz_a - 1);
@@ -694,6 +780,12 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
     if (p->clear)
         ts_buf_puts(o, "#pragma unroll\n"
                        "    for (int i = 0; i < MI * NI * 4; i++) C[i] = 0.0f;\n");
+    if (p->part) {
+        emit_reg_part(o, p);
+        ts_buf_puts(o, "#undef TS_PA\n#undef TS_PB\n#undef TS_LA\n#undef TS_LB\n#undef TS_SA\n#undef TS_SB\n"
+                       "#undef TS_OA\n#undef TS_OB\n#undef TS_AI\n#undef TS_BI\n}\n\n");
+        return;
+    }
     ts_buf_puts(o, "#pragma unroll\n"
                    "    for (int k0 = 0; k0 < K; k0 += 16) {\n"
                    "#if TS_HAS_MMA\n"
@@ -1416,7 +1508,9 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
             emit_index_raw(g, cb, op->r[r].start, op->r[r].ndim, s->loc);
             out(g, "), ");
         }
-        outf(g, "%s, ts_tid);\n", find_buf(g, op->r[2].buf, s->loc)->name);
+        outf(g, "%s, ", find_buf(g, op->r[2].buf, s->loc)->name);
+        if (op->mma_part) outf(g, "ts_fr%d, ", op->mma_frag);
+        out(g, "ts_tid);\n");
         return;
     }
     for (int r = 0; r < 3; r++) {
@@ -2139,6 +2233,10 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     p.bf16 = A->buf->dt == TS_BFLOAT16;
     p.clear = op->clear_accum != 0;
     p.nwarps = g->nthreads / 32;
+    p.part = op->mma_part;
+    if (p.part && (!p.creg || p.areg || op->mma_frag <= 0 || (p.k / 16) % 2))
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a split gemm needs C in registers, A and B in "
+                   "shared memory and an even number of k16 steps");
     if (p.m % 16 || p.n % 8 || p.k % 16 || p.nwarps < 1 || g->nthreads % 32)
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: gemm %dx%dx%d on %d threads is not for tensor cores",
                    p.m, p.n, p.k, g->nthreads);
@@ -2312,6 +2410,16 @@ static void emit_kernel(Cg *g) {
         else
             outf(g, "%s *%s = (%s *)(ts_smem + %lld); /* %s */\n", st, cb->name, st, (long long)cb->offset,
                  ir_scope_name(cb->buf->scope));
+    }
+    /* the fragment registers of split gemms (two sets each), one array per split */
+    for (int i = 0; i < g->mma_sites.n; i++) {
+        const IrTileOp *op = g->mma_sites.v[i].op;
+        if (op->mma_part != TS_MMA_PRE) continue;
+        const TsCudaMma *p = &g->mma_fns.v[g->mma_sites.v[i].fn];
+        int mi = p->m / p->wm / 16, ni = p->n / p->wn / 8;
+        line_start(g);
+        outf(g, "ts_u32 ts_fr%d[%d]; /* fragments of the split gemm %d */\n", op->mma_frag, 2 * (mi * 4 + ni * 2),
+             op->mma_frag);
     }
     scope_open(g);
     g->ctx = CTX_UNIFORM;

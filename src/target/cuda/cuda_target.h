@@ -130,6 +130,9 @@ typedef struct TsCudaMma {
     int swz_a, swz_b;    /* A / B tiles XOR-swizzled: 1 + the swizzle's shift (IrSwizzle, bits 3, base 3); 0: none */
     int per_a, per_b;    /* a_off / b_off is a multiple of the swizzle's period: added outside
                             it, so the swizzled offsets are the same every call (hoisted) */
+    int part;            /* register mode: TsMmaPart (ir/tileop.h) of a gemm split across a
+                            pipeline's barrier; the function then takes the fragment registers
+                            F (two sets of MI * 4 + NI * 2) after C */
 } TsCudaMma;
 
 /* Choose p->cm, p->cn from p->m, p->n, p->nwarps. */
