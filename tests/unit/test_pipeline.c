@@ -32,6 +32,7 @@
 #include "front/ast.h"
 #include "ir/interp.h"
 #include "ir/interp_thread.h"
+#include "ir/tileop.h"
 #include "pass/pass.h"
 #include "test.h"
 
@@ -188,6 +189,7 @@ static IrKernel *compile(const char *src, const char *entry, const char *defs, T
 static bool use_layout = true; /* fragments in registers (layout_inference) */
 static bool use_vec = true;    /* vector and cp.async copies (TILESCALE_CUDA_VEC) */
 static bool use_pipe = true;   /* software pipelines (TILESCALE_CUDA_PIPELINE) */
+static bool use_prefetch = true; /* split gemms across the barrier (TILESCALE_CUDA_PREFETCH) */
 
 static TsCaps cuda_caps(void) {
     TsCaps c;
@@ -198,6 +200,7 @@ static TsCaps cuda_caps(void) {
     c.vec = c.vec_cast = use_vec;
     c.pipeline = use_pipe;
     c.layout = use_layout;
+    c.mma_prefetch = use_prefetch;
     return c;
 }
 
@@ -410,6 +413,156 @@ static void test_gemm_stages(void) {
     }
 }
 
+/* Where the parts of split gemms are: PRE outside loops, BODY and TAIL in
+ * a serial loop whose body ends wait(W), barrier, TAIL. */
+typedef struct Split {
+    int pre, body, tail;  /* parts found */
+    int pre_in_loop;      /* PRE inside a loop (wrong) */
+    int tail_last;        /* a loop body ending async_wait, barrier, TAIL */
+    int wait;             /* that wait's count */
+    int tail_barrier;     /* with a barrier between the two */
+    int whole;            /* gemms not split */
+} Split;
+
+static void scan_split(const IrStmt *s, Split *sp, int in_loop) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) scan_split(s->seq.v[i], sp, in_loop);
+        return;
+    case IR_S_FOR: {
+        const IrStmt *b = s->for_.body;
+        if (b && b->kind == IR_S_SEQ && b->seq.n >= 3) {
+            /* (no barrier where nothing ever wrote the stage TAIL reads: one iteration) */
+            int n = b->seq.n, bar = b->seq.v[n - 2]->kind == IR_S_BARRIER;
+            const IrStmt *t = b->seq.v[n - 1], *w = b->seq.v[n - 2 - bar];
+            if (t->kind == IR_S_TILEOP && t->op->mma_part == TS_MMA_TAIL && w->kind == IR_S_ASYNC_WAIT) {
+                sp->tail_last++;
+                sp->wait = w->async_wait.pending;
+                sp->tail_barrier += bar;
+            }
+        }
+        scan_split(b, sp, 1);
+        return;
+    }
+    case IR_S_IF:
+        scan_split(s->if_.then, sp, in_loop);
+        scan_split(s->if_.else_, sp, in_loop);
+        return;
+    case IR_S_TILEOP:
+        if (s->op->kind != TS_OP_GEMM) return;
+        switch (s->op->mma_part) {
+        case TS_MMA_PRE: sp->pre++, sp->pre_in_loop += in_loop; return;
+        case TS_MMA_BODY: sp->body++; return;
+        case TS_MMA_TAIL: sp->tail++; return;
+        default: sp->whole++; return;
+        }
+    default: return;
+    }
+}
+
+/* inject_pipeline's split gemm (bk = 32 and 64: two and four k16 steps):
+ * the schedule's shape, and results equal to the C target's on constant
+ * and run-time trip counts (1 .. 7 iterations, partial K tiles: the last
+ * TAIL loads a stage past the end, never used), 2 to 4 stages; off, or
+ * with one k16 step (bk = 16), the gemm stays whole. */
+static void test_gemm_split(void) {
+    static const char *shapes[] = {"M=50 N=40 K=72", "M=32 N=32 K=32", "M=40 N=64 K=200"};
+    for (int ns = 2; ns <= 4; ns++)
+        for (int bk = 16; bk <= 64; bk *= 2)
+            for (int si = 0; si < 3; si++) {
+                char defs[160];
+                snprintf(defs, sizeof defs, "%s bm=32 bn=32 bk=%d ns=%d", shapes[si], bk, ns);
+                IrKernel *k = check_case(SRC_GEMM, "mm", defs, NULL, 0);
+                if (!k) continue;
+                Split sp;
+                memset(&sp, 0, sizeof sp);
+                scan_split(k->body, &sp, 0);
+                int split = bk > 16;
+                CHECK_EQ_INT(split, sp.pre);
+                CHECK_EQ_INT(split, sp.body);
+                CHECK_EQ_INT(split, sp.tail);
+                CHECK_EQ_INT(split, sp.tail_last);
+                CHECK_EQ_INT(0, sp.pre_in_loop);
+                CHECK_EQ_INT(!split, sp.whole);
+                if (split) CHECK_EQ_INT(ns - 2, sp.wait);
+                if (split) CHECK_EQ_INT(si != 1, sp.tail_barrier); /* shape 1: one iteration */
+            }
+    static const int64_t ks[] = {16, 40, 112, 200};
+    for (int ns = 2; ns <= 4; ns++)
+        for (int i = 0; i < 4; i++) {
+            char defs[160];
+            snprintf(defs, sizeof defs, "M=40 N=48 bm=32 bn=32 bk=32 ns=%d", ns);
+            int64_t sv[1] = {ks[i]};
+            IrKernel *k = check_case(SRC_GEMM, "mmdyn", defs, sv, 0);
+            if (!k) continue;
+            Split sp;
+            memset(&sp, 0, sizeof sp);
+            scan_split(k->body, &sp, 0);
+            CHECK_EQ_INT(1, sp.tail_last);
+        }
+    use_prefetch = false;
+    IrKernel *k = check_case(SRC_GEMM, "mm", "M=50 N=40 K=72 bm=32 bn=32 bk=32 ns=3", NULL, 0);
+    use_prefetch = true;
+    if (k) {
+        Split sp;
+        memset(&sp, 0, sizeof sp);
+        scan_split(k->body, &sp, 0);
+        CHECK_EQ_INT(0, sp.pre + sp.body + sp.tail);
+        CHECK_EQ_INT(1, sp.whole);
+    }
+}
+
+/* The loop of a split gemm (its body ends with TAIL), in s. */
+static IrStmt *split_loop(IrStmt *s) {
+    if (!s) return NULL;
+    if (s->kind == IR_S_SEQ) {
+        for (int i = 0; i < s->seq.n; i++) {
+            IrStmt *r = split_loop(s->seq.v[i]);
+            if (r) return r;
+        }
+        return NULL;
+    }
+    if (s->kind != IR_S_FOR) return NULL;
+    IrStmt *b = s->for_.body;
+    if (b && b->kind == IR_S_SEQ && b->seq.n && b->seq.v[b->seq.n - 1]->kind == IR_S_TILEOP &&
+        b->seq.v[b->seq.n - 1]->op->mma_part == TS_MMA_TAIL)
+        return s;
+    return split_loop(b);
+}
+
+/* The thread-level interpreter catches a split gemm's schedule broken: the
+ * barrier before TAIL dropped, the wait before it one group too weak. */
+static void test_split_mutations(void) {
+    TsCaps cc = cuda_caps(), none;
+    memset(&none, 0, sizeof none);
+    const char *defs = "M=32 N=32 K=160 bm=32 bn=32 bk=32 ns=3";
+    for (int mut = 0; mut < 2; mut++) {
+        IrKernel *kc = compile(SRC_GEMM, "mm", defs, TS_TARGET_CUDA, &cc, NULL, NULL);
+        IrKernel *kr = compile(SRC_GEMM, "mm", defs, TS_TARGET_C, &none, NULL, NULL);
+        CHECK(kc && kr);
+        if (!kc || !kr) return;
+        IrStmt *l = split_loop(kc->body);
+        CHECK(l != NULL);
+        if (!l) return;
+        IrStmt *b = l->for_.body;
+        int n = b->seq.n;
+        CHECK(n >= 3 && b->seq.v[n - 2]->kind == IR_S_BARRIER && b->seq.v[n - 3]->kind == IR_S_ASYNC_WAIT);
+        if (n < 3 || b->seq.v[n - 2]->kind != IR_S_BARRIER || b->seq.v[n - 3]->kind != IR_S_ASYNC_WAIT) return;
+        if (mut == 0) b->seq.v[n - 2] = ir_seq(&A);
+        else b->seq.v[n - 3]->async_wait.pending++;
+        Data in = make_data(kr, NULL), want = clone(&in), got = clone(&in);
+        TsBuf err = {0};
+        CHECK(run(kr, &want, NULL, 0, &err));
+        int ok = run(kc, &got, NULL, 1, &err);
+        int caught = !ok || mismatches(&got, &want, 0) > 0;
+        if (!caught) fprintf(stderr, "split mutation %d was not caught\n", mut);
+        else if (getenv("TS_VERBOSE")) fprintf(stderr, "split mutation %d: %s\n", mut, ts_buf_str(&err));
+        CHECK(caught);
+        ts_buf_free(&err);
+    }
+}
+
 /* Other dtypes: bfloat16 (tensor cores), float32 (the gemm lowered to
  * loops that read the multi-buffered tiles), 4-byte vectors of a 4-wide
  * float32 row. */
@@ -593,6 +746,8 @@ int main(void) {
     test_gemm_stages();
     use_layout = true;
     test_gemm_runtime_trip();
+    test_gemm_split();
+    test_split_mutations();
     test_dtypes();
     test_annotated();
     test_switches();

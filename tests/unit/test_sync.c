@@ -305,6 +305,34 @@ int main(void) {
         expect(&kb, &(Case){"async copy", "T0CWBT1"}, TS_OK);
     }
     {
+        /* cp.async.wait_group 1 leaves the newest group in flight: the copy
+         * lands at the wait_group 0 after it, and the barrier goes there */
+        Kb kb = kernel(&a);
+        add(&kb, kb.k->body, range(&kb, 0, NT, a_async));
+        add(&kb, kb.k->body, ir_stmt(&a, IR_S_ASYNC_COMMIT, (TsLoc){0}));
+        IrStmt *w1 = ir_stmt(&a, IR_S_ASYNC_WAIT, (TsLoc){0}), *w0 = ir_stmt(&a, IR_S_ASYNC_WAIT, (TsLoc){0});
+        w1->async_wait.pending = 1;
+        w0->async_wait.pending = 0;
+        add(&kb, kb.k->body, w1);
+        add(&kb, kb.k->body, w0);
+        add(&kb, kb.k->body, range(&kb, 0, NT, b_from_async));
+        expect(&kb, &(Case){"wait_group counts", "T0CWWBT1"}, TS_OK);
+    }
+    {
+        /* a copy not committed yet is covered by no wait: it lands at the
+         * wait after its commit */
+        Kb kb = kernel(&a);
+        add(&kb, kb.k->body, range(&kb, 0, NT, a_async));
+        IrStmt *w1 = ir_stmt(&a, IR_S_ASYNC_WAIT, (TsLoc){0}), *w0 = ir_stmt(&a, IR_S_ASYNC_WAIT, (TsLoc){0});
+        w1->async_wait.pending = 0;
+        w0->async_wait.pending = 0;
+        add(&kb, kb.k->body, w1);
+        add(&kb, kb.k->body, ir_stmt(&a, IR_S_ASYNC_COMMIT, (TsLoc){0}));
+        add(&kb, kb.k->body, w0);
+        add(&kb, kb.k->body, range(&kb, 0, NT, b_from_async));
+        expect(&kb, &(Case){"uncommitted copy", "T0WCWBT1"}, TS_OK);
+    }
+    {
         /* a one-thread role: a[0] was written by thread 0 itself (no
          * barrier), a[5] by thread 5 (a barrier) */
         Kb kb = kernel(&a);
