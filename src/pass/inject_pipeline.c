@@ -167,7 +167,14 @@ static IrStmt *shifted(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, IrExpr
  * flow is the same; the last TAIL reads the fragments of a stage past the
  * end, which it never multiplies (the tiles are in bounds, only stale).
  * Two fragment sets alternate by k16 step, so K / 16 must be even for
- * step 0 to find its set in set 0 every stage.
+ * step 0 to find its set in set 0 every stage.  And at least 4: with two
+ * steps BODY is one step whose operands are ready at the top of the loop,
+ * and ptxas issues its mma.sync before the stage's cp.async copies, a
+ * k16 step later than without the split; with short K tiles the copies'
+ * latency is what the loop waits for (ncu: long scoreboard), and on the
+ * H200 (2026-12-01, same run) the split made 4096^3 fp16 at 128x128x32
+ * 4% slower (0.348 -> 0.362 ms) while 8192^3 at 128x256x64 (four steps)
+ * went 8% faster (2.742 -> 2.511 ms).
  */
 static bool split_gemm_ok(const IrStmt *g, const BufVec *dsts) {
     if (!g || g->kind != IR_S_TILEOP) return false;
@@ -186,7 +193,7 @@ static bool split_gemm_ok(const IrStmt *g, const BufVec *dsts) {
     const IrRegion *ra = &op->r[0];
     int64_t kk;
     if (ra->ndim < 2 || !ir_is_const_int(ra->extent[op->trans_a ? ra->ndim - 2 : ra->ndim - 1], &kk)) return false;
-    return kk >= 32 && kk % 32 == 0;
+    return kk >= 64 && kk % 32 == 0;
 }
 
 /* s (a kept gemm) as part `part` of split gemm `id`, its loop variable k replaced by `to` (may be NULL). */

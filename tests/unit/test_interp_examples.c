@@ -144,6 +144,10 @@ static const Case cases[] = {
     {"tests/golden/ir_cast_copy.py", "cast_mem", {"M=40", "N=90", "off=3"}, 0, 0, 1, 0},
     /* a store at a T.alloc_var offset set in uniform code, in a loop */
     {"tests/golden/ir_sync_varlen.py", "var_offset_rows", {"N=96"}, 1e-6, 0, 1, 0},
+    /* the gemm split across the pipeline's barrier (K tiles of four k16 steps, a
+     * partial last one), float16 stores of the accumulator in pairs */
+    {"examples/gemm.py", "matmul",
+     {"M=128", "N=64", "K=224", "block_M=64", "block_N=64", "block_K=64", "num_stages=3"}, 1e-3, 0, 1, 0},
 };
 
 /* Elaborate and run the target's passes (errors longjmp through d). */
@@ -470,6 +474,7 @@ int main(void) {
         {25, {MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
         {26, {MUT_NO_BARRIERS, MUT_SWAP_BLOCKS}},
         {34, {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_SHORT_THREADS}}, /* var_offset_rows */
+        {40, {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_NO_WAITS, MUT_WEAK_WAITS, MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
     };
     for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
         for (size_t m = 0; planted[t].m[m]; m++) {
