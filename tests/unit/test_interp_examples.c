@@ -473,7 +473,7 @@ int main(void) {
         /* the row statistics shared by tiles of two widths; the varlen store's barrier */
         {25, {MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
         {26, {MUT_NO_BARRIERS, MUT_SWAP_BLOCKS}},
-        {34, {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_SHORT_THREADS}}, /* var_offset_rows */
+        {39, {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_SHORT_THREADS}}, /* var_offset_rows */
         {40, {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_NO_WAITS, MUT_WEAK_WAITS, MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
     };
     for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
