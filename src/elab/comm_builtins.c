@@ -597,8 +597,15 @@ static void collective(Elab *E, CArgs *A, int c) {
         E->cur = saved;
         return;
     }
-    /* pull and combine: barrier; acc = op over peers of their tile; barrier; write */
-    ir_seq_push(a, body, comm_op(E, TS_COMM_BARRIER_ALL, loc));
+    /* pull and combine: one barrier first (every rank's src is complete);
+     * per round acc = op over peers of their tile, then the write.  In
+     * place (allreduce) a barrier per round between pull and write: no rank
+     * overwrites a tile a peer may still pull (rounds are the same tiles on
+     * every rank; later rounds never read earlier rounds' tiles).  Otherwise
+     * one barrier at the end, so that src may be reused once the collective
+     * returns.  (Before: two barriers per round, which dominated: 32 MiB
+     * reduce-scatter 0.56 ms on 2 ranks of the H200, 16 rounds.) */
+    emit(E, comm_op(E, TS_COMM_BARRIER_ALL, loc));
     IrStmt *work = ir_seq(a);
     IrStmt *fill = tileop_stmt(E, TS_OP_FILL, loc);
     fill->op->r[0] = ir_region_full(a, acc);
@@ -618,7 +625,7 @@ static void collective(Elab *E, CArgs *A, int c) {
     iff->if_.cond = live;
     iff->if_.then = work;
     ir_seq_push(a, body, iff);
-    ir_seq_push(a, body, comm_op(E, TS_COMM_BARRIER_ALL, loc));
+    if (c == C_ALLREDUCE) ir_seq_push(a, body, comm_op(E, TS_COMM_BARRIER_ALL, loc));
     IrStmt *wr = tileop_stmt(E, TS_OP_COPY, loc);
     wr->op->r[0] = ir_region_full(a, acc);
     wr->op->r[1] = rows_of(E, dst, row, R);
@@ -628,6 +635,7 @@ static void collective(Elab *E, CArgs *A, int c) {
     iff2->if_.then = wr;
     ir_seq_push(a, body, iff2);
     emit(E, loop);
+    if (c != C_ALLREDUCE) emit(E, comm_op(E, TS_COMM_BARRIER_ALL, loc));
     E->cur = saved;
 }
 
