@@ -21,7 +21,10 @@
 # compiled kernel by kernel and summed.
 #
 #   python3 bench/nvrtc_options.py [--runs N] [--only SUBSTR,...] [--set "label:opts"]...
-#       [--set-full "label:opts"]...
+#       [--set-full "label:opts"]... [--file X.cu]... [--cuinit]
+# --file compiles that file as it is (alone, unless --only names examples
+# too); --cuinit calls the driver's cuInit first, as a build on a machine
+# with a GPU does before it compiles.
 # Environment: TS (our CLI, default ./build/tilescale), TILESCALE_NVRTC
 # (the library file), TILESCALE_CUDA_ARCH.
 import ctypes
@@ -113,7 +116,7 @@ def cases(only):
 
 
 def main():
-    runs, only, sets = 3, [], []
+    runs, only, sets, files = 3, [], [], []
     argv = sys.argv[1:]
     while argv:
         a = argv.pop(0)
@@ -121,12 +124,21 @@ def main():
             runs = int(argv.pop(0))
         elif a == "--only" and argv:
             only += argv.pop(0).split(",")
+        elif a == "--cuinit":
+            # initialize the driver in this process first, as a build on a
+            # machine with a GPU does (it asks the device's architecture)
+            cu = ctypes.CDLL(os.environ.get("TILESCALE_LIBCUDA", "libcuda.so.1"))
+            print("cuInit(0) = %d before compiling" % cu.cuInit(0))
+        elif a == "--file" and argv:
+            # a .cu file as it is (e.g. the library's cached tsk-*.cu), besides the examples
+            f = argv.pop(0)
+            files.append((os.path.basename(f), [open(f, "rb").read()]))
         elif a in ("--set", "--set-full") and argv:
             label, _, opts = argv.pop(0).partition(":")
             sets.append((label, opts.split(), a == "--set-full"))
         else:
             sys.exit("usage: nvrtc_options.py [--runs N] [--only SUBSTR] [--set 'label:opts']... "
-                     "[--set-full 'label:opts']...")
+                     "[--set-full 'label:opts']... [--file X.cu]... [--cuinit]")
     vmaj, vmin = version()
     base = ["--gpu-architecture=" + ARCH, "-default-device", "--std=c++17"] + (["-minimal"] if vmaj >= 13 else [])
     sets = [("library", [], False)] + sets
@@ -134,7 +146,7 @@ def main():
         vmaj, vmin, ARCH, runs, " ".join(base), os.environ["CUDA_CACHE_DISABLE"]))
     print("| example | set | wall median | wall min | cpu median | front end | nvvm | ptxas | cubin bytes | same cubin |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    for label, parts in cases(only):
+    for label, parts in files + (cases(only) if only or not files else []):
         res = {s[0]: [] for s in sets}
         imgs = {}
         for _ in range(runs):
