@@ -150,6 +150,14 @@ static const Case cases[] = {
      {"M=128", "N=64", "K=224", "block_M=64", "block_N=64", "block_K=64", "num_stages=3"}, 1e-3, 0, 1, 0},
 };
 
+/* The index of the case of this entry (planted bugs name newer cases so:
+ * cases inserted in the table shift the indices), or the table's size. */
+static size_t case_of(const char *entry) {
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        if (!strcmp(cases[i].entry, entry)) return i;
+    return sizeof cases / sizeof *cases;
+}
+
 /* Elaborate and run the target's passes (errors longjmp through d). */
 static IrKernel *compile_in(TsArena *a, TsDiag *d, const TsSource *src, const Case *c, TsTarget target,
                             const TsCaps *caps) {
@@ -473,9 +481,26 @@ int main(void) {
         /* the row statistics shared by tiles of two widths; the varlen store's barrier */
         {25, {MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
         {26, {MUT_NO_BARRIERS, MUT_SWAP_BLOCKS}},
-        {39, {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_SHORT_THREADS}}, /* var_offset_rows */
         {40, {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_NO_WAITS, MUT_WEAK_WAITS, MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL}},
+        /* (newer cases by entry name: see planted_named below) */
     };
+    /* planted bugs in cases named by their entry (case_of: the table's indices shift
+     * as cases are inserted) */
+    static const struct {
+        const char *entry; /* the first case of this entry */
+        Mutation m[4];     /* MUT_NONE-terminated */
+    } planted_named[] = {
+        {"var_offset_rows", {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_SHORT_THREADS}},
+    };
+    for (size_t t = 0; t < sizeof planted_named / sizeof *planted_named; t++)
+        for (size_t m = 0; planted_named[t].m[m]; m++) {
+            size_t ci = case_of(planted_named[t].entry);
+            CHECK(ci < sizeof cases / sizeof *cases);
+            if (ci >= sizeof cases / sizeof *cases) break;
+            bool ok = run_case(&cases[ci], true, planted_named[t].m[m]);
+            if (ok) fprintf(stderr, "NOT CAUGHT: %s in %s\n", mut_names[planted_named[t].m[m]], cases[ci].entry);
+            CHECK(!ok);
+        }
     for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
         for (size_t m = 0; planted[t].m[m]; m++) {
             CHECK(planted[t].c < sizeof cases / sizeof *cases); /* (a missing case would "catch" every bug) */
