@@ -137,6 +137,22 @@ class JitFunction:
             call.append(tensors[p.name])
         return k(*call)
 
+    def _consts_kernel(self, args, kwargs):
+        """The Kernel for a call's compile-time values; tensors among the arguments
+        (the eager style) are dropped, their shapes bound at launch."""
+        from ._kernel import _describer
+        values = self._bind(args, kwargs)
+        return self._kernel({n: v for n, v in values.items() if _describer(v) is None})
+
+    def get_kernel_source(self, *args, **kwargs):
+        """The generated source of the kernel these arguments compile to (TileLang's
+        jit_func.get_kernel_source(...), with compile-time values and/or tensors)."""
+        return self._consts_kernel(args, kwargs).get_kernel_source()
+
+    def get_tir(self, *args, **kwargs):
+        """The kernel's IR after our passes, as text (TileLang returns its TIR PrimFunc)."""
+        return self._consts_kernel(args, kwargs).get_ir()
+
     def __repr__(self):
         return "<tilescale.jit %s>" % self.__name__
 

@@ -242,3 +242,52 @@ def test_globals_set_under_main(tmp_path):
     (TileLang's NSA examples do): the shim passes their values along."""
     r = run(tmp_path, MAIN_GLOBALS)
     assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
+
+
+SHIM_EXTRAS = textwrap.dedent('''
+    import numpy as np
+    import tilelang
+    import tilelang.language as T
+    from tilelang.autotuner import autotune, set_autotune_inputs
+
+    @tilelang.jit
+    def scale(X, s=2.0, blk=8):
+        N = T.const("N")
+        X: T.Tensor((N,), "float32")
+        Y = T.empty((N,), "float32")
+        with T.Kernel(T.ceildiv(N, blk), threads=32) as bx:
+            for i in T.Parallel(blk):
+                if bx * blk + i < N:
+                    Y[bx * blk + i] = X[bx * blk + i] * s
+        return Y
+
+    @autotune(configs=[{"blk": 8}, {"blk": 16}], warmup=1, rep=2)
+    @tilelang.jit(out_idx=[-1])
+    def tuned(N, blk=4):
+        @T.prim_func
+        def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+            with T.Kernel(T.ceildiv(N, blk), threads=32) as bx:
+                for i in T.Parallel(blk):
+                    if bx * blk + i < N:
+                        Y[bx * blk + i] = X[bx * blk + i] + 1.0
+        return main
+
+    if __name__ == "__main__":
+        x = np.random.rand(37).astype(np.float32)
+        src = scale.get_kernel_source(x, s=3.0)         # tensors and compile-time values
+        assert "3" in src and len(src) > 100, src
+        assert "kernel main" in scale.get_tir(s=3.0) or "kernel" in scale.get_tir(s=3.0)
+        with set_autotune_inputs(x):
+            k = tuned.compile(N=37)
+        np.testing.assert_allclose(k(x), x + 1.0)
+        assert "blk" in str(k.config)
+        assert len(tuned.get_kernel_source(N=37)) > 100
+        print("OK")
+''')
+
+
+def test_jit_function_sources_and_autotune_inputs(tmp_path):
+    """jit_func.get_kernel_source(...) / get_tir(...), set_autotune_inputs, an autotuned
+    factory's .compile(...) (TileLang's example tests use each)."""
+    r = run(tmp_path, SHIM_EXTRAS)
+    assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr

@@ -107,6 +107,34 @@ class _Autotuned:
             return _as_kernel(self.func(*args, **kw))
         return _tune(make, cfgs, self.warmup, self.rep)
 
+    def compile(self, *args, **kwargs):
+        """The tuned kernel for these compile-time values (TileLang's jit_func.compile)."""
+        k = self(*args, **kwargs)
+        return k if isinstance(k, _ts.Kernel) else _as_kernel(k)
+
+    def get_kernel_source(self, *args, **kwargs):
+        return self.compile(*args, **kwargs).get_kernel_source()
+
+
+class set_autotune_inputs:
+    """with set_autotune_inputs(*tensors): the inputs TileLang's tuner times the
+    configurations on.  Here they are kept (_tune_inputs) for the duration; the
+    tuner times with its own supplied inputs, so tuning results may differ, the
+    chosen kernel is correct either way."""
+
+    _stack = []
+
+    def __init__(self, *inputs):
+        self.inputs = inputs
+
+    def __enter__(self):
+        set_autotune_inputs._stack.append(self.inputs)
+        return self
+
+    def __exit__(self, *exc):
+        set_autotune_inputs._stack.pop()
+        return False
+
 
 def autotune(func=None, *, configs=None, warmup=25, rep=100, timeout=100, **_ignored):
     """@autotune(configs=[{...}, ...], warmup=..., rep=...) over a @tilelang.jit factory."""
