@@ -333,6 +333,21 @@ static const char *SRC_VCAST = PRE
     "            T.copy(t, Y[by * bm, bx * bn])\n"
     "    return main\n";
 
+/* Converting vector copies between register tiles and global memory
+ * (float16 in, float32 registers, bfloat16 out, partial tiles) and T.cumsum
+ * in registers (butterfly shuffles along warp rows), forward and reverse. */
+static const char *SRC_VCFRAG = PRE
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def vcf(M, N, bm, bn, rev):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((M, N), \"float16\"), Y: T.Tensor((M, N), \"bfloat16\")):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):\n"
+    "            F = T.alloc_fragment((bm, bn), \"float32\")\n"
+    "            T.copy(X[by * bm, bx * bn], F)\n"
+    "            T.cumsum(F, dim=1, reverse=rev)\n"
+    "            T.copy(F, Y[by * bm, bx * bn])\n"
+    "    return main\n";
+
 /* Software pipelines (pipeline_planning / inject_pipeline): a GEMM whose K
  * is a run-time shape (trip counts below the stage count, a K the 16-byte
  * vectors do not divide), and a column sum whose copy runs one stage ahead
@@ -447,6 +462,8 @@ static const Spec specs[] = {
     {NULL, NULL, "vcc", "M=40 N=90 bm=16 bn=32 off=3 sdt=float32 ddt=float16", NULL, NULL, RUN, 0},
     {NULL, NULL, "vcc", "M=30 N=52 bm=16 bn=32 off=0 sdt=float32 ddt=float16", NULL, NULL, RUN | STRIDED_X, 0},
     {NULL, NULL, "vcc", "M=36 N=44 bm=16 bn=4 off=2 sdt=float16 ddt=float32", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcf", "M=40 N=200 bm=16 bn=128 rev=False", NULL, NULL, RUN, 0},
+    {NULL, NULL, "vcf", "M=33 N=64 bm=16 bn=64 rev=True", NULL, NULL, RUN, 0},
     {NULL, NULL, "pr", "N=4", NULL, NULL, 0, 0},
     {NULL, NULL, "chain", "n=64", NULL, NULL, 0, 0},
 };
@@ -454,7 +471,7 @@ static const Spec specs[] = {
 static const char *src_for(const char *entry) {
     static const struct { const char *entry; const char *const *src; } t[] = {
         {"red", &SRC_REDUCE}, {"atom", &SRC_ATOMIC}, {"dt", &SRC_DTYPES}, {"mth", &SRC_MATH},
-        {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"gmx", &SRC_GEMMX}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY}, {"vcp", &SRC_VCOPY}, {"vcc", &SRC_VCAST},
+        {"ser", &SRC_SERIAL}, {"gm", &SRC_GEMM}, {"gmx", &SRC_GEMMX}, {"scl", &SRC_SCALAR}, {"axpy", &SRC_AXPY}, {"vcp", &SRC_VCOPY}, {"vcc", &SRC_VCAST}, {"vcf", &SRC_VCFRAG},
         {"mmdyn", &SRC_PIPE}, {"csum", &SRC_PIPE},
         {"pr", &SRC_PRINT}, {"chain", &SRC_CHAIN},
     };
@@ -553,6 +570,12 @@ static void test_nvrtc_compiles(void) {
         /* plain copies out of shared memory are IR vector copies (partition_threads):
          * a global destination is written a vector at a time where aligned */
         if (!strcmp(s->entry, "vcp")) CHECK_CONTAINS(ts_kernel_source(k), "if (ts_v && ts_p) *(");
+        if (!strcmp(s->entry, "vcf")) {
+            /* registers <-> global as converting vectors, the scan by shuffles */
+            CHECK_CONTAINS(ts_kernel_source(k), "ts_h2f((ts_u16)(ts_w");
+            CHECK_CONTAINS(ts_kernel_source(k), "ts_f2bf2(");
+            CHECK_CONTAINS(ts_kernel_source(k), "ts_shfl_xor_f(");
+        }
         if (!strcmp(s->entry, "vcc")) {
             /* casting copies are converting vector copies where aligned: the
              * narrow side packed two per word by the paired conversion, or
