@@ -18,6 +18,9 @@
  *     wait on each other) compiles with NVRTC for sm_80 and for sm_90a;
  *   - a kernel with more than 1024 threads per block is refused at
  *     compile time;
+ *   - a kernel asking ptxas for a register-usage level on its second
+ *     line gets it (NVRTC 13 on: the option is in the cubin), one that
+ *     does not, or asks for one outside 0..10, gets no level;
  *   - building the same kernel twice finds the cubin in the disk cache;
  *   - with the driver made unfindable ($TILESCALE_LIBCUDA pointing
  *     nowhere), a CUDA kernel still compiles, and launching it returns
@@ -616,6 +619,51 @@ static void test_nvrtc_compiles(void) {
     ts_buf_free(&d.msg);
 }
 
+/* The cubin holds ptxas's options (".nv.info"/string data: "-regUsageLevel N").
+ * A kernel whose second line asks for a level (TS_CUDA_PTXAS_LEVEL, what
+ * the code generator writes for tensor-core loops) gets it from NVRTC 13
+ * on for sm_XY; one without the line, or a level outside 0..10, does not. */
+static int image_has(const unsigned char *img, size_t n, const char *s) {
+    size_t k = strlen(s);
+    for (size_t i = 0; i + k <= n; i++)
+        if (!memcmp(img + i, s, k)) return 1;
+    return 0;
+}
+
+static void test_ptxas_level(void) {
+    int vmaj = 0, vmin = 0;
+    if (!ts_nvrtc_version(&vmaj, &vmin) || vmaj < 13) {
+        printf("NVRTC %d.%d: the ptxas register-usage level is not passed (13.0 on)\n", vmaj, vmin);
+        return;
+    }
+    static const char *const body = "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += 1.0f; }\n";
+    static const struct {
+        const char *line; /* the second line */
+        const char *want; /* in the cubin, or NULL: no level at all */
+    } cases[] = {
+        {TS_CUDA_PTXAS_LEVEL "8 (tensor-core loops) */", "-regUsageLevel 8"},
+        {TS_CUDA_PTXAS_LEVEL "10 */", "-regUsageLevel 10"},
+        {TS_CUDA_PTXAS_LEVEL "11 */", NULL},
+        {"/* nothing asked */", NULL},
+    };
+    for (int c = 0; c < TS_COUNTOF(cases); c++) {
+        TsBuf src = {0};
+        ts_buf_printf(&src, "/* first line */\n%s\n%s", cases[c].line, body);
+        TsDiag d;
+        memset(&d, 0, sizeof d);
+        size_t size = 0;
+        unsigned char *img = ts_nvrtc_compile(&d, ts_buf_str(&src), "sm_90", &size);
+        CHECK(img != NULL);
+        if (img) {
+            if (cases[c].want) CHECK(image_has(img, size, cases[c].want));
+            else CHECK(!image_has(img, size, "-regUsageLevel"));
+        }
+        free(img);
+        ts_buf_free(&d.msg);
+        ts_buf_free(&src);
+    }
+}
+
 static void test_refusals(void) {
     Spec s = {NULL, SRC_TOO_MANY_THREADS, "big", "N=64", NULL, NULL, 0, 0};
     TsKernel *k = NULL;
@@ -901,6 +949,7 @@ int main(void) {
     int quick = getenv("TS_TEST_CUDA_QUICK") != NULL;
     if (!quick) {
         test_nvrtc_compiles();
+        test_ptxas_level();
         test_refusals();
         test_cache();
         test_no_driver();

@@ -59,6 +59,11 @@
 #define TS_CUDA_SMEM_ALIGN 16
 
 /* What the code generator tells the build. */
+/* The start of the generated code's second line where the kernel asks
+ * ptxas for a register-usage level: TS_CUDA_PTXAS_LEVEL "8 ...".  nvrtc.c
+ * passes -Xptxas --register-usage-level=8 for it (NVRTC 13 on, sm_XY). */
+#define TS_CUDA_PTXAS_LEVEL "/* ptxas --register-usage-level="
+
 typedef struct TsCudaCodeInfo {
     int64_t smem_bytes;  /* dynamic shared memory per block */
     int threads;         /* blockDim.x = threads[0] * threads[1] * threads[2] */

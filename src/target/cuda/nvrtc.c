@@ -88,13 +88,42 @@ static const char *const base_opts[] = {"-default-device", "--std=c++17"};
  * and the front end is 2-3 ms shorter (bench/RESULTS.md, "NVRTC cold"). */
 static const char *const opts_13[] = {"-minimal"};
 
-/* The number of options for NVRTC version vmaj (base_opts, then opts_13
- * where known) into opts (room for TS_COUNTOF(base_opts) +
- * TS_COUNTOF(opts_13)). */
-static int version_opts(int vmaj, const char **opts) {
+/* ptxas's --register-usage-level (0..10, default 5; a beta option of the
+ * ptxas of CUDA 13, so from NVRTC 13.0 on, and only for cubins: sm_XY).
+ * A kernel asks for a level with TS_CUDA_PTXAS_LEVEL at the start of its
+ * second line (the code generator writes it for tensor-core loops: see
+ * codegen_cuda.c).  The option is in the source, so --emit ptx|sass, the
+ * build and the cache key (which hashes the source) all agree. */
+static const char *const reg_levels[] = {
+    "--register-usage-level=0", "--register-usage-level=1", "--register-usage-level=2", "--register-usage-level=3",
+    "--register-usage-level=4", "--register-usage-level=5", "--register-usage-level=6", "--register-usage-level=7",
+    "--register-usage-level=8", "--register-usage-level=9", "--register-usage-level=10"};
+
+/* The level the code asks for, or -1. */
+static int asked_reg_level(const char *code) {
+    const char *nl = code ? strchr(code, '\n') : NULL;
+    size_t n = strlen(TS_CUDA_PTXAS_LEVEL);
+    if (!nl || strncmp(nl + 1, TS_CUDA_PTXAS_LEVEL, n)) return -1;
+    const char *p = nl + 1 + n;
+    if (p[0] < '0' || p[0] > '9') return -1;
+    int v = p[0] - '0';
+    if (p[1] >= '0' && p[1] <= '9') v = v * 10 + (p[1] - '0');
+    return v <= 10 ? v : -1;
+}
+
+/* The options for NVRTC version vmaj compiling code for arch: base_opts,
+ * then opts_13 and the kernel's ptxas level where known; into opts (room
+ * for NVRTC_MAX_OPTS).  Returns their number. */
+#define NVRTC_MAX_OPTS (TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13) + 2)
+static int version_opts(int vmaj, const char *code, const char *arch, const char **opts) {
     int n = 0;
     for (int i = 0; i < TS_COUNTOF(base_opts); i++) opts[n++] = base_opts[i];
     for (int i = 0; vmaj >= 13 && i < TS_COUNTOF(opts_13); i++) opts[n++] = opts_13[i];
+    int lv = asked_reg_level(code);
+    if (vmaj >= 13 && lv >= 0 && !strncmp(arch, "sm_", 3)) {
+        opts[n++] = "-Xptxas";
+        opts[n++] = reg_levels[lv];
+    }
     return n;
 }
 
@@ -303,9 +332,9 @@ static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const 
     n->version(&vmaj, &vmin);
     char archopt[64];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
-    const char *opts[2 + TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13)];
+    const char *opts[2 + NVRTC_MAX_OPTS];
     opts[0] = archopt;
-    int nopts = 1 + version_opts(vmaj, opts + 1);
+    int nopts = 1 + version_opts(vmaj, code, arch, opts + 1);
     int phases = timing && vmaj >= 13;
     if (phases) opts[nopts++] = "--time=-"; /* NVRTC's phase table into the log; no effect on the image */
     double cpu0 = thread_cpu_ms();
@@ -545,8 +574,8 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
 
     ts_buf_puts(&b.text, code);
     ts_buf_printf(&b.text, "\n/* nvrtc %d.%d, --gpu-architecture=%s", id.vmaj, id.vmin, arch);
-    const char *vopts[TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13)];
-    for (int i = 0, nv = version_opts(id.vmaj, vopts); i < nv; i++) ts_buf_printf(&b.text, " %s", vopts[i]);
+    const char *vopts[NVRTC_MAX_OPTS];
+    for (int i = 0, nv = version_opts(id.vmaj, code, arch, vopts); i < nv; i++) ts_buf_printf(&b.text, " %s", vopts[i]);
     ts_buf_puts(&b.text, " */\n");
     uint64_t h1 = ts_hash64(b.text.s, b.text.n, 0);
     uint64_t h2 = ts_hash64(b.text.s, b.text.n, 0x9e3779b97f4a7c15ull);
