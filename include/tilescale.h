@@ -146,6 +146,13 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
 const char *ts_kernel_name(const TsKernel *k);
 int ts_kernel_num_params(const TsKernel *k);
 TsStatus ts_kernel_param(const TsKernel *k, int i, TsParamInfo *info);
+/* Extent d of tensor parameter i as the text of its expression over the
+ * shape variables, in Python's syntax ("M", "(N + 7) // 8", "min(M, 64)";
+ * `//` and `%` floor), or NULL (not a tensor, d out of range).  For an
+ * output whose extent is computed from the inputs' (T.empty((M,
+ * T.ceildiv(N, g)))): the Python layer allocates it from this.  The text
+ * lives as long as the kernel. */
+const char *ts_kernel_param_extent(const TsKernel *k, int i, int d);
 /* Grid extents and threads per block.  Extents that depend on run-time
  * shape variables are -1 here; they are known at launch. */
 void ts_kernel_grid(const TsKernel *k, int64_t grid[3], int *threads);

@@ -424,7 +424,10 @@ class Kernel:
         for i in range(n):
             if _lib.kernel_param(k, i, ctypes.byref(info)):
                 raise compile_error(_lib.ERR_INTERNAL, "tilescale: cannot read parameter %d" % i)
-            shape = tuple(int(info.shape[d]) if info.shape[d] >= 0 else (info.shape_names[d] or b"?").decode()
+            # run-time extents: the shape variable's name, or the expression's text ("(N + 7) // 8")
+            shape = tuple(int(info.shape[d]) if info.shape[d] >= 0 else
+                          (info.shape_names[d] if info.shape_names[d] and info.shape_names[d] != b"?" else
+                           _lib.kernel_param_extent(k, i, d) or b"?").decode()
                           for d in range(min(info.ndim, 8))) if info.is_tensor else ()
             params.append(Param((info.name or b"").decode(), bool(info.is_tensor), bool(info.is_output),
                                 _lib.DTYPE_NAMES[info.dtype] if 0 <= info.dtype < len(_lib.DTYPE_NAMES) else "?",
@@ -658,10 +661,13 @@ class Kernel:
         shape = []
         for e in s.p.shape:
             if isinstance(e, str):
-                if e not in bound:
+                v = bound.get(e)
+                if v is None:
+                    v = _eval_extent(e, bound)
+                if v is None:
                     raise ArgumentError("%s: cannot allocate output %s: its extent %s is not an input's "
                                         "extent; pass the output tensor" % (self.entry, s.p.name, e))
-                e = bound[e]
+                e = v
             shape.append(e)
         return tuple(shape)
 
@@ -976,6 +982,43 @@ def _make_launcher(kern, args, outs):
     ns = {}
     exec(compile(code, "<tilescale launcher %s>" % kern.entry, "exec"), env, ns)
     return ns["launcher"]
+
+
+def _eval_extent(text, bound):
+    """An output extent given as an expression of shape variables ("(N + 7) // 8",
+    ts_kernel_param_extent), evaluated with the inputs' extents; None if it uses
+    anything else.  Integers only; `//` and `%` floor, as in the IR."""
+    import ast
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+
+    def ev(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name):
+            if n.id not in bound:
+                raise KeyError(n.id)
+            return bound[n.id]
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -ev(n.operand)
+        if isinstance(n, ast.BinOp) and type(n.op) in ops:
+            return ops[type(n.op)](ev(n.left), ev(n.right))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and not n.keywords:
+            args = [ev(a) for a in n.args]
+            if n.func.id in ("min", "max") and len(args) >= 2:
+                return min(args) if n.func.id == "min" else max(args)
+            if n.func.id in ("int32", "int64") and len(args) == 1:
+                return args[0]
+        raise ValueError(ast.dump(n))
+    try:
+        v = ev(tree.body)
+    except (KeyError, ValueError, ZeroDivisionError):
+        return None
+    return v if v >= 0 else None
 
 
 def _devname(d, di):

@@ -145,6 +145,7 @@ compile_source = _proto(lib, "ts_compile_source", ctypes.c_int, _VP, ctypes.c_ch
 kernel_name = _proto(lib, "ts_kernel_name", ctypes.c_char_p, _VP)
 kernel_num_params = _proto(lib, "ts_kernel_num_params", ctypes.c_int, _VP)
 kernel_param = _proto(lib, "ts_kernel_param", ctypes.c_int, _VP, ctypes.c_int, _P(TsParamInfo))
+kernel_param_extent = _proto(lib, "ts_kernel_param_extent", ctypes.c_char_p, _VP, ctypes.c_int, ctypes.c_int)
 kernel_grid = _proto(lib, "ts_kernel_grid", None, _VP, _P(ctypes.c_int64), _P(ctypes.c_int))
 kernel_source = _proto(lib, "ts_kernel_source", ctypes.c_char_p, _VP)
 kernel_next = _proto(lib, "ts_kernel_next", _VP, _VP)

@@ -321,6 +321,18 @@ TsStatus ts_kernel_param(const TsKernel *k, int i, TsParamInfo *info) {
     return TS_OK;
 }
 
+const char *ts_kernel_param_extent(const TsKernel *k, int i, int d) {
+    if (!k || !k->ir || i < 0 || i >= k->ir->params.n) return NULL;
+    const IrBuffer *b = k->ir->params.v[i].buf;
+    if (!b || d < 0 || d >= b->ndim) return NULL;
+    TsBuf t = {0};
+    ir_print_expr(&t, b->shape[d]);
+    /* (the kernel's arena: the text lives as long as the kernel; a query, not a change) */
+    const char *s = t.oom ? NULL : ts_strdup(&((TsKernel *)k)->arena, ts_buf_str(&t));
+    ts_buf_free(&t);
+    return s;
+}
+
 void ts_kernel_grid(const TsKernel *k, int64_t grid[3], int *threads) {
     for (int i = 0; i < 3; i++) {
         int64_t c;

@@ -308,3 +308,33 @@ def test_sequence_parameters(rng, sizes, scales):
     np.testing.assert_allclose(k(a), want, rtol=1e-6)
     with pytest.raises(TypeError):
         tilescale.compile(SEQ, "grouped_scale", target="c", sizes=[3, object()], scales=[1.0, 1.0])
+
+
+COMPUTED_OUT = """
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit
+def every_kth(X, k=8, blk=4):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), "float32")
+    Y = T.empty((M, T.ceildiv(N, k)), "float32")
+    with T.Kernel(T.ceildiv(M, blk), threads=32) as bx:
+        for i, j in T.Parallel(blk, T.ceildiv(N, k)):
+            if bx * blk + i < M:
+                Y[bx * blk + i, j] = X[bx * blk + i, j * k]
+    return Y
+"""
+
+
+@pytest.mark.parametrize("shape", [(10, 20), (3, 8), (7, 1)])
+def test_output_extent_computed_from_inputs(rng, shape):
+    """An output whose extent is an expression of the inputs' (T.ceildiv(N, k), TileLang's
+    per-token cast examples) is allocated: the extent's text (ts_kernel_param_extent)
+    evaluated with the input extents."""
+    k = tilescale.compile(COMPUTED_OUT, "every_kth", target="c")
+    assert k.params[1].shape[1] not in ("?", "N")
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = k(x)
+    assert y.shape == (shape[0], -(-shape[1] // 8))
+    np.testing.assert_array_equal(y, x[:, ::8])

@@ -166,6 +166,9 @@ int main(void) {
     CHECK_EQ_INT(TS_ERR_INVALID, ts_kernel_prepare_device(k, args, 3, &plan));
     CHECK(plan == NULL);
     CHECK_CONTAINS(ts_last_error(ctx), "CUDA target");
+    CHECK_EQ_STR("64", ts_kernel_param_extent(k, 2, 0)); /* an extent's text (here a constant) */
+    CHECK(ts_kernel_param_extent(k, 2, 1) == NULL && ts_kernel_param_extent(k, 3, 0) == NULL &&
+          ts_kernel_param_extent(NULL, 0, 0) == NULL);
     CHECK_EQ_INT(TS_OK, ts_kernel_launch(k, args, 3));
     int ok = 1;
     for (int i = 0; i < 64; i++) ok &= c[i] == a[i] + b[i];
