@@ -14,6 +14,13 @@
 
 #include <stdbool.h>
 
+/* TsCaps.mma_prefetch bits: the split itself (K tiles of four or more k16
+ * steps); also with two steps; the stage's copies issued right after the
+ * barrier that ends its last reader, one k16 step before the next stage's
+ * first fragment loads (before the TAIL part). */
+enum { TS_PREFETCH_SPLIT = 1, TS_PREFETCH_TWO_STEPS = 2, TS_PREFETCH_EARLY_COPY = 4,
+       TS_PREFETCH_DEFAULT = TS_PREFETCH_SPLIT };
+
 typedef struct TsCaps {
     char arch[24];    /* CUDA: "sm_90a", "sm_80", "compute_90"; "" on the C target */
     int sm;           /* CUDA: compute capability x 10 (80, 90); 0 on the C target */
@@ -27,8 +34,9 @@ typedef struct TsCaps {
     bool pipeline;    /* T.Pipelined as a multi-stage cp.async pipeline (TILESCALE_CUDA_PIPELINE=0: off) */
     int min_blocks;   /* blocks per SM the kernel is compiled for: __launch_bounds__'s second
                        * argument, capping registers (TILESCALE_CUDA_MINBLOCKS=N; 0: none) */
-    bool mma_prefetch; /* a pipelined tensor-core gemm loads the next stage's first operand
-                        * fragments across the loop's barrier (TILESCALE_CUDA_PREFETCH=0: off) */
+    int mma_prefetch; /* a pipelined tensor-core gemm loads the next stage's first operand
+                       * fragments across the loop's barrier (inject_pipeline): 0 off, else
+                       * bits TS_PREFETCH_* (TILESCALE_CUDA_PREFETCH=N; 0: off) */
     bool index32;     /* 32-bit integer arithmetic where proven to fit (TILESCALE_CUDA_INDEX32=0: off) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless
                         * TsCompileOptions.check_bounds < 0; CUDA: only when > 0) */

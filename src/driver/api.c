@@ -102,7 +102,8 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
     c->swizzle = env_on("TILESCALE_CUDA_SWIZZLE", NULL);
     c->pipeline = env_on("TILESCALE_CUDA_PIPELINE", NULL);
     c->index32 = env_on("TILESCALE_CUDA_INDEX32", NULL);
-    c->mma_prefetch = env_on("TILESCALE_CUDA_PREFETCH", NULL);
+    const char *pf = getenv("TILESCALE_CUDA_PREFETCH");
+    c->mma_prefetch = pf && *pf ? atoi(pf) & 7 : TS_PREFETCH_DEFAULT;
     const char *mb = getenv("TILESCALE_CUDA_MINBLOCKS");
     c->min_blocks = mb && atoi(mb) > 0 && atoi(mb) <= 32 ? atoi(mb) : 0;
 }

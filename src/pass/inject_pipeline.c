@@ -176,7 +176,7 @@ static IrStmt *shifted(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, IrExpr
  * 4% slower (0.348 -> 0.362 ms) while 8192^3 at 128x256x64 (four steps)
  * went 8% faster (2.742 -> 2.511 ms).
  */
-static bool split_gemm_ok(const IrStmt *g, const BufVec *dsts) {
+static bool split_gemm_ok(const IrStmt *g, const BufVec *dsts, int64_t min_k) {
     if (!g || g->kind != IR_S_TILEOP) return false;
     const IrTileOp *op = g->op;
     if (op->kind != TS_OP_GEMM || op->inst != TS_OP_INST_MMA_SYNC || op->mma_part != TS_MMA_WHOLE || op->clear_accum)
@@ -193,7 +193,7 @@ static bool split_gemm_ok(const IrStmt *g, const BufVec *dsts) {
     const IrRegion *ra = &op->r[0];
     int64_t kk;
     if (ra->ndim < 2 || !ir_is_const_int(ra->extent[op->trans_a ? ra->ndim - 2 : ra->ndim - 1], &kk)) return false;
-    return kk >= 64 && kk % 32 == 0;
+    return kk >= min_k && kk % 32 == 0;
 }
 
 /* s (a kept gemm) as part `part` of split gemm `id`, its loop variable k replaced by `to` (may be NULL). */
@@ -270,6 +270,23 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
     }
     ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, loop->loc));
 
+    /* the gemm at the end split across the barrier: the last statement in
+     * order, in stage S, after producers of stage 0 only (then the tiles
+     * have S + 1 slots) */
+    const IrStmt *split = NULL;
+    int mode = cx->caps->mma_prefetch;
+    if ((mode & TS_PREFETCH_SPLIT) && any_async && S > 0 && m >= 2 && stage[at[m - 1]] == S) {
+        BufVec dsts = {0};
+        bool producers = true;
+        for (int p = 0; p + 1 < m; p++) {
+            producers &= stage[at[p]] == 0;
+            async_dsts(st[at[p]], a, &dsts);
+        }
+        if (producers && split_gemm_ok(st[at[m - 1]], &dsts, mode & TS_PREFETCH_TWO_STEPS ? 32 : 64))
+            split = st[at[m - 1]];
+    }
+    bool early = split && (mode & TS_PREFETCH_EARLY_COPY);
+
     /* prologue */
     for (int t = 0; t < S; t++) {
         IrStmt *step = ir_seq(a);
@@ -295,22 +312,24 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
         ir_seq_push(a, out, step);
     }
 
-    /* the gemm at the end split across the barrier: the last statement in
-     * order, in stage S, after producers of stage 0 only */
-    const IrStmt *split = NULL;
-    if (cx->caps->mma_prefetch && any_async && S > 0 && m >= 2 && stage[at[m - 1]] == S) {
-        BufVec dsts = {0};
-        bool producers = true;
+    /* the first stage in flight once more (EARLY_COPY: its iteration S) */
+    if (early && !(nc >= 0 && S >= nc)) {
+        IrStmt *step = ir_seq(a);
+        step->loc = loop->loc;
         for (int p = 0; p + 1 < m; p++) {
-            producers &= stage[at[p]] == 0;
-            async_dsts(st[at[p]], a, &dsts);
+            IrExpr *to = ir_bin(a, IR_ADD, min, ir_i32(a, S));
+            IrStmt *s = shifted(a, st[at[p]], k, to, nc >= 0 ? NULL : ir_bin(a, IR_LT, ir_i32(a, S), n));
+            if (s) ir_seq_push(a, step, s);
         }
-        if (producers && split_gemm_ok(st[at[m - 1]], &dsts)) split = st[at[m - 1]];
+        ir_seq_push(a, step, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
+        ir_seq_push(a, out, step);
+    } else if (early) {
+        ir_seq_push(a, out, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
     }
     int fid = 0;
     if (split) {
         fid = ++ij->nfrag;
-        ir_seq_push(a, out, wait_stmt(a, W, loop->loc));
+        ir_seq_push(a, out, wait_stmt(a, early ? W + 1 : W, loop->loc));
         ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, loop->loc));
         ir_seq_push(a, out, gemm_part(a, split, k, min, TS_MMA_PRE, fid));
     }
@@ -324,6 +343,25 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
     }
     IrStmt *group = NULL; /* consecutive statements of one shift share a guard */
     int group_sh = 0;
+    if (early) { /* BODY; wait; barrier; the producers of iteration k + S + 1; commit; TAIL */
+        ir_seq_push(a, sb, gemm_part(a, split, k, NULL, TS_MMA_BODY, fid));
+        ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
+        ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
+        IrExpr *to = ir_bin(a, IR_ADD, ir_var_ref(a, k), ir_i32(a, S + 1));
+        if (!(nc >= 0 && S + 1 >= nc)) {
+            group = ir_seq(a);
+            group->loc = loop->loc;
+            for (int p = 0; p + 1 < m; p++) ir_seq_push(a, group, shifted(a, st[at[p]], k, to, NULL));
+            IrStmt *g = ir_stmt(a, IR_S_IF, loop->loc);
+            g->if_.cond = ir_bin(a, IR_LT, to, ir_bin(a, IR_ADD, min, n));
+            g->if_.then = group;
+            ir_seq_push(a, sb, g);
+        }
+        ir_seq_push(a, sb, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
+        IrExpr *next = ir_bin(a, IR_ADD, ir_var_ref(a, k), ir_i32(a, 1));
+        ir_seq_push(a, sb, gemm_part(a, split, k, next, TS_MMA_TAIL, fid));
+        m = 0; /* (the statements are placed) */
+    }
     for (int p = 0; p < m; p++) {
         int i = at[p], sh = S - stage[i];
         if (sh == 0) {
@@ -347,8 +385,8 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
         g->if_.then = group;
         ir_seq_push(a, sb, g);
     }
-    if (any_async) ir_seq_push(a, sb, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
-    if (split) {
+    if (any_async && !early) ir_seq_push(a, sb, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
+    if (split && !early) {
         ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
         ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
         IrExpr *next = ir_bin(a, IR_ADD, ir_var_ref(a, k), ir_i32(a, 1));

@@ -189,7 +189,7 @@ static IrKernel *compile(const char *src, const char *entry, const char *defs, T
 static bool use_layout = true; /* fragments in registers (layout_inference) */
 static bool use_vec = true;    /* vector and cp.async copies (TILESCALE_CUDA_VEC) */
 static bool use_pipe = true;   /* software pipelines (TILESCALE_CUDA_PIPELINE) */
-static bool use_prefetch = true; /* split gemms across the barrier (TILESCALE_CUDA_PREFETCH) */
+static int use_prefetch = TS_PREFETCH_DEFAULT; /* split gemms across the barrier (TILESCALE_CUDA_PREFETCH) */
 
 static TsCaps cuda_caps(void) {
     TsCaps c;
@@ -433,12 +433,18 @@ static void scan_split(const IrStmt *s, Split *sp, int in_loop) {
     case IR_S_FOR: {
         const IrStmt *b = s->for_.body;
         if (b && b->kind == IR_S_SEQ && b->seq.n >= 3) {
-            /* (no barrier where nothing ever wrote the stage TAIL reads: one iteration) */
-            int n = b->seq.n, bar = b->seq.v[n - 2]->kind == IR_S_BARRIER;
-            const IrStmt *t = b->seq.v[n - 1], *w = b->seq.v[n - 2 - bar];
-            if (t->kind == IR_S_TILEOP && t->op->mma_part == TS_MMA_TAIL && w->kind == IR_S_ASYNC_WAIT) {
+            /* (no barrier where nothing ever wrote the stage TAIL reads: one iteration;
+             * EARLY_COPY: the next copies and their commit between the barrier and TAIL) */
+            int n = b->seq.n, w = n - 2, bar = 0;
+            while (w > 0 && b->seq.v[w]->kind != IR_S_ASYNC_WAIT) bar |= b->seq.v[w--]->kind == IR_S_BARRIER;
+            const IrStmt *t = b->seq.v[n - 1];
+            int body_before = 0;
+            for (int i = 0; i < w; i++)
+                body_before |= b->seq.v[i]->kind == IR_S_TILEOP && b->seq.v[i]->op->mma_part == TS_MMA_BODY;
+            if (t->kind == IR_S_TILEOP && t->op->mma_part == TS_MMA_TAIL && b->seq.v[w]->kind == IR_S_ASYNC_WAIT &&
+                body_before) {
                 sp->tail_last++;
-                sp->wait = w->async_wait.pending;
+                sp->wait = b->seq.v[w]->async_wait.pending;
                 sp->tail_barrier += bar;
             }
         }
@@ -470,7 +476,9 @@ static void test_gemm_split(void) {
     static const char *shapes[] = {"M=50 N=40 K=72", "M=32 N=32 K=32", "M=40 N=64 K=200"};
     for (int ns = 2; ns <= 4; ns++)
         for (int bk = 16; bk <= 64; bk *= 2)
-            for (int si = 0; si < 3; si++) {
+            for (int si = 0; si < 3; si++)
+                for (int mode = 1; mode <= 7; mode += 6) { /* TS_PREFETCH_* bits: SPLIT, then all three */
+                use_prefetch = mode;
                 char defs[160];
                 snprintf(defs, sizeof defs, "%s bm=32 bn=32 bk=%d ns=%d", shapes[si], bk, ns);
                 IrKernel *k = check_case(SRC_GEMM, "mm", defs, NULL, 0);
@@ -478,7 +486,7 @@ static void test_gemm_split(void) {
                 Split sp;
                 memset(&sp, 0, sizeof sp);
                 scan_split(k->body, &sp, 0);
-                int split = bk >= 64;
+                int split = bk >= 64 || (bk == 32 && (mode & TS_PREFETCH_TWO_STEPS));
                 CHECK_EQ_INT(split, sp.pre);
                 CHECK_EQ_INT(split, sp.body);
                 CHECK_EQ_INT(split, sp.tail);
@@ -487,13 +495,15 @@ static void test_gemm_split(void) {
                 CHECK_EQ_INT(!split, sp.whole);
                 if (split) CHECK_EQ_INT(ns - 2, sp.wait);
                 if (split) CHECK_EQ_INT(si != 1, sp.tail_barrier); /* shape 1: one iteration */
-            }
+                }
+    use_prefetch = TS_PREFETCH_DEFAULT;
     static const int64_t ks[] = {16, 40, 112, 200};
     for (int ns = 2; ns <= 4; ns++)
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 8; i++) {
+            use_prefetch = i < 4 ? TS_PREFETCH_DEFAULT : TS_PREFETCH_SPLIT | TS_PREFETCH_EARLY_COPY;
             char defs[160];
             snprintf(defs, sizeof defs, "M=40 N=48 bm=32 bn=32 bk=64 ns=%d", ns);
-            int64_t sv[1] = {ks[i]};
+            int64_t sv[1] = {ks[i % 4]};
             IrKernel *k = check_case(SRC_GEMM, "mmdyn", defs, sv, 0);
             if (!k) continue;
             Split sp;
@@ -501,9 +511,9 @@ static void test_gemm_split(void) {
             scan_split(k->body, &sp, 0);
             CHECK_EQ_INT(1, sp.tail_last);
         }
-    use_prefetch = false;
+    use_prefetch = 0;
     IrKernel *k = check_case(SRC_GEMM, "mm", "M=50 N=40 K=72 bm=32 bn=32 bk=64 ns=3", NULL, 0);
-    use_prefetch = true;
+    use_prefetch = TS_PREFETCH_DEFAULT;
     if (k) {
         Split sp;
         memset(&sp, 0, sizeof sp);
@@ -537,7 +547,9 @@ static void test_split_mutations(void) {
     TsCaps cc = cuda_caps(), none;
     memset(&none, 0, sizeof none);
     const char *defs = "M=32 N=32 K=160 bm=32 bn=32 bk=64 ns=3";
-    for (int mut = 0; mut < 2; mut++) {
+    for (int mut = 0; mut < 4; mut++) {
+        use_prefetch = mut < 2 ? TS_PREFETCH_DEFAULT : TS_PREFETCH_SPLIT | TS_PREFETCH_EARLY_COPY;
+        cc = cuda_caps();
         IrKernel *kc = compile(SRC_GEMM, "mm", defs, TS_TARGET_CUDA, &cc, NULL, NULL);
         IrKernel *kr = compile(SRC_GEMM, "mm", defs, TS_TARGET_C, &none, NULL, NULL);
         CHECK(kc && kr);
@@ -546,11 +558,15 @@ static void test_split_mutations(void) {
         CHECK(l != NULL);
         if (!l) return;
         IrStmt *b = l->for_.body;
-        int n = b->seq.n;
-        CHECK(n >= 3 && b->seq.v[n - 2]->kind == IR_S_BARRIER && b->seq.v[n - 3]->kind == IR_S_ASYNC_WAIT);
-        if (n < 3 || b->seq.v[n - 2]->kind != IR_S_BARRIER || b->seq.v[n - 3]->kind != IR_S_ASYNC_WAIT) return;
-        if (mut == 0) b->seq.v[n - 2] = ir_seq(&A);
-        else b->seq.v[n - 3]->async_wait.pending++;
+        int n = b->seq.n, w = n - 1, bar = -1;
+        while (w > 0 && b->seq.v[w]->kind != IR_S_ASYNC_WAIT) {
+            if (b->seq.v[w]->kind == IR_S_BARRIER) bar = w;
+            w--;
+        }
+        CHECK(w > 0 && bar > w);
+        if (w <= 0 || bar <= w) return;
+        if (mut % 2 == 0) b->seq.v[bar] = ir_seq(&A);
+        else b->seq.v[w]->async_wait.pending++;
         Data in = make_data(kr, NULL), want = clone(&in), got = clone(&in);
         TsBuf err = {0};
         CHECK(run(kr, &want, NULL, 0, &err));
@@ -561,6 +577,7 @@ static void test_split_mutations(void) {
         CHECK(caught);
         ts_buf_free(&err);
     }
+    use_prefetch = TS_PREFETCH_DEFAULT;
 }
 
 /* Other dtypes: bfloat16 (tensor cores), float32 (the gemm lowered to
