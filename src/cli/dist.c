@@ -191,10 +191,19 @@ int ts_cli_run_dist(CliOpts *op) {
                 shapes[p][d] = strtoll(v, NULL, 10); /* validated when parsed */
             }
         }
-        if (info.is_tensor) {
-            int64_t n = 1;
-            for (int d = 0; d < info.ndim; d++) n *= shapes[p][d];
-            heap += (n * ((ts_dtype_bits(info.dtype) + 7) / 8) + 511) / 256 * 256;
+        if (info.is_tensor) { /* its bytes, in checked arithmetic (extents near 2^62 overflowed here) */
+            int64_t n = 1, bytes;
+            int over = 0;
+            for (int d = 0; d < info.ndim; d++) over |= __builtin_mul_overflow(n, shapes[p][d], &n);
+            over |= __builtin_mul_overflow(n, (int64_t)((ts_dtype_bits(info.dtype) + 7) / 8), &bytes);
+            over = over || bytes > INT64_MAX - heap - 512;
+            if (over) {
+                fprintf(stderr, "tilescale: error: '%s' %s[", info.name, ts_dtype_name(info.dtype));
+                for (int d = 0; d < info.ndim; d++) fprintf(stderr, "%s%lld", d ? ", " : "", (long long)shapes[p][d]);
+                fprintf(stderr, "] has more bytes than fit in 64 bits\n");
+                goto done;
+            }
+            heap += (bytes + 511) / 256 * 256;
         }
     }
     int cuda = o.target == TS_TARGET_CUDA;

@@ -95,6 +95,9 @@ ls "$d"/big.npy* >/dev/null 2>&1 && fail "a partial output file was left behind"
 grep -q 'C: global float32\[4294967360, 1099511627776\] out) grid(34359738368, 134217730)' "$d/ir" ||
   { fail "64-bit extents or grid cut in the IR"; head -3 "$d/ir"; }
 expect_fail 'float32[4294967360, 1099511627776] has more bytes than fit in 64 bits' run $run -D M=4294967360 -D N=1099511627776
+# ... also in a distributed run's heap (signed overflow in dist.c: fuzz campaign 5, tests/fuzz_corpus/cli-dist-heap-overflow)
+expect_fail "'Q' float16[1, 64, 4611686018427387904, 32] has more bytes than fit in 64 bits" run examples/flash_attention.py \
+  --entry flashattn -D batch=1 -D heads=4611686018427387904 -D seq_len=64 -D dim=32 -D is_causal=True --ranks 2 --timeout 5
 
 [ $fails -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }
 echo ok

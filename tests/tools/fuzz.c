@@ -847,7 +847,11 @@ static int replay_one(Fz *f, TsContext *ctx, const char *txt) {
         m.argv[m.argc++] = xstrdup(f->cli);
         while (fp && m.argc < 63 && fgets(line, sizeof line, fp)) {
             line[strcspn(line, "\n")] = 0;
-            m.argv[m.argc++] = xstrdup(line);
+            /* a saved command line names the kernel file by its absolute path
+             * (the CLI runs in the scratch folder); a corpus reproducer names
+             * it from the repository root, made absolute here */
+            char *abs = line[0] != '/' && strchr(line, '/') && access(line, R_OK) == 0 ? realpath(line, NULL) : NULL;
+            m.argv[m.argc++] = abs ? abs : xstrdup(line);
         }
         if (fp) fclose(fp);
         snprintf(p, sizeof p, "%s.mut.py", base);
