@@ -67,6 +67,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_HOST_NOOP3, NS_HOST, "torch.cuda.manual_seed_all") X(B_HOST_NOOP4, NS_HOST, "torch.cuda.empty_cache") \
     X(B_HOST_NOOP5, NS_HOST, "torch.manual_seed") X(B_HOST_NOOP6, NS_HOST, "torch.cuda.manual_seed") \
     X(B_NUM_SMS, NS_HOST, "tilelang.carver.arch.driver.get_num_sms")                   \
+    X(B_FP8_TYPE, NS_HOST, "tilelang.language.fp8.determine_fp8_type")                 \
     X(B_IKET_RANGE, NS_HOST, "tilelang.tools.cuda.iket.range")                         \
     X(B_IKET_MARK, NS_HOST, "tilelang.tools.cuda.iket.mark")                           \
     X(B_IKET_PAYLOAD, NS_HOST, "tilelang.tools.cuda.iket.payload")                     \
@@ -224,6 +225,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
          * down to the function; host_call answers the ones it knows by their full
          * name and refuses the rest, naming them.  torch's dtypes are dtypes. */
         if (!strcmp(m, "torch") || !strncmp(m, "torch.", 6) || !strncmp(m, "tilelang.carver", 15) ||
+            !strcmp(m, "tilelang.language.fp8") ||
             !strcmp(m, "tvm") || !strcmp(m, "tilelang.tvm") || !strcmp(m, "tilelang.tools.cuda.iket") ||
             (!strcmp(m, "tilelang") && (!strcmp(name, "carver") || !strcmp(name, "tvm")))) {
             TsDType dt = !strcmp(m, "torch") ? ts_dtype_from_name(name) : TS_DTYPE_NONE;
@@ -809,6 +811,15 @@ static Value *host_call(Elab *E, int id, const char *what, Value **args, int nar
     case B_CUDA_CURRENT: target_sm(E, what, loc); return val_int(E, 0, loc);
     case B_CUDA_NAME: target_sm(E, what, loc); return val_str(E, ts_sprintf(E->a, "NVIDIA GPU (%s)", E->caps->arch), loc);
     case B_NUM_SMS: return val_int(E, sm_count(target_sm(E, what, loc)), loc);
+    case B_FP8_TYPE: { /* TileLang's choice on CUDA (tilelang/language/fp8.py): e4m3fn, or e5m2 */
+        bool e5m2 = nargs >= 1 && args[0]->kind == V_STR && !strcmp(args[0]->s, "e5m2");
+        if (nargs > 1 || nkw || (nargs == 1 && (args[0]->kind != V_STR ||
+                                               (strcmp(args[0]->s, "e4m3") && !e5m2))))
+            elab_fail(E, TS_ERR_TYPE, loc, "%s() takes the format \"e4m3\" or \"e5m2\"", what);
+        Value *v = val_new(E, V_DTYPE, loc);
+        v->dt = e5m2 ? TS_FLOAT8_E5M2 : TS_FLOAT8_E4M3;
+        return v;
+    }
     /* TileLang's IKET instrumentation (tilelang.tools.cuda.iket: named ranges and
      * marks recorded by a profiler): no events are recorded here, the kernel is
      * the same without them; iket.range(...) is a context that does nothing */

@@ -249,6 +249,7 @@ SHIM_EXTRAS = textwrap.dedent('''
     import tilelang
     import tilelang.language as T
     from tilelang.autotuner import autotune, set_autotune_inputs
+    from tilelang.language.fp8 import determine_fp8_type
 
     @tilelang.jit
     def scale(X, s=2.0, blk=8):
@@ -282,12 +283,14 @@ SHIM_EXTRAS = textwrap.dedent('''
         np.testing.assert_allclose(k(x), x + 1.0)
         assert "blk" in str(k.config)
         assert len(tuned.get_kernel_source(N=37)) > 100
+        assert determine_fp8_type() == "float8_e4m3" and determine_fp8_type("e5m2") == T.float8_e5m2
         print("OK")
 ''')
 
 
 def test_jit_function_sources_and_autotune_inputs(tmp_path):
     """jit_func.get_kernel_source(...) / get_tir(...), set_autotune_inputs, an autotuned
-    factory's .compile(...) (TileLang's example tests use each)."""
+    factory's .compile(...), tilelang.language.fp8.determine_fp8_type (TileLang's example
+    tests use each)."""
     r = run(tmp_path, SHIM_EXTRAS)
     assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr

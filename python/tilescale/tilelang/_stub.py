@@ -115,7 +115,8 @@ class StubModule(types.ModuleType):
 
 # TileLang module names that live elsewhere in the shim.
 _ALIASES = {"tilelang.language.dtypes": "tilescale.tilelang.language",
-            "tilelang.language.v2.dtypes": "tilescale.tilelang.language"}
+            "tilelang.language.v2.dtypes": "tilescale.tilelang.language",
+            "tilelang.language.fp8": "tilescale.tilelang.fp8"}
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
