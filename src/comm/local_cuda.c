@@ -61,7 +61,9 @@
  * of 2.28: ncclGetLsaPointer(w, off, p) = lsaFlatBase + p * stride4G *
  * 4 GiB + off); the window descriptor is read once on the host and the
  * peer-base table filled from it, so the generated kernels stay as they
- * are.  Ranks outside this rank's LSA team (other nodes) have no such
+ * are.  The flat range is a second mapping (this rank's own slot aliases
+ * its heap, which creation checks by writing through one address and
+ * reading through the other); the rank itself keeps its own address.  Ranks outside this rank's LSA team (other nodes) have no such
  * address: they would need NCCL's GIN (device-initiated network puts),
  * which the emitter does not generate, so such a world is refused.
  *
@@ -316,17 +318,31 @@ TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]) {
                              "world (ipc, NCCL): rank %d reaches %d of the %d ranks by load and store (its LSA team: "
                              "one node); the others would need NCCL's GIN, which the generated code does not use yet",
                              w->self, lsa.nRanks, n);
+    /* the flat LSA range is a mapping of its own (rank p's heap at slot p),
+     * not the address ncclMemAlloc gave: this rank keeps its own address,
+     * peers are reached at their slots */
+    int me_l = L->nv.rank_to_lsa(L->comm, world, w->self);
+    if (me_l != h.lsa_rank)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
+                             "world (ipc, NCCL): the window descriptor is not laid out as this code reads it (NCCL "
+                             "2.28's): its LSA rank is %d, NCCL says %d", h.lsa_rank, me_l);
     for (int p = 0; p < n; p++) {
         int l = L->nv.rank_to_lsa(L->comm, world, p);
         if (l < 0) return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "world (ipc, NCCL): rank %d is not in rank %d's LSA team", p, w->self);
         uint64_t b = (uint64_t)(uintptr_t)h.lsa_flat_base + (((uint64_t)h.stride4g * (uint64_t)l) << 32);
-        w->base[p] = (void *)(uintptr_t)b;
+        w->base[p] = p == w->self ? L->nccl_heap : (void *)(uintptr_t)b;
     }
-    if (w->base[w->self] != L->nccl_heap)
+    /* check the layout: a word written at our heap reads back at our slot */
+    uint64_t own = (uint64_t)(uintptr_t)h.lsa_flat_base + (((uint64_t)h.stride4g * (uint64_t)me_l) << 32);
+    unsigned long long mark = 0x5453436f6d6d4e43ull ^ (unsigned long long)(uintptr_t)L->nccl_heap, got = 0;
+    cr = L->v.h2d((CUdeviceptr)(uintptr_t)L->nccl_heap, &mark, sizeof mark);
+    if (cr == CU_OK) cr = L->memcpy_((CUdeviceptr)(uintptr_t)&got, (CUdeviceptr)own, sizeof got);
+    if (cr == CU_OK) cr = L->v.memset8((CUdeviceptr)(uintptr_t)L->nccl_heap, 0, sizeof mark);
+    if (cr != CU_OK || got != mark)
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
-                             "world (ipc, NCCL): the window's layout is not the one this code knows (NCCL %s): "
-                             "rank %d's own slot is at %p, its heap at %p",
-                             "2.28", w->self, w->base[w->self], L->nccl_heap);
+                             "world (ipc, NCCL): the window's slot for this rank (%#llx) does not show its heap "
+                             "(%p)%s%s: the window descriptor is not laid out as this code reads it (NCCL 2.28's)",
+                             (unsigned long long)own, L->nccl_heap, cr != CU_OK ? ": " : "", cr != CU_OK ? ename(L, cr) : "");
     L->heap = (CUdeviceptr)(uintptr_t)L->nccl_heap;
     return TS_OK;
 }
