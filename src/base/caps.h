@@ -19,7 +19,7 @@
  * barrier that ends its last reader, one k16 step before the next stage's
  * first fragment loads (before the TAIL part). */
 enum { TS_PREFETCH_SPLIT = 1, TS_PREFETCH_TWO_STEPS = 2, TS_PREFETCH_EARLY_COPY = 4,
-       TS_PREFETCH_DEFAULT = TS_PREFETCH_SPLIT };
+       TS_PREFETCH_DEFAULT = TS_PREFETCH_SPLIT | TS_PREFETCH_EARLY_COPY };
 
 typedef struct TsCaps {
     char arch[24];    /* CUDA: "sm_90a", "sm_80", "compute_90"; "" on the C target */

@@ -174,7 +174,26 @@ static IrStmt *shifted(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, IrExpr
  * latency is what the loop waits for (ncu: long scoreboard), and on the
  * H200 (2026-12-01, same run) the split made 4096^3 fp16 at 128x128x32
  * 4% slower (0.348 -> 0.362 ms) while 8192^3 at 128x256x64 (four steps)
- * went 8% faster (2.742 -> 2.511 ms).
+ * went 8% faster (2.742 -> 2.511 ms).  TsCaps.mma_prefetch (ts_caps.h,
+ * TILESCALE_CUDA_PREFETCH) has the split (1), the split with two steps too
+ * (2) and EARLY_COPY (4), the default with the split:
+ *
+ *     prologue: producers of iterations 0 .. S (S + 1 groups), then
+ *     [async_wait(W + 1); barrier]; gemm PRE(min)
+ *     for k:
+ *         gemm BODY(k)
+ *         async_wait(W); barrier
+ *         producers(k + S + 1), guarded; async_commit()
+ *         gemm TAIL(k -> k + 1)
+ *
+ * The slot the producers of k + S + 1 fill, k % (S + 1), was last read by
+ * BODY(k) and TAIL(k - 1), both before that barrier; so the copies start
+ * one k16 step (TAIL) earlier than at the top of the next step, and the
+ * wait still finds its stage k + 1 W groups back.  Same run on the H200,
+ * 8192^3 at 128x256x64: fp16 2.666 / 2.625 ms split, 2.573 / 2.365 with
+ * EARLY_COPY (identical code measured twice: the spread between equal
+ * kernels in one run was up to 12%, so these are means of a few runs at
+ * best: the split about 4% faster than none, EARLY_COPY about 4% more).
  */
 static bool split_gemm_ok(const IrStmt *g, const BufVec *dsts, int64_t min_k) {
     if (!g || g->kind != IR_S_TILEOP) return false;

@@ -500,7 +500,7 @@ static void test_gemm_split(void) {
     static const int64_t ks[] = {16, 40, 112, 200};
     for (int ns = 2; ns <= 4; ns++)
         for (int i = 0; i < 8; i++) {
-            use_prefetch = i < 4 ? TS_PREFETCH_DEFAULT : TS_PREFETCH_SPLIT | TS_PREFETCH_EARLY_COPY;
+            use_prefetch = i < 4 ? TS_PREFETCH_SPLIT : TS_PREFETCH_SPLIT | TS_PREFETCH_EARLY_COPY;
             char defs[160];
             snprintf(defs, sizeof defs, "M=40 N=48 bm=32 bn=32 bk=64 ns=%d", ns);
             int64_t sv[1] = {ks[i % 4]};
@@ -548,7 +548,7 @@ static void test_split_mutations(void) {
     memset(&none, 0, sizeof none);
     const char *defs = "M=32 N=32 K=160 bm=32 bn=32 bk=64 ns=3";
     for (int mut = 0; mut < 4; mut++) {
-        use_prefetch = mut < 2 ? TS_PREFETCH_DEFAULT : TS_PREFETCH_SPLIT | TS_PREFETCH_EARLY_COPY;
+        use_prefetch = mut < 2 ? TS_PREFETCH_SPLIT : TS_PREFETCH_SPLIT | TS_PREFETCH_EARLY_COPY;
         cc = cuda_caps();
         IrKernel *kc = compile(SRC_GEMM, "mm", defs, TS_TARGET_CUDA, &cc, NULL, NULL);
         IrKernel *kr = compile(SRC_GEMM, "mm", defs, TS_TARGET_C, &none, NULL, NULL);
