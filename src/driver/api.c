@@ -109,11 +109,11 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
 }
 
 
-/* What the CUDA target cannot run, known at compile time: more shared
- * memory per block than the architecture has (naming the block's shared
- * buffers and their bytes) and constant grid extents beyond CUDA's limits
- * (2^31-1 blocks in x, 65535 in y and z). */
-static void check_cuda_limits(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const TsCaps *caps) {
+/* What the CUDA target cannot run, known at compile time: constant grid
+ * extents beyond CUDA's limits (2^31-1 blocks in x, 65535 in y and z).
+ * (More shared memory per block than the architecture has is the pass
+ * plan_smem's error, which names the buffers.) */
+static void check_cuda_limits(TsDiag *d, const IrKernel *k) {
     static const int64_t grid_max[3] = {2147483647LL, 65535, 65535};
     for (int i = 0; i < k->ngrid && i < 3; i++) {
         int64_t g;
@@ -122,36 +122,6 @@ static void check_cuda_limits(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo
                        "kernel '%s': a grid of %lld blocks in %c is more than CUDA allows (%lld)", k->name,
                        (long long)g, "xyz"[i], (long long)grid_max[i]);
     }
-    int64_t limit = cuda_smem_limit(caps->sm ? caps->sm : 90);
-    if (ci->smem_bytes <= limit) return;
-    TsBuf list = {0};
-    const IrBuffer *largest = NULL;
-    int64_t largest_bytes = -1;
-    for (int i = 0; i < k->buffers.n; i++) {
-        const IrBuffer *b = k->buffers.v[i];
-        if (b->scope != IR_SCOPE_SHARED && !(b->scope == IR_SCOPE_FRAGMENT && !b->layout)) continue;
-        uint64_t bytes = (uint64_t)((ts_dtype_bits(b->dt) + 7) / 8) * (uint64_t)(b->stages > 1 ? b->stages : 1);
-        ts_buf_printf(&list, "    '%s' %s %s[", b->name, ir_scope_name(b->scope), ts_dtype_name(b->dt));
-        for (int j = 0; j < b->ndim; j++) {
-            int64_t e = 0;
-            ir_is_const_int(b->shape[j], &e);
-            ts_buf_printf(&list, "%s%lld", j ? ", " : "", (long long)e);
-            if (__builtin_mul_overflow(bytes, (uint64_t)(e > 0 ? e : 0), &bytes)) bytes = UINT64_MAX;
-        }
-        ts_buf_printf(&list, "]%s: %llu bytes\n", b->stages > 1 ? " x stages" : "", (unsigned long long)bytes);
-        if ((int64_t)(bytes > INT64_MAX ? INT64_MAX : bytes) > largest_bytes) {
-            largest_bytes = (int64_t)(bytes > INT64_MAX ? INT64_MAX : bytes);
-            largest = b;
-        }
-    }
-    ts_diag_add(d, largest ? largest->loc : (TsLoc){0}, "error",
-                "kernel '%s' needs %lld bytes of shared memory per block, more than the %lld bytes %s allows",
-                k->name, (long long)ci->smem_bytes, (long long)limit, caps->arch[0] ? caps->arch : "the device");
-    ts_buf_printf(&d->msg, "  the block's shared buffers:\n%s", ts_buf_str(&list));
-    if (k->layout_note) /* fragments counted above because layout inference left them there */
-        ts_buf_printf(&d->msg, "  (fragments stay in shared memory: %s)\n", k->layout_note);
-    ts_buf_free(&list);
-    ts_rethrow(d, TS_ERR_UNSUPPORTED);
 }
 
 /* Passes, code generation and build of one kernel of the chain; IR text
@@ -167,7 +137,7 @@ static void compile_part(TsKernel *head, TsKernel *k) {
     if (k->target == TS_TARGET_CUDA) {
         TsCudaCodeInfo ci = ts_cuda_codegen(d, k->ir, &k->caps, &k->code);
         record(head, "codegen", t);
-        check_cuda_limits(d, k->ir, &ci, &k->caps);
+        check_cuda_limits(d, k->ir);
         if (k->opt.skip_build) return;
         k->cumod = ts_cuda_build(d, k->ir, &ci, k->caps.arch, ts_buf_str(&k->code), &k->opt, timing);
         return;

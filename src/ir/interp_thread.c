@@ -130,6 +130,16 @@ typedef struct Mem {
     int lndim;         /* with a layout: logical dims */
     int64_t lshape[MAXD]; /* and extents */
     int64_t lsize;     /* logical elements */
+    /* Bytes shared with other buffers (plan_smem's reuse): every access
+     * to this buffer must be in another barrier epoch than those of the
+     * buffers sharing its bytes, and none of their cp.async copies may be
+     * in flight. */
+    int *alias;        /* ids of the buffers whose bytes overlap this one's */
+    int nalias;        /* their number */
+    uint32_t a_epoch;  /* epoch of the last access (0: none yet) */
+    int32_t a_tid;     /* the thread(s) that made it (MANY_READERS: several) */
+    TsLoc a_loc;       /* where */
+    int32_t apend;     /* cp.async copies in flight into it */
 } Mem;
 
 struct IrTInterp {
@@ -306,10 +316,32 @@ static int64_t offset(IrTInterp *x, Th *t, Mem *m, const int64_t *iv, int nidx, 
     return off;
 }
 
+/* An access to m against the buffers that share its bytes (see Mem). */
+static void alias_check(IrTInterp *x, int tid, Mem *m, TsLoc loc) {
+    for (int i = 0; i < m->nalias; i++) {
+        const Mem *o = &x->mem[m->alias[i]];
+        if (o->apend)
+            rt_fail(x, loc,
+                    "interp: %s uses %s, which shares bytes with %s (plan_smem), while a cp.async copy into %s "
+                    "is in flight",
+                    who(x, tid), m->b->name, o->b->name, o->b->name);
+        if (o->a_epoch == x->epoch && o->a_tid != tid)
+            rt_fail(x, loc,
+                    "interp: shared-memory race through reused bytes: %s uses %s, which shares bytes with %s "
+                    "(plan_smem), and %s used %s at %s since the last barrier",
+                    who(x, tid), m->b->name, o->b->name, who(x, o->a_tid), o->b->name, loc_str(x, o->a_loc));
+        if (o->a_epoch && o->a_epoch + 1 == x->epoch && o->a_tid != tid) x->cur_needed = true;
+    }
+    m->a_tid = m->a_epoch == x->epoch && m->a_tid != tid ? MANY_READERS : tid;
+    m->a_epoch = x->epoch;
+    m->a_loc = loc;
+}
+
 static void shared_check(IrTInterp *x, int tid, Mem *m, int64_t off, const int64_t *iv, int mode, TsLoc loc) {
     Shadow *h = &m->sh[off];
     bool peek = mode == A_PEEK;
     if (peek) mode = A_READ;
+    if (m->nalias) alias_check(x, tid, m, loc);
     const IrBuffer *b = m->b;
     if (h->pend)
         rt_fail(x, loc,
@@ -592,7 +624,9 @@ static void do_vcopy(IrTInterp *x, Th *t, const IrStmt *s) {
                 (h->r_epoch + 1 == x->epoch && h->reader != t->id) ||
                 (h->r_epoch == x->epoch && h->pr_epoch + 1 == x->epoch && h->preader != t->id))
                 x->cur_needed = true;
+            if (m->nalias) alias_check(x, t->id, m, s->loc);
             h->pend++;
+            m->apend++;
             h->pthread = t->id;
             h->ploc = s->loc;
             if (t->nas == t->ascap) {
@@ -625,6 +659,7 @@ static void do_async_wait(IrTInterp *x, Th *t, const IrStmt *s) {
         }
         Mem *m = &x->mem[a.buf];
         m->sh[a.off].pend--;
+        m->apend--;
         int64_t iv[MAXD], rest = a.off;
         for (int d = m->b->ndim - 1; d >= 0; d--) {
             int64_t ext = ev_int(x, t, m->b->shape[d]);
@@ -1306,6 +1341,24 @@ static void setup_buffer(IrTInterp *x, const IrBuffer *b) {
     }
 }
 
+/* Which block buffers plan_smem put on overlapping bytes (Mem.alias). */
+static void setup_aliases(IrTInterp *x) {
+    const IrKernel *k = x->k;
+    for (int i = 0; i < k->buffers.n; i++) {
+        const IrBuffer *b = k->buffers.v[i];
+        Mem *m = &x->mem[b->id];
+        if (m->kind != MEM_BLOCK || !b->smem_bytes) continue;
+        for (int j = 0; j < k->buffers.n; j++) {
+            const IrBuffer *c = k->buffers.v[j];
+            if (c == b || x->mem[c->id].kind != MEM_BLOCK || !c->smem_bytes ||
+                c->smem_offset >= b->smem_offset + b->smem_bytes || b->smem_offset >= c->smem_offset + c->smem_bytes)
+                continue;
+            if (!m->alias) m->alias = TS_NEWN(x->a, int, k->buffers.n);
+            m->alias[m->nalias++] = c->id;
+        }
+    }
+}
+
 /* ---- API -------------------------------------------------------------------------- */
 
 IrTInterp *ir_tinterp_new(TsArena *a, TsDiag *d, const IrKernel *k, IrTInterpModel model) {
@@ -1357,6 +1410,7 @@ IrTInterp *ir_tinterp_new(TsArena *a, TsDiag *d, const IrKernel *k, IrTInterpMod
         ts_rethrow(d, d->status);
     }
     for (int i = 0; i < k->buffers.n; i++) setup_buffer(x, k->buffers.v[i]);
+    if (k->smem_planned) setup_aliases(x);
     ts_try_end(d, saved);
     return x;
 }
@@ -1383,6 +1437,8 @@ void ir_tinterp_run_block(IrTInterp *x, int64_t bx, int64_t by, int64_t bz) {
             double p = poison_of(m->b);
             for (int64_t j = 0; j < m->n; j++) m->data[j] = p;
             memset(m->sh, 0, sizeof *m->sh * (size_t)m->n);
+            m->a_epoch = 0;
+            m->apend = 0;
         } else if (m->kind == MEM_THREAD) {
             double p = poison_of(m->b);
             for (int64_t j = 0; j < m->n * x->nt; j++) m->data[j] = p;

@@ -209,6 +209,13 @@ struct IrBuffer {
      * tensors passes a compact copy instead).  0 / 0 elsewhere. */
     int contiguous;      /* 1: compact row-major assumed (see above) */
     int align;           /* byte alignment of the data assumed (contiguous only) */
+    /* Where a shared buffer (or a fragment left in shared memory) lives in
+     * the block's dynamic shared memory, decided by the CUDA pass plan_smem
+     * (IrKernel.smem_planned); buffers whose live ranges do not overlap may
+     * share bytes.  0 before the pass and for other buffers. */
+    int64_t smem_offset; /* byte offset */
+    int64_t smem_bytes;  /* bytes it occupies (padding and stages included) */
+    int row_pad;         /* elements added to each row's stride (plan_smem: bank-conflict padding) */
     TsLoc loc;           /* where it was declared */
 };
 
@@ -346,6 +353,8 @@ struct IrKernel {
                                  ex2.approx.ftz, float division by rcp.approx.ftz; subnormal
                                  results flushed to zero) */
     const char *layout_note;  /* why layout_inference left fragments in shared memory, or NULL */
+    bool smem_planned;        /* plan_smem ran: IrBuffer.smem_offset/smem_bytes/row_pad are set */
+    int64_t smem_bytes;       /* plan_smem: dynamic shared memory per block, bytes */
     IrVar *tid;               /* thread-level IR: the flat thread index (0 .. threads-1),
                                  made by ir_kernel_tid; NULL before the CUDA passes */
     /* A prim_func with several `with T.Kernel` blocks is a chain of kernels

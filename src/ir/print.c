@@ -477,6 +477,10 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         if (buf->swizzle.kind == IR_SWIZZLE_XOR)
             ts_buf_printf(b, " swizzle(%d, %d, %d)", buf->swizzle.bits, buf->swizzle.base,
                           buf->swizzle.shift);
+        if (buf->row_pad) ts_buf_printf(b, " row_pad(%d)", buf->row_pad);
+        if (buf->smem_bytes)
+            ts_buf_printf(b, " smem[%lld, %lld)", (long long)buf->smem_offset,
+                          (long long)(buf->smem_offset + buf->smem_bytes));
         if (buf->layout) put_layout(p, buf->layout);
         break;
     }
@@ -648,6 +652,10 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
     if (k->fast_math) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "fast_math\n");
+    }
+    if (k->smem_planned && k->smem_bytes) {
+        ts_buf_indent(b, 1);
+        ts_buf_printf(b, "shared_memory %lld bytes\n", (long long)k->smem_bytes);
     }
     if (k->layout_note) {
         ts_buf_indent(b, 1);

@@ -19,10 +19,11 @@
  *                      flow in thread ranges (partition_threads.c)
  * * insert_sync        barriers only where threads share data (insert_sync.c)
  * * index_width        32-bit integer arithmetic where proven (index_width.c)
+ * * plan_smem          shared-memory offsets, row padding, reuse of bytes
+ *                      across live ranges, the block's limit (plan_smem.c)
  *   verify_lowered     well formed, and no tile operator is left
  *
- * Still to come on the CUDA target: shared-memory planning.  Each is a
- * TsPass like those below; list them here when they exist.
+ * A new pass is a TsPass like those below; list it here too.
  */
 #include <string.h>
 
@@ -80,6 +81,10 @@ const TsPass ts_passes[] = {
     {"index_width", ts_pass_index_width,
      "CUDA: prove every signed integer value (indices, loop ends, flattened offsets) fits in int32; "
      "the code generator then computes them in 32 bits",
+     TS_PASS_CUDA},
+    {"plan_smem", ts_pass_plan_smem,
+     "CUDA: each shared buffer's offset in dynamic shared memory (buffers whose live ranges are apart share "
+     "bytes, across a barrier), row padding of unswizzled tensor-core tiles, the block's limit",
      TS_PASS_CUDA},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed and has no tile operator left", TS_PASS_ALL},

@@ -33,10 +33,9 @@
  * the blocking kernels' flag loop (emit_while): thread 0 reads the flag and
  * broadcasts it through shared memory, so every thread leaves together.
  *
- * Memory.  Shared and fragment buffers live in dynamic shared memory
- * (fragments are spread over the block's threads in TileLang; with no
- * layout inference yet they are simply shared), each at a
- * TS_CUDA_SMEM_ALIGN-aligned offset; the total is reported to the build,
+ * Memory.  Shared buffers, and fragments layout inference left without a
+ * layout, live in dynamic shared memory at the offsets (and with the row
+ * padding) the pass plan_smem recorded in the IR; its total is reported to the build,
  * which raises the kernel's dynamic shared-memory limit past 48 KB when
  * needed.  Local and var buffers are per-thread arrays (registers or
  * local memory).  Global buffers are kernel parameters: a pointer plus
@@ -882,12 +881,8 @@ typedef struct Cg {
     int while_depth;                 /* > 0 inside an IR_S_WHILE (volatile loads) */
     int uid;                         /* counter for generated names */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
-    int64_t smem;                    /* bytes of dynamic shared memory so far */
     TsCxScopes scopes;               /* LET vars declared in the open C scopes */
     TS_VEC(CgMma) mma_sites;         /* every tensor-core gemm of the kernel */
-    TS_VEC(const IrBuffer *) mma_ab; /* buffers read as A or B by tensor-core gemms */
-    TS_VEC(const IrBuffer *) mma_c;  /* buffers accumulated as C by them */
-    int pad_rows;                    /* pad those buffers' rows (TILESCALE_CUDA_PAD != 0) */
     TS_VEC(TsCudaMma) mma_fns;       /* distinct gemm functions, emitted before the kernel */
     TsCxGen x;                       /* the shared expression emitter's state (cx() syncs o) */
     const TsCaps *caps;              /* target capabilities and path switches */
@@ -2033,54 +2028,6 @@ static void emit_kind(Cg *g, const IrStmt *s) {
 
 /* ---- buffers and shared-memory layout ------------------------------------------ */
 
-/*
- * Row padding of tensor-core operands (until swizzles come with layout
- * inference).  ldmatrix reads 8 rows of 16 bytes per matrix; they hit
- * different banks only if the row stride is an odd number of 16-byte
- * chunks, so a 16-bit A/B buffer whose rows are an even number of chunks
- * (the usual 32-, 64-, 128-element tiles) gets 8 more elements per row.
- * The accumulators are read and written as 8-byte pairs (c0 c1 / c2 c3
- * of 4 rows per half-warp): rows whose length is 0 or 64 modulo 128
- * bytes get 32 more bytes, which puts 4 consecutive rows in 4 different
- * 32-byte bank groups.  Only the row stride changes; every access goes
- * through emit_index, which uses the strides.
- */
-static int64_t row_pad(const Cg *g, const IrBuffer *b, int64_t row_elems) {
-    if (!g->pad_rows || b->ndim < 2 || b->scope == IR_SCOPE_GLOBAL || is_private(b) ||
-        b->swizzle.kind != IR_SWIZZLE_NONE)
-        return 0;
-    int64_t es = (ts_dtype_bits(b->dt) + 7) / 8, bytes = row_elems * es;
-    for (int i = 0; i < g->mma_ab.n; i++)
-        if (g->mma_ab.v[i] == b && es == 2 && bytes % 16 == 0 && (bytes / 16) % 2 == 0) return 8;
-    for (int i = 0; i < g->mma_c.n; i++)
-        if (g->mma_c.v[i] == b && es == 4 && (bytes % 128 == 0 || bytes % 128 == 64)) return 8;
-    return 0;
-}
-
-/* Collect the operands of tensor-core gemms (before buffers are laid out). */
-static void collect_mma_bufs(Cg *g, const IrStmt *s) {
-    if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) collect_mma_bufs(g, s->seq.v[i]);
-        return;
-    case IR_S_FOR: collect_mma_bufs(g, s->for_.body); return;
-    case IR_S_IF:
-        collect_mma_bufs(g, s->if_.then);
-        collect_mma_bufs(g, s->if_.else_);
-        return;
-    case IR_S_WHILE: collect_mma_bufs(g, s->while_.body); return;
-    case IR_S_TILEOP:
-        if (s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) {
-            ts_vec_push(g->a, g->mma_ab, s->op->r[0].buf);
-            ts_vec_push(g->a, g->mma_ab, s->op->r[1].buf);
-            ts_vec_push(g->a, g->mma_c, s->op->r[2].buf);
-        }
-        return;
-    default: return;
-    }
-}
-
 static void add_buf(Cg *g, const IrBuffer *b) {
     for (int i = 0; i < g->bufs.n; i++)
         if (g->bufs.v[i].buf == b) return;
@@ -2104,14 +2051,16 @@ static void add_buf(Cg *g, const IrBuffer *b) {
                            ir_scope_name(b->scope), b->name);
             cb.strides[i] = elems;
             elems *= ext;
-            if (i == b->ndim - 1) elems += row_pad(g, b, ext); /* the row stride */
+            if (i == b->ndim - 1) elems += b->row_pad; /* the row stride (plan_smem's padding) */
         }
         cb.elems = elems * (b->stages > 1 ? b->stages : 1);
         if (!is_private(b)) {
-            int64_t bytes = cb.elems * ((ts_dtype_bits(b->dt) + 7) / 8);
-            g->smem = (g->smem + TS_CUDA_SMEM_ALIGN - 1) / TS_CUDA_SMEM_ALIGN * TS_CUDA_SMEM_ALIGN;
-            cb.offset = g->smem;
-            g->smem += bytes;
+            /* plan_smem placed it (and checked the block's total) */
+            if (!g->k->smem_planned || b->smem_offset < 0 ||
+                b->smem_offset + cb.elems * ((ts_dtype_bits(b->dt) + 7) / 8) > g->k->smem_bytes)
+                ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "CUDA codegen: %s buffer '%s' has no place in shared memory",
+                           ir_scope_name(b->scope), b->name);
+            cb.offset = b->smem_offset;
         } else if (cb.elems > (1 << 20)) {
             ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc,
                        "%s buffer '%s' has %lld elements per thread; the CUDA target allows at most %d",
@@ -2468,10 +2417,8 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     g.nthreads = (int)nt;
     g.single = nt == 1;
 
-    /* Buffers: parameters first (in order), then everything else touched;
-     * tensor-core operands first collected for their row padding. */
-    g.pad_rows = caps->pad;
-    collect_mma_bufs(&g, k->body);
+    /* Buffers: parameters first (in order), then everything else touched
+     * (shared ones where plan_smem put them). */
     for (int i = 0; i < k->params.n; i++)
         if (k->params.v[i].buf) add_buf(&g, k->params.v[i].buf);
     for (int i = 0; i < k->buffers.n; i++) {
@@ -2480,7 +2427,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         if (b->scope != IR_SCOPE_GLOBAL && !(b->scope == IR_SCOPE_FRAGMENT && b->layout)) add_buf(&g, b);
     }
     walk_stmt_bufs(&g, k->body);
-    int64_t smem = (g.smem + TS_CUDA_SMEM_ALIGN - 1) / TS_CUDA_SMEM_ALIGN * TS_CUDA_SMEM_ALIGN;
+    int64_t smem = k->smem_bytes;
 
     ts_buf_puts(o, "/* Generated by TileScale (CUDA target) for kernel '");
     for (const char *p = k->name ? k->name : "?"; *p; p++)

@@ -1,0 +1,346 @@
+/*
+ * test_plan_smem.c — the plan_smem pass: offsets of shared buffers in the
+ * block's dynamic shared memory, reuse of bytes across live ranges, the
+ * barrier that reuse needs, and the thread-level interpreter's check of
+ * that reuse.
+ *
+ * Kernels are compiled from TileLang source through every CUDA pass and
+ * run in the thread-level interpreter (every thread, shared-memory races
+ * reported) on random data with NaN-poisoned outputs, against the answer
+ * computed here by plain loops.  The cases:
+ *  - two phases, each staging a tile through its own shared buffer and
+ *    reading it reversed (other threads' elements): the buffers share
+ *    bytes, one barrier is added between the phases (none other), and the
+ *    result is right; without that barrier the interpreter reports a race
+ *    through the reused bytes (a planted bug must fail);
+ *  - the same with the first buffer read again in the second phase: live
+ *    ranges overlap, so no sharing and no barrier;
+ *  - a pipelined loop filling its tile by cp.async (2 and 3 stages), then
+ *    an epilogue staging tile: it takes the pipeline tile's bytes (after
+ *    the loop's final wait for all groups);
+ *  - row padding of unswizzled tensor-core tiles (swizzles off) recorded in
+ *    the IR and counted in the bytes;
+ *  - the block's limit: an error naming each buffer with its bytes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elab/elab.h"
+#include "front/ast.h"
+#include "ir/interp_thread.h"
+#include "ir/walk.h"
+#include "pass/pass.h"
+#include "test.h"
+
+static TsArena A;
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+
+static double frand(void) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return floor((double)(rng >> 11) / 9007199254740992.0 * 64.0 - 32.0) / 8.0;
+}
+
+#define PRE "import tilelang\nimport tilelang.language as T\n\n"
+
+/* Two phases; `again` makes the second phase read S1 too. */
+static const char *SRC_TWO = PRE
+    "@tilelang.jit\n"
+    "def two(n, bn, again=0):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((n,), \"float32\"), Y: T.Tensor((n,), \"float32\"),\n"
+    "             P: T.Tensor((n,), \"float32\"), Q: T.Tensor((n,), \"float32\")):\n"
+    "        with T.Kernel(T.ceildiv(n, bn), threads=64) as bx:\n"
+    "            S1 = T.alloc_shared((bn,), \"float32\")\n"
+    "            S2 = T.alloc_shared((bn,), \"float32\")\n"
+    "            T.copy(X[bx * bn], S1)\n"
+    "            for i in T.Parallel(bn):\n"
+    "                P[bx * bn + i] = S1[bn - 1 - i] * 2\n"
+    "            T.copy(Y[bx * bn], S2)\n"
+    "            if again:\n"
+    "                for i in T.Parallel(bn):\n"
+    "                    Q[bx * bn + i] = S2[bn - 1 - i] + 1 + S1[i]\n"
+    "            else:\n"
+    "                for i in T.Parallel(bn):\n"
+    "                    Q[bx * bn + i] = S2[bn - 1 - i] + 1\n"
+    "    return main\n";
+
+/* A pipelined column sum, then an epilogue staging tile. */
+static const char *SRC_PIPE = PRE
+    "@tilelang.jit\n"
+    "def pipe(M, bm, bn, ns):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((M, bn), \"float32\"), Y: T.Tensor((bm, bn), \"float32\")):\n"
+    "        with T.Kernel(1, threads=64) as bx:\n"
+    "            Xs = T.alloc_shared((bm, bn), \"float32\")\n"
+    "            Cs = T.alloc_shared((bm, bn), \"float32\")\n"
+    "            acc = T.alloc_fragment((bm, bn), \"float32\")\n"
+    "            T.clear(acc)\n"
+    "            for k in T.Pipelined(T.ceildiv(M, bm), num_stages=ns):\n"
+    "                T.copy(X[k * bm, 0], Xs)\n"
+    "                for i, j in T.Parallel(bm, bn):\n"
+    "                    acc[i, j] += Xs[bm - 1 - i, j]\n"
+    "            T.copy(acc, Cs)\n"
+    "            for i, j in T.Parallel(bm, bn):\n"
+    "                Y[i, j] = Cs[bm - 1 - i, bn - 1 - j]\n"
+    "    return main\n";
+
+/* A tensor-core gemm (its tiles padded when not swizzled). */
+static const char *SRC_MM = PRE
+    "@tilelang.jit\n"
+    "def mm(M, N, K):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"),\n"
+    "             C: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(1, threads=128) as bx:\n"
+    "            As = T.alloc_shared((M, K), \"float16\")\n"
+    "            Bs = T.alloc_shared((K, N), \"float16\")\n"
+    "            Cl = T.alloc_fragment((M, N), \"float32\")\n"
+    "            T.copy(A[0, 0], As)\n"
+    "            T.copy(B[0, 0], Bs)\n"
+    "            T.gemm(As, Bs, Cl, clear_accum=True)\n"
+    "            T.copy(Cl, C[0, 0])\n"
+    "    return main\n";
+
+static TsCaps caps(bool swizzle, long long smem_max) {
+    TsCaps c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.arch, sizeof c.arch, "sm_80");
+    c.sm = 80;
+    c.mma = c.pad = c.vec = c.vec_cast = c.pipeline = c.layout = true;
+    c.swizzle = swizzle;
+    c.smem_max = smem_max;
+    return c;
+}
+
+/* Elaborate and run every CUDA pass; NULL and the message in *err on failure. */
+static IrKernel *compile(const char *src, const char *entry, const char *defs, const TsCaps *c, TsBuf *err) {
+    TsDiag d = {0};
+    jmp_buf jb, *saved;
+    if (ts_try(&d, &jb, &saved)) {
+        ts_try_end(&d, saved);
+        ts_buf_puts(err, ts_buf_str(&d.msg));
+        ts_buf_free(&d.msg);
+        return NULL;
+    }
+    TsSource *s = TS_NEW(&A, TsSource);
+    s->name = "test.py";
+    s->text = src;
+    s->len = strlen(src);
+    TsDefine df[8];
+    int nd = 0;
+    char *copy = ts_strdup(&A, defs);
+    for (char *tok = strtok(copy, " "); tok && nd < 8; tok = strtok(NULL, " ")) {
+        char *eq = strchr(tok, '=');
+        *eq = 0;
+        df[nd].name = tok;
+        df[nd++].value = eq + 1;
+    }
+    AstModule *m = ts_parse_module(&A, s);
+    IrKernel *k = ts_elaborate(&d, &A, m, entry, df, nd, false);
+    TsPassCtx cx = {&d, &A, k, TS_TARGET_CUDA, c};
+    ts_run_passes(&cx, NULL, NULL, NULL);
+    ts_try_end(&d, saved);
+    return k;
+}
+
+static IrBuffer *buf(const IrKernel *k, const char *name) {
+    for (int i = 0; i < k->buffers.n; i++)
+        if (!strcmp(k->buffers.v[i]->name, name) && k->buffers.v[i]->smem_bytes) return k->buffers.v[i];
+    return NULL;
+}
+
+static bool is_barrier(const IrStmt *s, void *ctx) {
+    (*(int *)ctx) += s->kind == IR_S_BARRIER;
+    return false;
+}
+static int barriers(const IrKernel *k) {
+    int n = 0;
+    ir_stmt_any(k->body, is_barrier, &n);
+    return n;
+}
+
+/* Run k in the thread-level interpreter on data[] (one array per tensor
+ * parameter); false and the message in *err on failure. */
+static bool run(IrKernel *k, double **data, TsBuf *err) {
+    TsDiag d = {0};
+    jmp_buf jb, *saved;
+    IrTInterp *volatile x = NULL;
+    if (ts_try(&d, &jb, &saved)) {
+        ts_try_end(&d, saved);
+        ir_tinterp_free(x);
+        ts_buf_puts(err, ts_buf_str(&d.msg));
+        ts_buf_free(&d.msg);
+        return false;
+    }
+    x = ir_tinterp_new(&A, &d, k, IR_TINTERP_STRICT);
+    for (int p = 0; p < k->params.n; p++) ir_tinterp_bind_buffer(x, k->params.v[p].buf, data[p]);
+    ir_tinterp_run_grid(x);
+    ir_tinterp_free(x);
+    ts_try_end(&d, saved);
+    return true;
+}
+
+static double *randv(int64_t n) {
+    double *v = TS_NEWN(&A, double, n);
+    for (int64_t i = 0; i < n; i++) v[i] = frand();
+    return v;
+}
+static double *nanv(int64_t n) {
+    double *v = TS_NEWN(&A, double, n);
+    for (int64_t i = 0; i < n; i++) v[i] = NAN;
+    return v;
+}
+
+/* Remove the top-level barrier right before the first statement touching b. */
+static bool drop_barrier_before(IrStmt *seq, const IrBuffer *b) {
+    for (int i = 0; i < seq->seq.n; i++) {
+        IrStmt *s = seq->seq.v[i];
+        if (s->kind == IR_S_SEQ) {
+            if (drop_barrier_before(s, b)) return true;
+            continue;
+        }
+        if (!ir_stmt_access_rw(s, b, 0)) continue;
+        if (i == 0 || seq->seq.v[i - 1]->kind != IR_S_BARRIER) return false;
+        for (int j = i - 1; j + 1 < seq->seq.n; j++) seq->seq.v[j] = seq->seq.v[j + 1];
+        seq->seq.n--;
+        return true;
+    }
+    return false;
+}
+
+static void test_two_phases(void) {
+    enum { N = 256, BN = 128 };
+    TsCaps c = caps(true, 0);
+    TsBuf err = {0};
+    for (int again = 0; again < 2; again++) {
+        char defs[64];
+        snprintf(defs, sizeof defs, "n=%d bn=%d again=%d", N, BN, again);
+        TsCaps nopl = c;
+        IrKernel *k = compile(SRC_TWO, "two", defs, &nopl, &err);
+        if (!k) fprintf(stderr, "%s\n", ts_buf_str(&err));
+        CHECK(k != NULL);
+        if (!k) return;
+        IrBuffer *s1 = buf(k, "S1"), *s2 = buf(k, "S2");
+        CHECK(s1 && s2);
+        if (!s1 || !s2) return;
+        CHECK(k->smem_planned);
+        CHECK_EQ_INT(BN * 4, s1->smem_bytes);
+        CHECK_EQ_INT(BN * 4, s2->smem_bytes);
+        if (!again) { /* apart: one slot, shared */
+            CHECK_EQ_INT(s1->smem_offset, s2->smem_offset);
+            CHECK_EQ_INT(BN * 4, k->smem_bytes);
+        } else { /* S1 still read in phase two: apart */
+            CHECK(s2->smem_offset >= s1->smem_offset + s1->smem_bytes || s1->smem_offset >= s2->smem_offset + s2->smem_bytes);
+            CHECK_EQ_INT(2 * BN * 4, k->smem_bytes);
+        }
+        double *X = randv(N), *Y = randv(N), *P = nanv(N), *Q = nanv(N);
+        double *data[4] = {X, Y, P, Q};
+        bool ok = run(k, data, &err);
+        if (!ok) fprintf(stderr, "%s\n", ts_buf_str(&err));
+        CHECK(ok);
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            int b0 = i / BN * BN, r = BN - 1 - (i - b0);
+            bad += P[i] != X[b0 + r] * 2;
+            bad += Q[i] != Y[b0 + r] + 1 + again * X[i];
+        }
+        CHECK_EQ_INT(0, bad);
+        if (!again) {
+            /* the barrier plan_smem added is the one that makes it right */
+            ts_buf_free(&err);
+            CHECK(drop_barrier_before(k->body, s2));
+            double *P2 = nanv(N), *Q2 = nanv(N);
+            double *d2[4] = {X, Y, P2, Q2};
+            CHECK(!run(k, d2, &err));
+            CHECK_CONTAINS(ts_buf_str(&err), "race through reused bytes");
+        }
+        ts_buf_free(&err);
+    }
+    /* the barrier count: exactly one more than without reuse (S2 read
+     * after its copy and S1 likewise need theirs anyway) */
+    IrKernel *k0 = compile(SRC_TWO, "two", "n=256 bn=128 again=0", &c, &err);
+    IrKernel *k1 = compile(SRC_TWO, "two", "n=256 bn=128 again=1", &c, &err);
+    CHECK(k0 && k1);
+    if (k0 && k1) CHECK_EQ_INT(barriers(k1) + 1, barriers(k0));
+    ts_buf_free(&err);
+}
+
+static void test_pipeline_epilogue(void) {
+    enum { M = 96, BM = 16, BN = 32 };
+    TsCaps c = caps(true, 0);
+    TsBuf err = {0};
+    for (int ns = 2; ns <= 3; ns++) {
+        char defs[64];
+        snprintf(defs, sizeof defs, "M=%d bm=%d bn=%d ns=%d", M, BM, BN, ns);
+        IrKernel *k = compile(SRC_PIPE, "pipe", defs, &c, &err);
+        if (!k) fprintf(stderr, "%s\n", ts_buf_str(&err));
+        CHECK(k != NULL);
+        if (!k) return;
+        IrBuffer *xs = buf(k, "Xs"), *cs = buf(k, "Cs");
+        CHECK(xs && cs);
+        if (!xs || !cs) return;
+        CHECK_EQ_INT((int64_t)ns * BM * BN * 4, xs->smem_bytes);
+        /* the epilogue tile lies on the pipeline's bytes */
+        CHECK(cs->smem_offset < xs->smem_offset + xs->smem_bytes && xs->smem_offset < cs->smem_offset + cs->smem_bytes);
+        CHECK(k->smem_bytes < xs->smem_bytes + cs->smem_bytes);
+        double *X = randv(M * BN), *Y = nanv(BM * BN);
+        double *data[2] = {X, Y};
+        bool ok = run(k, data, &err);
+        if (!ok) fprintf(stderr, "%s\n", ts_buf_str(&err));
+        CHECK(ok);
+        int bad = 0;
+        for (int i = 0; i < BM; i++)
+            for (int j = 0; j < BN; j++) {
+                double want = 0;
+                for (int t = 0; t < M / BM; t++) want += X[(t * BM + i) * BN + (BN - 1 - j)];
+                bad += Y[i * BN + j] != want;
+            }
+        CHECK_EQ_INT(0, bad);
+    }
+    ts_buf_free(&err);
+}
+
+static void test_padding_and_limit(void) {
+    TsBuf err = {0};
+    /* swizzles off: the 16-bit operand tiles get 8 more elements per row */
+    TsCaps c = caps(false, 0);
+    IrKernel *k = compile(SRC_MM, "mm", "M=32 N=64 K=64", &c, &err);
+    if (!k) fprintf(stderr, "%s\n", ts_buf_str(&err));
+    CHECK(k != NULL);
+    if (k) {
+        IrBuffer *as = buf(k, "As"), *bs = buf(k, "Bs");
+        CHECK(as && bs);
+        if (as && bs) {
+            CHECK_EQ_INT(8, as->row_pad);
+            CHECK_EQ_INT(32 * (64 + 8) * 2, as->smem_bytes);
+            CHECK_EQ_INT(8, bs->row_pad);
+            TsBuf t = {0};
+            ir_print_kernel(&t, k);
+            CHECK_CONTAINS(ts_buf_str(&t), "row_pad(8) smem[");
+            ts_buf_free(&t);
+        }
+    }
+    /* swizzled: no padding */
+    c = caps(true, 0);
+    k = compile(SRC_MM, "mm", "M=32 N=64 K=64", &c, &err);
+    CHECK(k != NULL);
+    if (k && buf(k, "As")) CHECK_EQ_INT(0, buf(k, "As")->row_pad);
+    /* over the limit: the error names the buffers */
+    c = caps(true, 8192);
+    ts_buf_free(&err);
+    k = compile(SRC_MM, "mm", "M=32 N=64 K=64", &c, &err);
+    CHECK(k == NULL);
+    CHECK_CONTAINS(ts_buf_str(&err), "needs 12288 bytes of shared memory per block, more than the 8192 bytes sm_80 allows");
+    CHECK_CONTAINS(ts_buf_str(&err), "'As' shared float16[32, 64]: 4096 bytes at offset 0");
+    CHECK_CONTAINS(ts_buf_str(&err), "'Bs' shared float16[64, 64]: 8192 bytes at offset 4096");
+    ts_buf_free(&err);
+}
+
+int main(void) {
+    test_two_phases();
+    test_pipeline_epilogue();
+    test_padding_and_limit();
+    ts_arena_free(&A);
+    return test_done();
+}
