@@ -290,7 +290,10 @@ struct IrStmt {
             int *order, *stage, norder;     /* per-statement order/stage lists */
         } for_;
         struct { IrExpr *cond; IrStmt *then, *else_; } if_;
-        struct { IrExpr *cond; IrStmt *body; } while_;
+        /* acquire (set by partition_threads in kernels that wait on other
+         * blocks): after the loop, each thread sees what the blocks it
+         * waited for wrote before their flag (CUDA: a __threadfence()) */
+        struct { IrExpr *cond; IrStmt *body; bool acquire; } while_;
         struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; } store;
         struct { IrVar *var; IrExpr *value; } let;
         struct { IrBuffer *buf; } alloc;

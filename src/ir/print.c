@@ -449,7 +449,7 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
     case IR_S_WHILE:
         ts_buf_puts(b, "while ");
         put_expr(p, s->while_.cond);
-        ts_buf_puts(b, ":\n");
+        ts_buf_puts(b, s->while_.acquire ? ": # acquire\n" : ":\n");
         put_body(p, s->while_.body, ind + 1);
         return;
     case IR_S_BREAK: ts_buf_puts(b, "break"); break;

@@ -550,6 +550,84 @@ static IrStmt *partition_nest(Part *p, IrStmt *s) {
 
 static bool shares_memory(const IrBuffer *b) { return b && !is_private(b); }
 
+/* ---- loops that wait on other blocks ---------------------------------------------
+ *
+ * In a kernel whose blocks wait for each other (IrKernel.may_block), a while
+ * loop whose condition reads global memory polls a flag another block
+ * sets.  Two decisions are the IR's:
+ *
+ *  - acquire (IrStmt.while_.acquire): after such a loop each thread must
+ *    see what the awaited block wrote before its flag (the printer spells
+ *    it as a fence after the loop); set on every such loop, wherever it is;
+ *  - in uniform code with more than one thread, the threads must leave
+ *    together (each reading the flag itself could see it change between
+ *    two threads' reads, and the block would split): one thread reads it
+ *    into a shared word and everyone decides on that word:
+ *
+ *        wait_flag = alloc_shared int32[1]
+ *        while true:                           # acquire
+ *            for t in thread_range(1):
+ *                wait_flag[0] = int32(cond)
+ *            go = wait_flag[0]
+ *            if go == 0:
+ *                break
+ *            body
+ *
+ *    insert_sync then puts the barriers in (after the store, and before the
+ *    next iteration's store overwrites what the others read).
+ */
+
+static bool reads_global(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_LOAD && e->load.buf->scope == IR_SCOPE_GLOBAL;
+}
+
+static bool polls_global(const Part *p, const IrStmt *s) {
+    return p->k->may_block && s->kind == IR_S_WHILE && ir_expr_any(s->while_.cond, reads_global, NULL);
+}
+
+static IrStmt *flag_loop(IrMutator *m, Part *p, IrStmt *s) {
+    TsArena *a = p->a;
+    IrExpr *zero = ir_i32(a, 0);
+    IrBuffer *flag = ir_buffer(p->k, "wait_flag", TS_INT32, IR_SCOPE_SHARED, 1, (IrExpr *[]){ir_i32(a, 1)}, s->loc);
+    IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
+    al->alloc.buf = flag;
+    IrStmt *body = ir_seq(a);
+    body->loc = s->loc;
+    IrStmt *st = ir_store(a, flag, (IrExpr *[]){zero}, 1, ir_cast(a, TS_INT32, s->while_.cond));
+    st->loc = s->loc;
+    ir_seq_push(a, body, thread_range(p, "t", ir_i32(a, 1), st, s->loc));
+    IrVar *go = ir_var(p->k, "go", TS_INT32, IR_VAR_LET);
+    IrStmt *l = ir_stmt(a, IR_S_LET, s->loc);
+    l->let.var = go;
+    l->let.value = ir_load(a, flag, (IrExpr *[]){zero}, 1);
+    ir_seq_push(a, body, l);
+    IrStmt *stop = ir_stmt(a, IR_S_IF, s->loc);
+    stop->if_.cond = ir_bin(a, IR_EQ, ir_var_ref(a, go), zero);
+    stop->if_.then = ir_stmt(a, IR_S_BREAK, s->loc);
+    ir_seq_push(a, body, stop);
+    IrStmt *rest = ir_mutate_stmt(m, s->while_.body); /* the body is uniform code too */
+    if (rest) ir_seq_push(a, body, rest);
+    IrStmt *w = ir_stmt(a, IR_S_WHILE, s->loc);
+    w->while_.cond = ir_int(a, 1, TS_BOOL);
+    w->while_.body = body;
+    w->while_.acquire = true;
+    IrStmt *out = ir_seq(a);
+    out->loc = s->loc;
+    ir_seq_push(a, out, al);
+    ir_seq_push(a, out, w);
+    return out;
+}
+
+static IrStmt *acquire_post(IrMutator *m, IrStmt *s) {
+    Part *p = m->ctx;
+    if (!polls_global(p, s) || s->while_.acquire) return s;
+    IrStmt *c = TS_NEW(p->a, IrStmt);
+    *c = *s;
+    c->while_.acquire = true;
+    return c;
+}
+
 /* The rewrite of uniform code (see the essay); thread ranges are left alone
  * but for their T.Parallel loops. */
 static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
@@ -563,6 +641,7 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
     case IR_S_IF:
     case IR_S_WHILE:
         if (header_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), serialize(p, s), s->loc);
+        if (p->nt > 1 && polls_global(p, s)) return flag_loop(m, p, s);
         return NULL;
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
@@ -588,4 +667,8 @@ void ts_pass_partition_threads(TsPassCtx *cx) {
     } while (p.changed);
     IrMutator m = {.arena = cx->arena, .ctx = &p, .pre_stmt = part_pre};
     k->body = ir_mutate_stmt(&m, k->body);
+    if (k->may_block) {
+        IrMutator acq = {.arena = cx->arena, .ctx = &p, .post_stmt = acquire_post};
+        k->body = ir_mutate_stmt(&acq, k->body);
+    }
 }

@@ -29,9 +29,9 @@
  *
  * No uniformity analysis, thread guards or barrier placement happen here;
  * a T.Parallel loop outside a thread range is an internal error (the
- * passes did not run).  The one construct that keeps its own barriers is
- * the blocking kernels' flag loop (emit_while): thread 0 reads the flag and
- * broadcasts it through shared memory, so every thread leaves together.
+ * passes did not run).  Even the blocking kernels' flag loops are IR
+ * (partition_threads: one thread reads the flag into a shared word, the
+ * block decides on it; a while marked `acquire` prints a fence after it).
  *
  * Memory.  Shared buffers, and fragments layout inference left without a
  * layout, live in dynamic shared memory at the offsets (and with the row
@@ -54,14 +54,13 @@
  *
  * Blocking kernels (IrKernel.may_block: blocks that wait for each other
  * through global memory).  Global loads inside while loops are volatile,
- * and a __threadfence() follows a loop whose condition reads global
- * memory (acquire); global stores are volatile and preceded by
- * __threadfence() (release; and every barrier is a release too, so a
- * flag one thread stores after insert_sync's barrier follows the block's
- * data); a
- * uniform while loop whose condition reads global memory has thread 0
- * evaluate it and broadcast the answer through shared memory, so every
- * thread leaves the loop in the same iteration.  Such kernels need every
+ * and a __threadfence() follows a loop partition_threads marked acquire
+ * (its condition reads global memory); global stores are volatile and
+ * preceded by __threadfence() (release; and every barrier is a release
+ * too, so a flag one thread stores after insert_sync's barrier follows
+ * the block's data).  partition_threads also makes a uniform polling loop
+ * one thread's read broadcast through a shared word, so every thread
+ * leaves the loop in the same iteration.  Such kernels need every
  * block they wait on to be resident: the launch does not guarantee it.
  *
  * Tensor cores.  A T.gemm that tensor cores can run (op/gemm.c decides:
@@ -971,30 +970,6 @@ static CgBuf *find_buf(Cg *g, const IrBuffer *b, TsLoc loc) {
                b ? b->name : "?");
 }
 
-/* ---- analysis: what reads global memory (blocking kernels) ---------- */
-
-/* Does e read a global buffer? */
-static int expr_reads_global(const IrExpr *e) {
-    if (!e) return 0;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        if (e->load.buf->scope == IR_SCOPE_GLOBAL) return 1;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (expr_reads_global(e->load.idx[i])) return 1;
-        return 0;
-    case IR_E_BIN: return expr_reads_global(e->bin.a) || expr_reads_global(e->bin.b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_reads_global(e->un.a);
-    case IR_E_SELECT:
-        return expr_reads_global(e->sel.cond) || expr_reads_global(e->sel.a) ||
-               expr_reads_global(e->sel.b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_reads_global(e->call.args[i])) return 1;
-        return 0;
-    default: return 0;
-    }
-}
-
 /* ---- expressions: what the shared emitter leaves to this target ------------- */
 
 /* Thread indices, split out of the linear thread id (1: handled). */
@@ -1266,43 +1241,13 @@ static void emit_if(Cg *g, const IrStmt *s) {
 
 static void emit_while(Cg *g, const IrStmt *s) {
     g->while_depth++;
-    if (g->ctx == CTX_UNIFORM && g->k->may_block && !g->single && expr_reads_global(s->while_.cond)) {
-        /* thread 0 reads the flag, everyone gets its answer */
-        int id = g->uid++;
-        line_start(g);
-        out(g, "while (true) ");
-        out(g, "{\n");
-        g->ind++;
-        line_start(g);
-        out(g, "if (ts_tid == 0) ts_flag = (");
-        emit_expr(g, s->while_.cond);
-        out(g, ") ? 1 : 0;\n");
-        line_start(g);
-        out(g, "__syncthreads();\n");
-        line_start(g);
-        outf(g, "const int ts_c%d = ts_flag;\n", id);
-        line_start(g);
-        out(g, "__syncthreads();\n");
-        line_start(g);
-        outf(g, "if (!ts_c%d) break;\n", id);
-        line_start(g);
-        emit_block(g, s->while_.body);
-        out(g, "\n");
-        g->ind--;
-        line_start(g);
-        out(g, "}\n");
-        line_start(g);
-        out(g, "__threadfence(); /* acquire: see what the awaited block wrote */\n");
-        g->while_depth--;
-        return;
-    }
     line_start(g);
     out(g, "while (");
     emit_expr(g, s->while_.cond);
     out(g, ") ");
     emit_block(g, s->while_.body);
     out(g, "\n");
-    if (g->k->may_block && expr_reads_global(s->while_.cond)) {
+    if (s->while_.acquire) { /* partition_threads: the loop waited on another block */
         line_start(g);
         out(g, "__threadfence(); /* acquire: see what the awaited block wrote */\n");
     }
