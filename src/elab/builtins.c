@@ -10,6 +10,7 @@
  * TileLang function we do not support fails with file:line:col.
  */
 #include "elab/elab_int.h"
+#include "ir/layout.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -429,6 +430,65 @@ static int norm_dim(Elab *E, Value *v, int ndim, TsLoc loc, const char *fn) {
     return (int)d;
 }
 
+
+/* T.Pipelined(..., group=[[0, 1], [2], ...]): TileLang's groups of loop-body
+ * statements, with order= and stage= then giving one entry per group.  The
+ * lists are expanded to one entry per statement (a group's statements take
+ * its stage and keep their relative order at its place), the form the
+ * pipeline passes read; -1 entries (TileLang's warp-specialization marks)
+ * stay -1.  Groups must cover statements 0..n-1 exactly once. */
+static void expand_groups(Elab *E, IterSpec *it, Value *gv, TsLoc loc) {
+    int ng;
+    Value **groups = val_items(E, gv, &ng);
+    if (ng == 0) return;
+    if (it->norder && it->norder != ng)
+        elab_fail(E, TS_ERR_TYPE, loc,
+                  "T.Pipelined: group= has %d groups but order=/stage= have %d entries (one per group)", ng,
+                  it->norder);
+    int m = 0;
+    int *gsize = TS_NEWN(E->a, int, ng);
+    Value ***members = TS_NEWN(E->a, Value **, ng);
+    for (int g = 0; g < ng; g++) {
+        members[g] = val_items(E, groups[g], &gsize[g]);
+        m += gsize[g];
+    }
+    if (m == 0 || m > 4096) elab_fail(E, TS_ERR_TYPE, loc, "T.Pipelined: group= must list the loop body's statements");
+    int *of = TS_NEWN(E->a, int, m), *pos = TS_NEWN(E->a, int, m);
+    for (int i = 0; i < m; i++) of[i] = -1;
+    for (int g = 0; g < ng; g++)
+        for (int p = 0; p < gsize[g]; p++) {
+            int64_t x = val_to_int(E, members[g][p], loc, "a group= entry");
+            if (x < 0 || x >= m || of[x] >= 0)
+                elab_fail(E, TS_ERR_TYPE, loc,
+                          "T.Pipelined: group= must list each statement 0..%d once (statement %lld)", m - 1,
+                          (long long)x);
+            of[x] = g;
+            pos[x] = p;
+        }
+    if (!it->norder) return; /* groups alone change nothing */
+    int *order = it->order ? TS_NEWN(E->a, int, m) : NULL, *stage = it->stage ? TS_NEWN(E->a, int, m) : NULL;
+    for (int i = 0; i < m; i++) {
+        int g = of[i];
+        if (stage) stage[i] = it->stage[g];
+        if (!order) continue;
+        if (it->order[g] < 0) {
+            order[i] = -1;
+            continue;
+        }
+        /* rank of (group order, position) among all statements */
+        int r = 0;
+        for (int j = 0; j < m; j++) {
+            int h = of[j];
+            if (it->order[h] < 0) continue;
+            r += it->order[h] < it->order[g] || (it->order[h] == it->order[g] && h == g && pos[j] < pos[i]);
+        }
+        order[i] = r;
+    }
+    it->order = order;
+    it->stage = stage;
+    it->norder = m;
+}
+
 static Value *make_iter(Elab *E, Args *A, IrForKind kind) {
     IterSpec *it = TS_NEW(E->a, IterSpec);
     it->kind = kind;
@@ -493,11 +553,70 @@ static Value *make_iter(Elab *E, Args *A, IrForKind kind) {
             it->norder = n;
         }
         ignore_kw(A, "sync");
-        ignore_kw(A, "group");
+        Value *gv = arg(E, A, -1, "group");
+        if (gv && gv->kind != V_NONE) expand_groups(E, it, gv, A->loc);
     }
     if (kind == IR_FOR_SERIAL) ignore_kw(A, "annotations");
     check_args(E, A, kind == IR_FOR_PIPELINED ? 2 : 3);
     return v;
+}
+
+/* T.annotate_layout({b: layout}) for a shared buffer b: the physical
+ * layout overrides what layout inference would choose (IrBuffer.swizzle,
+ * swizzle_annotated).  tilelang.layout.make_swizzled_layout(b) (and its
+ * full/half/quarter-bank variants) is the CUDA target's XOR swizzle for the
+ * tile (ir_swizzle_for_tile; none where it does not apply); a def (or
+ * T.Layout(shape, def)) mapping the indices to physical indices is run
+ * once on placeholder variables and recognized by enumeration as
+ * row-major or an XOR swizzle of 16-byte chunks, the layouts the CUDA
+ * target addresses; another map is an error there (the C target ignores
+ * physical layouts: its results do not depend on them).  Layouts of
+ * fragments, and layout objects this compiler does not model, are
+ * ignored (layout inference decides those). */
+static void annotate_one(Elab *E, IrBuffer *b, Value *lv, TsLoc loc) {
+    if (b->scope != IR_SCOPE_SHARED || b->ndim < 1 || b->ndim > 8) return;
+    int64_t shape[8];
+    for (int d = 0; d < b->ndim; d++)
+        if (!ir_is_const_int(b->shape[d], &shape[d])) return;
+    Value *fn = lv->kind == V_FUNC ? lv : NULL;
+    if (lv->kind == V_ENUM && !strcmp(lv->s, "layout:fn")) fn = lv->items[0];
+    if (lv->kind == V_ENUM && !strcmp(lv->s, "layout:swizzled")) {
+        ir_swizzle_for_tile(ts_dtype_bits(b->dt), shape, b->ndim, &b->swizzle);
+        b->swizzle_annotated = 1;
+        return;
+    }
+    if (!fn) return;
+    Value *args[8];
+    IrVar *in[8];
+    for (int d = 0; d < b->ndim; d++) {
+        in[d] = ir_var(E->k, ts_sprintf(E->a, "i%d", d), TS_INT32, IR_VAR_LET);
+        args[d] = val_expr(E, ir_var_ref(E->a, in[d]), loc);
+    }
+    Value *r = call_value(E, fn, args, b->ndim, NULL, NULL, 0, loc);
+    int nphys = 1;
+    Value **items = &r;
+    if (r->kind == V_TUPLE || r->kind == V_LIST) {
+        nphys = r->n;
+        items = r->items;
+    }
+    IrExpr *phys[8];
+    int rc = nphys >= 1 && nphys <= 8 ? 0 : -1;
+    for (int j = 0; j < nphys && rc == 0; j++) phys[j] = val_to_expr(E, items[j], loc);
+    IrSwizzle z;
+    if (rc == 0) rc = ir_swizzle_match(in, shape, b->ndim, phys, nphys, &z);
+    /* a swizzle must move whole 16-byte chunks (vector copies stay whole) */
+    int64_t es = (ts_dtype_bits(b->dt) + 7) / 8;
+    if (rc == 1 && ((int64_t)1 << z.base) * es != 16) rc = -1;
+    if (rc < 0) {
+        if (E->caps && E->caps->sm > 0)
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                      "T.annotate_layout: the layout given for shared buffer '%s' is neither row-major nor an XOR "
+                      "swizzle of its 16-byte chunks, the layouts the CUDA target can address",
+                      b->name);
+        return;
+    }
+    b->swizzle = rc == 1 ? z : (IrSwizzle){IR_SWIZZLE_NONE, 0, 0, 0};
+    b->swizzle_annotated = 1;
 }
 
 static Value *minmax(Elab *E, Args *A, bool is_max) {
@@ -837,8 +956,17 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     }
     if (f->kind == V_MODULE) {
         if (!strncmp(f->s, "tilelang.layout", 15)) {
+            /* tilelang.layout.make_*swizzled_layout(buf): the CUDA target's
+             * swizzle for the tile (T.annotate_layout); others: a layout
+             * object this compiler does not read */
+            const char *dot = strrchr(f->s, '.');
+            const char *fn = dot ? dot + 1 : f->s;
             Value *v = val_new(E, V_ENUM, loc);
-            v->s = "layout";
+            v->s = !strcmp(fn, "make_swizzled_layout") || !strcmp(fn, "make_full_bank_swizzled_layout") ||
+                           !strcmp(fn, "make_half_bank_swizzled_layout") ||
+                           !strcmp(fn, "make_quarter_bank_swizzled_layout")
+                       ? "layout:swizzled"
+                       : "layout";
             return v;
         }
         Value *h = lookup_ns(E, NS_HOST, f->s, loc);
@@ -1259,21 +1387,31 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         return val_none(E, loc);
     }
     case B_USE_SWIZZLE: {
+        /* T.use_swizzle(panel_size, order="row", enable=True): remaps block
+         * indices for L2 locality on the GPU (pass rasterize: panels of
+         * panel_size rows of blocks, or of columns for any order other than
+         * "row", as TileLang's rasterization2DRow/Column); no effect on
+         * results.  enable=False: none. */
         Value *p = arg(E, A, 0, "panel_size");
-        ignore_kw(A, "order");
-        ignore_kw(A, "enable");
-        check_args(E, A, 2);
-        /* Remaps block indices for L2 locality on the GPU; no effect on results. */
-        E->k->swizzle_panel = p ? (int)val_to_int(E, p, loc, "panel_size") : 10;
+        Value *order = arg(E, A, 1, "order");
+        Value *en = arg(E, A, 2, "enable");
+        check_args(E, A, 3);
+        if (order && order->kind != V_STR && order->kind != V_NONE)
+            elab_fail(E, TS_ERR_TYPE, loc, "T.use_swizzle: order must be a string (\"row\" or \"col\")");
+        int64_t panel = p ? val_to_int(E, p, loc, "panel_size") : 10;
+        if (panel < 0 || panel > (1 << 20)) elab_fail(E, TS_ERR_TYPE, loc, "T.use_swizzle: panel_size %lld is out of range", (long long)panel);
+        bool on = !en || en->kind == V_NONE || val_to_int(E, en, loc, "enable") != 0;
+        E->k->swizzle_panel = on ? (int)panel : 0;
+        E->k->swizzle_col = on && order && order->kind == V_STR && strcmp(order->s, "row") != 0;
         return val_none(E, loc);
     }
     case B_ANNOTATE_LAYOUT: {
         Value *m = req(E, A, 0, "layout_map");
+        ignore_kw(A, "allow_reannotation");
         check_args(E, A, 1);
         if (m->kind != V_DICT) elab_fail(E, TS_ERR_TYPE, loc, "T.annotate_layout takes a dict {buffer: layout}");
         for (int i = 0; i < m->n; i += 2)
-            val_to_buffer(E, m->items[i], loc, "a T.annotate_layout key");
-        /* Layouts matter to the CUDA backend only; the C target keeps row-major. */
+            annotate_one(E, val_to_buffer(E, m->items[i], loc, "a T.annotate_layout key"), m->items[i + 1], loc);
         return val_none(E, loc);
     }
     case B_DYNAMIC:
@@ -1338,10 +1476,18 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     }
     case B_LAYOUT:
     case B_FRAGMENT: {
-        /* A user-defined layout: matters to the CUDA backend's layout
-         * inference only; the C target keeps buffers row-major. */
+        /* A user-defined layout: matters to the CUDA backend only; the C
+         * target keeps buffers row-major.  T.Layout(shape, fn) with a def
+         * keeps fn for T.annotate_layout (annotate_one). */
         Value *v = val_new(E, V_ENUM, loc);
         v->s = "layout";
+        Value *fn = id == B_LAYOUT && nargs >= 2 ? args[1] : NULL;
+        if (fn && fn->kind == V_FUNC) {
+            v->s = "layout:fn";
+            v->items = TS_NEWN(E->a, Value *, 1);
+            v->items[0] = fn;
+            v->n = 1;
+        }
         return v;
     }
     case B_NOOP_HINT: case B_NOOP_HINT2: case B_NOOP_HINT3: case B_NOOP_HINT4:

@@ -201,6 +201,7 @@ struct IrBuffer {
     int param;           /* kernel parameter index for global buffers, else -1 */
     IrLayout *layout;    /* fragment layout (CUDA backend) */
     IrSwizzle swizzle;   /* shared-memory swizzle */
+    int swizzle_annotated; /* 1: T.annotate_layout fixed `swizzle` (none included); passes keep it */
     int stages;          /* multi-buffering copies made by pipelining (1: none) */
     /* A global parameter without declared strides that the CUDA lowering
      * reads with vector copies: the kernel takes it as row-major compact
@@ -348,6 +349,7 @@ struct IrKernel {
     int next_id;              /* id counter for vars and buffers */
     /* Facts recorded by annotations, used by the CUDA backend. */
     int swizzle_panel;        /* T.use_swizzle(panel_size) or 0 */
+    bool swizzle_col;         /* T.use_swizzle(..., order="col"): panels of block columns */
     bool may_block;           /* waits on other blocks/ranks: run blocks as coroutines */
     bool index32;             /* every signed integer the kernel computes provably fits in int32
                                  (pass index_width): the CUDA target computes them in 32 bits */

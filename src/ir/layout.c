@@ -12,6 +12,7 @@
 #include "ir/layout.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- small IR builders ----------------------------------------------------- */
@@ -410,6 +411,14 @@ bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int n
         case IR_BITAND: *out = x & y; return true;
         case IR_BITOR: *out = x | y; return true;
         case IR_BITXOR: *out = x ^ y; return true;
+        case IR_SHL:
+            if (y < 0 || y > 62 || x < 0) return false;
+            *out = (int64_t)((uint64_t)x << y);
+            return true;
+        case IR_SHR:
+            if (y < 0 || y > 63) return false;
+            *out = x >> y;
+            return true;
         default: return false;
         }
     default: return false;
@@ -515,4 +524,90 @@ void ir_layout_describe(TsBuf *b, const IrLayout *l) {
         ts_buf_puts(b, ")");
         return;
     }
+}
+
+/* ---- shared-memory swizzles --------------------------------------------------------------- */
+
+static int log2_exact(int64_t x) {
+    int l = 0;
+    while (l < 62 && ((int64_t)1 << l) < x) l++;
+    return ((int64_t)1 << l) == x ? l : -1;
+}
+
+bool ir_swizzle_for_tile(int elem_bits, const int64_t *shape, int ndim, IrSwizzle *out) {
+    memset(out, 0, sizeof *out);
+    if (ndim < 2 || elem_bits < 8 || elem_bits > 128 || elem_bits % 8) return false;
+    int64_t es = elem_bits / 8, vec = 16 / es, cols = shape[ndim - 1], total = 1;
+    int m = log2_exact(vec), lg = log2_exact(cols);
+    if (m < 0 || lg < 0) return false;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] <= 0 || total > ((int64_t)1 << 40) / shape[d]) return false;
+        total *= shape[d];
+    }
+    /* rows of at least 32 bytes; whole 8-chunk groups (the XOR stays inside them) */
+    if (cols * es < 32 || total % (vec * 8)) return false;
+    out->kind = IR_SWIZZLE_XOR;
+    out->bits = 3;
+    out->base = m;
+    out->shift = cols * es >= 128 ? lg - m : 3;
+    return true;
+}
+
+static int64_t swizzle_apply(const IrSwizzle *z, int64_t o) {
+    if (z->kind != IR_SWIZZLE_XOR) return o;
+    return o ^ (((o >> (z->base + z->shift)) & ((1 << z->bits) - 1)) << z->base);
+}
+
+int ir_swizzle_match(IrVar *const *in, const int64_t *shape, int ndim, IrExpr *const *phys, int nphys,
+                     IrSwizzle *out) {
+    memset(out, 0, sizeof *out);
+    if (ndim < 1 || ndim > 8 || (nphys != 1 && nphys != ndim)) return -1;
+    int64_t total = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] <= 0 || total > ((int64_t)1 << 20) / shape[d]) return -1;
+        total *= shape[d];
+    }
+    int64_t *p = malloc(sizeof *p * (size_t)total);
+    uint8_t *seen = calloc((size_t)total, 1);
+    int rc = -1;
+    if (!p || !seen) goto done;
+    int64_t iv[8];
+    for (int64_t e = 0; e < total; e++) {
+        int64_t r = e;
+        for (int d = ndim - 1; d >= 0; d--) {
+            iv[d] = r % shape[d];
+            r /= shape[d];
+        }
+        int64_t off = 0, x;
+        for (int j = 0; j < nphys; j++) {
+            if (!ir_eval_int(phys[j], in, iv, ndim, &x)) goto done;
+            if (nphys > 1 && (x < 0 || x >= shape[j])) goto done;
+            off = nphys > 1 ? off * shape[j] + x : x;
+        }
+        if (off < 0 || off >= total || seen[off]) goto done; /* not a bijection of the tile */
+        seen[off] = 1;
+        p[e] = off;
+    }
+    /* row-major, or one of the XOR swizzles of chunks */
+    bool plain = true;
+    for (int64_t e = 0; e < total && plain; e++) plain = p[e] == e;
+    if (plain) {
+        rc = 0;
+        goto done;
+    }
+    for (int bits = 1; bits <= 3 && rc < 0; bits++)
+        for (int base = 0; base <= 4 && rc < 0; base++)
+            for (int shift = bits; shift <= 16 && rc < 0; shift++) {
+                IrSwizzle z = {IR_SWIZZLE_XOR, bits, base, shift};
+                bool ok = true;
+                for (int64_t e = 0; e < total && ok; e++) ok = p[e] == swizzle_apply(&z, e);
+                if (ok) {
+                    *out = z;
+                    rc = 1;
+                }
+            }
+done:
+    free(p);
+    free(seen);
+    return rc;
 }

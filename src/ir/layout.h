@@ -111,6 +111,25 @@ bool ir_layout_check(TsArena *a, const IrLayout *l, const char **why);
  * floats). */
 bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int n, int64_t *out);
 
+/* Shared-memory swizzles (IrSwizzle).  The XOR swizzle the CUDA target
+ * gives a shared tile of elem_bits-bit elements (its last dimension
+ * contiguous): 16-byte chunks XORed by the row, or by the 128-byte line for
+ * rows shorter than 128 bytes, so that 8 rows read at one column hit 8
+ * different bank groups (what ldmatrix and column reads need).  False
+ * (*out = none) where it does not apply: rows under 32 bytes, a row length
+ * not a power of two, a tile that is not whole groups of 8 chunks.  Used
+ * for layout inference's tensor-core operands and for
+ * T.annotate_layout(make_swizzled_layout(...)). */
+bool ir_swizzle_for_tile(int elem_bits, const int64_t *shape, int ndim, IrSwizzle *out);
+/* Which layout a user's index map is (T.annotate_layout with a function):
+ * phys[0..nphys) are the physical indices over placeholder vars in[0..ndim)
+ * (nphys == ndim: indices into the same shape; 1: a flat offset).  Every
+ * element is enumerated (tiles up to 2^20 elements): 0 if the map is
+ * row-major, 1 if it is an XOR swizzle (*out), -1 if it is neither (or not
+ * a bijection of the tile, or not evaluable). */
+int ir_swizzle_match(IrVar *const *in, const int64_t *shape, int ndim, IrExpr *const *phys, int nphys,
+                     IrSwizzle *out);
+
 /* One-line description for the IR printer and messages. */
 void ir_layout_describe(TsBuf *b, const IrLayout *l);
 

@@ -477,6 +477,7 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         if (buf->swizzle.kind == IR_SWIZZLE_XOR)
             ts_buf_printf(b, " swizzle(%d, %d, %d)", buf->swizzle.bits, buf->swizzle.base,
                           buf->swizzle.shift);
+        if (buf->swizzle_annotated) ts_buf_puts(b, " annotated");
         if (buf->row_pad) ts_buf_printf(b, " row_pad(%d)", buf->row_pad);
         if (buf->smem_bytes)
             ts_buf_printf(b, " smem[%lld, %lld)", (long long)buf->smem_offset,
@@ -639,7 +640,7 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
     ts_buf_puts(b, "\n");
     if (k->swizzle_panel) {
         ts_buf_indent(b, 1);
-        ts_buf_printf(b, "use_swizzle(%d)\n", k->swizzle_panel);
+        ts_buf_printf(b, "use_swizzle(%d%s)\n", k->swizzle_panel, k->swizzle_col ? ", col" : "");
     }
     if (k->may_block) {
         ts_buf_indent(b, 1);

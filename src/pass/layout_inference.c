@@ -1365,22 +1365,14 @@ static void swizzle_operand(Li *li, IrBuffer *b) {
 }
 
 static void apply_swizzle(Li *li, IrBuffer *b) {
-    if (!li->cx->caps->swizzle || b->scope != IR_SCOPE_SHARED || b->swizzle.kind != IR_SWIZZLE_NONE) return;
-    if (ts_dtype_bits(b->dt) != 16 || b->ndim < 2) return;
-    int64_t cols, total = 1, x;
-    if (!ir_is_const_int(b->shape[b->ndim - 1], &cols)) return;
-    for (int d = 0; d < b->ndim; d++) {
-        if (!ir_is_const_int(b->shape[d], &x)) return;
-        total *= x;
-    }
-    int64_t rowbytes = cols * 2;
-    if (rowbytes < 32 || (cols & (cols - 1)) || total % 64) return;
-    int lg = 0;
-    while ((1LL << lg) < cols) lg++;
-    b->swizzle.kind = IR_SWIZZLE_XOR;
-    b->swizzle.bits = 3;
-    b->swizzle.base = 3;                          /* 8 16-bit elements: one 16-byte chunk */
-    b->swizzle.shift = rowbytes >= 128 ? lg - 3 : 3; /* key: the row, or the 128-byte line */
+    if (!li->cx->caps->swizzle || b->scope != IR_SCOPE_SHARED || b->swizzle.kind != IR_SWIZZLE_NONE ||
+        b->swizzle_annotated)
+        return; /* (T.annotate_layout's choice stands) */
+    if (ts_dtype_bits(b->dt) != 16 || b->ndim < 2 || b->ndim > 8) return;
+    int64_t shape[8];
+    for (int d = 0; d < b->ndim; d++)
+        if (!ir_is_const_int(b->shape[d], &shape[d])) return;
+    ir_swizzle_for_tile(16, shape, b->ndim, &b->swizzle); /* (none where it does not apply) */
 }
 
 static IrStmt *lower_all(Li *li, IrStmt *s) {
@@ -1766,6 +1758,7 @@ void ts_pass_shared_to_fragment(TsPassCtx *cx) {
         IrBuffer *b = k->buffers.v[i];
         int64_t e, total = 1;
         bool ok = b->scope == IR_SCOPE_SHARED && b->stages <= 1 && b->swizzle.kind == IR_SWIZZLE_NONE &&
+                  !b->swizzle_annotated &&
                   b->ndim >= 1 && b->ndim <= MAXNEST && !b->layout;
         for (int d = 0; ok && d < b->ndim; d++) {
             /* (tiles over 64 registers per thread are not taken: the product stops there) */

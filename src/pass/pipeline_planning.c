@@ -512,7 +512,7 @@ static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
     if (loop->for_.norder && loop->for_.norder != m)
         ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, loop->loc,
                    "T.Pipelined: the order/stage lists have %d entries but the loop body has %d statements "
-                   "(one entry per statement; group= is not supported)",
+                   "(one entry per statement; group= lists are expanded to that by the front end)",
                    loop->for_.norder, m);
 
     FreeCheck fc;
@@ -627,6 +627,7 @@ static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
         for (int d = 0; d < old->ndim; d++) shape[d + 1] = old->shape[d];
         IrBuffer *nu = ir_buffer(k, old->name, old->dt, old->scope, old->ndim + 1, shape, old->loc);
         nu->swizzle = old->swizzle;
+        nu->swizzle_annotated = old->swizzle_annotated;
         for (int b = 0; b < k->buffers.n; b++)
             if (k->buffers.v[b] == old) {
                 memmove(&k->buffers.v[b], &k->buffers.v[b + 1], sizeof(IrBuffer *) * (size_t)(k->buffers.n - b - 1));

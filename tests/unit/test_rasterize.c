@@ -2,7 +2,9 @@
  * test_rasterize.c — the rasterize pass (T.use_swizzle) renumbers a 2-D
  * grid's blocks by a bijection, for grids whose rows do and do not fill
  * the last panel, and leaves 1-D grids, one-panel grids and kernels
- * without use_swizzle alone.  The lets the pass writes are evaluated for
+ * without use_swizzle alone, in both orders (row: panels of block rows;
+ * col: of block columns); the order is compared block by block with the
+ * one TileLang documents.  The lets the pass writes are evaluated for
  * every raw block index and the (bx, by) they give must cover the grid
  * exactly once.
  */
@@ -16,7 +18,7 @@
 static TsArena A;
 
 /* A kernel with a gx x gy grid whose body is one let reading bx, by. */
-static IrKernel *grid_kernel(int64_t gx, int64_t gy, int panel) {
+static IrKernel *grid_kernel(int64_t gx, int64_t gy, int panel, bool col) {
     IrKernel *k = ir_kernel_new(&A, "k");
     k->ngrid = 2;
     k->grid[0] = ir_i32(&A, gx);
@@ -28,6 +30,7 @@ static IrKernel *grid_kernel(int64_t gx, int64_t gy, int panel) {
     }
     k->threads[0] = 128, k->threads[1] = k->threads[2] = 1;
     k->swizzle_panel = panel;
+    k->swizzle_col = col;
     k->body = ir_seq(&A);
     IrStmt *s = ir_stmt(&A, IR_S_LET, (TsLoc){0});
     s->let.var = ir_var(k, "use", TS_INT32, IR_VAR_LET);
@@ -61,8 +64,22 @@ static int64_t run_lets(const IrKernel *k, int64_t x, int64_t y) {
     return -1;
 }
 
-static void check_grid(int64_t gx, int64_t gy, int panel, int expect_change) {
-    IrKernel *k = grid_kernel(gx, gy, panel);
+/* The order TileLang documents for rasterization2DRow / rasterization2DColumn
+ * (tile-ai/tilelang src/tl_templates/cuda/threadblock_swizzle.h), written
+ * independently: linear block L = x + y * gx in panels of `panel` rows (or
+ * columns) of blocks, the last panel narrower, direction alternating. */
+static void reference(int64_t gx, int64_t gy, int64_t panel, bool col, int64_t x, int64_t y, int64_t *bx, int64_t *by) {
+    int64_t L = x + y * gx, other = col ? gy : gx, along = col ? gx : gy;
+    int64_t psize = panel * other, p = L / psize, off = L % psize;
+    int64_t width = (p + 1) * panel <= along ? panel : along - p * panel;
+    int64_t a = off / width, c = off % width + p * panel;
+    if (p & 1) a = other - 1 - a;
+    *bx = col ? c : a;
+    *by = col ? a : c;
+}
+
+static void check_grid(int64_t gx, int64_t gy, int panel, bool col, int expect_change) {
+    IrKernel *k = grid_kernel(gx, gy, panel, col);
     IrStmt *before = k->body;
     TsDiag d = {0};
     TsCaps caps = {0};
@@ -70,29 +87,40 @@ static void check_grid(int64_t gx, int64_t gy, int panel, int expect_change) {
     ts_pass_rasterize(&cx);
     CHECK_EQ_INT(expect_change, k->body != before);
     char *seen = calloc((size_t)(gx * gy), 1);
-    int bad = 0;
+    int bad = 0, off_ref = 0;
     for (int64_t y = 0; y < gy; y++)
         for (int64_t x = 0; x < gx; x++) {
             int64_t u = run_lets(k, x, y), bx = u % 1000, by = u / 1000;
             if (u < 0 || bx < 0 || bx >= gx || by < 0 || by >= gy || seen[by * gx + bx]++) bad++;
+            if (expect_change) {
+                int64_t rx, ry;
+                reference(gx, gy, panel, col, x, y, &rx, &ry);
+                off_ref += rx != bx || ry != by;
+            }
         }
-    if (bad) fprintf(stderr, "grid %lld x %lld panel %d: %d blocks missed or repeated\n", (long long)gx, (long long)gy,
-                     panel, bad);
+    if (bad || off_ref)
+        fprintf(stderr, "grid %lld x %lld panel %d %s: %d blocks missed or repeated, %d off TileLang's order\n",
+                (long long)gx, (long long)gy, panel, col ? "col" : "row", bad, off_ref);
     CHECK_EQ_INT(0, bad);
+    CHECK_EQ_INT(0, off_ref);
     free(seen);
     ts_buf_free(&d.msg);
 }
 
 int main(void) {
     ts_arena_init(&A);
-    check_grid(32, 32, 10, 1); /* 3 full panels and one of 2 rows */
-    check_grid(7, 23, 4, 1);
-    check_grid(5, 40, 10, 1);  /* panels fill exactly */
-    check_grid(64, 11, 10, 1);
-    check_grid(9, 10, 10, 0);  /* one panel: unchanged */
-    check_grid(9, 30, 0, 0);   /* no use_swizzle */
+    for (int col = 0; col < 2; col++) {
+        check_grid(32, 32, 10, col, 1); /* 3 full panels and one of 2 rows (columns) */
+        check_grid(7, 23, 4, col, 1);
+        check_grid(23, 7, 4, col, 1);
+        check_grid(5, 40, 10, col, !col); /* rows: panels fill exactly; columns: one panel */
+        check_grid(40, 5, 10, col, col);
+        check_grid(64, 11, 10, col, 1);
+        check_grid(9, 10, 10, col, 0);  /* one panel: unchanged */
+        check_grid(9, 30, 0, col, 0);   /* no use_swizzle */
+    }
     /* the raster order itself: block (0, 0), then down the first panel's column 0 */
-    IrKernel *k = grid_kernel(8, 16, 4);
+    IrKernel *k = grid_kernel(8, 16, 4, false);
     TsDiag d = {0};
     TsCaps caps = {0};
     TsPassCtx cx = {&d, &A, k, TS_TARGET_CUDA, &caps};
