@@ -13,7 +13,8 @@
  * counts known at compile time and at run time, below the number of
  * stages included (a trip count of 1 with 4 stages), partial tiles in M,
  * N and K, the vector path's run-time fallback (a K the 16-byte vectors do
- * not divide), order=/stage= annotations, FlashAttention (causal, so
+ * not divide), order=/stage= annotations (also per group= of statements,
+ * 1 to 4 stages), FlashAttention (causal, so
  * the trip count depends on the block), and the switches that turn vector
  * copies (synchronous copy loops fill the multi-buffered tiles) or
  * pipelines off.
@@ -149,6 +150,32 @@ static const char *SRC_GEMM = PRE
     "                        for i in T.serial(bm):\n"
     "                            acc[j] += Xs[i, j] * (rep + 1)\n"
     "                T.copy(acc, Y[rep, bx * bn])\n"
+    "    return main\n";
+
+/* TileLang's order=/stage= per statement and the same schedule given per
+ * group (group=): a stage depth sd (0..3: 1 to 4 stages) for the gemm,
+ * the copies in stage 0; mmord swaps the copies' order through groups. */
+static const char *SRC_GROUP = PRE
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def mmg(M, N, K, bm, bn, bk, sd, how):\n"
+    "    order, stage, group = [0, 1, 2], [0, 0, sd], None\n"
+    "    if how == 1:\n"
+    "        order, stage, group = [0, 1], [0, sd], [[0, 1], [2]]\n"
+    "    if how == 2:\n"
+    "        order, stage, group = [1, 0, 2], [0, 0, sd], [[0], [1], [2]]\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"), C: T.Tensor((M, N), \"float16\")):\n"
+    "        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):\n"
+    "            As = T.alloc_shared((bm, bk), \"float16\")\n"
+    "            Bs = T.alloc_shared((bk, bn), \"float16\")\n"
+    "            Cl = T.alloc_fragment((bm, bn), \"float32\")\n"
+    "            T.clear(Cl)\n"
+    "            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=sd + 1, order=order, stage=stage,\n"
+    "                                 group=group):\n"
+    "                T.copy(A[by * bm, k * bk], As)\n"
+    "                T.copy(B[k * bk, bx * bn], Bs)\n"
+    "                T.gemm(As, Bs, Cl)\n"
+    "            T.copy(Cl, C[by * bm, bx * bn])\n"
     "    return main\n";
 
 /* ---- compiling ------------------------------------------------------------------- */
@@ -639,6 +666,60 @@ static const char *read_file(const char *path) {
     return p;
 }
 
+/* order=/stage= lists per statement, and the same per group (group=),
+ * for 1 to 4 stages: the same schedule (same IR), right results, the
+ * expected shape; groups reordering the copies reorder the steady state. */
+static void test_groups(void) {
+    for (int sd = 0; sd <= 3; sd++) {
+        IrKernel *kk[3];
+        for (int how = 0; how < 3; how++) {
+            char defs[128];
+            snprintf(defs, sizeof defs, "M=50 N=40 K=72 bm=32 bn=32 bk=16 sd=%d how=%d", sd, how);
+            kk[how] = check_case(SRC_GROUP, "mmg", defs, NULL, 0);
+            if (!kk[how]) return;
+            Shape sh = shape_of(kk[how]);
+            const IrBuffer *as = buffer_named(kk[how], "As");
+            int64_t v = 0;
+            if (sd == 0) { /* one stage: no pipeline */
+                CHECK_EQ_INT(0, sh.steady_loops);
+                CHECK_EQ_INT(0, sh.commits_before);
+                CHECK(as && as->ndim == 2);
+            } else {
+                CHECK_EQ_INT(1, sh.steady_loops);
+                CHECK_EQ_INT(sd, sh.commits_before);
+                CHECK_EQ_INT(sd - 1, sh.wait);
+                CHECK(as && as->ndim == 3 && ir_is_const_int(as->shape[0], &v) && v == sd + 1);
+            }
+        }
+        TsBuf t0 = {0}, t1 = {0}, t2 = {0};
+        ir_print_kernel(&t0, kk[0]);
+        ir_print_kernel(&t1, kk[1]);
+        ir_print_kernel(&t2, kk[2]);
+        CHECK(!strcmp(ts_buf_str(&t0), ts_buf_str(&t1))); /* groups expand to the per-statement lists */
+        if (sd > 0) {
+            CHECK(strcmp(ts_buf_str(&t0), ts_buf_str(&t2)) != 0);
+            /* the steady state issues B's copy before A's */
+            const char *st = strstr(ts_buf_str(&t2), "for k in serial");
+            const char *a = st ? strstr(st, "(As[(k + ") : NULL, *b = st ? strstr(st, "(Bs[(k + ") : NULL;
+            CHECK(a && b && b < a);
+        }
+        ts_buf_free(&t0);
+        ts_buf_free(&t1);
+        ts_buf_free(&t2);
+    }
+    /* a group list that misses a statement */
+    TsCaps cc = cuda_caps();
+    CHECK(compile(PRE "@tilelang.jit\n"
+                      "def f(n):\n"
+                      "    @T.prim_func\n"
+                      "    def main(X: T.Tensor((n,), \"float32\")):\n"
+                      "        with T.Kernel(1, threads=32) as bx:\n"
+                      "            for k in T.Pipelined(4, num_stages=2, order=[0, 1], stage=[0, 1], group=[[0], [2]]):\n"
+                      "                X[k] = 1.0\n"
+                      "    return main\n",
+                  "f", "n=8", TS_TARGET_CUDA, &cc, NULL, NULL) == NULL);
+}
+
 /* A loop starting at 1 inside an outer loop, trip counts 0 to 4. */
 static void test_nested(void) {
     static const char *ms[] = {"M=16", "M=20", "M=40", "M=80"};
@@ -767,6 +848,7 @@ int main(void) {
     test_split_mutations();
     test_dtypes();
     test_annotated();
+    test_groups();
     test_switches();
     test_ws_annotations();
     test_divergent();
