@@ -50,76 +50,51 @@
 typedef TS_VEC(const IrBuffer *) BufVec; /* a list of buffers */
 
 /* Buffers that async vector copies in s write (appended to out). */
-static void async_dsts(const IrStmt *s, TsArena *a, BufVec *out) {
-    if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) async_dsts(s->seq.v[i], a, out);
-        return;
-    case IR_S_FOR: async_dsts(s->for_.body, a, out); return;
-    case IR_S_IF:
-        async_dsts(s->if_.then, a, out);
-        async_dsts(s->if_.else_, a, out);
-        return;
-    case IR_S_WHILE: async_dsts(s->while_.body, a, out); return;
-    case IR_S_VCOPY:
-        if (s->vcopy.async) ts_vec_push(a, *out, s->vcopy.dst);
-        return;
-    default: return;
-    }
+typedef struct Dsts {
+    TsArena *a;    /* where the list grows */
+    BufVec *out;   /* the list */
+    bool all;      /* every vector copy, not only the async ones */
+} Dsts;
+
+static bool dst_pre(IrVisitor *v, const IrStmt *s) {
+    Dsts *d = v->ctx;
+    if (s->kind == IR_S_VCOPY && (d->all || s->vcopy.async)) ts_vec_push(d->a, *d->out, s->vcopy.dst);
+    return true;
 }
 
-static bool expr_loads(const IrExpr *e, const IrBuffer *b) {
-    if (!e) return false;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        if (e->load.buf == b) return true;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (expr_loads(e->load.idx[i], b)) return true;
-        return false;
-    case IR_E_BIN: return expr_loads(e->bin.a, b) || expr_loads(e->bin.b, b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_loads(e->un.a, b);
-    case IR_E_SELECT: return expr_loads(e->sel.cond, b) || expr_loads(e->sel.a, b) || expr_loads(e->sel.b, b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_loads(e->call.args[i], b)) return true;
-        return false;
-    default: return false;
-    }
+static void vcopy_dsts_of(const IrStmt *s, TsArena *a, BufVec *out, bool all) {
+    Dsts d = {a, out, all};
+    IrVisitor v = {.ctx = &d, .pre_stmt = dst_pre};
+    ir_visit_stmt(&v, s);
 }
 
-/* Does lowered s read b (loads, kept tile ops' regions, vector-copy sources)? */
+static void async_dsts(const IrStmt *s, TsArena *a, BufVec *out) { vcopy_dsts_of(s, a, out, false); }
+
+/* Does lowered s read b: loads, kept tile ops' regions (any of them: a
+ * region written counts too), vector-copy sources, printed buffers (the
+ * target of a store or atomic add does not count)? */
+typedef struct Reads {
+    const IrBuffer *buf; /* the buffer looked for */
+    bool found;          /* read somewhere */
+} Reads;
+
+static void reads_access(IrVisitor *v, const IrAccess *acc) {
+    Reads *r = v->ctx;
+    if (acc->buf != r->buf) return;
+    const IrStmt *s = v->frame ? v->frame->s : NULL;
+    bool target = !acc->e && !acc->region && s && (s->kind == IR_S_STORE || s->kind == IR_S_ATOMIC_ADD);
+    if (acc->region || (!target && (acc->rw & IR_ACC_READ))) r->found = v->stop = true;
+}
+
 static bool reads(const IrStmt *s, const IrBuffer *b) {
-    if (!s) return false;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (reads(s->seq.v[i], b)) return true;
-        return false;
-    case IR_S_FOR:
-        return expr_loads(s->for_.min, b) || expr_loads(s->for_.extent, b) || reads(s->for_.body, b);
-    case IR_S_IF: return expr_loads(s->if_.cond, b) || reads(s->if_.then, b) || reads(s->if_.else_, b);
-    case IR_S_WHILE: return expr_loads(s->while_.cond, b) || reads(s->while_.body, b);
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD:
-        for (int i = 0; i < s->store.nidx; i++)
-            if (expr_loads(s->store.idx[i], b)) return true;
-        return expr_loads(s->store.value, b);
-    case IR_S_LET: return expr_loads(s->let.value, b);
-    case IR_S_EVAL: return expr_loads(s->eval.e, b);
-    case IR_S_PRINT: return s->print.buf == b || expr_loads(s->print.value, b);
-    case IR_S_TILEOP:
-        for (int i = 0; i < s->op->nr; i++)
-            if (s->op->r[i].buf == b) return true;
-        return false;
-    case IR_S_VCOPY: return s->vcopy.src == b;
-    default: return false;
-    }
+    Reads r = {b, false};
+    IrVisitor v = {.ctx = &r, .access = reads_access};
+    ir_visit_stmt(&v, s);
+    return r.found;
 }
 
 typedef struct Inj {
     TsPassCtx *cx; /* the pass's context (arena, kernel, diagnostics) */
-    int planned;   /* > 0 inside the body of a planned loop */
     int nfrag;     /* split gemms so far (their ids are 1 .. nfrag) */
 } Inj;
 
@@ -420,118 +395,109 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
 
 /* ---- copies before a pipeline, made asynchronous -------------------------------- */
 
-static bool expr_mem(const IrExpr *e) {
-    if (!e) return false;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        if (e->load.buf->scope != IR_SCOPE_LOCAL && e->load.buf->scope != IR_SCOPE_VAR) return true;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (expr_mem(e->load.idx[i])) return true;
-        return false;
-    case IR_E_BIN: return expr_mem(e->bin.a) || expr_mem(e->bin.b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_mem(e->un.a);
-    case IR_E_SELECT: return expr_mem(e->sel.cond) || expr_mem(e->sel.a) || expr_mem(e->sel.b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_mem(e->call.args[i])) return true;
-        return false;
-    default: return false;
+/* A load of shared or global memory (anything but registers). */
+static bool mem_node(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_LOAD && e->load.buf->scope != IR_SCOPE_LOCAL && e->load.buf->scope != IR_SCOPE_VAR;
+}
+
+static bool expr_mem(const IrExpr *e) { return e && ir_expr_any(e, mem_node, NULL); }
+
+/* A statement that is not register-only on its own (its children are
+ * looked at separately): one touching shared/global memory, a tile op,
+ * copy, wait or loop other than for/if. */
+static bool not_regs_node(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    switch (s->kind) {
+    case IR_S_SEQ: return false;
+    case IR_S_FOR: return expr_mem(s->for_.min) || expr_mem(s->for_.extent);
+    case IR_S_IF: return expr_mem(s->if_.cond);
+    case IR_S_STORE:
+        if (s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR) return true;
+        for (int i = 0; i < s->store.nidx; i++)
+            if (expr_mem(s->store.idx[i])) return true;
+        return expr_mem(s->store.value);
+    case IR_S_LET: return expr_mem(s->let.value);
+    case IR_S_ALLOC: case IR_S_BARRIER: return false;
+    default: return true;
     }
 }
 
 /* s touches registers only (no shared/global memory, tile op, copy, wait
  * or barrier other than the provisional ones insert_sync places again). */
-static bool regs_only(const IrStmt *s) {
-    if (!s) return true;
+static bool regs_only(const IrStmt *s) { return !s || !ir_stmt_any(s, not_regs_node, NULL); }
+
+/* A statement that breaks the shape of sync_tile_copy: anything but
+ * sequences (of at least one copy, barriers directly in them), serial /
+ * unrolled / thread-range loops with register-only bounds, and
+ * synchronous global -> shared vector copies of 4, 8 or 16 bytes with a
+ * register-only predicate. */
+static bool not_tile_copy_node(IrVisitor *v, const IrStmt *s, bool *bad) {
     switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (!regs_only(s->seq.v[i])) return false;
+    case IR_S_SEQ: {
+        int copies = 0;
+        for (int i = 0; i < s->seq.n; i++) copies += s->seq.v[i]->kind != IR_S_BARRIER;
+        *bad |= copies == 0;
         return true;
-    case IR_S_FOR: return !expr_mem(s->for_.min) && !expr_mem(s->for_.extent) && regs_only(s->for_.body);
-    case IR_S_IF: return !expr_mem(s->if_.cond) && regs_only(s->if_.then) && regs_only(s->if_.else_);
-    case IR_S_STORE:
-        if (s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR) return false;
-        for (int i = 0; i < s->store.nidx; i++)
-            if (expr_mem(s->store.idx[i])) return false;
-        return !expr_mem(s->store.value);
-    case IR_S_LET: return !expr_mem(s->let.value);
-    case IR_S_ALLOC: case IR_S_BARRIER: return true;
-    default: return false;
     }
+    case IR_S_BARRIER: *bad |= !v->frame->up || v->frame->up->s->kind != IR_S_SEQ; return true;
+    case IR_S_FOR:
+        *bad |= !(s->for_.kind == IR_FOR_THREAD || s->for_.kind == IR_FOR_UNROLL || s->for_.kind == IR_FOR_SERIAL) ||
+                expr_mem(s->for_.min) || expr_mem(s->for_.extent);
+        return true;
+    case IR_S_VCOPY: {
+        int bytes = s->vcopy.lanes * ts_dtype_info(s->vcopy.dst->dt)->bits / 8;
+        *bad |= !(!s->vcopy.async && s->vcopy.src->scope == IR_SCOPE_GLOBAL && s->vcopy.dst->scope == IR_SCOPE_SHARED &&
+                  s->vcopy.dst->dt == s->vcopy.src->dt && (bytes == 4 || bytes == 8 || bytes == 16) &&
+                  !(s->vcopy.pred && expr_mem(s->vcopy.pred)));
+        return true;
+    }
+    default: *bad = true; return true;
+    }
+}
+
+typedef struct Shape {
+    bool bad;   /* a statement off the shape */
+    int copies; /* vector copies seen */
+} Shape;
+
+static bool tile_copy_pre(IrVisitor *v, const IrStmt *s) {
+    Shape *sh = v->ctx;
+    not_tile_copy_node(v, s, &sh->bad);
+    sh->copies += s->kind == IR_S_VCOPY;
+    if (sh->bad) v->stop = true;
+    return true;
 }
 
 /* s is thread-range loops around synchronous global -> shared vector copies
- * of 4, 8 or 16 bytes (what cp.async moves) and nothing else. */
+ * of 4, 8 or 16 bytes (what cp.async moves) and nothing else (the copy
+ * lowering's provisional barriers around them are placed again by
+ * insert_sync). */
 static bool sync_tile_copy(const IrStmt *s) {
-    if (!s) return false;
-    switch (s->kind) {
-    case IR_S_SEQ: { /* the copy lowering's provisional barriers around it are placed again by insert_sync */
-        int copies = 0;
-        for (int i = 0; i < s->seq.n; i++) {
-            if (s->seq.v[i]->kind == IR_S_BARRIER) continue;
-            if (!sync_tile_copy(s->seq.v[i])) return false;
-            copies++;
-        }
-        return copies > 0;
-    }
-    case IR_S_FOR:
-        return (s->for_.kind == IR_FOR_THREAD || s->for_.kind == IR_FOR_UNROLL || s->for_.kind == IR_FOR_SERIAL) &&
-               !expr_mem(s->for_.min) && !expr_mem(s->for_.extent) && sync_tile_copy(s->for_.body);
-    case IR_S_VCOPY: {
-        int bytes = s->vcopy.lanes * ts_dtype_info(s->vcopy.dst->dt)->bits / 8;
-        return !s->vcopy.async && s->vcopy.src->scope == IR_SCOPE_GLOBAL && s->vcopy.dst->scope == IR_SCOPE_SHARED &&
-               s->vcopy.dst->dt == s->vcopy.src->dt && (bytes == 4 || bytes == 8 || bytes == 16) &&
-               !(s->vcopy.pred && expr_mem(s->vcopy.pred));
-    }
-    default: return false;
-    }
+    if (!s || s->kind == IR_S_BARRIER) return false;
+    Shape sh = {false, 0};
+    IrVisitor v = {.ctx = &sh, .pre_stmt = tile_copy_pre};
+    ir_visit_stmt(&v, s);
+    return !sh.bad && sh.copies > 0;
 }
 
-/* A copy of s with its vector copies made asynchronous. */
-static IrStmt *make_async(TsArena *a, const IrStmt *s) {
-    IrStmt *r = ir_stmt(a, s->kind, s->loc);
-    *r = *s;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        r->seq.v = NULL;
-        r->seq.n = r->seq.cap = 0;
-        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, make_async(a, s->seq.v[i]));
-        return r;
-    case IR_S_FOR: r->for_.body = make_async(a, s->for_.body); return r;
-    case IR_S_VCOPY: r->vcopy.async = 1; return r;
-    default: return r;
-    }
+/* A copy of s with its vector copies made asynchronous (the shared
+ * rewriter, deep-copying). */
+static IrStmt *async_post(IrMutator *m, IrStmt *s) {
+    (void)m;
+    if (s->kind == IR_S_VCOPY) s->vcopy.async = 1; /* s is a fresh copy */
+    return s;
 }
 
-static void vcopy_dsts(const IrStmt *s, TsArena *a, BufVec *out) {
-    if (!s) return;
-    if (s->kind == IR_S_SEQ)
-        for (int i = 0; i < s->seq.n; i++) vcopy_dsts(s->seq.v[i], a, out);
-    else if (s->kind == IR_S_FOR) vcopy_dsts(s->for_.body, a, out);
-    else if (s->kind == IR_S_VCOPY) ts_vec_push(a, *out, s->vcopy.dst);
+static IrStmt *make_async(TsArena *a, IrStmt *s) {
+    IrMutator m = {.arena = a, .post_stmt = async_post, .copy = true};
+    return ir_mutate_stmt(&m, s);
 }
+
+static void vcopy_dsts(const IrStmt *s, TsArena *a, BufVec *out) { vcopy_dsts_of(s, a, out, true); }
 
 /* Does s write b (stores, vector copies, kept tile ops)? */
-static bool writes(const IrStmt *s, const IrBuffer *b) {
-    if (!s) return false;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (writes(s->seq.v[i], b)) return true;
-        return false;
-    case IR_S_FOR: return writes(s->for_.body, b);
-    case IR_S_IF: return writes(s->if_.then, b) || writes(s->if_.else_, b);
-    case IR_S_WHILE: return writes(s->while_.body, b);
-    case IR_S_STORE: case IR_S_ATOMIC_ADD: return s->store.buf == b;
-    case IR_S_VCOPY: return s->vcopy.dst == b;
-    case IR_S_TILEOP:
-        for (int i = 0; i < s->op->nr; i++)
-            if (s->op->r[i].buf == b && (ir_tileop_region_rw(s->op, i) & IR_ACC_WRITE)) return true;
-        return false;
-    default: return false;
-    }
-}
+static bool writes(const IrStmt *s, const IrBuffer *b) { return (ir_stmt_access_rw(s, b, 0) & IR_ACC_WRITE) != 0; }
 
 /*
  * In seq (before expansion), the statements right before the planned loop
@@ -572,76 +538,52 @@ static void prefetch_before(Inj *ij, IrStmt *seq, int li) {
     }
 }
 
-static IrStmt *inject(Inj *ij, IrStmt *s) {
-    if (!s) return NULL;
-    TsArena *a = ij->cx->arena;
+static bool planned(const IrStmt *s) {
+    return s->kind == IR_S_FOR && s->for_.kind == IR_FOR_PIPELINED && s->for_.stage && s->for_.norder;
+}
+
+/* The shared rewriter, bottom-up: a planned loop directly in a sequence is
+ * expanded by the sequence (after prefetch_before looked at it and the
+ * statements before it), one elsewhere by itself. */
+static IrStmt *inject_post(IrMutator *m, IrStmt *s) {
+    Inj *ij = m->ctx;
+    TsArena *a = m->arena;
     switch (s->kind) {
     case IR_S_SEQ: {
         IrStmt *r = NULL;
         for (int i = 0; i < s->seq.n; i++) {
-            const IrStmt *c0 = s->seq.v[i];
-            if (c0->kind == IR_S_FOR && c0->for_.kind == IR_FOR_PIPELINED && c0->for_.stage && c0->for_.norder) {
-                if (!r) { /* a copy of the sequence: earlier statements may become async */
-                    r = ir_seq(a);
-                    r->loc = s->loc;
-                    for (int j = 0; j < i; j++) ir_seq_push(a, r, s->seq.v[j]);
-                }
-                ir_seq_push(a, r, (IrStmt *)c0);
-                prefetch_before(ij, r, r->seq.n - 1);
-                r->seq.n--;
-            }
-            IrStmt *c = inject(ij, s->seq.v[i]);
-            if (c != s->seq.v[i] && !r) {
+            if (!planned(s->seq.v[i])) continue;
+            if (!r) { /* a copy of the sequence: earlier statements may become async */
                 r = ir_seq(a);
                 r->loc = s->loc;
-                for (int j = 0; j < i; j++) ir_seq_push(a, r, s->seq.v[j]);
+                for (int j = 0; j < s->seq.n; j++) ir_seq_push(a, r, s->seq.v[j]);
             }
-            if (r) ir_seq_push(a, r, c);
+            prefetch_before(ij, r, i);
+            r->seq.v[i] = expand(ij, r->seq.v[i]);
         }
         return r ? r : s;
     }
     case IR_S_FOR: {
-        int planned = s->for_.kind == IR_FOR_PIPELINED && s->for_.stage && s->for_.norder;
-        ij->planned += planned;
-        IrStmt *body = inject(ij, s->for_.body);
-        ij->planned -= planned;
-        IrStmt *r = s;
-        if (body != s->for_.body) {
-            r = ir_stmt(a, IR_S_FOR, s->loc);
-            *r = *s;
-            r->for_.body = body;
-        }
-        if (r->for_.kind == IR_FOR_PIPELINED && r->for_.stage && r->for_.norder) return expand(ij, r);
-        return r;
-    }
-    case IR_S_IF: {
-        IrStmt *t = inject(ij, s->if_.then), *e = inject(ij, s->if_.else_);
-        if (t == s->if_.then && e == s->if_.else_) return s;
-        IrStmt *r = ir_stmt(a, IR_S_IF, s->loc);
-        *r = *s;
-        r->if_.then = t;
-        r->if_.else_ = e;
-        return r;
-    }
-    case IR_S_WHILE: {
-        IrStmt *body = inject(ij, s->while_.body);
-        if (body == s->while_.body) return s;
-        IrStmt *r = ir_stmt(a, IR_S_WHILE, s->loc);
-        *r = *s;
-        r->while_.body = body;
-        return r;
+        const IrWalkFrame *up = m->frame->up;
+        if (planned(s) && !(up && up->s->kind == IR_S_SEQ)) return expand(ij, s);
+        return s;
     }
     case IR_S_VCOPY:
         /* an async copy outside a pipeline would have no wait */
-        if (s->vcopy.async && !ij->planned)
-            ts_fail_at(ij->cx->diag, TS_ERR_INTERNAL, s->loc,
-                       "inject_pipeline: an async copy into '%s' outside a planned pipeline", s->vcopy.dst->name);
+        if (s->vcopy.async) {
+            bool in = false;
+            for (const IrWalkFrame *f = m->frame->up; f && !in; f = f->up) in = planned(f->s);
+            if (!in)
+                ts_fail_at(ij->cx->diag, TS_ERR_INTERNAL, s->loc,
+                           "inject_pipeline: an async copy into '%s' outside a planned pipeline", s->vcopy.dst->name);
+        }
         return s;
     default: return s;
     }
 }
 
 void ts_pass_inject_pipeline(TsPassCtx *cx) {
-    Inj ij = {cx, 0, 0};
-    cx->k->body = inject(&ij, cx->k->body);
+    Inj ij = {cx, 0};
+    IrMutator m = {.arena = cx->arena, .ctx = &ij, .post_stmt = inject_post};
+    cx->k->body = ir_mutate_stmt(&m, cx->k->body);
 }

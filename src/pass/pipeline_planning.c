@@ -47,6 +47,7 @@
  */
 #include <string.h>
 
+#include "ir/walk.h"
 #include "op/op.h"
 #include "pass/pass.h"
 
@@ -61,197 +62,55 @@ typedef struct Repl {
 typedef struct Planner {
     TsPassCtx *cx;     /* the pass's context */
     TS_VEC(Repl) repl; /* every buffer replaced so far */
-    int divergent;     /* > 0: under thread-dependent control flow (no pipeline there:
-                          its barriers need every thread) */
+    bool divergent;    /* the loop being planned is under thread-dependent control flow
+                          (no pipeline there: its barriers need every thread) */
 } Planner;
 
 /* May e differ between the threads of a block (a thread index, a load of
  * a per-thread buffer)?  Conservative enough for loop and branch guards. */
-static bool varies(const IrExpr *e) {
-    if (!e) return false;
-    switch (e->kind) {
-    case IR_E_VAR: return e->var->kind == IR_VAR_THREAD_IDX;
-    case IR_E_LOAD:
-        if (e->load.buf->scope == IR_SCOPE_LOCAL || e->load.buf->scope == IR_SCOPE_VAR ||
-            e->load.buf->scope == IR_SCOPE_FRAGMENT)
-            return true;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (varies(e->load.idx[i])) return true;
-        return false;
-    case IR_E_BIN: return varies(e->bin.a) || varies(e->bin.b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return varies(e->un.a);
-    case IR_E_SELECT: return varies(e->sel.cond) || varies(e->sel.a) || varies(e->sel.b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (varies(e->call.args[i])) return true;
-        return false;
-    default: return false;
-    }
+static bool varying_node(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    if (e->kind == IR_E_VAR) return e->var->kind == IR_VAR_THREAD_IDX;
+    return e->kind == IR_E_LOAD && (e->load.buf->scope == IR_SCOPE_LOCAL || e->load.buf->scope == IR_SCOPE_VAR ||
+                                    e->load.buf->scope == IR_SCOPE_FRAGMENT);
 }
 
-/* ---- who touches what -------------------------------------------------------- */
+static bool varies(const IrExpr *e) { return e && ir_expr_any(e, varying_node, NULL); }
 
-/* Does e load b?  (b NULL: any buffer other than a private one.) */
-static bool expr_loads(const IrExpr *e, const IrBuffer *b) {
-    if (!e) return false;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        if (e->load.buf == b) return true;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (expr_loads(e->load.idx[i], b)) return true;
-        return false;
-    case IR_E_BIN: return expr_loads(e->bin.a, b) || expr_loads(e->bin.b, b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_loads(e->un.a, b);
-    case IR_E_SELECT: return expr_loads(e->sel.cond, b) || expr_loads(e->sel.a, b) || expr_loads(e->sel.b, b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_loads(e->call.args[i], b)) return true;
-        return false;
-    default: return false;
-    }
-}
-
-static bool region_exprs_load(const IrRegion *r, const IrBuffer *b) {
-    for (int d = 0; d < r->ndim; d++)
-        if (expr_loads(r->start[d], b) || expr_loads(r->extent[d], b)) return true;
-    return false;
-}
-
-/* Is region i of op written (1) or only read (0)? */
-static bool op_writes_region(const IrTileOp *op, int i) {
-    switch (op->kind) {
-    case TS_OP_COPY: return i == 1;
-    case TS_OP_FILL: return i == 0;
-    case TS_OP_GEMM: return i == 2;
-    case TS_OP_REDUCE: case TS_OP_CUMSUM: return i == 1;
-    case TS_OP_ATOMIC_ADD: return i == 0;
-    default: return true;
-    }
-}
+/* ---- who touches what (the shared walker's accesses) ------------------------- */
 
 /* What s does to b: *rd set if it reads it, *wr if it writes it. */
 static void stmt_access(const IrStmt *s, const IrBuffer *b, bool *rd, bool *wr) {
-    if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) stmt_access(s->seq.v[i], b, rd, wr);
-        return;
-    case IR_S_FOR:
-        *rd |= expr_loads(s->for_.min, b) || expr_loads(s->for_.extent, b);
-        stmt_access(s->for_.body, b, rd, wr);
-        return;
-    case IR_S_IF:
-        *rd |= expr_loads(s->if_.cond, b);
-        stmt_access(s->if_.then, b, rd, wr);
-        stmt_access(s->if_.else_, b, rd, wr);
-        return;
-    case IR_S_WHILE:
-        *rd |= expr_loads(s->while_.cond, b);
-        stmt_access(s->while_.body, b, rd, wr);
-        return;
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD:
-        if (s->store.buf == b) {
-            *wr = true;
-            if (s->kind == IR_S_ATOMIC_ADD) *rd = true;
-        }
-        for (int i = 0; i < s->store.nidx; i++) *rd |= expr_loads(s->store.idx[i], b);
-        *rd |= expr_loads(s->store.value, b);
-        return;
-    case IR_S_LET: *rd |= expr_loads(s->let.value, b); return;
-    case IR_S_EVAL: *rd |= expr_loads(s->eval.e, b); return;
-    case IR_S_PRINT:
-        *rd |= s->print.buf == b || expr_loads(s->print.value, b);
-        return;
-    case IR_S_TILEOP:
-        for (int i = 0; i < s->op->nr; i++) {
-            const IrRegion *r = &s->op->r[i];
-            *rd |= region_exprs_load(r, b);
-            if (r->buf != b) continue;
-            if (op_writes_region(s->op, i)) {
-                *wr = true;
-                /* accumulating or partial writes read too */
-                if (s->op->kind != TS_OP_COPY && s->op->kind != TS_OP_FILL) *rd = true;
-            } else {
-                *rd = true;
-            }
-        }
-        *rd |= expr_loads(s->op->value, b);
-        return;
-    case IR_S_VCOPY:
-        if (s->vcopy.dst == b) *wr = true;
-        if (s->vcopy.src == b) *rd = true;
-        for (int i = 0; i < s->vcopy.ndi; i++) *rd |= expr_loads(s->vcopy.didx[i], b);
-        for (int i = 0; i < s->vcopy.nsi; i++) *rd |= expr_loads(s->vcopy.sidx[i], b);
-        *rd |= expr_loads(s->vcopy.pred, b);
-        return;
-    default: return;
-    }
-}
-
-static bool touches(const IrStmt *s, const IrBuffer *b) {
-    bool rd = false, wr = false;
-    stmt_access(s, b, &rd, &wr);
-    return rd || wr;
+    int rw = ir_stmt_access_rw(s, b, 0);
+    *rd |= (rw & IR_ACC_READ) != 0;
+    *wr |= (rw & IR_ACC_WRITE) != 0;
 }
 
 /* Does s (outside `skip`) touch b? */
+typedef struct Outside {
+    const IrStmt *skip;  /* the subtree not looked at */
+    const IrBuffer *buf; /* the buffer looked for */
+    bool found;          /* an access to it was seen */
+} Outside;
+
+static bool outside_pre(IrVisitor *v, const IrStmt *s) { return s != ((Outside *)v->ctx)->skip; }
+
+static void outside_access(IrVisitor *v, const IrAccess *acc) {
+    Outside *o = v->ctx;
+    if (acc->buf == o->buf) o->found = v->stop = true;
+}
+
 static bool touches_outside(const IrStmt *s, const IrStmt *skip, const IrBuffer *b) {
-    if (!s || s == skip) return false;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (touches_outside(s->seq.v[i], skip, b)) return true;
-        return false;
-    case IR_S_FOR:
-        return expr_loads(s->for_.min, b) || expr_loads(s->for_.extent, b) ||
-               touches_outside(s->for_.body, skip, b);
-    case IR_S_IF:
-        return expr_loads(s->if_.cond, b) || touches_outside(s->if_.then, skip, b) ||
-               touches_outside(s->if_.else_, skip, b);
-    case IR_S_WHILE: return expr_loads(s->while_.cond, b) || touches_outside(s->while_.body, skip, b);
-    default: return touches(s, b);
-    }
+    Outside o = {skip, b, false};
+    IrVisitor v = {.ctx = &o, .pre_stmt = outside_pre, .access = outside_access};
+    ir_visit_stmt(&v, s);
+    return o.found;
 }
 
 /* Does s declare b (an IR_S_ALLOC anywhere inside)? */
-static bool allocates(const IrStmt *s, const IrBuffer *b) {
-    if (!s) return false;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (allocates(s->seq.v[i], b)) return true;
-        return false;
-    case IR_S_FOR: return allocates(s->for_.body, b);
-    case IR_S_IF: return allocates(s->if_.then, b) || allocates(s->if_.else_, b);
-    case IR_S_WHILE: return allocates(s->while_.body, b);
-    case IR_S_ALLOC: return s->alloc.buf == b;
-    default: return false;
-    }
-}
+static bool alloc_of(const IrStmt *s, void *b) { return s->kind == IR_S_ALLOC && s->alloc.buf == b; }
 
-/* Mark in `bound` (by var id) the vars that s binds (loops, lets). */
-static void mark_bound(const IrStmt *s, char *bound, int nid) {
-    if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) mark_bound(s->seq.v[i], bound, nid);
-        return;
-    case IR_S_FOR:
-        if (s->for_.var->id >= 0 && s->for_.var->id < nid) bound[s->for_.var->id] = 1;
-        mark_bound(s->for_.body, bound, nid);
-        return;
-    case IR_S_IF:
-        mark_bound(s->if_.then, bound, nid);
-        mark_bound(s->if_.else_, bound, nid);
-        return;
-    case IR_S_WHILE: mark_bound(s->while_.body, bound, nid); return;
-    case IR_S_LET:
-        if (s->let.var->id >= 0 && s->let.var->id < nid) bound[s->let.var->id] = 1;
-        return;
-    default: return;
-    }
-}
+static bool allocates(const IrStmt *s, const IrBuffer *b) { return ir_stmt_any(s, alloc_of, (void *)b); }
 
 typedef struct FreeCheck {
     const char *bound;          /* vars bound inside the loop body */
@@ -259,29 +118,28 @@ typedef struct FreeCheck {
     const IrStmt *body;         /* the loop body (loads of what it writes are refused) */
 } FreeCheck;
 
+/* Mark in `bound` (by var id) the vars that s binds (loops, lets). */
+static bool bind_mark(IrVisitor *v, const IrStmt *s) {
+    FreeCheck *fc = v->ctx;
+    const IrVar *x = s->kind == IR_S_FOR ? s->for_.var : s->kind == IR_S_LET ? s->let.var : NULL;
+    if (x && x->id >= 0 && x->id < fc->nid) ((char *)fc->bound)[x->id] = 1;
+    return true;
+}
+
+static void mark_bound(const IrStmt *s, FreeCheck *fc) {
+    IrVisitor v = {.ctx = fc, .pre_stmt = bind_mark};
+    ir_visit_stmt(&v, s);
+}
+
 /* Does e use a var bound inside the loop, or load memory the loop writes? */
+static bool loop_state_node(const IrExpr *e, void *ctx) {
+    const FreeCheck *fc = ctx;
+    if (e->kind == IR_E_VAR) return e->var->id >= 0 && e->var->id < fc->nid && fc->bound[e->var->id];
+    return e->kind == IR_E_LOAD && (ir_stmt_access_rw(fc->body, e->load.buf, 0) & IR_ACC_WRITE);
+}
+
 static bool uses_loop_state(const IrExpr *e, const FreeCheck *fc) {
-    if (!e) return false;
-    switch (e->kind) {
-    case IR_E_VAR: return e->var->id >= 0 && e->var->id < fc->nid && fc->bound[e->var->id];
-    case IR_E_LOAD: {
-        bool rd = false, wr = false;
-        stmt_access(fc->body, e->load.buf, &rd, &wr);
-        if (wr) return true;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (uses_loop_state(e->load.idx[i], fc)) return true;
-        return false;
-    }
-    case IR_E_BIN: return uses_loop_state(e->bin.a, fc) || uses_loop_state(e->bin.b, fc);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return uses_loop_state(e->un.a, fc);
-    case IR_E_SELECT:
-        return uses_loop_state(e->sel.cond, fc) || uses_loop_state(e->sel.a, fc) || uses_loop_state(e->sel.b, fc);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (uses_loop_state(e->call.args[i], fc)) return true;
-        return false;
-    default: return false;
-    }
+    return e && ir_expr_any(e, loop_state_node, (void *)fc);
 }
 
 /* Does region r cover the whole of its buffer? */
@@ -326,138 +184,74 @@ static const Repl *find_repl(const Planner *p, const IrBuffer *b) {
     return NULL;
 }
 
-static IrExpr *rw_expr(Planner *p, IrExpr *e);
-
-static IrExpr **rw_index(Planner *p, const Repl *r, IrExpr **idx, int n, int *nout) {
-    TsArena *a = p->cx->arena;
-    int off = r ? 1 : 0;
-    IrExpr **v = TS_NEWN(a, IrExpr *, n + off > 0 ? n + off : 1);
-    if (r) v[0] = r->slot;
-    for (int i = 0; i < n; i++) v[i + off] = rw_expr(p, idx[i]);
-    *nout = n + off;
+/* A copy of s with every replaced buffer's accesses rewritten (the slot
+ * index first; allocs of replaced buffers declare the new one): the
+ * shared rewriter, deep-copying (the loops planned are edited in place). */
+static IrExpr **with_slot(TsArena *a, const Repl *r, IrExpr **idx, int n, int *nout) {
+    IrExpr **v = TS_NEWN(a, IrExpr *, n + 1);
+    v[0] = r->slot;
+    for (int i = 0; i < n; i++) v[i + 1] = idx[i];
+    *nout = n + 1;
     return v;
 }
 
-static IrExpr *rw_expr(Planner *p, IrExpr *e) {
-    if (!e) return NULL;
-    TsArena *a = p->cx->arena;
-    IrExpr *r;
-    switch (e->kind) {
-    case IR_E_LOAD: {
-        const Repl *rp = find_repl(p, e->load.buf);
-        int n;
-        IrExpr **idx = rw_index(p, rp, e->load.idx, e->load.nidx, &n);
-        r = ir_load(a, rp ? rp->nu : e->load.buf, idx, n);
-        r->loc = e->loc;
-        return r;
-    }
-    case IR_E_BIN:
-    case IR_E_NEG:
-    case IR_E_NOT:
-    case IR_E_CAST:
-    case IR_E_SELECT:
-    case IR_E_CALL:
-        r = TS_NEW(a, IrExpr);
-        *r = *e;
-        if (e->kind == IR_E_BIN) {
-            r->bin.a = rw_expr(p, e->bin.a);
-            r->bin.b = rw_expr(p, e->bin.b);
-        } else if (e->kind == IR_E_SELECT) {
-            r->sel.cond = rw_expr(p, e->sel.cond);
-            r->sel.a = rw_expr(p, e->sel.a);
-            r->sel.b = rw_expr(p, e->sel.b);
-        } else if (e->kind == IR_E_CALL) {
-            r->call.args = TS_NEWN(a, IrExpr *, e->call.nargs > 0 ? e->call.nargs : 1);
-            for (int i = 0; i < e->call.nargs; i++) r->call.args[i] = rw_expr(p, e->call.args[i]);
-        } else {
-            r->un.a = rw_expr(p, e->un.a);
-        }
-        return r;
-    default: return e;
-    }
-}
-
-static IrRegion rw_region(Planner *p, const IrRegion *g) {
-    TsArena *a = p->cx->arena;
-    const Repl *rp = find_repl(p, g->buf);
-    IrRegion r;
+static IrExpr *rw_post_expr(IrMutator *m, IrExpr *e) {
+    Planner *p = m->ctx;
+    const Repl *rp = e->kind == IR_E_LOAD ? find_repl(p, e->load.buf) : NULL;
+    if (!rp) return e;
     int n;
-    r.buf = rp ? rp->nu : g->buf;
-    r.start = rw_index(p, rp, g->start, g->ndim, &n);
-    r.ndim = n;
-    if (rp) {
-        r.extent = TS_NEWN(a, IrExpr *, n);
-        r.extent[0] = ir_i32(a, 1);
-        for (int i = 0; i < g->ndim; i++) r.extent[i + 1] = rw_expr(p, g->extent[i]);
-    } else {
-        r.extent = rw_index(p, NULL, g->extent, g->ndim, &n);
-    }
+    IrExpr **idx = with_slot(m->arena, rp, e->load.idx, e->load.nidx, &n);
+    IrExpr *r = ir_load(m->arena, rp->nu, idx, n);
+    r->loc = e->loc;
     return r;
 }
 
-/* A copy of s with every replaced buffer's accesses rewritten (allocs of
- * replaced buffers declare the new one). */
-static IrStmt *rw_stmt(Planner *p, const IrStmt *s) {
-    if (!s) return NULL;
-    TsArena *a = p->cx->arena;
-    IrStmt *r = ir_stmt(a, s->kind, s->loc);
-    *r = *s;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        r->seq.v = NULL;
-        r->seq.n = r->seq.cap = 0;
-        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, rw_stmt(p, s->seq.v[i]));
-        break;
-    case IR_S_FOR:
-        r->for_.min = rw_expr(p, s->for_.min);
-        r->for_.extent = rw_expr(p, s->for_.extent);
-        r->for_.body = rw_stmt(p, s->for_.body);
-        break;
-    case IR_S_IF:
-        r->if_.cond = rw_expr(p, s->if_.cond);
-        r->if_.then = rw_stmt(p, s->if_.then);
-        r->if_.else_ = rw_stmt(p, s->if_.else_);
-        break;
-    case IR_S_WHILE:
-        r->while_.cond = rw_expr(p, s->while_.cond);
-        r->while_.body = rw_stmt(p, s->while_.body);
-        break;
+static IrStmt *rw_post_stmt(IrMutator *m, IrStmt *s) {
+    Planner *p = m->ctx;
+    TsArena *a = m->arena;
+    const Repl *rp, *rs;
+    switch (s->kind) { /* s is a fresh copy (m->copy) */
     case IR_S_STORE:
-    case IR_S_ATOMIC_ADD: {
-        const Repl *rp = find_repl(p, s->store.buf);
-        r->store.buf = rp ? rp->nu : s->store.buf;
-        r->store.idx = rw_index(p, rp, s->store.idx, s->store.nidx, &r->store.nidx);
-        r->store.value = rw_expr(p, s->store.value);
-        break;
+    case IR_S_ATOMIC_ADD:
+        if ((rp = find_repl(p, s->store.buf))) {
+            s->store.buf = rp->nu;
+            s->store.idx = with_slot(a, rp, s->store.idx, s->store.nidx, &s->store.nidx);
+        }
+        return s;
+    case IR_S_ALLOC:
+        if ((rp = find_repl(p, s->alloc.buf))) s->alloc.buf = rp->nu;
+        return s;
+    case IR_S_TILEOP:
+        for (int i = 0; i < s->op->nr; i++) {
+            IrRegion *g = &s->op->r[i];
+            if (!(rp = find_repl(p, g->buf))) continue;
+            int n;
+            IrExpr **ext = TS_NEWN(a, IrExpr *, g->ndim + 1);
+            ext[0] = ir_i32(a, 1);
+            for (int d = 0; d < g->ndim; d++) ext[d + 1] = g->extent[d];
+            g->buf = rp->nu;
+            g->start = with_slot(a, rp, g->start, g->ndim, &n);
+            g->extent = ext;
+            g->ndim = n;
+        }
+        return s;
+    case IR_S_VCOPY:
+        if ((rp = find_repl(p, s->vcopy.dst))) {
+            s->vcopy.dst = rp->nu;
+            s->vcopy.didx = with_slot(a, rp, s->vcopy.didx, s->vcopy.ndi, &s->vcopy.ndi);
+        }
+        if ((rs = find_repl(p, s->vcopy.src))) {
+            s->vcopy.src = rs->nu;
+            s->vcopy.sidx = with_slot(a, rs, s->vcopy.sidx, s->vcopy.nsi, &s->vcopy.nsi);
+        }
+        return s;
+    default: return s;
     }
-    case IR_S_LET: r->let.value = rw_expr(p, s->let.value); break;
-    case IR_S_EVAL: r->eval.e = rw_expr(p, s->eval.e); break;
-    case IR_S_PRINT: r->print.value = rw_expr(p, s->print.value); break;
-    case IR_S_ALLOC: {
-        const Repl *rp = find_repl(p, s->alloc.buf);
-        if (rp) r->alloc.buf = rp->nu;
-        break;
-    }
-    case IR_S_TILEOP: {
-        IrTileOp *op = TS_NEW(a, IrTileOp);
-        *op = *s->op;
-        for (int i = 0; i < op->nr; i++) op->r[i] = rw_region(p, &s->op->r[i]);
-        op->value = rw_expr(p, s->op->value);
-        r->op = op;
-        break;
-    }
-    case IR_S_VCOPY: {
-        const Repl *rd = find_repl(p, s->vcopy.dst), *rs = find_repl(p, s->vcopy.src);
-        if (rd) r->vcopy.dst = rd->nu;
-        if (rs) r->vcopy.src = rs->nu;
-        r->vcopy.didx = rw_index(p, rd, s->vcopy.didx, s->vcopy.ndi, &r->vcopy.ndi);
-        r->vcopy.sidx = rw_index(p, rs, s->vcopy.sidx, s->vcopy.nsi, &r->vcopy.nsi);
-        r->vcopy.pred = rw_expr(p, s->vcopy.pred);
-        break;
-    }
-    default: break;
-    }
-    return r;
+}
+
+static IrStmt *rw_stmt(Planner *p, IrStmt *s) {
+    IrMutator m = {.arena = p->cx->arena, .ctx = p, .post_expr = rw_post_expr, .post_stmt = rw_post_stmt, .copy = true};
+    return ir_mutate_stmt(&m, s);
 }
 
 /* ---- planning one loop ---------------------------------------------------------------- */
@@ -467,7 +261,7 @@ static void drop_plan(IrStmt *loop) {
     loop->for_.norder = 0;
 }
 
-/* Plan the pipelined loop `loop` (owned: a copy made by plan_stmt of
+/* Plan the pipelined loop `loop` (owned: a copy made by plan_post of
  * `orig`, the loop as it stands in the kernel body). */
 static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
     TsPassCtx *cx = p->cx;
@@ -516,11 +310,10 @@ static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
                    loop->for_.norder, m);
 
     FreeCheck fc;
-    char *bound = TS_NEWN(a, char, k->next_id > 0 ? k->next_id : 1);
-    mark_bound(body, bound, k->next_id);
-    fc.bound = bound;
+    fc.bound = TS_NEWN(a, char, k->next_id > 0 ? k->next_id : 1);
     fc.nid = k->next_id;
     fc.body = body;
+    mark_bound(body, &fc);
     bool *ahead = TS_NEWN(a, bool, m);
     int nahead = 0;
     for (int i = 0; i < m; i++) nahead += ahead[i] = may_run_ahead(k, orig, st, m, i, &fc);
@@ -646,70 +439,41 @@ static void plan_loop(Planner *p, IrStmt *loop, const IrStmt *orig) {
     loop->for_.norder = m;
 }
 
-/* Plan every pipelined loop under s, innermost first; returns s or its
- * replacement. */
-static IrStmt *plan_stmt(Planner *p, IrStmt *s) {
-    if (!s) return NULL;
-    TsArena *a = p->cx->arena;
-    switch (s->kind) {
-    case IR_S_SEQ: {
-        IrStmt *r = NULL;
-        for (int i = 0; i < s->seq.n; i++) {
-            IrStmt *c = plan_stmt(p, s->seq.v[i]);
-            if (c != s->seq.v[i] && !r) {
-                r = ir_seq(a);
-                r->loc = s->loc;
-                for (int j = 0; j < i; j++) ir_seq_push(a, r, s->seq.v[j]);
-            }
-            if (r) ir_seq_push(a, r, c);
-        }
-        return r ? r : s;
+/* Is the statement of frame f under thread-dependent control flow (an
+ * enclosing parallel, thread or vectorized loop, or a loop, branch or
+ * while whose header differs between threads)?  No pipeline there: its
+ * barriers need every thread. */
+static bool divergent(const IrWalkFrame *f) {
+    for (const IrWalkFrame *u = f ? f->up : NULL; u; u = u->up) {
+        const IrStmt *s = u->s;
+        if (s->kind == IR_S_FOR &&
+            (s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD || s->for_.kind == IR_FOR_VECTORIZED ||
+             varies(s->for_.min) || varies(s->for_.extent)))
+            return true;
+        if (s->kind == IR_S_IF && varies(s->if_.cond)) return true;
+        if (s->kind == IR_S_WHILE && varies(s->while_.cond)) return true;
     }
-    case IR_S_FOR: {
-        int div = s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD ||
-                  s->for_.kind == IR_FOR_VECTORIZED || varies(s->for_.min) || varies(s->for_.extent);
-        p->divergent += div;
-        IrStmt *body = plan_stmt(p, s->for_.body);
-        p->divergent -= div;
-        if (body == s->for_.body && s->for_.kind != IR_FOR_PIPELINED) return s;
-        IrStmt *r = ir_stmt(a, IR_S_FOR, s->loc);
-        *r = *s;
-        r->for_.body = body;
-        if (r->for_.kind == IR_FOR_PIPELINED) plan_loop(p, r, s);
-        return r;
-    }
-    case IR_S_IF: {
-        int div = varies(s->if_.cond);
-        p->divergent += div;
-        IrStmt *t = plan_stmt(p, s->if_.then), *e = plan_stmt(p, s->if_.else_);
-        p->divergent -= div;
-        if (t == s->if_.then && e == s->if_.else_) return s;
-        IrStmt *r = ir_stmt(a, IR_S_IF, s->loc);
-        *r = *s;
-        r->if_.then = t;
-        r->if_.else_ = e;
-        return r;
-    }
-    case IR_S_WHILE: {
-        int div = varies(s->while_.cond);
-        p->divergent += div;
-        IrStmt *body = plan_stmt(p, s->while_.body);
-        p->divergent -= div;
-        if (body == s->while_.body) return s;
-        IrStmt *r = ir_stmt(a, IR_S_WHILE, s->loc);
-        *r = *s;
-        r->while_.body = body;
-        return r;
-    }
-    default: return s;
-    }
+    return false;
+}
+
+/* Every pipelined loop, innermost first (the shared rewriter, bottom-up):
+ * planned on a copy of the loop as its body came back. */
+static IrStmt *plan_post(IrMutator *m, IrStmt *s) {
+    Planner *p = m->ctx;
+    if (s->kind != IR_S_FOR || s->for_.kind != IR_FOR_PIPELINED) return s;
+    IrStmt *r = ir_stmt(m->arena, IR_S_FOR, s->loc);
+    *r = *s;
+    p->divergent = divergent(m->frame);
+    plan_loop(p, r, m->frame->s);
+    return r;
 }
 
 void ts_pass_pipeline_planning(TsPassCtx *cx) {
     Planner p;
     memset(&p, 0, sizeof p);
     p.cx = cx;
-    cx->k->body = plan_stmt(&p, cx->k->body);
+    IrMutator m = {.arena = cx->arena, .ctx = &p, .post_stmt = plan_post};
+    cx->k->body = ir_mutate_stmt(&m, cx->k->body);
     /* the allocs of multi-buffered buffers declare the new ones */
     if (p.repl.n) cx->k->body = rw_stmt(&p, cx->k->body);
 }
