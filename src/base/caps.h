@@ -38,6 +38,8 @@ typedef struct TsCaps {
                        * fragments across the loop's barrier (inject_pipeline): 0 off, else
                        * bits TS_PREFETCH_* (TILESCALE_CUDA_PREFETCH=N; 0: off) */
     bool index32;     /* 32-bit integer arithmetic where proven to fit (TILESCALE_CUDA_INDEX32=0: off) */
+    bool smem_reuse;  /* plan_smem lets shared buffers with disjoint live ranges share bytes
+                       * (TILESCALE_CUDA_SMEM_REUSE=1: on; off until checked on a GPU) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless
                         * TsCompileOptions.check_bounds < 0; CUDA: only when > 0) */
 } TsCaps;

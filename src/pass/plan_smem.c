@@ -46,7 +46,10 @@
  *     barrier rule above, which does not depend on insert_sync's analysis.
  *     The typical gain is the epilogue's staging tile (FlashAttention's
  *     O_shared, a GEMM's C_shared) taking the place of the pipeline's
- *     tiles after the main loop.
+ *     tiles after the main loop.  Reuse is on with TsCaps.smem_reuse
+ *     (TILESCALE_CUDA_SMEM_REUSE=1) until it has been checked on a GPU;
+ *     without it the layout is the sequential one the code generator
+ *     used to make, byte for byte.
  *
  *  3. The limit: more bytes than the architecture allows a block
  *     (TsCaps.smem_max) is a user error naming every shared buffer, its
@@ -350,7 +353,7 @@ void ts_pass_plan_smem(TsPassCtx *cx) {
     for (P.cur = 0; P.cur < P.top.n; P.cur++) ir_visit_stmt(&acc, P.top.v[P.cur].s);
 
     int64_t plain = place(&P, false), total = plain;
-    if (P.slots.n > 1) {
+    if (P.slots.n > 1 && cx->caps->smem_reuse) {
         int64_t shared = place(&P, true);
         if (shared < plain) {
             total = shared;

@@ -1,6 +1,6 @@
 # ARGS: compile FILE --entry two --target cuda --dump-after plan_smem -D n=256 -D bn=128
-# ENV: TILESCALE_CUDA_ARCH=sm_90
-# plan_smem (issue 5): every shared buffer gets its bytes in the block's
+# ENV: TILESCALE_CUDA_ARCH=sm_90 TILESCALE_CUDA_SMEM_REUSE=1
+# plan_smem (issue 5; reuse on with TILESCALE_CUDA_SMEM_REUSE=1 until checked on a GPU): every shared buffer gets its bytes in the block's
 # dynamic shared memory, printed as smem[start, end) on its alloc, and the
 # total as shared_memory.  S1 is dead once P is written and S2 is first
 # written after that, so both take bytes [0, 512), and the pass adds the

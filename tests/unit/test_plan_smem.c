@@ -107,7 +107,7 @@ static TsCaps caps(bool swizzle, long long smem_max) {
     memset(&c, 0, sizeof c);
     snprintf(c.arch, sizeof c.arch, "sm_80");
     c.sm = 80;
-    c.mma = c.pad = c.vec = c.vec_cast = c.pipeline = c.layout = true;
+    c.mma = c.pad = c.vec = c.vec_cast = c.pipeline = c.layout = c.smem_reuse = true;
     c.swizzle = swizzle;
     c.smem_max = smem_max;
     return c;
