@@ -1149,13 +1149,10 @@ static void fail_layout(IrTInterp *x, const IrBuffer *b, const char *fmt, ...) T
 static void fail_layout(IrTInterp *x, const IrBuffer *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = ts_sprintf(x->a, "interp: fragment %s: ", b->name);
     TsBuf t = {0};
-    ts_buf_puts(&t, msg);
-    char tmp[512];
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    ts_buf_printf(&t, "interp: fragment %s: ", b->name);
+    ts_buf_vprintf(&t, fmt, ap); /* no fixed buffer: the message is never cut */
     va_end(ap);
-    ts_buf_puts(&t, tmp);
     const char *m = ts_strdup(x->a, ts_buf_str(&t));
     ts_buf_free(&t);
     rt_fail(x, b->loc, "%s", m);

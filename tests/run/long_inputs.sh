@@ -135,5 +135,8 @@ if [ -n "$lib" ] && "$tool" compile $ea >/dev/null 2>&1; then
   grep -q "^.entry tsk_kernel\|\.entry" "$d/ptx" || { head -5 "$d/ptx" | cut -c1-200; fail "TILESCALE_NVRTC with a long path: no PTX"; }
   TILESCALE_NVRTC="$deep/nope.so" "$tool" compile $ea >"$d/ptx" 2>&1 && fail "a missing TILESCALE_NVRTC accepted"
   grep -q "NVRTC not found (tried $deep/nope.so;" "$d/ptx" || { cut -c1-300 "$d/ptx"; fail "missing TILESCALE_NVRTC: name cut"; }
+  # an architecture name longer than its field is refused, never built for a cut copy (sm_90 + 40 zeros)
+  TILESCALE_CUDA_ARCH="sm_90$(printf '0%.0s' $(seq 40))" "$tool" compile $ea >"$d/ptx" 2>&1 && fail "a 45-character architecture accepted"
+  grep -q "not a CUDA architecture" "$d/ptx" || { cut -c1-300 "$d/ptx"; fail "long TILESCALE_CUDA_ARCH: no clear error"; }
 fi
 echo ok

@@ -402,8 +402,9 @@ unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch,
     char arch[24];
     snprintf(arch, sizeof arch, "%s", want_arch);
     unsigned char *img = NULL;
-    if (arch_number(arch) <= 0) {
-        ts_diag_add(d, (TsLoc){0}, "error", "'%s' is not a CUDA architecture (expected sm_XY, sm_XYa or compute_XY)", arch);
+    if (strlen(want_arch) >= sizeof arch || arch_number(arch) <= 0) {
+        ts_diag_add(d, (TsLoc){0}, "error", "'%s' is not a CUDA architecture (expected sm_XY, sm_XYa or compute_XY)",
+                    want_arch); /* the name as given, never the cut copy */
         d->status = TS_ERR_BUILD;
     } else {
         fit_arch(&n, arch, sizeof arch);
@@ -422,7 +423,8 @@ unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch,
 
 void ts_cuda_pick_arch(const char *want, char *arch, size_t n) {
     if (want && *want) {
-        snprintf(arch, n, "%s", want);
+        /* a name that does not fit is no architecture: say so rather than build for a cut copy */
+        snprintf(arch, n, "%s", strlen(want) < n ? want : "(a name too long)");
         return;
     }
     if (ts_cuda_device_arch(arch, n, NULL)) return;
@@ -533,8 +535,9 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
     double t0 = ts_now_ms();
     char arch[24];
     snprintf(arch, sizeof arch, "%s", want_arch);
-    if (arch_number(arch) <= 0)
-        build_fail(d, &b, TS_ERR_BUILD, "'%s' is not a CUDA architecture (expected sm_XY, sm_XYa or compute_XY)", arch);
+    if (strlen(want_arch) >= sizeof arch || arch_number(arch) <= 0) /* no real name is cut by the copy */
+        build_fail(d, &b, TS_ERR_BUILD, "'%s' is not a CUDA architecture (expected sm_XY, sm_XYa or compute_XY)",
+                   want_arch);
     if (ts_cache_dir(d, opt, &b.dir) != TS_OK) {
         build_free(&b);
         ts_rethrow(d, TS_ERR_IO);
