@@ -81,12 +81,14 @@ check "rms_norm_row 9x512 blk_m=2 (2 warps a row)" $RM --entry rms_norm_row -D M
 check "rms_norm_row 20x320 (shared fallback)" $RM --entry rms_norm_row -D M=20 -D N=320 $C
 check "rms_norm_row 2048x8192" $RM --entry rms_norm_row -D M=2048 -D N=8192 $C
 # converting vector copies (f16 -> f32 registers -> bf16; shared <-> global) and T.cumsum in registers
-CC=tests/golden/ir_cast_copy.py CS=tests/golden/ir_cumsum_regs.py
-check "cast_frag 40x136 f16->f32->bf16" $CC --entry cast_frag -D M=40 -D N=136 $C
-check "cast_mem 40x90 bf16->f32 (shared)" $CC --entry cast_mem -D M=40 -D N=90 -D sdt=bfloat16 -D ddt=float32 $C
-check "cast_mem 40x136 f32->f16 (shared)" $CC --entry cast_mem -D M=40 -D N=136 $C
-check "cumsum in registers 40x256" $CS --entry cumsum_rows -D M=40 -D N=256 $C
-check "cumsum in registers 33x64 reverse, into" $CS --entry cumsum_into -D M=33 -D N=64 -D reverse=True $C
+# (not CC/CS: CC is the C compiler the library starts, exported on the device; assigning it here
+# made every later --check-target c run use a .py file as its compiler)
+CASTK=tests/golden/ir_cast_copy.py CUMK=tests/golden/ir_cumsum_regs.py
+check "cast_frag 40x136 f16->f32->bf16" $CASTK --entry cast_frag -D M=40 -D N=136 $C
+check "cast_mem 40x90 bf16->f32 (shared)" $CASTK --entry cast_mem -D M=40 -D N=90 -D sdt=bfloat16 -D ddt=float32 $C
+check "cast_mem 40x136 f32->f16 (shared)" $CASTK --entry cast_mem -D M=40 -D N=136 $C
+check "cumsum in registers 40x256" $CUMK --entry cumsum_rows -D M=40 -D N=256 $C
+check "cumsum in registers 33x64 reverse, into" $CUMK --entry cumsum_into -D M=33 -D N=64 -D reverse=True $C
 check "softmax 200x96" $SM --entry softmax -D M=200 -D N=96 $C
 check "softmax 1000x1024 (64 KB smem)" $SM --entry softmax -D M=1000 -D N=1024 $C
 check "flashattn b1 h2 s128 d64" $FA --entry flashattn -D batch=1 -D heads=2 -D seq_len=128 -D dim=64 -D is_causal=False $C
