@@ -358,6 +358,8 @@ struct IrKernel {
                                  ex2.approx.ftz, float division by rcp.approx.ftz; subnormal
                                  results flushed to zero) */
     const char *layout_note;  /* why layout_inference left fragments in shared memory, or NULL */
+    int ptxas_reg_level;      /* layout_inference: the ptxas --register-usage-level the CUDA target
+                                 asks for (tensor-core loops in registers), 0 for ptxas's default */
     bool smem_planned;        /* plan_smem ran: IrBuffer.smem_offset/smem_bytes/row_pad are set */
     int64_t smem_bytes;       /* plan_smem: dynamic shared memory per block, bytes */
     IrVar *tid;               /* thread-level IR: the flat thread index (0 .. threads-1),

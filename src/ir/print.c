@@ -654,6 +654,10 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "fast_math\n");
     }
+    if (k->ptxas_reg_level) {
+        ts_buf_indent(b, 1);
+        ts_buf_printf(b, "ptxas_register_usage_level %d\n", k->ptxas_reg_level);
+    }
     if (k->smem_planned && k->smem_bytes) {
         ts_buf_indent(b, 1);
         ts_buf_printf(b, "shared_memory %lld bytes\n", (long long)k->smem_bytes);

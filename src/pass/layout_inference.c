@@ -1797,6 +1797,25 @@ static int pick_vec(const Li *li) {
     return 16 / eb;
 }
 
+/* Tensor-core loops in registers (an mma.sync gemm whose accumulator has
+ * its layout) ask ptxas to trade registers for its schedule.  At its
+ * default level ptxas picked, by heuristics that moved with unrelated
+ * changes of the source, either ~225 registers with each ldmatrix issued
+ * 10-45 instructions before its mma, or ~175 with the loads just in time:
+ * FlashAttention D128 causal 1.89 or 2.13 ms, non-causal 3.37 or 3.92 ms
+ * (H200, bench/RESULTS.md).  From level 7 on it took the first on every
+ * bench kernel (checked through NVRTC on the CPU: registers and
+ * load-to-mma distances, the GEMMs' unchanged).  The level is recorded on
+ * the kernel; the CUDA printer writes it where nvrtc.c reads it. */
+static bool note_reg_gemm(IrVisitor *v, const IrStmt *s) {
+    if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC &&
+        s->op->r[2].buf->layout) {
+        ((IrKernel *)v->ctx)->ptxas_reg_level = 8;
+        v->stop = true;
+    }
+    return true;
+}
+
 void ts_pass_layout_inference(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     Li li;
@@ -1856,4 +1875,6 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
     for (int i = 0; i < li.nswz; i++) apply_swizzle(&li, li.swz[i]);
     if (cx->caps->pipeline) body = prefetch(&li, body);
     k->body = body; /* the fragments, now unused, keep their layouts for the layout pictures */
+    IrVisitor v = {.ctx = k, .pre_stmt = note_reg_gemm};
+    ir_visit_stmt(&v, k->body);
 }

@@ -2379,20 +2379,8 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         if (*p != '*' && *p != '/') ts_buf_putn(o, p, 1);
     ts_buf_printf(o, "': %d threads, %lld bytes of dynamic shared memory.  Do not edit. */\n", g.nthreads,
                   (long long)smem);
-    /* Tensor-core loops in registers (layout inference's gemms) ask ptxas
-     * to trade registers for its schedule.  At its default level ptxas
-     * picked, by heuristics that moved with unrelated changes of the
-     * source, either ~225 registers with each ldmatrix issued 10-45
-     * instructions before its mma, or ~175 with the loads just in time:
-     * FlashAttention D128 causal 1.89 or 2.13 ms, non-causal 3.37 or 3.92
-     * ms (H200, bench/RESULTS.md).  From level 7 on it took the first on
-     * every bench kernel (checked through NVRTC on the CPU: registers and
-     * load-to-mma distances, the GEMMs' unchanged). */
-    for (int i = 0; i < g.mma_fns.n; i++)
-        if (g.mma_fns.v[i].creg) {
-            ts_buf_printf(o, "%s8 (tensor-core loops) */\n", TS_CUDA_PTXAS_LEVEL);
-            break;
-        }
+    if (k->ptxas_reg_level) /* decided by layout_inference (IrKernel.ptxas_reg_level) */
+        ts_buf_printf(o, "%s%d (tensor-core loops) */\n", TS_CUDA_PTXAS_LEVEL, k->ptxas_reg_level);
     for (int i = 0; prelude[i]; i++) ts_buf_puts(o, prelude[i]);
     if (ts_comm_used(k->body)) ts_cuda_comm_prelude(o);
     if (g.check) ts_buf_puts(o, check_prelude);
