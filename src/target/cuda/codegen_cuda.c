@@ -1586,14 +1586,12 @@ static void put_pack(Cg *g, const IrStmt *s, TsDType dt, const CvtSrc *c) {
     if (lanes == 4) out(g, ")");
 }
 
-/* A converting copy between a thread's registers and a global tensor
- * (emit_vcopy_reg's case): gb/gi the global side, rb/ri the registers. */
-static void emit_vcopy_reg_cvt(Cg *g, const IrStmt *s, const CgBuf *gb, IrExpr *const *gi, int ng, const CgBuf *rb,
-                               IrExpr *const *ri, int load) {
-    int lanes = s->vcopy.lanes, glast = gb->buf->ndim - 1;
-    TsDType gdt = gb->buf->dt, rdt = rb->buf->dt;
-    const char *st = storage_ctype(gdt), *vt = cvt_vtype(gdt, lanes);
-    int gbytes = lanes * (ts_dtype_bits(gdt) / 8);
+/* The opening of a register <-> global vector copy's block: the copy's
+ * predicate as ts_p and the global element it starts at as ts_g (the
+ * buffer's base when the predicate is false, so no address is formed out
+ * of bounds); the caller closes the block. */
+static void open_vcopy_global(Cg *g, const IrStmt *s, const CgBuf *gb, IrExpr *const *gi, int ng, const char *st,
+                              int load) {
     line_start(g);
     out(g, "{\n");
     g->ind++;
@@ -1606,6 +1604,17 @@ static void emit_vcopy_reg_cvt(Cg *g, const IrStmt *s, const CgBuf *gb, IrExpr *
     outf(g, "%s%s *const ts_g = ts_p ? %s + (", load ? "const " : "", st, gb->name);
     emit_index(g, gb, gi, ng, s->loc);
     outf(g, ") : %s;\n", gb->name);
+}
+
+/* A converting copy between a thread's registers and a global tensor
+ * (emit_vcopy_reg's case): gb/gi the global side, rb/ri the registers. */
+static void emit_vcopy_reg_cvt(Cg *g, const IrStmt *s, const CgBuf *gb, IrExpr *const *gi, int ng, const CgBuf *rb,
+                               IrExpr *const *ri, int load) {
+    int lanes = s->vcopy.lanes, glast = gb->buf->ndim - 1;
+    TsDType gdt = gb->buf->dt, rdt = rb->buf->dt;
+    const char *st = storage_ctype(gdt), *vt = cvt_vtype(gdt, lanes);
+    int gbytes = lanes * (ts_dtype_bits(gdt) / 8);
+    open_vcopy_global(g, s, gb, gi, ng, st, load);
     for (int path = vt ? 0 : 1; path < 2; path++) {
         if (path == 0 && !s->vcopy.aligned) {
             line_start(g);
@@ -1787,18 +1796,7 @@ static void emit_vcopy_reg(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf 
     else if (dt == TS_UINT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "uint4" : "uint2";
     int raw16 = !vt && ts_dtype_bits(dt) == 16 && (lanes == 2 || lanes == 4 || lanes == 8);
     if (raw16) vt = lanes == 8 ? "uint4" : lanes == 4 ? "uint2" : "ts_u32";
-    line_start(g);
-    out(g, "{\n");
-    g->ind++;
-    line_start(g);
-    out(g, "const bool ts_p = ");
-    if (s->vcopy.pred) emit_expr(g, s->vcopy.pred);
-    else out(g, "true");
-    out(g, ";\n");
-    line_start(g);
-    outf(g, "%s%s *const ts_g = ts_p ? %s + (", load ? "const " : "", st, gb->name);
-    emit_index(g, gb, gi, ng, s->loc);
-    outf(g, ") : %s;\n", gb->name);
+    open_vcopy_global(g, s, gb, gi, ng, st, load);
     int glast = gb->buf->ndim - 1;
     if (vt && s->vcopy.aligned) {
         /* proved contiguous and aligned by the lowering: the move alone */
