@@ -5,7 +5,7 @@
 set -u
 tool="${TILESCALE:-./build/tilescale}"
 d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
+trap 'umount "$d/tfs" 2>/dev/null; rm -rf "$d"' EXIT
 fails=0
 fail() { echo "FAILED: $*"; fails=$((fails + 1)); }
 cat >"$d/base.py" <<'PY'
@@ -89,6 +89,23 @@ ln -s new.npy "$d/dangling.npy"
 if [ "$(cat "$d/rc")" = 0 ]; then fail "a failed write exited 0"; fi
 grep -q 'cannot write' "$d/err" || { fail "write error message"; cat "$d/err"; }
 ls "$d"/big.npy* >/dev/null 2>&1 && fail "a partial output file was left behind"
+
+# C: a full disk (ENOSPC) on a 64 KiB tmpfs of our own where we may mount one
+# (root, as in CI): non-zero exit, the message names the error, no partial
+# file, and an older output at that path is left as it was (never data lost)
+mkdir -p "$d/tfs"
+if mount -t tmpfs -o size=64k tmpfs "$d/tfs" 2>/dev/null; then
+  printf 'older output' >"$d/tfs/c.npy"
+  "$tool" run $run -D M=256 -D N=256 --seed 1 --out C="$d/tfs/c.npy" >/dev/null 2>"$d/err"
+  rc=$?
+  [ $rc -ne 0 ] || fail "a write to a full disk exited 0"
+  grep -q 'cannot write.*No space left on device' "$d/err" || { fail "ENOSPC message"; cat "$d/err"; }
+  [ "$(cat "$d/tfs/c.npy")" = 'older output' ] || fail "the older output was lost on ENOSPC"
+  [ "$(ls "$d/tfs" | wc -l)" = 1 ] || { fail "a partial file was left on the full disk"; ls -la "$d/tfs"; }
+  umount "$d/tfs"
+else
+  echo "note: no tmpfs mount here (not root?): the ENOSPC case was not run"
+fi
 
 # A: extents stay 64-bit end to end (4294967360 was printed as 64, 2^40 as 0)
 "$tool" compile $run -D M=4294967360 -D N=1099511627776 >"$d/ir" 2>&1 || { fail "compile with 64-bit extents"; cat "$d/ir"; }
