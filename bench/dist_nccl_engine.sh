@@ -36,6 +36,12 @@ err() {
     fail=$((fail + 1)); echo "FAIL  $name (rc $rc, wanted '$want')"; echo "$out" | tail -8 | sed 's/^/      /'
   fi
 }
+# which libnccl the loader finds, and NCCL's own account of the communicator
+# (version, cuMem, P2P type: what decides whether it makes symmetric windows)
+echo "libnccl: $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libnccl.so.2$' | head -2 | tr '\n' ' ')LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV timeout 60 "$tool" launch -n 1 --timeout 50 -- "$tool" run $c --entry allreduce \
+  -D rows=24 -D cols=40 --check-against allreduce_ref --target cuda --timeout 20 2>&1 |
+  grep -iE 'NCCL version|cumem|P2P Type|Symmetric|NCCL_[A-Z_]+ set|symmetric window|window descriptor|^PASS' | cut -c1-230 | head -12
 ok "T.allreduce, 1 rank on the NCCL heap" 1 $c --entry allreduce -D rows=24 -D cols=40 --check-against allreduce_ref
 ok "tile copies, 1 rank" 1 $d/tile_copy.py --entry tile_copy -D M=40 -D N=48 -D BM=16 -D BN=16 --check-against tile_copy_ref
 ok "SUMMA 1x1" 1 $d/summa.py --entry summa -D q=1 -D BM=64 -D BN=64 -D BK=64 --check-against summa_ref

@@ -63,9 +63,20 @@
  * peer-base table filled from it, so the generated kernels stay as they
  * are.  The flat range is a second mapping (this rank's own slot aliases
  * its heap, which creation checks by writing through one address and
- * reading through the other); the rank itself keeps its own address.  Ranks outside this rank's LSA team (other nodes) have no such
- * address: they would need NCCL's GIN (device-initiated network puts),
- * which the emitter does not generate, so such a world is refused.
+ * reading through the other); the rank itself keeps its own address.
+ * Where NCCL's symmetric memory is off for the communicator (no cuMem,
+ * NCCL_WIN_ENABLE=0, no CUDA P2P between the node's GPUs) the "window" is
+ * NCCL's plain registration record, in host memory: creation refuses it by
+ * the pointer's memory type, with a message naming NCCL's conditions, and
+ * checks the descriptor's fields (world rank, LSA rank) against NCCL's
+ * host API besides.  Why not NCCL's device API in the generated code: its
+ * headers (nccl_device.h, 2.28.9) do not compile under NVRTC (libc
+ * headers, __host__ declarations refused in JIT mode, zero-length arrays
+ * and packed bit fields of the GIN part), and an LSA pointer is the same
+ * arithmetic on three fields, done here once.  Ranks outside this rank's
+ * LSA team (other nodes) have no such address: they would need NCCL's GIN
+ * (device-initiated network puts), which the emitter does not generate,
+ * so such a world is refused.
  *
  * The driver is loaded with dlopen ($TILESCALE_LIBCUDA, libcuda.so.1), as
  * target/cuda/cuda_drv.c does, so the library runs where CUDA is absent;
@@ -93,6 +104,8 @@ typedef struct CUipcMemHandle { char reserved[64]; } CUipcMemHandle; /* the driv
 #define CU_ATTR_SM_COUNT 16      /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
 #define CU_STREAM_NON_BLOCKING 1
 #define CU_PEER_ALREADY_ENABLED 704 /* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED */
+#define CU_PTR_MEMORY_TYPE 2     /* CU_POINTER_ATTRIBUTE_MEMORY_TYPE */
+#define CU_MEMTYPE_DEVICE 2      /* CU_MEMORYTYPE_DEVICE */
 #define LOCAL_MAXGPU 64             /* GPUs a local world spreads over, at most (one rank each) */
 
 /* The driver entry points this backend uses. */
@@ -121,6 +134,7 @@ typedef struct LDrv {
     CUresult (*can_peer)(int *, int, int);                                /* cuDeviceCanAccessPeer (optional) */
     CUresult (*p2p_attr)(int *, int, int, int);                           /* cuDeviceGetP2PAttribute (optional) */
     CUresult (*peer_enable)(void *, unsigned);                            /* cuCtxEnablePeerAccess (optional) */
+    CUresult (*ptr_attr)(void *, int, CUdeviceptr);                       /* cuPointerGetAttribute (optional) */
 } LDrv;
 
 /* The NCCL entry points of the nccl engine (nccl.h, nccl_device/core.h of
@@ -172,6 +186,7 @@ struct TsLocal {
     void *comm;        /* ncclComm_t */
     void *win;         /* ncclWindow_t of the heap */
     void *nccl_heap;   /* the heap, from ncclMemAlloc */
+    int nccl_version;  /* the loaded NCCL's ncclGetVersion code (22809 for 2.28.9) */
     CUresult (*memcpy_)(CUdeviceptr, CUdeviceptr, size_t); /* cuMemcpy (unified addresses) */
 };
 
@@ -210,6 +225,7 @@ static int load_driver(TsLocal *L) {
     *(void **)&L->v.can_peer = dlsym(L->dl, "cuDeviceCanAccessPeer");
     *(void **)&L->v.p2p_attr = dlsym(L->dl, "cuDeviceGetP2PAttribute");
     *(void **)&L->v.peer_enable = dlsym(L->dl, "cuCtxEnablePeerAccess");
+    *(void **)&L->v.ptr_attr = dlsym(L->dl, "cuPointerGetAttribute");
     return 1;
 }
 
@@ -253,6 +269,7 @@ static int load_nccl(TsLocal *L, TsBuf *why) {
             return 0;
         }
     L->nv.version(&v);
+    L->nccl_version = v;
     if (v < 22800) {
         ts_buf_printf(why, "the loaded NCCL is %d.%d: 2.28 or later is needed (its device API)", v / 10000, v / 100 % 100);
         return 0;
@@ -276,14 +293,71 @@ static int nccl_init(TsLocal *L, void **comm, int n, const unsigned char id[128]
     return f(comm, n, u, rank);
 }
 
-/* The window descriptor's head (nccl_device/impl/core__types.h, 2.28). */
+/* The window descriptor's head: struct ncclWindow_vidmem of
+ * nccl_device/impl/core__types.h, the same fields at the same offsets in
+ * 2.28.3, 2.28.7, 2.28.9 and 2.29 (later members, GIN's, not read). */
 typedef struct NWinHead {
-    void *win_host;       /* winHost */
-    char *lsa_flat_base;  /* lsaFlatBase: rank 0 of the LSA team's first byte */
-    int lsa_rank;         /* lsaRank */
-    int world_rank;       /* worldRank */
-    uint32_t stride4g;    /* stride4G: LSA ranks' slots, in 4 GiB units */
+    void *win_host;       /* winHost: NCCL's host-side record of the window */
+    char *lsa_flat_base;  /* lsaFlatBase: rank 0 of the LSA team's first byte of this window */
+    int lsa_rank;         /* lsaRank: this rank's index in its LSA team */
+    int world_rank;       /* worldRank: this rank in the communicator */
+    uint32_t stride4g;    /* stride4G: distance between LSA ranks' slots, in 4 GiB units */
 } NWinHead;
+
+/* NCCL's version code as text ("2.28.9"). */
+static const char *nccl_vstr(const TsLocal *L, char buf[32]) {
+    int v = L->nccl_version;
+    snprintf(buf, 32, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+    return buf;
+}
+
+/* Rank p's heap base from the window, the way NCCL's device API computes
+ * an LSA pointer (nccl_device/impl/core__funcs.h, ncclGetLsaPointer:
+ * lsaFlatBase + lsaRank(p) * stride4G * 4 GiB + offset; add4G). */
+static uint64_t lsa_slot(const NWinHead *h, int lsa_rank) {
+    return (uint64_t)(uintptr_t)h->lsa_flat_base + (((uint64_t)h->stride4g * (uint64_t)lsa_rank) << 32);
+}
+
+/* Reads the window descriptor NCCL gave for the heap into *h after making
+ * sure it is one.  ncclCommWindowRegister does not always make a symmetric
+ * window: when NCCL's symmetric memory is off for the communicator
+ * (comm->symmetricSupport: cuMem on, NCCL_WIN_ENABLE, CUDA P2P between the
+ * node's ranks; src/init.cc and src/dev_runtime.cc of 2.28) it hands back
+ * its plain buffer registration (struct ncclReg, host memory: begAddr,
+ * endAddr, localRefs, ...) in the ncclWindow_t.  Read as a descriptor that
+ * gave the H200's 13:24 and 14:06 failures ("LSA rank 1": localRefs; the
+ * "flat base" was the heap's end).  The descriptor lives in device memory
+ * (NCCL's shadow pool), the registration on the host: the pointer's memory
+ * type tells them apart, and the fields are checked besides. */
+static TsStatus nccl_window(TsWorld *w, NWinHead *h) {
+    TsLocal *L = w->local;
+    char vb[32];
+    int mt = 0;
+    CUresult cr = L->v.ptr_attr ? L->v.ptr_attr(&mt, CU_PTR_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)L->win) : CU_OK;
+    if (L->v.ptr_attr && (cr != CU_OK || mt != CU_MEMTYPE_DEVICE))
+        return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                             "world (ipc, NCCL): NCCL %s made no symmetric window of the heap: "
+                             "ncclCommWindowRegister gave back a plain buffer registration (host memory), which NCCL "
+                             "does when its symmetric memory is off for the communicator (it needs cuMem: "
+                             "NCCL_CUMEM_ENABLE unset or 1 on a GPU with virtual memory management; NCCL_WIN_ENABLE "
+                             "unset or 1; CUDA P2P between all ranks of the node); NCCL_DEBUG=INFO shows NCCL's view. "
+                             "Without TILESCALE_ENGINE=nccl the ipc backend uses CUDA IPC instead",
+                             nccl_vstr(L, vb));
+    if (!L->memcpy_ || (cr = L->memcpy_((CUdeviceptr)(uintptr_t)h, (CUdeviceptr)(uintptr_t)L->win, sizeof *h)) != CU_OK)
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): reading the window descriptor: %s",
+                             L->memcpy_ ? ename(L, cr) : "no cuMemcpy");
+    NTeam world = L->nv.team_world(L->comm), lsa = L->nv.team_lsa(L->comm);
+    int me_l = L->nv.rank_to_lsa(L->comm, world, w->self);
+    if (h->world_rank != w->self || h->lsa_rank != me_l || h->lsa_rank < 0 || h->lsa_rank >= lsa.nRanks ||
+        (void *)h->win_host == L->nccl_heap || !h->lsa_flat_base || (lsa.nRanks > 1 && !h->stride4g))
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
+                             "world (ipc, NCCL): the window descriptor NCCL %s gave is not laid out as this code reads "
+                             "it (struct ncclWindow_vidmem of 2.28): world rank %d (this is rank %d), LSA rank %d "
+                             "(NCCL says %d of %d), flat base %p, stride %u x 4 GiB",
+                             nccl_vstr(L, vb), h->world_rank, w->self, h->lsa_rank, me_l, lsa.nRanks,
+                             (void *)h->lsa_flat_base, (unsigned)h->stride4g);
+    return TS_OK;
+}
 
 TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]) {
     TsLocal *L = w->local;
@@ -304,45 +378,43 @@ TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]) {
     }
     if ((cr = L->v.memset8((CUdeviceptr)(uintptr_t)L->nccl_heap, 0, bytes)) != CU_OK)
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): clearing the heap: %s", ename(L, cr));
-    if ((r = L->nv.win_register(L->comm, L->nccl_heap, bytes, &L->win, NCCL_WIN_SYMMETRIC)) != 0) {
+    if ((r = L->nv.win_register(L->comm, L->nccl_heap, bytes, &L->win, NCCL_WIN_SYMMETRIC)) != 0 || !L->win) {
         L->win = NULL;
-        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): ncclCommWindowRegister: %s", nerr(L, r));
+        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): ncclCommWindowRegister: %s",
+                             r ? nerr(L, r) : "no window (NCCL has neither symmetric memory nor local registration "
+                                              "here: NCCL_WIN_ENABLE, NCCL_CUMEM_ENABLE, NCCL_LOCAL_REGISTER)");
     }
-    NWinHead h;
-    if (!L->memcpy_ || (cr = L->memcpy_((CUdeviceptr)(uintptr_t)&h, (CUdeviceptr)(uintptr_t)L->win, sizeof h)) != CU_OK)
-        return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): reading the window: %s",
-                             L->memcpy_ ? ename(L, cr) : "no cuMemcpy");
     NTeam world = L->nv.team_world(L->comm), lsa = L->nv.team_lsa(L->comm);
     if (lsa.nRanks != n)
         return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
                              "world (ipc, NCCL): rank %d reaches %d of the %d ranks by load and store (its LSA team: "
                              "one node); the others would need NCCL's GIN, which the generated code does not use yet",
                              w->self, lsa.nRanks, n);
+    NWinHead h;
+    if (nccl_window(w, &h)) return w->ctx->diag.status;
     /* the flat LSA range is a mapping of its own (rank p's heap at slot p),
      * not the address ncclMemAlloc gave: this rank keeps its own address,
      * peers are reached at their slots */
-    int me_l = L->nv.rank_to_lsa(L->comm, world, w->self);
-    if (me_l != h.lsa_rank)
-        return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
-                             "world (ipc, NCCL): the window descriptor is not laid out as this code reads it (NCCL "
-                             "2.28's): its LSA rank is %d, NCCL says %d", h.lsa_rank, me_l);
     for (int p = 0; p < n; p++) {
         int l = L->nv.rank_to_lsa(L->comm, world, p);
-        if (l < 0) return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "world (ipc, NCCL): rank %d is not in rank %d's LSA team", p, w->self);
-        uint64_t b = (uint64_t)(uintptr_t)h.lsa_flat_base + (((uint64_t)h.stride4g * (uint64_t)l) << 32);
-        w->base[p] = p == w->self ? L->nccl_heap : (void *)(uintptr_t)b;
+        if (l < 0 || l >= lsa.nRanks)
+            return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "world (ipc, NCCL): rank %d is not in rank %d's LSA team", p, w->self);
+        w->base[p] = p == w->self ? L->nccl_heap : (void *)(uintptr_t)lsa_slot(&h, l);
     }
     /* check the layout: a word written at our heap reads back at our slot */
-    uint64_t own = (uint64_t)(uintptr_t)h.lsa_flat_base + (((uint64_t)h.stride4g * (uint64_t)me_l) << 32);
+    uint64_t own = lsa_slot(&h, h.lsa_rank);
     unsigned long long mark = 0x5453436f6d6d4e43ull ^ (unsigned long long)(uintptr_t)L->nccl_heap, got = 0;
     cr = L->v.h2d((CUdeviceptr)(uintptr_t)L->nccl_heap, &mark, sizeof mark);
     if (cr == CU_OK) cr = L->memcpy_((CUdeviceptr)(uintptr_t)&got, (CUdeviceptr)own, sizeof got);
     if (cr == CU_OK) cr = L->v.memset8((CUdeviceptr)(uintptr_t)L->nccl_heap, 0, sizeof mark);
-    if (cr != CU_OK || got != mark)
+    if (cr != CU_OK || got != mark) {
+        char vb[32];
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME,
                              "world (ipc, NCCL): the window's slot for this rank (%#llx) does not show its heap "
-                             "(%p)%s%s: the window descriptor is not laid out as this code reads it (NCCL 2.28's)",
-                             (unsigned long long)own, L->nccl_heap, cr != CU_OK ? ": " : "", cr != CU_OK ? ename(L, cr) : "");
+                             "(%p)%s%s: the window descriptor NCCL %s gave is not laid out as this code reads it",
+                             (unsigned long long)own, L->nccl_heap, cr != CU_OK ? ": " : "",
+                             cr != CU_OK ? ename(L, cr) : "", nccl_vstr(L, vb));
+    }
     L->heap = (CUdeviceptr)(uintptr_t)L->nccl_heap;
     return TS_OK;
 }
