@@ -4,8 +4,9 @@
 # T.putmem_signal_nbi_warp with it.  On CUDA the lanes that call a warp
 # primitive together with one range share it (src/target/cuda/comm_cuda.c);
 # partition_threads makes the call per-thread code because its operands
-# differ between threads.  Thread-level code, so CUDA only (the C target
-# runs one thread per block).  Pairs of ranks (r and r ^ 1):
+# differ between threads.  On the C target (sim ranks) thread_loops_c runs
+# it per thread and lane 0 of each warp does the warp's call.  Pairs of
+# ranks (r and r ^ 1):
 #   Y (rank r ^ 1) <- X (rank r)        T.put_warp
 #   Z (rank r)     <- X (rank r ^ 1)    T.get_warp
 #   W (rank r ^ 1) <- X (rank r)        T.putmem_signal_nbi_warp, sig[0] += 1 there

@@ -73,6 +73,8 @@ typedef struct Part {
     TS_VEC(const IrVar *) vvars;      /* variables whose value differs between threads */
     TS_VEC(const IrBuffer *) vbufs;   /* private buffers holding such values */
     bool changed;                     /* the analysis grew this round */
+    bool c;                           /* the C target's form (ts_pass_thread_loops_c): T.Parallel
+                                         loops stay loops of the block, not of its threads */
 } Part;
 
 static bool is_private(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR; }
@@ -155,7 +157,8 @@ static void mark_stmt(Part *p, const IrStmt *s, bool vary) {
         for (int i = 0; i < s->seq.n; i++) mark_stmt(p, s->seq.v[i], vary);
         return;
     case IR_S_FOR: {
-        bool v = vary || s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD || header_varies(p, s);
+        bool v = vary || (!p->c && s->for_.kind == IR_FOR_PARALLEL) || s->for_.kind == IR_FOR_THREAD ||
+                 header_varies(p, s);
         if (v) mark_var(p, s->for_.var);
         mark_stmt(p, s->for_.body, v);
         return;
@@ -671,4 +674,194 @@ void ts_pass_partition_threads(TsPassCtx *cx) {
         IrMutator acq = {.arena = cx->arena, .ctx = &p, .post_stmt = acquire_post};
         k->body = ir_mutate_stmt(&acq, k->body);
     }
+}
+
+/* ---- the C target: per-thread code as loops over the threads ----------------------
+ *
+ * The C target runs a block as one thread of control (codegen_c.c), so
+ * block-level code, T.Parallel nests and uniform stores included, already
+ * means "what the block's threads do together" there and stays as it is.
+ * Only case 3 of the essay needs work: code that differs between threads
+ * (T.get_thread_binding / T.thread_binding values and what is derived from
+ * them) goes into thread ranges, which the C printer runs as a loop over
+ * the block's threads (ts_tid = 0 .. n-1, the thread-index variables
+ * spelled from it).  Running the threads one after another is exact
+ * between two barriers; a barrier (T.sync_threads) itself is not emitted
+ * on the C target, and the analysis puts none inside a thread range.
+ * What else it needs:
+ *
+ *  - a `let` whose value differs between threads becomes a private buffer
+ *    of one element, stored by each thread in a thread range at the let's
+ *    place, and its uses load it;
+ *  - a private (local/var) buffer holding values that differ between
+ *    threads gets a copy per thread: a leading dimension of the block's
+ *    thread count indexed by the flat thread index (its stores in uniform
+ *    code go into a thread range, so that every copy is written);
+ *  - a warp primitive (T.put_warp, T.get_warp, f1 = 1) inside a thread
+ *    range is done by lane 0 of each warp, with lane 0's operands
+ *    (TileScale calls them with one range per warp; on CUDA the lanes share
+ *    it the same way).
+ *
+ * A wait inside a thread range that another thread of the same block must
+ * end (two warps handing work to each other without a barrier) would not
+ * end here; TileScale's kernels wait for other blocks and ranks only.
+ */
+
+typedef struct CThr {
+    Part *p;
+    TS_VEC(IrVar *) from;  /* varying lets replaced ... */
+    TS_VEC(IrExpr *) to;   /* ... by loads of these */
+    TS_VEC(IrStmt *) allocs; /* their buffers' allocations, put first in the body */
+} CThr;
+
+static IrStmt *c_range(Part *p, IrStmt *s) { return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc); }
+
+static IrStmt *c_pre(IrMutator *m, IrStmt *s) {
+    CThr *c = m->ctx;
+    Part *p = c->p;
+    switch (s->kind) {
+    case IR_S_FOR:
+        if (s->for_.kind == IR_FOR_THREAD) return s;
+        return header_varies(p, s) ? c_range(p, s) : NULL;
+    case IR_S_IF:
+    case IR_S_WHILE: return header_varies(p, s) ? c_range(p, s) : NULL;
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        return header_varies(p, s) || (is_private(s->store.buf) && buf_varies(p, s->store.buf)) ? c_range(p, s)
+                                                                                                 : NULL;
+    case IR_S_PRINT:
+    case IR_S_EVAL: return header_varies(p, s) ? c_range(p, s) : NULL;
+    case IR_S_TILEOP:
+        if (comm_varies(p, s)) return c_range(p, s);
+        if (s->op && s->op->kind == TS_OP_COMM && s->op->comm == TS_COMM_LD && s->op->nr > 1 &&
+            is_private(s->op->r[1].buf) && buf_varies(p, s->op->r[1].buf))
+            return c_range(p, s);
+        return NULL;
+    case IR_S_LET: {
+        if (!header_varies(p, s)) return NULL;
+        TsArena *a = p->a;
+        IrBuffer *b = ir_buffer(p->k, s->let.var->name, s->let.var->dt, IR_SCOPE_LOCAL, 1,
+                                (IrExpr *[]){ir_i32(a, 1)}, s->loc);
+        mark_buf(p, b);
+        IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
+        al->alloc.buf = b;
+        ts_vec_push(a, c->allocs, al);
+        IrStmt *st = ir_store(a, b, (IrExpr *[]){ir_i32(a, 0)}, 1, s->let.value);
+        st->loc = s->loc;
+        ts_vec_push(a, c->from, s->let.var);
+        ts_vec_push(a, c->to, ir_load(a, b, (IrExpr *[]){ir_i32(a, 0)}, 1));
+        return c_range(p, st);
+    }
+    default: return NULL;
+    }
+}
+
+/* Per-thread copies of the varying private buffers: index [tid, ...]. */
+static IrExpr **c_idx(Part *p, IrExpr **idx, int n) {
+    IrExpr **v = TS_NEWN(p->a, IrExpr *, n + 1);
+    v[0] = ir_var_ref(p->a, ir_kernel_tid(p->k));
+    for (int i = 0; i < n; i++) v[i + 1] = idx[i];
+    return v;
+}
+
+static bool c_copied(const Part *p, const IrBuffer *b) { return b && is_private(b) && buf_varies(p, b); }
+
+static IrExpr *c_post_expr(IrMutator *m, IrExpr *e) {
+    Part *p = ((CThr *)m->ctx)->p;
+    if (e->kind != IR_E_LOAD || !c_copied(p, e->load.buf) || e->load.nidx != e->load.buf->ndim - 1) return e;
+    IrExpr *n = TS_NEW(p->a, IrExpr);
+    *n = *e;
+    n->load.idx = c_idx(p, e->load.idx, e->load.nidx);
+    n->load.nidx = e->load.nidx + 1;
+    return n;
+}
+
+static IrStmt *c_post_stmt(IrMutator *m, IrStmt *s) {
+    Part *p = ((CThr *)m->ctx)->p;
+    if ((s->kind == IR_S_STORE || s->kind == IR_S_ATOMIC_ADD) && c_copied(p, s->store.buf) &&
+        s->store.nidx == s->store.buf->ndim - 1) {
+        IrStmt *n = TS_NEW(p->a, IrStmt);
+        *n = *s;
+        n->store.idx = c_idx(p, s->store.idx, s->store.nidx);
+        n->store.nidx = s->store.nidx + 1;
+        return n;
+    }
+    if (s->kind == IR_S_TILEOP && s->op) {
+        bool any = false;
+        for (int r = 0; r < s->op->nr; r++) any |= c_copied(p, s->op->r[r].buf);
+        if (!any) return s;
+        IrStmt *n = TS_NEW(p->a, IrStmt);
+        *n = *s;
+        n->op = TS_NEW(p->a, IrTileOp);
+        *n->op = *s->op;
+        for (int r = 0; r < s->op->nr; r++) {
+            IrRegion *g = &n->op->r[r];
+            if (!c_copied(p, g->buf) || g->ndim != g->buf->ndim - 1) continue;
+            g->start = c_idx(p, g->start, g->ndim);
+            IrExpr **ext = TS_NEWN(p->a, IrExpr *, g->ndim + 1);
+            ext[0] = ir_i32(p->a, 1);
+            for (int i = 0; i < g->ndim; i++) ext[i + 1] = g->extent[i];
+            g->extent = ext;
+            g->ndim++;
+        }
+        return n;
+    }
+    return s;
+}
+
+/* Warp primitives in thread ranges: lane 0 of each warp. */
+static IrStmt *c_lane_post(IrMutator *m, IrStmt *s) {
+    Part *p = ((CThr *)m->ctx)->p;
+    if (s->kind != IR_S_TILEOP || !s->op || s->op->kind != TS_OP_COMM || !s->op->cflags[1] ||
+        (s->op->comm != TS_COMM_PUT && s->op->comm != TS_COMM_GET))
+        return s;
+    bool inside = false;
+    for (const IrWalkFrame *f = m->frame; f; f = f->up)
+        inside |= f->s && f->s->kind == IR_S_FOR && f->s->for_.kind == IR_FOR_THREAD;
+    if (!inside) return s;
+    IrStmt *g = ir_stmt(p->a, IR_S_IF, s->loc);
+    g->if_.cond = ir_bin(p->a, IR_EQ, ir_bin(p->a, IR_FLOORMOD, ir_var_ref(p->a, ir_kernel_tid(p->k)), ir_i32(p->a, 32)),
+                         ir_i32(p->a, 0));
+    g->if_.then = s;
+    return g;
+}
+
+static bool thread_ref(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_VAR && e->var->kind == IR_VAR_THREAD_IDX;
+}
+
+void ts_pass_thread_loops_c(TsPassCtx *cx) {
+    IrKernel *k = cx->k;
+    if (cx->target != TS_TARGET_C || !k->body || !ir_stmt_any_expr(k->body, thread_ref, NULL)) return;
+    Part p = {.cx = cx, .k = k, .a = cx->arena, .nt = ir_kernel_nthreads(k), .c = true};
+    do {
+        p.changed = false;
+        mark_stmt(&p, k->body, false);
+    } while (p.changed);
+    CThr c = {.p = &p};
+    IrMutator m = {.arena = cx->arena, .ctx = &c, .pre_stmt = c_pre};
+    k->body = ir_mutate_stmt(&m, k->body);
+    if (c.from.n) {
+        k->body = ir_stmt_subst(cx->arena, k->body, c.from.v, c.to.v, c.from.n);
+        IrStmt *body = ir_seq(cx->arena);
+        body->loc = k->body->loc;
+        for (int i = 0; i < c.allocs.n; i++) ir_seq_push(cx->arena, body, c.allocs.v[i]);
+        ir_seq_push(cx->arena, body, k->body);
+        k->body = body;
+    }
+    /* the copies per thread: a leading dimension of NT */
+    for (int i = 0; i < p.vbufs.n; i++) {
+        IrBuffer *b = (IrBuffer *)p.vbufs.v[i];
+        if (!is_private(b)) continue;
+        IrExpr **sh = TS_NEWN(p.a, IrExpr *, b->ndim + 1);
+        sh[0] = ir_i32(p.a, p.nt);
+        for (int d = 0; d < b->ndim; d++) sh[d + 1] = b->shape[d];
+        b->shape = sh;
+        b->ndim++;
+    }
+    IrMutator rw = {.arena = cx->arena, .ctx = &c, .post_expr = c_post_expr, .post_stmt = c_post_stmt};
+    k->body = ir_mutate_stmt(&rw, k->body);
+    IrMutator lane = {.arena = cx->arena, .ctx = &c, .post_stmt = c_lane_post};
+    k->body = ir_mutate_stmt(&lane, k->body);
 }

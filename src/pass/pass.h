@@ -26,11 +26,12 @@ typedef struct TsPass {
     const char *name;  /* as given to --dump-after */
     TsPassFn fn;
     const char *what;  /* one line: what it does */
-    unsigned targets;  /* where it runs: TS_PASS_ALL or TS_PASS_CUDA */
+    unsigned targets;  /* where it runs: TS_PASS_ALL, TS_PASS_CUDA or TS_PASS_C */
 } TsPass;
 
 #define TS_PASS_ALL 3u  /* every target */
 #define TS_PASS_CUDA 2u /* the CUDA target only (bit 1 << TS_TARGET_CUDA) */
+#define TS_PASS_C 1u    /* the C target only (bit 1 << TS_TARGET_C) */
 
 /* The pipeline, terminated by {NULL}. */
 extern const TsPass ts_passes[];
@@ -53,5 +54,6 @@ void ts_pass_index_width(TsPassCtx *cx);       /* CUDA: 32-bit integer arithmeti
 void ts_pass_partition_threads(TsPassCtx *cx); /* CUDA: the rest of the body to thread-level IR */
 void ts_pass_insert_sync(TsPassCtx *cx);       /* CUDA: barriers where threads share data */
 void ts_pass_plan_smem(TsPassCtx *cx);         /* CUDA: shared-memory offsets, padding, reuse, limit */
+void ts_pass_thread_loops_c(TsPassCtx *cx);    /* C: thread-dependent code in thread ranges (partition_threads.c) */
 
 #endif

@@ -2,7 +2,7 @@
  * passes.c — the pass pipeline: which passes run, in which order, and the
  * driver that runs them, dumps the IR after one of them and times them.
  *
- * The order today (CUDA-only passes marked *):
+ * The order today (CUDA-only passes marked *, C-only c):
  *
  *   verify             the elaborator's output is well formed
  *   simplify           fold constants, drop dead code
@@ -21,6 +21,8 @@
  * * index_width        32-bit integer arithmetic where proven (index_width.c)
  * * plan_smem          shared-memory offsets, row padding, reuse of bytes
  *                      across live ranges, the block's limit (plan_smem.c)
+ * c thread_loops_c     C only: code that differs between threads in thread
+ *                      ranges, run as loops over the threads (partition_threads.c)
  *   verify_lowered     well formed, and no tile operator is left
  *
  * A new pass is a TsPass like those below; list it here too.
@@ -86,6 +88,10 @@ const TsPass ts_passes[] = {
      "CUDA: each shared buffer's offset in dynamic shared memory (buffers whose live ranges are apart share "
      "bytes, across a barrier), row padding of unswizzled tensor-core tiles, the block's limit",
      TS_PASS_CUDA},
+    {"thread_loops_c", ts_pass_thread_loops_c,
+     "C: code that differs between the threads (T.get_thread_binding) in thread ranges, which the C target "
+     "runs as loops over the block's threads; varying lets and private buffers get a copy per thread",
+     TS_PASS_C},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed and has no tile operator left", TS_PASS_ALL},
     {NULL, NULL, NULL, 0},

@@ -13,6 +13,8 @@ for n in 2 4 8; do
   # MoE: routing, per-expert splits, dispatch, expert GEMMs, combine (and dispatch alone, uneven blocks)
   check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=8 -D H=32 -D E=2 -D K=2 --check-against moe_ref
   check $d/per_thread.py --entry per_thread --ranks $n -D P=$n -D N=300 --check-against per_thread_ref
+  # explicit thread code (T.get_thread_binding): thread ranges run as loops over the threads (thread_loops_c)
+  check $d/thread_level.py --entry thread_level --ranks $n -D N=640 --check-against thread_level_ref
   check $d/tp_gemm.py --entry gemm_rs_overlap --ranks $n -D M=$((64 * n)) -D N=64 -D KP=64 -D P=$n --in round=1 --check-against gemm_rs_overlap_ref
   check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=7 -D H=16 -D E=1 -D K=1 -D full=0 -D blocks=3 --check-against moe_ref
 done
@@ -40,6 +42,10 @@ done
 for n in 2 4; do
   check $d/views.py --entry ag_gemm_views --ranks $n -D M=64 -D N=64 -D K=64 -D P=$n --check-against ag_gemm_views_ref
   check $d/views.py --entry tp_gemm_views --ranks $n -D M=64 -D N=64 -D KP=32 --check-against tp_gemm_views_ref
+done
+# TileScale's warp primitives, a range per warp from T.get_thread_binding (lane 0 of each warp on sim ranks)
+for n in 2 4; do
+  check $d/warp_prims.py --entry warp_prims --ranks $n -D M=8192 -D block_M=1024 -D threads=128 --check-against warp_prims_ref
 done
 # Cannon's GEMM on q x q ranks (skew, then q multiply-and-shift steps)
 check $d/cannon.py --entry cannon --ranks 4 -D q=2 -D BM=64 -D BN=64 -D BK=64 --check-against cannon_ref

@@ -85,3 +85,80 @@ def allgather_gemm_ref(PE_num, M, N, K, block_M, block_N, block_K, P, dtype="flo
                         C[r, p * M + i, n] = acc
 
     return main
+
+
+# primitives/example_put_warp.py: as put_block, in bfloat16 (every warp puts its
+# share of the block's range).
+def put_warp_ref(M, num_rank, block_M, threads, P):
+    @T.prim_func
+    def main(dst: T.Tensor((P, M), "bfloat16"), src: T.Tensor((P, M), "bfloat16")):
+        with T.Kernel(P, threads=1) as (r):
+            for i in T.serial(M):
+                dst[r, i] = src[r ^ 1, i]
+
+    return main
+
+
+# example_pre_attn_all2all.py: [B, H, S/P, D] on every rank -> [B, H/P, S, D]:
+# rank t's heads t * H/P .. from every rank p, at sequence rows p * S/P ..
+def pre_attn_all2all_ref(PE_num, BATCH_SIZE, NUM_HEADS, SEQ_LEN, HEAD_DIM, P, dtype="float16"):
+    SP, HP = SEQ_LEN // PE_num, NUM_HEADS // PE_num
+
+    @T.prim_func
+    def main(
+        data_src: T.Tensor((P, BATCH_SIZE, NUM_HEADS, SP, HEAD_DIM), dtype),
+        data_dst: T.Tensor((P, BATCH_SIZE, HP, SEQ_LEN, HEAD_DIM), dtype),
+        signal: T.Tensor((P, PE_num), "uint64"),
+    ):
+        with T.Kernel(P, threads=1) as (t):
+            for p in T.serial(P):
+                for b in T.serial(BATCH_SIZE):
+                    for h in T.serial(HP):
+                        for s in T.serial(SP):
+                            for d in T.serial(HEAD_DIM):
+                                data_dst[t, b, h, p * SP + s, d] = data_src[p, b, t * HP + h, s, d]
+
+    return main
+
+
+# example_pre_attn_all2all_transpose.py: the same from [B, S/P, H, D].
+def pre_attn_all2all_transpose_ref(PE_num, BATCH_SIZE, NUM_HEADS, SEQ_LEN, HEAD_DIM, P, dtype="float16"):
+    SP, HP = SEQ_LEN // PE_num, NUM_HEADS // PE_num
+
+    @T.prim_func
+    def main(
+        data_src: T.Tensor((P, BATCH_SIZE, SP, NUM_HEADS, HEAD_DIM), dtype),
+        data_dst: T.Tensor((P, BATCH_SIZE, HP, SEQ_LEN, HEAD_DIM), dtype),
+        signal: T.Tensor((P, PE_num), "uint64"),
+    ):
+        with T.Kernel(P, threads=1) as (t):
+            for p in T.serial(P):
+                for b in T.serial(BATCH_SIZE):
+                    for h in T.serial(HP):
+                        for s in T.serial(SP):
+                            for d in T.serial(HEAD_DIM):
+                                data_dst[t, b, h, p * SP + s, d] = data_src[p, b, s, t * HP + h, d]
+
+    return main
+
+
+# example_post_attn_all2all_transpose.py: [B, H/P, S, D] -> [B, S/P, H, D]:
+# rank t's sequence rows t * S/P .. of every rank p's heads, at heads p * H/P ..
+def post_attn_all2all_transpose_ref(PE_num, BATCH_SIZE, NUM_HEADS, SEQ_LEN, HEAD_DIM, P, dtype="float16"):
+    SP, HP = SEQ_LEN // PE_num, NUM_HEADS // PE_num
+
+    @T.prim_func
+    def main(
+        data_src: T.Tensor((P, BATCH_SIZE, HP, SEQ_LEN, HEAD_DIM), dtype),
+        data_dst: T.Tensor((P, BATCH_SIZE, SP, NUM_HEADS, HEAD_DIM), dtype),
+        signal: T.Tensor((P, PE_num), "uint64"),
+    ):
+        with T.Kernel(P, threads=1) as (t):
+            for p in T.serial(P):
+                for b in T.serial(BATCH_SIZE):
+                    for h in T.serial(HP):
+                        for s in T.serial(SP):
+                            for d in T.serial(HEAD_DIM):
+                                data_dst[t, b, s, p * HP + h, d] = data_src[p, b, h, t * SP + s, d]
+
+    return main

@@ -874,8 +874,45 @@ static void test_refusals(void) {
     IrBuffer *A = param_buf(k, "A", TS_INT32, 1, sh);
     IrVar *tx = ir_var(k, "tx", TS_INT32, IR_VAR_THREAD_IDX);
     k->body = st(A, VR(tx), 1, I(0));
-    CHECK_EQ_INT(TS_ERR_UNSUPPORTED, build(d, k, &code, &m, NULL));
-    CHECK_CONTAINS(d->msg.s, "thread index 'tx' is not supported on the C target");
+    /* thread_loops_c puts every use of a thread index in a thread range */
+    CHECK_EQ_INT(TS_ERR_INTERNAL, build(d, k, &code, &m, NULL));
+    CHECK_CONTAINS(d->msg.s, "thread index 'tx' used outside per-thread code");
+
+    /* in a thread range it is the loop over the block's threads: thread
+     * (x, y) of a 2 x 2 block stores 10 * y + x at A[2 * y + x] */
+    reset(d);
+    IrKernel *k3 = kernel("thread_range", I(1));
+    k3->threads[0] = k3->threads[1] = 2;
+    IrBuffer *A3 = param_buf(k3, "A", TS_INT32, 1, sh);
+    IrVar *x3 = ir_var(k3, "x", TS_INT32, IR_VAR_THREAD_IDX), *y3 = ir_var(k3, "y", TS_INT32, IR_VAR_THREAD_IDX);
+    x3->axis = 0;
+    y3->axis = 1;
+    IrExpr *val = ir_bin(ar, IR_ADD, ir_bin(ar, IR_MUL, I(10), VR(y3)), VR(x3));
+    IrStmt *body3 = st(A3, val, 1, ir_bin(ar, IR_ADD, ir_bin(ar, IR_MUL, I(2), VR(y3)), VR(x3)));
+    k3->body = ir_for(ar, ir_var(k3, "t", TS_INT32, IR_VAR_LOOP), I(0), I(4), IR_FOR_THREAD, body3);
+    CHECK_EQ_INT(TS_OK, build(d, k3, &code, &m, NULL));
+    if (m) {
+        int32_t out[4] = {-1, -1, -1, -1};
+        void *data3[1] = {out};
+        int64_t s4[1] = {4}, st4[1] = {1};
+        const int64_t *shapes3[1] = {s4}, *strides3[1] = {st4};
+        TsCArgs a3;
+        memset(&a3, 0, sizeof a3);
+        a3.abi_version = TS_C_ABI_VERSION;
+        a3.nparams = 1;
+        a3.data = data3;
+        a3.shape = shapes3;
+        a3.strides = strides3;
+        a3.nranks = 1;
+        int64_t grid3[3];
+        m->grid(&a3, grid3);
+        CHECK_EQ_INT(TS_OK, ts_c_run(d, m, &a3, grid3, 1));
+        CHECK_EQ_INT(0, out[0]);
+        CHECK_EQ_INT(1, out[1]);
+        CHECK_EQ_INT(10, out[2]);
+        CHECK_EQ_INT(11, out[3]);
+        ts_c_module_free(m);
+    }
 
     reset(d);
     IrKernel *k2 = kernel("tileop", I(1));

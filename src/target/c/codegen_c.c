@@ -7,8 +7,11 @@
  * there is exactly one thread of control, so every IR_FOR — serial,
  * parallel, pipelined, unrolled, vectorized — is a plain C `for`, and
  * T.Parallel's "iterations are independent" promise simply lets the C
- * compiler vectorize.  Thread-index variables have no meaning in this model
- * and are refused.
+ * compiler vectorize.  Code that differs between the block's threads
+ * (T.get_thread_binding) comes in thread ranges (IR_FOR_THREAD, made by
+ * the thread_loops_c pass): a loop over the threads, `ts_tid` the thread,
+ * the thread-index variables spelled from it; outside one they are an
+ * internal error.
  *
  * Memory.  Global buffers are the kernel's tensor parameters: a base
  * pointer plus one run-time element stride per dimension taken from the
@@ -75,6 +78,7 @@ typedef struct Cg {
     int ind;                         /* indentation level */
     int while_depth;                 /* > 0 inside an IR_S_WHILE (cond or body) */
     int in_grid;                     /* emitting tsk_grid: no block-level names */
+    int in_thread;                   /* inside a thread range: ts_tid is the thread (thread_loops_c) */
     int reads_global;                /* set by visit_global_load */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
     int64_t scratch;                 /* bytes of scratch used so far */
@@ -130,10 +134,17 @@ static int c_var(TsCxGen *x, const IrExpr *e) {
     const IrVar *v = e->var;
     if (v->kind == IR_VAR_BLOCK_IDX && g->in_grid)
         ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent uses the block index '%s'", v->name);
-    if (v->kind == IR_VAR_THREAD_IDX)
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc,
-                   "thread index '%s' is not supported on the C target (one thread runs each block)",
-                   v->name);
+    if (v->kind == IR_VAR_THREAD_IDX) {
+        if (!g->in_thread) /* thread_loops_c puts every use in a thread range */
+            ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc,
+                       "C codegen: thread index '%s' used outside per-thread code", v->name);
+        const int *t = g->k->threads;
+        if (v->axis == 0) outf(g, "((int32_t)(ts_tid %% %d))", t[0]);
+        else if (v->axis == 1) outf(g, "((int32_t)((ts_tid / %d) %% %d))", t[0], t[1]);
+        else if (v->axis == 2) outf(g, "((int32_t)(ts_tid / %d))", t[0] * t[1]);
+        else out(g, "((int32_t)ts_tid)"); /* the flat index (ir_kernel_tid) */
+        return 1;
+    }
     return 0;
 }
 
@@ -364,6 +375,30 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
     case IR_S_FOR: {
         const IrVar *v = s->for_.var;
         const char *n = ts_cx_name(g->a, v->name, v->id);
+        if (s->for_.kind == IR_FOR_THREAD) {
+            /* a thread range: the block's threads one after another (exact
+             * between barriers, which the C target does not emit) */
+            if (g->in_thread)
+                ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a thread range inside a thread range");
+            line_start(g);
+            out(g, "for (int32_t ts_tid = 0, ts_tid_end = (int32_t)(");
+            emit_expr(g, s->for_.extent);
+            out(g, "); ts_tid < ts_tid_end; ts_tid++) {\n");
+            g->ind++;
+            line_start(g);
+            outf(g, "const int32_t %s = ts_tid;\n", n);
+            line_start(g);
+            outf(g, "(void)%s;\n", n);
+            g->in_thread = 1;
+            scope_open(g);
+            emit_body(g, s->for_.body);
+            scope_close(g);
+            g->in_thread = 0;
+            g->ind--;
+            line_start(g);
+            out(g, "}\n");
+            return;
+        }
         if ((s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_VECTORIZED) &&
             !stmt_has_loop(s->for_.body)) {
             line_start(g);
