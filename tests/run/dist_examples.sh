@@ -15,6 +15,8 @@ for n in 2 4 8; do
   check $d/per_thread.py --entry per_thread --ranks $n -D P=$n -D N=300 --check-against per_thread_ref
   # explicit thread code (T.get_thread_binding): thread ranges run as loops over the threads (thread_loops_c)
   check $d/thread_level.py --entry thread_level --ranks $n -D N=640 --check-against thread_level_ref
+  # DeepEP-style MoE dispatch/combine: thread-level code, warps per peer, counts before data, flags after
+  check $d/moe_deepep.py --entry moe_deepep --ranks $n -D P=$n -D TOK=24 -D H=40 -D E=2 -D K=2 --check-against moe_deepep_ref
   check $d/tp_gemm.py --entry gemm_rs_overlap --ranks $n -D M=$((64 * n)) -D N=64 -D KP=64 -D P=$n --in round=1 --check-against gemm_rs_overlap_ref
   check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=7 -D H=16 -D E=1 -D K=1 -D full=0 -D blocks=3 --check-against moe_ref
 done
