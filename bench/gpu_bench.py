@@ -36,7 +36,8 @@
 # Environment: TS (our CLI), OUT (where gpu_bench.log/.json/.md go),
 # TS_BENCH_WORK (scratch, default /tmp/tsbench), TS_BENCH_VARIANTS (extra
 # rows of ours under other switches: "label:VAR=V,VAR2=V;label2:VAR=V",
-# e.g. "no pipeline:TILESCALE_CUDA_PIPELINE=0").
+# e.g. "no pipeline:TILESCALE_CUDA_PIPELINE=0"), TS_BENCH_GEMM (extra GEMM configurations,
+# see below).
 # For a dry run of this script without a GPU: TS_BENCH_DEVICE=cpu (references on
 # the CPU, wall-clock timing) and TS_BENCH_TARGET=c (ours on the C target,
 # its 'run' phase as the time), with --only to pick small cases.
@@ -117,6 +118,15 @@ CASES = [
     bw("rms", "rms_norm.py rms_norm_row 8192² f32 (row form, 1 row/block)", "examples/rms_norm.py", "rms_norm_row",
        8192, 8192, "F.rms_norm", 2 * 8192 * 8192 * 4),
 ]
+# Extra GEMM rows for configuration searches, TS_BENCH_GEMM="SIZE:BMxBNxBK:STAGES:THREADS:DTYPE;..."
+# (e.g. "4096:128x256x64:3:256:bfloat16"); their labels start "gemm.py matmul SIZE³ (extra)".
+for item in os.environ.get("TS_BENCH_GEMM", "").split(";"):
+    if item.strip():
+        size, tile, st, th, dt = item.strip().split(":")
+        n, (bm, bn, bk) = int(size), [int(v) for v in tile.split("x")]
+        CASES.append(gemm("gemm.py matmul %d³ %s (extra), %d×%d×%d, %s stages, %s threads" %
+                          (n, {"float16": "fp16", "bfloat16": "bf16"}.get(dt, dt), bm, bn, bk, st, th),
+                          n, n, n, bm, bn, bk, int(st), int(th), dt))
 if QUICK:
     CASES = [c for i, c in enumerate(CASES) if i in (0, 5, 10, 12, 14)]
 if ONLY:
