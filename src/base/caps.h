@@ -17,8 +17,10 @@
 /* TsCaps.mma_prefetch bits: the split itself (K tiles of four or more k16
  * steps); also with two steps; the stage's copies issued right after the
  * barrier that ends its last reader, one k16 step before the next stage's
- * first fragment loads (before the TAIL part). */
-enum { TS_PREFETCH_SPLIT = 1, TS_PREFETCH_TWO_STEPS = 2, TS_PREFETCH_EARLY_COPY = 4,
+ * first fragment loads (before the TAIL part); where the gemm is not split,
+ * its first k16 step's fragments loaded right after the barrier, before the
+ * stage's copies are issued (PRE, copies, REST). */
+enum { TS_PREFETCH_SPLIT = 1, TS_PREFETCH_TWO_STEPS = 2, TS_PREFETCH_EARLY_COPY = 4, TS_PREFETCH_LOAD_FIRST = 8,
        TS_PREFETCH_DEFAULT = TS_PREFETCH_SPLIT | TS_PREFETCH_EARLY_COPY };
 
 typedef struct TsCaps {

@@ -103,7 +103,7 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
     c->pipeline = env_on("TILESCALE_CUDA_PIPELINE", NULL);
     c->index32 = env_on("TILESCALE_CUDA_INDEX32", NULL);
     const char *pf = getenv("TILESCALE_CUDA_PREFETCH");
-    c->mma_prefetch = pf && *pf ? atoi(pf) & 7 : TS_PREFETCH_DEFAULT;
+    c->mma_prefetch = pf && *pf ? atoi(pf) & 15 : TS_PREFETCH_DEFAULT;
     const char *reuse = getenv("TILESCALE_CUDA_SMEM_REUSE");
     c->smem_reuse = reuse && !strcmp(reuse, "1");
     const char *mb = getenv("TILESCALE_CUDA_MINBLOCKS");

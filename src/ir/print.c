@@ -337,8 +337,8 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
         if (op->k_pack > 1) ts_buf_printf(b, ", k_pack=%d", op->k_pack);
         if (op->wg_wait) ts_buf_printf(b, ", wg_wait=%d", op->wg_wait);
         if (op->mma_part) {
-            static const char *const parts[] = {"whole", "pre", "body", "tail"};
-            ts_buf_printf(b, ", part=%s%d", parts[op->mma_part & 3], op->mma_frag);
+            static const char *const parts[] = {"whole", "pre", "body", "tail", "rest"};
+            ts_buf_printf(b, ", part=%s%d", parts[op->mma_part <= TS_MMA_REST ? op->mma_part : 0], op->mma_frag);
         }
         ts_buf_puts(b, ")");
         break;

@@ -74,6 +74,9 @@ typedef enum TsMmaPart {
     TS_MMA_BODY,  /* steps 0 .. K/16-2: load step s+1's fragments, multiply step s */
     TS_MMA_TAIL,  /* after the barrier: load step 0 of the next stage (r[0], r[1] are the next
                      stage's operands) into set 0, multiply the last step (set 1) */
+    TS_MMA_REST,  /* the rest of the gemm whose PRE ran after the same barrier (not split across
+                     it; the stage's copies issued between the two): steps 0 .. K/16-1, loading
+                     step s+1 into set (s+1) % 2 before multiplying step s */
 } TsMmaPart;
 
 typedef enum TsGemmPolicy {

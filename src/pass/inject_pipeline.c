@@ -169,6 +169,20 @@ static IrStmt *shifted(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, IrExpr
  * EARLY_COPY (identical code measured twice: the spread between equal
  * kernels in one run was up to 12%, so these are means of a few runs at
  * best: the split about 4% faster than none, EARLY_COPY about 4% more).
+ *
+ * LOAD_FIRST (8), for the gemms not split (two k16 steps: 128x128x32):
+ * after the loop's barrier the first step's fragments are loaded (PRE),
+ * then the copies of stage k + S are issued, then the rest of the gemm
+ * (REST) multiplies, so that the copies' issue overlaps the ldmatrix
+ * latency instead of delaying it (the cp.async and ldmatrix asm keep
+ * their order in the PTX, and ptxas does not move shared-memory loads
+ * across them):
+ *
+ *     for k:
+ *         async_wait(W); barrier
+ *         gemm PRE(k)                          fragments of step 0, set 0
+ *         producers(k + S), guarded; async_commit()
+ *         gemm REST(k)                         load step s+1, multiply step s
  */
 static bool split_gemm_ok(const IrStmt *g, const BufVec *dsts, int64_t min_k) {
     if (!g || g->kind != IR_S_TILEOP) return false;
@@ -280,6 +294,17 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
             split = st[at[m - 1]];
     }
     bool early = split && (mode & TS_PREFETCH_EARLY_COPY);
+    /* LOAD_FIRST, where the gemm is not split: PRE, the copies, REST */
+    const IrStmt *first = NULL;
+    if (!split && (mode & TS_PREFETCH_LOAD_FIRST) && any_async && S > 0 && m >= 2 && stage[at[m - 1]] == S) {
+        BufVec dsts = {0};
+        bool producers = true;
+        for (int p = 0; p + 1 < m; p++) {
+            producers &= stage[at[p]] == 0;
+            async_dsts(st[at[p]], a, &dsts);
+        }
+        if (producers && split_gemm_ok(st[at[m - 1]], &dsts, 32)) first = st[at[m - 1]];
+    }
 
     /* prologue */
     for (int t = 0; t < S; t++) {
@@ -321,6 +346,7 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
         ir_seq_push(a, out, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
     }
     int fid = 0;
+    if (first) fid = ++ij->nfrag;
     if (split) {
         fid = ++ij->nfrag;
         ir_seq_push(a, out, wait_stmt(a, early ? W + 1 : W, loop->loc));
@@ -334,7 +360,9 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
     if (!split) {
         if (any_async) ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
         ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
+        if (first) ir_seq_push(a, sb, gemm_part(a, first, k, NULL, TS_MMA_PRE, fid));
     }
+    bool committed = false;
     IrStmt *group = NULL; /* consecutive statements of one shift share a guard */
     int group_sh = 0;
     if (early) { /* BODY; wait; barrier; the producers of iteration k + S + 1; commit; TAIL */
@@ -358,6 +386,12 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
     }
     for (int p = 0; p < m; p++) {
         int i = at[p], sh = S - stage[i];
+        if (sh == 0 && st[i] == first) { /* (the last statement) */
+            ir_seq_push(a, sb, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
+            committed = true;
+            ir_seq_push(a, sb, gemm_part(a, first, k, NULL, TS_MMA_REST, fid));
+            continue;
+        }
         if (sh == 0) {
             ir_seq_push(a, sb, st[i] == split ? gemm_part(a, split, k, NULL, TS_MMA_BODY, fid) : st[i]);
             group = NULL;
@@ -379,7 +413,7 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
         g->if_.then = group;
         ir_seq_push(a, sb, g);
     }
-    if (any_async && !early) ir_seq_push(a, sb, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
+    if (any_async && !early && !committed) ir_seq_push(a, sb, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
     if (split && !early) {
         ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
         ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));

@@ -441,10 +441,12 @@ static void test_gemm_stages(void) {
 }
 
 /* Where the parts of split gemms are: PRE outside loops, BODY and TAIL in
- * a serial loop whose body ends wait(W), barrier, TAIL. */
+ * a serial loop whose body ends wait(W), barrier, TAIL; with LOAD_FIRST,
+ * PRE and REST in the loop. */
 typedef struct Split {
     int pre, body, tail;  /* parts found */
-    int pre_in_loop;      /* PRE inside a loop (wrong) */
+    int rest;             /* REST parts (LOAD_FIRST) */
+    int pre_in_loop;      /* PRE inside a loop (wrong unless LOAD_FIRST) */
     int tail_last;        /* a loop body ending async_wait, barrier, TAIL */
     int wait;             /* that wait's count */
     int tail_barrier;     /* with a barrier between the two */
@@ -488,6 +490,7 @@ static void scan_split(const IrStmt *s, Split *sp, int in_loop) {
         case TS_MMA_PRE: sp->pre++, sp->pre_in_loop += in_loop; return;
         case TS_MMA_BODY: sp->body++; return;
         case TS_MMA_TAIL: sp->tail++; return;
+        case TS_MMA_REST: sp->rest++; return;
         default: sp->whole++; return;
         }
     default: return;
@@ -498,13 +501,14 @@ static void scan_split(const IrStmt *s, Split *sp, int in_loop) {
  * shape, and results equal to the C target's on constant and run-time
  * trip counts (1 .. 4 iterations, partial K tiles: the last TAIL loads a
  * stage past the end, never used), 2 to 4 stages; off, or with one or two
- * k16 steps (bk = 16, 32), the gemm stays whole. */
+ * k16 steps (bk = 16, 32), the gemm stays whole, except that LOAD_FIRST
+ * makes it PRE and REST in the loop at two steps. */
 static void test_gemm_split(void) {
     static const char *shapes[] = {"M=50 N=40 K=72", "M=32 N=32 K=32", "M=40 N=64 K=200"};
     for (int ns = 2; ns <= 4; ns++)
         for (int bk = 16; bk <= 64; bk *= 2)
             for (int si = 0; si < 3; si++)
-                for (int mode = 1; mode <= 7; mode += 6) { /* TS_PREFETCH_* bits: SPLIT, then all three */
+                for (int mode = 1; mode <= 13; mode += 6) { /* TS_PREFETCH_* bits: SPLIT, all three, + LOAD_FIRST */
                 use_prefetch = mode;
                 char defs[160];
                 snprintf(defs, sizeof defs, "%s bm=32 bn=32 bk=%d ns=%d", shapes[si], bk, ns);
@@ -514,12 +518,14 @@ static void test_gemm_split(void) {
                 memset(&sp, 0, sizeof sp);
                 scan_split(k->body, &sp, 0);
                 int split = bk >= 64 || (bk == 32 && (mode & TS_PREFETCH_TWO_STEPS));
-                CHECK_EQ_INT(split, sp.pre);
+                int first = !split && bk == 32 && (mode & TS_PREFETCH_LOAD_FIRST);
+                CHECK_EQ_INT(split + first, sp.pre);
                 CHECK_EQ_INT(split, sp.body);
                 CHECK_EQ_INT(split, sp.tail);
                 CHECK_EQ_INT(split, sp.tail_last);
-                CHECK_EQ_INT(0, sp.pre_in_loop);
-                CHECK_EQ_INT(!split, sp.whole);
+                CHECK_EQ_INT(first, sp.rest);
+                CHECK_EQ_INT(first, sp.pre_in_loop);
+                CHECK_EQ_INT(!split && !first, sp.whole);
                 if (split) CHECK_EQ_INT(ns - 2, sp.wait);
                 if (split) CHECK_EQ_INT(si != 1, sp.tail_barrier); /* shape 1: one iteration */
                 }
@@ -550,12 +556,13 @@ static void test_gemm_split(void) {
     }
 }
 
-/* The loop of a split gemm (its body ends with TAIL), in s. */
-static IrStmt *split_loop(IrStmt *s) {
+/* The loop of a split gemm (its body ends with part `last`: TAIL, or REST
+ * with LOAD_FIRST), in s. */
+static IrStmt *part_loop(IrStmt *s, int last) {
     if (!s) return NULL;
     if (s->kind == IR_S_SEQ) {
         for (int i = 0; i < s->seq.n; i++) {
-            IrStmt *r = split_loop(s->seq.v[i]);
+            IrStmt *r = part_loop(s->seq.v[i], last);
             if (r) return r;
         }
         return NULL;
@@ -563,9 +570,52 @@ static IrStmt *split_loop(IrStmt *s) {
     if (s->kind != IR_S_FOR) return NULL;
     IrStmt *b = s->for_.body;
     if (b && b->kind == IR_S_SEQ && b->seq.n && b->seq.v[b->seq.n - 1]->kind == IR_S_TILEOP &&
-        b->seq.v[b->seq.n - 1]->op->mma_part == TS_MMA_TAIL)
+        b->seq.v[b->seq.n - 1]->op->mma_part == last)
         return s;
-    return split_loop(b);
+    return part_loop(b, last);
+}
+
+static IrStmt *split_loop(IrStmt *s) { return part_loop(s, TS_MMA_TAIL); }
+
+/* LOAD_FIRST (two k16 steps): the loop body is wait, barrier, PRE, the
+ * guarded copies, commit, REST; its results equal the C target's with no
+ * race, and the thread-level interpreter catches the barrier dropped and
+ * the wait one group too weak. */
+static void test_load_first(void) {
+    TsCaps cc = cuda_caps(), none;
+    memset(&none, 0, sizeof none);
+    const char *defs = "M=32 N=32 K=160 bm=32 bn=32 bk=32 ns=3";
+    use_prefetch = TS_PREFETCH_DEFAULT | TS_PREFETCH_LOAD_FIRST;
+    for (int mut = 0; mut < 3; mut++) {
+        cc = cuda_caps();
+        IrKernel *kc = compile(SRC_GEMM, "mm", defs, TS_TARGET_CUDA, &cc, NULL, NULL);
+        IrKernel *kr = compile(SRC_GEMM, "mm", defs, TS_TARGET_C, &none, NULL, NULL);
+        CHECK(kc && kr);
+        if (!kc || !kr) break;
+        IrStmt *l = part_loop(kc->body, TS_MMA_REST);
+        CHECK(l != NULL);
+        if (!l) break;
+        IrStmt *b = l->for_.body;
+        int n = b->seq.n;
+        CHECK(n >= 5 && b->seq.v[0]->kind == IR_S_ASYNC_WAIT && b->seq.v[1]->kind == IR_S_BARRIER &&
+              b->seq.v[2]->kind == IR_S_TILEOP && b->seq.v[2]->op->mma_part == TS_MMA_PRE &&
+              b->seq.v[n - 2]->kind == IR_S_ASYNC_COMMIT);
+        if (n < 5 || b->seq.v[1]->kind != IR_S_BARRIER) break;
+        if (mut == 0) b->seq.v[1] = ir_seq(&A);
+        else if (mut == 1) b->seq.v[0]->async_wait.pending++;
+        Data in = make_data(kr, NULL), want = clone(&in), got = clone(&in);
+        TsBuf err = {0};
+        CHECK(run(kr, &want, NULL, 0, &err));
+        int ok = run(kc, &got, NULL, 1, &err);
+        int caught = !ok || mismatches(&got, &want, 0) > 0;
+        if (mut == 2) CHECK(!caught); /* unmutated: equal, no race */
+        else {
+            if (!caught) fprintf(stderr, "load-first mutation %d was not caught\n", mut);
+            CHECK(caught);
+        }
+        ts_buf_free(&err);
+    }
+    use_prefetch = TS_PREFETCH_DEFAULT;
 }
 
 /* The thread-level interpreter catches a split gemm's schedule broken: the
@@ -846,6 +896,7 @@ int main(void) {
     test_gemm_runtime_trip();
     test_gemm_split();
     test_split_mutations();
+    test_load_first();
     test_dtypes();
     test_annotated();
     test_groups();

@@ -684,8 +684,9 @@ static void emit_part_mma(TsBuf *o, const TsCudaMma *p, const char *set) {
  * TAIL load step 0 into set 0 (TAIL from the next stage, which its caller
  * passes as A and B) and TAIL multiplies the last step (set 1: K / 16 is
  * even); BODY loads step s + 1 into set (s + 1) % 2 before multiplying
- * step s.  Without mma.sync BODY computes the whole product by scalar
- * loops and PRE / TAIL do nothing. */
+ * step s; REST is BODY and then the last step's multiplication (set
+ * (K / 16 - 1) % 2).  Without mma.sync BODY and REST compute the whole
+ * product by scalar loops and PRE / TAIL do nothing. */
 static void emit_reg_part(TsBuf *o, const TsCudaMma *p) {
     const char *cvt = p->bf16 ? "ts_bf2f" : "ts_h2f";
     ts_buf_puts(o, "    enum { FS = MI * 4 + NI * 2 };\n"
@@ -702,9 +703,10 @@ static void emit_reg_part(TsBuf *o, const TsCudaMma *p) {
         emit_part_load(o, p, "(s + 1) & 1", "(s + 1) * 16");
         emit_part_mma(o, p, "s & 1");
         ts_buf_puts(o, "    }\n");
+        if (p->part == TS_MMA_REST) emit_part_mma(o, p, "(K / 16 - 1) & 1");
     }
     ts_buf_puts(o, "#else\n");
-    if (p->part == TS_MMA_BODY)
+    if (p->part == TS_MMA_BODY || p->part == TS_MMA_REST)
         ts_buf_printf(o,
                       "    for (int k0 = 0; k0 < K; k0 += 16)\n"
                       "        for (int i = 0; i < MI; i++)\n"
@@ -2126,9 +2128,10 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     p.clear = op->clear_accum != 0;
     p.nwarps = g->nthreads / 32;
     p.part = op->mma_part;
-    if (p.part && (!p.creg || p.areg || op->mma_frag <= 0 || (p.k / 16) % 2))
+    if (p.part && (!p.creg || p.areg || op->mma_frag <= 0 ||
+                   ((p.k / 16) % 2 && (p.part == TS_MMA_BODY || p.part == TS_MMA_TAIL))))
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a split gemm needs C in registers, A and B in "
-                   "shared memory and an even number of k16 steps");
+                   "shared memory and (split across a barrier) an even number of k16 steps");
     if (p.m % 16 || p.n % 8 || p.k % 16 || p.nwarps < 1 || g->nthreads % 32)
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: gemm %dx%dx%d on %d threads is not for tensor cores",
                    p.m, p.n, p.k, g->nthreads);
