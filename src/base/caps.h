@@ -40,6 +40,8 @@ typedef struct TsCaps {
                        * fragments across the loop's barrier (inject_pipeline): 0 off, else
                        * bits TS_PREFETCH_* (TILESCALE_CUDA_PREFETCH=N; 0: off) */
     bool index32;     /* 32-bit integer arithmetic where proven to fit (TILESCALE_CUDA_INDEX32=0: off) */
+    int l2_prefetch;  /* 16-byte cp.async copies ask L2 to fetch this many bytes around them
+                       * (.L2::64B/128B/256B; TILESCALE_CUDA_L2_PREFETCH=N; 0: no hint, the default) */
     bool smem_reuse;  /* plan_smem lets shared buffers with disjoint live ranges share bytes
                        * (TILESCALE_CUDA_SMEM_REUSE=1: on; off until checked on a GPU) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless

@@ -102,6 +102,9 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
     c->swizzle = env_on("TILESCALE_CUDA_SWIZZLE", NULL);
     c->pipeline = env_on("TILESCALE_CUDA_PIPELINE", NULL);
     c->index32 = env_on("TILESCALE_CUDA_INDEX32", NULL);
+    const char *l2 = getenv("TILESCALE_CUDA_L2_PREFETCH");
+    int l2v = l2 ? atoi(l2) : 0;
+    c->l2_prefetch = l2v == 64 || l2v == 128 || l2v == 256 ? l2v : 0;
     const char *pf = getenv("TILESCALE_CUDA_PREFETCH");
     c->mma_prefetch = pf && *pf ? atoi(pf) & 15 : TS_PREFETCH_DEFAULT;
     const char *reuse = getenv("TILESCALE_CUDA_SMEM_REUSE");

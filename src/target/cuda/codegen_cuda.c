@@ -117,6 +117,7 @@
 
 /* ---- the prelude: types and helpers every generated file carries -------- */
 
+#define CP_ASYNC_CG "cp.async.cg.shared.global"
 static const char *const prelude[] = {
     "typedef signed char ts_i8;\ntypedef unsigned char ts_u8;\n",
     "typedef short ts_i16;\ntypedef unsigned short ts_u16;\n",
@@ -2382,7 +2383,17 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
                   (long long)smem);
     if (k->ptxas_reg_level) /* decided by layout_inference (IrKernel.ptxas_reg_level) */
         ts_buf_printf(o, "%s%d (tensor-core loops) */\n", TS_CUDA_PTXAS_LEVEL, k->ptxas_reg_level);
-    for (int i = 0; prelude[i]; i++) ts_buf_puts(o, prelude[i]);
+    for (int i = 0; prelude[i]; i++) {
+        /* the L2 prefetch-size qualifier of the 16-byte cp.async (PTX ISA, cp.async:
+         * .level::prefetch_size, sm_80+), where the compile asks for one */
+        const char *cg = strstr(prelude[i], CP_ASYNC_CG);
+        if (cg && caps->l2_prefetch) {
+            size_t at = (size_t)(cg - prelude[i]) + strlen(CP_ASYNC_CG);
+            ts_buf_printf(o, "%.*s.L2::%dB%s", (int)at, prelude[i], caps->l2_prefetch, prelude[i] + at);
+        } else {
+            ts_buf_puts(o, prelude[i]);
+        }
+    }
     if (ts_comm_used(k->body)) ts_cuda_comm_prelude(o);
     if (g.check) ts_buf_puts(o, check_prelude);
     if (g.mma_fns.n) {
