@@ -12,7 +12,9 @@
                                               library, then the CLI's
 
 The script runs in this process (runpy), with sys.argv[0] set to it and
-its directory first on sys.path, as `python SCRIPT` would.
+its directory first on sys.path, as `python SCRIPT` would; a test_*.py
+file with $TILESCALE_TEST=NAME set is imported instead and its test NAME
+run, as pytest would (bench/tilelang_examples.sh runs tests so).
 """
 import os
 import runpy
@@ -44,7 +46,25 @@ def run_script(path, argv):
     _stub.install()
     sys.argv = [path] + list(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    if os.environ.get("TILESCALE_TEST") and os.path.basename(path).startswith("test_"):
+        run_test_module(path)
+        return
     runpy.run_path(path, run_name="__main__")
+
+
+def run_test_module(path):
+    """A test file under $TILESCALE_TEST, the way pytest runs it: imported as
+    a module of its own name (its __main__ block does not run: TileLang's GDN
+    and GEMV test files call one test there by hand), then the named test
+    through tilelang.testing's runner."""
+    import importlib.util
+    from .tilelang import testing
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    testing.run_tests(vars(mod))
 
 
 def main(argv=None):

@@ -200,6 +200,44 @@ def test_pytest_marks_in_scripts(tmp_path):
         assert line in r.stdout, r.stdout
 
 
+def test_named_test_runs_as_pytest_would(tmp_path):
+    """$TILESCALE_TEST=NAME on a test_*.py file imports it (its __main__ block,
+    which here calls another test by hand as TileLang's GDN tests do, does not
+    run) and runs test NAME through tilelang.testing's runner."""
+    text = textwrap.dedent('''
+        import tilelang.testing
+
+        def test_by_hand():
+            print("by hand ran")
+
+        def test_wanted():
+            assert __name__ == "test_example_named", __name__
+
+        def test_broken():
+            raise AssertionError("broken")
+
+        if __name__ == "__main__":
+            test_by_hand()
+    ''')
+    p = tmp_path / "test_example_named.py"
+    p.write_text(text)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    e = dict(os.environ, PYTHONPATH=os.path.join(root, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+    def go(name):
+        return subprocess.run([sys.executable, "-m", "tilescale", str(p)], capture_output=True, text=True,
+                              env=dict(e, TILESCALE_TEST=name), timeout=300)
+    r = go("test_wanted")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "PASSED  test_wanted" in r.stdout and "1 passed, 0 failed, 0 skipped" in r.stdout, r.stdout
+    assert "by hand ran" not in r.stdout
+    r = go("test_broken")
+    assert r.returncode == 1 and "FAILED  test_broken" in r.stdout and "broken" in r.stderr, r.stdout + r.stderr
+    e.pop("TILESCALE_TEST", None)
+    r = subprocess.run([sys.executable, "-m", "tilescale", str(p)], capture_output=True, text=True, env=e, timeout=300)
+    assert r.returncode == 0 and "by hand ran" in r.stdout and "PASSED" not in r.stdout, r.stdout + r.stderr
+
+
 def test_prim_funcs_built_in_python(tmp_path):
     """tilelang.compile of a @T.prim_func at the top level (module constants)
     and of one returned by a plain factory defined inside a function (its

@@ -4,8 +4,10 @@ example tests use.
 main() runs every test_* function of the calling script (the way
 `python test_example_x.py` runs in TileLang, where it calls pytest; -k
 NAME keeps those whose name contains NAME, $TILESCALE_TEST=NAME exactly
-that one) and
-prints one line per test; skips come from the requires_* decorators,
+that one) and prints one line per test; run_tests(globals) does the same
+for a module's globals (`python -m tilescale` with $TILESCALE_TEST set
+imports a test file as pytest would, not as __main__, and calls it, so
+files whose __main__ block runs one test by hand are run test by test); skips come from the requires_* decorators,
 which look at what libtilescale can do here (a CUDA device and its
 compute capability).  The process exits non-zero if any test failed.
 """
@@ -159,7 +161,12 @@ def _cases(name, f):
 
 def main(*_args, **_kw):
     """Run the calling script's test_* functions; exit 1 if one failed."""
-    g = sys._getframe(1).f_globals
+    run_tests(sys._getframe(1).f_globals)
+
+
+def run_tests(g):
+    """Run the test_* functions defined in the module globals g (those of
+    -k NAME / $TILESCALE_TEST only); exit 1 if one failed."""
     tests = [(n, f) for n, f in g.items() if n.startswith("test") and callable(f)
              and getattr(f, "__module__", g.get("__name__")) == g.get("__name__")]
     argv = sys.argv[1:]
