@@ -12,7 +12,10 @@ of the N calls divided by N, taken after a final torch.cuda.synchronize()
 (so a GPU that cannot keep up shows), "issue us/call" the same without
 waiting for the queue to drain.  The kernel is small (M x N = 256 x 256
 float32 by default) so that the host, not the GPU, is the bottleneck.
-Each contender's result is checked against a + b first.
+Each contender's result is checked against a + b first.  Ours and
+torch.add run in --repeat interleaved rounds (default 3); the table gives
+the median round and lists them all (the host is shared: one round can be
+slowed by something else).
 
 TileLang runs in a subprocess (its own `import tilelang`, from
 $TL_SITE, default /tmp/site, where shared/tools/tilelang-wheels.sh's
@@ -39,6 +42,7 @@ ap.add_argument("--m", type=int, default=256)
 ap.add_argument("--n", type=int, default=256)
 ap.add_argument("--calls", type=int, default=20000)
 ap.add_argument("--warmup", type=int, default=2000)
+ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds of ours and torch.add (median reported)")
 ap.add_argument("--tilelang-child", action="store_true", help=argparse.SUPPRESS)
 args = ap.parse_args()
 
@@ -109,20 +113,25 @@ for label, fresh in (("cold cache", True), ("warm cache", False)):
             pass
     compile_rows.append((label, wall, lib_ms, phases.replace("\n", "; ")))
 
-# ---- ours ----------------------------------------------------------------------------------------
+# ---- ours and torch.add, interleaved, --repeat rounds (the median round is reported) -------------
 k = tilescale.compile(os.path.join(ROOT, "examples/elementwise_add.py"), "elementwise_add", M=args.m, N=args.n)
 assert k.target == "cuda", k.target
 torch.testing.assert_close(k(a, b), a + b)
-host, issue = timed(lambda: k(a, b), args.calls, args.warmup)
-rows.append({"name": "tilescale (out_idx output allocated)", "host_us": host, "issue_us": issue})
 c = torch.empty_like(a)
-host, issue = timed(lambda: k(a, b, c), args.calls, args.warmup)
-rows.append({"name": "tilescale (output passed in)", "host_us": host, "issue_us": issue})
+k(a, b, c)
+torch.testing.assert_close(c, a + b)
+contenders = [("tilescale (out_idx output allocated)", lambda: k(a, b)),
+              ("tilescale (output passed in)", lambda: k(a, b, c)),
+              ("torch.add", lambda: torch.add(a, b))]
+rounds = {name: [] for name, _ in contenders}
+for _ in range(args.repeat):
+    for name, fn in contenders:
+        rounds[name].append(timed(fn, args.calls, args.warmup))
+for name, _ in contenders:
+    r = sorted(rounds[name])
+    host, issue = r[len(r) // 2]
+    rows.append({"name": name, "host_us": host, "issue_us": issue, "rounds_us": [round(h, 2) for h, _ in rounds[name]]})
 kern_ms = k.profile(a, b, warmup=25, rep=100)
-
-# ---- torch.add -----------------------------------------------------------------------------------
-host, issue = timed(lambda: torch.add(a, b), args.calls, args.warmup)
-rows.append({"name": "torch.add", "host_us": host, "issue_us": issue})
 
 # ---- CuPy RawKernel ------------------------------------------------------------------------------
 try:
@@ -161,13 +170,14 @@ except Exception as e:
 
 print("\nHost time per call, %d x %d float32 add, %d calls after %d warm-up (kernel alone: %.2f us by events)\n"
       % (args.m, args.n, args.calls, args.warmup, kern_ms * 1e3))
-print("| contender | host us/call (drained) | issue us/call |")
-print("|---|---|---|")
+print("| contender | host us/call (drained) | issue us/call | rounds |")
+print("|---|---|---|---|")
 for r in rows:
     if "error" in r:
-        print("| %s | not run: %s | |" % (r["name"], r["error"]))
+        print("| %s | not run: %s | | |" % (r["name"], r["error"]))
     else:
-        print("| %s | %.2f | %.2f |" % (r["name"], r["host_us"], r["issue_us"]))
+        print("| %s | %.2f | %.2f | %s |" % (r["name"], r["host_us"], r["issue_us"],
+                                            " ".join("%.2f" % v for v in r.get("rounds_us", []))))
 print("\nCompile of examples/gemm.py matmul 4096^3 through Python (CUDA target)\n")
 print("| cache | Python wall ms | library phases ms | phases |")
 print("|---|---|---|---|")

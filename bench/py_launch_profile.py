@@ -84,6 +84,19 @@ row("torch.empty(M, N, dtype=f32, device=dev)", lambda: torch.empty(M, N, dtype=
 row("torch.empty_like(a)", lambda: torch.empty_like(a), sync=False)
 row("torch.empty(M, N, dtype=f32, device=dev) [bound names]", lambda e=torch.empty, d=torch.float32: e(M, N, dtype=d, device=dev), sync=False)
 row("a.new_empty((M, N))", lambda: a.new_empty((M, N)), sync=False)
+row("torch.empty_strided((M, N), (N, 1), dtype=f32, device=dev)",
+    lambda e=torch.empty_strided, d=torch.float32: e((M, N), (N, 1), dtype=d, device=dev), sync=False)
+
+
+def chunked(B=16, it=[iter(())], e=torch.empty, d=torch.float32):
+    o = next(it[0], None)
+    if o is None:  # B outputs in one allocation, handed out as views
+        it[0] = iter(e(B, M, N, dtype=d, device=dev).unbind(0))
+        o = next(it[0])
+    return o
+
+
+row("one allocation per 16 outputs, unbind(0) views (amortized)", chunked, sync=False)
 row("a.dtype", lambda: a.dtype, sync=False)
 row("a.is_cuda", lambda: a.is_cuda, sync=False)
 row("a.get_device()", lambda: a.get_device(), sync=False)

@@ -405,6 +405,13 @@ class Kernel:
         self._lock = threading.Lock()
         self._restore = False  # a launch record points at temporary arrays (_set_dims)
         self._cuda = None      # the CUDA form, once a launch needed it
+        # a class of its own, whose __call__ becomes the launcher generated for
+        # the last call signature (_install_launcher): k(a, b) then runs that
+        # function directly, with no general __call__ frame in between
+        if type(self).__dict__.get("_own_class") is not True:
+            self.__class__ = type(type(self).__name__, (type(self),), {
+                "__slots__": (), "_own_class": True, "__module__": type(self).__module__,
+                "__qualname__": type(self).__qualname__, "__doc__": type(self).__doc__})
         head = self._form(resolve_target(target))
         self._setup(head, out_idx)
 
@@ -530,19 +537,29 @@ class Kernel:
 
     # -- launch --
     def __call__(self, *args, stream=None):
-        f = self._fast
-        if f is not None and stream is None:
-            r = f(args)
-            if r is not _MISS:
-                return r
+        """The general entry; replaced on the kernel's own class by the
+        launcher generated for the last call signature (_install_launcher)."""
         return self._call(args, stream)
+
+    def _install_launcher(self, f):
+        """Make f (a generated launcher, or None) what k(...) calls."""
+        self._fast = f
+        cls = type(self)
+        if cls.__dict__.get("_own_class") is not True:
+            return
+        if f is None:
+            if "__call__" in cls.__dict__:
+                del cls.__call__
+        else:
+            cls.__call__ = f
 
     def _call(self, args, stream):
         """The general launch path: any argument kind, any device, checked
         step by step.  A call through it replaces the generated launcher (the
         records it rewrites may no longer match the launcher's signature); a
         successful CUDA call of torch tensors makes a new one for its own."""
-        self._fast = None
+        if self._fast is not None:
+            self._install_launcher(None)
         nargs = len(args)
         if nargs == self._nparams:
             plan, alloc = self._plan_all, False
@@ -588,7 +605,7 @@ class Kernel:
             outs = self._alloc_outputs(args, dev, devidx, kind) if alloc else None
             self._launch(dev, devidx, stream)
             if dev == 1 and stream is None and kind is _describe_torch and not self._restore:
-                self._fast = _make_launcher(self, args, outs)
+                self._install_launcher(_make_launcher(self, args, outs))
         if outs is None:
             if not self._out:
                 return None
@@ -833,13 +850,17 @@ _launch_device = _lib.kernel_launch_device
 # call whose arguments are all torch tensors, _make_launcher writes a Python
 # function for exactly that call signature (each argument's dtype, shape,
 # strides, cuda:0; each allocated output's shape and dtype), unrolled, with
-# every constant bound as a default argument:
+# every constant a closure cell of the factory that makes it; it becomes
+# the __call__ of the kernel's own class (each Kernel has one), so k(a, b)
+# runs it with no other Python frame, its arguments as positional
+# parameters (no argument tuple, no keyword parsing):
 #
 #   - per tensor one test of dtype, shape, strides and device (get_device()
 #     is 0 only for cuda:0; a non-tensor raises inside the tests); a
-#     mismatch returns _MISS and the general path takes the call, which is
-#     what keeps it correct: the records the launcher relies on are the
-#     ones that call wrote, and any call of the general path discards it;
+#     mismatch, another argument count or a stream= goes the general path
+#     (_general -> Kernel._call), which is what keeps it correct: the
+#     records the launcher relies on are the ones that call wrote, and any
+#     call of the general path discards it;
 #   - outputs from torch.empty_like(input) where an input of the output's
 #     shape and dtype is contiguous (torch's cheapest allocation; the H200
 #     host: 3.6 us against 5.9 for torch.empty(shape, dtype=, device=)),
@@ -875,8 +896,14 @@ def _stream_obj(h):
     return o
 
 
-def _launch_failed(st, form):
-    raise launch_error(st, form.error())
+def _launch_failed(st, kern):
+    raise launch_error(st, kern._cuda.error())
+
+
+def _general(kern, args, stream):
+    """The generated launcher's way out: the general path, with the
+    arguments the caller gave (the launcher's unfilled defaults dropped)."""
+    return kern._call(tuple(x for x in args if x is not _MISS), stream)
 
 
 def _make_launcher(kern, args, outs):
@@ -905,13 +932,14 @@ def _make_launcher(kern, args, outs):
     n_in = len(args)
     alloc = outs is not None
     plan = kern._plan_in if alloc else kern._plan_all
-    env = {"MISS": _MISS, "empty": torch.empty, "empty_like": torch.empty_like,
+    env = {"MISS": _MISS, "general": _general, "empty": torch.empty, "empty_like": torch.empty_like,
            "launch": _bare_launch if lp is None else _bare_plan_launch,
            "K": ctypes.c_void_p(kptr) if lp is None else lp,
            "TT": kern._tt, "N": kern._nparams,
            "raw": _RAW_STREAM or _raw_stream(), "sobj": _stream_objs, "mk_sobj": _stream_obj,
-           "acquire": kern._lock.acquire, "release": kern._lock.release, "err": _launch_failed,
-           "form": kern._cuda}  # (nothing here refers back to the Kernel: no reference cycle)
+           "acquire": kern._lock.acquire, "release": kern._lock.release, "err": _launch_failed}
+    # (nothing here refers to the Kernel or its compiled form: the launcher is
+    # handed the kernel as `self`, so dropping the kernel frees its C handle at once)
     if lp is None:
         # the data pointer of record i is its first 8-byte word
         words = ctypes.sizeof(_lib.TsTensor) // 8
@@ -921,10 +949,15 @@ def _make_launcher(kern, args, outs):
         words = 1
         slots = (ctypes.c_uint64 * max(1, kern._nparams)).from_address(_lib.plan_pointers(lp))
         env["mv"] = memoryview(slots).cast("B").cast("Q")
-    lines = ["def launcher(args, ...):",  # the constants, all of env, become local defaults below
-             "    if len(args) != %d: return MISS" % n_in,
-             "    %s, = args" % ", ".join("a%d" % i for i in range(n_in)),
-             "    try:"]
+    names = ["a%d" % i for i in range(n_in)]
+    given = "(%s)" % "".join(n + ", " for n in names)
+    lines = ["    def launcher(self, %s*rest, stream=None):" % "".join(n + "=MISS, " for n in names)]
+    if n_in:
+        lines.append("        if rest or stream is not None or %s is MISS:" % names[-1])
+    else:
+        lines.append("        if rest or stream is not None:")
+    lines.append("            return general(self, %s + rest, stream)" % given)
+    tests = []
     stores = []
     for i, (x, s) in enumerate(zip(args, plan)):
         shape, strides = tuple(x.shape), tuple(x.stride())
@@ -936,13 +969,18 @@ def _make_launcher(kern, args, outs):
         else:
             env["T%d" % i] = strides
             strides_test = "a{0}.stride() != T{0}".format(i)
-        lines.append("        if a{0}.dtype is not D{0} or a{0}.shape != S{0} or {1} or "
-                     "a{0}.get_device(): return MISS".format(i, strides_test))
+        tests.append("a{0}.dtype is not D{0} or a{0}.shape != S{0} or {1} or a{0}.get_device()".format(i, strides_test))
         stores.append("mv[%d] = a%d.data_ptr()" % (s.i * words, i))
-    lines.append("    except (AttributeError, TypeError):")
-    lines.append("        return MISS")
-    lines.append("    if not acquire(False): return MISS")
-    lines.append("    try:")
+    if tests:
+        lines.append("        try:")
+        lines.append("            miss = (%s)" % "\n                    or ".join(tests))
+        lines.append("        except (AttributeError, TypeError):")
+        lines.append("            miss = True")
+        lines.append("        if miss or not acquire(False):")
+    else:
+        lines.append("        if not acquire(False):")
+    lines.append("            return general(self, %s, None)" % given)
+    lines.append("        try:")
     ret = []
     if alloc:
         for j, (o, s) in enumerate(zip(outs, kern._out_slots)):
@@ -950,38 +988,43 @@ def _make_launcher(kern, args, outs):
             like = [i for i, x in enumerate(args) if tuple(x.shape) == shape and x.dtype == dt and
                     tuple(x.stride()) == _contiguous(shape)]
             if like:
-                lines.append("        o%d = empty_like(a%d)" % (j, like[0]))
+                lines.append("            o%d = empty_like(a%d)" % (j, like[0]))
             else:
                 env["OD%d" % j], env["DEV"] = dt, o.device
-                lines.append("        o%d = empty(%sdtype=OD%d, device=DEV)"
+                lines.append("            o%d = empty(%sdtype=OD%d, device=DEV)"
                              % (j, "".join("%d, " % e for e in shape) or "(), ", j))
             stores.append("mv[%d] = o%d.data_ptr()" % (s.i * words, j))
             ret.append("o%d" % j)
     else:
         ret = ["a%d" % kern._plan_all.index(kern._slots[i]) for i in kern._out]
     for st in stores:
-        lines.append("        " + st)
-    lines.append("        h = raw(0)")
-    lines.append("        so = sobj.get(h)")
+        lines.append("            " + st)
+    lines.append("            h = raw(0)")
+    lines.append("            so = sobj.get(h)")
     if lp is None:
-        lines.append("        st = launch(K, TT, N, so if so is not None or not h else mk_sobj(h))")
+        lines.append("            st = launch(K, TT, N, so if so is not None or not h else mk_sobj(h))")
     else:
-        lines.append("        st = launch(K, so if so is not None or not h else mk_sobj(h))")
-    lines.append("    finally:")
-    lines.append("        release()")
-    lines.append("    if st: err(st, form)")
+        lines.append("            st = launch(K, so if so is not None or not h else mk_sobj(h))")
+    lines.append("        finally:")
+    lines.append("            release()")
+    lines.append("        if st: err(st, self)")
     if not ret:
-        lines.append("    return None")
+        lines.append("        return None")
     elif len(ret) == 1:
-        lines.append("    return " + ret[0])
+        lines.append("        return " + ret[0])
     else:
-        lines.append("    return [%s]" % ", ".join(ret))
-    lines[0] = "def launcher(args, %s):" % ", ".join("%s=%s" % (k, k) for k in env)
-    code = "\n".join(lines) + "\n"
-    kern._launcher_source = code  # for tests and curiosity
+        lines.append("        return [%s]" % ", ".join(ret))
+    lines.append("    return launcher")
+    # the constants are the factory's parameters: the launcher reads them as
+    # closure cells (no per-call cost, unlike keyword-only defaults)
+    code = "def factory(%s):\n" % ", ".join(env) + "\n".join(lines) + "\n"
+    kern._launcher_source = code  # for tests, benchmarks and curiosity
+    kern._launcher_env = env
     ns = {}
-    exec(compile(code, "<tilescale launcher %s>" % kern.entry, "exec"), env, ns)
-    return ns["launcher"]
+    exec(compile(code, "<tilescale launcher %s>" % kern.entry, "exec"), {}, ns)
+    f = ns["factory"](**env)
+    f.__qualname__ = f.__name__ = "__call__"
+    return f
 
 
 def _eval_extent(text, bound):

@@ -167,6 +167,10 @@ def test_fast_path_after_first_call(setup):
     a, b = torch.Tensor((4, 8), torch.float32), torch.Tensor((4, 8), torch.float32)
     c = k(a, b)
     assert len(rec.general) == 1 and not rec.fast and k._fast is not None
+    # the launcher is the __call__ of the kernel's own class: k(...) runs it directly
+    assert type(k).__call__ is k._fast and isinstance(k, tilescale.Kernel) and type(k) is not tilescale.Kernel
+    k2 = compile("add", M=4, N=8)
+    assert type(k2) is not type(k) and type(k2).__call__ is tilescale.Kernel.__call__
     assert rec.general[0] == [(a._ptr, (4, 8)), (b._ptr, (4, 8)), (c._ptr, (4, 8))]
     for _ in range(3):
         a2, b2 = torch.Tensor((4, 8), torch.float32), torch.Tensor((4, 8), torch.float32)
@@ -218,6 +222,8 @@ def test_other_signatures_take_the_general_path(setup, change):
         with pytest.raises(tilescale.ArgumentError):
             k(a)
     assert not rec.fast
+    if change in ("device", "not a tensor", "count"):  # failed in the general path: no launcher left
+        assert k._fast is None and type(k).__call__ is tilescale.Kernel.__call__
     assert len(rec.general) == (2 if change in ("shape", "strides", "dtype", "stream") else 1)
 
 

@@ -64,6 +64,7 @@ struct TsCuDriver {
     CUresult (*ctx_retain)(void **ctx, CUdevice dev);                /* cuDevicePrimaryCtxRetain */
     CUresult (*ctx_release)(CUdevice dev);                           /* cuDevicePrimaryCtxRelease_v2 */
     CUresult (*ctx_set)(void *ctx);                                  /* cuCtxSetCurrent */
+    CUresult (*ctx_get)(void **ctx);                                 /* cuCtxGetCurrent (optional) */
     CUresult (*ctx_sync)(void);                                      /* cuCtxSynchronize */
     CUresult (*module_load)(void **mod, const void *image);          /* cuModuleLoadData */
     CUresult (*module_unload)(void *mod);                            /* cuModuleUnload */
@@ -145,6 +146,7 @@ static TsCuDriver *drv_open(TsBuf *why) {
     sym(dl, "cuDevicePrimaryCtxRetain", &v->ctx_retain);
     sym(dl, "cuDevicePrimaryCtxRelease_v2", &v->ctx_release);
     sym(dl, "cuCtxSetCurrent", &v->ctx_set);
+    sym(dl, "cuCtxGetCurrent", &v->ctx_get);
     sym(dl, "cuCtxSynchronize", &v->ctx_sync);
     sym(dl, "cuModuleLoadData", &v->module_load);
     sym(dl, "cuModuleUnload", &v->module_unload);
@@ -714,7 +716,11 @@ TsStatus ts_cuda_plan_launch(struct TsPlan *pl, void *stream) {
     TsCuDriver *v = m->drv;
     TsDiag *d = pl->d;
     char eb[256];
-    CUresult r = v->ctx_set(m->ctx);
+    /* the per-call path: the context is made current only where it is not
+     * (reading the thread's current context is cheaper than setting it) */
+    void *cur = NULL;
+    CUresult r = CU_SUCCESS;
+    if (!v->ctx_get || v->ctx_get(&cur) != CU_SUCCESS || cur != m->ctx) r = v->ctx_set(m->ctx);
     if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: cuCtxSetCurrent failed: %s", m->kname, err(v, r, eb, sizeof eb));
     CUdeviceptr oob = 0;
     TsStatus st = oob_reset(d, m, &oob);
