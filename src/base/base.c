@@ -411,6 +411,9 @@ TsDType ts_dtype_from_name(const char *name) {
         {"int", TS_INT32}, {"bf16", TS_BFLOAT16}, {"fp16", TS_FLOAT16},
         {"fp32", TS_FLOAT32}, {"float8_e4m3fn", TS_FLOAT8_E4M3},
         {"float8_e5m2fn", TS_FLOAT8_E5M2}, {"uint1", TS_BOOL},
+        /* TileLang's tfloat32 is float32 storage whose gemm operands tensor cores
+         * round to 10 mantissa bits; here it is float32 (gemm in full float32) */
+        {"tfloat32", TS_FLOAT32},
     };
     for (int i = 0; i < TS_DTYPE_COUNT; i++)
         if (!strcmp(name, dtype_table[i].name)) return (TsDType)i;

@@ -338,3 +338,33 @@ def test_output_extent_computed_from_inputs(rng, shape):
     y = k(x)
     assert y.shape == (shape[0], -(-shape[1] // 8))
     np.testing.assert_array_equal(y, x[:, ::8])
+
+
+def test_tfloat32_is_float32_storage(tmp_path):
+    """T.tfloat32 (TileLang's tensor-core float32) is float32 storage here, its gemm in full float32."""
+    src = """
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit(out_idx=[-1])
+def mm(M, N, K):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), T.tfloat32), B: T.Tensor((K, N), T.tfloat32), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            A_s = T.alloc_shared((M, K), T.tfloat32)
+            B_s = T.alloc_shared((K, N), T.tfloat32)
+            C_l = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.clear(C_l)
+            T.gemm(A_s, B_s, C_l)
+            T.copy(C_l, C)
+    return main
+"""
+    k = tilescale.compile(src, "mm", target="c", M=16, N=8, K=24)
+    assert [p.dtype for p in k.params] == ["float32"] * 3
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((16, 24)).astype(np.float32)
+    b = rng.standard_normal((24, 8)).astype(np.float32)
+    c = k(a, b)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)

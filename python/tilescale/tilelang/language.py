@@ -43,6 +43,7 @@ _DTYPES = {
     "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32",
     "float": "float32", "float64": "float64", "double": "float64",
     "float8_e4m3": "float8_e4m3", "float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2",
+    "tfloat32": "float32",  # float32 storage (as the compiler reads it)
 }
 for _n, _v in _DTYPES.items():
     globals()[_n] = dtype(_v)
