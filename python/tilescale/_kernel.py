@@ -463,6 +463,7 @@ class Kernel:
         self._devices = {}  # cuda index -> torch.device
         self._fast = None   # the launcher generated for the last call signature (_make_launcher), or None
         self._nfast = 0     # how many were made (capped: a kernel called with ever-changing shapes stops)
+        self._launchers = {}  # call signature -> its launcher, reinstalled when the signature comes back
 
     # -- queries --
     @property
@@ -605,7 +606,7 @@ class Kernel:
             outs = self._alloc_outputs(args, dev, devidx, kind) if alloc else None
             self._launch(dev, devidx, stream)
             if dev == 1 and stream is None and kind is _describe_torch and not self._restore:
-                self._install_launcher(_make_launcher(self, args, outs))
+                self._install_launcher(_launcher_for(self, args, outs))
         if outs is None:
             if not self._out:
                 return None
@@ -904,6 +905,24 @@ def _general(kern, args, stream):
     """The generated launcher's way out: the general path, with the
     arguments the caller gave (the launcher's unfilled defaults dropped)."""
     return kern._call(tuple(x for x in args if x is not _MISS), stream)
+
+
+def _launcher_for(kern, args, outs):
+    """The launcher of this call's signature: the one made when it was last
+    seen (a kernel called alternately with two signatures keeps both), else
+    a new one.  Reinstalling is sound: the general call that leads here has
+    just written the records for this same signature, and a launch plan
+    holds only what the signature determines."""
+    try:
+        key = (outs is not None,) + tuple((x.dtype, tuple(x.shape), tuple(x.stride()), x.get_device()) for x in args)
+    except (AttributeError, TypeError):
+        return None
+    f = kern._launchers.get(key)
+    if f is None:
+        f = _make_launcher(kern, args, outs)
+        if f is not None:
+            kern._launchers[key] = f
+    return f
 
 
 def _make_launcher(kern, args, outs):

@@ -256,3 +256,19 @@ def test_no_reference_cycle(setup):
         assert r() is None
     finally:
         gc.enable()
+
+
+def test_alternating_signatures_keep_their_launchers(setup):
+    """A kernel called alternately with two signatures (out_idx output allocated,
+    output passed in) reuses each signature's launcher: the cap on launchers
+    made per kernel counts signatures, not switches."""
+    torch, rec, compile = setup
+    k = compile("add", M=4, N=8)
+    a, b, c = (torch.Tensor((4, 8), torch.float32) for _ in range(3))
+    for _ in range(_kernel._MAX_LAUNCHERS + 4):
+        o = k(a, b)
+        assert k(a, b) is not o and k(a, b, c) is c and k(a, b, c) is c
+    assert k._nfast == 2 and len(k._launchers) == 2
+    n = len(rec.fast)
+    c2 = torch.Tensor((4, 8), torch.float32)
+    assert k(a, b, c2) is c2 and len(rec.fast) == n + 1 and rec.fast[-1][2] == (c2._ptr, (4, 8))
