@@ -6,6 +6,8 @@
  *
  *   verify             the elaborator's output is well formed
  *   simplify           fold constants, drop dead code
+ *   check_bounds       element accesses provably outside a fragment, local
+ *                      or shared buffer are errors (check_bounds.c)
  * * pipeline_planning  T.Pipelined: stages, multi-buffered shared tiles,
  *                      async copies (pipeline_planning.c)
  *   lower_tile_ops     tile operators -> loops of loads and stores (CUDA:
@@ -55,6 +57,10 @@ const TsPass ts_passes[] = {
     {"verify", ts_pass_verify, "check that the elaborated IR is well formed", TS_PASS_ALL},
     {"simplify", ts_pass_simplify,
      "fold constants, simplify integer arithmetic, drop dead ifs and empty loops", TS_PASS_ALL},
+    {"check_bounds", ts_pass_check_bounds,
+     "element loads and stores of fragments, local and shared buffers whose index provably leaves the "
+     "buffer's extent (affine in loop variables whose whole range runs) are errors",
+     TS_PASS_ALL},
     {"pipeline_planning", ts_pass_pipeline_planning,
      "T.Pipelined: stages and order of the body's statements, multi-buffered shared tiles, async copies",
      TS_PASS_CUDA},

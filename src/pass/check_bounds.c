@@ -1,0 +1,241 @@
+/*
+ * check_bounds.c — element accesses of block-local buffers (fragments,
+ * local arrays, shared tiles) whose index is provably outside the buffer
+ * are compile-time errors.
+ *
+ * These buffers have constant shapes, and on the CUDA target a fragment is
+ * spread over the threads' registers by its layout: an index past the
+ * extent has no register at all, so the generated code computes garbage
+ * (or, unchecked, touches another buffer's registers or shared bytes),
+ * and only the run-time bounds check (--check-bounds, the C target's
+ * checked build) would say so.  Where the compiler can prove at compile
+ * time that the access goes out of bounds, it says so at once, naming the
+ * buffer, the index and the extent, at the access's file:line:col.
+ * (TileLang's attention-sink backward examples allocate
+ * `sinks = T.alloc_fragment([heads])` and write `sinks[i]` for every i of
+ * `T.Parallel(block_M)`: with heads = 1 every row but the first lands
+ * outside.)
+ *
+ * "Provably" is kept strict, so that no correct program is refused: an
+ * index counts only where it is an affine function of loop variables
+ * whose whole range is certainly run when the access is reached, so that
+ * its least and greatest values over those ranges are really taken:
+ *
+ *  - the loop has constant bounds (after simplify) and a positive extent,
+ *    and its body has no break or continue;
+ *  - between the loop and the access there is no condition: an `if` or
+ *    `while` body, the arms of T.if_then_else, the right operand of
+ *    `and`/`or` are conditional, and loop variables bound outside them do
+ *    not count inside (loops opened inside do);
+ *  - every atom of the index's affine form is such a variable (block and
+ *    thread indices, lets, loads, run-time values: no verdict).
+ *
+ * Each dimension is checked on its own: a value below 0 or at least the
+ * extent in any dimension is an access outside the buffer.  Tile operators
+ * (T.copy, T.gemm, ...) are checked by their own lowerings; this pass
+ * looks at element loads and stores only.  It runs right after simplify,
+ * on every target, before lower_tile_ops adds loops of its own.
+ */
+#include <string.h>
+
+#include "ir/arith.h"
+#include "pass/pass.h"
+
+/* A loop variable whose whole range is run wherever it is visible as free. */
+typedef struct FreeVar {
+    const IrVar *var; /* the loop variable */
+    int64_t lo, hi;   /* its first and last value */
+} FreeVar;
+
+typedef struct Checker {
+    TsPassCtx *cx;        /* the pass context (diagnostics, arena, kernel) */
+    IrArith ar;           /* affine forms of indices */
+    TS_VEC(FreeVar) vars; /* enclosing loops' variables, outermost first */
+    int floor;            /* vars[0..floor) are behind a condition: not free here */
+} Checker;
+
+/* Does s (a loop body) hold a break or continue of the loop it is the body of? */
+static bool has_jump(const IrStmt *s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case IR_S_BREAK:
+    case IR_S_CONTINUE:
+        return true;
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (has_jump(s->seq.v[i])) return true;
+        return false;
+    case IR_S_IF:
+        return has_jump(s->if_.then) || has_jump(s->if_.else_);
+    default: /* an inner loop's jumps are its own */
+        return false;
+    }
+}
+
+static const FreeVar *free_var(const Checker *c, const IrVar *v) {
+    for (int i = c->vars.n - 1; i >= c->floor; i--)
+        if (c->vars.v[i].var == v) return &c->vars.v[i];
+    return NULL;
+}
+
+static const char *scope_word(IrScope s) {
+    switch (s) {
+    case IR_SCOPE_FRAGMENT: return "fragment";
+    case IR_SCOPE_LOCAL: return "local buffer";
+    case IR_SCOPE_SHARED: return "shared buffer";
+    default: return "buffer";
+    }
+}
+
+/* buf[idx[0..n)] at loc: an error if some index certainly leaves its extent. */
+static void check_access(Checker *c, const IrBuffer *b, IrExpr *const *idx, int n, TsLoc loc) {
+    if (b->scope == IR_SCOPE_GLOBAL || b->scope == IR_SCOPE_VAR || n != b->ndim) return;
+    for (int d = 0; d < n; d++) {
+        int64_t ext;
+        if (!ir_is_const_int(b->shape[d], &ext)) return;
+        IrAffine f;
+        if (!ir_arith_affine(&c->ar, idx[d], false, &f) || !f.affine) continue;
+        int64_t lo = f.c, hi = f.c;
+        bool ok = true;
+        for (int t = 0; t < f.n && ok; t++) {
+            const IrExpr *atom = f.t[t].atom;
+            const FreeVar *fv = atom->kind == IR_E_VAR ? free_var(c, atom->var) : NULL;
+            if (!fv) {
+                ok = false;
+                break;
+            }
+            int64_t k = f.t[t].coeff;
+            /* (constant tile sizes: these products are far from overflowing) */
+            lo += k > 0 ? k * fv->lo : k * fv->hi;
+            hi += k > 0 ? k * fv->hi : k * fv->lo;
+        }
+        if (!ok || (lo >= 0 && hi < ext)) continue;
+        TsBuf it = {0}, sh = {0};
+        ir_print_expr(&it, idx[d]);
+        for (int j = 0; j < b->ndim; j++) {
+            int64_t e = 0;
+            ir_is_const_int(b->shape[j], &e);
+            ts_buf_printf(&sh, "%s%lld", j ? ", " : "", (long long)e);
+        }
+        const char *its = ts_sprintf(c->cx->arena, "%s", ts_buf_str(&it));
+        const char *shs = ts_sprintf(c->cx->arena, "%s", ts_buf_str(&sh));
+        ts_buf_free(&it);
+        ts_buf_free(&sh);
+        int64_t bad = hi >= ext ? hi : lo;
+        ts_fail_at(c->cx->diag, TS_ERR_SHAPE, loc.src ? loc : b->loc,
+                   "index %s of %s '%s' reaches %lld, outside its extent %lld%s (the buffer is [%s], declared "
+                   "at line %d); every value of the loop%s is run here",
+                   its, scope_word(b->scope), b->name, (long long)bad, (long long)ext,
+                   b->ndim > 1 ? ts_sprintf(c->cx->arena, " in dimension %d", d) : "", shs, b->loc.line,
+                   f.n > 1 ? "s" : "");
+    }
+}
+
+static void check_expr(Checker *c, const IrExpr *e, TsLoc loc);
+
+/* e is evaluated only under a condition: loops opened so far do not count in it. */
+static void check_conditional_expr(Checker *c, const IrExpr *e, TsLoc loc) {
+    int saved = c->floor;
+    c->floor = c->vars.n;
+    check_expr(c, e, loc);
+    c->floor = saved;
+}
+
+static void check_expr(Checker *c, const IrExpr *e, TsLoc loc) {
+    if (!e) return;
+    TsLoc here = e->loc.src ? e->loc : loc;
+    switch (e->kind) {
+    case IR_E_LOAD:
+        for (int i = 0; i < e->load.nidx; i++) check_expr(c, e->load.idx[i], here);
+        check_access(c, e->load.buf, e->load.idx, e->load.nidx, here);
+        break;
+    case IR_E_BIN:
+        check_expr(c, e->bin.a, here);
+        if (e->bin.op == IR_AND || e->bin.op == IR_OR)
+            check_conditional_expr(c, e->bin.b, here);
+        else
+            check_expr(c, e->bin.b, here);
+        break;
+    case IR_E_NEG:
+    case IR_E_NOT:
+    case IR_E_CAST:
+        check_expr(c, e->un.a, here);
+        break;
+    case IR_E_SELECT:
+        check_expr(c, e->sel.cond, here);
+        check_conditional_expr(c, e->sel.a, here);
+        check_conditional_expr(c, e->sel.b, here);
+        break;
+    case IR_E_CALL:
+        for (int i = 0; i < e->call.nargs; i++) check_expr(c, e->call.args[i], here);
+        break;
+    default:
+        break;
+    }
+}
+
+static void check_stmt(Checker *c, const IrStmt *s) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) check_stmt(c, s->seq.v[i]);
+        break;
+    case IR_S_FOR: {
+        check_expr(c, s->for_.min, s->loc);
+        check_expr(c, s->for_.extent, s->loc);
+        int64_t mn, ext;
+        bool whole = ir_is_const_int(s->for_.min, &mn) && ir_is_const_int(s->for_.extent, &ext) && ext > 0 &&
+                     !has_jump(s->for_.body);
+        int n = c->vars.n, saved = c->floor, mark = ir_arith_mark(&c->ar);
+        ir_arith_bind_loop(&c->ar, s); /* (the affine forms need the ranges to rule out wrap-around) */
+        if (whole)
+            ts_vec_push(c->cx->arena, c->vars, ((FreeVar){s->for_.var, mn, mn + ext - 1}));
+        else
+            c->floor = c->vars.n; /* its iterations may not all run: nothing outside counts inside */
+        check_stmt(c, s->for_.body);
+        ir_arith_pop(&c->ar, mark);
+        c->vars.n = n;
+        c->floor = saved;
+        break;
+    }
+    case IR_S_IF: {
+        check_expr(c, s->if_.cond, s->loc);
+        int saved = c->floor;
+        c->floor = c->vars.n;
+        check_stmt(c, s->if_.then);
+        check_stmt(c, s->if_.else_);
+        c->floor = saved;
+        break;
+    }
+    case IR_S_WHILE: {
+        check_expr(c, s->while_.cond, s->loc);
+        int saved = c->floor;
+        c->floor = c->vars.n;
+        check_stmt(c, s->while_.body);
+        c->floor = saved;
+        break;
+    }
+    case IR_S_STORE:
+    case IR_S_ATOMIC_ADD:
+        for (int i = 0; i < s->store.nidx; i++) check_expr(c, s->store.idx[i], s->loc);
+        check_expr(c, s->store.value, s->loc);
+        check_access(c, s->store.buf, s->store.idx, s->store.nidx, s->loc);
+        break;
+    case IR_S_LET:
+        check_expr(c, s->let.value, s->loc);
+        break;
+    case IR_S_EVAL:
+        check_expr(c, s->eval.e, s->loc);
+        break;
+    default:
+        break;
+    }
+}
+
+void ts_pass_check_bounds(TsPassCtx *cx) {
+    Checker c;
+    memset(&c, 0, sizeof c);
+    c.cx = cx;
+    ir_arith_init(&c.ar, cx->arena, cx->k);
+    check_stmt(&c, cx->k->body);
+}
