@@ -56,9 +56,12 @@ def run_test_module(path):
     """A test file under $TILESCALE_TEST, the way pytest runs it: imported as
     a module of its own name (its __main__ block does not run: TileLang's GDN
     and GEMV test files call one test there by hand), then the named test
-    through tilelang.testing's runner."""
+    through tilelang.testing's runner.  Python's, NumPy's and torch's
+    generators are seeded with 0 first, as the conftest.py of TileLang's
+    examples/ does for every pytest session."""
     import importlib.util
     from .tilelang import testing
+    testing.set_random_seed(0)
     name = os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
     mod = importlib.util.module_from_spec(spec)
