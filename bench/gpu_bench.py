@@ -85,7 +85,7 @@ def bw(kind, label, file, entry, m, n, ref, nbytes):
 
 
 CASES = [
-    # 4096³ at the 8192³ configuration since 2026-12-01 15:45 (was 128×128×32, 3 stages, 128 threads,
+    # 4096³ at the 8192³ configuration since the H200 run of 2026-12-01 15:03 (was 128×128×32, 3 stages, 128 threads,
     # TileLang's example default: 0.345-0.387 ms against 0.324-0.350 here in the same H200 run;
     # bench/RESULTS.md "GEMM configurations at 4096³"); the partial-tile row keeps the old one
     gemm("gemm.py matmul 4096³ fp16, 128×256×64, 3 stages, 256 threads", 4096, 4096, 4096, 128, 256, 64, 3, 256),
