@@ -71,6 +71,17 @@
  * writes from different threads conflict, so a flag stored by one thread
  * follows a barrier after the block's data (the printer adds the release
  * fence to barriers of such kernels).
+ *
+ * Cost.  Each conflict question is answered once per pass: questions are
+ * keyed by the two accesses up to a renaming of their own fresh variables,
+ * so a loop body analysed again to its fixed point, or a chain of
+ * statements making the same accesses, does not repeat the arithmetic; and
+ * a set keeps one of several accesses equal up to that renaming, so such a
+ * chain costs time linear in its length (test_sync measures the ratio).
+ * The per-thread-pair enumeration finds matching values through hash
+ * tables and per-value groups rather than a search per candidate.  None of
+ * this changes an answer: every golden, and the generated CUDA of every
+ * TileLang example compiled, is the same as before.
  */
 #include "ir/arith.h"
 #include "ir/tileop.h"
@@ -98,6 +109,9 @@ typedef struct Acc {
     TS_VEC(const IrVar *) fv_of; /* the loop variable each stands for (NULL: th, a load, a renaming) */
     const IrStmt *at;     /* the statement (for messages) */
     const uint8_t *tmask; /* threads (from the thread range's start) that can make it, or NULL: all */
+    const uint64_t *key;  /* its canonical key (see "Canonical keys"), made when first needed; NULL:
+                             not yet (a copy that changes the indices resets it) */
+    int nkey;             /* words in key */
 } Acc;
 
 typedef TS_VEC(Acc *) AccSet;
@@ -134,6 +148,12 @@ typedef struct Sync {
     const uint8_t *mask_a, *mask_b; /* while deciding a conflict: the two accesses' masks */
     TS_VEC(const IrBuffer *) written; /* buffers the kernel writes (the others are read-only) */
     TS_VEC(const IrBuffer *) varying; /* T.alloc_var scalars written inside a thread range */
+    TS_VEC(uint64_t) kw;  /* scratch: the key being built */
+    TS_VEC(const IrVar *) kv; /* scratch: the variables it numbered, in order */
+    struct Memo *memo;    /* conflicts decided so far (see "Canonical keys") */
+    int memo_n, memo_cap; /* entries in memo, slots (a power of two, or 0) */
+    int epoch;            /* bumped when a persistent range binding changes a range: older
+                             memo entries may have seen other ranges and are not used */
 } Sync;
 
 static bool shared_mem(const IrBuffer *b) {
@@ -342,6 +362,7 @@ static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at) {
 static Acc *instance(Sync *S, const Acc *x) {
     Acc *y = TS_NEW(S->a, Acc);
     *y = *x;
+    y->key = NULL;
     memset(&y->fv, 0, sizeof y->fv);
     memset(&y->fv_of, 0, sizeof y->fv_of);
     int n = x->fv.n;
@@ -370,6 +391,7 @@ static Acc *renamed(Sync *S, const Acc *x, const IrVar *v, IrExpr *e, IrVar *ext
     if (!uses) return (Acc *)x;
     Acc *y = TS_NEW(S->a, Acc);
     *y = *x;
+    y->key = NULL;
     memset(&y->fv, 0, sizeof y->fv);
     memset(&y->fv_of, 0, sizeof y->fv_of);
     for (int i = 0; i < x->fv.n; i++) {
@@ -530,9 +552,62 @@ static int i64_cmp(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
+/* The first of the n sorted keys that is >= key (n if none). */
+static int64_t lower_bound(const int64_t *keys, int64_t n, int64_t key) {
+    int64_t l = 0, h = n;
+    while (l < h) {
+        int64_t m = l + (h - l) / 2;
+        if (keys[m] < key) l = m + 1;
+        else h = m;
+    }
+    return l;
+}
+
 static int64_t pmod(int64_t x, int64_t g) {
     int64_t r = x % g;
     return r < 0 ? r + g : r;
+}
+
+/* The distinct sorted keys of a table, found by value in constant time
+ * (open addressing, linear probing, at most half full): the pair
+ * enumeration below looks a key up for every (thread, value) of one
+ * side, tens of thousands of times in FlashAttention's epilogue. */
+typedef struct KeyIndex {
+    int32_t *slot;  /* per slot: an index into the keys, or -1 (empty) */
+    uint64_t mask;  /* slots - 1 (slots a power of two) */
+    int shift;      /* 64 - log2(slots): the hash's top bits pick the slot */
+} KeyIndex;
+
+static uint64_t key_slot(const KeyIndex *ki, int64_t key) {
+    return ((uint64_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> ki->shift;
+}
+
+/* Index the n distinct keys; false when out of memory. */
+static bool key_index(KeyIndex *ki, const int64_t *keys, int64_t n) {
+    ki->slot = NULL;
+    if (n > INT32_MAX) return false;
+    int bits = 4;
+    while (((int64_t)1 << bits) < 2 * n) bits++;
+    ki->mask = ((uint64_t)1 << bits) - 1;
+    ki->shift = 64 - bits;
+    ki->slot = malloc(sizeof *ki->slot * (size_t)(ki->mask + 1));
+    if (!ki->slot) return false;
+    memset(ki->slot, 0xff, sizeof *ki->slot * (size_t)(ki->mask + 1));
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t h = key_slot(ki, keys[i]);
+        while (ki->slot[h] >= 0) h = (h + 1) & ki->mask;
+        ki->slot[h] = (int32_t)i;
+    }
+    return true;
+}
+
+/* The index of key among the keys, or -1. */
+static int64_t key_find(const KeyIndex *ki, const int64_t *keys, int64_t key) {
+    for (uint64_t h = key_slot(ki, key);; h = (h + 1) & ki->mask) {
+        int32_t i = ki->slot[h];
+        if (i < 0) return -1;
+        if (keys[i] == key) return i;
+    }
 }
 
 /*
@@ -676,75 +751,108 @@ static bool may_meet(Sync *S, IrExpr *diff, int64_t lo, int64_t hi, const IrVar 
     uint64_t *mine = ok ? calloc((size_t)(n1t * n2w), sizeof(uint64_t)) : NULL;
     ok = ok && mine;
     if (ok) qsort(B, (size_t)c2, sizeof *B, keyt_cmp);
-    /* B grouped by value: each distinct value and the threads that have it */
-    int64_t ng = 0, *gkey = NULL;
+    /* B grouped by value: each distinct value, where its entries start in
+     * B, and the threads that have it (as bits, where they fit) */
+    int64_t ng = 0, *gkey = NULL, *gbeg = NULL;
     uint64_t *gthr = NULL;
-    if (ok && rv) {
-        gkey = malloc(sizeof *gkey * (size_t)c2);
-        for (int64_t j = 0; gkey && j < c2; j++)
-            if (!ng || gkey[ng - 1] != B[j].key) gkey[ng++] = B[j].key;
-        gthr = gkey && ng * n2w <= ((int64_t)1 << 22) ? calloc((size_t)(ng * n2w), sizeof(uint64_t)) : NULL;
-        for (int64_t j = 0, gi = -1; gthr && j < c2; j++) {
-            if (gi < 0 || gkey[gi] != B[j].key) gi++;
-            int64_t b = B[j].t - rt.lo;
-            gthr[gi * n2w + b / 64] |= (uint64_t)1 << (b % 64);
-        }
+    if (ok) {
+        gkey = malloc(sizeof *gkey * (size_t)(c2 + 1));
+        gbeg = malloc(sizeof *gbeg * (size_t)(c2 + 1));
+        ok = gkey && gbeg;
+        for (int64_t j = 0; ok && j < c2; j++)
+            if (!ng || gkey[ng - 1] != B[j].key) {
+                gbeg[ng] = j;
+                gkey[ng++] = B[j].key;
+            }
+        if (ok) gbeg[ng] = c2;
+        gthr = ok && ng * n2w <= ((int64_t)1 << 22) ? calloc((size_t)(ng * n2w + 1), sizeof(uint64_t)) : NULL;
+        for (int64_t gi = 0; gthr && gi < ng; gi++)
+            for (int64_t j = gbeg[gi]; j < gbeg[gi + 1]; j++) {
+                int64_t b = B[j].t - rt.lo;
+                gthr[gi * n2w + b / 64] |= (uint64_t)1 << (b % 64);
+            }
     }
     if (ok && rv && gthr) {
-        /* A + B + R = x for one of the rest's values R; each group ORed
-         * into a thread's row once (A sorted by thread: stamps) */
+        /* A + B + R = x for one of the rest's values R, i.e. A + B in the
+         * targets W = {x - R}; each group ORed into a thread's row once (A
+         * sorted by thread: stamps).  Per value of A, either every target
+         * is looked up among the groups or every group among the targets,
+         * whichever list is shorter: the same pairs either way. */
         qsort(A, (size_t)c1, sizeof *A, keyt_cmp_t);
-        int64_t *stamp = malloc(sizeof *stamp * (size_t)ng);
+        int64_t nw = 0, *W = malloc(sizeof *W * (size_t)((hi - lo + 1) * nrv));
+        for (int64_t x = lo; W && x <= hi; x++)
+            for (int64_t k = 0; k < nrv; k++) W[nw++] = (int64_t)((uint64_t)x - (uint64_t)rv[k]);
+        if (W) qsort(W, (size_t)nw, sizeof *W, i64_cmp);
+        int64_t nwd = 0;
+        for (int64_t q = 0; W && q < nw; q++)
+            if (!nwd || W[nwd - 1] != W[q]) W[nwd++] = W[q];
+        nw = nwd;
+        int64_t *stamp = W ? malloc(sizeof *stamp * (size_t)ng) : NULL;
         for (int64_t i = 0; stamp && i < ng; i++) stamp[i] = IR_ARITH_NEG_INF;
+        KeyIndex kg = {0}, kw = {0}; /* the groups' keys, the targets */
+        bool by_target = nw <= ng;
+        if (stamp && !(by_target ? key_index(&kg, gkey, ng) : key_index(&kw, W, nw))) {
+            free(stamp);
+            stamp = NULL;
+        }
         for (int64_t q = 0; stamp && q < c1; q++) {
             if (q > 0 && A[q].t == A[q - 1].t && A[q].key == A[q - 1].key) continue;
             uint64_t *row = mine + (A[q].t - ra.lo) * n2w;
-            for (int64_t x = lo; x <= hi; x++)
-                for (int64_t k = 0; k < nrv; k++) {
-                    int64_t want = x - A[q].key - rv[k];
-                    size_t l = 0, h = (size_t)ng;
-                    while (l < h) {
-                        size_t m = (l + h) / 2;
-                        if (gkey[m] < want) l = m + 1;
-                        else h = m;
-                    }
-                    if (l < (size_t)ng && gkey[l] == want && stamp[l] != A[q].t) {
-                        stamp[l] = A[q].t;
-                        const uint64_t *gt = gthr + (int64_t)l * n2w;
-                        for (int64_t i = 0; i < n2w; i++) row[i] |= gt[i];
-                    }
-                }
-        }
-        if (!stamp) ok = false;
-        free(stamp);
-        /* one thread meeting itself is not a conflict */
-        for (int64_t t = ra.lo; t <= ra.hi; t++)
-            if (t >= rt.lo && t <= rt.hi)
-                mine[(t - ra.lo) * n2w + (t - rt.lo) / 64] &= ~((uint64_t)1 << ((t - rt.lo) % 64));
-    } else if (ok) {
-        /* A + B + R = x with R in [rb.lo, rb.hi], R = c (mod g) */
-        for (int64_t q = 0; q < c1 && ok; q++)
-            for (int64_t x = lo; x <= hi && ok; x++) {
-                int64_t want = x - A[q].key - rb.hi;
-                size_t l = 0, h = (size_t)c2;
-                while (l < h) {
-                    size_t m = (l + h) / 2;
-                    if (B[m].key < want) l = m + 1;
-                    else h = m;
-                }
-                for (size_t j = l; j < (size_t)c2 && B[j].key <= x - A[q].key - rb.lo; j++) {
-                    if (--budget < 0) {
-                        ok = false;
-                        break;
-                    }
-                    int64_t R = x - A[q].key - B[j].key;
-                    if (B[j].t != A[q].t && (g ? pmod(R - f.c, g) == 0 : R == f.c))
-                        mine[(A[q].t - ra.lo) * n2w + (B[j].t - rt.lo) / 64] |= (uint64_t)1 << ((B[j].t - rt.lo) % 64);
+            for (int64_t j = 0; j < (by_target ? nw : ng); j++) {
+                int64_t l = j;
+                if (by_target) l = key_find(&kg, gkey, (int64_t)((uint64_t)W[j] - (uint64_t)A[q].key));
+                else if (key_find(&kw, W, (int64_t)((uint64_t)gkey[j] + (uint64_t)A[q].key)) < 0) l = -1;
+                if (l >= 0 && stamp[l] != A[q].t) {
+                    stamp[l] = A[q].t;
+                    const uint64_t *gt = gthr + l * n2w;
+                    for (int64_t i = 0; i < n2w; i++) row[i] |= gt[i];
                 }
             }
+        }
+        free(kg.slot);
+        free(kw.slot);
+        free(W);
+        if (!stamp) ok = false;
+        free(stamp);
+    } else if (ok) {
+        /* A + B + R = x with R in [rb.lo, rb.hi], R = c (mod g): for each
+         * entry of A and each x, the candidates are B's entries with values
+         * in [x - A - rb.hi, x - A - rb.lo].  At most `budget` candidates in
+         * all (counted first, from the groups' starts), else no answer;
+         * then the residue test once per group, its threads ORed in. */
+        int64_t total = 0;
+        for (int64_t q = 0; q < c1 && ok; q++)
+            for (int64_t x = lo; x <= hi && ok; x++) {
+                int64_t gl = lower_bound(gkey, ng, x - A[q].key - rb.hi);
+                int64_t gu = lower_bound(gkey, ng, x - A[q].key - rb.lo + 1);
+                if (gu > gl) total += gbeg[gu] - gbeg[gl];
+                if (total > budget) ok = false;
+            }
+        if (ok) qsort(A, (size_t)c1, sizeof *A, keyt_cmp_t);
+        for (int64_t q = 0; q < c1 && ok; q++) {
+            if (q > 0 && A[q].t == A[q - 1].t && A[q].key == A[q - 1].key) continue;
+            uint64_t *row = mine + (A[q].t - ra.lo) * n2w;
+            for (int64_t x = lo; x <= hi; x++) {
+                int64_t gl = lower_bound(gkey, ng, x - A[q].key - rb.hi);
+                for (int64_t gi = gl; gi < ng && gkey[gi] <= x - A[q].key - rb.lo; gi++) {
+                    int64_t R = x - A[q].key - gkey[gi];
+                    if (!(g ? pmod(R - f.c, g) == 0 : R == f.c)) continue;
+                    if (gthr)
+                        for (int64_t i = 0; i < n2w; i++) row[i] |= gthr[gi * n2w + i];
+                    else
+                        for (int64_t j = gbeg[gi]; j < gbeg[gi + 1]; j++)
+                            row[(B[j].t - rt.lo) / 64] |= (uint64_t)1 << ((B[j].t - rt.lo) % 64);
+                }
+            }
+        }
     }
+    /* one thread meeting itself is not a conflict */
+    for (int64_t t = ra.lo; ok && t <= ra.hi; t++)
+        if (t >= rt.lo && t <= rt.hi)
+            mine[(t - ra.lo) * n2w + (t - rt.lo) / 64] &= ~((uint64_t)1 << ((t - rt.lo) % 64));
     free(rv);
     free(gkey);
+    free(gbeg);
     free(gthr);
     bool meet = true;
     if (ok) {
@@ -917,6 +1025,196 @@ static bool elements_meet(Sync *S, const Acc *x, const Acc *y, bool same_thread)
     return meet;
 }
 
+/* ---- canonical keys ------------------------------------------------------------------
+ *
+ * Whether two accesses conflict depends only on their buffers, kinds, extents,
+ * thread masks and index expressions, on the ranges of the variables in them,
+ * and on which variables they share, not on the names or identities of their
+ * own fresh variables: the analysis treats those as any variable of that range.
+ * So the answer is kept under a key that describes the pair exactly, up to a
+ * renaming of fresh variables: every expression node (kind, dtype, operator,
+ * constant), buffers and other variables by identity, fresh variables numbered
+ * by first appearance with their dtype and range (and whether the conflict binds
+ * them: an access's own variables; the one-value unknowns of a uniform
+ * T.alloc_var are not bound).  Ranges of the other variables come from the
+ * analysis's persistent bindings (uniform loop variables); a binding that
+ * changes one starts a new epoch, in which older answers are not used.  Loop
+ * bodies analysed again to a fixed point, and runs of statements that make the
+ * same accesses (a chain of T.Parallel updates of one shared tile), ask the same
+ * questions again and again: each is now decided once.
+ *
+ * The same key of one access decides whether a set already holds an access
+ * that is equal to it up to its own variables: every later conflict with either
+ * one has the same answer (the later access shares no fresh variable with
+ * either), so the set keeps one; without that, a run of n such statements
+ * costs n^2 conflict questions. */
+
+static void key_put(Sync *S, uint64_t w) { ts_vec_push(S->a, S->kw, w); }
+
+/* A variable: fresh ones numbered (with dtype, range and whether bound, i.e.
+ * one of bound_a's or bound_b's own), others by identity. */
+static void key_var(Sync *S, const IrVar *v, const Acc *bound_a, const Acc *bound_b) {
+    if (v->id != FRESH_ID) {
+        key_put(S, 1);
+        key_put(S, (uint64_t)(uintptr_t)v);
+        return;
+    }
+    for (int i = 0; i < S->kv.n; i++)
+        if (S->kv.v[i] == v) {
+            key_put(S, 2);
+            key_put(S, (uint64_t)i);
+            return;
+        }
+    ts_vec_push(S->a, S->kv, v);
+    bool bound = false;
+    for (int i = 0; bound_a && i < bound_a->fv.n && !bound; i++) bound = bound_a->fv.v[i] == v;
+    for (int i = 0; bound_b && i < bound_b->fv.n && !bound; i++) bound = bound_b->fv.v[i] == v;
+    IrInterval r = fresh_range(v);
+    key_put(S, 3);
+    key_put(S, (uint64_t)v->dt | (uint64_t)bound << 32);
+    key_put(S, (uint64_t)r.lo);
+    key_put(S, (uint64_t)r.hi);
+}
+
+static void key_expr(Sync *S, const IrExpr *e, const Acc *ba, const Acc *bb) {
+    if (!e) {
+        key_put(S, 0);
+        return;
+    }
+    key_put(S, (uint64_t)e->kind + 16 * (uint64_t)e->dt + 1);
+    switch (e->kind) {
+    case IR_E_INT: key_put(S, (uint64_t)e->ival); return;
+    case IR_E_FLOAT: {
+        uint64_t bits;
+        memcpy(&bits, &e->fval, sizeof bits);
+        key_put(S, bits);
+        return;
+    }
+    case IR_E_VAR: key_var(S, e->var, ba, bb); return;
+    case IR_E_LOAD:
+        key_put(S, (uint64_t)(uintptr_t)e->load.buf);
+        key_put(S, (uint64_t)e->load.nidx);
+        for (int i = 0; i < e->load.nidx; i++) key_expr(S, e->load.idx[i], ba, bb);
+        return;
+    case IR_E_BIN:
+        key_put(S, (uint64_t)e->bin.op);
+        key_expr(S, e->bin.a, ba, bb);
+        key_expr(S, e->bin.b, ba, bb);
+        return;
+    case IR_E_NEG:
+    case IR_E_NOT:
+    case IR_E_CAST:
+        key_put(S, (uint64_t)e->un.bitnot);
+        key_expr(S, e->un.a, ba, bb);
+        return;
+    case IR_E_SELECT:
+        key_expr(S, e->sel.cond, ba, bb);
+        key_expr(S, e->sel.a, ba, bb);
+        key_expr(S, e->sel.b, ba, bb);
+        return;
+    case IR_E_CALL:
+        key_put(S, (uint64_t)e->call.fn);
+        key_put(S, (uint64_t)e->call.nargs);
+        for (int i = 0; i < e->call.nargs; i++) key_expr(S, e->call.args[i], ba, bb);
+        return;
+    default: key_put(S, (uint64_t)(uintptr_t)e); return; /* only equal to itself */
+    }
+}
+
+/* Append x's description to the key (ba, bb: the accesses whose own
+ * variables the question binds). */
+static void key_acc(Sync *S, const Acc *x, const Acc *ba, const Acc *bb) {
+    key_put(S, (uint64_t)(uintptr_t)x->buf);
+    key_put(S, (uint64_t)x->rw | (uint64_t)x->atomic << 8 | (uint64_t)x->ndim << 16);
+    for (int d = 0; d < x->ndim; d++) {
+        key_put(S, (uint64_t)x->ext[d]);
+        key_expr(S, x->start[d], ba, bb);
+    }
+    if (x->th) key_var(S, x->th, ba, bb);
+    else key_put(S, 0);
+    if (x->th && x->tmask) {
+        IrInterval r = fresh_range(x->th);
+        key_put(S, 1);
+        for (int64_t t = 0; t <= r.hi - r.lo; t += 8) {
+            uint64_t w = 0;
+            for (int64_t i = t; i < t + 8 && i <= r.hi - r.lo; i++) w |= (uint64_t)x->tmask[i] << (8 * (i - t));
+            key_put(S, w);
+        }
+    } else {
+        key_put(S, 0);
+    }
+}
+
+/* x's own key (cached on it). */
+static void acc_key(Sync *S, Acc *x) {
+    if (x->key) return;
+    S->kw.n = S->kv.n = 0;
+    key_acc(S, x, x, NULL);
+    uint64_t *k = TS_NEWN(S->a, uint64_t, S->kw.n);
+    memcpy(k, S->kw.v, sizeof *k * (size_t)S->kw.n);
+    x->key = k;
+    x->nkey = S->kw.n;
+}
+
+/* One decided conflict. */
+typedef struct Memo {
+    const uint64_t *key; /* the question's key (NULL: an empty slot) */
+    int nkey;            /* its words */
+    int epoch;           /* when it was decided */
+    bool conflict;       /* the answer */
+} Memo;
+
+static uint64_t key_hash(const uint64_t *w, int n) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (int i = 0; i < n; i++) h = (h ^ w[i]) * UINT64_C(0x100000001b3) + (h >> 29);
+    return h;
+}
+
+/* The slot of the key in S->kw: its entry, or the empty slot where it goes. */
+static Memo *memo_slot(Sync *S) {
+    uint64_t mask = (uint64_t)S->memo_cap - 1;
+    for (uint64_t i = key_hash(S->kw.v, S->kw.n) & mask;; i = (i + 1) & mask) {
+        Memo *m = &S->memo[i];
+        if (!m->key || (m->nkey == S->kw.n && !memcmp(m->key, S->kw.v, sizeof *m->key * (size_t)m->nkey)))
+            return m;
+    }
+}
+
+/* The answer for the key in S->kw: 0 / 1, or -1 if not known in this epoch. */
+static int memo_find(Sync *S) {
+    if (!S->memo_cap) return -1;
+    Memo *m = memo_slot(S);
+    return m->key && m->epoch == S->epoch ? m->conflict : -1;
+}
+
+/* Record the answer for the key in S->kw. */
+static void memo_put(Sync *S, bool c) {
+    if (2 * (S->memo_n + 1) > S->memo_cap) {
+        Memo *old = S->memo;
+        int ocap = S->memo_cap;
+        S->memo_cap = ocap ? 2 * ocap : 256;
+        S->memo = TS_NEWN(S->a, Memo, S->memo_cap);
+        memset(S->memo, 0, sizeof *S->memo * (size_t)S->memo_cap);
+        uint64_t mask = (uint64_t)S->memo_cap - 1;
+        for (int j = 0; j < ocap; j++) {
+            if (!old[j].key) continue;
+            uint64_t i = key_hash(old[j].key, old[j].nkey) & mask;
+            while (S->memo[i].key) i = (i + 1) & mask;
+            S->memo[i] = old[j];
+        }
+    }
+    Memo *m = memo_slot(S);
+    if (!m->key) {
+        uint64_t *k = TS_NEWN(S->a, uint64_t, S->kw.n);
+        memcpy(k, S->kw.v, sizeof *k * (size_t)S->kw.n);
+        m->key = k;
+        m->nkey = S->kw.n;
+        S->memo_n++;
+    }
+    m->epoch = S->epoch;
+    m->conflict = c;
+}
+
 static bool one_thread(Sync *S, const IrVar *t, int64_t *at) {
     if (!t) return false;
     IrInterval r = ir_arith_var_range(&S->ar, t);
@@ -932,11 +1230,19 @@ static bool conflict_bound(Sync *S, const Acc *x, const Acc *y, bool within);
 static bool conflict(Sync *S, const Acc *x, const Acc *y, bool within) {
     if (x->buf != y->buf && !S->k->may_block) return false;
     if (x->buf == y->buf && !((x->rw | y->rw) & IR_ACC_WRITE)) return false;
+    /* the same question, up to the accesses' own variables, answered before? */
+    S->kw.n = S->kv.n = 0;
+    ts_vec_push(S->a, S->kw, (uint64_t)within);
+    key_acc(S, x, x, y);
+    key_acc(S, y, x, y);
+    int known = memo_find(S);
+    if (known >= 0) return known;
     int mark = ir_arith_mark(&S->ar);
     bind_fresh(S, x);
     bind_fresh(S, y);
     bool c = conflict_bound(S, x, y, within);
     ir_arith_pop(&S->ar, mark);
+    memo_put(S, c);
     return c;
 }
 
@@ -961,6 +1267,19 @@ static bool conflict_bound(Sync *S, const Acc *x, const Acc *y, bool within) {
 /* ---- the walk --------------------------------------------------------------------- */
 
 static void set_add(Sync *S, AccSet *s, Acc *x) { ts_vec_push(S->a, *s, x); }
+
+/* Add x unless the set holds an access equal to it up to its own
+ * variables, in the same state (see "Canonical keys"). */
+static void set_add_new(Sync *S, AccSet *s, Acc *x) {
+    for (int i = 0; i < s->n; i++) {
+        Acc *y = s->v[i];
+        if (y->buf != x->buf || y->rw != x->rw || y->inflight != x->inflight || y->age != x->age) continue;
+        acc_key(S, x);
+        acc_key(S, y);
+        if (x->nkey == y->nkey && !memcmp(x->key, y->key, sizeof *x->key * (size_t)x->nkey)) return;
+    }
+    set_add(S, s, x);
+}
 
 static AccSet set_copy(Sync *S, const AccSet *s) {
     AccSet c = {0};
@@ -1132,7 +1451,7 @@ static void step(Sync *S, AccSet *st, AccSet *xs, IrStmt *out, const IrStmt *s, 
                                "and %d), one of them writing: no barrier can go inside thread-level code",
                                x->buf->name, x->at ? x->at->loc.line : 0, y->at ? y->at->loc.line : 0);
             }
-    for (int i = 0; i < xs->n; i++) set_add(S, st, xs->v[i]);
+    for (int i = 0; i < xs->n; i++) set_add_new(S, st, xs->v[i]);
 }
 
 /* Reads made by uniform expressions (every thread reads). */
@@ -1315,7 +1634,10 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
         bool may_skip = !ir_arith_prove_lt(&S->ar, ir_i32(S->a, 0), self_contained(S, s->for_.extent));
         fresh_scope_end(S, mark);
         /* (the loop variable's range stays bound: renamed copies refer to it) */
+        IrInterval was = ir_arith_var_range(&S->ar, s->for_.var);
         ir_arith_bind(&S->ar, s->for_.var, lo.lo, hi);
+        IrInterval now = ir_arith_var_range(&S->ar, s->for_.var);
+        if (was.lo != now.lo || was.hi != now.hi) S->epoch++;
         IrStmt *c = copy_stmt(S, s);
         AccSet st0 = set_copy(S, st);
         int nbar = S->nbar;

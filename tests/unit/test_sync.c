@@ -18,10 +18,20 @@
  * a barrier found inside a thread range.  Every accepted result is also
  * run in the thread-level interpreter, which would report a race a
  * missing barrier leaves.
+ *
+ * Complexity: a run of n thread ranges that repeat the same accesses (a
+ * chain of T.Parallel updates of one shared tile; a FlashAttention loop
+ * body analysed again to its fixed point) must cost the pass time linear in
+ * n, not one conflict question per pair of accesses.  Measured as a ratio
+ * (thread CPU time, best of five, n = 256 against n = 64: linear is about
+ * 4x, pairwise 16x), so the test does not depend on the machine's speed;
+ * the placement of the one barrier at the end is checked too.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ir/interp_thread.h"
 #include "ir/ir.h"
@@ -227,9 +237,87 @@ static void expect(Kb *kb, const Case *c, TsStatus want_st) {
     if (!want_st) CHECK(runs_clean(kb));
 }
 
+static double cpu_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Run insert_sync on kb's kernel: its status. */
+static TsStatus run_sync(Kb *kb) {
+    TsDiag d = {0};
+    jmp_buf jb, *saved;
+    TsCaps caps;
+    memset(&caps, 0, sizeof caps);
+    if (ts_try(&d, &jb, &saved)) {
+        ts_try_end(&d, saved);
+        ts_buf_free(&d.msg);
+        return d.status;
+    }
+    TsPassCtx cx = {&d, kb->a, kb->k, TS_TARGET_CUDA, &caps};
+    ts_pass_insert_sync(&cx);
+    ts_try_end(&d, saved);
+    return TS_OK;
+}
+
+/* a[t] = x[t]; n times (a[t] *= 2 or b[t] = a[t], alternating: all by
+ * thread t, no barrier); then b[t] = a[t + 1] (one barrier before it).
+ * The pass's CPU time in ms (best of five); *ok: every run placed the
+ * barrier right. */
+static double chain_ms(int n, bool *ok) {
+    double best = 1e30;
+    TsBuf want = {0};
+    for (int i = 0; i <= n; i++) ts_buf_printf(&want, "T%d", i);
+    ts_buf_printf(&want, "BT%d", n + 1);
+    for (int rep = 0; rep < 5; rep++) {
+        TsArena a;
+        ts_arena_init(&a);
+        Kb kb = kernel(&a);
+        IrStmt **ranges = TS_NEWN(&a, IrStmt *, n + 2);
+        for (int i = 0; i <= n + 1; i++) {
+            ranges[i] = range(&kb, 0, NT, i == 0 ? a_from_x : i == n + 1 ? b_from_next_a : i % 2 ? a_twice : b_from_a);
+            kb.nr = 0; /* (kb.ranges holds 16: these are numbered here instead) */
+            add(&kb, kb.k->body, ranges[i]);
+        }
+        double t0 = cpu_ms();
+        TsStatus st = run_sync(&kb);
+        double t = cpu_ms() - t0;
+        if (t < best) best = t;
+        /* the shape: thread ranges by position */
+        TsBuf got = {0};
+        int next = 0;
+        const IrStmt *body = kb.k->body;
+        while (body->kind == IR_S_SEQ && body->seq.n == 1 && body->seq.v[0]->kind == IR_S_SEQ) body = body->seq.v[0];
+        for (int i = 0; st == TS_OK && i < body->seq.n; i++) {
+            const IrStmt *s = body->seq.v[i];
+            if (s->kind == IR_S_BARRIER) ts_buf_puts(&got, "B");
+            else if (s->kind == IR_S_FOR && next <= n + 1 && s == ranges[next]) ts_buf_printf(&got, "T%d", next++);
+            else ts_buf_puts(&got, "?");
+        }
+        if (st != TS_OK || strcmp(ts_buf_str(&got), ts_buf_str(&want)) != 0) {
+            fprintf(stderr, "chain of %d: want %s, got %s\n", n, ts_buf_str(&want), ts_buf_str(&got));
+            *ok = false;
+        }
+        ts_buf_free(&got);
+        ts_arena_free(&a);
+    }
+    ts_buf_free(&want);
+    return best;
+}
+
 int main(void) {
     TsArena a;
     ts_arena_init(&a);
+    {
+        /* complexity: a chain 4x as long costs about 4x, not 16x */
+        bool ok = true;
+        chain_ms(16, &ok); /* warm up */
+        double t64 = chain_ms(64, &ok), t256 = chain_ms(256, &ok);
+        fprintf(stderr, "insert_sync on a chain of 64 / 256 thread ranges: %.3f / %.3f ms (ratio %.1f)\n", t64, t256,
+                t256 / t64);
+        CHECK(ok);
+        CHECK(t256 < 8 * t64);
+    }
     {
         /* RAW: b[t] = a[t + 1] after a[t] = x[t]; then the same thread's a[t] * 2 needs none */
         Kb kb = kernel(&a);
