@@ -15,6 +15,7 @@
  * data accumulates in float32.
  */
 #include "op/op_util.h"
+#include "ir/layout.h"
 
 IrStmt *ts_op_cumsum_lower(TsLowerCtx *cx, const IrStmt *s) {
     TsArena *a = cx->arena;
@@ -76,4 +77,18 @@ IrStmt *ts_op_cumsum_lower(TsLowerCtx *cx, const IrStmt *s) {
     ir_seq_push(a, cell, rloop);
     ir_seq_push(a, out, op_loops(a, s->loc, v, ext, n, IR_FOR_PARALLEL, cell));
     return out;
+}
+
+/* ---- infer_layout (layout_inference, CUDA) -------------------------------- */
+
+/* T.cumsum between fragments keeps the tile's layout: the destination
+ * takes the source's (or the source the destination's). */
+void ts_op_cumsum_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level) {
+    (void)level;
+    if (s->op->inst != TS_OP_INST_FRAGMENT) return;
+    IrTileOp *op = s->op;
+    int fs = ts_layout_frag(lx, op->r[0].buf), fd = ts_layout_frag(lx, op->r[1].buf);
+    if (fs < 0 || fd < 0 || fs == fd) return;
+    if (lx->lay[fs] && op->r[1].buf->ndim == op->r[0].buf->ndim) ts_layout_set(lx, fd, lx->lay[fs], "T.cumsum");
+    else if (lx->lay[fd] && op->r[1].buf->ndim == op->r[0].buf->ndim) ts_layout_set(lx, fs, lx->lay[fd], "T.cumsum");
 }

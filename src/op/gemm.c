@@ -27,6 +27,7 @@
  * form here.
  */
 #include "op/op_util.h"
+#include "ir/layout.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -199,4 +200,60 @@ IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
     int64_t mn[2] = {M, N};
     ir_seq_push(a, out, op_loops(a, s->loc, ij, mn, 2, IR_FOR_PARALLEL, cell));
     return out;
+}
+
+/* ---- infer_layout (layout_inference, CUDA) -------------------------------- */
+
+/* The warp grid of an mma.sync gemm: wm x wn warps over an m x n tile. */
+static bool warp_grid(const IrTileOp *op, int64_t m, int64_t n, int nw, int *wm, int *wn) {
+    if (op->policy == TS_GEMM_FULLROW) *wm = nw, *wn = 1;
+    else if (op->policy == TS_GEMM_FULLCOL) *wm = 1, *wn = nw;
+    else {
+        int64_t best = -1;
+        for (int a = 1; a <= nw; a++) {
+            if (nw % a) continue;
+            int b = nw / a;
+            if (m % (16 * a) || n % (8 * b)) continue;
+            int64_t d = llabs(m / a - n / b);
+            if (best < 0 || d < best) best = d, *wm = a, *wn = b;
+        }
+        if (best < 0) return false;
+    }
+    return m % (16 * *wm) == 0 && n % (8 * *wn) == 0;
+}
+
+/* The accumulator (and a register A operand) of a gemm kept for mma.sync
+ * (TS_OP_INST_MMA_SYNC) takes the instruction's layout over the gemm's warp
+ * grid (T.GemmWarpPolicy): MMA_C, whatever else is known (every level). */
+void ts_op_gemm_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level) {
+    (void)level;
+    if (s->op->inst != TS_OP_INST_MMA_SYNC) return; /* lowered to loops: no instruction layout */
+    IrTileOp *op = s->op;
+    IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
+    int fa = ts_layout_frag(lx, A->buf), fb = ts_layout_frag(lx, B->buf), fc = ts_layout_frag(lx, C->buf);
+    if (fb >= 0) ts_layout_give_up(lx, "T.gemm with B in a fragment (%s)", B->buf->name);
+    if (fc < 0) return; /* accumulator in shared memory: nothing to infer */
+    if (!op_region_whole(C) || C->ndim != 2) {
+        ts_layout_give_up(lx, "T.gemm accumulates into part of fragment %s", C->buf->name);
+        return;
+    }
+    int64_t m, n;
+    ir_is_const_int(C->extent[0], &m);
+    ir_is_const_int(C->extent[1], &n);
+    int wm = 0, wn = 0;
+    if (!warp_grid(op, m, n, lx->nt / 32, &wm, &wn)) {
+        ts_layout_give_up(lx, "no warp grid of %d warps fits a %lld x %lld mma.sync accumulator", lx->nt / 32, (long long)m,
+                (long long)n);
+        return;
+    }
+    ts_layout_set(lx, fc, ir_layout_mma_c(lx->k, m, n, wm, wn), "the accumulator of T.gemm");
+    if (fa >= 0) {
+        int64_t ka;
+        if (op->trans_a || A->ndim != 2 || !op_region_whole(A) || wn != 1 || !ir_is_const_int(A->extent[1], &ka)) {
+            ts_layout_give_up(lx, "T.gemm with A in fragment %s needs it whole, untransposed, and warps in rows only",
+                    A->buf->name);
+            return;
+        }
+        ts_layout_set(lx, fa, ir_layout_mma_c(lx->k, m, ka, wm, 1), "the register A operand of T.gemm");
+    }
 }

@@ -1,7 +1,11 @@
 /*
  * op.c — what all tile operators share: the dispatch of
- * the generic lowering, generated from the TS_TILEOP_LOWERINGS table in op.h
- * so that adding an op means one table line and one file.
+ * the generic lowering and of infer_layout, generated from the
+ * TS_TILEOP_LOWERINGS and TS_TILEOP_LAYOUTS tables in op.h
+ * so that adding an op means one table line and one file; and the layout
+ * table the infer_layout functions read and write (TsLayoutCtx), with its
+ * one rule: a fragment has one layout, and a second, different one is a
+ * conflict reported with both uses.
  *
  * The op files themselves (copy.c, fill.c, gemm.c, reduce.c, cumsum.c,
  * atomic.c) use the small helpers declared in op_util.h, which live here:
@@ -11,6 +15,9 @@
 #include "op/op.h"
 
 #include "op/op_util.h"
+#include "ir/layout.h"
+
+#include <stdarg.h>
 
 IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s) {
     if (!s || s->kind != IR_S_TILEOP || !s->op)
@@ -33,6 +40,69 @@ IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s) {
     case TS_OP_COUNT: break;
     }
     ts_internal(cx->diag, "ts_op_lower: unknown tile operator kind %d", (int)s->op->kind);
+}
+
+TsInferLayoutFn ts_op_infer_layout_fn(TsOpKind k) {
+    switch (k) {
+#define X(e, f) case e: return f;
+        TS_TILEOP_LAYOUTS(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+/* ---- the layout table of layout inference (TsLayoutCtx) ------------------- */
+
+int ts_layout_frag(const TsLayoutCtx *lx, const IrBuffer *b) {
+    for (int i = 0; i < lx->nfrag; i++)
+        if (lx->frag[i] == b) return i;
+    return -1;
+}
+
+void ts_layout_give_up(TsLayoutCtx *lx, const char *fmt, ...) {
+    if (lx->why) return;
+    va_list ap;
+    va_start(ap, fmt);
+    TsBuf tmp = {0}; /* no fixed buffer: the reason names buffers of any length */
+    ts_buf_vprintf(&tmp, fmt, ap);
+    va_end(ap);
+    lx->why = ts_strdup(lx->arena, tmp.oom ? "out of memory" : ts_buf_str(&tmp));
+    ts_buf_free(&tmp);
+}
+
+/* " (at file:line:col)", or nothing without a position */
+static void put_at(TsBuf *b, TsLoc loc) {
+    if (loc.src && loc.line > 0)
+        ts_buf_printf(b, " (at %s:%d:%d)", loc.src->name ? loc.src->name : "<input>", loc.line, loc.col);
+}
+
+void ts_layout_set(TsLayoutCtx *lx, int f, IrLayout *l, const char *use) {
+    TsLoc here = lx->cur ? lx->cur->loc : (TsLoc){0};
+    if (!l) {
+        ts_layout_give_up(lx, "no layout fits %s for %s", lx->frag[f]->name, use);
+        return;
+    }
+    if (lx->lay[f]) {
+        if (!ir_layout_equal(lx->lay[f], l)) {
+            /* the conflict, with both uses: which layout each wants, for what, where */
+            TsBuf b = {0};
+            ts_buf_printf(&b, "fragment %s needs two layouts: ", lx->frag[f]->name);
+            ir_layout_describe(&b, lx->lay[f]);
+            ts_buf_printf(&b, " for %s", lx->use[f] ? lx->use[f] : "?");
+            put_at(&b, lx->at[f]);
+            ts_buf_puts(&b, " and ");
+            ir_layout_describe(&b, l);
+            ts_buf_printf(&b, " for %s", use);
+            put_at(&b, here);
+            ts_layout_give_up(lx, "%s", b.oom ? "out of memory" : ts_buf_str(&b));
+            ts_buf_free(&b);
+        }
+        return;
+    }
+    lx->lay[f] = l;
+    lx->use[f] = use;
+    lx->at[f] = here;
+    if (lx->nnew < TS_LAYOUT_MAXFRAG) lx->newf[lx->nnew++] = f; /* (each fragment is set once) */
 }
 
 /* ---- helpers for the op files (op_util.h) --------------------------------- */
@@ -68,6 +138,16 @@ int op_region_shape(TsLowerCtx *cx, const IrStmt *s, const char *opname,
         ext[n++] = e;
     }
     return n;
+}
+
+bool op_region_whole(const IrRegion *r) {
+    for (int d = 0; d < r->ndim; d++) {
+        int64_t s, e, x;
+        if (!ir_is_const_int(r->start[d], &s) || s != 0 || !ir_is_const_int(r->extent[d], &e) ||
+            !ir_is_const_int(r->buf->shape[d], &x) || e != x)
+            return false;
+    }
+    return true;
 }
 
 const char *op_region_text(TsArena *a, const IrRegion *r) {

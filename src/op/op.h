@@ -15,7 +15,8 @@
  *
  * The node (IrTileOp) and the list of ops (TS_TILEOPS: enum and names)
  * live with the IR in ir/tileop.h; TS_TILEOP_LOWERINGS below pairs each
- * op with its lowering, and the dispatch is generated from it.
+ * op with its lowering and TS_TILEOP_LAYOUTS each op that has one with its
+ * infer_layout; the dispatch is generated from them.
  */
 #ifndef TS_OP_H
 #define TS_OP_H
@@ -51,5 +52,78 @@ TS_TILEOP_LOWERINGS(X)
 
 /* Dispatch by op kind (op.c). */
 IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s);
+
+/* ---- layout inference (the CUDA pass layout_inference) --------------------
+ *
+ * Each unit of layout inference (a kept tile op, or a T.Parallel nest: the
+ * pseudo-op of op/parallel.c) proposes layouts for the fragments it
+ * touches at one of three strictnesses, TileLang's InferLevel:
+ *
+ *   STRICT  what an instruction fixes whatever else is known (the
+ *           accumulator and register A operand of an mma.sync gemm);
+ *   COMMON  what follows from layouts already known (a T.Parallel nest
+ *           shares one layout among the fragments it indexes by its
+ *           variables; a row reduction's destination is the row projection
+ *           of its source; T.cumsum keeps its tile's layout);
+ *   FREE    a choice where nothing is known yet (a nest's fragments get the
+ *           layout its thread binding prefers: warp rows or cyclic).
+ *
+ * The pass runs every unit at STRICT, then a worklist at COMMON (a unit is
+ * run again when a fragment it touches gets a layout), then each unit in
+ * program order at FREE, draining the worklist after each choice.  Units
+ * only read and set layouts through the calls below; a second, different
+ * layout for a fragment is a conflict: inference stops, and the message
+ * names the fragment and both uses. */
+
+typedef enum TsLayoutLevel {
+    TS_LAYOUT_STRICT, /* fixed by an instruction */
+    TS_LAYOUT_COMMON, /* propagated from known layouts */
+    TS_LAYOUT_FREE,   /* chosen where nothing else decides */
+} TsLayoutLevel;
+
+enum { TS_LAYOUT_MAXFRAG = 64 }; /* fragments per kernel layout inference handles */
+
+/* The layouts known so far, as the units see them (owned by the pass). */
+typedef struct TsLayoutCtx {
+    TsArena *arena;                      /* the kernel's arena */
+    IrKernel *k;                         /* the kernel */
+    int nt;                              /* threads per block */
+    int vec;                             /* widest vector (elements) a warp-rows layout may give a thread */
+    int nfrag;                           /* fragment buffers of the kernel */
+    IrBuffer *frag[TS_LAYOUT_MAXFRAG];   /* ... */
+    IrLayout *lay[TS_LAYOUT_MAXFRAG];    /* their layouts (NULL: none yet) */
+    const char *use[TS_LAYOUT_MAXFRAG];  /* the use that gave each its layout, in words */
+    TsLoc at[TS_LAYOUT_MAXFRAG];         /* where that use is */
+    const IrStmt *cur;                   /* the unit being run (where a use is) */
+    int nnew;                            /* fragments given a layout since the driver last looked */
+    int newf[TS_LAYOUT_MAXFRAG];         /* ... (indices into frag) */
+    const char *why;                     /* first reason to give up (NULL: none) */
+} TsLayoutCtx;
+
+/* The index of fragment b in lx->frag, or -1 (not a fragment). */
+int ts_layout_frag(const TsLayoutCtx *lx, const IrBuffer *b);
+/* Fragment f takes layout l for `use` (words: "the accumulator of T.gemm");
+ * l NULL (no layout fits) or a different layout already set: give up. */
+void ts_layout_set(TsLayoutCtx *lx, int f, IrLayout *l, const char *use);
+/* Stop inference with a reason (the first one stays). */
+void ts_layout_give_up(TsLayoutCtx *lx, const char *fmt, ...) TS_PRINTF(2, 3);
+
+/* A unit's layout proposal at `level`; s is its statement. */
+typedef void (*TsInferLayoutFn)(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level);
+
+/* X(enum, infer_layout function): the tile ops that offer an infer_layout;
+ * an op not listed fixes no layout (its fragments, if any, take theirs
+ * from other uses; lowering refuses a fragment it cannot read) */
+#define TS_TILEOP_LAYOUTS(X)                       \
+    X(TS_OP_GEMM, ts_op_gemm_infer_layout)         \
+    X(TS_OP_REDUCE, ts_op_reduce_infer_layout)     \
+    X(TS_OP_CUMSUM, ts_op_cumsum_infer_layout)
+
+#define X(e, f) void f(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level);
+TS_TILEOP_LAYOUTS(X)
+#undef X
+
+/* The infer_layout of op kind k (op.c), NULL for an op without one. */
+TsInferLayoutFn ts_op_infer_layout_fn(TsOpKind k);
 
 #endif

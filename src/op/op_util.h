@@ -26,6 +26,8 @@ int op_region_shape(TsLowerCtx *cx, const IrStmt *s, const char *opname,
 /* Constant extent of axis `axis` of r (same error rules). */
 int64_t op_region_extent(TsLowerCtx *cx, const IrStmt *s, const char *opname,
                          const IrRegion *r, int axis);
+/* r covers all of its buffer (starts 0, extents the shape, all constant). */
+bool op_region_whole(const IrRegion *r);
 /* "64x32": the region's extents, for messages (allocated in the arena). */
 const char *op_region_text(TsArena *a, const IrRegion *r);
 

@@ -16,6 +16,7 @@
  * to float32 for half-precision floats.
  */
 #include "op/op_util.h"
+#include "ir/layout.h"
 
 #include <math.h>
 
@@ -129,4 +130,35 @@ IrStmt *ts_op_reduce_lower(TsLowerCtx *cx, const IrStmt *s) {
     ir_seq_push(a, cell, op_if(a, s->loc, op_in_bounds(a, dst->buf, di), st, NULL));
     ir_seq_push(a, out, op_loops(a, s->loc, v, ext, n, IR_FOR_PARALLEL, cell));
     return out;
+}
+
+/* ---- infer_layout (layout_inference, CUDA) -------------------------------- */
+
+/* A row reduction between fragments kept for layout_inference
+ * (TS_OP_INST_FRAGMENT): the destination takes the row projection of the
+ * source's layout, where the source's rows lie in the lanes of whole warps
+ * (mma accumulator, warp rows); any other layout stops inference. */
+void ts_op_reduce_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level) {
+    (void)level;
+    if (s->op->inst != TS_OP_INST_FRAGMENT) return;
+    IrTileOp *op = s->op;
+    int fs = ts_layout_frag(lx, op->r[0].buf), fd = ts_layout_frag(lx, op->r[1].buf);
+    if (fs < 0 || fd < 0 || !lx->lay[fs]) return;
+    IrLayout *l = lx->lay[fs];
+    int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
+    if (l->kind == IR_LAYOUT_MMA_C && dim == 1 && op->r[1].ndim == 1) {
+        ts_layout_set(lx, fd, ir_layout_mma_rows(lx->k, l->p[0], l->p[1], (int)l->p[2], (int)l->p[3]), "T.reduce");
+        return;
+    }
+    if (l->kind == IR_LAYOUT_WARP_ROWS && dim == 1 && op->r[1].ndim == 1) {
+        ts_layout_set(lx, fd, ir_layout_warp_rows_vec_proj(lx->k, l->p[0], l->p[1], (int)l->p[2], (int)l->p[3]),
+                   "T.reduce");
+        return;
+    }
+    TsBuf b = {0};
+    ir_layout_describe(&b, l);
+    ts_layout_give_up(lx, "T.reduce_%s of %s along dim %d: its layout (%s) does not keep rows in the lanes of whole warps; "
+                "such reductions are not done in registers yet",
+            ts_reduce_name(op->reduce), op->r[0].buf->name, dim, ts_buf_str(&b));
+    ts_buf_free(&b);
 }

@@ -74,64 +74,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAXFRAG = 64, MAXNEST = 4 };
+enum { MAXFRAG = TS_LAYOUT_MAXFRAG, MAXNEST = 4 };
 
 typedef struct Li {
+    TsLayoutCtx lx;           /* the fragments and their layouts (op/op.h), what the units read and set */
     TsPassCtx *cx;
     IrKernel *k;
     TsArena *a;
-    int nt;                   /* threads per block */
-    int nfrag;                /* fragment buffers of the kernel */
-    IrBuffer *frag[MAXFRAG];  /* ... */
-    IrLayout *lay[MAXFRAG];   /* their layouts (NULL: none yet) */
-    IrBuffer *reg[MAXFRAG];   /* their register buffers (step 2) */
-    int changed;              /* a layout was set this round */
-    int vec;                  /* widest vector (elements) a warp-rows layout may give a thread */
+    int nt;                   /* threads per block (lx.nt too) */
+    IrBuffer *reg[MAXFRAG];   /* the fragments' register buffers (step 2) */
     int loop_depth;           /* serial loops around the statement being lowered (step 2) */
     IrBuffer *swz[MAXFRAG];   /* shared gemm operands to swizzle if the kernel succeeds */
     int nswz;
-    const char *why;          /* first reason to give up (NULL: none) */
     IrVar *t;                 /* the thread-range variable of the nest being lowered */
     IrArith ar;               /* lowering: ranges of the loops around the statement (split_select) */
 } Li;
-
-TS_PRINTF(2, 3) static void give_up(Li *li, const char *fmt, ...) {
-    if (li->why) return;
-    va_list ap;
-    va_start(ap, fmt);
-    TsBuf tmp = {0}; /* no fixed buffer: the reason names buffers of any length */
-    ts_buf_vprintf(&tmp, fmt, ap);
-    va_end(ap);
-    li->why = ts_strdup(li->a, tmp.oom ? "out of memory" : ts_buf_str(&tmp));
-    ts_buf_free(&tmp);
-}
-
-static int frag_of(const Li *li, const IrBuffer *b) {
-    for (int i = 0; i < li->nfrag; i++)
-        if (li->frag[i] == b) return i;
-    return -1;
-}
-
-static void set_layout(Li *li, int f, IrLayout *l, const char *use) {
-    if (!l) {
-        give_up(li, "no layout fits %s for %s", li->frag[f]->name, use);
-        return;
-    }
-    if (li->lay[f]) {
-        if (!ir_layout_equal(li->lay[f], l)) {
-            TsBuf b = {0};
-            ir_layout_describe(&b, li->lay[f]);
-            ts_buf_puts(&b, " vs ");
-            ir_layout_describe(&b, l);
-            give_up(li, "fragment %s needs two layouts (%s, the second from %s)", li->frag[f]->name, ts_buf_str(&b),
-                    use);
-            ts_buf_free(&b);
-        }
-        return;
-    }
-    li->lay[f] = l;
-    li->changed = 1;
-}
 
 /* ---- nests --------------------------------------------------------------------- */
 
@@ -178,7 +135,7 @@ static void acc_expr(Li *li, const IrExpr *e, AccVec *out) {
     if (!e) return;
     switch (e->kind) {
     case IR_E_LOAD:
-        if (frag_of(li, e->load.buf) >= 0) {
+        if (ts_layout_frag(&li->lx, e->load.buf) >= 0) {
             Acc x = {e->load.buf, e->load.idx, e->load.nidx};
             ts_vec_push(li->a, *out, x);
         }
@@ -226,7 +183,7 @@ static void acc_stmt(Li *li, const IrStmt *s, AccVec *out, int *writes_mem) {
         return;
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
-        if (frag_of(li, s->store.buf) >= 0) {
+        if (ts_layout_frag(&li->lx, s->store.buf) >= 0) {
             Acc x = {s->store.buf, s->store.idx, s->store.nidx};
             ts_vec_push(li->a, *out, x);
         } else if (s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR) {
@@ -238,13 +195,13 @@ static void acc_stmt(Li *li, const IrStmt *s, AccVec *out, int *writes_mem) {
     case IR_S_LET: acc_expr(li, s->let.value, out); return;
     case IR_S_EVAL: acc_expr(li, s->eval.e, out); return;
     case IR_S_PRINT:
-        if (s->print.buf && frag_of(li, s->print.buf) >= 0) give_up(li, "T.print of fragment %s", s->print.buf->name);
+        if (s->print.buf && ts_layout_frag(&li->lx, s->print.buf) >= 0) ts_layout_give_up(&li->lx, "T.print of fragment %s", s->print.buf->name);
         acc_expr(li, s->print.value, out);
         *writes_mem = 1;
         return;
     case IR_S_TILEOP:
         for (int r = 0; r < s->op->nr; r++)
-            if (frag_of(li, s->op->r[r].buf) >= 0) give_up(li, "a tile op inside a T.Parallel loop uses a fragment");
+            if (ts_layout_frag(&li->lx, s->op->r[r].buf) >= 0) ts_layout_give_up(&li->lx, "a tile op inside a T.Parallel loop uses a fragment");
         *writes_mem = 1;
         return;
     default: return;
@@ -278,16 +235,16 @@ static void infer_nest(Li *li, IrStmt *s, bool final) {
     if (!acc.n) return;
     IrLayout *full = NULL;
     for (int i = 0; i < acc.n; i++) {
-        int f = frag_of(li, acc.v[i].buf);
-        if (full_access(&acc.v[i], &ns) && li->lay[f] && (!full || full->replicate > li->lay[f]->replicate))
-            full = li->lay[f];
+        int f = ts_layout_frag(&li->lx, acc.v[i].buf);
+        if (full_access(&acc.v[i], &ns) && li->lx.lay[f] && (!full || full->replicate > li->lx.lay[f]->replicate))
+            full = li->lx.lay[f];
     }
     if (!full && final) {
         /* no instruction fixed anything here: the first fully indexed
          * fragment takes the cyclic layout */
         for (int i = 0; i < acc.n && !full; i++)
             if (full_access(&acc.v[i], &ns)) {
-                int f = frag_of(li, acc.v[i].buf);
+                int f = ts_layout_frag(&li->lx, acc.v[i].buf);
                 int64_t shape[MAXNEST];
                 for (int d = 0; d < ns.n; d++) shape[d] = ns.ext[d];
                 /* rows over warps where they fit (row reductions stay in a warp), with
@@ -295,119 +252,27 @@ static void infer_nest(Li *li, IrStmt *s, bool final) {
                  * shared memory (a thread's v consecutive words would be a v-way bank
                  * conflict for a warp's scalar shared accesses), else cyclic */
                 IrLayout *l = NULL;
-                for (int v = li->vec; ns.n == 2 && v >= 1 && !l; v /= 2)
+                for (int v = li->lx.vec; ns.n == 2 && v >= 1 && !l; v /= 2)
                     l = ir_layout_warp_rows_vec(li->k, shape[0], shape[1], li->nt / 32, v);
                 if (!l) l = ir_layout_cyclic(li->k, ns.n, shape, li->nt);
-                set_layout(li, f, l, "a T.Parallel loop");
-                full = li->lay[f];
+                ts_layout_set(&li->lx, f, l, "a T.Parallel loop");
+                full = li->lx.lay[f];
             }
     }
     if (!full) return;
     for (int i = 0; i < acc.n; i++) {
-        int f = frag_of(li, acc.v[i].buf);
+        int f = ts_layout_frag(&li->lx, acc.v[i].buf);
         if (full_access(&acc.v[i], &ns)) {
-            set_layout(li, f, full, "a T.Parallel loop");
+            ts_layout_set(&li->lx, f, full, "a T.Parallel loop");
         } else if (row_access(&acc.v[i], &ns) && full->kind == IR_LAYOUT_MMA_C) {
-            set_layout(li, f, ir_layout_mma_rows(li->k, full->p[0], full->p[1], (int)full->p[2], (int)full->p[3]),
+            ts_layout_set(&li->lx, f, ir_layout_mma_rows(li->k, full->p[0], full->p[1], (int)full->p[2], (int)full->p[3]),
                        "a row of a T.Parallel loop");
         } else if (row_access(&acc.v[i], &ns) && full->kind == IR_LAYOUT_WARP_ROWS) {
-            set_layout(li, f,
+            ts_layout_set(&li->lx, f,
                        ir_layout_warp_rows_vec_proj(li->k, full->p[0], full->p[1], (int)full->p[2], (int)full->p[3]),
                        "a row of a T.Parallel loop");
         }
     }
-}
-
-/* The warp grid of an mma.sync gemm: wm x wn warps over an m x n tile. */
-static bool warp_grid(const IrTileOp *op, int64_t m, int64_t n, int nw, int *wm, int *wn) {
-    if (op->policy == TS_GEMM_FULLROW) *wm = nw, *wn = 1;
-    else if (op->policy == TS_GEMM_FULLCOL) *wm = 1, *wn = nw;
-    else {
-        int64_t best = -1;
-        for (int a = 1; a <= nw; a++) {
-            if (nw % a) continue;
-            int b = nw / a;
-            if (m % (16 * a) || n % (8 * b)) continue;
-            int64_t d = llabs(m / a - n / b);
-            if (best < 0 || d < best) best = d, *wm = a, *wn = b;
-        }
-        if (best < 0) return false;
-    }
-    return m % (16 * *wm) == 0 && n % (8 * *wn) == 0;
-}
-
-static bool whole(const IrRegion *r) {
-    for (int d = 0; d < r->ndim; d++) {
-        int64_t s, e, x;
-        if (!ir_is_const_int(r->start[d], &s) || s != 0 || !ir_is_const_int(r->extent[d], &e) ||
-            !ir_is_const_int(r->buf->shape[d], &x) || e != x)
-            return false;
-    }
-    return true;
-}
-
-static void infer_gemm(Li *li, IrStmt *s) {
-    IrTileOp *op = s->op;
-    IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
-    int fa = frag_of(li, A->buf), fb = frag_of(li, B->buf), fc = frag_of(li, C->buf);
-    if (fb >= 0) give_up(li, "T.gemm with B in a fragment (%s)", B->buf->name);
-    if (fc < 0) return; /* accumulator in shared memory: nothing to infer */
-    if (!whole(C) || C->ndim != 2) {
-        give_up(li, "T.gemm accumulates into part of fragment %s", C->buf->name);
-        return;
-    }
-    int64_t m, n;
-    ir_is_const_int(C->extent[0], &m);
-    ir_is_const_int(C->extent[1], &n);
-    int wm = 0, wn = 0;
-    if (!warp_grid(op, m, n, li->nt / 32, &wm, &wn)) {
-        give_up(li, "no warp grid of %d warps fits a %lld x %lld mma.sync accumulator", li->nt / 32, (long long)m,
-                (long long)n);
-        return;
-    }
-    set_layout(li, fc, ir_layout_mma_c(li->k, m, n, wm, wn), "the accumulator of T.gemm");
-    if (fa >= 0) {
-        int64_t ka;
-        if (op->trans_a || A->ndim != 2 || !whole(A) || wn != 1 || !ir_is_const_int(A->extent[1], &ka)) {
-            give_up(li, "T.gemm with A in fragment %s needs it whole, untransposed, and warps in rows only",
-                    A->buf->name);
-            return;
-        }
-        set_layout(li, fa, ir_layout_mma_c(li->k, m, ka, wm, 1), "the register A operand of T.gemm");
-    }
-}
-
-static void infer_reduce(Li *li, IrStmt *s) {
-    IrTileOp *op = s->op;
-    int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
-    if (fs < 0 || fd < 0 || !li->lay[fs]) return;
-    IrLayout *l = li->lay[fs];
-    int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
-    if (l->kind == IR_LAYOUT_MMA_C && dim == 1 && op->r[1].ndim == 1) {
-        set_layout(li, fd, ir_layout_mma_rows(li->k, l->p[0], l->p[1], (int)l->p[2], (int)l->p[3]), "T.reduce");
-        return;
-    }
-    if (l->kind == IR_LAYOUT_WARP_ROWS && dim == 1 && op->r[1].ndim == 1) {
-        set_layout(li, fd, ir_layout_warp_rows_vec_proj(li->k, l->p[0], l->p[1], (int)l->p[2], (int)l->p[3]),
-                   "T.reduce");
-        return;
-    }
-    TsBuf b = {0};
-    ir_layout_describe(&b, l);
-    give_up(li, "T.reduce_%s of %s along dim %d: its layout (%s) does not keep rows in the lanes of whole warps; "
-                "such reductions are not done in registers yet",
-            ts_reduce_name(op->reduce), op->r[0].buf->name, dim, ts_buf_str(&b));
-    ts_buf_free(&b);
-}
-
-/* T.cumsum between fragments keeps the tile's layout: the destination
- * takes the source's (or the source the destination's). */
-static void infer_cumsum(Li *li, IrStmt *s) {
-    IrTileOp *op = s->op;
-    int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
-    if (fs < 0 || fd < 0 || fs == fd) return;
-    if (li->lay[fs] && op->r[1].buf->ndim == op->r[0].buf->ndim) set_layout(li, fd, li->lay[fs], "T.cumsum");
-    else if (li->lay[fd] && op->r[1].buf->ndim == op->r[0].buf->ndim) set_layout(li, fs, li->lay[fd], "T.cumsum");
 }
 
 static void infer(Li *li, IrStmt *s, bool final) {
@@ -418,6 +283,7 @@ static void infer(Li *li, IrStmt *s, bool final) {
         return;
     case IR_S_FOR:
         if (s->for_.kind == IR_FOR_PARALLEL) {
+            li->lx.cur = s;
             infer_nest(li, s, final);
             return;
         }
@@ -428,11 +294,14 @@ static void infer(Li *li, IrStmt *s, bool final) {
         infer(li, s->if_.else_, final);
         return;
     case IR_S_WHILE: infer(li, s->while_.body, final); return;
-    case IR_S_TILEOP:
-        if (s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) infer_gemm(li, s);
-        else if (s->op->kind == TS_OP_REDUCE && s->op->inst == TS_OP_INST_FRAGMENT) infer_reduce(li, s);
-        else if (s->op->kind == TS_OP_CUMSUM && s->op->inst == TS_OP_INST_FRAGMENT) infer_cumsum(li, s);
+    case IR_S_TILEOP: {
+        TsInferLayoutFn fn = ts_op_infer_layout_fn(s->op->kind);
+        if (fn) {
+            li->lx.cur = s;
+            fn(&li->lx, s, final ? TS_LAYOUT_FREE : TS_LAYOUT_COMMON);
+        }
         return;
+    }
     default: return;
     }
 }
@@ -479,7 +348,7 @@ static int64_t point_loc(Lower *lw, const IrLayout *G, IrExpr *const *idx, int n
  * the driver, checked affine in the digits and the same for all threads. */
 static bool fit_access(Lower *lw, IrBuffer *buf, IrExpr *const *idx, int nidx, Fit *fit) {
     Li *li = lw->li;
-    const IrLayout *D = lw->drv, *G = li->lay[frag_of(li, buf)];
+    const IrLayout *D = lw->drv, *G = li->lx.lay[ts_layout_frag(&li->lx, buf)];
     if (!G || nidx != G->ndim) return false;
     int nl = D->nlocal;
     /* the driver's own layout indexed by the nest's variables: the identity */
@@ -497,7 +366,7 @@ static bool fit_access(Lower *lw, IrBuffer *buf, IrExpr *const *idx, int nidx, F
     }
     /* an access with the same indices into a buffer of an equal layout was fitted already */
     for (int i = 0; i < lw->nmemo; i++) {
-        const IrLayout *M = li->lay[frag_of(li, lw->memo[i].buf)];
+        const IrLayout *M = li->lx.lay[ts_layout_frag(&li->lx, lw->memo[i].buf)];
         bool eq = ir_layout_equal(M, G) && lw->memo[i].nidx == nidx;
         for (int d = 0; d < nidx && eq; d++) eq = ir_expr_equal(lw->memo[i].idx[d], idx[d]);
         if (eq) {
@@ -556,7 +425,7 @@ static IrExpr **low_list(Lower *lw, IrExpr *const *v, int n) {
 static IrExpr *reg_index(Lower *lw, IrBuffer *buf, IrExpr *const *idx, int nidx) {
     Fit f;
     if (!fit_access(lw, buf, idx, nidx, &f)) {
-        give_up(lw->li, "an access to fragment %s is not a fixed register of the thread that runs it", buf->name);
+        ts_layout_give_up(&lw->li->lx, "an access to fragment %s is not a fixed register of the thread that runs it", buf->name);
         return NULL;
     }
     return fit_expr(lw, &f);
@@ -572,7 +441,7 @@ static IrExpr *low_expr(Lower *lw, const IrExpr *e) {
             if (e->var == lw->ns->v[d]) return lw->val[d];
         return (IrExpr *)e;
     case IR_E_LOAD: {
-        int f = frag_of(li, e->load.buf);
+        int f = ts_layout_frag(&li->lx, e->load.buf);
         if (f >= 0) {
             IrExpr *ix = reg_index(lw, e->load.buf, e->load.idx, e->load.nidx);
             if (!ix) return (IrExpr *)e;
@@ -646,7 +515,7 @@ static IrStmt *low_stmt(Lower *lw, const IrStmt *s) {
         return r;
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD: {
-        int f = frag_of(li, s->store.buf);
+        int f = ts_layout_frag(&li->lx, s->store.buf);
         r->store.value = low_expr(lw, s->store.value);
         if (f >= 0) {
             IrExpr *ix = reg_index(lw, s->store.buf, s->store.idx, s->store.nidx);
@@ -761,7 +630,7 @@ static IrStmt *vector_copy(Lower *lw) {
     IrExpr *const *gidx, *const *fidx; /* the global side's and the fragment's indices */
     int ngidx;
     bool load;
-    if (frag_of(li, st->store.buf) >= 0) {
+    if (ts_layout_frag(&li->lx, st->store.buf) >= 0) {
         const IrExpr *val = st->store.value;
         if (val->kind == IR_E_CAST && val->dt == st->store.buf->dt) val = val->un.a;
         if (val->kind != IR_E_LOAD || val->load.buf->scope != IR_SCOPE_GLOBAL) return NULL;
@@ -779,7 +648,7 @@ static IrStmt *vector_copy(Lower *lw) {
         const IrExpr *val = st->store.value;
         if (val->kind == IR_E_CAST && val->dt == st->store.buf->dt) val = val->un.a;
         if (st->kind != IR_S_STORE || st->store.buf->scope != IR_SCOPE_GLOBAL || val->kind != IR_E_LOAD ||
-            frag_of(li, val->load.buf) < 0)
+            ts_layout_frag(&li->lx, val->load.buf) < 0)
             return NULL;
         if (cond && b->if_.else_) return NULL;
         F = val->load.buf, G = st->store.buf, gidx = st->store.idx, ngidx = st->store.nidx, load = false;
@@ -787,11 +656,11 @@ static IrStmt *vector_copy(Lower *lw) {
         Acc x = {F, val->load.idx, val->load.nidx};
         if (!full_access(&x, ns)) return NULL;
     }
-    int f = frag_of(li, F);
+    int f = ts_layout_frag(&li->lx, F);
     /* a casting copy (float32 <-> float16/bfloat16) converts as it moves */
     if (F->dt != G->dt && (!li->cx->caps->vec_cast || !ir_vcopy_dtypes_ok(load ? F->dt : G->dt, load ? G->dt : F->dt)))
         return NULL;
-    if (!ir_layout_equal(li->lay[f], D) || ngidx != G->ndim || ngidx < 1) return NULL;
+    if (!ir_layout_equal(li->lx.lay[f], D) || ngidx != G->ndim || ngidx < 1) return NULL;
     for (int d = 0; d < ngidx - 1; d++)
         if (ir_expr_uses_var(gidx[d], jv)) return NULL;
     const IrExpr *off; /* last index = off + j */
@@ -891,13 +760,13 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
     if (!acc.n) return s;
     const IrLayout *drv = NULL;
     for (int i = 0; i < acc.n; i++) {
-        const IrLayout *l = li->lay[frag_of(li, acc.v[i].buf)];
+        const IrLayout *l = li->lx.lay[ts_layout_frag(&li->lx, acc.v[i].buf)];
         if (full_access(&acc.v[i], &ns) && l && (!drv || l->replicate < drv->replicate)) drv = l;
     }
     for (int i = 0; i < acc.n && !drv; i++) {
         /* only rows of fragments (x[i, j] = ... y[i] over shared/global x):
          * the nest follows the 2-D layout whose row projection they have */
-        const IrLayout *l = li->lay[frag_of(li, acc.v[i].buf)];
+        const IrLayout *l = li->lx.lay[ts_layout_frag(&li->lx, acc.v[i].buf)];
         if (!l || !row_access(&acc.v[i], &ns)) continue;
         if (l->kind == IR_LAYOUT_MMA_ROWS)
             drv = ir_layout_mma_c(li->k, l->p[0], ns.ext[1], (int)l->p[2], (int)l->p[3]);
@@ -909,16 +778,16 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         }
     }
     if (!drv) {
-        give_up(li, "a T.Parallel loop uses fragment %s but no fragment is indexed by its variables",
+        ts_layout_give_up(&li->lx, "a T.Parallel loop uses fragment %s but no fragment is indexed by its variables",
                 acc.v[0].buf->name);
         return s;
     }
     if (drv->nthreads != li->nt) {
-        give_up(li, "a fragment layout for %d threads in a block of %d", drv->nthreads, li->nt);
+        ts_layout_give_up(&li->lx, "a fragment layout for %d threads in a block of %d", drv->nthreads, li->nt);
         return s;
     }
     if (drv->replicate > 1 && writes) {
-        give_up(li, "a T.Parallel loop over replicated fragment elements writes memory");
+        ts_layout_give_up(&li->lx, "a T.Parallel loop over replicated fragment elements writes memory");
         return s;
     }
     Lower lw;
@@ -996,7 +865,7 @@ static IrStmt *split_select(Li *li, IrStmt *s, const Nest *ns) {
     TsArena *a = li->a;
     IrStmt *b = ns->body;
     while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
-    if (!b || b->kind != IR_S_STORE || frag_of(li, b->store.buf) < 0) return NULL;
+    if (!b || b->kind != IR_S_STORE || ts_layout_frag(&li->lx, b->store.buf) < 0) return NULL;
     const IrExpr *v = b->store.value, *c = v->kind == IR_E_SELECT ? v->sel.cond : NULL;
     if (!c || c->kind != IR_E_BIN) return NULL;
     const IrExpr *hi_side = c->bin.a, *lo_side = c->bin.b; /* cond: hi_side - lo_side - strict >= 0 */
@@ -1095,7 +964,7 @@ static IrStmt *cross_warp(Li *li, IrStmt *s, const IrLayout *S, int64_t wn, IrBu
                           IrVar *t, IrVar *const *dv, const int64_t *ext, IrExpr *di, double idv) {
     TsArena *a = li->a;
     IrTileOp *op = s->op;
-    int fd = frag_of(li, op->r[1].buf);
+    int fd = ts_layout_frag(&li->lx, op->r[1].buf);
     /* (a warp-rows tile with fewer rows than warps: row r on the wn warps
      * from r * wn, every lane of each holding the warp's partial after the
      * shuffles; lane 0 writes it) */
@@ -1178,8 +1047,8 @@ static IrStmt *cross_warp(Li *li, IrStmt *s, const IrLayout *S, int64_t wn, IrBu
 static IrStmt *lower_reduce(Li *li, IrStmt *s) {
     TsArena *a = li->a;
     IrTileOp *op = s->op;
-    int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
-    IrLayout *S = fs >= 0 ? li->lay[fs] : NULL, *D = fd >= 0 ? li->lay[fd] : NULL;
+    int fs = ts_layout_frag(&li->lx, op->r[0].buf), fd = ts_layout_frag(&li->lx, op->r[1].buf);
+    IrLayout *S = fs >= 0 ? li->lx.lay[fs] : NULL, *D = fd >= 0 ? li->lx.lay[fd] : NULL;
     int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
     bool mma = S && D && S->kind == IR_LAYOUT_MMA_C && D->kind == IR_LAYOUT_MMA_ROWS && D->p[0] == S->p[0] &&
                D->p[2] == S->p[2] && D->p[3] == S->p[3];
@@ -1188,9 +1057,9 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
               S->local_shape[0] == D->local_shape[0];
     /* warps sharing each row: > 1 needs shared memory */
     int64_t wn = mma ? S->p[3] : wr ? ir_layout_row_warps(S) : 1;
-    if (!(mma || wr) || dim != 1 || !whole(&op->r[0]) || !whole(&op->r[1]) || op->r[1].buf->dt != TS_FLOAT32 ||
+    if (!(mma || wr) || dim != 1 || !op_region_whole(&op->r[0]) || !op_region_whole(&op->r[1]) || op->r[1].buf->dt != TS_FLOAT32 ||
         !ts_dtype_is_float(op->r[0].buf->dt)) {
-        give_up(li, "T.reduce_%s from %s to %s is not a row reduction of an mma.sync accumulator within warps",
+        ts_layout_give_up(&li->lx, "T.reduce_%s from %s to %s is not a row reduction of an mma.sync accumulator within warps",
                 ts_reduce_name(op->reduce), op->r[0].buf->name, op->r[1].buf->name);
         return s;
     }
@@ -1275,12 +1144,12 @@ static IrStmt *lower_reduce(Li *li, IrStmt *s) {
 static IrStmt *lower_cumsum(Li *li, IrStmt *s) {
     TsArena *a = li->a;
     IrTileOp *op = s->op;
-    int fs = frag_of(li, op->r[0].buf), fd = frag_of(li, op->r[1].buf);
-    IrLayout *S = fs >= 0 ? li->lay[fs] : NULL, *D = fd >= 0 ? li->lay[fd] : NULL;
+    int fs = ts_layout_frag(&li->lx, op->r[0].buf), fd = ts_layout_frag(&li->lx, op->r[1].buf);
+    IrLayout *S = fs >= 0 ? li->lx.lay[fs] : NULL, *D = fd >= 0 ? li->lx.lay[fd] : NULL;
     int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
     if (!S || !D || S->kind != IR_LAYOUT_WARP_ROWS || !ir_layout_equal(S, D) || ir_layout_row_warps(S) != 1 ||
-        dim != 1 || op->r[0].ndim != 2 || !whole(&op->r[0]) || !whole(&op->r[1])) {
-        give_up(li, "T.cumsum from %s to %s is not along the rows of a fragment whose rows stay in one warp",
+        dim != 1 || op->r[0].ndim != 2 || !op_region_whole(&op->r[0]) || !op_region_whole(&op->r[1])) {
+        ts_layout_give_up(&li->lx, "T.cumsum from %s to %s is not along the rows of a fragment whose rows stay in one warp",
                 op->r[0].buf->name, op->r[1].buf->name);
         return s;
     }
@@ -1351,7 +1220,7 @@ static IrRegion reg_region(Li *li, int f) {
     r.start = TS_NEWN(li->a, IrExpr *, 1);
     r.extent = TS_NEWN(li->a, IrExpr *, 1);
     r.start[0] = ir_i32(li->a, 0);
-    r.extent[0] = ir_i32(li->a, li->lay[f]->local_size);
+    r.extent[0] = ir_i32(li->a, li->lx.lay[f]->local_size);
     return r;
 }
 
@@ -1377,7 +1246,7 @@ static void apply_swizzle(Li *li, IrBuffer *b) {
 
 static IrStmt *lower_all(Li *li, IrStmt *s) {
     TsArena *a = li->a;
-    if (!s || li->why) return s;
+    if (!s || li->lx.why) return s;
     switch (s->kind) {
     case IR_S_SEQ: {
         IrStmt *r = ir_seq(a);
@@ -1400,7 +1269,7 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         AccVec acc = {0};
         acc_expr(li, s->for_.min, &acc);
         acc_expr(li, s->for_.extent, &acc);
-        if (acc.n) give_up(li, "a loop bound reads fragment %s", acc.v[0].buf->name);
+        if (acc.n) ts_layout_give_up(&li->lx, "a loop bound reads fragment %s", acc.v[0].buf->name);
         IrStmt *r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
         int mark = ir_arith_mark(&li->ar);
@@ -1413,14 +1282,14 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
             AccVec in = {0};
             int w = 0;
             acc_stmt(li, s->for_.body, &in, &w);
-            if (in.n) give_up(li, "fragment %s is used in a T.Parallel loop that is not a plain nest", in.v[0].buf->name);
+            if (in.n) ts_layout_give_up(&li->lx, "fragment %s is used in a T.Parallel loop that is not a plain nest", in.v[0].buf->name);
         }
         return r;
     }
     case IR_S_IF: {
         AccVec acc = {0};
         acc_expr(li, s->if_.cond, &acc);
-        if (acc.n) give_up(li, "an if condition reads fragment %s", acc.v[0].buf->name);
+        if (acc.n) ts_layout_give_up(&li->lx, "an if condition reads fragment %s", acc.v[0].buf->name);
         IrStmt *r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
         r->if_.then = lower_all(li, s->if_.then);
@@ -1430,7 +1299,7 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
     case IR_S_WHILE: {
         AccVec acc = {0};
         acc_expr(li, s->while_.cond, &acc);
-        if (acc.n) give_up(li, "a while condition reads fragment %s", acc.v[0].buf->name);
+        if (acc.n) ts_layout_give_up(&li->lx, "a while condition reads fragment %s", acc.v[0].buf->name);
         IrStmt *r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
         li->loop_depth++;
@@ -1439,7 +1308,7 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         return r;
     }
     case IR_S_ALLOC: {
-        int f = frag_of(li, s->alloc.buf);
+        int f = ts_layout_frag(&li->lx, s->alloc.buf);
         if (f < 0) return s;
         IrStmt *r = ir_stmt(a, IR_S_ALLOC, s->loc);
         r->alloc.buf = li->reg[f];
@@ -1450,7 +1319,7 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         if (op->kind == TS_OP_REDUCE && op->inst == TS_OP_INST_FRAGMENT) return lower_reduce(li, s);
         if (op->kind == TS_OP_CUMSUM && op->inst == TS_OP_INST_FRAGMENT) return lower_cumsum(li, s);
         if (op->kind == TS_OP_GEMM && op->inst == TS_OP_INST_MMA_SYNC) {
-            int fa = frag_of(li, op->r[0].buf), fc = frag_of(li, op->r[2].buf);
+            int fa = ts_layout_frag(&li->lx, op->r[0].buf), fc = ts_layout_frag(&li->lx, op->r[2].buf);
             if (fc < 0) return s;
             IrStmt *r = ir_stmt(a, IR_S_TILEOP, s->loc);
             IrTileOp *n = TS_NEW(a, IrTileOp);
@@ -1463,14 +1332,14 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
             return r;
         }
         for (int i = 0; i < op->nr; i++)
-            if (frag_of(li, op->r[i].buf) >= 0) give_up(li, "T.%s on fragment %s", ts_op_name(op->kind), op->r[i].buf->name);
+            if (ts_layout_frag(&li->lx, op->r[i].buf) >= 0) ts_layout_give_up(&li->lx, "T.%s on fragment %s", ts_op_name(op->kind), op->r[i].buf->name);
         return s;
     }
     default: {
         AccVec acc = {0};
         int w = 0;
         acc_stmt(li, s, &acc, &w);
-        if (acc.n) give_up(li, "fragment %s is used outside a T.Parallel loop", acc.v[0].buf->name);
+        if (acc.n) ts_layout_give_up(&li->lx, "fragment %s is used outside a T.Parallel loop", acc.v[0].buf->name);
         return s;
     }
     }
@@ -1717,12 +1586,12 @@ static void promo_access(IrVisitor *v, const IrAccess *acc) {
     const IrStmt *s = v->frame ? v->frame->s : NULL;
     if (acc->region) {
         const IrTileOp *op = s && s->kind == IR_S_TILEOP ? s->op : NULL;
-        bool ok = op && whole(acc->region) && !op->async &&
+        bool ok = op && op_region_whole(acc->region) && !op->async &&
                   ((op->kind == TS_OP_FILL && op->nr >= 1 && op->r[0].buf == acc->buf) ||
                    (op->kind == TS_OP_COPY && op->nr == 2 && op->r[0].buf != op->r[1].buf &&
                     (op->r[op->r[0].buf == acc->buf ? 1 : 0].buf->scope == IR_SCOPE_GLOBAL ||
                      (op->r[op->r[0].buf == acc->buf ? 1 : 0].buf->scope == IR_SCOPE_FRAGMENT &&
-                      whole(&op->r[op->r[0].buf == acc->buf ? 1 : 0])))));
+                      op_region_whole(&op->r[op->r[0].buf == acc->buf ? 1 : 0])))));
         if (ok && op->kind == TS_OP_COPY) p->copied[c] = true;
         if (!ok) p->bad[c] = true;
         return;
@@ -1789,8 +1658,8 @@ static bool frag_shared_nest(const IrStmt *s, void *ctx) {
  * fragments also reads or writes shared memory, or vectors are off. */
 static int pick_vec(const Li *li) {
     int eb = 1;
-    for (int f = 0; f < li->nfrag; f++) {
-        int b = ts_dtype_bits(li->frag[f]->dt) / 8;
+    for (int f = 0; f < li->lx.nfrag; f++) {
+        int b = ts_dtype_bits(li->lx.frag[f]->dt) / 8;
         if (b > eb) eb = b;
     }
     if (!li->cx->caps->vec || eb > 8 || ir_stmt_any(li->k->body, frag_shared_nest, NULL)) return 1;
@@ -1824,54 +1693,57 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
     li.k = k;
     li.a = cx->arena;
     li.nt = (int)ir_kernel_nthreads(k);
+    li.lx.arena = li.a;
+    li.lx.k = k;
+    li.lx.nt = li.nt;
     ir_arith_init(&li.ar, li.a, k);
     for (int i = 0; i < k->buffers.n; i++)
         if (k->buffers.v[i]->scope == IR_SCOPE_FRAGMENT) {
-            if (li.nfrag == MAXFRAG) {
-                give_up(&li, "more than %d fragments", MAXFRAG);
+            if (li.lx.nfrag == MAXFRAG) {
+                ts_layout_give_up(&li.lx, "more than %d fragments", MAXFRAG);
                 break;
             }
-            li.frag[li.nfrag++] = k->buffers.v[i];
+            li.lx.frag[li.lx.nfrag++] = k->buffers.v[i];
         }
-    if (!cx->caps->layout || cx->caps->sm < 80) give_up(&li, "register fragments are off for this target");
-    if (li.nt % 32 || li.nt > 1024) give_up(&li, "%d threads is not a whole number of warps", li.nt);
-    if (!li.nfrag) {
+    if (!cx->caps->layout || cx->caps->sm < 80) ts_layout_give_up(&li.lx, "register fragments are off for this target");
+    if (li.nt % 32 || li.nt > 1024) ts_layout_give_up(&li.lx, "%d threads is not a whole number of warps", li.nt);
+    if (!li.lx.nfrag) {
         k->body = unkeep(&li, k->body);
         return;
     }
-    li.vec = pick_vec(&li);
-    for (int round = 0; round < 16 && !li.why; round++) {
-        li.changed = 0;
+    li.lx.vec = pick_vec(&li);
+    for (int round = 0; round < 16 && !li.lx.why; round++) {
+        li.lx.nnew = 0;
         infer(&li, k->body, false);
-        if (!li.changed) {
+        if (!li.lx.nnew) {
             infer(&li, k->body, true);
-            if (!li.changed) break;
+            if (!li.lx.nnew) break;
         }
     }
-    for (int f = 0; f < li.nfrag && !li.why; f++) {
-        if (!li.lay[f]) {
-            give_up(&li, "no use of fragment %s fixes its layout", li.frag[f]->name);
+    for (int f = 0; f < li.lx.nfrag && !li.lx.why; f++) {
+        if (!li.lx.lay[f]) {
+            ts_layout_give_up(&li.lx, "no use of fragment %s fixes its layout", li.lx.frag[f]->name);
             break;
         }
         /* (ir_layout_check, native maps against the IR expressions, is
          * what tests/unit/test_layout.c runs for every family over many
          * parameters; at 1 M expression evaluations per 128 x 128 tile it
          * is too slow for every compile) */
-        if (li.lay[f]->local_size > 255) give_up(&li, "fragment %s needs %lld registers per thread", li.frag[f]->name,
-                                                 (long long)li.lay[f]->local_size);
-        IrExpr *shp = ir_i32(li.a, li.lay[f]->local_size);
-        const char *nm = ts_sprintf(li.a, "%s_reg", li.frag[f]->name);
-        li.reg[f] = ir_buffer(k, nm, li.frag[f]->dt, IR_SCOPE_LOCAL, 1, &shp, li.frag[f]->loc);
-        li.reg[f]->layout = li.lay[f];
+        if (li.lx.lay[f]->local_size > 255) ts_layout_give_up(&li.lx, "fragment %s needs %lld registers per thread", li.lx.frag[f]->name,
+                                                 (long long)li.lx.lay[f]->local_size);
+        IrExpr *shp = ir_i32(li.a, li.lx.lay[f]->local_size);
+        const char *nm = ts_sprintf(li.a, "%s_reg", li.lx.frag[f]->name);
+        li.reg[f] = ir_buffer(k, nm, li.lx.frag[f]->dt, IR_SCOPE_LOCAL, 1, &shp, li.lx.frag[f]->loc);
+        li.reg[f]->layout = li.lx.lay[f];
     }
-    IrStmt *body = li.why ? NULL : lower_all(&li, k->body);
-    if (li.why) {
-        k->layout_note = li.why;
-        for (int f = 0; f < li.nfrag; f++) li.frag[f]->layout = NULL;
+    IrStmt *body = li.lx.why ? NULL : lower_all(&li, k->body);
+    if (li.lx.why) {
+        k->layout_note = li.lx.why;
+        for (int f = 0; f < li.lx.nfrag; f++) li.lx.frag[f]->layout = NULL;
         k->body = unkeep(&li, k->body);
         return;
     }
-    for (int f = 0; f < li.nfrag; f++) li.frag[f]->layout = li.lay[f];
+    for (int f = 0; f < li.lx.nfrag; f++) li.lx.frag[f]->layout = li.lx.lay[f];
     for (int i = 0; i < li.nswz; i++) apply_swizzle(&li, li.swz[i]);
     if (cx->caps->pipeline) body = prefetch(&li, body);
     k->body = body; /* the fragments, now unused, keep their layouts for the layout pictures */
