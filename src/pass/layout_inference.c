@@ -66,6 +66,7 @@
 #include "ir/walk.h"
 #include "op/op.h"
 #include "op/op_util.h"
+#include "op/parallel.h"
 #include "pass/pass.h"
 
 #include <math.h>
@@ -74,7 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAXFRAG = TS_LAYOUT_MAXFRAG, MAXNEST = 4 };
+enum { MAXFRAG = TS_LAYOUT_MAXFRAG, MAXNEST = TS_NEST_MAX };
 
 typedef struct Li {
     TsLayoutCtx lx;           /* the fragments and their layouts (op/op.h), what the units read and set */
@@ -90,191 +91,6 @@ typedef struct Li {
     IrArith ar;               /* lowering: ranges of the loops around the statement (split_select) */
 } Li;
 
-/* ---- nests --------------------------------------------------------------------- */
-
-typedef struct Nest {
-    IrVar *v[MAXNEST];     /* loop variables, outermost first */
-    int64_t ext[MAXNEST];  /* constant extents */
-    int n;
-    IrStmt *body;          /* the innermost body */
-} Nest;
-
-/* s is a chain of perfectly nested T.Parallel loops from 0 with constant
- * extents (a SEQ of one statement counts as that statement). */
-static bool get_nest(IrStmt *s, Nest *ns) {
-    ns->n = 0;
-    while (s && s->kind == IR_S_SEQ && s->seq.n == 1) s = s->seq.v[0];
-    if (!s || s->kind != IR_S_FOR || s->for_.kind != IR_FOR_PARALLEL) return false;
-    for (;;) {
-        int64_t lo, e;
-        if (ns->n == MAXNEST || !ir_is_const_int(s->for_.min, &lo) || lo != 0 ||
-            !ir_is_const_int(s->for_.extent, &e) || e <= 0)
-            return false;
-        ns->v[ns->n] = s->for_.var;
-        ns->ext[ns->n++] = e;
-        IrStmt *b = s->for_.body;
-        while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
-        if (b && b->kind == IR_S_FOR && b->for_.kind == IR_FOR_PARALLEL) {
-            s = b;
-            continue;
-        }
-        ns->body = s->for_.body;
-        return true;
-    }
-}
-
-/* Fragment accesses in a statement (loads and stores), in order. */
-typedef struct Acc {
-    IrBuffer *buf;
-    IrExpr *const *idx;
-    int nidx;
-} Acc;
-typedef TS_VEC(Acc) AccVec;
-
-static void acc_expr(Li *li, const IrExpr *e, AccVec *out) {
-    if (!e) return;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        if (ts_layout_frag(&li->lx, e->load.buf) >= 0) {
-            Acc x = {e->load.buf, e->load.idx, e->load.nidx};
-            ts_vec_push(li->a, *out, x);
-        }
-        for (int i = 0; i < e->load.nidx; i++) acc_expr(li, e->load.idx[i], out);
-        return;
-    case IR_E_BIN:
-        acc_expr(li, e->bin.a, out);
-        acc_expr(li, e->bin.b, out);
-        return;
-    case IR_E_NEG:
-    case IR_E_NOT:
-    case IR_E_CAST: acc_expr(li, e->un.a, out); return;
-    case IR_E_SELECT:
-        acc_expr(li, e->sel.cond, out);
-        acc_expr(li, e->sel.a, out);
-        acc_expr(li, e->sel.b, out);
-        return;
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++) acc_expr(li, e->call.args[i], out);
-        return;
-    default: return;
-    }
-}
-
-/* writes_mem: a store to a non-fragment, non-private buffer */
-static void acc_stmt(Li *li, const IrStmt *s, AccVec *out, int *writes_mem) {
-    if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) acc_stmt(li, s->seq.v[i], out, writes_mem);
-        return;
-    case IR_S_FOR:
-        acc_expr(li, s->for_.min, out);
-        acc_expr(li, s->for_.extent, out);
-        acc_stmt(li, s->for_.body, out, writes_mem);
-        return;
-    case IR_S_IF:
-        acc_expr(li, s->if_.cond, out);
-        acc_stmt(li, s->if_.then, out, writes_mem);
-        acc_stmt(li, s->if_.else_, out, writes_mem);
-        return;
-    case IR_S_WHILE:
-        acc_expr(li, s->while_.cond, out);
-        acc_stmt(li, s->while_.body, out, writes_mem);
-        return;
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD:
-        if (ts_layout_frag(&li->lx, s->store.buf) >= 0) {
-            Acc x = {s->store.buf, s->store.idx, s->store.nidx};
-            ts_vec_push(li->a, *out, x);
-        } else if (s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR) {
-            *writes_mem = 1;
-        }
-        for (int i = 0; i < s->store.nidx; i++) acc_expr(li, s->store.idx[i], out);
-        acc_expr(li, s->store.value, out);
-        return;
-    case IR_S_LET: acc_expr(li, s->let.value, out); return;
-    case IR_S_EVAL: acc_expr(li, s->eval.e, out); return;
-    case IR_S_PRINT:
-        if (s->print.buf && ts_layout_frag(&li->lx, s->print.buf) >= 0) ts_layout_give_up(&li->lx, "T.print of fragment %s", s->print.buf->name);
-        acc_expr(li, s->print.value, out);
-        *writes_mem = 1;
-        return;
-    case IR_S_TILEOP:
-        for (int r = 0; r < s->op->nr; r++)
-            if (ts_layout_frag(&li->lx, s->op->r[r].buf) >= 0) ts_layout_give_up(&li->lx, "a tile op inside a T.Parallel loop uses a fragment");
-        *writes_mem = 1;
-        return;
-    default: return;
-    }
-}
-
-/* Indexed exactly by the nest's variables, in order, over its extents. */
-static bool full_access(const Acc *x, const Nest *ns) {
-    if (x->nidx != ns->n || x->buf->ndim != ns->n) return false;
-    for (int d = 0; d < ns->n; d++) {
-        int64_t e;
-        if (x->idx[d]->kind != IR_E_VAR || x->idx[d]->var != ns->v[d]) return false;
-        if (!ir_is_const_int(x->buf->shape[d], &e) || e != ns->ext[d]) return false;
-    }
-    return true;
-}
-
-/* Indexed by the first nest variable alone (a row of a 2-D nest). */
-static bool row_access(const Acc *x, const Nest *ns) {
-    int64_t e;
-    return ns->n == 2 && x->nidx == 1 && x->buf->ndim == 1 && x->idx[0]->kind == IR_E_VAR &&
-           x->idx[0]->var == ns->v[0] && ir_is_const_int(x->buf->shape[0], &e) && e == ns->ext[0];
-}
-
-static void infer_nest(Li *li, IrStmt *s, bool final) {
-    Nest ns;
-    if (!get_nest(s, &ns)) return;
-    AccVec acc = {0};
-    int wm = 0;
-    acc_stmt(li, ns.body, &acc, &wm);
-    if (!acc.n) return;
-    IrLayout *full = NULL;
-    for (int i = 0; i < acc.n; i++) {
-        int f = ts_layout_frag(&li->lx, acc.v[i].buf);
-        if (full_access(&acc.v[i], &ns) && li->lx.lay[f] && (!full || full->replicate > li->lx.lay[f]->replicate))
-            full = li->lx.lay[f];
-    }
-    if (!full && final) {
-        /* no instruction fixed anything here: the first fully indexed
-         * fragment takes the cyclic layout */
-        for (int i = 0; i < acc.n && !full; i++)
-            if (full_access(&acc.v[i], &ns)) {
-                int f = ts_layout_frag(&li->lx, acc.v[i].buf);
-                int64_t shape[MAXNEST];
-                for (int d = 0; d < ns.n; d++) shape[d] = ns.ext[d];
-                /* rows over warps where they fit (row reductions stay in a warp), with
-                 * 16-byte vectors per thread where no nest over fragments touches
-                 * shared memory (a thread's v consecutive words would be a v-way bank
-                 * conflict for a warp's scalar shared accesses), else cyclic */
-                IrLayout *l = NULL;
-                for (int v = li->lx.vec; ns.n == 2 && v >= 1 && !l; v /= 2)
-                    l = ir_layout_warp_rows_vec(li->k, shape[0], shape[1], li->nt / 32, v);
-                if (!l) l = ir_layout_cyclic(li->k, ns.n, shape, li->nt);
-                ts_layout_set(&li->lx, f, l, "a T.Parallel loop");
-                full = li->lx.lay[f];
-            }
-    }
-    if (!full) return;
-    for (int i = 0; i < acc.n; i++) {
-        int f = ts_layout_frag(&li->lx, acc.v[i].buf);
-        if (full_access(&acc.v[i], &ns)) {
-            ts_layout_set(&li->lx, f, full, "a T.Parallel loop");
-        } else if (row_access(&acc.v[i], &ns) && full->kind == IR_LAYOUT_MMA_C) {
-            ts_layout_set(&li->lx, f, ir_layout_mma_rows(li->k, full->p[0], full->p[1], (int)full->p[2], (int)full->p[3]),
-                       "a row of a T.Parallel loop");
-        } else if (row_access(&acc.v[i], &ns) && full->kind == IR_LAYOUT_WARP_ROWS) {
-            ts_layout_set(&li->lx, f,
-                       ir_layout_warp_rows_vec_proj(li->k, full->p[0], full->p[1], (int)full->p[2], (int)full->p[3]),
-                       "a row of a T.Parallel loop");
-        }
-    }
-}
-
 static void infer(Li *li, IrStmt *s, bool final) {
     if (!s) return;
     switch (s->kind) {
@@ -284,7 +100,7 @@ static void infer(Li *li, IrStmt *s, bool final) {
     case IR_S_FOR:
         if (s->for_.kind == IR_FOR_PARALLEL) {
             li->lx.cur = s;
-            infer_nest(li, s, final);
+            ts_parallel_infer_layout(&li->lx, s, final ? TS_LAYOUT_FREE : TS_LAYOUT_COMMON);
             return;
         }
         infer(li, s->for_.body, final);
@@ -325,7 +141,7 @@ typedef struct Lower {
     } memo[MEMO];            /* fits found in this nest */
     int nmemo;
     Li *li;
-    const Nest *ns;
+    const TsNest *ns;
     const IrLayout *drv;   /* the driving layout */
     IrVar *dv[4];          /* digit loop variables */
     IrExpr *val[MAXNEST];  /* nest var -> its value as an expression of (t, digits) */
@@ -605,7 +421,7 @@ static bool vector_guard(IrArith *ar, const IrExpr *c, const IrVar *jv, int v) {
 static IrStmt *vector_copy(Lower *lw) {
     Li *li = lw->li;
     TsArena *a = li->a;
-    const Nest *ns = lw->ns;
+    const TsNest *ns = lw->ns;
     const IrLayout *D = lw->drv;
     /* the vector: the warp-rows layout's last digit (v columns), or an mma
      * accumulator's column pair (digit 3: columns 2c and 2c + 1, registers
@@ -636,13 +452,13 @@ static IrStmt *vector_copy(Lower *lw) {
         if (val->kind != IR_E_LOAD || val->load.buf->scope != IR_SCOPE_GLOBAL) return NULL;
         F = st->store.buf, G = val->load.buf, gidx = val->load.idx, ngidx = val->load.nidx, load = true;
         fidx = st->store.idx;
-        Acc x = {F, st->store.idx, st->store.nidx};
-        if (!full_access(&x, ns)) return NULL;
+        TsFragAcc x = {F, st->store.idx, st->store.nidx};
+        if (!ts_nest_full_access(&x, ns)) return NULL;
         if (cond) { /* the else branch must zero the same element */
             IrStmt *e = unwrap1(b->if_.else_);
             if (!e || e->kind != IR_S_STORE || e->store.buf != F || !is_zero(e->store.value)) return NULL;
-            Acc y = {F, e->store.idx, e->store.nidx};
-            if (!full_access(&y, ns)) return NULL;
+            TsFragAcc y = {F, e->store.idx, e->store.nidx};
+            if (!ts_nest_full_access(&y, ns)) return NULL;
         }
     } else {
         const IrExpr *val = st->store.value;
@@ -653,8 +469,8 @@ static IrStmt *vector_copy(Lower *lw) {
         if (cond && b->if_.else_) return NULL;
         F = val->load.buf, G = st->store.buf, gidx = st->store.idx, ngidx = st->store.nidx, load = false;
         fidx = val->load.idx;
-        Acc x = {F, val->load.idx, val->load.nidx};
-        if (!full_access(&x, ns)) return NULL;
+        TsFragAcc x = {F, val->load.idx, val->load.nidx};
+        if (!ts_nest_full_access(&x, ns)) return NULL;
     }
     int f = ts_layout_frag(&li->lx, F);
     /* a casting copy (float32 <-> float16/bfloat16) converts as it moves */
@@ -729,7 +545,7 @@ static IrStmt *vector_copy(Lower *lw) {
  * and without their per-vector predicate (the predicated loads of a
  * partial tile cost a fifth of softmax's bandwidth on the H200 where every
  * block paid for them).  NULL when the guard has another form. */
-static IrExpr *tile_uniform(Li *li, const IrExpr *c, const Nest *ns) {
+static IrExpr *tile_uniform(Li *li, const IrExpr *c, const TsNest *ns) {
     TsArena *a = li->a;
     bool uses = false;
     for (int d = 0; d < ns->n; d++) uses |= ir_expr_uses_var(c, ns->v[d]);
@@ -752,22 +568,22 @@ static IrExpr *tile_uniform(Li *li, const IrExpr *c, const Nest *ns) {
 
 static IrStmt *lower_nest(Li *li, IrStmt *s) {
     TsArena *a = li->a;
-    Nest ns;
-    if (!get_nest(s, &ns)) return s;
-    AccVec acc = {0};
+    TsNest ns;
+    if (!ts_nest_get(s, &ns)) return s;
+    TsFragAccVec acc = {0};
     int writes = 0;
-    acc_stmt(li, ns.body, &acc, &writes);
+    ts_nest_frag_stmt(&li->lx, ns.body, &acc, &writes);
     if (!acc.n) return s;
     const IrLayout *drv = NULL;
     for (int i = 0; i < acc.n; i++) {
         const IrLayout *l = li->lx.lay[ts_layout_frag(&li->lx, acc.v[i].buf)];
-        if (full_access(&acc.v[i], &ns) && l && (!drv || l->replicate < drv->replicate)) drv = l;
+        if (ts_nest_full_access(&acc.v[i], &ns) && l && (!drv || l->replicate < drv->replicate)) drv = l;
     }
     for (int i = 0; i < acc.n && !drv; i++) {
         /* only rows of fragments (x[i, j] = ... y[i] over shared/global x):
          * the nest follows the 2-D layout whose row projection they have */
         const IrLayout *l = li->lx.lay[ts_layout_frag(&li->lx, acc.v[i].buf)];
-        if (!l || !row_access(&acc.v[i], &ns)) continue;
+        if (!l || !ts_nest_row_access(&acc.v[i], &ns)) continue;
         if (l->kind == IR_LAYOUT_MMA_ROWS)
             drv = ir_layout_mma_c(li->k, l->p[0], ns.ext[1], (int)l->p[2], (int)l->p[3]);
         else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ) {
@@ -838,7 +654,7 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
 }
 
 /* The nest chain of ns again (T.Parallel loops, same variables) around body. */
-static IrStmt *rebuild_nest(Li *li, const Nest *ns, IrStmt *body, TsLoc loc) {
+static IrStmt *rebuild_nest(Li *li, const TsNest *ns, IrStmt *body, TsLoc loc) {
     for (int d = ns->n - 1; d >= 0; d--) {
         body = ir_for(li->a, ns->v[d], ir_i32(li->a, 0), ir_i32(li->a, ns->ext[d]), IR_FOR_PARALLEL, body);
         body->loc = loc;
@@ -861,7 +677,7 @@ static IrStmt *rebuild_nest(Li *li, const Nest *ns, IrStmt *body, TsLoc loc) {
  * only on the tiles the mask cuts, the diagonal ones.  NULL where the
  * pattern does not apply.
  */
-static IrStmt *split_select(Li *li, IrStmt *s, const Nest *ns) {
+static IrStmt *split_select(Li *li, IrStmt *s, const TsNest *ns) {
     TsArena *a = li->a;
     IrStmt *b = ns->body;
     while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
@@ -1256,19 +1072,19 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
     }
     case IR_S_FOR: {
         if (s->for_.kind == IR_FOR_PARALLEL) {
-            Nest ns;
-            if (get_nest(s, &ns)) {
-                AccVec acc = {0};
+            TsNest ns;
+            if (ts_nest_get(s, &ns)) {
+                TsFragAccVec acc = {0};
                 int w = 0;
-                acc_stmt(li, ns.body, &acc, &w);
+                ts_nest_frag_stmt(&li->lx, ns.body, &acc, &w);
                 if (!acc.n) return s;
                 IrStmt *split = split_select(li, s, &ns);
                 return split ? split : lower_nest(li, s);
             }
         }
-        AccVec acc = {0};
-        acc_expr(li, s->for_.min, &acc);
-        acc_expr(li, s->for_.extent, &acc);
+        TsFragAccVec acc = {0};
+        ts_nest_frag_expr(&li->lx, s->for_.min, &acc);
+        ts_nest_frag_expr(&li->lx, s->for_.extent, &acc);
         if (acc.n) ts_layout_give_up(&li->lx, "a loop bound reads fragment %s", acc.v[0].buf->name);
         IrStmt *r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
@@ -1279,16 +1095,16 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         li->loop_depth--;
         ir_arith_pop(&li->ar, mark);
         if (s->for_.kind == IR_FOR_PARALLEL) {
-            AccVec in = {0};
+            TsFragAccVec in = {0};
             int w = 0;
-            acc_stmt(li, s->for_.body, &in, &w);
+            ts_nest_frag_stmt(&li->lx, s->for_.body, &in, &w);
             if (in.n) ts_layout_give_up(&li->lx, "fragment %s is used in a T.Parallel loop that is not a plain nest", in.v[0].buf->name);
         }
         return r;
     }
     case IR_S_IF: {
-        AccVec acc = {0};
-        acc_expr(li, s->if_.cond, &acc);
+        TsFragAccVec acc = {0};
+        ts_nest_frag_expr(&li->lx, s->if_.cond, &acc);
         if (acc.n) ts_layout_give_up(&li->lx, "an if condition reads fragment %s", acc.v[0].buf->name);
         IrStmt *r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
@@ -1297,8 +1113,8 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         return r;
     }
     case IR_S_WHILE: {
-        AccVec acc = {0};
-        acc_expr(li, s->while_.cond, &acc);
+        TsFragAccVec acc = {0};
+        ts_nest_frag_expr(&li->lx, s->while_.cond, &acc);
         if (acc.n) ts_layout_give_up(&li->lx, "a while condition reads fragment %s", acc.v[0].buf->name);
         IrStmt *r = ir_stmt(a, s->kind, s->loc);
         *r = *s;
@@ -1336,9 +1152,9 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         return s;
     }
     default: {
-        AccVec acc = {0};
+        TsFragAccVec acc = {0};
         int w = 0;
-        acc_stmt(li, s, &acc, &w);
+        ts_nest_frag_stmt(&li->lx, s, &acc, &w);
         if (acc.n) ts_layout_give_up(&li->lx, "fragment %s is used outside a T.Parallel loop", acc.v[0].buf->name);
         return s;
     }
@@ -1600,13 +1416,13 @@ static void promo_access(IrVisitor *v, const IrAccess *acc) {
     const IrStmt *outer = NULL;
     for (const IrWalkFrame *f = v->frame; f; f = f->up)
         if (f->s->kind == IR_S_FOR && f->s->for_.kind == IR_FOR_PARALLEL) outer = f->s;
-    Nest ns;
-    if (!outer || !acc->idx || acc->lanes != 1 || !get_nest((IrStmt *)outer, &ns)) {
+    TsNest ns;
+    if (!outer || !acc->idx || acc->lanes != 1 || !ts_nest_get((IrStmt *)outer, &ns)) {
         p->bad[c] = true;
         return;
     }
-    Acc x = {(IrBuffer *)acc->buf, acc->idx, acc->nidx};
-    if (!full_access(&x, &ns)) p->bad[c] = true;
+    TsFragAcc x = {(IrBuffer *)acc->buf, acc->idx, acc->nidx};
+    if (!ts_nest_full_access(&x, &ns)) p->bad[c] = true;
 }
 
 static bool is_gemm(const IrStmt *s, void *ctx) {
