@@ -84,8 +84,7 @@ IrStmt *ts_op_cumsum_lower(TsLowerCtx *cx, const IrStmt *s) {
 /* T.cumsum between fragments keeps the tile's layout: the destination
  * takes the source's (or the source the destination's). */
 void ts_op_cumsum_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level) {
-    (void)level;
-    if (s->op->inst != TS_OP_INST_FRAGMENT) return;
+    if (level == TS_LAYOUT_STRICT || s->op->inst != TS_OP_INST_FRAGMENT) return; /* (propagation only) */
     IrTileOp *op = s->op;
     int fs = ts_layout_frag(lx, op->r[0].buf), fd = ts_layout_frag(lx, op->r[1].buf);
     if (fs < 0 || fd < 0 || fs == fd) return;

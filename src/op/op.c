@@ -70,10 +70,19 @@ void ts_layout_give_up(TsLayoutCtx *lx, const char *fmt, ...) {
     ts_buf_free(&tmp);
 }
 
-/* " (at file:line:col)", or nothing without a position */
-static void put_at(TsBuf *b, TsLoc loc) {
+void ts_layout_put_at(TsBuf *b, TsLoc loc) {
     if (loc.src && loc.line > 0)
         ts_buf_printf(b, " (at %s:%d:%d)", loc.src->name ? loc.src->name : "<input>", loc.line, loc.col);
+}
+
+void ts_layout_put_use(TsBuf *b, const TsLayoutCtx *lx, int f) {
+    if (f < 0 || !lx->lay[f]) {
+        ts_buf_puts(b, "no layout");
+        return;
+    }
+    ir_layout_describe(b, lx->lay[f]);
+    ts_buf_printf(b, " for %s", lx->use[f] ? lx->use[f] : "?");
+    ts_layout_put_at(b, lx->at[f]);
 }
 
 void ts_layout_set(TsLayoutCtx *lx, int f, IrLayout *l, const char *use) {
@@ -87,13 +96,11 @@ void ts_layout_set(TsLayoutCtx *lx, int f, IrLayout *l, const char *use) {
             /* the conflict, with both uses: which layout each wants, for what, where */
             TsBuf b = {0};
             ts_buf_printf(&b, "fragment %s needs two layouts: ", lx->frag[f]->name);
-            ir_layout_describe(&b, lx->lay[f]);
-            ts_buf_printf(&b, " for %s", lx->use[f] ? lx->use[f] : "?");
-            put_at(&b, lx->at[f]);
+            ts_layout_put_use(&b, lx, f);
             ts_buf_puts(&b, " and ");
             ir_layout_describe(&b, l);
             ts_buf_printf(&b, " for %s", use);
-            put_at(&b, here);
+            ts_layout_put_at(&b, here);
             ts_layout_give_up(lx, "%s", b.oom ? "out of memory" : ts_buf_str(&b));
             ts_buf_free(&b);
         }

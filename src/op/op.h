@@ -105,6 +105,10 @@ int ts_layout_frag(const TsLayoutCtx *lx, const IrBuffer *b);
 /* Fragment f takes layout l for `use` (words: "the accumulator of T.gemm");
  * l NULL (no layout fits) or a different layout already set: give up. */
 void ts_layout_set(TsLayoutCtx *lx, int f, IrLayout *l, const char *use);
+/* For messages: " (at file:line:col)" (nothing without a position), and
+ * "<layout> for <use> (at ...)", how fragment f got its layout. */
+void ts_layout_put_at(TsBuf *b, TsLoc loc);
+void ts_layout_put_use(TsBuf *b, const TsLayoutCtx *lx, int f);
 /* Stop inference with a reason (the first one stays). */
 void ts_layout_give_up(TsLayoutCtx *lx, const char *fmt, ...) TS_PRINTF(2, 3);
 

@@ -144,6 +144,7 @@ bool ts_nest_row_access(const TsFragAcc *x, const TsNest *ns) {
 /* ---- infer_layout ------------------------------------------------------------ */
 
 void ts_parallel_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level) {
+    if (level == TS_LAYOUT_STRICT) return; /* no instruction here */
     bool final = level == TS_LAYOUT_FREE;
     TsNest ns;
     if (!ts_nest_get(s, &ns)) return;

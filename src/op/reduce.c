@@ -139,8 +139,7 @@ IrStmt *ts_op_reduce_lower(TsLowerCtx *cx, const IrStmt *s) {
  * source's layout, where the source's rows lie in the lanes of whole warps
  * (mma accumulator, warp rows); any other layout stops inference. */
 void ts_op_reduce_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level) {
-    (void)level;
-    if (s->op->inst != TS_OP_INST_FRAGMENT) return;
+    if (level == TS_LAYOUT_STRICT || s->op->inst != TS_OP_INST_FRAGMENT) return; /* (propagation only) */
     IrTileOp *op = s->op;
     int fs = ts_layout_frag(lx, op->r[0].buf), fd = ts_layout_frag(lx, op->r[1].buf);
     if (fs < 0 || fd < 0 || !lx->lay[fs]) return;

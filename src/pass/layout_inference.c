@@ -9,16 +9,20 @@
  * T.reduce and T.cumsum on fragments are kept too (TS_OP_INST_FRAGMENT;
  * cumsum along warp rows: lower_cumsum).  Three steps:
  *
- * 1. Inference.  Layouts fixed by an instruction come first: the
- *    accumulator of an mma.sync gemm gets MMA_C for the gemm's warp grid
- *    (T.GemmWarpPolicy), a register A operand (FlashAttention's P) the
- *    MMA_C of its own shape with the same warp rows.  They propagate
- *    through nests (a fragment indexed by the nest's variables in order
- *    takes the layout of another indexed so; one indexed by the row
- *    variable alone takes the row projection MMA_ROWS) and through
- *    reductions along rows (the destination takes MMA_ROWS).  Fragments
- *    still without a layout that drive a nest get CYCLIC.  Two different
- *    layouts for one buffer stop inference.
+ * 1. Inference, by the units that offer an infer_layout (op/op.h): the
+ *    kept tile ops (op/gemm.c, reduce.c, cumsum.c) and the T.Parallel
+ *    nests (the pseudo-op of op/parallel.c), driven by a worklist over
+ *    levels (below, infer_all).  Layouts fixed by an instruction come
+ *    first (STRICT): the accumulator of an mma.sync gemm gets MMA_C for
+ *    the gemm's warp grid (T.GemmWarpPolicy), a register A operand
+ *    (FlashAttention's P) the MMA_C of its own shape with the same warp
+ *    rows.  They propagate (COMMON) through nests (a fragment indexed by
+ *    the nest's variables in order takes the layout of another indexed
+ *    so; one indexed by the row variable alone takes the row projection
+ *    MMA_ROWS) and through reductions along rows (the destination takes
+ *    MMA_ROWS).  Fragments still without a layout that drive a nest get
+ *    warp rows or CYCLIC (FREE).  Two different layouts for one buffer
+ *    stop inference, naming the buffer and both uses.
  * 2. Lowering.  Each nest that touches fragments becomes
  *        for t in thread_range(0, threads):
  *            for d0 in unroll(...): ... for dk in unroll(...):
@@ -91,35 +95,152 @@ typedef struct Li {
     IrArith ar;               /* lowering: ranges of the loops around the statement (split_select) */
 } Li;
 
-static void infer(Li *li, IrStmt *s, bool final) {
+/* ---- inference: a worklist over levels -------------------------------------------
+
+ * The units of inference are the kept tile ops that offer an infer_layout
+ * (op/op.h: TS_TILEOP_LAYOUTS) and the T.Parallel nests (op/parallel.c),
+ * in program order, each with the fragments it touches.  As TileLang's
+ * LayoutInference does (src/transform/layout_inference.cc: a strict pass,
+ * then a queue at the common level, then the free level), but with our own
+ * units and rules:
+ *
+ *   1. every unit at STRICT, in order: the instructions' layouts;
+ *   2. every unit at COMMON from a FIFO worklist that starts with all of
+ *      them; a unit that gives a fragment its layout puts every other unit
+ *      touching that fragment back on the list, until nothing changes;
+ *   3. every unit at FREE, the deepest nests first (then in program
+ *      order), each choice followed by step 2's worklist from the units
+ *      touching the fragments it decided, so that a choice reaches
+ *      everything connected to it before the next nest chooses on its own.
+ *
+ * A conflict (two different layouts for one fragment) stops inference
+ * (ts_layout_set names the fragment and both uses).  Tile ops inside a
+ * T.Parallel loop are not units (a fragment there stops inference). */
+
+typedef TS_VEC(int) IntVec;
+
+typedef struct Unit {
+    IrStmt *s;          /* the tile op, or the outermost loop of a nest */
+    TsInferLayoutFn fn; /* its infer_layout */
+    IntVec frags;       /* the fragments it touches (indices into lx.frag) */
+    int depth;          /* a nest: its depth; a tile op: 0 */
+} Unit;
+
+typedef struct Units {
+    TS_VEC(Unit) u;         /* in program order */
+    IntVec users[MAXFRAG];  /* per fragment: the units touching it */
+} Units;
+
+static void add_frag(Li *li, Unit *u, int f) {
+    if (f < 0) return;
+    for (int i = 0; i < u->frags.n; i++)
+        if (u->frags.v[i] == f) return;
+    ts_vec_push(li->a, u->frags, f);
+}
+
+static void collect(Li *li, Units *us, IrStmt *s) {
     if (!s) return;
+    Unit u;
+    memset(&u, 0, sizeof u);
     switch (s->kind) {
     case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) infer(li, s->seq.v[i], final);
+        for (int i = 0; i < s->seq.n; i++) collect(li, us, s->seq.v[i]);
         return;
     case IR_S_FOR:
-        if (s->for_.kind == IR_FOR_PARALLEL) {
-            li->lx.cur = s;
-            ts_parallel_infer_layout(&li->lx, s, final ? TS_LAYOUT_FREE : TS_LAYOUT_COMMON);
+        if (s->for_.kind != IR_FOR_PARALLEL) {
+            collect(li, us, s->for_.body);
             return;
         }
-        infer(li, s->for_.body, final);
-        return;
-    case IR_S_IF:
-        infer(li, s->if_.then, final);
-        infer(li, s->if_.else_, final);
-        return;
-    case IR_S_WHILE: infer(li, s->while_.body, final); return;
-    case IR_S_TILEOP: {
-        TsInferLayoutFn fn = ts_op_infer_layout_fn(s->op->kind);
-        if (fn) {
-            li->lx.cur = s;
-            fn(&li->lx, s, final ? TS_LAYOUT_FREE : TS_LAYOUT_COMMON);
+        u.s = s;
+        u.fn = ts_parallel_infer_layout;
+        TsNest ns;
+        if (ts_nest_get(s, &ns)) {
+            u.depth = ns.n;
+            TsFragAccVec acc = {0};
+            int wm = 0;
+            ts_nest_frag_stmt(&li->lx, ns.body, &acc, &wm);
+            for (int i = 0; i < acc.n; i++) add_frag(li, &u, ts_layout_frag(&li->lx, acc.v[i].buf));
         }
+        break;
+    case IR_S_IF:
+        collect(li, us, s->if_.then);
+        collect(li, us, s->if_.else_);
         return;
-    }
+    case IR_S_WHILE: collect(li, us, s->while_.body); return;
+    case IR_S_TILEOP:
+        u.s = s;
+        u.fn = ts_op_infer_layout_fn(s->op->kind);
+        if (!u.fn) return; /* an op without infer_layout fixes nothing */
+        for (int r = 0; r < s->op->nr; r++) add_frag(li, &u, ts_layout_frag(&li->lx, s->op->r[r].buf));
+        break;
     default: return;
     }
+    ts_vec_push(li->a, us->u, u);
+    for (int i = 0; i < u.frags.n; i++) ts_vec_push(li->a, us->users[u.frags.v[i]], us->u.n - 1);
+}
+
+/* Run unit i at a level; the fragments it gave layouts to put their other
+ * users on the worklist q (FIFO ring of capacity n, inq: on it). */
+static void run_unit(Li *li, Units *us, int i, TsLayoutLevel level, int *q, int *qh, int *qn, bool *inq) {
+    li->lx.cur = us->u.v[i].s;
+    li->lx.nnew = 0;
+    us->u.v[i].fn(&li->lx, us->u.v[i].s, level);
+    int n = us->u.n;
+    for (int k = 0; k < li->lx.nnew; k++) {
+        const IntVec *users = &us->users[li->lx.newf[k]];
+        for (int j = 0; j < users->n; j++) {
+            int w = users->v[j];
+            if (w == i || inq[w]) continue;
+            inq[w] = true;
+            q[(*qh + (*qn)++) % n] = w;
+        }
+    }
+}
+
+static void drain(Li *li, Units *us, int *q, int *qh, int *qn, bool *inq) {
+    int n = us->u.n;
+    while (*qn && !li->lx.why) {
+        int i = q[*qh];
+        *qh = (*qh + 1) % n;
+        (*qn)--;
+        inq[i] = false;
+        run_unit(li, us, i, TS_LAYOUT_COMMON, q, qh, qn, inq);
+    }
+}
+
+static void infer_all(Li *li, IrStmt *body) {
+    Units us;
+    memset(&us, 0, sizeof us);
+    collect(li, &us, body);
+    int n = us.u.n;
+    if (!n || li->lx.why) return;
+    int *q = TS_NEWN(li->a, int, n);
+    bool *inq = TS_NEWN(li->a, bool, n);
+    int qh = 0, qn = 0;
+    /* 1. strict: nothing is queued (every unit is on the list for step 2) */
+    for (int i = 0; i < n; i++) {
+        q[i] = i;
+        inq[i] = true;
+    }
+    qn = n;
+    for (int i = 0; i < n && !li->lx.why; i++) {
+        li->lx.cur = us.u.v[i].s;
+        us.u.v[i].fn(&li->lx, us.u.v[i].s, TS_LAYOUT_STRICT);
+    }
+    /* 2. common */
+    drain(li, &us, q, &qh, &qn, inq);
+    /* 3. free, each choice propagated before the next; the deepest nests
+     * choose first: a 2-deep nest's choice (warp rows) projects onto the
+     * row fragments it meets, while a 1-deep nest's (cyclic) extends to no
+     * 2-deep one, so a row buffer initialized before the tile it reduces
+     * (T.fill(m, -inf); ...; T.reduce_max(x, m, clear=False)) takes the
+     * tile's row projection instead of a cyclic layout that conflicts */
+    for (int depth = TS_NEST_MAX; depth >= 0; depth--)
+        for (int i = 0; i < n && !li->lx.why; i++) {
+            if (us.u.v[i].depth != depth) continue;
+            run_unit(li, &us, i, TS_LAYOUT_FREE, q, &qh, &qn, inq);
+            drain(li, &us, q, &qh, &qn, inq);
+        }
 }
 
 /* ---- lowering ------------------------------------------------------------------- */
@@ -145,6 +266,7 @@ typedef struct Lower {
     const IrLayout *drv;   /* the driving layout */
     IrVar *dv[4];          /* digit loop variables */
     IrExpr *val[MAXNEST];  /* nest var -> its value as an expression of (t, digits) */
+    TsLoc at;              /* the nest (for messages) */
 } Lower;
 
 /* The register index (in the fragment's layout) of access buf[idx] on
@@ -237,11 +359,27 @@ static IrExpr **low_list(Lower *lw, IrExpr *const *v, int n) {
     return r;
 }
 
+/* The nest reaches fragment buf at elements the threads that run it do not
+ * hold, and no shared copy can stand in: stop, naming the two uses. */
+static void reach_conflict(Lower *lw, const IrBuffer *buf, const char *why) {
+    TsLayoutCtx *lx = &lw->li->lx;
+    TsBuf b = {0};
+    ts_buf_puts(&b, "the T.Parallel loop");
+    ts_layout_put_at(&b, lw->at);
+    ts_buf_puts(&b, ", run by the layout ");
+    ir_layout_describe(&b, lw->drv);
+    ts_buf_printf(&b, ", reaches fragment %s at elements its threads do not hold: %s has ", buf->name, buf->name);
+    ts_layout_put_use(&b, lx, ts_layout_frag(lx, buf));
+    (void)why;
+    ts_layout_give_up(lx, "%s", b.oom ? "out of memory" : ts_buf_str(&b));
+    ts_buf_free(&b);
+}
+
 /* The register index of fragment access buf[idx] (NULL: cannot). */
 static IrExpr *reg_index(Lower *lw, IrBuffer *buf, IrExpr *const *idx, int nidx) {
     Fit f;
     if (!fit_access(lw, buf, idx, nidx, &f)) {
-        ts_layout_give_up(&lw->li->lx, "an access to fragment %s is not a fixed register of the thread that runs it", buf->name);
+        reach_conflict(lw, buf, "an index the loop's threads do not hold");
         return NULL;
     }
     return fit_expr(lw, &f);
@@ -609,6 +747,7 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
     Lower lw;
     memset(&lw, 0, sizeof lw);
     lw.li = li;
+    lw.at = s->loc;
     lw.ns = &ns;
     lw.drv = drv;
     IrVar *t = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP);
@@ -1528,14 +1667,7 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
         return;
     }
     li.lx.vec = pick_vec(&li);
-    for (int round = 0; round < 16 && !li.lx.why; round++) {
-        li.lx.nnew = 0;
-        infer(&li, k->body, false);
-        if (!li.lx.nnew) {
-            infer(&li, k->body, true);
-            if (!li.lx.nnew) break;
-        }
-    }
+    infer_all(&li, k->body);
     for (int f = 0; f < li.lx.nfrag && !li.lx.why; f++) {
         if (!li.lx.lay[f]) {
             ts_layout_give_up(&li.lx, "no use of fragment %s fixes its layout", li.lx.frag[f]->name);
