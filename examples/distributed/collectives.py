@@ -109,7 +109,9 @@ def all_to_all_ref(chunk, cols, P, dtype="float32"):
 
 
 # T.Scale levels and a remote tile copy: every block of every rank sends its
-# (block_M, cols) tile of X to the next rank's Y, tagged with its ids.
+# (block_M, cols) tile of X to the next rank's Y, tagged with its ids.  The
+# warp and warpgroup bodies run once per unit, the units at the same time on
+# CUDA: tag[bx, 2] gains sum(w) = 0 + 1 + 2 + 3 by atomic adds.
 def shift(rows, cols, block_M=8):
     @T.prim_func
     def main(X: T.Tensor((rows, cols), "float32"), Y: T.Tensor((rows, cols), "float32"),
@@ -122,8 +124,9 @@ def shift(rows, cols, block_M=8):
             with T.Scale("block") as (b, nb):
                 tag[b, 0] = nb
             with T.Scale("warp") as (w, nw):
-                tag[bx, 1] = tag[bx, 1] * 0 + nw
-                tag[bx, 2] = T.max(tag[bx, 2] * 0, w)
+                if w == nw - 1:
+                    tag[bx, 1] = nw
+                T.atomic_add(tag[bx, 2], w)
             with T.Scale("warpgroup") as wg:
                 tag[bx, 3] = wg
 
@@ -141,7 +144,7 @@ def shift_ref(rows, cols, P, block_M=8):
             for b in T.serial(rows // block_M):
                 tag[r, b, 0] = rows // block_M
                 tag[r, b, 1] = 4
-                tag[r, b, 2] = 3
+                tag[r, b, 2] = tag[r, b, 2] + 6
                 tag[r, b, 3] = 0
 
     return main

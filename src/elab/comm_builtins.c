@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "front/ast.h"
+#include "ir/walk.h"
 
 #include "op/comm.h"
 
@@ -388,11 +389,27 @@ bool comm_copy_remote(Elab *E, Value **args, int nargs, const char **kw, Value *
     return true;
 }
 
+/* Tile operators a per-warp body may hold: those whose generic lowering
+ * is right when one thread runs them (copies, fills, atomic adds,
+ * communication);
+ * tensor-core GEMMs, reductions and the like need the whole block. */
+static bool warp_body_bad(const IrStmt *st, void *ctx) {
+    (void)ctx;
+    if (st->kind == IR_S_BARRIER) return true;
+    return st->kind == IR_S_TILEOP && st->op && st->op->kind != TS_OP_COPY && st->op->kind != TS_OP_FILL &&
+           st->op->kind != TS_OP_COMM && st->op->kind != TS_OP_ATOMIC_ADD;
+}
+
 /* with T.Scale(level) as (id, count): the body is SPMD over the units of
  * the level.  device: every rank runs it, (rank, ranks).  block: every
- * block, (linear block index, blocks).  warpgroup/warp: on the C target
- * (one thread of control per block) a serial loop over the block's
- * warpgroups/warps, each running the body, (index, count). */
+ * block, (linear block index, blocks).  warpgroup/warp: every warpgroup
+ * (128 threads) / warp (32) of the block runs the body once, (index,
+ * count): as real warps, the body runs on the first lane of each unit
+ * (`if tid % 32 == 0`, id = tid // 32), so on CUDA the units run at the
+ * same time and on the C target thread_loops_c runs them one after
+ * another; warp primitives called there move the range with that lane.
+ * Tile operators that need the whole block (T.gemm, reductions) and
+ * T.sync_threads are refused in such a body. */
 void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
     const char *lv = scale->s + 6;
     TsArena *a = E->a;
@@ -416,10 +433,11 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
         if (n < 1)
             elab_fail(E, TS_ERR_TYPE, s->loc, "T.Scale(\"%s\"): a block of %d threads has no whole %s", lv,
                       k->threads[0] * k->threads[1] * k->threads[2], lv);
-        IrVar *v = ir_var(k, !strcmp(lv, "warp") ? "warp_id" : "warpgroup_id", TS_INT32, IR_VAR_LOOP);
-        loop = ir_for(a, v, ir_i32(a, 0), ir_i32(a, n), IR_FOR_SERIAL, ir_seq(a));
-        loop->loc = s->loc;
-        id = ir_var_ref(a, v);
+        IrExpr *tid = ir_var_ref(a, ir_kernel_tid(k));
+        loop = ir_stmt(a, IR_S_IF, s->loc);
+        loop->if_.cond = ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, tid, ir_i32(a, per)), ir_i32(a, 0));
+        loop->if_.then = ir_seq(a);
+        id = ir_bin(a, IR_FLOORDIV, ir_var_ref(a, ir_kernel_tid(k)), ir_i32(a, per));
         count = ir_i32(a, n);
     }
     const AstExpr *t = s->targets[0];
@@ -435,10 +453,14 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
     }
     if (loop) {
         emit(E, loop);
-        E->cur = loop->for_.body;
+        E->cur = loop->if_.then;
     }
     exec_block(E, env, &s->body);
     E->cur = saved;
+    if (loop && ir_stmt_any(loop->if_.then, warp_body_bad, NULL))
+        elab_fail(E, TS_ERR_UNSUPPORTED, s->loc,
+                  "T.Scale(\"%s\"): the body runs on one lane of each %s; tile operators that need the whole block "
+                  "(T.gemm, reductions, ...) and T.sync_threads cannot be in it", lv, lv);
 }
 
 /* Linear index and count of the grid's blocks. */
