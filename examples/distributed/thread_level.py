@@ -14,7 +14,11 @@
 #   - warp w = y puts its 32 elements of Y (rank r) into R on rank r ^ 1
 #     (T.put_warp, lane 0's range), and thread 0 adds one to sig[0] there;
 #   - thread 0 waits until its own sig[0] reached the number of blocks and
-#     sets done[bx] = 1.
+#     sets done[bx] = 1;
+#   - every even thread takes a ticket, T.atom_add(cnt[0], 1) (the value
+#     before the add, TileScale's atom_add), and the one holding the last
+#     ticket of the rank sets last[0] = 1 (the "last arriver" of
+#     TileScale's GEMM-RS).
 #   tilescale run examples/distributed/thread_level.py --entry thread_level --ranks 2 \
 #       -D N=512 --check-against thread_level_ref
 import tilelang
@@ -33,6 +37,8 @@ def thread_level(N, dtype="float32"):
         R: T.Tensor((N,), dtype),
         sig: T.Tensor((1,), "int32"),
         done: T.Tensor((nb,), dtype),
+        cnt: T.Tensor((1,), "int32"),
+        last: T.Tensor((1,), dtype),
     ):
         with T.Kernel(nb, threads=(TX, TY)) as (bx):
             x = T.get_thread_binding(0)
@@ -53,6 +59,10 @@ def thread_level(N, dtype="float32"):
                 T.signal_op(T.address_of(sig[0]), 1, T.Amo.SIGNAL_ADD, peer)
                 T.signal_wait_until(T.address_of(sig[0]), T.CmpType.GE, nb)
                 done[bx] = 1.0
+            if t % 2 == 0:
+                ticket = T.atom_add(cnt[0], 1)
+                if ticket == nb * NT // 2 - 1:
+                    last[0] = 1.0
 
     return main
 
@@ -69,6 +79,8 @@ def thread_level_ref(N, P, dtype="float32"):
         R: T.Tensor((P, N), dtype),
         sig: T.Tensor((P, 1), "int32"),
         done: T.Tensor((P, nb), dtype),
+        cnt: T.Tensor((P, 1), "int32"),
+        last: T.Tensor((P, 1), dtype),
     ):
         with T.Kernel(P, threads=1) as (r):
             for b in T.serial(nb):
@@ -76,5 +88,6 @@ def thread_level_ref(N, P, dtype="float32"):
                     Y[r, b * NT + t] = 3.0 * X[r, b * NT + NT - 1 - t] + 3.0 * X[r, b * NT + t] + T.cast(t // TX, dtype)
                     R[r, b * NT + t] = 3.0 * X[r ^ 1, b * NT + NT - 1 - t] + 3.0 * X[r ^ 1, b * NT + t] + T.cast(t // TX, dtype)
                 done[r, b] = 1.0
+            last[r, 0] = 1.0
 
     return main

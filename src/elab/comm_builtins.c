@@ -844,13 +844,23 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
         ccheck(E, A, 5, kws);
         IrStmt *s = comm_op(E, TS_COMM_ATOM_ADD, loc);
         s->op->r[0] = addr(E, A, creq(E, A, 0, "target"), "the target");
-        s->op->nr = 1;
         s->op->args[1] = value_for(E, A, creq(E, A, 1, "value"), s->op->r[0].buf->dt);
         s->op->cflags[2] = scope_arg(E, A, comm_arg(E, A, 2, "scope"), TS_SCOPE_GPU);
         s->op->cflags[1] = sem_arg(E, A, comm_arg(E, A, 3, "sem"), TS_SEM_RELAXED, "relaxed, acquire, release, acq_rel");
         s->op->args[0] = peer_arg(E, A, comm_arg(E, A, 4, "peer"));
+        /* the value before the add (TileScale's atom_add returns it, as
+         * atomicAdd does) lands in a one-element register, r1 */
+        IrExpr *one = ir_i32(E->a, 1), *zero = ir_i32(E->a, 0);
+        IrBuffer *old = ir_buffer(E->k, "atom_old", s->op->r[0].buf->dt, IR_SCOPE_LOCAL, 1, &one, loc);
+        IrStmt *al = ir_stmt(E->a, IR_S_ALLOC, loc);
+        al->alloc.buf = old;
+        emit(E, al);
+        s->op->r[1] = (IrRegion){old, 1, TS_NEWN(E->a, IrExpr *, 1), TS_NEWN(E->a, IrExpr *, 1)};
+        s->op->r[1].start[0] = zero;
+        s->op->r[1].extent[0] = one;
+        s->op->nr = 2;
         emit(E, s);
-        return val_none(E, loc);
+        return val_expr(E, ir_load(E->a, old, &zero, 1), loc);
     }
     case C_FENCE_CTA: case C_FENCE_GPU: case C_FENCE_SYS: case C_FENCE: case C_QUIET: {
         ccheck(E, A, 0, NULL);

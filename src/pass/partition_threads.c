@@ -177,8 +177,9 @@ static void mark_stmt(Part *p, const IrStmt *s, bool vary) {
     case IR_S_VCOPY:
         if (is_private(s->vcopy.dst)) mark_buf(p, s->vcopy.dst);
         return;
-    case IR_S_TILEOP: /* T.ld into a register of a thread of its own */
-        if (s->op && s->op->kind == TS_OP_COMM && s->op->comm == TS_COMM_LD && s->op->nr > 1 &&
+    case IR_S_TILEOP: /* T.ld (or T.atom_add's old value) into a register of a thread of its own */
+        if (s->op && s->op->kind == TS_OP_COMM && (s->op->comm == TS_COMM_LD || s->op->comm == TS_COMM_ATOM_ADD) &&
+            s->op->nr > 1 &&
             is_private(s->op->r[1].buf) && (vary || header_varies(p, s)))
             mark_buf(p, s->op->r[1].buf);
         return;
@@ -733,8 +734,8 @@ static IrStmt *c_pre(IrMutator *m, IrStmt *s) {
     case IR_S_EVAL: return header_varies(p, s) ? c_range(p, s) : NULL;
     case IR_S_TILEOP:
         if (comm_varies(p, s)) return c_range(p, s);
-        if (s->op && s->op->kind == TS_OP_COMM && s->op->comm == TS_COMM_LD && s->op->nr > 1 &&
-            is_private(s->op->r[1].buf) && buf_varies(p, s->op->r[1].buf))
+        if (s->op && s->op->kind == TS_OP_COMM && (s->op->comm == TS_COMM_LD || s->op->comm == TS_COMM_ATOM_ADD) &&
+            s->op->nr > 1 && is_private(s->op->r[1].buf) && buf_varies(p, s->op->r[1].buf))
             return c_range(p, s);
         return NULL;
     case IR_S_LET: {

@@ -50,7 +50,17 @@ run example_all_to_all.py --entry all_to_all -D PE_num=2 -D TOKEN_NUM=8 -D TOPK=
 # checked against C = A @ B.T of their host code where a reference exists.
 run example_cannon.py --entry cannon -D MESH=2 -D M=128 -D N=128 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4
 run example_summa.py --entry summa -D MESH=2 -D M=128 -D N=128 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4
+# The GEMM kernel of the overlapped GEMM + reduce-scatter (its reduce-scatter is
+# host code on the copy engine): tiles, then per-segment tickets from
+# T.atom_add's returned value, the last arriver setting the segment's flag.
+run example_gemm_rs_overlapped.py --entry gemm_kernel -D M=256 -D N=128 -D K=256 -D local_rank=0 -D num_local_rank=2 -D block_M=64 -D block_N=64 -D block_K=64 -D threads=128 --ranks 2 --check-against "$refs:gemm_rs_gemm_ref"
+# the all-gather GEMM's signal kernel (thread-level); its GEMM asks
+# driver.get_num_sms(), which only the CUDA target answers
+run example_allgather_gemm_overlapped.py --entry set_signal_kernel -D local_rank=0 -D num_local_ranks=2 -D threads=128 --ranks 2
 # and each compiles for CUDA (sm_90) unchanged
+cuda example_gemm_rs_overlapped.py --entry gemm_kernel -D M=1024 -D N=1024 -D K=512 -D local_rank=0 -D num_local_rank=2 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=128
+cuda example_allgather_gemm_overlapped.py --entry gemm_kernel -D M=1024 -D N=1024 -D K=512 -D local_rank=0 -D num_local_rank=2 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=128
+cuda sp_ag_attention_intra_node.py --entry flashattn -D batch_size=1 -D groups=1 -D UQ=512 -D UKV=1024 -D heads=8 -D dim=64 -D is_causal=True -D enable_zig_zag=True -D enable_specialized=False -D rank=0 -D num_ranks=2
 cuda primitives/example_put_warp.py --entry kernel_ -D M=4096 -D num_rank=2 -D block_M=1024 -D threads=128
 cuda primitives/example_get_warp.py --entry get_kernel -D M=4096 -D num_rank=2 -D block_M=1024 -D threads=128
 cuda example_all_to_all.py --entry all_to_all -D PE_num=2 -D TOKEN_NUM=8 -D TOPK=2 -D HIDDEN=64 -D EXPERT_NUM=4

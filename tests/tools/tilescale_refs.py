@@ -162,3 +162,29 @@ def post_attn_all2all_transpose_ref(PE_num, BATCH_SIZE, NUM_HEADS, SEQ_LEN, HEAD
                                 data_dst[t, b, s, p * HP + h, d] = data_src[p, b, h, t * SP + s, d]
 
     return main
+
+
+# example_gemm_rs_overlapped.py, its GEMM kernel (gemm_kernel): every tile of
+# C = A @ B (the tiles in a rotated, swizzled order; the per-segment counters
+# and scatter flags it also sets are integers, not compared).
+def gemm_rs_gemm_ref(M, N, K, local_rank, num_local_rank, block_M, block_N, block_K, threads, P):
+    KL = K // num_local_rank
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((P, M, KL), "float16"),
+        B: T.Tensor((P, KL, N), "float16"),
+        scatter_signal_buf: T.Tensor((P, num_local_rank), "uint32"),
+        counter_signal_buf: T.Tensor((P, num_local_rank), "uint32"),
+        C: T.Tensor((P, M, N), "float16"),
+    ):
+        with T.Kernel(P, threads=1) as (r):
+            acc = T.alloc_var("float32")
+            for i in T.serial(M):
+                for j in T.serial(N):
+                    acc = 0.0
+                    for k in T.serial(KL):
+                        acc = acc + T.cast(A[r, i, k], "float32") * T.cast(B[r, k, j], "float32")
+                    C[r, i, j] = acc
+
+    return main

@@ -521,10 +521,16 @@ void ts_c_comm_emit(TsCxGen *x, const IrStmt *s, int ind) {
             emit_store_to(c, "ts_p", b->dt, op->args[1]);
         } else {
             const char *sfx = atomic_sfx(c, b->dt);
+            int old = op->comm == TS_COMM_ATOM_ADD && op->nr > 1; /* T.atom_add's value before the add */
             line(c);
+            if (old) {
+                out(c, "(");
+                emit_addr(c, &op->r[1]);
+                outf(c, ")[0] = %s", ts_cx_store_conv(x, op->r[1].buf->dt));
+            }
             outf(c, "ts_atomic_add_%s(ts_p, (%s)(", sfx, is_narrow(b->dt) ? "float" : ts_cx_storage(x->dl, b->dt));
             ts_cx_expr(x, op->args[1]);
-            out(c, "));\n");
+            out(c, old ? "))));\n" : "));\n");
         }
         close_block(c);
         return;

@@ -16,7 +16,8 @@
  *       a zero divisor giving 0 (no trap);
  *   ts_ld_T / ts_st_T    acquire loads and release stores (blocking kernels);
  *   ts_atomic_add_*      fetch_add on integers, compare-and-swap loops on
- *                        float, double, float16, bfloat16, float8;
+ *                        float, double, float16, bfloat16, float8; each
+ *                        returns the value before the add (T.atom_add's);
  *   ts_print             one line of T.print output through the callback.
  *
  * The ABI declarations are not written here: they are pasted from
@@ -187,16 +188,17 @@ static const char *const prelude[] = {
     "TS_LDST(uint32_t) TS_LDST(int64_t) TS_LDST(uint64_t) TS_LDST(float) TS_LDST(double)\n",
     /* atomic adds: read-modify-write with compare-and-swap where needed */
     "#define TS_ATOMIC_ADD_INT(T) \\\n"
-    "    TS_INL void ts_atomic_add_##T(T *p, T v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }\n"
+    "    TS_INL T ts_atomic_add_##T(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }\n"
     "TS_ATOMIC_ADD_INT(int8_t) TS_ATOMIC_ADD_INT(uint8_t) TS_ATOMIC_ADD_INT(int16_t)\n"
     "TS_ATOMIC_ADD_INT(uint16_t) TS_ATOMIC_ADD_INT(int32_t) TS_ATOMIC_ADD_INT(uint32_t)\n"
     "TS_ATOMIC_ADD_INT(int64_t) TS_ATOMIC_ADD_INT(uint64_t)\n"
     "#define TS_ATOMIC_ADD_CAS(N, T, C, DEC, ENC) \\\n"
-    "    TS_INL void ts_atomic_add_##N(T *p, C v) { \\\n"
+    "    TS_INL C ts_atomic_add_##N(T *p, C v) { \\\n"
     "        T o, n; \\\n"
     "        __atomic_load(p, &o, __ATOMIC_RELAXED); \\\n"
     "        do n = ENC(DEC(o) + v); \\\n"
     "        while (!__atomic_compare_exchange(p, &o, &n, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)); \\\n"
+    "        return DEC(o); \\\n"
     "    }\n"
     "#define TS_ID(x) (x)\n"
     "TS_ATOMIC_ADD_CAS(float, float, float, TS_ID, TS_ID)\n"

@@ -236,13 +236,15 @@ static void emit_load_from(Ce *c, const char *p, TsDType dt) {
     outf(c, "%s*(volatile %s *)%s)", ts_cx_load_conv(c->h->x, dt), storage(c, dt), p);
 }
 
-static void emit_atomic_add(Ce *c, const char *p, TsDType dt, const IrExpr *value) {
+/* atomicAdd at p; lhs: where the value before the add goes (NULL: nowhere). */
+static void emit_atomic_add_to(Ce *c, const char *lhs, const char *p, TsDType dt, const IrExpr *value) {
     const char *st = storage(c, dt);
     line(c);
     switch (dt) {
     case TS_INT32: case TS_UINT32: case TS_INT64: case TS_UINT64: case TS_FLOAT32: case TS_FLOAT64: {
         const char *cast = dt == TS_INT32 ? "int" : dt == TS_UINT32 ? "unsigned int"
                          : dt == TS_FLOAT32 ? "float" : dt == TS_FLOAT64 ? "double" : "unsigned long long";
+        if (lhs) outf(c, "%s = (%s)", lhs, st);
         outf(c, "atomicAdd_system((%s *)%s, (%s)(", cast, p, cast);
         expr(c, value);
         out(c, "));\n");
@@ -254,6 +256,10 @@ static void emit_atomic_add(Ce *c, const char *p, TsDType dt, const IrExpr *valu
                    ts_comm_name(c->s->op->comm), ts_dtype_name(dt));
     }
     (void)st;
+}
+
+static void emit_atomic_add(Ce *c, const char *p, TsDType dt, const IrExpr *value) {
+    emit_atomic_add_to(c, NULL, p, dt, value);
 }
 
 /* A wait by thread 0: spin while !(cond over ts_v); the verdict to the block. */
@@ -564,8 +570,42 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     switch (op->comm) {
     case TS_COMM_PUT:
     case TS_COMM_GET: emit_put_get(c, op, h->nthreads); return;
-    case TS_COMM_ST:
     case TS_COMM_ATOM_ADD:
+        if (op->nr > 1) { /* T.atom_add's value before the add, into a register (r1) */
+            const IrBuffer *b = op->r[0].buf;
+            open_block(c, "");
+            if (!c->pt) { /* thread 0 adds, the block gets the value through shared memory */
+                line(c);
+                outf(c, "__shared__ %s ts_old;\n", storage(c, b->dt));
+                open_block(c, "if (ts_tid == 0) ");
+            } else {
+                line(c);
+                outf(c, "%s ts_old = 0;\n", storage(c, b->dt));
+            }
+            emit_remote(c, "ts_p", &op->r[0], 1, "1");
+            line(c);
+            out(c, "if (ts_p) {\n");
+            c->ind++;
+            line(c);
+            out(c, "__threadfence_system();\n");
+            emit_atomic_add_to(c, "ts_old", "ts_p", b->dt, op->args[1]);
+            c->ind--;
+            line(c);
+            out(c, "}\n");
+            if (!c->pt) {
+                close_block(c);
+                line(c);
+                out(c, "__syncthreads();\n");
+            }
+            line(c);
+            out(c, "(");
+            emit_addr(c, &op->r[1]);
+            outf(c, ")[0] = ts_old;\n");
+            close_block(c);
+            return;
+        }
+        /* fall through */
+    case TS_COMM_ST:
     case TS_COMM_SIGNAL: {
         const IrBuffer *b = op->r[0].buf;
         open_block(c, c->pt ? "" : "if (ts_tid == 0) ");
