@@ -36,6 +36,32 @@ err() {
     fail=$((fail + 1)); echo "FAIL  $name (rc $rc, wanted '$want')"; echo "$out" | tail -8 | sed 's/^/      /'
   fi
 }
+# NCCL 2.28.3 (what the loader found on the lent H200) makes no symmetric
+# window for a node of one rank (transport.cc: localRanks == 1); 2.28.7 and
+# later do.  Unless TILESCALE_LIBNCCL is set, take the newest libnccl.so.2
+# on the machine (pip wheels included) when it is newer than the loader's.
+if [ -z "${TILESCALE_LIBNCCL:-}" ] && command -v python3 >/dev/null; then
+  best=$(python3 - <<'PY'
+import ctypes, glob, site, sys
+# the usual places only (a recursive search of /usr takes minutes)
+pats = ["/usr/lib/x86_64-linux-gnu/libnccl.so.2*", "/usr/lib64/libnccl.so.2*", "/usr/local/lib*/libnccl.so.2*",
+        "/usr/local/cuda*/lib*/libnccl.so.2*", "/usr/local/nccl*/lib*/libnccl.so.2*", "/opt/*/lib*/libnccl.so.2*"]
+pats += [p + "/nvidia/nccl*/lib/libnccl.so.2*" for p in site.getsitepackages()]
+cands = set()
+for p in pats:
+    cands |= set(glob.glob(p))
+best = (0, "")
+for f in sorted(cands):
+    try:
+        v = ctypes.c_int(); ctypes.CDLL(f).ncclGetVersion(ctypes.byref(v)); print("  libnccl", v.value, f, file=sys.stderr)
+        if v.value > best[0]: best = (v.value, f)
+    except Exception:
+        pass
+print(best[1] if best[0] >= 22807 else "")
+PY
+)
+  [ -n "$best" ] && export TILESCALE_LIBNCCL="$best" && echo "using $best (NCCL >= 2.28.7)"
+fi
 # which libnccl the loader finds, and NCCL's own account of the communicator
 # (version, cuMem, P2P type: what decides whether it makes symmetric windows)
 echo "libnccl: $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libnccl.so.2$' | head -2 | tr '\n' ' ')LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"

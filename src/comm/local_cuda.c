@@ -334,15 +334,21 @@ static TsStatus nccl_window(TsWorld *w, NWinHead *h) {
     char vb[32];
     int mt = 0;
     CUresult cr = L->v.ptr_attr ? L->v.ptr_attr(&mt, CU_PTR_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)L->win) : CU_OK;
+    /* NCCL 2.28.3 counts a node of one rank as "not all direct P2P"
+     * (transport.cc: localRanks == 1), which turns symmetric memory off;
+     * 2.28.7 and later look at CUDA P2P only (isAllCudaP2p) */
+    int alone = L->nccl_version < 22807 && L->nv.team_lsa(L->comm).nRanks == 1;
     if (L->v.ptr_attr && (cr != CU_OK || mt != CU_MEMTYPE_DEVICE))
         return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
                              "world (ipc, NCCL): NCCL %s made no symmetric window of the heap: "
                              "ncclCommWindowRegister gave back a plain buffer registration (host memory), which NCCL "
                              "does when its symmetric memory is off for the communicator (it needs cuMem: "
                              "NCCL_CUMEM_ENABLE unset or 1 on a GPU with virtual memory management; NCCL_WIN_ENABLE "
-                             "unset or 1; CUDA P2P between all ranks of the node); NCCL_DEBUG=INFO shows NCCL's view. "
+                             "unset or 1; CUDA P2P between all ranks of the node%s); NCCL_DEBUG=INFO shows NCCL's view. "
                              "Without TILESCALE_ENGINE=nccl the ipc backend uses CUDA IPC instead",
-                             nccl_vstr(L, vb));
+                             nccl_vstr(L, vb),
+                             alone ? "; and NCCL before 2.28.7 turns it off for a node of one rank, as here: "
+                                     "TILESCALE_LIBNCCL can name a newer libnccl.so.2" : "");
     if (!L->memcpy_ || (cr = L->memcpy_((CUdeviceptr)(uintptr_t)h, (CUdeviceptr)(uintptr_t)L->win, sizeof *h)) != CU_OK)
         return ts_world_fail(w->ctx, TS_ERR_RUNTIME, "world (ipc, NCCL): reading the window descriptor: %s",
                              L->memcpy_ ? ename(L, cr) : "no cuMemcpy");
