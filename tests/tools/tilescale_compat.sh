@@ -46,9 +46,13 @@ done
 # so what a rank holds depends on the order of the puts (and the integer splits
 # are zero unless given with --in); it runs, its signals end the waits.
 run example_all_to_all.py --entry all_to_all -D PE_num=2 -D TOKEN_NUM=8 -D TOPK=2 -D HIDDEN=64 -D EXPERT_NUM=4 --ranks 2
-# Cannon and SUMMA on 2 x 2 ranks: they run (waits on per-step signals end);
-# checked against C = A @ B.T of their host code where a reference exists.
-run example_cannon.py --entry cannon -D MESH=2 -D M=128 -D N=128 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4
+# Cannon on 2 x 2 ranks against its host code's math (one tile, and 4 tiles
+# with 32 rows per block's send).  SUMMA runs to the end without a reference:
+# as we read its data flow (the step's owner broadcasts into the other half of
+# the double buffer while every rank computes step 0 with its own half; B goes
+# along the row like A) it does not compute the host's A @ B.T.
+run example_cannon.py --entry cannon -D MESH=2 -D M=128 -D N=128 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4 --check-against "$refs:cannon_ref"
+run example_cannon.py --entry cannon -D MESH=2 -D M=256 -D N=256 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4 --check-against "$refs:cannon_ref"
 run example_summa.py --entry summa -D MESH=2 -D M=128 -D N=128 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4
 # The GEMM kernel of the overlapped GEMM + reduce-scatter (its reduce-scatter is
 # host code on the copy engine): tiles, then per-segment tickets from

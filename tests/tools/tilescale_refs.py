@@ -188,3 +188,45 @@ def gemm_rs_gemm_ref(M, N, K, local_rank, num_local_rank, block_M, block_N, bloc
                     C[r, i, j] = acc
 
     return main
+
+
+# example_cannon.py (MESH = 2, its 2 x 2 run): rank (i, j) starts with the A
+# and B tiles its host code scatters (already skewed: the k-th slice is
+# (i + j) % MESH); at step ko it holds A of rank (i, j + ko) and B of rank
+# (i + ko, j) and adds A @ B^T to C (fp32 inside a step, C in fp16 between
+# steps); each step's send lands in the other half of the double buffer, so
+# afterwards half 1 holds the step-1 tiles and half 0 the step-2 ones (its
+# own again).
+def cannon_ref(MESH, M, N, K, block_M, block_N, block_K, P, dtype="float16"):
+    ML, NL, KL = (M + MESH - 1) // MESH, (N + MESH - 1) // MESH, (K + MESH - 1) // MESH
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((P, 2, ML, KL), dtype),
+        B: T.Tensor((P, 2, NL, KL), dtype),
+        A_signal_to: T.Tensor((P, (M + block_M - 1) // block_M), "uint64"),
+        A_signal_from: T.Tensor((P, (M + block_M - 1) // block_M), "uint64"),
+        B_signal_to: T.Tensor((P, (N + block_N - 1) // block_N), "uint64"),
+        B_signal_from: T.Tensor((P, (N + block_N - 1) // block_N), "uint64"),
+        C: T.Tensor((P, ML, NL), dtype),
+    ):
+        with T.Kernel(P, threads=1) as (r):
+            acc = T.alloc_var("float32")
+            i = r // MESH
+            j = r % MESH
+            for ko in T.serial(MESH):
+                for m in T.serial(ML):
+                    for n in T.serial(NL):
+                        acc = T.cast(C[r, m, n], "float32")
+                        for k in T.serial(KL):
+                            acc = acc + T.cast(A[i * MESH + (j + ko) % MESH, 0, m, k], "float32") * T.cast(
+                                B[((i + ko) % MESH) * MESH + j, 0, n, k], "float32")
+                        C[r, m, n] = acc
+            for m in T.serial(ML):
+                for k in T.serial(KL):
+                    A[r, 1, m, k] = A[i * MESH + (j + 1) % MESH, 0, m, k]
+            for n in T.serial(NL):
+                for k in T.serial(KL):
+                    B[r, 1, n, k] = B[((i + 1) % MESH) * MESH + j, 0, n, k]
+
+    return main
