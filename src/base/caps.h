@@ -42,6 +42,7 @@ typedef struct TsCaps {
     bool index32;     /* 32-bit integer arithmetic where proven to fit (TILESCALE_CUDA_INDEX32=0: off) */
     int l2_prefetch;  /* 16-byte cp.async copies ask L2 to fetch this many bytes around them
                        * (.L2::64B/128B/256B; TILESCALE_CUDA_L2_PREFETCH=N; 0: no hint, the default) */
+    bool split_addr;  /* global copy addresses as base + loop step, pass split_address (TILESCALE_CUDA_SPLIT_ADDR=0: off) */
     bool smem_reuse;  /* plan_smem lets shared buffers with disjoint live ranges share bytes
                        * (TILESCALE_CUDA_SMEM_REUSE=1: on; off until checked on a GPU) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless

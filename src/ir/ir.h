@@ -321,6 +321,13 @@ struct IrStmt {
              * bytes): one move, no run-time test; 0: the printer tests a
              * global operand's strides and alignment per vector */
             int aligned;
+            /* 1 (pass split_address): each index of the global operand is
+             * `base + step` (an IR_ADD node): base the terms that stay the
+             * same across the copy's enclosing loops, step the rest.  The
+             * CUDA printer adds the two flattened parts to the pointer
+             * apart, so that NVVM sees one base address per thread instead
+             * of re-deriving it from every unrolled copy's sum */
+            int split;
         } vcopy;
         struct { int pending; } async_wait;
     };

@@ -25,6 +25,7 @@
  *                      across live ranges, the block's limit (plan_smem.c)
  * c thread_loops_c     C only: code that differs between threads in thread
  *                      ranges, run as loops over the threads (partition_threads.c)
+ * * split_address      global copy addresses as base + step (split_address.c)
  *   verify_lowered     well formed, and no tile operator is left
  *
  * A new pass is a TsPass like those below; list it here too.
@@ -98,6 +99,10 @@ const TsPass ts_passes[] = {
      "C: code that differs between the threads (T.get_thread_binding) in thread ranges, which the C target "
      "runs as loops over the block's threads; varying lets and private buffers get a copy per thread",
      TS_PASS_C},
+    {"split_address", ts_pass_split_address,
+     "CUDA: each vector copy's global address in a loop becomes a base fixed per thread plus the loop's step "
+     "(indices written base + step), so that NVVM finds one base instead of taking every unrolled sum apart",
+     TS_PASS_CUDA},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed and has no tile operator left", TS_PASS_ALL},
     {NULL, NULL, NULL, 0},

@@ -1120,6 +1120,33 @@ static void emit_elem(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLo
     out(g, vol ? "])" : "]");
 }
 
+/* The pointer to a global operand's element idx of vector copy s, as
+ * `name + (offset)`; where the pass split_address wrote each index as
+ * base + step (vcopy.split), as `name + (base offset) + (step offset)`:
+ * two pointer additions, the first the same in every copy of a loop nest
+ * (bounds-checked builds keep the plain form, whose checks take each
+ * index whole). */
+static void emit_gptr(Cg *g, const IrStmt *s, const CgBuf *cb, IrExpr *const *idx, int nidx) {
+    if (s->vcopy.split && !g->check && cb->param >= 0 && nidx == cb->buf->ndim && nidx <= 8) {
+        IrExpr *base[8], *step[8];
+        for (int d = 0; d < nidx; d++) {
+            if (idx[d]->kind != IR_E_BIN || idx[d]->bin.op != IR_ADD)
+                ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a split copy index is not base + step");
+            base[d] = idx[d]->bin.a;
+            step[d] = idx[d]->bin.b;
+        }
+        outf(g, "%s + (", cb->name);
+        emit_index(g, cb, base, nidx, s->loc);
+        out(g, ") + (");
+        emit_index(g, cb, step, nidx, s->loc);
+        out(g, ")");
+        return;
+    }
+    outf(g, "%s + (", cb->name);
+    emit_index(g, cb, idx, nidx, s->loc);
+    out(g, ")");
+}
+
 static void cu_load(TsCxGen *x, const IrExpr *e) {
     Cg *g = x->user;
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
@@ -1604,9 +1631,9 @@ static void open_vcopy_global(Cg *g, const IrStmt *s, const CgBuf *gb, IrExpr *c
     else out(g, "true");
     out(g, ";\n");
     line_start(g);
-    outf(g, "%s%s *const ts_g = ts_p ? %s + (", load ? "const " : "", st, gb->name);
-    emit_index(g, gb, gi, ng, s->loc);
-    outf(g, ") : %s;\n", gb->name);
+    outf(g, "%s%s *const ts_g = ts_p ? ", load ? "const " : "", st);
+    emit_gptr(g, s, gb, gi, ng);
+    outf(g, " : %s;\n", gb->name);
 }
 
 /* A converting copy between a thread's registers and a global tensor
@@ -1697,13 +1724,13 @@ static void emit_vcopy_mem_cvt(Cg *g, const IrStmt *s, const CgBuf *db, const Cg
     else out(g, "true");
     out(g, ";\n");
     line_start(g);
-    outf(g, "%s *const ts_d = %s + (", storage_ctype(ddt), db->name);
-    emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
-    out(g, ");\n");
+    outf(g, "%s *const ts_d = ", storage_ctype(ddt));
+    emit_gptr(g, s, db, s->vcopy.didx, s->vcopy.ndi);
+    out(g, ";\n");
     line_start(g);
-    outf(g, "const %s *const ts_s = ts_p ? %s + (", storage_ctype(sdt), sb->name);
-    emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
-    outf(g, ") : %s;\n", sb->name);
+    outf(g, "const %s *const ts_s = ts_p ? ", storage_ctype(sdt));
+    emit_gptr(g, s, sb, s->vcopy.sidx, s->vcopy.nsi);
+    outf(g, " : %s;\n", sb->name);
     line_start(g);
     out(g, "const bool ts_v = ");
     if (!dvt || !svt) out(g, "false");
@@ -1871,13 +1898,13 @@ static void emit_vcopy(Cg *g, const IrStmt *s) {
     else out(g, "true");
     out(g, ";\n");
     line_start(g);
-    outf(g, "%s *const ts_d = %s + (", st, db->name);
-    emit_index(g, db, s->vcopy.didx, s->vcopy.ndi, s->loc);
-    out(g, ");\n");
+    outf(g, "%s *const ts_d = ", st);
+    emit_gptr(g, s, db, s->vcopy.didx, s->vcopy.ndi);
+    out(g, ";\n");
     line_start(g);
-    outf(g, "const %s *const ts_s = ts_p ? %s + (", st, sb->name);
-    emit_index(g, sb, s->vcopy.sidx, s->vcopy.nsi, s->loc);
-    outf(g, ") : %s;\n", sb->name);
+    outf(g, "const %s *const ts_s = ts_p ? ", st);
+    emit_gptr(g, s, sb, s->vcopy.sidx, s->vcopy.nsi);
+    outf(g, " : %s;\n", sb->name);
     if (s->vcopy.aligned && whole) {
         /* the lowering proved it contiguous and aligned: one move */
         line_start(g);
