@@ -250,7 +250,15 @@ static bool reads_memory(const IrExpr *e, void *ctx) {
  * Per vector (j0 .. j0 + V - 1): when every guard holds at j0 + V - 1 the
  * vector moves at once, else its elements run the original body one by one
  * (partial tiles keep their exact semantics).  Global alignment and
- * contiguity are run-time facts the printer tests (IR_S_VCOPY's contract).
+ * contiguity are run-time facts the printer tests (IR_S_VCOPY's contract),
+ * except for a tensor parameter without declared strides whose last
+ * extent is a constant multiple of V and whose vector starts are proven
+ * multiples of V: it is taken as compact and aligned to the vector, the
+ * launch contract that lower_copy_cuda.c states for the copies into
+ * shared memory (IrBuffer.contiguous/.align, checked by the launch), and
+ * the copy is marked `aligned` (one move, no run-time test and no
+ * element-by-element path beside it: FlashAttention's output store had
+ * both, a fifth of its NVRTC compile time).
  */
 
 enum { VEC_MAXCOND = 16 };
@@ -270,17 +278,33 @@ static bool guard_ok(IrArith *ar, const IrExpr *c, const IrVar *j) {
 }
 
 /* idx indexes b with j only in the last dimension, as x + j; aligned: the
- * first element of a vector (j a multiple of v) is v-aligned in b. */
+ * first element of a vector (j a multiple of v) is v-aligned in b (for a
+ * global b: may be tested at run time); *proven (global b): it is, under
+ * the launch contract of a compact parameter (see above). */
 static bool vec_side(IrArith *ar, const IrBuffer *b, IrExpr *const *idx, int nidx, const IrVar *j, int64_t v,
-                     bool *aligned) {
+                     bool *aligned, bool *proven) {
     if (b->ndim < 1 || nidx != b->ndim) return false;
     int last = b->ndim - 1;
     for (int d = 0; d < last; d++)
         if (ir_expr_uses_var(idx[d], j)) return false;
     if (coeff_of(ar, idx[last], j) != 1) return false;
     *aligned = true;
-    if (b->scope == IR_SCOPE_GLOBAL) return true;
+    *proven = false;
     int64_t stride = 1, e;
+    if (b->scope == IR_SCOPE_GLOBAL) {
+        /* compact with a constant last extent that is a multiple of v: every
+         * row starts v-aligned; then x (the start within the row) must be */
+        if (b->param < 0 || b->strides || !b->shape || !ir_is_const_int(b->shape[last], &e) || e % v) return true;
+        IrAffine f;
+        if (!ir_arith_affine(ar, idx[last], false, &f)) return true;
+        IrAffine r = f;
+        r.t = TS_NEWN(ar->arena, IrAffTerm, f.n ? f.n : 1);
+        r.n = 0;
+        for (int i = 0; i < f.n; i++)
+            if (!(f.t[i].atom->kind == IR_E_VAR && f.t[i].atom->var == j)) r.t[r.n++] = f.t[i];
+        *proven = ir_arith_divisible(ar, ir_affine_expr(ar->arena, &r, idx[last]->dt), v);
+        return true;
+    }
     for (int d = last; d >= 0; d--) {
         IrExpr *x = idx[d];
         if (d == last) {
@@ -343,11 +367,12 @@ static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext
     if (bits % 8 || bits < 8 || bits > 64) return NULL;
     int es = (sbits > bits ? sbits : bits) / 8; /* lanes: 16 bytes (or 8, 4) of the wider side */
     int64_t v = 0;
+    bool dproven = false, sproven = false;
     for (int vb = 16; vb >= 4 && !v; vb /= 2) {
         if (vb <= es || vb % es || ext[n - 1] % (vb / es)) continue;
         bool da, sa;
-        if (!vec_side(&ar, db, st->store.idx, st->store.nidx, j, vb / es, &da) ||
-            !vec_side(&ar, sb, val->load.idx, val->load.nidx, j, vb / es, &sa))
+        if (!vec_side(&ar, db, st->store.idx, st->store.nidx, j, vb / es, &da, &dproven) ||
+            !vec_side(&ar, sb, val->load.idx, val->load.nidx, j, vb / es, &sa, &sproven))
             return NULL;
         if (da && sa) v = vb / es;
     }
@@ -391,6 +416,15 @@ static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext
     for (int d = 0; d < db->ndim; d++) vc->vcopy.didx[d] = ir_subst(a, st->store.idx[d], from, to, n);
     for (int d = 0; d < sb->ndim; d++) vc->vcopy.sidx[d] = ir_subst(a, val->load.idx[d], from, to, n);
     vc->vcopy.lanes = (int)v;
+    /* one global side, same dtype, proven aligned: one move (the launch
+     * checks the contract; a wider vector elsewhere raises the alignment) */
+    bool dg = db->scope == IR_SCOPE_GLOBAL, sg = sb->scope == IR_SCOPE_GLOBAL;
+    if (dg != sg && db->dt == sb->dt && (dg ? dproven : sproven)) {
+        IrBuffer *G = (IrBuffer *)(dg ? db : sb);
+        G->contiguous = 1;
+        if (G->align < v * (bits / 8)) G->align = (int)(v * (bits / 8));
+        vc->vcopy.aligned = 1;
+    }
     IrStmt *body = vc;
     if (full) {
         /* a partial vector: its elements one by one, with the original guards */
