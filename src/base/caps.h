@@ -43,6 +43,7 @@ typedef struct TsCaps {
     int l2_prefetch;  /* 16-byte cp.async copies ask L2 to fetch this many bytes around them
                        * (.L2::64B/128B/256B; TILESCALE_CUDA_L2_PREFETCH=N; 0: no hint, the default) */
     bool split_addr;  /* global copy addresses as base + loop step, pass split_address (TILESCALE_CUDA_SPLIT_ADDR=0: off) */
+    bool store_align; /* shared<->global vector copies of compact parameters proven aligned (TILESCALE_CUDA_STORE_ALIGN=0: tested per vector) */
     bool smem_reuse;  /* plan_smem lets shared buffers with disjoint live ranges share bytes
                        * (TILESCALE_CUDA_SMEM_REUSE=1: on; off until checked on a GPU) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless

@@ -106,6 +106,7 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
     int l2v = l2 ? atoi(l2) : 0;
     c->l2_prefetch = l2v == 64 || l2v == 128 || l2v == 256 ? l2v : 0;
     c->split_addr = env_on("TILESCALE_CUDA_SPLIT_ADDR", NULL);
+    c->store_align = env_on("TILESCALE_CUDA_STORE_ALIGN", NULL);
     const char *pf = getenv("TILESCALE_CUDA_PREFETCH");
     c->mma_prefetch = pf && *pf ? atoi(pf) & 15 : TS_PREFETCH_DEFAULT;
     const char *reuse = getenv("TILESCALE_CUDA_SMEM_REUSE");

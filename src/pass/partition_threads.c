@@ -419,7 +419,7 @@ static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext
     /* one global side, same dtype, proven aligned: one move (the launch
      * checks the contract; a wider vector elsewhere raises the alignment) */
     bool dg = db->scope == IR_SCOPE_GLOBAL, sg = sb->scope == IR_SCOPE_GLOBAL;
-    if (dg != sg && db->dt == sb->dt && (dg ? dproven : sproven)) {
+    if (caps->store_align && dg != sg && db->dt == sb->dt && (dg ? dproven : sproven)) {
         IrBuffer *G = (IrBuffer *)(dg ? db : sb);
         G->contiguous = 1;
         if (G->align < v * (bits / 8)) G->align = (int)(v * (bits / 8));
