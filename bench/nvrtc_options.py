@@ -15,7 +15,8 @@
 # speed; anything else needs a GPU timing before it is adopted).
 #
 # The first set is what the library passes today (src/target/cuda/nvrtc.c:
-# -default-device --std=c++17, and -minimal from NVRTC 13); others come
+# -default-device --std=c++17, and -minimal from NVRTC 13; plus, per kernel,
+# the ptxas --register-usage-level its second line asks for); others come
 # from --set "label:opt opt ..." (added to the first set's options) or
 # --set-full "label:opt opt ..." (instead of them; the architecture stays).  A chain of kernels (split-K) is
 # compiled kernel by kernel and summed.
@@ -24,7 +25,9 @@
 #       [--set-full "label:opts"]... [--file X.cu]... [--cuinit]
 # --file compiles that file as it is (alone, unless --only names examples
 # too); --cuinit calls the driver's cuInit first, as a build on a machine
-# with a GPU does before it compiles.
+# with a GPU does before it compiles.  Runs are the outer loop (every
+# example and set once per run), so two --file variants of one kernel are
+# interleaved too.
 # Environment: TS (our CLI, default ./build/tilescale), TILESCALE_NVRTC
 # (the library file), TILESCALE_CUDA_ARCH.
 import ctypes
@@ -94,6 +97,14 @@ def compile_once(src, opts):
     return wall, cpu, ph, img
 
 
+def kernel_opts(src, vmaj):
+    """The options the library adds for this kernel (src/target/cuda/nvrtc.c):
+    the ptxas register-usage level its second line asks for (NVRTC 13, cubins)."""
+    lines = src.split(b"\n", 2)
+    m = re.match(rb"/\* ptxas --register-usage-level=(\d+)", lines[1]) if len(lines) > 1 else None
+    return ["-Xptxas", "--register-usage-level=" + m.group(1).decode()] if m and vmaj >= 13 and ARCH.startswith("sm_") else []
+
+
 def cases(only):
     """[(label, [kernel sources])] from the golden files' ARGS lines."""
     out = []
@@ -146,15 +157,19 @@ def main():
         vmaj, vmin, ARCH, runs, " ".join(base), os.environ["CUDA_CACHE_DISABLE"]))
     print("| example | set | wall median | wall min | cpu median | front end | nvvm | ptxas | cubin bytes | same cubin |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    for label, parts in files + (cases(only) if only or not files else []):
-        res = {s[0]: [] for s in sets}
-        imgs = {}
-        for _ in range(runs):
+    items = files + (cases(only) if only or not files else [])
+    # every example and set once per run, runs outermost: a machine whose
+    # load drifts treats all examples (and the before/after files of an A/B)
+    # alike
+    res = {(label, s[0]): [] for label, _ in items for s in sets}
+    imgs = {}
+    for _ in range(runs):
+        for label, parts in items:
             for s, extra, full in sets:
                 tot = [0.0, 0.0, {}, b""]
                 try:
                     for p in parts:
-                        w, c, ph, img = compile_once(p, (base[:1] if full else base) + extra)
+                        w, c, ph, img = compile_once(p, (base[:1] if full else base) + extra + kernel_opts(p, vmaj))
                         tot[0] += w
                         tot[1] += c
                         for k, v in ph.items():
@@ -163,22 +178,22 @@ def main():
                 except RuntimeError as e:
                     tot = None
                     print("%s [%s]: %s" % (label, s, str(e).strip().splitlines()[-1]), file=sys.stderr)
-                res[s].append(tot)
+                res[(label, s)].append(tot)
                 if tot:
-                    imgs[s] = tot[3]
+                    imgs[(label, s)] = tot[3]
+    for label, _ in items:
         for s, _, _ in sets:
-            ok = [t for t in res[s] if t]
+            ok = [t for t in res[(label, s)] if t]
             if not ok:
                 print("| %s | %s | fails | | | | | | | |" % (label, s))
                 continue
             med = lambda i: statistics.median(t[i] for t in ok)
             phm = lambda k: "%.0f" % statistics.median(t[2].get(k, 0) for t in ok)
-            same = "—" if s == sets[0][0] else ("yes" if imgs.get(s) == imgs.get(sets[0][0]) else "no")
+            same = "—" if s == sets[0][0] else ("yes" if imgs.get((label, s)) == imgs.get((label, sets[0][0])) else "no")
             print("| %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %d | %s |" % (
                 label, s, med(0), min(t[0] for t in ok), med(1), phm("front end"), phm("nvvm"), phm("ptxas"),
-                len(imgs[s]), same))
+                len(imgs[(label, s)]), same))
         sys.stdout.flush()
-
 
 if __name__ == "__main__":
     main()
