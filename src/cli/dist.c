@@ -72,6 +72,7 @@ static void subst_rank(TsBuf *out, const char *pat, int r) {
             p += len;
         }
     }
+    if (!out->s) ts_buf_puts(out, ""); /* an empty name is "" (an error naming it), never NULL */
 }
 
 static uint64_t mix(uint64_t *s) {
@@ -220,6 +221,16 @@ int ts_cli_run_dist(CliOpts *op) {
         fprintf(stderr, "tilescale: warning: %.*s\n", len, s);
         s += len + (e != NULL);
     }
+    /* every rank's --out file must be writable before the kernel runs (as a single-rank run checks) */
+    for (int i = 0; i < o.outs.n; i++)
+        for (int r = 0; r < P; r++) {
+            if (me >= 0 && r != me) continue;
+            subst_rank(&path, o.outs.v[i].value, r);
+            if (path.oom || ts_npy_check_writable(ctx, path.s)) {
+                fprintf(stderr, "%s", path.oom ? "tilescale: error: out of memory\n" : ts_last_error(ctx));
+                goto done;
+            }
+        }
     uint64_t seed = o.have_seed ? o.seed : launched ? env_seed : cli_entropy_seed();
     for (int p = 0; p < np; p++) {
         TsParamInfo info;

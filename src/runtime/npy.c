@@ -556,6 +556,7 @@ TsStatus ts_npy_check_writable(TsContext *ctx, const char *path) {
     ctx->diag.msg.n = 0;
     if (ctx->diag.msg.s) ctx->diag.msg.s[0] = 0;
     ctx->diag.status = TS_OK;
+    if (!*path) return io_fail(&ctx->diag, path, "cannot write: the output file name is empty");
     TsBuf target = {0};
     mode_t mode;
     TsStatus st = resolve_output(&ctx->diag, path, &target, &mode);

@@ -73,6 +73,11 @@ fi
 mkfifo "$d/fifo" && expect_fail 'not a regular file' run $run -D M=4 -D N=4 --out C="$d/fifo"
 [ -p "$d/fifo" ] || fail "the FIFO was replaced"
 expect_fail 'No such file or directory' run $run -D M=4 -D N=4 --out C="$d/nodir/c.npy"
+# C: an empty output name, and every rank's --out checked before a distributed run's kernel (fuzz campaign 6)
+expect_fail 'the output file name is empty' run $run -D M=4 -D N=4 --out C=
+expect_fail 'the output file name is empty' run $run -D M=4 -D N=4 --out C= --ranks 2 --timeout 5
+expect_fail "$d/nodir/c0.npy: cannot write" run $run -D M=4 -D N=4 --out C="$d/nodir/c{rank}.npy" --ranks 2 --timeout 5
+grep -q 'ranks (sim)' "$d/out" && fail "the distributed kernel ran before --out was checked"
 # C: --out writes through a symlink (the link stays, its target gets the data)
 : >"$d/target.npy"
 ln -s target.npy "$d/link.npy"
