@@ -11,10 +11,12 @@
 # machine), lists every `def test_*` of every examples/*/test_example_*.py (or only files whose
 # path matches REGEX), and runs each test function on its own,
 #     cd <its directory> && TILESCALE_TEST=<name> python3 -m tilescale test_example_x.py
-# ($TILESCALE_TEST makes tilelang.testing.main() run just that test), $JOBS at a time (default 4:
+# ($TILESCALE_TEST makes `python -m tilescale` import the test file, as pytest does, and run just
+# that test through tilelang.testing's runner), $JOBS at a time (default 4:
 # mostly compile-bound), each under a $PER_TEST-second timeout (default 240), stopping new ones
 # after $BUDGET seconds (default 480, inside one 10-minute device call).  TileLang is NOT
-# installed there: `import tilelang` is our shim (tilescale.tilelang).  Results: one row per test
+# installed there: `import tilelang` is our shim (tilescale.tilelang); nor is flash-attn, the reference
+# of a few tests: bench/tl_refs/flash_attn, a torch reference, stands in for it.  Results: one row per test
 # (PASSED / FAILED / SKIPPED / TIMEOUT / ERROR, seconds, the first error line) in
 # $OUT/tilelang_examples.md, the per-test logs (last 60 lines each) in $OUT/tl_logs/.
 set -u
@@ -51,6 +53,9 @@ if ! python3 -c 'import pytest' 2>/dev/null; then
   [ -d /tmp/pyt ] || { ls .whl-py/*.whl >/dev/null 2>&1 && python3 -m pip install -q --no-index --no-deps --target /tmp/pyt .whl-py/*.whl; }
   [ -d /tmp/pyt ] && export PYTHONPATH=$PYTHONPATH:/tmp/pyt
 fi
+# flash-attn, the reference of the varlen FlashAttention and sparse GQA decode tests: where it is not
+# installed, bench/tl_refs/flash_attn (a torch reference of the two functions they call) stands in
+python3 -c 'import flash_attn' 2>/dev/null || export PYTHONPATH=$PYTHONPATH:$ROOT/bench/tl_refs
 export DEADLINE=$((t0 + BUDGET)) PER_TEST OUTD
 mkdir -p "$OUTD/tl_logs"
 list=$(for f in $(find .tl-examples -name 'test_example_*.py' | sort | grep -E "$PATTERN"); do
