@@ -44,10 +44,16 @@ typedef struct TsCaps {
                        * (.L2::64B/128B/256B; TILESCALE_CUDA_L2_PREFETCH=N; 0: no hint, the default) */
     bool split_addr;  /* global copy addresses as base + loop step, pass split_address (TILESCALE_CUDA_SPLIT_ADDR=0: off) */
     bool store_align; /* shared<->global vector copies of compact parameters proven aligned (TILESCALE_CUDA_STORE_ALIGN=0: tested per vector) */
-    bool smem_reuse;  /* plan_smem lets shared buffers with disjoint live ranges share bytes
-                       * (TILESCALE_CUDA_SMEM_REUSE=1: on; off until checked on a GPU) */
+    int smem_reuse;   /* plan_smem lets shared buffers with disjoint live ranges share bytes:
+                       * TS_SMEM_REUSE_* (TILESCALE_CUDA_SMEM_REUSE=0: never, =1: whenever it
+                       * saves bytes; default: only for a block that does not fit without it) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless
                         * TsCompileOptions.check_bounds < 0; CUDA: only when > 0) */
 } TsCaps;
+
+/* TsCaps.smem_reuse.  FIT is the default: a kernel that fits without reuse
+ * keeps the plain layout byte for byte (no added barrier), one that does
+ * not fit is laid out with reuse. */
+enum { TS_SMEM_REUSE_OFF = 0, TS_SMEM_REUSE_ALWAYS = 1, TS_SMEM_REUSE_FIT = 2 };
 
 #endif

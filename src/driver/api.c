@@ -110,7 +110,10 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
     const char *pf = getenv("TILESCALE_CUDA_PREFETCH");
     c->mma_prefetch = pf && *pf ? atoi(pf) & 15 : TS_PREFETCH_DEFAULT;
     const char *reuse = getenv("TILESCALE_CUDA_SMEM_REUSE");
-    c->smem_reuse = reuse && !strcmp(reuse, "1");
+    c->smem_reuse = !reuse || !*reuse ? TS_SMEM_REUSE_FIT
+                    : !strcmp(reuse, "0") ? TS_SMEM_REUSE_OFF
+                    : !strcmp(reuse, "1") ? TS_SMEM_REUSE_ALWAYS
+                                          : TS_SMEM_REUSE_FIT;
     const char *mb = getenv("TILESCALE_CUDA_MINBLOCKS");
     c->min_blocks = mb && atoi(mb) > 0 && atoi(mb) <= 32 ? atoi(mb) : 0;
 }

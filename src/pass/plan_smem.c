@@ -46,10 +46,15 @@
  *     barrier rule above, which does not depend on insert_sync's analysis.
  *     The typical gain is the epilogue's staging tile (FlashAttention's
  *     O_shared, a GEMM's C_shared) taking the place of the pipeline's
- *     tiles after the main loop.  Reuse is on with TsCaps.smem_reuse
- *     (TILESCALE_CUDA_SMEM_REUSE=1) until it has been checked on a GPU;
- *     without it the layout is the sequential one the code generator
- *     used to make, byte for byte.
+ *     tiles after the main loop.  By default (TsCaps.smem_reuse FIT)
+ *     reuse is tried only when the plain layout exceeds the block's limit:
+ *     a kernel that fits keeps the sequential layout the code generator
+ *     used to make, byte for byte, with no added barrier (so nothing that
+ *     ran before changes); one that does not fit (FlashAttention's
+ *     backward, MLA decode, fused MoE among TileLang's examples) compiles
+ *     where reuse brings it under the limit.  TILESCALE_CUDA_SMEM_REUSE=1
+ *     (ALWAYS) reuses whenever that saves bytes (smaller blocks, perhaps
+ *     more of them per SM: for measuring), =0 (OFF) never.
  *
  *  3. The limit: more bytes than the architecture allows a block
  *     (TsCaps.smem_max) is a user error naming every shared buffer, its
@@ -353,7 +358,9 @@ void ts_pass_plan_smem(TsPassCtx *cx) {
     for (P.cur = 0; P.cur < P.top.n; P.cur++) ir_visit_stmt(&acc, P.top.v[P.cur].s);
 
     int64_t plain = place(&P, false), total = plain;
-    if (P.slots.n > 1 && cx->caps->smem_reuse) {
+    int reuse = cx->caps->smem_reuse;
+    bool over = cx->caps->smem_max > 0 && plain > cx->caps->smem_max;
+    if (P.slots.n > 1 && (reuse == TS_SMEM_REUSE_ALWAYS || (reuse == TS_SMEM_REUSE_FIT && over))) {
         int64_t shared = place(&P, true);
         if (shared < plain) {
             total = shared;

@@ -20,7 +20,11 @@
  *    the loop's final wait for all groups);
  *  - row padding of unswizzled tensor-core tiles (swizzles off) recorded in
  *    the IR and counted in the bytes;
- *  - the block's limit: an error naming each buffer with its bytes.
+ *  - the block's limit: an error naming each buffer with its bytes;
+ *  - the policy: by default reuse only for a block that does not fit
+ *    without it (a block that fits keeps the very IR it has with reuse
+ *    off), TS_SMEM_REUSE_ALWAYS whenever it saves bytes, and the limit
+ *    error when even reuse is not enough.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -107,7 +111,8 @@ static TsCaps caps(bool swizzle, long long smem_max) {
     memset(&c, 0, sizeof c);
     snprintf(c.arch, sizeof c.arch, "sm_80");
     c.sm = 80;
-    c.mma = c.pad = c.vec = c.vec_cast = c.pipeline = c.layout = c.smem_reuse = true;
+    c.mma = c.pad = c.vec = c.vec_cast = c.pipeline = c.layout = true;
+    c.smem_reuse = TS_SMEM_REUSE_ALWAYS;
     c.swizzle = swizzle;
     c.smem_max = smem_max;
     return c;
@@ -337,7 +342,66 @@ static void test_padding_and_limit(void) {
     ts_buf_free(&err);
 }
 
+/* The policy (TsCaps.smem_reuse): by default (FIT) a block that fits keeps
+ * the plain layout, identical IR to reuse off, and one that does not fit
+ * gets the reusing layout (and runs right); ALWAYS reuses whenever it
+ * saves bytes; a block over the limit even with reuse is an error. */
+static void test_reuse_policy(void) {
+    enum { N = 256, BN = 128 };
+    const char *defs = "n=256 bn=128 again=0";
+    TsBuf err = {0};
+    struct {
+        int reuse;          /* the policy */
+        long long limit;    /* the block's limit (0: none) */
+        int64_t want_bytes; /* the block's bytes (0: the limit error) */
+    } cases[] = {
+        {TS_SMEM_REUSE_OFF, 0, 2 * BN * 4},
+        {TS_SMEM_REUSE_FIT, 0, 2 * BN * 4},        /* fits: plain */
+        {TS_SMEM_REUSE_FIT, 2 * BN * 4, 2 * BN * 4}, /* fits exactly: plain */
+        {TS_SMEM_REUSE_FIT, 2 * BN * 4 - 16, BN * 4}, /* only fits with reuse */
+        {TS_SMEM_REUSE_ALWAYS, 0, BN * 4},
+        {TS_SMEM_REUSE_FIT, BN * 4 - 16, 0}, /* not even with reuse */
+    };
+    TsBuf plain_ir = {0};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TsCaps c = caps(true, cases[i].limit);
+        c.smem_reuse = cases[i].reuse;
+        IrKernel *k = compile(SRC_TWO, "two", defs, &c, &err);
+        if (!cases[i].want_bytes) {
+            CHECK(k == NULL);
+            CHECK_CONTAINS(ts_buf_str(&err), "bytes of shared memory per block");
+            ts_buf_free(&err);
+            continue;
+        }
+        if (!k) fprintf(stderr, "case %d: %s\n", (int)i, ts_buf_str(&err));
+        CHECK(k != NULL);
+        if (!k) return;
+        CHECK_EQ_INT(cases[i].want_bytes, k->smem_bytes);
+        TsBuf ir = {0};
+        ir_print_kernel(&ir, k);
+        if (i == 0) ts_buf_puts(&plain_ir, ts_buf_str(&ir));
+        /* a block that fits: the same IR as with reuse off, barriers included */
+        if (cases[i].want_bytes == 2 * BN * 4) CHECK_EQ_STR(ts_buf_str(&plain_ir), ts_buf_str(&ir));
+        ts_buf_free(&ir);
+        double *X = randv(N), *Y = randv(N), *P = nanv(N), *Q = nanv(N);
+        double *data[4] = {X, Y, P, Q};
+        bool ok = run(k, data, &err);
+        if (!ok) fprintf(stderr, "case %d: %s\n", (int)i, ts_buf_str(&err));
+        CHECK(ok);
+        int bad = 0;
+        for (int j = 0; j < N; j++) {
+            int b0 = j / BN * BN, r = BN - 1 - (j - b0);
+            bad += P[j] != X[b0 + r] * 2;
+            bad += Q[j] != Y[b0 + r] + 1;
+        }
+        CHECK_EQ_INT(0, bad);
+        ts_buf_free(&err);
+    }
+    ts_buf_free(&plain_ir);
+}
+
 int main(void) {
+    test_reuse_policy();
     test_two_phases();
     test_pipeline_epilogue();
     test_padding_and_limit();
