@@ -62,6 +62,9 @@ typedef struct Case {
 enum { ADV_ROWS = 1, ADV_QK = 2 };
 
 enum { OFF_LAYOUT = 1, OFF_PIPELINE = 2, OFF_VEC = 4, OFF_MMA = 8 };
+/* (in Case.off too) plan_smem reuses shared bytes wherever that saves some
+ * (TILESCALE_CUDA_SMEM_REUSE=1; by default only blocks over the limit do) */
+enum { ON_REUSE = 16 };
 
 static const Case cases[] = {
     {"examples/elementwise_add.py", "elementwise_add", {"M=40", "N=70"}, 0, 0, 0, 0},
@@ -148,6 +151,14 @@ static const Case cases[] = {
      * partial last one), float16 stores of the accumulator in pairs */
     {"examples/gemm.py", "matmul",
      {"M=128", "N=64", "K=224", "block_M=64", "block_N=64", "block_K=64", "num_stages=3"}, 1e-3, 0, 1, 0},
+    /* plan_smem's reuse of shared bytes (on by default only for blocks over the
+     * limit; forced here): FlashAttention's O_shared on Q_shared's bytes, with
+     * the barrier it adds (the case fails if no two buffers share bytes) */
+    {"examples/flash_attention.py", "flashattn",
+     {"batch=1", "heads=2", "seq_len=128", "dim=64", "is_causal=True"}, 2e-2, ON_REUSE, 0, 0},
+    {"examples/flash_attention.py", "flashattn",
+     {"batch=1", "heads=1", "seq_len=96", "dim=64", "is_causal=False", "block_M=64", "block_N=32"}, 2e-2, ON_REUSE,
+     0, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
@@ -307,6 +318,18 @@ static void mutate(TsArena *a, IrKernel *k, Mutation mut) {
     }
 }
 
+/* Do two shared buffers of k share bytes (plan_smem's reuse)? */
+static bool shares_bytes(const IrKernel *k) {
+    for (int i = 0; i < k->buffers.n; i++)
+        for (int j = i + 1; j < k->buffers.n; j++) {
+            const IrBuffer *x = k->buffers.v[i], *y = k->buffers.v[j];
+            if (x->smem_bytes && y->smem_bytes && x->smem_offset < y->smem_offset + y->smem_bytes &&
+                y->smem_offset < x->smem_offset + x->smem_bytes)
+                return true;
+        }
+    return false;
+}
+
 static bool run_case(const Case *c, bool strict, Mutation mut) {
     TsArena a;
     ts_arena_init(&a);
@@ -329,12 +352,17 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
     cu.layout = !(c->off & OFF_LAYOUT);
     cu.pipeline = !(c->off & OFF_PIPELINE);
     cu.mma_prefetch = !(c->off & OFF_PIPELINE);
+    cu.smem_reuse = c->off & ON_REUSE ? TS_SMEM_REUSE_ALWAYS : TS_SMEM_REUSE_OFF;
     TsCaps cc;
     memset(&cc, 0, sizeof cc);
     IrKernel *kc = compile(&a, &d, &src, c, TS_TARGET_C, &cc);
     IrKernel *kg = compile(&a, &d, &src, c, TS_TARGET_CUDA, &cu);
     if (kg) mutate(&a, kg, mut);
     bool ok = kc && kg && kc->params.n == kg->params.n;
+    if (ok && (c->off & ON_REUSE) && !shares_bytes(kg)) {
+        fprintf(stderr, "%s: plan_smem reused no shared bytes\n", c->entry);
+        ok = false;
+    }
     int np = ok ? kc->params.n : 0;
     double **ref = TS_NEWN(&a, double *, np ? np : 1), **got = TS_NEWN(&a, double *, np ? np : 1);
     int64_t *cnt = TS_NEWN(&a, int64_t, np ? np : 1);
