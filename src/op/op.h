@@ -62,9 +62,11 @@ IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s);
  *   STRICT  what an instruction fixes whatever else is known (the
  *           accumulator and register A operand of an mma.sync gemm);
  *   COMMON  what follows from layouts already known (a T.Parallel nest
- *           shares one layout among the fragments it indexes by its
- *           variables; a row reduction's destination is the row projection
- *           of its source; T.cumsum keeps its tile's layout);
+ *           gives its layout to the fragments without one that it indexes
+ *           by its variables, a fragment with another is re-laid out
+ *           through shared memory by the pass; a row reduction's
+ *           destination is the row projection of its source; T.cumsum
+ *           keeps its tile's layout);
  *   FREE    a choice where nothing is known yet (a nest's fragments get the
  *           layout its thread binding prefers: warp rows or cyclic).
  *

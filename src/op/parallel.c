@@ -9,7 +9,10 @@
  * have that layout too, or its elements would sit on other threads than
  * the iterations that read them; a fragment indexed by the row variable
  * alone is read by every thread holding part of its row, so it takes the
- * row projection.  Those are the COMMON rules.  A nest none of whose
+ * row projection.  Those are the COMMON rules, for fragments without a
+ * layout; one that another use gave a different layout keeps it, and the
+ * pass's rewriting reaches it through a shared copy (a re-layout) or
+ * stops, naming both uses.  A nest none of whose
  * fragments has a layout decides only at the FREE level, from its thread
  * binding: rows over warps (16-byte vectors per thread where allowed), or
  * cyclic.  Kept apart from the pass so that the nest offers infer_layout
@@ -181,6 +184,10 @@ void ts_parallel_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel le
     if (!full) return;
     for (int i = 0; i < acc.n; i++) {
         int f = ts_layout_frag(lx, acc.v[i].buf);
+        /* a fragment whose layout another use fixed keeps it: where it differs
+         * from the loop's, layout_inference's rewriting of the loop reaches it
+         * through a shared copy (a re-layout) or stops, naming both uses */
+        if (lx->lay[f]) continue;
         if (ts_nest_full_access(&acc.v[i], &ns)) {
             ts_layout_set(lx, f, full, "a T.Parallel loop");
         } else if (ts_nest_row_access(&acc.v[i], &ns) && full->kind == IR_LAYOUT_MMA_C) {

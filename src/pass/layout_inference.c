@@ -53,17 +53,26 @@
  *    mask), is lowered three times under a block-uniform branch: all
  *    elements x, all y, or per element only where the tile is cut
  *    (split_select).
+ *    Two uses that need different layouts for one fragment, where a nest
+ *    reaches it at elements the nest's threads do not hold (another warp
+ *    grid's accumulator, a transposed read, a copy between grids): the
+ *    nest goes through a shared copy of the fragment, X_relayout (the
+ *    registers stored there by X's layout, a barrier, the nest on the
+ *    copy, and back into the registers if the nest writes X), and X keeps
+ *    the layout its other uses agree on (relayout_copy).
  * 3. All or nothing.  Anything the first two steps cannot do (a fragment
- *    read outside a nest, an index that is not an affine function of the
- *    digits, a reduction over a layout other than mma or warp rows, a
- *    replicated driver writing
- *    memory, a layout conflict) leaves the kernel as it was: fragments in
- *    shared memory, kept reductions lowered generically.  The reason is
- *    recorded in IrKernel.layout_note (printed with the IR).
+ *    read outside a nest, a reduction over a layout other than mma or warp
+ *    rows, a replicated driver writing memory, two instructions fixing
+ *    different layouts for one fragment, a re-layout of a replicated or
+ *    partial fragment) leaves the kernel as it was: fragments in shared
+ *    memory, kept reductions lowered generically.  The reason is recorded
+ *    in IrKernel.layout_note (printed with the IR); a conflict's names the
+ *    fragment, both layouts and both uses with their positions.
  *
- * Barriers: a lowered nest that reads or writes shared or global memory
- * is per-thread code; the code generator still places the conservative
- * barriers around such regions until insert_sync exists.
+ * Barriers: the thread-level code made here is placed between barriers by
+ * insert_sync, which drops every barrier of uniform code and places them
+ * again where threads share data; the ones put here (cross_warp,
+ * re-layouts) say what is needed and are placed again like the others.
  */
 #include "ir/arith.h"
 #include "ir/layout.h"
@@ -267,6 +276,8 @@ typedef struct Lower {
     IrVar *dv[4];          /* digit loop variables */
     IrExpr *val[MAXNEST];  /* nest var -> its value as an expression of (t, digits) */
     TsLoc at;              /* the nest (for messages) */
+    IrBuffer *relay[MAXFRAG]; /* per fragment: its shared copy for this nest (re-layout), or NULL */
+    bool relay_w[MAXFRAG];    /* ... which the nest writes */
 } Lower;
 
 /* The register index (in the fragment's layout) of access buf[idx] on
@@ -370,7 +381,7 @@ static void reach_conflict(Lower *lw, const IrBuffer *buf, const char *why) {
     ir_layout_describe(&b, lw->drv);
     ts_buf_printf(&b, ", reaches fragment %s at elements its threads do not hold: %s has ", buf->name, buf->name);
     ts_layout_put_use(&b, lx, ts_layout_frag(lx, buf));
-    (void)why;
+    ts_buf_printf(&b, " (%s)", why);
     ts_layout_give_up(lx, "%s", b.oom ? "out of memory" : ts_buf_str(&b));
     ts_buf_free(&b);
 }
@@ -396,6 +407,11 @@ static IrExpr *low_expr(Lower *lw, const IrExpr *e) {
         return (IrExpr *)e;
     case IR_E_LOAD: {
         int f = ts_layout_frag(&li->lx, e->load.buf);
+        if (f >= 0 && lw->relay[f]) { /* re-laid out: the shared copy */
+            IrExpr *r = ir_load(a, lw->relay[f], low_list(lw, e->load.idx, e->load.nidx), e->load.nidx);
+            r->loc = e->loc;
+            return r;
+        }
         if (f >= 0) {
             IrExpr *ix = reg_index(lw, e->load.buf, e->load.idx, e->load.nidx);
             if (!ix) return (IrExpr *)e;
@@ -471,6 +487,11 @@ static IrStmt *low_stmt(Lower *lw, const IrStmt *s) {
     case IR_S_ATOMIC_ADD: {
         int f = ts_layout_frag(&li->lx, s->store.buf);
         r->store.value = low_expr(lw, s->store.value);
+        if (f >= 0 && lw->relay[f]) { /* re-laid out: the shared copy */
+            r->store.buf = lw->relay[f];
+            r->store.idx = low_list(lw, s->store.idx, s->store.nidx);
+            return r;
+        }
         if (f >= 0) {
             IrExpr *ix = reg_index(lw, s->store.buf, s->store.idx, s->store.nidx);
             if (!ix) return r;
@@ -704,6 +725,68 @@ static IrExpr *tile_uniform(Li *li, const IrExpr *c, const TsNest *ns) {
     return NULL;
 }
 
+/* ---- re-layout through shared memory ----------------------------------------------
+
+ * Two uses that need different layouts for one fragment: a T.Parallel loop
+ * run by one fragment's layout reaches another fragment at elements other
+ * threads hold (an mma accumulator read by a loop over another warp grid's
+ * accumulator, or read transposed; a gemm operand copied from an
+ * accumulator of another grid).  The fragment keeps its layout (the one its
+ * other uses agree on) and the loop goes through a shared copy of it:
+ *
+ *     X_relayout = alloc_shared X.shape           (per loop)
+ *     every thread stores its registers of X there, by X's layout
+ *     barrier
+ *     the loop, its accesses to X on X_relayout
+ *     barrier; every thread loads its registers of X back (if the loop wrote X)
+ *
+ * Only for a fragment that holds each element once (replicate 1) on every
+ * (thread, local) of the block, so that the copy is exact and no two
+ * threads write one element; otherwise inference stops, naming both uses. */
+
+static bool relayout_ok(const Li *li, int f) {
+    const IrLayout *L = li->lx.lay[f];
+    const IrBuffer *b = li->lx.frag[f];
+    if (!L || L->replicate != 1 || L->nthreads != li->nt || L->ndim != b->ndim || L->nlocal > 4) return false;
+    int64_t n = 1;
+    for (int d = 0; d < b->ndim; d++) {
+        int64_t e;
+        if (!ir_is_const_int(b->shape[d], &e) || e != L->shape[d]) return false;
+        n *= e;
+    }
+    return n == L->local_size * li->nt;
+}
+
+/* Every thread's registers of fragment f to (back: from) its shared copy sc. */
+static IrStmt *relayout_copy(Li *li, int f, IrBuffer *sc, bool back, TsLoc loc) {
+    TsArena *a = li->a;
+    const IrLayout *L = li->lx.lay[f];
+    IrVar *t = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP);
+    IrVar *dv[4], *from[5];
+    IrExpr *to[5];
+    from[0] = L->tv_thread, to[0] = ir_var_ref(a, t);
+    IrExpr *local = ir_i32(a, 0);
+    int64_t stride = 1;
+    for (int q = L->nlocal - 1; q >= 0; q--) {
+        dv[q] = ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP);
+        from[q + 1] = L->tv_digit[q], to[q + 1] = ir_var_ref(a, dv[q]);
+        if (L->local_shape[q] > 1)
+            local = ir_bin(a, IR_ADD, local, ir_bin(a, IR_MUL, ir_var_ref(a, dv[q]), ir_i32(a, stride)));
+        stride *= L->local_shape[q];
+    }
+    IrExpr **el = TS_NEWN(a, IrExpr *, L->ndim);
+    for (int d = 0; d < L->ndim; d++) el[d] = ir_subst(a, L->index[d], from, to, L->nlocal + 1);
+    IrStmt *body = back ? ir_store(a, li->reg[f], &local, 1, ir_load(a, sc, el, L->ndim))
+                        : ir_store(a, sc, el, L->ndim, ir_load(a, li->reg[f], &local, 1));
+    body->loc = loc;
+    return thread_loops(li, t, dv, L->local_shape, L->nlocal, body, loc);
+}
+
+/* s stores to b somewhere. */
+static bool stores_to(const IrStmt *s, const IrBuffer *b) {
+    return (ir_stmt_access_rw(s, b, 0) & IR_ACC_WRITE) != 0;
+}
+
 static IrStmt *lower_nest(Li *li, IrStmt *s) {
     TsArena *a = li->a;
     TsNest ns;
@@ -788,8 +871,69 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         IrStmt *r2 = thread_loops(li, tov[0]->var, dv2, drv->local_shape, drv->nlocal - 1, vc2, s->loc);
         return op_if(a, s->loc, whole_tile, r2, r);
     }
+    /* fragments the loop reaches at elements its threads do not hold: re-laid out */
+    int nrel = 0;
+    for (int i = 0; i < acc.n && !li->lx.why; i++) {
+        int f = ts_layout_frag(&li->lx, acc.v[i].buf);
+        Fit fit;
+        if (lw.relay[f] || fit_access(&lw, acc.v[i].buf, acc.v[i].idx, acc.v[i].nidx, &fit)) continue;
+        if (!relayout_ok(li, f)) {
+            reach_conflict(&lw, acc.v[i].buf, "and it cannot go through shared memory: replicated or partial");
+            return s;
+        }
+        lw.relay[f] = ir_buffer(li->k, ts_sprintf(a, "%s_relayout", acc.v[i].buf->name), acc.v[i].buf->dt,
+                                IR_SCOPE_SHARED, acc.v[i].buf->ndim, acc.v[i].buf->shape, s->loc);
+        nrel++;
+    }
+    if (nrel) {
+        /* which of them the loop writes (a replicated driver would write
+         * each element from several threads) */
+        for (int i = 0; i < acc.n; i++) {
+            int f = ts_layout_frag(&li->lx, acc.v[i].buf);
+            if (lw.relay[f] && stores_to(ns.body, acc.v[i].buf)) lw.relay_w[f] = true;
+        }
+        for (int f = 0; f < li->lx.nfrag; f++)
+            if (lw.relay_w[f] && drv->replicate > 1) {
+                reach_conflict(&lw, li->lx.frag[f], "and the loop, run by a replicated layout, writes it");
+                return s;
+            }
+        /* a written copy is accessed only at each iteration's own element:
+         * reads of elements other iterations write would race in the copy */
+        for (int i = 0; i < acc.n; i++) {
+            int f = ts_layout_frag(&li->lx, acc.v[i].buf);
+            if (lw.relay_w[f] && !ts_nest_full_access(&acc.v[i], &ns)) {
+                reach_conflict(&lw, acc.v[i].buf, "and the loop writes it and reaches other elements of it");
+                return s;
+            }
+        }
+    }
     IrStmt *body = low_stmt(&lw, ns.body);
-    return thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal, body, s->loc);
+    IrStmt *r = thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal, body, s->loc);
+    if (!nrel) return r;
+    /* the shared copies: written from the registers before the loop, read
+     * back after it where it wrote them; barriers between (insert_sync
+     * places them again) and, in a loop, before the next iteration's copy */
+    IrStmt *out = ir_seq(a);
+    out->loc = s->loc;
+    for (int f = 0; f < li->lx.nfrag; f++) {
+        if (!lw.relay[f]) continue;
+        IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
+        al->alloc.buf = lw.relay[f];
+        ir_seq_push(a, out, al);
+    }
+    if (li->loop_depth > 0) ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
+    for (int f = 0; f < li->lx.nfrag; f++)
+        if (lw.relay[f]) ir_seq_push(a, out, relayout_copy(li, f, lw.relay[f], false, s->loc));
+    ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
+    ir_seq_push(a, out, r);
+    bool back = false;
+    for (int f = 0; f < li->lx.nfrag; f++) back = back || lw.relay_w[f];
+    if (back) {
+        ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
+        for (int f = 0; f < li->lx.nfrag; f++)
+            if (lw.relay_w[f]) ir_seq_push(a, out, relayout_copy(li, f, lw.relay[f], true, s->loc));
+    }
+    return out;
 }
 
 /* The nest chain of ns again (T.Parallel loops, same variables) around body. */

@@ -15,10 +15,11 @@
  *    cyclic layout that conflicted (before the worklist: fragments left in
  *    shared memory);
  *  - two uses that need different layouts: a loop over one warp grid's
- *    accumulator reading another's, an accumulator read transposed, a gemm
- *    A operand copied from an accumulator of another grid: the loop goes
- *    through a shared copy of the fragment (X_relayout) and everything else
- *    stays in registers; two gemms fixing different layouts for one
+ *    accumulator reading (or writing) another's, an accumulator read
+ *    transposed, a gemm A operand copied from an accumulator of another
+ *    grid: the loop goes through a shared copy of the fragment (X_relayout,
+ *    read back into the registers where the loop writes it) and everything
+ *    else stays in registers; two gemms fixing different layouts for one
  *    accumulator: inference stops, the IR note names the fragment and both
  *    gemms by position, and the fragments stay in shared memory.
  * Every kernel runs through every CUDA pass in the thread-level interpreter
@@ -115,6 +116,27 @@ static const char *SRC =
     "    return main\n"
     "\n"
     "@tilelang.jit\n"
+    "def written(M, N, K):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"),\n"
+    "             C: T.Tensor((M, N), \"float32\"), D: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(1, threads=128) as bx:\n"
+    "            As = T.alloc_shared((M, K), \"float16\")\n"
+    "            Bs = T.alloc_shared((K, N), \"float16\")\n"
+    "            C1 = T.alloc_fragment((M, N), \"float32\")\n"
+    "            C2 = T.alloc_fragment((M, N), \"float32\")\n"
+    "            T.copy(A[0, 0], As)\n"
+    "            T.copy(B[0, 0], Bs)\n"
+    "            T.gemm(As, Bs, C1, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)\n"
+    "            T.gemm(As, Bs, C2, clear_accum=True, policy=T.GemmWarpPolicy.FullCol)\n"
+    "            for i, j in T.Parallel(M, N):\n"
+    "                C1[i, j] = C1[i, j] + 1.0\n"
+    "                C2[i, j] = C2[i, j] * 2.0 + C1[i, j]\n"
+    "            T.copy(C1, C[0, 0])\n"
+    "            T.copy(C2, D[0, 0])\n"
+    "    return main\n"
+    "\n"
+    "@tilelang.jit\n"
     "def transposed(M, N, K):\n"
     "    @T.prim_func\n"
     "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"),\n"
@@ -147,6 +169,15 @@ static const char *SRC =
     "            T.gemm(As, Bs, Cl, policy=T.GemmWarpPolicy.FullCol)\n"
     "            T.copy(Cl, C[0, 0])\n"
     "    return main\n";
+
+/* The 1-based line of SRC where `marker` first occurs. */
+static int line_of(const char *marker) {
+    const char *p = strstr(SRC, marker);
+    if (!p) return -1;
+    int line = 1;
+    for (const char *q = SRC; q < p; q++) line += *q == '\n';
+    return line;
+}
 
 static IrKernel *compile(const char *entry, const char *defs, TsBuf *err) {
     TsDiag d = {0};
@@ -357,11 +388,115 @@ static void test_free_order(void) {
     CHECK_EQ_INT(0, mismatches(y, want, M * N));
 }
 
+/* A re-laid-out kernel: no fallback, the shared copy of `relaid` is there,
+ * the other fragments are in registers. */
+static void check_relayout(const IrKernel *k, const char *relaid, const char *const *regs) {
+    if (k->layout_note) fprintf(stderr, "%s: %s\n", k->name, k->layout_note);
+    CHECK(k->layout_note == NULL);
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s_relayout", relaid);
+    const IrBuffer *sc = buf(k, nm);
+    CHECK(sc != NULL && sc->scope == IR_SCOPE_SHARED);
+    for (int i = 0; regs[i]; i++) {
+        const IrBuffer *b = buf(k, regs[i]);
+        CHECK(b && b->layout);
+    }
+}
+
+static void test_relayout(void) {
+    enum { M = 64, N = 64, K = 32 };
+    double *a = rand_tensor(M * K), *b = rand_tensor(K * N), *v = rand_tensor(N * N);
+    double *ab = matmul(a, b, M, N, K);
+    /* S (mma grid 1 x 4) copied to P, the A operand of a gemm on grid 4 x 1 */
+    {
+        double *o = poisoned(M * N);
+        double *data[4] = {a, b, v, o};
+        IrKernel *k = compile_run("roles", "M=64 N=64 K=32", data);
+        if (k) {
+            static const char *const regs[] = {"S", "P", "Ol", NULL};
+            check_relayout(k, "S", regs);
+            CHECK_EQ_INT(0, mismatches(o, matmul(ab, v, M, N, N), M * N));
+        }
+    }
+    /* a loop over C1 (grid 4 x 1) reading C2 (grid 1 x 4) */
+    {
+        double *c = poisoned(M * N);
+        double *data[3] = {a, b, c};
+        IrKernel *k = compile_run("twogrids", "M=64 N=64 K=32", data);
+        if (k) {
+            static const char *const regs[] = {"C1", "C2", NULL};
+            check_relayout(k, "C2", regs);
+            double *want = TS_NEWN(&A, double, M * N);
+            for (int i = 0; i < M * N; i++) want[i] = ab[i] * 0.5;
+            CHECK_EQ_INT(0, mismatches(c, want, M * N));
+        }
+    }
+    /* the loop over C1 writes C2 too: its copy goes back into C2's registers */
+    {
+        double *c = poisoned(M * N), *d = poisoned(M * N);
+        double *data[4] = {a, b, c, d};
+        IrKernel *k = compile_run("written", "M=64 N=64 K=32", data);
+        if (k) {
+            static const char *const regs[] = {"C1", "C2", NULL};
+            check_relayout(k, "C2", regs);
+            double *w1 = TS_NEWN(&A, double, M * N), *w2 = TS_NEWN(&A, double, M * N);
+            for (int i = 0; i < M * N; i++) w1[i] = ab[i] + 1, w2[i] = 3 * ab[i] + 1;
+            CHECK_EQ_INT(0, mismatches(c, w1, M * N));
+            CHECK_EQ_INT(0, mismatches(d, w2, M * N));
+        }
+    }
+    /* the accumulator read transposed by a loop over another fragment */
+    {
+        double *d = poisoned(M * N);
+        double *data[3] = {a, b, d};
+        IrKernel *k = compile_run("transposed", "M=64 N=64 K=32", data);
+        if (k) {
+            static const char *const regs[] = {"Cl", "Dl", NULL};
+            check_relayout(k, "Cl", regs);
+            double *want = TS_NEWN(&A, double, M * N);
+            for (int i = 0; i < N; i++)
+                for (int j = 0; j < M; j++) want[i * M + j] = ab[j * N + i] + 1.0;
+            CHECK_EQ_INT(0, mismatches(d, want, M * N));
+        }
+    }
+}
+
+/* Two instructions fix different layouts for one accumulator: inference
+ * stops, naming both; the kernel keeps its fragments in shared memory and
+ * stays correct. */
+static void test_conflict(void) {
+    enum { M = 64, N = 64, K = 32 };
+    double *a = rand_tensor(M * K), *b = rand_tensor(K * N), *c = poisoned(M * N);
+    double *data[3] = {a, b, c};
+    IrKernel *k = compile_run("twoacc", "M=64 N=64 K=32", data);
+    if (!k) return;
+    CHECK(k->layout_note != NULL);
+    if (k->layout_note) {
+        char at1[64], at2[64];
+        snprintf(at1, sizeof at1, "for the accumulator of T.gemm (at test.py:%d:",
+                 line_of("T.gemm(As, Bs, Cl, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)"));
+        snprintf(at2, sizeof at2, "for the accumulator of T.gemm (at test.py:%d:",
+                 line_of("T.gemm(As, Bs, Cl, policy=T.GemmWarpPolicy.FullCol)"));
+        CHECK_CONTAINS(k->layout_note, "fragment Cl needs two layouts: mma_c(64 x 64, warps 4 x 1)");
+        CHECK_CONTAINS(k->layout_note, at1);
+        CHECK_CONTAINS(k->layout_note, "mma_c(64 x 64, warps 1 x 4)");
+        CHECK_CONTAINS(k->layout_note, at2);
+    }
+    const IrBuffer *cl = buf(k, "Cl");
+    CHECK(cl && !cl->layout);
+    double *ab = matmul(a, b, M, N, K);
+    double *want = TS_NEWN(&A, double, M * N);
+    for (int i = 0; i < M * N; i++) want[i] = 2 * ab[i];
+    CHECK_EQ_INT(0, mismatches(c, want, M * N));
+}
+
 int main(void) {
     test_table();
     test_set_rule();
     test_strict_first();
     test_free_order();
+    test_relayout();
+    test_conflict();
     ts_arena_free(&A);
     return test_done();
 }
