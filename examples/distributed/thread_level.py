@@ -91,3 +91,32 @@ def thread_level_ref(N, P, dtype="float32"):
             last[r, 0] = 1.0
 
     return main
+
+
+# T.atom_add's value before the add in uniform code: one add per block, and
+# every thread of the block gets the value (on CUDA thread 0 adds and the
+# block reads it from shared memory).  cnt is set to 41 first, so every
+# thread must see 41 (and cnt ends at 42), which an unset register would not.
+#   tilescale run examples/distributed/thread_level.py --entry atom_broadcast --ranks 2 \
+#       --check-against atom_broadcast_ref
+def atom_broadcast(NT=256):
+    @T.prim_func
+    def main(cnt: T.Tensor((1,), "int32"), seen: T.Tensor((NT,), "float32")):
+        with T.Kernel(1, threads=NT) as (bx):
+            t = T.get_thread_binding(0)
+            cnt[0] = 41
+            T.sync_threads()
+            old = T.atom_add(cnt[0], 1)
+            seen[t] = T.cast(old, "float32")
+
+    return main
+
+
+def atom_broadcast_ref(P, NT=256):
+    @T.prim_func
+    def main(cnt: T.Tensor((P, 1), "int32"), seen: T.Tensor((P, NT), "float32")):
+        with T.Kernel(P, threads=1) as (r):
+            for t in T.serial(NT):
+                seen[r, t] = 41.0
+
+    return main

@@ -45,6 +45,8 @@ for n in 2 4; do
   check $d/views.py --entry ag_gemm_views --ranks $n -D M=64 -D N=64 -D K=64 -D P=$n --check-against ag_gemm_views_ref
   check $d/views.py --entry tp_gemm_views --ranks $n -D M=64 -D N=64 -D KP=32 --check-against tp_gemm_views_ref
 done
+# T.atom_add's returned value in uniform code reaches every thread of the block
+check $d/thread_level.py --entry atom_broadcast --ranks 2 --check-against atom_broadcast_ref
 # TileScale's warp primitives, a range per warp from T.get_thread_binding (lane 0 of each warp on sim ranks)
 for n in 2 4; do
   check $d/warp_prims.py --entry warp_prims --ranks $n -D M=8192 -D block_M=1024 -D threads=128 --check-against warp_prims_ref
