@@ -77,7 +77,8 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_METHOD, 0, "method") X(B_ISINSTANCE, NS_PY, "isinstance")                      \
     X(B_TL_DTYPE, NS_TL, "DataType") X(B_PERSISTENT, NS_T, "Persistent")               \
     X(B_ATOMIC_ADDX2, NS_T, "atomic_addx2") X(B_ATOMIC_ADDX4, NS_T, "atomic_addx4")     \
-    X(B_SYNC_THREADS, NS_T, "sync_threads")
+    X(B_SYNC_THREADS, NS_T, "sync_threads")                                            \
+    X(B_RESHAPE, NS_T, "reshape") X(B_VIEW, NS_T, "view")
 
 enum {
     B_NONE_,
@@ -266,6 +267,12 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
         }
         if (!strcmp(name, "ndim")) return val_int(E, b->ndim, loc);
         if (!strcmp(name, "name")) return val_str(E, b->name, loc);
+        if (!strcmp(name, "data") && obj->kind == V_BUFFER) { /* its storage: T.Tensor(shape, dtype, buf.data) */
+            Value *v = val_new(E, V_BUFFER, loc);
+            v->buf = b;
+            v->s = "data";
+            return v;
+        }
         return NULL;
     }
     case V_DTYPE:
@@ -379,6 +386,65 @@ static Value *make_buffer(Elab *E, Args *A, IrScope scope, Value *shape, TsDType
     IrStmt *s = ir_stmt(E->a, IR_S_ALLOC, A->loc);
     s->alloc.buf = b;
     emit(E, s);
+    Value *v = val_new(E, V_BUFFER, A->loc);
+    v->buf = b;
+    return v;
+}
+
+/*
+ * A view of src's storage with another shape (IrBuffer.base): T.reshape,
+ * T.view(buf, shape=, dtype=), T.Tensor(shape, dtype, buf.data).  The view
+ * must hold as many elements as its base (TileLang asserts the same number
+ * of bits); a view with another dtype is refused (it would reinterpret
+ * bytes, which the per-element index map cannot say).
+ */
+static Value *make_view(Elab *E, Args *A, Value *srcv, Value *shape, Value *dtv) {
+    IrBuffer *src = val_to_buffer(E, srcv, A->loc, ts_sprintf(E->a, "%s: the viewed buffer", A->fn));
+    if (src->scope == IR_SCOPE_VAR)
+        elab_fail(E, TS_ERR_TYPE, A->loc, "%s: '%s' is an alloc_var scalar, not a buffer", A->fn, src->name);
+    IrBuffer *base = src->base ? src->base : src;
+    TsDType dt = dtv ? val_to_dtype(E, dtv, A->loc) : src->dt;
+    if (dt != src->dt)
+        elab_fail(E, TS_ERR_UNSUPPORTED, A->loc,
+                  "%s: a %s view of the %s buffer '%s' reinterprets its bytes, which is not supported (views keep "
+                  "the dtype)",
+                  A->fn, ts_dtype_name(dt), ts_dtype_name(src->dt), src->name);
+    int n = src->ndim;
+    Value **items = shape ? val_items(E, shape, &n) : NULL;
+    if (n < 1 || n > 16) elab_fail(E, TS_ERR_TYPE, A->loc, "%s: a view has 1 to 16 dimensions, %d given", A->fn, n);
+    IrExpr **ext = TS_NEWN(E->a, IrExpr *, n);
+    int64_t nv = 1, nb = 1, c;
+    bool known = true;
+    for (int i = 0; i < n; i++) {
+        ext[i] = items ? int_expr(E, items[i], A->loc, "a view extent") : src->shape[i];
+        if (!ir_is_const_int(ext[i], &c)) {
+            if (base->scope != IR_SCOPE_GLOBAL)
+                elab_fail(E, TS_ERR_TYPE, A->loc, "%s: the extents of a view of the %s buffer '%s' must be constants",
+                          A->fn, ir_scope_name(base->scope), base->name);
+            known = false;
+        } else if (c <= 0) {
+            elab_fail(E, TS_ERR_SHAPE, A->loc, "%s: extent %lld must be positive", A->fn, (long long)c);
+        } else if (__builtin_mul_overflow(nv, c, &nv)) {
+            elab_fail(E, TS_ERR_SHAPE, A->loc, "%s: the view has too many elements", A->fn);
+        }
+    }
+    for (int i = 0; i < base->ndim; i++) {
+        if (!ir_is_const_int(base->shape[i], &c)) known = false;
+        else if (__builtin_mul_overflow(nb, c, &nb)) known = false;
+    }
+    if (known && nv != nb)
+        elab_fail(E, TS_ERR_SHAPE, A->loc, "%s: a view of %lld elements over '%s', which has %lld", A->fn,
+                  (long long)nv, base->name, (long long)nb);
+    IrBuffer *b = ir_buffer(E->k, "", dt, base->scope, n, ext, A->loc);
+    b->base = base;
+    if (base->scope == IR_SCOPE_GLOBAL) { /* row-major strides, as the lowering of tile ops reads them */
+        b->strides = TS_NEWN(E->a, IrExpr *, n);
+        IrExpr *st = ir_i32(E->a, 1);
+        for (int i = n - 1; i >= 0; i--) {
+            b->strides[i] = st;
+            st = ir_bin(E->a, IR_MUL, st, ext[i]);
+        }
+    }
     Value *v = val_new(E, V_BUFFER, A->loc);
     v->buf = b;
     return v;
@@ -1006,8 +1072,15 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     case B_TENSOR2: {
         Value *shape = req(E, A, 0, "shape");
         Value *dt = arg(E, A, 1, "dtype");
+        Value *data = arg(E, A, 2, "data");
         ignore_kw(A, "scope");
-        check_args(E, A, 2);
+        check_args(E, A, 3);
+        if (data) { /* T.Tensor(shape, dtype, buf.data): a view of buf's storage */
+            if (data->kind != V_BUFFER)
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: data must be a buffer's .data, got %s", A->fn, val_kind_name(data));
+            need_kernel(E, A);
+            return make_view(E, A, data, shape, dt);
+        }
         int n;
         Value **items = val_items(E, shape, &n);
         Value *t = val_new(E, V_TENSORTY, loc);
@@ -1059,6 +1132,22 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         check_args(E, A, 3);
         IrScope sc = id == B_ALLOC_SHARED ? IR_SCOPE_SHARED : id == B_ALLOC_FRAGMENT ? IR_SCOPE_FRAGMENT : IR_SCOPE_LOCAL;
         return make_buffer(E, A, sc, shape, dt);
+    }
+    case B_RESHAPE: {
+        need_kernel(E, A);
+        Value *src = req(E, A, 0, "src"), *shape = req(E, A, 1, "shape");
+        check_args(E, A, 2);
+        return make_view(E, A, src, shape, NULL);
+    }
+    case B_VIEW: {
+        Value *lay = arg(E, A, 1, "layout");
+        if (lay && lay->kind == V_ENUM) /* TileScale's device view (comm_builtins.c) */
+            return comm_builtin_call(E, comm_builtin_lookup(E, "view", loc)->bi, args, nargs, kw, kwv, nkw, loc);
+        need_kernel(E, A);
+        Value *src = req(E, A, 0, "src"), *shape = arg(E, A, 1, "shape"), *dt = arg(E, A, 2, "dtype");
+        check_args(E, A, 3);
+        return make_view(E, A, src, shape && shape->kind != V_NONE ? shape : NULL,
+                         dt && dt->kind != V_NONE ? dt : NULL);
     }
     case B_ALLOC_VAR: {
         TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);

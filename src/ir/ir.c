@@ -403,6 +403,34 @@ static bool is_int_value(const IrExpr *e, int64_t v) {
     return e->kind == IR_E_INT && e->ival == v && ts_dtype_is_int(e->dt);
 }
 
+static bool is_pos_const(const IrExpr *e, int64_t *v) { return e->kind == IR_E_INT && (*v = e->ival) > 0; }
+
+/* x // c % m * c + x % c is x % (c * m), and x // c * c + x % c is x
+ * (floor division and modulo, c, m > 0): the digits of a delinearized
+ * index put back together, as a view's index map (T.reshape) over a
+ * T.Parallel nest that partition_threads flattened makes them.  p is the
+ * product, q the modulo; NULL where the pattern does not match. */
+static IrExpr *regroup_digits(TsArena *a, IrExpr *p, IrExpr *q) {
+    int64_t c, c2, m;
+    if (p->kind != IR_E_BIN || p->bin.op != IR_MUL || q->kind != IR_E_BIN || q->bin.op != IR_FLOORMOD) return NULL;
+    if (!is_pos_const(q->bin.b, &c)) return NULL;
+    IrExpr *hi = p->bin.a;
+    if (!is_pos_const(p->bin.b, &c2)) {
+        if (!is_pos_const(p->bin.a, &c2)) return NULL;
+        hi = p->bin.b;
+    }
+    if (c2 != c || hi->kind != IR_E_BIN) return NULL;
+    IrExpr *x = q->bin.a;
+    if (hi->bin.op == IR_FLOORDIV && is_int_value(hi->bin.b, c) && ir_expr_equal(hi->bin.a, x)) return x;
+    if (hi->bin.op != IR_FLOORMOD || !is_pos_const(hi->bin.b, &m)) return NULL;
+    IrExpr *d = hi->bin.a;
+    if (d->kind != IR_E_BIN || d->bin.op != IR_FLOORDIV || !is_int_value(d->bin.b, c) || !ir_expr_equal(d->bin.a, x))
+        return NULL;
+    int64_t cm;
+    if (__builtin_mul_overflow(c, m, &cm)) return NULL;
+    return ir_bin(a, IR_FLOORMOD, x, ir_int(a, cm, x->dt));
+}
+
 IrExpr *ir_bin(TsArena *a, IrBinOp op, IrExpr *x, IrExpr *y) {
     TsDType dt;
     if (op == IR_AND || op == IR_OR) {
@@ -427,10 +455,14 @@ IrExpr *ir_bin(TsArena *a, IrBinOp op, IrExpr *x, IrExpr *y) {
     /* integer identities (expressions have no side effects) */
     if (ts_dtype_is_int(dt)) {
         switch (op) {
-        case IR_ADD:
+        case IR_ADD: {
             if (is_int_value(y, 0)) return x;
             if (is_int_value(x, 0)) return y;
+            IrExpr *r = regroup_digits(a, x, y);
+            if (!r) r = regroup_digits(a, y, x);
+            if (r && r->dt == dt) return r;
             break;
+        }
         case IR_SUB:
             if (is_int_value(y, 0)) return x;
             break;
@@ -557,6 +589,60 @@ IrStmt *ir_store(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *value)
     for (int i = 0; i < nidx; i++) s->store.idx[i] = idx[i];
     s->store.value = value ? ir_cast(a, b->dt, value) : NULL;
     return s;
+}
+
+/* The indices of base dims [j0, j1] for the row-major flat index `flat`
+ * of that group (extents ext[j0..j1]). */
+static void view_split(TsArena *a, IrExpr *flat, IrExpr *const *ext, int j0, int j1, IrExpr **out) {
+    IrExpr *inner = NULL; /* product of the extents right of j */
+    for (int j = j1; j >= j0; j--) {
+        IrExpr *x = inner ? ir_bin(a, IR_FLOORDIV, flat, inner) : flat;
+        out[j] = j > j0 ? ir_bin(a, IR_FLOORMOD, x, ext[j]) : x;
+        inner = inner ? ir_bin(a, IR_MUL, inner, ext[j]) : ext[j];
+    }
+}
+
+/* Row-major flat index of view dims [i0, i1]. */
+static IrExpr *view_flat(TsArena *a, IrExpr *const *idx, IrExpr *const *ext, int i0, int i1) {
+    IrExpr *f = NULL;
+    for (int i = i0; i <= i1; i++) f = f ? ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, f, ext[i]), idx[i]) : idx[i];
+    return f ? f : ir_i32(a, 0);
+}
+
+IrExpr **ir_view_index(TsArena *a, const IrBuffer *view, IrExpr *const *idx) {
+    const IrBuffer *b = view->base;
+    int nv = view->ndim, nb = b->ndim;
+    IrExpr **out = TS_NEWN(a, IrExpr *, nb > 0 ? nb : 1);
+    int64_t ev[16], eb[16];
+    bool consts = nv <= 16 && nb <= 16;
+    for (int i = 0; consts && i < nv; i++) consts = ir_is_const_int(view->shape[i], &ev[i]) && ev[i] > 0;
+    for (int j = 0; consts && j < nb; j++) consts = ir_is_const_int(b->shape[j], &eb[j]) && eb[j] > 0;
+    if (!consts || nv == 0 || nb == 0) { /* one group: the flat index */
+        view_split(a, view_flat(a, idx, view->shape, 0, nv - 1), b->shape, 0, nb - 1, out);
+        for (int j = 0; j < nb && nv == 0; j++) out[j] = ir_i32(a, 0);
+        return out;
+    }
+    int i = 0, j = 0;
+    while (i < nv && j < nb) {
+        int i0 = i, j0 = j;
+        int64_t pv = ev[i], pb = eb[j];
+        while (pv != pb) {
+            if (pv < pb) {
+                if (++i >= nv) break;
+                pv *= ev[i];
+            } else {
+                if (++j >= nb) break;
+                pb *= eb[j];
+            }
+        }
+        if (i >= nv || j >= nb) { /* element counts differ: the elaborator refuses that */
+            i = nv - 1, j = nb - 1;
+        }
+        view_split(a, view_flat(a, idx, view->shape, i0, i), b->shape, j0, j, out);
+        i++, j++;
+    }
+    for (; j < nb; j++) out[j] = ir_i32(a, 0); /* trailing extent-1 dims */
+    return out;
 }
 
 IrRegion ir_region_full(TsArena *a, IrBuffer *b) {

@@ -217,6 +217,16 @@ struct IrBuffer {
     int64_t smem_offset; /* byte offset */
     int64_t smem_bytes;  /* bytes it occupies (padding and stages included) */
     int row_pad;         /* elements added to each row's stride (plan_smem: bank-conflict padding) */
+    /* A view (T.reshape, T.view(shape=), T.Tensor(shape, dtype, buf.data)):
+     * another name, with its own shape, for the storage of `base` (never a
+     * view itself).  The index map is row-major reinterpretation: element e
+     * of the view in row-major order is element e of `base` (same dtype,
+     * same element count; ir_view_index).  A view has no alloc statement
+     * and no storage; the pass resolve_views, right after lower_tile_ops,
+     * rewrites every access through it into an access of `base`, so that
+     * layout inference, plan_smem, the targets and the interpreters see one
+     * storage.  NULL for a buffer with its own storage. */
+    IrBuffer *base;
     TsLoc loc;           /* where it was declared */
 };
 
@@ -418,6 +428,13 @@ IrStmt *ir_store(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *value)
  * dst: the same dtype, or a conversion between float32 and float16 /
  * bfloat16 (IR_S_VCOPY's converting copies). */
 bool ir_vcopy_dtypes_ok(TsDType dst, TsDType src);
+
+/* A view's index map (IrBuffer.base): the indices into view->base of
+ * the element view[idx[0..view->ndim)], written per group of dimensions
+ * whose extents multiply to the same product on both sides (a merge of
+ * base dimensions is a sum of products, a split a division and a modulo),
+ * through the row-major flat index where no grouping is found. */
+IrExpr **ir_view_index(TsArena *a, const IrBuffer *view, IrExpr *const *idx);
 
 /* Region helpers. */
 IrRegion ir_region_full(TsArena *a, IrBuffer *b);

@@ -108,6 +108,7 @@ static void check_expr(Verifier *v, const IrExpr *e);
 static void use_buffer(Verifier *v, const IrBuffer *b, TsLoc loc) {
     if (!b) fail(v, loc, "a NULL buffer is used");
     check_id(v, b, b->id, "buffer", b->name);
+    if (b->base) b = b->base; /* a view: its base's storage must be in scope */
     if (b->scope != IR_SCOPE_GLOBAL && !v->live[b->id])
         fail(v, loc, "%s buffer %s is used but no alloc statement for it is in scope",
              ir_scope_name(b->scope), b->name);

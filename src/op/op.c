@@ -25,7 +25,8 @@ IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s) {
     const IrTileOp *o = s->op;
     if ((o->kind == TS_OP_REDUCE || o->kind == TS_OP_CUMSUM) && cx->target == TS_TARGET_CUDA && cx->caps->layout &&
         o->nr >= 2 &&
-        o->r[0].buf->scope == IR_SCOPE_FRAGMENT && o->r[1].buf->scope == IR_SCOPE_FRAGMENT) {
+        o->r[0].buf->scope == IR_SCOPE_FRAGMENT && o->r[1].buf->scope == IR_SCOPE_FRAGMENT &&
+        !o->r[0].buf->base && !o->r[1].buf->base) { /* (over a view: the generic loops, resolve_views) */
         IrStmt *r = ir_stmt(cx->arena, IR_S_TILEOP, s->loc);
         IrTileOp *kept = TS_NEW(cx->arena, IrTileOp);
         *kept = *o;

@@ -57,5 +57,6 @@ void ts_pass_partition_threads(TsPassCtx *cx); /* CUDA: the rest of the body to 
 void ts_pass_insert_sync(TsPassCtx *cx);       /* CUDA: barriers where threads share data */
 void ts_pass_plan_smem(TsPassCtx *cx);         /* CUDA: shared-memory offsets, padding, reuse, limit */
 void ts_pass_thread_loops_c(TsPassCtx *cx);    /* C: thread-dependent code in thread ranges (partition_threads.c) */
+void ts_pass_resolve_views(TsPassCtx *cx);     /* views' accesses -> their base's */
 
 #endif

@@ -12,6 +12,7 @@
  *                      async copies (pipeline_planning.c)
  *   lower_tile_ops     tile operators -> loops of loads and stores (CUDA:
  *                      global -> shared copies as thread-level vector copies)
+ *   resolve_views      accesses through views -> accesses of their base
  * * layout_inference   fragment layouts, registers, swizzles
  * * inject_pipeline    prologue and steady state, commits, waits, barriers
  * * rasterize          T.use_swizzle: block renumbering
@@ -71,6 +72,10 @@ const TsPass ts_passes[] = {
      TS_PASS_CUDA},
     {"lower_tile_ops", ts_pass_lower_tile_ops,
      "replace tile operators (copy, gemm, reduce, ...) by loops of loads and stores", TS_PASS_ALL},
+    {"resolve_views", ts_pass_resolve_views,
+     "accesses through buffer views (T.reshape, T.view, T.Tensor over buf.data) become accesses of the "
+     "buffers they view",
+     TS_PASS_ALL},
     {"layout_inference", ts_pass_layout_inference,
      "CUDA: fragments get layouts (mma.sync accumulators, their rows, cyclic) and live in registers; "
      "T.Parallel loops and row reductions over them become thread-level code; gemm operand tiles get swizzles",

@@ -159,6 +159,13 @@ static const Case cases[] = {
     {"examples/flash_attention.py", "flashattn",
      {"batch=1", "heads=1", "seq_len=96", "dim=64", "is_causal=False", "block_M=64", "block_N=32"}, 2e-2, ON_REUSE,
      0, 0},
+    /* buffer views (resolve_views): a gemm accumulator reduced through a
+     * reshape (heads=64-like: 2 x 64 columns), global tensors copied flat with
+     * a partial tile, a view of a view of a shared tile */
+    {"tests/run/kernels/views.py", "reshape_reduce", {"M=96", "H=4", "Q=8"}, 1e-3, 0, 1, 0},
+    {"tests/run/kernels/views.py", "reshape_reduce", {"M=64", "H=32", "Q=2", "block_N=64"}, 1e-3, 0, 1, 0},
+    {"tests/run/kernels/views.py", "flat_copy", {"B=3", "R=10", "C=64"}, 0, 0, 1, 0},
+    {"tests/run/kernels/views.py", "view_rows", {"N=256", "W=16"}, 1e-6, 0, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
