@@ -11,6 +11,7 @@
  */
 #include "elab/elab_int.h"
 #include "ir/layout.h"
+#include "ir/walk.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -78,7 +79,9 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_TL_DTYPE, NS_TL, "DataType") X(B_PERSISTENT, NS_T, "Persistent")               \
     X(B_ATOMIC_ADDX2, NS_T, "atomic_addx2") X(B_ATOMIC_ADDX4, NS_T, "atomic_addx4")     \
     X(B_SYNC_THREADS, NS_T, "sync_threads")                                            \
-    X(B_RESHAPE, NS_T, "reshape") X(B_VIEW, NS_T, "view")
+    X(B_RESHAPE, NS_T, "reshape") X(B_VIEW, NS_T, "view")                             \
+    X(B_ALLOC_REDUCER, NS_T, "alloc_reducer") X(B_REDUCER_INIT, NS_T, "reducer_init")   \
+    X(B_REDUCER_UPDATE, NS_T, "reducer_update") X(B_FINALIZE_REDUCER, NS_T, "finalize_reducer")
 
 enum {
     B_NONE_,
@@ -448,6 +451,126 @@ static Value *make_view(Elab *E, Args *A, Value *srcv, Value *shape, Value *dtv)
     Value *v = val_new(E, V_BUFFER, A->loc);
     v->buf = b;
     return v;
+}
+
+/* ---- reducers -------------------------------------------------------------------
+ *
+ * T.alloc_reducer(shape, dtype, op="sum") is a fragment whose elements
+ * T.Parallel iterations combine into (`r[i] += v`, T.reducer_update).
+ * TileLang keeps per-thread partials and combines them across threads at
+ * T.finalize_reducer.  Here the combining happens where the updates are:
+ * a T.Parallel nest that updates a reducer at indices not using some of
+ * its loop variables has those levels turned into serial loops inside the
+ * others (elab_parallel_reducers), so each element is accumulated by one
+ * iteration of the remaining parallel levels, in order, and no two
+ * threads ever write one element; T.finalize_reducer has nothing left to
+ * combine (with dst= it copies the result there).  Without the rewrite the
+ * nest would be a race (insert_sync refuses it).  The cost is parallelism:
+ * the parallel extent is that of the reducer's indices.
+ */
+
+static const struct { const char *name; IrBinOp op; } reducer_ops[] = {
+    {"sum", IR_ADD}, {"max", IR_MAX}, {"min", IR_MIN},
+    {"bitand", IR_BITAND}, {"bitor", IR_BITOR}, {"bitxor", IR_BITXOR},
+};
+
+static int reducer_of(Elab *E, const IrBuffer *b) {
+    for (int i = 0; i < E->reducers.n; i++)
+        if (E->reducers.v[i].buf == b) return i;
+    return -1;
+}
+
+/* The identity of a reducer's combine in its dtype. */
+static IrExpr *reducer_identity(Elab *E, IrBinOp op, TsDType dt) {
+    bool f = ts_dtype_is_float(dt);
+    int bits = ts_dtype_bits(dt);
+    bool uns = !f && ts_dtype_info(dt)->kind != 'i';
+    switch (op) {
+    case IR_MAX:
+        if (f) return ir_float(E->a, -INFINITY, dt);
+        return ir_int(E->a, uns ? 0 : bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1)), dt);
+    case IR_MIN:
+        if (f) return ir_float(E->a, INFINITY, dt);
+        return ir_int(E->a, uns ? (bits >= 64 ? -1 : (int64_t)(((uint64_t)1 << bits) - 1))
+                                : bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1, dt);
+    case IR_BITAND: return ir_int(E->a, -1, dt);
+    default: return f ? ir_float(E->a, 0, dt) : ir_int(E->a, 0, dt);
+    }
+}
+
+typedef struct RedUse {
+    Elab *E;
+    IrVar **vars; /* the nest's loop variables */
+    bool *used;   /* used in a reducer's update index */
+    int n;
+    bool any;     /* some statement stores to a reducer */
+} RedUse;
+
+static bool red_var(const IrExpr *e, void *ctx) {
+    RedUse *u = ctx;
+    if (e->kind == IR_E_VAR)
+        for (int i = 0; i < u->n; i++)
+            if (e->var == u->vars[i]) u->used[i] = true;
+    return false;
+}
+
+static bool red_store(const IrStmt *s, void *ctx) {
+    RedUse *u = ctx;
+    if ((s->kind == IR_S_STORE || s->kind == IR_S_ATOMIC_ADD) && reducer_of(u->E, s->store.buf) >= 0) {
+        u->any = true;
+        for (int i = 0; i < s->store.nidx; i++) ir_expr_any(s->store.idx[i], red_var, u);
+    }
+    return false;
+}
+
+void elab_parallel_reducers(Elab *E, IrStmt *nest) {
+    /* the perfect nest of parallel levels elaborated from one T.Parallel */
+    IrStmt *lv[8];
+    int n = 0;
+    for (IrStmt *f = nest; f && f->kind == IR_S_FOR && f->for_.kind == IR_FOR_PARALLEL && n < 8;) {
+        lv[n++] = f;
+        IrStmt *b = f->for_.body;
+        f = b->kind == IR_S_SEQ && b->seq.n == 1 ? b->seq.v[0] : NULL;
+    }
+    IrVar *vars[8];
+    bool used[8] = {0};
+    for (int i = 0; i < n; i++) vars[i] = lv[i]->for_.var;
+    RedUse u = {E, vars, used, n, false};
+    ir_stmt_any(nest, red_store, &u);
+    if (!u.any) return;
+    int nred = 0;
+    for (int i = 0; i < n; i++) nred += !used[i];
+    if (!nred) return;
+    /* rebuild: the used levels (parallel, in order), then the others (serial) */
+    IrStmt *body = lv[n - 1]->for_.body;
+    IrStmt *order[8];
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (used[i]) order[k++] = lv[i];
+    for (int i = 0; i < n; i++)
+        if (!used[i]) order[k++] = lv[i];
+    IrStmt *inner = body;
+    for (int i = n - 1; i >= 0; i--) {
+        const IrStmt *o = order[i];
+        IrForKind kind = IR_FOR_SERIAL;
+        for (int j = 0; j < n; j++)
+            if (lv[j] == o && used[j]) kind = IR_FOR_PARALLEL;
+        IrStmt *f = ir_for(E->a, o->for_.var, o->for_.min, o->for_.extent, kind, inner);
+        f->loc = o->loc;
+        if (i > 0) {
+            IrStmt *seq = ir_seq(E->a);
+            ir_seq_push(E->a, seq, f);
+            inner = seq;
+        } else {
+            inner = f;
+        }
+    }
+    IrStmt *top = inner;
+    top->for_.num_stages = nest->for_.num_stages;
+    top->for_.order = nest->for_.order;
+    top->for_.stage = nest->for_.stage;
+    top->for_.norder = nest->for_.norder;
+    *nest = *top; /* in place: the nest is already in its parent's list */
 }
 
 /* The kernel's thread index along one axis of threads= (named as CUDA
@@ -1132,6 +1255,72 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         check_args(E, A, 3);
         IrScope sc = id == B_ALLOC_SHARED ? IR_SCOPE_SHARED : id == B_ALLOC_FRAGMENT ? IR_SCOPE_FRAGMENT : IR_SCOPE_LOCAL;
         return make_buffer(E, A, sc, shape, dt);
+    }
+    case B_ALLOC_REDUCER: {
+        Value *shape = req(E, A, 0, "shape");
+        TsDType dt = val_to_dtype(E, req(E, A, 1, "dtype"), loc);
+        Value *opv = arg(E, A, 2, "op");
+        ignore_kw(A, "replication");
+        check_args(E, A, 4);
+        if (opv && opv->kind != V_STR) elab_fail(E, TS_ERR_TYPE, loc, "%s: op must be a string", A->fn);
+        const char *opn = opv ? opv->s : "sum";
+        int k = -1;
+        for (int i = 0; i < TS_COUNTOF(reducer_ops); i++)
+            if (!strcmp(opn, reducer_ops[i].name)) k = i;
+        if (k < 0)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: op must be sum, max, min, bitand, bitor or bitxor, got '%s'", A->fn, opn);
+        if (k >= 3 && !ts_dtype_is_int(dt))
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: the bitwise op '%s' needs an integer dtype, got %s", A->fn, opn,
+                      ts_dtype_name(dt));
+        Value *v = make_buffer(E, A, IR_SCOPE_FRAGMENT, shape, dt);
+        struct ElabReducer r = {v->buf, reducer_ops[k].op};
+        ts_vec_push(E->a, E->reducers, r);
+        return v;
+    }
+    case B_REDUCER_INIT:
+    case B_REDUCER_UPDATE:
+    case B_FINALIZE_REDUCER: {
+        need_kernel(E, A);
+        Value *rv = req(E, A, 0, id == B_REDUCER_UPDATE ? "target" : "reducer");
+        IrBuffer *rb = rv->kind == V_ACCESS ? rv->buf : rv->kind == V_BUFFER ? rv->buf : NULL;
+        int ri = rb ? reducer_of(E, rb) : -1;
+        if (ri < 0)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: '%s' is not a buffer made by T.alloc_reducer", A->fn,
+                      rb ? rb->name : val_kind_name(rv));
+        IrBinOp op = E->reducers.v[ri].op;
+        if (id == B_REDUCER_UPDATE) { /* r[idx] = combine(r[idx], value) */
+            Value *val = req(E, A, 1, "value");
+            check_args(E, A, 2);
+            if (rv->kind != V_ACCESS)
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: the target must be one element, reducer[indices]", A->fn);
+            IrExpr *x = val_to_expr(E, val, loc);
+            IrExpr *cur = ir_load(E->a, rb, rv->idx, rb->ndim);
+            emit(E, ir_store(E->a, rb, rv->idx, rb->ndim, ir_cast(E->a, rb->dt, ir_bin(E->a, op, cur, ir_cast(E->a, rb->dt, x)))));
+            return val_none(E, loc);
+        }
+        if (rv->kind != V_BUFFER) elab_fail(E, TS_ERR_TYPE, loc, "%s: give the whole reducer", A->fn);
+        if (id == B_REDUCER_INIT) { /* the identity, combined with init once: init itself */
+            Value *init = arg(E, A, 1, "init");
+            check_args(E, A, 2);
+            IrStmt *s = tileop(E, TS_OP_FILL, loc);
+            s->op->r[0] = ir_region_full(E->a, rb);
+            s->op->nr = 1;
+            s->op->value = init ? ir_cast(E->a, rb->dt, val_to_expr(E, init, loc)) : reducer_identity(E, op, rb->dt);
+            emit(E, s);
+            return val_none(E, loc);
+        }
+        Value *dst = arg(E, A, 1, "dst");
+        ignore_kw(A, "batch");
+        ignore_kw(A, "annotations");
+        check_args(E, A, 3);
+        if (dst && dst->kind != V_NONE) { /* v2: the result into dst */
+            IrStmt *s = tileop(E, TS_OP_COPY, loc);
+            s->op->r[0] = ir_region_full(E->a, rb);
+            s->op->r[1] = val_to_region(E, dst, loc, "T.finalize_reducer's dst");
+            s->op->nr = 2;
+            emit(E, s);
+        }
+        return val_none(E, loc);
     }
     case B_RESHAPE: {
         need_kernel(E, A);

@@ -183,6 +183,7 @@ static void exec_for_ir(Elab *E, Env *env, const AstStmt *s, IterSpec *it) {
     E->ir_loops++;
     exec_block(E, env, &s->body);
     E->ir_loops--;
+    if (it->kind == IR_FOR_PARALLEL && E->reducers.n) elab_parallel_reducers(E, outer);
     E->breaking = E->continuing = false;
     E->cur = saved;
     env_seal(E, env, snap, "run-time loop", "use T.alloc_var (or a buffer) for a value that outlives it");

@@ -133,6 +133,10 @@ typedef struct Elab {
     Value *out_idx;      /* the entry's @tilelang.jit(out_idx=...) */
     bool fast_math;      /* the entry's @tilelang.jit asks for fast math (IrKernel.fast_math) */
     TS_VEC(ImportedModule) imports; /* helper modules imported so far (once each per compile) */
+    /* T.alloc_reducer buffers and their combine (IR_ADD, IR_MAX, IR_MIN,
+     * IR_BITAND, IR_BITOR, IR_BITXOR): T.Parallel nests updating one are
+     * reordered (elab_parallel_reducers) */
+    TS_VEC(struct ElabReducer { IrBuffer *buf; IrBinOp op; }) reducers;
     const TsCaps *caps;  /* the target compiled for (host queries such as torch.cuda.
                           * get_device_capability read it); NULL: unknown */
 } Elab;
@@ -204,6 +208,11 @@ IrBuffer *add_tensor_param(Elab *E, const char *name, Value *tensorty, bool is_o
 void start_next_kernel(Elab *E);
 /* A -D value as a Value. */
 Value *define_value(Elab *E, const char *name, const char *text);
+
+/* After a T.Parallel nest's body: where it updates a T.alloc_reducer at
+ * indices that do not use some of its loop variables, those levels
+ * become serial loops inside the others (builtins.c). */
+void elab_parallel_reducers(Elab *E, IrStmt *nest);
 
 /* Builtins (builtins.c). */
 Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc); /* NULL if none */

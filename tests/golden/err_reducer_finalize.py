@@ -1,0 +1,14 @@
+# ARGS: compile FILE --entry kern
+import tilelang.language as T
+
+
+def kern():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1) as bx:
+            acc = T.alloc_fragment((64,), "float32")
+            T.clear(acc)
+            T.finalize_reducer(acc)
+            T.copy(acc, A[0:64])
+
+    return main
