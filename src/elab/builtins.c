@@ -81,7 +81,8 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_SYNC_THREADS, NS_T, "sync_threads")                                            \
     X(B_RESHAPE, NS_T, "reshape") X(B_VIEW, NS_T, "view")                             \
     X(B_ALLOC_REDUCER, NS_T, "alloc_reducer") X(B_REDUCER_INIT, NS_T, "reducer_init")   \
-    X(B_REDUCER_UPDATE, NS_T, "reducer_update") X(B_FINALIZE_REDUCER, NS_T, "finalize_reducer")
+    X(B_REDUCER_UPDATE, NS_T, "reducer_update") X(B_FINALIZE_REDUCER, NS_T, "finalize_reducer") \
+    X(B_RNG_INIT, NS_T, "rng_init") X(B_RNG_RAND, NS_T, "rng_rand") X(B_RNG_RAND_FLOAT, NS_T, "rng_rand_float")
 
 enum {
     B_NONE_,
@@ -571,6 +572,145 @@ void elab_parallel_reducers(Elab *E, IrStmt *nest) {
     top->for_.stage = nest->for_.stage;
     top->for_.norder = nest->for_.norder;
     *nest = *top; /* in place: the nest is already in its parent's list */
+}
+
+/* ---- random numbers: T.rng_init, T.rng_rand, T.rng_rand_float -----------------------
+ *
+ * TileLang prints these as cuRAND's curand_init / curand / curand_uniform
+ * on a curandStatePhilox4_32_10_t (tilelang/cuda/language/random.py and its
+ * CUDA code generator).  Here the generator is written in the IR itself, so
+ * that both targets and both interpreters run the same numbers with no
+ * library: the state is a hidden per-thread local buffer `rng_state`
+ * (uint32: key 0-1, 128-bit counter 2-5, position 6, the current block of
+ * four outputs 7-10, round key 11-12), T.rng_init fills it and computes
+ * the first block, and each draw is statements emitted before the
+ * expression that uses it (read output[position], advance; after the
+ * fourth, increment the counter and compute the next block).  The block
+ * function is Philox4x32-10 (Salmon et al., "Parallel random numbers: as
+ * easy as 1, 2, 3", SC'11: multipliers 0xD2511F53 and 0xCD9E8D57, key
+ * increments 0x9E3779B9 and 0xBB67AE85); the seeding follows cuRAND's
+ * documented curand_init(seed, subsequence, offset): key = seed, counter
+ * words 2-3 = subsequence, counter words 0-1 = offset / 4 and the first
+ * draw at offset % 4 within the block.
+ */
+enum { RNG_KEY = 0, RNG_CTR = 2, RNG_POS = 6, RNG_OUT = 7, RNG_RK = 11, RNG_WORDS = 13 };
+
+static IrExpr *rng_u32(Elab *E, uint32_t v) { return ir_int(E->a, (int64_t)v, TS_UINT32); }
+
+static IrExpr *rng_ld(Elab *E, int i) {
+    IrExpr **idx = TS_NEWN(E->a, IrExpr *, 1);
+    idx[0] = ir_i32(E->a, i);
+    return ir_load(E->a, E->rng_state, idx, 1);
+}
+
+static IrStmt *rng_st(Elab *E, int i, IrExpr *v) {
+    IrExpr **idx = TS_NEWN(E->a, IrExpr *, 1);
+    idx[0] = ir_i32(E->a, i);
+    return ir_store(E->a, E->rng_state, idx, 1, ir_cast(E->a, TS_UINT32, v));
+}
+
+static IrExpr *rng_let(Elab *E, IrStmt *seq, const char *name, IrExpr *v, TsLoc loc) {
+    IrVar *x = ir_var(E->k, name, v->dt, IR_VAR_LET);
+    IrStmt *s = ir_stmt(E->a, IR_S_LET, loc);
+    s->let.var = x;
+    s->let.value = v;
+    ir_seq_push(E->a, seq, s);
+    return ir_var_ref(E->a, x);
+}
+
+/* high and low words of a * b (32 x 32 -> 64 bits) */
+static IrExpr *rng_mulhi(Elab *E, uint32_t a, IrExpr *b) {
+    IrExpr *p = ir_bin(E->a, IR_MUL, ir_int(E->a, a, TS_UINT64), ir_cast(E->a, TS_UINT64, b));
+    return ir_cast(E->a, TS_UINT32, ir_bin(E->a, IR_SHR, p, ir_int(E->a, 32, TS_UINT64)));
+}
+
+/* The statements computing output block = Philox4x32-10(counter, key). */
+static IrStmt *rng_block(Elab *E, TsLoc loc) {
+    TsArena *a = E->a;
+    IrStmt *seq = ir_seq(a);
+    for (int i = 0; i < 4; i++) ir_seq_push(a, seq, rng_st(E, RNG_OUT + i, rng_ld(E, RNG_CTR + i)));
+    for (int i = 0; i < 2; i++) ir_seq_push(a, seq, rng_st(E, RNG_RK + i, rng_ld(E, RNG_KEY + i)));
+    IrStmt *body = ir_seq(a);
+    IrExpr *x0 = rng_let(E, body, "ph_x0", rng_ld(E, RNG_OUT), loc), *x1 = rng_let(E, body, "ph_x1", rng_ld(E, RNG_OUT + 1), loc);
+    IrExpr *x2 = rng_let(E, body, "ph_x2", rng_ld(E, RNG_OUT + 2), loc), *x3 = rng_let(E, body, "ph_x3", rng_ld(E, RNG_OUT + 3), loc);
+    IrExpr *k0 = rng_let(E, body, "ph_k0", rng_ld(E, RNG_RK), loc), *k1 = rng_let(E, body, "ph_k1", rng_ld(E, RNG_RK + 1), loc);
+    IrExpr *hi0 = rng_mulhi(E, 0xD2511F53u, x0), *lo0 = ir_bin(a, IR_MUL, rng_u32(E, 0xD2511F53u), x0);
+    IrExpr *hi1 = rng_mulhi(E, 0xCD9E8D57u, x2), *lo1 = ir_bin(a, IR_MUL, rng_u32(E, 0xCD9E8D57u), x2);
+    ir_seq_push(a, body, rng_st(E, RNG_OUT, ir_bin(a, IR_BITXOR, ir_bin(a, IR_BITXOR, hi1, x1), k0)));
+    ir_seq_push(a, body, rng_st(E, RNG_OUT + 1, lo1));
+    ir_seq_push(a, body, rng_st(E, RNG_OUT + 2, ir_bin(a, IR_BITXOR, ir_bin(a, IR_BITXOR, hi0, x3), k1)));
+    ir_seq_push(a, body, rng_st(E, RNG_OUT + 3, lo0));
+    ir_seq_push(a, body, rng_st(E, RNG_RK, ir_bin(a, IR_ADD, k0, rng_u32(E, 0x9E3779B9u))));
+    ir_seq_push(a, body, rng_st(E, RNG_RK + 1, ir_bin(a, IR_ADD, k1, rng_u32(E, 0xBB67AE85u))));
+    IrStmt *f = ir_for(a, ir_var(E->k, "ph_round", TS_INT32, IR_VAR_LOOP), ir_i32(a, 0), ir_i32(a, 10), IR_FOR_SERIAL, body);
+    f->loc = loc;
+    ir_seq_push(a, seq, f);
+    return seq;
+}
+
+static void rng_init(Elab *E, Args *A) {
+    TsArena *a = E->a;
+    TsLoc loc = A->loc;
+    Value *seedv = req(E, A, 0, "seed"), *seqv = arg(E, A, 1, "seq"), *offv = arg(E, A, 2, "off");
+    Value *gen = arg(E, A, 3, "generator");
+    check_args(E, A, 4);
+    if (gen && (gen->kind != V_STR || strcmp(gen->s, "curandStatePhilox4_32_10_t")))
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: only the generator curandStatePhilox4_32_10_t is supported", A->fn);
+    if (E->ir_loops)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s must be called in the kernel's top-level code, not inside a loop", A->fn);
+    IrExpr *seed = ir_cast(a, TS_UINT64, int_expr(E, seedv, loc, "the seed"));
+    IrExpr *sq = seqv && seqv->kind != V_NONE ? ir_cast(a, TS_UINT64, int_expr(E, seqv, loc, "seq")) : ir_int(a, 0, TS_UINT64);
+    IrExpr *off = offv && offv->kind != V_NONE ? ir_cast(a, TS_UINT64, int_expr(E, offv, loc, "off")) : ir_int(a, 0, TS_UINT64);
+    IrExpr *ext = ir_i32(a, RNG_WORDS);
+    E->rng_state = ir_buffer(E->k, "rng_state", TS_UINT32, IR_SCOPE_LOCAL, 1, &ext, loc);
+    IrStmt *al = ir_stmt(a, IR_S_ALLOC, loc);
+    al->alloc.buf = E->rng_state;
+    emit(E, al);
+    IrExpr *s32 = ir_int(a, 32, TS_UINT64), *q = ir_bin(a, IR_SHR, off, ir_int(a, 2, TS_UINT64));
+    emit(E, rng_st(E, RNG_KEY, seed));
+    emit(E, rng_st(E, RNG_KEY + 1, ir_bin(a, IR_SHR, seed, s32)));
+    emit(E, rng_st(E, RNG_CTR, q));
+    emit(E, rng_st(E, RNG_CTR + 1, ir_bin(a, IR_SHR, q, s32)));
+    emit(E, rng_st(E, RNG_CTR + 2, sq));
+    emit(E, rng_st(E, RNG_CTR + 3, ir_bin(a, IR_SHR, sq, s32)));
+    emit(E, rng_st(E, RNG_POS, ir_bin(a, IR_BITAND, off, ir_int(a, 3, TS_UINT64))));
+    emit(E, rng_block(E, loc));
+}
+
+/* One draw (curand): the statements that advance the state, emitted
+ * here; the value drawn, a let. */
+static IrExpr *rng_draw(Elab *E, Args *A) {
+    TsArena *a = E->a;
+    TsLoc loc = A->loc;
+    bool ours = false;
+    for (int i = 0; E->rng_state && i < E->k->buffers.n; i++) ours |= E->k->buffers.v[i] == E->rng_state;
+    if (!ours) elab_fail(E, TS_ERR_TYPE, loc, "%s before T.rng_init in this kernel", A->fn);
+    IrExpr **idx = TS_NEWN(a, IrExpr *, 1);
+    idx[0] = ir_bin(a, IR_ADD, ir_i32(a, RNG_OUT), ir_cast(a, TS_INT32, rng_ld(E, RNG_POS)));
+    IrStmt *seq = ir_seq(a);
+    IrExpr *r = rng_let(E, seq, "rng", ir_load(a, E->rng_state, idx, 1), loc);
+    IrExpr *pos = ir_bin(a, IR_ADD, rng_ld(E, RNG_POS), rng_u32(E, 1));
+    ir_seq_push(a, seq, rng_st(E, RNG_POS, pos));
+    /* after the fourth: counter + 1 (128 bits), the next block, position 0 */
+    IrStmt *next = ir_seq(a);
+    IrExpr *carry = NULL;
+    for (int i = 0; i < 4; i++) {
+        IrExpr *c = rng_ld(E, RNG_CTR + i);
+        IrExpr *inc = i == 0 ? rng_u32(E, 1) : ir_cast(a, TS_UINT32, carry);
+        IrExpr *nc = rng_let(E, next, "ctr", ir_bin(a, IR_ADD, c, inc), loc);
+        ir_seq_push(a, next, rng_st(E, RNG_CTR + i, nc));
+        IrExpr *z = ir_bin(a, IR_EQ, nc, rng_u32(E, 0));
+        carry = i == 0 ? z : ir_bin(a, IR_AND, carry, z);
+        carry = rng_let(E, next, "carry", carry, loc);
+    }
+    ir_seq_push(a, next, rng_block(E, loc));
+    ir_seq_push(a, next, rng_st(E, RNG_POS, rng_u32(E, 0)));
+    IrStmt *iff = ir_stmt(a, IR_S_IF, loc);
+    iff->if_.cond = ir_bin(a, IR_EQ, rng_ld(E, RNG_POS), rng_u32(E, 4));
+    iff->if_.then = next;
+    ir_seq_push(a, seq, iff);
+    for (int i = 0; i < seq->seq.n; i++) emit(E, seq->seq.v[i]);
+    return r;
 }
 
 /* The kernel's thread index along one axis of threads= (named as CUDA
@@ -1321,6 +1461,29 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             emit(E, s);
         }
         return val_none(E, loc);
+    }
+    case B_RNG_INIT:
+        need_kernel(E, A);
+        rng_init(E, A);
+        return val_none(E, loc);
+    case B_RNG_RAND:
+        need_kernel(E, A);
+        check_args(E, A, 0);
+        return val_expr(E, rng_draw(E, A), loc);
+    case B_RNG_RAND_FLOAT: {
+        need_kernel(E, A);
+        Value *bitv = arg(E, A, 0, "bit"), *distv = arg(E, A, 1, "dist");
+        check_args(E, A, 2);
+        int64_t bits = bitv ? val_to_int(E, bitv, loc, "bit") : 32;
+        const char *dist = distv && distv->kind == V_STR ? distv->s : "uniform";
+        if (bits != 32 || strcmp(dist, "uniform"))
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: only bit=32, dist=\"uniform\" is supported (got bit=%lld, dist=\"%s\")",
+                      A->fn, (long long)bits, dist);
+        /* curand_uniform: x * 2^-32 + 2^-33 in float32, in (0, 1] */
+        IrExpr *x = ir_cast(E->a, TS_FLOAT32, rng_draw(E, A));
+        IrExpr *u = ir_bin(E->a, IR_ADD, ir_bin(E->a, IR_MUL, x, ir_float(E->a, 0x1p-32, TS_FLOAT32)),
+                           ir_float(E->a, 0x1p-33, TS_FLOAT32));
+        return val_expr(E, u, loc);
     }
     case B_RESHAPE: {
         need_kernel(E, A);

@@ -472,6 +472,7 @@ void start_next_kernel(Elab *E) {
     for (int i = 0; i < prev->shape_vars.n; i++) ts_vec_push(E->a, k->shape_vars, prev->shape_vars.v[i]);
     prev->next = k;
     E->k = k;
+    E->rng_state = NULL; /* per kernel: T.rng_init again in the next one */
 }
 
 static void exec_stmt(Elab *E, Env *env, const AstStmt *s) {

@@ -137,6 +137,7 @@ typedef struct Elab {
      * IR_BITAND, IR_BITOR, IR_BITXOR): T.Parallel nests updating one are
      * reordered (elab_parallel_reducers) */
     TS_VEC(struct ElabReducer { IrBuffer *buf; IrBinOp op; }) reducers;
+    IrBuffer *rng_state; /* T.rng_init's per-thread Philox state (builtins.c), or NULL */
     const TsCaps *caps;  /* the target compiled for (host queries such as torch.cuda.
                           * get_device_capability read it); NULL: unknown */
 } Elab;
