@@ -82,7 +82,8 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_RESHAPE, NS_T, "reshape") X(B_VIEW, NS_T, "view")                             \
     X(B_ALLOC_REDUCER, NS_T, "alloc_reducer") X(B_REDUCER_INIT, NS_T, "reducer_init")   \
     X(B_REDUCER_UPDATE, NS_T, "reducer_update") X(B_FINALIZE_REDUCER, NS_T, "finalize_reducer") \
-    X(B_RNG_INIT, NS_T, "rng_init") X(B_RNG_RAND, NS_T, "rng_rand") X(B_RNG_RAND_FLOAT, NS_T, "rng_rand_float")
+    X(B_RNG_INIT, NS_T, "rng_init") X(B_RNG_RAND, NS_T, "rng_rand") X(B_RNG_RAND_FLOAT, NS_T, "rng_rand_float") \
+    X(B_IM2COL, NS_T, "im2col") X(B_IM2COL2, NS_T, "c2d_im2col")
 
 enum {
     B_NONE_,
@@ -711,6 +712,95 @@ static IrExpr *rng_draw(Elab *E, Args *A) {
     ir_seq_push(a, seq, iff);
     for (int i = 0; i < seq->seq.n; i++) emit(E, seq->seq.v[i]);
     return r;
+}
+
+/*
+ * T.im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad): the
+ * tile of a 2-D convolution's im2col matrix that col holds.  img is NHWC
+ * [N, H, W, C]; row m of the matrix is an output position (n, oh, ow) in
+ * row-major order over [N, OH, OW], column k a filter tap (kh, kw, c) over
+ * [kernel, kernel, C]; OH = (H + 2 pad - dilation (kernel - 1) - 1) //
+ * stride + 1, OW likewise; the element is img[n, oh stride + kh dilation -
+ * pad, ow stride + kw dilation - pad, c], 0 outside the image (TileLang's
+ * meaning: src/op/copy.cc, LowerIm2ColSIMT).  col's last two dims are the
+ * tile [block_M, block_K] of rows nhw_step * block_M.. and columns c_step *
+ * block_K..; rows past N * OH * OW and columns past kernel^2 C are 0 here
+ * too (TileLang reads past the image there).  Emitted as the T.Parallel
+ * nest that computes it, which every pass treats as any other.
+ */
+static void im2col(Elab *E, Args *A) {
+    TsArena *a = E->a;
+    TsLoc loc = A->loc;
+    IrRegion img = val_to_region(E, req(E, A, 0, "img"), loc, "T.im2col's img");
+    IrRegion col = val_to_region(E, req(E, A, 1, "col"), loc, "T.im2col's col");
+    IrExpr *nhw = int_expr(E, req(E, A, 2, "nhw_step"), loc, "nhw_step");
+    IrExpr *cst = int_expr(E, req(E, A, 3, "c_step"), loc, "c_step");
+    int64_t kern = val_to_int(E, req(E, A, 4, "kernel"), loc, "kernel");
+    Value *sv = arg(E, A, 5, "stride"), *dv = arg(E, A, 6, "dilation"), *pv = arg(E, A, 7, "pad");
+    int64_t stride = sv ? val_to_int(E, sv, loc, "stride") : 1, dil = dv ? val_to_int(E, dv, loc, "dilation") : 1;
+    int64_t pad = pv ? val_to_int(E, pv, loc, "pad") : 0;
+    ignore_kw(A, "eviction_policy");
+    ignore_kw(A, "annotations");
+    check_args(E, A, 9);
+    if (img.buf->ndim != 4)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: img must be a 4-D NHWC tensor, '%s' has %d dims", A->fn, img.buf->name,
+                  img.buf->ndim);
+    if (col.ndim < 2) elab_fail(E, TS_ERR_SHAPE, loc, "%s: col must have 2 dims (block_M, block_K)", A->fn);
+    if (img.buf->dt != col.buf->dt)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: img is %s and col %s: they must have one dtype", A->fn,
+                  ts_dtype_name(img.buf->dt), ts_dtype_name(col.buf->dt));
+    if (kern < 1 || stride < 1 || dil < 1 || pad < 0)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: kernel, stride and dilation must be positive and pad not negative", A->fn);
+    int nd = col.ndim;
+    int64_t bm, bk;
+    if (!ir_is_const_int(col.extent[nd - 2], &bm) || !ir_is_const_int(col.extent[nd - 1], &bk))
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: col's tile extents must be constants", A->fn);
+    IrExpr **sh = img.buf->shape;
+    IrExpr *N = sh[0], *H = sh[1], *W = sh[2], *C = sh[3];
+#define I64(v) ir_int(a, (v), TS_INT64)
+#define B(op, x, y) ir_bin(a, op, x, y)
+    IrExpr *reach = I64(dil * (kern - 1) + 1);
+    IrExpr *OH = B(IR_ADD, B(IR_FLOORDIV, B(IR_SUB, B(IR_ADD, ir_cast(a, TS_INT64, H), I64(2 * pad)), reach), I64(stride)), I64(1));
+    IrExpr *OW = B(IR_ADD, B(IR_FLOORDIV, B(IR_SUB, B(IR_ADD, ir_cast(a, TS_INT64, W), I64(2 * pad)), reach), I64(stride)), I64(1));
+    IrVar *vi = ir_var(E->k, "i", TS_INT32, IR_VAR_LOOP), *vj = ir_var(E->k, "j", TS_INT32, IR_VAR_LOOP);
+    IrExpr *m = B(IR_ADD, B(IR_MUL, ir_cast(a, TS_INT64, nhw), I64(bm)), ir_var_ref(a, vi));
+    IrExpr *k = B(IR_ADD, B(IR_MUL, ir_cast(a, TS_INT64, cst), I64(bk)), ir_var_ref(a, vj));
+    IrExpr *ohw = B(IR_MUL, OH, OW);
+    IrExpr *n = B(IR_FLOORDIV, m, ohw);
+    IrExpr *oh = B(IR_FLOORDIV, B(IR_FLOORMOD, m, ohw), OW), *ow = B(IR_FLOORMOD, m, OW);
+    IrExpr *C64 = ir_cast(a, TS_INT64, C);
+    IrExpr *kh = B(IR_FLOORDIV, k, B(IR_MUL, I64(kern), C64)), *kw = B(IR_FLOORMOD, B(IR_FLOORDIV, k, C64), I64(kern));
+    IrExpr *c = B(IR_FLOORMOD, k, C64);
+    IrExpr *h = B(IR_SUB, B(IR_ADD, B(IR_MUL, oh, I64(stride)), B(IR_MUL, kh, I64(dil))), I64(pad));
+    IrExpr *w = B(IR_SUB, B(IR_ADD, B(IR_MUL, ow, I64(stride)), B(IR_MUL, kw, I64(dil))), I64(pad));
+    IrExpr *in = B(IR_AND, B(IR_AND, B(IR_GE, h, I64(0)), B(IR_LT, h, ir_cast(a, TS_INT64, H))),
+                   B(IR_AND, B(IR_GE, w, I64(0)), B(IR_LT, w, ir_cast(a, TS_INT64, W))));
+    in = B(IR_AND, in, B(IR_AND, B(IR_LT, n, ir_cast(a, TS_INT64, N)), B(IR_LT, kh, I64(kern))));
+    /* the load only where in range (a select evaluates both sides: clamp) */
+    IrExpr *z = I64(0);
+    IrExpr *li[4] = {B(IR_MIN, n, B(IR_SUB, ir_cast(a, TS_INT64, N), I64(1))),
+                     B(IR_MAX, B(IR_MIN, h, B(IR_SUB, ir_cast(a, TS_INT64, H), I64(1))), z),
+                     B(IR_MAX, B(IR_MIN, w, B(IR_SUB, ir_cast(a, TS_INT64, W), I64(1))), z), c};
+    IrExpr **lidx = TS_NEWN(a, IrExpr *, 4);
+    for (int d = 0; d < 4; d++) lidx[d] = B(IR_ADD, ir_cast(a, TS_INT64, img.start[d]), li[d]);
+    IrExpr *val = ir_select(a, in, ir_load(a, img.buf, lidx, 4), ir_cast(a, col.buf->dt, z));
+#undef I64
+#undef B
+    IrExpr **didx = TS_NEWN(a, IrExpr *, nd);
+    for (int d = 0; d < nd; d++) didx[d] = col.start[d];
+    didx[nd - 2] = ir_bin(a, IR_ADD, col.start[nd - 2], ir_var_ref(a, vi));
+    didx[nd - 1] = ir_bin(a, IR_ADD, col.start[nd - 1], ir_var_ref(a, vj));
+    IrStmt *st = ir_store(a, col.buf, didx, col.buf->ndim, val);
+    st->loc = loc;
+    IrStmt *inner = ir_seq(a);
+    ir_seq_push(a, inner, st);
+    IrStmt *fj = ir_for(a, vj, ir_i32(a, 0), ir_i32(a, bk), IR_FOR_PARALLEL, inner);
+    fj->loc = loc;
+    IrStmt *mid = ir_seq(a);
+    ir_seq_push(a, mid, fj);
+    IrStmt *fi = ir_for(a, vi, ir_i32(a, 0), ir_i32(a, bm), IR_FOR_PARALLEL, mid);
+    fi->loc = loc;
+    emit(E, fi);
 }
 
 /* The kernel's thread index along one axis of threads= (named as CUDA
@@ -1462,6 +1552,11 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         }
         return val_none(E, loc);
     }
+    case B_IM2COL:
+    case B_IM2COL2:
+        need_kernel(E, A);
+        im2col(E, A);
+        return val_none(E, loc);
     case B_RNG_INIT:
         need_kernel(E, A);
         rng_init(E, A);

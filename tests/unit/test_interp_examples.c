@@ -174,6 +174,9 @@ static const Case cases[] = {
      * reads the thread index, which this harness's block-level run does not bind;
      * tests/run/rng.sh runs it on the C target) */
     {"tests/run/kernels/rng.py", "draws", {"n=12"}, 0, 0, 1, 0},
+    /* T.im2col with flattened global views (TileLang's examples/convolution) */
+    {"tests/run/kernels/conv.py", "convolution", {"N=2", "H=9", "W=7"}, 1e-3, 0, 1, 0},
+    {"tests/run/kernels/conv.py", "convolution", {"N=1", "H=11", "W=10", "S=2", "D=2", "P=2"}, 1e-3, 0, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
