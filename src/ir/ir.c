@@ -645,6 +645,13 @@ IrExpr **ir_view_index(TsArena *a, const IrBuffer *view, IrExpr *const *idx) {
     return out;
 }
 
+bool ir_buffer_has_view(const IrKernel *k, const IrBuffer *b) {
+    if (b->base) return true;
+    for (int i = 0; i < k->buffers.n; i++)
+        if (k->buffers.v[i]->base == b) return true;
+    return false;
+}
+
 IrRegion ir_region_full(TsArena *a, IrBuffer *b) {
     IrRegion r = {0};
     r.buf = b;

@@ -435,6 +435,10 @@ bool ir_vcopy_dtypes_ok(TsDType dst, TsDType src);
  * base dimensions is a sum of products, a split a division and a modulo),
  * through the row-major flat index where no grouping is found. */
 IrExpr **ir_view_index(TsArena *a, const IrBuffer *view, IrExpr *const *idx);
+/* b is a view, or some buffer of k views it: its elements are also reached
+ * under another name until resolve_views (passes before it that reason
+ * about one buffer's accesses leave such buffers alone). */
+bool ir_buffer_has_view(const IrKernel *k, const IrBuffer *b);
 
 /* Region helpers. */
 IrRegion ir_region_full(TsArena *a, IrBuffer *b);

@@ -1726,6 +1726,7 @@ void ts_pass_shared_to_fragment(TsPassCtx *cx) {
         IrBuffer *b = k->buffers.v[i];
         int64_t e, total = 1;
         bool ok = b->scope == IR_SCOPE_SHARED && b->stages <= 1 && b->swizzle.kind == IR_SWIZZLE_NONE &&
+                  !ir_buffer_has_view(k, b) && /* (its uses under a view's name are not seen here) */
                   !b->swizzle_annotated &&
                   b->ndim >= 1 && b->ndim <= MAXNEST && !b->layout;
         for (int d = 0; ok && d < b->ndim; d++) {

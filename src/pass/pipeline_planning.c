@@ -161,6 +161,9 @@ static bool may_run_ahead(const IrKernel *k, const IrStmt *loop, IrStmt *const *
     const IrRegion *src = &s->op->r[0], *dst = &s->op->r[1];
     if (src->buf->scope != IR_SCOPE_GLOBAL || dst->buf->scope != IR_SCOPE_SHARED) return false;
     if (src->buf->dt != dst->buf->dt || !whole_buffer(dst)) return false;
+    /* a view or a viewed buffer: accesses under the other name are not seen here, and
+     * multi-buffering would not follow them (resolve_views runs later) */
+    if (ir_buffer_has_view(k, src->buf) || ir_buffer_has_view(k, dst->buf)) return false;
     if (allocates(fc->body, dst->buf)) return false; /* the prologue would run before its alloc */
     for (int d = 0; d < src->ndim; d++)
         if (uses_loop_state(src->start[d], fc) || uses_loop_state(src->extent[d], fc)) return false;

@@ -19,8 +19,8 @@
  * What cannot be rewritten element by element is refused with the
  * statement's source position: a tile operator the lowering keeps whole
  * (T.gemm and the communication operators) over a view, and a vector copy
- * whose run of elements is not contiguous in the base (the view's last
- * dimension is not the base's last dimension).
+ * whose run of elements may not be contiguous in the base (a global view
+ * whose last dimension is not the base's last dimension).
  */
 #include "ir/walk.h"
 #include "op/op.h"
@@ -50,7 +50,13 @@ static bool last_dim_kept(const IrBuffer *v) {
 static void vcopy_operand(ViewCtx *vc, const IrStmt *s, IrBuffer **buf, IrExpr ***idx, int *n, int lanes) {
     IrBuffer *v = *buf;
     if (!v->base) return;
-    if (lanes > 1 && !last_dim_kept(v))
+    /* on-chip: the vector starts at a multiple of `lanes` of the view's row
+     * (lower_copy_cuda proves it of a shared destination), so with both
+     * last extents multiples of `lanes` it stays within one row of the base */
+    int64_t x, y;
+    bool runs = v->base->scope != IR_SCOPE_GLOBAL && ir_is_const_int(v->shape[v->ndim - 1], &x) &&
+                ir_is_const_int(v->base->shape[v->base->ndim - 1], &y) && x % lanes == 0 && y % lanes == 0;
+    if (lanes > 1 && !last_dim_kept(v) && !runs)
         ts_fail_at(vc->cx->diag, TS_ERR_UNSUPPORTED, s->loc,
                    "a vector copy through the view '%s' of '%s', whose last dimension is not '%s''s last "
                    "dimension, is not supported",

@@ -12,3 +12,5 @@ check $f --entry flat_copy --target c --check-against flat_copy_naive
 check $f --entry flat_copy --target c -D B=5 -D R=7 -D C=32 --check-against flat_copy_naive
 check $f --entry view_rows --target c --check-against view_rows_naive
 check $f --entry view_rows --target c -D N=512 -D W=32 --check-against view_rows_naive
+check $f --entry pipelined_view --target c --check-against pipelined_view_naive --rtol 1e-5 --atol 1e-5
+check $f --entry pipelined_view --target c -D M=32 -D N=200 -D block_N=32 --check-against pipelined_view_naive --rtol 1e-5 --atol 1e-5

@@ -166,6 +166,7 @@ static const Case cases[] = {
     {"tests/run/kernels/views.py", "reshape_reduce", {"M=64", "H=32", "Q=2", "block_N=64"}, 1e-3, 0, 1, 0},
     {"tests/run/kernels/views.py", "flat_copy", {"B=3", "R=10", "C=64"}, 0, 0, 1, 0},
     {"tests/run/kernels/views.py", "view_rows", {"N=256", "W=16"}, 1e-6, 0, 1, 0},
+    {"tests/run/kernels/views.py", "pipelined_view", {"M=64", "N=200", "block_N=32"}, 1e-5, 0, 1, 0},
     /* reducers: gemv with a reduced inner level (TileLang's gemv_alloc_reducer),
      * column maxima with the outer level reduced */
     {"tests/run/kernels/reducers.py", "gemv_reducer", {"M=96", "N=200"}, 1e-4, 0, 1, 0},

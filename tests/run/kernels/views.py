@@ -114,3 +114,39 @@ def view_rows_naive(N=256, W=16):
             S[i] = a - b
 
     return main
+
+
+# A flat shared buffer filled through a 2-D view by T.copy inside
+# T.Pipelined (the copy of a view is not multi-buffered: it stays in order),
+# read through the view: row sums of X.
+@tilelang.jit(out_idx=[1])
+def pipelined_view(M=64, N=256, block_N=64):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=128) as bx:
+            t = T.alloc_shared((M * block_N,), "float32")
+            tv = T.reshape(t, (M, block_N))
+            acc = T.alloc_fragment((M,), "float32")
+            T.clear(acc)
+            for ko in T.Pipelined(T.ceildiv(N, block_N), num_stages=2):
+                T.copy(X[0, ko * block_N], tv)
+                for i in T.Parallel(M):
+                    for j in T.serial(block_N):
+                        acc[i] += tv[i, j]
+            T.copy(acc, Y[0])
+
+    return main
+
+
+@tilelang.jit(out_idx=[1])
+def pipelined_view_naive(M=64, N=256, block_N=64):
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M,), "float32")):
+        with T.Kernel(M, threads=1) as i:
+            s = T.alloc_var("float32")
+            s = 0.0
+            for j in T.serial(N):
+                s += X[i, j]
+            Y[i] = s
+
+    return main
