@@ -18,10 +18,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "elab/elab.h"
-#include "front/ast.h"
-#include "ir/interp_thread.h"
 #include "pass/pass.h"
+#include "pass_test.h"
 #include "test.h"
 
 static TsArena A;
@@ -71,27 +69,6 @@ static const char *SRC = PRE
     "    return main\n";
 
 static IrKernel *compile(const char *entry, const char *defs, bool cuda, TsBuf *err) {
-    TsDiag d = {0};
-    jmp_buf jb, *saved;
-    if (ts_try(&d, &jb, &saved)) {
-        ts_try_end(&d, saved);
-        ts_buf_puts(err, ts_buf_str(&d.msg));
-        ts_buf_free(&d.msg);
-        return NULL;
-    }
-    TsSource *s = TS_NEW(&A, TsSource);
-    s->name = "test.py";
-    s->text = SRC;
-    s->len = strlen(SRC);
-    TsDefine df[8];
-    int nd = 0;
-    char *copy = ts_strdup(&A, defs);
-    for (char *tok = strtok(copy, " "); tok && nd < 8; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        *eq = 0;
-        df[nd].name = tok;
-        df[nd++].value = eq + 1;
-    }
     TsCaps c;
     memset(&c, 0, sizeof c);
     if (cuda) {
@@ -99,37 +76,7 @@ static IrKernel *compile(const char *entry, const char *defs, bool cuda, TsBuf *
         c.sm = 80;
         c.mma = c.pad = c.vec = c.vec_cast = c.pipeline = c.layout = c.swizzle = true;
     }
-    AstModule *m = ts_parse_module(&A, s);
-    IrKernel *k = ts_elaborate_for(&d, &A, m, entry, df, nd, false, &c);
-    TsPassCtx cx = {&d, &A, k, cuda ? TS_TARGET_CUDA : TS_TARGET_C, &c};
-    ts_run_passes(&cx, NULL, NULL, NULL);
-    ts_try_end(&d, saved);
-    return k;
-}
-
-static const IrBuffer *buf(const IrKernel *k, const char *name) {
-    for (int i = k->buffers.n - 1; i >= 0; i--)
-        if (!strcmp(k->buffers.v[i]->name, name)) return k->buffers.v[i];
-    return NULL;
-}
-
-static bool run(IrKernel *k, double **data, TsBuf *err) {
-    TsDiag d = {0};
-    jmp_buf jb, *saved;
-    IrTInterp *volatile x = NULL;
-    if (ts_try(&d, &jb, &saved)) {
-        ts_try_end(&d, saved);
-        ir_tinterp_free(x);
-        ts_buf_puts(err, ts_buf_str(&d.msg));
-        ts_buf_free(&d.msg);
-        return false;
-    }
-    x = ir_tinterp_new(&A, &d, k, IR_TINTERP_STRICT);
-    for (int p = 0; p < k->params.n; p++) ir_tinterp_bind_buffer(x, k->params.v[p].buf, data[p]);
-    ir_tinterp_run_grid(x);
-    ir_tinterp_free(x);
-    ts_try_end(&d, saved);
-    return true;
+    return pt_compile(&A, SRC, entry, defs, cuda ? TS_TARGET_CUDA : TS_TARGET_C, &c, &c, NULL, NULL, err);
 }
 
 int main(void) {
@@ -150,7 +97,7 @@ int main(void) {
         if (!k) fprintf(stderr, "how=%d: %s\n", how, ts_buf_str(&err));
         CHECK(k != NULL);
         if (!k) continue;
-        const IrBuffer *s = buf(k, "S");
+        const IrBuffer *s = pt_buffer(k, "S");
         CHECK(s != NULL);
         if (!s) continue;
         CHECK_EQ_INT(how > 0, s->swizzle_annotated);
@@ -160,7 +107,7 @@ int main(void) {
         CHECK_EQ_INT(want[how].shift, s->swizzle.shift);
         for (int i = 0; i < M * N; i++) Y[i] = NAN;
         double *data[2] = {X, Y};
-        bool ok = run(k, data, &err);
+        bool ok = pt_run(&A, k, data, 0, &err);
         if (!ok) fprintf(stderr, "how=%d: %s\n", how, ts_buf_str(&err));
         CHECK(ok);
         int bad = 0;
@@ -182,7 +129,7 @@ int main(void) {
     if (!k) fprintf(stderr, "%s\n", ts_buf_str(&err));
     CHECK(k != NULL);
     if (k) {
-        const IrBuffer *as = buf(k, "As"), *bs = buf(k, "Bs");
+        const IrBuffer *as = pt_buffer(k, "As"), *bs = pt_buffer(k, "Bs");
         CHECK(as && bs);
         if (as && bs) {
             CHECK_EQ_INT(IR_SWIZZLE_NONE, as->swizzle.kind);

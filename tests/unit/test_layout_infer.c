@@ -29,12 +29,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "elab/elab.h"
-#include "front/ast.h"
-#include "ir/interp_thread.h"
 #include "ir/layout.h"
 #include "op/op.h"
 #include "pass/pass.h"
+#include "pass_test.h"
 #include "test.h"
 
 static TsArena A;
@@ -201,63 +199,12 @@ static int line_of(const char *marker) {
 }
 
 static IrKernel *compile(const char *entry, const char *defs, TsBuf *err) {
-    TsDiag d = {0};
-    jmp_buf jb, *saved;
-    if (ts_try(&d, &jb, &saved)) {
-        ts_try_end(&d, saved);
-        ts_buf_puts(err, ts_buf_str(&d.msg));
-        ts_buf_free(&d.msg);
-        return NULL;
-    }
-    TsSource *s = TS_NEW(&A, TsSource);
-    s->name = "test.py";
-    s->text = SRC;
-    s->len = strlen(SRC);
-    TsDefine df[8];
-    int nd = 0;
-    char *copy = ts_strdup(&A, defs);
-    for (char *tok = strtok(copy, " "); tok && nd < 8; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        *eq = 0;
-        df[nd].name = tok;
-        df[nd++].value = eq + 1;
-    }
     TsCaps c;
     memset(&c, 0, sizeof c);
     snprintf(c.arch, sizeof c.arch, "sm_80");
     c.sm = 80;
     c.mma = c.pad = c.vec = c.vec_cast = c.pipeline = c.layout = c.swizzle = true;
-    AstModule *m = ts_parse_module(&A, s);
-    IrKernel *k = ts_elaborate_for(&d, &A, m, entry, df, nd, false, &c);
-    TsPassCtx cx = {&d, &A, k, TS_TARGET_CUDA, &c};
-    ts_run_passes(&cx, NULL, NULL, NULL);
-    ts_try_end(&d, saved);
-    return k;
-}
-
-static const IrBuffer *buf(const IrKernel *k, const char *name) {
-    for (int i = k->buffers.n - 1; i >= 0; i--)
-        if (!strcmp(k->buffers.v[i]->name, name)) return k->buffers.v[i];
-    return NULL;
-}
-
-static bool run(IrKernel *k, double **data, TsBuf *err) {
-    TsDiag d = {0};
-    jmp_buf jb, *saved;
-    IrTInterp *volatile x = NULL;
-    if (ts_try(&d, &jb, &saved)) {
-        ts_try_end(&d, saved);
-        ir_tinterp_free(x);
-        ts_buf_puts(err, ts_buf_str(&d.msg));
-        ts_buf_free(&d.msg);
-        return false;
-    }
-    x = ir_tinterp_new(&A, &d, k, IR_TINTERP_STRICT);
-    for (int p = 0; p < k->params.n; p++) ir_tinterp_bind_buffer(x, k->params.v[p].buf, data[p]);
-    ir_tinterp_run_grid(x);
-    ir_tinterp_free(x);
-    ts_try_end(&d, saved);
-    return true;
+    return pt_compile(&A, SRC, entry, defs, TS_TARGET_CUDA, &c, &c, NULL, NULL, err);
 }
 
 static uint64_t rng = 12345;
@@ -304,7 +251,7 @@ static IrKernel *compile_run(const char *entry, const char *defs, double **data)
     IrKernel *k = compile(entry, defs, &err);
     if (!k) fprintf(stderr, "%s: %s\n", entry, ts_buf_str(&err));
     CHECK(k != NULL);
-    if (k && !run(k, data, &err)) {
+    if (k && !pt_run(&A, k, data, 0, &err)) {
         fprintf(stderr, "%s: %s\n", entry, ts_buf_str(&err));
         CHECK(false);
         k = NULL;
@@ -380,7 +327,7 @@ static void test_strict_first(void) {
     IrKernel *k = compile_run("bias", "M=64 N=64 K=32", data);
     if (!k) return;
     CHECK(k->layout_note == NULL);
-    const IrBuffer *cl = buf(k, "Cl");
+    const IrBuffer *cl = pt_buffer(k, "Cl");
     CHECK(cl && cl->layout && cl->layout->kind == IR_LAYOUT_MMA_C);
     double *want = matmul(a, b, M, N, K);
     for (int i = 0; i < M * N; i++) want[i] += bias[i];
@@ -397,7 +344,7 @@ static void test_free_order(void) {
     if (!k) return;
     if (k->layout_note) fprintf(stderr, "rowmax: %s\n", k->layout_note);
     CHECK(k->layout_note == NULL);
-    const IrBuffer *xb = buf(k, "x"), *mb = buf(k, "m");
+    const IrBuffer *xb = pt_buffer(k, "x"), *mb = pt_buffer(k, "m");
     CHECK(xb && xb->layout && xb->layout->kind == IR_LAYOUT_WARP_ROWS);
     CHECK(mb && mb->layout && mb->layout->kind == IR_LAYOUT_WARP_ROWS_PROJ);
     double *want = TS_NEWN(&A, double, M * N);
@@ -416,10 +363,10 @@ static void check_relayout(const IrKernel *k, const char *relaid, const char *co
     CHECK(k->layout_note == NULL);
     char nm[64];
     snprintf(nm, sizeof nm, "%s_relayout", relaid);
-    const IrBuffer *sc = buf(k, nm);
+    const IrBuffer *sc = pt_buffer(k, nm);
     CHECK(sc != NULL && sc->scope == IR_SCOPE_SHARED);
     for (int i = 0; regs[i]; i++) {
-        const IrBuffer *b = buf(k, regs[i]);
+        const IrBuffer *b = pt_buffer(k, regs[i]);
         CHECK(b && b->layout);
     }
 }
@@ -455,7 +402,7 @@ static void test_relayout(void) {
         double *d1[4] = {ac, bc, vc, o1}, *d2[4] = {ac, bc, vc, o2};
         IrKernel *k1 = compile_run("roles", "M=64 N=64 K=32", d1);
         IrKernel *k2 = compile_run("roles_same", "M=64 N=64 K=32", d2);
-        CHECK(k2 && !k2->layout_note && !buf(k2, "S_relayout"));
+        CHECK(k2 && !k2->layout_note && !pt_buffer(k2, "S_relayout"));
         if (k1 && k2) {
             int differ = 0;
             for (int i = 0; i < M * N; i++) differ += !(o1[i] == o2[i]);
@@ -526,7 +473,7 @@ static void test_conflict(void) {
         CHECK_CONTAINS(k->layout_note, "mma_c(64 x 64, warps 1 x 4)");
         CHECK_CONTAINS(k->layout_note, at2);
     }
-    const IrBuffer *cl = buf(k, "Cl");
+    const IrBuffer *cl = pt_buffer(k, "Cl");
     CHECK(cl && !cl->layout);
     double *ab = matmul(a, b, M, N, K);
     double *want = TS_NEWN(&A, double, M * N);

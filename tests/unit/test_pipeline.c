@@ -29,12 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elab/elab.h"
-#include "front/ast.h"
 #include "ir/interp.h"
 #include "ir/interp_thread.h"
 #include "ir/tileop.h"
 #include "pass/pass.h"
+#include "pass_test.h"
 #include "test.h"
 
 static TsArena A;
@@ -184,32 +183,10 @@ static const char *SRC_GROUP = PRE
  * and run the passes for target t; NULL (message printed) on failure. */
 static IrKernel *compile(const char *src, const char *entry, const char *defs, TsTarget t, const TsCaps *caps,
                          const char *dump_after, TsBuf *dump) {
-    TsDiag d = {0};
-    jmp_buf jb, *saved;
-    if (ts_try(&d, &jb, &saved)) {
-        ts_try_end(&d, saved);
-        fprintf(stderr, "compile %s (%s): %s\n", entry, defs, ts_buf_str(&d.msg));
-        ts_buf_free(&d.msg);
-        return NULL;
-    }
-    TsSource *s = TS_NEW(&A, TsSource);
-    s->name = "test.py";
-    s->text = src;
-    s->len = strlen(src);
-    TsDefine df[16];
-    int nd = 0;
-    char *copy = ts_strdup(&A, defs);
-    for (char *tok = strtok(copy, " "); tok && nd < 16; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        *eq = 0;
-        df[nd].name = tok;
-        df[nd++].value = eq + 1;
-    }
-    AstModule *m = ts_parse_module(&A, s);
-    IrKernel *k = ts_elaborate(&d, &A, m, entry, df, nd, false);
-    TsPassCtx cx = {&d, &A, k, t, caps};
-    ts_run_passes(&cx, dump_after, dump, NULL);
-    ts_try_end(&d, saved);
+    TsBuf err = {0};
+    IrKernel *k = pt_compile(&A, src, entry, defs, t, caps, NULL, dump_after, dump, &err);
+    if (!k) fprintf(stderr, "compile %s (%s): %s\n", entry, defs, ts_buf_str(&err));
+    ts_buf_free(&err);
     return k;
 }
 

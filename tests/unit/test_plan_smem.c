@@ -30,11 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elab/elab.h"
-#include "front/ast.h"
-#include "ir/interp_thread.h"
 #include "ir/walk.h"
 #include "pass/pass.h"
+#include "pass_test.h"
 #include "test.h"
 
 static TsArena A;
@@ -120,33 +118,7 @@ static TsCaps caps(bool swizzle, long long smem_max) {
 
 /* Elaborate and run every CUDA pass; NULL and the message in *err on failure. */
 static IrKernel *compile(const char *src, const char *entry, const char *defs, const TsCaps *c, TsBuf *err) {
-    TsDiag d = {0};
-    jmp_buf jb, *saved;
-    if (ts_try(&d, &jb, &saved)) {
-        ts_try_end(&d, saved);
-        ts_buf_puts(err, ts_buf_str(&d.msg));
-        ts_buf_free(&d.msg);
-        return NULL;
-    }
-    TsSource *s = TS_NEW(&A, TsSource);
-    s->name = "test.py";
-    s->text = src;
-    s->len = strlen(src);
-    TsDefine df[8];
-    int nd = 0;
-    char *copy = ts_strdup(&A, defs);
-    for (char *tok = strtok(copy, " "); tok && nd < 8; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        *eq = 0;
-        df[nd].name = tok;
-        df[nd++].value = eq + 1;
-    }
-    AstModule *m = ts_parse_module(&A, s);
-    IrKernel *k = ts_elaborate(&d, &A, m, entry, df, nd, false);
-    TsPassCtx cx = {&d, &A, k, TS_TARGET_CUDA, c};
-    ts_run_passes(&cx, NULL, NULL, NULL);
-    ts_try_end(&d, saved);
-    return k;
+    return pt_compile(&A, src, entry, defs, TS_TARGET_CUDA, c, NULL, NULL, NULL, err);
 }
 
 static IrBuffer *buf(const IrKernel *k, const char *name) {
@@ -163,27 +135,6 @@ static int barriers(const IrKernel *k) {
     int n = 0;
     ir_stmt_any(k->body, is_barrier, &n);
     return n;
-}
-
-/* Run k in the thread-level interpreter on data[] (one array per tensor
- * parameter); false and the message in *err on failure. */
-static bool run(IrKernel *k, double **data, TsBuf *err) {
-    TsDiag d = {0};
-    jmp_buf jb, *saved;
-    IrTInterp *volatile x = NULL;
-    if (ts_try(&d, &jb, &saved)) {
-        ts_try_end(&d, saved);
-        ir_tinterp_free(x);
-        ts_buf_puts(err, ts_buf_str(&d.msg));
-        ts_buf_free(&d.msg);
-        return false;
-    }
-    x = ir_tinterp_new(&A, &d, k, IR_TINTERP_STRICT);
-    for (int p = 0; p < k->params.n; p++) ir_tinterp_bind_buffer(x, k->params.v[p].buf, data[p]);
-    ir_tinterp_run_grid(x);
-    ir_tinterp_free(x);
-    ts_try_end(&d, saved);
-    return true;
 }
 
 static double *randv(int64_t n) {
@@ -241,7 +192,7 @@ static void test_two_phases(void) {
         }
         double *X = randv(N), *Y = randv(N), *P = nanv(N), *Q = nanv(N);
         double *data[4] = {X, Y, P, Q};
-        bool ok = run(k, data, &err);
+        bool ok = pt_run(&A, k, data, 0, &err);
         if (!ok) fprintf(stderr, "%s\n", ts_buf_str(&err));
         CHECK(ok);
         int bad = 0;
@@ -257,7 +208,7 @@ static void test_two_phases(void) {
             CHECK(drop_barrier_before(k->body, s2));
             double *P2 = nanv(N), *Q2 = nanv(N);
             double *d2[4] = {X, Y, P2, Q2};
-            CHECK(!run(k, d2, &err));
+            CHECK(!pt_run(&A, k, d2, 0, &err));
             CHECK_CONTAINS(ts_buf_str(&err), "race through reused bytes");
         }
         ts_buf_free(&err);
@@ -291,7 +242,7 @@ static void test_pipeline_epilogue(void) {
         CHECK(k->smem_bytes < xs->smem_bytes + cs->smem_bytes);
         double *X = randv(M * BN), *Y = nanv(BM * BN);
         double *data[2] = {X, Y};
-        bool ok = run(k, data, &err);
+        bool ok = pt_run(&A, k, data, 0, &err);
         if (!ok) fprintf(stderr, "%s\n", ts_buf_str(&err));
         CHECK(ok);
         int bad = 0;
@@ -385,7 +336,7 @@ static void test_reuse_policy(void) {
         ts_buf_free(&ir);
         double *X = randv(N), *Y = randv(N), *P = nanv(N), *Q = nanv(N);
         double *data[4] = {X, Y, P, Q};
-        bool ok = run(k, data, &err);
+        bool ok = pt_run(&A, k, data, 0, &err);
         if (!ok) fprintf(stderr, "case %d: %s\n", (int)i, ts_buf_str(&err));
         CHECK(ok);
         int bad = 0;

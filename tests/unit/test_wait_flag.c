@@ -17,11 +17,9 @@
  */
 #include <string.h>
 
-#include "elab/elab.h"
-#include "front/ast.h"
-#include "ir/interp_thread.h"
 #include "ir/walk.h"
 #include "pass/pass.h"
+#include "pass_test.h"
 #include "test.h"
 
 static TsArena A;
@@ -43,52 +41,12 @@ static const char *SRC_CHAIN =
     "    return main\n";
 
 static IrKernel *compile(const char *defs, TsBuf *err) {
-    TsDiag d = {0};
-    jmp_buf jb, *saved;
-    if (ts_try(&d, &jb, &saved)) {
-        ts_try_end(&d, saved);
-        ts_buf_puts(err, ts_buf_str(&d.msg));
-        ts_buf_free(&d.msg);
-        return NULL;
-    }
-    TsSource *s = TS_NEW(&A, TsSource);
-    s->name = "test.py";
-    s->text = SRC_CHAIN;
-    s->len = strlen(SRC_CHAIN);
-    char *copy = ts_strdup(&A, defs), *eq = strchr(copy, '=');
-    *eq = 0;
-    TsDefine df = {copy, eq + 1};
-    AstModule *m = ts_parse_module(&A, s);
-    IrKernel *k = ts_elaborate(&d, &A, m, "chain", &df, 1, false);
     TsCaps c;
     memset(&c, 0, sizeof c);
     snprintf(c.arch, sizeof c.arch, "sm_80");
     c.sm = 80;
     c.mma = c.vec = c.pipeline = c.layout = c.swizzle = c.pad = true;
-    TsPassCtx cx = {&d, &A, k, TS_TARGET_CUDA, &c};
-    ts_run_passes(&cx, NULL, NULL, NULL);
-    ts_try_end(&d, saved);
-    return k;
-}
-
-/* Blocks n-1 .. 0 in the thread-level interpreter. */
-static bool run(IrKernel *k, double **data, int n, TsBuf *err) {
-    TsDiag d = {0};
-    jmp_buf jb, *saved;
-    IrTInterp *volatile x = NULL;
-    if (ts_try(&d, &jb, &saved)) {
-        ts_try_end(&d, saved);
-        ir_tinterp_free(x);
-        ts_buf_puts(err, ts_buf_str(&d.msg));
-        ts_buf_free(&d.msg);
-        return false;
-    }
-    x = ir_tinterp_new(&A, &d, k, IR_TINTERP_STRICT);
-    for (int p = 0; p < k->params.n; p++) ir_tinterp_bind_buffer(x, k->params.v[p].buf, data[p]);
-    for (int b = n - 1; b >= 0; b--) ir_tinterp_run_block(x, b, 0, 0);
-    ir_tinterp_free(x);
-    ts_try_end(&d, saved);
-    return true;
+    return pt_compile(&A, SRC_CHAIN, "chain", defs, TS_TARGET_CUDA, &c, NULL, NULL, NULL, err);
 }
 
 typedef struct Found {
@@ -174,7 +132,7 @@ int main(void) {
         vals[i] = -777777;
     }
     double *data[3] = {flags, vals, seed};
-    bool ok = run(k, data, N, &err);
+    bool ok = pt_run(&A, k, data, N, &err);
     if (!ok) fprintf(stderr, "%s\n", ts_buf_str(&err));
     CHECK(ok);
     double want = 0;
@@ -189,7 +147,7 @@ int main(void) {
     CHECK(f.word && drop_barrier_before_read(k->body, f.word));
     for (int i = 0; i < N; i++) flags[i] = 0, vals[i] = -777777;
     ts_buf_free(&err);
-    CHECK(!run(k, data, N, &err));
+    CHECK(!pt_run(&A, k, data, N, &err));
     CHECK_CONTAINS(ts_buf_str(&err), "shared-memory race on wait_flag[0]");
     ts_buf_free(&err);
     ts_arena_free(&A);
