@@ -1636,75 +1636,103 @@ static void open_vcopy_global(Cg *g, const IrStmt *s, const CgBuf *gb, IrExpr *c
     outf(g, " : %s;\n", gb->name);
 }
 
-/* A converting copy between a thread's registers and a global tensor
- * (emit_vcopy_reg's case): gb/gi the global side, rb/ri the registers. */
-static void emit_vcopy_reg_cvt(Cg *g, const IrStmt *s, const CgBuf *gb, IrExpr *const *gi, int ng, const CgBuf *rb,
-                               IrExpr *const *ri, int load) {
-    int lanes = s->vcopy.lanes, glast = gb->buf->ndim - 1;
-    TsDType gdt = gb->buf->dt, rdt = rb->buf->dt;
-    const char *st = storage_ctype(gdt), *vt = cvt_vtype(gdt, lanes);
-    int gbytes = lanes * (ts_dtype_bits(gdt) / 8);
-    open_vcopy_global(g, s, gb, gi, ng, st, load);
-    for (int path = vt ? 0 : 1; path < 2; path++) {
-        if (path == 0 && !s->vcopy.aligned) {
-            line_start(g);
-            outf(g, "if (%s_s%d == 1 && ((ts_u64)ts_g & %dULL) == 0) {\n", gb->name, glast, gbytes - 1);
+/* A register <-> global vector copy, for the two halves of its block. */
+typedef struct VregCopy {
+    const IrStmt *s;      /* the vcopy */
+    const CgBuf *gb;      /* the global side */
+    IrExpr *const *gi;    /* its indices */
+    int ng;               /* how many */
+    const CgBuf *rb;      /* the register array */
+    IrExpr *const *ri;    /* its index (one) */
+    int load;             /* 1: global -> registers; 0: registers -> global */
+    const char *vt;       /* the vector type of the move, or NULL: element by element only */
+    int raw16;            /* same dtype, 2-byte elements: the move is emit_vreg_move16's */
+} VregCopy;
+
+/* The block of a register <-> global vector copy (open_vcopy_global, then
+ * closed here).  Inside, vec() (the move through ts_w, which needs the
+ * global side contiguous and aligned) and lanes() (element by element):
+ * vec() alone where the lowering proved the global side contiguous and
+ * aligned; without c->vt, lanes() alone; otherwise both, behind a run-time
+ * test of the stride and alignment.  One shape for the copies that convert
+ * and those that do not. */
+static void emit_vreg_paths(Cg *g, const VregCopy *c, void (*vec)(Cg *, const VregCopy *),
+                            void (*lanes)(Cg *, const VregCopy *)) {
+    const IrStmt *s = c->s;
+    const CgBuf *gb = c->gb;
+    open_vcopy_global(g, s, gb, c->gi, c->ng, storage_ctype(gb->buf->dt), c->load);
+    if (c->vt && s->vcopy.aligned) {
+        vec(g, c);
+    } else {
+        line_start(g);
+        if (c->vt) {
+            outf(g, "if (%s_s%d == 1 && ((ts_u64)ts_g & %dULL) == 0) {\n", gb->name, gb->buf->ndim - 1,
+                 s->vcopy.lanes * (ts_dtype_bits(gb->buf->dt) / 8) - 1);
             g->ind++;
-        } else if (path == 1 && vt) {
-            if (s->vcopy.aligned) break;
-            line_start(g);
-            out(g, "} else {\n");
-            g->ind++;
-        } else if (path == 1) {
-            line_start(g);
-            out(g, "{\n");
-            g->ind++;
-        }
-        if (path == 0 && load) {
-            line_start(g);
-            outf(g, "const %s ts_w = ts_p ? *(const %s *)ts_g : %s;\n", vt, vt, cvt_vzero(vt));
-            CvtSrc c = {NULL, NULL, gdt};
-            for (int e = 0; e < lanes; e++) {
-                line_start(g);
-                outf(g, "%s[(", rb->name);
-                emit_index(g, rb, ri, 1, s->loc);
-                outf(g, ") + %d] = %s", e, from_float_open(rdt));
-                put_src_lane(g, s, &c, e);
-                out(g, ");\n");
-            }
-        } else if (path == 0) {
-            CvtSrc c = {rb, ri, rdt};
-            line_start(g);
-            outf(g, "if (ts_p) *(%s *)ts_g = ", vt);
-            put_pack(g, s, gdt, &c);
-            out(g, ";\n");
-        } else {
-            for (int e = 0; e < lanes; e++) {
-                line_start(g);
-                if (load) {
-                    outf(g, "%s[(", rb->name);
-                    emit_index(g, rb, ri, 1, s->loc);
-                    outf(g, ") + %d] = %sts_p ? %sts_g[%d * %s_s%d]) : 0.0f);\n", e, from_float_open(rdt),
-                         to_float_open(gdt), e, gb->name, glast);
-                } else {
-                    outf(g, "if (ts_p) ts_g[%d * %s_s%d] = %s%s%s[(", e, gb->name, glast, from_float_open(gdt),
-                         to_float_open(rdt), rb->name);
-                    emit_index(g, rb, ri, 1, s->loc);
-                    outf(g, ") + %d]));\n", e);
-                }
-            }
-        }
-        if (path == 0 && !s->vcopy.aligned) g->ind--;
-        if (path == 1) {
+            vec(g, c);
             g->ind--;
             line_start(g);
-            out(g, "}\n");
+            out(g, "} else {\n");
+        } else {
+            out(g, "{\n");
         }
-        if (path == 0 && s->vcopy.aligned) break;
+        g->ind++;
+        lanes(g, c);
+        g->ind--;
+        line_start(g);
+        out(g, "}\n");
     }
     g->ind--;
     line_start(g);
     out(g, "}\n");
+}
+
+/* The vector move of a converting register <-> global copy: the packed
+ * global vector ts_w unpacked into the registers, or packed from them. */
+static void emit_vreg_cvt_vec(Cg *g, const VregCopy *c) {
+    const IrStmt *s = c->s;
+    TsDType gdt = c->gb->buf->dt, rdt = c->rb->buf->dt;
+    if (c->load) {
+        line_start(g);
+        outf(g, "const %s ts_w = ts_p ? *(const %s *)ts_g : %s;\n", c->vt, c->vt, cvt_vzero(c->vt));
+        CvtSrc src = {NULL, NULL, gdt};
+        for (int e = 0; e < s->vcopy.lanes; e++) {
+            line_start(g);
+            outf(g, "%s[(", c->rb->name);
+            emit_index(g, c->rb, c->ri, 1, s->loc);
+            outf(g, ") + %d] = %s", e, from_float_open(rdt));
+            put_src_lane(g, s, &src, e);
+            out(g, ");\n");
+        }
+    } else {
+        CvtSrc src = {c->rb, c->ri, rdt};
+        line_start(g);
+        outf(g, "if (ts_p) *(%s *)ts_g = ", c->vt);
+        put_pack(g, s, gdt, &src);
+        out(g, ";\n");
+    }
+}
+
+/* The element-by-element path of a converting register <-> global copy. */
+static void emit_vreg_cvt_lanes(Cg *g, const VregCopy *c) {
+    const IrStmt *s = c->s;
+    const CgBuf *gb = c->gb, *rb = c->rb;
+    TsDType gdt = gb->buf->dt, rdt = rb->buf->dt;
+    int glast = gb->buf->ndim - 1;
+    for (int e = 0; e < s->vcopy.lanes; e++) {
+        line_start(g);
+        if (c->load) {
+            outf(g, "%s[(", rb->name);
+            emit_index(g, rb, c->ri, 1, s->loc);
+            outf(g, ") + %d] = %sts_p ? %sts_g[%d * %s_s%d]) : 0.0f);\n", e, from_float_open(rdt),
+                 to_float_open(gdt), e, gb->name, glast);
+        } else {
+            outf(g, "if (ts_p) ts_g[%d * %s_s%d] = %s%s%s[(", e, gb->name, glast, from_float_open(gdt),
+                 to_float_open(rdt), rb->name);
+            emit_index(g, rb, c->ri, 1, s->loc);
+            outf(g, ") + %d]));\n", e);
+        }
+    }
 }
 
 /* A converting copy between shared and global memory or within shared
@@ -1809,62 +1837,55 @@ static void emit_vreg_move16(Cg *g, const IrStmt *s, const CgBuf *rb, IrExpr *co
     out(g, ";\n");
 }
 
+/* The vector move of a same-dtype register <-> global copy. */
+static void emit_vreg_same_vec(Cg *g, const VregCopy *c) {
+    (c->raw16 ? emit_vreg_move16 : emit_vreg_move)(g, c->s, c->rb, c->ri, c->load, c->vt);
+}
+
+/* The element-by-element path of a same-dtype register <-> global copy. */
+static void emit_vreg_same_lanes(Cg *g, const VregCopy *c) {
+    const IrStmt *s = c->s;
+    const CgBuf *gb = c->gb, *rb = c->rb;
+    int glast = gb->buf->ndim - 1;
+    for (int e = 0; e < s->vcopy.lanes; e++) {
+        line_start(g);
+        if (c->load) {
+            outf(g, "%s[(", rb->name);
+            emit_index(g, rb, c->ri, 1, s->loc);
+            outf(g, ") + %d] = ts_p ? ts_g[%d * %s_s%d] : (%s)0;\n", e, e, gb->name, glast,
+                 storage_ctype(gb->buf->dt));
+        } else {
+            outf(g, "if (ts_p) ts_g[%d * %s_s%d] = %s[(", e, gb->name, glast, rb->name);
+            emit_index(g, rb, c->ri, 1, s->loc);
+            outf(g, ") + %d];\n", e);
+        }
+    }
+}
+
 static void emit_vcopy_reg(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf *sb) {
-    int load = is_private(db->buf);
-    const CgBuf *gb = load ? sb : db, *rb = load ? db : sb;
-    IrExpr *const *gi = load ? s->vcopy.sidx : s->vcopy.didx;
-    IrExpr *const *ri = load ? s->vcopy.didx : s->vcopy.sidx;
-    int ng = load ? s->vcopy.nsi : s->vcopy.ndi, lanes = s->vcopy.lanes;
+    int load = is_private(db->buf), lanes = s->vcopy.lanes;
+    VregCopy c = {s,
+                  load ? sb : db,
+                  load ? s->vcopy.sidx : s->vcopy.didx,
+                  load ? s->vcopy.nsi : s->vcopy.ndi,
+                  load ? db : sb,
+                  load ? s->vcopy.didx : s->vcopy.sidx,
+                  load,
+                  NULL,
+                  0};
+    TsDType dt = c.gb->buf->dt;
     if (db->buf->dt != sb->buf->dt) {
-        emit_vcopy_reg_cvt(g, s, gb, gi, ng, rb, ri, load);
+        /* a converting copy */
+        c.vt = cvt_vtype(dt, lanes);
+        emit_vreg_paths(g, &c, emit_vreg_cvt_vec, emit_vreg_cvt_lanes);
         return;
     }
-    TsDType dt = gb->buf->dt;
-    const char *st = storage_ctype(dt), *vt = NULL;
-    if (dt == TS_FLOAT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "float4" : "float2";
-    else if (dt == TS_INT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "int4" : "int2";
-    else if (dt == TS_UINT32 && (lanes == 2 || lanes == 4)) vt = lanes == 4 ? "uint4" : "uint2";
-    int raw16 = !vt && ts_dtype_bits(dt) == 16 && (lanes == 2 || lanes == 4 || lanes == 8);
-    if (raw16) vt = lanes == 8 ? "uint4" : lanes == 4 ? "uint2" : "ts_u32";
-    open_vcopy_global(g, s, gb, gi, ng, st, load);
-    int glast = gb->buf->ndim - 1;
-    if (vt && s->vcopy.aligned) {
-        /* proved contiguous and aligned by the lowering: the move alone */
-        (raw16 ? emit_vreg_move16 : emit_vreg_move)(g, s, rb, ri, load, vt);
-    } else {
-        if (vt) {
-            line_start(g);
-            outf(g, "if (%s_s%d == 1 && ((ts_u64)ts_g & %dULL) == 0) {\n", gb->name, glast,
-                 lanes * (ts_dtype_bits(dt) / 8) - 1);
-            g->ind++;
-            (raw16 ? emit_vreg_move16 : emit_vreg_move)(g, s, rb, ri, load, vt);
-            g->ind--;
-            line_start(g);
-            out(g, "} else {\n");
-        } else {
-            line_start(g);
-            out(g, "{\n");
-        }
-        g->ind++;
-        for (int e = 0; e < lanes; e++) {
-            line_start(g);
-            if (load) {
-                outf(g, "%s[(", rb->name);
-                emit_index(g, rb, ri, 1, s->loc);
-                outf(g, ") + %d] = ts_p ? ts_g[%d * %s_s%d] : (%s)0;\n", e, e, gb->name, glast, st);
-            } else {
-                outf(g, "if (ts_p) ts_g[%d * %s_s%d] = %s[(", e, gb->name, glast, rb->name);
-                emit_index(g, rb, ri, 1, s->loc);
-                outf(g, ") + %d];\n", e);
-            }
-        }
-        g->ind--;
-        line_start(g);
-        out(g, "}\n");
-    }
-    g->ind--;
-    line_start(g);
-    out(g, "}\n");
+    if (dt == TS_FLOAT32 && (lanes == 2 || lanes == 4)) c.vt = lanes == 4 ? "float4" : "float2";
+    else if (dt == TS_INT32 && (lanes == 2 || lanes == 4)) c.vt = lanes == 4 ? "int4" : "int2";
+    else if (dt == TS_UINT32 && (lanes == 2 || lanes == 4)) c.vt = lanes == 4 ? "uint4" : "uint2";
+    c.raw16 = !c.vt && ts_dtype_bits(dt) == 16 && (lanes == 2 || lanes == 4 || lanes == 8);
+    if (c.raw16) c.vt = lanes == 8 ? "uint4" : lanes == 4 ? "uint2" : "ts_u32";
+    emit_vreg_paths(g, &c, emit_vreg_same_vec, emit_vreg_same_lanes);
 }
 
 static void emit_vcopy(Cg *g, const IrStmt *s) {
