@@ -377,6 +377,9 @@ struct IrKernel {
     const char *layout_note;  /* why layout_inference left fragments in shared memory, or NULL */
     int ptxas_reg_level;      /* layout_inference: the ptxas --register-usage-level the CUDA target
                                  asks for (tensor-core loops in registers), 0 for ptxas's default */
+    int cp_async_l2_prefetch; /* inject_pipeline: the L2 prefetch size in bytes (64, 128, 256) that
+                                 the kernel's 16-byte cp.async copies ask for (TsCaps.l2_prefetch,
+                                 kept only where the kernel has asynchronous copies), 0 for none */
     bool smem_planned;        /* plan_smem ran: IrBuffer.smem_offset/smem_bytes/row_pad are set */
     int64_t smem_bytes;       /* plan_smem: dynamic shared memory per block, bytes */
     IrVar *tid;               /* thread-level IR: the flat thread index (0 .. threads-1),

@@ -616,8 +616,19 @@ static IrStmt *inject_post(IrMutator *m, IrStmt *s) {
     }
 }
 
+static bool has_async_pre(IrVisitor *v, const IrStmt *s) {
+    if (s->kind == IR_S_VCOPY && s->vcopy.async) *(bool *)v->ctx = true;
+    return true;
+}
+
 void ts_pass_inject_pipeline(TsPassCtx *cx) {
     Inj ij = {cx, 0};
     IrMutator m = {.arena = cx->arena, .ctx = &ij, .post_stmt = inject_post};
     cx->k->body = ir_mutate_stmt(&m, cx->k->body);
+    /* the asynchronous copies are all made by now: the L2 prefetch hint they carry (an
+     * instruction choice the printer prints, never decides) */
+    bool any = false;
+    IrVisitor v = {.ctx = &any, .pre_stmt = has_async_pre};
+    if (cx->caps->l2_prefetch) ir_visit_stmt(&v, cx->k->body);
+    cx->k->cp_async_l2_prefetch = any ? cx->caps->l2_prefetch : 0;
 }

@@ -2433,11 +2433,11 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         ts_buf_printf(o, "%s%d (tensor-core loops) */\n", TS_CUDA_PTXAS_LEVEL, k->ptxas_reg_level);
     for (int i = 0; prelude[i]; i++) {
         /* the L2 prefetch-size qualifier of the 16-byte cp.async (PTX ISA, cp.async:
-         * .level::prefetch_size, sm_80+), where the compile asks for one */
+         * .level::prefetch_size, sm_80+), as inject_pipeline recorded it */
         const char *cg = strstr(prelude[i], CP_ASYNC_CG);
-        if (cg && caps->l2_prefetch) {
+        if (cg && k->cp_async_l2_prefetch) {
             size_t at = (size_t)(cg - prelude[i]) + strlen(CP_ASYNC_CG);
-            ts_buf_printf(o, "%.*s.L2::%dB%s", (int)at, prelude[i], caps->l2_prefetch, prelude[i] + at);
+            ts_buf_printf(o, "%.*s.L2::%dB%s", (int)at, prelude[i], k->cp_async_l2_prefetch, prelude[i] + at);
         } else {
             ts_buf_puts(o, prelude[i]);
         }
