@@ -172,6 +172,13 @@ static bool flat_bound32(Split *sp, const IrWalkFrame *frame, const IrBuffer *b,
     return true;
 }
 
+/* b is a tensor parameter of k (the pointer the printer adds base and step to). */
+static bool is_param(const IrKernel *k, const IrBuffer *b) {
+    for (int i = 0; i < k->params.n; i++)
+        if (k->params.v[i].buf == b) return true;
+    return false;
+}
+
 /* The split indices of the global operand (idx, n) of the copy on frame,
  * or NULL where it does not pay or could change a value. */
 static IrExpr **split_indices(Split *sp, const IrWalkFrame *frame, const IrBuffer *b, IrExpr **idx, int n) {
@@ -179,7 +186,7 @@ static IrExpr **split_indices(Split *sp, const IrWalkFrame *frame, const IrBuffe
     for (const IrWalkFrame *f = frame; f; f = f->up) any_loop |= is_step_loop(f->s);
     /* run-time strides (64-bit values): NVVM handles those sums as well
      * split as not (FlashAttention: same time, and a different cubin) */
-    if (!any_loop || n < 1 || n != b->ndim || !b->contiguous) return NULL;
+    if (!any_loop || n < 1 || n != b->ndim || !b->contiguous || !is_param(sp->k, b)) return NULL;
     if (n > 8) return NULL;
     IrExpr **out = TS_NEWN(sp->a, IrExpr *, n), *base[8], *step[8];
     bool moving = false, have_base = false;
@@ -225,7 +232,9 @@ static IrStmt *post_stmt(IrMutator *m, IrStmt *s) {
 
 void ts_pass_split_address(TsPassCtx *cx) {
     IrKernel *k = cx->k;
-    if (cx->caps && !cx->caps->split_addr) return;
+    /* off by request, and in bounds-checked builds (each element access checked
+     * against its extents by the unsplit index) */
+    if (cx->caps && (!cx->caps->split_addr || cx->caps->check_bounds)) return;
     Split sp = {0};
     sp.k = k;
     sp.a = cx->arena;

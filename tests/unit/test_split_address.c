@@ -59,6 +59,7 @@ static K build(int mode, bool index32) {
     x.c = ir_buffer(k, "C", TS_FLOAT32, IR_SCOPE_GLOBAL, 2, shape, (TsLoc){0});
     x.c->contiguous = mode != 2;
     x.c->align = 16;
+    ts_vec_push(&A, k->params, ((IrParam){"C", x.c, NULL, 0})); /* a tensor parameter, as split_address asks */
     IrExpr **rs = TS_NEWN(&A, IrExpr *, 1);
     rs[0] = I(16);
     x.r = ir_buffer(k, "R", TS_FLOAT32, IR_SCOPE_LOCAL, 1, rs, (TsLoc){0});
@@ -206,5 +207,26 @@ int main(void) {
         CHECK(c && c->vcopy.didx == x.copy->vcopy.didx);
     }
     ts_arena_free(&A);
+    /* the pass decides what the printer may split: nothing in a bounds-checked
+     * build, and only tensor parameters */
+    {
+        K x = build(0, true);
+        TsDiag d;
+        memset(&d, 0, sizeof d);
+        TsCaps caps;
+        memset(&caps, 0, sizeof caps);
+        caps.split_addr = true;
+        caps.index32 = true;
+        caps.check_bounds = true;
+        TsPassCtx cx = {&d, &A, x.k, TS_TARGET_CUDA, &caps};
+        ts_pass_split_address(&cx);
+        const IrStmt *c = copy_of(x.k);
+        CHECK(c && !c->vcopy.split);
+        K y = build(0, true);
+        y.k->params.n = 0; /* C is no longer a parameter */
+        run(&y, true);
+        c = copy_of(y.k);
+        CHECK(c && !c->vcopy.split);
+    }
     return test_done();
 }

@@ -1124,10 +1124,13 @@ static void emit_elem(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLo
  * `name + (offset)`; where the pass split_address wrote each index as
  * base + step (vcopy.split), as `name + (base offset) + (step offset)`:
  * two pointer additions, the first the same in every copy of a loop nest
- * (bounds-checked builds keep the plain form, whose checks take each
- * index whole). */
+ * (split_address marks only tensor parameters indexed in every dimension,
+ * and nothing in bounds-checked builds, whose checks take each index whole). */
 static void emit_gptr(Cg *g, const IrStmt *s, const CgBuf *cb, IrExpr *const *idx, int nidx) {
-    if (s->vcopy.split && !g->check && cb->param >= 0 && nidx == cb->buf->ndim && nidx <= 8) {
+    /* split_address split the global side: a tensor parameter, every dimension, unchecked build */
+    if (s->vcopy.split && cb->buf->scope == IR_SCOPE_GLOBAL) {
+        if (g->check || cb->param < 0 || nidx != cb->buf->ndim || nidx > 8)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a split copy the printer cannot write as base + step");
         IrExpr *base[8], *step[8];
         for (int d = 0; d < nidx; d++) {
             if (idx[d]->kind != IR_E_BIN || idx[d]->bin.op != IR_ADD)
