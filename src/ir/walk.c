@@ -19,24 +19,6 @@
 
 #include "ir/tileop.h"
 
-int ir_tileop_region_rw(const IrTileOp *op, int i) {
-    switch (op->kind) {
-    case TS_OP_COPY: return i == 0 ? IR_ACC_READ : IR_ACC_WRITE;
-    case TS_OP_FILL: return IR_ACC_WRITE;
-    case TS_OP_GEMM:
-        if (i < 2) return IR_ACC_READ;
-        return op->clear_accum ? IR_ACC_WRITE : IR_ACC_READ | IR_ACC_WRITE;
-    case TS_OP_REDUCE:
-        if (i == 0) return IR_ACC_READ;
-        return op->clear ? IR_ACC_WRITE : IR_ACC_READ | IR_ACC_WRITE;
-    case TS_OP_CUMSUM: return i == 0 ? IR_ACC_READ : IR_ACC_WRITE;
-    case TS_OP_ATOMIC_ADD: return i == 0 ? IR_ACC_READ | IR_ACC_WRITE : IR_ACC_READ;
-    case TS_OP_COMM: break; /* local and remote sides vary by primitive (op/comm.h) */
-    case TS_OP_COUNT: break;
-    }
-    return IR_ACC_READ | IR_ACC_WRITE; /* unknown: assume the worst */
-}
-
 /* ---- visitor ---------------------------------------------------------------- */
 
 static void report(IrVisitor *v, const IrBuffer *b, int rw, IrExpr *const *idx, int nidx,

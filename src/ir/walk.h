@@ -68,10 +68,11 @@ enum {
     IR_ACC_WRITE = 2, /* the elements are written */
 };
 
-/* Read/write of region i of a tile op (IR_ACC_READ | IR_ACC_WRITE bits):
- * copy src R, dst W; fill W; gemm A, B R, C RW (W with clear_accum);
- * reduce src R, dst W (RW without clear); cumsum src R, dst W;
- * atomic_add dst RW, src R. */
+/* Read/write of region i of a tile op (IR_ACC_READ | IR_ACC_WRITE bits).
+ * The IR asks, the op answers: this is defined by the op layer (op/op.c,
+ * from each op's regions entry, op/op.h TS_TILEOP_REGIONS), so that what
+ * an op touches is said once, beside its lowering, and src/ir/ includes
+ * nothing of src/op/. */
 int ir_tileop_region_rw(const IrTileOp *op, int i);
 
 /* ---- visitor ---------------------------------------------------------------- */

@@ -51,3 +51,10 @@ IrStmt *ts_op_atomic_lower(TsLowerCtx *cx, const IrStmt *s) {
     body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
     return op_loops(a, s->loc, p.v, p.ext, p.n, IR_FOR_PARALLEL, body);
 }
+
+/* The destination r[0] is read and written (an atomic read-modify-write);
+ * the source region r[1], where there is one, is read. */
+int ts_op_atomic_regions(const IrTileOp *op, int i) {
+    (void)op;
+    return i == 0 ? IR_ACC_READ | IR_ACC_WRITE : IR_ACC_READ;
+}

@@ -56,3 +56,9 @@ IrStmt *ts_op_copy_lower(TsLowerCtx *cx, const IrStmt *s) {
     body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
     return op_loops(a, s->loc, p.v, p.ext, p.n, IR_FOR_PARALLEL, body);
 }
+
+/* r[0] (the source) is read, r[1] (the destination) written. */
+int ts_op_copy_regions(const IrTileOp *op, int i) {
+    (void)op;
+    return i == 0 ? IR_ACC_READ : IR_ACC_WRITE;
+}

@@ -91,3 +91,9 @@ void ts_op_cumsum_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel l
     if (lx->lay[fs] && op->r[1].buf->ndim == op->r[0].buf->ndim) ts_layout_set(lx, fd, lx->lay[fs], "T.cumsum");
     else if (lx->lay[fd] && op->r[1].buf->ndim == op->r[0].buf->ndim) ts_layout_set(lx, fs, lx->lay[fd], "T.cumsum");
 }
+
+/* The source is read, the destination written. */
+int ts_op_cumsum_regions(const IrTileOp *op, int i) {
+    (void)op;
+    return i == 0 ? IR_ACC_READ : IR_ACC_WRITE;
+}

@@ -25,3 +25,9 @@ IrStmt *ts_op_fill_lower(TsLowerCtx *cx, const IrStmt *s) {
     body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
     return op_loops(a, s->loc, v, de, n, IR_FOR_PARALLEL, body);
 }
+
+/* The one region, the destination, is written. */
+int ts_op_fill_regions(const IrTileOp *op, int i) {
+    (void)op, (void)i;
+    return IR_ACC_WRITE;
+}

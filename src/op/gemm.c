@@ -257,3 +257,9 @@ void ts_op_gemm_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel lev
         ts_layout_set(lx, fa, ir_layout_mma_c(lx->k, m, ka, wm, 1), "the register A operand of T.gemm");
     }
 }
+
+/* A and B are read; C is read and written (only written with clear_accum). */
+int ts_op_gemm_regions(const IrTileOp *op, int i) {
+    if (i < 2) return IR_ACC_READ;
+    return op->clear_accum ? IR_ACC_WRITE : IR_ACC_READ | IR_ACC_WRITE;
+}

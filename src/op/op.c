@@ -1,7 +1,8 @@
 /*
  * op.c — what all tile operators share: the dispatch of
- * the generic lowering and of infer_layout, generated from the
- * TS_TILEOP_LOWERINGS and TS_TILEOP_LAYOUTS tables in op.h
+ * the generic lowering, of the regions read and written and of
+ * infer_layout, generated from the TS_TILEOP_LOWERINGS, TS_TILEOP_REGIONS
+ * and TS_TILEOP_LAYOUTS tables in op.h
  * so that adding an op means one table line and one file; and the layout
  * table the infer_layout functions read and write (TsLayoutCtx), with its
  * one rule: a fragment has one layout, and a second, different one is a
@@ -41,6 +42,16 @@ IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s) {
     case TS_OP_COUNT: break;
     }
     ts_internal(cx->diag, "ts_op_lower: unknown tile operator kind %d", (int)s->op->kind);
+}
+
+/* The IR's question (ir/walk.h), answered by the op of that kind. */
+int ir_tileop_region_rw(const IrTileOp *op, int i) {
+    switch (op->kind) {
+#define X(e, f) case e: return f(op, i);
+        TS_TILEOP_REGIONS(X)
+#undef X
+    default: return IR_ACC_READ | IR_ACC_WRITE; /* not listed (or unknown): assume the worst */
+    }
 }
 
 TsInferLayoutFn ts_op_infer_layout_fn(TsOpKind k) {

@@ -11,18 +11,25 @@
  *                 lowering, used by the C target and as the fallback of the
  *                 CUDA target; targets may specialize later);
  *   infer_layout: (CUDA backend) propose fragment layouts at a strictness;
- *   regions:      report read and write regions (for sync and pipelining).
+ *   regions:      say which of its regions it reads and which it writes
+ *                 (every walker of the IR sees a tile op's accesses
+ *                 through this: insert_sync, pipelining, plan_smem, ...).
  *
  * The node (IrTileOp) and the list of ops (TS_TILEOPS: enum and names)
  * live with the IR in ir/tileop.h; TS_TILEOP_LOWERINGS below pairs each
- * op with its lowering and TS_TILEOP_LAYOUTS each op that has one with its
- * infer_layout; the dispatch is generated from them.
+ * op with its lowering, TS_TILEOP_REGIONS each with its regions and
+ * TS_TILEOP_LAYOUTS each op that has one with its infer_layout; the
+ * dispatch is generated from them.  The IR asks for regions without
+ * including this file: ir/walk.h declares ir_tileop_region_rw, which op.c
+ * defines from TS_TILEOP_REGIONS (the IR names the question, the ops
+ * answer it).
  */
 #ifndef TS_OP_H
 #define TS_OP_H
 
 #include "ir/ir.h"
 #include "ir/tileop.h"
+#include "ir/walk.h"
 #include "base/caps.h"
 
 /* X(enum, lowering function): each tile operator's generic lowering */
@@ -52,6 +59,23 @@ TS_TILEOP_LOWERINGS(X)
 
 /* Dispatch by op kind (op.c). */
 IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s);
+
+/* X(enum, regions function): how each tile operator touches region i of
+ * its node (IrTileOp.r[i]): IR_ACC_READ and/or IR_ACC_WRITE (ir/walk.h).
+ * An op not listed reads and writes every region (the communication
+ * primitives: their local and remote sides vary by primitive, op/comm.h;
+ * assuming the worst keeps every pass safe). */
+#define TS_TILEOP_REGIONS(X)                    \
+    X(TS_OP_COPY, ts_op_copy_regions)           \
+    X(TS_OP_FILL, ts_op_fill_regions)           \
+    X(TS_OP_GEMM, ts_op_gemm_regions)           \
+    X(TS_OP_REDUCE, ts_op_reduce_regions)       \
+    X(TS_OP_CUMSUM, ts_op_cumsum_regions)       \
+    X(TS_OP_ATOMIC_ADD, ts_op_atomic_regions)
+
+#define X(e, f) int f(const IrTileOp *op, int i);
+TS_TILEOP_REGIONS(X)
+#undef X
 
 /* ---- layout inference (the CUDA pass layout_inference) --------------------
  *

@@ -161,3 +161,10 @@ void ts_op_reduce_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel l
             ts_reduce_name(op->reduce), op->r[0].buf->name, dim, ts_buf_str(&b));
     ts_buf_free(&b);
 }
+
+/* The source is read; the destination written, and read too when it takes
+ * part (clear = 0). */
+int ts_op_reduce_regions(const IrTileOp *op, int i) {
+    if (i == 0) return IR_ACC_READ;
+    return op->clear ? IR_ACC_WRITE : IR_ACC_READ | IR_ACC_WRITE;
+}
