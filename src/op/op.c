@@ -1,8 +1,9 @@
 /*
  * op.c — what all tile operators share: the dispatch of
- * the generic lowering, of the regions read and written and of
- * infer_layout, generated from the TS_TILEOP_LOWERINGS, TS_TILEOP_REGIONS
- * and TS_TILEOP_LAYOUTS tables in op.h
+ * the generic lowering, of the regions read and written, of infer_layout
+ * and of the lowering by layout, generated from the TS_TILEOP_LOWERINGS,
+ * TS_TILEOP_REGIONS, TS_TILEOP_LAYOUTS and TS_TILEOP_LAYOUT_LOWERINGS
+ * tables in op.h
  * so that adding an op means one table line and one file; and the layout
  * table the infer_layout functions read and write (TsLayoutCtx), with its
  * one rule: a fragment has one layout, and a second, different one is a
@@ -61,6 +62,27 @@ TsInferLayoutFn ts_op_infer_layout_fn(TsOpKind k) {
 #undef X
     default: return NULL;
     }
+}
+
+TsLowerLayoutFn ts_op_lower_layout_fn(TsOpKind k) {
+    switch (k) {
+#define X(e, f) case e: return f;
+        TS_TILEOP_LAYOUT_LOWERINGS(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+IrStmt *ts_layout_thread_loops(const TsLayoutCtx *lx, IrVar *t, IrVar *const *dv, const int64_t *ext, int n,
+                               IrStmt *body, TsLoc loc) {
+    TsArena *a = lx->arena;
+    for (int q = n - 1; q >= 0; q--) {
+        body = ir_for(a, dv[q], ir_i32(a, 0), ir_i32(a, ext[q]), IR_FOR_UNROLL, body);
+        body->loc = loc;
+    }
+    IrStmt *r = ir_for(a, t, ir_i32(a, 0), ir_i32(a, lx->nt), IR_FOR_THREAD, body);
+    r->loc = loc;
+    return r;
 }
 
 /* ---- the layout table of layout inference (TsLayoutCtx) ------------------- */

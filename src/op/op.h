@@ -156,4 +156,42 @@ TS_TILEOP_LAYOUTS(X)
 /* The infer_layout of op kind k (op.c), NULL for an op without one. */
 TsInferLayoutFn ts_op_infer_layout_fn(TsOpKind k);
 
+/* ---- lowering by layout (layout_inference, once every fragment has one) ----
+ *
+ * An op kept for layout inference (TS_OP_INST_FRAGMENT: T.reduce and
+ * T.cumsum between fragments) is lowered by its lower_layout into
+ * thread-level IR over the fragments' register buffers: warp shuffles
+ * along the rows the layouts give.  An op that cannot be lowered so gives
+ * up (ts_layout_give_up) and returns s; the pass then leaves the kernel's
+ * fragments in shared memory and lowers the op generically. */
+
+/* What a lower_layout gets (owned by the pass). */
+typedef struct TsLayoutLower {
+    TsLayoutCtx *lx;      /* the fragments and their layouts (all set) */
+    IrBuffer *const *reg; /* per fragment (index into lx->frag): its register buffer (LOCAL,
+                             the layout's local_size elements) */
+    bool in_loop;         /* the op runs inside a serial loop (a shared scratch it reuses
+                             needs a barrier before the next iteration writes it) */
+} TsLayoutLower;
+
+typedef IrStmt *(*TsLowerLayoutFn)(TsLayoutLower *ll, IrStmt *s);
+
+/* X(enum, lower_layout function) */
+#define TS_TILEOP_LAYOUT_LOWERINGS(X)                \
+    X(TS_OP_REDUCE, ts_op_reduce_lower_layout)       \
+    X(TS_OP_CUMSUM, ts_op_cumsum_lower_layout)
+
+#define X(e, f) IrStmt *f(TsLayoutLower *ll, IrStmt *s);
+TS_TILEOP_LAYOUT_LOWERINGS(X)
+#undef X
+
+/* The lower_layout of op kind k (op.c), NULL for an op without one. */
+TsLowerLayoutFn ts_op_lower_layout_fn(TsOpKind k);
+
+/* `for t in thread_range(0, lx->nt)` around the unrolled digit loops
+ * dv[0..n) (extents ext) around body, all at loc: the shape of every
+ * thread-level loop nest layout inference writes. */
+IrStmt *ts_layout_thread_loops(const TsLayoutCtx *lx, IrVar *t, IrVar *const *dv, const int64_t *ext, int n,
+                               IrStmt *body, TsLoc loc);
+
 #endif

@@ -7,7 +7,8 @@
  * user's T.Parallel loops are perfectly nested parallel loop chains
  * ("nests"), tensor-core gemms are kept tile ops (TS_OP_INST_MMA_SYNC) and
  * T.reduce and T.cumsum on fragments are kept too (TS_OP_INST_FRAGMENT;
- * cumsum along warp rows: lower_cumsum).  Three steps:
+ * lowered by their own lower_layout, op/reduce.c and op/cumsum.c: this
+ * pass infers and rewrites nests, the ops lower themselves).  Three steps:
  *
  * 1. Inference, by the units that offer an infer_layout (op/op.h): the
  *    kept tile ops (op/gemm.c, reduce.c, cumsum.c) and the T.Parallel
@@ -34,11 +35,12 @@
  *    constant once the loops are unrolled (no local-memory arrays).  A
  *    fragment becomes a LOCAL buffer of local_size elements that keeps
  *    the layout (the code generator's mma functions read it).  Row
- *    reductions become per-thread partial reductions plus warp shuffles
+ *    reductions (op/reduce.c) become per-thread partial reductions plus warp shuffles
  *    over the lanes that share a row, and where a row spans several warps
  *    (an mma warp grid with columns of warps, or a warp-rows tile with
  *    fewer rows than warps: RMSNorm's one row per block) a shared scratch
- *    of one float per row and warp with one barrier (cross_warp).  Warp-rows
+ *    of one float per row and warp with one barrier; row prefix sums
+ *    (op/cumsum.c) shuffle along warp rows.  Warp-rows
  *    fragments take 16-byte vectors per thread where no nest over
  *    fragments touches shared memory, and their copies to and from global
  *    memory become vector copies (vector_copy; an mma accumulator's column
@@ -71,8 +73,8 @@
  *
  * Barriers: the thread-level code made here is placed between barriers by
  * insert_sync, which drops every barrier of uniform code and places them
- * again where threads share data; the ones put here (cross_warp,
- * re-layouts) say what is needed and are placed again like the others.
+ * again where threads share data; the ones put here (a reduction's cross-warp
+ * step, re-layouts) say what is needed and are placed again like the others.
  */
 #include "ir/arith.h"
 #include "ir/layout.h"
@@ -513,14 +515,7 @@ static IrStmt *low_stmt(Lower *lw, const IrStmt *s) {
 
 /* Wrap body in `for t in thread_range(0, nt)` and the digit loops. */
 static IrStmt *thread_loops(Li *li, IrVar *t, IrVar *const *dv, const int64_t *ext, int n, IrStmt *body, TsLoc loc) {
-    TsArena *a = li->a;
-    for (int q = n - 1; q >= 0; q--) {
-        body = ir_for(a, dv[q], ir_i32(a, 0), ir_i32(a, ext[q]), IR_FOR_UNROLL, body);
-        body->loc = loc;
-    }
-    IrStmt *r = ir_for(a, t, ir_i32(a, 0), ir_i32(a, li->nt), IR_FOR_THREAD, body);
-    r->loc = loc;
-    return r;
+    return ts_layout_thread_loops(&li->lx, t, dv, ext, n, body, loc);
 }
 
 static IrStmt *unwrap1(IrStmt *s) {
@@ -1040,278 +1035,6 @@ static IrStmt *split_select(Li *li, IrStmt *s, const TsNest *ns) {
     return outer;
 }
 
-static IrExpr *red_combine(TsArena *a, TsReduceKind k, IrExpr *x, IrExpr *y) {
-    switch (k) {
-    case TS_REDUCE_MAX:
-    case TS_REDUCE_ABSMAX: return ir_bin(a, IR_MAX, x, y);
-    case TS_REDUCE_MIN: return ir_bin(a, IR_MIN, x, y);
-    default: return ir_bin(a, IR_ADD, x, y);
-    }
-}
-
-/* The second half of a row reduction of an MMA_C tile whose rows are
- * spread over wn warps (a warp grid with wn > 1 columns): after the
- * shuffles (`cell`, in a thread range with digits dv), every lane of a row
- * in a warp holds that warp's partial; lane 4g (the row's first lane)
- * writes it to a shared scratch of m x wn floats at [row, warp column];
- * one barrier; then every thread holding the row (MMA_ROWS: the 4 lanes
- * times wn warps) combines the wn partials in warp-column order, the same
- * order everywhere, so all replicas agree bit for bit.  A second barrier
- * (before the scratch is written again) only where the reduction runs in
- * a loop. */
-static IrStmt *cross_warp(Li *li, IrStmt *s, const IrLayout *S, int64_t wn, IrBuffer *acc, IrStmt *al, IrStmt *cell,
-                          IrVar *t, IrVar *const *dv, const int64_t *ext, IrExpr *di, double idv) {
-    TsArena *a = li->a;
-    IrTileOp *op = s->op;
-    int fd = ts_layout_frag(&li->lx, op->r[1].buf);
-    /* (a warp-rows tile with fewer rows than warps: row r on the wn warps
-     * from r * wn, every lane of each holding the warp's partial after the
-     * shuffles; lane 0 writes it) */
-    bool rows = S->kind == IR_LAYOUT_WARP_ROWS;
-    int64_t m = S->p[0], WM = m / S->p[2];
-    IrExpr *shp = ir_i32(a, m * wn);
-    IrBuffer *sc = ir_buffer(li->k, "red_smem", TS_FLOAT32, IR_SCOPE_SHARED, 1, &shp, s->loc);
-    IrStmt *sal = ir_stmt(a, IR_S_ALLOC, s->loc);
-    sal->alloc.buf = sc;
-    IrExpr *z = ir_i32(a, 0);
-    /* the row of digits (tile row, half) on thread t, and the warp column */
-    IrExpr *row_of[2];
-    IrExpr *warpc[2];
-    IrVar *t2 = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP);
-    IrVar *dv2[2] = {ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP), ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP)};
-    IrVar *tt[2] = {t, t2};
-    IrVar *const *dd[2] = {dv, dv2};
-    for (int h = 0; h < 2; h++) {
-        IrExpr *tv = ir_var_ref(a, tt[h]), *w = ir_bin(a, IR_FLOORDIV, tv, ir_i32(a, 32));
-        IrExpr *ln = ir_bin(a, IR_FLOORMOD, tv, ir_i32(a, 32));
-        warpc[h] = ir_bin(a, IR_FLOORMOD, w, ir_i32(a, wn));
-        if (rows) {
-            row_of[h] = ir_bin(a, IR_FLOORDIV, w, ir_i32(a, wn));
-            continue;
-        }
-        IrExpr *r = ir_bin(a, IR_MUL, ir_bin(a, IR_FLOORDIV, w, ir_i32(a, wn)), ir_i32(a, WM));
-        r = ir_bin(a, IR_ADD, r, ir_bin(a, IR_MUL, ir_var_ref(a, dd[h][0]), ir_i32(a, 16)));
-        r = ir_bin(a, IR_ADD, r, ir_bin(a, IR_MUL, ir_var_ref(a, dd[h][1]), ir_i32(a, 8)));
-        row_of[h] = ir_bin(a, IR_ADD, r, ir_bin(a, IR_FLOORDIV, ln, ir_i32(a, 4)));
-    }
-    /* phase 1: partials to the scratch */
-    IrExpr *slot = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, row_of[0], ir_i32(a, wn)), warpc[0]);
-    IrExpr *first = ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, ir_var_ref(a, t), ir_i32(a, rows ? 32 : 4)), ir_i32(a, 0));
-    IrStmt *wr = ir_store(a, sc, &slot, 1, ir_load(a, acc, &z, 1));
-    wr->loc = s->loc;
-    ir_seq_push(a, cell, op_if(a, s->loc, first, wr, NULL));
-    IrStmt *b1 = ir_seq(a);
-    ir_seq_push(a, b1, al);
-    ir_seq_push(a, b1, cell);
-    IrStmt *out = ir_seq(a);
-    out->loc = s->loc;
-    ir_seq_push(a, out, sal);
-    ir_seq_push(a, out, thread_loops(li, t, dv, ext, 2, b1, s->loc));
-    ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
-    /* phase 2: every holder of a row combines its wn partials */
-    IrVar *c = ir_var(li->k, "c", TS_INT32, IR_VAR_LOOP);
-    IrExpr *base = ir_bin(a, IR_MUL, row_of[1], ir_i32(a, wn));
-    IrExpr *rd = ir_bin(a, IR_ADD, base, ir_var_ref(a, c));
-    IrExpr *acc_ld = ir_load(a, acc, &z, 1);
-    IrStmt *b2 = ir_seq(a);
-    IrStmt *al2 = ir_stmt(a, IR_S_ALLOC, s->loc);
-    IrExpr *one = ir_i32(a, 1);
-    IrBuffer *acc2 = ir_buffer(li->k, "red", TS_FLOAT32, IR_SCOPE_LOCAL, 1, &one, s->loc);
-    al2->alloc.buf = acc2;
-    IrExpr *acc2_ld = ir_load(a, acc2, &z, 1);
-    (void)acc_ld;
-    ir_seq_push(a, b2, al2);
-    ir_seq_push(a, b2, ir_store(a, acc2, &z, 1, ir_float(a, idv, TS_FLOAT32)));
-    IrStmt *comb = ir_store(a, acc2, &z, 1, red_combine(a, op->reduce, acc2_ld, ir_load(a, sc, &rd, 1)));
-    ir_seq_push(a, b2, ir_for(a, c, ir_i32(a, 0), ir_i32(a, wn), IR_FOR_UNROLL, comb));
-    IrVar *from[2] = {dv[0], dv[1]};
-    IrExpr *to[2] = {ir_var_ref(a, dv2[0]), ir_var_ref(a, dv2[1])};
-    IrExpr *di2 = ir_subst(a, di, from, to, 2);
-    IrExpr *res = acc2_ld;
-    if (!op->clear) res = red_combine(a, op->reduce, ir_load(a, li->reg[fd], &di2, 1), res);
-    ir_seq_push(a, b2, ir_store(a, li->reg[fd], &di2, 1, res));
-    for (int i = 0; i < b2->seq.n; i++)
-        if (!b2->seq.v[i]->loc.src) b2->seq.v[i]->loc = s->loc;
-    for (int i = 0; i < cell->seq.n; i++)
-        if (!cell->seq.v[i]->loc.src) cell->seq.v[i]->loc = s->loc;
-    ir_seq_push(a, out, thread_loops(li, t2, dv2, ext, 2, b2, s->loc));
-    if (li->loop_depth > 0) ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
-    return out;
-}
-
-/* T.reduce along the rows of an MMA_C fragment into MMA_ROWS: a thread's
- * partial over its own columns, then the 4 lanes of a row group by
- * shuffles (lane bits 0 and 1); warps in one row (wn > 1) would need
- * shared memory and are left to the generic path. */
-static IrStmt *lower_reduce(Li *li, IrStmt *s) {
-    TsArena *a = li->a;
-    IrTileOp *op = s->op;
-    int fs = ts_layout_frag(&li->lx, op->r[0].buf), fd = ts_layout_frag(&li->lx, op->r[1].buf);
-    IrLayout *S = fs >= 0 ? li->lx.lay[fs] : NULL, *D = fd >= 0 ? li->lx.lay[fd] : NULL;
-    int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
-    bool mma = S && D && S->kind == IR_LAYOUT_MMA_C && D->kind == IR_LAYOUT_MMA_ROWS && D->p[0] == S->p[0] &&
-               D->p[2] == S->p[2] && D->p[3] == S->p[3];
-    bool wr = S && D && S->kind == IR_LAYOUT_WARP_ROWS && D->kind == IR_LAYOUT_WARP_ROWS_PROJ && D->p[0] == S->p[0] &&
-              D->p[2] == S->p[2] && ir_layout_row_lanes(S) == ir_layout_row_lanes(D) &&
-              S->local_shape[0] == D->local_shape[0];
-    /* warps sharing each row: > 1 needs shared memory */
-    int64_t wn = mma ? S->p[3] : wr ? ir_layout_row_warps(S) : 1;
-    if (!(mma || wr) || dim != 1 || !op_region_whole(&op->r[0]) || !op_region_whole(&op->r[1]) || op->r[1].buf->dt != TS_FLOAT32 ||
-        !ts_dtype_is_float(op->r[0].buf->dt)) {
-        ts_layout_give_up(&li->lx, "T.reduce_%s from %s to %s is not a row reduction of an mma.sync accumulator within warps",
-                ts_reduce_name(op->reduce), op->r[0].buf->name, op->r[1].buf->name);
-        return s;
-    }
-    TsDType dt = TS_FLOAT32;
-    IrStmt *body = ir_seq(a);
-    IrExpr *shp = ir_i32(a, 1);
-    IrBuffer *acc = ir_buffer(li->k, "red", dt, IR_SCOPE_LOCAL, 1, &shp, s->loc);
-    IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
-    al->alloc.buf = acc;
-    IrVar *t = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP);
-    IrVar *dv[2] = {ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP), ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP)};
-    IrVar *jt = ir_var(li->k, "j", TS_INT32, IR_VAR_LOOP), *el = ir_var(li->k, "e", TS_INT32, IR_VAR_LOOP);
-    IrExpr *z = ir_i32(a, 0);
-    IrExpr *acc_ld = ir_load(a, acc, &z, 1);
-    double idv = op->reduce == TS_REDUCE_MAX ? -INFINITY : op->reduce == TS_REDUCE_MIN ? INFINITY : 0.0;
-    IrStmt *cell = ir_seq(a);
-    ir_seq_push(a, cell, ir_store(a, acc, &z, 1, ir_float(a, idv, dt)));
-    IrExpr *si, *di;
-    int nd, lanes;
-    int64_t ext[2];
-    IrStmt *inner;
-    if (mma) {
-        /* dst digits (tile row, half); src register ((d0 * ni + jt) * 2 + d1) * 2 + el;
-         * a row's 4 lanes differ in lane bits 0 and 1 */
-        int64_t ni = S->local_shape[1];
-        si = ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, ni));
-        si = ir_bin(a, IR_ADD, si, ir_var_ref(a, jt));
-        si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, si, ir_i32(a, 2)), ir_var_ref(a, dv[1]));
-        si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, si, ir_i32(a, 2)), ir_var_ref(a, el));
-        di = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, 2)), ir_var_ref(a, dv[1]));
-        nd = 2, ext[0] = S->local_shape[0], ext[1] = 2, lanes = 4;
-        IrExpr *x = ir_cast(a, dt, ir_load(a, li->reg[fs], &si, 1));
-        if (op->reduce == TS_REDUCE_ABSSUM || op->reduce == TS_REDUCE_ABSMAX) x = ir_call(a, IR_ABS, &x, 1, dt);
-        IrStmt *step = ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, x));
-        inner = ir_for(a, jt, ir_i32(a, 0), ir_i32(a, ni), IR_FOR_UNROLL,
-                       ir_for(a, el, ir_i32(a, 0), ir_i32(a, 2), IR_FOR_UNROLL, step));
-    } else {
-        /* dst digit (row step in warp); src register d0 * nc + c (a thread's
-         * columns of that row: its vectors, consecutive); the L lanes of the
-         * row differ in the low lane bits */
-        int64_t nc = S->local_size / S->local_shape[0];
-        si = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]), ir_i32(a, nc)), ir_var_ref(a, jt));
-        di = ir_var_ref(a, dv[0]);
-        nd = 1, ext[0] = S->local_shape[0], ext[1] = 1, lanes = ir_layout_row_lanes(S);
-        if (lanes > 32) lanes = 32; /* (a row over several warps: their partials meet in cross_warp) */
-        IrExpr *x = ir_cast(a, dt, ir_load(a, li->reg[fs], &si, 1));
-        if (op->reduce == TS_REDUCE_ABSSUM || op->reduce == TS_REDUCE_ABSMAX) x = ir_call(a, IR_ABS, &x, 1, dt);
-        IrStmt *step = ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, x));
-        inner = ir_for(a, jt, ir_i32(a, 0), ir_i32(a, nc), IR_FOR_UNROLL, step);
-    }
-    ir_seq_push(a, cell, inner);
-    for (int m = 1; m < lanes; m <<= 1) {
-        IrExpr *args[2] = {acc_ld, ir_float(a, m, dt)};
-        IrExpr *sh = ir_call(a, IR_SHFL_XOR, args, 2, dt);
-        ir_seq_push(a, cell, ir_store(a, acc, &z, 1, red_combine(a, op->reduce, acc_ld, sh)));
-    }
-    if (wn > 1) return cross_warp(li, s, S, wn, acc, al, cell, t, dv, ext, di, idv);
-    IrExpr *res = acc_ld;
-    if (!op->clear) res = red_combine(a, op->reduce, ir_load(a, li->reg[fd], &di, 1), res);
-    ir_seq_push(a, cell, ir_store(a, li->reg[fd], &di, 1, res));
-    ir_seq_push(a, body, al);
-    ir_seq_push(a, body, cell);
-    IrStmt *out = thread_loops(li, t, dv, ext, nd, body, s->loc);
-    for (int i = 0; i < cell->seq.n; i++)
-        if (!cell->seq.v[i]->loc.src) cell->seq.v[i]->loc = s->loc;
-    return out;
-}
-
-/* T.cumsum along the rows of a warp-rows fragment (a row within one warp),
- * in registers.  A row's elements in order are its chunks (digit 1: L
- * lanes times v columns each), within a chunk the lanes in order, within a
- * lane its v consecutive columns (digit 2).  Per chunk: each thread scans
- * its own v elements, the L lanes scan their chunk totals by log2(L)
- * butterfly steps (partner lane ^ m: its group's total goes into the
- * exclusive prefix of the upper half, and every lane's total doubles its
- * group), every element adds its lane's exclusive prefix and the running
- * total of the earlier chunks (a register carried along the unrolled chunk
- * loop).  reverse: the same from the end (chunks and columns descending,
- * the lower half taking the upper half's total).  The sums are associated
- * differently from the serial generic lowering (exact for integers and
- * for float values whose sums are exact). */
-static IrStmt *lower_cumsum(Li *li, IrStmt *s) {
-    TsArena *a = li->a;
-    IrTileOp *op = s->op;
-    int fs = ts_layout_frag(&li->lx, op->r[0].buf), fd = ts_layout_frag(&li->lx, op->r[1].buf);
-    IrLayout *S = fs >= 0 ? li->lx.lay[fs] : NULL, *D = fd >= 0 ? li->lx.lay[fd] : NULL;
-    int dim = op->dim < 0 ? op->dim + op->r[0].ndim : op->dim;
-    if (!S || !D || S->kind != IR_LAYOUT_WARP_ROWS || !ir_layout_equal(S, D) || ir_layout_row_warps(S) != 1 ||
-        dim != 1 || op->r[0].ndim != 2 || !op_region_whole(&op->r[0]) || !op_region_whole(&op->r[1])) {
-        ts_layout_give_up(&li->lx, "T.cumsum from %s to %s is not along the rows of a fragment whose rows stay in one warp",
-                op->r[0].buf->name, op->r[1].buf->name);
-        return s;
-    }
-    TsDType dt = op_acc_dtype(op->r[1].buf->dt);
-    int64_t L = ir_layout_row_lanes(S), nc = S->local_shape[1], v = S->nlocal == 3 ? S->local_shape[2] : 1;
-    IrBuffer *src = li->reg[fs], *dst = li->reg[fd];
-    IrStmt *body = ir_seq(a);
-    IrBuffer *sc[4]; /* carry, the thread's running sum, its group total, its exclusive prefix */
-    static const char *const nm[4] = {"carry", "run", "tot", "pre"};
-    IrExpr *one = ir_i32(a, 1), *z = ir_i32(a, 0);
-    for (int i = 0; i < 4; i++) {
-        sc[i] = ir_buffer(li->k, nm[i], dt, IR_SCOPE_LOCAL, 1, &one, s->loc);
-        IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
-        al->alloc.buf = sc[i];
-        ir_seq_push(a, body, al);
-    }
-    IrBuffer *oth = ir_buffer(li->k, "oth", dt, IR_SCOPE_LOCAL, 1, &one, s->loc);
-    IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
-    al->alloc.buf = oth;
-    ir_seq_push(a, body, al);
-#define LD(b) ir_load(a, (b), &z, 1)
-#define ST(b, x) ir_store(a, (b), &z, 1, (x))
-    IrVar *t = ir_var(li->k, "t", TS_INT32, IR_VAR_LOOP);
-    IrVar *dv[1] = {ir_var(li->k, "d", TS_INT32, IR_VAR_LOOP)};
-    IrVar *ck = ir_var(li->k, "c", TS_INT32, IR_VAR_LOOP), *ev = ir_var(li->k, "e", TS_INT32, IR_VAR_LOOP);
-    ir_seq_push(a, body, ST(sc[0], ir_int(a, 0, dt)));
-    /* chunk c (descending when reverse), element e of the lane's v */
-    IrExpr *cx = op->reverse ? ir_bin(a, IR_SUB, ir_i32(a, nc - 1), ir_var_ref(a, ck)) : ir_var_ref(a, ck);
-    IrExpr *ex = op->reverse ? ir_bin(a, IR_SUB, ir_i32(a, v - 1), ir_var_ref(a, ev)) : ir_var_ref(a, ev);
-    IrExpr *ri = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, dv[0]),
-                                                                              ir_i32(a, nc)), cx), ir_i32(a, v)), ex);
-    IrStmt *chunk = ir_seq(a);
-    ir_seq_push(a, chunk, ST(sc[1], ir_int(a, 0, dt)));
-    IrStmt *own = ir_seq(a);
-    ir_seq_push(a, own, ST(sc[1], ir_bin(a, IR_ADD, LD(sc[1]), ir_cast(a, dt, ir_load(a, src, &ri, 1)))));
-    ir_seq_push(a, own, ir_store(a, dst, &ri, 1, ir_cast(a, dst->dt, LD(sc[1]))));
-    ir_seq_push(a, chunk, ir_for(a, ev, ir_i32(a, 0), ir_i32(a, v), IR_FOR_UNROLL, own));
-    ir_seq_push(a, chunk, ST(sc[2], LD(sc[1])));
-    ir_seq_push(a, chunk, ST(sc[3], ir_int(a, 0, dt)));
-    IrExpr *lane = ir_bin(a, IR_FLOORMOD, ir_var_ref(a, t), ir_i32(a, 32));
-    for (int64_t m = 1; m < L; m <<= 1) {
-        IrExpr *args[2] = {LD(sc[2]), ir_float(a, (double)m, dt)};
-        ir_seq_push(a, chunk, ST(oth, ir_call(a, IR_SHFL_XOR, args, 2, dt)));
-        /* the partner's group is before this lane's (after it, reverse) */
-        IrExpr *bit = ir_bin(a, IR_FLOORMOD, ir_bin(a, IR_FLOORDIV, lane, ir_i32(a, m)), ir_i32(a, 2));
-        IrExpr *take = ir_bin(a, IR_EQ, bit, ir_i32(a, op->reverse ? 0 : 1));
-        ir_seq_push(a, chunk, ST(sc[3], ir_select(a, take, ir_bin(a, IR_ADD, LD(sc[3]), LD(oth)), LD(sc[3]))));
-        ir_seq_push(a, chunk, ST(sc[2], ir_bin(a, IR_ADD, LD(sc[2]), LD(oth))));
-    }
-    IrExpr *add = ir_bin(a, IR_ADD, LD(sc[3]), LD(sc[0]));
-    IrStmt *fix = ir_store(a, dst, &ri, 1, ir_cast(a, dst->dt, ir_bin(a, IR_ADD, ir_cast(a, dt, ir_load(a, dst, &ri, 1)),
-                                                                     add)));
-    ir_seq_push(a, chunk, ir_for(a, ev, ir_i32(a, 0), ir_i32(a, v), IR_FOR_UNROLL, fix));
-    ir_seq_push(a, chunk, ST(sc[0], ir_bin(a, IR_ADD, LD(sc[0]), LD(sc[2]))));
-#undef LD
-#undef ST
-    ir_seq_push(a, body, ir_for(a, ck, ir_i32(a, 0), ir_i32(a, nc), IR_FOR_UNROLL, chunk));
-    for (int i = 0; i < body->seq.n; i++)
-        if (!body->seq.v[i]->loc.src) body->seq.v[i]->loc = s->loc;
-    int64_t ext[1] = {S->local_shape[0]};
-    return thread_loops(li, t, dv, ext, 1, body, s->loc);
-}
-
 static IrRegion reg_region(Li *li, int f) {
     IrRegion r;
     r.buf = li->reg[f];
@@ -1415,8 +1138,11 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
     }
     case IR_S_TILEOP: {
         IrTileOp *op = s->op;
-        if (op->kind == TS_OP_REDUCE && op->inst == TS_OP_INST_FRAGMENT) return lower_reduce(li, s);
-        if (op->kind == TS_OP_CUMSUM && op->inst == TS_OP_INST_FRAGMENT) return lower_cumsum(li, s);
+        TsLowerLayoutFn lf = op->inst == TS_OP_INST_FRAGMENT ? ts_op_lower_layout_fn(op->kind) : NULL;
+        if (lf) { /* the op's own lowering by the layouts (op/reduce.c, cumsum.c) */
+            TsLayoutLower ll = {&li->lx, li->reg, li->loop_depth > 0};
+            return lf(&ll, s);
+        }
         if (op->kind == TS_OP_GEMM && op->inst == TS_OP_INST_MMA_SYNC) {
             int fa = ts_layout_frag(&li->lx, op->r[0].buf), fc = ts_layout_frag(&li->lx, op->r[2].buf);
             if (fc < 0) return s;
