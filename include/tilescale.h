@@ -134,6 +134,13 @@ void ts_context_destroy(TsContext *ctx);
 
 /* Diagnostic text of the last failure in this context ("" if none). */
 const char *ts_last_error(const TsContext *ctx);
+/* Warnings of the last ts_compile_file/ts_compile_source in this context,
+ * successful or not ("" if none): each `file:line:col: warning: message`
+ * with the source line and a caret, in the form of errors.  A warning
+ * says the kernel compiled but not as written or hoped (e.g. fragments
+ * left in shared memory because two instructions fix different layouts
+ * for one of them). */
+const char *ts_last_warnings(const TsContext *ctx);
 const char *ts_status_name(TsStatus s);
 
 TsStatus ts_compile_file(TsContext *ctx, const char *path, const char *entry,

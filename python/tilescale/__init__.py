@@ -22,15 +22,15 @@ and the TileLang compatibility shim (tilescale.tilelang, used by
 import os
 
 from . import _lib
-from ._errors import (ArgumentError, CompileError, DeviceError, DTypeError, LaunchError,  # noqa: F401
-                      RuntimeLaunchError, ShapeError, TileScaleError)
+from ._errors import (ArgumentError, CompileError, CompileWarning, DeviceError, DTypeError,  # noqa: F401
+                      LaunchError, RuntimeLaunchError, ShapeError, TileScaleError)
 from ._kernel import Kernel, Param, cuda_available, resolve_target  # noqa: F401
 from ._source import function_source
 from .profiler import Profiler, TensorSupplyType, assert_close, do_bench  # noqa: F401
 
 __version__ = "0.1.0"
-__all__ = ["compile", "jit", "Kernel", "TileScaleError", "CompileError", "LaunchError", "do_bench",
-           "cuda_available"]
+__all__ = ["compile", "jit", "Kernel", "TileScaleError", "CompileError", "CompileWarning", "LaunchError",
+           "do_bench", "cuda_available"]
 
 
 def _looks_like_source(s):

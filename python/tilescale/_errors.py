@@ -27,6 +27,11 @@ class TileScaleError(Exception):
         self.diagnostic = message
 
 
+class CompileWarning(UserWarning):
+    """A warning of the compiler: the kernel compiled, but not as written or
+    hoped (the library's `file:line:col: warning: ...` text, unchanged)."""
+
+
 class CompileError(TileScaleError):
     """The kernel could not be compiled: syntax, unsupported construct,
     unknown entry or name, wrong compile-time values, build failure."""

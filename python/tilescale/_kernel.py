@@ -34,9 +34,10 @@ by the inputs.
 import ctypes
 import sys
 import threading
+import warnings
 
 from . import _lib
-from ._errors import ArgumentError, DeviceError, TileScaleError, compile_error, launch_error
+from ._errors import ArgumentError, CompileWarning, DeviceError, TileScaleError, compile_error, launch_error
 
 TARGETS = {"c": _lib.TARGET_C, "cpu": _lib.TARGET_C, "llvm": _lib.TARGET_C, "cuda": _lib.TARGET_CUDA}
 _TARGET_NAMES = {_lib.TARGET_C: "c", _lib.TARGET_CUDA: "cuda"}
@@ -168,6 +169,9 @@ def _compile(path, text, entry, defines, target, lenient, options):
     else:
         st = _lib.compile_source(ctx, (path or "<source>").encode(), text.encode(), eb, defs, len(defines),
                                  ctypes.byref(opt), ctypes.byref(k))
+    warned = (_lib.last_warnings(ctx) or b"").decode("utf-8", "replace")
+    if warned:  # the compiler's warnings, as Python warnings (shown once per place by default)
+        warnings.warn(warned, CompileWarning, stacklevel=3)
     if st:
         msg = (_lib.last_error(ctx) or b"").decode("utf-8", "replace")
         _lib.context_destroy(ctx)

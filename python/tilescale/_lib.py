@@ -137,6 +137,7 @@ def _proto(dll, name, restype, *argtypes):
 context_create = _proto(lib, "ts_context_create", ctypes.c_int, _P(_VP))
 context_destroy = _proto(lib, "ts_context_destroy", None, _VP)
 last_error = _proto(lib, "ts_last_error", ctypes.c_char_p, _VP)
+last_warnings = _proto(lib, "ts_last_warnings", ctypes.c_char_p, _VP)
 status_name = _proto(lib, "ts_status_name", ctypes.c_char_p, ctypes.c_int)
 compile_file = _proto(lib, "ts_compile_file", ctypes.c_int, _VP, ctypes.c_char_p, ctypes.c_char_p,
                       _P(TsDefine), ctypes.c_int, _P(TsCompileOptions), _P(_VP))

@@ -183,14 +183,25 @@ void ts_diag_source(TsBuf *b, TsLoc loc) {
     ts_buf_puts(b, "^\n");
 }
 
-void ts_diag_vadd(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, va_list ap) {
+static void diag_put(TsBuf *b, TsLoc loc, const char *kind, const char *fmt, va_list ap) {
     /* one format everywhere: file:line:col: error: ..., or tilescale: error: ... */
-    if (loc.src) ts_buf_printf(&d->msg, "%s:%d:%d: ", loc.src->name, loc.line, loc.col);
-    else ts_buf_puts(&d->msg, "tilescale: ");
-    ts_buf_printf(&d->msg, "%s: ", kind);
-    ts_buf_vprintf(&d->msg, fmt, ap);
-    ts_buf_puts(&d->msg, "\n");
-    ts_diag_source(&d->msg, loc);
+    if (loc.src) ts_buf_printf(b, "%s:%d:%d: ", loc.src->name, loc.line, loc.col);
+    else ts_buf_puts(b, "tilescale: ");
+    ts_buf_printf(b, "%s: ", kind);
+    ts_buf_vprintf(b, fmt, ap);
+    ts_buf_puts(b, "\n");
+    ts_diag_source(b, loc);
+}
+
+void ts_diag_vadd(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, va_list ap) {
+    diag_put(&d->msg, loc, kind, fmt, ap);
+}
+
+void ts_warn_at(TsDiag *d, TsLoc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    diag_put(&d->warn, loc, "warning", fmt, ap);
+    va_end(ap);
 }
 
 void ts_diag_add(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, ...) {

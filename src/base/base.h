@@ -109,6 +109,8 @@ typedef struct TsDiag {
     TsBuf msg;          /* text of the last failure */
     TsStatus status;    /* its code */
     jmp_buf *jb;        /* innermost handler, NULL outside ts_try */
+    TsBuf warn;         /* warnings of the current compile (file:line:col: warning: ...,
+                           source line, caret; one after another); the API hands them out */
 } TsDiag;
 
 /* Format a diagnostic into d->msg (appending) without jumping. */
@@ -118,6 +120,9 @@ void ts_diag_vadd(TsDiag *d, TsLoc loc, const char *kind, const char *fmt, va_li
 /* The source line of loc and a caret under its column, as diagnostics show
  * them ("    text\n    ^\n"); nothing without a location. */
 void ts_diag_source(TsBuf *b, TsLoc loc);
+/* Record a warning at loc in d->warn (same form as an error, kind
+ * "warning"); compilation goes on. */
+void ts_warn_at(TsDiag *d, TsLoc loc, const char *fmt, ...) TS_PRINTF(3, 4);
 /* Report a user error at loc and unwind to the handler. */
 TS_NORETURN void ts_fail_at(TsDiag *d, TsStatus st, TsLoc loc, const char *fmt, ...)
     TS_PRINTF(4, 5);

@@ -53,6 +53,7 @@
 
 #include "base/base.h" /* TsBuf, the library's growable string */
 #include "cli/check.h"
+#include "cli/cli.h"
 #include "cli/dist.h"
 #include "tilescale.h"
 #include "tilescale_comm.h"
@@ -123,7 +124,7 @@ int ts_cli_run_dist(CliOpts *op) {
     TsCompileOptions co = {0};
     co.target = o.target;
     co.num_threads = o.threads;
-    if (ts_compile_file(ctx, o.file, o.entry, o.defs, o.ndefs, &co, &k)) {
+    if (cli_compile_file(ctx, o.file, o.entry, o.defs, o.ndefs, &co, &k)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;
     }
@@ -151,7 +152,7 @@ int ts_cli_run_dist(CliOpts *op) {
         char *rfile = colon ? strndup(o.check, (size_t)(colon - o.check)) : NULL;
         int bad = colon && !rfile;
         if (!bad)
-            bad = ts_compile_file(ctx, rfile ? rfile : o.file, colon ? colon + 1 : o.check, rdefs,
+            bad = cli_compile_file(ctx, rfile ? rfile : o.file, colon ? colon + 1 : o.check, rdefs,
                                   o.ndefs + !have_p, &rco, &ref);
         free(rfile);
         free(rdefs);

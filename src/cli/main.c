@@ -188,6 +188,13 @@ static void print_timing(const char *label, TsKernel *k) {
     }
 }
 
+TsStatus cli_compile_file(TsContext *ctx, const char *path, const char *entry, const TsDefine *defs, int ndefs,
+                          const TsCompileOptions *opt, TsKernel **out) {
+    TsStatus st = ts_compile_file(ctx, path, entry, defs, ndefs, opt, out);
+    fputs(ts_last_warnings(ctx), stderr);
+    return st;
+}
+
 static int cmd_compile(TsContext *ctx, const Opts *o) {
     TsCompileOptions co = {0};
     co.target = o->target;
@@ -207,7 +214,7 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
         return 2;
     }
     TsKernel *k;
-    if (ts_compile_file(ctx, o->file, o->entry, o->defs, o->ndefs, &co, &k)) {
+    if (cli_compile_file(ctx, o->file, o->entry, o->defs, o->ndefs, &co, &k)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         return 1;
     }
@@ -246,7 +253,7 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
     int rc = 1;
     TsTensor *args = NULL, *rargs = NULL; /* the kernel's and the reference's, np each */
     int np = 0;
-    if (ts_compile_file(ctx, o->file, o->entry, o->defs, o->ndefs, &co, &k)) {
+    if (cli_compile_file(ctx, o->file, o->entry, o->defs, o->ndefs, &co, &k)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         return 1;
     }
@@ -274,7 +281,7 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
         TsCompileOptions rco = co;
         rco.lenient_defines = 1;
         if (o->check_target) rco.target = (TsTarget)(o->check_target - 1);
-        if (ts_compile_file(ctx, o->file, o->check ? o->check : o->entry, o->defs, o->ndefs, &rco, &ref)) {
+        if (cli_compile_file(ctx, o->file, o->check ? o->check : o->entry, o->defs, o->ndefs, &rco, &ref)) {
             fprintf(stderr, "%s", ts_last_error(ctx));
             goto done;
         }

@@ -30,12 +30,23 @@ TsStatus ts_context_create(TsContext **out) {
 void ts_context_destroy(TsContext *ctx) {
     if (!ctx) return;
     ts_buf_free(&ctx->diag.msg);
+    ts_buf_free(&ctx->diag.warn);
     ts_arena_free(&ctx->scratch);
     free(ctx);
 }
 
 const char *ts_last_error(const TsContext *ctx) {
     return ctx && ctx->diag.msg.s ? ctx->diag.msg.s : "";
+}
+
+const char *ts_last_warnings(const TsContext *ctx) {
+    return ctx && ctx->diag.warn.s ? ctx->diag.warn.s : "";
+}
+
+/* A compile starts with no warnings (other calls keep the last compile's). */
+static void reset_warnings(TsContext *ctx) {
+    ctx->diag.warn.n = 0;
+    if (ctx->diag.warn.s) ctx->diag.warn.s[0] = 0;
 }
 
 static void reset_diag(TsContext *ctx) {
@@ -194,6 +205,7 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
                            const TsCompileOptions *opt, TsKernel **out) {
     if (!ctx) return TS_ERR_INVALID;
     reset_diag(ctx);
+    reset_warnings(ctx);
     if (!out || !text || !entry || (ndefs && !defs)) {
         ts_buf_puts(&ctx->diag.msg, "tilescale: error: ts_compile_source: NULL argument\n");
         return TS_ERR_INVALID;
@@ -256,6 +268,7 @@ TsStatus ts_compile_file(TsContext *ctx, const char *path, const char *entry,
                          TsKernel **out) {
     if (!ctx) return TS_ERR_INVALID;
     reset_diag(ctx);
+    reset_warnings(ctx);
     if (!path) return TS_ERR_INVALID;
     size_t len;
     char *text = ts_read_file(path, &len);

@@ -104,6 +104,19 @@ void ts_layout_give_up(TsLayoutCtx *lx, const char *fmt, ...) {
     ts_buf_free(&tmp);
 }
 
+void ts_layout_conflict(TsLayoutCtx *lx, TsLoc at, const char *fmt, ...) {
+    if (lx->why) return;
+    va_list ap;
+    va_start(ap, fmt);
+    TsBuf tmp = {0};
+    ts_buf_vprintf(&tmp, fmt, ap);
+    va_end(ap);
+    lx->why = ts_strdup(lx->arena, tmp.oom ? "out of memory" : ts_buf_str(&tmp));
+    ts_buf_free(&tmp);
+    lx->conflict = true;
+    lx->conflict_at = at;
+}
+
 void ts_layout_put_at(TsBuf *b, TsLoc loc) {
     if (loc.src && loc.line > 0)
         ts_buf_printf(b, " (at %s:%d:%d)", loc.src->name ? loc.src->name : "<input>", loc.line, loc.col);
@@ -135,7 +148,7 @@ void ts_layout_set(TsLayoutCtx *lx, int f, IrLayout *l, const char *use) {
             ir_layout_describe(&b, l);
             ts_buf_printf(&b, " for %s", use);
             ts_layout_put_at(&b, here);
-            ts_layout_give_up(lx, "%s", b.oom ? "out of memory" : ts_buf_str(&b));
+            ts_layout_conflict(lx, here, "%s", b.oom ? "out of memory" : ts_buf_str(&b));
             ts_buf_free(&b);
         }
         return;

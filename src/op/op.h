@@ -124,6 +124,9 @@ typedef struct TsLayoutCtx {
     int nnew;                            /* fragments given a layout since the driver last looked */
     int newf[TS_LAYOUT_MAXFRAG];         /* ... (indices into frag) */
     const char *why;                     /* first reason to give up (NULL: none) */
+    bool conflict;                       /* that reason is two uses needing different layouts for
+                                            one fragment (the user is warned: ts_layout_conflict) */
+    TsLoc conflict_at;                   /* ... where the second use is */
 } TsLayoutCtx;
 
 /* The index of fragment b in lx->frag, or -1 (not a fragment). */
@@ -137,6 +140,11 @@ void ts_layout_put_at(TsBuf *b, TsLoc loc);
 void ts_layout_put_use(TsBuf *b, const TsLayoutCtx *lx, int f);
 /* Stop inference with a reason (the first one stays). */
 void ts_layout_give_up(TsLayoutCtx *lx, const char *fmt, ...) TS_PRINTF(2, 3);
+/* The same for a conflict, two uses that need different layouts for one
+ * fragment where nothing can reconcile them, the second at `at`: the
+ * reason (which names the fragment, both layouts and both uses with their
+ * positions) also becomes a warning to the user. */
+void ts_layout_conflict(TsLayoutCtx *lx, TsLoc at, const char *fmt, ...) TS_PRINTF(3, 4);
 
 /* A unit's layout proposal at `level`; s is its statement. */
 typedef void (*TsInferLayoutFn)(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level);

@@ -384,7 +384,7 @@ static void reach_conflict(Lower *lw, const IrBuffer *buf, const char *why) {
     ts_buf_printf(&b, ", reaches fragment %s at elements its threads do not hold: %s has ", buf->name, buf->name);
     ts_layout_put_use(&b, lx, ts_layout_frag(lx, buf));
     ts_buf_printf(&b, " (%s)", why);
-    ts_layout_give_up(lx, "%s", b.oom ? "out of memory" : ts_buf_str(&b));
+    ts_layout_conflict(lx, lw->at, "%s", b.oom ? "out of memory" : ts_buf_str(&b));
     ts_buf_free(&b);
 }
 
@@ -1558,6 +1558,9 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
     IrStmt *body = li.lx.why ? NULL : lower_all(&li, k->body);
     if (li.lx.why) {
         k->layout_note = li.lx.why;
+        if (li.lx.conflict) /* the user wrote something that cannot be fast: say so */
+            ts_warn_at(cx->diag, li.lx.conflict_at, "%s; the kernel's fragments stay in shared memory (correct, not fast)",
+                       li.lx.why);
         for (int f = 0; f < li.lx.nfrag; f++) li.lx.frag[f]->layout = NULL;
         k->body = unkeep(&li, k->body);
         return;

@@ -63,6 +63,22 @@ def test_compile_errors(root):
         tilescale.compile(SRC, "add", target="tpu", M=2, N=2)
 
 
+def test_compile_warning(root):
+    """The compiler's warnings become tilescale.CompileWarning (the library's
+    `file:line:col: warning:` text); a kernel without any gives none."""
+    path = os.path.join(root, "tests/golden/ir_layout_conflict.py")
+    with pytest.warns(tilescale.CompileWarning) as rec:
+        tilescale.compile(path, "twoacc", target="cuda", options={"skip_build": 1}, M=64, N=64, K=32)
+    msgs = [str(r.message) for r in rec if issubclass(r.category, tilescale.CompileWarning)]
+    assert len(msgs) == 1
+    assert "ir_layout_conflict.py:23:15: warning: fragment Cl needs two layouts" in msgs[0]
+    assert "(at " in msgs[0] and "ir_layout_conflict.py:22:15)" in msgs[0] and "^" in msgs[0]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tilescale.CompileWarning)
+        tilescale.compile(SRC, "add", target="cuda", options={"skip_build": 1}, M=8, N=12)
+
+
 def test_cuda_target_without_a_device(rng):
     if tilescale.cuda_available():
         pytest.skip("a CUDA device is usable here")

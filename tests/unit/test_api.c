@@ -5,7 +5,8 @@
  * timing), launch-time checks (argument count, dtype, shape), scalar
  * parameters, strided (non-contiguous) tensors, .npy round trips, and
  * robustness: NULL arguments, garbage and mutated sources never crash,
- * and the context compiles and runs correctly after any error.
+ * and the context compiles and runs correctly after any error; compile
+ * warnings (ts_last_warnings).
  *
  * Results of the kernels run here are compared against naive C loops on
  * fresh random data like the primitive tests (kernel_test.h).
@@ -621,6 +622,67 @@ static void test_robustness(void) {
     ts_kernel_destroy(k);
 }
 
+/* ---- warnings ------------------------------------------------------------------------------------ */
+
+/* Two gemms fixing different layouts for one accumulator (issue 5 A's
+ * conflict fallback): the kernel compiles (fragments in shared memory) and
+ * ts_last_warnings says why, at the second gemm, naming the fragment, both
+ * layouts and both gemms by position, with the source line and a caret;
+ * the next compile starts without warnings, and a compile that fails keeps
+ * the warnings made before the error. */
+static const char *SRC_TWOACC = KT_PRELUDE
+    "@tilelang.jit\n"
+    "def twoacc(M, N, K):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, K), \"float16\"), B: T.Tensor((K, N), \"float16\"),\n"
+    "             C: T.Tensor((M, N), \"float32\")):\n"
+    "        with T.Kernel(1, threads=128) as bx:\n"
+    "            As = T.alloc_shared((M, K), \"float16\")\n"
+    "            Bs = T.alloc_shared((K, N), \"float16\")\n"
+    "            Cl = T.alloc_fragment((M, N), \"float32\")\n"
+    "            T.copy(A[0, 0], As)\n"
+    "            T.copy(B[0, 0], Bs)\n"
+    "            T.gemm(As, Bs, Cl, clear_accum=True, policy=T.GemmWarpPolicy.FullRow)\n"
+    "            T.gemm(As, Bs, Cl, policy=T.GemmWarpPolicy.FullCol)\n"
+    "            T.copy(Cl, C[0, 0])\n"
+    "    return main\n";
+
+static void test_warnings(void) {
+    TsDefine d[3] = {{"M", "64"}, {"N", "64"}, {"K", "32"}};
+    TsCompileOptions o = kt_opt;
+    o.target = TS_TARGET_CUDA;
+    o.skip_build = 1;
+    TsKernel *k = NULL;
+    CHECK_EQ_STR("", ts_last_warnings(NULL));
+    CHECK_EQ_INT(TS_OK, ts_compile_source(kt_ctx, "two.py", SRC_TWOACC, "twoacc", d, 3, &o, &k));
+    const char *w = ts_last_warnings(kt_ctx);
+    /* the second gemm (line 15, at `gemm`) is where, the first (line 14) is named */
+    const char *want = "two.py:15:15: warning: fragment Cl needs two layouts: mma_c(64 x 64, warps 4 x 1) for the "
+                       "accumulator of T.gemm (at two.py:14:15) and mma_c(64 x 64, warps 1 x 4) for the accumulator "
+                       "of T.gemm (at two.py:15:15); the kernel's fragments stay in shared memory";
+    CHECK(!strncmp(w, want, strlen(want)));
+    CHECK_CONTAINS(w, "\n                T.gemm(As, Bs, Cl, policy=T.GemmWarpPolicy.FullCol)\n                  ^\n");
+    CHECK_EQ_STR("", ts_last_error(kt_ctx));
+    if (k) CHECK(strstr(ts_kernel_ir(k), "fragments stay in shared memory") != NULL);
+    ts_kernel_destroy(k);
+    /* warnings last until the next compile, not through other calls */
+    TsTensor t = {0};
+    ts_npy_load(kt_ctx, "/nonexistent/x.npy", &t);
+    CHECK_CONTAINS(ts_last_warnings(kt_ctx), "warning: fragment Cl needs two layouts");
+    /* a compile without a conflict: no warnings */
+    k = NULL;
+    char axpy[2048];
+    snprintf(axpy, sizeof axpy, "%s%s", KT_PRELUDE, SRC_AXPY);
+    CHECK_EQ_INT(TS_OK, ts_compile_source(kt_ctx, "x.py", axpy, "axpy", d, 2, &o, &k));
+    CHECK_EQ_STR("", ts_last_warnings(kt_ctx));
+    ts_kernel_destroy(k);
+    /* a failing compile: its error, and no stale warnings */
+    k = NULL;
+    CHECK(ts_compile_source(kt_ctx, "x.py", "def broken(:\n", "broken", NULL, 0, &o, &k) != TS_OK);
+    CHECK_EQ_STR("", ts_last_warnings(kt_ctx));
+    CHECK_CONTAINS(ts_last_error(kt_ctx), "error");
+}
+
 int main(void) {
     kt_init("test_api");
     test_context();
@@ -629,6 +691,7 @@ int main(void) {
     test_launch();
     test_npy();
     test_robustness();
+    test_warnings();
     kt_finish();
     return test_done();
 }
