@@ -28,6 +28,19 @@ static void report(IrVisitor *v, const IrBuffer *b, int rw, IrExpr *const *idx, 
     v->access(v, &acc);
 }
 
+/* Visit a guarded part: a statement (s: its node) or an expression (e). */
+static void guarded(IrVisitor *v, IrGuardKind kind, const IrExpr *cond, bool neg, const IrStmt *s,
+                    const IrExpr *e, const IrStmt *part_s, const IrExpr *part_e) {
+    if ((!part_s && !part_e) || v->stop) return;
+    IrGuard g = {kind, cond, neg, s, e, v->guard};
+    v->guard = &g;
+    if (v->enter_guard) v->enter_guard(v, &g);
+    if (part_s) ir_visit_stmt(v, part_s);
+    else ir_visit_expr(v, part_e);
+    if (v->leave_guard) v->leave_guard(v, &g);
+    v->guard = g.up;
+}
+
 static void visit_exprs(IrVisitor *v, IrExpr *const *e, int n) {
     for (int i = 0; i < n && !v->stop; i++) ir_visit_expr(v, e[i]);
 }
@@ -46,15 +59,19 @@ void ir_visit_expr(IrVisitor *v, const IrExpr *e) {
         break;
     case IR_E_BIN:
         ir_visit_expr(v, e->bin.a);
-        ir_visit_expr(v, e->bin.b);
+        if (e->bin.op == IR_AND || e->bin.op == IR_OR) /* short-circuit: b only where a decides nothing */
+            guarded(v, e->bin.op == IR_AND ? IR_GUARD_AND_RHS : IR_GUARD_OR_RHS, e->bin.a, e->bin.op == IR_OR, NULL,
+                    e, NULL, e->bin.b);
+        else
+            ir_visit_expr(v, e->bin.b);
         break;
     case IR_E_NEG:
     case IR_E_NOT:
     case IR_E_CAST: ir_visit_expr(v, e->un.a); break;
     case IR_E_SELECT:
         ir_visit_expr(v, e->sel.cond);
-        ir_visit_expr(v, e->sel.a);
-        ir_visit_expr(v, e->sel.b);
+        guarded(v, IR_GUARD_SELECT_A, e->sel.cond, false, NULL, e, NULL, e->sel.a);
+        guarded(v, IR_GUARD_SELECT_B, e->sel.cond, true, NULL, e, NULL, e->sel.b);
         break;
     case IR_E_CALL: visit_exprs(v, e->call.args, e->call.nargs); break;
     }
@@ -69,16 +86,16 @@ static void visit_kids(IrVisitor *v, const IrStmt *s) {
     case IR_S_FOR:
         ir_visit_expr(v, s->for_.min);
         ir_visit_expr(v, s->for_.extent);
-        ir_visit_stmt(v, s->for_.body);
+        guarded(v, IR_GUARD_FOR_BODY, NULL, false, s, NULL, s->for_.body, NULL);
         break;
     case IR_S_IF:
         ir_visit_expr(v, s->if_.cond);
-        ir_visit_stmt(v, s->if_.then);
-        ir_visit_stmt(v, s->if_.else_);
+        guarded(v, IR_GUARD_THEN, s->if_.cond, false, s, NULL, s->if_.then, NULL);
+        guarded(v, IR_GUARD_ELSE, s->if_.cond, true, s, NULL, s->if_.else_, NULL);
         break;
     case IR_S_WHILE:
         ir_visit_expr(v, s->while_.cond);
-        ir_visit_stmt(v, s->while_.body);
+        guarded(v, IR_GUARD_WHILE_BODY, s->while_.cond, false, s, NULL, s->while_.body, NULL);
         break;
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:

@@ -35,6 +35,9 @@
  *    available as a chain of frames on the C stack (IrWalkFrame), so a
  *    callback finds its enclosing loops without a stack of its own (the
  *    arithmetic analysis in arith.h uses it for loop-variable ranges).
+ *    Likewise the conditional context: which parts run only under a
+ *    condition (if/else branches, loop bodies, select arms, the right
+ *    operand of and/or), as a chain of IrGuard and enter/leave callbacks.
  *
  *  - IrMutator: rebuilds bottom-up.  Children are mutated first; a node
  *    whose children all came back unchanged is returned as itself (no
@@ -100,6 +103,48 @@ typedef struct IrAccess {
     const IrExpr *e;      /* the load expression, or NULL */
 } IrAccess;
 
+/*
+ * Conditional context: a part of a node that runs only under a condition
+ * the node states, or once per value of a loop variable (so perhaps never),
+ * is a guarded part.  The visitor says when it enters and leaves one
+ * (enter_guard / leave_guard) and keeps the chain of guards around the
+ * node being visited (IrVisitor.guard, innermost first, on the C stack
+ * like the frames), so a callback knows under which conditions the code
+ * it sees runs:
+ *
+ *   kind         node    part              runs where
+ *   THEN         IF      then              cond
+ *   ELSE         IF      else              !cond
+ *   WHILE_BODY   WHILE   body              cond (each iteration)
+ *   FOR_BODY     FOR     body              min <= var < min + extent (cond NULL)
+ *   SELECT_A     SELECT  a                 cond
+ *   SELECT_B     SELECT  b                 !cond
+ *   AND_RHS      a && b  b                 a (b is not evaluated otherwise)
+ *   OR_RHS       a || b  b                 !a
+ *
+ * The parts outside these (conditions, loop bounds, left operands) run
+ * wherever the node runs.  A missing part (no else) is not entered.
+ */
+typedef enum IrGuardKind {
+    IR_GUARD_THEN,       /* the then branch of an IF */
+    IR_GUARD_ELSE,       /* its else branch */
+    IR_GUARD_WHILE_BODY, /* the body of a WHILE */
+    IR_GUARD_FOR_BODY,   /* the body of a FOR */
+    IR_GUARD_SELECT_A,   /* the value of a select where its condition holds */
+    IR_GUARD_SELECT_B,   /* ... where it does not */
+    IR_GUARD_AND_RHS,    /* the right operand of a short-circuit `and` */
+    IR_GUARD_OR_RHS,     /* the right operand of a short-circuit `or` */
+} IrGuardKind;
+
+typedef struct IrGuard {
+    IrGuardKind kind;          /* which part (table above) */
+    const IrExpr *cond;        /* the condition it runs under (NULL: FOR_BODY) */
+    bool negated;              /* it runs where cond is false (ELSE, SELECT_B, OR_RHS) */
+    const IrStmt *s;           /* the IF, WHILE or FOR whose part it is; NULL for an expression's */
+    const IrExpr *e;           /* the SELECT or and/or whose operand it is; NULL for a statement's */
+    const struct IrGuard *up;  /* the enclosing guard; NULL outside every guarded part */
+} IrGuard;
+
 struct IrVisitor {
     void *ctx; /* the caller's state */
     /* Before a statement's expressions and children.  Return false to skip
@@ -114,11 +159,19 @@ struct IrVisitor {
     void (*post_expr)(IrVisitor *v, const IrExpr *e);
     /* Every buffer access (see IrAccess). */
     void (*access)(IrVisitor *v, const IrAccess *acc);
+    /* Entering / leaving a guarded part (see IrGuard); v->guard is g
+     * during both.  Each enter_guard is matched by one leave_guard, even
+     * when a callback stops the walk in between.  NULL: nothing. */
+    void (*enter_guard)(IrVisitor *v, const IrGuard *g);
+    void (*leave_guard)(IrVisitor *v, const IrGuard *g);
     /* Set by a callback to end the walk as soon as possible. */
     bool stop;
     /* Maintained by the walker: the innermost statement being visited
      * (its expressions included) and the path above it. */
     const IrWalkFrame *frame;
+    /* Maintained by the walker: the innermost guarded part around the node
+     * being visited (NULL: none), the others through its `up`. */
+    const IrGuard *guard;
 };
 
 /* Walk s (NULL is allowed and does nothing). */

@@ -35,10 +35,16 @@
  * (T.copy, T.gemm, ...) are checked by their own lowerings; this pass
  * looks at element loads and stores only.  It runs right after simplify,
  * on every target, before lower_tile_ops adds loops of its own.
+ *
+ * The walk is the shared visitor's (ir/walk.h): which parts are
+ * conditional, and where a loop body starts, come from its conditional
+ * context (enter_guard / leave_guard), so this file lists no node kinds
+ * but the statements it looks into.
  */
 #include <string.h>
 
 #include "ir/arith.h"
+#include "ir/walk.h"
 #include "pass/pass.h"
 
 /* A loop variable whose whole range is run wherever it is visible as free. */
@@ -47,11 +53,15 @@ typedef struct FreeVar {
     int64_t lo, hi;   /* its first and last value */
 } FreeVar;
 
+typedef struct Saved Saved;
+
 typedef struct Checker {
     TsPassCtx *cx;        /* the pass context (diagnostics, arena, kernel) */
     IrArith ar;           /* affine forms of indices */
     TS_VEC(FreeVar) vars; /* enclosing loops' variables, outermost first */
     int floor;            /* vars[0..floor) are behind a condition: not free here */
+    TS_VEC(struct Saved) saved; /* per guarded part entered: what to restore on leaving it */
+    TS_VEC(TsLoc) locs;   /* per expression being visited: its position for messages */
 } Checker;
 
 /* Does s (a loop body) hold a break or continue of the loop it is the body of? */
@@ -131,105 +141,84 @@ static void check_access(Checker *c, const IrBuffer *b, IrExpr *const *idx, int 
     }
 }
 
-static void check_expr(Checker *c, const IrExpr *e, TsLoc loc);
+/* ---- the walk: the shared visitor with its conditional context ------------------ */
 
-/* e is evaluated only under a condition: loops opened so far do not count in it. */
-static void check_conditional_expr(Checker *c, const IrExpr *e, TsLoc loc) {
-    int saved = c->floor;
-    c->floor = c->vars.n;
-    check_expr(c, e, loc);
-    c->floor = saved;
-}
+/* What entering a guarded part changed, to undo on leaving it. */
+typedef struct Saved {
+    int nvars; /* c->vars.n before */
+    int floor; /* c->floor before */
+    int mark;  /* the arithmetic's bindings before (a loop body binds its variable) */
+} Saved;
 
-static void check_expr(Checker *c, const IrExpr *e, TsLoc loc) {
-    if (!e) return;
-    TsLoc here = e->loc.src ? e->loc : loc;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        for (int i = 0; i < e->load.nidx; i++) check_expr(c, e->load.idx[i], here);
-        check_access(c, e->load.buf, e->load.idx, e->load.nidx, here);
-        break;
-    case IR_E_BIN:
-        check_expr(c, e->bin.a, here);
-        if (e->bin.op == IR_AND || e->bin.op == IR_OR)
-            check_conditional_expr(c, e->bin.b, here);
-        else
-            check_expr(c, e->bin.b, here);
-        break;
-    case IR_E_NEG:
-    case IR_E_NOT:
-    case IR_E_CAST:
-        check_expr(c, e->un.a, here);
-        break;
-    case IR_E_SELECT:
-        check_expr(c, e->sel.cond, here);
-        check_conditional_expr(c, e->sel.a, here);
-        check_conditional_expr(c, e->sel.b, here);
-        break;
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++) check_expr(c, e->call.args[i], here);
-        break;
-    default:
-        break;
+/* A guarded part: a loop body whose every iteration certainly runs makes
+ * its variable free; any other part (a branch, a select arm, the right
+ * operand of and/or, a while body, a loop that may not run all its
+ * iterations) puts the variables bound so far behind a condition. */
+static void enter_guard(IrVisitor *v, const IrGuard *g) {
+    Checker *c = v->ctx;
+    ts_vec_push(c->cx->arena, c->saved, ((Saved){c->vars.n, c->floor, ir_arith_mark(&c->ar)}));
+    if (g->kind != IR_GUARD_FOR_BODY) {
+        c->floor = c->vars.n;
+        return;
     }
+    const IrStmt *s = g->s;
+    int64_t mn, ext;
+    bool whole = ir_is_const_int(s->for_.min, &mn) && ir_is_const_int(s->for_.extent, &ext) && ext > 0 &&
+                 !has_jump(s->for_.body);
+    ir_arith_bind_loop(&c->ar, s); /* (the affine forms need the ranges to rule out wrap-around) */
+    if (whole)
+        ts_vec_push(c->cx->arena, c->vars, ((FreeVar){s->for_.var, mn, mn + ext - 1}));
+    else
+        c->floor = c->vars.n; /* its iterations may not all run: nothing outside counts inside */
 }
 
-static void check_stmt(Checker *c, const IrStmt *s) {
-    if (!s) return;
+static void leave_guard(IrVisitor *v, const IrGuard *g) {
+    (void)g;
+    Checker *c = v->ctx;
+    Saved sv = c->saved.v[--c->saved.n];
+    ir_arith_pop(&c->ar, sv.mark);
+    c->vars.n = sv.nvars;
+    c->floor = sv.floor;
+}
+
+/* The statements whose element accesses are checked (tile operators check
+ * their own regions; printed values, vector copies and the rest are not
+ * looked into). */
+static bool pre_stmt(IrVisitor *v, const IrStmt *s) {
+    (void)v;
     switch (s->kind) {
     case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) check_stmt(c, s->seq.v[i]);
-        break;
-    case IR_S_FOR: {
-        check_expr(c, s->for_.min, s->loc);
-        check_expr(c, s->for_.extent, s->loc);
-        int64_t mn, ext;
-        bool whole = ir_is_const_int(s->for_.min, &mn) && ir_is_const_int(s->for_.extent, &ext) && ext > 0 &&
-                     !has_jump(s->for_.body);
-        int n = c->vars.n, saved = c->floor, mark = ir_arith_mark(&c->ar);
-        ir_arith_bind_loop(&c->ar, s); /* (the affine forms need the ranges to rule out wrap-around) */
-        if (whole)
-            ts_vec_push(c->cx->arena, c->vars, ((FreeVar){s->for_.var, mn, mn + ext - 1}));
-        else
-            c->floor = c->vars.n; /* its iterations may not all run: nothing outside counts inside */
-        check_stmt(c, s->for_.body);
-        ir_arith_pop(&c->ar, mark);
-        c->vars.n = n;
-        c->floor = saved;
-        break;
-    }
-    case IR_S_IF: {
-        check_expr(c, s->if_.cond, s->loc);
-        int saved = c->floor;
-        c->floor = c->vars.n;
-        check_stmt(c, s->if_.then);
-        check_stmt(c, s->if_.else_);
-        c->floor = saved;
-        break;
-    }
-    case IR_S_WHILE: {
-        check_expr(c, s->while_.cond, s->loc);
-        int saved = c->floor;
-        c->floor = c->vars.n;
-        check_stmt(c, s->while_.body);
-        c->floor = saved;
-        break;
-    }
+    case IR_S_FOR:
+    case IR_S_IF:
+    case IR_S_WHILE:
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
-        for (int i = 0; i < s->store.nidx; i++) check_expr(c, s->store.idx[i], s->loc);
-        check_expr(c, s->store.value, s->loc);
-        check_access(c, s->store.buf, s->store.idx, s->store.nidx, s->loc);
-        break;
     case IR_S_LET:
-        check_expr(c, s->let.value, s->loc);
-        break;
-    case IR_S_EVAL:
-        check_expr(c, s->eval.e, s->loc);
-        break;
-    default:
-        break;
+    case IR_S_EVAL: return true;
+    default: return false;
     }
+}
+
+/* A store is checked after its indices and value (inner accesses first). */
+static void post_stmt(IrVisitor *v, const IrStmt *s) {
+    if (s->kind == IR_S_STORE || s->kind == IR_S_ATOMIC_ADD)
+        check_access(v->ctx, s->store.buf, s->store.idx, s->store.nidx, s->loc);
+}
+
+/* Positions: an expression's own where it has one, else its parent's (the
+ * statement's at the top). */
+static bool pre_expr(IrVisitor *v, const IrExpr *e) {
+    Checker *c = v->ctx;
+    TsLoc up = c->locs.n ? c->locs.v[c->locs.n - 1] : v->frame->s->loc;
+    ts_vec_push(c->cx->arena, c->locs, e->loc.src ? e->loc : up);
+    return true;
+}
+
+/* A load is checked after its indices (inner accesses first). */
+static void post_expr(IrVisitor *v, const IrExpr *e) {
+    Checker *c = v->ctx;
+    TsLoc here = c->locs.v[--c->locs.n];
+    if (e->kind == IR_E_LOAD) check_access(c, e->load.buf, e->load.idx, e->load.nidx, here);
 }
 
 void ts_pass_check_bounds(TsPassCtx *cx) {
@@ -237,5 +226,12 @@ void ts_pass_check_bounds(TsPassCtx *cx) {
     memset(&c, 0, sizeof c);
     c.cx = cx;
     ir_arith_init(&c.ar, cx->arena, cx->k);
-    check_stmt(&c, cx->k->body);
+    IrVisitor v = {.ctx = &c,
+                   .pre_stmt = pre_stmt,
+                   .post_stmt = post_stmt,
+                   .pre_expr = pre_expr,
+                   .post_expr = post_expr,
+                   .enter_guard = enter_guard,
+                   .leave_guard = leave_guard};
+    ir_visit_stmt(&v, cx->k->body);
 }

@@ -7,10 +7,13 @@
  * walker forgot shows up as a missing k.  Further checks: buffer accesses
  * with their read/write bits and enclosing loop, early stop, deletion,
  * sharing of unchanged subtrees, folding vs shallow rebuilds, deep copies,
- * and random expressions rewritten by the mutator compared with the
- * independent ir_subst.
+ * random expressions rewritten by the mutator compared with the
+ * independent ir_subst, and the conditional context (which parts run
+ * under which guard, enter/leave balanced).
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ir/ir.h"
 #include "ir/walk.h"
@@ -480,6 +483,117 @@ static void test_random_subst(Fix *fx) {
     CHECK_EQ_INT(trials, same);
 }
 
+/* ---- conditional context (IrGuard) ------------------------------------------------ */
+
+typedef struct GuardLog {
+    char chain[16][64];  /* per marker k: the kinds of the guards around it, innermost first */
+    IrGuard inner[16];   /* a copy of the innermost guard at marker k */
+    int enters, leaves;  /* callback counts */
+    int depth, bad;      /* guards entered and not left; v->guard mismatches seen */
+} GuardLog;
+
+static const char *guard_name(IrGuardKind k) {
+    static const char *const n[] = {"THEN", "ELSE", "WHILE", "FOR", "SEL_A", "SEL_B", "AND", "OR"};
+    return n[k];
+}
+
+static bool guard_pre_expr(IrVisitor *v, const IrExpr *e) {
+    GuardLog *L = v->ctx;
+    int64_t c;
+    if (e->kind == IR_E_BIN && e->bin.op == IR_ADD && e->bin.a->kind == IR_E_VAR && ir_is_const_int(e->bin.b, &c) &&
+        c > 0 && c < 16) {
+        char *o = L->chain[c];
+        o[0] = 0;
+        for (const IrGuard *g = v->guard; g; g = g->up)
+            snprintf(o + strlen(o), 64 - strlen(o), "%s%s", o[0] ? " " : "", guard_name(g->kind));
+        if (v->guard) L->inner[c] = *v->guard;
+    }
+    return true;
+}
+
+static bool guard_stop_pre(IrVisitor *v, const IrExpr *e) {
+    GuardLog *L = v->ctx;
+    guard_pre_expr(v, e);
+    if (L->chain[10][0]) v->stop = true;
+    return !v->stop;
+}
+
+static void guard_enter(IrVisitor *v, const IrGuard *g) {
+    GuardLog *L = v->ctx;
+    L->enters++;
+    L->depth++;
+    if (v->guard != g) L->bad++;
+}
+
+static void guard_leave(IrVisitor *v, const IrGuard *g) {
+    GuardLog *L = v->ctx;
+    L->leaves++;
+    L->depth--;
+    if (v->guard != g) L->bad++;
+}
+
+/* Marker k (x + k) inside a comparison, usable as a condition. */
+static IrExpr *gm(Fix *fx, int k) {
+    return ir_bin(&A, IR_LT, ir_bin(&A, IR_ADD, ir_var_ref(&A, fx->x), ir_i32(&A, k)), ir_i32(&A, 100));
+}
+
+static IrStmt *ev(IrExpr *e) {
+    IrStmt *s = ir_stmt(&A, IR_S_EVAL, (TsLoc){0});
+    s->eval.e = e;
+    return s;
+}
+
+/* Which parts are guarded, by what, with what condition: if/else branches,
+ * select arms, the right operands of and/or, loop bodies; conditions, loop
+ * bounds and left operands are not. */
+static void test_guards(Fix *fx) {
+    IrExpr *c1 = gm(fx, 1), *c3 = gm(fx, 3), *c9 = gm(fx, 9), *c11 = gm(fx, 11);
+    IrStmt *body = ir_seq(&A);
+    IrStmt *ifs = ir_stmt(&A, IR_S_IF, (TsLoc){0});
+    ifs->if_.cond = c1;
+    ifs->if_.then = ev(gm(fx, 2));
+    ifs->if_.else_ = ev(ir_select(&A, c3, gm(fx, 4), gm(fx, 5)));
+    ir_seq_push(&A, body, ifs);
+    IrStmt *loop = ir_for(&A, fx->i, ir_bin(&A, IR_ADD, ir_var_ref(&A, fx->x), ir_i32(&A, 6)),
+                          ir_bin(&A, IR_ADD, ir_var_ref(&A, fx->x), ir_i32(&A, 7)), IR_FOR_SERIAL,
+                          ev(ir_bin(&A, IR_AND, gm(fx, 8), ir_bin(&A, IR_OR, c9, gm(fx, 10)))));
+    ir_seq_push(&A, body, loop);
+    IrStmt *wh = ir_stmt(&A, IR_S_WHILE, (TsLoc){0});
+    wh->while_.cond = c11;
+    wh->while_.body = ev(gm(fx, 12));
+    ir_seq_push(&A, body, wh);
+    GuardLog L;
+    memset(&L, 0, sizeof L);
+    IrVisitor v = {.ctx = &L, .pre_expr = guard_pre_expr, .enter_guard = guard_enter, .leave_guard = guard_leave};
+    ir_visit_stmt(&v, body);
+    static const char *const want[13] = {
+        NULL, "", "THEN", "ELSE", "SEL_A ELSE", "SEL_B ELSE", "", "", "FOR", "AND FOR", "OR AND FOR", "", "WHILE"};
+    for (int k = 1; k <= 12; k++) CHECK_EQ_STR(want[k], L.chain[k]);
+    CHECK(L.inner[2].cond == c1 && !L.inner[2].negated && L.inner[2].s == ifs && !L.inner[2].e);
+    CHECK(L.inner[3].cond == c1 && L.inner[3].negated);
+    CHECK(L.inner[4].cond == c3 && !L.inner[4].negated && L.inner[4].e && !L.inner[4].s);
+    CHECK(L.inner[5].cond == c3 && L.inner[5].negated);
+    CHECK(L.inner[8].cond == NULL && L.inner[8].s == loop);
+    CHECK(L.inner[9].cond == L.inner[9].e->bin.a && !L.inner[9].negated); /* and: under its left operand */
+    CHECK(L.inner[10].cond == c9 && L.inner[10].negated);                 /* or: where c9 is false */
+    CHECK(L.inner[12].cond == c11 && L.inner[12].s == wh);
+    CHECK_EQ_INT(8, L.enters); /* then, else, 2 arms, for, and, or, while */
+    CHECK_EQ_INT(L.enters, L.leaves);
+    CHECK_EQ_INT(0, L.depth);
+    CHECK_EQ_INT(0, L.bad);
+    CHECK(v.guard == NULL);
+    /* a stop inside three guards (marker 10) still leaves each guard entered */
+    memset(&L, 0, sizeof L);
+    IrVisitor w = {.ctx = &L, .enter_guard = guard_enter, .leave_guard = guard_leave, .pre_expr = guard_stop_pre};
+    ir_visit_stmt(&w, body);
+    CHECK(w.stop);
+    CHECK_EQ_STR("OR AND FOR", L.chain[10]);
+    CHECK_EQ_STR("", L.chain[12]); /* (not reached) */
+    CHECK_EQ_INT(L.enters, L.leaves);
+    CHECK(L.enters >= 3);
+    CHECK(w.guard == NULL);
+}
+
 int main(void) {
     ts_arena_init(&A);
     Fix fx = {0};
@@ -492,6 +606,7 @@ int main(void) {
     test_delete(&fx);
     test_mutate_frames(&fx);
     test_random_subst(&fx);
+    test_guards(&fx);
     ts_arena_free(&A);
     return test_done();
 }
