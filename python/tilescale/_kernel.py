@@ -887,6 +887,12 @@ _launch_device = _lib.kernel_launch_device
 
 _MISS = object()
 _MAX_LAUNCHERS = 16
+# How a launcher allocates an out_idx output (bench/py_launch_profile.py measures each):
+# "empty_like" (an input of the output's shape and dtype, contiguous), "new_empty" /
+# "new" (torch.Tensor.new_empty / .new on an input of the output's dtype, the shape
+# a cached constant), anything else torch.empty with the extents spelled out; a form
+# that does not apply to a call falls back to torch.empty.
+_ALLOC_FORM = "empty_like"
 _bare_launch = None       # ts_kernel_launch_device without argtypes
 _bare_plan_launch = None  # ts_plan_launch without argtypes
 _stream_objs = {}
@@ -956,6 +962,7 @@ def _make_launcher(kern, args, outs):
     alloc = outs is not None
     plan = kern._plan_in if alloc else kern._plan_all
     env = {"MISS": _MISS, "general": _general, "empty": torch.empty, "empty_like": torch.empty_like,
+           "new_empty": getattr(torch.Tensor, "new_empty", None), "new": getattr(torch.Tensor, "new", None),
            "launch": _bare_launch if lp is None else _bare_plan_launch,
            "K": ctypes.c_void_p(kptr) if lp is None else lp,
            "TT": kern._tt, "N": kern._nparams,
@@ -1010,8 +1017,16 @@ def _make_launcher(kern, args, outs):
             shape, dt = tuple(o.shape), o.dtype
             like = [i for i, x in enumerate(args) if tuple(x.shape) == shape and x.dtype == dt and
                     tuple(x.stride()) == _contiguous(shape)]
-            if like:
+            same_dt = [i for i, x in enumerate(args) if x.dtype == dt]
+            form = _ALLOC_FORM
+            if form == "empty_like" and like:
                 lines.append("            o%d = empty_like(a%d)" % (j, like[0]))
+            elif form == "new_empty" and same_dt and env["new_empty"]:
+                env["OS%d" % j] = shape
+                lines.append("            o%d = new_empty(a%d, OS%d)" % (j, same_dt[0], j))
+            elif form == "new" and same_dt and shape and env["new"]:
+                env["OS%d" % j] = torch.Size(shape)
+                lines.append("            o%d = new(a%d, OS%d)" % (j, same_dt[0], j))
             else:
                 env["OD%d" % j], env["DEV"] = dt, o.device
                 lines.append("            o%d = empty(%sdtype=OD%d, device=DEV)"
