@@ -666,6 +666,36 @@ static IrStmt *acquire_post(IrMutator *m, IrStmt *s) {
     return c;
 }
 
+/* A loop over the block's threads inside s (layout inference's form of
+ * fragment code: each thread works on its own registers), into *ctx. */
+static bool thread_loop_at(const IrStmt *s, void *ctx) {
+    if (s->kind != IR_S_FOR || s->for_.kind != IR_FOR_THREAD) return false;
+    *(const IrStmt **)ctx = s;
+    return true;
+}
+
+/*
+ * Control flow that differs between threads, run per thread (case 3).
+ * Fragment code inside it is refused: layout inference spread that work
+ * over all NT threads (each its own registers), and only the threads the
+ * condition lets in would do their part, so the others' elements would
+ * silently be missing (a fragment written and stored under `if
+ * T.get_thread_binding() < 32` in a 128-thread block stored a quarter of
+ * its rows).  TileLang lays such fragments over the threads the condition
+ * bounds (its thread-bounds analysis); we do not yet.
+ */
+static IrStmt *varying_range(Part *p, IrStmt *s) {
+    const IrStmt *inner = NULL;
+    if (ir_stmt_any(s, thread_loop_at, &inner) && inner)
+        ts_fail_at(p->cx->diag, TS_ERR_UNSUPPORTED, inner->loc,
+                   "fragment code (a T.Parallel loop, copy or reduction over a fragment) inside control flow that "
+                   "depends on the thread index (line %d): its work is spread over all %lld threads of the block, "
+                   "and only some of them run here; laying fragments over part of the block is not supported "
+                   "(move the fragment work out of the thread-dependent branch or loop)",
+                   s->loc.line, (long long)p->nt);
+    return thread_range(p, "t", ir_i32(p->a, p->nt), serialize(p, s), s->loc);
+}
+
 /* The rewrite of uniform code (see the essay); thread ranges are left alone
  * but for their T.Parallel loops. */
 static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
@@ -674,11 +704,11 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
     case IR_S_FOR:
         if (s->for_.kind == IR_FOR_THREAD) return serialize(p, s);
         if (s->for_.kind == IR_FOR_PARALLEL) return partition_nest(p, s);
-        if (header_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), serialize(p, s), s->loc);
+        if (header_varies(p, s)) return varying_range(p, s);
         return NULL;
     case IR_S_IF:
     case IR_S_WHILE:
-        if (header_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), serialize(p, s), s->loc);
+        if (header_varies(p, s)) return varying_range(p, s);
         if (p->nt > 1 && polls_global(p, s)) return flag_loop(m, p, s);
         return NULL;
     case IR_S_STORE:
