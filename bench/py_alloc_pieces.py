@@ -5,7 +5,9 @@ per call), measured to choose between ways of doing each:
   1. the output allocation: every torch spelling that gives a fresh tensor
      of its own storage and version counter (empty_like, new_empty, the
      legacy .new(torch.Size), torch.empty with positional extents, ...),
-     each timed alone, N calls back to back, no synchronize (host time);
+     each timed alone, N calls back to back, no synchronize (host time),
+     and a batch of outputs cut from one allocation by torch.unsafe_split
+     (tensors of their own: not views, their own version counters);
   2. the checks the generated launcher makes per tensor, alone;
   3. the CUDA driver's cuLaunchKernel through ctypes on empty kernels of
      1 and of 17 parameters (ours: 3 tensors x (pointer, 2 extents, 2
@@ -84,6 +86,21 @@ row("torch.empty(M, N, device=dev)  (default dtype)", lambda: empty(M, N, device
 row("torch.empty_strided(S, (N, 1), dtype=f32, device=dev)",
     lambda es=torch.empty_strided: es(S, (N, 1), dtype=f32, device=dev))
 row("torch.ops.aten.empty_like.default(a)", lambda op=torch.ops.aten.empty_like.default: op(a))
+us = torch.unsafe_split
+for kb in (8, 16):
+    it = [iter(())]
+
+    def batched(kb=kb, it=it):
+        o = next(it[0], None)
+        if o is None:
+            it[0] = iter(us(empty(kb * M, N, dtype=f32, device=dev), M, 0))
+            o = next(it[0])
+        return o
+    row("unsafe_split of one torch.empty(%d*M, N) (amortized per output)" % kb, batched)
+ps = us(empty(4 * M, N, dtype=f32, device=dev), M, 0)
+assert ps[1]._base is None and not ps[1]._is_view() and ps[1].shape == TS
+ps[0].add_(1)
+assert ps[0]._version == 1 and ps[1]._version == 0
 o = new(a, TS)
 assert o.shape == TS and o.dtype == a.dtype and o.device == a.device and o.data_ptr() != a.data_ptr()
 assert o._version == 0 and o._base is None
@@ -148,7 +165,7 @@ except Exception as e:  # no libcuda here
 print("-- 4. whole calls, 3 interleaved rounds (drained, and issue in chunks of 500)")
 ex = os.path.join(ROOT, "examples/elementwise_add.py")
 kernels = {}
-for form in ("empty_like", "new_empty", "new", "empty"):
+for form in ("empty_like", "split", "new_empty", "new", "empty"):
     _kernel._ALLOC_FORM = form
     k = tilescale.compile(ex, "elementwise_add", M=M, N=N)
     torch.testing.assert_close(k(a, b), a + b)

@@ -893,6 +893,11 @@ _MAX_LAUNCHERS = 16
 # a cached constant), anything else torch.empty with the extents spelled out; a form
 # that does not apply to a call falls back to torch.empty.
 _ALLOC_FORM = "empty_like"
+# "split": one torch.empty of up to _SPLIT_MAX outputs (at most _SPLIT_BYTES in all) cut by
+# torch.unsafe_split into tensors of their own (not views, each its own version counter),
+# handed out one per call, per stream
+_SPLIT_MAX = 16
+_SPLIT_BYTES = 4 << 20
 _bare_launch = None       # ts_kernel_launch_device without argtypes
 _bare_plan_launch = None  # ts_plan_launch without argtypes
 _stream_objs = {}
@@ -1012,6 +1017,7 @@ def _make_launcher(kern, args, outs):
     lines.append("            return general(self, %s, None)" % given)
     lines.append("        try:")
     ret = []
+    h_early = False  # the stream handle read before the allocations (a batch is per stream)
     if alloc:
         for j, (o, s) in enumerate(zip(outs, kern._out_slots)):
             shape, dt = tuple(o.shape), o.dtype
@@ -1019,7 +1025,29 @@ def _make_launcher(kern, args, outs):
                     tuple(x.stride()) == _contiguous(shape)]
             same_dt = [i for i, x in enumerate(args) if x.dtype == dt]
             form = _ALLOC_FORM
-            if form == "empty_like" and like:
+            kb, usplit = 0, getattr(torch, "unsafe_split", None)
+            if form == "split" and shape and shape[0] > 0 and usplit:
+                nbytes = o.numel() * o.element_size()
+                kb = min(_SPLIT_MAX, _SPLIT_BYTES // nbytes) if nbytes % 256 == 0 else 0
+            if kb >= 4:
+                # a batch of kb outputs from one allocation, handed out one per call
+                # (_ALLOC_FORM's comment); B<j> = [stream handle, iterator of the batch]
+                if not h_early:
+                    lines.append("            h = raw(0)")
+                    h_early = True
+                env["usplit"], env["next_"], env["iter_"] = usplit, next, iter
+                env["B%d" % j] = [None, iter(())]
+                env["OD%d" % j], env["DEV"] = dt, o.device
+                lines.append("            b = B%d" % j)
+                lines.append("            if b[0] != h:")
+                lines.append("                b[0] = h")
+                lines.append("                b[1] = iter_(())")
+                lines.append("            o%d = next_(b[1], None)" % j)
+                lines.append("            if o%d is None:" % j)
+                lines.append("                b[1] = it = iter_(usplit(empty(%d, %sdtype=OD%d, device=DEV), %d, 0))"
+                             % (kb * shape[0], "".join("%d, " % e for e in shape[1:]), j, shape[0]))
+                lines.append("                o%d = next_(it)" % j)
+            elif form == "empty_like" and like:
                 lines.append("            o%d = empty_like(a%d)" % (j, like[0]))
             elif form == "new_empty" and same_dt and env["new_empty"]:
                 env["OS%d" % j] = shape
@@ -1037,7 +1065,8 @@ def _make_launcher(kern, args, outs):
         ret = ["a%d" % kern._plan_all.index(kern._slots[i]) for i in kern._out]
     for st in stores:
         lines.append("            " + st)
-    lines.append("            h = raw(0)")
+    if not h_early:
+        lines.append("            h = raw(0)")
     lines.append("            so = sobj.get(h)")
     if lp is None:
         lines.append("            st = launch(K, TT, N, so if so is not None or not h else mk_sobj(h))")

@@ -272,3 +272,46 @@ def test_alternating_signatures_keep_their_launchers(setup):
     n = len(rec.fast)
     c2 = torch.Tensor((4, 8), torch.float32)
     assert k(a, b, c2) is c2 and len(rec.fast) == n + 1 and rec.fast[-1][2] == (c2._ptr, (4, 8))
+
+
+def test_split_outputs(setup, monkeypatch):
+    """_ALLOC_FORM "split": outputs come from one allocation of a batch, cut
+    by torch.unsafe_split into tensors of their own, one per call; a batch is
+    used up before the next is made, and a change of stream starts a new one
+    (the caching allocator ties a block to the stream it was allocated on)."""
+    torch, rec, compile = setup
+    sizes = {"float32": 4, "float16": 2}
+    torch.Tensor.numel = lambda self: __import__("math").prod(self.shape)
+    torch.Tensor.element_size = lambda self: sizes[self.dtype.name]
+    made = []
+
+    def unsafe_split(base, size, dim=0):
+        assert dim == 0 and base.shape[0] % size == 0
+        made.append(base)
+        n = base.shape[0] // size
+        out = []
+        for i in range(n):
+            t = torch.Tensor((size,) + base.shape[1:], base.dtype)
+            t._ptr = base._ptr + i * t.numel() * t.element_size()
+            out.append(t)
+        return tuple(out)
+    torch.unsafe_split = unsafe_split
+    monkeypatch.setattr(_kernel, "_ALLOC_FORM", "split")
+    stream = [0]
+    monkeypatch.setattr(_kernel, "_RAW_STREAM", lambda devidx: stream[0])
+    k = compile("add", M=64, N=8)  # 2 KiB outputs: batches of 16
+    a, b = torch.Tensor((64, 8), torch.float32), torch.Tensor((64, 8), torch.float32)
+    k(a, b)
+    assert "usplit" in k._launcher_source
+    outs = [k(a, b) for _ in range(20)]
+    assert len(made) == 2 and made[0].shape == (16 * 64, 8)
+    assert [o._ptr for o in outs[:16]] == [made[0]._ptr + 2048 * i for i in range(16)]
+    assert outs[16]._ptr == made[1]._ptr and all(o.shape == (64, 8) for o in outs)
+    assert [r[2][0] for r in rec.fast] == [o._ptr for o in outs]  # the launch got each output's address
+    stream[0] = 5
+    o = k(a, b)
+    assert len(made) == 3 and o._ptr == made[2]._ptr
+    # a size that is not a multiple of 256 bytes keeps one allocation per call
+    k2 = compile("add", M=3, N=5)
+    k2(torch.Tensor((3, 5), torch.float32), torch.Tensor((3, 5), torch.float32))
+    assert "usplit" not in k2._launcher_source
