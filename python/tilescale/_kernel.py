@@ -895,7 +895,7 @@ _MAX_LAUNCHERS = 16
 _ALLOC_FORM = "empty_like"
 # "split": one torch.empty of up to _SPLIT_MAX outputs (at most _SPLIT_BYTES in all) cut by
 # torch.unsafe_split into tensors of their own (not views, each its own version counter),
-# handed out one per call, per stream
+# handed out one per call, on the default stream
 _SPLIT_MAX = 16
 _SPLIT_BYTES = 4 << 20
 _bare_launch = None       # ts_kernel_launch_device without argtypes
@@ -1031,22 +1031,24 @@ def _make_launcher(kern, args, outs):
                 kb = min(_SPLIT_MAX, _SPLIT_BYTES // nbytes) if nbytes % 256 == 0 else 0
             if kb >= 4:
                 # a batch of kb outputs from one allocation, handed out one per call
-                # (_ALLOC_FORM's comment); B<j> = [stream handle, iterator of the batch]
+                # (_ALLOC_FORM's comment), on the legacy default stream only (h == 0:
+                # no CUDA graph is ever captured there, and a batch made on one
+                # stream is never handed out on another); elsewhere one per call
                 if not h_early:
                     lines.append("            h = raw(0)")
                     h_early = True
                 env["usplit"], env["next_"], env["iter_"] = usplit, next, iter
-                env["B%d" % j] = [None, iter(())]
+                env["B%d" % j] = [iter(())]
                 env["OD%d" % j], env["DEV"] = dt, o.device
-                lines.append("            b = B%d" % j)
-                lines.append("            if b[0] != h:")
-                lines.append("                b[0] = h")
-                lines.append("                b[1] = iter_(())")
-                lines.append("            o%d = next_(b[1], None)" % j)
-                lines.append("            if o%d is None:" % j)
-                lines.append("                b[1] = it = iter_(usplit(empty(%d, %sdtype=OD%d, device=DEV), %d, 0))"
-                             % (kb * shape[0], "".join("%d, " % e for e in shape[1:]), j, shape[0]))
-                lines.append("                o%d = next_(it)" % j)
+                alloc1 = "empty(%sdtype=OD%d, device=DEV)" % ("".join("%d, " % e for e in shape), j)
+                lines.append("            if h:")
+                lines.append("                o%d = %s" % (j, ("empty_like(a%d)" % like[0]) if like else alloc1))
+                lines.append("            else:")
+                lines.append("                o%d = next_(B%d[0], None)" % (j, j))
+                lines.append("                if o%d is None:" % j)
+                lines.append("                    B%d[0] = it = iter_(usplit(empty(%d, %sdtype=OD%d, device=DEV), %d, 0))"
+                             % (j, kb * shape[0], "".join("%d, " % e for e in shape[1:]), j, shape[0]))
+                lines.append("                    o%d = next_(it)" % j)
             elif form == "empty_like" and like:
                 lines.append("            o%d = empty_like(a%d)" % (j, like[0]))
             elif form == "new_empty" and same_dt and env["new_empty"]:
