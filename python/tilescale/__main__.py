@@ -30,11 +30,16 @@ USAGE = """usage: python -m tilescale SCRIPT.py [args...]   run a TileLang scrip
 
 
 def cli_path():
-    """The C command line tool: next to the library in a build tree, else on PATH."""
+    """The C command line tool: next to the library in a build tree, in this
+    interpreter's scripts directory (where `pip install .` puts it, also when
+    the environment is not activated: venv/bin/python -m tilescale ...), else
+    on PATH."""
+    import sysconfig
     from . import _lib
-    here = os.path.join(os.path.dirname(_lib.path), "tilescale")
-    if os.path.isfile(here) and os.access(here, os.X_OK):
-        return here
+    for d in (os.path.dirname(_lib.path), sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        here = os.path.join(d or ".", "tilescale")
+        if os.path.isfile(here) and os.access(here, os.X_OK):
+            return here
     found = shutil.which("tilescale")
     if found:
         return found

@@ -3,6 +3,7 @@ file, from source text, from a function; @tilescale.jit (factory and eager
 style); results against NumPy references on fresh random data with outputs
 poisoned first; kernel queries; strided arrays; scalars; profile."""
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -368,3 +369,23 @@ def mm(M, N, K):
     b = rng.standard_normal((24, 8)).astype(np.float32)
     c = k(a, b)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_cli_found_beside_the_interpreter(tmp_path, monkeypatch):
+    """`venv/bin/python -m tilescale list ...` without activating the venv: the
+    command line tool is found in the interpreter's scripts directory, where
+    `pip install .` puts it, though it is not on PATH."""
+    import sysconfig
+    from tilescale import __main__ as main_mod, _lib
+    exe = tmp_path / "tilescale"
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    real = sysconfig.get_path
+    monkeypatch.setattr(_lib, "path", str(tmp_path / "elsewhere" / "libtilescale.so"))
+    monkeypatch.setattr(sysconfig, "get_path", lambda name, *a, **k: str(tmp_path) if name == "scripts" else real(name, *a, **k))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "elsewhere" / "python"))
+    monkeypatch.setenv("PATH", "")
+    assert main_mod.cli_path() == str(exe)
+    exe.unlink()
+    with pytest.raises(SystemExit, match="command line tool was not found"):
+        main_mod.cli_path()

@@ -96,12 +96,18 @@ SCRIPT = textwrap.dedent('''
 ''')
 
 
+def _pkg(root):
+    """The PYTHONPATH entry for the package under test: the checkout's python/,
+    or nothing when the installed package is tested (TILESCALE_TEST_INSTALLED=1)."""
+    return "" if os.environ.get("TILESCALE_TEST_INSTALLED") else os.path.join(root, "python")
+
+
 def run(tmp_path, text, *args, env=None):
     p = tmp_path / "script.py"
     p.write_text(text)
     e = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    e["PYTHONPATH"] = os.path.join(root, "python") + os.pathsep + e.get("PYTHONPATH", "")
+    e["PYTHONPATH"] = _pkg(root) + os.pathsep + e.get("PYTHONPATH", "")
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "tilescale", str(p)] + list(args), capture_output=True, text=True,
                           env=e, timeout=600)
@@ -137,7 +143,7 @@ def test_compile_error_in_script_is_reported(tmp_path):
 
 def test_usage_and_missing_script(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    e = dict(os.environ, PYTHONPATH=os.path.join(root, "python"))
+    e = dict(os.environ, PYTHONPATH=_pkg(root))
     r = subprocess.run([sys.executable, "-m", "tilescale"], capture_output=True, text=True, env=e)
     assert r.returncode == 2 and "usage" in r.stdout
     r = subprocess.run([sys.executable, "-m", "tilescale", str(tmp_path / "none.py")], capture_output=True,
@@ -147,7 +153,7 @@ def test_usage_and_missing_script(tmp_path):
 
 def test_cli_commands_forwarded(tmp_path, root):
     """python -m tilescale list / cache / --version are the C tool's (its own text and exit status)."""
-    e = dict(os.environ, PYTHONPATH=os.path.join(root, "python"), TILESCALE_CACHE_DIR=str(tmp_path / "kc"))
+    e = dict(os.environ, PYTHONPATH=_pkg(root), TILESCALE_CACHE_DIR=str(tmp_path / "kc"))
 
     def m(*args):
         return subprocess.run([sys.executable, "-m", "tilescale"] + list(args), capture_output=True, text=True,
@@ -222,7 +228,7 @@ def test_named_test_runs_as_pytest_would(tmp_path):
     p = tmp_path / "test_example_named.py"
     p.write_text(text)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    e = dict(os.environ, PYTHONPATH=os.path.join(root, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    e = dict(os.environ, PYTHONPATH=_pkg(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
     def go(name):
         return subprocess.run([sys.executable, "-m", "tilescale", str(p)], capture_output=True, text=True,
