@@ -19,7 +19,8 @@
 
 /* Namespaces a builtin lives in. */
 enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
-       NS_HOST = 32 /* host queries a factory makes, by their full dotted name (host_call) */ };
+       NS_HOST = 32 /* host queries a factory makes, by their full dotted name (host_call) */,
+       NS_TIR = 64 /* TVM's expression builders (`from tvm import tirx`: tirx.const, ...) */ };
 
 /* X(id, namespace, name) */
 #define BUILTINS(X)                                                                    \
@@ -83,7 +84,12 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_ALLOC_REDUCER, NS_T, "alloc_reducer") X(B_REDUCER_INIT, NS_T, "reducer_init")   \
     X(B_REDUCER_UPDATE, NS_T, "reducer_update") X(B_FINALIZE_REDUCER, NS_T, "finalize_reducer") \
     X(B_RNG_INIT, NS_T, "rng_init") X(B_RNG_RAND, NS_T, "rng_rand") X(B_RNG_RAND_FLOAT, NS_T, "rng_rand_float") \
-    X(B_IM2COL, NS_T, "im2col") X(B_IM2COL2, NS_T, "c2d_im2col")
+    X(B_IM2COL, NS_T, "im2col") X(B_IM2COL2, NS_T, "c2d_im2col")                      \
+    X(B_REINTERPRET, NS_T, "reinterpret") X(B_TIR_REINTERPRET, NS_TIR, "reinterpret")  \
+    X(B_TIR_CONST, NS_TIR, "const") X(B_TIR_CAST, NS_TIR, "Cast")                      \
+    X(B_TIR_SELECT, NS_TIR, "Select")                                                  \
+    X(B_ATTR, NS_T, "attr") X(B_COMM_REDUCER, NS_T, "comm_reducer")                    \
+    X(B_THREAD_ALLREDUCE, NS_T, "tvm_thread_allreduce") X(B_EVALUATE, NS_T, "evaluate")
 
 enum {
     B_NONE_,
@@ -242,6 +248,11 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
                 return v;
             }
             return module_value(E, ts_sprintf(E->a, "%s.%s", m, name), loc);
+        }
+        if (!strcmp(m, "tvm.tir") || !strcmp(m, "tvm.tirx") || !strcmp(m, "tilelang.tvm.tir") ||
+            !strcmp(m, "tilelang.tvm.tirx")) {
+            Value *v = lookup_ns(E, NS_TIR, name, loc);
+            if (v) return v;
         }
         Value *v = val_new(E, V_OPAQUE, loc);
         v->s = ts_sprintf(E->a, "'%s.%s' is outside what this compiler understands", m, name);
@@ -1327,6 +1338,103 @@ static int target_sm(Elab *E, const char *what, TsLoc loc) {
  * answered from the architecture the kernel is compiled for (a factory picks
  * its configuration by them), or, for torch's host-side effects
  * (synchronize, seeds, empty_cache), nothing: they do not change the kernel. */
+/*
+ * TVM's T.tvm_thread_allreduce(n, source, cond, dest, thread vars...,
+ * dtype="handle") inside `with T.attr(T.comm_reducer(combine, [identity]),
+ * "reduce_scope", ...)` (TileLang's GEMV examples): every thread of the
+ * block gets in `dest` the combination of `source` over the threads that
+ * differ from it only along the given thread axes (a thread whose `cond`
+ * is false contributes the identity).  Written here with what the IR
+ * already has: each thread stores its value in a shared scratch of one
+ * slot per thread, a barrier, each thread folds the slots of its group in
+ * order of the reduced axes (the same order, so the same result, in every
+ * thread of a group), a barrier before the scratch can be written again.
+ * On the C target (no threads of its own) thread_loops_c runs the two
+ * halves one after the other over the block's threads.  One value (n = 1).
+ */
+static Value *thread_allreduce(Elab *E, Args *A) {
+    TsLoc loc = A->loc;
+    need_kernel(E, A);
+    ignore_kw(A, "dtype");
+    check_args(E, A, 16);
+    if (!E->allreduce)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                  "%s outside `with T.attr(T.comm_reducer(...), \"reduce_scope\", ...)`: the combine is unknown", A->fn);
+    if (A->n < 5) elab_fail(E, TS_ERR_TYPE, loc, "%s takes (1, source, cond, dest, thread vars...)", A->fn);
+    int64_t nv = val_to_int(E, A->v[0], loc, "the number of values");
+    if (nv != 1) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s of %lld values: one value is supported", A->fn, (long long)nv);
+    IrExpr *src = val_to_expr(E, A->v[1], loc);
+    IrExpr *cond = val_to_expr(E, A->v[2], loc);
+    Value *dst = A->v[3];
+    if (dst->kind != V_ACCESS)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: the destination must be a buffer element, got %s", A->fn, val_kind_name(dst));
+    bool reduced[3] = {false, false, false};
+    for (int i = 4; i < A->n; i++) {
+        IrExpr *t = val_to_expr(E, A->v[i], loc);
+        if (t->kind != IR_E_VAR || t->var->kind != IR_VAR_THREAD_IDX)
+            elab_fail(E, TS_ERR_TYPE, A->v[i]->loc, "%s: argument %d must be a thread index (T.get_thread_binding)", A->fn,
+                      i + 1);
+        reduced[t->var->axis] = true;
+    }
+    const int *T3 = E->k->threads;
+    int64_t nthreads = (int64_t)T3[0] * T3[1] * T3[2], group = 1;
+    for (int d = 0; d < 3; d++)
+        if (reduced[d]) group *= T3[d];
+    TsDType dt = src->dt;
+    Value *ident = E->allreduce->items[1];
+    IrExpr *id = ir_cast(E->a, dt, val_to_expr(E, ident, loc));
+    if (!(cond->kind == IR_E_INT && cond->ival)) src = ir_select(E->a, cond, src, id);
+    /* scratch [nthreads], one slot per thread at its flat index */
+    IrExpr **ext = TS_NEWN(E->a, IrExpr *, 1);
+    ext[0] = ir_i32(E->a, nthreads);
+    IrBuffer *red = ir_buffer(E->k, "red_buf", dt, IR_SCOPE_SHARED, 1, ext, loc);
+    IrStmt *al = ir_stmt(E->a, IR_S_ALLOC, loc);
+    al->alloc.buf = red;
+    emit(E, al);
+    IrExpr *tv[3];
+    for (int d = 0; d < 3; d++) tv[d] = ir_var_ref(E->a, thread_var(E, d));
+    IrExpr *flat = ir_bin(E->a, IR_ADD, tv[0],
+                          ir_bin(E->a, IR_MUL, ir_i32(E->a, T3[0]),
+                                 ir_bin(E->a, IR_ADD, tv[1], ir_bin(E->a, IR_MUL, ir_i32(E->a, T3[1]), tv[2]))));
+    IrExpr **ix = TS_NEWN(E->a, IrExpr *, 1);
+    ix[0] = flat;
+    emit(E, ir_store(E->a, red, ix, 1, src));
+    if (E->caps && E->caps->sm) emit(E, ir_stmt(E->a, IR_S_BARRIER, loc));
+    /* acc = identity; for r in serial(group): acc = combine(acc, red[slot of the r-th thread of the group]) */
+    IrExpr **one = TS_NEWN(E->a, IrExpr *, 1);
+    one[0] = ir_i32(E->a, 1);
+    IrBuffer *acc = ir_buffer(E->k, "red_acc", dt, IR_SCOPE_LOCAL, 1, one, loc);
+    IrStmt *aa = ir_stmt(E->a, IR_S_ALLOC, loc);
+    aa->alloc.buf = acc;
+    emit(E, aa);
+    IrExpr **z = TS_NEWN(E->a, IrExpr *, 1);
+    z[0] = ir_i32(E->a, 0);
+    emit(E, ir_store(E->a, acc, z, 1, id));
+    IrVar *r = ir_var(E->k, "red_r", TS_INT32, IR_VAR_LOOP);
+    IrExpr *rest = ir_var_ref(E->a, r), *slot = ir_i32(E->a, 0), *mul = ir_i32(E->a, 1);
+    for (int d = 0; d < 3; d++) {
+        IrExpr *c = tv[d];
+        if (reduced[d]) {
+            c = ir_bin(E->a, IR_FLOORMOD, rest, ir_i32(E->a, T3[d]));
+            rest = ir_bin(E->a, IR_FLOORDIV, rest, ir_i32(E->a, T3[d]));
+        }
+        slot = ir_bin(E->a, IR_ADD, slot, ir_bin(E->a, IR_MUL, c, mul));
+        mul = ir_bin(E->a, IR_MUL, mul, ir_i32(E->a, T3[d]));
+    }
+    IrExpr **si = TS_NEWN(E->a, IrExpr *, 1);
+    si[0] = slot;
+    Value *cargs[2] = {val_expr(E, ir_load(E->a, acc, z, 1), loc), val_expr(E, ir_load(E->a, red, si, 1), loc)};
+    IrStmt *body = ir_seq(E->a), *saved = E->cur;
+    E->cur = body;
+    Value *cv = call_value(E, E->allreduce->items[0], cargs, 2, NULL, NULL, 0, loc);
+    ir_seq_push(E->a, body, ir_store(E->a, acc, z, 1, ir_cast(E->a, dt, val_to_expr(E, cv, loc))));
+    E->cur = saved;
+    emit(E, ir_for(E->a, r, ir_i32(E->a, 0), ir_i32(E->a, group), IR_FOR_SERIAL, body));
+    if (E->caps && E->caps->sm) emit(E, ir_stmt(E->a, IR_S_BARRIER, loc));
+    emit(E, ir_store(E->a, dst->buf, dst->idx, dst->buf->ndim, ir_cast(E->a, dst->buf->dt, ir_load(E->a, acc, z, 1))));
+    return val_none(E, loc);
+}
+
 static Value *host_call(Elab *E, int id, const char *what, Value **args, int nargs, int nkw, TsLoc loc) {
     switch (id) {
     case B_TVM_DTYPE:
@@ -1864,6 +1972,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     }
     case B_TMAX: case B_PYMAX: return minmax(E, A, true);
     case B_TMIN: case B_PYMIN: return minmax(E, A, false);
+    case B_TIR_SELECT: /* tvm's tir.Select(cond, a, b) */
     case B_IF_THEN_ELSE: {
         Value *c = req(E, A, 0, "cond"), *t = req(E, A, 1, "then"), *e = req(E, A, 2, "else");
         check_args(E, A, 3);
@@ -1887,6 +1996,75 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         check_args(E, A, 2);
         return cast_to(E, v, dt, loc);
     }
+    case B_REINTERPRET:     /* T.reinterpret(value, dtype) */
+    case B_TIR_REINTERPRET: { /* tvm's tir.reinterpret(dtype, value) */
+        bool tvm = id == B_TIR_REINTERPRET;
+        Value *v = req(E, A, tvm ? 1 : 0, "value"), *dv = req(E, A, tvm ? 0 : 1, "dtype");
+        check_args(E, A, 2);
+        if (dv->kind == V_STR && !strcmp(dv->s, "handle")) /* TVM's null handle of a T.attr: no value here */
+            return val_none(E, loc);
+        TsDType dt = val_to_dtype(E, dv, loc);
+        IrExpr *x = val_to_expr(E, v, loc);
+        if (dt == TS_BOOL || x->dt == TS_BOOL || ts_dtype_bits(dt) != ts_dtype_bits(x->dt))
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: %s (%d bits) read as %s (%d bits): the bits can only be read as a "
+                      "dtype of the same width, neither of them bool", A->fn, ts_dtype_name(x->dt),
+                      ts_dtype_bits(x->dt), ts_dtype_name(dt), ts_dtype_bits(dt));
+        if (x->dt == dt) return val_expr(E, x, loc);
+        IrExpr *r = ir_call(E->a, IR_REINTERPRET, &x, 1, dt);
+        r->loc = loc;
+        return val_expr(E, r, loc);
+    }
+    case B_TIR_CONST: { /* tvm's tir.const(value, dtype): int32 / float32 by default, as TVM */
+        Value *v = req(E, A, 0, "value");
+        Value *dv = arg(E, A, 1, "dtype");
+        check_args(E, A, 2);
+        TsDType dt = dv ? val_to_dtype(E, dv, loc) : v->kind == V_FLOAT ? TS_FLOAT32 : v->kind == V_BOOL ? TS_BOOL : TS_INT32;
+        if (v->kind != V_INT && v->kind != V_FLOAT && v->kind != V_BOOL)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s takes a Python number, got %s", A->fn, val_kind_name(v));
+        return cast_to(E, v, dt, loc);
+    }
+    case B_COMM_REDUCER: { /* T.comm_reducer(combine, [identity]): what T.attr's reduce_scope carries */
+        Value *comb = req(E, A, 0, "combiner"), *idv = req(E, A, 1, "identity");
+        ignore_kw(A, "span");
+        check_args(E, A, 2);
+        int n;
+        Value **ids = val_items(E, idv, &n);
+        if (n != 1)
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s with %d values: one value is supported", A->fn, n);
+        Value *v = val_new(E, V_ENUM, loc);
+        v->s = "comm_reducer";
+        v->items = TS_NEWN(E->a, Value *, 2);
+        v->items[0] = comb;
+        v->items[1] = ids[0];
+        v->n = 2;
+        return v;
+    }
+    case B_ATTR: { /* T.attr(node, key, value): a context; only the reduce_scope of an allreduce means anything */
+        Value *node = req(E, A, 0, "node"), *key = req(E, A, 1, "attr_key");
+        (void)req(E, A, 2, "value");
+        check_args(E, A, 3);
+        if (key->kind != V_STR || strcmp(key->s, "reduce_scope") || node->kind != V_ENUM ||
+            strcmp(node->s, "comm_reducer"))
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                      "%s: only T.attr(T.comm_reducer(...), \"reduce_scope\", ...) around T.tvm_thread_allreduce is "
+                      "supported", A->fn);
+        Value *v = val_new(E, V_ENUM, loc);
+        v->s = "attr:reduce_scope";
+        v->items = node->items;
+        v->n = node->n;
+        return v;
+    }
+    case B_EVALUATE: { /* T.evaluate(x): x for its effect (T.tvm_thread_allreduce has had it: None) */
+        Value *x = req(E, A, 0, "value");
+        check_args(E, A, 1);
+        if (x->kind == V_NONE || val_is_const(x)) return val_none(E, loc);
+        IrStmt *st = ir_stmt(E->a, IR_S_EVAL, loc);
+        st->eval.e = val_to_expr(E, x, loc);
+        emit(E, st);
+        return val_none(E, loc);
+    }
+    case B_THREAD_ALLREDUCE: return thread_allreduce(E, A);
+    case B_TIR_CAST:
     case B_CAST2: {
         TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);
         Value *v = req(E, A, 1, "value");
@@ -2018,7 +2196,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         Value *v = val_new(E, V_ENUM, loc);
         v->s = "layout";
         Value *fn = id == B_LAYOUT && nargs >= 2 ? args[1] : NULL;
-        if (fn && fn->kind == V_FUNC) {
+        if (fn && fn->kind == V_FUNC && strcmp(fn->fn->def->name, "<lambda>")) { /* (a lambda only stored, as before) */
             v->s = "layout:fn";
             v->items = TS_NEWN(E->a, Value *, 1);
             v->items[0] = fn;

@@ -428,6 +428,14 @@ static void exec_with(Elab *E, Env *env, const AstStmt *s) {
         comm_exec_scale(E, env, s, ctx);
         return;
     }
+    if (ctx->kind == V_ENUM && !strcmp(ctx->s, "attr:reduce_scope")) { /* T.attr around an allreduce */
+        if (s->targets[0]) elab_fail(E, TS_ERR_UNSUPPORTED, s->targets[0]->loc, "T.attr(...) binds no name");
+        Value *saved = E->allreduce;
+        E->allreduce = ctx;
+        exec_block(E, env, &s->body);
+        E->allreduce = saved;
+        return;
+    }
     if (ctx->kind != V_KERNEL)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->items[0]->loc,
                   "only `with T.Kernel(...) as ...` is supported, not a %s", val_kind_name(ctx));

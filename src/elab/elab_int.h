@@ -138,6 +138,8 @@ typedef struct Elab {
      * reordered (elab_parallel_reducers) */
     TS_VEC(struct ElabReducer { IrBuffer *buf; IrBinOp op; }) reducers;
     IrBuffer *rng_state; /* T.rng_init's per-thread Philox state (builtins.c), or NULL */
+    Value *allreduce;    /* inside `with T.attr(T.comm_reducer(f, [id]), "reduce_scope", ...)`: that
+                          * reducer (items: f, id) for T.tvm_thread_allreduce, else NULL */
     const TsCaps *caps;  /* the target compiled for (host queries such as torch.cuda.
                           * get_device_capability read it); NULL: unknown */
 } Elab;

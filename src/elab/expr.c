@@ -1025,9 +1025,26 @@ Value *eval(Elab *E, Env *env, const AstExpr *x) {
     case AST_SLICE:
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "a slice is only allowed inside a subscript");
     case AST_LAMBDA: {
-        /* Kept as a value (T.Layout(shape, lambda ...) only stores it); using it fails. */
-        Value *v = val_new(E, V_OPAQUE, loc);
-        v->s = "lambda expressions are not supported; use a def or a @T.macro";
+        /* `lambda params: body` is the function `def <lambda>(params): return body`
+         * (T.comm_reducer's combine; T.Layout(shape, lambda ...) only stores it) */
+        AstStmt *ret = TS_NEW(E->a, AstStmt), *def = TS_NEW(E->a, AstStmt);
+        ret->kind = AST_RETURN;
+        ret->loc = x->a ? x->a->loc : loc;
+        ret->value = x->a;
+        def->kind = AST_DEF;
+        def->loc = loc;
+        def->name = "<lambda>";
+        def->params = x->params;
+        def->nparams = x->nparams;
+        def->body.v = TS_NEWN(E->a, AstStmt *, 1);
+        def->body.v[0] = ret;
+        def->body.n = 1;
+        Func *fn = TS_NEW(E->a, Func);
+        fn->def = def;
+        fn->closure = env;
+        fn->kind = FN_PLAIN;
+        Value *v = val_new(E, V_FUNC, loc);
+        v->fn = fn;
         return v;
     }
     case AST_COMP: return eval_comp(E, env, x);

@@ -146,6 +146,60 @@ static int64_t f2i(double x, TsDType to) {
     return (int64_t)x;
 }
 
+/* The bits of a small float format (1 sign bit, `eb` exponent bits of bias
+ * 2^(eb-1)-1, `mb` mantissa bits) holding x, which is exact in it (stored
+ * values and casts are rounded first, round_to).  `fn`: no infinities,
+ * the all-ones pattern is NaN (float8_e4m3fn). */
+static uint64_t small_bits(double x, int eb, int mb, bool fn) {
+    uint64_t s = signbit(x) ? (uint64_t)1 << (eb + mb) : 0, ones = ((uint64_t)1 << eb) - 1;
+    int bias = (1 << (eb - 1)) - 1;
+    double a = fabs(x);
+    if (isnan(x) || (fn && isinf(x))) return s | (ones << mb) | (fn ? ((uint64_t)1 << mb) - 1 : (uint64_t)1 << (mb - 1));
+    if (isinf(x)) return s | (ones << mb);
+    if (a < ldexp(1.0, 1 - bias)) return s | (uint64_t)ldexp(a, mb - (1 - bias)); /* subnormal or zero */
+    int e = ilogb(a);
+    return s | ((uint64_t)(e + bias) << mb) | ((uint64_t)ldexp(a, mb - e) - ((uint64_t)1 << mb));
+}
+
+static double small_value(uint64_t u, int eb, int mb, bool fn) {
+    int bias = (1 << (eb - 1)) - 1;
+    uint64_t m = u & (((uint64_t)1 << mb) - 1), e = (u >> mb) & (((uint64_t)1 << eb) - 1);
+    double sign = (u >> (eb + mb)) & 1 ? -1.0 : 1.0, ones = (double)(((uint64_t)1 << eb) - 1);
+    if (fn ? (e == ones && m == ((uint64_t)1 << mb) - 1) : (e == ones && m)) return NAN;
+    if (!fn && e == ones) return sign * INFINITY;
+    if (!e) return sign * ldexp((double)m, 1 - bias - mb);
+    return sign * ldexp((double)(m | ((uint64_t)1 << mb)), (int)e - bias - mb);
+}
+
+/* T.reinterpret: the storage bits of v (dtype dt), and a value from bits. */
+static uint64_t val_bits(Val v, TsDType dt) {
+    switch (dt) {
+    case TS_FLOAT64: { uint64_t u; memcpy(&u, &v.f, 8); return u; }
+    case TS_FLOAT32: return f32_bits((float)v.f);
+    case TS_FLOAT16: return small_bits(via_f16((float)v.f), 5, 10, false);
+    case TS_BFLOAT16: return f32_bits(via_bf16((float)v.f)) >> 16;
+    case TS_FLOAT8_E4M3: return small_bits(round_to(v.f, dt), 4, 3, true);
+    case TS_FLOAT8_E5M2: return small_bits(round_to(v.f, dt), 5, 2, false);
+    default: {
+        int bits = ts_dtype_bits(dt);
+        return bits >= 64 ? (uint64_t)v.i : (uint64_t)v.i & (((uint64_t)1 << bits) - 1);
+    }
+    }
+}
+
+static Val bits_val(uint64_t u, TsDType dt) {
+    Val r = {0, 0};
+    switch (dt) {
+    case TS_FLOAT64: memcpy(&r.f, &u, 8); return r;
+    case TS_FLOAT32: r.f = bits_f32((uint32_t)u); return r;
+    case TS_FLOAT16: r.f = small_value(u, 5, 10, false); return r;
+    case TS_BFLOAT16: r.f = bits_f32((uint32_t)u << 16); return r;
+    case TS_FLOAT8_E4M3: r.f = small_value(u, 4, 3, true); return r;
+    case TS_FLOAT8_E5M2: r.f = small_value(u, 5, 2, false); return r;
+    default: r.i = wrap((int64_t)u, dt); return r;
+    }
+}
+
 static Val convert(Val v, TsDType from, TsDType to) {
     Val r = {0, 0};
     if (is_f(to)) r.f = round_to(as_double(v, from), to);
@@ -328,6 +382,7 @@ static double call_fn(IrIntrinsic fn, double x, double y) {
     case IR_ERF: return erf(x);
     case IR_TRUNC: return trunc(x);
     case IR_SHFL_XOR: /* a warp collective: only thread-level runs know other lanes */
+    case IR_REINTERPRET: /* eval() answers it: bits, not a number */
     case IR_INTRINSIC_COUNT: break;
     }
     return NAN;
@@ -377,6 +432,8 @@ static Val eval(IrInterp *in, const IrExpr *e) {
         return t ? convert(x, e->sel.a->dt, e->dt) : convert(y, e->sel.b->dt, e->dt);
     }
     case IR_E_CALL: {
+        if (e->call.fn == IR_REINTERPRET)
+            return bits_val(val_bits(eval(in, e->call.args[0]), e->call.args[0]->dt), e->dt);
         double args[2] = {0, 0};
         for (int i = 0; i < e->call.nargs && i < 2; i++)
             args[i] = as_double(eval(in, e->call.args[i]), e->call.args[i]->dt);

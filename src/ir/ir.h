@@ -65,7 +65,9 @@ typedef enum IrBinOp {
     X(IR_FMOD, "fmod", 2) X(IR_POWF, "pow", 2) X(IR_ATAN2, "atan2", 2)         \
     X(IR_ERF, "erf", 1) X(IR_TRUNC, "trunc", 1)                               \
     /* thread-level: the value `a` held by lane (this lane ^ b) of the warp */ \
-    X(IR_SHFL_XOR, "shfl_xor", 2)
+    X(IR_SHFL_XOR, "shfl_xor", 2)                                               \
+    /* the bits of `a` read as the call's dtype, of the same width (T.reinterpret) */ \
+    X(IR_REINTERPRET, "reinterpret", 1)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,

@@ -250,6 +250,7 @@ static void put_expr(Printer *p, const IrExpr *e) {
         ts_buf_printf(b, "%s(", (unsigned)e->call.fn < IR_INTRINSIC_COUNT
                                     ? intrinsic_text[e->call.fn] : "?");
         put_list(p, e->call.args, e->call.nargs);
+        if (e->call.fn == IR_REINTERPRET) ts_buf_printf(b, ", %s", ts_dtype_name(e->dt));
         ts_buf_puts(b, ")");
         break;
     }

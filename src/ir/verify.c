@@ -205,6 +205,11 @@ static void check_expr(Verifier *v, const IrExpr *e) {
             fail(v, e->loc, "intrinsic call with %d arguments, wants %d", e->call.nargs,
                  intrinsic_arity[e->call.fn]);
         for (int i = 0; i < e->call.nargs; i++) check_expr(v, e->call.args[i]);
+        if (e->call.fn == IR_REINTERPRET &&
+            (ts_dtype_bits(e->dt) != ts_dtype_bits(e->call.args[0]->dt) || e->dt == TS_BOOL ||
+             e->call.args[0]->dt == TS_BOOL))
+            fail(v, e->loc, "reinterpret of a %s as a %s: the widths differ or one is bool",
+                 ts_dtype_name(e->call.args[0]->dt), ts_dtype_name(e->dt));
         break;
     default: fail(v, e->loc, "unknown expression kind %d", (int)e->kind);
     }

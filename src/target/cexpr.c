@@ -334,6 +334,32 @@ static void emit_cast(TsCxGen *x, const IrExpr *e) {
     }
 }
 
+/* T.reinterpret: the operand's storage bits (its store conversion, then a
+ * float's bits through the dialect's bitcast), read as the result dtype's
+ * storage (an integer conversion between integer types of one width keeps
+ * the bits; a float's through the bitcast) and loaded as any value of that
+ * dtype.  No pointer punning: the C target's bitcast is a union. */
+static void emit_reinterpret(TsCxGen *x, const IrExpr *e) {
+    const IrExpr *a = e->call.args[0];
+    TsDType s = a->dt, d = e->dt;
+    if (ts_dtype_bits(s) != ts_dtype_bits(d) || s == TS_BOOL || d == TS_BOOL || !x->dl->bitcast)
+        ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: reinterpret of %s as %s", x->dl->who, ts_dtype_name(s),
+                   ts_dtype_name(d));
+    const char *const(*bc)[2] = x->dl->bitcast;
+    int to = d == TS_FLOAT32 ? 1 : d == TS_FLOAT64 ? 3 : -1, from = s == TS_FLOAT32 ? 0 : s == TS_FLOAT64 ? 2 : -1;
+    out(x, ts_cx_load_conv(x, d));
+    if (to >= 0) outf(x, "%s(%s)(", bc[to][0], to == 1 ? x->dl->u32 : x->dl->u64);
+    else outf(x, "((%s)(", ts_cx_storage(x->dl, d));
+    if (from >= 0) out(x, bc[from][0]);
+    out(x, ts_cx_store_conv(x, s));
+    ts_cx_expr(x, a);
+    out(x, "))");
+    if (from >= 0) out(x, bc[from][1]);
+    if (to >= 0) outf(x, ")%s", bc[to][1]);
+    else out(x, "))");
+    out(x, ")");
+}
+
 static void emit_call(TsCxGen *x, const IrExpr *e) {
     static const int arity[] = {
 #define X(en, n, ar) [en] = ar,
@@ -346,6 +372,10 @@ static void emit_call(TsCxGen *x, const IrExpr *e) {
     if (e->call.nargs != arity[fn])
         ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: intrinsic %d with %d arguments", x->dl->who, (int)fn,
                    e->call.nargs);
+    if (fn == IR_REINTERPRET) {
+        emit_reinterpret(x, e);
+        return;
+    }
     char ac = ts_cx_cat(x, e->call.args[0]->dt, e->call.args[0]->loc);
     int arg_float = ac == 'f' || ac == 'd';
     if (!arg_float) { /* integer arguments of integer-valued functions */

@@ -37,6 +37,10 @@ typedef struct TsCxDialect {
     const char *const (*intrin_over)[2]; /* NULL, or names that replace intrin's where
                                             set (the CUDA target's fast math) */
     const char *fdiv_f;              /* float (not double) division as this helper; NULL: '/' */
+    const char *const (*bitcast)[2]; /* T.reinterpret of the 32/64-bit floats: the text before
+                                        and after an operand for [0] float -> its uint32 bits,
+                                        [1] uint32 -> float, [2] double -> uint64, [3] uint64 ->
+                                        double (C: a union, CUDA: __float_as_uint and friends) */
     int cast_helper_args;            /* convert operands of ts_* helpers to the helper's
                                         type (C++ overloads must not be ambiguous) */
     int (*var)(TsCxGen *x, const IrExpr *e);   /* target variables: 1 if it printed e,

@@ -6,7 +6,7 @@ def kern(n):
     @T.prim_func
     def main(A: T.Tensor((n,), "float32")):
         with T.Kernel(1) as bx:
-            f = lambda x: x + 1
-            A[0] = f(1)
+            s = {1, 2}
+            A[0] = len(s)
 
     return main

@@ -162,6 +162,15 @@ static const char *const c_intrin[IR_INTRINSIC_COUNT][2] = {
     [IR_TRUNC] = {"truncf", "trunc"},
 };
 
+/* Bits of a float read through a union (C11 6.5.2.3: defined, unlike a
+ * pointer cast) */
+static const char *const c_bitcast[4][2] = {
+    {"((union { float f; uint32_t u; }){.f = (", ")}).u"},
+    {"((union { uint32_t u; float f; }){.u = (", ")}).f"},
+    {"((union { double f; uint64_t u; }){.f = (", ")}).u"},
+    {"((union { uint64_t u; double f; }){.u = (", ")}).f"},
+};
+
 static const TsCxDialect c_dialect = {
     .who = "C codegen",
     .i64 = "int64_t", .u32 = "uint32_t", .u64 = "uint64_t",
@@ -169,6 +178,7 @@ static const TsCxDialect c_dialect = {
     .nan_f = "NAN", .nan_d = "(double)NAN", .inf_f = "INFINITY", .inf_d = "(double)INFINITY",
     .rank = "((int64_t)ts_a->rank)", .nranks = "((int64_t)ts_a->nranks)",
     .intrin = c_intrin,
+    .bitcast = c_bitcast,
     .cast_helper_args = 0,
     .var = c_var,
     .load = c_load,

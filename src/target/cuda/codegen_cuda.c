@@ -939,6 +939,14 @@ static const char *const cu_intrin_fast[IR_INTRINSIC_COUNT][2] = {
     [IR_EXP] = {"ts_exp_ftz", NULL}, [IR_EXP2] = {"ts_ex2_ftz", NULL},
 };
 
+/* T.reinterpret of float / double: CUDA's bit-move intrinsics */
+static const char *const cu_bitcast[4][2] = {
+    {"__float_as_uint(", ")"},
+    {"__uint_as_float(", ")"},
+    {"((ts_u64)__double_as_longlong(", "))"},
+    {"__longlong_as_double((long long)(", "))"},
+};
+
 static int cu_var(TsCxGen *x, const IrExpr *e);
 static void cu_load(TsCxGen *x, const IrExpr *e);
 
@@ -949,6 +957,7 @@ static const TsCxDialect cu_dialect = {
     .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
     .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)",
     .intrin = cu_intrin,
+    .bitcast = cu_bitcast,
     .cast_helper_args = 1,
     .var = cu_var,
     .load = cu_load,
