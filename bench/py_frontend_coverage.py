@@ -614,7 +614,7 @@ BY_DESIGN = re.compile(r"tmem|tcgen05|mbarrier|alloc_barrier|barrier_|tma_|wgmma
                        r"set_max_nreg|elect_one|tma|cluster|sync_grid|shuffle_elect|alloc_descriptor|"
                        r"initialize_descriptor|deepgemm|T\.ptr|T\.make_tensor|T\.Pointer|"
                        # TVM's own low-level TIR (attributes, raw intrinsics, inline source), not TileLang's
-                       r"T\.attr\b|T\.evaluate|T\.tvm_|T\.comm_reducer|T\.call_extern|T\.import_source|T\.call_intrin")
+                       r"T\.tvm_|T\.call_extern|T\.import_source|T\.call_intrin")
 
 
 def classify(msg):

@@ -151,7 +151,13 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
                            const TsCompileOptions *opt, TsKernel **out);
 
 const char *ts_kernel_name(const TsKernel *k);
+/* The parameters a launch takes, in order.  T.alloc_global workspaces are
+ * not among them: the launch allocates each (not zero-filled, as
+ * TileLang's) and frees it after the chain ran; ts_kernel_param(k, i)
+ * describes workspace i - ts_kernel_num_params(k) for i from
+ * ts_kernel_num_params(k) to that plus ts_kernel_num_workspaces(k). */
 int ts_kernel_num_params(const TsKernel *k);
+int ts_kernel_num_workspaces(const TsKernel *k);
 TsStatus ts_kernel_param(const TsKernel *k, int i, TsParamInfo *info);
 /* Extent d of tensor parameter i as the text of its expression over the
  * shape variables, in Python's syntax ("M", "(N + 7) // 8", "min(M, 64)";
@@ -264,7 +270,8 @@ typedef enum TsEntryParamKind {
     TS_PARAM_DEFINE, /* a compile-time value: -D name=value */
     TS_PARAM_TENSOR, /* a tensor, given at launch */
     TS_PARAM_SCALAR, /* a scalar given at launch (a prim_func's T.int32 ...) */
-    TS_PARAM_CONST   /* an eager kernel's T.const name: -D, else bound from the tensors at launch */
+    TS_PARAM_CONST,  /* an eager kernel's T.const name: -D, else bound from the tensors at launch */
+    TS_PARAM_WORKSPACE /* a T.alloc_global workspace: allocated by the launch, not passed (annotation: the call) */
 } TsEntryParamKind;
 typedef struct TsEntryParam {
     const char *name;         /* the parameter's name */

@@ -426,6 +426,10 @@ static int cmd_list(TsContext *ctx, const Opts *o) {
                 printf("    scalar %s%s%s  (--in %s=VALUE)\n", p->name, p->annotation ? ": " : "",
                        p->annotation ? p->annotation : "", p->name);
                 break;
+            case TS_PARAM_WORKSPACE:
+                printf("    workspace %s%s%s  (hidden: the launch allocates it)\n", p->name, p->annotation ? ": " : "",
+                       p->annotation ? p->annotation : "");
+                break;
             }
         }
         if (!e[i].nparams) printf("    (no parameters)\n");

@@ -288,7 +288,11 @@ TsStatus ts_compile_file(TsContext *ctx, const char *path, const char *entry,
 
 const char *ts_kernel_name(const TsKernel *k) { return k && k->ir ? k->ir->name : ""; }
 
-int ts_kernel_num_params(const TsKernel *k) { return k && k->ir ? k->ir->params.n : 0; }
+int ts_kernel_num_params(const TsKernel *k) { return k && k->ir ? ts_launch_user_params(k->ir) : 0; }
+
+int ts_kernel_num_workspaces(const TsKernel *k) {
+    return k && k->ir ? k->ir->params.n - ts_launch_user_params(k->ir) : 0;
+}
 
 TsStatus ts_kernel_param(const TsKernel *k, int i, TsParamInfo *info) {
     if (!k || !info || i < 0 || i >= k->ir->params.n) return TS_ERR_INVALID;
@@ -364,8 +368,10 @@ TsStatus ts_kernel_launch(TsKernel *k, const TsTensor *args, int nargs) {
         return TS_ERR_INVALID;
     }
     double t = ts_now_ms();
-    TsStatus st = TS_OK;
-    for (TsKernel *p = k; p && st == TS_OK; p = p->next) st = ts_launch(p, args, nargs);
+    TsWorkspaces w;
+    TsStatus st = ts_workspaces_alloc(k, args, nargs, &k->ctx->diag, 0, &w);
+    for (TsKernel *p = k; p && st == TS_OK; p = p->next) st = ts_launch(p, w.args, w.nargs);
+    ts_workspaces_free(&w);
     record(k, "run", t);
     return st;
 }
@@ -379,8 +385,10 @@ TsStatus ts_kernel_launch_device(TsKernel *k, const TsTensor *args, int nargs, v
                                            : "tilescale: error: this kernel was compiled without a build (skip_build)\n");
         return TS_ERR_INVALID;
     }
-    TsStatus st = TS_OK;
-    for (TsKernel *p = k; p && st == TS_OK; p = p->next) st = ts_launch_device(p, args, nargs, stream);
+    TsWorkspaces w;
+    TsStatus st = ts_workspaces_alloc(k, args, nargs, &k->ctx->diag, 1, &w);
+    for (TsKernel *p = k; p && st == TS_OK; p = p->next) st = ts_launch_device(p, w.args, w.nargs, stream);
+    ts_workspaces_free(&w); /* (cuMemFree waits for the queued kernels) */
     return st;
 }
 
@@ -388,6 +396,10 @@ TsStatus ts_kernel_prepare_device(TsKernel *k, const TsTensor *args, int nargs, 
     if (!k || !plan) return TS_ERR_INVALID;
     *plan = NULL;
     reset_diag(k->ctx);
+    if (ts_kernel_num_workspaces(k)) { /* a plan is reused; workspaces are per launch */
+        ts_buf_puts(&k->ctx->diag.msg, "tilescale: error: a kernel with T.alloc_global workspaces has no prepared launch\n");
+        return k->ctx->diag.status = TS_ERR_UNSUPPORTED;
+    }
     if (k->target != TS_TARGET_CUDA || !k->cumod || k->next) {
         ts_buf_puts(&k->ctx->diag.msg, k->target != TS_TARGET_CUDA ? "tilescale: error: device tensors need a kernel compiled for the CUDA target\n"
                                        : !k->cumod ? "tilescale: error: this kernel was compiled without a build (skip_build)\n"

@@ -228,6 +228,35 @@ static void eager_params(TsArena *a, const Lines *L, const AstStmt *def, ParamVe
     }
 }
 
+/* `W = T.alloc_global(shape, dtype)` statements of a kernel's body (a
+ * prim_func's, an eager kernel's, or a factory's prim_func's, nested in
+ * ifs, before the T.Kernel): workspaces the launch allocates; the call as
+ * written is the annotation. */
+static void workspace_params(TsArena *a, const Lines *L, const AstBlock *b, int depth, ParamVec *v) {
+    for (int i = 0; b && i < b->n && depth < 8; i++) {
+        const AstStmt *s = b->v[i];
+        if (s->kind == AST_DEF) { /* the factory's prim_func (or the function it returns) */
+            if (!decorated(s, "macro")) workspace_params(a, L, &s->body, depth + 1, v);
+            continue;
+        }
+        if (s->kind == AST_IF) {
+            workspace_params(a, L, &s->body, depth + 1, v);
+            workspace_params(a, L, &s->orelse, depth + 1, v);
+            continue;
+        }
+        const AstExpr *val = s->kind == AST_ASSIGN && s->ntargets == 1 ? s->value : NULL;
+        if (!val || val->kind != AST_CALL || val->a->kind != AST_ATTR || strcmp(val->a->name, "alloc_global") ||
+            s->targets[0]->kind != AST_NAME)
+            continue;
+        TsEntryParam q = {0};
+        q.name = s->targets[0]->name;
+        q.kind = TS_PARAM_WORKSPACE;
+        const char *st = loc_text(L, s->loc), *eq = st ? strchr(st, '=') : NULL;
+        if (eq) q.annotation = fold(a, eq + 1, expr_end(eq + 1, 2));
+        ts_vec_push(a, *v, q);
+    }
+}
+
 /* out_idx=... of a @tilelang.jit(...) decorator, as written. */
 static const char *out_idx_text(TsArena *a, const Lines *L, const AstStmt *def) {
     for (int d = 0; d < def->ndecorators; d++) {
@@ -335,6 +364,7 @@ TsStatus ts_list_entries(TsContext *ctx, const char *path, const TsEntryInfo **e
             add_params(a, &L, s, 0, 0, &pv);
             add_params(a, &L, in, 1, 0, &pv);
         }
+        workspace_params(a, &L, &s->body, 0, &pv);
         e.out_idx = out_idx_text(a, &L, s);
         e.doc = doc_line(a, s);
         e.params = pv.v;

@@ -524,12 +524,90 @@ static TsStatus run_cuda_args(Launch *L, TsKernel *k, const TsRankEnv *env) {
     return st;
 }
 
+int ts_launch_user_params(const IrKernel *ir) {
+    int n = 0;
+    while (n < ir->params.n && !(ir->params.v[n].buf && ir->params.v[n].buf->workspace)) n++;
+    return n;
+}
+
+TsStatus ts_workspaces_alloc(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, int device, TsWorkspaces *w) {
+    memset(w, 0, sizeof *w);
+    w->args = args;
+    w->nargs = nargs;
+    w->k = k;
+    w->device = device;
+    const IrKernel *ir = k ? k->ir : NULL;
+    int nu = ir ? ts_launch_user_params(ir) : 0, np = ir ? ir->params.n : 0;
+    if (!ir || nu == np || (nu && !args && nargs == nu)) return TS_OK; /* (the launch reports a NULL array) */
+    if (nargs != nu) {
+        ts_diag_add(d, (TsLoc){0}, "error", "%s expects %d argument%s, got %d (its %d T.alloc_global workspace%s "
+                    "the launch's own)", ir->name ? ir->name : "kernel", nu, nu == 1 ? "" : "s", nargs, np - nu,
+                    np - nu == 1 ? " is" : "s are");
+        return d->status = TS_ERR_ARGCOUNT;
+    }
+    w->n = np - nu;
+    w->own = calloc((size_t)np, sizeof *w->own);
+    w->shapes = calloc((size_t)w->n * 8, sizeof *w->shapes);
+    w->mem = calloc((size_t)w->n, sizeof *w->mem);
+    if (!w->own || !w->shapes || !w->mem) {
+        ts_workspaces_free(w);
+        ts_diag_add(d, (TsLoc){0}, "error", "%s: out of memory", ir->name ? ir->name : "kernel");
+        return d->status = TS_ERR_NOMEM;
+    }
+    if (nu) memcpy(w->own, args, (size_t)nu * sizeof *args);
+    for (int i = 0; i < w->n; i++) {
+        const IrBuffer *b = ir->params.v[nu + i].buf;
+        int64_t *sh = w->shapes + 8 * i, numel = 1;
+        for (int dd = 0; dd < b->ndim && dd < 8; dd++) {
+            ir_is_const_int(b->shape[dd], &sh[dd]);
+            numel *= sh[dd];
+        }
+        size_t bytes = (size_t)numel * (size_t)((ts_dtype_bits(b->dt) + 7) / 8);
+        TsStatus st = TS_OK;
+        if (device) {
+            uint64_t p = 0;
+            st = k->cumod ? ts_cuda_workspace_alloc(d, k->cumod, bytes, &p) : TS_ERR_INVALID;
+            w->mem[i] = (void *)(uintptr_t)p;
+        } else if (!(w->mem[i] = malloc(bytes ? bytes : 1))) {
+            ts_diag_add(d, (TsLoc){0}, "error", "%s: out of memory for the %zu-byte T.alloc_global workspace '%s'",
+                        ir->name ? ir->name : "kernel", bytes, ir->params.v[nu + i].name);
+            st = d->status = TS_ERR_NOMEM;
+        }
+        if (st) {
+            ts_workspaces_free(w);
+            return st;
+        }
+        w->own[nu + i] = (TsTensor){w->mem[i], b->dt, b->ndim, sh, NULL};
+    }
+    w->args = w->own;
+    w->nargs = np;
+    return TS_OK;
+}
+
+void ts_workspaces_free(TsWorkspaces *w) {
+    for (int i = 0; w->mem && i < w->n; i++) {
+        if (!w->mem[i]) continue;
+        if (w->device) ts_cuda_workspace_free(w->k->cumod, (uint64_t)(uintptr_t)w->mem[i]);
+        else free(w->mem[i]);
+    }
+    free(w->own);
+    free(w->shapes);
+    free(w->mem);
+    w->own = NULL;
+    w->shapes = NULL;
+    w->mem = NULL;
+    w->n = 0;
+}
+
 static TsStatus run(Launch *L, TsKernel *k, int nargs, const TsRankEnv *env) {
     const IrKernel *ir = L->ir;
-    int np = ir->params.n, nv = ir->shape_vars.n;
+    int np = ir->params.n, nv = ir->shape_vars.n, nu = ts_launch_user_params(ir);
+    if (nargs != np && nargs == nu)
+        return fail(L, TS_ERR_UNSUPPORTED,
+                    "%s: its T.alloc_global workspaces are allocated by ts_kernel_launch and ts_kernel_launch_device, "
+                    "not by this launch path (a prepared or distributed launch)", L->kname);
     if (nargs != np)
-        return fail(L, TS_ERR_ARGCOUNT, "%s expects %d argument%s, got %d", L->kname, np,
-                    np == 1 ? "" : "s", nargs);
+        return fail(L, TS_ERR_ARGCOUNT, "%s expects %d argument%s, got %d", L->kname, nu, nu == 1 ? "" : "s", nargs);
     if (np && !L->args) return fail(L, TS_ERR_INVALID, "%s: NULL argument array", L->kname);
 
     int total_dims = 0;

@@ -65,6 +65,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_CUDA_AVAILABLE, NS_HOST, "torch.cuda.is_available")                            \
     X(B_CUDA_NAME, NS_HOST, "torch.cuda.get_device_name")                              \
     X(B_CUDA_COUNT, NS_HOST, "torch.cuda.device_count")                                \
+    X(B_CUDA_PROPS, NS_HOST, "torch.cuda.get_device_properties")                       \
     X(B_CUDA_CURRENT, NS_HOST, "torch.cuda.current_device")                            \
     X(B_HOST_NOOP, NS_HOST, "torch.cuda.synchronize") X(B_HOST_NOOP2, NS_HOST, "torch.cuda.set_device") \
     X(B_HOST_NOOP3, NS_HOST, "torch.cuda.manual_seed_all") X(B_HOST_NOOP4, NS_HOST, "torch.cuda.empty_cache") \
@@ -89,7 +90,8 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_TIR_CONST, NS_TIR, "const") X(B_TIR_CAST, NS_TIR, "Cast")                      \
     X(B_TIR_SELECT, NS_TIR, "Select")                                                  \
     X(B_ATTR, NS_T, "attr") X(B_COMM_REDUCER, NS_T, "comm_reducer")                    \
-    X(B_THREAD_ALLREDUCE, NS_T, "tvm_thread_allreduce") X(B_EVALUATE, NS_T, "evaluate")
+    X(B_THREAD_ALLREDUCE, NS_T, "tvm_thread_allreduce") X(B_EVALUATE, NS_T, "evaluate")    \
+    X(B_ALLOC_GLOBAL, NS_T, "alloc_global")
 
 enum {
     B_NONE_,
@@ -191,6 +193,33 @@ static Value *method_value(Elab *E, Value *obj, const char *name, TsLoc loc) {
     return m;
 }
 
+/* The SM count of an architecture's data-center part (H100/H200 132, B200 148,
+ * A100 108; NVIDIA's product specifications): what tilelang.carver's
+ * get_num_sms() answers for the target compiled for.  Kernels use it to size
+ * persistent grids, which stay correct for any count. */
+static int64_t sm_count(int sm) { return sm >= 100 ? 148 : sm >= 90 ? 132 : 108; }
+
+/* torch.cuda.get_device_properties(i).<name>: the values of the target's
+ * architecture that a factory picks its configuration by (the GPU the
+ * kernel is compiled for, as get_device_capability answers); others are
+ * an error naming them. */
+static Value *device_props(Elab *E, const char *name, TsLoc loc) {
+    int sm = E->caps ? E->caps->sm : 0;
+    if (!strcmp(name, "major")) return val_int(E, sm / 10, loc);
+    if (!strcmp(name, "minor")) return val_int(E, sm % 10, loc);
+    if (!strcmp(name, "multi_processor_count")) return val_int(E, sm_count(sm), loc);
+    if (!strcmp(name, "name")) return val_str(E, ts_sprintf(E->a, "NVIDIA GPU (%s)", E->caps->arch), loc);
+    if (!strcmp(name, "warp_size")) return val_int(E, 32, loc);
+    if (!strcmp(name, "max_threads_per_multi_processor")) return val_int(E, sm == 86 || sm == 89 ? 1536 : 2048, loc);
+    if (!strcmp(name, "regs_per_multiprocessor")) return val_int(E, 65536, loc);
+    if (!strcmp(name, "shared_memory_per_block_optin") && E->caps->smem_max)
+        return val_int(E, E->caps->smem_max, loc);
+    elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+              "torch.cuda.get_device_properties().%s is not known at compile time here (major, minor, "
+              "multi_processor_count, name, warp_size, max_threads_per_multi_processor, regs_per_multiprocessor, "
+              "shared_memory_per_block_optin are)", name);
+}
+
 Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
     switch (obj->kind) {
     case V_MODULE: {
@@ -234,6 +263,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
             return module_value(E, ts_sprintf(E->a, "tilelang.%s", name), loc);
         if (!strncmp(m, "tilelang.layout", 15) || !strcmp(name, "layout"))
             return module_value(E, ts_sprintf(E->a, "%s.%s", m, name), loc);
+        if (!strcmp(m, "torch.cuda.device_properties")) return device_props(E, name, loc);
         /* torch and TileLang's hardware queries (tilelang.carver): dotted names
          * down to the function; host_call answers the ones it knows by their full
          * name and refuses the rest, naming them.  torch's dtypes are dtypes. */
@@ -1319,11 +1349,6 @@ static bool is_instance(Elab *E, Value *x, Value *t, TsLoc loc) {
               val_kind_name(t));
 }
 
-/* The SM count of an architecture's data-center part (H100/H200 132, B200 148,
- * A100 108; NVIDIA's product specifications): what tilelang.carver's
- * get_num_sms() answers for the target compiled for.  Kernels use it to size
- * persistent grids, which stay correct for any count. */
-static int64_t sm_count(int sm) { return sm >= 100 ? 148 : sm >= 90 ? 132 : 108; }
 
 /* The target's architecture as compute capability x 10 (90 for sm_90a): the
  * compile's caps on the CUDA target; none on the C target, where the host
@@ -1334,10 +1359,6 @@ static int target_sm(Elab *E, const char *what, TsLoc loc) {
     return E->caps->sm;
 }
 
-/* torch.cuda.* and tilelang.carver queries a factory makes at compile time:
- * answered from the architecture the kernel is compiled for (a factory picks
- * its configuration by them), or, for torch's host-side effects
- * (synchronize, seeds, empty_cache), nothing: they do not change the kernel. */
 /*
  * TVM's T.tvm_thread_allreduce(n, source, cond, dest, thread vars...,
  * dtype="handle") inside `with T.attr(T.comm_reducer(combine, [identity]),
@@ -1435,6 +1456,10 @@ static Value *thread_allreduce(Elab *E, Args *A) {
     return val_none(E, loc);
 }
 
+/* torch.cuda.* and tilelang.carver queries a factory makes at compile time:
+ * answered from the architecture the kernel is compiled for (a factory picks
+ * its configuration by them), or, for torch's host-side effects
+ * (synchronize, seeds, empty_cache), nothing: they do not change the kernel. */
 static Value *host_call(Elab *E, int id, const char *what, Value **args, int nargs, int nkw, TsLoc loc) {
     switch (id) {
     case B_TVM_DTYPE:
@@ -1457,6 +1482,10 @@ static Value *host_call(Elab *E, int id, const char *what, Value **args, int nar
     case B_CUDA_CURRENT: target_sm(E, what, loc); return val_int(E, 0, loc);
     case B_CUDA_NAME: target_sm(E, what, loc); return val_str(E, ts_sprintf(E->a, "NVIDIA GPU (%s)", E->caps->arch), loc);
     case B_NUM_SMS: return val_int(E, sm_count(target_sm(E, what, loc)), loc);
+    case B_CUDA_PROPS: { /* an object whose attributes builtin_attr answers (device_props) */
+        target_sm(E, what, loc);
+        return module_value(E, "torch.cuda.device_properties", loc);
+    }
     case B_FP8_TYPE: { /* TileLang's choice on CUDA (tilelang/language/fp8.py): e4m3fn, or e5m2 */
         bool e5m2 = nargs >= 1 && args[0]->kind == V_STR && !strcmp(args[0]->s, "e5m2");
         if (nargs > 1 || nkw || (nargs == 1 && (args[0]->kind != V_STR ||
@@ -1492,6 +1521,25 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             v->s = !strcmp(fn, "make_swizzled_layout") || !strcmp(fn, "make_full_bank_swizzled_layout") ||
                            !strcmp(fn, "make_half_bank_swizzled_layout") ||
                            !strcmp(fn, "make_quarter_bank_swizzled_layout")
+                       ? "layout:swizzled"
+                       : "layout";
+            return v;
+        }
+        size_t fl = strlen(f->s);
+        if (!strncmp(f->s, "tilelang.", 9) && fl > 24 && !strcmp(f->s + fl - 24, ".make_mma_swizzle_layout")) {
+            /* TileLang's mma swizzle of a shared tile (tilelang/cuda/intrinsics/layout): 16-byte chunks
+             * XORed by row, where a row is a multiple of 64 bytes, else the identity; what the CUDA
+             * target's own swizzle of the tile does (T.annotate_layout) */
+            if (nargs < 1) elab_fail(E, TS_ERR_TYPE, loc, "%s() takes the shared buffer", f->s);
+            IrBuffer *b = val_to_buffer(E, args[0], loc, "make_mma_swizzle_layout's buffer");
+            int64_t last = 0;
+            bool smooth = false;
+            for (int i = 0; i < nkw; i++)
+                if (!strcmp(kw[i], "is_smooth")) smooth = val_truthy(E, kwv[i], loc);
+            if (nargs > 1) smooth = val_truthy(E, args[1], loc);
+            Value *v = val_new(E, V_ENUM, loc);
+            v->s = !smooth && b->ndim >= 1 && ir_is_const_int(b->shape[b->ndim - 1], &last) &&
+                           last * ts_dtype_bits(b->dt) % 512 == 0
                        ? "layout:swizzled"
                        : "layout";
             return v;
@@ -2064,6 +2112,47 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         return val_none(E, loc);
     }
     case B_THREAD_ALLREDUCE: return thread_allreduce(E, A);
+    case B_ALLOC_GLOBAL: { /* a workspace the launch allocates: a hidden parameter (IrBuffer.workspace) */
+        Value *shape = req(E, A, 0, "shape");
+        TsDType dt = val_to_dtype(E, req(E, A, 1, "dtype"), loc);
+        Value *sc = arg(E, A, 2, "scope");
+        check_args(E, A, 3);
+        if (sc && (sc->kind != V_STR || strcmp(sc->s, "global")))
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: only scope=\"global\" is supported", A->fn);
+        if (!E->in_kernel || E->have_kernel)
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                      "%s must come in the prim_func before the first T.Kernel (a workspace of the whole launch)", A->fn);
+        int n;
+        Value **items = val_items(E, shape, &n);
+        if (n < 1 || n > 8) elab_fail(E, TS_ERR_TYPE, loc, "%s: a workspace has 1 to 8 dimensions, %d given", A->fn, n);
+        IrExpr **ext = TS_NEWN(E->a, IrExpr *, n);
+        IrExpr **st = TS_NEWN(E->a, IrExpr *, n);
+        int64_t bytes = (ts_dtype_bits(dt) + 7) / 8;
+        for (int i = 0; i < n; i++) {
+            int64_t c = val_to_int(E, items[i], loc, "a workspace extent (a compile-time constant)");
+            if (c <= 0) elab_fail(E, TS_ERR_TYPE, loc, "%s: extent %lld must be positive", A->fn, (long long)c);
+            if (__builtin_mul_overflow(bytes, c, &bytes) || bytes > ((int64_t)1 << 40))
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: the workspace is too large (over 2^40 bytes)", A->fn);
+            ext[i] = c <= INT32_MAX ? ir_i32(E->a, c) : ir_int(E->a, c, TS_INT64);
+        }
+        int64_t acc = 1;
+        for (int i = n - 1; i >= 0; i--) { /* row-major, as the launch allocates it */
+            st[i] = acc <= INT32_MAX ? ir_i32(E->a, acc) : ir_int(E->a, acc, TS_INT64);
+            int64_t c;
+            ir_is_const_int(ext[i], &c);
+            acc *= c;
+        }
+        IrKernel *k = E->k;
+        IrBuffer *b = ir_buffer(k, "", dt, IR_SCOPE_GLOBAL, n, ext, loc);
+        b->strides = st;
+        b->param = k->params.n;
+        b->workspace = 1;
+        IrParam ip = {"", b, NULL, 0};
+        ts_vec_push(E->a, k->params, ip);
+        Value *v = val_new(E, V_BUFFER, loc);
+        v->buf = b;
+        return v;
+    }
     case B_TIR_CAST:
     case B_CAST2: {
         TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);

@@ -923,9 +923,33 @@ static void share_params(Elab *E) {
     }
 }
 
+/* T.alloc_global workspaces (IrBuffer.workspace) after the caller's
+ * parameters, in order, the parameter indices of buffers and scalars
+ * renumbered; a workspace is named after its buffer. */
+static void workspaces_last(Elab *E) {
+    IrKernel *k = E->k0;
+    int n = k->params.n, j = 0;
+    IrParam *v = TS_NEWN(E->a, IrParam, n ? n : 1);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            if ((k->params.v[i].buf && k->params.v[i].buf->workspace) == pass) v[j++] = k->params.v[i];
+    for (int i = 0; i < n; i++) {
+        k->params.v[i] = v[i];
+        if (v[i].buf) v[i].buf->param = i;
+        if (v[i].var) v[i].var->axis = i;
+        if (v[i].buf && v[i].buf->workspace) {
+            k->params.v[i].name = v[i].buf->name && *v[i].buf->name ? v[i].buf->name : ts_sprintf(E->a, "workspace%d", i);
+            if (!*v[i].buf->name) v[i].buf->name = k->params.v[i].name;
+        }
+    }
+}
+
 static void mark_outputs(Elab *E) {
     IrKernel *k = E->k0;
     for (IrKernel *c = E->k0; c; c = c->next) c->fast_math = E->fast_math;
+    workspaces_last(E);
+    int nuser = 0;
+    while (nuser < k->params.n && !(k->params.v[nuser].buf && k->params.v[nuser].buf->workspace)) nuser++;
     if (!E->out_idx) {
         share_params(E);
         return;
@@ -934,10 +958,10 @@ static void mark_outputs(Elab *E) {
     Value **items = val_items(E, E->out_idx, &n);
     for (int i = 0; i < n; i++) {
         int64_t j = val_to_int(E, items[i], E->out_idx->loc, "an out_idx entry");
-        if (j < 0) j += k->params.n;
-        if (j < 0 || j >= k->params.n)
+        if (j < 0) j += nuser;
+        if (j < 0 || j >= nuser)
             elab_fail(E, TS_ERR_PARAM, E->out_idx->loc, "out_idx %lld is out of range (%d parameters)",
-                      (long long)val_to_int(E, items[i], E->out_idx->loc, "an out_idx entry"), k->params.n);
+                      (long long)val_to_int(E, items[i], E->out_idx->loc, "an out_idx entry"), nuser);
         k->params.v[j].is_output = 1;
     }
     share_params(E);

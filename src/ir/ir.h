@@ -229,6 +229,11 @@ struct IrBuffer {
      * layout inference, plan_smem, the targets and the interpreters see one
      * storage.  NULL for a buffer with its own storage. */
     IrBuffer *base;
+    /* 1: the tensor parameter of a T.alloc_global workspace: constant shape,
+     * row-major, allocated by the launch (not zero-filled, as TileLang's)
+     * and freed after the chain ran; the caller passes no argument for it.
+     * Workspaces are the last parameters of a kernel (after the caller's). */
+    int workspace;
     TsLoc loc;           /* where it was declared */
 };
 

@@ -46,6 +46,28 @@ TsStatus ts_launch_device(TsKernel *k, const TsTensor *args, int nargs, void *st
  * launch: CUDA target, one kernel (not the rest of a chain). */
 TsStatus ts_launch_prepare(TsKernel *k, const TsTensor *args, int nargs, struct TsPlan **plan);
 
+/* T.alloc_global workspaces (IrBuffer.workspace) of a launch of k's chain:
+ * the caller's arguments followed by one tensor per workspace (row-major,
+ * not zero-filled, as TileLang's), in host memory or, `device` 1, in
+ * device memory of k's module.  The chain's kernels all run on `args`
+ * (their parameters are shared); ts_workspaces_free releases what was
+ * allocated.  A kernel without workspaces, or a call with another argument
+ * count (the launch then reports it), gets the caller's arguments back. */
+typedef struct TsWorkspaces {
+    const TsTensor *args;   /* what the chain is launched with */
+    int nargs;              /* their count */
+    TsTensor *own;          /* the array args points at when workspaces were added, else NULL */
+    int64_t *shapes;        /* the workspaces' extents (8 per workspace) */
+    void **mem;             /* per workspace: host memory, or a device address */
+    int n;                  /* workspaces */
+    TsKernel *k;            /* the kernel (its CUDA module for device memory) */
+    int device;             /* 1: mem holds device addresses */
+} TsWorkspaces;
+TsStatus ts_workspaces_alloc(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, int device, TsWorkspaces *w);
+void ts_workspaces_free(TsWorkspaces *w);
+/* Parameters the caller passes (those before the workspaces). */
+int ts_launch_user_params(const IrKernel *ir);
+
 /* The same as one rank of a distributed launch (comm/world.h): errors go
  * to d, the kernel sees env's rank, heap table and failure sink.  env NULL:
  * rank 0 of 1 with a private sink (what ts_launch does). */

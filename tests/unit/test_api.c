@@ -683,8 +683,67 @@ static void test_warnings(void) {
     CHECK_CONTAINS(ts_last_error(kt_ctx), "error");
 }
 
+/* T.alloc_global workspaces through the C API: hidden from the parameter
+ * count, described past it, allocated by ts_kernel_launch for the whole
+ * chain (kernel 1 writes them, kernel 2 reads them), an argument count
+ * with them is an error; the result against a loop here on random data. */
+static void test_workspaces(void) {
+    TsDefine d[3] = {{"M", "13"}, {"N", "70"}, {"S", "3"}};
+    TsKernel *k = NULL;
+    TsStatus st = ts_compile_file(kt_ctx, "tests/run/kernels/workspace.py", "split_sum", d, 3, &kt_opt, &k);
+    CHECK_EQ_INT(TS_OK, st);
+    if (st) {
+        printf("%s", ts_last_error(kt_ctx));
+        return;
+    }
+    CHECK_EQ_INT(3, ts_kernel_num_params(k));
+    CHECK_EQ_INT(2, ts_kernel_num_workspaces(k));
+    TsParamInfo pi;
+    CHECK_EQ_INT(TS_OK, ts_kernel_param(k, 3, &pi));
+    CHECK(pi.name && !strcmp(pi.name, "part") && pi.is_tensor && pi.dtype == TS_FLOAT32 && pi.ndim == 2 &&
+          pi.shape[0] == 3 && pi.shape[1] == 13 && !pi.is_output);
+    CHECK_EQ_INT(TS_OK, ts_kernel_param(k, 4, &pi));
+    CHECK(pi.name && !strcmp(pi.name, "cnt") && pi.dtype == TS_INT32);
+    CHECK_EQ_INT(TS_ERR_INVALID, ts_kernel_param(k, 5, &pi));
+    TsTensor a[5];
+    a[0] = kt_tensor(TS_FLOAT32, 2, (int64_t)13, (int64_t)70);
+    a[1] = kt_tensor(TS_FLOAT32, 1, (int64_t)13);
+    a[2] = kt_tensor(TS_INT32, 1, (int64_t)13);
+    kt_fill(&a[0], -1, 1);
+    for (int rep = 0; rep < 2; rep++) { /* twice: fresh workspaces each launch */
+        kt_poison(&a[1]);
+        kt_poison(&a[2]);
+        if (!kt_launch(k, a, 3)) break;
+        double *want = kt_zeros(13), *wc = kt_zeros(13);
+        const float *x = a[0].data;
+        for (int m = 0; m < 13; m++) {
+            float tot = 0;
+            for (int s = 0; s < 3; s++) {
+                float acc = 0;
+                for (int j = 0; j < 24; j++)
+                    if (s * 24 + j < 70) acc += x[m * 70 + s * 24 + j];
+                tot += acc;
+            }
+            want[m] = tot;
+            wc[m] = 70;
+        }
+        KT_COMPARE("workspace split sum", &a[1], want, 0, 0);
+        KT_COMPARE("workspace column counts", &a[2], wc, 0, 0);
+        free(want);
+        free(wc);
+    }
+    /* the workspaces are not the caller's to pass */
+    a[3] = kt_tensor(TS_FLOAT32, 2, (int64_t)3, (int64_t)13);
+    a[4] = kt_tensor(TS_INT32, 2, (int64_t)3, (int64_t)13);
+    CHECK_EQ_INT(TS_ERR_ARGCOUNT, ts_kernel_launch(k, a, 5));
+    CHECK(strstr(ts_last_error(kt_ctx), "main expects 3 arguments, got 5 (its 2 T.alloc_global workspaces are the launch's own)") != NULL);
+    for (int i = 0; i < 5; i++) ts_tensor_free(&a[i]);
+    ts_kernel_destroy(k);
+}
+
 int main(void) {
     kt_init("test_api");
+    test_workspaces();
     test_context();
     test_compile_errors();
     test_queries();

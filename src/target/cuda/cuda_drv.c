@@ -792,3 +792,32 @@ done:
     if (dptr != dp_small) free(dptr);
     return st;
 }
+
+/* T.alloc_global workspaces of a device launch (driver/launch.c): device
+ * memory in the module's context, freed by cuMemFree, which waits for the
+ * work queued on it (NVIDIA's programming guide, implicit synchronization)
+ * so that a launch queued and not waited for still owns its workspace. */
+TsStatus ts_cuda_workspace_alloc(TsDiag *d, TsModuleCuda *m, size_t bytes, uint64_t *out) {
+    *out = 0;
+    TsStatus st = ts_cuda_module_load(d, m, TS_ERR_RUNTIME, NULL);
+    if (st) return st;
+    TsCuDriver *v = m->drv;
+    char eb[256];
+    CUresult r = v->ctx_set(m->ctx);
+    if (r == CU_SUCCESS) {
+        CUdeviceptr p = 0;
+        r = v->mem_alloc(&p, bytes ? (bytes + 15) / 16 * 16 : 16);
+        if (r == CU_SUCCESS) {
+            *out = (uint64_t)p;
+            return TS_OK;
+        }
+    }
+    return fail(d, TS_ERR_RUNTIME, "%s: cannot allocate a %zu-byte T.alloc_global workspace on the device: %s",
+                m->kname, bytes, err(v, r, eb, sizeof eb));
+}
+
+void ts_cuda_workspace_free(TsModuleCuda *m, uint64_t p) {
+    if (!m || !p) return;
+    TsCuDriver *v = m->drv;
+    if (v->ctx_set(m->ctx) == CU_SUCCESS) v->mem_free((CUdeviceptr)p);
+}

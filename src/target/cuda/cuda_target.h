@@ -233,6 +233,12 @@ TsStatus ts_cuda_plan_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, con
 uint64_t *ts_cuda_plan_slots(struct TsPlan *p);
 TsStatus ts_cuda_plan_launch(struct TsPlan *p, void *stream);
 
+/* A T.alloc_global workspace of a device launch: `bytes` of device memory
+ * in m's context (*out its address), and its release (after the work
+ * queued on it: cuMemFree synchronizes). */
+TsStatus ts_cuda_workspace_alloc(TsDiag *d, TsModuleCuda *m, size_t bytes, uint64_t *out);
+void ts_cuda_workspace_free(TsModuleCuda *m, uint64_t p);
+
 void ts_cuda_module_free(TsModuleCuda *m);
 /* An unloaded copy of m's image for device `ordinal` (the local world's
  * ranks on other GPUs: a module is loaded in one device's context); NULL

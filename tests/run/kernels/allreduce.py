@@ -1,7 +1,7 @@
 # TVM's T.tvm_thread_allreduce inside `with T.attr(T.comm_reducer(...),
 # "reduce_scope", ...)` (TileLang's examples/gemv), against naive kernels:
-# tests/run/allreduce.sh on the C target, tests/unit/test_interp_examples.c
-# through the CUDA passes.
+# tests/run/allreduce.sh on the C target, bench/gpu_covlang.sh on a GPU; the
+# CUDA IR is pinned by tests/golden/ir_allreduce_cuda.py.
 import tilelang
 import tilelang.language as T
 
