@@ -42,25 +42,41 @@ for n in 2 4; do
   run example_pre_attn_all2all_transpose.py --entry sequence_parallel_all_to_all_transpose $a --check-against "$refs:pre_attn_all2all_transpose_ref"
   run example_post_attn_all2all_transpose.py --entry sequence_parallel_reverse_all_to_all_transpose $a --check-against "$refs:post_attn_all2all_transpose_ref"
 done
-# No reference: every source block puts its rows at row 0 of the peer's data_dst,
-# so what a rank holds depends on the order of the puts (and the integer splits
-# are zero unless given with --in); it runs, its signals end the waits.
-run example_all_to_all.py --entry all_to_all -D PE_num=2 -D TOKEN_NUM=8 -D TOPK=2 -D HIDDEN=64 -D EXPERT_NUM=4 --ranks 2
+# example_all_to_all: every source block puts its rows at row 0 of the peer's
+# data_dst, so rows several sources cover depend on the order of the puts;
+# tilescale_a2a_check.py draws splits the host's way and checks what is
+# determinate (rows one source covers, rows none covers, the signals) and that
+# every other element is one of its writers'.
+for n in 2 4 8; do
+  echo "== example_all_to_all.py P=$n (tilescale_a2a_check.py)"
+  python3 "$(dirname "$0")/tilescale_a2a_check.py" "$d/example_all_to_all.py" "$tool" $n 8 4 64 16 $n 2>&1 | tail -3
+done
 # Cannon on 2 x 2 ranks against its host code's math (one tile, and 4 tiles
-# with 32 rows per block's send).  SUMMA runs to the end without a reference:
-# as we read its data flow (the step's owner broadcasts into the other half of
-# the double buffer while every rank computes step 0 with its own half; B goes
-# along the row like A) it does not compute the host's A @ B.T.
+# with 32 rows per block's send).  SUMMA does not compute its host's A @ B.T
+# (doc/DISTRIBUTED.md, part F, with line numbers): checked against the data
+# flow its kernel has (summa_dataflow_ref) on 1 and 2 x 2 ranks; on 3 x 3 its
+# step-2 owner waits for more signals than anyone sends (a clear timeout here).
 run example_cannon.py --entry cannon -D MESH=2 -D M=128 -D N=128 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4 --check-against "$refs:cannon_ref"
 run example_cannon.py --entry cannon -D MESH=2 -D M=256 -D N=256 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4 --check-against "$refs:cannon_ref"
-run example_summa.py --entry summa -D MESH=2 -D M=128 -D N=128 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4
-# The GEMM kernel of the overlapped GEMM + reduce-scatter (its reduce-scatter is
-# host code on the copy engine): tiles, then per-segment tickets from
-# T.atom_add's returned value, the last arriver setting the segment's flag.
-run example_gemm_rs_overlapped.py --entry gemm_kernel -D M=256 -D N=128 -D K=256 -D local_rank=0 -D num_local_rank=2 -D block_M=64 -D block_N=64 -D block_K=64 -D threads=128 --ranks 2 --check-against "$refs:gemm_rs_gemm_ref"
-# the all-gather GEMM's signal kernel (thread-level); its GEMM asks
-# driver.get_num_sms(), which only the CUDA target answers
-run example_allgather_gemm_overlapped.py --entry set_signal_kernel -D local_rank=0 -D num_local_ranks=2 -D threads=128 --ranks 2
+run example_summa.py --entry summa -D MESH=1 -D M=64 -D N=64 -D K=64 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 1 --check-against "$refs:summa_dataflow_ref"
+run example_summa.py --entry summa -D MESH=2 -D M=128 -D N=128 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4 --check-against "$refs:summa_dataflow_ref"
+run example_summa.py --entry summa -D MESH=2 -D M=256 -D N=256 -D K=128 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 4 --check-against "$refs:summa_dataflow_ref"
+run example_summa.py --entry summa -D MESH=3 -D M=192 -D N=192 -D K=96 -D block_M=64 -D block_N=64 -D block_K=64 --ranks 9 --timeout 2
+
+# The overlapped examples, whose collectives are host code (torch copies on the
+# copy engine): their tile kernels run on the C target with
+# tilescale_overlap_check.py doing the host's collective in numpy between them,
+# against the host's own torch reference (GEMM-RS: gemm_kernel, its segment
+# counters and flags, the scatter, kernel_ring_reduce_tma of reduce_scatter.py;
+# AG-GEMM: set_signal_kernel, the pull all-gather with its flags, gemm_kernel;
+# SP all-gather attention: barrier_all_blocks_sys_kernel on sim ranks, the K/V
+# all-gather, flashattn zig-zag or not, causal or not).
+for w in gemm_rs ag_gemm sp_attn; do
+  for n in 2 4; do
+    echo "== overlapped $w P=$n (tilescale_overlap_check.py)"
+    python3 "$(dirname "$0")/tilescale_overlap_check.py" "$d" "$tool" $w $n 2>&1 | grep -v ': ok$' | tail -4
+  done
+done
 # and each compiles for CUDA (sm_90) unchanged
 cuda example_gemm_rs_overlapped.py --entry gemm_kernel -D M=1024 -D N=1024 -D K=512 -D local_rank=0 -D num_local_rank=2 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=128
 cuda example_allgather_gemm_overlapped.py --entry gemm_kernel -D M=1024 -D N=1024 -D K=512 -D local_rank=0 -D num_local_rank=2 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=128

@@ -164,32 +164,6 @@ def post_attn_all2all_transpose_ref(PE_num, BATCH_SIZE, NUM_HEADS, SEQ_LEN, HEAD
     return main
 
 
-# example_gemm_rs_overlapped.py, its GEMM kernel (gemm_kernel): every tile of
-# C = A @ B (the tiles in a rotated, swizzled order; the per-segment counters
-# and scatter flags it also sets are integers, not compared).
-def gemm_rs_gemm_ref(M, N, K, local_rank, num_local_rank, block_M, block_N, block_K, threads, P):
-    KL = K // num_local_rank
-
-    @T.prim_func
-    def main(
-        A: T.Tensor((P, M, KL), "float16"),
-        B: T.Tensor((P, KL, N), "float16"),
-        scatter_signal_buf: T.Tensor((P, num_local_rank), "uint32"),
-        counter_signal_buf: T.Tensor((P, num_local_rank), "uint32"),
-        C: T.Tensor((P, M, N), "float16"),
-    ):
-        with T.Kernel(P, threads=1) as (r):
-            acc = T.alloc_var("float32")
-            for i in T.serial(M):
-                for j in T.serial(N):
-                    acc = 0.0
-                    for k in T.serial(KL):
-                        acc = acc + T.cast(A[r, i, k], "float32") * T.cast(B[r, k, j], "float32")
-                    C[r, i, j] = acc
-
-    return main
-
-
 # example_cannon.py (MESH = 2, its 2 x 2 run): rank (i, j) starts with the A
 # and B tiles its host code scatters (already skewed: the k-th slice is
 # (i + j) % MESH); at step ko it holds A of rank (i, j + ko) and B of rank
@@ -228,5 +202,55 @@ def cannon_ref(MESH, M, N, K, block_M, block_N, block_K, P, dtype="float16"):
             for n in T.serial(NL):
                 for k in T.serial(KL):
                     B[r, 1, n, k] = B[((i + 1) % MESH) * MESH + j, 0, n, k]
+
+    return main
+
+
+# example_summa.py as its kernel's data flow actually runs (NOT its host's
+# A @ B.T; doc/DISTRIBUTED.md, part F, says why, with line numbers).  Rank
+# r = (i, j) = divmod(r, MESH) starts with A0(r) = A[r, 0] and B0(r) = B[r, 0].
+# Step ko multiplies half ko % 2 (lines 110-111) while that step's owner
+# (i, ko) broadcasts its half ko % 2 into half (ko + 1) % 2 of the ranks of
+# its grid row, A and B alike (lines 61-68, 80-88).  So step 0 uses the
+# rank's own blocks, and every later step what the previous owner forwarded,
+# which is always rank (i, 0)'s: C += A0(i, 0) @ B0(i, 0)^T for ko >= 1.  C
+# starts from C's contents (line 108 loads it before every step; the host
+# never fills it), is accumulated in float32 within a step and stored in
+# fp16 between steps.  Afterwards both halves of A and B hold rank (i, 0)'s
+# blocks.
+def summa_dataflow_ref(MESH, M, N, K, block_M, block_N, block_K, P, dtype="float16"):
+    ML, NL, KL = (M + MESH - 1) // MESH, (N + MESH - 1) // MESH, (K + MESH - 1) // MESH
+
+    @T.prim_func
+    def main(
+        A: T.Tensor((P, 2, ML, KL), dtype),
+        B: T.Tensor((P, 2, NL, KL), dtype),
+        A_signal_to: T.Tensor((P, (M + block_M - 1) // block_M), "uint64"),
+        A_signal_from: T.Tensor((P, (M + block_M - 1) // block_M), "uint64"),
+        B_signal_to: T.Tensor((P, (N + block_N - 1) // block_N), "uint64"),
+        B_signal_from: T.Tensor((P, (N + block_N - 1) // block_N), "uint64"),
+        C: T.Tensor((P, ML, NL), dtype),
+    ):
+        with T.Kernel(P, threads=1) as (r):
+            acc = T.alloc_var("float32")
+            i = r // MESH
+            src = i * MESH
+            for ko in T.serial(MESH):
+                owner = T.if_then_else(ko == 0, r, src)
+                for m in T.serial(ML):
+                    for n in T.serial(NL):
+                        acc = T.cast(C[r, m, n], "float32")
+                        for k in T.serial(KL):
+                            acc = acc + T.cast(A[owner, 0, m, k], "float32") * T.cast(B[owner, 0, n, k], "float32")
+                        C[r, m, n] = acc
+        with T.Kernel(P, threads=1) as (r):
+            src = (r // MESH) * MESH
+            for h in T.serial(2):
+                for m in T.serial(ML):
+                    for k in T.serial(KL):
+                        A[r, 1 - h, m, k] = A[src, 0, m, k]
+                for n in T.serial(NL):
+                    for k in T.serial(KL):
+                        B[r, 1 - h, n, k] = B[src, 0, n, k]
 
     return main
