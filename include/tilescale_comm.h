@@ -81,6 +81,10 @@ int ts_world_rank(const TsWorld *w);
 /* What the start-up topology checks found (IPC: a peer's GPU not visible,
  * no peer access, no native peer atomics), a line each; "" if all holds. */
 const char *ts_world_warnings(const TsWorld *w);
+/* The node rank `rank` runs on, and (local_rank, may be NULL) its rank
+ * among that node's processes, as the launcher said (PROC/IPC; one node,
+ * local rank = rank, otherwise). */
+int ts_world_node(const TsWorld *w, int rank, int *local_rank);
 /* 1 if this process was started by a launcher (the environment names a
  * world: TILESCALE_WORLD_SIZE or WORLD_SIZE); *nranks gets its size. */
 int ts_world_launched(int *nranks);

@@ -321,9 +321,12 @@ int ts_cli_run_dist(CliOpts *op) {
     if (me < 0)
         printf("%s: %d ranks (%s), seed %llu\n", ts_kernel_name(k), P, cuda ? "local, GPU 0" : "sim",
                (unsigned long long)seed);
-    else
-        printf("%s: rank %d of %d (%s, pid %d), seed %llu\n", ts_kernel_name(k), me, P,
-               cuda ? "ipc, a process per rank" : "proc, a process per rank", (int)getpid(), (unsigned long long)seed);
+    else {
+        int local, node = ts_world_node(w, me, &local);
+        printf("%s: rank %d of %d (%s, pid %d, node %d, local rank %d), seed %llu\n", ts_kernel_name(k), me, P,
+               cuda ? "ipc, a process per rank" : "proc, a process per rank", (int)getpid(), node, local,
+               (unsigned long long)seed);
+    }
     if (ts_kernel_launch_world(k, w, args, np)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;

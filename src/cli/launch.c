@@ -8,11 +8,20 @@
  *   --timeout S       stop the whole job after S seconds (exit status 124)
  *   --grace S         after a failure, how long the others get between
  *                     SIGTERM and SIGKILL (default 3)
+ *   --nnodes K, --node-rank I, --master-addr A, --master-port P
+ *                     one launcher per node: this one starts ranks
+ *                     I*N .. I*N+N-1 of a world of K*N; the ranks meet at
+ *                     A:P (rank 0's process serves the rendezvous there,
+ *                     comm/rdzv_tcp.c; A defaults to $MASTER_ADDR, else
+ *                     127.0.0.1, P to $MASTER_PORT).  Without
+ *                     TILESCALE_SEED every node draws the same seed from
+ *                     A:P, so all ranks make the same inputs.
  *
  * Each process gets TILESCALE_RANK, TILESCALE_WORLD_SIZE,
- * TILESCALE_LOCAL_RANK, TILESCALE_LOCAL_WORLD_SIZE and TILESCALE_RDZV, the
- * usual RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE for programs
- * that read those, and one TILESCALE_SEED for all (so that every rank
+ * TILESCALE_LOCAL_RANK, TILESCALE_LOCAL_WORLD_SIZE, TILESCALE_NODE_RANK,
+ * TILESCALE_NNODES and TILESCALE_RDZV (this node's directory), the usual
+ * RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE and NODE_RANK for programs
+ * that read those (and MASTER_ADDR/MASTER_PORT with several nodes), and one TILESCALE_SEED for all (so that every rank
  * draws the same random inputs; kept if already set).  A world created in
  * such a process (comm/rdzv.h) finds its peers through the directory.
  * PROG `tilescale` means this very executable, so
@@ -88,28 +97,49 @@ static int ours(const char *kv) {
     static const char *const names[] = {"TILESCALE_RANK=", "TILESCALE_WORLD_SIZE=", "TILESCALE_LOCAL_RANK=",
                                         "TILESCALE_LOCAL_WORLD_SIZE=", "TILESCALE_RDZV=", "RANK=", "WORLD_SIZE=",
                                         "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "TILESCALE_SEED=",
-                                        "CUDA_VISIBLE_DEVICES="};
+                                        "CUDA_VISIBLE_DEVICES=", "TILESCALE_NODE_RANK=", "NODE_RANK=",
+                                        "GROUP_RANK=", "TILESCALE_NNODES=", "NNODES=", "TILESCALE_MASTER_ADDR=",
+                                        "TILESCALE_MASTER_PORT="};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strncmp(kv, names[i], strlen(names[i]))) return 1;
     return 0;
 }
 
-/* Rank r's environment: the inherited one plus the world's names. */
-static char **make_env(int r, int n, const char *dir, unsigned long long seed, const char *gpus) {
+/* The world's shape as this launcher sees it. */
+typedef struct Nodes {
+    int nnodes;        /* nodes (one launcher each) */
+    int node;          /* this launcher's node */
+    const char *addr;  /* MASTER_ADDR (several nodes) */
+    int port;          /* MASTER_PORT (several nodes) */
+} Nodes;
+
+/* Local rank r's environment: the inherited one plus the world's names. */
+static char **make_env(int r, int n, const Nodes *nd, const char *dir, unsigned long long seed, const char *gpus) {
     size_t k = 0, m = 0;
     while (environ[m]) m++;
-    char **e = calloc(m + 16, sizeof *e);
+    char **e = calloc(m + 24, sizeof *e);
     if (!e) return NULL;
+    int multi = nd->nnodes > 1;
     for (size_t i = 0; i < m; i++)
-        if (!ours(environ[i])) e[k++] = strdup(environ[i]);
-    e[k++] = kvi("TILESCALE_RANK", r);
-    e[k++] = kvi("TILESCALE_WORLD_SIZE", n);
+        if (!ours(environ[i]) &&
+            !(multi && (!strncmp(environ[i], "MASTER_ADDR=", 12) || !strncmp(environ[i], "MASTER_PORT=", 12))))
+            e[k++] = strdup(environ[i]);
+    int g = nd->node * n + r, size = nd->nnodes * n; /* ranks numbered node by node, as torchrun does */
+    e[k++] = kvi("TILESCALE_RANK", g);
+    e[k++] = kvi("TILESCALE_WORLD_SIZE", size);
     e[k++] = kvi("TILESCALE_LOCAL_RANK", r);
     e[k++] = kvi("TILESCALE_LOCAL_WORLD_SIZE", n);
-    e[k++] = kvi("RANK", r);
-    e[k++] = kvi("WORLD_SIZE", n);
+    e[k++] = kvi("TILESCALE_NODE_RANK", nd->node);
+    e[k++] = kvi("TILESCALE_NNODES", nd->nnodes);
+    e[k++] = kvi("RANK", g);
+    e[k++] = kvi("WORLD_SIZE", size);
     e[k++] = kvi("LOCAL_RANK", r);
     e[k++] = kvi("LOCAL_WORLD_SIZE", n);
+    e[k++] = kvi("NODE_RANK", nd->node);
+    if (multi) {
+        e[k++] = kv("MASTER_ADDR", nd->addr);
+        e[k++] = kvi("MASTER_PORT", nd->port);
+    }
     e[k++] = kv("TILESCALE_RDZV", dir);
     char sb[64];
     snprintf(sb, sizeof sb, "TILESCALE_SEED=%llu", seed);
@@ -171,13 +201,16 @@ static void describe(char *out, size_t n, int status) {
 
 static int code_of(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
-static void usage_launch(void) {
-    fprintf(stderr, "usage: tilescale launch -n N [--rdzv DIR] [--timeout SECONDS] [--grace SECONDS] [--] PROG [ARGS...]\n");
-}
+#define LAUNCH_USAGE                                                                                         \
+    "usage: tilescale launch -n N [--rdzv DIR] [--timeout SECONDS] [--grace SECONDS]\n"                           \
+    "                        [--nnodes K --node-rank I [--master-addr A] [--master-port P]] [--] PROG [ARGS...]\n"
+
+static void usage_launch(void) { fprintf(stderr, LAUNCH_USAGE); }
 
 int ts_cli_launch(int argc, char **argv) {
-    int n = 0, i = 2;
-    const char *rdzv = NULL;
+    int n = 0, i = 2, node_given = 0;
+    const char *rdzv = NULL, *port_s = NULL;
+    Nodes nd = {1, 0, NULL, 0};
     double timeout = 0, grace = 3;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -187,7 +220,7 @@ int ts_cli_launch(int argc, char **argv) {
         }
         if (a[0] != '-') break;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            printf("usage: tilescale launch -n N [--rdzv DIR] [--timeout SECONDS] [--grace SECONDS] [--] PROG [ARGS...]\n");
+            printf(LAUNCH_USAGE);
             return 0;
         }
         if (i + 1 >= argc) {
@@ -199,7 +232,16 @@ int ts_cli_launch(int argc, char **argv) {
         if (!strcmp(a, "-n") || !strcmp(a, "--nproc")) {
             if (!cli_parse_int(a, argv[++i], 1, LMAX, &v)) return 2;
             n = (int)v;
-        } else if (!strcmp(a, "--rdzv")) rdzv = argv[++i];
+        } else if (!strcmp(a, "--nnodes")) {
+            if (!cli_parse_int(a, argv[++i], 1, LMAX, &v)) return 2;
+            nd.nnodes = (int)v;
+        } else if (!strcmp(a, "--node-rank")) {
+            if (!cli_parse_int(a, argv[++i], 0, LMAX - 1, &v)) return 2;
+            nd.node = (int)v;
+            node_given = 1;
+        } else if (!strcmp(a, "--master-addr")) nd.addr = argv[++i];
+        else if (!strcmp(a, "--master-port")) port_s = argv[++i];
+        else if (!strcmp(a, "--rdzv")) rdzv = argv[++i];
         else if (!strcmp(a, "--timeout")) {
             if (!cli_parse_double(a, argv[++i], 0, &timeout)) return 2;
         } else if (!strcmp(a, "--grace")) {
@@ -218,6 +260,33 @@ int ts_cli_launch(int argc, char **argv) {
     if (i >= argc) {
         fprintf(stderr, "tilescale: error: launch: no program to start\n");
         usage_launch();
+        return 2;
+    }
+    if (nd.nnodes > 1) { /* the others' launchers run the same command on their nodes */
+        if (!node_given) {
+            fprintf(stderr, "tilescale: error: launch: --nnodes %d needs --node-rank (this node's index)\n", nd.nnodes);
+            return 2;
+        }
+        if (nd.node >= nd.nnodes) {
+            fprintf(stderr, "tilescale: error: launch: --node-rank %d is not below --nnodes %d\n", nd.node, nd.nnodes);
+            return 2;
+        }
+        if (n * nd.nnodes > LMAX) {
+            fprintf(stderr, "tilescale: error: launch: %d nodes x %d ranks is more than %d ranks\n", nd.nnodes, n, LMAX);
+            return 2;
+        }
+        if (!port_s) port_s = getenv("MASTER_PORT");
+        if (!nd.addr) nd.addr = getenv("MASTER_ADDR") && *getenv("MASTER_ADDR") ? getenv("MASTER_ADDR") : "127.0.0.1";
+        int64_t pv = 0;
+        if (!port_s || !*port_s) {
+            fprintf(stderr, "tilescale: error: launch: --nnodes %d needs --master-port (or MASTER_PORT): where rank 0 "
+                            "serves the rendezvous\n", nd.nnodes);
+            return 2;
+        }
+        if (!cli_parse_int("--master-port", port_s, 1, 65535, &pv)) return 2;
+        nd.port = (int)pv;
+    } else if (node_given && nd.node != 0) {
+        fprintf(stderr, "tilescale: error: launch: --node-rank %d without --nnodes\n", nd.node);
         return 2;
     }
     char **prog = argv + i;
@@ -278,7 +347,14 @@ int ts_cli_launch(int argc, char **argv) {
         made = 1;
     }
     uint64_t seed64 = 0;
-    if (!cli_env_seed(&seed64)) seed64 = cli_entropy_seed(); /* a malformed one was refused before */
+    if (!cli_env_seed(&seed64)) { /* (a malformed one was refused before) */
+        seed64 = cli_entropy_seed();
+        if (nd.nnodes > 1) { /* one seed on every node without talking: from the meeting point */
+            seed64 = 1469598103934665603ull;
+            for (const char *c = nd.addr; *c; c++) seed64 = (seed64 ^ (unsigned char)*c) * 1099511628211ull;
+            seed64 = (seed64 ^ (uint64_t)nd.port) * 1099511628211ull;
+        }
+    }
     unsigned long long seed = seed64;
     int ndev = getenv("TILESCALE_LAUNCH_NO_GPU") ? 0 : ts_world_device_count();
 
@@ -287,7 +363,7 @@ int ts_cli_launch(int argc, char **argv) {
     int rc = 0;
     for (int r = 0; r < n; r++) {
         char *gpus = ndev > 1 ? rotate_gpus(r, ndev) : NULL;
-        ch[r].envp = make_env(r, n, dir, seed, gpus);
+        ch[r].envp = make_env(r, n, &nd, dir, seed, gpus);
         free(gpus);
         if (!ch[r].envp) {
             fprintf(stderr, "tilescale: error: launch: out of memory\n");
@@ -310,11 +386,11 @@ int ts_cli_launch(int argc, char **argv) {
             setpgid(0, 0); /* its own process group: stopping it stops what it started */
             sigprocmask(SIG_SETMASK, &old, NULL);
             execvpe(path, prog, ch[r].envp);
-            fprintf(stderr, "tilescale: error: launch: rank %d: cannot run '%s': %s\n", r, prog[0], strerror(errno));
+            fprintf(stderr, "tilescale: error: launch: rank %d: cannot run '%s': %s\n", nd.node * n + r, prog[0], strerror(errno));
             _exit(127);
         }
         if (p < 0) {
-            fprintf(stderr, "tilescale: error: launch: cannot start rank %d: %s\n", r, strerror(errno));
+            fprintf(stderr, "tilescale: error: launch: cannot start rank %d: %s\n", nd.node * n + r, strerror(errno));
             rc = 1;
             break;
         }
@@ -357,7 +433,8 @@ int ts_cli_launch(int argc, char **argv) {
                 if (bad && !stopping) {
                     char what[128];
                     describe(what, sizeof what, status);
-                    fprintf(stderr, "tilescale launch: rank %d (pid %d) %s; stopping the other ranks\n", r, (int)p, what);
+                    fprintf(stderr, "tilescale launch: rank %d (pid %d) %s; stopping the other ranks%s\n", nd.node * n + r,
+                            (int)p, what, nd.nnodes > 1 ? " of this node" : "");
                     first = r;
                     rc = code_of(status);
                     stopping = 1;
@@ -391,7 +468,7 @@ int ts_cli_launch(int argc, char **argv) {
             if (r != first && ch[r].done && WIFEXITED(ch[r].status) && WEXITSTATUS(ch[r].status)) {
                 char what[128];
                 describe(what, sizeof what, ch[r].status);
-                fprintf(stderr, "tilescale launch: rank %d %s\n", r, what);
+                fprintf(stderr, "tilescale launch: rank %d %s\n", nd.node * n + r, what);
             }
     clean_dir(dir, made);
     for (int r = 0; r < n; r++) free_env(ch[r].envp);

@@ -9,6 +9,9 @@
  * until every word is at least g, polling gently (sched_yield first, then
  * short sleeps: several ranks share few cores in CI).  While it waits it
  * looks at the missing ranks' pids, so a rank that died is named at once.
+ * Over TCP (rdzv_tcp.c) the same functions work on this process's copy of
+ * the server's state, refreshed before each look, and "died" is the
+ * server's word (the rank's connection dropped before it left).
  */
 #include "comm/rdzv.h"
 
@@ -27,18 +30,6 @@
 
 #define RDZV_MAGIC 0x7453727au /* "tSrz" */
 
-struct TsRdzvCtl {
-    uint32_t magic;                                        /* RDZV_MAGIC once a rank joined */
-    int32_t nranks;                                        /* the world size (first rank to join sets it) */
-    int32_t aborted;                                       /* 1 once any rank failed */
-    int32_t msg_taken;                                     /* 1 once a failure message is being written */
-    int32_t msg_done;                                      /* 1 once it is complete */
-    int32_t pid[TS_RDZV_MAX_RANKS];                        /* each rank's pid, 0 before it joined */
-    int32_t left[TS_RDZV_MAX_RANKS];                       /* 1 once the rank has left (done or failed) */
-    int64_t arrived[TS_RDZV_MAX_RANKS];                    /* the last barrier each rank reached */
-    char msg[TS_RDZV_MSG];                                 /* the first failure's text */
-    unsigned char blob[TS_RDZV_MAX_RANKS][TS_RDZV_BLOB];   /* what each rank published */
-};
 
 /* ---- environment ------------------------------------------------------------- */
 
@@ -83,20 +74,63 @@ int ts_launch_env_read(TsLaunchEnv *e, TsBuf *err) {
         ts_buf_printf(err, "launcher environment: local rank '%s' is not a number >= 0", lr);
         return 0;
     }
+    /* nodes: torchrun calls the node's index GROUP_RANK */
+    const char *ls = env2("TILESCALE_LOCAL_WORLD_SIZE", "LOCAL_WORLD_SIZE");
+    const char *nd = env2("TILESCALE_NODE_RANK", "NODE_RANK"), *nn = env2("TILESCALE_NNODES", "NNODES");
+    if (!nd) nd = env2("GROUP_RANK", NULL);
+    e->local_size = e->nranks;
+    if (ls && (!parse_int(ls, &e->local_size) || e->local_size < 1 || e->local_size > e->nranks)) {
+        ts_buf_printf(err, "launcher environment: local world size '%s' is not a number in 1..%d (the world size)", ls,
+                      e->nranks);
+        return 0;
+    }
+    if (e->local_rank >= e->local_size && (ls || lr)) {
+        ts_buf_printf(err, "launcher environment: local rank %d is not below the local world size %d", e->local_rank,
+                      e->local_size);
+        return 0;
+    }
+    e->nnodes = (e->nranks + e->local_size - 1) / e->local_size;
+    if (nn && (!parse_int(nn, &e->nnodes) || e->nnodes < 1 || e->nnodes > e->nranks)) {
+        ts_buf_printf(err, "launcher environment: node count '%s' is not a number in 1..%d (the world size)", nn,
+                      e->nranks);
+        return 0;
+    }
+    if (nd && (!parse_int(nd, &e->node) || e->node < 0 || e->node >= e->nnodes)) {
+        ts_buf_printf(err, "launcher environment: node rank '%s' is not a number in 0..%d (%d nodes)", nd,
+                      e->nnodes - 1, e->nnodes);
+        return 0;
+    }
+    const char *tcp = getenv("TILESCALE_RDZV_TCP");
+    e->tcp = e->nnodes > 1 || (tcp && !strcmp(tcp, "1"));
+    const char *port = env2("TILESCALE_MASTER_PORT", "MASTER_PORT");
+    int p = 0;
+    if (port && (!parse_int(port, &p) || p <= 0 || p > 65535) && (e->tcp || !dir)) {
+        ts_buf_printf(err, "launcher environment: port '%s' is not a number in 1..65535", port);
+        return 0;
+    }
+    e->port = port ? p : 0;
+    if (e->tcp) {
+        const char *addr = env2("TILESCALE_MASTER_ADDR", "MASTER_ADDR");
+        if (!port) {
+            ts_buf_printf(err, "launcher environment: a world of %d nodes meets at MASTER_ADDR:MASTER_PORT (rank 0's "
+                               "node): set MASTER_PORT (or TILESCALE_MASTER_PORT)",
+                          e->nnodes);
+            return 0;
+        }
+        e->addr = strdup(addr ? addr : "127.0.0.1");
+        if (!e->addr) {
+            ts_buf_puts(err, "launcher environment: out of memory");
+            return 0;
+        }
+    }
     if (dir) {
         e->dir = strdup(dir);
         if (!e->dir) ts_buf_puts(err, "launcher environment: out of memory");
         return e->dir != NULL;
     }
-    const char *port = env2("TILESCALE_MASTER_PORT", "MASTER_PORT");
-    int p;
     if (!port) {
         ts_buf_puts(err, "launcher environment: no rendezvous: set TILESCALE_RDZV (a directory all ranks see) or "
                          "MASTER_PORT (or TILESCALE_MASTER_PORT)");
-        return 0;
-    }
-    if (!parse_int(port, &p) || p <= 0 || p > 65535) {
-        ts_buf_printf(err, "launcher environment: port '%s' is not a number in 1..65535", port);
         return 0;
     }
     const char *tmp = getenv("TMPDIR");
@@ -115,7 +149,18 @@ int ts_launch_env_read(TsLaunchEnv *e, TsBuf *err) {
 void ts_launch_env_free(TsLaunchEnv *e) {
     if (!e) return;
     free(e->dir);
+    free(e->addr);
     e->dir = NULL;
+    e->addr = NULL;
+}
+
+/* This host's name as the world compares it: TILESCALE_HOST_ID (how tests
+ * make two "nodes" of one machine look like two hosts), else gethostname. */
+static void host_id(char out[TS_RDZV_HOST]) {
+    const char *h = getenv("TILESCALE_HOST_ID");
+    if (h && *h) snprintf(out, TS_RDZV_HOST, "%s", h);
+    else if (gethostname(out, TS_RDZV_HOST) != 0) snprintf(out, TS_RDZV_HOST, "?");
+    out[TS_RDZV_HOST - 1] = 0;
 }
 
 /* dir/name, or NULL (out of memory); free() it. */
@@ -143,6 +188,7 @@ int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err
     memset(z, 0, sizeof *z);
     z->env = *e;
     z->env.dir = e->dir ? strdup(e->dir) : NULL;
+    z->env.addr = e->addr ? strdup(e->addr) : NULL;
     char *path = z->env.dir ? dir_file(e->dir, "ctl") : NULL;
     if (!path) {
         ts_buf_puts(err, e->dir ? "rendezvous: out of memory" : "rendezvous: no directory");
@@ -156,6 +202,8 @@ int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err
         if (end != tv && s > 0 && s < 1e9) z->timeout_ms = (int64_t)(s * 1000.0 + 0.5);
     }
     z->port_dir = !(getenv("TILESCALE_RDZV") && *getenv("TILESCALE_RDZV"));
+    char host[TS_RDZV_HOST];
+    host_id(host);
     struct stat st;
     if (stat(e->dir, &st) != 0) {
         /* the MASTER_PORT form makes its directory; a named one must exist */
@@ -167,6 +215,16 @@ int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err
             ts_buf_printf(err, "rendezvous: cannot create %s: %s", e->dir, strerror(errno));
             goto fail;
         }
+    }
+    if (e->tcp) { /* several nodes: the state lives with rank 0's server, the directory holds heaps only */
+        z->ctl = calloc(1, sizeof *z->ctl);
+        if (!z->ctl) {
+            ts_buf_puts(err, "rendezvous: out of memory");
+            goto fail;
+        }
+        if (!ts_rdzv_tcp_join(z, host, err)) goto fail;
+        free(path);
+        return 1;
     }
     int fd = open(path, O_RDWR | O_CREAT, 0600);
     if (fd < 0) {
@@ -201,12 +259,17 @@ int ts_rdzv_join(TsRdzv *z, const TsLaunchEnv *e, int64_t timeout_ms, TsBuf *err
                       e->rank, (int)free_, alive(free_) ? "" : ", which has exited", e->dir);
         goto fail;
     }
+    c->node[e->rank] = e->node;
+    c->local[e->rank] = e->local_rank;
+    memcpy(c->host[e->rank], host, sizeof host);
     __atomic_store_n(&c->magic, RDZV_MAGIC, __ATOMIC_RELEASE);
     z->gen = __atomic_load_n(&c->arrived[e->rank], __ATOMIC_ACQUIRE);
     free(path);
     return 1;
 fail:
-    if (z->ctl) munmap(z->ctl, sizeof(TsRdzvCtl));
+    if (z->net) ts_rdzv_tcp_leave(z);
+    if (z->ctl && e->tcp) free(z->ctl);
+    else if (z->ctl) munmap(z->ctl, sizeof(TsRdzvCtl));
     z->ctl = NULL;
     free(path);
     ts_launch_env_free(&z->env);
@@ -220,6 +283,15 @@ void ts_rdzv_leave(TsRdzv *z, int last) {
         return;
     }
     TsRdzvCtl *c = z->ctl;
+    if (z->net) {
+        ts_rdzv_tcp_send(z, TS_RDZV_LEAVE, 0, NULL, 0);
+        ts_rdzv_tcp_leave(z); /* rank 0: serves the others until they have left too */
+        if (z->port_dir) rmdir(z->env.dir); /* the last of this host's ranks out removes it */
+        free(z->ctl);
+        z->ctl = NULL;
+        ts_launch_env_free(&z->env);
+        return;
+    }
     __atomic_store_n(&c->left[z->env.rank], 1, __ATOMIC_RELEASE);
     /* after a failure, the last rank out (of those that came and did not
      * die) removes ctl, so the next run with the same directory starts
@@ -241,30 +313,45 @@ void ts_rdzv_leave(TsRdzv *z, int last) {
 
 /* ---- barriers, blobs, abort ----------------------------------------------------- */
 
+/* The TCP server (rank 0's process) cannot be reached any more. */
+static int lost(const TsRdzv *z, const char *what, TsBuf *err) {
+    ts_buf_printf(err, "rank %d: %s: lost the rendezvous at %s (rank 0's process: it has exited or its node is down)",
+                  z->env.rank, what, ts_rdzv_tcp_where(z));
+    return 0;
+}
+
 int ts_rdzv_barrier(TsRdzv *z, const char *what, int slow, TsBuf *err) {
     TsRdzvCtl *c = z->ctl;
     int n = z->env.nranks;
     int64_t limit = slow && z->timeout_ms < 600000 ? 600000 : z->timeout_ms;
     int64_t g = ++z->gen, t0 = now_ms(), last_check = t0;
     __atomic_store_n(&c->arrived[z->env.rank], g, __ATOMIC_RELEASE);
+    if (z->net && !ts_rdzv_tcp_send(z, TS_RDZV_ARRIVE, g, NULL, 0)) return lost(z, what, err);
     for (long spin = 0;; spin++) {
+        if (z->net) { /* a round trip to the server per look, a millisecond apart */
+            struct timespec ms = {0, 1000000};
+            if (spin) nanosleep(&ms, NULL);
+            if (!ts_rdzv_tcp_refresh(z)) return lost(z, what, err);
+        }
         int missing = 0;
         for (int p = 0; p < n; p++) missing += __atomic_load_n(&c->arrived[p], __ATOMIC_ACQUIRE) < g;
         if (!missing) return 1;
-        if (spin < 200) {
+        if (!z->net && spin < 200) {
             sched_yield();
             continue;
         }
         struct timespec ts = {0, spin < 2000 ? 50000 : 500000};
-        nanosleep(&ts, NULL);
+        if (!z->net) nanosleep(&ts, NULL);
         int64_t t = now_ms();
         if (t - last_check < 20 && t - t0 <= limit) continue;
         last_check = t;
         for (int p = 0; p < n; p++) {
             int32_t pid = __atomic_load_n(&c->pid[p], __ATOMIC_ACQUIRE);
             if (__atomic_load_n(&c->arrived[p], __ATOMIC_ACQUIRE) >= g) continue;
-            if (pid > 0 && !alive(pid)) {
-                ts_buf_printf(err, "rank %d: %s: rank %d (pid %d) has exited", z->env.rank, what, p, (int)pid);
+            if (z->net ? __atomic_load_n(&c->dead[p], __ATOMIC_ACQUIRE) : pid > 0 && !alive(pid)) {
+                ts_buf_printf(err, "rank %d: %s: rank %d (pid %d", z->env.rank, what, p, (int)pid);
+                if (z->net) ts_buf_printf(err, " on %s", c->host[p]);
+                ts_buf_puts(err, ") has exited");
                 return 0;
             }
             if (__atomic_load_n(&c->left[p], __ATOMIC_ACQUIRE)) {
@@ -293,12 +380,19 @@ int ts_rdzv_barrier(TsRdzv *z, const char *what, int slow, TsBuf *err) {
 void ts_rdzv_publish(TsRdzv *z, const void *blob, size_t n) {
     memcpy(z->ctl->blob[z->env.rank], blob, n < TS_RDZV_BLOB ? n : TS_RDZV_BLOB);
     __atomic_thread_fence(__ATOMIC_RELEASE);
+    if (z->net) ts_rdzv_tcp_send(z, TS_RDZV_PUBLISH, 0, z->ctl->blob[z->env.rank], TS_RDZV_BLOB);
 }
 
-const void *ts_rdzv_peer(const TsRdzv *z, int rank) {
+const void *ts_rdzv_peer(TsRdzv *z, int rank) {
+    if (z->net && rank != z->env.rank) ts_rdzv_tcp_blobs(z); /* (lost: the copy stays; the next barrier says so) */
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     return z->ctl->blob[rank];
 }
+
+int ts_rdzv_node(const TsRdzv *z, int rank) { return z->ctl->node[rank]; }
+int ts_rdzv_local(const TsRdzv *z, int rank) { return z->ctl->local[rank]; }
+const char *ts_rdzv_host(const TsRdzv *z, int rank) { return z->ctl->host[rank]; }
+const char *ts_rdzv_dir(TsRdzv *z, int rank) { return z->net ? ts_rdzv_tcp_dir(z, rank) : z->env.dir; }
 
 void ts_rdzv_abort(TsRdzv *z, const char *text) {
     TsRdzvCtl *c = z->ctl;
@@ -311,15 +405,24 @@ void ts_rdzv_abort(TsRdzv *z, const char *text) {
         __atomic_store_n(&c->msg_done, 1, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&c->aborted, 1, __ATOMIC_RELEASE);
+    if (z->net) ts_rdzv_tcp_send(z, TS_RDZV_ABORT, 0, text, text ? strlen(text) + 1 : 0);
 }
 
-int ts_rdzv_aborted(const TsRdzv *z) { return __atomic_load_n(&z->ctl->aborted, __ATOMIC_ACQUIRE); }
+int ts_rdzv_aborted(TsRdzv *z) {
+    if (z->net && !ts_rdzv_tcp_refresh(z)) return 1; /* the server is gone: nobody can finish */
+    return __atomic_load_n(&z->ctl->aborted, __ATOMIC_ACQUIRE);
+}
 
-int ts_rdzv_dead_peer(const TsRdzv *z, int *pid) {
+int ts_rdzv_dead_peer(TsRdzv *z, int *pid) {
     const TsRdzvCtl *c = z->ctl;
+    if (z->net && !ts_rdzv_tcp_refresh(z) && z->env.rank != 0) { /* rank 0's process, the server, is gone */
+        if (pid) *pid = (int)c->pid[0];
+        return 0;
+    }
     for (int p = 0; p < z->env.nranks; p++) {
         int32_t q = __atomic_load_n(&c->pid[p], __ATOMIC_ACQUIRE);
-        if (p != z->env.rank && q > 0 && !__atomic_load_n(&c->left[p], __ATOMIC_ACQUIRE) && !alive(q)) {
+        int gone = z->net ? __atomic_load_n(&c->dead[p], __ATOMIC_ACQUIRE) : !alive(q);
+        if (p != z->env.rank && q > 0 && !__atomic_load_n(&c->left[p], __ATOMIC_ACQUIRE) && gone) {
             if (pid) *pid = (int)q;
             return p;
         }
@@ -327,12 +430,14 @@ int ts_rdzv_dead_peer(const TsRdzv *z, int *pid) {
     return -1;
 }
 
-const char *ts_rdzv_message(const TsRdzv *z) {
+const char *ts_rdzv_message(TsRdzv *z) {
+    if (z->net) ts_rdzv_tcp_message(z);
     return __atomic_load_n(&z->ctl->msg_done, __ATOMIC_ACQUIRE) ? z->ctl->msg : "";
 }
 
 void ts_rdzv_clear(TsRdzv *z) {
     TsRdzvCtl *c = z->ctl;
+    if (z->net) ts_rdzv_tcp_send(z, TS_RDZV_CLEAR, 0, NULL, 0);
     __atomic_store_n(&c->aborted, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&c->msg_done, 0, __ATOMIC_RELEASE);
     c->msg[0] = 0;

@@ -192,6 +192,12 @@ int ts_world_rank(const TsWorld *w) { return w ? w->self : -1; }
 
 const char *ts_world_warnings(const TsWorld *w) { return w && w->warnings.s ? w->warnings.s : ""; }
 
+int ts_world_node(const TsWorld *w, int rank, int *local_rank) {
+    int one = !w || !w->rdzv || rank < 0 || rank >= w->opt.nranks;
+    if (local_rank) *local_rank = one ? rank : ts_rdzv_local(w->rdzv, rank);
+    return one ? 0 : ts_rdzv_node(w->rdzv, rank);
+}
+
 int ts_world_launched(int *nranks) {
     if (!ts_launch_env_present()) return 0;
     TsLaunchEnv e;
@@ -371,7 +377,7 @@ static TsStatus rdzv_error(TsWorld *w, TsStatus st, TsBuf *err) {
  * .oom is set if memory ran out (the caller's to check and free). */
 static TsBuf heap_path(const TsWorld *w, int r) {
     TsBuf b = {0};
-    ts_buf_printf(&b, "%s/heap.%d", w->rdzv->env.dir, r);
+    ts_buf_printf(&b, "%s/heap.%d", ts_rdzv_dir(w->rdzv, r), r); /* its node's directory (one host's files) */
     return b;
 }
 
@@ -416,6 +422,34 @@ static void heap_unlink(const TsWorld *w) {
     ts_buf_free(&pb);
 }
 
+/* Every peer's heap must be reachable by load and store from this rank:
+ * heap files (proc) and CUDA IPC handles (ipc) are one host's, so a peer
+ * on another host is refused here, naming where each runs.  Through NCCL
+ * (ipc) its LSA team decides instead (ts_local_nccl_init): the same
+ * refusal, in NCCL's terms.  A transport for other nodes would be NCCL's
+ * GIN (device-initiated puts and signals over the network), which the
+ * generated code does not use. */
+static TsStatus reachable(TsWorld *w, int ipc, int nccl) {
+    TsRdzv *z = w->rdzv;
+    int me = w->self, n = w->opt.nranks, far = 0, first = -1;
+    if (nccl) return TS_OK;
+    for (int r = 0; r < n; r++)
+        if (strcmp(ts_rdzv_host(z, r), ts_rdzv_host(z, me))) {
+            far++;
+            if (first < 0) first = r;
+        }
+    if (!far) return TS_OK;
+    ts_rdzv_abort(z, NULL);
+    return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                         "world (%s): rank %d (node %d, local rank %d, host %s) cannot reach %d of the %d ranks: rank "
+                         "%d (node %d, local rank %d) runs on host %s; %s are one host's, and ranks on other nodes "
+                         "would need a network transport (NCCL's GIN), which the generated code does not use (run one "
+                         "world per node, or a world of one host's ranks)",
+                         ipc ? "ipc" : "proc", me, ts_rdzv_node(z, me), ts_rdzv_local(z, me), ts_rdzv_host(z, me), far,
+                         n, first, ts_rdzv_node(z, first), ts_rdzv_local(z, first), ts_rdzv_host(z, first),
+                         ipc ? "CUDA IPC handles" : "heap files");
+}
+
 static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
     int n = w->opt.nranks, ipc = w->opt.backend == TS_WORLD_IPC;
     TsBuf err = {0};
@@ -439,6 +473,7 @@ static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env) {
     }
     ts_rdzv_publish(w->rdzv, &me, sizeof me);
     if (!ts_rdzv_barrier(w->rdzv, "joining the world", 0, &err)) return rdzv_error(w, TS_ERR_RUNTIME, &err);
+    if ((st = reachable(w, ipc, nccl))) return st;
     w->dev_share = 0;
     uint64_t keys[TS_WORLD_MAX_RANKS];
     for (int r = 0; r < n; r++) {
