@@ -84,7 +84,8 @@ int ts_launch_env_read(TsLaunchEnv *e, TsBuf *err) {
                       e->nranks);
         return 0;
     }
-    if (e->local_rank >= e->local_size && (ls || lr)) {
+    if (!lr) e->local_rank = e->rank % e->local_size; /* ranks numbered node by node */
+    if (e->local_rank >= e->local_size) {
         ts_buf_printf(err, "launcher environment: local rank %d is not below the local world size %d", e->local_rank,
                       e->local_size);
         return 0;
@@ -95,6 +96,7 @@ int ts_launch_env_read(TsLaunchEnv *e, TsBuf *err) {
                       e->nranks);
         return 0;
     }
+    e->node = e->rank / e->local_size; /* unless said: ranks numbered node by node */
     if (nd && (!parse_int(nd, &e->node) || e->node < 0 || e->node >= e->nnodes)) {
         ts_buf_printf(err, "launcher environment: node rank '%s' is not a number in 0..%d (%d nodes)", nd,
                       e->nnodes - 1, e->nnodes);

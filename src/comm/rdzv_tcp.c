@@ -96,7 +96,8 @@ typedef struct Server {
     pthread_t th;                   /* the thread */
     int fd[MAX_CONN];               /* connections (-1: free) */
     int who[MAX_CONN];              /* the rank each connection joined as (-1: not yet) */
-    int done;                       /* set (atomically) when every rank has left or died */
+    int stop;                       /* rank 0 is leaving: 1 stop once the others are gone, 2 stop now (atomic) */
+    int done;                       /* set (atomically) when the thread has stopped serving */
     TsRdzvCtl st;                   /* the world's state */
     char *dir[TS_RDZV_MAX_RANKS];   /* each rank's directory (malloc'd) */
 } Server;
@@ -285,12 +286,12 @@ static int serve(Server *S, int c) {
     return ok;
 }
 
-/* Every rank of the world has left or died. */
+/* Every rank that joined has left or died (those that never came are not
+ * waited for: rank 0 leaves after a failure too). */
 static int all_gone(const Server *S) {
     const TsRdzvCtl *st = &S->st;
-    if (!st->nranks) return 0;
     for (int p = 0; p < st->nranks; p++)
-        if (!st->left[p] && !st->dead[p]) return 0;
+        if (st->pid[p] && !st->left[p] && !st->dead[p]) return 0;
     return 1;
 }
 
@@ -305,7 +306,9 @@ static void drop(Server *S, int c) {
 static void *server_main(void *p) {
     Server *S = p;
     struct pollfd q[MAX_CONN + 2];
-    while (!all_gone(S)) {
+    for (;;) {
+        int stop = __atomic_load_n(&S->stop, __ATOMIC_ACQUIRE);
+        if (stop == 2 || (stop == 1 && all_gone(S))) break;
         int n = 0;
         q[n++] = (struct pollfd){S->wake[0], POLLIN, 0};
         q[n++] = (struct pollfd){S->lfd, POLLIN, 0};
@@ -318,7 +321,12 @@ static void *server_main(void *p) {
         int k = poll(q, (nfds_t)n, 1000);
         if (k < 0 && errno != EINTR) break;
         if (k <= 0) continue;
-        if (q[0].revents) break; /* rank 0 is leaving for good */
+        if (q[0].revents) { /* rank 0 is leaving: the loop's test says when to stop */
+            char x[8];
+            ssize_t got = read(S->wake[0], x, sizeof x);
+            (void)got;
+            continue;
+        }
         for (int i = 2; i < n; i++)
             if (q[i].revents && !serve(S, map[i - 2])) drop(S, map[i - 2]);
         if (q[1].revents & POLLIN) {
@@ -511,13 +519,17 @@ void ts_rdzv_tcp_leave(TsRdzv *z) {
     if (!N) return;
     if (N->fd >= 0) close(N->fd);
     if (N->srv) { /* serve the others until they have left (or died), at most a minute */
-        for (int64_t t0 = now_ms(); !__atomic_load_n(&N->srv->done, __ATOMIC_ACQUIRE) && now_ms() - t0 < 60000;) {
+        Server *S = N->srv;
+        __atomic_store_n(&S->stop, 1, __ATOMIC_RELEASE);
+        int poked = write(S->wake[1], "x", 1) == 1;
+        for (int64_t t0 = now_ms(); poked && !__atomic_load_n(&S->done, __ATOMIC_ACQUIRE) && now_ms() - t0 < 60000;) {
             struct timespec ts = {0, 10 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }
-        if (write(N->srv->wake[1], "x", 1) < 0) { /* (the thread may have ended already) */
+        __atomic_store_n(&S->stop, 2, __ATOMIC_RELEASE);
+        if (write(S->wake[1], "x", 1) != 1) { /* (a full pipe has pokes enough) */
         }
-        pthread_join(N->srv->th, NULL);
+        pthread_join(S->th, NULL);
         server_free(N->srv);
     }
     for (int r = 0; r < TS_RDZV_MAX_RANKS; r++) free(N->dirs[r]);

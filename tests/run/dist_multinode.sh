@@ -86,6 +86,22 @@ t0=$(now)
 nodes 2 1 tilescale run $f --entry lonely_wait -D P=2 --timeout 0.3
 rc=$?
 expect "rank 0: T.wait: timed out after 300 ms waiting for sig[element 1] (byte 260 of rank 0's heap) to be == 1; it is 0" 30
+# a rank of node 1 killed during the launch (no launcher to stop the others):
+# its connection drops, and rank 0's 60 s wait ends at once, naming it
+next_port
+t0=$(now)
+tr="--entry lonely_wait -D P=2 --timeout 60 --ranks 2"
+env -u TILESCALE_RDZV RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_PORT=$port timeout 100 $tool run $f $tr >$tmp/node.0 2>&1 &
+p0=$!
+env -u TILESCALE_RDZV RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_PORT=$port $tool run $f $tr >$tmp/node.1 2>&1 &
+p1=$!
+for i in $(seq 300); do grep -q "rank 1 of 2" $tmp/node.1 && break; sleep 0.1; done
+sleep 0.3
+kill -9 $p1
+wait $p0
+rc=$?
+wait $p1 2>/dev/null
+expect "rank 0: rank 1 (pid $p1) exited during the launch" 40
 # ranks of different hosts: heap files are one host's, refused naming both
 next_port
 t0=$(now)
@@ -95,13 +111,20 @@ rc=$?
 wait
 expect "world (proc): rank 0 (node 0, local rank 0, host hostA) cannot reach 1 of the 2 ranks: rank 1 (node 1, local rank 0) runs on host hostB" 30
 grep -qF "rank 1 (node 1, local rank 0, host hostB) cannot reach" $tmp/node.1 || { echo "FAILED: node 1 must say it too"; exit 1; }
-# a node that never comes
+# a node that never comes: node 0's ranks say so and end (rank 0, the
+# server, does not wait for ranks that never joined)
 rm -f $tmp/node.*
 next_port
 t0=$(now)
 TILESCALE_RDZV_TIMEOUT=1 timeout 60 $L -n 2 --nnodes 2 --node-rank 0 --master-port $port -- tilescale run $d/allgather.py --entry allgather -D PE_num=4 -D M=32 -D N=48 >$tmp/node.0 2>&1
 rc=$?
 expect "joining the world: timed out after 1.0 s waiting for ranks 2 (never joined), 3 (never joined) of 4" 30
+next_port
+t0=$(now)
+env -u TILESCALE_RDZV TILESCALE_RDZV_TIMEOUT=1 RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=1 MASTER_PORT=$port \
+  timeout 60 $tool run $d/allgather.py --entry allgather -D PE_num=2 -D M=16 -D N=48 --ranks 2 >$tmp/node.0 2>&1
+rc=$?
+expect "rank 0: joining the world: timed out after 1.0 s waiting for rank 1 (never joined) of 2" 10
 # a rank 0 nobody serves
 next_port
 t0=$(now)
