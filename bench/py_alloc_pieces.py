@@ -171,9 +171,10 @@ for form in ("empty_like", "split", "new_empty", "new", "empty"):
     torch.testing.assert_close(k(a, b), a + b)
     torch.testing.assert_close(k(a, b), a + b)
     src = getattr(k, "_launcher_source", "") or ""
-    line = [ln.strip() for ln in src.splitlines() if ln.strip().startswith("o0 =")]
+    line = [ln.strip() for ln in src.splitlines() if "usplit(" in ln] or \
+        [ln.strip() for ln in src.splitlines() if ln.strip().startswith("o0 =")]
     kernels[form] = (k, line[0] if line else "?")
-_kernel._ALLOC_FORM = "empty_like"
+_kernel._ALLOC_FORM = "split"
 kp = kernels["empty_like"][0]
 kp(a, b, c)
 torch.testing.assert_close(c, a + b)

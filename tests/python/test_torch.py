@@ -113,6 +113,34 @@ def test_cuda_prepared_launch():
 
 
 @cuda
+def test_cuda_batched_outputs():
+    """out_idx outputs from a batch (_kernel._ALLOC_FORM "split", on the default
+    stream): every call's output is a tensor of its own (not a view, its own
+    version counter, a distinct address), all kept outputs stay correct past the
+    end of a batch, and on another stream each output is a fresh allocation."""
+    from tilescale import _kernel
+    assert _kernel._ALLOC_FORM == "split"
+    k = tilescale.compile(SRC, "add", M=64, N=256)  # 64 KiB outputs: batches of 16
+    xs = [(torch.randn(64, 256, device="cuda"), torch.randn(64, 256, device="cuda")) for _ in range(40)]
+    outs = [k(a, b) for a, b in xs]
+    assert "usplit(" in k._launcher_source
+    for (a, b), o in zip(xs, outs):
+        torch.testing.assert_close(o, a + b, rtol=0, atol=0)
+    assert len({o.data_ptr() for o in outs}) == len(outs)
+    assert all(o._base is None and not o._is_view() and o.is_contiguous() for o in outs)
+    outs[1].add_(1)
+    assert outs[1]._version == 1 and outs[0]._version == 0 and outs[2]._version == 0
+    torch.testing.assert_close(outs[2], xs[2][0] + xs[2][1], rtol=0, atol=0)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        c = k(*xs[0])
+        assert c.untyped_storage().nbytes() == c.numel() * c.element_size()  # its own allocation
+    s.synchronize()
+    torch.testing.assert_close(c, xs[0][0] + xs[0][1], rtol=0, atol=0)
+
+
+@cuda
 def test_cuda_dynamic_shapes_and_scalars():
     k = tilescale.compile(SRC, "scale")
     for n in (1, 63, 64, 1000, 4097):
