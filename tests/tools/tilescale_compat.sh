@@ -89,3 +89,23 @@ cuda example_summa.py --entry summa -D MESH=2 -D M=128 -D N=128 -D K=128 -D bloc
 cuda example_pre_attn_all2all.py --entry sequence_parallel_all_to_all -D PE_num=2 -D BATCH_SIZE=1 -D NUM_HEADS=4 -D SEQ_LEN=16 -D HEAD_DIM=8
 cuda example_pre_attn_all2all_transpose.py --entry sequence_parallel_all_to_all_transpose -D PE_num=2 -D BATCH_SIZE=1 -D NUM_HEADS=4 -D SEQ_LEN=16 -D HEAD_DIM=8
 cuda example_post_attn_all2all_transpose.py --entry sequence_parallel_reverse_all_to_all_transpose -D PE_num=2 -D BATCH_SIZE=1 -D NUM_HEADS=4 -D SEQ_LEN=16 -D HEAD_DIM=8
+# DeepEP's intranode port: each kernel compiled for C and for CUDA, or the
+# first thing missing (doc/DISTRIBUTED.md, part F); no driver for its host
+# side (buffer.py) yet, so nothing runs.
+e=deepseek_deepep/intranode
+for tgt in c cuda; do
+  for k in "get_dispatch_layout.py --entry get_dispatch_layout_kernel -D num_topk=2 -D num_experts=8 -D num_ranks=2" \
+           "dispatch.py --entry notify_dispatch_kernel -D num_ranks=2 -D num_experts=8 -D num_channels=2 -D expert_alignment=1" \
+           "dispatch.py --entry cached_notify_dispatch_kernel -D num_ranks=2 -D num_channels=2" \
+           "dispatch.py --entry dispatch_kernel -D num_ranks=2 -D num_max_send_tokens=6 -D num_recv_buffer_tokens=64 -D hidden=128 -D num_topk=2 -D num_experts=8 -D num_sms=4" \
+           "dispatch.py --entry cached_dispatch_kernel -D num_ranks=2 -D num_tokens=32 -D num_max_send_tokens=6 -D num_recv_buffer_tokens=64 -D hidden=128 -D num_sms=4" \
+           "combine.py --entry cached_notify_combine_kernel -D num_ranks=2 -D num_sms=4" \
+           "combine.py --entry combine_kernel -D num_ranks=2 -D num_max_send_tokens=6 -D num_recv_buffer_tokens=64 -D hidden=128 -D num_topk=2 -D num_sms=4"; do
+    set -- $k
+    f=$1; shift
+    printf "== DeepEP %s %s (%s compile): " "$f" "$2" "$tgt"
+    TILESCALE_CUDA_ARCH=sm_90 timeout 120 "$tool" compile "$d/$e/$f" "$@" --target $tgt --emit $([ $tgt = c ] && echo c || echo cuda) \
+      >/dev/null 2>/tmp/tilescale_compat.$$ && echo OK || head -1 /tmp/tilescale_compat.$$
+    rm -f /tmp/tilescale_compat.$$
+  done
+done
