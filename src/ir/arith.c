@@ -297,12 +297,13 @@ static void sym_bounds(IrArith *ar, const IrVar *v, const IrExpr **L, const IrEx
         *L = s->for_.min;
         *U = ir_bin(a, IR_SUB, ir_bin(a, IR_ADD, s->for_.min, s->for_.extent),
                     ir_int(a, 1, s->for_.min->dt));
-    } else if (s && s->kind == IR_S_LET) {
-        *L = *U = s->let.value;
-    } else if (!s && v->kind == IR_VAR_BLOCK_IDX && ar->k && v->axis >= 0 && v->axis < 3 &&
-               ar->k->grid[v->axis]) {
+    } else if (((!s && v->kind == IR_VAR_BLOCK_IDX) || (v->kind == IR_VAR_LET && v->grid_perm)) && ar->k &&
+               v->axis >= 0 && v->axis < 3 && ar->k->grid[v->axis]) {
+        /* a block index, or one renumbered (its let's value says less than this) */
         const IrExpr *g = ar->k->grid[v->axis];
         *U = ir_bin(a, IR_SUB, (IrExpr *)g, ir_int(a, 1, g->dt));
+    } else if (s && s->kind == IR_S_LET) {
+        *L = *U = s->let.value;
     }
     if (*L && ((*L)->kind == IR_E_INT || !pure_expr(*L))) *L = NULL;
     if (*U && ((*U)->kind == IR_E_INT || !pure_expr(*U))) *U = NULL;
@@ -321,8 +322,24 @@ IrInterval ir_arith_var_range(IrArith *ar, const IrVar *v) {
     return iv_meet(r, dr);
 }
 
+/* The range of block index `axis`: 0 .. grid[axis] - 1. */
+static IrInterval block_range(IrArith *ar, int axis) {
+    const IrKernel *k = ar->k;
+    IrInterval r = iv(0, POS);
+    if (k && axis >= 0 && axis < 3 && k->grid[axis]) {
+        IrInterval g = ir_arith_bound(ar, k->grid[axis]);
+        if (g.hi != POS && g.hi >= 1) r.hi = g.hi - 1;
+    }
+    return r;
+}
+
 static IrInterval var_range_found(IrArith *ar, const IrVar *v) {
     IrInterval r = FULL;
+    if (v->kind == IR_VAR_LET && v->grid_perm) { /* a renumbered block index: the grid's range */
+        IrInterval g = block_range(ar, v->axis);
+        if (ar->frame && frame_range(ar, v, &r)) return iv_meet(r, g);
+        return g;
+    }
     if (ar->frame && frame_range(ar, v, &r)) return r;
     const IrKernel *k = ar->k;
     switch (v->kind) {
@@ -331,13 +348,7 @@ static IrInterval var_range_found(IrArith *ar, const IrVar *v) {
         else if (v->axis >= 0 && v->axis < 3) r = iv(0, k->threads[v->axis] - 1);
         else r = iv(0, ir_kernel_nthreads(k) - 1);
         break;
-    case IR_VAR_BLOCK_IDX:
-        r = iv(0, POS);
-        if (k && v->axis >= 0 && v->axis < 3 && k->grid[v->axis]) {
-            IrInterval g = ir_arith_bound(ar, k->grid[v->axis]);
-            if (g.hi != POS && g.hi >= 1) r.hi = g.hi - 1;
-        }
-        break;
+    case IR_VAR_BLOCK_IDX: r = block_range(ar, v->axis); break;
     case IR_VAR_SHAPE:
     case IR_VAR_RANK: r = iv(0, POS); break;
     default: break;

@@ -124,7 +124,11 @@ struct IrVar {
     int id;         /* unique within the kernel; codegen names it name_id if needed */
     TsDType dt;
     IrVarKind kind;
-    int axis;       /* BLOCK_IDX / THREAD_IDX axis; SCALAR: parameter index */
+    int axis;       /* BLOCK_IDX / THREAD_IDX axis; SCALAR: parameter index; LET with
+                       grid_perm: the grid axis */
+    bool grid_perm; /* LET: its values are the block indices of grid axis `axis`, renumbered
+                       (rasterize's bx/by: a bijection of the grid), so it has that block
+                       index's range, 0 .. grid[axis] - 1 (the arithmetic analysis uses it) */
 };
 
 /* ---- buffers --------------------------------------------------------------- */

@@ -72,6 +72,12 @@ void ts_pass_rasterize(TsPassCtx *cx) {
                          bin(a, IR_MUL, ir_var_ref(a, p), W));
     ir_seq_push(a, body, let(a, k, "bx", ir_cast(a, bx->dt, col ? across : along), &nbx));
     ir_seq_push(a, body, let(a, k, "by", ir_cast(a, by->dt, col ? along : across), &nby));
+    /* a bijection of the grid: the new indices keep the old ones' ranges,
+     * which the arithmetic analysis cannot see through the panel
+     * arithmetic (vector copies of tiles at bx * 128 need bx's range) */
+    nbx->grid_perm = nby->grid_perm = true;
+    nbx->axis = 0;
+    nby->axis = 1;
     IrVar *from[2] = {bx, by};
     IrExpr *to[2] = {ir_var_ref(a, nbx), ir_var_ref(a, nby)};
     ir_seq_push(a, body, ir_stmt_subst(a, k->body, from, to, 2));

@@ -1,14 +1,15 @@
 # ARGS: compile FILE --entry swizzled_copy --target cuda --dump-after insert_sync
-# insert_sync on global stores whose indices share a block-uniform term the
-# arithmetic cannot bound: T.use_swizzle makes the block indices lets of
-# selects and casts over the run-time extents M and N, and the store of the
-# tile back to C (one row per step of r, a column per thread) is
-# C[by * 64 + (t + r * 64) // 64, bx * 64 + (t + r * 64) % 64].  Two threads
-# meet there only if the indices less their common by * 64 and bx * 64 are
-# equal; taken whole, the difference "might wrap" and the store was refused as
+# insert_sync on global stores whose indices share a block-uniform term:
+# T.use_swizzle makes the block indices lets of selects and casts over the
+# run-time extents M and N.  Two threads meet in the store of the tile back
+# to C only if the indices less their common by * 64 and bx * 64 are equal;
+# taken whole, the difference "might wrap" and the store was once refused as
 # a race inside one thread range (the gemm examples of TileLang with
-# T.use_swizzle and T.const shapes).  Expected: compiles, no barrier inside
-# the thread ranges.
+# T.use_swizzle and T.const shapes).  The renumbered bx and by now keep the
+# block indices' ranges (rasterize marks them, IrVar.grid_perm), so the store
+# is 8-element vector copies (C[by * 64 + (t + r * 64) // 8, bx * 64 +
+# (t + r * 64) % 8 * 8], the columns of a partial tile one by one).
+# Expected: compiles, no barrier inside the thread ranges.
 import tilelang
 import tilelang.language as T
 
