@@ -238,6 +238,13 @@ struct IrBuffer {
      * and freed after the chain ran; the caller passes no argument for it.
      * Workspaces are the last parameters of a kernel (after the caller's). */
     int workspace;
+    /* 1: compiler scratch (layout inference's cross-warp reduction
+     * buffer) whose contents do not outlive one run of the statement list
+     * holding its alloc statement: every run writes what it reads, so
+     * plan_smem may give its bytes to other buffers between runs (inside a
+     * loop body, from one iteration to the next).  0: the contents persist
+     * for the whole kernel, as TileLang's buffers do wherever allocated. */
+    int transient;
     TsLoc loc;           /* where it was declared */
 };
 

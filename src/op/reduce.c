@@ -191,6 +191,7 @@ static IrStmt *cross_warp(TsLayoutLower *ll, IrStmt *s, const IrLayout *S, int64
     int64_t m = S->p[0], WM = m / S->p[2];
     IrExpr *shp = ir_i32(a, m * wn);
     IrBuffer *sc = ir_buffer(ll->lx->k, "red_smem", TS_FLOAT32, IR_SCOPE_SHARED, 1, &shp, s->loc);
+    sc->transient = 1; /* written then read within this statement: its bytes are free outside it */
     IrStmt *sal = ir_stmt(a, IR_S_ALLOC, s->loc);
     sal->alloc.buf = sc;
     IrExpr *z = ir_i32(a, 0);
