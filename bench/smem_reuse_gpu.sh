@@ -13,9 +13,9 @@
 # 2. Where TileLang's examples are at hand (.tl-examples here or one level
 #    up, or $TL_EXAMPLES: `bash bench/tilelang_examples.sh fetch`): the
 #    kernels that now fit, on small configurations, against the C target
-#    and under racecheck: MLA decode (main_no_split: one scratch for its
-#    two reductions; over sm_90a's limit without it, so reuse is on by
-#    default) and fused MoE's shared-expert kernel (fragments left in
+#    and under racecheck: MLA decode and its float8-KV variant
+#    (main_no_split: one scratch for its two reductions; over sm_90a's
+#    limit without it, so reuse is on by default) and fused MoE's shared-expert kernel (fragments left in
 #    shared memory, unpadded); then TileLang's own test scripts for both
 #    (tilelang_examples.sh run), which check against their torch
 #    references.
@@ -98,6 +98,9 @@ else
   MLA="$EX/deepseek_mla/example_mla_decode.py --entry flashattn -D batch=1 -D heads=64 -D kv_head_num=1 -D seqlen_kv=512 -D dim=512 -D pe_dim=64 -D block_N=64 -D block_H=64 -D num_split=1 -D softmax_scale=0.041666666666666664"
   check "MLA decode main_no_split (one scratch for two reductions)" $MLA
   race "MLA decode main_no_split" $MLA
+  MLA8="$EX/deepseek_mla/experimental/example_mla_decode_kv_fp8.py --entry flashattn -D batch=1 -D heads=64 -D kv_head_num=1 -D seqlen_kv=512 -D dim=512 -D pe_dim=64 -D block_N=64 -D block_H=64"
+  check "MLA decode, float8 KV (one scratch for two reductions)" $MLA8
+  race "MLA decode, float8 KV" $MLA8
   MOE="$EX/fusedmoe/example_fusedmoe_tilelang.py --entry moe_forward_tilelang_shared -D dtype=float16 -D dhidden=512 -D dexpert=256 -D num_tokens=256"
   check "fused MoE shared experts (fragments in shared memory, unpadded)" $MOE
   race "fused MoE shared experts" $MOE
