@@ -36,7 +36,13 @@ void ts_context_destroy(TsContext *ctx) {
 }
 
 const char *ts_last_error(const TsContext *ctx) {
-    return ctx && ctx->diag.msg.s ? ctx->diag.msg.s : "";
+    if (!ctx) return "";
+    if (ctx->diag.msg.s && ctx->diag.msg.s[0]) return ctx->diag.msg.s;
+    /* A failure whose message could not be stored (memory ran out while
+     * formatting it) still says what went wrong. */
+    if (ctx->diag.status == TS_ERR_NOMEM) return "tilescale: error: out of memory\n";
+    if (ctx->diag.status != TS_OK) return "tilescale: error: the call failed (no message could be stored)\n";
+    return "";
 }
 
 const char *ts_last_warnings(const TsContext *ctx) {
@@ -239,8 +245,8 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     if (setjmp(oom)) {
         ctx->diag.jb = outer; /* the ts_try below may have been entered: its frame is gone */
         ctx->diag.status = TS_ERR_NOMEM;
+        ts_kernel_destroy(k); /* first: its memory lets the message be stored */
         ts_buf_puts(&ctx->diag.msg, "tilescale: error: out of memory\n");
-        ts_kernel_destroy(k);
         return TS_ERR_NOMEM;
     }
     k->arena.oom = &oom;
