@@ -49,6 +49,7 @@ static inline IrKernel *pt_compile(TsArena *a, const char *src, const char *entr
         ts_try_end(&d, saved);
         ts_buf_puts(err, ts_buf_str(&d.msg));
         ts_buf_free(&d.msg);
+        ts_buf_free(&d.warn);
         return NULL;
     }
     TsSource *s = TS_NEW(a, TsSource);
@@ -69,6 +70,8 @@ static inline IrKernel *pt_compile(TsArena *a, const char *src, const char *entr
     TsPassCtx cx = {&d, a, k, t, caps};
     ts_run_passes(&cx, dump_after, dump, NULL);
     ts_try_end(&d, saved);
+    ts_buf_free(&d.msg);
+    ts_buf_free(&d.warn); /* (warnings: the kernel's layout_note says the same) */
     return k;
 }
 
