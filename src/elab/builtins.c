@@ -91,7 +91,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_TIR_SELECT, NS_TIR, "Select")                                                  \
     X(B_ATTR, NS_T, "attr") X(B_COMM_REDUCER, NS_T, "comm_reducer")                    \
     X(B_THREAD_ALLREDUCE, NS_T, "tvm_thread_allreduce") X(B_EVALUATE, NS_T, "evaluate")    \
-    X(B_ALLOC_GLOBAL, NS_T, "alloc_global")
+    X(B_ALLOC_GLOBAL, NS_T, "alloc_global") X(B_TDTYPE, NS_T, "dtype")
 
 enum {
     B_NONE_,
@@ -2112,6 +2112,13 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         return val_none(E, loc);
     }
     case B_THREAD_ALLREDUCE: return thread_allreduce(E, A);
+    case B_TDTYPE: { /* T.dtype(x): the dtype (also an annotation's type, never called there) */
+        Value *x = req(E, A, 0, "dtype");
+        check_args(E, A, 1);
+        Value *v = val_new(E, V_DTYPE, loc);
+        v->dt = val_to_dtype(E, x, loc);
+        return v;
+    }
     case B_ALLOC_GLOBAL: { /* a workspace the launch allocates: a hidden parameter (IrBuffer.workspace) */
         Value *shape = req(E, A, 0, "shape");
         TsDType dt = val_to_dtype(E, req(E, A, 1, "dtype"), loc);

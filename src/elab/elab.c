@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- statements -------------------------------------------------------------------------------- */
 
@@ -638,15 +639,25 @@ static void exec_module(Elab *E, const AstModule *m);
  * import is circular.
  */
 static Value *import_sibling(Elab *E, const char *module, const char *member, TsLoc loc) {
+    /* (paths are relative to the importing file: the main file, or a module
+     * imported from beside it; `from .sub import x` is relative to that file's
+     * folder, one level only; a package `pkg/` is its pkg/__init__.py) */
     const char *main = E->mod && E->mod->src ? E->mod->src->name : NULL;
-    if (!main || !*main || main[0] == '<' || !module || !*module || module[0] == '.') return NULL;
+    if (!main || !*main || main[0] == '<' || !module || !*module || (module[0] == '.' && module[1] == '.')) return NULL;
+    if (module[0] == '.') module++;
+    if (!*module) return NULL;
     const char *slash = strrchr(main, '/');
     TsBuf path = {0};
     if (slash) ts_buf_printf(&path, "%.*s/", (int)(slash - main), main);
     for (const char *c = module; *c; c++) ts_buf_printf(&path, "%c", *c == '.' ? '/' : *c);
+    size_t stem = path.n;
     ts_buf_puts(&path, ".py");
     const char *file = ts_strdup(E->a, ts_buf_str(&path));
+    path.n = stem;
+    ts_buf_puts(&path, "/__init__.py");
+    const char *pkg = ts_strdup(E->a, ts_buf_str(&path));
     ts_buf_free(&path);
+    if (access(file, R_OK) != 0 && access(pkg, R_OK) == 0) file = pkg;
     Env *menv = NULL;
     for (int i = 0; i < E->imports.n; i++)
         if (!strcmp(E->imports.v[i].path, file)) {
