@@ -1624,6 +1624,10 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
                     elab_fail(E, TS_ERR_TYPE, loc, "threads must be in 1..1024, got %lld", (long long)t);
                 k->threads[i] = (int)t;
             }
+            int64_t total = (int64_t)k->threads[0] * k->threads[1] * k->threads[2];
+            if (total > 1024 && E->caps && E->caps->sm) /* CUDA's limit (the C target runs any count) */
+                elab_fail(E, TS_ERR_TYPE, loc, "T.Kernel: threads=(%d, %d, %d) is %lld threads per block, more than "
+                          "CUDA's 1024", k->threads[0], k->threads[1], k->threads[2], (long long)total);
         }
         ignore_kw(A, "prelude");
         ignore_kw(A, "is_cpu");
