@@ -218,7 +218,7 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     }
     *out = NULL;
     TsKernel *k = calloc(1, sizeof *k);
-    if (!k) return TS_ERR_NOMEM;
+    if (!k) return ctx->diag.status = TS_ERR_NOMEM;
     k->ctx = ctx;
     ts_arena_init(&k->arena);
     if (opt) k->opt = *opt;
