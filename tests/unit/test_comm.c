@@ -75,6 +75,11 @@ int main(void) {
     CHECK_EQ_INT(TS_OK, ts_world_create(ctx, &wo, &w));
     CHECK_EQ_INT(-1, ts_world_rank(w));    /* this process runs every rank */
     CHECK_EQ_STR("", ts_world_warnings(w)); /* no topology to check on sim ranks */
+    for (int r = 0; r < P; r++) { /* one node: node 0, local rank = rank (several nodes: dist_multinode.sh) */
+        int local = -7;
+        CHECK_EQ_INT(0, ts_world_node(w, r, &local));
+        CHECK_EQ_INT(r, local);
+    }
     int64_t shape[1] = {N};
     TsTensor X[P], Y[P], args[P * 2];
     CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, X));
