@@ -226,7 +226,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
         const char *m = obj->s;
         if (!strcmp(m, "T")) {
             Value *v = lookup_ns(E, NS_T, name, loc);
-            if (v || (v = comm_builtin_lookup(E, name, loc))) return v;
+            if (v || (v = comm_builtin_lookup(E, name, loc)) || (v = bar_builtin_lookup(E, name, loc))) return v;
             TsDType dt = ts_dtype_from_name(name);
             if (dt != TS_DTYPE_NONE) {
                 v = val_new(E, V_DTYPE, loc);
@@ -1550,6 +1550,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     }
     if (f->kind != V_BUILTIN) elab_fail(E, TS_ERR_TYPE, loc, "a %s is not callable", val_kind_name(f));
     int id = f->bi;
+    if (id >= ELAB_BAR_BASE && id < B_INTRINSIC_BASE) return bar_builtin_call(E, id, args, nargs, kw, kwv, nkw, loc);
     if (id >= ELAB_COMM_BASE && id < B_INTRINSIC_BASE) return comm_builtin_call(E, id, args, nargs, kw, kwv, nkw, loc);
     Args A0 = {args, nargs, kw, kwv, nkw, TS_NEWN(E->a, bool, nkw ? nkw : 1), loc, NULL}, *A = &A0;
     A->fn = ts_sprintf(E->a, "%s%s()", id >= B_INTRINSIC_BASE || lookup_ns(E, NS_T, builtin_name(id), loc) ? "T." : "",
@@ -2381,8 +2382,29 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         /* __syncthreads(): a barrier of the block's threads on the CUDA target;
          * nothing on the C target, where one thread runs a block */
         need_kernel(E, A);
-        check_args(E, A, 0);
-        if (E->caps && E->caps->sm) emit(E, ir_stmt(E->a, IR_S_BARRIER, loc));
+        {
+            /* T.sync_threads(barrier_id, arrive_count): a named barrier (bar.sync) */
+            Value *idv = arg(E, A, 0, "barrier_id"), *cv = arg(E, A, 1, "arrive_count");
+            check_args(E, A, 2);
+            int64_t bid = 0, cnt = 0, nt = ir_kernel_nthreads(E->k);
+            if (idv && idv->kind != V_NONE) bid = val_to_int(E, idv, loc, "a barrier id");
+            if (cv && cv->kind != V_NONE) cnt = val_to_int(E, cv, loc, "a thread count");
+            if (bid < 0 || bid > 15)
+                elab_fail(E, TS_ERR_TYPE, loc, "T.sync_threads: barrier id %lld is outside [0, 15]", (long long)bid);
+            if (cnt && (cnt < 32 || cnt % 32 || cnt > nt))
+                elab_fail(E, TS_ERR_TYPE, loc, "T.sync_threads: %lld threads is not a whole number of warps of the "
+                          "block's %lld threads", (long long)cnt, (long long)nt);
+            if (bid && !cnt) cnt = nt;
+            if (!bid && cnt && cnt != nt)
+                elab_fail(E, TS_ERR_TYPE, loc, "T.sync_threads: barrier 0 is the whole block's (%lld threads); a "
+                          "barrier of %lld threads needs an id in [1, 15]", (long long)nt, (long long)cnt);
+            if (E->caps && E->caps->sm) {
+                IrStmt *s = ir_stmt(E->a, IR_S_BARRIER, loc);
+                s->barrier.id = (int)bid;
+                s->barrier.count = bid ? (int)cnt : 0;
+                emit(E, s);
+            }
+        }
         return val_none(E, loc);
     case B_PARALLEL_TIR: {
         /* TVM script's T.parallel(start, stop=None): one level of T.Parallel */

@@ -437,6 +437,10 @@ static void exec_with(Elab *E, Env *env, const AstStmt *s) {
         E->allreduce = saved;
         return;
     }
+    if (ctx->kind == V_ENUM && !strcmp(ctx->s, "T.ws")) { /* warp specialization: barrier_builtins.c */
+        bar_exec_role(E, env, s, ctx);
+        return;
+    }
     if (ctx->kind != V_KERNEL)
         elab_fail(E, TS_ERR_UNSUPPORTED, s->items[0]->loc,
                   "only `with T.Kernel(...) as ...` is supported, not a %s", val_kind_name(ctx));

@@ -140,6 +140,7 @@ typedef struct Elab {
     IrBuffer *rng_state; /* T.rng_init's per-thread Philox state (builtins.c), or NULL */
     Value *allreduce;    /* inside `with T.attr(T.comm_reducer(f, [id]), "reduce_scope", ...)`: that
                           * reducer (items: f, id) for T.tvm_thread_allreduce, else NULL */
+    int role_depth;      /* > 0 inside `with T.ws(...)` (barrier_builtins.c) */
     const TsCaps *caps;  /* the target compiled for (host queries such as torch.cuda.
                           * get_device_capability read it); NULL: unknown */
 } Elab;
@@ -236,6 +237,14 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
 bool comm_copy_remote(Elab *E, Value **args, int nargs, const char **kw, Value **kwv, int nkw, TsLoc loc);
 /* `with T.Scale(level) as (id, count):` (the context value is V_ENUM "Scale.<level>"). */
 void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale);
+/* TileLang's mbarrier and warp-specialization names (barrier_builtins.c):
+ * builtin ids from ELAB_BAR_BASE up (above the distributed ones). */
+#define ELAB_BAR_BASE 900
+Value *bar_builtin_lookup(Elab *E, const char *name, TsLoc loc);
+Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **kw, Value **kwv, int nkw,
+                        TsLoc loc);
+/* `with T.ws(ids...):` (the context value is V_ENUM "T.ws", i = first thread, n = threads). */
+void bar_exec_role(Elab *E, Env *env, const AstStmt *s, Value *ws);
 Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
                     Value **kwv, int nkw, TsLoc loc);
 Value *module_value(Elab *E, const char *dotted, TsLoc loc);

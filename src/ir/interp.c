@@ -18,6 +18,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ir/mbar.h"
 #include "ir/tileop.h"
 
 typedef struct Val {
@@ -32,6 +33,8 @@ struct IrInterp {
     int nid;          /* ids are below this */
     double **data;    /* by buffer id */
     int64_t *cap;     /* by buffer id: elements allocated (local buffers) */
+    IrMbarState **mbar; /* by buffer id: the state of a T.alloc_barrier buffer's mbarriers */
+    int64_t arrivals; /* threads an mbarrier arrive stands for here: the block's, a role's inside T.ws */
     Val *vars;        /* by var id */
     char *bound;      /* by var id */
     TsBuf out;        /* IR_S_PRINT text */
@@ -471,6 +474,7 @@ static void alloc_local(IrInterp *in, const IrBuffer *b, TsLoc loc) {
     }
     double poison = is_f(b->dt) ? NAN : -777777.0;
     for (int64_t i = 0; i < n; i++) in->data[b->id][i] = poison;
+    if (b->mbar_count) in->mbar[b->id] = TS_NEWN(in->a, IrMbarState, n > 0 ? n : 1);
 }
 
 static int exec(IrInterp *in, const IrStmt *s) {
@@ -528,6 +532,24 @@ static int exec(IrInterp *in, const IrStmt *s) {
         }
         ts_buf_puts(&in->out, "\n");
         return FLOW_NEXT;
+    case IR_S_ROLE: {
+        int64_t saved = in->arrivals;
+        in->arrivals = s->role.n;
+        int f = exec(in, s->role.body);
+        in->arrivals = saved;
+        return f;
+    }
+    case IR_S_MBAR: {
+        const IrBuffer *b = s->mbar.buf;
+        int64_t i = eval_int(in, s->mbar.idx), v = s->mbar.value ? eval_int(in, s->mbar.value) : 0;
+        int64_t nb = 0;
+        if (!in->mbar[b->id] || !ir_is_const_int(b->shape[0], &nb) || i < 0 || i >= nb)
+            rt_fail(in, s->loc, "interp: mbarrier %s[%lld] does not exist", b->name, (long long)i);
+        const char *why = ir_mbar_step(&in->mbar[b->id][i], s->mbar.op, v, in->arrivals);
+        if (why)
+            rt_fail(in, s->loc, "mbarrier %s[%lld]: %s (%s)", b->name, (long long)i, why, ir_mbar_op_name(s->mbar.op));
+        return FLOW_NEXT;
+    }
     case IR_S_TILEOP:
         rt_fail(in, s->loc, "interp: tile operator %s was not lowered", ts_op_name(s->op->kind));
     case IR_S_BARRIER:
@@ -549,6 +571,8 @@ IrInterp *ir_interp_new(TsArena *a, TsDiag *d, const IrKernel *k) {
     in->nid = k->next_id > 0 ? k->next_id : 1;
     in->data = TS_NEWN(a, double *, in->nid);
     in->cap = TS_NEWN(a, int64_t, in->nid);
+    in->mbar = TS_NEWN(a, IrMbarState *, in->nid);
+    in->arrivals = ir_kernel_nthreads(k);
     in->vars = TS_NEWN(a, Val, in->nid);
     in->bound = TS_NEWN(a, char, in->nid);
     return in;

@@ -932,6 +932,12 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
             if (!t->as[i].group) t->as[i].group = t->committed;
         return;
     case IR_S_ASYNC_WAIT: do_async_wait(x, t, s); return;
+    case IR_S_MBAR:
+    case IR_S_ROLE:
+        /* (the epochs of the race check come from block barriers; the
+         * happens-before edges of an mbarrier arrive -> wait are not modelled) */
+        rt_fail(x, s->loc, "interp: %s is not supported by the thread-level interpreter",
+                s->kind == IR_S_ROLE ? "a T.ws role" : "an mbarrier operation");
     }
     rt_fail(x, s->loc, "interp: unknown statement kind %d", (int)s->kind);
 }

@@ -549,6 +549,16 @@ IrExpr *ir_call(TsArena *a, IrIntrinsic fn, IrExpr **args, int nargs, TsDType dt
 
 /* ---- statements ------------------------------------------------------------ */
 
+const char *ir_mbar_op_name(IrMbarOp op) {
+    switch (op) {
+    case IR_MBAR_INIT: return "init";
+    case IR_MBAR_ARRIVE: return "arrive";
+    case IR_MBAR_EXPECT_TX: return "expect_tx";
+    case IR_MBAR_WAIT: return "wait_parity";
+    }
+    return "?";
+}
+
 IrStmt *ir_stmt(TsArena *a, IrStmtKind kind, TsLoc loc) {
     IrStmt *s = TS_NEW(a, IrStmt);
     s->kind = kind;

@@ -245,6 +245,11 @@ struct IrBuffer {
      * loop body, from one iteration to the next).  0: the contents persist
      * for the whole kernel, as TileLang's buffers do wherever allocated. */
     int transient;
+    /* T.alloc_barrier: a shared buffer of uint64 mbarrier objects (8 bytes
+     * each, placed by plan_smem like any shared buffer), element i expecting
+     * mbar_count[i] arrivals per phase; touched only by IR_S_MBAR
+     * statements.  NULL for every other buffer. */
+    int *mbar_count;
     TsLoc loc;           /* where it was declared */
 };
 
@@ -295,7 +300,25 @@ typedef enum IrStmtKind {
     IR_S_VCOPY,       /* vcopy: `lanes` consecutive elements moved by one thread */
     IR_S_ASYNC_COMMIT,/* close the group of async copies issued so far */
     IR_S_ASYNC_WAIT,  /* async_wait: wait until at most `pending` groups are in flight */
+    /* Warp specialization (src/elab/barrier_builtins.c has the essay).  Made by the
+     * elaborator (T.alloc_barrier, T.mbarrier_*, T.barrier_*, T.ws). */
+    IR_S_MBAR,        /* mbar: an operation on one mbarrier object */
+    IR_S_ROLE,        /* role: T.ws -- only threads [lo, lo + n) run the body, as
+                         the uniform code of that group (tile ops inside are
+                         the group's collective work) */
 } IrStmtKind;
+
+/* The operations of IR_S_MBAR (PTX ISA, "mbarrier"): an mbarrier counts
+ * the arrivals still expected in its current phase (and, on sm_90, bytes
+ * of asynchronous transactions); when both reach zero the phase completes,
+ * its parity flips and the count starts again from the init value. */
+typedef enum IrMbarOp {
+    IR_MBAR_INIT,      /* expect `value` arrivals per phase, phase 0 (one thread, before any use) */
+    IR_MBAR_ARRIVE,    /* one arrival of each executing thread */
+    IR_MBAR_EXPECT_TX, /* the current phase also waits for `value` more bytes of transactions (sm_90) */
+    IR_MBAR_WAIT,      /* wait until the phase of parity `value` (0/1) has completed */
+} IrMbarOp;
+const char *ir_mbar_op_name(IrMbarOp op);
 
 typedef struct IrTileOp IrTileOp; /* defined in ir/tileop.h */
 
@@ -358,6 +381,17 @@ struct IrStmt {
             int split;
         } vcopy;
         struct { int pending; } async_wait;
+        /* BARRIER: id 0 is the whole block's (__syncthreads); id 1..15 a named
+         * barrier (bar.sync id, count) of `count` threads: T.sync_threads(id,
+         * count), or insert_sync's barrier inside a T.ws role */
+        struct { int id, count; } barrier;
+        /* MBAR: `op` on element buf[idx] of a T.alloc_barrier buffer; value:
+         * INIT's count, EXPECT_TX's bytes, WAIT's parity (NULL for ARRIVE) */
+        struct { IrMbarOp op; IrBuffer *buf; IrExpr *idx; IrExpr *value; } mbar;
+        /* ROLE: threads lo .. lo + n - 1 (flat index) run body; the others
+         * skip it.  `id` numbers the kernel's roles from 1 (the named barrier
+         * insert_sync uses inside it) */
+        struct { int lo, n, id; IrStmt *body; } role;
     };
 };
 

@@ -487,7 +487,26 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         break;
     }
     case IR_S_TILEOP: put_tileop(p, s->op); break;
-    case IR_S_BARRIER: ts_buf_puts(b, "barrier()"); break;
+    case IR_S_BARRIER:
+        if (s->barrier.id) ts_buf_printf(b, "barrier(%d, %d)", s->barrier.id, s->barrier.count);
+        else ts_buf_puts(b, "barrier()");
+        break;
+    case IR_S_MBAR:
+        ts_buf_printf(b, "mbarrier_%s(", ir_mbar_op_name(s->mbar.op));
+        put_buf_name(p, s->mbar.buf);
+        ts_buf_puts(b, "[");
+        put_expr(p, s->mbar.idx);
+        ts_buf_puts(b, "]");
+        if (s->mbar.value) {
+            ts_buf_puts(b, ", ");
+            put_expr(p, s->mbar.value);
+        }
+        ts_buf_puts(b, ")");
+        break;
+    case IR_S_ROLE:
+        ts_buf_printf(b, "with role(%d, threads=[%d, %d)):\n", s->role.id, s->role.lo, s->role.lo + s->role.n);
+        put_body(p, s->role.body, ind + 1);
+        return;
     case IR_S_ASYNC_COMMIT: ts_buf_puts(b, "async_commit()"); break;
     case IR_S_ASYNC_WAIT: ts_buf_printf(b, "async_wait(%d)", s->async_wait.pending); break;
     case IR_S_VCOPY:

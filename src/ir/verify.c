@@ -344,7 +344,22 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
         break;
     case IR_S_EVAL: check_expr(v, s->eval.e); break;
     case IR_S_BARRIER:
+        if (s->barrier.id < 0 || s->barrier.id > 15 || (s->barrier.id && (s->barrier.count <= 0 || s->barrier.count % 32)))
+            fail(v, s->loc, "barrier %d of %d threads", s->barrier.id, s->barrier.count);
+        break;
     case IR_S_ASYNC_COMMIT: break;
+    case IR_S_MBAR:
+        if (!s->mbar.buf->mbar_count) fail(v, s->loc, "an mbarrier operation on buffer %s, not a barrier", s->mbar.buf->name);
+        check_access(v, s->mbar.buf, &s->mbar.idx, 1, s->loc);
+        if ((s->mbar.value != NULL) == (s->mbar.op == IR_MBAR_ARRIVE))
+            fail(v, s->loc, "mbarrier %s with%s a value", ir_mbar_op_name(s->mbar.op), s->mbar.value ? "" : "out");
+        if (s->mbar.value) check_index(v, s->mbar.value, "an mbarrier operand");
+        break;
+    case IR_S_ROLE:
+        if (s->role.lo < 0 || s->role.n <= 0 || s->role.id <= 0)
+            fail(v, s->loc, "role %d of threads [%d, %d)", s->role.id, s->role.lo, s->role.lo + s->role.n);
+        check_stmt(v, s->role.body);
+        break;
     case IR_S_ASYNC_WAIT:
         if (s->async_wait.pending < 0) fail(v, s->loc, "async_wait of %d groups", s->async_wait.pending);
         break;

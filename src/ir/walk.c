@@ -129,6 +129,17 @@ static void visit_kids(IrVisitor *v, const IrStmt *s) {
         visit_exprs(v, s->vcopy.sidx, s->vcopy.nsi);
         ir_visit_expr(v, s->vcopy.pred);
         break;
+    case IR_S_MBAR: {
+        /* an mbarrier object: INIT writes it, WAIT reads it, ARRIVE and
+         * EXPECT_TX update it atomically (read and write) */
+        int rw = s->mbar.op == IR_MBAR_INIT ? IR_ACC_WRITE
+                 : s->mbar.op == IR_MBAR_WAIT ? IR_ACC_READ : IR_ACC_READ | IR_ACC_WRITE;
+        report(v, s->mbar.buf, rw, &s->mbar.idx, 1, 1, NULL, NULL);
+        ir_visit_expr(v, s->mbar.idx);
+        ir_visit_expr(v, s->mbar.value);
+        break;
+    }
+    case IR_S_ROLE: ir_visit_stmt(v, s->role.body); break;
     case IR_S_ALLOC:
     case IR_S_BREAK:
     case IR_S_CONTINUE:
@@ -461,6 +472,15 @@ static IrStmt *mutate_kids(IrMutator *m, IrStmt *s) {
         t.vcopy.pred = ir_mutate_expr(m, s->vcopy.pred);
         changed |= t.vcopy.didx != s->vcopy.didx || t.vcopy.sidx != s->vcopy.sidx ||
                    t.vcopy.pred != s->vcopy.pred;
+        break;
+    case IR_S_MBAR:
+        t.mbar.idx = ir_mutate_expr(m, s->mbar.idx);
+        t.mbar.value = ir_mutate_expr(m, s->mbar.value);
+        changed |= t.mbar.idx != s->mbar.idx || t.mbar.value != s->mbar.value;
+        break;
+    case IR_S_ROLE:
+        t.role.body = mutate_body(m, s->role.body);
+        changed |= t.role.body != s->role.body;
         break;
     case IR_S_ALLOC:
     case IR_S_BREAK:

@@ -132,6 +132,13 @@ typedef struct Sync {
     TS_VEC(const IrBuffer *) written; /* buffers the kernel writes (the others are read-only) */
     TS_VEC(const IrBuffer *) varying; /* T.alloc_var scalars written inside a thread range */
     SyncConflict cf;      /* the arithmetic of conflicts: its context and memo (sync_conflict.h) */
+    /* Inside a T.ws role (IR_S_ROLE): its key (SyncAcc.role), threads and named barrier;
+     * role 0 outside.  Barriers placed there are `bar.sync id, n` of the role's threads and
+     * order only the role's own accesses; accesses of two roles never conflict (the
+     * program's mbarriers order them), those of the block's code and a role do. */
+    int role, role_lo, role_n, role_bar;
+    int nroles;           /* distinct roles numbered so far (named barriers 1 .. 15) */
+    int role_key[15][2];  /* ... their (first thread, threads) */
 } Sync;
 
 static bool shared_mem(const IrBuffer *b) {
@@ -268,6 +275,7 @@ static Acc *new_acc(Sync *S, const IrBuffer *b, int rw, const IrStmt *at) {
     x->rw = rw;
     x->at = at;
     x->th = S->thread;
+    x->role = S->role;
     x->tmask = S->masks.n ? S->masks.v[S->masks.n - 1] : NULL;
     if (S->thread) {
         ts_vec_push(S->a, x->fv, S->thread);
@@ -281,7 +289,8 @@ static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at) {
     Acc *x = new_acc(S, acc->buf, acc->rw, at);
     /* a communication op inside a thread range (one thread's signal,
      * atomic, put): ordered by the communication layer, like an atomic */
-    x->atomic = at && (at->kind == IR_S_ATOMIC_ADD || (at->kind == IR_S_TILEOP && at->op->kind == TS_OP_COMM));
+    x->atomic = at && (at->kind == IR_S_ATOMIC_ADD || (at->kind == IR_S_TILEOP && at->op->kind == TS_OP_COMM) ||
+                       (at->kind == IR_S_MBAR && (at->mbar.op == IR_MBAR_ARRIVE || at->mbar.op == IR_MBAR_EXPECT_TX)));
     x->inflight = at && at->kind == IR_S_VCOPY && at->vcopy.async && (acc->rw & IR_ACC_WRITE);
     x->age = -1;
     int n = acc->buf->ndim;
@@ -389,11 +398,12 @@ static void set_join(Sync *S, AccSet *into, const AccSet *s) {
     }
 }
 
-/* A barrier: everything but the copies in flight is ordered. */
-static void set_barrier(AccSet *s) {
+/* A barrier: everything but the copies in flight is ordered (inside a T.ws
+ * role, only the role's own accesses). */
+static void set_barrier(Sync *S, AccSet *s) {
     int n = 0;
     for (int i = 0; i < s->n; i++)
-        if (s->v[i]->inflight) s->v[n++] = s->v[i];
+        if (s->v[i]->inflight || (S->role && s->v[i]->role != S->role)) s->v[n++] = s->v[i];
     s->n = n;
 }
 
@@ -511,8 +521,14 @@ static void coll_seq_post(IrVisitor *v, const IrStmt *s) {
 
 static IrStmt *barrier(Sync *S, TsLoc loc) {
     S->nbar++;
-    return ir_stmt(S->a, IR_S_BARRIER, loc);
+    IrStmt *b = ir_stmt(S->a, IR_S_BARRIER, loc);
+    if (S->role) { /* inside a T.ws role: the role's named barrier */
+        b->barrier.id = S->role_bar;
+        b->barrier.count = S->role_n;
+    }
+    return b;
 }
+
 
 static void push(Sync *S, IrStmt *seq, IrStmt *s) { ir_seq_push(S->a, seq, s); }
 
@@ -524,7 +540,7 @@ static void step(Sync *S, AccSet *st, AccSet *xs, IrStmt *out, const IrStmt *s, 
     for (int i = 0; i < xs->n && !need; i++) need = conflicts_with(S, st, xs->v[i]) != NULL;
     if (need) {
         push(S, out, barrier(S, s->loc));
-        set_barrier(st);
+        set_barrier(S, st);
     }
     if (self)
         for (int i = 0; i < xs->n; i++)
@@ -676,6 +692,39 @@ static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond,
                S->k->name);
 }
 
+/* A T.ws role: a block barrier first if the block's code left accesses not
+ * yet ordered (the mbarrier inits among them), then its body as the uniform
+ * code of its threads. */
+static void role_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
+    if (S->role || S->thread)
+        ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, s->loc, "a T.ws role inside another role or per-thread code");
+    bool block = false;
+    for (int i = 0; i < st->n && !block; i++) block = !st->v[i]->inflight && !st->v[i]->role;
+    if (block) {
+        push(S, out, barrier(S, s->loc));
+        set_barrier(S, st);
+    }
+    int id = 0;
+    for (int i = 0; i < S->nroles && !id; i++)
+        if (S->role_key[i][0] == s->role.lo && S->role_key[i][1] == s->role.n) id = i + 1;
+    if (!id) {
+        if (S->nroles == 15)
+            ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, s->loc, "more than 15 different T.ws roles (named barriers)");
+        S->role_key[S->nroles][0] = s->role.lo;
+        S->role_key[S->nroles][1] = s->role.n;
+        id = ++S->nroles;
+    }
+    S->role = s->role.lo + 1 + 2048 * s->role.n;
+    S->role_lo = s->role.lo;
+    S->role_n = s->role.n;
+    S->role_bar = id;
+    IrStmt *c = copy_stmt(S, s);
+    c->role.id = id;
+    c->role.body = uniform_body(S, s->role.body, st);
+    S->role = S->role_lo = S->role_n = S->role_bar = 0;
+    push(S, out, c);
+}
+
 /* Uniform statement s after the set st: the statement with barriers
  * placed (or NULL for a dropped one); st becomes the set after it.
  * Barriers needed before s itself go to `out` first. */
@@ -691,7 +740,10 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
         push(S, out, o);
         return;
     }
-    case IR_S_BARRIER: return; /* placed again below where needed */
+    case IR_S_BARRIER:
+        if (s->barrier.id) push(S, out, s); /* T.sync_threads(id, count): the program's own */
+        return; /* (block barriers are placed again below where needed) */
+    case IR_S_ROLE: role_into(S, s, st, out); return;
     case IR_S_FOR: {
         if (s->for_.kind == IR_FOR_THREAD) {
             int mark = fresh_scope(S);
@@ -736,7 +788,7 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
             /* is the first barrier only for what came before the loop?
              * then one before the loop does, once */
             AccSet st1 = set_copy(S, &st0);
-            set_barrier(&st1);
+            set_barrier(S, &st1);
             int nbar1 = S->nbar;
             IrStmt *b1 = uniform_loop(S, s->for_.body, s->for_.var, NULL, s, &st1, lo.lo, hi, may_skip);
             if (!starts_with_barrier(b1)) {
@@ -771,7 +823,7 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
                  * the if serves both paths */
                 S->nbar = nbar;
                 push(S, out, barrier(S, s->loc));
-                set_barrier(st);
+                set_barrier(S, st);
                 continue;
             }
             set_join(S, &t, &e);

@@ -41,6 +41,7 @@ typedef struct Uni {
     TsArena *a;                    /* for the list below */
     TS_VEC(const IrVar *) varying; /* lets whose value may differ between threads */
     int divergent;                 /* > 0: inside thread-dependent control flow */
+    int in_role;                   /* > 0: inside a T.ws role (IR_S_ROLE) */
 } Uni;
 
 static bool expr_varies(const Uni *u, const IrExpr *e) {
@@ -80,7 +81,7 @@ static IrStmt *lower(TsLowerCtx *lx, Uni *u, IrStmt *s) {
     case IR_S_TILEOP: {
         IrStmt *low = NULL;
         /* CUDA: instruction choice first (src/target/cuda/), generic otherwise */
-        if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_COPY && !u->divergent)
+        if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_COPY && !u->divergent && !u->in_role)
             low = ts_cuda_lower_copy(lx, s);
         if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_GEMM) low = ts_cuda_lower_gemm(lx, s);
         if (!low) low = ts_op_lower(lx, s);
@@ -122,6 +123,18 @@ static IrStmt *lower(TsLowerCtx *lx, Uni *u, IrStmt *s) {
         *r = *s;
         r->if_.then = t;
         r->if_.else_ = e;
+        return r;
+    }
+    case IR_S_ROLE: {
+        /* a T.ws role: its copies become nests that partition_threads spreads over
+         * the role's threads (ts_cuda_lower_copy's thread ranges are the block's) */
+        u->in_role++;
+        IrStmt *body = lower(lx, u, s->role.body);
+        u->in_role--;
+        if (body == s->role.body) return s;
+        r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->role.body = body;
         return r;
     }
     case IR_S_WHILE: {
@@ -292,6 +305,14 @@ static IrStmt *prune(TsArena *a, Ranges *r, IrStmt *s) {
         IrStmt *n = ir_stmt(a, s->kind, s->loc);
         *n = *s;
         n->vcopy.pred = p;
+        return n;
+    }
+    case IR_S_ROLE: {
+        IrStmt *body = prune(a, r, s->role.body);
+        if (body == s->role.body) return s;
+        IrStmt *n = ir_stmt(a, s->kind, s->loc);
+        *n = *s;
+        n->role.body = body;
         return n;
     }
     case IR_S_WHILE: {

@@ -69,7 +69,9 @@ typedef struct Part {
     TsPassCtx *cx;
     IrKernel *k;
     TsArena *a;
-    int64_t nt;                       /* threads per block */
+    int64_t nt;                       /* threads per block; inside a T.ws role, the role's */
+    int64_t lo;                       /* inside a T.ws role: its first thread (0 outside); the thread
+                                         ranges made there run over [lo, lo + nt) */
     TS_VEC(const IrVar *) vvars;      /* variables whose value differs between threads */
     TS_VEC(const IrBuffer *) vbufs;   /* private buffers holding such values */
     bool changed;                     /* the analysis grew this round */
@@ -136,6 +138,7 @@ static bool header_varies(Part *p, const IrStmt *s) {
     case IR_S_FOR: return expr_varies(p, s->for_.min) || expr_varies(p, s->for_.extent);
     case IR_S_IF: return expr_varies(p, s->if_.cond);
     case IR_S_WHILE: return expr_varies(p, s->while_.cond);
+    case IR_S_MBAR: return expr_varies(p, s->mbar.idx) || expr_varies(p, s->mbar.value);
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
         for (int i = 0; i < s->store.nidx; i++)
@@ -170,6 +173,7 @@ static void mark_stmt(Part *p, const IrStmt *s, bool vary) {
         return;
     }
     case IR_S_WHILE: mark_stmt(p, s->while_.body, vary || header_varies(p, s)); return;
+    case IR_S_ROLE: mark_stmt(p, s->role.body, vary); return;
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
         if (is_private(s->store.buf) && (vary || header_varies(p, s))) mark_buf(p, s->store.buf);
@@ -194,9 +198,16 @@ static void mark_stmt(Part *p, const IrStmt *s, bool vary) {
 
 static IrStmt *thread_range(Part *p, const char *name, IrExpr *extent, IrStmt *body, TsLoc loc) {
     IrVar *t = ir_var(p->k, name, TS_INT32, IR_VAR_LOOP);
-    IrStmt *f = ir_for(p->a, t, ir_i32(p->a, 0), extent, IR_FOR_THREAD, body);
+    IrStmt *f = ir_for(p->a, t, ir_i32(p->a, (int32_t)p->lo), extent, IR_FOR_THREAD, body);
     f->loc = loc;
     return f;
+}
+
+/* The thread's index within the threads a nest is spread over (the role's
+ * inside a T.ws role). */
+static IrExpr *rel_thread(Part *p, IrVar *t) {
+    IrExpr *e = ir_var_ref(p->a, t);
+    return p->lo ? ir_bin(p->a, IR_SUB, e, ir_i32(p->a, (int32_t)p->lo)) : e;
 }
 
 /* Inside per-thread code: T.Parallel loops are plain loops of the thread. */
@@ -382,7 +393,7 @@ static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext
     int64_t rounds = (nvec + p->nt - 1) / p->nt;
     IrVar *t = ir_var(p->k, "t", TS_INT32, IR_VAR_LOOP);
     IrVar *r = rounds > 1 ? ir_var(p->k, "r", TS_INT32, IR_VAR_LOOP) : NULL;
-    IrExpr *L = ir_var_ref(a, t);
+    IrExpr *L = rel_thread(p, t);
     if (r) L = ir_bin(a, IR_ADD, L, ir_bin(a, IR_MUL, ir_var_ref(a, r), ir_i32(a, p->nt)));
     IrVar *from[MAXNEST];
     IrExpr *to[MAXNEST];
@@ -451,7 +462,7 @@ static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext
         body = ir_for(a, r, ir_i32(a, 0), ir_i32(a, rounds), rounds <= 16 ? IR_FOR_UNROLL : IR_FOR_SERIAL, body);
         body->loc = st->loc;
     }
-    IrStmt *f = ir_for(a, t, ir_i32(a, 0), ir_i32(a, rounds == 1 ? nvec : p->nt), IR_FOR_THREAD, body);
+    IrStmt *f = ir_for(a, t, ir_i32(a, (int32_t)p->lo), ir_i32(a, rounds == 1 ? nvec : p->nt), IR_FOR_THREAD, body);
     f->loc = lv[0]->loc;
     return f;
 }
@@ -533,7 +544,7 @@ static IrStmt *partition_nest(Part *p, IrStmt *s) {
     IrVar *t = ir_var(p->k, "t", TS_INT32, IR_VAR_LOOP);
     int64_t rounds = small ? (total + p->nt - 1) / p->nt : 0;
     IrVar *r = (!small || rounds > 1) ? ir_var(p->k, "r", TS_INT32, IR_VAR_LOOP) : NULL;
-    IrExpr *L = ir_var_ref(a, t);
+    IrExpr *L = rel_thread(p, t);
     if (!small) L = ir_cast(a, TS_INT64, L);
     if (r) {
         IrExpr *rr = ir_var_ref(a, r);
@@ -579,7 +590,7 @@ static IrStmt *partition_nest(Part *p, IrStmt *s) {
         nb->loc = s->loc;
     }
     int64_t text = small && rounds == 1 ? total : p->nt; /* one round: only the first `total` threads */
-    IrStmt *f = ir_for(a, t, ir_i32(a, 0), ir_i32(a, text), IR_FOR_THREAD, nb);
+    IrStmt *f = ir_for(a, t, ir_i32(a, (int32_t)p->lo), ir_i32(a, text), IR_FOR_THREAD, nb);
     f->loc = s->loc;
     if (out->seq.n == 0) return f;
     ir_seq_push(a, out, f);
@@ -722,6 +733,27 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
     case IR_S_TILEOP:
         if (comm_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc);
         return NULL;
+    case IR_S_MBAR:
+        /* mbarrier.init by one thread (insert_sync orders it before the uses);
+         * the other operations are each running thread's own */
+        if (s->mbar.op == IR_MBAR_INIT) return thread_range(p, "t", ir_i32(p->a, 1), s, s->loc);
+        if (header_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc);
+        return NULL;
+    case IR_S_ROLE: {
+        /* a T.ws role: its uniform code is spread over its own threads */
+        int64_t nt = p->nt, lo = p->lo;
+        if (lo || nt != ir_kernel_nthreads(p->k))
+            ts_fail_at(p->cx->diag, TS_ERR_UNSUPPORTED, s->loc, "a T.ws role inside another");
+        p->nt = s->role.n;
+        p->lo = s->role.lo;
+        IrStmt *r = ir_stmt(p->a, IR_S_ROLE, s->loc);
+        *r = *s;
+        r->role.body = ir_mutate_stmt(m, s->role.body);
+        if (!r->role.body) r->role.body = ir_seq(p->a);
+        p->nt = nt;
+        p->lo = lo;
+        return r;
+    }
     default: return NULL;
     }
 }

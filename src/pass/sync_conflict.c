@@ -919,6 +919,9 @@ static bool conflict_bound(SyncConflict *C, const SyncAcc *x, const SyncAcc *y, 
 
 bool sync_conflict(SyncConflict *C, const SyncAcc *x, const SyncAcc *y, bool within) {
     if (x->buf != y->buf && !C->k->may_block) return false;
+    /* two T.ws roles: ordered by their mbarriers, which is the program's part
+     * (as in TileLang, where warp-specialized code places its own) */
+    if (x->role && y->role && x->role != y->role) return false;
     if (x->buf == y->buf && !((x->rw | y->rw) & IR_ACC_WRITE)) return false;
     /* the same question, up to the accesses' own variables, answered before? */
     C->kw.n = C->kv.n = 0;

@@ -45,6 +45,7 @@ typedef struct SyncAcc {
     const uint64_t *key;  /* its canonical key (see "Canonical keys" in sync_conflict.c), made when first needed; NULL:
                              not yet (a copy that changes the indices resets it) */
     int nkey;             /* words in key */
+    int role;             /* the T.ws role whose code made it (insert_sync's key), 0: the block's code */
 } SyncAcc;
 
 /* What deciding conflicts needs, and the answers decided so far. */

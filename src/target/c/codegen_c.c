@@ -51,6 +51,7 @@
  */
 #include "target/c/c_target.h"
 #include "target/c/comm_c.h"
+#include "target/c/mbar_c.h"
 #include "target/cexpr.h"
 #include "op/comm.h"
 
@@ -79,6 +80,8 @@ typedef struct Cg {
     int while_depth;                 /* > 0 inside an IR_S_WHILE (cond or body) */
     int in_grid;                     /* emitting tsk_grid: no block-level names */
     int in_thread;                   /* inside a thread range: ts_tid is the thread (thread_loops_c) */
+    int64_t arrivals;                /* threads an mbarrier arrive in uniform code stands for: the
+                                        block's, or the T.ws role's inside one (mbar_c.c) */
     int reads_global;                /* set by visit_global_load */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
     int64_t scratch;                 /* bytes of scratch used so far */
@@ -367,6 +370,56 @@ static void emit_atomic_add(Cg *g, const IrStmt *s) {
     out(g, "));\n");
 }
 
+/* An mbarrier operation through ts_mbar (mbar_c.c); an error reports the
+ * buffer, index, reason and source line and ends the block. */
+static void emit_mbar(Cg *g, const IrStmt *s) {
+    const CgBuf *cb = find_buf(g, s->mbar.buf, s->loc);
+    TsBuf m = {0}, src = {0};
+    TsLoc loc = s->loc.src ? s->loc : g->stmt_loc;
+    if (loc.src) ts_buf_printf(&m, "%s:%d:%d: ", loc.src->name, loc.line, loc.col);
+    else ts_buf_puts(&m, "tilescale: ");
+    ts_buf_printf(&m, "error: kernel '%s': mbarrier_%s on '%s'", g->k->name ? g->k->name : "?",
+                  ir_mbar_op_name(s->mbar.op), cb->buf->name);
+    ts_diag_source(&src, loc);
+    line_start(g);
+    out(g, "{\n");
+    g->ind++;
+    line_start(g);
+    out(g, "const int64_t ts_mi = (int64_t)(");
+    emit_expr(g, s->mbar.idx);
+    out(g, ");\n");
+    line_start(g);
+    int64_t n = 1;
+    ir_is_const_int(cb->buf->shape[0], &n);
+    outf(g, "const char *ts_mw = (uint64_t)ts_mi >= %lldu ? \"outside the barrier buffer\" : ts_mbar(&%s[ts_mi], %d, ",
+         (long long)n, cb->name, (int)s->mbar.op);
+    if (s->mbar.value) {
+        out(g, "(int64_t)(");
+        emit_expr(g, s->mbar.value);
+        out(g, ")");
+    } else {
+        out(g, "0");
+    }
+    outf(g, ", %lld);\n", (long long)(g->in_thread ? 1 : g->arrivals));
+    line_start(g);
+    out(g, "if (ts_mw) {\n");
+    line_start(g);
+    out(g, "    ts_mbar_fail(ts_a, ts_b, ");
+    ts_cx_string(&g->x, ts_buf_str(&m));
+    out(g, ", ");
+    ts_cx_string(&g->x, ts_buf_str(&src));
+    out(g, ", ts_mi, ts_mw);\n");
+    line_start(g);
+    out(g, "    return;\n");
+    line_start(g);
+    out(g, "}\n");
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+    ts_buf_free(&m);
+    ts_buf_free(&src);
+}
+
 static void emit_stmt(Cg *g, const IrStmt *s) {
     if (!s) return;
     TsLoc saved_loc = g->stmt_loc;
@@ -504,7 +557,28 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         }
         return;
     }
-    case IR_S_ALLOC: return; /* carved out of the scratch area up front */
+    case IR_S_ALLOC:
+        /* carved out of the scratch area up front; mbarriers start uninitialised */
+        if (s->alloc.buf->mbar_count) {
+            const CgBuf *cb = find_buf(g, s->alloc.buf, s->loc);
+            int64_t n = 1;
+            ir_is_const_int(cb->buf->shape[0], &n);
+            line_start(g);
+            outf(g, "memset(%s, 0, %lld);\n", cb->name, (long long)n * 8);
+        }
+        return;
+    case IR_S_ROLE: {
+        int64_t saved = g->arrivals;
+        g->arrivals = s->role.n;
+        line_start(g);
+        outf(g, "/* T.ws role %d: threads [%d, %d) */\n", s->role.id, s->role.lo, s->role.lo + s->role.n);
+        line_start(g);
+        emit_block(g, s->role.body);
+        out(g, "\n");
+        g->arrivals = saved;
+        return;
+    }
+    case IR_S_MBAR: emit_mbar(g, s); return;
     case IR_S_TILEOP:
         if (s->op && s->op->inst == TS_OP_INST_COMM) { /* communication: comm_c.c */
             ts_c_comm_emit(&g->x, s, g->ind);
@@ -789,6 +863,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     g.o = o;
     g.x = (TsCxGen){&c_dialect, d, k->arena, k, o, &g};
     g.check = caps ? caps->check_bounds : 1;
+    g.arrivals = ir_kernel_nthreads(k);
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "C codegen: %d grid dimensions", k->ngrid);
 
@@ -806,6 +881,11 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     ts_buf_puts(o, "'.  Do not edit. */\n");
     ts_c_emit_prelude(o);
     if (ts_comm_used(k->body)) ts_c_comm_prelude(o);
+    for (int i = 0; i < k->buffers.n; i++)
+        if (k->buffers.v[i]->mbar_count) {
+            ts_c_mbar_prelude(o);
+            break;
+        }
 
     ts_buf_printf(o, "TS_EXPORT uint32_t tsk_abi_version(void) { return %uu; }\n\n", TS_C_ABI_VERSION);
     ts_buf_puts(o, "TS_EXPORT void tsk_info(TsCInfo *ts_i) {\n");

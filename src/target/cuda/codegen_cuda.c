@@ -104,6 +104,8 @@
  */
 #include "op/comm.h"
 #include "target/cuda/comm_cuda.h"
+#include "target/cuda/mbar_cuda.h"
+#include "ir/walk.h"
 #include "target/cuda/cuda_target.h"
 #include "target/cexpr.h"
 
@@ -862,6 +864,7 @@ typedef struct CgBuf {
 typedef struct CgMma {
     const IrTileOp *op;  /* the kept T.gemm (TS_OP_INST_MMA_SYNC) */
     int fn;              /* index into Cg.mma_fns: calls ts_gemm_<fn> */
+    int lo;              /* inside a T.ws role: its first thread (the gemm's warps are the role's) */
 } CgMma;
 
 /* The context a statement is emitted in (see the essay). */
@@ -891,6 +894,7 @@ typedef struct Cg {
     int check;                       /* bounds-checked element indices (--check-bounds) */
     TS_VEC(const char *) site_msg;   /* per checked site: its message head (see TsCudaCodeInfo) */
     TS_VEC(const char *) site_src;   /* ... and its source line with a caret */
+    int role_lo, role_n;             /* inside a T.ws role (IR_S_ROLE): its threads; role_n 0 outside */
 } Cg;
 
 static void emit_expr(Cg *g, const IrExpr *e);
@@ -1492,7 +1496,8 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
         }
         outf(g, "%s, ", find_buf(g, op->r[2].buf, s->loc)->name);
         if (op->mma_part) outf(g, "ts_fr%d, ", op->mma_frag);
-        out(g, "ts_tid);\n");
+        if (site->lo) outf(g, "ts_tid - %d);\n", site->lo);
+        else out(g, "ts_tid);\n");
         return;
     }
     for (int r = 0; r < 3; r++) {
@@ -1501,7 +1506,55 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
         emit_index(g, cb, op->r[r].start, op->r[r].ndim, s->loc);
         out(g, "), ");
     }
-    out(g, "ts_tid);\n");
+    if (site->lo) outf(g, "ts_tid - %d);\n", site->lo);
+    else out(g, "ts_tid);\n");
+}
+
+static bool named_barrier(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return (s->kind == IR_S_BARRIER && s->barrier.id) || s->kind == IR_S_MBAR;
+}
+
+/* The kernel needs mbar_cuda.c's helpers. */
+static bool mbar_used(const IrKernel *k) { return ir_stmt_any(k->body, named_barrier, NULL); }
+
+/* T.ws: only the role's threads run its body, as their uniform code. */
+static void emit_role(Cg *g, const IrStmt *s) {
+    int lo = g->role_lo, n = g->role_n;
+    if (g->ctx != CTX_UNIFORM || n)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a T.ws role inside per-thread code or another role");
+    g->role_lo = s->role.lo;
+    g->role_n = s->role.n;
+    line_start(g);
+    outf(g, "if (ts_tid >= %d && ts_tid < %d) { /* T.ws role %d */\n", s->role.lo, s->role.lo + s->role.n, s->role.id);
+    g->ind++;
+    scope_open(g);
+    emit_body(g, s->role.body);
+    scope_close(g);
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+    g->role_lo = lo;
+    g->role_n = n;
+}
+
+/* An mbarrier operation (mbar_cuda.c): each thread that runs it does it. */
+static void emit_mbar(Cg *g, const IrStmt *s) {
+    const CgBuf *cb = find_buf(g, s->mbar.buf, s->loc);
+    if (s->mbar.op == IR_MBAR_EXPECT_TX && g->caps->sm < 90)
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc, "T.mbarrier_expect_tx needs sm_90 or later (transaction counts); "
+                   "the target is sm_%d", g->caps->sm);
+    static const char *const fn[] = {"ts_mbar_init", "ts_mbar_arrive", "ts_mbar_expect_tx", "ts_mbar_wait"};
+    line_start(g);
+    outf(g, "%s(&%s[", fn[s->mbar.op], cb->name);
+    emit_expr(g, s->mbar.idx);
+    out(g, "]");
+    if (s->mbar.value) {
+        out(g, ", (ts_u32)(");
+        emit_expr(g, s->mbar.value);
+        out(g, ")");
+    }
+    out(g, ");\n");
 }
 
 /* A thread-level vector copy: `lanes` consecutive elements along the last
@@ -2024,7 +2077,16 @@ static void emit_kind(Cg *g, const IrStmt *s) {
         out(g, ");\n");
         return;
     case IR_S_PRINT: emit_print(g, s); return;
-    case IR_S_BARRIER: emit_sync(g); return;
+    case IR_S_BARRIER:
+        if (s->barrier.id) {
+            line_start(g);
+            outf(g, "ts_bar_sync(%d, %d);\n", s->barrier.id, s->barrier.count);
+            return;
+        }
+        emit_sync(g);
+        return;
+    case IR_S_MBAR: emit_mbar(g, s); return;
+    case IR_S_ROLE: emit_role(g, s); return;
     case IR_S_ASYNC_COMMIT: line_start(g); out(g, "ts_cp_async_commit();\n"); return;
     case IR_S_ASYNC_WAIT: line_start(g); outf(g, "ts_cp_async_wait<%d>();\n", s->async_wait.pending); return;
     case IR_S_VCOPY: emit_vcopy(g, s); return;
@@ -2187,13 +2249,13 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     p.trans_b = op->trans_b != 0;
     p.bf16 = A->buf->dt == TS_BFLOAT16;
     p.clear = op->clear_accum != 0;
-    p.nwarps = g->nthreads / 32;
+    p.nwarps = (g->role_n ? g->role_n : g->nthreads) / 32;
     p.part = op->mma_part;
     if (p.part && (!p.creg || p.areg || op->mma_frag <= 0 ||
                    ((p.k / 16) % 2 && (p.part == TS_MMA_BODY || p.part == TS_MMA_TAIL))))
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a split gemm needs C in registers, A and B in "
                    "shared memory and (split across a barrier) an even number of k16 steps");
-    if (p.m % 16 || p.n % 8 || p.k % 16 || p.nwarps < 1 || g->nthreads % 32)
+    if (p.m % 16 || p.n % 8 || p.k % 16 || p.nwarps < 1 || g->nthreads % 32 || g->role_n % 32 || g->role_lo % 32)
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: gemm %dx%dx%d on %d threads is not for tensor cores",
                    p.m, p.n, p.k, g->nthreads);
     if (!p.creg) ts_cuda_mma_plan(&p);
@@ -2204,7 +2266,7 @@ static void plan_mma(Cg *g, const IrStmt *s) {
         fn = g->mma_fns.n;
         ts_vec_push(g->a, g->mma_fns, p);
     }
-    CgMma site = {op, fn};
+    CgMma site = {op, fn, g->role_lo};
     ts_vec_push(g->a, g->mma_sites, site);
 }
 
@@ -2247,6 +2309,20 @@ static void walk_stmt_bufs(Cg *g, const IrStmt *s) {
             for (int d = 0; d < s->op->r[r].ndim; d++) walk_expr_bufs(g, s->op->r[r].start[d]);
         }
         if (s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) plan_mma(g, s);
+        return;
+    case IR_S_ROLE: {
+        int lo = g->role_lo, n = g->role_n;
+        g->role_lo = s->role.lo;
+        g->role_n = s->role.n;
+        walk_stmt_bufs(g, s->role.body);
+        g->role_lo = lo;
+        g->role_n = n;
+        return;
+    }
+    case IR_S_MBAR:
+        add_buf(g, s->mbar.buf);
+        walk_expr_bufs(g, s->mbar.idx);
+        walk_expr_bufs(g, s->mbar.value);
         return;
     default: return;
     }
@@ -2455,6 +2531,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         }
     }
     if (ts_comm_used(k->body)) ts_cuda_comm_prelude(o);
+    if (mbar_used(k)) ts_cuda_mbar_prelude(o, caps->sm);
     if (g.check) ts_buf_puts(o, check_prelude);
     if (g.mma_fns.n) {
         ts_buf_puts(o, mma_prelude);

@@ -1,0 +1,49 @@
+/*
+ * mbar_cuda.c — mbarrier objects and named barriers in the generated CUDA.
+ *
+ * An mbarrier (T.alloc_barrier) is an 8-byte word of shared memory placed by
+ * plan_smem; the IR says who does what (IR_S_MBAR: partition_threads gives
+ * the init to one thread, insert_sync puts the block barrier between it and
+ * the first use), so these helpers are one PTX instruction each (PTX ISA,
+ * "mbarrier"):
+ *   init       mbarrier.init.shared.b64 [a], count                (sm_80)
+ *   arrive     mbarrier.arrive.shared.b64 state, [a]  -- release, CTA scope
+ *   expect_tx  mbarrier.expect_tx.relaxed.cta.shared::cta.b64     (sm_90 only:
+ *              transaction counts exist from sm_90 on)
+ *   wait       a loop on mbarrier.try_wait.parity (sm_90: the instruction
+ *              itself suspends the thread for a while) or test_wait.parity
+ *              (sm_80), acquire at CTA scope: what the arriving threads wrote
+ *              before their arrive is visible after the wait.
+ * Named barriers (T.sync_threads(id, count), insert_sync's barrier inside a
+ * T.ws role) are `bar.sync id, count` (count a multiple of 32).
+ */
+#include "target/cuda/mbar_cuda.h"
+
+void ts_cuda_mbar_prelude(TsBuf *o, int sm) {
+    ts_buf_puts(o,
+                "TS_DEV ts_u32 ts_smem_addr(const void *p) { return (ts_u32)__cvta_generic_to_shared(p); }\n"
+                "TS_DEV void ts_mbar_init(ts_u64 *b, ts_u32 count) {\n"
+                "    asm volatile(\"mbarrier.init.shared.b64 [%0], %1;\" :: \"r\"(ts_smem_addr(b)), \"r\"(count) : \"memory\");\n"
+                "}\n"
+                "TS_DEV void ts_mbar_arrive(ts_u64 *b) {\n"
+                "    asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.shared.b64 st, [%0];\\n}\" :: \"r\"(ts_smem_addr(b)) : \"memory\");\n"
+                "}\n");
+    if (sm >= 90)
+        ts_buf_puts(o,
+                    "TS_DEV void ts_mbar_expect_tx(ts_u64 *b, ts_u32 bytes) {\n"
+                    "    asm volatile(\"mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\" :: \"r\"(ts_smem_addr(b)), \"r\"(bytes) : \"memory\");\n"
+                    "}\n");
+    ts_buf_printf(o,
+                  "TS_DEV void ts_mbar_wait(ts_u64 *b, ts_u32 parity) {\n"
+                  "    ts_u32 a = ts_smem_addr(b), done;\n"
+                  "    do {\n"
+                  "        asm volatile(\"{\\n.reg .pred p;\\nmbarrier.%s.parity.shared.b64 p, [%%1], %%2;\\nselp.u32 %%0, 1, 0, p;\\n}\"\n"
+                  "                     : \"=r\"(done) : \"r\"(a), \"r\"(parity) : \"memory\");\n"
+                  "    } while (!done);\n"
+                  "}\n",
+                  sm >= 90 ? "try_wait" : "test_wait");
+    ts_buf_puts(o,
+                "TS_DEV void ts_bar_sync(ts_u32 id, ts_u32 count) {\n"
+                "    asm volatile(\"bar.sync %0, %1;\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
+                "}\n\n");
+}
