@@ -171,8 +171,10 @@ static Value *warp_specialize(Elab *E, const char *fn, Value **args, int nargs, 
     }
     int64_t nt = ir_kernel_nthreads(E->k), lo = 128 * first, n = 128 * (int64_t)nargs;
     if (lo + n > nt)
-        elab_fail(E, TS_ERR_TYPE, loc, "%s: warp groups %lld..%lld are threads [%lld, %lld), outside the block's %lld "
-                  "threads", fn, (long long)first, (long long)(first + nargs - 1), (long long)lo, (long long)(lo + n),
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: threads [%lld, %lld) (warp group%s %s) are outside the block's %lld threads",
+                  fn, (long long)lo, (long long)(lo + n), nargs > 1 ? "s" : "",
+                  nargs > 1 ? ts_sprintf(E->a, "%lld..%lld", (long long)first, (long long)(first + nargs - 1))
+                            : ts_sprintf(E->a, "%lld", (long long)first),
                   (long long)nt);
     Value *v = val_new(E, V_ENUM, loc);
     v->s = "T.ws";
@@ -194,8 +196,12 @@ void bar_exec_role(Elab *E, Env *env, const AstStmt *s, Value *ws) {
     IrStmt *saved = E->cur;
     E->cur = r->role.body;
     E->role_depth++;
+    E->role_threads = ws->n;
+    E->role_body = r->role.body;
     exec_block(E, env, &s->body);
     E->role_depth--;
+    E->role_threads = 0;
+    E->role_body = NULL;
     E->cur = saved;
 }
 
@@ -215,6 +221,18 @@ Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
             elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: cta_id (an arrive on another block of a cluster) is not "
                       "supported: thread-block clusters are not built", fn);
         barrier_of(E, fn, ARG(0, "mbarrier"), loc, &b, &i);
+        {
+            /* an arrive straight in a role's body is one per thread of the role: more
+             * than a phase expects is certain when each mbarrier the index may name
+             * expects fewer */
+            int64_t c, n = 0, most = 0;
+            ir_is_const_int(b->shape[0], &n);
+            for (int64_t j = 0; j < n; j++)
+                if (!ir_is_const_int(i, &c) || c == j) most = b->mbar_count[j] > most ? b->mbar_count[j] : most;
+            if (E->role_depth && E->cur == E->role_body && most < E->role_threads)
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: the %d threads of this T.ws role each arrive, but mbarrier %s "
+                          "expects %lld arrivals per phase", fn, E->role_threads, b->name, (long long)most);
+        }
         mbar_stmt(E, IR_MBAR_ARRIVE, b, i, NULL, loc);
         return val_none(E, loc);
     case W_WAIT:

@@ -141,6 +141,8 @@ typedef struct Elab {
     Value *allreduce;    /* inside `with T.attr(T.comm_reducer(f, [id]), "reduce_scope", ...)`: that
                           * reducer (items: f, id) for T.tvm_thread_allreduce, else NULL */
     int role_depth;      /* > 0 inside `with T.ws(...)` (barrier_builtins.c) */
+    int role_threads;    /* ... the role's thread count */
+    IrStmt *role_body;   /* ... and its body (statements straight in it run on every thread of the role) */
     const TsCaps *caps;  /* the target compiled for (host queries such as torch.cuda.
                           * get_device_capability read it); NULL: unknown */
 } Elab;

@@ -1434,6 +1434,11 @@ static void promo_access(IrVisitor *v, const IrAccess *acc) {
     if (!ts_nest_full_access(&x, &ns)) p->bad[c] = true;
 }
 
+static bool is_role(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_ROLE;
+}
+
 static bool is_gemm(const IrStmt *s, void *ctx) {
     (void)ctx;
     return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM;
@@ -1442,7 +1447,7 @@ static bool is_gemm(const IrStmt *s, void *ctx) {
 void ts_pass_shared_to_fragment(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     int nt = (int)ir_kernel_nthreads(k);
-    if (!cx->caps->layout || cx->caps->sm < 80 || nt % 32 || k->may_block) return;
+    if (!cx->caps->layout || cx->caps->sm < 80 || nt % 32 || k->may_block || ir_stmt_any(k->body, is_role, NULL)) return;
     /* (kernels with tensor-core gemms keep their tiles: the epilogue of an
      * mma accumulator through a shared tile is the coalesced store) */
     if (ir_stmt_any(k->body, is_gemm, NULL)) return;
@@ -1532,6 +1537,8 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
             li.lx.frag[li.lx.nfrag++] = k->buffers.v[i];
         }
     if (!cx->caps->layout || cx->caps->sm < 80) ts_layout_give_up(&li.lx, "register fragments are off for this target");
+    if (ir_stmt_any(k->body, is_role, NULL)) /* (the layouts cover the block's threads, a role has fewer) */
+        ts_layout_give_up(&li.lx, "T.ws roles: fragment layouts over a role's threads are not built");
     if (li.nt % 32 || li.nt > 1024) ts_layout_give_up(&li.lx, "%d threads is not a whole number of warps", li.nt);
     if (!li.lx.nfrag) {
         k->body = unkeep(&li, k->body);

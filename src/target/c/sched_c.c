@@ -114,7 +114,7 @@ static void sched_fault(void *ctx, const char *site, const char *source, int32_t
     int expected = 0;
     if (atomic_compare_exchange_strong(&s->faulted, &expected, 1) && dim < 0) {
         /* (dim < 0: another run-time error, `site` its whole message; mbar_c.c) */
-        ts_buf_printf(&s->fault_msg, "%s in block (%lld, %lld, %lld)\n%s", site, (long long)block[0],
+        ts_buf_printf(&s->fault_msg, "%s (block (%lld, %lld, %lld))\n%s", site, (long long)block[0],
                       (long long)block[1], (long long)block[2], source);
     } else if (expected == 0) {
         ts_buf_printf(&s->fault_msg, "%s: index %lld of dimension %d is outside [0, %lld) in block (%lld, %lld, %lld)\n%s",
