@@ -290,7 +290,9 @@ static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at) {
     /* a communication op inside a thread range (one thread's signal,
      * atomic, put): ordered by the communication layer, like an atomic */
     x->atomic = at && (at->kind == IR_S_ATOMIC_ADD || (at->kind == IR_S_TILEOP && at->op->kind == TS_OP_COMM) ||
-                       (at->kind == IR_S_MBAR && (at->mbar.op == IR_MBAR_ARRIVE || at->mbar.op == IR_MBAR_EXPECT_TX)));
+                       /* mbarrier operations are the hardware's synchronization (only their
+                        * init, a plain write by one thread, must be ordered before them) */
+                       (at->kind == IR_S_MBAR && at->mbar.op != IR_MBAR_INIT));
     x->inflight = at && at->kind == IR_S_VCOPY && at->vcopy.async && (acc->rw & IR_ACC_WRITE);
     x->age = -1;
     int n = acc->buf->ndim;

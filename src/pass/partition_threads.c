@@ -849,6 +849,20 @@ static IrStmt *c_pre(IrMutator *m, IrStmt *s) {
         ts_vec_push(a, c->to, ir_load(a, b, (IrExpr *[]){ir_i32(a, 0)}, 1));
         return c_range(p, st);
     }
+    case IR_S_ROLE: {
+        /* a T.ws role: its per-thread code runs over the role's threads */
+        int64_t nt = p->nt, lo = p->lo;
+        p->nt = s->role.n;
+        p->lo = s->role.lo;
+        IrStmt *r = ir_stmt(p->a, IR_S_ROLE, s->loc);
+        *r = *s;
+        r->role.body = ir_mutate_stmt(m, s->role.body);
+        if (!r->role.body) r->role.body = ir_seq(p->a);
+        p->nt = nt;
+        p->lo = lo;
+        return r;
+    }
+    case IR_S_MBAR: return header_varies(p, s) ? c_range(p, s) : NULL;
     default: return NULL;
     }
 }

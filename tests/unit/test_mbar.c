@@ -90,6 +90,28 @@ static const char *SRC_RING =
     "            for j in T.Parallel(W):\n"
     "                Y[bx, j] = acc[j]\n"
     "    return main\n"
+    /* per-thread code in roles: each producer thread stores its own element, one
+     * consumer thread (the role's first) arrives for the whole role */
+    "@tilelang.jit(out_idx=[-1])\n"
+    "def roles_tid():\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((128,), \"float32\"), Y: T.Tensor((128,), \"float32\")):\n"
+    "        with T.Kernel(1, threads=256) as bx:\n"
+    "            s = T.alloc_shared((128,), \"float32\")\n"
+    "            full = T.alloc_barrier(128)\n"
+    "            done = T.alloc_barrier(1)\n"
+    "            with T.ws(1):\n"
+    "                tx = T.get_thread_binding(0)\n"
+    "                s[255 - tx] = X[tx - 128] * 2.0\n"
+    "                T.barrier_arrive(full)\n"
+    "            with T.ws(0):\n"
+    "                T.barrier_wait(full, 0)\n"
+    "                ty = T.get_thread_binding(0)\n"
+    "                Y[ty] = s[ty] + ty\n"
+    "                if ty == 0:\n"
+    "                    T.barrier_arrive(done)\n"
+    "                T.barrier_wait(done, 0)\n"
+    "    return main\n"
     /* the consumer's role first: its wait needs the producer's later arrive */
     "@tilelang.jit(out_idx=[-1])\n"
     "def wrong_order(W):\n"
@@ -127,6 +149,22 @@ static void test_ring_c(void) {
                     w[r * W + j] = acc;
                 }
             KT_COMPARE(S == 1 ? "ring of 1 slot" : S == 2 ? "ring of 2 slots" : "ring of 3 slots", &y, w, 1e-6, 1e-6);
+            free(w);
+        }
+        ts_tensor_free(&x);
+        ts_tensor_free(&y);
+        ts_kernel_destroy(k);
+    }
+    {
+        TsKernel *k = kt_compile(SRC_RING, "roles_tid", "");
+        TsTensor x = kt_tensor(TS_FLOAT32, 1, (int64_t)128), y = kt_tensor(TS_FLOAT32, 1, (int64_t)128);
+        kt_fill(&x, -1, 1);
+        kt_poison(&y);
+        TsTensor args[2] = {x, y};
+        if (kt_launch(k, args, 2)) {
+            double *w = kt_zeros(128);
+            for (int i = 0; i < 128; i++) w[i] = (double)((float)(ts_tensor_get(&x, 127 - i) * 2.0f) + (float)i);
+            KT_COMPARE("per-thread code in T.ws roles", &y, w, 1e-6, 1e-6);
             free(w);
         }
         ts_tensor_free(&x);

@@ -444,7 +444,9 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
             if (g->in_thread)
                 ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a thread range inside a thread range");
             line_start(g);
-            out(g, "for (int32_t ts_tid = 0, ts_tid_end = (int32_t)(");
+            out(g, "for (int32_t ts_tid = (int32_t)(");
+            emit_expr(g, s->for_.min);
+            out(g, "), ts_tid_end = ts_tid + (int32_t)(");
             emit_expr(g, s->for_.extent);
             out(g, "); ts_tid < ts_tid_end; ts_tid++) {\n");
             g->ind++;
