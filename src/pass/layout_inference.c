@@ -1354,6 +1354,12 @@ static IrStmt *unkeep(Li *li, IrStmt *s) {
         r->while_.body = unkeep(li, s->while_.body);
         return r;
     }
+    case IR_S_ROLE: {
+        IrStmt *r = ir_stmt(a, s->kind, s->loc);
+        *r = *s;
+        r->role.body = unkeep(li, s->role.body);
+        return r;
+    }
     case IR_S_TILEOP:
         if (s->op->inst == TS_OP_INST_FRAGMENT) {
             TsLowerCtx lx = {li->cx->diag, a, li->k, li->cx->target, li->cx->caps};

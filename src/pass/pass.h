@@ -44,6 +44,7 @@ void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *ti
 /* The passes (one file each). */
 void ts_pass_verify(TsPassCtx *cx);
 void ts_pass_simplify(TsPassCtx *cx);
+void ts_pass_thread_roles(TsPassCtx *cx);      /* thread-range branches with tile ops become T.ws roles */
 void ts_pass_check_bounds(TsPassCtx *cx);      /* element accesses provably outside a block-local buffer */
 void ts_pass_lower_tile_ops(TsPassCtx *cx);
 void ts_pass_layout_inference(TsPassCtx *cx);

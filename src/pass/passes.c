@@ -59,6 +59,10 @@ const TsPass ts_passes[] = {
     {"verify", ts_pass_verify, "check that the elaborated IR is well formed", TS_PASS_ALL},
     {"simplify", ts_pass_simplify,
      "fold constants, simplify integer arithmetic, drop dead ifs and empty loops", TS_PASS_ALL},
+    {"thread_roles", ts_pass_thread_roles,
+     "`if tid < 256: ... elif tid < 384: ...` branches holding tile ops become T.ws roles of those threads "
+     "(whole warps), as TileLang's warp specialization reads them",
+     TS_PASS_ALL},
     {"check_bounds", ts_pass_check_bounds,
      "element loads and stores of fragments, local and shared buffers whose index provably leaves the "
      "buffer's extent (affine in loop variables whose whole range runs) are errors",
