@@ -71,7 +71,10 @@ run example_summa.py --entry summa -D MESH=3 -D M=192 -D N=192 -D K=96 -D block_
 # AG-GEMM: set_signal_kernel, the pull all-gather with its flags, gemm_kernel;
 # SP all-gather attention: barrier_all_blocks_sys_kernel on sim ranks, the K/V
 # all-gather, flashattn zig-zag or not, causal or not).
-for w in gemm_rs ag_gemm sp_attn; do
+# (sp_attn_ws: the warp-specialized flashattn, enable_specialized=True; on the
+# C target its consumer role, first in program order, waits for the producer
+# and the run stops with that message: roles run one after another there.)
+for w in gemm_rs ag_gemm sp_attn sp_attn_ws; do
   for n in 2 4; do
     echo "== overlapped $w P=$n (tilescale_overlap_check.py)"
     python3 "$(dirname "$0")/tilescale_overlap_check.py" "$d" "$tool" $w $n 2>&1 | grep -v ': ok$' | tail -4
@@ -81,6 +84,7 @@ done
 cuda example_gemm_rs_overlapped.py --entry gemm_kernel -D M=1024 -D N=1024 -D K=512 -D local_rank=0 -D num_local_rank=2 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=128
 cuda example_allgather_gemm_overlapped.py --entry gemm_kernel -D M=1024 -D N=1024 -D K=512 -D local_rank=0 -D num_local_rank=2 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=128
 cuda sp_ag_attention_intra_node.py --entry flashattn -D batch_size=1 -D groups=1 -D UQ=512 -D UKV=1024 -D heads=8 -D dim=64 -D is_causal=True -D enable_zig_zag=True -D enable_specialized=False -D rank=0 -D num_ranks=2
+cuda sp_ag_attention_intra_node.py --entry flashattn -D batch_size=2 -D groups=2 -D UQ=768 -D UKV=4096 -D heads=2 -D dim=64 -D is_causal=True -D enable_zig_zag=True -D enable_specialized=True -D rank=0 -D num_ranks=2 -D block_M=128 -D block_N=128 -D num_stages=2 -D threads=256
 cuda primitives/example_put_warp.py --entry kernel_ -D M=4096 -D num_rank=2 -D block_M=1024 -D threads=128
 cuda primitives/example_get_warp.py --entry get_kernel -D M=4096 -D num_rank=2 -D block_M=1024 -D threads=128
 cuda example_all_to_all.py --entry all_to_all -D PE_num=2 -D TOKEN_NUM=8 -D TOPK=2 -D HIDDEN=64 -D EXPERT_NUM=4

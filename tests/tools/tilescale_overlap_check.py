@@ -23,6 +23,9 @@
 #            on sim ranks, the host's K/V all-gather (cp_engine_producer_kv_
 #            all_gather), flashattn (zig-zag and not, causal and not) on every
 #            rank; checked against TorchSequenceParallelAttn.
+#   sp_attn_ws  the same with flashattn's warp-specialized variant
+#            (enable_specialized=True: mbarriers, a producer and a consumer
+#            role).
 import os
 import shutil
 import subprocess
@@ -147,7 +150,7 @@ def ag_gemm():
         check(f"rank {r} C = all_gather(A) @ B", o["C"], gathered.astype(np.float32) @ B[r].astype(np.float32))
 
 
-def sp_attn(zigzag, causal):
+def sp_attn(zigzag, causal, spec=False):
     Hq, Hkv, D = 2, 1, 64
     seqlens_q, seqlens_k = [256 * P, 512 * P], [512 * P, 1024 * P]  # zig-zag halves of 128 rows
     bsz = len(seqlens_q)
@@ -171,7 +174,7 @@ def sp_attn(zigzag, causal):
                 agv[cu_k[i] + s * sl:cu_k[i] + (s + 1) * sl] = v[s][cu_k[i] // P:cu_k[i] // P + sl]
         o = run(lib, "flashattn",
                 dict(batch_size=bsz, groups=Hq // Hkv, UQ=cu_q[-1], UKV=bsz * max_k, heads=Hq, dim=D,
-                     is_causal=causal, enable_zig_zag=zigzag, enable_specialized=False, rank=r, num_ranks=P,
+                     is_causal=causal, enable_zig_zag=zigzag, enable_specialized=spec, rank=r, num_ranks=P,
                      block_M=128, block_N=128, num_stages=2, threads=256),
                 dict(Q_unpad=q[r], K_unpad=agk, V_unpad=agv, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
                      max_seqlen_q=max(seqlens_q) // P, Output_unpad=f16((cu_q[-1], Hq, D))),
@@ -210,7 +213,7 @@ def sp_attn(zigzag, causal):
                     if h2 == hd:
                         ref[pos:pos + n, hd] = rr
                         pos += n
-        check(f"rank {r} flashattn zig_zag={zigzag} causal={causal}", o["Output_unpad"], ref)
+        check(f"rank {r} flashattn zig_zag={zigzag} causal={causal}{' specialized' if spec else ''}", o["Output_unpad"], ref)
 
 
 if which == "gemm_rs":
@@ -221,6 +224,10 @@ elif which == "sp_attn":
     for zz in (False, True):
         for c in (False, True):
             sp_attn(zz, c)
+elif which == "sp_attn_ws":  # the warp-specialized variant (T.alloc_barrier: mbarriers, producer/consumer roles)
+    for zz in (False, True):
+        for c in (False, True):
+            sp_attn(zz, c, True)
 else:
     raise SystemExit(f"unknown {which}")
 shutil.rmtree(tmp)
