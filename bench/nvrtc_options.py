@@ -99,10 +99,14 @@ def compile_once(src, opts):
 
 def kernel_opts(src, vmaj):
     """The options the library adds for this kernel (src/target/cuda/nvrtc.c):
-    the ptxas register-usage level its second line asks for (NVRTC 13, cubins)."""
+    the ptxas register-usage level its second line asks for, and ptxas's
+    fast-compile level where the line asks for that too (NVRTC 13, cubins)."""
     lines = src.split(b"\n", 2)
-    m = re.match(rb"/\* ptxas --register-usage-level=(\d+)", lines[1]) if len(lines) > 1 else None
-    return ["-Xptxas", "--register-usage-level=" + m.group(1).decode()] if m and vmaj >= 13 and ARCH.startswith("sm_") else []
+    m = re.match(rb"/\* ptxas --register-usage-level=(\d+)( --Ofast-compile=min)?", lines[1]) if len(lines) > 1 else None
+    if not (m and vmaj >= 13 and ARCH.startswith("sm_")):
+        return []
+    return ["-Xptxas", "--register-usage-level=" + m.group(1).decode()] + (
+        ["-Xptxas", "--Ofast-compile=min"] if m.group(2) else [])
 
 
 def cases(only):

@@ -678,6 +678,10 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
         ts_buf_indent(b, 1);
         ts_buf_printf(b, "ptxas_register_usage_level %d\n", k->ptxas_reg_level);
     }
+    if (k->ptxas_fast_compile) {
+        ts_buf_indent(b, 1);
+        ts_buf_puts(b, "ptxas_fast_compile min\n");
+    }
     if (k->cp_async_l2_prefetch) {
         ts_buf_indent(b, 1);
         ts_buf_printf(b, "cp_async_l2_prefetch %d bytes\n", k->cp_async_l2_prefetch);

@@ -616,12 +616,65 @@ static IrStmt *inject_post(IrMutator *m, IrStmt *s) {
     }
 }
 
+/* ptxas's fast-compile level for large tensor-core loops.  A pipelined
+ * loop whose gemms unroll to many mma.sync per warp is most of a cold
+ * NVRTC build (issue 5: <= 0.3 s): GEMM 128x256x128 with 256 threads
+ * (256 mma.sync per warp and iteration, the split gemm's PRE/BODY/TAIL
+ * around the stage's copies) spends ~140 ms of ~240 in ptxas on the CI VM,
+ * ~70 with -Ofc=min (same instructions, same registers within a few, a
+ * different interleaving of ldmatrix/cp.async with the mma.sync; the SASS
+ * is the same for min and mid).  NVVM's part and the PTX do not change.
+ * Whether it costs kernel time is a GPU measurement (bench/RESULTS.md,
+ * "CUDA compile time: ptxas's fast-compile level"); by default only loops
+ * of at least PTXAS_FAST_MMAS mma.sync per warp ask for it, so the small
+ * tiles (GEMM 128x128x32: 64 per warp; FlashAttention 64x64: 64), whose
+ * builds are within the goal, keep ptxas's full schedule.  Counted per
+ * planned loop: every mma.sync gemm in its body, M*N*K / (16*8*16) over
+ * the block's warps (a gemm in a loop nested inside counts once). */
+enum { PTXAS_FAST_MMAS = 128 };
+
+typedef struct MmaCount {
+    int64_t warps;  /* warps per block */
+    int64_t most;   /* most mma.sync per warp of one planned loop so far */
+} MmaCount;
+
+static bool mma_gemm(const IrStmt *s, void *ctx) {
+    int64_t *n = ctx;
+    if (s->kind != IR_S_TILEOP || s->op->kind != TS_OP_GEMM || s->op->inst != TS_OP_INST_MMA_SYNC) return false;
+    /* the sizes from the operands (the accumulator may be a register buffer of another shape):
+     * A is M x K (K x M transposed), B is K x N (N x K transposed) */
+    const IrTileOp *op = s->op;
+    const IrRegion *ra = &op->r[0], *rb = &op->r[1];
+    int64_t m, nn, kk;
+    if (ra->ndim < 2 || rb->ndim < 2 || !ir_is_const_int(ra->extent[ra->ndim - (op->trans_a ? 1 : 2)], &m) ||
+        !ir_is_const_int(ra->extent[ra->ndim - (op->trans_a ? 2 : 1)], &kk) ||
+        !ir_is_const_int(rb->extent[rb->ndim - (op->trans_b ? 2 : 1)], &nn))
+        return false;
+    *n += m * nn * kk / (16 * 8 * 16);
+    return false; /* keep looking: every gemm of the loop counts */
+}
+
+static bool mma_loop_pre(IrVisitor *v, const IrStmt *s) {
+    MmaCount *c = v->ctx;
+    if (planned(s)) {
+        int64_t n = 0;
+        (void)ir_stmt_any(s->for_.body, mma_gemm, &n);
+        if (c->warps > 0 && n / c->warps > c->most) c->most = n / c->warps;
+    }
+    return true;
+}
+
 static bool has_async_pre(IrVisitor *v, const IrStmt *s) {
     if (s->kind == IR_S_VCOPY && s->vcopy.async) *(bool *)v->ctx = true;
     return true;
 }
 
 void ts_pass_inject_pipeline(TsPassCtx *cx) {
+    MmaCount mc = {ir_kernel_nthreads(cx->k) / 32, 0};
+    IrVisitor mv = {.ctx = &mc, .pre_stmt = mma_loop_pre};
+    if (cx->caps->ptxas_fast != TS_PTXAS_FAST_OFF) ir_visit_stmt(&mv, cx->k->body);
+    cx->k->ptxas_fast_compile =
+        mc.most > 0 && (cx->caps->ptxas_fast == TS_PTXAS_FAST_ALL || mc.most >= PTXAS_FAST_MMAS);
     Inj ij = {cx, 0};
     IrMutator m = {.arena = cx->arena, .ctx = &ij, .post_stmt = inject_post};
     cx->k->body = ir_mutate_stmt(&m, cx->k->body);

@@ -20,7 +20,8 @@
  *     compile time;
  *   - a kernel asking ptxas for a register-usage level on its second
  *     line gets it (NVRTC 13 on: the option is in the cubin), one that
- *     does not, or asks for one outside 0..10, gets no level;
+ *     does not, or asks for one outside 0..10, gets no level; ptxas's
+ *     fast-compile level asked for after it (TS_CUDA_PTXAS_FAST) is given;
  *   - building the same kernel twice finds the cubin in the disk cache;
  *   - with the driver made unfindable ($TILESCALE_LIBCUDA pointing
  *     nowhere), a CUDA kernel still compiles, and launching it returns
@@ -635,7 +636,9 @@ static void test_nvrtc_compiles(void) {
 /* The cubin holds ptxas's options (".nv.info"/string data: "-regUsageLevel N").
  * A kernel whose second line asks for a level (TS_CUDA_PTXAS_LEVEL, what
  * the code generator writes for tensor-core loops) gets it from NVRTC 13
- * on for sm_XY; one without the line, or a level outside 0..10, does not. */
+ * on for sm_XY; one without the line, or a level outside 0..10, does not.
+ * The fast-compile level (TS_CUDA_PTXAS_FAST after the level: min, the
+ * only one the library passes) comes with a valid level only. */
 static int image_has(const unsigned char *img, size_t n, const char *s) {
     size_t k = strlen(s);
     for (size_t i = 0; i + k <= n; i++)
@@ -653,11 +656,16 @@ static void test_ptxas_level(void) {
     static const struct {
         const char *line; /* the second line */
         const char *want; /* in the cubin, or NULL: no level at all */
+        int fast;         /* ptxas's fast-compile level asked for and given ("-Ofc min") */
     } cases[] = {
-        {TS_CUDA_PTXAS_LEVEL "8 (tensor-core loops) */", "-regUsageLevel 8"},
-        {TS_CUDA_PTXAS_LEVEL "10 */", "-regUsageLevel 10"},
-        {TS_CUDA_PTXAS_LEVEL "11 */", NULL},
-        {"/* nothing asked */", NULL},
+        {TS_CUDA_PTXAS_LEVEL "8 (tensor-core loops) */", "-regUsageLevel 8", 0},
+        {TS_CUDA_PTXAS_LEVEL "10 */", "-regUsageLevel 10", 0},
+        {TS_CUDA_PTXAS_LEVEL "8" TS_CUDA_PTXAS_FAST " (tensor-core loops) */", "-regUsageLevel 8", 1},
+        {TS_CUDA_PTXAS_LEVEL "10" TS_CUDA_PTXAS_FAST " */", "-regUsageLevel 10", 1},
+        {TS_CUDA_PTXAS_LEVEL "11" TS_CUDA_PTXAS_FAST " */", NULL, 0},
+        {TS_CUDA_PTXAS_LEVEL "11 */", NULL, 0},
+        {TS_CUDA_PTXAS_LEVEL "8 --Ofast-compile=max */", "-regUsageLevel 8", 0},
+        {"/* nothing asked */", NULL, 0},
     };
     for (int c = 0; c < TS_COUNTOF(cases); c++) {
         TsBuf src = {0};
@@ -670,6 +678,8 @@ static void test_ptxas_level(void) {
         if (img) {
             if (cases[c].want) CHECK(image_has(img, size, cases[c].want));
             else CHECK(!image_has(img, size, "-regUsageLevel"));
+            CHECK_EQ_INT(cases[c].fast, image_has(img, size, "-Ofc min"));
+            CHECK(!image_has(img, size, "-Ofc max"));
         }
         free(img);
         ts_buf_free(&d.msg);

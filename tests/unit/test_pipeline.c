@@ -814,6 +814,41 @@ static void test_switches(void) {
     use_pipe = true;
 }
 
+/* ptxas's fast-compile level (IrKernel.ptxas_fast_compile): by default
+ * only for a pipelined loop of at least 128 mma.sync per warp (M*N*K /
+ * 2048 over the warps); every pipelined tensor-core loop with
+ * TS_PTXAS_FAST_ALL; none with OFF; never without mma.sync. */
+static void test_ptxas_fast(void) {
+    static const struct {
+        const char *entry, *defs; /* SRC_GEMM kernel and its -D values */
+        int mmas;                 /* mma.sync per warp in its loop */
+    } cases[] = {
+        {"mm", "M=128 N=128 K=128 bm=64 bn=64 bk=32 ns=2", 16},
+        {"mm", "M=128 N=128 K=256 bm=128 bn=64 bk=64 ns=2", 64},
+        {"mm", "M=128 N=128 K=256 bm=128 bn=128 bk=64 ns=2", 128},
+        {"mm", "M=128 N=128 K=256 bm=128 bn=128 bk=64 ns=2 threads=256", 64},
+        {"mm", "M=128 N=256 K=256 bm=128 bn=256 bk=64 ns=3 threads=256", 128},
+        {"rsum", "M=40 N=56 bm=16 bn=8 ns=2", 0},
+    };
+    for (int c = 0; c < TS_COUNTOF(cases); c++)
+        for (int mode = TS_PTXAS_FAST_OFF; mode <= TS_PTXAS_FAST_LARGE; mode++) {
+            TsCaps cc = cuda_caps();
+            snprintf(cc.arch, sizeof cc.arch, "sm_90");
+            cc.sm = 90;
+            cc.smem_max = 227 * 1024;
+            cc.ptxas_fast = mode;
+            IrKernel *k = compile(SRC_GEMM, cases[c].entry, cases[c].defs, TS_TARGET_CUDA, &cc, NULL, NULL);
+            CHECK(k != NULL);
+            if (!k) continue;
+            int want = mode == TS_PTXAS_FAST_ALL ? cases[c].mmas > 0
+                       : mode == TS_PTXAS_FAST_LARGE ? cases[c].mmas >= 128 : 0;
+            if (k->ptxas_fast_compile != want)
+                fprintf(stderr, "ptxas_fast %s (%s) mode %d: %d, want %d\n", cases[c].entry, cases[c].defs, mode,
+                        k->ptxas_fast_compile, want);
+            CHECK_EQ_INT(want, k->ptxas_fast_compile);
+        }
+}
+
 /* FlashAttention: K and V tiles pipelined; causal makes the trip count
  * depend on the block. */
 static void test_flash_attention(void) {
@@ -878,6 +913,7 @@ int main(void) {
     test_annotated();
     test_groups();
     test_switches();
+    test_ptxas_fast();
     test_ws_annotations();
     test_divergent();
     test_nested();

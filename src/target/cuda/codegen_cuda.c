@@ -2517,8 +2517,11 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         if (*p != '*' && *p != '/') ts_buf_putn(o, p, 1);
     ts_buf_printf(o, "': %d threads, %lld bytes of dynamic shared memory.  Do not edit. */\n", g.nthreads,
                   (long long)smem);
-    if (k->ptxas_reg_level) /* decided by layout_inference (IrKernel.ptxas_reg_level) */
-        ts_buf_printf(o, "%s%d (tensor-core loops) */\n", TS_CUDA_PTXAS_LEVEL, k->ptxas_reg_level);
+    /* decided by layout_inference (IrKernel.ptxas_reg_level; 5 is ptxas's default) and
+     * inject_pipeline (IrKernel.ptxas_fast_compile) */
+    if (k->ptxas_reg_level || k->ptxas_fast_compile)
+        ts_buf_printf(o, "%s%d%s (tensor-core loops) */\n", TS_CUDA_PTXAS_LEVEL,
+                      k->ptxas_reg_level ? k->ptxas_reg_level : 5, k->ptxas_fast_compile ? TS_CUDA_PTXAS_FAST : "");
     for (int i = 0; prelude[i]; i++) {
         /* the L2 prefetch-size qualifier of the 16-byte cp.async (PTX ISA, cp.async:
          * .level::prefetch_size, sm_80+), as inject_pipeline recorded it */

@@ -63,6 +63,9 @@
  * ptxas for a register-usage level: TS_CUDA_PTXAS_LEVEL "8 ...".  nvrtc.c
  * passes -Xptxas --register-usage-level=8 for it (NVRTC 13 on, sm_XY). */
 #define TS_CUDA_PTXAS_LEVEL "/* ptxas --register-usage-level="
+/* After the level, where the kernel asks for ptxas's fast-compile level
+ * too (IrKernel.ptxas_fast_compile): nvrtc.c adds -Xptxas --Ofast-compile=min. */
+#define TS_CUDA_PTXAS_FAST " --Ofast-compile=min"
 
 typedef struct TsCudaCodeInfo {
     int64_t smem_bytes;  /* dynamic shared memory per block */

@@ -99,30 +99,45 @@ static const char *const reg_levels[] = {
     "--register-usage-level=4", "--register-usage-level=5", "--register-usage-level=6", "--register-usage-level=7",
     "--register-usage-level=8", "--register-usage-level=9", "--register-usage-level=10"};
 
-/* The level the code asks for, or -1. */
-static int asked_reg_level(const char *code) {
+/* ptxas's fast-compile level, asked for after the register-usage level
+ * (TS_CUDA_PTXAS_FAST: inject_pipeline's decision for large tensor-core
+ * loops; ptxas of CUDA 13 documents --Ofast-compile 0|min|mid|max). */
+static const char ptxas_fast_opt[] = "--Ofast-compile=min";
+
+/* The level the code asks for, or -1; *fast: whether it asks for the
+ * fast-compile level too (only with a valid level). */
+static int asked_reg_level(const char *code, int *fast) {
     const char *nl = code ? strchr(code, '\n') : NULL;
     size_t n = strlen(TS_CUDA_PTXAS_LEVEL);
+    *fast = 0;
     if (!nl || strncmp(nl + 1, TS_CUDA_PTXAS_LEVEL, n)) return -1;
     const char *p = nl + 1 + n;
     if (p[0] < '0' || p[0] > '9') return -1;
     int v = p[0] - '0';
     if (p[1] >= '0' && p[1] <= '9') v = v * 10 + (p[1] - '0');
-    return v <= 10 ? v : -1;
+    p += v >= 10 ? 2 : 1;
+    if (v > 10) return -1;
+    *fast = !strncmp(p, TS_CUDA_PTXAS_FAST, strlen(TS_CUDA_PTXAS_FAST));
+    return v;
 }
 
 /* The options for NVRTC version vmaj compiling code for arch: base_opts,
  * then opts_13 and the kernel's ptxas level where known; into opts (room
  * for NVRTC_MAX_OPTS).  Returns their number. */
-#define NVRTC_MAX_OPTS (TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13) + 2)
+#define NVRTC_MAX_OPTS (TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13) + 4)
 static int version_opts(int vmaj, const char *code, const char *arch, const char **opts) {
     int n = 0;
     for (int i = 0; i < TS_COUNTOF(base_opts); i++) opts[n++] = base_opts[i];
     for (int i = 0; vmaj >= 13 && i < TS_COUNTOF(opts_13); i++) opts[n++] = opts_13[i];
-    int lv = asked_reg_level(code);
+    int fast = 0;
+    int lv = asked_reg_level(code, &fast);
     if (vmaj >= 13 && lv >= 0 && !strncmp(arch, "sm_", 3)) {
         opts[n++] = "-Xptxas";
         opts[n++] = reg_levels[lv];
+        if (fast) {
+            opts[n++] = "-Xptxas";
+            opts[n++] = ptxas_fast_opt;
+        }
     }
     return n;
 }
