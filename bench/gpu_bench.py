@@ -477,7 +477,9 @@ for c in CASES:
             os.remove(o["out"])
     rows.append(r)
     data[c["id"]] = (ins, ref, out_dt, tolkey, paths, out_name)
-    ours_s = r["ours"].get("error") or "%.4f ms, %s" % (r["ours"]["ms"], check_str(r["ours"]["check"]))
+    ours_s = "; ".join("%s%s" % (k[4:].strip() + " " if k != "ours" else "",
+                                  r[k].get("error") or "%.4f ms, %s" % (r[k]["ms"], check_str(r[k]["check"])))
+                       for k in r if k.startswith("ours"))
     say("%s: %s %.4f ms (%s); ours %s" % (c["label"], c["ref"], ms_ref, how_ref, ours_s))
 
 # compile and load times of our CLI: the runs above compiled cold (NVRTC); the same runs again hit the cache
