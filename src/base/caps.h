@@ -47,8 +47,8 @@ typedef struct TsCaps {
     int smem_reuse;   /* plan_smem lets shared buffers with disjoint live ranges share bytes:
                        * TS_SMEM_REUSE_* (TILESCALE_CUDA_SMEM_REUSE=0: never, =1: whenever it
                        * saves bytes; default: only for a block that does not fit without it) */
-    int ptxas_fast;   /* TS_PTXAS_FAST_* (TILESCALE_CUDA_PTXAS_FAST=0: never, =1: every pipelined
-                       * tensor-core loop; default: the large ones) */
+    int ptxas_fast;   /* TS_PTXAS_FAST_* (TILESCALE_CUDA_PTXAS_FAST=1: every pipelined tensor-core
+                       * loop, =2: the large ones; default and 0: never) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless
                         * TsCompileOptions.check_bounds < 0; CUDA: only when > 0) */
 } TsCaps;
@@ -59,9 +59,11 @@ typedef struct TsCaps {
 enum { TS_SMEM_REUSE_OFF = 0, TS_SMEM_REUSE_ALWAYS = 1, TS_SMEM_REUSE_FIT = 2 };
 
 /* TsCaps.ptxas_fast: which kernels ask ptxas for its fast-compile level
- * (inject_pipeline decides, IrKernel.ptxas_fast_compile): none; those with
- * a pipelined tensor-core loop; only those whose loop body unrolls to a
- * large number of mma.sync per warp (the default). */
+ * (inject_pipeline decides, IrKernel.ptxas_fast_compile): none (the
+ * default: it halves ptxas's time on the large tensor-core bodies but cost
+ * 4-15% of kernel time on the H200); every kernel with a pipelined
+ * tensor-core loop; only those whose loop body unrolls to 128 or more
+ * mma.sync per warp. */
 enum { TS_PTXAS_FAST_OFF = 0, TS_PTXAS_FAST_ALL = 1, TS_PTXAS_FAST_LARGE = 2 };
 
 #endif

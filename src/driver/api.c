@@ -132,9 +132,9 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
                     : !strcmp(reuse, "1") ? TS_SMEM_REUSE_ALWAYS
                                           : TS_SMEM_REUSE_FIT;
     const char *pf2 = getenv("TILESCALE_CUDA_PTXAS_FAST");
-    c->ptxas_fast = pf2 && !strcmp(pf2, "0")   ? TS_PTXAS_FAST_OFF
-                    : pf2 && !strcmp(pf2, "1") ? TS_PTXAS_FAST_ALL
-                                               : TS_PTXAS_FAST_LARGE;
+    c->ptxas_fast = pf2 && !strcmp(pf2, "1")   ? TS_PTXAS_FAST_ALL
+                    : pf2 && !strcmp(pf2, "2") ? TS_PTXAS_FAST_LARGE
+                                               : TS_PTXAS_FAST_OFF;
     const char *mb = getenv("TILESCALE_CUDA_MINBLOCKS");
     c->min_blocks = mb && atoi(mb) > 0 && atoi(mb) <= 32 ? atoi(mb) : 0;
 }

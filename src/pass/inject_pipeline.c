@@ -616,21 +616,24 @@ static IrStmt *inject_post(IrMutator *m, IrStmt *s) {
     }
 }
 
-/* ptxas's fast-compile level for large tensor-core loops.  A pipelined
- * loop whose gemms unroll to many mma.sync per warp is most of a cold
- * NVRTC build (issue 5: <= 0.3 s): GEMM 128x256x128 with 256 threads
- * (256 mma.sync per warp and iteration, the split gemm's PRE/BODY/TAIL
- * around the stage's copies) spends ~140 ms of ~240 in ptxas on the CI VM,
- * ~70 with -Ofc=min (same instructions, same registers within a few, a
- * different interleaving of ldmatrix/cp.async with the mma.sync; the SASS
- * is the same for min and mid).  NVVM's part and the PTX do not change.
- * Whether it costs kernel time is a GPU measurement (bench/RESULTS.md,
- * "CUDA compile time: ptxas's fast-compile level"); by default only loops
- * of at least PTXAS_FAST_MMAS mma.sync per warp ask for it, so the small
- * tiles (GEMM 128x128x32: 64 per warp; FlashAttention 64x64: 64), whose
- * builds are within the goal, keep ptxas's full schedule.  Counted per
- * planned loop: every mma.sync gemm in its body, M*N*K / (16*8*16) over
- * the block's warps (a gemm in a loop nested inside counts once). */
+/* ptxas's fast-compile level for large tensor-core loops, an opt-in trade
+ * (TsCaps.ptxas_fast, TILESCALE_CUDA_PTXAS_FAST; off by default).  A
+ * pipelined loop whose gemms unroll to many mma.sync per warp is most of a
+ * cold NVRTC build (issue 5: <= 0.3 s): GEMM 128x256x128 with 256 threads
+ * (256 mma.sync per warp and iteration) spends ~140 ms of ~240 in ptxas on
+ * the CI VM, ~70 with -Ofc=min (same instruction count, registers within a
+ * few, another interleaving of ldmatrix/cp.async with the mma.sync; min and
+ * mid give the same SASS; NVVM's part and the PTX do not change).  On the
+ * H200 (2026-12-01, bench/RESULTS.md "CUDA compile time: ptxas's
+ * fast-compile level") that made the kernels slower: GEMM 128x256x128
+ * 4-5%, FlashAttention D128 12-15% (its ldmatrix results no longer kept
+ * ahead of the mma), below issue 5's speed goals, so nothing asks for it
+ * unless told: =2 the loops of at least PTXAS_FAST_MMAS mma.sync per warp
+ * (GEMM 128x256 tiles, FlashAttention D128; not GEMM 128x128x32 or
+ * FlashAttention 64x64: 64 per warp), =1 every pipelined tensor-core loop.
+ * Counted per planned loop: every mma.sync gemm in its body, M*N*K /
+ * (16*8*16) over the block's warps (a gemm in a loop nested inside counts
+ * once). */
 enum { PTXAS_FAST_MMAS = 128 };
 
 typedef struct MmaCount {

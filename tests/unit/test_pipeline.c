@@ -814,10 +814,11 @@ static void test_switches(void) {
     use_pipe = true;
 }
 
-/* ptxas's fast-compile level (IrKernel.ptxas_fast_compile): by default
- * only for a pipelined loop of at least 128 mma.sync per warp (M*N*K /
- * 2048 over the warps); every pipelined tensor-core loop with
- * TS_PTXAS_FAST_ALL; none with OFF; never without mma.sync. */
+/* ptxas's fast-compile level (IrKernel.ptxas_fast_compile): with
+ * TS_PTXAS_FAST_LARGE only for a pipelined loop of at least 128 mma.sync
+ * per warp (M*N*K / 2048 over the warps); every pipelined tensor-core loop
+ * with TS_PTXAS_FAST_ALL; none with OFF (the default); never without
+ * mma.sync. */
 static void test_ptxas_fast(void) {
     static const struct {
         const char *entry, *defs; /* SRC_GEMM kernel and its -D values */
