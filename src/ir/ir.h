@@ -430,8 +430,8 @@ struct IrKernel {
     int ptxas_reg_level;      /* layout_inference: the ptxas --register-usage-level the CUDA target
                                  asks for (tensor-core loops in registers), 0 for ptxas's default */
     bool ptxas_fast_compile;  /* inject_pipeline: the CUDA target asks ptxas for its fast-compile
-                                 level (-Ofc=min): a pipelined loop with a large unrolled
-                                 tensor-core body (TsCaps.ptxas_fast) */
+                                 level (-Ofc=min) where TsCaps.ptxas_fast (opt-in) says so for
+                                 this kernel's pipelined tensor-core loop */
     int cp_async_l2_prefetch; /* inject_pipeline: the L2 prefetch size in bytes (64, 128, 256) that
                                  the kernel's 16-byte cp.async copies ask for (TsCaps.l2_prefetch,
                                  kept only where the kernel has asynchronous copies), 0 for none */

@@ -100,8 +100,9 @@ static const char *const reg_levels[] = {
     "--register-usage-level=8", "--register-usage-level=9", "--register-usage-level=10"};
 
 /* ptxas's fast-compile level, asked for after the register-usage level
- * (TS_CUDA_PTXAS_FAST: inject_pipeline's decision for large tensor-core
- * loops; ptxas of CUDA 13 documents --Ofast-compile 0|min|mid|max). */
+ * (TS_CUDA_PTXAS_FAST: inject_pipeline's decision, an opt-in trade of
+ * kernel time for compile time, off by default; ptxas of CUDA 13 documents
+ * --Ofast-compile 0|min|mid|max). */
 static const char ptxas_fast_opt[] = "--Ofast-compile=min";
 
 /* The level the code asks for, or -1; *fast: whether it asks for the
