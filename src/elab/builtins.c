@@ -1350,6 +1350,14 @@ static bool is_instance(Elab *E, Value *x, Value *t, TsLoc loc) {
 }
 
 
+/* get_num_sms() on the C target, which has no GPU: the count of the CUDA
+ * target's default architecture (sm_90: 132), a fixed documented value
+ * rather than the host's CPU count, so that a factory sizing a persistent
+ * grid by it makes the same kernel on both targets on every machine
+ * (TileScale's example_allgather_gemm_overlapped; such grids stay correct
+ * for any count). */
+enum { TS_C_TARGET_SM = 90 };
+
 /* The target's architecture as compute capability x 10 (90 for sm_90a): the
  * compile's caps on the CUDA target; none on the C target, where the host
  * queries below are an error naming them. */
@@ -1481,7 +1489,8 @@ static Value *host_call(Elab *E, int id, const char *what, Value **args, int nar
     case B_CUDA_COUNT: return val_int(E, E->caps && E->caps->sm ? 1 : 0, loc);
     case B_CUDA_CURRENT: target_sm(E, what, loc); return val_int(E, 0, loc);
     case B_CUDA_NAME: target_sm(E, what, loc); return val_str(E, ts_sprintf(E->a, "NVIDIA GPU (%s)", E->caps->arch), loc);
-    case B_NUM_SMS: return val_int(E, sm_count(target_sm(E, what, loc)), loc);
+    case B_NUM_SMS: /* on the C target: sm_90's count, so a factory picks the same grid on both targets */
+        return val_int(E, sm_count(E->caps && E->caps->sm ? E->caps->sm : TS_C_TARGET_SM), loc);
     case B_CUDA_PROPS: { /* an object whose attributes builtin_attr answers (device_props) */
         target_sm(E, what, loc);
         return module_value(E, "torch.cuda.device_properties", loc);

@@ -35,9 +35,11 @@
  * lets the thread go on (every later wait then gives up at once).  The
  * block-wide barriers are refused there.  After a wait, thread 0's verdict goes through
  * shared memory (ts_flag) so the whole block leaves together when the
- * launch is aborted.  Memory order: system-scope fences around volatile
- * flag accesses (release before a flag store, acquire after a flag load);
- * atomics are the _system variants.
+ * launch is aborted.  Memory order: T.st(sem="release") and
+ * T.ld(sem="acquire") of 2-, 4- or 8-byte elements are one st.release /
+ * ld.acquire of the asked scope (cta, gpu, sys); other flag accesses are
+ * volatile with system-scope fences around them (release before a store,
+ * acquire after a load); atomics are the _system variants.
  */
 #include <stdio.h>
 #include <string.h>
@@ -98,7 +100,26 @@ static const char comm_prelude[] =
     "    ts_i64 lim = ts_comm_timeout_ns > 0 ? ts_comm_timeout_ns : 60000000000LL;\n"
     "    if (*t0 == 0) *t0 = now;\n"
     "    return now - *t0 > (ts_u64)lim ? 2 : 0;\n"
-    "}\n\n";
+    "}\n"
+    /* T.ld(sem="acquire") / T.st(sem="release") as one PTX instruction of the
+     * asked scope (PTX ISA, memory consistency model: ld.acquire / st.release,
+     * sm_70+), generic addresses (global or shared), on the value's bits */
+    "#define TS_COMM_ACQREL(SC) \\\n"
+    "template <typename T> TS_DEV T ts_ld_acquire_##SC(const T *p) { \\\n"
+    "    T v; \\\n"
+    "    if (sizeof(T) == 8) { unsigned long long b; asm volatile(\"ld.acquire.\" #SC \".b64 %0, [%1];\" : \"=l\"(b) : \"l\"(p) : \"memory\"); *(decltype(b) *)&v = b; } \\\n"
+    "    else if (sizeof(T) == 4) { unsigned int b; asm volatile(\"ld.acquire.\" #SC \".b32 %0, [%1];\" : \"=r\"(b) : \"l\"(p) : \"memory\"); *(decltype(b) *)&v = b; } \\\n"
+    "    else { unsigned short b; asm volatile(\"ld.acquire.\" #SC \".b16 %0, [%1];\" : \"=h\"(b) : \"l\"(p) : \"memory\"); *(decltype(b) *)&v = b; } \\\n"
+    "    return v; \\\n"
+    "} \\\n"
+    "template <typename T> TS_DEV void ts_st_release_##SC(T *p, T v) { \\\n"
+    "    if (sizeof(T) == 8) { unsigned long long b = *(const decltype(b) *)&v; asm volatile(\"st.release.\" #SC \".b64 [%0], %1;\" :: \"l\"(p), \"l\"(b) : \"memory\"); } \\\n"
+    "    else if (sizeof(T) == 4) { unsigned int b = *(const decltype(b) *)&v; asm volatile(\"st.release.\" #SC \".b32 [%0], %1;\" :: \"l\"(p), \"r\"(b) : \"memory\"); } \\\n"
+    "    else { unsigned short b = *(const decltype(b) *)&v; asm volatile(\"st.release.\" #SC \".b16 [%0], %1;\" :: \"l\"(p), \"h\"(b) : \"memory\"); } \\\n"
+    "}\n"
+    "TS_COMM_ACQREL(cta)\n"
+    "TS_COMM_ACQREL(gpu)\n"
+    "TS_COMM_ACQREL(sys)\n\n";
 
 void ts_cuda_comm_prelude(TsBuf *o) { ts_buf_puts(o, comm_prelude); }
 
@@ -229,6 +250,28 @@ static void emit_store_to(Ce *c, const char *p, TsDType dt, const IrExpr *value)
     outf(c, "*(volatile %s *)%s = %s", storage(c, dt), p, ts_cx_store_conv(c->h->x, dt));
     expr(c, value);
     out(c, "));\n");
+}
+
+static const char *scope_name(int scope) {
+    return scope == TS_SCOPE_CTA ? "cta" : scope == TS_SCOPE_GPU ? "gpu" : "sys";
+}
+
+/* Can T.ld / T.st of a dt element at that semantics be one ld.acquire /
+ * st.release (2, 4 or 8 bytes; the prelude's ts_ld_acquire_* and
+ * ts_st_release_*)? */
+static int acq_rel(TsDType dt, int sem, int want) {
+    int64_t n = esize(dt);
+    return sem == want && ts_dtype_bits(dt) >= 8 && (n == 2 || n == 4 || n == 8);
+}
+
+/* *p = value by T.st(sem="release", scope=...): one st.release of that
+ * scope instead of a fence and a volatile store. */
+static void emit_store_release(Ce *c, const char *p, TsDType dt, const IrExpr *value, int scope) {
+    const char *st = storage(c, dt);
+    line(c);
+    outf(c, "ts_st_release_%s((%s *)%s, (%s)%s", scope_name(scope), st, p, st, ts_cx_store_conv(c->h->x, dt));
+    expr(c, value);
+    out(c, ")));\n");
 }
 
 /* The value at p (volatile), converted to the compute type. */
@@ -613,7 +656,9 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
         line(c);
         out(c, "if (ts_p) {\n");
         c->ind++;
-        if (op->comm == TS_COMM_ST || (op->comm == TS_COMM_SIGNAL && op->cflags[0] == TS_SIG_SET)) {
+        if (op->comm == TS_COMM_ST && acq_rel(b->dt, op->cflags[1], TS_SEM_RELEASE)) {
+            emit_store_release(c, "ts_p", b->dt, op->args[1], op->cflags[2]);
+        } else if (op->comm == TS_COMM_ST || (op->comm == TS_COMM_SIGNAL && op->cflags[0] == TS_SIG_SET)) {
             emit_store_to(c, "ts_p", b->dt, op->args[1]);
         } else {
             line(c);
@@ -635,8 +680,14 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
         out(c, "if (ts_p) { (");
         emit_addr(c, &op->r[1]);
         outf(c, ")[0] = %s", ts_cx_store_conv(h->x, d->dt));
-        emit_load_from(c, "ts_p", op->r[0].buf->dt);
-        out(c, ")); __threadfence_system(); }\n");
+        TsDType sdt = op->r[0].buf->dt;
+        if (acq_rel(sdt, op->cflags[1], TS_SEM_ACQUIRE)) { /* one ld.acquire of the asked scope */
+            outf(c, "%sts_ld_acquire_%s((const %s *)ts_p)))); }\n", ts_cx_load_conv(h->x, sdt), scope_name(op->cflags[2]),
+                 storage(c, sdt));
+        } else {
+            emit_load_from(c, "ts_p", sdt);
+            out(c, ")); __threadfence_system(); }\n");
+        }
         close_block(c);
         return;
     }
