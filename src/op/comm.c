@@ -62,6 +62,15 @@ bool ts_comm_used(const IrStmt *s) {
     }
 }
 
+bool ts_comm_block_role(const IrStmt *s) {
+    int64_t n;
+    if (!s || s->kind != IR_S_FOR || s->for_.kind != IR_FOR_THREAD || !ir_is_const_int(s->for_.extent, &n) || n != 1)
+        return false;
+    const IrStmt *b = s->for_.body;
+    while (b && b->kind == IR_S_SEQ && b->seq.n == 1) b = b->seq.v[0];
+    return b && b->kind == IR_S_TILEOP && b->op && b->op->kind == TS_OP_COMM;
+}
+
 /* The one-element region buf[idx]. */
 static IrRegion elem_region(TsArena *a, IrBuffer *b, IrExpr **idx) {
     IrRegion r = {b, b->ndim, idx, TS_NEWN(a, IrExpr *, b->ndim > 0 ? b->ndim : 1)};

@@ -52,8 +52,11 @@
  *            (T.fence_cta/gpu/sys, T.fence, T.quiet).
  *  BARRIER_BLOCKS  r0 first element of an int32 array of nranks words on
  *            the heap; one block per rank calls it; f0 = 1: with a fence
- *            (T.barrier_blocks; 0: T.sync_blocks).
- *  BARRIER_ALL  every block of every rank (T.barrier_all, T.sync_all).
+ *            (T.barrier_blocks; 0: T.sync_blocks).  f1 = 1: done by one
+ *            thread for its block, the fence already done by every thread
+ *            (pass lower_comm's form, CUDA).
+ *  BARRIER_ALL  every block of every rank (T.barrier_all, T.sync_all);
+ *            f1 as BARRIER_BLOCKS.
  */
 #ifndef TS_OP_COMM_H
 #define TS_OP_COMM_H
@@ -67,5 +70,9 @@ const char *ts_comm_cmp_text(int cmp);
 int ts_comm_rows_axis(const IrRegion *r, int64_t *rows);
 /* Does the kernel contain a communication op (before or after lowering)? */
 bool ts_comm_used(const IrStmt *s);
+/* Is s a thread range of one thread holding one communication op: a
+ * block's primitive that pass lower_comm gave to thread 0 (insert_sync
+ * puts a barrier before and after it, as around a uniform primitive)? */
+bool ts_comm_block_role(const IrStmt *s);
 
 #endif

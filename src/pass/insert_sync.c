@@ -70,7 +70,8 @@
  *
  * Collective operations: a tensor-core T.gemm reads and writes its regions
  * as "any thread"; a communication op gets a barrier before and after (it
- * is opaque).  In a blocking kernel (IrKernel.may_block) any two global
+ * is opaque), and so does a block's primitive that lower_comm gave to one
+ * thread (a thread range of one thread holding it, ts_comm_block_role).  In a blocking kernel (IrKernel.may_block) any two global
  * writes from different threads conflict, so a flag stored by one thread
  * follows a barrier after the block's data (the printer adds the release
  * fence to barriers of such kernels).
@@ -88,6 +89,7 @@
  */
 #include "ir/arith.h"
 #include "ir/tileop.h"
+#include "op/comm.h"
 #include "ir/walk.h"
 #include "pass/pass.h"
 #include "pass/sync_conflict.h"
@@ -747,6 +749,13 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
         return; /* (block barriers are placed again below where needed) */
     case IR_S_ROLE: role_into(S, s, st, out); return;
     case IR_S_FOR: {
+        if (ts_comm_block_role(s)) { /* a block's primitive given to one thread (lower_comm): opaque */
+            if (S->nt > 1 && st->n) push(S, out, barrier(S, s->loc));
+            push(S, out, s);
+            if (S->nt > 1) push(S, out, barrier(S, s->loc));
+            st->n = 0;
+            return;
+        }
         if (s->for_.kind == IR_FOR_THREAD) {
             int mark = fresh_scope(S);
             IrInterval lo = ir_arith_bound(&S->ar, self_contained(S, s->for_.min));

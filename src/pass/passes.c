@@ -20,6 +20,9 @@
  *                      IR: T.Parallel nests spread over the threads, uniform
  *                      stores in a one-thread role, thread-dependent control
  *                      flow in thread ranges (partition_threads.c)
+ * * lower_comm         a block's communication primitive to one thread, with
+ *                      its shared scratch word where it returns a value
+ *                      (lower_comm.c)
  * * insert_sync        barriers only where threads share data (insert_sync.c)
  * * index_width        32-bit integer arithmetic where proven (index_width.c)
  * * plan_smem          shared-memory offsets, row padding, reuse of bytes
@@ -91,6 +94,10 @@ const TsPass ts_passes[] = {
     {"partition_threads", ts_pass_partition_threads,
      "CUDA: T.Parallel nests spread over the threads, uniform stores by one thread, thread-dependent "
      "control flow in thread ranges: the body becomes entirely thread-level IR",
+     TS_PASS_CUDA},
+    {"lower_comm", ts_pass_lower_comm,
+     "CUDA: a communication primitive of uniform code (st, signal, atom_add, wait, block barriers, a put's "
+     "signal) done by one thread in a thread range, T.atom_add's returned value through a shared word",
      TS_PASS_CUDA},
     {"insert_sync", ts_pass_insert_sync,
      "CUDA: barriers only where a thread reads shared memory another wrote, or overwrites what others "

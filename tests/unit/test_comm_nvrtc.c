@@ -3,7 +3,8 @@
  * every kernel of examples/distributed/ (and the misuse kernels of
  * tests/run/dist_bad.py) is compiled for the CUDA target and its source
  * built with NVRTC for sm_80 and sm_90a; the source must carry the
- * world's globals (ts_comm_peer) and the checked address translation.
+ * world's globals (ts_comm_peer) and the checked address translation,
+ * and no thread test, shared word or barrier the IR does not show.
  * A primitive under a T.Parallel loop is refused with a clear message.
  * No GPU needed; without libnvrtc the test exits 77 (skipped).
  */
@@ -51,6 +52,8 @@ static const Case cases[] = {
     {"tests/run/dist_bad.py", "partial_barrier_blocks", {{"P", "4"}}, 1},
     {"tests/run/dist_bad.py", "bad_peer", {{"P", "4"}}, 1},
     {"tests/run/dist_bad.py", "get_past_end", {{"N", "64"}}, 1},
+    {"tests/golden/ir_lower_comm.py", "kern", {{"P", "2"}}, 1},
+    {"examples/distributed/thread_level.py", "atom_broadcast", {{"NT", "256"}}, 1},
 };
 
 static const char *IN_PARALLEL =
@@ -93,8 +96,11 @@ int main(void) {
         if (!strcmp(c->entry, "tile_copy") || !strcmp(c->entry, "reduce_scatter")) CHECK_CONTAINS(src, "uint4 *ts_vd");
         /* warp primitives with per-warp ranges: the lanes of a warp share each range */
         if (!strcmp(c->entry, "warp_prims")) CHECK_CONTAINS(src, "ts_i += ts_wn");
-        if (!strcmp(c->entry, "per_thread")) /* each thread its own waits: no block verdict */
-            CHECK(strstr(src, "if (ts_tid == 0)") == NULL);
+        /* the printer adds no thread test, shared word or barrier of its own
+         * to a primitive (pass lower_comm puts them in the IR) */
+        CHECK(strstr(src, "if (ts_tid == 0)") == NULL);
+        CHECK(strstr(src, "ts_flag") == NULL);
+        CHECK(strstr(src, "    __shared__") == NULL);
         for (int a = 0; a < 2; a++) {
             TsDiag d = {0};
             size_t size = 0;

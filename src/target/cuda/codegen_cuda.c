@@ -2405,10 +2405,6 @@ static void emit_kernel(Cg *g) {
     g->ind = 1;
     line_start(g);
     outf(g, "extern __shared__ __align__(%d) unsigned char ts_smem[];\n", TS_CUDA_SMEM_ALIGN);
-    if (k->may_block) {
-        line_start(g);
-        out(g, "__shared__ int ts_flag;\n");
-    }
     line_start(g);
     out(g, "const int ts_tid = (int)threadIdx.x;\n");
     static const char xyz[] = "xyz";

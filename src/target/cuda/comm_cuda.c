@@ -24,18 +24,21 @@
  * `ts_comm_abort`, which every wait watches, so all ranks give up instead
  * of hanging; waits also give up past the timeout (%globaltimer).
  *
- * Who does what in a block: data movement (put/get) is spread over all
- * threads, as 16-byte vectors where source and destination agree modulo
- * 16; stores, signals, atomics and waits are done by thread 0, and the
- * barrier the code generator puts after every primitive makes the others
- * wait with it.  In per-thread code (a T.Parallel body, a thread-dependent
- * branch: DeepEP's style, every thread storing its own flag or polling
- * its own slot) the calling thread does the primitive alone, a put/get
- * moving all its elements itself; no barrier, and a wait that gives up
- * lets the thread go on (every later wait then gives up at once).  The
- * block-wide barriers are refused there.  After a wait, thread 0's verdict goes through
- * shared memory (ts_flag) so the whole block leaves together when the
- * launch is aborted.  Memory order: T.st(sem="release") and
+ * Who does what in a block: data movement (put/get) in uniform code is
+ * spread over all threads, as 16-byte vectors where source and
+ * destination agree modulo 16.  Everything else reaches this emitter in
+ * per-thread code: the stores, signals, atomics, waits and block barriers
+ * of uniform code were given to one thread by pass lower_comm (a thread
+ * range of one thread, the barriers around it placed by insert_sync,
+ * T.atom_add's returned value through a shared word of the IR), and in a
+ * T.Parallel body or a thread-dependent branch (DeepEP's style, every
+ * thread storing its own flag or polling its own slot) the calling thread
+ * does the primitive alone, a put/get moving all its elements itself.  So
+ * this file prints no thread test and no barrier of its own.  A wait that
+ * gives up lets the thread go on; every later wait then gives up at once
+ * (the abort word), so the launch ends and the host reports the first
+ * failure.  The block barriers are refused in per-thread code unless
+ * lower_comm marked them (f1 = 1).  Memory order: T.st(sem="release") and
  * T.ld(sem="acquire") of 2-, 4- or 8-byte elements are one st.release /
  * ld.acquire of the asked scope (cta, gpu, sys); other flag accesses are
  * volatile with system-scope fences around them (release before a store,
@@ -242,6 +245,15 @@ static void close_block(Ce *c) {
     out(c, "}\n");
 }
 
+/* A primitive that one thread does: pass lower_comm put it in a thread
+ * range where it was uniform code (the printer decides nothing here). */
+static void need_one_thread(Ce *c) {
+    if (!c->pt)
+        ts_fail_at(c->h->x->d, TS_ERR_INTERNAL, c->s->loc,
+                   "CUDA codegen: T.%s in uniform code (pass lower_comm gives it to one thread)",
+                   ts_comm_name(c->s->op->comm));
+}
+
 /* *p = value, a release store at system scope. */
 static void emit_store_to(Ce *c, const char *p, TsDType dt, const IrExpr *value) {
     line(c);
@@ -316,18 +328,7 @@ static void emit_wait_loop(Ce *c, const char *load_stmt, const char *cond, const
     line(c);
     outf(c, "if (ts_r == 2) %s;\n", timeout_record);
     line(c);
-    out(c, "__threadfence_system();\n");
-    if (c->pt) return; /* a thread alone: it goes on, later waits see the abort at once */
-    line(c);
-    out(c, "ts_flag = ts_r;\n");
-}
-
-/* After thread 0's block: everyone leaves if the launch was aborted. */
-static void emit_verdict(Ce *c) {
-    line(c);
-    out(c, "__syncthreads();\n");
-    line(c);
-    out(c, "if (ts_flag) return;\n");
+    out(c, "__threadfence_system();\n"); /* a wait that gave up goes on: later waits see the abort at once */
 }
 
 /* ts_dp[0 .. ts_cnt) = ts_sp[...], by the block's threads (or this one).
@@ -483,13 +484,14 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
     }
     close_block(c);
     if (op->nr == 3) {
+        need_one_thread(c); /* in uniform code lower_comm splits off the signal */
         line(c);
-        out(c, warp ? "__threadfence_system();\n" : c->pt ? "__threadfence_system();\n" : "__syncthreads();\n");
+        out(c, "__threadfence_system();\n");
         if (warp) {
             line(c);
             out(c, "__syncwarp(ts_wg);\n");
         }
-        open_block(c, warp ? "if (ts_wl == 0) " : c->pt ? "" : "if (ts_tid == 0) ");
+        open_block(c, warp ? "if (ts_wl == 0) " : "");
         emit_remote(c, "ts_sg", &op->r[2], 1, "1");
         line(c);
         out(c, "if (ts_sg) {\n");
@@ -511,7 +513,8 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
 static void emit_wait(Ce *c, const IrTileOp *op) {
     const IrBuffer *b = op->r[0].buf;
     const char *ct = ts_cx_compute_ctype(c->h->x, b->dt, c->s->loc);
-    open_block(c, c->pt ? "" : "if (ts_tid == 0) ");
+    need_one_thread(c);
+    open_block(c, "");
     emit_remote(c, "ts_wp", &op->r[0], 1, "1");
     line(c);
     outf(c, "const %s ts_want = (%s)(", ct, ct);
@@ -520,7 +523,7 @@ static void emit_wait(Ce *c, const IrTileOp *op) {
     line(c);
     outf(c, "%s ts_v = 0;\n", ct);
     line(c);
-    out(c, c->pt ? "if (ts_wp) {\n" : "if (!ts_wp) ts_flag = 1; else {\n");
+    out(c, "if (ts_wp) {\n");
     c->ind++;
     TsBuf ld = {0}, cond = {0}, rec = {0};
     TsBuf *saved = c->o;
@@ -541,20 +544,20 @@ static void emit_wait(Ce *c, const IrTileOp *op) {
     line(c);
     out(c, "}\n");
     close_block(c);
-    if (!c->pt) emit_verdict(c);
 }
 
+/* The block barriers, by the one thread lower_comm gave them to (f1 = 1),
+ * after every thread's fence. */
 static void emit_barrier_blocks(Ce *c, const IrTileOp *op) {
+    need_one_thread(c);
     if (op->cflags[0]) {
         line(c);
         out(c, "__threadfence_system();\n");
     }
-    open_block(c, "if (ts_tid == 0) ");
+    open_block(c, "");
     emit_remote(c, "ts_bar", &op->r[0], 0, "ts_nranks");
     line(c);
-    out(c, "ts_flag = 0;\n");
-    line(c);
-    out(c, "if (!ts_bar) ts_flag = 1;\n");
+    out(c, "int ts_bad = !ts_bar;\n");
     /* TileScale's scheme (tl_templates/cuda/sync.h): see the C target's emitter */
     line(c);
     out(c, "for (int ts_t = 0; ts_bar && ts_t < ts_nranks; ts_t++) {\n");
@@ -570,24 +573,28 @@ static void emit_barrier_blocks(Ce *c, const IrTileOp *op) {
     line(c);
     out(c, "}\n");
     line(c);
-    out(c, "for (int ts_t = 0; ts_bar && !ts_flag && ts_t < ts_nranks; ts_t++) {\n");
+    out(c, "for (int ts_t = 0; ts_bar && !ts_bad && ts_t < ts_nranks; ts_t++) {\n");
     c->ind++;
     line(c);
     out(c, "int ts_v = 0;\n");
     char rec[160];
     snprintf(rec, sizeof rec, "ts_comm_fail(%d, ts_rank, ts_t, (ts_i64)ts_v, 0, 0)", c->what * 16 + 4);
     emit_wait_loop(c, "ts_v = *(volatile int *)(ts_bar + ts_t);", "ts_v <= 0", rec);
+    line(c);
+    out(c, "ts_bad = ts_r;\n");
     c->ind--;
     line(c);
     out(c, "}\n");
     close_block(c);
-    emit_verdict(c);
 }
 
 static void emit_barrier_all(Ce *c) {
-    line(c);
-    out(c, "__threadfence_system();\n");
-    open_block(c, "if (ts_tid == 0) ");
+    need_one_thread(c);
+    if (!c->s->op->cflags[1]) {
+        line(c);
+        out(c, "__threadfence_system();\n");
+    }
+    open_block(c, "");
     line(c);
     out(c, "const ts_i64 ts_tot = (ts_i64)gridDim.x * gridDim.y * gridDim.z * ts_nranks;\n");
     line(c);
@@ -600,11 +607,10 @@ static void emit_barrier_all(Ce *c) {
     snprintf(rec, sizeof rec, "ts_comm_fail(%d, ts_rank, ts_v - (ts_goal - ts_tot), ts_tot, 0, 0)", c->what * 16 + 4);
     emit_wait_loop(c, "ts_v = *(volatile ts_i64 *)ts_cnt;", "ts_v >= ts_goal", rec);
     close_block(c);
-    emit_verdict(c);
 }
 
 int ts_cuda_comm_per_thread_ok(const IrTileOp *op) {
-    return op->comm != TS_COMM_BARRIER_BLOCKS && op->comm != TS_COMM_BARRIER_ALL;
+    return (op->comm != TS_COMM_BARRIER_BLOCKS && op->comm != TS_COMM_BARRIER_ALL) || op->cflags[1] == 1;
 }
 
 void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
@@ -614,17 +620,12 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     case TS_COMM_PUT:
     case TS_COMM_GET: emit_put_get(c, op, h->nthreads); return;
     case TS_COMM_ATOM_ADD:
-        if (op->nr > 1) { /* T.atom_add's value before the add, into a register (r1) */
+        if (op->nr > 1) { /* T.atom_add's value before the add, into r1 (lower_comm: a shared word in uniform code) */
             const IrBuffer *b = op->r[0].buf;
+            need_one_thread(c);
             open_block(c, "");
-            if (!c->pt) { /* thread 0 adds, the block gets the value through shared memory */
-                line(c);
-                outf(c, "__shared__ %s ts_old;\n", storage(c, b->dt));
-                open_block(c, "if (ts_tid == 0) ");
-            } else {
-                line(c);
-                outf(c, "%s ts_old = 0;\n", storage(c, b->dt));
-            }
+            line(c);
+            outf(c, "%s ts_old = 0;\n", storage(c, b->dt));
             emit_remote(c, "ts_p", &op->r[0], 1, "1");
             line(c);
             out(c, "if (ts_p) {\n");
@@ -635,11 +636,6 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
             c->ind--;
             line(c);
             out(c, "}\n");
-            if (!c->pt) {
-                close_block(c);
-                line(c);
-                out(c, "__syncthreads();\n");
-            }
             line(c);
             out(c, "(");
             emit_addr(c, &op->r[1]);
@@ -651,7 +647,8 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     case TS_COMM_ST:
     case TS_COMM_SIGNAL: {
         const IrBuffer *b = op->r[0].buf;
-        open_block(c, c->pt ? "" : "if (ts_tid == 0) ");
+        need_one_thread(c);
+        open_block(c, "");
         emit_remote(c, "ts_p", &op->r[0], 1, "1");
         line(c);
         out(c, "if (ts_p) {\n");
@@ -674,7 +671,8 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     case TS_COMM_LD: {
         const IrBuffer *d = op->r[1].buf;
         int priv = d->scope == IR_SCOPE_LOCAL || d->scope == IR_SCOPE_VAR;
-        open_block(c, priv || c->pt ? "" : "if (ts_tid == 0) ");
+        if (!priv) need_one_thread(c); /* into memory the threads share: lower_comm gave it to one */
+        open_block(c, "");
         emit_remote(c, "ts_p", &op->r[0], 1, "1");
         line(c);
         out(c, "if (ts_p) { (");

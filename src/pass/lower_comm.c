@@ -1,0 +1,168 @@
+/*
+ * lower_comm.c — the CUDA pass that gives each communication primitive of
+ * uniform code (a block's T.st, T.atom_add, T.wait_*, T.barrier_blocks, ...)
+ * to one thread, in the IR, so that the CUDA printer prints only what the
+ * IR says (issue 6; decisions belong in passes).
+ *
+ * Before this pass the printer did it on its own: `if (ts_tid == 0) {...}`
+ * around the primitive, a `__shared__` scratch word and a __syncthreads()
+ * to hand T.atom_add's returned value to the block, a barrier between a
+ * put's data and its signal, and a shared verdict word after every wait
+ * that made the block return when the launch was aborted.  None of this
+ * was visible to plan_smem (shared memory) or insert_sync (barriers).
+ *
+ * It runs after partition_threads (which leaves a primitive uniform only
+ * where its operands are the same for every thread) and before
+ * insert_sync.  A uniform primitive becomes, by kind:
+ *
+ *   ST, SIGNAL, ATOM_ADD (no value wanted), WAIT, an LD into shared or
+ *   global memory:
+ *       for t in thread_range(1): op                 (the block's role)
+ *   ATOM_ADD whose value before the add is wanted (into r1):
+ *       atom_old = alloc_shared T[1]
+ *       for t in thread_range(1): op, the value into atom_old[0]
+ *       r1 = atom_old[0]                      (every thread: it is read by all)
+ *   PUT/GET with a signal (nr == 3):
+ *       put/get without it                    (every thread moves a share)
+ *       for t in thread_range(1): signal_op   (set or add, on the same peer)
+ *   BARRIER_BLOCKS (with its fence), BARRIER_ALL:
+ *       fence(sys)                            (every thread's writes published)
+ *       for t in thread_range(1): op (f1 = 1: done by one thread for the
+ *                                             block, no fence of its own)
+ *
+ * and stays uniform otherwise (put/get moved by the whole block, fences,
+ * an LD into each thread's own register).  insert_sync treats a range of
+ * one thread holding one primitive (ts_comm_block_role) as it treated the
+ * uniform primitive, opaque: a barrier before and after, which also orders
+ * the scratch word's store before the block reads it and the data of a put
+ * before its signal.
+ *
+ * What changed in meaning: after a wait that gave up (abort or timeout) the
+ * block no longer returns at once; it runs on, and every later wait of the
+ * launch gives up at once (ts_comm_spin reads the abort word first), so the
+ * launch ends and the host reports the first failure as before.
+ */
+#include "ir/tileop.h"
+#include "ir/walk.h"
+#include "op/comm.h"
+#include "pass/pass.h"
+
+typedef struct LowerComm {
+    IrKernel *k;  /* the kernel */
+    TsArena *a;   /* its arena */
+} LowerComm;
+
+/* A copy of s's tile op (kept for the target: TS_OP_INST_COMM). */
+static IrStmt *op_copy(LowerComm *L, const IrStmt *s) {
+    IrStmt *n = ir_stmt(L->a, IR_S_TILEOP, s->loc);
+    n->op = TS_NEW(L->a, IrTileOp);
+    *n->op = *s->op;
+    return n;
+}
+
+static IrStmt *one_thread(LowerComm *L, IrStmt *body, TsLoc loc) {
+    IrVar *t = ir_var(L->k, "t", TS_INT32, IR_VAR_LOOP);
+    IrStmt *f = ir_for(L->a, t, ir_i32(L->a, 0), ir_i32(L->a, 1), IR_FOR_THREAD, body);
+    f->loc = loc;
+    return f;
+}
+
+static IrStmt *seq2(LowerComm *L, IrStmt *x, IrStmt *y, TsLoc loc) {
+    IrStmt *q = ir_seq(L->a);
+    q->loc = loc;
+    ir_seq_push(L->a, q, x);
+    ir_seq_push(L->a, q, y);
+    return q;
+}
+
+static bool is_private(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR; }
+
+/* T.atom_add's value before the add, for the whole block (see the essay). */
+static IrStmt *atom_value(LowerComm *L, const IrStmt *s) {
+    TsArena *a = L->a;
+    const IrBuffer *b = s->op->r[0].buf;
+    const IrRegion *r1 = &s->op->r[1];
+    IrBuffer *old = ir_buffer(L->k, "atom_old", b->dt, IR_SCOPE_SHARED, 1, (IrExpr *[]){ir_i32(a, 1)}, s->loc);
+    IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
+    al->alloc.buf = old;
+    IrStmt *op = op_copy(L, s);
+    IrExpr **zero = (IrExpr *[]){ir_i32(a, 0)};
+    IrExpr **z = TS_NEWN(a, IrExpr *, 1);
+    z[0] = zero[0];
+    IrExpr **one = TS_NEWN(a, IrExpr *, 1);
+    one[0] = ir_i32(a, 1);
+    op->op->r[1] = (IrRegion){old, 1, z, one};
+    IrExpr *v = ir_load(a, old, z, 1);
+    if (v->dt != r1->buf->dt) v = ir_cast(a, r1->buf->dt, v);
+    IrStmt *st = ir_store(a, r1->buf, r1->start, r1->ndim, v);
+    st->loc = s->loc;
+    if (!is_private(r1->buf)) st = one_thread(L, st, s->loc); /* memory the threads share: one writes it */
+    IrStmt *q = ir_seq(a);
+    q->loc = s->loc;
+    ir_seq_push(a, q, al);
+    ir_seq_push(a, q, one_thread(L, op, s->loc));
+    ir_seq_push(a, q, st);
+    return q;
+}
+
+/* A put/get with a signal: the data by the block, the signal by one thread. */
+static IrStmt *split_signal(LowerComm *L, const IrStmt *s) {
+    IrStmt *data = op_copy(L, s);
+    data->op->nr = 2;
+    data->op->r[2] = (IrRegion){0};
+    data->op->args[2] = NULL;
+    IrStmt *sig = op_copy(L, s);
+    IrTileOp *o = sig->op;
+    o->comm = TS_COMM_SIGNAL;
+    o->r[0] = s->op->r[2];
+    o->r[1] = o->r[2] = (IrRegion){0};
+    o->nr = 1;
+    o->args[1] = s->op->args[2];
+    o->args[2] = NULL;
+    o->cflags[0] = s->op->cflags[0];
+    o->cflags[1] = o->cflags[2] = 0;
+    return seq2(L, data, one_thread(L, sig, s->loc), s->loc);
+}
+
+/* The block barriers: every thread's fence, then one thread's arrival. */
+static IrStmt *block_barrier(LowerComm *L, const IrStmt *s) {
+    IrStmt *op = op_copy(L, s);
+    op->op->cflags[1] = 1;
+    bool fence = s->op->comm == TS_COMM_BARRIER_ALL || s->op->cflags[0];
+    if (s->op->comm == TS_COMM_BARRIER_BLOCKS) op->op->cflags[0] = 0;
+    if (!fence) return one_thread(L, op, s->loc);
+    IrStmt *f = ir_stmt(L->a, IR_S_TILEOP, s->loc);
+    f->op = TS_NEW(L->a, IrTileOp);
+    f->op->kind = TS_OP_COMM;
+    f->op->inst = TS_OP_INST_COMM;
+    f->op->comm = TS_COMM_FENCE;
+    f->op->cflags[2] = TS_SCOPE_SYS;
+    return seq2(L, f, one_thread(L, op, s->loc), s->loc);
+}
+
+static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
+    LowerComm *L = m->ctx;
+    if (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD) return s; /* per-thread code: the thread's own */
+    if (s->kind != IR_S_TILEOP || !s->op || s->op->kind != TS_OP_COMM || s->op->inst != TS_OP_INST_COMM) return NULL;
+    const IrTileOp *op = s->op;
+    switch (op->comm) {
+    case TS_COMM_ST:
+    case TS_COMM_SIGNAL:
+    case TS_COMM_WAIT: return one_thread(L, op_copy(L, s), s->loc);
+    case TS_COMM_ATOM_ADD: return op->nr > 1 ? atom_value(L, s) : one_thread(L, op_copy(L, s), s->loc);
+    case TS_COMM_LD: return op->nr > 1 && is_private(op->r[1].buf) ? s : one_thread(L, op_copy(L, s), s->loc);
+    case TS_COMM_PUT:
+    case TS_COMM_GET: return op->nr == 3 ? split_signal(L, s) : s;
+    case TS_COMM_BARRIER_BLOCKS:
+    case TS_COMM_BARRIER_ALL: return block_barrier(L, s);
+    default: return s;
+    }
+}
+
+void ts_pass_lower_comm(TsPassCtx *cx) {
+    IrKernel *k = cx->k;
+    if (!k->body || !ts_comm_used(k->body)) return;
+    LowerComm L = {k, cx->arena};
+    IrMutator m = {.arena = cx->arena, .ctx = &L, .pre_stmt = lower_pre};
+    k->body = ir_mutate_stmt(&m, k->body);
+}
