@@ -2,7 +2,8 @@
  * comm_builtins.c — the distributed names of the T namespace: TileScale's
  * device primitives (T.get_rank, T.put_block, T.st, T.wait_eq, ...), the
  * NVSHMEM-style ones (T.get_pe, T.putmem_nbi_block, T.signal_op, ...),
- * and T.address_of.
+ * T.address_of, and the warp primitives (shuffles, votes, warp
+ * reductions, lane index).
  *
  * Kept apart from builtins.c (which only forwards unknown T.* names and
  * calls here) because they share their own argument conventions: an
@@ -52,7 +53,12 @@
     X(C_BARRIER_ALL_BLOCK, "barrier_all_block") X(C_SYNC_ALL, "sync_all")                  \
     X(C_SYNC_ALL_BLOCK, "sync_all_block") X(C_SCALE, "Scale") X(C_ALLREDUCE, "allreduce")      \
     X(C_ALLGATHER, "allgather") X(C_REDUCE_SCATTER, "reduce_scatter") X(C_ALL_TO_ALL, "all_to_all")     \
-    X(C_VIEW, "view")
+    X(C_VIEW, "view") X(C_SHFL_XOR, "shfl_xor") X(C_SHFL_DOWN, "shfl_down") X(C_SHFL_UP, "shfl_up")     \
+    X(C_SHFL_SYNC, "shfl_sync") X(C_ANY_SYNC, "any_sync") X(C_ALL_SYNC, "all_sync")                      \
+    X(C_BALLOT_SYNC, "ballot_sync") X(C_WARP_ANY, "warp_any") X(C_WARP_ALL, "warp_all")                  \
+    X(C_GET_LANE_IDX, "get_lane_idx") X(C_SYNC_WARP, "sync_warp") X(C_WARP_SUM, "warp_reduce_sum")       \
+    X(C_WARP_MAX, "warp_reduce_max") X(C_WARP_MIN, "warp_reduce_min")                                   \
+    X(C_WARP_BITAND, "warp_reduce_bitand") X(C_WARP_BITOR, "warp_reduce_bitor")
 
 enum {
 #define X(id, name) id,
@@ -240,6 +246,123 @@ static IrStmt *comm_op(Elab *E, TsCommKind kind, TsLoc loc) {
     /* blocks that wait on others run as coroutines (C) / must be co-resident (CUDA) */
     if (kind == TS_COMM_WAIT || kind == TS_COMM_BARRIER_BLOCKS || kind == TS_COMM_BARRIER_ALL) E->k->may_block = true;
     return s;
+}
+
+/* ---- warp primitives ---------------------------------------------------------
+ *
+ * TileLang's and TileScale's names (tilelang/language/builtin.py: shfl_xor /
+ * shfl_down / shfl_up / shfl_sync (value, delta or lane, width=32,
+ * mask=full), any_sync / all_sync / ballot_sync (mask, predicate),
+ * get_lane_idx, sync_warp; TileScale's warp_any / warp_all (value, mask)
+ * and tilelang/language/reduce.py's warp_reduce_sum/max/min/bitand/bitor)
+ * as IR_WARP_* calls.  Lanes are those of 32-thread warps of the flat
+ * thread index; a shuffle's width is a power of two up to 32, its mask
+ * names the lanes that call it together (as CUDA's: a lane reading one
+ * outside the mask reads an undefined value). */
+
+static int warp_const(Elab *E, CArgs *A, Value *v, const char *what, int64_t dflt) {
+    if (!v || v->kind == V_NONE) return (int)dflt;
+    int64_t c;
+    IrExpr *e = int_arg(E, A, v, what);
+    if (!ir_is_const_int(e, &c))
+        elab_fail(E, TS_ERR_TYPE, A->loc, "%s: %s must be a constant", A->fn, what);
+    return (int)c;
+}
+
+/* The lane mask of a vote, as a uint32 expression (-1 and None: all). */
+static IrExpr *warp_mask(Elab *E, CArgs *A, Value *v) {
+    if (!v || v->kind == V_NONE || (v->kind == V_INT && v->i == -1)) return ir_int(E->a, 0xffffffffLL, TS_UINT32);
+    IrExpr *e = int_arg(E, A, v, "the lane mask");
+    return e->dt == TS_UINT32 ? e : ir_cast(E->a, TS_UINT32, e);
+}
+
+/* Flat thread index % 32. */
+static IrExpr *lane_idx(Elab *E) {
+    static const char *const names[3] = {"threadIdx_x", "threadIdx_y", "threadIdx_z"};
+    IrExpr *flat = NULL;
+    int64_t stride = 1;
+    for (int ax = 0; ax < 3; ax++) {
+        if (ax > 0 && E->k->threads[ax] <= 1) continue;
+        IrVar *v = ir_var(E->k, names[ax], TS_INT32, IR_VAR_THREAD_IDX);
+        v->axis = ax;
+        IrExpr *t = ir_bin(E->a, IR_MUL, ir_var_ref(E->a, v), ir_i32(E->a, stride));
+        flat = flat ? ir_bin(E->a, IR_ADD, flat, t) : t;
+        stride *= E->k->threads[ax] > 0 ? E->k->threads[ax] : 1;
+    }
+    return ir_bin(E->a, IR_FLOORMOD, flat, ir_i32(E->a, 32));
+}
+
+static Value *warp_builtin(Elab *E, int c, CArgs *A, TsLoc loc) {
+    TsArena *a = E->a;
+    switch (c) {
+    case C_SHFL_XOR: case C_SHFL_DOWN: case C_SHFL_UP: case C_SHFL_SYNC: {
+        static const char *const kws[] = {"value", "delta", "offset", "srcLane", "width", "mask", NULL};
+        ccheck(E, A, 4, kws);
+        IrExpr *v = val_to_expr(E, creq(E, A, 0, "value"), loc);
+        Value *d = comm_arg(E, A, 1, c == C_SHFL_SYNC ? "srcLane" : "delta");
+        if (!d && c != C_SHFL_SYNC) d = comm_arg(E, A, 1, "offset");
+        if (!d) elab_fail(E, TS_ERR_TYPE, loc, "%s needs the %s", A->fn, c == C_SHFL_SYNC ? "source lane" : "lane delta");
+        IrExpr *de = int_arg(E, A, d, c == C_SHFL_SYNC ? "the source lane" : "the lane delta");
+        int w = warp_const(E, A, comm_arg(E, A, 2, "width"), "the width", 32);
+        if (w < 1 || w > 32 || (w & (w - 1)))
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: the width must be a power of two from 1 to 32, not %d", A->fn, w);
+        if (v->dt == TS_BOOL) v = ir_cast(a, TS_INT32, v);
+        IrExpr **args = TS_NEWN(a, IrExpr *, 4);
+        args[0] = v;
+        args[1] = de->dt == TS_INT32 ? de : ir_cast(a, TS_INT32, de);
+        args[2] = ir_i32(a, w);
+        args[3] = warp_mask(E, A, comm_arg(E, A, 3, "mask"));
+        IrIntrinsic fn = c == C_SHFL_XOR ? IR_WARP_SHFL_XOR : c == C_SHFL_DOWN ? IR_WARP_SHFL_DOWN
+                       : c == C_SHFL_UP ? IR_WARP_SHFL_UP : IR_WARP_SHFL;
+        return val_expr(E, ir_call(a, fn, args, 4, v->dt), loc);
+    }
+    case C_ANY_SYNC: case C_ALL_SYNC: case C_BALLOT_SYNC: case C_WARP_ANY: case C_WARP_ALL: {
+        bool tl = c == C_ANY_SYNC || c == C_ALL_SYNC || c == C_BALLOT_SYNC; /* (mask, predicate) */
+        static const char *const kws_tl[] = {"mask", "predicate", NULL}, *const kws_ts[] = {"value", "mask", NULL};
+        ccheck(E, A, 2, tl ? kws_tl : kws_ts);
+        IrExpr *mask = warp_mask(E, A, comm_arg(E, A, tl ? 0 : 1, "mask"));
+        IrExpr *p = val_to_expr(E, creq(E, A, tl ? 1 : 0, tl ? "predicate" : "value"), loc);
+        IrExpr **args = TS_NEWN(a, IrExpr *, 2);
+        args[0] = mask;
+        args[1] = ir_bin(a, IR_NE, p, ir_int(a, 0, p->dt));
+        IrExpr *b = ir_call(a, IR_WARP_BALLOT, args, 2, TS_UINT32);
+        if (c == C_BALLOT_SYNC) return val_expr(E, ir_cast(a, TS_UINT64, b), loc);
+        IrExpr *r = c == C_ANY_SYNC || c == C_WARP_ANY ? ir_bin(a, IR_NE, b, ir_int(a, 0, TS_UINT32))
+                                                       : ir_bin(a, IR_EQ, b, mask);
+        return val_expr(E, ir_cast(a, TS_INT32, r), loc);
+    }
+    case C_GET_LANE_IDX: {
+        static const char *const kws[] = {"warp_size", NULL};
+        ccheck(E, A, 1, kws);
+        int w = warp_const(E, A, comm_arg(E, A, 0, "warp_size"), "the warp size", 32);
+        if (w != 32) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: warps have 32 lanes here, not %d", A->fn, w);
+        return val_expr(E, lane_idx(E), loc);
+    }
+    case C_SYNC_WARP: {
+        static const char *const kws[] = {"mask", NULL};
+        ccheck(E, A, 1, kws);
+        IrExpr **args = TS_NEWN(a, IrExpr *, 1);
+        args[0] = warp_mask(E, A, comm_arg(E, A, 0, "mask"));
+        IrStmt *s = ir_stmt(a, IR_S_EVAL, loc);
+        s->eval.e = ir_call(a, IR_WARP_SYNC, args, 1, TS_INT32);
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    default: { /* the warp reductions */
+        static const char *const kws[] = {"value", NULL};
+        ccheck(E, A, 1, kws);
+        IrExpr *v = val_to_expr(E, creq(E, A, 0, "value"), loc);
+        bool bits = c == C_WARP_BITAND || c == C_WARP_BITOR;
+        if (bits && !ts_dtype_is_int(v->dt))
+            elab_fail(E, TS_ERR_TYPE, loc, "%s takes an integer, not %s", A->fn, ts_dtype_name(v->dt));
+        if (v->dt == TS_BOOL) v = ir_cast(a, TS_INT32, v);
+        IrExpr **args = TS_NEWN(a, IrExpr *, 1);
+        args[0] = v;
+        IrIntrinsic fn = c == C_WARP_SUM ? IR_WARP_SUM : c == C_WARP_MAX ? IR_WARP_MAX : c == C_WARP_MIN ? IR_WARP_MIN
+                       : c == C_WARP_BITAND ? IR_WARP_BAND : IR_WARP_BOR;
+        return val_expr(E, ir_call(a, fn, args, 1, v->dt), loc);
+    }
+    }
 }
 
 static Value *rank_var(Elab *E, int axis, TsLoc loc) {
@@ -667,6 +790,7 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
     CArgs A0 = {args, nargs, kw, kwv, nkw, ts_sprintf(E->a, "T.%s()", comm_names[c]), loc}, *A = &A0;
     if (!E->cur)
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s must be used inside `with T.Kernel(...)`", A->fn);
+    if (c >= C_SHFL_XOR && c <= C_WARP_BITOR) return warp_builtin(E, c, A, loc);
     switch (c) {
     case C_GET_RANK:
     case C_GET_PE:

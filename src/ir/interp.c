@@ -386,6 +386,9 @@ static double call_fn(IrIntrinsic fn, double x, double y) {
     case IR_TRUNC: return trunc(x);
     case IR_SHFL_XOR: /* a warp collective: only thread-level runs know other lanes */
     case IR_REINTERPRET: /* eval() answers it: bits, not a number */
+    case IR_WARP_SHFL: case IR_WARP_SHFL_UP: case IR_WARP_SHFL_DOWN: case IR_WARP_SHFL_XOR:
+    case IR_WARP_BALLOT: case IR_WARP_SUM: case IR_WARP_MAX: case IR_WARP_MIN: case IR_WARP_BAND:
+    case IR_WARP_BOR: case IR_WARP_SYNC:
     case IR_INTRINSIC_COUNT: break;
     }
     return NAN;
@@ -437,6 +440,9 @@ static Val eval(IrInterp *in, const IrExpr *e) {
     case IR_E_CALL: {
         if (e->call.fn == IR_REINTERPRET)
             return bits_val(val_bits(eval(in, e->call.args[0]), e->call.args[0]->dt), e->dt);
+        if (e->call.fn >= IR_WARP_SHFL && e->call.fn <= IR_WARP_SYNC)
+            rt_fail(in, e->loc, "interp: a warp primitive needs the other lanes: run it on the C target (pass warp_c) "
+                                "or the thread-level interpreter");
         double args[2] = {0, 0};
         for (int i = 0; i < e->call.nargs && i < 2; i++)
             args[i] = as_double(eval(in, e->call.args[i]), e->call.args[i]->dt);

@@ -67,7 +67,17 @@ typedef enum IrBinOp {
     /* thread-level: the value `a` held by lane (this lane ^ b) of the warp */ \
     X(IR_SHFL_XOR, "shfl_xor", 2)                                               \
     /* the bits of `a` read as the call's dtype, of the same width (T.reinterpret) */ \
-    X(IR_REINTERPRET, "reinterpret", 1)
+    X(IR_REINTERPRET, "reinterpret", 1)                                        \
+    /* warp primitives (T.shfl_*, T.ballot_sync, T.warp_reduce_*; op/comm.h,  \
+     * ts_warp_call): the value operand in its own dtype (any), the result    \
+     * in it; lanes of 32-thread warps of the flat thread index; shuffles:   \
+     * (value, lane or delta, width, lane mask), ballot: (mask, predicate) */ \
+    X(IR_WARP_SHFL, "warp.shfl", 4) X(IR_WARP_SHFL_UP, "warp.shfl_up", 4)      \
+    X(IR_WARP_SHFL_DOWN, "warp.shfl_down", 4)                                 \
+    X(IR_WARP_SHFL_XOR, "warp.shfl_xor", 4) X(IR_WARP_BALLOT, "warp.ballot", 2) \
+    X(IR_WARP_SUM, "warp.sum", 1) X(IR_WARP_MAX, "warp.max", 1)               \
+    X(IR_WARP_MIN, "warp.min", 1) X(IR_WARP_BAND, "warp.bitand", 1)           \
+    X(IR_WARP_BOR, "warp.bitor", 1) X(IR_WARP_SYNC, "warp.sync", 1)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,

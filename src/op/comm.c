@@ -62,6 +62,15 @@ bool ts_comm_used(const IrStmt *s) {
     }
 }
 
+bool ts_warp_fn(IrIntrinsic fn) { return fn >= IR_WARP_SHFL && fn <= IR_WARP_SYNC; }
+
+bool ts_warp_call(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_CALL && ts_warp_fn(e->call.fn);
+}
+
+bool ts_warp_used(const IrStmt *s) { return s && ir_stmt_any_expr(s, ts_warp_call, NULL); }
+
 bool ts_comm_block_role(const IrStmt *s) {
     int64_t n;
     if (!s || s->kind != IR_S_FOR || s->for_.kind != IR_FOR_THREAD || !ir_is_const_int(s->for_.extent, &n) || n != 1)

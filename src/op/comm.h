@@ -70,6 +70,15 @@ const char *ts_comm_cmp_text(int cmp);
 int ts_comm_rows_axis(const IrRegion *r, int64_t *rows);
 /* Does the kernel contain a communication op (before or after lowering)? */
 bool ts_comm_used(const IrStmt *s);
+/* Is fn a warp primitive (IR_WARP_*: shuffles, ballot, warp reductions,
+ * __syncwarp)?  Their value differs between threads; the CUDA target
+ * prints them as __shfl_*_sync / __ballot_sync (comm_cuda.c), the C target
+ * exchanges the lanes' values at the statement (pass warp_c). */
+bool ts_warp_fn(IrIntrinsic fn);
+/* An ir_expr_any visitor: is e a call of a warp primitive? */
+bool ts_warp_call(const IrExpr *e, void *ctx);
+/* Does s use a warp primitive anywhere? */
+bool ts_warp_used(const IrStmt *s);
 /* Is s a thread range of one thread holding one communication op: a
  * block's primitive that pass lower_comm gave to thread 0 (insert_sync
  * puts a barrier before and after it, as around a uniform primitive)? */

@@ -59,6 +59,7 @@
 #include "ir/arith.h"
 #include "ir/tileop.h"
 #include "ir/walk.h"
+#include "op/comm.h"
 #include "pass/pass.h"
 
 #include <string.h>
@@ -108,6 +109,7 @@ static void mark_buf(Part *p, const IrBuffer *b) {
 
 static bool varying_node(const IrExpr *e, void *ctx) {
     const Part *p = ctx;
+    if (ts_warp_call(e, NULL)) return true; /* a warp primitive's value is the lane's own */
     if (e->kind == IR_E_VAR) return var_varies(p, e->var);
     if (e->kind == IR_E_LOAD) return is_private(e->load.buf) && buf_varies(p, e->load.buf);
     return false;
@@ -944,7 +946,8 @@ static bool thread_ref(const IrExpr *e, void *ctx) {
 
 void ts_pass_thread_loops_c(TsPassCtx *cx) {
     IrKernel *k = cx->k;
-    if (cx->target != TS_TARGET_C || !k->body || !ir_stmt_any_expr(k->body, thread_ref, NULL)) return;
+    if (cx->target != TS_TARGET_C || !k->body || (!ir_stmt_any_expr(k->body, thread_ref, NULL) && !ts_warp_used(k->body)))
+        return;
     Part p = {.cx = cx, .k = k, .a = cx->arena, .nt = ir_kernel_nthreads(k), .c = true};
     do {
         p.changed = false;

@@ -59,6 +59,7 @@ void ts_pass_lower_comm(TsPassCtx *cx);        /* CUDA: a block's communication 
 void ts_pass_insert_sync(TsPassCtx *cx);       /* CUDA: barriers where threads share data */
 void ts_pass_plan_smem(TsPassCtx *cx);         /* CUDA: shared-memory offsets, padding, reuse, limit */
 void ts_pass_thread_loops_c(TsPassCtx *cx);    /* C: thread-dependent code in thread ranges (partition_threads.c) */
+void ts_pass_warp_c(TsPassCtx *cx);            /* C: warp primitives in lock-step */
 void ts_pass_resolve_views(TsPassCtx *cx);     /* views' accesses -> their base's */
 
 #endif

@@ -29,6 +29,8 @@
  *                      across live ranges, the block's limit (plan_smem.c)
  * c thread_loops_c     C only: code that differs between threads in thread
  *                      ranges, run as loops over the threads (partition_threads.c)
+ * c warp_c             C only: thread ranges using warp primitives cut so
+ *                      that the warp runs them in lock-step (warp_c.c)
  * * split_address      global copy addresses as base + step (split_address.c)
  *   verify_lowered     well formed, and no tile operator is left
  *
@@ -114,6 +116,10 @@ const TsPass ts_passes[] = {
     {"thread_loops_c", ts_pass_thread_loops_c,
      "C: code that differs between the threads (T.get_thread_binding) in thread ranges, which the C target "
      "runs as loops over the block's threads; varying lets and private buffers get a copy per thread",
+     TS_PASS_C},
+    {"warp_c", ts_pass_warp_c,
+     "C: thread ranges that use warp primitives (shuffles, votes, warp reductions) become a sequence of "
+     "ranges running the warp in lock-step, each call's operands exchanged through per-thread words",
      TS_PASS_C},
     {"split_address", ts_pass_split_address,
      "CUDA: each vector copy's global address in a loop becomes a base fixed per thread plus the loop's step "

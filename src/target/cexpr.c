@@ -360,6 +360,44 @@ static void emit_reinterpret(TsCxGen *x, const IrExpr *e) {
     out(x, ")");
 }
 
+/* A warp primitive (IR_WARP_*): `ts_warp_<op>(value in its compute type,
+ * int operands)`, helpers the CUDA target defines (target/cuda/comm_cuda.c:
+ * __shfl_*_sync, __ballot_sync, butterflies of __shfl_xor_sync).  The C
+ * target never prints one: pass warp_c exchanges the lanes' values in the
+ * IR first. */
+static void emit_warp(TsCxGen *x, const IrExpr *e) {
+    static const char *const names[] = {
+        [IR_WARP_SHFL] = "ts_warp_shfl", [IR_WARP_SHFL_UP] = "ts_warp_shfl_up",
+        [IR_WARP_SHFL_DOWN] = "ts_warp_shfl_down", [IR_WARP_SHFL_XOR] = "ts_warp_shfl_xor",
+        [IR_WARP_BALLOT] = "ts_warp_ballot", [IR_WARP_SUM] = "ts_warp_sum", [IR_WARP_MAX] = "ts_warp_max",
+        [IR_WARP_MIN] = "ts_warp_min", [IR_WARP_BAND] = "ts_warp_bitand", [IR_WARP_BOR] = "ts_warp_bitor",
+        [IR_WARP_SYNC] = "ts_warp_sync",
+    };
+    const char *ct = ts_cx_compute_ctype(x, e->dt, e->loc);
+    IrIntrinsic fn = e->call.fn;
+    outf(x, "((%s)%s(", ct, names[fn]);
+    if (fn == IR_WARP_BALLOT || fn == IR_WARP_SYNC) {
+        out(x, "(unsigned)(");
+        ts_cx_expr(x, e->call.args[0]);
+        out(x, ")");
+        if (fn == IR_WARP_BALLOT) {
+            out(x, ", (int)(0 != (");
+            ts_cx_expr(x, e->call.args[1]);
+            out(x, "))");
+        }
+    } else {
+        outf(x, "(%s)(", ct);
+        ts_cx_expr(x, e->call.args[0]);
+        out(x, ")");
+        for (int i = 1; i < e->call.nargs; i++) { /* lane/delta, width; the mask */
+            out(x, i == 3 ? ", (unsigned)(" : ", (int)(");
+            ts_cx_expr(x, e->call.args[i]);
+            out(x, ")");
+        }
+    }
+    out(x, "))");
+}
+
 static void emit_call(TsCxGen *x, const IrExpr *e) {
     static const int arity[] = {
 #define X(en, n, ar) [en] = ar,
@@ -374,6 +412,10 @@ static void emit_call(TsCxGen *x, const IrExpr *e) {
                    e->call.nargs);
     if (fn == IR_REINTERPRET) {
         emit_reinterpret(x, e);
+        return;
+    }
+    if (fn >= IR_WARP_SHFL && fn <= IR_WARP_SYNC) {
+        emit_warp(x, e);
         return;
     }
     char ac = ts_cx_cat(x, e->call.args[0]->dt, e->call.args[0]->loc);

@@ -4,7 +4,8 @@
  * tests/run/dist_bad.py) is compiled for the CUDA target and its source
  * built with NVRTC for sm_80 and sm_90a; the source must carry the
  * world's globals (ts_comm_peer) and the checked address translation,
- * and no thread test, shared word or barrier the IR does not show.
+ * and no thread test, shared word or barrier the IR does not show; and
+ * the warp primitives' kernel (tests/run/warp_prims.py) builds too.
  * A primitive under a T.Parallel loop is refused with a clear message.
  * No GPU needed; without libnvrtc the test exits 77 (skipped).
  */
@@ -54,6 +55,7 @@ static const Case cases[] = {
     {"tests/run/dist_bad.py", "get_past_end", {{"N", "64"}}, 1},
     {"tests/golden/ir_lower_comm.py", "kern", {{"P", "2"}}, 1},
     {"examples/distributed/thread_level.py", "atom_broadcast", {{"NT", "256"}}, 1},
+    {"tests/run/warp_prims.py", "warp_prims", {{"B", "2"}, {"TY", "4"}}, 2}, /* warp primitives, no world */
 };
 
 static const char *IN_PARALLEL =
@@ -89,8 +91,13 @@ int main(void) {
         CHECK_EQ_INT(TS_OK, st);
         if (!k) continue;
         const char *src = ts_kernel_source(k);
-        CHECK_CONTAINS(src, "__device__ ts_u64 ts_comm_peer[64];");
-        CHECK_CONTAINS(src, "ts_comm_addr(");
+        if (!strcmp(c->entry, "warp_prims")) { /* __shfl_*_sync, __ballot_sync, butterflies */
+            CHECK_CONTAINS(src, "__shfl_xor_sync(k, v, m, w)");
+            CHECK_CONTAINS(src, "ts_warp_ballot((unsigned)(");
+        } else {
+            CHECK_CONTAINS(src, "__device__ ts_u64 ts_comm_peer[64];");
+            CHECK_CONTAINS(src, "ts_comm_addr(");
+        }
         if (!strcmp(c->entry, "kernel_")) CHECK_CONTAINS(src, "uint4 *ts_vd"); /* 16-byte moves in T.put_block */
         /* remote tile copies as ranges of 16-byte moves by the whole block */
         if (!strcmp(c->entry, "tile_copy") || !strcmp(c->entry, "reduce_scatter")) CHECK_CONTAINS(src, "uint4 *ts_vd");

@@ -126,6 +126,32 @@ static const char comm_prelude[] =
 
 void ts_cuda_comm_prelude(TsBuf *o) { ts_buf_puts(o, comm_prelude); }
 
+/* The warp primitives (IR_WARP_*, printed by target/cexpr.c): CUDA's
+ * __shfl_*_sync with TileLang's width and lane mask, __ballot_sync,
+ * and the reductions as a butterfly of __shfl_xor_sync with offsets 16, 8,
+ * 4, 2, 1, each step `own op other` (the C target's pass warp_c does the
+ * same steps in the same order, so both give the same bits). */
+static const char warp_prelude[] =
+    "/* warp primitives (src/target/cuda/comm_cuda.c) */\n"
+    "template <typename T> TS_DEV T ts_warp_shfl(T v, int l, int w, unsigned k) { return __shfl_sync(k, v, l, w); }\n"
+    "template <typename T> TS_DEV T ts_warp_shfl_up(T v, int d, int w, unsigned k) { return __shfl_up_sync(k, v, (unsigned)d, w); }\n"
+    "template <typename T> TS_DEV T ts_warp_shfl_down(T v, int d, int w, unsigned k) { return __shfl_down_sync(k, v, (unsigned)d, w); }\n"
+    "template <typename T> TS_DEV T ts_warp_shfl_xor(T v, int m, int w, unsigned k) { return __shfl_xor_sync(k, v, m, w); }\n"
+    "TS_DEV unsigned ts_warp_ballot(unsigned m, int p) { return __ballot_sync(m, p); }\n"
+    "TS_DEV int ts_warp_sync(unsigned m) { __syncwarp(m); return 0; }\n"
+    "#define TS_WARP_REDUCE(NAME, OP) \\\n"
+    "template <typename T> TS_DEV T ts_warp_##NAME(T v) { \\\n"
+    "    for (int o = 16; o > 0; o >>= 1) { T w = __shfl_xor_sync(0xffffffffu, v, o); v = OP; } \\\n"
+    "    return v; \\\n"
+    "}\n"
+    "TS_WARP_REDUCE(sum, v + w)\n"
+    "TS_WARP_REDUCE(max, w > v ? w : v)\n"
+    "TS_WARP_REDUCE(min, w < v ? w : v)\n"
+    "TS_WARP_REDUCE(bitand, v & w)\n"
+    "TS_WARP_REDUCE(bitor, v | w)\n\n";
+
+void ts_cuda_warp_prelude(TsBuf *o) { ts_buf_puts(o, warp_prelude); }
+
 /* ---- emitter state ---------------------------------------------------------------- */
 
 typedef struct Ce {

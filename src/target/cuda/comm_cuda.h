@@ -30,6 +30,9 @@ typedef struct TsCudaComm {
 
 /* Appends the communication globals and helpers (after the prelude). */
 void ts_cuda_comm_prelude(TsBuf *o);
+/* Appends the warp primitives' helpers (ts_warp_*: shuffles, ballot,
+ * butterfly reductions), for kernels that use them. */
+void ts_cuda_warp_prelude(TsBuf *o);
 /* Whether op can be done by one thread (in per-thread code): element
  * stores, loads, atomics, signals, waits, fences and put/get; not the
  * block-wide barriers. */
