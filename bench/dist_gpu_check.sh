@@ -5,14 +5,17 @@
 # (each must be a clear error, none a hang) and the co-residency refusal.
 # Prints one line per case and a summary; exit status 1 if anything failed.
 #   sh bench/dist_gpu_check.sh [./build/tilescale]
+# ONLY=REGEX runs only the cases whose name matches (grep -E).
 tool="${1:-./build/tilescale}"
 d=examples/distributed
 c=$d/collectives.py
 b=tests/run/dist_bad.py
 pass=0
 fail=0
+skip() { [ -n "${ONLY:-}" ] && ! echo "$1" | grep -qE "$ONLY"; }
 ok() {
   name="$1"; shift
+  skip "$name" && return 0
   out=$(timeout 300 "$tool" run "$@" --target cuda --timeout 20 2>&1)
   rc=$?
   if [ $rc -eq 0 ] && echo "$out" | grep -q '^PASS$'; then
@@ -23,6 +26,7 @@ ok() {
 }
 err() {
   name="$1"; want="$2"; shift 2
+  skip "$name" && return 0
   out=$(timeout 300 "$tool" run "$@" --target cuda 2>&1)
   rc=$?
   if [ $rc -ne 0 ] && [ $rc -ne 124 ] && echo "$out" | grep -qF "$want"; then
@@ -59,6 +63,17 @@ ok "Cannon GEMM 2x2 ranks" $d/cannon.py --entry cannon --ranks 4 -D q=2 -D BM=12
 ok "warp primitives, a range per warp (T.get_thread_binding) x2" $d/warp_prims.py --entry warp_prims --ranks 2 -D M=65536 -D block_M=4096 -D threads=128 --check-against warp_prims_ref
 ok "SUMMA GEMM 2x2 ranks" $d/summa.py --entry summa --ranks 4 -D q=2 -D BM=128 -D BN=128 -D BK=128 --check-against summa_ref
 ok "tile copies x4" $d/tile_copy.py --entry tile_copy --ranks 4 -D M=40 -D N=48 -D BM=16 -D BN=16 --check-against tile_copy_ref
+# warp primitives (shuffles, votes, warp reductions; no world): the same serial reference as on the C target
+if ! skip "warp primitives"; then
+  for ty in 4 1; do
+    out=$(timeout 120 "$tool" run tests/run/warp_prims.py --entry warp_prims -D B=2 -D TY=$ty --target cuda --check-against warp_prims_ref 2>&1)
+    if [ $? -eq 0 ] && echo "$out" | grep -q '^PASS$'; then
+      pass=$((pass + 1)); echo "PASS  warp primitives (T.shfl_*, votes, T.warp_reduce_*), threads (32, $ty)"
+    else
+      fail=$((fail + 1)); echo "FAIL  warp primitives, threads (32, $ty)"; echo "$out" | grep -v ' ok$' | tail -8 | sed 's/^/      /'
+    fi
+  done
+fi
 err "wait nobody answers" "T.wait: timed out after 2000 ms waiting for element 1" $b --entry lonely_wait -D P=2 --ranks 2 --timeout 2
 err "barrier_all skipped by a rank" "T.barrier_all: timed out" $b --entry partial_barrier -D P=3 --ranks 3 --timeout 2
 err "barrier_blocks skipped by a rank" "T.barrier_blocks: timed out" $b --entry partial_barrier_blocks -D P=4 --ranks 4 --timeout 2

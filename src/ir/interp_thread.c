@@ -201,9 +201,12 @@ static bool is_private(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL ||
 
 /* ---- expression helpers --------------------------------------------------- */
 
+/* A warp collective: shfl_xor of the reductions, or a warp primitive
+ * (IR_WARP_*: T.shfl_*, votes, T.warp_reduce_*, T.sync_warp). */
 static bool is_shfl(const IrExpr *e, void *ctx) {
     (void)ctx;
-    return e->kind == IR_E_CALL && e->call.fn == IR_SHFL_XOR;
+    return e->kind == IR_E_CALL &&
+           (e->call.fn == IR_SHFL_XOR || (e->call.fn >= IR_WARP_SHFL && e->call.fn <= IR_WARP_SYNC));
 }
 
 /* The expressions a statement evaluates itself (not those of its body). */
@@ -505,8 +508,78 @@ static const IrExpr *subst(IrTInterp *x, Th *t, const IrExpr *e) {
     return c;
 }
 
+/* Thread s's value of e (s at the same statement as t: lock-step). */
+static double lane_eval(IrTInterp *x, Th *t, int s, const IrExpr *node, const IrExpr *e) {
+    if (s >= x->nt)
+        rt_fail(x, node->loc, "interp: a warp primitive: lane %d of warp %d reads thread %d, beyond the block's %d threads",
+                t->id % 32, t->id / 32, s, x->nt);
+    Th *o = &x->th[s];
+    if (o != t && (o->state != TH_WARP || o->at != t->at))
+        rt_fail(x, node->loc, "interp: a warp primitive: thread %d reads thread %d, which is not at this statement",
+                t->id, s);
+    int memo = o->memo_on;
+    o->memo_on = 0;
+    double v = eval_in(x, o, e);
+    o->memo_on = memo;
+    return v;
+}
+
+/* v as a value of dtype dt (rounded or wrapped as a store would). */
+static double as_dtype(double v, TsDType dt) {
+    switch (dt) {
+    case TS_FLOAT32: return (double)(float)v;
+    case TS_INT32: return (double)(int32_t)(uint32_t)(int64_t)v;
+    case TS_UINT32: return (double)(uint32_t)(int64_t)v;
+    default: return v;
+    }
+}
+
+/* A warp primitive (IR_WARP_*) for thread t, by CUDA's rules: the source
+ * lane of a shuffle within its width segment (its own value when outside
+ * it), the ballot of the 32 lanes, a reduction as the butterfly the CUDA
+ * target prints (offsets 16 .. 1, own op other, rounded at each step). */
+static double warp_value(IrTInterp *x, Th *t, const IrExpr *node) {
+    IrIntrinsic fn = node->call.fn;
+    int lane = t->id % 32, base = t->id - lane;
+    if (fn == IR_WARP_SYNC) return 0;
+    if (fn == IR_WARP_BALLOT) {
+        uint32_t m = (uint32_t)(int64_t)eval_in(x, t, node->call.args[0]), r = 0;
+        for (int j = 0; j < 32; j++)
+            if ((m >> j & 1u) && lane_eval(x, t, base + j, node, node->call.args[1]) != 0) r |= 1u << j;
+        return (double)r;
+    }
+    if (fn >= IR_WARP_SUM) {
+        double v[32], w[32];
+        for (int j = 0; j < 32; j++) v[j] = lane_eval(x, t, base + j, node, node->call.args[0]);
+        for (int o = 16; o > 0; o >>= 1) {
+            for (int j = 0; j < 32; j++) {
+                double a = v[j], b = v[j ^ o];
+                switch (fn) {
+                case IR_WARP_SUM: w[j] = a + b; break;
+                case IR_WARP_MAX: w[j] = b > a ? b : a; break;
+                case IR_WARP_MIN: w[j] = b < a ? b : a; break;
+                case IR_WARP_BAND: w[j] = (double)((int64_t)a & (int64_t)b); break;
+                default: w[j] = (double)((int64_t)a | (int64_t)b); break;
+                }
+            }
+            for (int j = 0; j < 32; j++) v[j] = as_dtype(w[j], node->dt);
+        }
+        return v[lane];
+    }
+    int64_t d = (int64_t)eval_in(x, t, node->call.args[1]), w = (int64_t)eval_in(x, t, node->call.args[2]);
+    int64_t in = lane & (w - 1), seg = lane - in, src = lane;
+    switch (fn) {
+    case IR_WARP_SHFL: src = seg + (d & (w - 1)); break;
+    case IR_WARP_SHFL_UP: src = d >= 0 && in - d >= 0 ? lane - d : lane; break;
+    case IR_WARP_SHFL_DOWN: src = d >= 0 && in + d < w ? lane + d : lane; break;
+    default: src = lane ^ d; if (src < 0 || src >= seg + w) src = lane; break;
+    }
+    return lane_eval(x, t, base + (int)src, node, node->call.args[0]);
+}
+
 /* shfl_xor(value, mask) for thread t: value as lane (t ^ mask) computes it. */
 static double shfl_value(IrTInterp *x, Th *t, const IrExpr *node) {
+    if (node->call.fn != IR_SHFL_XOR) return warp_value(x, t, node);
     int64_t mask = (int64_t)eval_in(x, t, node->call.args[1]);
     int lane = t->id % 32, base = t->id - lane;
     int64_t src = lane ^ mask;
@@ -1034,7 +1107,7 @@ static void lockstep(IrTInterp *x, int base, int end) {
                 ts_vec_push(x->a, nodes, e);
                 continue;
             }
-            if (sp > 240) rt_fail(x, s->loc, "interp: expression too deep for shfl_xor");
+            if (sp > 240) rt_fail(x, s->loc, "interp: expression too deep for a warp collective");
             switch (e->kind) {
             case IR_E_LOAD:
                 for (int j = 0; j < e->load.nidx && sp < 250; j++) stack[sp++] = e->load.idx[j];
