@@ -57,6 +57,7 @@ for n in 2 4; do
   ok "thread-level code (T.get_thread_binding, 2-D block, warp put) x$n" $d/thread_level.py --entry thread_level --ranks $n -D N=4096 --check-against thread_level_ref
   ok "T.atom_add's value in uniform code, to every thread x$n" $d/thread_level.py --entry atom_broadcast --ranks $n --check-against atom_broadcast_ref
   ok "MoE dispatch/combine, DeepEP style (warps per peer) x$n" $d/moe_deepep.py --entry moe_deepep --ranks $n -D P=$n -D TOK=256 -D H=128 -D E=2 -D K=2 --check-against moe_deepep_ref
+  ok "T.Scale(\"warp\") copies and fills over the 32 lanes x$n" $d/warp_tiles.py --entry warp_tiles --ranks $n -D rows=2000 -D cols=72 --check-against warp_tiles_ref
   ok "GEMM-RS overlapped (epilogue push + per-tile signals) x$n" $d/tp_gemm.py --entry gemm_rs_overlap --ranks $n -D M=$((128 * n)) -D N=128 -D KP=64 -D P=$n --in round=1 --check-against gemm_rs_overlap_ref
 done
 ok "Cannon GEMM 2x2 ranks" $d/cannon.py --entry cannon --ranks 4 -D q=2 -D BM=128 -D BN=128 -D BK=128 --check-against cannon_ref

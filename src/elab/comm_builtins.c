@@ -523,6 +523,87 @@ static bool warp_body_bad(const IrStmt *st, void *ctx) {
            st->op->kind != TS_OP_COMM && st->op->kind != TS_OP_ATOMIC_ADD;
 }
 
+static bool private_load(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_LOAD && (e->load.buf->scope == IR_SCOPE_LOCAL || e->load.buf->scope == IR_SCOPE_VAR ||
+                                    e->load.buf->scope == IR_SCOPE_FRAGMENT);
+}
+
+/* A local T.copy / T.fill of a warp's body that its 32 lanes can share:
+ * between shared or global tiles (a register of lane 0 is not the
+ * others'), its operands read no register (lane 0 may have set it alone),
+ * not a pipeline's asynchronous copy. */
+static bool lanes_can_share(const IrStmt *st) {
+    if (st->kind != IR_S_TILEOP || !st->op || (st->op->kind != TS_OP_COPY && st->op->kind != TS_OP_FILL) ||
+        st->op->async)
+        return false;
+    const IrTileOp *op = st->op;
+    if (op->kind == TS_OP_FILL && (op->nr != 1 || !op->value || ir_expr_any(op->value, private_load, NULL)))
+        return false;
+    if (op->kind == TS_OP_COPY && op->nr != 2) return false;
+    for (int r = 0; r < op->nr; r++) {
+        const IrRegion *g = &op->r[r];
+        if (g->buf->scope != IR_SCOPE_SHARED && g->buf->scope != IR_SCOPE_GLOBAL) return false;
+        for (int d = 0; d < g->ndim; d++)
+            if (ir_expr_any(g->start[d], private_load, NULL) || ir_expr_any(g->extent[d], private_load, NULL))
+                return false;
+    }
+    return true;
+}
+
+/* A T.Scale("warp") body (SEQ) as the warp runs it: lets of values every
+ * lane can compute and allocations for all lanes; local tile copies and
+ * fills between shared/global tiles shared by the 32 lanes (TS_COMM_LANES,
+ * a T.sync_warp before and after: the lanes see lane 0's stores and each
+ * other's); everything else by lane 0 (`if lane == 0`), as before.  After
+ * a let that only lane 0 can compute, the rest stays with lane 0. */
+static IrStmt *warp_body(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc) {
+    TsArena *a = E->a;
+    IrStmt *out = ir_seq(a), *group = NULL;
+    out->loc = loc;
+    bool spread = true;
+    for (int i = 0; i < body->seq.n; i++) {
+        IrStmt *st = body->seq.v[i];
+        bool hoist = spread && (st->kind == IR_S_ALLOC ||
+                                (st->kind == IR_S_LET && !ir_expr_any(st->let.value, private_load, NULL)));
+        bool share = spread && !hoist && lanes_can_share(st);
+        if (hoist || share) {
+            group = NULL;
+            if (hoist) {
+                ir_seq_push(a, out, st);
+                continue;
+            }
+            IrStmt *c = ir_stmt(a, IR_S_TILEOP, st->loc);
+            c->op = TS_NEW(a, IrTileOp);
+            c->op->kind = TS_OP_COMM;
+            c->op->comm = TS_COMM_LANES;
+            c->op->nr = st->op->nr;
+            for (int r = 0; r < st->op->nr; r++) c->op->r[r] = st->op->r[r];
+            c->op->args[1] = st->op->kind == TS_OP_FILL ? st->op->value : NULL;
+            c->op->args[2] = lane;
+            c->op->cflags[0] = 32;
+            for (int k = 0; k < 2; k++) {
+                IrExpr **m = TS_NEWN(a, IrExpr *, 1);
+                m[0] = ir_int(a, 0xffffffffLL, TS_UINT32);
+                IrStmt *sy = ir_stmt(a, IR_S_EVAL, st->loc);
+                sy->eval.e = ir_call(a, IR_WARP_SYNC, m, 1, TS_INT32);
+                if (k == 1) ir_seq_push(a, out, c);
+                ir_seq_push(a, out, sy);
+            }
+            continue;
+        }
+        if (st->kind == IR_S_LET) spread = false;
+        if (!group) {
+            IrStmt *g = ir_stmt(a, IR_S_IF, st->loc);
+            g->if_.cond = ir_bin(a, IR_EQ, lane, ir_i32(a, 0));
+            g->if_.then = group = ir_seq(a);
+            ir_seq_push(a, out, g);
+        }
+        ir_seq_push(a, group, st);
+    }
+    return out;
+}
+
 /* with T.Scale(level) as (id, count): the body is SPMD over the units of
  * the level.  device: every rank runs it, (rank, ranks).  block: every
  * block, (linear block index, blocks).  warpgroup/warp: every warpgroup
@@ -531,6 +612,8 @@ static bool warp_body_bad(const IrStmt *st, void *ctx) {
  * (`if tid % 32 == 0`, id = tid // 32), so on CUDA the units run at the
  * same time and on the C target thread_loops_c runs them one after
  * another; warp primitives called there move the range with that lane.
+ * In a warp's body, local T.copy / T.fill between shared and global
+ * tiles are shared by its 32 lanes instead (warp_body).
  * Tile operators that need the whole block (T.gemm, reductions) and
  * T.sync_threads are refused in such a body. */
 void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
@@ -584,6 +667,11 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
         elab_fail(E, TS_ERR_UNSUPPORTED, s->loc,
                   "T.Scale(\"%s\"): the body runs on one lane of each %s; tile operators that need the whole block "
                   "(T.gemm, reductions, ...) and T.sync_threads cannot be in it", lv, lv);
+    if (loop && !strcmp(lv, "warp") && loop->if_.then->kind == IR_S_SEQ) { /* copies and fills over the lanes */
+        IrStmt *w = warp_body(E, loop->if_.then, ir_bin(a, IR_FLOORMOD, ir_var_ref(a, ir_kernel_tid(k)), ir_i32(a, 32)),
+                              s->loc);
+        *loop = *w;
+    }
 }
 
 /* Linear index and count of the grid's blocks. */

@@ -144,7 +144,7 @@ const char *ts_comm_name(int comm); /* a TsCommKind's name */
     X(TS_COMM_ST, "st") X(TS_COMM_LD, "ld") X(TS_COMM_WAIT, "wait")              \
     X(TS_COMM_ATOM_ADD, "atom_add") X(TS_COMM_SIGNAL, "signal_op")               \
     X(TS_COMM_FENCE, "fence") X(TS_COMM_BARRIER_BLOCKS, "barrier_blocks")        \
-    X(TS_COMM_BARRIER_ALL, "barrier_all")
+    X(TS_COMM_BARRIER_ALL, "barrier_all") X(TS_COMM_LANES, "lanes")
 
 typedef enum TsCommKind {
 #define X(e, n) e,

@@ -244,6 +244,56 @@ static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     return in ? op_if(a, s->loc, in, fast, slow) : fast;
 }
 
+/* LANES (op/comm.h): the element nest of a T.copy or T.fill with its
+ * innermost dim dealt to the lanes (lane l: l, l + f0, l + 2 f0, ...;
+ * consecutive lanes on consecutive elements: coalesced), each element
+ * guarded like T.copy / T.fill. */
+static IrStmt *lower_lanes(TsLowerCtx *cx, const IrStmt *s) {
+    TsArena *a = cx->arena;
+    const IrTileOp *op = s->op;
+    IrVar *v[OP_MAXDIM];
+    int64_t ext[OP_MAXDIM];
+    int n;
+    IrStmt *body;
+    if (op->nr == 2) {
+        const IrRegion *src = &op->r[0], *dst = &op->r[1];
+        OpPair p;
+        op_pair_regions(cx, s, "T.copy", src, dst, &p);
+        IrExpr *val = ir_load(a, src->buf, p.src_idx, src->ndim);
+        body = ir_store(a, dst->buf, p.dst_idx, dst->ndim, val->dt == dst->buf->dt ? val : ir_cast(a, dst->buf->dt, val));
+        body->loc = s->loc;
+        body = op_if(a, s->loc, op_in_bounds(a, src->buf, p.src_idx), body, NULL);
+        body = op_if(a, s->loc, op_in_bounds(a, dst->buf, p.dst_idx), body, NULL);
+        n = p.n;
+        for (int j = 0; j < n; j++) v[j] = p.v[j], ext[j] = p.ext[j];
+    } else {
+        const IrRegion *dst = &op->r[0];
+        int dd[OP_MAXDIM];
+        IrExpr *off[OP_MAXDIM];
+        n = op_region_shape(cx, s, "T.fill", dst, dd, ext);
+        op_loop_vars(cx, v, n, 'i');
+        op_var_refs(a, v, n, off);
+        IrExpr **di = op_region_index(a, dst, dd, off, n);
+        body = ir_store(a, dst->buf, di, dst->ndim, ir_cast(a, dst->buf->dt, op->args[1]));
+        body->loc = s->loc;
+        body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
+    }
+    int64_t per = op->cflags[0];
+    if (n == 0) return body;
+    /* lane l: columns l, l + per, ... of the innermost dim (consecutive
+     * lanes on consecutive elements), every point of the outer dims; the
+     * lane's loop outermost, its extent depending on the lane, so that the
+     * whole nest is the thread's own code */
+    IrVar *c = op_loop_var(cx, "c");
+    IrExpr *col = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, c), ir_i32(a, per)), op->args[2]);
+    body = ir_stmt_subst(a, body, &v[n - 1], &col, 1);
+    IrStmt *f = op_loops(a, s->loc, v, ext, n - 1, IR_FOR_SERIAL, body);
+    IrExpr *count = ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_SUB, ir_i32(a, ext[n - 1] + per - 1), op->args[2]), ir_i32(a, per));
+    f = ir_for(a, c, ir_i32(a, 0), count, IR_FOR_SERIAL, f);
+    f->loc = s->loc;
+    return f;
+}
+
 static void need_int(TsLowerCtx *cx, const IrStmt *s, const IrExpr *e, const char *what) {
     if (e && !ts_dtype_is_int(e->dt))
         ts_fail_at(cx->diag, TS_ERR_TYPE, s->loc, "%s: %s must be an integer, not %s",
@@ -257,6 +307,7 @@ IrStmt *ts_op_comm_lower(TsLowerCtx *cx, const IrStmt *s) {
     need_int(cx, s, op->args[0], "the peer rank");
     switch (op->comm) {
     case TS_COMM_COPY: return lower_copy(cx, s);
+    case TS_COMM_LANES: return lower_lanes(cx, s);
     case TS_COMM_PUT:
     case TS_COMM_GET:
         need_int(cx, s, op->args[1], "the size");

@@ -57,6 +57,12 @@
  *            (pass lower_comm's form, CUDA).
  *  BARRIER_ALL  every block of every rank (T.barrier_all, T.sync_all);
  *            f1 as BARRIER_BLOCKS.
+ *  LANES     a local T.copy (nr 2: r0 src, r1 dst, matched like T.copy) or
+ *            T.fill (nr 1: r0 dst, a1 value) of a T.Scale("warp") body,
+ *            done by the warp's f0 lanes together: a2 is this thread's lane;
+ *            element e of the flattened region goes to lane e % f0
+ *            (elab/comm_builtins.c makes it, op/comm.c lowers it to a loop
+ *            of the thread's elements; no peer, nothing remote).
  */
 #ifndef TS_OP_COMM_H
 #define TS_OP_COMM_H

@@ -32,6 +32,8 @@ for n in 2 4 8; do
   # remote tile copies: ranges per row, whole-row tiles as one range, partial tiles element by element
   check $d/tile_copy.py --entry tile_copy --ranks $n -D M=40 -D N=48 -D BM=16 -D BN=16 --check-against tile_copy_ref
   check $d/tile_copy.py --entry tile_copy --ranks $n -D M=40 -D N=48 -D BM=8 -D BN=48 -D dtype=float16 --check-against tile_copy_ref
+  # T.Scale("warp"): copies and fills shared by the warp's lanes, a remote copy by lane 0 (partial last block)
+  check $d/warp_tiles.py --entry warp_tiles --ranks $n -D rows=200 -D cols=33 --check-against warp_tiles_ref
 done
 # sequence-parallel all-to-alls (remote tile copies) and tensor-parallel GEMMs with collectives
 for n in 2 4; do

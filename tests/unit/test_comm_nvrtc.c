@@ -56,6 +56,7 @@ static const Case cases[] = {
     {"tests/golden/ir_lower_comm.py", "kern", {{"P", "2"}}, 1},
     {"examples/distributed/thread_level.py", "atom_broadcast", {{"NT", "256"}}, 1},
     {"tests/run/warp_prims.py", "warp_prims", {{"B", "2"}, {"TY", "4"}}, 2}, /* warp primitives, no world */
+    {"examples/distributed/warp_tiles.py", "warp_tiles", {{"rows", "200"}, {"cols", "33"}}, 2},
 };
 
 static const char *IN_PARALLEL =
@@ -91,7 +92,9 @@ int main(void) {
         CHECK_EQ_INT(TS_OK, st);
         if (!k) continue;
         const char *src = ts_kernel_source(k);
-        if (!strcmp(c->entry, "warp_prims")) { /* __shfl_*_sync, __ballot_sync, butterflies */
+        if (!strcmp(c->entry, "warp_tiles")) /* a warp's copies: its lanes, __syncwarp around them */
+            CHECK_CONTAINS(src, "ts_warp_sync((unsigned)(4294967295u))");
+        if (!strcmp(c->file, "tests/run/warp_prims.py")) { /* __shfl_*_sync, __ballot_sync, butterflies */
             CHECK_CONTAINS(src, "__shfl_xor_sync(k, v, m, w)");
             CHECK_CONTAINS(src, "ts_warp_ballot((unsigned)(");
         } else {
@@ -102,7 +105,7 @@ int main(void) {
         /* remote tile copies as ranges of 16-byte moves by the whole block */
         if (!strcmp(c->entry, "tile_copy") || !strcmp(c->entry, "reduce_scatter")) CHECK_CONTAINS(src, "uint4 *ts_vd");
         /* warp primitives with per-warp ranges: the lanes of a warp share each range */
-        if (!strcmp(c->entry, "warp_prims")) CHECK_CONTAINS(src, "ts_i += ts_wn");
+        if (!strcmp(c->file, "examples/distributed/warp_prims.py")) CHECK_CONTAINS(src, "ts_i += ts_wn");
         /* the printer adds no thread test, shared word or barrier of its own
          * to a primitive (pass lower_comm puts them in the IR) */
         CHECK(strstr(src, "if (ts_tid == 0)") == NULL);
