@@ -74,6 +74,12 @@ if ! skip "warp primitives"; then
       fail=$((fail + 1)); echo "FAIL  warp primitives, threads (32, $ty)"; echo "$out" | grep -v ' ok$' | tail -8 | sed 's/^/      /'
     fi
   done
+  out=$(timeout 120 "$tool" run tests/run/warp_prims.py --entry warp_loops --target cuda --check-against warp_loops_ref 2>&1)
+  if [ $? -eq 0 ] && echo "$out" | grep -q '^PASS$'; then
+    pass=$((pass + 1)); echo "PASS  warp primitives: per-warp channel loop, T.warp_reduce_sum, T.shuffle_elect"
+  else
+    fail=$((fail + 1)); echo "FAIL  warp primitives: per-warp channel loop"; echo "$out" | grep -v ' ok$' | tail -8 | sed 's/^/      /'
+  fi
 fi
 err "wait nobody answers" "T.wait: timed out after 2000 ms waiting for element 1" $b --entry lonely_wait -D P=2 --ranks 2 --timeout 2
 err "barrier_all skipped by a rank" "T.barrier_all: timed out" $b --entry partial_barrier -D P=3 --ranks 3 --timeout 2

@@ -58,7 +58,8 @@
     X(C_BALLOT_SYNC, "ballot_sync") X(C_WARP_ANY, "warp_any") X(C_WARP_ALL, "warp_all")                  \
     X(C_GET_LANE_IDX, "get_lane_idx") X(C_SYNC_WARP, "sync_warp") X(C_WARP_SUM, "warp_reduce_sum")       \
     X(C_WARP_MAX, "warp_reduce_max") X(C_WARP_MIN, "warp_reduce_min")                                   \
-    X(C_WARP_BITAND, "warp_reduce_bitand") X(C_WARP_BITOR, "warp_reduce_bitor")
+    X(C_WARP_BITAND, "warp_reduce_bitand") X(C_WARP_BITOR, "warp_reduce_bitor")                         \
+    X(C_SHUFFLE_ELECT, "shuffle_elect")
 
 enum {
 #define X(id, name) id,
@@ -253,7 +254,7 @@ static IrStmt *comm_op(Elab *E, TsCommKind kind, TsLoc loc) {
  * TileLang's and TileScale's names (tilelang/language/builtin.py: shfl_xor /
  * shfl_down / shfl_up / shfl_sync (value, delta or lane, width=32,
  * mask=full), any_sync / all_sync / ballot_sync (mask, predicate),
- * get_lane_idx, sync_warp; TileScale's warp_any / warp_all (value, mask)
+ * get_lane_idx, sync_warp, shuffle_elect; TileScale's warp_any / warp_all (value, mask)
  * and tilelang/language/reduce.py's warp_reduce_sum/max/min/bitand/bitor)
  * as IR_WARP_* calls.  Lanes are those of 32-thread warps of the flat
  * thread index; a shuffle's width is a power of two up to 32, its mask
@@ -276,8 +277,8 @@ static IrExpr *warp_mask(Elab *E, CArgs *A, Value *v) {
     return e->dt == TS_UINT32 ? e : ir_cast(E->a, TS_UINT32, e);
 }
 
-/* Flat thread index % 32. */
-static IrExpr *lane_idx(Elab *E) {
+/* The flat thread index. */
+static IrExpr *flat_tid(Elab *E) {
     static const char *const names[3] = {"threadIdx_x", "threadIdx_y", "threadIdx_z"};
     IrExpr *flat = NULL;
     int64_t stride = 1;
@@ -289,8 +290,11 @@ static IrExpr *lane_idx(Elab *E) {
         flat = flat ? ir_bin(E->a, IR_ADD, flat, t) : t;
         stride *= E->k->threads[ax] > 0 ? E->k->threads[ax] : 1;
     }
-    return ir_bin(E->a, IR_FLOORMOD, flat, ir_i32(E->a, 32));
+    return flat;
 }
+
+/* Flat thread index % 32. */
+static IrExpr *lane_idx(Elab *E) { return ir_bin(E->a, IR_FLOORMOD, flat_tid(E), ir_i32(E->a, 32)); }
 
 static Value *warp_builtin(Elab *E, int c, CArgs *A, TsLoc loc) {
     TsArena *a = E->a;
@@ -337,6 +341,16 @@ static Value *warp_builtin(Elab *E, int c, CArgs *A, TsLoc loc) {
         int w = warp_const(E, A, comm_arg(E, A, 0, "warp_size"), "the warp size", 32);
         if (w != 32) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: warps have 32 lanes here, not %d", A->fn, w);
         return val_expr(E, lane_idx(E), loc);
+    }
+    case C_SHUFFLE_ELECT: { /* one thread of each group of n (0: of the block): its first, as
+                             * elect.sync picks the lowest lane of a whole warp */
+        static const char *const kws[] = {"thread_extent", NULL};
+        ccheck(E, A, 1, kws);
+        int n = warp_const(E, A, creq(E, A, 0, "thread_extent"), "the group size", 0);
+        if (n < 0) elab_fail(E, TS_ERR_TYPE, loc, "%s: the group size must not be negative", A->fn);
+        IrExpr *f = flat_tid(E);
+        if (n > 0) f = ir_bin(a, IR_FLOORMOD, f, ir_i32(a, n));
+        return val_expr(E, ir_bin(a, IR_EQ, f, ir_i32(a, 0)), loc);
     }
     case C_SYNC_WARP: {
         static const char *const kws[] = {"mask", NULL};
@@ -878,7 +892,7 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
     CArgs A0 = {args, nargs, kw, kwv, nkw, ts_sprintf(E->a, "T.%s()", comm_names[c]), loc}, *A = &A0;
     if (!E->cur)
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s must be used inside `with T.Kernel(...)`", A->fn);
-    if (c >= C_SHFL_XOR && c <= C_WARP_BITOR) return warp_builtin(E, c, A, loc);
+    if (c >= C_SHFL_XOR && c <= C_SHUFFLE_ELECT) return warp_builtin(E, c, A, loc);
     switch (c) {
     case C_GET_RANK:
     case C_GET_PE:

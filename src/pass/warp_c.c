@@ -15,7 +15,10 @@
  *    values the same for every thread and allocations stay in place,
  *    outside the ranges);
  *  - a loop whose bounds are the same for every thread, or an `if` on such
- *    a condition, stays a loop / if around the ranges of its body;
+ *    a condition, stays a loop / if around the ranges of its body; a loop
+ *    whose bounds are each thread's own (a warp's: TileScale's
+ *    `T.serial(warp_id, n, num_warps)`) runs to the longest trip count,
+ *    each thread taking part while its own iterations last;
  *  - an `if` whose condition differs between threads stores each
  *    thread's verdict in a per-thread word first and guards the ranges of
  *    each branch with it (a lane whose branch is not taken takes no part);
@@ -31,8 +34,8 @@
  *    then the statement itself runs in a range.
  *
  * Lock-step is one legal order of a warp's threads, and the one a shuffle
- * assumes.  Not supported (a clear error): a warp primitive under a loop
- * whose bounds or condition differ between threads (or in them), or beside a
+ * assumes.  Not supported (a clear error): a warp primitive under a while
+ * loop whose condition differs between threads, in loop bounds, or beside a
  * break/continue that the cut would move out of its loop, and blocks that
  * are not whole warps.
  */
@@ -229,9 +232,49 @@ static void cut(Wc *W, IrStmt *s) {
         for (int i = 0; i < s->seq.n; i++) cut(W, s->seq.v[i]);
         return;
     case IR_S_FOR: {
-        if (varies(W, s->for_.min) || varies(W, s->for_.extent))
-            unsupported(W, s, "in a loop whose bounds differ between the threads of a warp");
         if (ir_stmt_any(s->for_.body, jumps, NULL)) unsupported(W, s, "in a loop with break or continue");
+        if (varies(W, s->for_.min) || varies(W, s->for_.extent)) {
+            /* bounds of the thread's own (a warp's, TileScale's `T.serial(warp_id, n, num_warps)`):
+             * every thread's bounds in per-thread words, the loop run to the longest trip count with
+             * each thread taking part while its own iterations last, as a warp runs it */
+            if (ir_expr_any(s->for_.min, ts_warp_call, NULL) || ir_expr_any(s->for_.extent, ts_warp_call, NULL))
+                unsupported(W, s, "in a loop's bounds");
+            IrBuffer *lo = word(W, "loop_min", TS_INT32, s->loc), *ext = word(W, "loop_n", TS_INT32, s->loc);
+            IrStmt *st = ir_seq(a);
+            st->loc = s->loc;
+            ir_seq_push(a, st, set(W, lo, tid(W), s->for_.min, s->loc));
+            ir_seq_push(a, st, set(W, ext, tid(W), s->for_.extent, s->loc));
+            IrExpr *g = W->pred; /* every thread stores its bounds, those not taking part none */
+            W->pred = NULL;
+            range(W, set(W, ext, tid(W), i32(W, 0), s->loc), s->loc);
+            W->pred = g;
+            range(W, st, s->loc);
+            IrBuffer *most = ir_buffer(W->k, "loop_most", TS_INT32, IR_SCOPE_VAR, 1, (IrExpr *[]){i32(W, 1)}, s->loc);
+            IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
+            al->alloc.buf = most;
+            ir_seq_push(a, W->out, al);
+            IrExpr **z = TS_NEWN(a, IrExpr *, 1);
+            z[0] = i32(W, 0);
+            IrStmt *init = ir_store(a, most, z, 1, i32(W, 0));
+            init->loc = s->loc;
+            ir_seq_push(a, W->out, init);
+            IrVar *u = ir_var(W->k, "u", TS_INT32, IR_VAR_LOOP);
+            IrStmt *mx = ir_store(a, most, z, 1, ir_bin(a, IR_MAX, ir_load(a, most, z, 1), at(W, ext, ir_var_ref(a, u))));
+            mx->loc = s->loc;
+            IrStmt *fu = ir_for(a, u, i32(W, 0), i32(W, W->nt), IR_FOR_SERIAL, mx);
+            fu->loc = s->loc;
+            ir_seq_push(a, W->out, fu);
+            IrVar *it = ir_var(W->k, s->for_.var->name, TS_INT32, IR_VAR_LOOP);
+            IrExpr *now = ir_bin(a, IR_ADD, at(W, lo, tid(W)), ir_var_ref(a, it));
+            if (now->dt != s->for_.var->dt) now = ir_cast(a, s->for_.var->dt, now);
+            IrStmt *body = ir_stmt_subst(a, s->for_.body, &s->for_.var, &now, 1);
+            IrExpr *in = ir_bin(a, IR_LT, ir_var_ref(a, it), at(W, ext, tid(W)));
+            IrStmt *f = ir_for(a, it, i32(W, 0), ir_load(a, most, z, 1), IR_FOR_SERIAL,
+                               cut_into(W, body, W->pred ? ir_bin(a, IR_AND, W->pred, in) : in));
+            f->loc = s->loc;
+            ir_seq_push(a, W->out, f);
+            return;
+        }
         IrStmt *f = ir_for(a, s->for_.var, s->for_.min, s->for_.extent,
                            s->for_.kind == IR_FOR_UNROLL ? IR_FOR_UNROLL : IR_FOR_SERIAL, cut_into(W, s->for_.body, W->pred));
         f->loc = s->loc;

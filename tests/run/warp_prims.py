@@ -144,7 +144,7 @@ def warp_prims_ref(B=2, TY=4):
 
 
 # Misuse on the C target: a block that is not whole warps, a shuffle under
-# a loop whose bounds differ between the threads.
+# a while loop whose condition differs between the threads.
 def warp_bad(case=0):
     @T.prim_func
     def main(X: T.Tensor((64,), "float32")):
@@ -153,7 +153,47 @@ def warp_bad(case=0):
             if case == 0:
                 X[tx] = T.shfl_xor(X[tx], 1)
             else:
-                for k in T.serial(tx % 3):
+                while X[tx] > 100.0:
                     X[tx] = T.shfl_xor(X[tx], 1)
+
+    return main
+
+
+# DeepEP's pattern (TileScale's notify_dispatch): each warp takes channels
+# warp, warp + W, ... (a loop whose bounds are the warp's own), its lanes sum
+# a channel's row with a strided loop, T.warp_reduce_sum combines them and
+# the lane T.shuffle_elect(32) picks stores the count; channels beyond
+# NCH // W leave some warps with one trip fewer.
+def warp_loops(NCH=7, W=4, L=80):
+    @T.prim_func
+    def main(X: T.Tensor((NCH, L), "int32"), C: T.Tensor((NCH,), "int32"), E: T.Tensor((W * 32,), "int32")):
+        with T.Kernel(1, threads=W * 32) as (bx):
+            tx = T.get_thread_binding(0)
+            lane, warp = tx % 32, tx // 32
+            for ch in T.serial(warp, NCH, W):
+                cnt = T.alloc_var("int32")
+                cnt = 0
+                for i in T.serial(lane, L, 32):
+                    cnt += X[ch, i]
+                cnt = T.warp_reduce_sum(cnt)
+                if T.shuffle_elect(32):
+                    C[ch] = cnt
+            E[tx] = T.shuffle_elect(64) + 2 * T.shuffle_elect(0)
+
+    return main
+
+
+def warp_loops_ref(NCH=7, W=4, L=80):
+    @T.prim_func
+    def main(X: T.Tensor((NCH, L), "int32"), C: T.Tensor((NCH,), "int32"), E: T.Tensor((W * 32,), "int32")):
+        with T.Kernel(1, threads=1) as (bx):
+            for ch in T.serial(NCH):
+                s = T.alloc_var("int32")
+                s = 0
+                for i in T.serial(L):
+                    s += X[ch, i]
+                C[ch] = s
+            for t in T.serial(W * 32):
+                E[t] = T.if_then_else(t % 64 == 0, 1, 0) + T.if_then_else(t == 0, 2, 0)
 
     return main
