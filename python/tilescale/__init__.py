@@ -150,8 +150,22 @@ class JitFunction:
         return self._consts_kernel(args, kwargs).get_kernel_source()
 
     def get_tir(self, *args, **kwargs):
-        """The kernel's IR after our passes, as text (TileLang returns its TIR PrimFunc)."""
-        return self._consts_kernel(args, kwargs).get_ir()
+        """The kernel's IR after our passes, as text (TileLang returns its TIR PrimFunc).
+        TileLang builds the TIR without checking that the kernel could be launched, and
+        scripts analyze kernels they never run (examples/analyze: a convolution whose
+        grid has 262144 blocks in y, past CUDA's 65535); where the default target refuses
+        the kernel, the C target's IR (not built) is returned instead."""
+        try:
+            return self._consts_kernel(args, kwargs).get_ir()
+        except CompileError as e:
+            from ._kernel import _describer
+            values = {n: v for n, v in self._bind(args, kwargs).items() if _describer(v) is None}
+            opts = dict(self.options or {}, skip_build=1)
+            try:
+                k = compile(self.func, target="c", out_idx=self.out_idx, options=opts, **values)
+            except CompileError:
+                raise e
+            return k.get_ir()
 
     def __repr__(self):
         return "<tilescale.jit %s>" % self.__name__

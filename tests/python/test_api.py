@@ -389,3 +389,25 @@ def test_cli_found_beside_the_interpreter(tmp_path, monkeypatch):
     exe.unlink()
     with pytest.raises(SystemExit, match="command line tool was not found"):
         main_mod.cli_path()
+
+
+def test_get_tir_of_a_kernel_cuda_cannot_launch():
+    """jit_func.get_tir(...) of a kernel whose grid CUDA refuses (70000 blocks in y): as
+    TileLang, which builds the TIR without launching, the IR comes back (the C
+    target's, not built); compiling it for CUDA is still an error."""
+    import tilescale.tilelang as tilelang
+    T = tilelang.language
+
+    @tilescale.jit(target="cuda")
+    def big(M):
+        @T.prim_func
+        def main(A: T.Tensor((M, 4), "float32")):
+            with T.Kernel(1, M, threads=32) as (bx, by):
+                for j in T.Parallel(4):
+                    A[by, j] = A[by, j] + 1.0
+        return main
+
+    with pytest.raises(tilescale.CompileError):
+        big.compile(M=70000)
+    ir = big.get_tir(M=70000)
+    assert "kernel main" in ir and "70000" in ir
