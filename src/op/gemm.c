@@ -1,5 +1,5 @@
 /*
- * gemm.c — the generic lowering of T.gemm.
+ * gemm.c — T.gemm: its generic lowering, and its part in layout inference.
  *
  * C[M, N] += op(A) * op(B), where A is stored [M, K] ([K, M] with
  * trans_a) and B is stored [K, N] ([N, K] with trans_b), the convention of
@@ -25,6 +25,13 @@
  * lowering: the instruction choice of src/target/cuda/lower_gemm_cuda.c
  * keeps it (TS_OP_INST_MMA_SYNC) first.  Everything else takes the generic
  * form here.
+ *
+ * The kept gemm's part in layout inference (op/op.h) lives here too: its
+ * infer_layout (the accumulator and a register A operand take the mma
+ * layout over the gemm's warp grid) and its lower_layout (those operands
+ * become their register buffers; the shared operands get the ldmatrix
+ * swizzle and the kernel its ptxas register level once the kernel
+ * succeeds).
  */
 #include "op/op_util.h"
 #include "ir/layout.h"
@@ -256,6 +263,73 @@ void ts_op_gemm_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel lev
         }
         ts_layout_set(lx, fa, ir_layout_mma_c(lx->k, m, ka, wm, 1), "the register A operand of T.gemm");
     }
+}
+
+/* ---- lower_layout (layout_inference, once every fragment has a layout) ---- */
+
+/* The whole register buffer of fragment f, as a one-dimensional region. */
+static IrRegion reg_region(TsLayoutLower *ll, int f) {
+    TsArena *a = ll->lx->arena;
+    IrRegion r;
+    r.buf = ll->reg[f];
+    r.ndim = 1;
+    r.start = TS_NEWN(a, IrExpr *, 1);
+    r.extent = TS_NEWN(a, IrExpr *, 1);
+    r.start[0] = ir_i32(a, 0);
+    r.extent[0] = ir_i32(a, ll->lx->lay[f]->local_size);
+    return r;
+}
+
+/* 16-byte chunks of each row XORed by the row (or, for rows shorter than
+ * 128 bytes, by the 128-byte line), so that the 8 rows one ldmatrix reads
+ * fall in 8 different bank groups; the row padding is then not needed. */
+static void swizzle_operand(IrKernel *k, const TsCaps *caps, IrBuffer *b) {
+    (void)k;
+    if (!caps->swizzle || b->scope != IR_SCOPE_SHARED || b->swizzle.kind != IR_SWIZZLE_NONE || b->swizzle_annotated)
+        return; /* (T.annotate_layout's choice stands) */
+    if (ts_dtype_bits(b->dt) != 16 || b->ndim < 2 || b->ndim > 8) return;
+    int64_t shape[8];
+    for (int d = 0; d < b->ndim; d++)
+        if (!ir_is_const_int(b->shape[d], &shape[d])) return;
+    ir_swizzle_for_tile(16, shape, b->ndim, &b->swizzle); /* (none where it does not apply) */
+}
+
+/* Tensor-core loops in registers (an mma.sync gemm whose accumulator has
+ * its layout) ask ptxas to trade registers for its schedule.  At its
+ * default level ptxas picked, by heuristics that moved with unrelated
+ * changes of the source, either ~225 registers with each ldmatrix issued
+ * 10-45 instructions before its mma, or ~175 with the loads just in time:
+ * FlashAttention D128 causal 1.89 or 2.13 ms, non-causal 3.37 or 3.92 ms
+ * (H200, bench/RESULTS.md).  From level 7 on it took the first on every
+ * bench kernel (checked through NVRTC on the CPU: registers and
+ * load-to-mma distances, the GEMMs' unchanged).  The level is recorded on
+ * the kernel; the CUDA printer writes it where nvrtc.c reads it. */
+static void reg_level(IrKernel *k, const TsCaps *caps, IrBuffer *b) {
+    (void)caps, (void)b;
+    k->ptxas_reg_level = 8;
+}
+
+/* A gemm kept for mma.sync stays a tile op (the CUDA code generator's mma
+ * functions read the registers by the layouts): its fragment accumulator
+ * and register A operand become their register buffers, and its shared
+ * operands get an XOR swizzle if the kernel succeeds.  An accumulator in
+ * shared memory leaves the gemm as it is. */
+IrStmt *ts_op_gemm_lower_layout(TsLayoutLower *ll, IrStmt *s) {
+    IrTileOp *op = s->op;
+    if (op->inst != TS_OP_INST_MMA_SYNC) return s;
+    TsArena *a = ll->lx->arena;
+    int fa = ts_layout_frag(ll->lx, op->r[0].buf), fc = ts_layout_frag(ll->lx, op->r[2].buf);
+    if (fc < 0) return s;
+    IrStmt *r = ir_stmt(a, IR_S_TILEOP, s->loc);
+    IrTileOp *n = TS_NEW(a, IrTileOp);
+    *n = *op;
+    n->r[2] = reg_region(ll, fc);
+    if (fa >= 0) n->r[0] = reg_region(ll, fa);
+    else ts_layout_on_success(ll, swizzle_operand, op->r[0].buf);
+    ts_layout_on_success(ll, swizzle_operand, op->r[1].buf);
+    ts_layout_on_success(ll, reg_level, NULL);
+    r->op = n;
+    return r;
 }
 
 /* A and B are read; C is read and written (only written with clear_accum). */

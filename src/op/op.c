@@ -73,6 +73,12 @@ TsLowerLayoutFn ts_op_lower_layout_fn(TsOpKind k) {
     }
 }
 
+void ts_layout_on_success(TsLayoutLower *ll, TsLayoutFinishFn fn, IrBuffer *b) {
+    for (int i = 0; i < *ll->nfin; i++)
+        if (ll->fin[i].fn == fn && ll->fin[i].buf == b) return;
+    if (*ll->nfin < TS_LAYOUT_MAXFINISH) ll->fin[(*ll->nfin)++] = (TsLayoutFinish){fn, b};
+}
+
 IrStmt *ts_layout_thread_loops(const TsLayoutCtx *lx, IrVar *t, IrVar *const *dv, const int64_t *ext, int n,
                                IrStmt *body, TsLoc loc) {
     TsArena *a = lx->arena;

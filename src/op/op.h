@@ -169,9 +169,25 @@ TsInferLayoutFn ts_op_infer_layout_fn(TsOpKind k);
  * An op kept for layout inference (TS_OP_INST_FRAGMENT: T.reduce and
  * T.cumsum between fragments) is lowered by its lower_layout into
  * thread-level IR over the fragments' register buffers: warp shuffles
- * along the rows the layouts give.  An op that cannot be lowered so gives
+ * along the rows the layouts give.  A gemm kept for mma.sync
+ * (TS_OP_INST_MMA_SYNC) stays a tile op: its lower_layout points its
+ * fragment operands at their register buffers and asks for its shared
+ * operands' swizzle (ts_layout_on_success).  An op that cannot be lowered so gives
  * up (ts_layout_give_up) and returns s; the pass then leaves the kernel's
  * fragments in shared memory and lowers the op generically. */
+
+/* A step an op's lower_layout asks for on buffer b (or NULL), run only
+ * once the whole kernel is lowered by layouts (never when the pass gives
+ * up): the gemm's ldmatrix swizzle of its shared operands. */
+typedef void (*TsLayoutFinishFn)(IrKernel *k, const TsCaps *caps, IrBuffer *b);
+
+/* One such step. */
+typedef struct TsLayoutFinish {
+    TsLayoutFinishFn fn; /* what to do */
+    IrBuffer *buf;       /* to which buffer (NULL: the kernel) */
+} TsLayoutFinish;
+
+enum { TS_LAYOUT_MAXFINISH = 2 * TS_LAYOUT_MAXFRAG }; /* finishing steps per kernel (more are dropped) */
 
 /* What a lower_layout gets (owned by the pass). */
 typedef struct TsLayoutLower {
@@ -180,12 +196,22 @@ typedef struct TsLayoutLower {
                              the layout's local_size elements) */
     bool in_loop;         /* the op runs inside a serial loop (a shared scratch it reuses
                              needs a barrier before the next iteration writes it) */
+    TsLayoutFinish *fin;  /* the pass's finishing steps (TS_LAYOUT_MAXFINISH entries) */
+    int *nfin;            /* ... how many are set */
 } TsLayoutLower;
+
+/* Ask for fn(k, caps, b) once the kernel succeeds (an equal step already
+ * asked for is not repeated; steps run in the order first asked). */
+void ts_layout_on_success(TsLayoutLower *ll, TsLayoutFinishFn fn, IrBuffer *b);
 
 typedef IrStmt *(*TsLowerLayoutFn)(TsLayoutLower *ll, IrStmt *s);
 
-/* X(enum, lower_layout function) */
+/* X(enum, lower_layout function): the ops kept for layout inference
+ * (TS_OP_INST_FRAGMENT: reduce and cumsum between fragments;
+ * TS_OP_INST_MMA_SYNC: the tensor-core gemm, whose fragment operands
+ * become the register buffers) */
 #define TS_TILEOP_LAYOUT_LOWERINGS(X)                \
+    X(TS_OP_GEMM, ts_op_gemm_lower_layout)           \
     X(TS_OP_REDUCE, ts_op_reduce_lower_layout)       \
     X(TS_OP_CUMSUM, ts_op_cumsum_lower_layout)
 

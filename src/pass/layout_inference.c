@@ -46,10 +46,11 @@
  *    memory become vector copies (vector_copy; an mma accumulator's column
  *    pairs too, the GEMM epilogue; a cast between float32 and float16 /
  *    bfloat16 becomes a converting copy); serial loops that start by
- *    loading a register tile prefetch the next tiles (prefetch).  The gemm's operands are rewritten
- *    to the register buffers, and its shared A/B tiles get an XOR swizzle
- *    (16-byte chunks permuted by row) so that ldmatrix reads them without
- *    bank conflicts; the row padding is then not needed.
+ *    loading a register tile prefetch the next tiles (prefetch).  The
+ *    mma.sync gemm lowers itself too (op/gemm.c): its fragment operands
+ *    become the register buffers, and its shared A/B tiles get an XOR
+ *    swizzle (16-byte chunks permuted by row, so that ldmatrix reads them
+ *    without bank conflicts) once the whole kernel succeeds.
  *    A nest storing select(a >= b, x, y) into a fragment, with a - b affine
  *    in the nest's variables plus block-uniform terms (a causal or padding
  *    mask), is lowered three times under a block-uniform branch: all
@@ -100,8 +101,9 @@ typedef struct Li {
     int nt;                   /* threads per block (lx.nt too) */
     IrBuffer *reg[MAXFRAG];   /* the fragments' register buffers (step 2) */
     int loop_depth;           /* serial loops around the statement being lowered (step 2) */
-    IrBuffer *swz[MAXFRAG];   /* shared gemm operands to swizzle if the kernel succeeds */
-    int nswz;
+    TsLayoutFinish fin[TS_LAYOUT_MAXFINISH]; /* what the ops' lower_layout asked for if the kernel succeeds
+                                                (op/op.h: the gemm's operand swizzle) */
+    int nfin;
     IrVar *t;                 /* the thread-range variable of the nest being lowered */
     IrArith ar;               /* lowering: ranges of the loops around the statement (split_select) */
 } Li;
@@ -1035,37 +1037,6 @@ static IrStmt *split_select(Li *li, IrStmt *s, const TsNest *ns) {
     return outer;
 }
 
-static IrRegion reg_region(Li *li, int f) {
-    IrRegion r;
-    r.buf = li->reg[f];
-    r.ndim = 1;
-    r.start = TS_NEWN(li->a, IrExpr *, 1);
-    r.extent = TS_NEWN(li->a, IrExpr *, 1);
-    r.start[0] = ir_i32(li->a, 0);
-    r.extent[0] = ir_i32(li->a, li->lx.lay[f]->local_size);
-    return r;
-}
-
-/* 16-byte chunks of each row XORed by the row (or, for rows shorter than
- * 128 bytes, by the 128-byte line), so that the 8 rows one ldmatrix reads
- * fall in 8 different bank groups. */
-static void swizzle_operand(Li *li, IrBuffer *b) {
-    for (int i = 0; i < li->nswz; i++)
-        if (li->swz[i] == b) return;
-    if (li->nswz < MAXFRAG) li->swz[li->nswz++] = b;
-}
-
-static void apply_swizzle(Li *li, IrBuffer *b) {
-    if (!li->cx->caps->swizzle || b->scope != IR_SCOPE_SHARED || b->swizzle.kind != IR_SWIZZLE_NONE ||
-        b->swizzle_annotated)
-        return; /* (T.annotate_layout's choice stands) */
-    if (ts_dtype_bits(b->dt) != 16 || b->ndim < 2 || b->ndim > 8) return;
-    int64_t shape[8];
-    for (int d = 0; d < b->ndim; d++)
-        if (!ir_is_const_int(b->shape[d], &shape[d])) return;
-    ir_swizzle_for_tile(16, shape, b->ndim, &b->swizzle); /* (none where it does not apply) */
-}
-
 static IrStmt *lower_all(Li *li, IrStmt *s) {
     TsArena *a = li->a;
     if (!s || li->lx.why) return s;
@@ -1138,23 +1109,11 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
     }
     case IR_S_TILEOP: {
         IrTileOp *op = s->op;
-        TsLowerLayoutFn lf = op->inst == TS_OP_INST_FRAGMENT ? ts_op_lower_layout_fn(op->kind) : NULL;
-        if (lf) { /* the op's own lowering by the layouts (op/reduce.c, cumsum.c) */
-            TsLayoutLower ll = {&li->lx, li->reg, li->loop_depth > 0};
+        TsLowerLayoutFn lf =
+            op->inst == TS_OP_INST_FRAGMENT || op->inst == TS_OP_INST_MMA_SYNC ? ts_op_lower_layout_fn(op->kind) : NULL;
+        if (lf) { /* the op's own lowering by the layouts (op/gemm.c, reduce.c, cumsum.c) */
+            TsLayoutLower ll = {&li->lx, li->reg, li->loop_depth > 0, li->fin, &li->nfin};
             return lf(&ll, s);
-        }
-        if (op->kind == TS_OP_GEMM && op->inst == TS_OP_INST_MMA_SYNC) {
-            int fa = ts_layout_frag(&li->lx, op->r[0].buf), fc = ts_layout_frag(&li->lx, op->r[2].buf);
-            if (fc < 0) return s;
-            IrStmt *r = ir_stmt(a, IR_S_TILEOP, s->loc);
-            IrTileOp *n = TS_NEW(a, IrTileOp);
-            *n = *op;
-            n->r[2] = reg_region(li, fc);
-            if (fa >= 0) n->r[0] = reg_region(li, fa);
-            else swizzle_operand(li, op->r[0].buf);
-            swizzle_operand(li, op->r[1].buf);
-            r->op = n;
-            return r;
         }
         for (int i = 0; i < op->nr; i++)
             if (ts_layout_frag(&li->lx, op->r[i].buf) >= 0) ts_layout_give_up(&li->lx, "T.%s on fragment %s", ts_op_name(op->kind), op->r[i].buf->name);
@@ -1503,25 +1462,6 @@ static int pick_vec(const Li *li) {
     return 16 / eb;
 }
 
-/* Tensor-core loops in registers (an mma.sync gemm whose accumulator has
- * its layout) ask ptxas to trade registers for its schedule.  At its
- * default level ptxas picked, by heuristics that moved with unrelated
- * changes of the source, either ~225 registers with each ldmatrix issued
- * 10-45 instructions before its mma, or ~175 with the loads just in time:
- * FlashAttention D128 causal 1.89 or 2.13 ms, non-causal 3.37 or 3.92 ms
- * (H200, bench/RESULTS.md).  From level 7 on it took the first on every
- * bench kernel (checked through NVRTC on the CPU: registers and
- * load-to-mma distances, the GEMMs' unchanged).  The level is recorded on
- * the kernel; the CUDA printer writes it where nvrtc.c reads it. */
-static bool note_reg_gemm(IrVisitor *v, const IrStmt *s) {
-    if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC &&
-        s->op->r[2].buf->layout) {
-        ((IrKernel *)v->ctx)->ptxas_reg_level = 8;
-        v->stop = true;
-    }
-    return true;
-}
-
 void ts_pass_layout_inference(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     Li li;
@@ -1579,9 +1519,7 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
         return;
     }
     for (int f = 0; f < li.lx.nfrag; f++) li.lx.frag[f]->layout = li.lx.lay[f];
-    for (int i = 0; i < li.nswz; i++) apply_swizzle(&li, li.swz[i]);
+    for (int i = 0; i < li.nfin; i++) li.fin[i].fn(k, cx->caps, li.fin[i].buf);
     if (cx->caps->pipeline) body = prefetch(&li, body);
     k->body = body; /* the fragments, now unused, keep their layouts for the layout pictures */
-    IrVisitor v = {.ctx = k, .pre_stmt = note_reg_gemm};
-    ir_visit_stmt(&v, k->body);
 }
