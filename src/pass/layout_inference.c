@@ -1283,57 +1283,33 @@ static IrStmt *prefetch(Li *li, IrStmt *s) {
     }
 }
 
-/* Lower the kept reductions generically (the fallback). */
-static IrStmt *unkeep(Li *li, IrStmt *s) {
+/* Lower the kept reductions generically (the fallback), through the shared
+ * rewriter (ir/walk.h): a kept op becomes its generic loops, everything
+ * else is kept (no tile op hides in an expression: expressions are not
+ * entered). */
+static IrExpr *unkeep_expr(IrMutator *m, IrExpr *e) {
+    (void)m;
+    return e;
+}
+
+static IrStmt *unkeep_op(IrMutator *m, IrStmt *s) {
+    if (s->kind != IR_S_TILEOP || s->op->inst != TS_OP_INST_FRAGMENT) return NULL;
+    Li *li = m->ctx;
     TsArena *a = li->a;
-    if (!s) return s;
-    switch (s->kind) {
-    case IR_S_SEQ: {
-        IrStmt *r = ir_seq(a);
-        r->loc = s->loc;
-        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, unkeep(li, s->seq.v[i]));
-        return r;
-    }
-    case IR_S_FOR: {
-        IrStmt *r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->for_.body = unkeep(li, s->for_.body);
-        return r;
-    }
-    case IR_S_IF: {
-        IrStmt *r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->if_.then = unkeep(li, s->if_.then);
-        r->if_.else_ = unkeep(li, s->if_.else_);
-        return r;
-    }
-    case IR_S_WHILE: {
-        IrStmt *r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->while_.body = unkeep(li, s->while_.body);
-        return r;
-    }
-    case IR_S_ROLE: {
-        IrStmt *r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->role.body = unkeep(li, s->role.body);
-        return r;
-    }
-    case IR_S_TILEOP:
-        if (s->op->inst == TS_OP_INST_FRAGMENT) {
-            TsLowerCtx lx = {li->cx->diag, a, li->k, li->cx->target, li->cx->caps};
-            IrTileOp *op = TS_NEW(a, IrTileOp);
-            *op = *s->op;
-            op->inst = TS_OP_INST_LOOPS;
-            IrStmt *t = ir_stmt(a, IR_S_TILEOP, s->loc);
-            t->op = op;
-            IrStmt *low = op->kind == TS_OP_CUMSUM ? ts_op_cumsum_lower(&lx, t) : ts_op_reduce_lower(&lx, t);
-            if (!low->loc.src) low->loc = s->loc;
-            return low;
-        }
-        return s;
-    default: return s;
-    }
+    TsLowerCtx lx = {li->cx->diag, a, li->k, li->cx->target, li->cx->caps};
+    IrTileOp *op = TS_NEW(a, IrTileOp);
+    *op = *s->op;
+    op->inst = TS_OP_INST_LOOPS;
+    IrStmt *t = ir_stmt(a, IR_S_TILEOP, s->loc);
+    t->op = op;
+    IrStmt *low = op->kind == TS_OP_CUMSUM ? ts_op_cumsum_lower(&lx, t) : ts_op_reduce_lower(&lx, t);
+    if (!low->loc.src) low->loc = s->loc;
+    return low;
+}
+
+static IrStmt *unkeep(Li *li, IrStmt *s) {
+    IrMutator m = {.arena = li->a, .ctx = li, .pre_expr = unkeep_expr, .pre_stmt = unkeep_op};
+    return ir_mutate_stmt(&m, s);
 }
 
 /* ---- shared tiles that are per-element staging: fragments ----------------------
