@@ -711,6 +711,22 @@ static IrStmt *varying_range(Part *p, IrStmt *s) {
 
 /* The rewrite of uniform code (see the essay); thread ranges are left alone
  * but for their T.Parallel loops. */
+/* A copy of the T.ws role s whose body is rewritten by m with the role's
+ * threads (first thread, count) as the threads in scope; both callers'
+ * scopes are restored after. */
+static IrStmt *role_body(IrMutator *m, Part *p, IrStmt *s) {
+    int64_t nt = p->nt, lo = p->lo;
+    p->nt = s->role.n;
+    p->lo = s->role.lo;
+    IrStmt *r = ir_stmt(p->a, IR_S_ROLE, s->loc);
+    *r = *s;
+    r->role.body = ir_mutate_stmt(m, s->role.body);
+    if (!r->role.body) r->role.body = ir_seq(p->a);
+    p->nt = nt;
+    p->lo = lo;
+    return r;
+}
+
 static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
     Part *p = m->ctx;
     switch (s->kind) {
@@ -743,18 +759,9 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
         return NULL;
     case IR_S_ROLE: {
         /* a T.ws role: its uniform code is spread over its own threads */
-        int64_t nt = p->nt, lo = p->lo;
-        if (lo || nt != ir_kernel_nthreads(p->k))
+        if (p->lo || p->nt != ir_kernel_nthreads(p->k))
             ts_fail_at(p->cx->diag, TS_ERR_UNSUPPORTED, s->loc, "a T.ws role inside another");
-        p->nt = s->role.n;
-        p->lo = s->role.lo;
-        IrStmt *r = ir_stmt(p->a, IR_S_ROLE, s->loc);
-        *r = *s;
-        r->role.body = ir_mutate_stmt(m, s->role.body);
-        if (!r->role.body) r->role.body = ir_seq(p->a);
-        p->nt = nt;
-        p->lo = lo;
-        return r;
+        return role_body(m, p, s);
     }
     default: return NULL;
     }
@@ -853,16 +860,7 @@ static IrStmt *c_pre(IrMutator *m, IrStmt *s) {
     }
     case IR_S_ROLE: {
         /* a T.ws role: its per-thread code runs over the role's threads */
-        int64_t nt = p->nt, lo = p->lo;
-        p->nt = s->role.n;
-        p->lo = s->role.lo;
-        IrStmt *r = ir_stmt(p->a, IR_S_ROLE, s->loc);
-        *r = *s;
-        r->role.body = ir_mutate_stmt(m, s->role.body);
-        if (!r->role.body) r->role.body = ir_seq(p->a);
-        p->nt = nt;
-        p->lo = lo;
-        return r;
+        return role_body(m, p, s);
     }
     case IR_S_MBAR: return header_varies(p, s) ? c_range(p, s) : NULL;
     default: return NULL;
