@@ -139,6 +139,7 @@ typedef struct Sync {
      * order only the role's own accesses; accesses of two roles never conflict (the
      * program's mbarriers order them), those of the block's code and a role do. */
     int role, role_lo, role_n, role_bar;
+    int user_bar; /* the largest id of the program's own named barriers (T.sync_threads(id, count)); 0: none */
     int nroles;           /* distinct roles numbered so far (named barriers 1 .. 15) */
     int role_key[15][2];  /* ... their (first thread, threads) */
 } Sync;
@@ -710,13 +711,18 @@ static void role_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
     }
     int id = 0;
     for (int i = 0; i < S->nroles && !id; i++)
-        if (S->role_key[i][0] == s->role.lo && S->role_key[i][1] == s->role.n) id = i + 1;
+        if (S->role_key[i][0] == s->role.lo && S->role_key[i][1] == s->role.n) id = S->user_bar + i + 1;
     if (!id) {
-        if (S->nroles == 15)
-            ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, s->loc, "more than 15 different T.ws roles (named barriers)");
+        /* ids 1..user_bar are the program's own T.sync_threads(id, count):
+         * the roles' barriers are numbered above them (16 in hardware) */
+        if (S->user_bar + S->nroles >= 15)
+            ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, s->loc,
+                       "more T.ws roles than named barriers left (16 in all: id 0 is the block's, "
+                       "ids up to %d the program's own T.sync_threads(id, count), %d the roles before this one)",
+                       S->user_bar, S->nroles);
         S->role_key[S->nroles][0] = s->role.lo;
         S->role_key[S->nroles][1] = s->role.n;
-        id = ++S->nroles;
+        id = S->user_bar + ++S->nroles;
     }
     S->role = s->role.lo + 1 + 2048 * s->role.n;
     S->role_lo = s->role.lo;
@@ -938,11 +944,19 @@ static void note_written(IrVisitor *v, const IrAccess *acc) {
     }
 }
 
+/* Records the largest id of the program's own named barriers, above which
+ * role_into numbers the roles' barriers. */
+static bool note_user_barrier(IrVisitor *v, const IrStmt *s) {
+    Sync *S = v->ctx;
+    if (s->kind == IR_S_BARRIER && s->barrier.id > S->user_bar) S->user_bar = s->barrier.id;
+    return true;
+}
+
 void ts_pass_insert_sync(TsPassCtx *cx) {
     Sync S = {.cx = cx, .k = cx->k, .a = cx->arena, .nt = ir_kernel_nthreads(cx->k)};
     ir_arith_init(&S.ar, cx->arena, cx->k);
     sync_conflict_init(&S.cf, cx->arena, &S.ar, cx->k, S.nt);
-    IrVisitor wv = {.ctx = &S, .access = note_written};
+    IrVisitor wv = {.ctx = &S, .access = note_written, .pre_stmt = note_user_barrier};
     ir_visit_stmt(&wv, cx->k->body);
     AccSet st = {0};
     IrStmt *body = uniform(&S, cx->k->body, &st);
