@@ -357,6 +357,19 @@ static void server_free(Server *S) {
     free(S);
 }
 
+/* getaddrinfo for MASTER_ADDR:MASTER_PORT, TCP, any address family;
+ * passive: an address to listen at.  Returns getaddrinfo's code. */
+static int lookup(const TsLaunchEnv *e, int passive, struct addrinfo **ai) {
+    char port[16];
+    snprintf(port, sizeof port, "%d", e->port);
+    struct addrinfo hints;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if (passive) hints.ai_flags = AI_PASSIVE;
+    return getaddrinfo(e->addr, port, &hints, ai);
+}
+
 /* Rank 0: listens at addr:port and starts the serving thread. */
 static Server *server_start(const TsLaunchEnv *e, TsBuf *err) {
     Server *S = calloc(1, sizeof *S);
@@ -366,14 +379,8 @@ static Server *server_start(const TsLaunchEnv *e, TsBuf *err) {
     }
     S->lfd = S->wake[0] = S->wake[1] = -1;
     for (int c = 0; c < MAX_CONN; c++) S->fd[c] = S->who[c] = -1;
-    char port[16];
-    snprintf(port, sizeof port, "%d", e->port);
-    struct addrinfo hints, *ai = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    int g = getaddrinfo(e->addr, port, &hints, &ai), why = 0;
+    struct addrinfo *ai = NULL;
+    int g = lookup(e, 1, &ai), why = 0;
     if (g) {
         ts_buf_printf(err, "rank 0: rendezvous: MASTER_ADDR '%s': %s", e->addr, gai_strerror(g));
         server_free(S);
@@ -442,13 +449,8 @@ static int request(TsRdzv *z, int op, int64_t arg, const void *data, size_t n, v
 }
 
 static int connect_to(const TsLaunchEnv *e, int *fdp, char *why, size_t whyn) {
-    char port[16];
-    snprintf(port, sizeof port, "%d", e->port);
-    struct addrinfo hints, *ai = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    int g = getaddrinfo(e->addr, port, &hints, &ai);
+    struct addrinfo *ai = NULL;
+    int g = lookup(e, 0, &ai);
     if (g) {
         snprintf(why, whyn, "%s", gai_strerror(g));
         return 0;
