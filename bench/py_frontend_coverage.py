@@ -105,6 +105,7 @@ class Kernel:
         self.defines = {}       # name -> text
         self.const_defines = {} # T.const names -> text, used when the kernel needs them constant
         self.guessed = []       # names whose value was guessed
+        self.const_guessed = [] # T.const names among const_defines whose value was guessed
         self.status = None      # OK / FAIL / CRASH / TIMEOUT
         self.message = ""       # first error line
         self.cause = ""
@@ -156,6 +157,21 @@ DTYPES = {"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32",
 UNKNOWN = object()
 
 
+class TensorShape:
+    """A tensor the example's own host code makes (torch.randn(B, S, H, D, ...)),
+    known by its shape only: `x.shape`, `x.shape[i]`, `x.size(i)` and unpacking
+    `a, b = x.shape` give the extents (the values TileLang's factories are
+    called with when the interface reads them from its tensors)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+_TENSOR_MAKERS = {"randn", "rand", "randint", "zeros", "ones", "empty", "full", "randn_like"}
+_SAME_SHAPE = {"requires_grad_", "to", "cuda", "contiguous", "float", "half", "bfloat16", "clone", "detach", "cpu",
+               "normal_", "uniform_", "fill_", "zero_", "abs", "exp", "sigmoid", "softmax", "log_softmax"}
+
+
 class Env:
     """Names -> Python values, with a fallback chain."""
 
@@ -185,6 +201,10 @@ def evaluate(e, env):
             v = env.get(e.value.id + "." + e.attr)
             if v is not UNKNOWN:
                 return v
+        if e.attr == "shape":
+            v = evaluate(e.value, env)
+            if isinstance(v, TensorShape):
+                return v.shape
         return UNKNOWN
     if isinstance(e, ast.UnaryOp):
         v = evaluate(e.operand, env)
@@ -198,6 +218,9 @@ def evaluate(e, env):
         a, b = evaluate(e.left, env), evaluate(e.right, env)
         if a is UNKNOWN or b is UNKNOWN:
             return UNKNOWN
+        if isinstance(a, TensorShape) or isinstance(b, TensorShape):  # x / 10: elementwise, same shape
+            t = [v for v in (a, b) if isinstance(v, TensorShape)]
+            return t[0] if len(t) == 1 or t[0].shape == t[1].shape else UNKNOWN
         ops = {ast.Add: lambda x, y: x + y, ast.Sub: lambda x, y: x - y, ast.Mult: lambda x, y: x * y,
                ast.FloorDiv: lambda x, y: x // y, ast.Div: lambda x, y: x / y, ast.Mod: lambda x, y: x % y,
                ast.Pow: lambda x, y: x ** y if abs(y) < 64 else UNKNOWN, ast.LShift: lambda x, y: x << y,
@@ -230,6 +253,48 @@ def evaluate(e, env):
             return UNKNOWN if v is UNKNOWN else {"int": int, "float": float}[e.func.id](v)
         except Exception:
             return UNKNOWN
+    if (isinstance(e, ast.Call) and not e.keywords and e.args
+            and ((isinstance(e.func, ast.Attribute) and e.func.attr == "product")
+                 or (isinstance(e.func, ast.Name) and e.func.id == "product"))):
+        vs = [evaluate(a, env) for a in e.args]  # only the first combination: what a loop over it binds first
+        if all(isinstance(v, tuple) and v for v in vs):
+            return (tuple(v[0] for v in vs),)
+        return UNKNOWN
+    if isinstance(e, ast.Subscript):
+        base = evaluate(e.value, env)
+        i = evaluate(e.slice, env)
+        if isinstance(base, tuple) and isinstance(i, int) and -len(base) <= i < len(base):
+            return base[i]
+        return UNKNOWN
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute):
+        f = e.func
+        if isinstance(f.value, ast.Name) and f.value.id == "torch" and f.attr in _TENSOR_MAKERS:
+            if f.attr == "randn_like":
+                v = evaluate(e.args[0], env) if e.args else UNKNOWN
+                return v if isinstance(v, TensorShape) else UNKNOWN
+            args = e.args[1:] if f.attr in ("randint", "full") and len(e.args) > 1 else e.args
+            if f.attr == "randint" and len(e.args) >= 3:
+                args = e.args[2:]
+            if f.attr == "full":
+                args = e.args[:1]
+            if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+                args = args[0].elts
+            for k in e.keywords:
+                if k.arg == "size":
+                    args = k.value.elts if isinstance(k.value, (ast.Tuple, ast.List)) else [k.value]
+            vs = [evaluate(a, env) for a in args]
+            if vs and all(isinstance(v, int) and not isinstance(v, bool) for v in vs):
+                return TensorShape(tuple(vs))
+            return UNKNOWN
+        if f.attr in _SAME_SHAPE:
+            v = evaluate(f.value, env)
+            return v if isinstance(v, TensorShape) else UNKNOWN
+        if f.attr == "size" and len(e.args) == 1:
+            v = evaluate(f.value, env)
+            i = evaluate(e.args[0], env)
+            if isinstance(v, TensorShape) and isinstance(i, int) and -len(v.shape) <= i < len(v.shape):
+                return v.shape[i]
+        return UNKNOWN
     return UNKNOWN
 
 
@@ -360,7 +425,7 @@ class FileInfo:
                 f = n.func
                 if (isinstance(f, ast.Name) and f.id == name) or (isinstance(f, ast.Attribute) and f.attr == name):
                     yield n
-                elif (isinstance(f, ast.Attribute) and f.attr == "compile" and isinstance(f.value, ast.Name)
+                elif (isinstance(f, ast.Attribute) and f.attr in ("compile", "get_tir") and isinstance(f.value, ast.Name)
                       and f.value.id == name):
                     yield n  # jit_function.compile(N=..., BLOCK_N=...)
 
@@ -377,10 +442,10 @@ class FileInfo:
         defaults = [None] * (len(pos) - len(args.defaults)) + list(args.defaults)
         for a, d in list(zip(pos, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults)):
             vals[a.arg] = evaluate(d, penv) if d is not None else UNKNOWN
-        if depth > 0:
+        if depth > 0:  # a caller's value over the default: the run the example makes
             known = self.param_values(fn, depth - 1)
             for k, v in known.items():
-                if vals.get(k, UNKNOWN) is UNKNOWN:
+                if v is not None or vals.get(k, UNKNOWN) is UNKNOWN:
                     vals[k] = v
         env = Env(vals, penv)
         for n in sorted((n for n in _own_nodes(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For))),
@@ -400,14 +465,30 @@ class FileInfo:
 
     def param_values(self, fn, depth):
         """The values fn's parameters take at the best-resolved call of it."""
-        best = {}
+        return self._param_values(fn, depth)[0]
+
+    def _tested(self, fn, depth):
+        """Whether fn is called, directly or through its callers, from TileLang's
+        test_example_*.py (depth permitting)."""
+        if fn is None:
+            return False
+        return self._param_values(fn, depth)[1] if depth >= 0 else False
+
+    def _param_values(self, fn, depth):
+        """(values, tested): the values fn's parameters take at the best call of
+        it.  Calls on a path from TileLang's test_example_*.py come first (what
+        its CI runs), then the call that resolves the most parameters."""
+        best, best_ext = {}, False
+        first = True
         for call in self.calls_of(fn.name):
             if getattr(call, "_external", False):
                 env = Env({})  # a test file's call: its literal arguments
+                ext = True
             elif call.lineno == fn.lineno:
                 continue
             else:
                 env = self.env_at(self.enclosing_def(call), call.lineno, depth)
+                ext = self._tested(self.enclosing_def(call), depth - 1)
             got = {}
             pos = [a.arg for a in fn.args.posonlyargs + fn.args.args]
             if any(isinstance(a, ast.Starred) for a in call.args):
@@ -421,9 +502,9 @@ class FileInfo:
                     v = evaluate(k.value, env)
                     if v is not UNKNOWN:
                         got[k.arg] = v
-            if len(got) > len(best):
-                best = got
-        return best
+            if first or (ext and not best_ext) or (ext == best_ext and len(got) > len(best)):
+                best, best_ext, first = got, ext, False
+        return best, best_ext
 
 
 def guess(n):
@@ -491,12 +572,72 @@ def text_of(v):
     return None
 
 
+def _none_tested(fn):
+    """Names the factory compares with None itself (`if x is None:`): for them
+    None is a value of the factory's own (sm_scale computed from dim, no window)."""
+    out = set()
+    for n in ast.walk(fn):
+        if (isinstance(n, ast.Compare) and isinstance(n.left, ast.Name) and len(n.ops) == 1
+                and isinstance(n.ops[0], (ast.Is, ast.IsNot)) and isinstance(n.comparators[0], ast.Constant)
+                and n.comparators[0].value is None):
+            out.add(n.left.id)
+    return out
+
+
+def _autotune_first_config(fi, fn):
+    """The first configuration of an `@tilelang.autotune(configs=...)` decorator
+    (the first the tuner compiles): a list of dicts, or a function of the file
+    that builds one (its first dict literal, with loops over lists and
+    itertools.product bound to their first values).  {} when not found."""
+    for d in fn.decorator_list:
+        if not (isinstance(d, ast.Call) and "autotune" in ast.unparse(d.func)):
+            continue
+        for kw in d.keywords:
+            if kw.arg != "configs":
+                continue
+            v = kw.value
+            if isinstance(v, ast.Name):  # configs=CONFIGS: the module's assignment
+                for n in fi.tree.body:
+                    if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == v.id for t in n.targets):
+                        v = n.value
+            if isinstance(v, (ast.List, ast.Tuple)) and v.elts and isinstance(v.elts[0], ast.Dict):
+                v = v.elts[0]
+                return _dict_value(v, fi.menv)
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in fi.funcs:
+                g = fi.funcs[v.func.id][0]
+                for n in sorted((n for n in _own_nodes(g) if isinstance(n, ast.Dict)), key=lambda n: n.lineno):
+                    got = _dict_value(n, fi.env_at(g, n.lineno, 0))
+                    if got:
+                        return got
+                for n in _own_nodes(g):  # dict(K=[...], ...) iterated by product(*d.values())
+                    if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "dict"
+                            and n.keywords and not n.args):
+                        env = fi.env_at(g, n.lineno, 0)
+                        vals = {kw.arg: evaluate(kw.value, env) for kw in n.keywords}
+                        if all(isinstance(v, tuple) and v for v in vals.values()):
+                            return {k: v[0] for k, v in vals.items()}
+    return {}
+
+
+def _dict_value(d, env):
+    out = {}
+    for k, v in zip(d.keys, d.values):
+        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            x = evaluate(v, env)
+            if x is not UNKNOWN:
+                out[k.value] = x
+    return out
+
+
 def plan(fi, k):
     fn = k.node
     if not k.parents and any(_is_prim_func_deco(d) for d in fn.decorator_list):
         return
     tensors = _tensor_params(fn)
     found = fi.param_values(fn, 2)
+    for name, v in _autotune_first_config(fi, fn).items():
+        found.setdefault(name, v)
+    handles_none = _none_tested(fn)
     args = fn.args
     pos = args.posonlyargs + args.args
     ndef = len(pos) - len(args.defaults)
@@ -505,9 +646,12 @@ def plan(fi, k):
             continue
         v = found.get(a.arg, UNKNOWN)
         t = text_of(v) if v is not UNKNOWN else None
+        none_default = i >= ndef and isinstance(args.defaults[i - ndef], ast.Constant) and args.defaults[i - ndef].value is None
         if t is not None:
             k.defines[a.arg] = t
-        elif i < ndef or (isinstance(args.defaults[i - ndef], ast.Constant) and args.defaults[i - ndef].value is None):
+        elif a.arg in handles_none and (v is None or (v is UNKNOWN and none_default)):
+            k.defines[a.arg] = "None"  # the call's None, or the default the factory itself handles
+        elif i < ndef or none_default:
             v = fi.name_default(a.arg)
             if v is not UNKNOWN:
                 k.defines[a.arg] = text_of(v)  # the file's own default for that name
@@ -526,11 +670,15 @@ def plan(fi, k):
                         v = fi.name_default(name)
                     t = text_of(v) if v is not UNKNOWN else None
                     k.const_defines[name] = t if t is not None else guess(name)
+                    if t is None:
+                        k.const_guessed.append(name)
     for a, d in zip(args.kwonlyargs, args.kw_defaults):
         v = found.get(a.arg, UNKNOWN)
         t = text_of(v) if v is not UNKNOWN else None
         if t is not None:
             k.defines[a.arg] = t
+        elif a.arg in handles_none and (v is None or (v is UNKNOWN and isinstance(d, ast.Constant) and d.value is None)):
+            k.defines[a.arg] = "None"
         elif d is None and a.arg not in tensors:
             v = fi.name_default(a.arg)
             if v is not UNKNOWN:
@@ -652,7 +800,7 @@ def run_one(cli, target, k, path, entry, timeout):
     if status == "FAIL" and k.const_defines and ("compile-time integer" in msg or "compile-time value" in msg):
         defs = dict(k.defines)
         defs.update(k.const_defines)
-        k.guessed += [n for n in k.const_defines if n not in k.guessed]
+        k.guessed += [n for n in k.const_guessed if n not in k.guessed]
         status, msg = run_defs(cli, target, defs, path, entry, timeout)
     return status, msg
 
