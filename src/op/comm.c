@@ -80,6 +80,31 @@ bool ts_comm_block_role(const IrStmt *s) {
     return b && b->kind == IR_S_TILEOP && b->op && b->op->kind == TS_OP_COMM;
 }
 
+/* How each kind touches its regions (op/comm.h lists them).  The remote
+ * side is named by the local buffer of the same symmetric tensor: a put
+ * to another rank writes no local element, but to the own rank it does,
+ * so the destination counts as written.  Waits only read; a signal that
+ * adds and an atomic read and write; the block barriers' counters are
+ * read and written.  Passes that must order a primitive with everything
+ * around it (insert_sync: a barrier before and after) do so by its kind,
+ * not by these bits. */
+int ts_op_comm_regions(const IrTileOp *op, int i) {
+    const int R = IR_ACC_READ, W = IR_ACC_WRITE;
+    switch (op->comm) {
+    case TS_COMM_PUT:
+    case TS_COMM_GET:
+        return i == 0 ? R : i == 1 ? W : op->cflags[0] == TS_SIG_ADD ? R | W : W; /* r2: the signal */
+    case TS_COMM_COPY: return i == 0 ? R : W;
+    case TS_COMM_LANES: return op->nr == 1 ? W : i == 0 ? R : W;
+    case TS_COMM_ST: return W;
+    case TS_COMM_LD: return i == 0 ? R : W;
+    case TS_COMM_WAIT: return R;
+    case TS_COMM_ATOM_ADD: return i == 0 ? R | W : W;
+    case TS_COMM_SIGNAL: return op->cflags[0] == TS_SIG_ADD ? R | W : W;
+    default: return R | W; /* the barriers' counters; anything new: the worst */
+    }
+}
+
 /* The one-element region buf[idx]. */
 static IrRegion elem_region(TsArena *a, IrBuffer *b, IrExpr **idx) {
     IrRegion r = {b, b->ndim, idx, TS_NEWN(a, IrExpr *, b->ndim > 0 ? b->ndim : 1)};

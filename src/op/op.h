@@ -62,16 +62,17 @@ IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s);
 
 /* X(enum, regions function): how each tile operator touches region i of
  * its node (IrTileOp.r[i]): IR_ACC_READ and/or IR_ACC_WRITE (ir/walk.h).
- * An op not listed reads and writes every region (the communication
- * primitives: their local and remote sides vary by primitive, op/comm.h;
- * assuming the worst keeps every pass safe). */
+ * An op not listed reads and writes every region (assuming the worst
+ * keeps every pass safe).  The communication primitives answer per kind
+ * (op/comm.c: the remote side of a put is written, of a get read, ...). */
 #define TS_TILEOP_REGIONS(X)                    \
     X(TS_OP_COPY, ts_op_copy_regions)           \
     X(TS_OP_FILL, ts_op_fill_regions)           \
     X(TS_OP_GEMM, ts_op_gemm_regions)           \
     X(TS_OP_REDUCE, ts_op_reduce_regions)       \
     X(TS_OP_CUMSUM, ts_op_cumsum_regions)       \
-    X(TS_OP_ATOMIC_ADD, ts_op_atomic_regions)
+    X(TS_OP_ATOMIC_ADD, ts_op_atomic_regions)   \
+    X(TS_OP_COMM, ts_op_comm_regions)
 
 #define X(e, f) int f(const IrTileOp *op, int i);
 TS_TILEOP_REGIONS(X)
