@@ -13,6 +13,8 @@ for n in 2 4 8; do
   # MoE: routing, per-expert splits, dispatch, expert GEMMs, combine (and dispatch alone, uneven blocks)
   check $d/moe.py --entry moe --ranks $n -D P=$n -D TOK=8 -D H=32 -D E=2 -D K=2 --check-against moe_ref
   check $d/per_thread.py --entry per_thread --ranks $n -D P=$n -D N=300 --check-against per_thread_ref
+  # every semantics and scope of T.st / T.ld / T.atom_add (and 1-, 2-, 8-byte elements)
+  check $d/mem_model.py --entry mem_model --ranks $n -D P=$n -D N=200 --check-against mem_model_ref
   # explicit thread code (T.get_thread_binding): thread ranges run as loops over the threads (thread_loops_c)
   check $d/thread_level.py --entry thread_level --ranks $n -D N=640 --check-against thread_level_ref
   # DeepEP-style MoE dispatch/combine: thread-level code, warps per peer, counts before data, flags after

@@ -46,6 +46,7 @@ static const Case cases[] = {
     {"examples/distributed/summa.py", "summa", {{"q", "2"}, {"BM", "64"}, {"BN", "64"}, {"BK", "64"}}, 4},
     {"examples/distributed/warp_prims.py", "warp_prims", {{"M", "65536"}, {"block_M", "4096"}, {"threads", "128"}}, 3},
     {"examples/distributed/per_thread.py", "per_thread", {{"P", "4"}, {"N", "300"}}, 2},
+    {"examples/distributed/mem_model.py", "mem_model", {{"P", "4"}, {"N", "200"}}, 2},
     {"examples/distributed/moe.py", "moe", {{"P", "4"}, {"TOK", "16"}, {"H", "32"}, {"E", "2"}, {"K", "2"}}, 5},
     {"tests/run/dist_bad.py", "lonely_wait", {{"P", "4"}}, 1},
     {"tests/run/dist_bad.py", "fail_while_waiting", {{"P", "4"}}, 1},

@@ -38,11 +38,13 @@
  * gives up lets the thread go on; every later wait then gives up at once
  * (the abort word), so the launch ends and the host reports the first
  * failure.  The block barriers are refused in per-thread code unless
- * lower_comm marked them (f1 = 1).  Memory order: T.st(sem="release") and
- * T.ld(sem="acquire") of 2-, 4- or 8-byte elements are one st.release /
- * ld.acquire of the asked scope (cta, gpu, sys); other flag accesses are
- * volatile with system-scope fences around them (release before a store,
- * acquire after a load); atomics are the _system variants.
+ * lower_comm marked them (f1 = 1).  Memory order (doc/DISTRIBUTED.md's
+ * table): T.st / T.ld of 2-, 4- or 8-byte elements are one st / ld with
+ * the asked semantics and scope (weak, volatile, relaxed.S, release.S /
+ * acquire.S), 1-byte ones a volatile access with fence.acq_rel of the
+ * scope where the semantics asks; T.atom_add the atomicAdd of its scope
+ * with the fences of its semantics; signals are releases at system scope,
+ * waits a relaxed spin followed by fence.acq_rel.sys (an acquire).
  */
 #include <stdio.h>
 #include <string.h>
@@ -104,25 +106,35 @@ static const char comm_prelude[] =
     "    if (*t0 == 0) *t0 = now;\n"
     "    return now - *t0 > (ts_u64)lim ? 2 : 0;\n"
     "}\n"
-    /* T.ld(sem="acquire") / T.st(sem="release") as one PTX instruction of the
-     * asked scope (PTX ISA, memory consistency model: ld.acquire / st.release,
-     * sm_70+), generic addresses (global or shared), on the value's bits */
-    "#define TS_COMM_ACQREL(SC) \\\n"
-    "template <typename T> TS_DEV T ts_ld_acquire_##SC(const T *p) { \\\n"
+    /* T.ld / T.st as the one PTX instruction their semantics and scope ask
+     * (PTX ISA, memory consistency model, sm_70+; the qualifiers TileScale's
+     * tl_templates/cuda/ldst.h uses): weak ld/st, .volatile, .relaxed.SCOPE,
+     * ld.acquire.SCOPE, st.release.SCOPE; generic addresses (global or
+     * shared), on the value's bits (2, 4 or 8 bytes; other sizes take the
+     * fence forms of comm_cuda.c).  doc/DISTRIBUTED.md has the table. */
+    "#define TS_COMM_LD(NAME, Q) \\\n"
+    "template <typename T> TS_DEV T ts_ld_##NAME(const T *p) { \\\n"
     "    T v; \\\n"
-    "    if (sizeof(T) == 8) { unsigned long long b; asm volatile(\"ld.acquire.\" #SC \".b64 %0, [%1];\" : \"=l\"(b) : \"l\"(p) : \"memory\"); *(decltype(b) *)&v = b; } \\\n"
-    "    else if (sizeof(T) == 4) { unsigned int b; asm volatile(\"ld.acquire.\" #SC \".b32 %0, [%1];\" : \"=r\"(b) : \"l\"(p) : \"memory\"); *(decltype(b) *)&v = b; } \\\n"
-    "    else { unsigned short b; asm volatile(\"ld.acquire.\" #SC \".b16 %0, [%1];\" : \"=h\"(b) : \"l\"(p) : \"memory\"); *(decltype(b) *)&v = b; } \\\n"
+    "    if (sizeof(T) == 8) { unsigned long long b; asm volatile(\"ld\" Q \".b64 %0, [%1];\" : \"=l\"(b) : \"l\"(p) : \"memory\"); *(decltype(b) *)&v = b; } \\\n"
+    "    else if (sizeof(T) == 4) { unsigned int b; asm volatile(\"ld\" Q \".b32 %0, [%1];\" : \"=r\"(b) : \"l\"(p) : \"memory\"); *(decltype(b) *)&v = b; } \\\n"
+    "    else { unsigned short b; asm volatile(\"ld\" Q \".b16 %0, [%1];\" : \"=h\"(b) : \"l\"(p) : \"memory\"); *(decltype(b) *)&v = b; } \\\n"
     "    return v; \\\n"
-    "} \\\n"
-    "template <typename T> TS_DEV void ts_st_release_##SC(T *p, T v) { \\\n"
-    "    if (sizeof(T) == 8) { unsigned long long b = *(const decltype(b) *)&v; asm volatile(\"st.release.\" #SC \".b64 [%0], %1;\" :: \"l\"(p), \"l\"(b) : \"memory\"); } \\\n"
-    "    else if (sizeof(T) == 4) { unsigned int b = *(const decltype(b) *)&v; asm volatile(\"st.release.\" #SC \".b32 [%0], %1;\" :: \"l\"(p), \"r\"(b) : \"memory\"); } \\\n"
-    "    else { unsigned short b = *(const decltype(b) *)&v; asm volatile(\"st.release.\" #SC \".b16 [%0], %1;\" :: \"l\"(p), \"h\"(b) : \"memory\"); } \\\n"
     "}\n"
-    "TS_COMM_ACQREL(cta)\n"
-    "TS_COMM_ACQREL(gpu)\n"
-    "TS_COMM_ACQREL(sys)\n\n";
+    "#define TS_COMM_ST(NAME, Q) \\\n"
+    "template <typename T> TS_DEV void ts_st_##NAME(T *p, T v) { \\\n"
+    "    if (sizeof(T) == 8) { unsigned long long b = *(const decltype(b) *)&v; asm volatile(\"st\" Q \".b64 [%0], %1;\" :: \"l\"(p), \"l\"(b) : \"memory\"); } \\\n"
+    "    else if (sizeof(T) == 4) { unsigned int b = *(const decltype(b) *)&v; asm volatile(\"st\" Q \".b32 [%0], %1;\" :: \"l\"(p), \"r\"(b) : \"memory\"); } \\\n"
+    "    else { unsigned short b = *(const decltype(b) *)&v; asm volatile(\"st\" Q \".b16 [%0], %1;\" :: \"l\"(p), \"h\"(b) : \"memory\"); } \\\n"
+    "}\n"
+    "TS_COMM_LD(weak, \".weak\") TS_COMM_LD(volatile, \".volatile\")\n"
+    "TS_COMM_LD(relaxed_cta, \".relaxed.cta\") TS_COMM_LD(relaxed_gpu, \".relaxed.gpu\") TS_COMM_LD(relaxed_sys, \".relaxed.sys\")\n"
+    "TS_COMM_LD(acquire_cta, \".acquire.cta\") TS_COMM_LD(acquire_gpu, \".acquire.gpu\") TS_COMM_LD(acquire_sys, \".acquire.sys\")\n"
+    "TS_COMM_ST(weak, \".weak\") TS_COMM_ST(volatile, \".volatile\")\n"
+    "TS_COMM_ST(relaxed_cta, \".relaxed.cta\") TS_COMM_ST(relaxed_gpu, \".relaxed.gpu\") TS_COMM_ST(relaxed_sys, \".relaxed.sys\")\n"
+    "TS_COMM_ST(release_cta, \".release.cta\") TS_COMM_ST(release_gpu, \".release.gpu\") TS_COMM_ST(release_sys, \".release.sys\")\n"
+    "TS_DEV void ts_fence_acq_rel_cta() { asm volatile(\"fence.acq_rel.cta;\" ::: \"memory\"); }\n"
+    "TS_DEV void ts_fence_acq_rel_gpu() { asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\"); }\n"
+    "TS_DEV void ts_fence_acq_rel_sys() { asm volatile(\"fence.acq_rel.sys;\" ::: \"memory\"); }\n\n";
 
 void ts_cuda_comm_prelude(TsBuf *o) { ts_buf_puts(o, comm_prelude); }
 
@@ -280,36 +292,56 @@ static void need_one_thread(Ce *c) {
                    ts_comm_name(c->s->op->comm));
 }
 
-/* *p = value, a release store at system scope. */
-static void emit_store_to(Ce *c, const char *p, TsDType dt, const IrExpr *value) {
-    line(c);
-    out(c, "__threadfence_system();\n");
-    line(c);
-    outf(c, "*(volatile %s *)%s = %s", storage(c, dt), p, ts_cx_store_conv(c->h->x, dt));
-    expr(c, value);
-    out(c, "));\n");
-}
-
 static const char *scope_name(int scope) {
     return scope == TS_SCOPE_CTA ? "cta" : scope == TS_SCOPE_GPU ? "gpu" : "sys";
 }
 
-/* Can T.ld / T.st of a dt element at that semantics be one ld.acquire /
- * st.release (2, 4 or 8 bytes; the prelude's ts_ld_acquire_* and
- * ts_st_release_*)? */
-static int acq_rel(TsDType dt, int sem, int want) {
-    int64_t n = esize(dt);
-    return sem == want && ts_dtype_bits(dt) >= 8 && (n == 2 || n == 4 || n == 8);
+/* `ts_fence_acq_rel_<scope>();`: the fence that makes a relaxed access
+ * before it an acquire, and one after it a release (PTX memory model:
+ * acquire and release patterns). */
+static void emit_fence(Ce *c, int scope) {
+    line(c);
+    outf(c, "ts_fence_acq_rel_%s();\n", scope_name(scope));
 }
 
-/* *p = value by T.st(sem="release", scope=...): one st.release of that
- * scope instead of a fence and a volatile store. */
-static void emit_store_release(Ce *c, const char *p, TsDType dt, const IrExpr *value, int scope) {
+/* The prelude's T.ld / T.st of a dt element at sem and scope
+ * (ts_ld_<name> / ts_st_<name>), or NULL where dt is not 2, 4 or 8 bytes
+ * (then: a volatile access with the fences the semantics ask). */
+static const char *ldst_name(TsDType dt, int sem, int scope, char *buf, size_t n) {
+    int64_t sz = esize(dt);
+    if (ts_dtype_bits(dt) < 8 || (sz != 2 && sz != 4 && sz != 8)) return NULL;
+    const char *s = sem == TS_SEM_WEAK ? "weak" : sem == TS_SEM_VOLATILE ? "volatile"
+                    : sem == TS_SEM_ACQUIRE ? "acquire" : sem == TS_SEM_RELEASE ? "release" : "relaxed";
+    if (sem == TS_SEM_WEAK || sem == TS_SEM_VOLATILE) snprintf(buf, n, "%s", s);
+    else snprintf(buf, n, "%s_%s", s, scope_name(scope));
+    return buf;
+}
+
+/* *p = value as T.st(sem, scope) asks: one st.<sem>.<scope> (the
+ * prelude's ts_st_*), or for 1-byte elements a volatile store, after an
+ * acq_rel fence for a release. */
+static void emit_st(Ce *c, const char *p, TsDType dt, const IrExpr *value, int sem, int scope) {
     const char *st = storage(c, dt);
+    char nm[32];
+    if (ldst_name(dt, sem, scope, nm, sizeof nm)) {
+        line(c);
+        outf(c, "ts_st_%s((%s *)%s, (%s)%s", nm, st, p, st, ts_cx_store_conv(c->h->x, dt));
+        expr(c, value);
+        out(c, ")));\n");
+        return;
+    }
+    if (sem == TS_SEM_RELEASE) emit_fence(c, scope);
     line(c);
-    outf(c, "ts_st_release_%s((%s *)%s, (%s)%s", scope_name(scope), st, p, st, ts_cx_store_conv(c->h->x, dt));
+    outf(c, "*(volatile %s *)%s = %s", st, p, ts_cx_store_conv(c->h->x, dt));
     expr(c, value);
-    out(c, ")));\n");
+    out(c, "));\n");
+}
+
+/* A signal's store (T.signal_op set, the signal of a put): a release at
+ * system scope, so the data written before it is seen by whoever sees the
+ * signal (NVSHMEM's put-with-signal ordering). */
+static void emit_store_to(Ce *c, const char *p, TsDType dt, const IrExpr *value) {
+    emit_st(c, p, dt, value, TS_SEM_RELEASE, TS_SCOPE_SYS);
 }
 
 /* The value at p (volatile), converted to the compute type. */
@@ -317,18 +349,25 @@ static void emit_load_from(Ce *c, const char *p, TsDType dt) {
     outf(c, "%s*(volatile %s *)%s)", ts_cx_load_conv(c->h->x, dt), storage(c, dt), p);
 }
 
-/* atomicAdd at p; lhs: where the value before the add goes (NULL: nowhere). */
-static void emit_atomic_add_to(Ce *c, const char *lhs, const char *p, TsDType dt, const IrExpr *value) {
+/* An atomic add at p of the asked scope (atomicAdd_block / atomicAdd /
+ * atomicAdd_system) with the semantics' fences: release before, acquire
+ * after, both for acq_rel (the fence forms of atom.add.<sem>.<scope>);
+ * lhs: where the value before the add goes (NULL: nowhere). */
+static void emit_atomic_add_sem(Ce *c, const char *lhs, const char *p, TsDType dt, const IrExpr *value, int sem,
+                                int scope) {
     const char *st = storage(c, dt);
-    line(c);
     switch (dt) {
     case TS_INT32: case TS_UINT32: case TS_INT64: case TS_UINT64: case TS_FLOAT32: case TS_FLOAT64: {
         const char *cast = dt == TS_INT32 ? "int" : dt == TS_UINT32 ? "unsigned int"
                          : dt == TS_FLOAT32 ? "float" : dt == TS_FLOAT64 ? "double" : "unsigned long long";
+        if (sem == TS_SEM_RELEASE || sem == TS_SEM_ACQ_REL) emit_fence(c, scope);
+        line(c);
         if (lhs) outf(c, "%s = (%s)", lhs, st);
-        outf(c, "atomicAdd_system((%s *)%s, (%s)(", cast, p, cast);
+        outf(c, "atomicAdd%s((%s *)%s, (%s)(", scope == TS_SCOPE_CTA ? "_block" : scope == TS_SCOPE_GPU ? "" : "_system",
+             cast, p, cast);
         expr(c, value);
         out(c, "));\n");
+        if (sem == TS_SEM_ACQUIRE || sem == TS_SEM_ACQ_REL) emit_fence(c, scope);
         return;
     }
     default:
@@ -336,11 +375,11 @@ static void emit_atomic_add_to(Ce *c, const char *lhs, const char *p, TsDType dt
                    "T.%s on %s is not supported on the CUDA target (int32/64, uint32/64, float32/64)",
                    ts_comm_name(c->s->op->comm), ts_dtype_name(dt));
     }
-    (void)st;
 }
 
+/* A signal's add: a release at system scope. */
 static void emit_atomic_add(Ce *c, const char *p, TsDType dt, const IrExpr *value) {
-    emit_atomic_add_to(c, NULL, p, dt, value);
+    emit_atomic_add_sem(c, NULL, p, dt, value, TS_SEM_RELEASE, TS_SCOPE_SYS);
 }
 
 /* A wait by thread 0: spin while !(cond over ts_v); the verdict to the block. */
@@ -353,8 +392,9 @@ static void emit_wait_loop(Ce *c, const char *load_stmt, const char *cond, const
     outf(c, "for (;;) { %s if (%s) break; if ((ts_r = ts_comm_spin(&ts_t0)) != 0) break; }\n", load_stmt, cond);
     line(c);
     outf(c, "if (ts_r == 2) %s;\n", timeout_record);
-    line(c);
-    out(c, "__threadfence_system();\n"); /* a wait that gave up goes on: later waits see the abort at once */
+    /* the wait's acquire (a relaxed spin, then the fence; a wait that gave
+     * up goes on: later waits see the abort at once) */
+    emit_fence(c, TS_SCOPE_SYS);
 }
 
 /* ts_dp[0 .. ts_cnt) = ts_sp[...], by the block's threads (or this one).
@@ -523,8 +563,6 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
         out(c, "if (ts_sg) {\n");
         c->ind++;
         if (op->cflags[0] == TS_SIG_ADD) {
-            line(c);
-            out(c, "__threadfence_system();\n");
             emit_atomic_add(c, "ts_sg", op->r[2].buf->dt, op->args[2]);
         } else {
             emit_store_to(c, "ts_sg", op->r[2].buf->dt, op->args[2]);
@@ -656,9 +694,7 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
             line(c);
             out(c, "if (ts_p) {\n");
             c->ind++;
-            line(c);
-            out(c, "__threadfence_system();\n");
-            emit_atomic_add_to(c, "ts_old", "ts_p", b->dt, op->args[1]);
+            emit_atomic_add_sem(c, "ts_old", "ts_p", b->dt, op->args[1], op->cflags[1], op->cflags[2]);
             c->ind--;
             line(c);
             out(c, "}\n");
@@ -679,15 +715,10 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
         line(c);
         out(c, "if (ts_p) {\n");
         c->ind++;
-        if (op->comm == TS_COMM_ST && acq_rel(b->dt, op->cflags[1], TS_SEM_RELEASE)) {
-            emit_store_release(c, "ts_p", b->dt, op->args[1], op->cflags[2]);
-        } else if (op->comm == TS_COMM_ST || (op->comm == TS_COMM_SIGNAL && op->cflags[0] == TS_SIG_SET)) {
-            emit_store_to(c, "ts_p", b->dt, op->args[1]);
-        } else {
-            line(c);
-            out(c, "__threadfence_system();\n");
-            emit_atomic_add(c, "ts_p", b->dt, op->args[1]);
-        }
+        if (op->comm == TS_COMM_ST) emit_st(c, "ts_p", b->dt, op->args[1], op->cflags[1], op->cflags[2]);
+        else if (op->comm == TS_COMM_SIGNAL && op->cflags[0] == TS_SIG_SET) emit_store_to(c, "ts_p", b->dt, op->args[1]);
+        else if (op->comm == TS_COMM_SIGNAL) emit_atomic_add(c, "ts_p", b->dt, op->args[1]);
+        else emit_atomic_add_sem(c, NULL, "ts_p", b->dt, op->args[1], op->cflags[1], op->cflags[2]);
         c->ind--;
         line(c);
         out(c, "}\n");
@@ -705,21 +736,25 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
         emit_addr(c, &op->r[1]);
         outf(c, ")[0] = %s", ts_cx_store_conv(h->x, d->dt));
         TsDType sdt = op->r[0].buf->dt;
-        if (acq_rel(sdt, op->cflags[1], TS_SEM_ACQUIRE)) { /* one ld.acquire of the asked scope */
-            outf(c, "%sts_ld_acquire_%s((const %s *)ts_p)))); }\n", ts_cx_load_conv(h->x, sdt), scope_name(op->cflags[2]),
-                 storage(c, sdt));
+        char nm[32];
+        if (ldst_name(sdt, op->cflags[1], op->cflags[2], nm, sizeof nm)) { /* one ld.<sem>.<scope> */
+            outf(c, "%sts_ld_%s((const %s *)ts_p)))); }\n", ts_cx_load_conv(h->x, sdt), nm, storage(c, sdt));
         } else {
             emit_load_from(c, "ts_p", sdt);
-            out(c, ")); __threadfence_system(); }\n");
+            out(c, ")); }\n");
+            if (op->cflags[1] == TS_SEM_ACQUIRE) emit_fence(c, op->cflags[2]);
         }
         close_block(c);
         return;
     }
     case TS_COMM_WAIT: emit_wait(c, op); return;
     case TS_COMM_FENCE:
-        line(c);
-        out(c, op->cflags[2] == TS_SCOPE_CTA ? "__threadfence_block();\n"
-               : op->cflags[2] == TS_SCOPE_GPU ? "__threadfence();\n" : "__threadfence_system();\n");
+        if (op->cflags[0]) { /* T.quiet: completion of everything issued (stores to peers are done when visible) */
+            line(c);
+            out(c, "__threadfence_system();\n");
+        } else { /* T.fence_cta/gpu/sys, T.fence: TileScale's fence.acq_rel of the scope */
+            emit_fence(c, op->cflags[2]);
+        }
         return;
     case TS_COMM_BARRIER_BLOCKS: emit_barrier_blocks(c, op); return;
     case TS_COMM_BARRIER_ALL: emit_barrier_all(c); return;
