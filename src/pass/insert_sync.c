@@ -129,8 +129,8 @@ typedef struct Sync {
     int nbar;             /* barriers placed in the kernel */
     bool bind_fresh;      /* fresh variables are bound as made (a scope the caller pops) */
     int64_t thr_lo, thr_hi; /* inside a thread range: its threads */
-    TS_VEC(const IrStmt *) mask_at; /* branches entered under a condition on the thread alone */
-    TS_VEC(const uint8_t *) masks;  /* ... and the threads that take them (byte per thread) */
+    TS_VEC(const uint8_t *) masks;  /* branches entered in a thread range: the threads taking them (byte
+                                     * per thread; NULL: all), innermost last */
     TS_VEC(const IrBuffer *) written; /* buffers the kernel writes (the others are read-only) */
     TS_VEC(const IrBuffer *) varying; /* T.alloc_var scalars written inside a thread range */
     SyncConflict cf;      /* the arithmetic of conflicts: its context and memo (sync_conflict.h) */
@@ -445,16 +445,24 @@ static const uint8_t *branch_mask(Sync *S, const IrExpr *cond, bool neg) {
     return m;
 }
 
+/* A branch of an if inside a thread range: the threads that take it (the
+ * enclosing branch's mask when its condition is not one of the thread
+ * alone), popped when it is left. */
+static void coll_enter(IrVisitor *v, const IrGuard *g) {
+    Sync *S = v->ctx;
+    if (!S->thread || (g->kind != IR_GUARD_THEN && g->kind != IR_GUARD_ELSE)) return;
+    const uint8_t *m = branch_mask(S, g->cond, g->negated);
+    if (!m && S->masks.n) m = S->masks.v[S->masks.n - 1];
+    ts_vec_push(S->a, S->masks, m);
+}
+
+static void coll_leave(IrVisitor *v, const IrGuard *g) {
+    Sync *S = v->ctx;
+    if (S->thread && (g->kind == IR_GUARD_THEN || g->kind == IR_GUARD_ELSE)) S->masks.n--;
+}
+
 static bool coll_pre(IrVisitor *v, const IrStmt *s) {
     Sync *S = v->ctx;
-    const IrWalkFrame *up = v->frame ? v->frame->up : NULL;
-    if (S->thread && up && up->s->kind == IR_S_IF && (up->s->if_.then == s || up->s->if_.else_ == s)) {
-        const uint8_t *m = branch_mask(S, up->s->if_.cond, up->s->if_.else_ == s);
-        if (m) {
-            ts_vec_push(S->a, S->mask_at, s);
-            ts_vec_push(S->a, S->masks, m);
-        }
-    }
     if (s->kind == IR_S_BARRIER)
         ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, s->loc,
                    "insert_sync: a barrier inside a thread range (divergent code) in kernel %s", S->k->name);
@@ -472,10 +480,6 @@ static bool coll_pre(IrVisitor *v, const IrStmt *s) {
 
 static void coll_post(IrVisitor *v, const IrStmt *s) {
     Sync *S = v->ctx;
-    if (S->mask_at.n && S->mask_at.v[S->mask_at.n - 1] == s) {
-        S->mask_at.n--;
-        S->masks.n--;
-    }
     if (s->kind == IR_S_FOR && S->thread && s->for_.kind != IR_FOR_THREAD) S->subs.n--;
     if (s->kind == IR_S_LET) {
         /* visible to the rest of the enclosing sequence (popped with it) */
@@ -498,7 +502,8 @@ static void collect(Sync *S, const IrStmt *s, AccSet *into) {
     AccSet *saved = S->coll;
     int mark = S->subs.n;
     S->coll = into;
-    IrVisitor v = {.ctx = S, .pre_stmt = coll_seq_pre, .post_stmt = coll_seq_post, .access = coll_access};
+    IrVisitor v = {.ctx = S, .pre_stmt = coll_seq_pre, .post_stmt = coll_seq_post, .access = coll_access,
+                   .enter_guard = coll_enter, .leave_guard = coll_leave};
     ir_visit_stmt(&v, s);
     S->subs.n = mark;
     S->coll = saved;
@@ -596,20 +601,16 @@ static IrStmt *uniform_body(Sync *S, IrStmt *body, AccSet *st) {
     return o;
 }
 
+static bool count_barrier(IrVisitor *v, const IrStmt *s) {
+    *(int *)v->ctx += s->kind == IR_S_BARRIER;
+    return true;
+}
+
 static int count_barriers(const IrStmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case IR_S_BARRIER: return 1;
-    case IR_S_SEQ: {
-        int n = 0;
-        for (int i = 0; i < s->seq.n; i++) n += count_barriers(s->seq.v[i]);
-        return n;
-    }
-    case IR_S_FOR: return count_barriers(s->for_.body);
-    case IR_S_IF: return count_barriers(s->if_.then) + count_barriers(s->if_.else_);
-    case IR_S_WHILE: return count_barriers(s->while_.body);
-    default: return 0;
-    }
+    int n = 0;
+    IrVisitor v = {.ctx = &n, .pre_stmt = count_barrier};
+    ir_visit_stmt(&v, s);
+    return n;
 }
 
 /* Does s begin with a barrier (nothing of its own before it)? */
