@@ -1,8 +1,9 @@
 /*
  * lower_tile_ops.c — the pass that replaces every tile operator by loops.
  *
- * It walks the kernel body and hands each IR_S_TILEOP statement to
- * ts_op_lower (op/op.c), which dispatches to the op's own lowering.
+ * It rewrites the kernel body on the shared mutator (ir/walk.h), handing
+ * each IR_S_TILEOP statement to ts_op_lower (op/op.c), which dispatches to
+ * the op's own lowering.
  * Parents of a replaced statement are copied rather than edited, so a
  * statement shared between two places (nothing in the compiler relies on
  * that, but nothing forbids it either) is never changed behind anyone's
@@ -24,6 +25,7 @@
  */
 #include <string.h>
 
+#include "ir/walk.h"
 #include "op/op.h"
 #include "pass/pass.h"
 #include "target/cuda/lower_copy_cuda.h"
@@ -40,116 +42,67 @@
 typedef struct Uni {
     TsArena *a;                    /* for the list below */
     TS_VEC(const IrVar *) varying; /* lets whose value may differ between threads */
-    int divergent;                 /* > 0: inside thread-dependent control flow */
-    int in_role;                   /* > 0: inside a T.ws role (IR_S_ROLE) */
+    TsLowerCtx *lx;                /* the lowering's context (target, options) */
 } Uni;
 
-static bool expr_varies(const Uni *u, const IrExpr *e) {
-    if (!e) return false;
-    switch (e->kind) {
-    case IR_E_VAR:
-        if (e->var->kind == IR_VAR_THREAD_IDX) return true;
-        for (int i = 0; i < u->varying.n; i++)
-            if (u->varying.v[i] == e->var) return true;
-        return false;
-    case IR_E_LOAD:
-        if (e->load.buf->scope == IR_SCOPE_LOCAL || e->load.buf->scope == IR_SCOPE_VAR ||
-            e->load.buf->scope == IR_SCOPE_FRAGMENT)
-            return true;
-        for (int i = 0; i < e->load.nidx; i++)
-            if (expr_varies(u, e->load.idx[i])) return true;
-        return false;
-    case IR_E_BIN: return expr_varies(u, e->bin.a) || expr_varies(u, e->bin.b);
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: return expr_varies(u, e->un.a);
-    case IR_E_SELECT: return expr_varies(u, e->sel.cond) || expr_varies(u, e->sel.a) || expr_varies(u, e->sel.b);
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (expr_varies(u, e->call.args[i])) return true;
-        return false;
-    default: return false;
-    }
+/* A node whose value may differ between threads: a thread index, such a
+ * let, or a load from per-thread memory. */
+static bool varies_node(const IrExpr *e, void *ctx) {
+    const Uni *u = ctx;
+    if (e->kind == IR_E_LOAD)
+        return e->load.buf->scope == IR_SCOPE_LOCAL || e->load.buf->scope == IR_SCOPE_VAR ||
+               e->load.buf->scope == IR_SCOPE_FRAGMENT;
+    if (e->kind != IR_E_VAR) return false;
+    if (e->var->kind == IR_VAR_THREAD_IDX) return true;
+    for (int i = 0; i < u->varying.n; i++)
+        if (u->varying.v[i] == e->var) return true;
+    return false;
 }
 
-static IrStmt *lower(TsLowerCtx *lx, Uni *u, IrStmt *s) {
-    if (!s) return NULL;
-    TsArena *a = lx->arena;
-    IrStmt *r;
-    switch (s->kind) {
-    case IR_S_LET:
-        if (u->divergent || expr_varies(u, s->let.value)) ts_vec_push(u->a, u->varying, s->let.var);
-        return s;
-    case IR_S_TILEOP: {
-        IrStmt *low = NULL;
-        /* CUDA: instruction choice first (src/target/cuda/), generic otherwise */
-        if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_COPY && !u->divergent && !u->in_role)
-            low = ts_cuda_lower_copy(lx, s);
-        if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_GEMM) low = ts_cuda_lower_gemm(lx, s);
-        if (!low) low = ts_op_lower(lx, s);
-        if (!low->loc.src) low->loc = s->loc;
-        return low;
+static bool expr_varies(const Uni *u, const IrExpr *e) { return ir_expr_any(e, varies_node, (void *)u); }
+
+/* Does the statement of frame f run in thread-dependent control flow (a
+ * T.Parallel, thread-range or vectorized loop, a loop with varying bounds,
+ * an if/while with a varying condition around it)?  *in_role: inside a
+ * T.ws role.  (The conditions read only what is defined before them, so
+ * asking now answers as on the way down.) */
+static bool divergent_at(const Uni *u, const IrWalkFrame *f, bool *in_role) {
+    bool div = false;
+    *in_role = false;
+    for (f = f ? f->up : NULL; f; f = f->up) {
+        const IrStmt *s = f->s;
+        if (s->kind == IR_S_ROLE) *in_role = true;
+        if (s->kind == IR_S_FOR)
+            div |= s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD ||
+                   s->for_.kind == IR_FOR_VECTORIZED || expr_varies(u, s->for_.min) ||
+                   expr_varies(u, s->for_.extent);
+        if (s->kind == IR_S_IF) div |= expr_varies(u, s->if_.cond);
+        if (s->kind == IR_S_WHILE) div |= expr_varies(u, s->while_.cond);
     }
-    case IR_S_SEQ: {
-        IrStmt **kids = TS_NEWN(a, IrStmt *, s->seq.n > 0 ? s->seq.n : 1);
-        bool changed = false;
-        for (int i = 0; i < s->seq.n; i++) {
-            kids[i] = lower(lx, u, s->seq.v[i]);
-            changed |= kids[i] != s->seq.v[i];
-        }
-        if (!changed) return s;
-        r = ir_seq(a);
-        r->loc = s->loc;
-        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, kids[i]);
-        return r;
+    return div;
+}
+
+/* The lowering, on the shared mutator: a tile op is replaced by its
+ * lowering (used as is), a let whose value varies marks its variable. */
+static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
+    Uni *u = m->ctx;
+    TsLowerCtx *lx = u->lx;
+    if (s->kind == IR_S_LET) {
+        bool in_role;
+        if (divergent_at(u, m->frame, &in_role) || expr_varies(u, s->let.value))
+            ts_vec_push(u->a, u->varying, s->let.var);
+        return NULL;
     }
-    case IR_S_FOR: {
-        int div = s->for_.kind == IR_FOR_PARALLEL || s->for_.kind == IR_FOR_THREAD ||
-                  s->for_.kind == IR_FOR_VECTORIZED || expr_varies(u, s->for_.min) || expr_varies(u, s->for_.extent);
-        u->divergent += div;
-        IrStmt *body = lower(lx, u, s->for_.body);
-        u->divergent -= div;
-        if (body == s->for_.body) return s;
-        r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->for_.body = body;
-        return r;
-    }
-    case IR_S_IF: {
-        int div = expr_varies(u, s->if_.cond);
-        u->divergent += div;
-        IrStmt *t = lower(lx, u, s->if_.then), *e = lower(lx, u, s->if_.else_);
-        u->divergent -= div;
-        if (t == s->if_.then && e == s->if_.else_) return s;
-        r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->if_.then = t;
-        r->if_.else_ = e;
-        return r;
-    }
-    case IR_S_ROLE: {
-        /* a T.ws role: its copies become nests that partition_threads spreads over
-         * the role's threads (ts_cuda_lower_copy's thread ranges are the block's) */
-        u->in_role++;
-        IrStmt *body = lower(lx, u, s->role.body);
-        u->in_role--;
-        if (body == s->role.body) return s;
-        r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->role.body = body;
-        return r;
-    }
-    case IR_S_WHILE: {
-        int div = expr_varies(u, s->while_.cond);
-        u->divergent += div;
-        IrStmt *body = lower(lx, u, s->while_.body);
-        u->divergent -= div;
-        if (body == s->while_.body) return s;
-        r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->while_.body = body;
-        return r;
-    }
-    default: return s;
-    }
+    if (s->kind != IR_S_TILEOP) return NULL;
+    IrStmt *low = NULL;
+    bool in_role, div = divergent_at(u, m->frame, &in_role);
+    /* CUDA: instruction choice first (src/target/cuda/), generic otherwise */
+    if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_COPY && !div && !in_role)
+        low = ts_cuda_lower_copy(lx, s);
+    if (lx->target == TS_TARGET_CUDA && s->op->kind == TS_OP_GEMM) low = ts_cuda_lower_gemm(lx, s);
+    if (!low) low = ts_op_lower(lx, s);
+    if (!low->loc.src) low->loc = s->loc;
+    return low;
 }
 
 /* ---- guard pruning by interval arithmetic ------------------------------ */
@@ -248,83 +201,42 @@ static IrExpr *drop_true(TsArena *a, const Ranges *r, IrExpr *c) {
     return ir_bin(a, IR_AND, x, y);
 }
 
-static IrStmt *prune(TsArena *a, Ranges *r, IrStmt *s) {
-    if (!s) return NULL;
-    switch (s->kind) {
-    case IR_S_SEQ: {
-        IrStmt **kids = TS_NEWN(a, IrStmt *, s->seq.n > 0 ? s->seq.n : 1);
-        bool changed = false;
-        for (int i = 0; i < s->seq.n; i++) {
-            kids[i] = prune(a, r, s->seq.v[i]);
-            changed |= kids[i] != s->seq.v[i];
-        }
-        if (!changed) return s;
-        IrStmt *n = ir_seq(a);
-        n->loc = s->loc;
-        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, n, kids[i]);
-        return n;
-    }
-    case IR_S_FOR: {
+/* Guard pruning on the shared mutator: a loop's variable is ranged while
+ * its body is pruned; an if that the ranges decide is replaced by its live
+ * branch (pruned), the others lose their conjuncts proven true, and so does
+ * a vector copy's in-bounds predicate. */
+static IrStmt *prune_pre(IrMutator *m, IrStmt *s) {
+    Ranges *r = m->ctx;
+    if (s->kind == IR_S_FOR) {
         int64_t m0, m1, e0, e1;
         int id = s->for_.var->id;
-        bool ranged = id >= 0 && id < r->n && bound(r, s->for_.min, &m0, &m1) &&
-                      bound(r, s->for_.extent, &e0, &e1) && e1 >= 1;
-        if (ranged) {
+        if (id >= 0 && id < r->n && bound(r, s->for_.min, &m0, &m1) && bound(r, s->for_.extent, &e0, &e1) &&
+            e1 >= 1) {
             r->known[id] = 1;
             r->lo[id] = m0;
             r->hi[id] = m1 + e1 - 1;
         }
-        IrStmt *body = prune(a, r, s->for_.body);
-        if (ranged) r->known[id] = 0;
-        if (body == s->for_.body) return s;
-        IrStmt *n = ir_stmt(a, s->kind, s->loc);
-        *n = *s;
-        n->for_.body = body;
-        return n;
+        return NULL;
     }
-    case IR_S_IF: {
-        int d = decide(r, s->if_.cond);
-        if (d == 1) return prune(a, r, s->if_.then);
-        if (d == 0) return s->if_.else_ ? prune(a, r, s->if_.else_) : ir_seq(a);
-        IrStmt *t = prune(a, r, s->if_.then), *e = prune(a, r, s->if_.else_);
-        IrExpr *c = drop_true(a, r, s->if_.cond);
-        if (t == s->if_.then && e == s->if_.else_ && c == s->if_.cond) return s;
-        IrStmt *n = ir_stmt(a, s->kind, s->loc);
-        *n = *s;
-        n->if_.cond = c;
-        n->if_.then = t;
-        n->if_.else_ = e;
-        return n;
-    }
-    case IR_S_VCOPY: {
-        /* the in-bounds predicate of a vector copy, pruned like a guard */
-        if (!s->vcopy.pred) return s;
-        int d = decide(r, s->vcopy.pred);
-        IrExpr *p = d == 1 ? NULL : drop_true(a, r, s->vcopy.pred);
-        if (p == s->vcopy.pred) return s;
-        IrStmt *n = ir_stmt(a, s->kind, s->loc);
-        *n = *s;
-        n->vcopy.pred = p;
-        return n;
-    }
-    case IR_S_ROLE: {
-        IrStmt *body = prune(a, r, s->role.body);
-        if (body == s->role.body) return s;
-        IrStmt *n = ir_stmt(a, s->kind, s->loc);
-        *n = *s;
-        n->role.body = body;
-        return n;
-    }
-    case IR_S_WHILE: {
-        IrStmt *body = prune(a, r, s->while_.body);
-        if (body == s->while_.body) return s;
-        IrStmt *n = ir_stmt(a, s->kind, s->loc);
-        *n = *s;
-        n->while_.body = body;
-        return n;
-    }
-    default: return s;
-    }
+    if (s->kind != IR_S_IF) return NULL;
+    int d = decide(r, s->if_.cond);
+    IrStmt *live = d == 1 ? s->if_.then : d == 0 ? s->if_.else_ : NULL;
+    if (d < 0) return NULL;
+    IrStmt *p = live ? ir_mutate_stmt(m, live) : NULL;
+    return p ? p : ir_seq(m->arena);
+}
+
+static IrStmt *prune_post(IrMutator *m, IrStmt *s) {
+    Ranges *r = m->ctx;
+    IrExpr **cond = s->kind == IR_S_IF ? &s->if_.cond : s->kind == IR_S_VCOPY ? &s->vcopy.pred : NULL;
+    if (s->kind == IR_S_FOR && s->for_.var->id >= 0 && s->for_.var->id < r->n) r->known[s->for_.var->id] = 0;
+    if (!cond || !*cond) return s;
+    IrExpr *c = s->kind == IR_S_VCOPY && decide(r, *cond) == 1 ? NULL : drop_true(m->arena, r, *cond);
+    if (c == *cond) return s;
+    IrStmt *n = ir_stmt(m->arena, s->kind, s->loc);
+    *n = *s;
+    *(s->kind == IR_S_IF ? &n->if_.cond : &n->vcopy.pred) = c;
+    return n;
 }
 
 void ts_pass_lower_tile_ops(TsPassCtx *cx) {
@@ -333,7 +245,9 @@ void ts_pass_lower_tile_ops(TsPassCtx *cx) {
     Uni u;
     memset(&u, 0, sizeof u);
     u.a = cx->arena;
-    k->body = lower(&lx, &u, k->body);
+    u.lx = &lx;
+    IrMutator lm = {.arena = cx->arena, .ctx = &u, .pre_stmt = lower_pre};
+    k->body = ir_mutate_stmt(&lm, k->body);
 
     Ranges r;
     r.n = k->next_id;
@@ -350,5 +264,7 @@ void ts_pass_lower_tile_ops(TsPassCtx *cx) {
         r.lo[b->id] = 0;
         r.hi[b->id] = g - 1;
     }
-    k->body = prune(cx->arena, &r, k->body);
+    IrMutator pm = {.arena = cx->arena, .ctx = &r, .pre_stmt = prune_pre, .post_stmt = prune_post};
+    k->body = ir_mutate_stmt(&pm, k->body);
+    if (!k->body) k->body = ir_seq(cx->arena);
 }
