@@ -100,13 +100,17 @@ def compile_once(src, opts):
 def kernel_opts(src, vmaj):
     """The options the library adds for this kernel (src/target/cuda/nvrtc.c):
     the ptxas register-usage level its second line asks for, and ptxas's
-    fast-compile level where the line asks for that too (NVRTC 13, cubins)."""
-    lines = src.split(b"\n", 2)
+    fast-compile level where the line asks for that too (NVRTC 13, cubins);
+    NVRTC's own fast-compile level for a quick tier (TILESCALE_TIERED=quick)."""
+    lines = src.split(b"\n", 3)
+    # a quick tier asks NVRTC as a whole for --Ofast-compile=min on a line of its own (tier_plan)
+    quick = ["--Ofast-compile=min"] if vmaj >= 13 and any(
+        ln.startswith(b"/* quick tier: nvrtc --Ofast-compile=min */") for ln in lines[1:3]) else []
     m = re.match(rb"/\* ptxas --register-usage-level=(\d+)( --Ofast-compile=min)?", lines[1]) if len(lines) > 1 else None
     if not (m and vmaj >= 13 and ARCH.startswith("sm_")):
-        return []
+        return quick
     return ["-Xptxas", "--register-usage-level=" + m.group(1).decode()] + (
-        ["-Xptxas", "--Ofast-compile=min"] if m.group(2) else [])
+        ["-Xptxas", "--Ofast-compile=min"] if m.group(2) else []) + quick
 
 
 def cases(only):

@@ -113,7 +113,19 @@ typedef struct TsCompileOptions {
     int check_bounds;        /* 0: the target's default (C: checked, CUDA: not); > 0: check every
                                 buffer access (an out-of-bounds one fails the launch naming kernel,
                                 buffer, index and source line); < 0: no checks */
+    int tiered;              /* CUDA, TS_TIERED_*: build in two tiers where the disk cache has no full
+                                build yet: a quick tier (gemm k-loops not unrolled, NVRTC's fast-compile
+                                level) compiled at once and launched, the full tier compiled on a
+                                background thread, cached and swapped in for later launches
+                                (ts_kernel_tier, ts_kernel_wait_full).  AUTO (0): $TILESCALE_TIERED
+                                (0 | 1 | quick), else only kernels whose full build is large (>= 128
+                                mma.sync per warp unrolled: GEMM 128x256 tiles, FlashAttention D128) */
 } TsCompileOptions;
+
+/* TsCompileOptions.tiered.  ON: every single CUDA kernel (not a chain);
+ * OFF: never; QUICK: the quick tier alone (no full build: benchmarks,
+ * tests and `--emit cuda` of the quick tier). */
+enum { TS_TIERED_AUTO = 0, TS_TIERED_ON = 1, TS_TIERED_OFF = 2, TS_TIERED_QUICK = 3 };
 
 /* What the caller needs to know about one kernel parameter. */
 typedef struct TsParamInfo {
@@ -214,6 +226,18 @@ TsStatus ts_plan_launch(TsPlan *plan, void *stream);
  * NVRTC is missing or fails (ts_last_error says why). */
 TsStatus ts_kernel_device_code(const TsKernel *k, const char *form, void **out, size_t *size);
 /* Dynamic shared memory per block in bytes (CUDA target, built), else -1. */
+/* Which build a launch of k runs now (TS_TIER_*): FULL (not tiered, or the
+ * full tier was swapped in), QUICK (the full tier is being built in the
+ * background; a later launch swaps it in once it is done), QUICK_ONLY
+ * (TS_TIERED_QUICK, or the full tier's build failed: ts_kernel_wait_full
+ * says why).  A prepared launch (ts_kernel_prepare_device) binds one
+ * module for good, so preparing waits for the full tier.
+ * ts_kernel_wait_full waits for the background build and swaps the full
+ * tier in: TS_OK when the full tier runs from now on (or k is not tiered),
+ * else the build's error (the quick tier stays usable). */
+enum { TS_TIER_FULL = 0, TS_TIER_QUICK = 1, TS_TIER_QUICK_ONLY = 2 };
+int ts_kernel_tier(const TsKernel *k);
+TsStatus ts_kernel_wait_full(TsKernel *k);
 int64_t ts_kernel_shared_bytes(const TsKernel *k);
 TsTarget ts_kernel_target(const TsKernel *k);
 /* Write an SVG picture per fragment buffer (which thread and register

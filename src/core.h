@@ -18,6 +18,7 @@ struct TsContext {
 /* A target's compiled module (one per kernel). */
 typedef struct TsModuleC TsModuleC; /* target/c */
 typedef struct TsModuleCuda TsModuleCuda; /* target/cuda */
+typedef struct TsCudaTier TsCudaTier; /* target/cuda: a full tier built in the background */
 
 struct TsKernel {
     TsContext *ctx;
@@ -31,12 +32,24 @@ struct TsKernel {
     TsBuf ir_text;      /* IR after opt.dump_after, or final IR */
     TsBuf timing;       /* "phase ms" lines */
     TsModuleC *cmod;    /* loaded C module (TS_TARGET_C) */
-    TsModuleCuda *cumod; /* compiled CUDA module (TS_TARGET_CUDA) */
+    TsModuleCuda *_Atomic cumod; /* compiled CUDA module (TS_TARGET_CUDA); atomic: a tiered build
+                                   swaps the full tier in while other threads may launch */
+    /* A tiered CUDA build (TsCompileOptions.tiered, api.c): */
+    int tier_kind;               /* TS_TIER_* now running (__atomic loads and stores) */
+    TsCudaTier *tier;            /* the full tier's background build (tier_cuda.c), until freed */
+    TsModuleCuda *cumod_quick;   /* the quick tier's module once swapped out: kept until the kernel
+                                    is freed (a launch on another thread may still use it) */
+    TsBuf quick_code;            /* the quick tier's generated source ("" when not tiered) */
+    const void *tier_src;        /* during ts_compile_*: what the quick tier's elaboration needs (api.c) */
     /* A prim_func with several `with T.Kernel` blocks compiles to a chain:
      * the next kernel, launched after this one on the same arguments (its
      * IR lives in the head's arena; its IR text and timing go to the head).
      * Owned by this one. */
     TsKernel *next;
 };
+
+/* Swap a kernel's finished full tier in (api.c; launch.c calls it before
+ * each launch with wait 0). */
+TsStatus ts_kernel_tier_install(TsKernel *k, int wait, TsDiag *d);
 
 #endif

@@ -73,6 +73,7 @@ class TsCompileOptions(ctypes.Structure):
         ("lenient_defines", ctypes.c_int),
         ("cflags", ctypes.c_char_p),
         ("check_bounds", ctypes.c_int),
+        ("tiered", ctypes.c_int),
         ("_reserved", ctypes.c_char * 512),  # room for fields a later header appends
     ]
 

@@ -49,6 +49,10 @@ typedef struct TsCaps {
                        * saves bytes; default: only for a block that does not fit without it) */
     int ptxas_fast;   /* TS_PTXAS_FAST_* (TILESCALE_CUDA_PTXAS_FAST=1: every pipelined tensor-core
                        * loop, =2: the large ones; default and 0: never) */
+    bool quick_tier;  /* CUDA: this compile is a kernel's quick tier (TsCompileOptions.tiered):
+                       * pass tier_plan rolls the gemms' k16 loops and asks NVRTC for its
+                       * fast-compile level; the driver also turns mma_prefetch off (a gemm
+                       * split across the pipeline's barrier doubles the unrolled body) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless
                         * TsCompileOptions.check_bounds < 0; CUDA: only when > 0) */
 } TsCaps;

@@ -188,6 +188,15 @@ static void print_timing(const char *label, TsKernel *k) {
     }
 }
 
+/* Which build the launch ran (a tiered CUDA build: api.c). */
+static void cli_print_tier(const TsKernel *k) {
+    if (ts_kernel_target(k) != TS_TARGET_CUDA) return;
+    int t = ts_kernel_tier(k);
+    printf("tier: %s\n", t == TS_TIER_FULL    ? "full"
+                         : t == TS_TIER_QUICK ? "quick (the full tier is built in the background and cached)"
+                                              : "quick only");
+}
+
 TsStatus cli_compile_file(TsContext *ctx, const char *path, const char *entry, const TsDefine *defs, int ndefs,
                           const TsCompileOptions *opt, TsKernel **out) {
     TsStatus st = ts_compile_file(ctx, path, entry, defs, ndefs, opt, out);
@@ -200,6 +209,7 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
     co.target = o->target;
     co.dump_after = o->dump_after;
     co.timing = o->time;
+    co.tiered = o->tiered;
     co.skip_build = 1;
     co.check_bounds = o->check_bounds;
     const char *emit = o->emit ? o->emit : "ir";
@@ -247,6 +257,7 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
     TsCompileOptions co = {0};
     co.target = o->target;
     co.timing = o->time;
+    co.tiered = o->tiered;
     co.num_threads = o->threads;
     co.check_bounds = o->check_bounds;
     TsKernel *k = NULL, *ref = NULL;
@@ -257,6 +268,10 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         return 1;
     }
+    /* a tiered build launches its quick tier, unless the run is timed (TILESCALE_CUDA_BENCH,
+     * cuda_drv.c's benchmark mode): then the full tier, built in the background meanwhile */
+    if (ts_kernel_tier(k) == TS_TIER_QUICK && getenv("TILESCALE_CUDA_BENCH") && ts_kernel_wait_full(k))
+        fprintf(stderr, "%s", ts_last_error(ctx));
     np = ts_kernel_num_params(k);
     args = calloc((size_t)np + 1, sizeof *args);
     rargs = calloc((size_t)np + 1, sizeof *rargs);
@@ -364,6 +379,7 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
         }
     }
     if (o->time) {
+        cli_print_tier(k);
         print_timing(o->entry, k);
         if (ref) print_timing(o->check ? o->check : o->check_target - 1 == TS_TARGET_C ? "check target c" : "check target cuda", ref);
     }

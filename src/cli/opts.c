@@ -59,6 +59,7 @@ static const Opt opt_table[] = {
     {"--heap", 1, CLI_DIST},
     {"--timeout", 1, CLI_DIST},
     {"--bench", 1, CLI_DIST},
+    {"--tiered", 1, RUNS | CLI_COMPILE},
     {"--emit", 1, CLI_COMPILE},
     {"--dump-after", 1, CLI_COMPILE},
     {"--plot-layouts", 1, CLI_COMPILE},
@@ -81,6 +82,7 @@ void cli_usage(FILE *f) {
           "                [--in NAME=file.npy]... [--out NAME=file.npy]... [--shape VAR=N]...\n"
           "                [--check-against ENTRY] [--check-target c|cuda] [--seed S] [--atol X] [--rtol X]\n"
           "                [--ulp N] [--threads N] [--time] [--check-bounds | --no-check-bounds]\n"
+          "                [--tiered 0|1|quick|auto]\n"
           "  tilescale run FILE --entry NAME --ranks N [--target c|cuda] [-D ...] [--in NAME=a{rank}.npy]...\n"
           "                [--out NAME=b{rank}.npy]... [--check-against REF] [--seed S] [--heap BYTES]\n"
           "                [--timeout SEC] [--bench N]\n"
@@ -88,7 +90,7 @@ void cli_usage(FILE *f) {
           "                e.g. PROG = tilescale run FILE --entry NAME [--target c|cuda] ...)\n"
           "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"
           "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time]\n"
-          "                [--check-bounds | --no-check-bounds]\n"
+          "                [--check-bounds | --no-check-bounds] [--tiered 0|1|quick|auto]\n"
           "  tilescale list FILE          the kernel entries of FILE with their parameters and defaults\n"
           "  tilescale cache info         the kernel cache: where, how many kernels, size, limit\n"
           "  tilescale cache clean [--max-size SIZE]\n"
@@ -106,7 +108,14 @@ void cli_usage(FILE *f) {
           "are at most 4 ulps apart or |got - ref| <= atol (1e-3); --ulp N: that rule with N ulps for any\n"
           "float dtype; --rtol X: numpy.allclose's rule for float16 too.\n"
           "The kernel cache ($TILESCALE_CACHE_DIR, else ~/.cache/tilescale) keeps at most\n"
-          "$TILESCALE_CACHE_MAX bytes (default 1G; 0: no limit), dropping the least recently used.\n",
+          "$TILESCALE_CACHE_MAX bytes (default 1G; 0: no limit), dropping the least recently used.\n"
+          "CUDA kernels whose cold build is long (>= 128 mma.sync per warp unrolled: GEMM 128x256 tiles,\n"
+          "FlashAttention D128) build in two tiers where the cache has no full build: a quick tier (gemm\n"
+          "k-loops rolled, NVRTC's fast-compile level) that runs first, and the full tier on a background\n"
+          "thread, cached and swapped in.  --tiered 0: one full build; 1: every kernel; quick: the quick\n"
+          "tier alone; auto: the default ($TILESCALE_TIERED the same).  `run` launches the quick tier and\n"
+          "waits for the full one only before exiting (so that the next run finds it in the cache);\n"
+          "--bench waits for it before timing; --time says which tier ran.\n",
           f);
 }
 
@@ -346,6 +355,11 @@ static int read_args(int argc, char **argv, CliOpts *o, const Opt **seen) {
             else if (!strcmp(v, "cuda")) o->check_target = 1 + TS_TARGET_CUDA;
             else return usage_error("unknown target '%s' for --check-target (c or cuda)", v);
         } else if (!strcmp(n, "--check-against")) o->check = v;
+        else if (!strcmp(n, "--tiered")) {
+            o->tiered = !strcmp(v, "0") ? TS_TIERED_OFF : !strcmp(v, "1") ? TS_TIERED_ON
+                        : !strcmp(v, "quick") ? TS_TIERED_QUICK : !strcmp(v, "auto") ? TS_TIERED_AUTO : -1;
+            if (o->tiered < 0) return usage_error("--tiered expects 0, 1, quick or auto, got '%s'", v);
+        }
         else if (!strcmp(n, "--emit")) o->emit = v;
         else if (!strcmp(n, "--plot-layouts")) o->plot_dir = v;
         else if (!strcmp(n, "--dump-after")) o->dump_after = v;

@@ -63,6 +63,7 @@ typedef struct CliOpts {
     int64_t heap;             /* --heap BYTES (0: what the tensors need) */
     double timeout;           /* --timeout SECONDS for distributed waits (0: the default) */
     int bench;                /* --bench N: time N more launches */
+    int tiered;               /* --tiered 0|1|quick|auto: TsCompileOptions.tiered (TS_TIERED_*; 0: auto) */
     int64_t max_size;         /* cache clean --max-size BYTES: trim to this instead of emptying (-1: not given) */
 } CliOpts;
 

@@ -16,6 +16,7 @@
 #include "elab/elab.h"
 #include "front/ast.h"
 #include "pass/pass.h"
+#include "runtime/cache.h"
 #include "runtime/launch.h"
 #include "runtime/npy.h"
 #include "target/c/c_target.h"
@@ -64,8 +65,11 @@ static void reset_diag(TsContext *ctx) {
 void ts_kernel_destroy(TsKernel *k) {
     if (!k) return;
     ts_kernel_destroy(k->next);
+    ts_cuda_tier_free(k->tier); /* first: joins the background build (api.c's tiered build) */
     if (k->cmod) ts_c_module_free(k->cmod);
     if (k->cumod) ts_cuda_module_free(k->cumod);
+    if (k->cumod_quick) ts_cuda_module_free(k->cumod_quick);
+    ts_buf_free(&k->quick_code);
     ts_buf_free(&k->code);
     ts_buf_free(&k->ir_text);
     ts_buf_free(&k->timing);
@@ -99,9 +103,19 @@ static bool env_on(const char *name, const char *off_word) {
     return !(v && (!strcmp(v, "0") || (off_word && !strcmp(v, off_word))));
 }
 
+/* A quick tier's capabilities (TsCaps.quick_tier): pass tier_plan rolls
+ * the gemms' k16 loops and asks for NVRTC's fast-compile level; no gemm is
+ * split across the pipeline's barrier (TILESCALE_CUDA_PREFETCH=0's path:
+ * the split's prologue and tail copies of a k16 step are most of a rolled
+ * body's remaining size). */
+static void quick_caps(TsCaps *c) {
+    c->quick_tier = true;
+    c->mma_prefetch = 0;
+}
+
 /* The target's capabilities and path switches, read once per compile:
  * the only place the compiler looks at TILESCALE_CUDA_* (see base/caps.h). */
-static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
+static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
     memset(c, 0, sizeof *c);
     /* the C target is the reference: checked unless turned off */
     c->check_bounds = check_bounds > 0 || (check_bounds == 0 && target != TS_TARGET_CUDA);
@@ -137,6 +151,7 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds) {
                                                : TS_PTXAS_FAST_OFF;
     const char *mb = getenv("TILESCALE_CUDA_MINBLOCKS");
     c->min_blocks = mb && atoi(mb) > 0 && atoi(mb) <= 32 ? atoi(mb) : 0;
+    if (tiered == TS_TIERED_QUICK) quick_caps(c);
 }
 
 
@@ -155,6 +170,116 @@ static void check_cuda_limits(TsDiag *d, const IrKernel *k) {
     }
 }
 
+/* ---- the tiered CUDA build (TsCompileOptions.tiered) ---------------------------------
+ *
+ * A kernel whose cold NVRTC build is long (pass tier_plan: IrKernel.tier_large) is
+ * built in two tiers when the disk cache has no full build of it yet: the quick
+ * tier (the same program elaborated again and compiled with TsCaps.quick_tier)
+ * now, for the first launches, and the full tier on a background thread
+ * (target/cuda/tier_cuda.c), which writes it to the cache.  The first launch
+ * after that build has finished takes it, loads it on the launching thread
+ * (where the driver's context is) and stores it in k->cumod atomically; the quick
+ * module stays alive until the kernel is freed, for launches already under way
+ * on other threads and for plans made on it.  A cached full build skips the
+ * quick tier.  Only a kernel that is not a chain is tiered. */
+
+/* What the elaboration needs again for the quick tier (compile() sets it). */
+typedef struct TierSrc {
+    const AstModule *m;   /* the parsed module */
+    const char *entry;    /* the entry's name */
+    const TsDefine *defs; /* the -D values */
+    int ndefs;            /* their number */
+} TierSrc;
+
+static bool tier_wanted(const TsKernel *head, const TsKernel *k) {
+    if (k != head || k->ir->next || k->target != TS_TARGET_CUDA) return false;
+    return k->opt.tiered == TS_TIERED_ON || (k->opt.tiered == TS_TIERED_AUTO && k->ir->tier_large);
+}
+
+static void build_tiered(TsKernel *k, const TsCudaCodeInfo *ci) {
+    TsDiag *d = &k->ctx->diag;
+    TsBuf *timing = k->opt.timing ? &k->timing : NULL;
+    const char *code = ts_buf_str(&k->code);
+    /* a full build in the cache: that is the build */
+    size_t size = 0;
+    char arch[24];
+    int ptx = 0;
+    unsigned char *img = ts_cuda_image(d, k->caps.arch, code, &k->opt, 1, timing, &size, arch, &ptx);
+    if (img) {
+        k->cumod = ts_cuda_module_new(d, k->ir->name, ci, img, size, arch, ptx, TS_ERR_BUILD, timing);
+        if (!k->cumod) ts_rethrow(d, d->status ? d->status : TS_ERR_BUILD);
+        return;
+    }
+    /* the quick tier: the program again, with the quick tier's capabilities */
+    double t = ts_now_ms();
+    const TierSrc *ts = k->tier_src;
+    TsCaps qc = k->caps;
+    quick_caps(&qc);
+    IrKernel *q = ts_elaborate_for(d, &k->arena, ts->m, ts->entry, ts->defs, ts->ndefs, k->opt.lenient_defines != 0, &qc);
+    TsPassCtx pc = {d, &k->arena, q, k->target, &qc};
+    TsBuf dump = {0};
+    ts_run_passes(&pc, NULL, &dump, NULL);
+    ts_buf_free(&dump);
+    TsCudaCodeInfo qci = ts_cuda_codegen(d, q, &qc, &k->quick_code);
+    if (k->quick_code.oom) ts_fail_at(d, TS_ERR_NOMEM, (TsLoc){0}, "out of memory for the generated code");
+    record(k, "quick tier codegen", t);
+    k->cumod = ts_cuda_build(d, q, &qci, qc.arch, ts_buf_str(&k->quick_code), &k->opt, timing);
+    /* the full tier in the background, into the same cache directory */
+    TsBuf dir = {0};
+    if (ts_cache_dir(d, &k->opt, &dir) != TS_OK) {
+        ts_buf_free(&dir);
+        ts_rethrow(d, TS_ERR_IO);
+    }
+    k->tier = ts_cuda_tier_start(d, k->ir->name, ci, k->caps.arch, code, ts_buf_str(&dir));
+    ts_buf_free(&dir);
+    if (!k->tier) ts_rethrow(d, d->status ? d->status : TS_ERR_RUNTIME);
+    __atomic_store_n(&k->tier_kind, TS_TIER_QUICK, __ATOMIC_RELEASE);
+}
+
+/* Swap a finished full tier in (wait: wait for its build first).  Called by
+ * every launch (driver/launch.c) and by ts_kernel_wait_full; errors of the full
+ * tier go to d only when waiting (a launch goes on with the quick tier). */
+TsStatus ts_kernel_tier_install(TsKernel *k, int wait, TsDiag *d) {
+    if (!k->tier || __atomic_load_n(&k->tier_kind, __ATOMIC_ACQUIRE) != TS_TIER_QUICK) return TS_OK;
+    if (!wait && ts_cuda_tier_state(k->tier) == TS_CUDA_TIER_RUNNING) return TS_OK;
+    TsDiag local;
+    memset(&local, 0, sizeof local);
+    double ms = 0;
+    TsModuleCuda *m = ts_cuda_tier_take(k->tier, wait, &local, &ms);
+    TsStatus st = TS_OK;
+    if (m) {
+        k->cumod_quick = k->cumod; /* only the one taker gets here */
+        k->cumod = m;
+        __atomic_store_n(&k->tier_kind, TS_TIER_FULL, __ATOMIC_RELEASE);
+        if (k->opt.timing) ts_buf_printf(&k->timing, "tier full %.3f (built in the background, swapped in)\n", ms);
+    } else if (ts_cuda_tier_state(k->tier) == TS_CUDA_TIER_FAILED) {
+        __atomic_store_n(&k->tier_kind, TS_TIER_QUICK_ONLY, __ATOMIC_RELEASE);
+        st = TS_ERR_BUILD;
+        if (wait && d) {
+            ts_buf_printf(&d->msg, "tilescale: the full tier of '%s' did not build (the quick tier stays): %s",
+                          k->ir->name, ts_cuda_tier_error(k->tier));
+            d->status = st;
+        }
+    }
+    ts_buf_free(&local.msg);
+    ts_buf_free(&local.warn);
+    return st;
+}
+
+int ts_kernel_tier(const TsKernel *k) { return k ? __atomic_load_n(&k->tier_kind, __ATOMIC_ACQUIRE) : TS_TIER_FULL; }
+
+TsStatus ts_kernel_wait_full(TsKernel *k) {
+    if (!k) return TS_ERR_INVALID;
+    reset_diag(k->ctx);
+    if (!k->tier) return ts_kernel_tier(k) == TS_TIER_FULL ? TS_OK : TS_ERR_UNSUPPORTED;
+    TsStatus st = ts_kernel_tier_install(k, 1, &k->ctx->diag);
+    if (st == TS_OK && ts_kernel_tier(k) != TS_TIER_FULL) {
+        /* another thread took the build and is loading it */
+        (void)ts_cuda_tier_wait(k->tier);
+    }
+    return st;
+}
+
 /* Passes, code generation and build of one kernel of the chain; IR text
  * and timing go to the head. */
 static void compile_part(TsKernel *head, TsKernel *k) {
@@ -170,6 +295,11 @@ static void compile_part(TsKernel *head, TsKernel *k) {
         record(head, "codegen", t);
         check_cuda_limits(d, k->ir);
         if (k->opt.skip_build) return;
+        if (tier_wanted(head, k)) { /* built by build_tiered once the chain is known to be k alone */
+            TsCudaCodeInfo *keep = TS_NEW(&head->arena, TsCudaCodeInfo);
+            *keep = ci;
+            return build_tiered(head, keep);
+        }
         k->cumod = ts_cuda_build(d, k->ir, &ci, k->caps.arch, ts_buf_str(&k->code), &k->opt, timing);
         return;
     }
@@ -191,6 +321,8 @@ static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int nd
     k->ir = ts_elaborate_for(d, &k->arena, m, entry, defs, ndefs, k->opt.lenient_defines != 0, &k->caps);
     record(k, "elaborate", t);
 
+    TierSrc tsrc = {m, entry, defs, ndefs};
+    k->tier_src = &tsrc; /* for build_tiered, during this call only */
     TsKernel *part = k;
     for (const IrKernel *ir = k->ir; ir; ir = ir->next) {
         if (ir != k->ir) {
@@ -208,6 +340,7 @@ static void compile(TsKernel *k, const char *entry, const TsDefine *defs, int nd
         }
         compile_part(k, part);
     }
+    k->tier_src = NULL;
 }
 
 TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *text,
@@ -236,9 +369,19 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
         const char *env = getenv("TILESCALE_CFLAGS");
         k->opt.cflags = env ? env : "";
     }
+    if (k->opt.tiered == TS_TIERED_AUTO) {
+        const char *env = getenv("TILESCALE_TIERED");
+        k->opt.tiered = !env || !*env          ? TS_TIERED_AUTO
+                        : !strcmp(env, "0")    ? TS_TIERED_OFF
+                        : !strcmp(env, "quick") ? TS_TIERED_QUICK
+                        : !strcmp(env, "1")    ? TS_TIERED_ON
+                                               : TS_TIERED_AUTO;
+    }
+    if (k->target != TS_TARGET_CUDA) k->opt.tiered = TS_TIERED_OFF; /* the C target has one build */
+    if (k->opt.tiered == TS_TIERED_QUICK) k->tier_kind = TS_TIER_QUICK_ONLY;
     double t0 = ts_now_ms();
     /* CUDA: the device's architecture, through the driver (cuInit) */
-    set_caps(&k->caps, k->target, k->opt.check_bounds);
+    set_caps(&k->caps, k->target, k->opt.check_bounds, k->opt.tiered);
 
     if (k->target == TS_TARGET_CUDA) record(k, "cuda device", t0);
 
@@ -417,6 +560,9 @@ TsStatus ts_kernel_prepare_device(TsKernel *k, const TsTensor *args, int nargs, 
         k->ctx->diag.status = k->next && k->cumod ? TS_ERR_UNSUPPORTED : TS_ERR_INVALID;
         return k->ctx->diag.status;
     }
+    /* a plan binds one module for good: the full tier of a tiered build (waited for here;
+     * a failed full build leaves the quick tier) */
+    if (ts_kernel_tier(k) == TS_TIER_QUICK) (void)ts_kernel_tier_install(k, 1, NULL);
     return ts_launch_prepare(k, args, nargs, plan);
 }
 

@@ -683,6 +683,7 @@ static TsStatus launch(TsKernel *k, const TsTensor *args, int nargs, TsDiag *d, 
     L.ir = k->ir;
     L.args = args;
     L.kname = k->ir && k->ir->name ? k->ir->name : "kernel";
+    if (k->tier) (void)ts_kernel_tier_install(k, 0, NULL); /* a tiered build's full tier, once it is done */
     if (!k->ir || (k->target == TS_TARGET_CUDA ? !k->cumod : !k->cmod))
         return fail(&L, TS_ERR_INVALID, "%s: the kernel has no loaded module", L.kname);
     TsStatus st = run(&L, k, nargs, env);

@@ -442,6 +442,15 @@ struct IrKernel {
     bool ptxas_fast_compile;  /* inject_pipeline: the CUDA target asks ptxas for its fast-compile
                                  level (-Ofc=min) where TsCaps.ptxas_fast (opt-in) says so for
                                  this kernel's pipelined tensor-core loop */
+    int tier_mmas;            /* tier_plan: mma.sync per warp in the kernel's unrolled loop bodies,
+                                 its gemms' m*n*k / (16*8*16) over the warps (a gemm inside a loop
+                                 counts once): the estimate of how long a cold NVRTC build takes */
+    bool tier_large;          /* tier_plan: tier_mmas >= 128 (TIER_LARGE_MMAS): the runtime builds a
+                                 quick tier first by default (TsCompileOptions.tiered) */
+    bool gemm_k_rolled;       /* tier_plan, quick tier (TsCaps.quick_tier): the k16 steps of each
+                                 tensor-core gemm stay a loop in the CUDA code (#pragma unroll 1) */
+    bool nvrtc_fast_compile;  /* tier_plan, quick tier: NVRTC compiles at --Ofast-compile=min as a
+                                 whole (NVVM and ptxas), a trade of kernel time for compile time */
     int cp_async_l2_prefetch; /* inject_pipeline: the L2 prefetch size in bytes (64, 128, 256) that
                                  the kernel's 16-byte cp.async copies ask for (TsCaps.l2_prefetch,
                                  kept only where the kernel has asynchronous copies), 0 for none */

@@ -682,6 +682,11 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "ptxas_fast_compile min\n");
     }
+    if (k->gemm_k_rolled || k->nvrtc_fast_compile) { /* the quick tier's (tier_plan) */
+        ts_buf_indent(b, 1);
+        ts_buf_printf(b, "quick_tier%s%s\n", k->gemm_k_rolled ? " gemm_k_rolled" : "",
+                      k->nvrtc_fast_compile ? " nvrtc_fast_compile min" : "");
+    }
     if (k->cp_async_l2_prefetch) {
         ts_buf_indent(b, 1);
         ts_buf_printf(b, "cp_async_l2_prefetch %d bytes\n", k->cp_async_l2_prefetch);

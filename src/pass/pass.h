@@ -52,6 +52,7 @@ void ts_pass_shared_to_fragment(TsPassCtx *cx);
 void ts_pass_rasterize(TsPassCtx *cx);
 void ts_pass_pipeline_planning(TsPassCtx *cx); /* CUDA: stages, multi-buffering, async copies */
 void ts_pass_inject_pipeline(TsPassCtx *cx);   /* CUDA: prologue, steady state, waits */
+void ts_pass_tier_plan(TsPassCtx *cx);         /* CUDA: size of the cold build, the quick tier's choices */
 void ts_pass_index_width(TsPassCtx *cx);       /* CUDA: 32-bit integer arithmetic where it fits */
 void ts_pass_split_address(TsPassCtx *cx);     /* CUDA: global addresses as base + loop step */
 void ts_pass_partition_threads(TsPassCtx *cx); /* CUDA: the rest of the body to thread-level IR */

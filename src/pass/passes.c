@@ -91,6 +91,10 @@ const TsPass ts_passes[] = {
      TS_PASS_CUDA},
     {"inject_pipeline", ts_pass_inject_pipeline,
      "T.Pipelined: prologue and steady state of the planned pipeline, async commits and waits", TS_PASS_CUDA},
+    {"tier_plan", ts_pass_tier_plan,
+     "CUDA: how many mma.sync per warp the unrolled body holds (a large cold build gets a quick tier first); "
+     "in the quick tier the gemms' k16 steps stay a loop and NVRTC compiles at its fast-compile level",
+     TS_PASS_CUDA},
     {"rasterize", ts_pass_rasterize,
      "CUDA: T.use_swizzle renumbers a 2-D grid's blocks in serpentine panels of rows (L2 reuse)", TS_PASS_CUDA},
     {"partition_threads", ts_pass_partition_threads,

@@ -65,6 +65,11 @@ enum { OFF_LAYOUT = 1, OFF_PIPELINE = 2, OFF_VEC = 4, OFF_MMA = 8 };
 /* (in Case.off too) plan_smem reuses shared bytes wherever that saves some
  * (TILESCALE_CUDA_SMEM_REUSE=1; by default only blocks over the limit do) */
 enum { ON_REUSE = 16 };
+/* (in Case.off too) the quick tier of a tiered CUDA build (TsCaps.quick_tier, as
+ * driver/api.c sets it: no gemm split across the pipeline's barrier; pass
+ * tier_plan's flags only change the printed unroll pragma and NVRTC's options,
+ * so the IR run here is the quick tier's whole difference) */
+enum { ON_QUICK = 32 };
 
 static const Case cases[] = {
     {"examples/elementwise_add.py", "elementwise_add", {"M=40", "N=70"}, 0, 0, 0, 0},
@@ -185,6 +190,19 @@ static const Case cases[] = {
     /* T.im2col with flattened global views (TileLang's examples/convolution) */
     {"tests/run/kernels/conv.py", "convolution", {"N=2", "H=9", "W=7"}, 1e-3, 0, 1, 0},
     {"tests/run/kernels/conv.py", "convolution", {"N=1", "H=11", "W=10", "S=2", "D=2", "P=2"}, 1e-3, 0, 1, 0},
+    /* the bench configurations whose cold build is large (pass tier_plan), full and quick tier
+     * (bench/gpu_bench.py: GEMM 128x256x128 2 stages 256 threads, FlashAttention D128 128x128) */
+    {"examples/gemm.py", "matmul",
+     {"M=128", "N=256", "K=384", "block_M=128", "block_N=256", "block_K=128", "num_stages=2", "threads=256"}, 1e-3, 0, 1, 0},
+    {"examples/gemm.py", "matmul",
+     {"M=128", "N=256", "K=384", "block_M=128", "block_N=256", "block_K=128", "num_stages=2", "threads=256"}, 1e-3,
+     ON_QUICK, 1, 0},
+    {"examples/flash_attention.py", "flashattn",
+     {"batch=1", "heads=1", "seq_len=256", "dim=128", "is_causal=False", "block_M=128", "block_N=128", "num_stages=2",
+      "threads=256"}, 2e-2, 0, 0, 0},
+    {"examples/flash_attention.py", "flashattn",
+     {"batch=1", "heads=1", "seq_len=256", "dim=128", "is_causal=True", "block_M=128", "block_N=128", "num_stages=2",
+      "threads=256"}, 2e-2, ON_QUICK, 0, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
@@ -379,12 +397,20 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
     cu.pipeline = !(c->off & OFF_PIPELINE);
     cu.mma_prefetch = !(c->off & OFF_PIPELINE);
     cu.smem_reuse = c->off & ON_REUSE ? TS_SMEM_REUSE_ALWAYS : TS_SMEM_REUSE_OFF;
+    if (c->off & ON_QUICK) {
+        cu.quick_tier = true;
+        cu.mma_prefetch = 0;
+    }
     TsCaps cc;
     memset(&cc, 0, sizeof cc);
     IrKernel *kc = compile(&a, &d, &src, c, TS_TARGET_C, &cc);
     IrKernel *kg = compile(&a, &d, &src, c, TS_TARGET_CUDA, &cu);
     if (kg) mutate(&a, kg, mut);
     bool ok = kc && kg && kc->params.n == kg->params.n;
+    if (ok && (c->off & ON_QUICK) && !(kg->gemm_k_rolled && kg->nvrtc_fast_compile)) {
+        fprintf(stderr, "%s: the quick tier's flags are not set\n", c->entry);
+        ok = false;
+    }
     if (ok && (c->off & ON_REUSE) && !shares_bytes(kg)) {
         fprintf(stderr, "%s: plan_smem reused no shared bytes\n", c->entry);
         ok = false;

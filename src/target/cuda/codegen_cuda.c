@@ -566,7 +566,8 @@ void ts_cuda_mma_emit(TsBuf *o, const char *name, const TsCudaMma *p) {
     }
     ts_buf_puts(o, "            }\n"
                    "        }\n");
-    if (p->k / 16 <= 8) ts_buf_puts(o, "#pragma unroll\n");
+    if (p->rolled) ts_buf_puts(o, "#pragma unroll 1\n");
+    else if (p->k / 16 <= 8) ts_buf_puts(o, "#pragma unroll\n");
     ts_buf_puts(o, "        for (int k0 = 0; k0 < K; k0 += 16) {\n"
                    "#if TS_HAS_MMA\n"
                    "            ts_u32 a[MI][4], b[NI][2];\n"
@@ -701,8 +702,9 @@ static void emit_reg_part(TsBuf *o, const TsCudaMma *p) {
         emit_part_load(o, p, "0", "0");
         emit_part_mma(o, p, "1");
     } else {
-        ts_buf_puts(o, "#pragma unroll\n"
-                       "    for (int s = 0; s + 1 < K / 16; s++) {\n");
+        ts_buf_printf(o, "#pragma unroll%s\n"
+                         "    for (int s = 0; s + 1 < K / 16; s++) {\n",
+                      p->rolled ? " 1" : "");
         emit_part_load(o, p, "(s + 1) & 1", "(s + 1) * 16");
         emit_part_mma(o, p, "s & 1");
         ts_buf_puts(o, "    }\n");
@@ -789,12 +791,13 @@ void ts_cuda_mma_emit_reg(TsBuf *o, const char *name, const TsCudaMma *p) {
                        "#undef TS_OA\n#undef TS_OB\n#undef TS_AI\n#undef TS_BI\n}\n\n");
         return;
     }
-    ts_buf_puts(o, "#pragma unroll\n"
-                   "    for (int k0 = 0; k0 < K; k0 += 16) {\n"
-                   "#if TS_HAS_MMA\n"
-                   "        ts_u32 a[MI][4], b[NI][2];\n"
-                   "#pragma unroll\n"
-                   "        for (int i = 0; i < MI; i++) {\n");
+    ts_buf_printf(o, "#pragma unroll%s\n"
+                     "    for (int k0 = 0; k0 < K; k0 += 16) {\n"
+                     "#if TS_HAS_MMA\n"
+                     "        ts_u32 a[MI][4], b[NI][2];\n"
+                     "#pragma unroll\n"
+                     "        for (int i = 0; i < MI; i++) {\n",
+                  p->rolled ? " 1" : "");
     if (p->areg)
         ts_buf_puts(o, "            const int q = (i * NK8 + (k0 >> 3)) * 4;\n"
                        "            a[i][0] = ts_pack2(A[q], A[q + 1]);\n"
@@ -2251,6 +2254,7 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     p.clear = op->clear_accum != 0;
     p.nwarps = (g->role_n ? g->role_n : g->nthreads) / 32;
     p.part = op->mma_part;
+    p.rolled = g->k->gemm_k_rolled; /* the quick tier's (pass tier_plan) */
     if (p.part && (!p.creg || p.areg || op->mma_frag <= 0 ||
                    ((p.k / 16) % 2 && (p.part == TS_MMA_BODY || p.part == TS_MMA_TAIL))))
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a split gemm needs C in registers, A and B in "
@@ -2518,6 +2522,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     if (k->ptxas_reg_level || k->ptxas_fast_compile)
         ts_buf_printf(o, "%s%d%s (tensor-core loops) */\n", TS_CUDA_PTXAS_LEVEL,
                       k->ptxas_reg_level ? k->ptxas_reg_level : 5, k->ptxas_fast_compile ? TS_CUDA_PTXAS_FAST : "");
+    if (k->nvrtc_fast_compile) ts_buf_printf(o, "%s\n", TS_CUDA_NVRTC_FAST); /* pass tier_plan */
     for (int i = 0; prelude[i]; i++) {
         /* the L2 prefetch-size qualifier of the 16-byte cp.async (PTX ISA, cp.async:
          * .level::prefetch_size, sm_80+), as inject_pipeline recorded it */

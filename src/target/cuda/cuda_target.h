@@ -66,6 +66,10 @@
 /* After the level, where the kernel asks for ptxas's fast-compile level
  * too (IrKernel.ptxas_fast_compile): nvrtc.c adds -Xptxas --Ofast-compile=min. */
 #define TS_CUDA_PTXAS_FAST " --Ofast-compile=min"
+/* A line of its own near the top (second or third) where the kernel asks
+ * NVRTC as a whole for its fast-compile level (IrKernel.nvrtc_fast_compile,
+ * the quick tier): nvrtc.c adds --Ofast-compile=min (NVRTC 13 on). */
+#define TS_CUDA_NVRTC_FAST "/* quick tier: nvrtc --Ofast-compile=min */"
 
 typedef struct TsCudaCodeInfo {
     int64_t smem_bytes;  /* dynamic shared memory per block */
@@ -141,6 +145,7 @@ typedef struct TsCudaMma {
     int part;            /* register mode: TsMmaPart (ir/tileop.h) of a gemm split across a
                             pipeline's barrier; the function then takes the fragment registers
                             F (two sets of MI * 4 + NI * 2) after C */
+    int rolled;          /* IrKernel.gemm_k_rolled (the quick tier): the k16 loop is not unrolled */
 } TsCudaMma;
 
 /* Choose p->cm, p->cn from p->m, p->n, p->nwarps. */
@@ -194,6 +199,50 @@ void ts_cuda_pick_arch(const char *want, char *arch, size_t n);
 TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *want_arch,
                             const char *code,
                             const TsCompileOptions *opt, TsBuf *timing);
+
+/* ts_cuda_build's two halves.  The image of `code` for want_arch through
+ * the disk cache (NVRTC on a miss, the result written to the cache),
+ * malloc'ed, with its size, the architecture it was built for and whether
+ * it is PTX; no driver is touched, so any thread may call it (the tiered
+ * build's worker does, inside its own ts_try).  lookup_only: a miss
+ * returns NULL without compiling.  Fails via ts_fail_at as ts_cuda_build. */
+unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code, const TsCompileOptions *opt,
+                             int lookup_only, TsBuf *timing, size_t *size, char arch[24], int *ptx);
+/* A module owning img (taken, freed on failure too), loaded when a driver
+ * is present (errors: load_err, see ts_cuda_module_load); NULL with the
+ * error in d (no longjmp). */
+TsModuleCuda *ts_cuda_module_new(TsDiag *d, const char *name, const TsCudaCodeInfo *ci, unsigned char *img,
+                                 size_t size, const char *arch, int ptx, TsStatus load_err, TsBuf *timing);
+
+/* ---- tier_cuda.c: the tiered build's background worker ---------------------------- */
+
+/* The full tier of a kernel built on a background thread (pthreads): its
+ * code is compiled through the disk cache (ts_cuda_image) while the quick
+ * tier runs; the launching thread takes the result (ts_cuda_tier_take),
+ * loads it and swaps it in.  Owned by the kernel object; no globals. */
+typedef struct TsCudaTier TsCudaTier;
+enum { TS_CUDA_TIER_RUNNING = 0, TS_CUDA_TIER_READY = 1, TS_CUDA_TIER_FAILED = 2, TS_CUDA_TIER_TAKEN = 3 };
+
+/* Start building `code` (copied; ci is kept by pointer: it lives in the
+ * kernel's arena) for want_arch into the cache directory `cache_dir`.
+ * NULL with the error in d when the thread cannot start. */
+TsCudaTier *ts_cuda_tier_start(TsDiag *d, const char *name, const TsCudaCodeInfo *ci, const char *want_arch,
+                               const char *code, const char *cache_dir);
+/* TS_CUDA_TIER_*, without waiting (an atomic read). */
+int ts_cuda_tier_state(const TsCudaTier *t);
+/* Wait until the build has finished (READY, FAILED or TAKEN). */
+int ts_cuda_tier_wait(TsCudaTier *t);
+/* The full tier's module, loaded where a driver is present: to the one
+ * caller that finds the build READY (any later caller: NULL, state
+ * TAKEN); NULL while it runs (wait: 0) or when it failed (the build's or
+ * the load's message in d, state FAILED).  *ms: the background build's
+ * own time. */
+TsModuleCuda *ts_cuda_tier_take(TsCudaTier *t, int wait, TsDiag *d, double *ms);
+/* The build's error text ("" if none). */
+const char *ts_cuda_tier_error(const TsCudaTier *t);
+/* Wait for the build (an NVRTC compile cannot be interrupted; its result
+ * lands in the cache for the next process), then free everything. */
+void ts_cuda_tier_free(TsCudaTier *t);
 
 /* ---- cuda_drv.c -------------------------------------------------------------- */
 

@@ -122,10 +122,27 @@ static int asked_reg_level(const char *code, int *fast) {
     return v;
 }
 
+/* NVRTC's own fast-compile level (NVVM and ptxas; NVRTC 13 documents
+ * --Ofast-compile 0|min|mid|max): a kernel's quick tier asks for it on a
+ * line of its own, TS_CUDA_NVRTC_FAST, second or third (pass tier_plan,
+ * IrKernel.nvrtc_fast_compile).  min keeps the unroll pragmas (mid and max
+ * unroll nothing: register arrays go to local memory). */
+static const char nvrtc_fast_opt[] = "--Ofast-compile=min";
+
+static int asked_nvrtc_fast(const char *code) {
+    const char *p = code;
+    for (int line = 0; p && line < 3; line++) {
+        if (line > 0 && !strncmp(p, TS_CUDA_NVRTC_FAST, strlen(TS_CUDA_NVRTC_FAST))) return 1;
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    return 0;
+}
+
 /* The options for NVRTC version vmaj compiling code for arch: base_opts,
  * then opts_13 and the kernel's ptxas level where known; into opts (room
  * for NVRTC_MAX_OPTS).  Returns their number. */
-#define NVRTC_MAX_OPTS (TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13) + 4)
+#define NVRTC_MAX_OPTS (TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13) + 5)
 static int version_opts(int vmaj, const char *code, const char *arch, const char **opts) {
     int n = 0;
     for (int i = 0; i < TS_COUNTOF(base_opts); i++) opts[n++] = base_opts[i];
@@ -140,6 +157,7 @@ static int version_opts(int vmaj, const char *code, const char *arch, const char
             opts[n++] = ptxas_fast_opt;
         }
     }
+    if (vmaj >= 13 && asked_nvrtc_fast(code)) opts[n++] = nvrtc_fast_opt;
     return n;
 }
 
@@ -543,9 +561,8 @@ static int memo_read(const char *path, NvrtcId *id) {
     return ok;
 }
 
-TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *want_arch,
-                            const char *code,
-                            const TsCompileOptions *opt, TsBuf *timing) {
+unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code, const TsCompileOptions *opt,
+                             int lookup_only, TsBuf *timing, size_t *size_out, char arch_out[24], int *ptx_out) {
     Build b;
     memset(&b, 0, sizeof b);
     double t0 = ts_now_ms();
@@ -606,6 +623,10 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
     unsigned char *img = cache_lookup(&b, &size);
     int hit = img != NULL;
     TsBuf sub = {0}; /* a miss's own phases, printed after its total */
+    if (!img && lookup_only) {
+        build_free(&b);
+        return NULL;
+    }
     if (!img) {
         TsBuf why = {0};
         double t1 = ts_now_ms();
@@ -640,16 +661,26 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
         ts_buf_puts(timing, ts_buf_str(&sub));
     }
     ts_buf_free(&sub);
+    build_free(&b);
+    *size_out = size;
+    snprintf(arch_out, 24, "%s", arch);
+    *ptx_out = ptx;
+    return img;
+}
 
+TsModuleCuda *ts_cuda_module_new(TsDiag *d, const char *name, const TsCudaCodeInfo *ci, unsigned char *img,
+                                 size_t size, const char *arch, int ptx, TsStatus load_err, TsBuf *timing) {
     TsModuleCuda *m = calloc(1, sizeof *m);
     pthread_mutex_t *mu = malloc(sizeof *mu);
-    char *kname = strdup(k->name ? k->name : "kernel");
+    char *kname = strdup(name ? name : "kernel");
     if (!m || !mu || !kname || pthread_mutex_init(mu, NULL) != 0) {
         free(m);
         free(mu);
         free(kname);
         free(img);
-        build_fail(d, &b, TS_ERR_NOMEM, "out of memory");
+        ts_diag_add(d, (TsLoc){0}, "error", "out of memory");
+        d->status = TS_ERR_NOMEM;
+        return NULL;
     }
     m->image = img;
     m->image_size = size;
@@ -659,17 +690,28 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
     m->kname = kname;
     m->lock = mu;
     m->lock_init = 1;
-    build_free(&b);
-
     /* Load now when there is a device, so that a rejected image or too
-     * much shared memory is a build error; otherwise at the first launch. */
+     * much shared memory is an error now; otherwise at the first launch. */
     char dev[24];
     if (ts_cuda_device_arch(dev, sizeof dev, NULL)) {
-        TsStatus st = ts_cuda_module_load(d, m, TS_ERR_BUILD, timing);
+        TsStatus st = ts_cuda_module_load(d, m, load_err, timing);
         if (st) {
             ts_cuda_module_free(m);
-            ts_rethrow(d, st);
+            d->status = st;
+            return NULL;
         }
     }
+    return m;
+}
+
+TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *ci, const char *want_arch,
+                            const char *code,
+                            const TsCompileOptions *opt, TsBuf *timing) {
+    size_t size = 0;
+    char arch[24];
+    int ptx = 0;
+    unsigned char *img = ts_cuda_image(d, want_arch, code, opt, 0, timing, &size, arch, &ptx);
+    TsModuleCuda *m = ts_cuda_module_new(d, k->name, ci, img, size, arch, ptx, TS_ERR_BUILD, timing);
+    if (!m) ts_rethrow(d, d->status ? d->status : TS_ERR_BUILD);
     return m;
 }

@@ -1,0 +1,331 @@
+/*
+ * test_cuda_tier.c — the tiered CUDA build (driver/api.c, target/cuda/tier_cuda.c)
+ * with NVRTC and no GPU.  Needs NVRTC (exits 77, reported as skipped, without it).
+ *
+ * What must hold, each in a fresh cache directory:
+ *   - a large kernel (GEMM 128x256x128 on 256 threads: 256 mma.sync per warp,
+ *     pass tier_plan) builds its quick tier and launches with it (tier QUICK),
+ *     the full tier builds in the background; waiting swaps it in (FULL) and
+ *     both cubins are in the cache, the quick one's source asking for NVRTC's
+ *     fast-compile level and rolled gemm loops, the full one's not;
+ *   - the next compile (as a second process would) finds the full tier in
+ *     the cache and skips the quick one (FULL at once, no new file);
+ *   - freeing the kernel while its worker still compiles neither crashes nor
+ *     leaks (the ASan build checks) and the full cubin still lands in the cache;
+ *   - a small kernel (GEMM 128x128x32, 64 mma.sync per warp) is not tiered by
+ *     default, is with TS_TIERED_ON; TS_TIERED_OFF never; TS_TIERED_QUICK
+ *     builds the quick tier alone; the C target ignores the option;
+ *   - the worker's state machine: of several threads taking the finished
+ *     build at once exactly one gets the module, the others nothing.
+ */
+#include "test.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "target/cuda/cuda_target.h"
+#include "tilescale.h"
+
+static TsContext *ctx;
+
+static const TsDefine big[] = {{"M", "256"},     {"N", "256"},       {"K", "384"},         {"block_M", "128"},
+                               {"block_N", "256"}, {"block_K", "128"}, {"num_stages", "2"}, {"threads", "256"}};
+static const TsDefine small[] = {{"M", "256"},     {"N", "256"},     {"K", "256"},         {"block_M", "128"},
+                                 {"block_N", "128"}, {"block_K", "32"}, {"num_stages", "3"}, {"threads", "128"}};
+
+/* Files in dir ending in `ext`; with `needle`, only those whose text contains it. */
+static int count_files(const char *dir, const char *ext, const char *needle) {
+    DIR *d = opendir(dir);
+    int c = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name), m = strlen(ext);
+        if (n < m || strcmp(e->d_name + n - m, ext) || strncmp(e->d_name, "tsk-", 4)) continue;
+        if (needle) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            FILE *f = fopen(path, "rb");
+            static char buf[1 << 20];
+            size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+            if (f) fclose(f);
+            buf[got] = 0;
+            if (!strstr(buf, needle)) continue;
+        }
+        c++;
+    }
+    if (d) closedir(d);
+    return c;
+}
+
+static void rm_rf(const char *dir) {
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+static TsKernel *compile_entry(const char *dir, const char *file, const char *entry, const TsDefine *defs, int ndefs,
+                               int tiered, TsTarget target) {
+    TsCompileOptions o;
+    memset(&o, 0, sizeof o);
+    o.target = target;
+    o.cache_dir = dir;
+    o.tiered = tiered;
+    o.timing = 1;
+    TsKernel *k = NULL;
+    TsStatus st = ts_compile_file(ctx, file, entry, defs, ndefs, &o, &k);
+    if (st) fprintf(stderr, "%s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    return k;
+}
+
+static TsKernel *compile(const char *dir, const TsDefine *defs, int ndefs, int tiered, TsTarget target) {
+    return compile_entry(dir, "examples/gemm.py", "matmul", defs, ndefs, tiered, target);
+}
+
+static void new_dir(char *tmp, size_t n) {
+    snprintf(tmp, n, "/tmp/ts-tier-XXXXXX");
+    CHECK(mkdtemp(tmp) != NULL);
+}
+
+#define NBIG ((int)(sizeof big / sizeof big[0]))
+#define NSMALL ((int)(sizeof small / sizeof small[0]))
+
+static void test_quick_then_full(void) {
+    char dir[64];
+    new_dir(dir, sizeof dir);
+    TsKernel *k = compile(dir, big, NBIG, TS_TIERED_AUTO, TS_TARGET_CUDA);
+    if (!k) return;
+    CHECK_EQ_INT(TS_TIER_QUICK, ts_kernel_tier(k));
+    CHECK_CONTAINS(ts_kernel_timing(k), "quick tier codegen");
+    /* the kernel's source is the full tier's (what --emit cuda shows) */
+    CHECK(!strstr(ts_kernel_source(k), TS_CUDA_NVRTC_FAST));
+    CHECK_EQ_INT(TS_OK, ts_kernel_wait_full(k));
+    CHECK_EQ_INT(TS_TIER_FULL, ts_kernel_tier(k));
+    CHECK_CONTAINS(ts_kernel_timing(k), "tier full");
+    CHECK_EQ_INT(2, count_files(dir, ".cubin", NULL));
+    CHECK_EQ_INT(1, count_files(dir, ".cu", TS_CUDA_NVRTC_FAST));
+    CHECK_EQ_INT(1, count_files(dir, ".cu", "#pragma unroll 1\n    for (int k0 = 0; k0 < K; k0 += 16)"));
+    CHECK_EQ_INT(1, count_files(dir, ".cu", "--Ofast-compile=min */"));
+    ts_kernel_destroy(k);
+
+    /* the next compile (another process alike: all it shares is the disk) takes the full tier */
+    k = compile(dir, big, NBIG, TS_TIERED_AUTO, TS_TARGET_CUDA);
+    if (k) {
+        CHECK_EQ_INT(TS_TIER_FULL, ts_kernel_tier(k));
+        CHECK(!strstr(ts_kernel_timing(k), "quick tier"));
+        CHECK_CONTAINS(ts_kernel_timing(k), "cache hit");
+        CHECK_EQ_INT(TS_OK, ts_kernel_wait_full(k));
+        ts_kernel_destroy(k);
+    }
+    CHECK_EQ_INT(2, count_files(dir, ".cubin", NULL));
+    rm_rf(dir);
+}
+
+static void test_free_while_building(void) {
+    char dir[64];
+    new_dir(dir, sizeof dir);
+    TsKernel *k = compile(dir, big, NBIG, TS_TIERED_ON, TS_TARGET_CUDA);
+    if (k) {
+        CHECK_EQ_INT(TS_TIER_QUICK, ts_kernel_tier(k));
+        ts_kernel_destroy(k); /* the worker is (almost surely) still in NVRTC */
+    }
+    /* the running compile was waited for: its cubin is there too */
+    CHECK_EQ_INT(2, count_files(dir, ".cubin", NULL));
+    rm_rf(dir);
+}
+
+static void test_options(void) {
+    char dir[64];
+    new_dir(dir, sizeof dir);
+    /* small: not tiered by default */
+    TsKernel *k = compile(dir, small, NSMALL, TS_TIERED_AUTO, TS_TARGET_CUDA);
+    if (k) {
+        CHECK_EQ_INT(TS_TIER_FULL, ts_kernel_tier(k));
+        CHECK_EQ_INT(TS_OK, ts_kernel_wait_full(k));
+        ts_kernel_destroy(k);
+    }
+    CHECK_EQ_INT(1, count_files(dir, ".cubin", NULL));
+    rm_rf(dir);
+    /* ... but with TS_TIERED_ON */
+    new_dir(dir, sizeof dir);
+    k = compile(dir, small, NSMALL, TS_TIERED_ON, TS_TARGET_CUDA);
+    if (k) {
+        CHECK_EQ_INT(TS_TIER_QUICK, ts_kernel_tier(k));
+        CHECK_EQ_INT(TS_OK, ts_kernel_wait_full(k));
+        CHECK_EQ_INT(TS_TIER_FULL, ts_kernel_tier(k));
+        ts_kernel_destroy(k);
+    }
+    CHECK_EQ_INT(2, count_files(dir, ".cubin", NULL));
+    rm_rf(dir);
+    /* large, TS_TIERED_OFF: one build */
+    new_dir(dir, sizeof dir);
+    k = compile(dir, big, NBIG, TS_TIERED_OFF, TS_TARGET_CUDA);
+    if (k) {
+        CHECK_EQ_INT(TS_TIER_FULL, ts_kernel_tier(k));
+        ts_kernel_destroy(k);
+    }
+    CHECK_EQ_INT(1, count_files(dir, ".cubin", NULL));
+    CHECK_EQ_INT(0, count_files(dir, ".cu", TS_CUDA_NVRTC_FAST));
+    rm_rf(dir);
+    /* TS_TIERED_QUICK: the quick tier alone, and it is the kernel's source */
+    new_dir(dir, sizeof dir);
+    k = compile(dir, big, NBIG, TS_TIERED_QUICK, TS_TARGET_CUDA);
+    if (k) {
+        CHECK_EQ_INT(TS_TIER_QUICK_ONLY, ts_kernel_tier(k));
+        CHECK_CONTAINS(ts_kernel_source(k), TS_CUDA_NVRTC_FAST);
+        CHECK_CONTAINS(ts_kernel_ir(k), "quick_tier gemm_k_rolled nvrtc_fast_compile min");
+        CHECK_EQ_INT(TS_ERR_UNSUPPORTED, ts_kernel_wait_full(k));
+        ts_kernel_destroy(k);
+    }
+    CHECK_EQ_INT(1, count_files(dir, ".cubin", NULL));
+    CHECK_EQ_INT(1, count_files(dir, ".cu", TS_CUDA_NVRTC_FAST));
+    rm_rf(dir);
+    /* the C target has one build whatever the option says */
+    new_dir(dir, sizeof dir);
+    k = compile(dir, small, NSMALL, TS_TIERED_ON, TS_TARGET_C);
+    if (k) {
+        CHECK_EQ_INT(TS_TIER_FULL, ts_kernel_tier(k));
+        CHECK(!strstr(ts_kernel_ir(k), "quick_tier"));
+        CHECK_EQ_INT(TS_OK, ts_kernel_wait_full(k));
+        ts_kernel_destroy(k);
+    }
+    rm_rf(dir);
+}
+
+/* The quick tier of GEMM with 128x256 tiles and of FlashAttention D128 builds
+ * with NVRTC for sm_80 and sm_90 (GEMM's K tile 64 on sm_80: 128 does not fit
+ * its shared memory). */
+static void test_archs(void) {
+    static const TsDefine fa[] = {{"batch", "1"},     {"heads", "2"},       {"seq_len", "256"},   {"dim", "128"},
+                                  {"is_causal", "True"}, {"block_M", "128"}, {"block_N", "128"}, {"num_stages", "2"},
+                                  {"threads", "256"}};
+    static const TsDefine g80[] = {{"M", "256"},     {"N", "256"},      {"K", "256"},         {"block_M", "128"},
+                                   {"block_N", "256"}, {"block_K", "64"}, {"num_stages", "2"}, {"threads", "256"}};
+    const char *archs[] = {"sm_80", "sm_90"};
+    for (int a = 0; a < 2; a++) {
+        char dir[64];
+        new_dir(dir, sizeof dir);
+        setenv("TILESCALE_CUDA_ARCH", archs[a], 1);
+        TsKernel *k = compile_entry(dir, "examples/flash_attention.py", "flashattn", fa, (int)(sizeof fa / sizeof fa[0]),
+                                    TS_TIERED_QUICK, TS_TARGET_CUDA);
+        if (k) {
+            CHECK_CONTAINS(ts_kernel_source(k), "#pragma unroll 1\n    for (int k0 = 0; k0 < K; k0 += 16)");
+            ts_kernel_destroy(k);
+        }
+        k = a ? compile(dir, big, NBIG, TS_TIERED_QUICK, TS_TARGET_CUDA)
+              : compile(dir, g80, (int)(sizeof g80 / sizeof g80[0]), TS_TIERED_QUICK, TS_TARGET_CUDA);
+        if (k) {
+            CHECK_CONTAINS(ts_kernel_source(k), TS_CUDA_NVRTC_FAST);
+            ts_kernel_destroy(k);
+        }
+        CHECK_EQ_INT(2, count_files(dir, ".cubin", NULL));
+        rm_rf(dir);
+    }
+    setenv("TILESCALE_CUDA_ARCH", "sm_90", 1);
+}
+
+/* ---- the worker's state machine, several takers at once ---- */
+
+typedef struct Taker {
+    TsCudaTier *t;    /* the build */
+    TsModuleCuda *m;  /* what this thread got */
+} Taker;
+
+static void *take(void *arg) {
+    Taker *tk = arg;
+    TsDiag d;
+    memset(&d, 0, sizeof d);
+    tk->m = ts_cuda_tier_take(tk->t, 1, &d, NULL);
+    ts_buf_free(&d.msg);
+    ts_buf_free(&d.warn);
+    return NULL;
+}
+
+static void test_takers(void) {
+    char dir[64];
+    new_dir(dir, sizeof dir);
+    TsCompileOptions o;
+    memset(&o, 0, sizeof o);
+    o.target = TS_TARGET_CUDA;
+    o.skip_build = 1;
+    TsKernel *k = NULL;
+    CHECK_EQ_INT(TS_OK, ts_compile_file(ctx, "examples/gemm.py", "matmul", small, NSMALL, &o, &k));
+    if (!k) return;
+    TsCudaCodeInfo ci;
+    memset(&ci, 0, sizeof ci);
+    ci.smem_bytes = ts_kernel_shared_bytes(k) > 0 ? ts_kernel_shared_bytes(k) : 0;
+    ci.threads = 128;
+    TsDiag d;
+    memset(&d, 0, sizeof d);
+    TsCudaTier *t = ts_cuda_tier_start(&d, "matmul", &ci, "sm_90", ts_kernel_source(k), dir);
+    CHECK(t != NULL);
+    if (t) {
+        Taker tk[4];
+        pthread_t th[4];
+        for (int i = 0; i < 4; i++) {
+            tk[i].t = t;
+            tk[i].m = NULL;
+            CHECK_EQ_INT(0, pthread_create(&th[i], NULL, take, &tk[i]));
+        }
+        int got = 0;
+        for (int i = 0; i < 4; i++) {
+            pthread_join(th[i], NULL);
+            if (tk[i].m) {
+                got++;
+                CHECK(tk[i].m->image_size > 0);
+                CHECK_EQ_STR("sm_90", tk[i].m->arch);
+                ts_cuda_module_free(tk[i].m);
+            }
+        }
+        CHECK_EQ_INT(1, got);
+        CHECK_EQ_INT(TS_CUDA_TIER_TAKEN, ts_cuda_tier_state(t));
+        ts_cuda_tier_free(t);
+    }
+    /* a build that fails reports it, and nothing is taken */
+    t = ts_cuda_tier_start(&d, "broken", &ci, "sm_90", "this is not CUDA\n", dir);
+    CHECK(t != NULL);
+    if (t) {
+        TsDiag e;
+        memset(&e, 0, sizeof e);
+        CHECK(ts_cuda_tier_take(t, 1, &e, NULL) == NULL);
+        CHECK_EQ_INT(TS_CUDA_TIER_FAILED, ts_cuda_tier_state(t));
+        CHECK(strlen(ts_cuda_tier_error(t)) > 0);
+        CHECK(e.msg.s && strlen(e.msg.s) > 0);
+        ts_buf_free(&e.msg);
+        ts_cuda_tier_free(t);
+    }
+    ts_buf_free(&d.msg);
+    ts_kernel_destroy(k);
+    rm_rf(dir);
+}
+
+int main(void) {
+    TsBuf why = {0};
+    if (!ts_nvrtc_available(&why)) {
+        printf("skipped: %s\n", ts_buf_str(&why));
+        ts_buf_free(&why);
+        return 77;
+    }
+    ts_buf_free(&why);
+    /* shared memory of a 128x256x128 double-buffered tile needs sm_90's limit,
+     * whatever the machine's GPU; the tiering decision is the library's own */
+    setenv("TILESCALE_CUDA_ARCH", "sm_90", 1);
+    unsetenv("TILESCALE_TIERED");
+    CHECK_EQ_INT(TS_OK, ts_context_create(&ctx));
+    test_quick_then_full();
+    test_free_while_building();
+    test_options();
+    test_archs();
+    test_takers();
+    ts_context_destroy(ctx);
+    return test_done();
+}
