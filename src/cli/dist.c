@@ -16,7 +16,8 @@
  * `sim` ranks (threads, C target) for --target c, `local` ranks (GPU 0, a
  * stream each) for --target cuda.  Tensors are made on the host and
  * written to the heaps before the launch, read back after.
- * `{rank}` in an --in/--out file name is replaced by the rank.  Tensors not
+ * `{rank}` in an --in/--out file name is replaced by the rank, and a scalar
+ * given as --in NAME={rank} is each rank's number.  Tensors not
  * read from files: float ones random (a different stream per rank, from
  * the seed), outputs of out_idx poisoned with NaN, integer ones zero (they
  * are signals, counters and barriers in distributed kernels).
@@ -248,6 +249,7 @@ int ts_cli_run_dist(CliOpts *op) {
             for (int r = 0; r < P; r++) {
                 char *end;
                 double v = strtod(in, &end);
+                if (!strcmp(in, "{rank}")) v = r, end = (char *)in + 6; /* each rank's own number (DeepEP's `rank`) */
                 if (!*in || *end) {
                     fprintf(stderr, "tilescale: error: --in %s=%s: a scalar parameter needs a number\n", info.name, in);
                     goto done;

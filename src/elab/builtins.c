@@ -81,6 +81,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_TL_DTYPE, NS_TL, "DataType") X(B_PERSISTENT, NS_T, "Persistent")               \
     X(B_ATOMIC_ADDX2, NS_T, "atomic_addx2") X(B_ATOMIC_ADDX4, NS_T, "atomic_addx4")     \
     X(B_SYNC_THREADS, NS_T, "sync_threads")                                            \
+    X(B_THREAD_RETURN, NS_T, "thread_return")                                          \
     X(B_RESHAPE, NS_T, "reshape") X(B_VIEW, NS_T, "view")                             \
     X(B_ALLOC_REDUCER, NS_T, "alloc_reducer") X(B_REDUCER_INIT, NS_T, "reducer_init")   \
     X(B_REDUCER_UPDATE, NS_T, "reducer_update") X(B_FINALIZE_REDUCER, NS_T, "finalize_reducer") \
@@ -2387,32 +2388,51 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         check_args(E, A, 2);
         return val_bool(E, is_instance(E, x, t, loc), loc);
     }
+    case B_THREAD_RETURN: {
+        /* T.thread_return(): the calling thread is done (CUDA's `return` in
+         * per-thread code; TileScale's DeepEP combine: warps past the ranks) */
+        need_kernel(E, A);
+        check_args(E, A, 0);
+        IrStmt *s = ir_stmt(E->a, IR_S_EVAL, loc);
+        s->eval.e = ir_call(E->a, IR_THREAD_RETURN, NULL, 0, TS_INT32);
+        emit(E, s);
+        return val_none(E, loc);
+    }
     case B_SYNC_THREADS:
-        /* __syncthreads(): a barrier of the block's threads on the CUDA target;
-         * nothing on the C target, where one thread runs a block */
+        /* __syncthreads(): a barrier of the block's threads.  Also kept on the
+         * C target: pass thread_loops_c drops it where the block's threads
+         * run in program order and keeps it where they run as coroutines */
         need_kernel(E, A);
         {
             /* T.sync_threads(barrier_id, arrive_count): a named barrier (bar.sync) */
             Value *idv = arg(E, A, 0, "barrier_id"), *cv = arg(E, A, 1, "arrive_count");
             check_args(E, A, 2);
             int64_t bid = 0, cnt = 0, nt = ir_kernel_nthreads(E->k);
-            if (idv && idv->kind != V_NONE) bid = val_to_int(E, idv, loc, "a barrier id");
+            IrExpr *rid = NULL; /* an id computed at run time */
+            if (idv && idv->kind != V_NONE) {
+                rid = val_to_expr(E, idv, loc);
+                if (!ts_dtype_is_int(rid->dt))
+                    elab_fail(E, TS_ERR_TYPE, loc, "T.sync_threads: the barrier id must be an integer");
+                if (ir_is_const_int(rid, &bid)) rid = NULL;
+                else bid = 15; /* IR_S_BARRIER: the largest a run-time id may be */
+            }
             if (cv && cv->kind != V_NONE) cnt = val_to_int(E, cv, loc, "a thread count");
+            if (rid && !cnt)
+                elab_fail(E, TS_ERR_TYPE, loc, "T.sync_threads: a barrier id computed at run time needs the thread count");
             if (bid < 0 || bid > 15)
                 elab_fail(E, TS_ERR_TYPE, loc, "T.sync_threads: barrier id %lld is outside [0, 15]", (long long)bid);
             if (cnt && (cnt < 32 || cnt % 32 || cnt > nt))
                 elab_fail(E, TS_ERR_TYPE, loc, "T.sync_threads: %lld threads is not a whole number of warps of the "
                           "block's %lld threads", (long long)cnt, (long long)nt);
             if (bid && !cnt) cnt = nt;
-            if (!bid && cnt && cnt != nt)
+            if (!rid && !bid && cnt && cnt != nt)
                 elab_fail(E, TS_ERR_TYPE, loc, "T.sync_threads: barrier 0 is the whole block's (%lld threads); a "
                           "barrier of %lld threads needs an id in [1, 15]", (long long)nt, (long long)cnt);
-            if (E->caps && E->caps->sm) {
-                IrStmt *s = ir_stmt(E->a, IR_S_BARRIER, loc);
-                s->barrier.id = (int)bid;
-                s->barrier.count = bid ? (int)cnt : 0;
-                emit(E, s);
-            }
+            IrStmt *s = ir_stmt(E->a, IR_S_BARRIER, loc);
+            s->barrier.id = (int)bid;
+            s->barrier.count = bid ? (int)cnt : 0;
+            if (rid) s->barrier.idv = rid->dt == TS_INT32 ? rid : ir_cast(E->a, TS_INT32, rid);
+            emit(E, s);
         }
         return val_none(E, loc);
     case B_PARALLEL_TIR: {

@@ -59,7 +59,7 @@
     X(C_GET_LANE_IDX, "get_lane_idx") X(C_SYNC_WARP, "sync_warp") X(C_WARP_SUM, "warp_reduce_sum")       \
     X(C_WARP_MAX, "warp_reduce_max") X(C_WARP_MIN, "warp_reduce_min")                                   \
     X(C_WARP_BITAND, "warp_reduce_bitand") X(C_WARP_BITOR, "warp_reduce_bitor")                         \
-    X(C_SHUFFLE_ELECT, "shuffle_elect")
+    X(C_SHUFFLE_ELECT, "shuffle_elect") X(C_TVM_WARP_SHUFFLE, "tvm_warp_shuffle")
 
 enum {
 #define X(id, name) id,
@@ -341,6 +341,27 @@ static Value *warp_builtin(Elab *E, int c, CArgs *A, TsLoc loc) {
         int w = warp_const(E, A, comm_arg(E, A, 0, "warp_size"), "the warp size", 32);
         if (w != 32) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: warps have 32 lanes here, not %d", A->fn, w);
         return val_expr(E, lane_idx(E), loc);
+    }
+    case C_TVM_WARP_SHUFFLE: {
+        /* TVM's builtin (mask, value, lane, width, warp_size): __shfl_sync(mask,
+         * value, lane, width) of 32-lane warps (TileScale's DeepEP, TileLang's
+         * hadamard example) */
+        static const char *const kws[] = {NULL};
+        ccheck(E, A, 5, kws);
+        IrExpr *v = val_to_expr(E, creq(E, A, 1, "value"), loc);
+        IrExpr *lane = int_arg(E, A, creq(E, A, 2, "lane"), "the source lane");
+        int w = warp_const(E, A, creq(E, A, 3, "width"), "the width", 32);
+        int ws = warp_const(E, A, creq(E, A, 4, "warp_size"), "the warp size", 32);
+        if (ws != 32) elab_fail(E, TS_ERR_TYPE, loc, "%s: the warp size must be 32, not %d", A->fn, ws);
+        if (w < 1 || w > 32 || (w & (w - 1)))
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: the width must be a power of two from 1 to 32, not %d", A->fn, w);
+        if (v->dt == TS_BOOL) v = ir_cast(a, TS_INT32, v);
+        IrExpr **args = TS_NEWN(a, IrExpr *, 4);
+        args[0] = v;
+        args[1] = lane->dt == TS_INT32 ? lane : ir_cast(a, TS_INT32, lane);
+        args[2] = ir_i32(a, w);
+        args[3] = warp_mask(E, A, creq(E, A, 0, "mask"));
+        return val_expr(E, ir_call(a, IR_WARP_SHFL, args, 4, v->dt), loc);
     }
     case C_SHUFFLE_ELECT: { /* one thread of each group of n (0: of the block): its first, as
                              * elect.sync picks the lowest lane of a whole warp */
@@ -892,7 +913,7 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
     CArgs A0 = {args, nargs, kw, kwv, nkw, ts_sprintf(E->a, "T.%s()", comm_names[c]), loc}, *A = &A0;
     if (!E->cur)
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s must be used inside `with T.Kernel(...)`", A->fn);
-    if (c >= C_SHFL_XOR && c <= C_SHUFFLE_ELECT) return warp_builtin(E, c, A, loc);
+    if (c >= C_SHFL_XOR && c <= C_TVM_WARP_SHUFFLE) return warp_builtin(E, c, A, loc);
     switch (c) {
     case C_GET_RANK:
     case C_GET_PE:

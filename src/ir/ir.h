@@ -77,7 +77,9 @@ typedef enum IrBinOp {
     X(IR_WARP_SHFL_XOR, "warp.shfl_xor", 4) X(IR_WARP_BALLOT, "warp.ballot", 2) \
     X(IR_WARP_SUM, "warp.sum", 1) X(IR_WARP_MAX, "warp.max", 1)               \
     X(IR_WARP_MIN, "warp.min", 1) X(IR_WARP_BAND, "warp.bitand", 1)           \
-    X(IR_WARP_BOR, "warp.bitor", 1) X(IR_WARP_SYNC, "warp.sync", 1)
+    X(IR_WARP_BOR, "warp.bitor", 1) X(IR_WARP_SYNC, "warp.sync", 1)           \
+    /* T.thread_return(): the calling thread ends (an IR_S_EVAL of it only) */ \
+    X(IR_THREAD_RETURN, "thread_return", 0)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,
@@ -393,8 +395,10 @@ struct IrStmt {
         struct { int pending; } async_wait;
         /* BARRIER: id 0 is the whole block's (__syncthreads); id 1..15 a named
          * barrier (bar.sync id, count) of `count` threads: T.sync_threads(id,
-         * count), or insert_sync's barrier inside a T.ws role */
-        struct { int id, count; } barrier;
+         * count), or insert_sync's barrier inside a T.ws role.  idv: an id
+         * computed at run time (TileScale's DeepEP: T.sync_threads(
+         * responsible_rank, 96)), then `id` is 15, the largest it may be */
+        struct { int id, count; IrExpr *idv; } barrier;
         /* MBAR: `op` on element buf[idx] of a T.alloc_barrier buffer; value:
          * INIT's count, EXPECT_TX's bytes, WAIT's parity (NULL for ARRIVE) */
         struct { IrMbarOp op; IrBuffer *buf; IrExpr *idx; IrExpr *value; } mbar;
@@ -430,6 +434,8 @@ struct IrKernel {
     int swizzle_panel;        /* T.use_swizzle(panel_size) or 0 */
     bool swizzle_col;         /* T.use_swizzle(..., order="col"): panels of block columns */
     bool may_block;           /* waits on other blocks/ranks: run blocks as coroutines */
+    bool thread_coro;         /* C target: the block's threads run as coroutines, not in
+                                 program order (pass thread_loops_c decides; sched_c.c) */
     bool index32;             /* every signed integer the kernel computes provably fits in int32
                                  (pass index_width): the CUDA target computes them in 32 bits */
     bool fast_math;           /* @tilelang.jit(pass_configs={TL_ENABLE_FAST_MATH: True}): math

@@ -488,7 +488,11 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
     }
     case IR_S_TILEOP: put_tileop(p, s->op); break;
     case IR_S_BARRIER:
-        if (s->barrier.id) ts_buf_printf(b, "barrier(%d, %d)", s->barrier.id, s->barrier.count);
+        if (s->barrier.idv) {
+            ts_buf_puts(b, "barrier(");
+            put_expr(p, s->barrier.idv);
+            ts_buf_printf(b, ", %d)", s->barrier.count);
+        } else if (s->barrier.id) ts_buf_printf(b, "barrier(%d, %d)", s->barrier.id, s->barrier.count);
         else ts_buf_puts(b, "barrier()");
         break;
     case IR_S_MBAR:

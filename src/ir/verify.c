@@ -346,6 +346,7 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
     case IR_S_BARRIER:
         if (s->barrier.id < 0 || s->barrier.id > 15 || (s->barrier.id && (s->barrier.count <= 0 || s->barrier.count % 32)))
             fail(v, s->loc, "barrier %d of %d threads", s->barrier.id, s->barrier.count);
+        if (s->barrier.idv) check_expr(v, s->barrier.idv);
         break;
     case IR_S_ASYNC_COMMIT: break;
     case IR_S_MBAR:

@@ -140,10 +140,10 @@ static void visit_kids(IrVisitor *v, const IrStmt *s) {
         break;
     }
     case IR_S_ROLE: ir_visit_stmt(v, s->role.body); break;
+    case IR_S_BARRIER: ir_visit_expr(v, s->barrier.idv); break;
     case IR_S_ALLOC:
     case IR_S_BREAK:
     case IR_S_CONTINUE:
-    case IR_S_BARRIER:
     case IR_S_ASYNC_COMMIT:
     case IR_S_ASYNC_WAIT: break;
     }
@@ -482,10 +482,13 @@ static IrStmt *mutate_kids(IrMutator *m, IrStmt *s) {
         t.role.body = mutate_body(m, s->role.body);
         changed |= t.role.body != s->role.body;
         break;
+    case IR_S_BARRIER:
+        t.barrier.idv = ir_mutate_expr(m, s->barrier.idv);
+        changed |= t.barrier.idv != s->barrier.idv;
+        break;
     case IR_S_ALLOC:
     case IR_S_BREAK:
     case IR_S_CONTINUE:
-    case IR_S_BARRIER:
     case IR_S_ASYNC_COMMIT:
     case IR_S_ASYNC_WAIT: break;
     }

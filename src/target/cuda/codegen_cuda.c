@@ -2074,6 +2074,11 @@ static void emit_kind(Cg *g, const IrStmt *s) {
     case IR_S_ALLOC: return; /* declared up front */
     case IR_S_TILEOP: emit_tileop(g, s); return;
     case IR_S_EVAL:
+        if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_THREAD_RETURN) {
+            line_start(g);
+            out(g, "return;\n");
+            return;
+        }
         line_start(g);
         out(g, "(void)(");
         emit_expr(g, s->eval.e);
@@ -2081,6 +2086,13 @@ static void emit_kind(Cg *g, const IrStmt *s) {
         return;
     case IR_S_PRINT: emit_print(g, s); return;
     case IR_S_BARRIER:
+        if (s->barrier.idv) { /* an id computed at run time (bar.sync takes a register) */
+            line_start(g);
+            out(g, "ts_bar_sync((int)(");
+            emit_expr(g, s->barrier.idv);
+            outf(g, "), %d);\n", s->barrier.count);
+            return;
+        }
         if (s->barrier.id) {
             line_start(g);
             outf(g, "ts_bar_sync(%d, %d);\n", s->barrier.id, s->barrier.count);
