@@ -808,9 +808,13 @@ void ts_pass_partition_threads(TsPassCtx *cx) {
  *    (TileScale calls them with one range per warp; on CUDA the lanes share
  *    it the same way).
  *
- * A wait inside a thread range that another thread of the same block must
- * end (two warps handing work to each other without a barrier) would not
- * end here; TileScale's kernels wait for other blocks and ranks only.
+ * Program order cannot run a thread that waits for another thread of its
+ * block: a wait or a spinning while loop inside a thread range (two warps
+ * handing work to each other), a barrier there (T.sync_threads(id, count)
+ * in a loop whose trip count differs between threads), T.thread_return.
+ * Such kernels are marked thread_coro: the printer then runs every thread
+ * as a coroutine (target/c/threads_c.c) and keeps the barriers; everywhere
+ * else the barriers are dropped (program order needs none).
  */
 
 typedef struct CThr {
@@ -942,10 +946,43 @@ static bool thread_ref(const IrExpr *e, void *ctx) {
     return e->kind == IR_E_VAR && e->var->kind == IR_VAR_THREAD_IDX;
 }
 
+static bool is_thread_return(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_THREAD_RETURN;
+}
+
+/* What program order cannot run inside a thread range (see above). */
+static bool waits_on_threads(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_BARRIER || s->kind == IR_S_WHILE || is_thread_return(s, NULL) ||
+           (s->kind == IR_S_TILEOP && s->op && s->op->kind == TS_OP_COMM && s->op->comm == TS_COMM_WAIT);
+}
+
+static bool coro_range(const IrStmt *s, void *ctx) {
+    return s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD && ir_stmt_any(s->for_.body, waits_on_threads, ctx);
+}
+
+static IrStmt *drop_barrier(IrMutator *m, IrStmt *s) {
+    (void)m;
+    return s->kind == IR_S_BARRIER ? NULL : s;
+}
+
+/* thread_coro, or no barriers: see the essay above. */
+static void c_choose(TsPassCtx *cx, IrKernel *k) {
+    k->thread_coro = ir_stmt_any(k->body, coro_range, NULL) || ir_stmt_any(k->body, is_thread_return, NULL);
+    if (k->thread_coro) return;
+    IrMutator m = {.arena = cx->arena, .post_stmt = drop_barrier};
+    k->body = ir_mutate_stmt(&m, k->body);
+    if (!k->body) k->body = ir_seq(cx->arena);
+}
+
 void ts_pass_thread_loops_c(TsPassCtx *cx) {
     IrKernel *k = cx->k;
-    if (cx->target != TS_TARGET_C || !k->body || (!ir_stmt_any_expr(k->body, thread_ref, NULL) && !ts_warp_used(k->body)))
+    if (cx->target != TS_TARGET_C || !k->body) return;
+    if (!ir_stmt_any_expr(k->body, thread_ref, NULL) && !ts_warp_used(k->body)) {
+        c_choose(cx, k);
         return;
+    }
     Part p = {.cx = cx, .k = k, .a = cx->arena, .nt = ir_kernel_nthreads(k), .c = true};
     do {
         p.changed = false;
@@ -976,4 +1013,5 @@ void ts_pass_thread_loops_c(TsPassCtx *cx) {
     k->body = ir_mutate_stmt(&rw, k->body);
     IrMutator lane = {.arena = cx->arena, .ctx = &c, .post_stmt = c_lane_post};
     k->body = ir_mutate_stmt(&lane, k->body);
+    c_choose(cx, k);
 }

@@ -334,7 +334,8 @@ static bool first_call(const IrExpr *e, void *ctx) {
 
 void ts_pass_warp_c(TsPassCtx *cx) {
     IrKernel *k = cx->k;
-    if (cx->target != TS_TARGET_C || !k->body || !ts_warp_used(k->body)) return;
+    /* thread_coro kernels exchange the lanes' values at run time (threads_c.c) */
+    if (cx->target != TS_TARGET_C || !k->body || !ts_warp_used(k->body) || k->thread_coro) return;
     Wc W = {.cx = cx, .k = k, .a = cx->arena, .nt = ir_kernel_nthreads(k)};
     TsLoc at = k->body->loc;
     (void)ir_stmt_any_expr(k->body, first_call, &at);

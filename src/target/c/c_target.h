@@ -47,7 +47,7 @@
 #include "core.h"
 
 /* Version of the runtime <-> generated-code ABI below. */
-#define TS_C_ABI_VERSION 3u
+#define TS_C_ABI_VERSION 4u
 
 /* Exported symbol names (dlsym). */
 #define TS_C_SYM_ABI "tsk_abi_version"
@@ -81,6 +81,28 @@ typedef void (*TsCFailFn)(void *fail_ctx, const char *text);
 /* Milliseconds of a monotonic clock (wait timeouts). */
 typedef int64_t (*TsCClockFn)(void);
 
+struct TsCArgs;
+struct TsCBlock;
+/* Kernels whose threads wait for each other (IrKernel.thread_coro,
+ * threads_c.c): tsk_block hands the block to TsCArgs.threads, which runs
+ * the generated per-thread function for every thread as a coroutine. */
+typedef void (*TsCThreadFn)(const struct TsCArgs *a, struct TsCBlock *b, int32_t tid);
+typedef void (*TsCThreadsFn)(const struct TsCArgs *a, struct TsCBlock *b, int32_t nthreads, TsCThreadFn fn);
+/* A thread's barrier: bar.sync id, count (id 0, count 0: every live thread
+ * of the block).  thread_ctx: the thread's TsCBlock.yield_ctx. */
+typedef void (*TsCTBarFn)(void *thread_ctx, int32_t id, int32_t count);
+/* A lane's part of a warp primitive: op (TS_C_WARP_*), the value's kind
+ * (TS_C_WK_*) and bits, the lane or delta, the width, the ballot's mask;
+ * returns the lane's result bits once every live lane of the warp met. */
+typedef int64_t (*TsCWarpFn)(void *thread_ctx, int32_t op, int32_t kind, int64_t bits, int32_t arg,
+                             int32_t width, uint32_t mask);
+enum {
+    TS_C_WARP_SHFL, TS_C_WARP_SHFL_UP, TS_C_WARP_SHFL_DOWN, TS_C_WARP_SHFL_XOR, TS_C_WARP_BALLOT,
+    TS_C_WARP_SYNC, TS_C_WARP_SUM, TS_C_WARP_MAX, TS_C_WARP_MIN, TS_C_WARP_BAND, TS_C_WARP_BOR
+};
+/* value kinds: the compute types of generated code */
+enum { TS_C_WK_I64, TS_C_WK_U32, TS_C_WK_U64, TS_C_WK_F32, TS_C_WK_F64 };
+
 /* One launch's arguments, shared by all blocks (read-only for them). */
 typedef struct TsCArgs {
     uint32_t abi_version;           /* TS_C_ABI_VERSION of whoever filled it */
@@ -106,6 +128,9 @@ typedef struct TsCArgs {
     TsCFailFn fail;                 /* see TsCFailFn */
     void *fail_ctx;                 /* first argument of fail */
     TsCClockFn now_ms;              /* see TsCClockFn */
+    TsCThreadsFn threads;           /* see TsCThreadFn; set by the scheduler */
+    TsCTBarFn tbar;                 /* see TsCTBarFn; set by the scheduler */
+    TsCWarpFn warp;                 /* see TsCWarpFn; set by the scheduler */
 } TsCArgs;
 
 /* What one block gets. */
@@ -183,5 +208,12 @@ TsStatus ts_c_run(TsDiag *d, const TsModuleC *m, const TsCArgs *a, const int64_t
 
 /* The default print callback: writes text to stdout. */
 void ts_c_print_stdout(void *print_ctx, const char *text);
+/* Has the launch of a (filled by ts_c_run) been stopped by an error? */
+int ts_c_launch_failed(const TsCArgs *a);
+
+/* ---- threads_c.c ---------------------------------------------------------- */
+
+/* Fills TsCArgs.threads / tbar / warp: a block's threads as coroutines. */
+void ts_c_threads_fill(TsCArgs *a);
 
 #endif

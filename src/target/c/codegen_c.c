@@ -42,6 +42,18 @@
  * never be hoisted out of the spin) and all global stores of the kernel
  * are release stores, so a flag written after data publishes the data.
  *
+ * Kernels whose threads wait for each other (IrKernel.thread_coro, chosen
+ * by pass thread_loops_c).  tsk_block hands the block to the scheduler's
+ * TsCArgs.threads, which runs `tsk_thread` for every thread as a coroutine
+ * (threads_c.c).  tsk_thread is the whole body as one thread sees it
+ * (`ts_me` the thread): a thread range is the thread's own code, guarded
+ * by its range; barriers call TsCArgs.tbar; warp primitives TsCArgs.warp
+ * (the ts_warp_* macros below); while loops yield every iteration (the
+ * awaited thread may be in the same block); T.thread_return returns.  The
+ * block-level statements (tile-level stores, copies, communication) are
+ * the block's, not each thread's: thread 0 runs them between two barriers
+ * of all threads, which keeps the order program order gives them.
+ *
  * The generated file depends on libc and libm only: printing and yielding
  * go through callbacks in the argument struct (c_target.h describes the
  * ABI; the struct text itself is pasted from c_target.h so it cannot
@@ -59,6 +71,33 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+/* thread_coro kernels: the warp primitives cexpr.c prints (ts_warp_<op>(value
+ * in its compute type, operands)) as calls of TsCArgs.warp, the value passed
+ * as bits with its kind (threads_c.c computes every lane's result). */
+static const char ts_c_warp_macros[] =
+    "#define TS_WK(v) _Generic((v), float: TS_C_WK_F32, double: TS_C_WK_F64, uint32_t: TS_C_WK_U32, \\\n"
+    "                      uint64_t: TS_C_WK_U64, default: TS_C_WK_I64)\n"
+    "TS_INL int64_t ts_wb_f(float v) { uint32_t u; memcpy(&u, &v, 4); return (int64_t)u; }\n"
+    "TS_INL int64_t ts_wb_d(double v) { int64_t u; memcpy(&u, &v, 8); return u; }\n"
+    "TS_INL int64_t ts_wb_i(int64_t v) { return v; }\n"
+    "TS_INL float ts_wv_f(int64_t b) { uint32_t u = (uint32_t)b; float v; memcpy(&v, &u, 4); return v; }\n"
+    "TS_INL double ts_wv_d(int64_t b) { double v; memcpy(&v, &b, 8); return v; }\n"
+    "TS_INL int64_t ts_wv_i(int64_t b) { return b; }\n"
+    "#define TS_WX(op, v, l, w, k) _Generic((v), float: ts_wv_f, double: ts_wv_d, default: ts_wv_i)( \\\n"
+    "    ts_a->warp(ts_b->yield_ctx, (op), TS_WK(v), _Generic((v), float: ts_wb_f, double: ts_wb_d, \\\n"
+    "               default: ts_wb_i)(v), (int32_t)(l), (int32_t)(w), (uint32_t)(k)))\n"
+    "#define ts_warp_shfl(v, l, w, k) TS_WX(TS_C_WARP_SHFL, v, l, w, k)\n"
+    "#define ts_warp_shfl_up(v, l, w, k) TS_WX(TS_C_WARP_SHFL_UP, v, l, w, k)\n"
+    "#define ts_warp_shfl_down(v, l, w, k) TS_WX(TS_C_WARP_SHFL_DOWN, v, l, w, k)\n"
+    "#define ts_warp_shfl_xor(v, l, w, k) TS_WX(TS_C_WARP_SHFL_XOR, v, l, w, k)\n"
+    "#define ts_warp_sum(v) TS_WX(TS_C_WARP_SUM, v, 0, 32, 0xffffffffu)\n"
+    "#define ts_warp_max(v) TS_WX(TS_C_WARP_MAX, v, 0, 32, 0xffffffffu)\n"
+    "#define ts_warp_min(v) TS_WX(TS_C_WARP_MIN, v, 0, 32, 0xffffffffu)\n"
+    "#define ts_warp_bitand(v) TS_WX(TS_C_WARP_BAND, v, 0, 32, 0xffffffffu)\n"
+    "#define ts_warp_bitor(v) TS_WX(TS_C_WARP_BOR, v, 0, 32, 0xffffffffu)\n"
+    "#define ts_warp_ballot(k, p) ((uint32_t)ts_a->warp(ts_b->yield_ctx, TS_C_WARP_BALLOT, TS_C_WK_I64, (p), 0, 32, (k)))\n"
+    "#define ts_warp_sync(k) ts_a->warp(ts_b->yield_ctx, TS_C_WARP_SYNC, TS_C_WK_I64, 0, 0, 32, (k))\n\n";
 
 /* ---- generator state ----------------------------------------------------- */
 
@@ -80,6 +119,8 @@ typedef struct Cg {
     int while_depth;                 /* > 0 inside an IR_S_WHILE (cond or body) */
     int in_grid;                     /* emitting tsk_grid: no block-level names */
     int in_thread;                   /* inside a thread range: ts_tid is the thread (thread_loops_c) */
+    int coro;                        /* IrKernel.thread_coro: emitting tsk_thread, ts_me the thread */
+    int solo;                        /* coro: inside block-level code that thread 0 runs alone */
     int64_t arrivals;                /* threads an mbarrier arrive in uniform code stands for: the
                                         block's, or the T.ws role's inside one (mbar_c.c) */
     int reads_global;                /* set by visit_global_load */
@@ -259,10 +300,23 @@ static void scope_open(Cg *g) { ts_cx_scope_open(g->a, &g->scopes); }
 static void scope_close(Cg *g) { ts_cx_scope_close(&g->scopes); }
 
 /* The statements of s (a SEQ's children, or s itself) at the current level. */
+static int coro_all(const IrStmt *s);
+static void emit_block_level(Cg *g, const IrStmt *const *v, int n);
+
 static void emit_body(Cg *g, const IrStmt *s) {
     if (!s) return;
     if (s->kind == IR_S_SEQ) {
-        for (int i = 0; i < s->seq.n; i++) emit_stmt(g, s->seq.v[i]);
+        for (int i = 0; i < s->seq.n; i++) {
+            int j = i;
+            if (g->coro && !g->in_thread && !g->solo) /* a run of block-level statements: one pair of barriers */
+                while (j < s->seq.n && !coro_all(s->seq.v[j])) j++;
+            if (j > i) {
+                emit_block_level(g, (const IrStmt *const *)&s->seq.v[i], j - i);
+                i = j - 1;
+                continue;
+            }
+            emit_stmt(g, s->seq.v[i]);
+        }
     } else {
         emit_stmt(g, s);
     }
@@ -420,8 +474,60 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
     ts_buf_free(&src);
 }
 
+/* ---- thread_coro kernels: block-level statements ------------------------------------ */
+
+static bool all_threads_stmt(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD) || s->kind == IR_S_BARRIER ||
+           (s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_THREAD_RETURN);
+}
+static bool warp_expr(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return ts_warp_call(e, NULL);
+}
+
+/* Does every thread run s itself (it holds per-thread code, a barrier or a
+ * warp primitive; lets and allocations are every thread's too)?  Otherwise
+ * s is the block's: thread 0 runs it. */
+static int coro_all(const IrStmt *s) {
+    if (s->kind == IR_S_LET || s->kind == IR_S_SEQ) return 1;
+    if (s->kind == IR_S_ALLOC) return !s->alloc.buf->mbar_count;
+    return ir_stmt_any(s, all_threads_stmt, NULL) || ir_stmt_any_expr(s, warp_expr, NULL);
+}
+
+static void emit_stmt_at(Cg *g, const IrStmt *s);
+
+/* Block-level statements [i, j) of a sequence: thread 0 runs them between
+ * two barriers of every live thread (16: the printer's own barrier). */
+static void emit_block_level(Cg *g, const IrStmt *const *v, int n) {
+    line_start(g);
+    out(g, "ts_a->tbar(ts_b->yield_ctx, 16, 0);\n");
+    line_start(g);
+    out(g, "if (ts_me == 0) {\n");
+    g->ind++;
+    scope_open(g);
+    g->solo = 1;
+    for (int i = 0; i < n; i++) {
+        TsLoc saved_loc = g->stmt_loc;
+        if (v[i]->loc.src) g->stmt_loc = v[i]->loc;
+        emit_stmt_at(g, v[i]);
+        g->stmt_loc = saved_loc;
+    }
+    g->solo = 0;
+    scope_close(g);
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+    line_start(g);
+    out(g, "ts_a->tbar(ts_b->yield_ctx, 16, 0);\n");
+}
+
 static void emit_stmt(Cg *g, const IrStmt *s) {
     if (!s) return;
+    if (g->coro && !g->in_thread && !g->solo && !coro_all(s)) {
+        emit_block_level(g, &s, 1);
+        return;
+    }
     TsLoc saved_loc = g->stmt_loc;
     if (s->loc.src) g->stmt_loc = s->loc;
     emit_stmt_at(g, s);
@@ -444,11 +550,19 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
             if (g->in_thread)
                 ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a thread range inside a thread range");
             line_start(g);
-            out(g, "for (int32_t ts_tid = (int32_t)(");
-            emit_expr(g, s->for_.min);
-            out(g, "), ts_tid_end = ts_tid + (int32_t)(");
-            emit_expr(g, s->for_.extent);
-            out(g, "); ts_tid < ts_tid_end; ts_tid++) {\n");
+            if (g->coro) { /* this thread's part, if the range has it */
+                out(g, "for (int32_t ts_tid = ts_me, ts_tid_lo = (int32_t)(");
+                emit_expr(g, s->for_.min);
+                out(g, "), ts_tid_once = 1; ts_tid_once && ts_tid >= ts_tid_lo && ts_tid < ts_tid_lo + (int32_t)(");
+                emit_expr(g, s->for_.extent);
+                out(g, "); ts_tid_once = 0) {\n");
+            } else {
+                out(g, "for (int32_t ts_tid = (int32_t)(");
+                emit_expr(g, s->for_.min);
+                out(g, "), ts_tid_end = ts_tid + (int32_t)(");
+                emit_expr(g, s->for_.extent);
+                out(g, "); ts_tid < ts_tid_end; ts_tid++) {\n");
+            }
             g->ind++;
             line_start(g);
             outf(g, "const int32_t %s = ts_tid;\n", n);
@@ -498,7 +612,7 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         emit_expr(g, s->while_.cond);
         out(g, ") {\n");
         g->ind++;
-        if (g->k->may_block && loop_reads_global(g, s)) {
+        if (g->coro || (g->k->may_block && loop_reads_global(g, s))) {
             line_start(g);
             out(g, "ts_a->yield(ts_b->yield_ctx);\n");
         }
@@ -588,11 +702,31 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         }
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a tile operator was not lowered");
     case IR_S_BARRIER:
+        if (g->coro) { /* bar.sync id, count; id 0, count 0: every live thread */
+            line_start(g);
+            out(g, "ts_a->tbar(ts_b->yield_ctx, ");
+            if (s->barrier.idv) {
+                out(g, "(int32_t)(");
+                emit_expr(g, s->barrier.idv);
+                out(g, ")");
+            } else {
+                outf(g, "%d", s->barrier.id);
+            }
+            outf(g, ", %d);\n", s->barrier.count);
+            return;
+        }
+        return; /* program order: nothing to wait for */
     case IR_S_VCOPY:
     case IR_S_ASYNC_COMMIT:
     case IR_S_ASYNC_WAIT:
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a thread-level statement (the C target runs tile-level IR)");
     case IR_S_EVAL:
+        if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_THREAD_RETURN) {
+            if (!g->coro) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: T.thread_return outside a thread_coro kernel");
+            line_start(g);
+            out(g, "return;\n");
+            return;
+        }
         line_start(g);
         out(g, "(void)(");
         emit_expr(g, s->eval.e);
@@ -770,7 +904,11 @@ static void emit_grid_fn(Cg *g) {
 
 static void emit_block_fn(Cg *g) {
     const IrKernel *k = g->k;
-    if (g->check) {
+    if (g->coro) {
+        /* one thread's view of the body (threads_c.c runs one per thread) */
+        out(g, "static void tsk_thread_body(const TsCArgs *ts_a, TsCBlock *ts_b, jmp_buf *ts_jb, int32_t ts_me) {\n");
+        out(g, "    (void)ts_jb; (void)ts_me;\n");
+    } else if (g->check) {
         /* the body apart, so that setjmp does not pessimize its code */
         out(g, "static void tsk_body(const TsCArgs *ts_a, TsCBlock *ts_b, jmp_buf *ts_jb) {\n");
         out(g, "    (void)ts_jb;\n");
@@ -813,7 +951,20 @@ static void emit_block_fn(Cg *g) {
     scope_close(g);
     g->ind = 0;
     out(g, "}\n");
-    if (g->check) {
+    if (g->coro) {
+        out(g, "\nstatic void tsk_thread(const TsCArgs *ts_a, TsCBlock *ts_b, int32_t ts_me) {\n");
+        if (g->check) {
+            out(g, "    jmp_buf ts_jb;\n");
+            out(g, "    if (setjmp(ts_jb)) return; /* an out-of-bounds access was reported */\n");
+            out(g, "    tsk_thread_body(ts_a, ts_b, &ts_jb, ts_me);\n");
+        } else {
+            out(g, "    tsk_thread_body(ts_a, ts_b, NULL, ts_me);\n");
+        }
+        out(g, "}\n");
+        out(g, "\nTS_EXPORT void tsk_block(const TsCArgs *ts_a, TsCBlock *ts_b) {\n");
+        outf(g, "    ts_a->threads(ts_a, ts_b, %lld, tsk_thread);\n", (long long)ir_kernel_nthreads(k));
+        out(g, "}\n");
+    } else if (g->check) {
         out(g, "\nTS_EXPORT void tsk_block(const TsCArgs *ts_a, TsCBlock *ts_b) {\n");
         out(g, "    jmp_buf ts_jb;\n");
         out(g, "    if (setjmp(ts_jb)) return; /* an out-of-bounds access was reported */\n");
@@ -865,6 +1016,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     g.o = o;
     g.x = (TsCxGen){&c_dialect, d, k->arena, k, o, &g};
     g.check = caps ? caps->check_bounds : 1;
+    g.coro = k->thread_coro;
     g.arrivals = ir_kernel_nthreads(k);
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "C codegen: %d grid dimensions", k->ngrid);
@@ -900,6 +1052,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     ts_cx_string(&g.x, k->name ? k->name : "");
     ts_buf_puts(o, ";\n}\n\n");
 
+    if (g.coro) ts_buf_puts(o, ts_c_warp_macros);
     emit_check_head(&g);
     emit_grid_fn(&g);
     emit_block_fn(&g);

@@ -124,6 +124,15 @@ static void sched_fault(void *ctx, const char *site, const char *source, int32_t
     set_failed(s, TS_ERR_RUNTIME);
 }
 
+static void sched_fault(void *ctx, const char *site, const char *source, int32_t dim, int64_t index,
+                        int64_t extent, const int64_t *block);
+
+int ts_c_launch_failed(const TsCArgs *a) {
+    if (a->fault != sched_fault) return 0; /* not launched by ts_c_run (unit tests) */
+    Sched *s = a->fault_ctx;
+    return atomic_load_explicit(&s->failed, memory_order_relaxed) != TS_OK;
+}
+
 /* yield for kernels run without coroutines: let other threads run. */
 static void thread_yield(void *ctx) {
     (void)ctx;
@@ -326,6 +335,7 @@ TsStatus ts_c_run(TsDiag *d, const TsModuleC *m, const TsCArgs *a, const int64_t
     if (!s.args.print) s.args.print = ts_c_print_stdout;
     s.args.fault = sched_fault;
     s.args.fault_ctx = &s;
+    ts_c_threads_fill(&s.args);
     atomic_init(&s.faulted, 0);
 
     if (nthreads <= 0) {
