@@ -9,6 +9,7 @@
  * that is not in the table is an error naming it, so a kernel that uses a
  * TileLang function we do not support fails with file:line:col.
  */
+#include "ir/arith.h"
 #include "elab/elab_int.h"
 #include "ir/layout.h"
 #include "ir/walk.h"
@@ -2413,8 +2414,14 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
                 rid = val_to_expr(E, idv, loc);
                 if (!ts_dtype_is_int(rid->dt))
                     elab_fail(E, TS_ERR_TYPE, loc, "T.sync_threads: the barrier id must be an integer");
-                if (ir_is_const_int(rid, &bid)) rid = NULL;
-                else bid = 15; /* IR_S_BARRIER: the largest a run-time id may be */
+                if (ir_is_const_int(rid, &bid)) {
+                    rid = NULL;
+                } else { /* IR_S_BARRIER: the largest a run-time id may be (T.ws roles number theirs above) */
+                    IrArith ar;
+                    ir_arith_init(&ar, E->a, E->k);
+                    IrInterval iv = ir_arith_bound(&ar, rid);
+                    bid = iv.lo >= 0 && iv.hi <= 15 ? (iv.hi < 1 ? 1 : iv.hi) : 15;
+                }
             }
             if (cv && cv->kind != V_NONE) cnt = val_to_int(E, cv, loc, "a thread count");
             if (rid && !cnt)

@@ -344,15 +344,17 @@ static Value *warp_builtin(Elab *E, int c, CArgs *A, TsLoc loc) {
     }
     case C_TVM_WARP_SHUFFLE: {
         /* TVM's builtin (mask, value, lane, width, warp_size): __shfl_sync(mask,
-         * value, lane, width) of 32-lane warps (TileScale's DeepEP, TileLang's
-         * hadamard example) */
+         * value, lane, width) (TileScale's DeepEP, TileLang's hadamard example) */
         static const char *const kws[] = {NULL};
         ccheck(E, A, 5, kws);
         IrExpr *v = val_to_expr(E, creq(E, A, 1, "value"), loc);
         IrExpr *lane = int_arg(E, A, creq(E, A, 2, "lane"), "the source lane");
         int w = warp_const(E, A, creq(E, A, 3, "width"), "the width", 32);
+        /* warp_size: TVM's lowering's, not the hardware's (hadamard passes its
+         * threads per warp, 8 or 16 in small blocks); the warp is CUDA's 32 */
         int ws = warp_const(E, A, creq(E, A, 4, "warp_size"), "the warp size", 32);
-        if (ws != 32) elab_fail(E, TS_ERR_TYPE, loc, "%s: the warp size must be 32, not %d", A->fn, ws);
+        if (ws < 1 || ws > 32 || (ws & (ws - 1)))
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: the warp size must be a power of two up to 32, not %d", A->fn, ws);
         if (w < 1 || w > 32 || (w & (w - 1)))
             elab_fail(E, TS_ERR_TYPE, loc, "%s: the width must be a power of two from 1 to 32, not %d", A->fn, w);
         if (v->dt == TS_BOOL) v = ir_cast(a, TS_INT32, v);

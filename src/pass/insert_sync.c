@@ -50,7 +50,8 @@
  * barrier often serves several later reads), and empties the set.  Two
  * accesses inside one thread range that conflict across threads cannot
  * be separated by a barrier (it would be inside divergent code): that is
- * an error, as is a barrier found inside a thread range.  Loops are
+ * an error, unless the range holds the program's own barriers (T.sync_threads
+ * in thread-level code), which then orders its threads itself.  Loops are
  * analysed to a fixed point: the body runs again from the join of the
  * entry set and the set at the end of the body, its loop variable renamed
  * to an earlier iteration (k - 1 - w, w >= 0); after the loop its
@@ -123,6 +124,7 @@ typedef struct Sync {
     int64_t nt;           /* threads per block */
     TS_VEC(Sub) subs;     /* substitutions in force */
     IrVar *thread;        /* inside a thread range: its fresh thread variable, else NULL */
+    bool own_sync;        /* the thread range being collected holds the program's own barriers */
     Acc *cur;             /* the access being built (its fresh variables) */
     AccSet *coll;         /* where a region's accesses go */
     LoopCtx *loop;        /* innermost uniform loop */
@@ -463,9 +465,7 @@ static void coll_leave(IrVisitor *v, const IrGuard *g) {
 
 static bool coll_pre(IrVisitor *v, const IrStmt *s) {
     Sync *S = v->ctx;
-    if (s->kind == IR_S_BARRIER)
-        ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, s->loc,
-                   "insert_sync: a barrier inside a thread range (divergent code) in kernel %s", S->k->name);
+    if (s->kind == IR_S_BARRIER) S->own_sync = true; /* the program's T.sync_threads in thread-level code */
     if (s->kind == IR_S_FOR && S->thread && s->for_.kind != IR_FOR_THREAD) {
         int mark = fresh_scope(S);
         IrInterval lo = ir_arith_bound(&S->ar, self_contained(S, s->for_.min));
@@ -778,10 +778,14 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
             S->thr_lo = l;
             S->thr_hi = h;
             AccSet xs = {0};
+            S->own_sync = false;
             collect(S, s->for_.body, &xs);
             S->thread = NULL;
             S->subs.n--;
-            step(S, st, &xs, out, s, true);
+            /* a range with the program's own barriers (TileScale's DeepEP: named
+             * barriers in each warp group's queue loop) orders its threads
+             * itself: its accesses are not checked against each other */
+            step(S, st, &xs, out, s, !S->own_sync);
             push(S, out, s);
             return;
         }

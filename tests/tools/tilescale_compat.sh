@@ -93,10 +93,10 @@ cuda example_summa.py --entry summa -D MESH=2 -D M=128 -D N=128 -D K=128 -D bloc
 cuda example_pre_attn_all2all.py --entry sequence_parallel_all_to_all -D PE_num=2 -D BATCH_SIZE=1 -D NUM_HEADS=4 -D SEQ_LEN=16 -D HEAD_DIM=8
 cuda example_pre_attn_all2all_transpose.py --entry sequence_parallel_all_to_all_transpose -D PE_num=2 -D BATCH_SIZE=1 -D NUM_HEADS=4 -D SEQ_LEN=16 -D HEAD_DIM=8
 cuda example_post_attn_all2all_transpose.py --entry sequence_parallel_reverse_all_to_all_transpose -D PE_num=2 -D BATCH_SIZE=1 -D NUM_HEADS=4 -D SEQ_LEN=16 -D HEAD_DIM=8
-# DeepEP's intranode port: the kernels that compile run against DeepEP's
-# semantics (tilescale_deepep_check.py: the dispatch layout, the cached
-# notify on sim ranks); each kernel compiled for C and for CUDA, or the
-# first thing missing (doc/DISTRIBUTED.md, part F).
+# DeepEP's intranode port: every kernel runs against DeepEP's semantics
+# (tilescale_deepep_check.py: the dispatch layout, the cached notify and
+# the notify/dispatch/combine round trip on sim ranks); each kernel
+# compiled for C and for CUDA, or the first thing missing (doc/DISTRIBUTED.md, part F).
 e=deepseek_deepep/intranode
 echo "== DeepEP (tilescale_deepep_check.py)"
 python3 "$(dirname "$0")/tilescale_deepep_check.py" "$d/$e" "$tool" 2>&1 | grep -v ': ok$' | tail -4

@@ -4,7 +4,10 @@
 # documented semantics (buffer.py's docstrings; example_intranode.py compares
 # the port with DeepEP's own results).  Not a CI test (the files are not in
 # this tree); tests/tools/tilescale_compat.sh calls it.
-#   python3 tilescale_deepep_check.py INTRANODE_DIR TOOL
+#   python3 tilescale_deepep_check.py INTRANODE_DIR TOOL [N]
+# N: only the first N round-trip configurations.  TILESCALE_DEEPEP_TARGET=cuda
+# runs every kernel on the CUDA target instead (local ranks sharing GPU 0:
+# bench/deepep_gpu_check.sh).
 # - get_dispatch_layout_kernel (tokens per rank, tokens per expert, which
 #   ranks each token goes to), topk_idx drawn as gen_inputs does (top-k of
 #   random scores: distinct experts) with some entries -1 ("no selection"),
@@ -16,7 +19,7 @@
 #   dispatch (every token reaches every rank one of its top-k experts lives
 #   on, ordered by source rank, then token; its top-k indices made local,
 #   -1 and weight 0 for experts elsewhere; where each channel starts; the
-#   send_head slots), cached_notify_combine (send_head's -1 entries made
+#   send_head slots), cached_dispatch (the same without top-k), cached_notify_combine (send_head's -1 entries made
 #   -(next valid slot)-1), combine (each token's rows sent back from the
 #   ranks that got it, summed in float32 in rank order, rounded to
 #   bfloat16; the weights summed back).  The dispatch and combine kernels
@@ -31,6 +34,7 @@ import tempfile
 import numpy as np
 
 src, tool = sys.argv[1], sys.argv[2]
+target = ["--target", os.environ.get("TILESCALE_DEEPEP_TARGET", "c")]
 tmp = tempfile.mkdtemp(prefix="tilescale_deepep.")
 rng = np.random.default_rng(7)
 failures = 0
@@ -43,7 +47,7 @@ for T, K, E, R in [(100, 2, 8, 2), (300, 4, 16, 4), (257, 8, 64, 8), (64, 4, 32,
     np.save(f"{tmp}/p_rank.npy", np.full(R, -7, np.int32))
     np.save(f"{tmp}/p_expert.npy", np.full(E, -7, np.int32))
     np.save(f"{tmp}/p_in.npy", np.ones((T, R), bool))
-    cmd = [tool, "run", os.path.join(src, "get_dispatch_layout.py"), "--entry", "get_dispatch_layout_kernel",
+    cmd = [tool, "run", os.path.join(src, "get_dispatch_layout.py"), "--entry", "get_dispatch_layout_kernel", *target,
            "-D", f"num_topk={K}", "-D", f"num_experts={E}", "-D", f"num_ranks={R}", "--shape", f"num_tokens={T}",
            "--in", f"topk_idx={tmp}/topk.npy", "--in", f"num_tokens_per_rank={tmp}/p_rank.npy",
            "--in", f"num_tokens_per_expert={tmp}/p_expert.npy", "--in", f"is_token_in_rank={tmp}/p_in.npy"]
@@ -72,7 +76,7 @@ for T, K, E, R in [(100, 2, 8, 2), (300, 4, 16, 4), (257, 8, 64, 8), (64, 4, 32,
 # four channel buffers cleared (poisoned first), a second barrier
 for R, C in [(2, 3), (4, 2), (8, 4)]:
     names = ("channel_start_offset", "channel_end_offset", "channel_head_idx", "channel_tail_idx")
-    cmd = [tool, "run", os.path.join(src, "dispatch.py"), "--entry", "cached_notify_dispatch_kernel", "--ranks", str(R),
+    cmd = [tool, "run", os.path.join(src, "dispatch.py"), "--entry", "cached_notify_dispatch_kernel", "--ranks", str(R), *target,
            "-D", f"num_ranks={R}", "-D", f"num_channels={C}"]
     for r in range(R):
         for n in names:
@@ -111,7 +115,7 @@ def load(name):
 
 
 def run(tag, file, entry, R, defs, ins, outs, scalars=(), shapes=None):
-    cmd = [tool, "run", os.path.join(src, file), "--entry", entry, "--ranks", str(R), "--timeout", "120"]
+    cmd = [tool, "run", os.path.join(src, file), "--entry", entry, "--ranks", str(R), "--timeout", "120", *target]
     for k, v in (shapes or {}).items():
         cmd += ["--shape", f"{k}={v}"]
     for k, v in defs.items():
@@ -293,6 +297,38 @@ def round_trip(R, T, hidden, K, E, sms, max_send, rb, align):
     fails += not ok
     if not ok:
         return fails
+
+    # cached dispatch (the handle of a previous dispatch: no top-k): the same rows
+    tag = "cd"
+    for r in range(R):
+        save(f"{tag}_recv_x{r}", np.full((NR, hidden), 0x7FC5, np.uint16))
+        save(f"{tag}_recv_src_idx{r}", np.full(NR, -7, np.int32))
+        save(f"{tag}_recv_channel_offset{r}", np.full((R, C), -7, np.int32))
+        save(f"{tag}_send_head{r}", np.full((T, R), -7, np.int32))
+        save(f"{tag}_x{r}", x[r])
+        save(f"{tag}_is_token_in_rank{r}", in_rank[r])
+        save(f"{tag}_rank_prefix_matrix{r}", rank_prefix)
+        save(f"{tag}_channel_prefix_matrix{r}", chan_prefix[r])
+        for n in chans:
+            save(f"{tag}_{n}{r}", np.zeros((C, R), np.int32))
+        save(f"{tag}_channel_x_buffers{r}", np.full((C, R, rb, hidden), 0x7FC6, np.uint16))
+        save(f"{tag}_channel_src_idx_buffers{r}", np.full((C, R, rb), -9, np.int32))
+    outs = ["recv_x", "recv_src_idx", "recv_channel_offset", "send_head"]
+    ins = outs + ["x", "is_token_in_rank", "rank_prefix_matrix", "channel_prefix_matrix"] + chans + bufs[:2]
+    ok = run(tag, "dispatch.py", "cached_dispatch_kernel", R,
+             dict(num_ranks=R, num_tokens=T, num_max_send_tokens=max_send, num_recv_buffer_tokens=rb, hidden=hidden,
+                  num_sms=sms), ins, outs, [("rank", "{rank}")], dict(num_recv_tokens=NR))
+    for r in range(R if ok else 0):
+        n = recv_count[r]
+        good = (np.array_equal(load(f"{tag}_recv_x{r}")[:n], ref_x[r]) and
+                np.array_equal(load(f"{tag}_recv_src_idx{r}")[:n], ref_src[r]) and
+                np.array_equal(load(f"{tag}_recv_channel_offset{r}"), ref_choff[r]) and
+                np.array_equal(load(f"{tag}_send_head{r}"), ref_head[r]))
+        if not good:
+            print(f"    rank {r}: differs")
+        ok = ok and good
+    print(f"  cached_dispatch {what}: {'ok' if ok else 'FAILS'}")
+    fails += not ok
 
     # cached_notify_combine: reference (send_head's -1: -(the next valid slot of the channel)-1)
     ref_sh = []
