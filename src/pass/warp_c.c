@@ -34,10 +34,12 @@
  *    then the statement itself runs in a range.
  *
  * Lock-step is one legal order of a warp's threads, and the one a shuffle
- * assumes.  Not supported (a clear error): a warp primitive under a while
- * loop whose condition differs between threads, in loop bounds, or beside a
- * break/continue that the cut would move out of its loop, and blocks that
- * are not whole warps.
+ * assumes.  Kernels whose threads wait for each other (IrKernel.thread_coro:
+ * a while loop, wait or barrier inside a thread range) skip this pass: their
+ * threads run as coroutines and exchange the lanes' values at run time
+ * (target/c/threads_c.c).  Not supported here (a clear error): a warp
+ * primitive in loop bounds, or beside a break/continue that the cut would
+ * move out of its loop, and blocks that are not whole warps.
  */
 #include "ir/walk.h"
 #include "op/comm.h"
