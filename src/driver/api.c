@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "elab/elab.h"
 #include "front/ast.h"
@@ -273,11 +274,16 @@ TsStatus ts_kernel_wait_full(TsKernel *k) {
     reset_diag(k->ctx);
     if (!k->tier) return ts_kernel_tier(k) == TS_TIER_FULL ? TS_OK : TS_ERR_UNSUPPORTED;
     TsStatus st = ts_kernel_tier_install(k, 1, &k->ctx->diag);
-    if (st == TS_OK && ts_kernel_tier(k) != TS_TIER_FULL) {
-        /* another thread took the build and is loading it */
-        (void)ts_cuda_tier_wait(k->tier);
+    if (st) return st;
+    /* another thread may have taken the build and be loading it */
+    while (ts_kernel_tier(k) == TS_TIER_QUICK && ts_cuda_tier_state(k->tier) == TS_CUDA_TIER_TAKEN) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
     }
-    return st;
+    if (ts_kernel_tier(k) == TS_TIER_FULL) return TS_OK;
+    ts_buf_printf(&k->ctx->diag.msg, "tilescale: the full tier of '%s' did not build (the quick tier stays): %s",
+                  k->ir->name, ts_cuda_tier_error(k->tier));
+    return k->ctx->diag.status = TS_ERR_BUILD;
 }
 
 /* Passes, code generation and build of one kernel of the chain; IR text
