@@ -3,9 +3,10 @@
 # them into its slice of a shared tile, fills its rows of F with its warp
 # id + 1, copies the shared slice to Y (as float16: a converting copy) and
 # sends it to the next rank's Z with a remote T.copy.  The copies and the
-# fill are done by the 32 lanes together (element e by lane e % 32, a
-# __syncwarp before and after); the remote copy, like any other statement
-# of the body, by lane 0.
+# fill are done by the 32 lanes together (element e of the flattened tile by
+# lane e % 32 when TM * cols is a multiple of 32, else column c by lane
+# c % 32; a __syncwarp before and after); the remote copy, like any other
+# statement of the body, by lane 0.
 #   tilescale run examples/distributed/warp_tiles.py --entry warp_tiles --ranks 2 \
 #       -D rows=256 -D cols=40 --check-against warp_tiles_ref
 import tilelang.language as T
@@ -41,5 +42,62 @@ def warp_tiles_ref(rows, cols, P, TM=8, W=4):
                     Y[r, i, j] = X[r, i, j]
                     F[r, i, j] = (i // TM) % W + 1
                     Z[r, i, j] = X[(r + P - 1) % P, i, j]
+
+    return main
+
+
+# Copies and fills of a warp's body inside serial loops and branches (run by
+# all 32 lanes, the copies shared by them), beside statements of lane 0
+# alone: warp w of block b handles chunks k = 0 .. NC - 1, rows r0 = ((b *
+# NC + k) * W + w) * TM; even chunks copy X into S and S to Y, odd ones
+# fill Y's rows with -(k + 1); lane 0 records k + 1 in seen[r0 // TM]; chunks
+# past the end are skipped (the branch); a remote copy of S's rows goes to
+# the next rank's Z in the even chunks.
+#   tilescale run examples/distributed/warp_tiles.py --entry warp_loops --ranks 2 \
+#       -D rows=200 -D cols=24 --check-against warp_loops_ref
+def warp_loops(rows, cols, TM=4, W=4, NC=3):
+    BM = TM * W
+    NB = T.ceildiv(rows, BM * NC)
+
+    @T.prim_func
+    def main(X: T.Tensor((rows, cols), "float32"), Y: T.Tensor((rows, cols), "float32"),
+             Z: T.Tensor((rows, cols), "float32"), seen: T.Tensor((NB * NC * W,), "int32")):
+        with T.Kernel(NB, threads=32 * W) as (bx):
+            S = T.alloc_shared((BM, cols), "float32")
+            me = T.get_rank()
+            P = T.get_num_ranks()
+            with T.Scale("warp") as (w, nw):
+                for k in T.serial(NC):
+                    r0 = ((bx * NC + k) * W + w) * TM
+                    if r0 < rows:
+                        if k % 2 == 0:
+                            T.copy(X[r0:r0 + TM, 0:cols], S[w * TM:(w + 1) * TM, 0:cols])
+                            T.copy(S[w * TM:(w + 1) * TM, 0:cols], Y[r0:r0 + TM, 0:cols])
+                            T.copy(S[w * TM:(w + 1) * TM, 0:cols], Z[r0:r0 + TM, 0:cols], dst=(me + 1) % P)
+                        else:
+                            T.fill(Y[r0:r0 + TM, 0:cols], -(k + 1))
+                        seen[r0 // TM] = k + 1
+
+    return main
+
+
+def warp_loops_ref(rows, cols, P, TM=4, W=4, NC=3):
+    BM = TM * W
+    NB = T.ceildiv(rows, BM * NC)
+
+    @T.prim_func
+    def main(X: T.Tensor((P, rows, cols), "float32"), Y: T.Tensor((P, rows, cols), "float32"),
+             Z: T.Tensor((P, rows, cols), "float32"), seen: T.Tensor((P, NB * NC * W), "int32")):
+        with T.Kernel(P, threads=1) as (r):
+            for i in T.serial(rows):
+                k = (i // BM) % NC
+                for j in T.serial(cols):
+                    if k % 2 == 0:
+                        Y[r, i, j] = X[r, i, j]
+                        Z[r, i, j] = X[(r + P - 1) % P, i, j]
+                    else:
+                        Y[r, i, j] = -(k + 1.0)
+                if i % TM == 0:
+                    seen[r, i // TM] = k + 1
 
     return main

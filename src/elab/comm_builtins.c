@@ -588,13 +588,84 @@ static bool lanes_can_share(const IrStmt *st) {
     return true;
 }
 
+static IrStmt *warp_sync_stmt(Elab *E, TsLoc loc) {
+    IrExpr **m = TS_NEWN(E->a, IrExpr *, 1);
+    m[0] = ir_int(E->a, 0xffffffffLL, TS_UINT32);
+    IrStmt *sy = ir_stmt(E->a, IR_S_EVAL, loc);
+    sy->eval.e = ir_call(E->a, IR_WARP_SYNC, m, 1, TS_INT32);
+    return sy;
+}
+
+static bool lanes_share_any(const IrStmt *st, void *ctx) {
+    (void)ctx;
+    return lanes_can_share(st);
+}
+
+/* Counting the thread index's uses in an expression, and those that are
+ * `tid // (32 k)` (the same for every lane of a warp). */
+typedef struct LaneUse {
+    const IrVar *tid; /* the kernel's thread index */
+    int uses;         /* its uses */
+    int warp_uses;    /* ... of them inside tid // (32 k) */
+    bool lane_call;   /* a warp primitive (its value differs between lanes) */
+} LaneUse;
+
+static bool count_lane_use(const IrExpr *e, void *ctx) {
+    LaneUse *u = ctx;
+    int64_t c;
+    if (e->kind == IR_E_VAR && e->var == u->tid) u->uses++;
+    if (e->kind == IR_E_BIN && e->bin.op == IR_FLOORDIV && e->bin.a->kind == IR_E_VAR && e->bin.a->var == u->tid &&
+        ir_is_const_int(e->bin.b, &c) && c > 0 && c % 32 == 0)
+        u->warp_uses++;
+    if (ts_warp_call(e, NULL)) u->lane_call = true;
+    return false;
+}
+
+/* Is e the same for every lane of a warp (no register read, no lane)?
+ * Then all lanes of the warp take one way at a branch or loop bound, and
+ * the __syncwarp of the whole warp in it is met by every lane. */
+static bool warp_uniform(Elab *E, const IrExpr *e) {
+    LaneUse u = {ir_kernel_tid(E->k), 0, 0, false};
+    ir_expr_any(e, count_lane_use, &u);
+    return u.uses == u.warp_uses && !u.lane_call && !ir_expr_any(e, private_load, NULL);
+}
+
+/* A serial loop or a branch of a warp's body that all lanes can run
+ * together: its bounds or condition are the same for every lane and read
+ * no register (lane 0 may have set it alone), and it holds a copy or fill
+ * the lanes can share (else it is lane 0's, as a whole). */
+static bool lanes_can_enter(Elab *E, const IrStmt *st) {
+    if (st->kind == IR_S_FOR)
+        return st->for_.kind == IR_FOR_SERIAL && !st->for_.num_stages && warp_uniform(E, st->for_.min) &&
+               warp_uniform(E, st->for_.extent) && ir_stmt_any(st->for_.body, lanes_share_any, NULL);
+    if (st->kind == IR_S_IF)
+        return warp_uniform(E, st->if_.cond) && (ir_stmt_any(st->if_.then, lanes_share_any, NULL) ||
+                                                 (st->if_.else_ && ir_stmt_any(st->if_.else_, lanes_share_any, NULL)));
+    return false;
+}
+
+static IrStmt *warp_seq(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc);
+
+/* s as a SEQ (a loop's or branch's body may be one statement). */
+static IrStmt *as_seq(Elab *E, IrStmt *s) {
+    if (s->kind == IR_S_SEQ) return s;
+    IrStmt *q = ir_seq(E->a);
+    q->loc = s->loc;
+    ir_seq_push(E->a, q, s);
+    return q;
+}
+
 /* A T.Scale("warp") body (SEQ) as the warp runs it: lets of values every
  * lane can compute and allocations for all lanes; local tile copies and
  * fills between shared/global tiles shared by the 32 lanes (TS_COMM_LANES,
  * a T.sync_warp before and after: the lanes see lane 0's stores and each
- * other's); everything else by lane 0 (`if lane == 0`), as before.  After
- * a let that only lane 0 can compute, the rest stays with lane 0. */
-static IrStmt *warp_body(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc) {
+ * other's); serial loops and branches that hold such copies run by all
+ * lanes, their bodies treated the same way (a T.sync_warp first where lane
+ * 0's statements came before: the lanes read the bounds or condition after
+ * them); everything else by lane 0 (`if lane == 0`), as before.  After a
+ * let that only lane 0 can compute, the rest of that body stays with lane
+ * 0. */
+static IrStmt *warp_seq(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc) {
     TsArena *a = E->a;
     IrStmt *out = ir_seq(a), *group = NULL;
     out->loc = loc;
@@ -604,12 +675,28 @@ static IrStmt *warp_body(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc) {
         bool hoist = spread && (st->kind == IR_S_ALLOC ||
                                 (st->kind == IR_S_LET && !ir_expr_any(st->let.value, private_load, NULL)));
         bool share = spread && !hoist && lanes_can_share(st);
-        if (hoist || share) {
+        bool enter = spread && !hoist && !share && lanes_can_enter(E, st);
+        if (hoist) {
             group = NULL;
-            if (hoist) {
-                ir_seq_push(a, out, st);
-                continue;
+            ir_seq_push(a, out, st);
+            continue;
+        }
+        if (enter) {
+            if (group) ir_seq_push(a, out, warp_sync_stmt(E, st->loc));
+            group = NULL;
+            IrStmt *n = ir_stmt(a, st->kind, st->loc);
+            *n = *st;
+            if (st->kind == IR_S_FOR) {
+                n->for_.body = warp_seq(E, as_seq(E, st->for_.body), lane, st->loc);
+            } else {
+                n->if_.then = warp_seq(E, as_seq(E, st->if_.then), lane, st->loc);
+                if (st->if_.else_) n->if_.else_ = warp_seq(E, as_seq(E, st->if_.else_), lane, st->loc);
             }
+            ir_seq_push(a, out, n);
+            continue;
+        }
+        if (share) {
+            group = NULL;
             IrStmt *c = ir_stmt(a, IR_S_TILEOP, st->loc);
             c->op = TS_NEW(a, IrTileOp);
             c->op->kind = TS_OP_COMM;
@@ -619,14 +706,9 @@ static IrStmt *warp_body(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc) {
             c->op->args[1] = st->op->kind == TS_OP_FILL ? st->op->value : NULL;
             c->op->args[2] = lane;
             c->op->cflags[0] = 32;
-            for (int k = 0; k < 2; k++) {
-                IrExpr **m = TS_NEWN(a, IrExpr *, 1);
-                m[0] = ir_int(a, 0xffffffffLL, TS_UINT32);
-                IrStmt *sy = ir_stmt(a, IR_S_EVAL, st->loc);
-                sy->eval.e = ir_call(a, IR_WARP_SYNC, m, 1, TS_INT32);
-                if (k == 1) ir_seq_push(a, out, c);
-                ir_seq_push(a, out, sy);
-            }
+            ir_seq_push(a, out, warp_sync_stmt(E, st->loc));
+            ir_seq_push(a, out, c);
+            ir_seq_push(a, out, warp_sync_stmt(E, st->loc));
             continue;
         }
         if (st->kind == IR_S_LET) spread = false;
@@ -650,7 +732,8 @@ static IrStmt *warp_body(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc) {
  * same time and on the C target thread_loops_c runs them one after
  * another; warp primitives called there move the range with that lane.
  * In a warp's body, local T.copy / T.fill between shared and global
- * tiles are shared by its 32 lanes instead (warp_body).
+ * tiles are shared by its 32 lanes instead, also inside serial loops and
+ * branches of the body (warp_seq).
  * Tile operators that need the whole block (T.gemm, reductions) and
  * T.sync_threads are refused in such a body. */
 void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
@@ -705,8 +788,8 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
                   "T.Scale(\"%s\"): the body runs on one lane of each %s; tile operators that need the whole block "
                   "(T.gemm, reductions, ...) and T.sync_threads cannot be in it", lv, lv);
     if (loop && !strcmp(lv, "warp") && loop->if_.then->kind == IR_S_SEQ) { /* copies and fills over the lanes */
-        IrStmt *w = warp_body(E, loop->if_.then, ir_bin(a, IR_FLOORMOD, ir_var_ref(a, ir_kernel_tid(k)), ir_i32(a, 32)),
-                              s->loc);
+        IrStmt *w = warp_seq(E, loop->if_.then, ir_bin(a, IR_FLOORMOD, ir_var_ref(a, ir_kernel_tid(k)), ir_i32(a, 32)),
+                             s->loc);
         *loop = *w;
     }
 }

@@ -269,9 +269,9 @@ static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
     return in ? op_if(a, s->loc, in, fast, slow) : fast;
 }
 
-/* LANES (op/comm.h): the element nest of a T.copy or T.fill with its
- * innermost dim dealt to the lanes (lane l: l, l + f0, l + 2 f0, ...;
- * consecutive lanes on consecutive elements: coalesced), each element
+/* LANES (op/comm.h): the elements of a T.copy or T.fill dealt to the
+ * lanes (element e of the flattened region to lane e % f0 where the lanes
+ * get equal shares, else the innermost dim's columns), each element
  * guarded like T.copy / T.fill. */
 static IrStmt *lower_lanes(TsLowerCtx *cx, const IrStmt *s) {
     TsArena *a = cx->arena;
@@ -305,10 +305,41 @@ static IrStmt *lower_lanes(TsLowerCtx *cx, const IrStmt *s) {
     }
     int64_t per = op->cflags[0];
     if (n == 0) return body;
-    /* lane l: columns l, l + per, ... of the innermost dim (consecutive
-     * lanes on consecutive elements), every point of the outer dims; the
-     * lane's loop outermost, its extent depending on the lane, so that the
-     * whole nest is the thread's own code */
+    int64_t total = 1, stride[OP_MAXDIM];
+    for (int j = n - 1; j >= 0; j--) {
+        stride[j] = total;
+        total *= ext[j];
+    }
+    if (total % per == 0) {
+        /* lane l: elements l, l + per, l + 2 per, ... of the flattened
+         * region (row-major: consecutive lanes on consecutive elements, and
+         * every lane busy whatever the tile's shape, a [16, 8] tile as well
+         * as a [2, 256] one); element e is the point (e / s_j) % ext_j, s_j
+         * the product of the extents after j.  total / per rounds for every
+         * lane: a loop of a fixed trip count, over which insert_sync's
+         * analysis proves that no two lanes touch one element (the
+         * row-major offsets of the lanes' elements differ) and places no
+         * barrier inside the warp's code. */
+        IrVar *c = op_loop_var(cx, "c");
+        IrExpr *e = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, c), ir_i32(a, per)), op->args[2]);
+        IrExpr *pt[OP_MAXDIM];
+        for (int j = 0; j < n; j++) {
+            IrExpr *q = stride[j] > 1 ? ir_bin(a, IR_FLOORDIV, e, ir_i32(a, stride[j])) : e;
+            pt[j] = j > 0 ? ir_bin(a, IR_FLOORMOD, q, ir_i32(a, ext[j])) : q;
+        }
+        IrStmt *f = ir_for(a, c, ir_i32(a, 0), ir_i32(a, total / per), IR_FOR_SERIAL, ir_stmt_subst(a, body, v, pt, n));
+        f->loc = s->loc;
+        return f;
+    }
+    /* otherwise a partial last round: columns l, l + per, ... of the
+     * innermost dim for lane l, every point of the outer dims (the lane's
+     * loop outermost, its trip count depending on the lane, so that the
+     * whole nest is the thread's own code).  Dealing out the flattened
+     * region here would need a lane-dependent trip count or a partial round
+     * under `lane < total % per`; insert_sync's analysis enumerates a loop
+     * variable over its whole range for every lane, pairs one lane's element
+     * past the end with the next warp's first and puts barriers between the
+     * rounds (a limit of its analysis, noted in doc/DISTRIBUTED.md). */
     IrVar *c = op_loop_var(cx, "c");
     IrExpr *col = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, c), ir_i32(a, per)), op->args[2]);
     body = ir_stmt_subst(a, body, &v[n - 1], &col, 1);

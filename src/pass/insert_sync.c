@@ -424,10 +424,73 @@ static const Acc *conflicts_with(Sync *S, const AccSet *st, const Acc *x) {
 
 /* --- collecting the accesses of a statement ---------------------------------------- */
 
+/* Inside a thread range: the statement sequences above the access at f
+ * that no loop of the range encloses, innermost first, with the child
+ * holding it in each (SyncAcc.path_seq; none when there are more than
+ * SYNC_MAXPATH). */
+static void seq_path(Sync *S, Acc *x, const IrWalkFrame *f) {
+    x->npath = 0;
+    if (!S->thread || !f) return;
+    const IrWalkFrame *child = f;
+    for (const IrWalkFrame *p = f->up; p; child = p, p = p->up) {
+        const IrStmt *s = p->s;
+        if (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD) break;
+        if (s->kind == IR_S_FOR || s->kind == IR_S_WHILE) { /* the sequences below run again: forget them */
+            x->npath = 0;
+            continue;
+        }
+        if (s->kind != IR_S_SEQ) continue;
+        int i = 0;
+        while (i < s->seq.n && s->seq.v[i] != child->s) i++;
+        if (i == s->seq.n || x->npath == SYNC_MAXPATH) { /* not found (a rebuilt child), or too deep */
+            x->npath = 0;
+            return;
+        }
+        x->path_seq[x->npath] = s;
+        x->path_idx[x->npath++] = i;
+    }
+}
+
 static void coll_access(IrVisitor *v, const IrAccess *acc) {
     Sync *S = v->ctx;
     if (!shared_mem(acc->buf)) return;
-    set_add(S, S->coll, make_acc(S, acc, v->frame ? v->frame->s : NULL));
+    Acc *x = make_acc(S, acc, v->frame ? v->frame->s : NULL);
+    seq_path(S, x, v->frame);
+    set_add(S, S->coll, x);
+}
+
+/* `__syncwarp()` of the whole warp (T.sync_warp(), the warp copies of
+ * T.Scale("warp")). */
+static bool full_warp_sync(const IrStmt *s) {
+    int64_t m;
+    return s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_WARP_SYNC &&
+           s->eval.e->call.nargs == 1 && ir_is_const_int(s->eval.e->call.args[0], &m) && (m & 0xffffffffLL) == 0xffffffffLL;
+}
+
+/* Two accesses of one thread range: does a __syncwarp of the whole warp
+ * run between them on every path, so that two lanes of one warp making
+ * them are ordered?  So when their innermost common statement sequence
+ * (one that no loop of the range encloses) holds them in different
+ * children with such a statement between those children: one execution of
+ * the range runs the earlier child, the __syncwarp, then the later one
+ * (T.Scale("warp")'s shared copies, serial loops and branches of the warp
+ * around them: insert_sync cannot put a barrier inside thread-level code,
+ * and the lanes need none). */
+static bool warp_ordered(const Acc *x, const Acc *y) {
+    for (int i = 0; i < x->npath; i++)
+        for (int j = 0; j < y->npath; j++) {
+            if (x->path_seq[i] != y->path_seq[j]) continue;
+            int a = x->path_idx[i], b = y->path_idx[j];
+            if (a > b) {
+                int t = a;
+                a = b;
+                b = t;
+            }
+            for (int k = a + 1; k < b; k++)
+                if (full_warp_sync(x->path_seq[i]->seq.v[k])) return true;
+            return false;
+        }
+    return false;
 }
 
 /* The threads of the current range for which cond (a function of the
@@ -561,7 +624,10 @@ static void step(Sync *S, AccSet *st, AccSet *xs, IrStmt *out, const IrStmt *s, 
                  * write-write race, which no barrier orders; CUDA keeps one of
                  * the values, as TileLang's output does */
                 if (i == j && x->buf->scope == IR_SCOPE_GLOBAL && x->rw == IR_ACC_WRITE && !x->atomic) continue;
-                if (x->th && sync_conflict(&S->cf, x, y, true))
+                S->cf.warp_ordered = warp_ordered(x, y);
+                bool c = x->th && sync_conflict(&S->cf, x, y, true);
+                S->cf.warp_ordered = false;
+                if (c)
                     ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, y->at ? y->at->loc : s->loc,
                                "threads of one thread range may access the same element of '%s' (at lines %d "
                                "and %d), one of them writing: no barrier can go inside thread-level code",

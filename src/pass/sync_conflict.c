@@ -691,6 +691,20 @@ static bool elements_meet(SyncConflict *C, const SyncAcc *x, const SyncAcc *y, b
         pairs = malloc(n * sizeof *pairs);
         if (!pairs) return true;
         memset(pairs, 0xff, n * sizeof *pairs); /* (bits past a row's end stay 0 in every narrowing) */
+        if (C->warp_ordered) { /* two lanes of one warp are ordered by a __syncwarp between the accesses */
+            int64_t n2w = (rt.hi - rt.lo + 1 + 63) / 64;
+            bool any = false;
+            for (int64_t ta = ra.lo; ta <= ra.hi; ta++) {
+                uint64_t *row = pairs + (ta - ra.lo) * n2w;
+                for (int64_t tb = rt.lo; tb <= rt.hi; tb++)
+                    if (ta / 32 == tb / 32) row[(tb - rt.lo) / 64] &= ~((uint64_t)1 << ((tb - rt.lo) % 64));
+                    else any = true;
+            }
+            if (!any) { /* only lanes of one warp could meet: none unordered */
+                free(pairs);
+                return false;
+            }
+        }
     }
     bool meet = true;
     for (int d = 0; d < x->ndim && meet; d++) {
@@ -925,7 +939,7 @@ bool sync_conflict(SyncConflict *C, const SyncAcc *x, const SyncAcc *y, bool wit
     if (x->buf == y->buf && !((x->rw | y->rw) & IR_ACC_WRITE)) return false;
     /* the same question, up to the accesses' own variables, answered before? */
     C->kw.n = C->kv.n = 0;
-    ts_vec_push(C->a, C->kw, (uint64_t)within);
+    ts_vec_push(C->a, C->kw, (uint64_t)within | (uint64_t)C->warp_ordered << 1);
     key_acc(C, x, x, y);
     key_acc(C, y, x, y);
     int known = memo_find(C);

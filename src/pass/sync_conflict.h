@@ -25,6 +25,8 @@
 
 /* Largest thread (or small variable) range enumerated one value at a time. */
 enum { SYNC_MAXT = 4096 };
+/* Statement sequences an access remembers above it (SyncAcc.path_seq). */
+enum { SYNC_MAXPATH = 8 };
 
 /* One access since the last barrier. */
 typedef struct SyncAcc {
@@ -46,6 +48,12 @@ typedef struct SyncAcc {
                              not yet (a copy that changes the indices resets it) */
     int nkey;             /* words in key */
     int role;             /* the T.ws role whose code made it (insert_sync's key), 0: the block's code */
+    /* Inside a thread range: the statement sequences above it that no loop of the range encloses,
+     * innermost first, with the index of the child holding it in each (insert_sync's warp_ordered:
+     * a __syncwarp of the whole warp between two children orders the warp's lanes) */
+    const IrStmt *path_seq[SYNC_MAXPATH];
+    int path_idx[SYNC_MAXPATH];
+    int npath;            /* entries in path_seq / path_idx (0: none known) */
 } SyncAcc;
 
 /* What deciding conflicts needs, and the answers decided so far. */
@@ -56,6 +64,9 @@ typedef struct SyncConflict {
     const IrKernel *k;      /* the kernel (may_block: global writes of blocking kernels are ordered) */
     int64_t nt;             /* threads per block */
     const uint8_t *mask_a, *mask_b; /* while deciding a conflict: the two accesses' thread masks */
+    bool warp_ordered;      /* set by the caller for one question: two threads of one warp (tid / 32
+                               equal) are ordered between the two accesses (a __syncwarp of the
+                               whole warp between them), so only threads of different warps count */
     TS_VEC(uint64_t) kw;    /* scratch: the key being built */
     TS_VEC(const IrVar *) kv; /* scratch: the fresh variables it numbered, in order */
     struct SyncMemo *memo;  /* conflicts decided so far (see "Canonical keys" in sync_conflict.c) */

@@ -36,6 +36,10 @@ for n in 2 4 8; do
   check $d/tile_copy.py --entry tile_copy --ranks $n -D M=40 -D N=48 -D BM=8 -D BN=48 -D dtype=float16 --check-against tile_copy_ref
   # T.Scale("warp"): copies and fills shared by the warp's lanes, a remote copy by lane 0 (partial last block)
   check $d/warp_tiles.py --entry warp_tiles --ranks $n -D rows=200 -D cols=33 --check-against warp_tiles_ref
+  # ... a narrow tile (8 x 12: 96 elements, 3 per lane) dealt out flattened
+  check $d/warp_tiles.py --entry warp_tiles --ranks $n -D rows=200 -D cols=12 --check-against warp_tiles_ref
+  # ... inside serial loops and branches of the warp's body (all lanes run them; a partial last chunk)
+  check $d/warp_tiles.py --entry warp_loops --ranks $n -D rows=200 -D cols=24 --check-against warp_loops_ref
 done
 # sequence-parallel all-to-alls (remote tile copies) and tensor-parallel GEMMs with collectives
 for n in 2 4; do

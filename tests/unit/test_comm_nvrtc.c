@@ -58,6 +58,8 @@ static const Case cases[] = {
     {"examples/distributed/thread_level.py", "atom_broadcast", {{"NT", "256"}}, 1},
     {"tests/run/warp_prims.py", "warp_prims", {{"B", "2"}, {"TY", "4"}}, 2}, /* warp primitives, no world */
     {"examples/distributed/warp_tiles.py", "warp_tiles", {{"rows", "200"}, {"cols", "33"}}, 2},
+    {"examples/distributed/warp_tiles.py", "warp_tiles", {{"rows", "200"}, {"cols", "12"}}, 2},
+    {"examples/distributed/warp_tiles.py", "warp_loops", {{"rows", "200"}, {"cols", "24"}}, 2},
 };
 
 static const char *IN_PARALLEL =
@@ -93,7 +95,7 @@ int main(void) {
         CHECK_EQ_INT(TS_OK, st);
         if (!k) continue;
         const char *src = ts_kernel_source(k);
-        if (!strcmp(c->entry, "warp_tiles")) /* a warp's copies: its lanes, __syncwarp around them */
+        if (!strcmp(c->entry, "warp_tiles") || !strcmp(c->entry, "warp_loops")) /* a warp's copies: its lanes, __syncwarp around them */
             CHECK_CONTAINS(src, "ts_warp_sync((unsigned)(4294967295u))");
         if (!strcmp(c->file, "tests/run/warp_prims.py")) { /* __shfl_*_sync, __ballot_sync, butterflies */
             CHECK_CONTAINS(src, "__shfl_xor_sync(k, v, m, w)");
