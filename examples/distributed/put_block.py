@@ -40,3 +40,36 @@ def put_block_ref(M, P):
                 dst[r, i] = src[r ^ 1, i]
 
     return main
+
+
+# A put and a get inside T.ws roles (warp-specialized code): role 1's 128
+# threads push X to the next rank's Y, role 0's 128 threads pull the
+# previous rank's X into Z.  On CUDA pass lower_comm spreads each range over
+# the role's own threads (thread tid - 128 of role 1 takes elements
+# tid - 128, + 128, ...), not over the block's.
+#   tilescale run examples/distributed/put_block.py --entry put_in_roles --ranks 2 \
+#       -D N=3000 --check-against put_in_roles_ref
+def put_in_roles(N):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32"), Z: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=256) as bx:
+            me = T.get_rank()
+            P = T.get_num_ranks()
+            with T.ws(1):
+                T.put_block(src=T.address_of(X[0]), dst=T.address_of(Y[0]), size=N, dst_pe=(me + 1) % P)
+            with T.ws(0):
+                T.get_block(src=T.address_of(X[0]), dst=T.address_of(Z[0]), size=N, src_pe=(me + P - 1) % P)
+
+    return main
+
+
+def put_in_roles_ref(N, P):
+    @T.prim_func
+    def main(X: T.Tensor((P, N), "float32"), Y: T.Tensor((P, N), "float32"), Z: T.Tensor((P, N), "float32")):
+        with T.Kernel(1, threads=1) as bx:
+            for r in T.serial(P):
+                for i in T.serial(N):
+                    Y[r, i] = X[(r + P - 1) % P, i]
+                    Z[r, i] = X[(r + P - 1) % P, i]
+
+    return main

@@ -596,9 +596,26 @@ static IrStmt *warp_sync_stmt(Elab *E, TsLoc loc) {
     return sy;
 }
 
+/* A remote T.copy of a warp's body that its lanes can make together: its
+ * regions and peer read no register (lane 0 may have set them alone). */
+static bool lanes_can_send(const IrStmt *st) {
+    if (st->kind != IR_S_TILEOP || !st->op || st->op->kind != TS_OP_COMM || st->op->comm != TS_COMM_COPY)
+        return false;
+    const IrTileOp *op = st->op;
+    if (op->args[0] && ir_expr_any(op->args[0], private_load, NULL)) return false;
+    for (int r = 0; r < op->nr; r++) {
+        const IrRegion *g = &op->r[r];
+        if (g->buf->scope != IR_SCOPE_SHARED && g->buf->scope != IR_SCOPE_GLOBAL) return false;
+        for (int d = 0; d < g->ndim; d++)
+            if (ir_expr_any(g->start[d], private_load, NULL) || ir_expr_any(g->extent[d], private_load, NULL))
+                return false;
+    }
+    return true;
+}
+
 static bool lanes_share_any(const IrStmt *st, void *ctx) {
     (void)ctx;
-    return lanes_can_share(st);
+    return lanes_can_share(st) || lanes_can_send(st);
 }
 
 /* Counting the thread index's uses in an expression, and those that are
@@ -659,7 +676,8 @@ static IrStmt *as_seq(Elab *E, IrStmt *s) {
  * lane can compute and allocations for all lanes; local tile copies and
  * fills between shared/global tiles shared by the 32 lanes (TS_COMM_LANES,
  * a T.sync_warp before and after: the lanes see lane 0's stores and each
- * other's); serial loops and branches that hold such copies run by all
+ * other's), remote T.copy of such tiles too (T.put_warp's meaning: the
+ * ranges shared by the lanes, element copies dealt to them); serial loops and branches that hold such copies run by all
  * lanes, their bodies treated the same way (a T.sync_warp first where lane
  * 0's statements came before: the lanes read the bounds or condition after
  * them); everything else by lane 0 (`if lane == 0`), as before.  After a
@@ -675,7 +693,8 @@ static IrStmt *warp_seq(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc) {
         bool hoist = spread && (st->kind == IR_S_ALLOC ||
                                 (st->kind == IR_S_LET && !ir_expr_any(st->let.value, private_load, NULL)));
         bool share = spread && !hoist && lanes_can_share(st);
-        bool enter = spread && !hoist && !share && lanes_can_enter(E, st);
+        bool send = spread && !hoist && !share && lanes_can_send(st);
+        bool enter = spread && !hoist && !share && !send && lanes_can_enter(E, st);
         if (hoist) {
             group = NULL;
             ir_seq_push(a, out, st);
@@ -693,6 +712,18 @@ static IrStmt *warp_seq(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc) {
                 if (st->if_.else_) n->if_.else_ = warp_seq(E, as_seq(E, st->if_.else_), lane, st->loc);
             }
             ir_seq_push(a, out, n);
+            continue;
+        }
+        if (send) { /* a remote copy: the lanes together (op/comm.h: COPY, f1) */
+            group = NULL;
+            IrStmt *c = ir_stmt(a, IR_S_TILEOP, st->loc);
+            c->op = TS_NEW(a, IrTileOp);
+            *c->op = *st->op;
+            c->op->cflags[1] = 32;
+            c->op->args[2] = lane;
+            ir_seq_push(a, out, warp_sync_stmt(E, st->loc));
+            ir_seq_push(a, out, c);
+            ir_seq_push(a, out, warp_sync_stmt(E, st->loc));
             continue;
         }
         if (share) {

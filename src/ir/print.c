@@ -362,9 +362,10 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
             if (i) ts_buf_puts(b, ", ");
             put_region(p, &op->r[i]);
         }
-        for (int i = 0; op->kind == TS_OP_COMM && i < 3; i++) { /* op/comm.h: peer, value, signal */
+        for (int i = 0; op->kind == TS_OP_COMM && i < 3; i++) { /* op/comm.h: peer, value, signal or part */
             if (!op->args[i]) continue;
-            ts_buf_puts(b, i == 0 ? ", peer=" : i == 1 ? ", value=" : ", signal=");
+            /* a2: a put's signal value, else this thread's part (op/comm.h) */
+            ts_buf_puts(b, i == 0 ? ", peer=" : i == 1 ? ", value=" : op->nr == 3 ? ", signal=" : ", part=");
             put_expr(p, op->args[i]);
         }
         if (op->kind == TS_OP_COMM) ts_buf_printf(b, ", flags=%d/%d/%d", op->cflags[0], op->cflags[1], op->cflags[2]);

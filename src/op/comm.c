@@ -47,20 +47,15 @@ int ts_comm_rows_axis(const IrRegion *r, int64_t *rows) {
     return -1;
 }
 
-bool ts_comm_used(const IrStmt *s) {
-    if (!s) return false;
-    switch (s->kind) {
-    case IR_S_TILEOP: return s->op && s->op->kind == TS_OP_COMM;
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (ts_comm_used(s->seq.v[i])) return true;
-        return false;
-    case IR_S_FOR: return ts_comm_used(s->for_.body);
-    case IR_S_IF: return ts_comm_used(s->if_.then) || ts_comm_used(s->if_.else_);
-    case IR_S_WHILE: return ts_comm_used(s->while_.body);
-    default: return false;
-    }
+static bool comm_stmt_p(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_TILEOP && s->op && s->op->kind == TS_OP_COMM;
 }
+
+/* Every statement kind the shared walker descends into (T.ws roles too: a
+ * hand-written recursion here missed IR_S_ROLE, so a role's primitive got
+ * no prelude on the C target and no lower_comm on CUDA). */
+bool ts_comm_used(const IrStmt *s) { return s && ir_stmt_any(s, comm_stmt_p, NULL); }
 
 bool ts_warp_fn(IrIntrinsic fn) { return fn >= IR_WARP_SHFL && fn <= IR_WARP_SYNC; }
 
@@ -120,6 +115,9 @@ static IrStmt *comm_stmt(TsArena *a, TsLoc loc, const IrTileOp *proto) {
     return s;
 }
 
+static IrStmt *deal_lanes(TsLowerCtx *cx, TsLoc loc, IrStmt *body, IrVar **v, const int64_t *ext, int n, int64_t per,
+                          IrExpr *lane);
+
 /* COPY, element by element: loops of ST (remote destination) or LD
  * (remote source), each guarded like T.copy.  On CUDA every element is a
  * primitive of its own between barriers: correct for any tile (register
@@ -149,6 +147,8 @@ static IrStmt *copy_elements(TsLowerCtx *cx, const IrStmt *s, OpPair *p) {
     IrStmt *body = comm_stmt(a, s->loc, &e);
     body = op_if(a, s->loc, op_in_bounds(a, src->buf, p->src_idx), body, NULL);
     body = op_if(a, s->loc, op_in_bounds(a, dst->buf, p->dst_idx), body, NULL);
+    if (op->cflags[1] > 0) /* a warp's copy: the elements dealt to its lanes (op/comm.h) */
+        return deal_lanes(cx, s->loc, body, p->v, p->ext, p->n, op->cflags[1], op->args[2]);
     return op_loops(a, s->loc, p->v, p->ext, p->n, IR_FOR_SERIAL, body);
 }
 
@@ -262,7 +262,16 @@ static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
         e.r[1].extent[dd[j0 - 1]] = ir_i32(a, p.ext[j0 - 1]);
     }
     e.nr = 2;
-    IrStmt *fast = op_loops(a, s->loc, ov, p.ext, nl, IR_FOR_SERIAL, comm_stmt(a, s->loc, &e));
+    IrStmt *one = comm_stmt(a, s->loc, &e);
+    if (op->cflags[1] > 0) {
+        /* a warp's copy: on CUDA each range by the lanes together, as
+         * T.put_warp / T.get_warp (the lanes calling it with one range share
+         * it, comm_cuda.c); on the C target, where a range is one memmove,
+         * by lane 0 */
+        if (cx->target == TS_TARGET_CUDA) one->op->cflags[1] = 1;
+        else one = op_if(a, s->loc, ir_bin(a, IR_EQ, op->args[2], ir_i32(a, 0)), one, NULL);
+    }
+    IrStmt *fast = op_loops(a, s->loc, ov, p.ext, nl, IR_FOR_SERIAL, one);
     IrExpr *in = region_inside(a, src), *in2 = region_inside(a, dst);
     if (in && in2) in = ir_bin(a, IR_AND, in, in2);
     else if (!in) in = in2;
@@ -303,7 +312,16 @@ static IrStmt *lower_lanes(TsLowerCtx *cx, const IrStmt *s) {
         body->loc = s->loc;
         body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
     }
-    int64_t per = op->cflags[0];
+    return deal_lanes(cx, s->loc, body, v, ext, n, op->cflags[0], op->args[2]);
+}
+
+/* The element nest body over v[0..n) (extents ext) dealt to per lanes,
+ * lane being this thread's: element e of the flattened nest to lane
+ * e % per where the lanes get equal shares, else column c of the innermost
+ * dim to lane c % per (below). */
+static IrStmt *deal_lanes(TsLowerCtx *cx, TsLoc loc, IrStmt *body, IrVar **v, const int64_t *ext, int n, int64_t per,
+                          IrExpr *lane) {
+    TsArena *a = cx->arena;
     if (n == 0) return body;
     int64_t total = 1, stride[OP_MAXDIM];
     for (int j = n - 1; j >= 0; j--) {
@@ -321,14 +339,14 @@ static IrStmt *lower_lanes(TsLowerCtx *cx, const IrStmt *s) {
          * row-major offsets of the lanes' elements differ) and places no
          * barrier inside the warp's code. */
         IrVar *c = op_loop_var(cx, "c");
-        IrExpr *e = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, c), ir_i32(a, per)), op->args[2]);
+        IrExpr *e = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, c), ir_i32(a, per)), lane);
         IrExpr *pt[OP_MAXDIM];
         for (int j = 0; j < n; j++) {
             IrExpr *q = stride[j] > 1 ? ir_bin(a, IR_FLOORDIV, e, ir_i32(a, stride[j])) : e;
             pt[j] = j > 0 ? ir_bin(a, IR_FLOORMOD, q, ir_i32(a, ext[j])) : q;
         }
         IrStmt *f = ir_for(a, c, ir_i32(a, 0), ir_i32(a, total / per), IR_FOR_SERIAL, ir_stmt_subst(a, body, v, pt, n));
-        f->loc = s->loc;
+        f->loc = loc;
         return f;
     }
     /* otherwise a partial last round: columns l, l + per, ... of the
@@ -341,12 +359,12 @@ static IrStmt *lower_lanes(TsLowerCtx *cx, const IrStmt *s) {
      * past the end with the next warp's first and puts barriers between the
      * rounds (a limit of its analysis, noted in doc/DISTRIBUTED.md). */
     IrVar *c = op_loop_var(cx, "c");
-    IrExpr *col = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, c), ir_i32(a, per)), op->args[2]);
+    IrExpr *col = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, c), ir_i32(a, per)), lane);
     body = ir_stmt_subst(a, body, &v[n - 1], &col, 1);
-    IrStmt *f = op_loops(a, s->loc, v, ext, n - 1, IR_FOR_SERIAL, body);
-    IrExpr *count = ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_SUB, ir_i32(a, ext[n - 1] + per - 1), op->args[2]), ir_i32(a, per));
+    IrStmt *f = op_loops(a, loc, v, ext, n - 1, IR_FOR_SERIAL, body);
+    IrExpr *count = ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_SUB, ir_i32(a, ext[n - 1] + per - 1), lane), ir_i32(a, per));
     f = ir_for(a, c, ir_i32(a, 0), count, IR_FOR_SERIAL, f);
-    f->loc = s->loc;
+    f->loc = loc;
     return f;
 }
 

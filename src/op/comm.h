@@ -28,6 +28,12 @@
  *            with one range share it (TileScale's warp primitives are
  *            called by a whole warp), one of them then signals; elsewhere
  *            as the block form.
+ *            f2 = n > 0: moved by n threads together, a2 this thread's
+ *            index among them (0 .. n-1), elements a2, a2 + n, ... (pass
+ *            lower_comm sets it on the put/get of uniform code on CUDA:
+ *            the block's threads, or a T.ws role's; nr == 2 there, the
+ *            signal split off).  f2 = 0: the calling thread alone (or the
+ *            warp variant), or the whole block on the C target.
  *            Rows form (a remote tile copy, op/comm.c): r0 and r1 each have
  *            one axis of extent R > 1 (the others 1): R rows of a1
  *            elements, row i starting at index start + i along that axis
@@ -36,7 +42,11 @@
  *            rows, as PUT).
  *  COPY      tile form of T.copy(src, dst, dst=rank / src=rank): r0 src,
  *            r1 dst, rectangular, matched like T.copy; a0 peer; f0 = 0 the
- *            destination is remote, 1 the source is.  Lowered to ST / LD.
+ *            destination is remote, 1 the source is.  Lowered to PUT / GET
+ *            ranges or element ST / LD.  f1 = L > 0: a T.Scale("warp")
+ *            body's copy, made by the warp's L lanes together, a2 this
+ *            thread's lane (elab/comm_builtins.c): ranges as warp variants
+ *            (CUDA) or by lane 0 (C), elements dealt to the lanes as LANES.
  *  ST        r0 element (on the peer), a0 peer, a1 value; f1 semantics,
  *            f2 scope (T.st).
  *  LD        r0 element (on the peer), r1 local element receiving it,

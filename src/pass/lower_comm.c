@@ -22,16 +22,22 @@
  *       atom_old = alloc_shared T[1]
  *       for t in thread_range(1): op, the value into atom_old[0]
  *       r1 = atom_old[0]                      (every thread: it is read by all)
+ *   PUT/GET:
+ *       put/get with f2 = n, a2 = tid - lo     (the n threads running the code,
+ *                                             the block's or a T.ws role's
+ *                                             [lo, lo + n), move elements
+ *                                             tid - lo, + n, ...: decided here,
+ *                                             printed by comm_cuda.c)
  *   PUT/GET with a signal (nr == 3):
- *       put/get without it                    (every thread moves a share)
+ *       put/get without it, as above          (every thread moves a share)
  *       for t in thread_range(1): signal_op   (set or add, on the same peer)
  *   BARRIER_BLOCKS (with its fence), BARRIER_ALL:
  *       fence(sys)                            (every thread's writes published)
  *       for t in thread_range(1): op (f1 = 1: done by one thread for the
  *                                             block, no fence of its own)
  *
- * and stays uniform otherwise (put/get moved by the whole block, fences,
- * an LD into each thread's own register).  insert_sync treats a range of
+ * and stays uniform otherwise (fences, an LD into each thread's own
+ * register).  insert_sync treats a range of
  * one thread holding one primitive (ts_comm_block_role) as it treated the
  * uniform primitive, opaque: a barrier before and after, which also orders
  * the scratch word's store before the block reads it and the data of a put
@@ -50,6 +56,7 @@
 typedef struct LowerComm {
     IrKernel *k;  /* the kernel */
     TsArena *a;   /* its arena */
+    int nthreads; /* threads per block */
 } LowerComm;
 
 /* A copy of s's tile op (kept for the target: TS_OP_INST_COMM). */
@@ -140,6 +147,25 @@ static IrStmt *block_barrier(LowerComm *L, const IrStmt *s) {
     return seq2(L, f, one_thread(L, op, s->loc), s->loc);
 }
 
+/* A put/get of uniform code moved by every thread that runs that code:
+ * the block's threads, or a T.ws role's inside one (IR_S_ROLE), thread
+ * tid - lo taking elements tid - lo, + n, + 2n, ... (op/comm.h: PUT, f2 and
+ * a2).  The printer prints the loop it is given. */
+static IrStmt *spread(LowerComm *L, const IrMutator *m, IrStmt *s) {
+    int lo = 0, n = L->nthreads;
+    for (const IrWalkFrame *f = m->frame; f; f = f->up)
+        if (f->s->kind == IR_S_ROLE) {
+            lo = f->s->role.lo;
+            n = f->s->role.n;
+            break;
+        }
+    IrTileOp *op = s->op;
+    IrExpr *t = ir_var_ref(L->a, ir_kernel_tid(L->k));
+    op->cflags[2] = n;
+    op->args[2] = lo ? ir_bin(L->a, IR_SUB, t, ir_i32(L->a, lo)) : t;
+    return s;
+}
+
 static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
     LowerComm *L = m->ctx;
     if (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD) return s; /* per-thread code: the thread's own */
@@ -152,7 +178,13 @@ static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
     case TS_COMM_ATOM_ADD: return op->nr > 1 ? atom_value(L, s) : one_thread(L, op_copy(L, s), s->loc);
     case TS_COMM_LD: return op->nr > 1 && is_private(op->r[1].buf) ? s : one_thread(L, op_copy(L, s), s->loc);
     case TS_COMM_PUT:
-    case TS_COMM_GET: return op->nr == 3 ? split_signal(L, s) : s;
+    case TS_COMM_GET:
+        if (op->nr == 3) {
+            IrStmt *q = split_signal(L, s);
+            spread(L, m, q->seq.v[0]);
+            return q;
+        }
+        return spread(L, m, op_copy(L, s));
     case TS_COMM_BARRIER_BLOCKS:
     case TS_COMM_BARRIER_ALL: return block_barrier(L, s);
     default: return s;
@@ -162,7 +194,7 @@ static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
 void ts_pass_lower_comm(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     if (!k->body || !ts_comm_used(k->body)) return;
-    LowerComm L = {k, cx->arena};
+    LowerComm L = {k, cx->arena, k->threads[0] * k->threads[1] * k->threads[2]};
     IrMutator m = {.arena = cx->arena, .ctx = &L, .pre_stmt = lower_pre};
     k->body = ir_mutate_stmt(&m, k->body);
 }

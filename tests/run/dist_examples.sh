@@ -6,6 +6,8 @@
 d=examples/distributed
 for n in 2 4 8; do
   check $d/put_block.py --entry kernel_ --ranks $n -D M=4096 -D num_rank=$n -D block_M=512 -D threads=128 --check-against put_block_ref
+  # a put and a get inside T.ws roles (their primitives were missed by ts_comm_used before)
+  check $d/put_block.py --entry put_in_roles --ranks $n -D N=3000 --check-against put_in_roles_ref
   check $d/allgather.py --entry allgather --ranks $n -D PE_num=$n -D M=$((n * 8)) -D N=48 --check-against allgather_ref
   check $d/all_to_all.py --entry all_to_all --ranks $n -D P=$n -D chunk=6 -D N=20 --check-against all_to_all_ref
   check $d/allreduce.py --entry allreduce --ranks $n -D P=$n -D N=200 --in round=1 --check-against allreduce_ref

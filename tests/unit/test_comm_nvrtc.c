@@ -60,6 +60,7 @@ static const Case cases[] = {
     {"examples/distributed/warp_tiles.py", "warp_tiles", {{"rows", "200"}, {"cols", "33"}}, 2},
     {"examples/distributed/warp_tiles.py", "warp_tiles", {{"rows", "200"}, {"cols", "12"}}, 2},
     {"examples/distributed/warp_tiles.py", "warp_loops", {{"rows", "200"}, {"cols", "24"}}, 2},
+    {"examples/distributed/put_block.py", "put_in_roles", {{"N", "3000"}}, 1},
 };
 
 static const char *IN_PARALLEL =
@@ -104,7 +105,14 @@ int main(void) {
             CHECK_CONTAINS(src, "__device__ ts_u64 ts_comm_peer[64];");
             CHECK_CONTAINS(src, "ts_comm_addr(");
         }
-        if (!strcmp(c->entry, "kernel_")) CHECK_CONTAINS(src, "uint4 *ts_vd"); /* 16-byte moves in T.put_block */
+        if (!strcmp(c->entry, "kernel_")) { /* 16-byte moves in T.put_block, by the threads lower_comm named */
+            CHECK_CONTAINS(src, "uint4 *ts_vd");
+            CHECK_CONTAINS(src, "const ts_i64 ts_me = (ts_i64)(((ts_i64)ts_tid));");
+        }
+        /* a put/get in a T.ws role: spread over the role's threads (lower_comm) */
+        if (!strcmp(c->entry, "put_in_roles")) CHECK_CONTAINS(src, "const ts_i64 ts_me = (ts_i64)((((ts_i64)ts_tid) - 128LL));");
+        /* a warp's remote copy: its lanes share each range (T.put_warp's meaning) */
+        if (!strcmp(c->entry, "warp_loops") || !strcmp(c->entry, "warp_tiles")) CHECK_CONTAINS(src, "ts_i += ts_wn");
         /* remote tile copies as ranges of 16-byte moves by the whole block */
         if (!strcmp(c->entry, "tile_copy") || !strcmp(c->entry, "reduce_scatter")) CHECK_CONTAINS(src, "uint4 *ts_vd");
         /* warp primitives with per-warp ranges: the lanes of a warp share each range */

@@ -25,8 +25,9 @@
  * of hanging; waits also give up past the timeout (%globaltimer).
  *
  * Who does what in a block: data movement (put/get) in uniform code is
- * spread over all threads, as 16-byte vectors where source and
- * destination agree modulo 16.  Everything else reaches this emitter in
+ * spread over the threads pass lower_comm names (the block's, or a T.ws
+ * role's: f2 threads, this one's index a2), as 16-byte vectors where
+ * source and destination agree modulo 16.  Everything else reaches this emitter in
  * per-thread code: the stores, signals, atomics, waits and block barriers
  * of uniform code were given to one thread by pass lower_comm (a thread
  * range of one thread, the barriers around it placed by insert_sync,
@@ -494,7 +495,7 @@ static void emit_copy_rows(Ce *c, TsDType dt, int64_t rows, const char *first, c
     out(c, "}\n");
 }
 
-static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
+static void emit_put_get(Ce *c, const IrTileOp *op) {
     int get = op->comm == TS_COMM_GET;
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
     for (int i = 0; i < 2; i++)
@@ -506,17 +507,29 @@ static void emit_put_get(Ce *c, const IrTileOp *op, int nthreads) {
         ts_fail_at(c->h->x->d, TS_ERR_TYPE, c->s->loc, "T.%s: '%s' and '%s' have elements of different sizes",
                    ts_comm_name(op->comm), src->buf->name, dst->buf->name);
     /* a warp variant in per-thread code: the lanes that call it together
-     * with one range share it (op/comm.h) */
+     * with one range share it (op/comm.h); in uniform code the threads
+     * and this one's share as pass lower_comm set them (f2, a2) */
     int warp = c->pt && op->cflags[1] == 1;
+    int shared = !c->pt && op->cflags[2] > 0 && op->args[2];
+    if (!c->pt && !shared)
+        ts_fail_at(c->h->x->d, TS_ERR_INTERNAL, c->s->loc,
+                   "CUDA codegen: T.%s in uniform code without its threads (pass lower_comm sets them)",
+                   ts_comm_name(op->comm));
     char step[32];
-    snprintf(step, sizeof step, "%d", c->pt ? 1 : nthreads);
-    const char *first = warp ? "ts_wl" : c->pt ? "0" : "ts_tid";
+    snprintf(step, sizeof step, "%d", shared ? op->cflags[2] : 1);
+    const char *first = warp ? "ts_wl" : shared ? "ts_me" : "0";
     if (warp) {
         line(c);
         out(c, "unsigned ts_wg = 0; int ts_wl = 0, ts_wn = 1; /* the lanes sharing this range, this one's place */\n");
         snprintf(step, sizeof step, "ts_wn");
     }
     open_block(c, "");
+    if (shared) {
+        line(c);
+        out(c, "const ts_i64 ts_me = (ts_i64)(");
+        expr(c, op->args[2]);
+        out(c, ");\n");
+    }
     line(c);
     out(c, "const ts_i64 ts_cnt = (ts_i64)(");
     expr(c, op->args[1]);
@@ -682,7 +695,7 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     Ce c0 = {h, h->x->o, h->ind, s, op->comm, h->per_thread}, *c = &c0;
     switch (op->comm) {
     case TS_COMM_PUT:
-    case TS_COMM_GET: emit_put_get(c, op, h->nthreads); return;
+    case TS_COMM_GET: emit_put_get(c, op); return;
     case TS_COMM_ATOM_ADD:
         if (op->nr > 1) { /* T.atom_add's value before the add, into r1 (lower_comm: a shared word in uniform code) */
             const IrBuffer *b = op->r[0].buf;
