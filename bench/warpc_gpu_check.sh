@@ -11,6 +11,9 @@
 #     (flattened tiles: cols=12, 72; the innermost-dim form: cols=33), the
 #     remote copy made by the lanes together (T.put_warp's meaning);
 #   - warp_loops: the same inside serial loops and warp-uniform branches;
+#   - wg_tiles: T.Scale("warpgroup") as roles of 128 threads, T.view of block
+#     tiles, a remote copy spread over the warpgroup's threads; put_in_roles;
+#   - examples/scale_gemm.py: a warp's and a warpgroup's own T.gemm;
 #   - the examples whose CUDA code the memory-model change touched (waits,
 #     signals, fences: allreduce with signals, per_thread, moe_deepep,
 #     thread_level, GEMM-RS overlapped).
@@ -64,6 +67,7 @@ for n in 2 4; do
   ok "T.Scale(warp) copies in loops and branches x$n" $w --entry warp_loops --ranks $n -D rows=2000 -D cols=24 --check-against warp_loops_ref
   ok "T.Scale(warp) copies in loops and branches, cols 40 x$n" $w --entry warp_loops --ranks $n -D rows=1000 -D cols=40 --check-against warp_loops_ref
   ok "put/get inside T.ws roles (spread over the role's threads) x$n" $d/put_block.py --entry put_in_roles --ranks $n -D N=100000 --check-against put_in_roles_ref
+  ok "T.Scale(warpgroup): roles, T.view of block tiles, remote copy x$n" $w --entry wg_tiles --ranks $n -D rows=2048 -D cols=48 --check-against wg_tiles_ref
   ok "allreduce with signals (release/acquire) x$n" $d/allreduce.py --entry allreduce --ranks $n -D P=$n -D N=4000 --in round=1 --check-against allreduce_ref
   ok "per-thread primitives x$n" $d/per_thread.py --entry per_thread --ranks $n -D P=$n -D N=3000 --check-against per_thread_ref
   ok "thread-level code, warp put, signal add x$n" $d/thread_level.py --entry thread_level --ranks $n -D N=4096 --check-against thread_level_ref
@@ -75,6 +79,17 @@ san racecheck "warp_tiles cols 33" $w --entry warp_tiles -D rows=200 -D cols=33
 san racecheck "warp_loops cols 24" $w --entry warp_loops -D rows=200 -D cols=24
 san memcheck "warp_loops cols 24" $w --entry warp_loops -D rows=200 -D cols=24
 san synccheck "warp_loops cols 24" $w --entry warp_loops -D rows=200 -D cols=24
+# a warp's and a warpgroup's own T.gemm (no world): mma.sync on each unit's fragment
+for e in warp_gemm wg_gemm; do
+  if ! skip "$e"; then
+    out=$(timeout 120 "$tool" run examples/scale_gemm.py --entry $e --target cuda --check-against ${e}_ref 2>&1)
+    if [ $? -eq 0 ] && echo "$out" | grep -q '^PASS$'; then pass=$((pass + 1)); echo "PASS  $e (examples/scale_gemm.py)"
+    else fail=$((fail + 1)); echo "FAIL  $e"; echo "$out" | grep -v ' ok$' | tail -8 | sed 's/^/      /'; fi
+  fi
+done
+san racecheck "warp_gemm" examples/scale_gemm.py --entry warp_gemm
+san racecheck "wg_gemm" examples/scale_gemm.py --entry wg_gemm
+san racecheck "wg_tiles" $w --entry wg_tiles -D rows=256 -D cols=48
 san racecheck "mem_model" $d/mem_model.py --entry mem_model -D P=1 -D N=300
 echo "warpc_gpu_check: $pass passed, $fail failed"
 [ $fail -eq 0 ]

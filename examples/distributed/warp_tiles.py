@@ -101,3 +101,54 @@ def warp_loops_ref(rows, cols, P, TM=4, W=4, NC=3):
                     seen[r, i // TM] = k + 1
 
     return main
+
+
+# T.Scale("warpgroup") (TileScale's README): every warpgroup (128 threads) of
+# the block runs the body as its own unit, a T.ws role of its threads, and
+# T.view of a block tile is its part of it.  The block stages its BM rows
+# of X in S; warpgroup g of n takes rows [g BM / n, (g + 1) BM / n) of S
+# (T.FullRow), copies them to Y, sends them to the next rank's Z (a remote
+# copy made by the warpgroup's threads), fills its part of F's columns
+# (T.FullCol of a (BM, cols) tile, then copied out) with g + 1 and records
+# n in tag[block, g].
+#   tilescale run examples/distributed/warp_tiles.py --entry wg_tiles --ranks 2 \
+#       -D rows=256 -D cols=48 --check-against wg_tiles_ref
+def wg_tiles(rows, cols, BM=32, WG=2):
+    @T.prim_func
+    def main(X: T.Tensor((rows, cols), "float32"), Y: T.Tensor((rows, cols), "float32"),
+             Z: T.Tensor((rows, cols), "float32"), F: T.Tensor((rows, cols), "float32"),
+             tag: T.Tensor((rows // BM, WG), "int32")):
+        with T.Kernel(rows // BM, threads=128 * WG) as (bx):
+            S = T.alloc_shared((BM, cols), "float32")
+            G = T.alloc_shared((BM, cols), "float32")
+            me = T.get_rank()
+            P = T.get_num_ranks()
+            T.copy(X[bx * BM, 0], S)
+            with T.Scale("warpgroup") as (wg, nwg):
+                Sw = T.view(S, layout=T.FullRow)
+                Gw = T.view(G, layout=T.FullCol)
+                T.copy(Sw, Y[bx * BM + wg * (BM // nwg), 0])
+                T.copy(Sw, Z[bx * BM + wg * (BM // nwg), 0], dst=(me + 1) % P)
+                T.fill(Gw, wg + 1)
+                tag[bx, wg] = nwg
+            T.copy(G, F[bx * BM, 0])
+
+    return main
+
+
+def wg_tiles_ref(rows, cols, P, BM=32, WG=2):
+    @T.prim_func
+    def main(X: T.Tensor((P, rows, cols), "float32"), Y: T.Tensor((P, rows, cols), "float32"),
+             Z: T.Tensor((P, rows, cols), "float32"), F: T.Tensor((P, rows, cols), "float32"),
+             tag: T.Tensor((P, rows // BM, WG), "int32")):
+        with T.Kernel(P, threads=1) as (r):
+            for i in T.serial(rows):
+                for j in T.serial(cols):
+                    Y[r, i, j] = X[r, i, j]
+                    Z[r, i, j] = X[(r + P - 1) % P, i, j]
+                    F[r, i, j] = T.cast(j // (cols // WG) + 1, "float32")
+            for b in T.serial(rows // BM):
+                for g in T.serial(WG):
+                    tag[r, b, g] = WG
+
+    return main

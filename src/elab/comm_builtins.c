@@ -462,6 +462,29 @@ static IrStmt *remote_copy(Elab *E, IrRegion src, IrRegion dst, IrExpr *peer, in
 
 static bool is_view(const IrBuffer *b) { return b && b->scope == IR_SCOPE_GLOBAL && b->param <= -2; }
 
+/* A warpgroup's (or warp's) view of a block tile (TileScale's README:
+ * T.view of a tile inside T.Scale("warpgroup")): FullRow, rows
+ * [g R / n, (g + 1) R / n) of the tile for unit g of n; FullCol, the same
+ * along the last axis; Replica, all of it.  g is a constant in each
+ * role copy of the body (scale_roles), tid // 32 in a warp's lane form. */
+static Value *wg_view(Elab *E, CArgs *A, IrBuffer *b, const char *kind) {
+    Value *v = val_new(E, V_BUFFER, A->loc);
+    v->buf = b;
+    if (!strcmp(kind, "Replica")) return v;
+    if (b->ndim < 1) elab_fail(E, TS_ERR_TYPE, A->loc, "%s: a warpgroup view of a scalar", A->fn);
+    int axis = !strcmp(kind, "FullRow") ? 0 : b->ndim - 1;
+    int64_t ext;
+    if (!ir_is_const_int(b->shape[axis], &ext) || ext % E->unit_num)
+        elab_fail(E, TS_ERR_SHAPE, A->loc, "%s: '%s' axis %d (%s) must split evenly over the %d units of the scale",
+                  A->fn, b->name, axis, kind, E->unit_num);
+    IrRegion r = ir_region_full(E->a, b);
+    r.start[axis] = ir_bin(E->a, IR_MUL, E->unit_id, ir_i32(E->a, ext / E->unit_num));
+    r.extent[axis] = ir_i32(E->a, ext / E->unit_num);
+    v->kind = V_REGION;
+    v->reg = r;
+    return v;
+}
+
 static Value *make_view(Elab *E, CArgs *A) {
     static const char *const kws[] = {"buffer", "layout", NULL};
     ccheck(E, A, 2, kws);
@@ -470,6 +493,7 @@ static Value *make_view(Elab *E, CArgs *A) {
     if (lv->kind != V_ENUM || strncmp(lv->s, "Layout.", 7))
         elab_fail(E, TS_ERR_TYPE, A->loc, "%s: layout must be T.FullRow, T.FullCol or T.Replica", A->fn);
     const char *kind = lv->s + 7;
+    if (E->unit_num > 0 && b->scope != IR_SCOPE_GLOBAL) return wg_view(E, A, b, kind);
     int p = -1;
     for (int i = 0; i < E->k->params.n; i++)
         if (E->k->params.v[i].buf == b) p = i;
@@ -754,10 +778,141 @@ static IrStmt *warp_seq(Elab *E, IrStmt *body, IrExpr *lane, TsLoc loc) {
     return out;
 }
 
+/* The tile regions written by tile operators in a role body, in order. */
+typedef struct RoleWrites {
+    TsArena *a;                /* where the lists grow */
+    const IrStmt *body;        /* the role's body (allocations in it are the unit's own) */
+    TS_VEC(const IrRegion *) r; /* the regions written */
+    TS_VEC(const IrStmt *) at;  /* ... by these statements */
+} RoleWrites;
+
+static bool alloc_of(const IrStmt *st, void *ctx) {
+    return st->kind == IR_S_ALLOC && st->alloc.buf == ctx;
+}
+
+static bool collect_writes(const IrStmt *st, void *ctx) {
+    RoleWrites *w = ctx;
+    if (st->kind != IR_S_TILEOP || !st->op) return false;
+    for (int i = 0; i < st->op->nr; i++)
+        if ((ir_tileop_region_rw(st->op, i) & IR_ACC_WRITE) && st->op->r[i].buf->scope != IR_SCOPE_GLOBAL &&
+            !ir_stmt_any(w->body, alloc_of, st->op->r[i].buf)) {
+            ts_vec_push(w->a, w->r, &st->op->r[i]);
+            ts_vec_push(w->a, w->at, st);
+        }
+    return false;
+}
+
+static bool same_region(const IrRegion *x, const IrRegion *y) {
+    if (x->buf != y->buf || x->ndim != y->ndim) return false;
+    for (int d = 0; d < x->ndim; d++)
+        if (!ir_expr_equal(x->start[d], y->start[d]) || !ir_expr_equal(x->extent[d], y->extent[d])) return false;
+    return true;
+}
+
+/* Units of one T.Scale that write one tile of the block at the same place
+ * with a tile operator (every warp's T.gemm into one accumulator, every
+ * warpgroup's T.copy into one shared tile): a race between the units, which
+ * run at the same time; refused (each unit's own tile is allocated in the
+ * body or a T.view of the block's). */
+static void same_tile_check(Elab *E, const AstStmt *s, const IrStmt *parent, int per, const char *lv) {
+    const IrStmt *b[2] = {NULL, NULL};
+    int nb = 0;
+    for (int i = parent->seq.n - 1; i >= 0 && nb < 2; i--) {
+        const IrStmt *r = parent->seq.v[i];
+        if (r->kind != IR_S_ROLE || r->role.n != per) break;
+        b[1 - nb++] = r->role.body; /* the last two units' bodies, in order */
+    }
+    if (nb < 2) return;
+    RoleWrites w0 = {E->a, b[0], {0}, {0}}, w1 = {E->a, b[1], {0}, {0}};
+    ir_stmt_any(b[0], collect_writes, &w0);
+    ir_stmt_any(b[1], collect_writes, &w1);
+    const IrStmt *bad = NULL;
+    const IrBuffer *buf = NULL;
+    for (int i = 0; i < w0.r.n && !bad; i++)
+        for (int j = 0; j < w1.r.n && !bad; j++)
+            if (same_region(w0.r.v[i], w1.r.v[j])) {
+                bad = w0.at.v[i];
+                buf = w0.r.v[i]->buf;
+            }
+    if (bad)
+        elab_fail(E, TS_ERR_UNSUPPORTED, bad->loc,
+                  "T.Scale(\"%s\"): every %s writes the same part of '%s', a tile of the whole block, at the same "
+                  "time (a race); give each %s its own tile (allocate it in the body) or its part (T.view)",
+                  lv, lv, buf->name, lv);
+    (void)s;
+}
+
+static bool is_barrier_stmt(const IrStmt *st, void *ctx) {
+    (void)ctx;
+    return st->kind == IR_S_BARRIER;
+}
+
+/* with T.Scale("warpgroup") as (id, count): every warpgroup of the block
+ * (128 threads) runs the body as its own unit of work, a T.ws role of its
+ * threads [128 g, 128 (g + 1)) per warpgroup g, the body elaborated once
+ * per warpgroup with id = g a constant: tile operators in it are the
+ * warpgroup's (its threads partition copies and fills, its warps run a
+ * T.gemm), barriers the role's named ones (insert_sync), and T.view of a
+ * block tile is the warpgroup's part of it (wg_view).  A body inside a
+ * T.ws role keeps the old form (one lane per warpgroup).  The same for a
+ * T.Scale("warp") body holding tile operators of the whole warp (a warp's
+ * own T.gemm: per = 32, roles of 32 threads). */
+static void scale_roles(Elab *E, Env *env, const AstStmt *s, int per, const char *lv) {
+    IrKernel *k = E->k;
+    int64_t nt = ir_kernel_nthreads(k);
+    int n = (int)(nt / per);
+    if (n < 1 || nt % per)
+        elab_fail(E, TS_ERR_TYPE, s->loc, "T.Scale(\"%s\"): a block of %lld threads is not whole %ss", lv,
+                  (long long)nt, lv);
+    if (n > 15)
+        elab_fail(E, TS_ERR_UNSUPPORTED, s->loc, "T.Scale(\"%s\") with tile operators of the whole unit: %d %ss, "
+                  "each a T.ws-like role with its own named barrier, and there are 15", lv, n, lv);
+    const AstExpr *t = s->targets[0];
+    const AstExpr *n0 = NULL, *n1 = NULL;
+    if (t) {
+        bool tup = t->kind == AST_TUPLE || t->kind == AST_LIST;
+        if ((tup && t->n != 2) || (!tup && t->kind != AST_NAME))
+            elab_fail(E, TS_ERR_TYPE, t->loc, "T.Scale binds (id, count) or just id");
+        n0 = tup ? t->items[0] : t;
+        n1 = tup ? t->items[1] : NULL;
+        if (n0->kind != AST_NAME || (n1 && n1->kind != AST_NAME))
+            elab_fail(E, TS_ERR_UNSUPPORTED, t->loc, "expected names");
+    }
+    IrStmt *saved = E->cur;
+    IrExpr *sid = E->unit_id;
+    int snum = E->unit_num;
+    for (int g = 0; g < n; g++) {
+        IrStmt *r = ir_stmt(E->a, IR_S_ROLE, s->loc);
+        r->role.lo = per * g;
+        r->role.n = per;
+        r->role.id = 1; /* (insert_sync numbers the roles' named barriers) */
+        r->role.body = ir_seq(E->a);
+        E->cur = saved;
+        emit(E, r);
+        if (n0) env_set(E, env, n0->name, val_expr(E, ir_i32(E->a, g), n0->loc));
+        if (n1) env_set(E, env, n1->name, val_expr(E, ir_i32(E->a, n), n1->loc));
+        E->cur = r->role.body;
+        E->role_depth++;
+        E->role_threads = per;
+        E->role_body = r->role.body;
+        E->unit_id = ir_i32(E->a, g);
+        E->unit_num = n;
+        exec_block(E, env, &s->body);
+        E->role_depth--;
+        E->role_threads = 0;
+        E->role_body = NULL;
+    }
+    E->unit_id = sid;
+    E->unit_num = snum;
+    E->cur = saved;
+    if (n > 1) same_tile_check(E, s, saved, per, lv);
+}
+
 /* with T.Scale(level) as (id, count): the body is SPMD over the units of
  * the level.  device: every rank runs it, (rank, ranks).  block: every
- * block, (linear block index, blocks).  warpgroup/warp: every warpgroup
- * (128 threads) / warp (32) of the block runs the body once, (index,
+ * block, (linear block index, blocks).  warpgroup: scale_warpgroups.
+ * warp (and warpgroup inside a T.ws role): every warp (32 threads) /
+ * warpgroup (128) of the block runs the body once, (index,
  * count): as real warps, the body runs on the first lane of each unit
  * (`if tid % 32 == 0`, id = tid // 32), so on CUDA the units run at the
  * same time and on the C target thread_loops_c runs them one after
@@ -784,6 +939,9 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
             id = ir_bin(a, IR_ADD, id, ir_bin(a, IR_MUL, ir_var_ref(a, k->block_idx[i]), count));
             count = ir_bin(a, IR_MUL, count, k->grid[i]);
         }
+    } else if (!strcmp(lv, "warpgroup") && !E->role_depth) {
+        scale_roles(E, env, s, 128, lv);
+        return;
     } else {
         int per = !strcmp(lv, "warp") ? 32 : 128;
         int n = k->threads[0] * k->threads[1] * k->threads[2] / per;
@@ -808,12 +966,30 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
         env_set(E, env, n0->name, val_expr(E, id, n0->loc));
         if (n1) env_set(E, env, n1->name, val_expr(E, count, n1->loc));
     }
+    IrExpr *sid = E->unit_id;
+    int snum = E->unit_num;
     if (loop) {
         emit(E, loop);
         E->cur = loop->if_.then;
+        E->unit_id = id;
+        int64_t c;
+        E->unit_num = ir_is_const_int(count, &c) ? (int)c : 0;
     }
     exec_block(E, env, &s->body);
+    E->unit_id = sid;
+    E->unit_num = snum;
     E->cur = saved;
+    if (loop && !strcmp(lv, "warp") && !E->role_depth && ir_stmt_any(loop->if_.then, warp_body_bad, NULL) &&
+        !ir_stmt_any(loop->if_.then, is_barrier_stmt, NULL)) {
+        /* a tile operator of the whole warp (a warp's T.gemm on its own
+         * tile, a reduction): the body again, as a role of each warp's 32
+         * threads (scale_roles) instead of lane 0's code */
+        E->cur = saved;
+        loop->kind = IR_S_SEQ;
+        loop->seq = (IrStmtList){0};
+        scale_roles(E, env, s, 32, lv);
+        return;
+    }
     if (loop && ir_stmt_any(loop->if_.then, warp_body_bad, NULL))
         elab_fail(E, TS_ERR_UNSUPPORTED, s->loc,
                   "T.Scale(\"%s\"): the body runs on one lane of each %s; tile operators that need the whole block "

@@ -143,6 +143,10 @@ typedef struct Elab {
     int role_depth;      /* > 0 inside `with T.ws(...)` (barrier_builtins.c) */
     int role_threads;    /* ... the role's thread count */
     IrStmt *role_body;   /* ... and its body (statements straight in it run on every thread of the role) */
+    IrExpr *unit_id;     /* inside `with T.Scale("warpgroup")` / ("warp"): this unit's index (a constant in
+                          * each role copy of the body, tid // 32 in a warp's lane form) ... */
+    int unit_num;        /* ... and the number of units (T.view of a block tile takes the unit's part);
+                          * 0 outside */
     const TsCaps *caps;  /* the target compiled for (host queries such as torch.cuda.
                           * get_device_capability read it); NULL: unknown */
 } Elab;

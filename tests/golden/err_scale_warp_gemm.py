@@ -1,7 +1,9 @@
 # ARGS: compile FILE --entry kern --target c
-# T.Scale("warp") bodies run once per warp, on the warp's first lane (real
-# warps: concurrently on CUDA); a tile operator that needs the whole block
-# (here T.gemm) cannot be in one, and says so.
+# A T.Scale("warp") body with a tile operator of the whole warp (here
+# T.gemm) runs as a role of each warp's 32 threads; every warp writing the
+# same block fragment is a race between the warps (they run at the same
+# time), refused with a message naming the tile (each warp needs its own
+# accumulator, or its T.view part of the block's).
 import tilelang.language as T
 
 

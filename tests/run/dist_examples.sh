@@ -42,6 +42,8 @@ for n in 2 4 8; do
   check $d/warp_tiles.py --entry warp_tiles --ranks $n -D rows=200 -D cols=12 --check-against warp_tiles_ref
   # ... inside serial loops and branches of the warp's body (all lanes run them; a partial last chunk)
   check $d/warp_tiles.py --entry warp_loops --ranks $n -D rows=200 -D cols=24 --check-against warp_loops_ref
+  # T.Scale("warpgroup"): each warpgroup a role of its 128 threads, T.view of the block tiles, a remote copy
+  check $d/warp_tiles.py --entry wg_tiles --ranks $n -D rows=256 -D cols=48 --check-against wg_tiles_ref
 done
 # sequence-parallel all-to-alls (remote tile copies) and tensor-parallel GEMMs with collectives
 for n in 2 4; do

@@ -61,6 +61,9 @@ static const Case cases[] = {
     {"examples/distributed/warp_tiles.py", "warp_tiles", {{"rows", "200"}, {"cols", "12"}}, 2},
     {"examples/distributed/warp_tiles.py", "warp_loops", {{"rows", "200"}, {"cols", "24"}}, 2},
     {"examples/distributed/put_block.py", "put_in_roles", {{"N", "3000"}}, 1},
+    {"examples/distributed/warp_tiles.py", "wg_tiles", {{"rows", "256"}, {"cols", "48"}}, 2},
+    {"examples/scale_gemm.py", "warp_gemm", {{"M", "64"}}, 1}, /* a warp's own gemm, no world */
+    {"examples/scale_gemm.py", "wg_gemm", {{"M", "64"}}, 1},   /* a warpgroup's own gemm, no world */
 };
 
 static const char *IN_PARALLEL =
@@ -101,6 +104,8 @@ int main(void) {
         if (!strcmp(c->file, "tests/run/warp_prims.py")) { /* __shfl_*_sync, __ballot_sync, butterflies */
             CHECK_CONTAINS(src, "__shfl_xor_sync(k, v, m, w)");
             CHECK_CONTAINS(src, "ts_warp_ballot((unsigned)(");
+        } else if (!strcmp(c->file, "examples/scale_gemm.py")) { /* each unit's gemm on its own warps' tensor cores */
+            CHECK_CONTAINS(src, "mma.sync");
         } else {
             CHECK_CONTAINS(src, "__device__ ts_u64 ts_comm_peer[64];");
             CHECK_CONTAINS(src, "ts_comm_addr(");
