@@ -817,7 +817,7 @@ static bool same_region(const IrRegion *x, const IrRegion *y) {
 static void same_tile_check(Elab *E, const AstStmt *s, const IrStmt *parent, int per, const char *lv) {
     const IrStmt *b[2] = {NULL, NULL};
     int nb = 0;
-    for (int i = parent->seq.n - 1; i >= 0 && nb < 2; i--) {
+    for (int i = parent->kind == IR_S_SEQ ? parent->seq.n - 1 : -1; i >= 0 && nb < 2; i--) {
         const IrStmt *r = parent->seq.v[i];
         if (r->kind != IR_S_ROLE || r->role.n != per) break;
         b[1 - nb++] = r->role.body; /* the last two units' bodies, in order */

@@ -106,6 +106,7 @@ static void visit_kids(IrVisitor *v, const IrStmt *s) {
         break;
     case IR_S_LET: ir_visit_expr(v, s->let.value); break;
     case IR_S_TILEOP:
+        if (!s->op) break; /* a malformed node (the targets report it) */
         for (int i = 0; i < s->op->nr && !v->stop; i++) {
             const IrRegion *r = &s->op->r[i];
             report(v, r->buf, ir_tileop_region_rw(s->op, i), NULL, 0, 1, r, NULL);
