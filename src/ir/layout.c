@@ -120,8 +120,29 @@ IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthr
          * block_M=9223372036854775807 was signed overflow here) */
         if (shape[i] <= 0 || __builtin_mul_overflow(total, shape[i], &total)) return NULL;
     }
-    if (total % nthreads) return NULL;
     TsArena *a = k->arena;
+    if (total < nthreads && nthreads % total == 0) {
+        /* fewer elements than threads: element e on threads e + r * total,
+         * replicate nthreads / total, one register each (p[1] = total) */
+        int64_t one[1] = {1};
+        IrLayout *l = new_layout(k, IR_LAYOUT_CYCLIC, ndim, shape, 1, one, nthreads, (int)(nthreads / total),
+                                 "cyclic over threads, replicated");
+        l->p[0] = nthreads;
+        l->p[1] = total;
+        IrExpr *e = ref(a, l->in[0]);
+        for (int i = 1; i < ndim; i++) e = add(a, mul(a, e, shape[i]), ref(a, l->in[i]));
+        l->thread = add(a, e, mul(a, ref(a, l->rep), total));
+        l->local[0] = c32(a, 0);
+        IrExpr *lin = fmod_(a, ref(a, l->tv_thread), total);
+        int64_t inner = 1;
+        for (int i = ndim - 1; i >= 0; i--) {
+            IrExpr *q = inner == 1 ? lin : fdiv(a, lin, inner);
+            l->index[i] = i == 0 ? q : fmod_(a, q, shape[i]);
+            inner *= shape[i];
+        }
+        return l;
+    }
+    if (total % nthreads) return NULL;
     int64_t lshape[1] = {total / nthreads};
     IrLayout *l = new_layout(k, IR_LAYOUT_CYCLIC, ndim, shape, 1, lshape, nthreads, 1, "cyclic over threads");
     l->p[0] = nthreads;
@@ -274,6 +295,10 @@ void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64
     case IR_LAYOUT_CYCLIC: {
         int64_t e = 0;
         for (int i = 0; i < l->ndim; i++) e = e * l->shape[i] + idx[i];
+        if (l->p[1]) { /* replicated: fewer elements than threads */
+            *thread = e + rep * l->p[1];
+            break;
+        }
         *thread = e % l->p[0];
         d[0] = e / l->p[0];
         break;
@@ -321,7 +346,7 @@ bool ir_layout_inverse(const IrLayout *l, int64_t t, const int64_t *d, int64_t *
         return true;
     }
     case IR_LAYOUT_CYCLIC: {
-        int64_t e = d[0] * l->p[0] + t;
+        int64_t e = l->p[1] ? t % l->p[1] : d[0] * l->p[0] + t;
         for (int i = l->ndim - 1; i >= 0; i--) {
             idx[i] = e % l->shape[i];
             e /= l->shape[i];
@@ -338,6 +363,8 @@ int64_t ir_layout_local_at(const IrLayout *l, const int64_t *idx, int64_t thread
     if (l->kind == IR_LAYOUT_MMA_ROWS) rep = ((thread / 32) % l->p[3]) * 4 + thread % 4; /* warp column, lane % 4 */
     else if (l->kind == IR_LAYOUT_WARP_ROWS_PROJ)
         rep = thread % (32 * ir_layout_row_warps(l)) % ir_layout_row_lanes(l);
+    else if (l->kind == IR_LAYOUT_CYCLIC && l->p[1])
+        rep = thread / l->p[1];
     ir_layout_forward(l, idx, rep, &t, &loc);
     return t == thread ? loc : -1;
 }
@@ -511,7 +538,11 @@ void ir_layout_describe(TsBuf *b, const IrLayout *l) {
         ts_buf_printf(b, "mma_rows(%lld of %lld x %lld, warps %lld x %lld)", (long long)l->p[0], (long long)l->p[0],
                       (long long)l->p[1], (long long)l->p[2], (long long)l->p[3]);
         return;
-    case IR_LAYOUT_CYCLIC: ts_buf_printf(b, "cyclic(%lld threads)", (long long)l->p[0]); return;
+    case IR_LAYOUT_CYCLIC:
+        ts_buf_printf(b, "cyclic(%lld threads", (long long)l->p[0]);
+        if (l->p[1]) ts_buf_printf(b, ", replicated %lld times", (long long)(l->p[0] / l->p[1]));
+        ts_buf_puts(b, ")");
+        return;
     case IR_LAYOUT_WARP_ROWS:
         ts_buf_printf(b, "warp_rows(%lld x %lld, %lld warps", (long long)l->p[0], (long long)l->p[1], (long long)l->p[2]);
         if (l->p[3] > 1) ts_buf_printf(b, ", %lld-element vectors", (long long)l->p[3]);

@@ -64,7 +64,11 @@
  *   CYCLIC(nthreads)      row-major element e -> thread e % nthreads,
  *                         local e / nthreads (the size must be a multiple
  *                         of nthreads): the layout of fragments no
- *                         instruction constrains.
+ *                         instruction constrains.  With fewer elements
+ *                         than threads (nthreads a multiple of the size
+ *                         total, p[1] = total): element e on threads
+ *                         e + r * total (replicate nthreads / total),
+ *                         local 0 (a 64-element mask in a block of 128).
  */
 #ifndef TS_IR_LAYOUT_H
 #define TS_IR_LAYOUT_H

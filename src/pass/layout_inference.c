@@ -62,12 +62,25 @@
  *    nest goes through a shared copy of the fragment, X_relayout (the
  *    registers stored there by X's layout, a barrier, the nest on the
  *    copy, and back into the registers if the nest writes X), and X keeps
- *    the layout its other uses agree on (relayout_copy).
+ *    the layout its other uses agree on (relayout_copy).  A replicated
+ *    fragment is copied there by the first replica of each element (a
+ *    test of t % c that insert_sync reads); a nest that reaches fragments
+ *    but is indexed by none of them (acc_s[i, j] = acc[i + 16 s, j]) stays
+ *    a plain T.Parallel loop over the shared copies of all of them
+ *    (relay_all).  A nest run by a replicated layout that writes memory
+ *    (a row sum copied out) stores from the first replica only.
+ *    Fragments no use fixes (written transposed, read by a gemm lowered to
+ *    loops) take the free layout of a loop over their own shape (step 4
+ *    of infer_all): warp rows, else cyclic, replicated when smaller than
+ *    the block; the loops that disagree go through shared copies.
+ *    Register budget: a fragment over REG_BUDGET registers per thread
+ *    stays in shared memory (a warning names it) and inference runs again
+ *    without it; the others keep their registers.
  * 3. All or nothing.  Anything the first two steps cannot do (a fragment
  *    read outside a nest, a reduction over a layout other than mma or warp
- *    rows, a replicated driver writing memory, two instructions fixing
- *    different layouts for one fragment, a re-layout of a replicated or
- *    partial fragment) leaves the kernel as it was: fragments in shared
+ *    rows, a replicated driver writing memory it reads, two instructions
+ *    fixing different layouts for one fragment, a re-layout of a partial
+ *    fragment) leaves the kernel as it was: fragments in shared
  *    memory, kept reductions lowered generically.  The reason is recorded
  *    in IrKernel.layout_note (printed with the IR); a conflict's names the
  *    fragment, both layouts and both uses with their positions.
@@ -106,6 +119,8 @@ typedef struct Li {
     int nfin;
     IrVar *t;                 /* the thread-range variable of the nest being lowered */
     IrArith ar;               /* lowering: ranges of the loops around the statement (split_select) */
+    IrBuffer *over[MAXFRAG];  /* fragments over the register budget, left in shared memory */
+    int nover;
 } Li;
 
 /* ---- inference: a worklist over levels -------------------------------------------
@@ -254,6 +269,35 @@ static void infer_all(Li *li, IrStmt *body) {
             run_unit(li, &us, i, TS_LAYOUT_FREE, q, &qh, &qn, inq);
             drain(li, &us, q, &qh, &qn, inq);
         }
+    /* 4. fragments no unit chose for (no loop indexes them by its variables
+     * in order: written transposed, Q_t[k, s] = Q[s, k], and read by a gemm
+     * lowered to loops): the free choice of a loop over their own shape
+     * (warp rows, else cyclic, replicated when smaller than the block), then
+     * step 2 from their users; the loops that reach them at elements their
+     * threads do not hold go through shared copies (lower_nest) */
+    for (int f = 0; f < li->lx.nfrag && !li->lx.why; f++) {
+        if (li->lx.lay[f]) continue;
+        const IrBuffer *b = li->lx.frag[f];
+        int64_t shape[4];
+        bool ok = b->ndim >= 1 && b->ndim <= 4;
+        for (int d = 0; ok && d < b->ndim; d++) ok = ir_is_const_int(b->shape[d], &shape[d]) && shape[d] > 0;
+        if (!ok) continue;
+        IrLayout *l = NULL;
+        for (int v = li->lx.vec; b->ndim == 2 && v >= 1 && !l; v /= 2)
+            l = ir_layout_warp_rows_vec(li->k, shape[0], shape[1], li->nt / 32, v);
+        if (!l) l = ir_layout_cyclic(li->k, b->ndim, shape, li->nt);
+        if (!l) continue; /* (no use of it fixes its layout: the kernel keeps shared fragments) */
+        li->lx.cur = NULL;
+        li->lx.nnew = 0;
+        ts_layout_set(&li->lx, f, l, "its loops' threads (no use fixes it)");
+        for (int j = 0; j < us.users[f].n; j++) {
+            int w = us.users[f].v[j];
+            if (inq[w]) continue;
+            inq[w] = true;
+            q[(qh + qn++) % n] = w;
+        }
+        drain(li, &us, q, &qh, &qn, inq);
+    }
 }
 
 /* ---- lowering ------------------------------------------------------------------- */
@@ -282,6 +326,9 @@ typedef struct Lower {
     TsLoc at;              /* the nest (for messages) */
     IrBuffer *relay[MAXFRAG]; /* per fragment: its shared copy for this nest (re-layout), or NULL */
     bool relay_w[MAXFRAG];    /* ... which the nest writes */
+    bool relay_new[MAXFRAG];  /* ... which the nest overwrites whole without reading it (no copy in) */
+    IrExpr *first;         /* a replicated driver: true on the thread holding the first replica of the
+                              iteration's element (the one that writes memory), else NULL */
 } Lower;
 
 /* The register index (in the fragment's layout) of access buf[idx] on
@@ -505,6 +552,9 @@ static IrStmt *low_stmt(Lower *lw, const IrStmt *s) {
             r->store.nidx = 1;
         } else {
             r->store.idx = low_list(lw, s->store.idx, s->store.nidx);
+            /* memory, from a replicated driver: one replica stores */
+            if (lw->first && s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR)
+                return op_if(a, s->loc, lw->first, r, NULL);
         }
         return r;
     }
@@ -741,17 +791,49 @@ static IrExpr *tile_uniform(Li *li, const IrExpr *c, const TsNest *ns) {
  * (thread, local) of the block, so that the copy is exact and no two
  * threads write one element; otherwise inference stops, naming both uses. */
 
+static IrExpr *first_replica(Li *li, const IrLayout *L, IrExpr *t);
+
 static bool relayout_ok(const Li *li, int f) {
     const IrLayout *L = li->lx.lay[f];
     const IrBuffer *b = li->lx.frag[f];
-    if (!L || L->replicate != 1 || L->nthreads != li->nt || L->ndim != b->ndim || L->nlocal > 4) return false;
+    if (!L || L->nthreads != li->nt || L->ndim != b->ndim || L->nlocal > 4) return false;
     int64_t n = 1;
     for (int d = 0; d < b->ndim; d++) {
         int64_t e;
         if (!ir_is_const_int(b->shape[d], &e) || e != L->shape[d]) return false;
         n *= e;
     }
-    return n == L->local_size * li->nt;
+    return n * L->replicate == L->local_size * li->nt && (L->replicate == 1 || first_replica((Li *)li, L, ir_i32(li->a, 0)));
+}
+
+/* The condition, on thread t, of holding the first replica (rep 0) of its
+ * elements of replicated layout L, in a form insert_sync reads (tests of
+ * t % c and t / c against constants): MMA_ROWS lane % 4 == 0 of the first
+ * warp column, WARP_ROWS_PROJ the first of the L lanes of a row, a
+ * replicated CYCLIC the first `total` threads.  Checked against the native
+ * maps for every thread; NULL where it does not hold (or another family). */
+static IrExpr *first_replica(Li *li, const IrLayout *L, IrExpr *t) {
+    TsArena *a = li->a;
+    int64_t mod = 0, wdiv = 0, wmod = 0, below = 0;
+    if (L->kind == IR_LAYOUT_MMA_ROWS) mod = 4, wdiv = 32, wmod = L->p[3];
+    else if (L->kind == IR_LAYOUT_WARP_ROWS_PROJ) mod = ir_layout_row_lanes(L);
+    else if (L->kind == IR_LAYOUT_CYCLIC && L->p[1]) below = L->p[1];
+    else return NULL;
+    for (int64_t th = 0; th < L->nthreads; th++) {
+        int64_t d[4] = {0}, idx[4], t0, loc;
+        if (!ir_layout_inverse(L, th, d, idx)) return NULL;
+        ir_layout_forward(L, idx, 0, &t0, &loc);
+        bool want = t0 == th;
+        bool got = below ? th < below : (th % mod == 0 && (wmod <= 1 || (th / wdiv) % wmod == 0));
+        if (want != got) return NULL;
+    }
+    if (below) return ir_bin(a, IR_LT, t, ir_i32(a, below));
+    IrExpr *c = ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, t, ir_i32(a, mod)), ir_i32(a, 0));
+    if (wmod > 1)
+        c = ir_bin(a, IR_AND, c,
+                   ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, ir_bin(a, IR_FLOORDIV, t, ir_i32(a, wdiv)), ir_i32(a, wmod)),
+                          ir_i32(a, 0)));
+    return c;
 }
 
 /* Every thread's registers of fragment f to (back: from) its shared copy sc. */
@@ -776,13 +858,72 @@ static IrStmt *relayout_copy(Li *li, int f, IrBuffer *sc, bool back, TsLoc loc) 
     IrStmt *body = back ? ir_store(a, li->reg[f], &local, 1, ir_load(a, sc, el, L->ndim))
                         : ir_store(a, sc, el, L->ndim, ir_load(a, li->reg[f], &local, 1));
     body->loc = loc;
+    if (!back && L->replicate > 1) /* a replicated fragment: its first replicas store (relayout_ok: there is a test) */
+        body = op_if(a, loc, first_replica(li, L, ir_var_ref(a, t)), body, NULL);
     return thread_loops(li, t, dv, L->local_shape, L->nlocal, body, loc);
+}
+
+/* Access i reaches only its iteration's own element, the same for every
+ * access of its buffer in the nest: its indices are the nest's variables in
+ * some order over their extents (Q_t[k, s] = Q[s, k]), and every other
+ * access of the buffer has the same indices. */
+static bool own_element(const TsNest *ns, const TsFragAccVec *acc, int i) {
+    const TsFragAcc *x = &acc->v[i];
+    if (x->nidx != ns->n || x->buf->ndim != ns->n) return false;
+    bool used[MAXNEST] = {false};
+    for (int d = 0; d < ns->n; d++) {
+        int j = 0;
+        while (j < ns->n && !(x->idx[d]->kind == IR_E_VAR && x->idx[d]->var == ns->v[j])) j++;
+        int64_t e;
+        if (j == ns->n || used[j] || !ir_is_const_int(x->buf->shape[d], &e) || e != ns->ext[j]) return false;
+        used[j] = true;
+    }
+    for (int k = 0; k < acc->n; k++) {
+        if (acc->v[k].buf != x->buf) continue;
+        for (int d = 0; d < ns->n; d++)
+            if (acc->v[k].nidx != ns->n || !ir_expr_equal(acc->v[k].idx[d], x->idx[d])) return false;
+    }
+    return true;
+}
+
+/* The nest stores b unconditionally at its own element (own_element holds)
+ * and never reads it: every element is written, none read before. */
+static bool overwrites(const TsNest *ns, const IrBuffer *b) {
+    if (ir_stmt_access_rw(ns->body, b, 0) & IR_ACC_READ) return false;
+    const IrStmt *body = ns->body;
+    if (body->kind == IR_S_STORE) return body->store.buf == b;
+    if (body->kind != IR_S_SEQ) return false;
+    for (int i = 0; i < body->seq.n; i++)
+        if (body->seq.v[i]->kind == IR_S_STORE && body->seq.v[i]->store.buf == b) return true;
+    return false;
+}
+
+static bool is_print_or_tileop(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_PRINT || s->kind == IR_S_TILEOP;
 }
 
 /* s stores to b somewhere. */
 static bool stores_to(const IrStmt *s, const IrBuffer *b) {
     return (ir_stmt_access_rw(s, b, 0) & IR_ACC_WRITE) != 0;
 }
+
+/* A nest run by a replicated layout may write memory when only stores do
+ * (each guarded so that one replica stores) and it reads no buffer it
+ * writes (the other replicas would read before the one store). */
+static bool replica_writes_ok(Li *li, IrStmt *body) {
+    if (ir_stmt_any(body, is_print_or_tileop, NULL)) return false;
+    for (int i = 0; i < li->k->buffers.n; i++) {
+        IrBuffer *b = li->k->buffers.v[i];
+        if (b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR || ts_layout_frag(&li->lx, b) >= 0) continue;
+        if (ir_stmt_access_rw(body, b, 0) == (IR_ACC_READ | IR_ACC_WRITE)) return false;
+    }
+    return true;
+}
+
+static IrStmt *with_relays(Li *li, const Lower *lw, IrStmt *r, TsLoc loc);
+static IrStmt *relay_all(Li *li, IrStmt *s, const TsNest *ns, const TsFragAccVec *acc);
+static IrStmt *rebuild_nest(Li *li, const TsNest *ns, IrStmt *body, TsLoc loc);
 
 static IrStmt *lower_nest(Li *li, IrStmt *s) {
     TsArena *a = li->a;
@@ -797,6 +938,15 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         const IrLayout *l = li->lx.lay[ts_layout_frag(&li->lx, acc.v[i].buf)];
         if (ts_nest_full_access(&acc.v[i], &ns) && l && (!drv || l->replicate < drv->replicate)) drv = l;
     }
+    /* a loop writing a fragment left in shared memory (over the register
+     * budget) from rows of fragments: the rows go through shared copies and
+     * the loop stays a plain T.Parallel loop (insert_sync cannot tell the
+     * elements of an mma layout's threads apart in a shared buffer) */
+    for (int i = 0; i < li->nover && !drv; i++)
+        if (stores_to(ns.body, li->over[i])) {
+            IrStmt *r = relay_all(li, s, &ns, &acc);
+            if (r) return r;
+        }
     for (int i = 0; i < acc.n && !drv; i++) {
         /* only rows of fragments (x[i, j] = ... y[i] over shared/global x):
          * the nest follows the 2-D layout whose row projection they have */
@@ -812,7 +962,10 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         }
     }
     if (!drv) {
-        ts_layout_give_up(&li->lx, "a T.Parallel loop uses fragment %s but no fragment is indexed by its variables",
+        IrStmt *r = relay_all(li, s, &ns, &acc);
+        if (r) return r;
+        ts_layout_give_up(&li->lx, "a T.Parallel loop uses fragment %s but no fragment is indexed by its variables "
+                                   "(and it cannot go through shared memory)",
                 acc.v[0].buf->name);
         return s;
     }
@@ -820,8 +973,9 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         ts_layout_give_up(&li->lx, "a fragment layout for %d threads in a block of %d", drv->nthreads, li->nt);
         return s;
     }
-    if (drv->replicate > 1 && writes) {
-        ts_layout_give_up(&li->lx, "a T.Parallel loop over replicated fragment elements writes memory");
+    if (drv->replicate > 1 && writes && (!replica_writes_ok(li, ns.body) || !first_replica(li, drv, ir_i32(a, 0)))) {
+        ts_layout_give_up(&li->lx, "a T.Parallel loop over replicated fragment elements writes memory it reads "
+                                   "(or prints, or runs a tile op)");
         return s;
     }
     Lower lw;
@@ -841,6 +995,7 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
         to[q + 1] = ir_var_ref(a, lw.dv[q]);
     }
     for (int d = 0; d < ns.n; d++) lw.val[d] = ir_subst(a, drv->index[d], from, to, drv->nlocal + 1);
+    if (drv->replicate > 1 && writes) lw.first = first_replica(li, drv, tv); /* the element's first replica stores */
     IrStmt *vc = vector_copy(&lw);
     if (vc) {
         IrStmt *r = thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal - 1, vc, s->loc);
@@ -898,39 +1053,77 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
          * reads of elements other iterations write would race in the copy */
         for (int i = 0; i < acc.n; i++) {
             int f = ts_layout_frag(&li->lx, acc.v[i].buf);
-            if (lw.relay_w[f] && !ts_nest_full_access(&acc.v[i], &ns)) {
+            if (lw.relay_w[f] && !own_element(&ns, &acc, i)) {
                 reach_conflict(&lw, acc.v[i].buf, "and the loop writes it and reaches other elements of it");
                 return s;
             }
+            if (lw.relay_w[f]) lw.relay_new[f] = overwrites(&ns, acc.v[i].buf);
         }
     }
     IrStmt *body = low_stmt(&lw, ns.body);
     IrStmt *r = thread_loops(li, t, lw.dv, drv->local_shape, drv->nlocal, body, s->loc);
     if (!nrel) return r;
-    /* the shared copies: written from the registers before the loop, read
-     * back after it where it wrote them; barriers between (insert_sync
-     * places them again) and, in a loop, before the next iteration's copy */
+    return with_relays(li, &lw, r, s->loc);
+}
+
+/* The shared copies of lw's re-laid out fragments around r (the lowered
+ * loop): written from the registers before the loop, read back after it
+ * where it wrote them; barriers between (insert_sync places them again)
+ * and, in a loop, before the next iteration's copy. */
+static IrStmt *with_relays(Li *li, const Lower *lw, IrStmt *r, TsLoc loc) {
+    TsArena *a = li->a;
     IrStmt *out = ir_seq(a);
-    out->loc = s->loc;
+    out->loc = loc;
     for (int f = 0; f < li->lx.nfrag; f++) {
-        if (!lw.relay[f]) continue;
-        IrStmt *al = ir_stmt(a, IR_S_ALLOC, s->loc);
-        al->alloc.buf = lw.relay[f];
+        if (!lw->relay[f]) continue;
+        IrStmt *al = ir_stmt(a, IR_S_ALLOC, loc);
+        al->alloc.buf = lw->relay[f];
         ir_seq_push(a, out, al);
     }
-    if (li->loop_depth > 0) ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
+    if (li->loop_depth > 0) ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, loc));
     for (int f = 0; f < li->lx.nfrag; f++)
-        if (lw.relay[f]) ir_seq_push(a, out, relayout_copy(li, f, lw.relay[f], false, s->loc));
-    ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
+        if (lw->relay[f] && !lw->relay_new[f]) ir_seq_push(a, out, relayout_copy(li, f, lw->relay[f], false, loc));
+    ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, loc));
     ir_seq_push(a, out, r);
     bool back = false;
-    for (int f = 0; f < li->lx.nfrag; f++) back = back || lw.relay_w[f];
+    for (int f = 0; f < li->lx.nfrag; f++) back = back || lw->relay_w[f];
     if (back) {
-        ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, s->loc));
+        ir_seq_push(a, out, ir_stmt(a, IR_S_BARRIER, loc));
         for (int f = 0; f < li->lx.nfrag; f++)
-            if (lw.relay_w[f]) ir_seq_push(a, out, relayout_copy(li, f, lw.relay[f], true, s->loc));
+            if (lw->relay_w[f]) ir_seq_push(a, out, relayout_copy(li, f, lw->relay[f], true, loc));
     }
     return out;
+}
+
+/* A loop that touches fragments none of which is indexed by its variables
+ * (acc_s[i, j] = acc[i + s * 16, j]; x[i, j] += y[i, j % 32]): every
+ * fragment it touches goes through a shared copy and the loop stays a
+ * T.Parallel loop over shared memory (partition_threads spreads it), where
+ * the copies can be made (each element once or by its first replica; a
+ * written one only at each iteration's own element); NULL where not. */
+static IrStmt *relay_all(Li *li, IrStmt *s, const TsNest *ns, const TsFragAccVec *acc) {
+    TsArena *a = li->a;
+    Lower lw;
+    memset(&lw, 0, sizeof lw);
+    lw.li = li;
+    lw.at = s->loc;
+    lw.ns = ns;
+    for (int d = 0; d < ns->n; d++) lw.val[d] = ir_var_ref(a, ns->v[d]);
+    for (int i = 0; i < acc->n; i++) {
+        int f = ts_layout_frag(&li->lx, acc->v[i].buf);
+        if (lw.relay[f]) continue;
+        if (!relayout_ok(li, f)) return NULL;
+        lw.relay[f] = ir_buffer(li->k, ts_sprintf(a, "%s_relayout", acc->v[i].buf->name), acc->v[i].buf->dt,
+                                IR_SCOPE_SHARED, acc->v[i].buf->ndim, acc->v[i].buf->shape, s->loc);
+        if (stores_to(ns->body, acc->v[i].buf)) lw.relay_w[f] = true;
+    }
+    for (int i = 0; i < acc->n; i++) {
+        int f = ts_layout_frag(&li->lx, acc->v[i].buf);
+        if (lw.relay_w[f] && !own_element(ns, acc, i)) return NULL;
+        if (lw.relay_w[f]) lw.relay_new[f] = overwrites(ns, acc->v[i].buf);
+    }
+    IrStmt *body = low_stmt(&lw, ns->body);
+    return with_relays(li, &lw, rebuild_nest(li, ns, body, s->loc), s->loc);
 }
 
 /* The nest chain of ns again (T.Parallel loops, same variables) around body. */
@@ -1438,6 +1631,19 @@ static int pick_vec(const Li *li) {
     return 16 / eb;
 }
 
+/* The register budget of one fragment: at most this many registers per
+ * thread (255 is what a thread can address at all; the kernel's other
+ * values need some too).  A fragment over it stays in shared memory, the
+ * others keep their registers: inference runs again without it, where it
+ * is a shared buffer to the loops and ops that touch it. */
+enum { REG_BUDGET = 255 };
+
+static bool over_budget(const Li *li) {
+    for (int f = 0; f < li->lx.nfrag; f++)
+        if (li->lx.lay[f] && li->lx.lay[f]->local_size > REG_BUDGET) return true;
+    return false;
+}
+
 void ts_pass_layout_inference(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     Li li;
@@ -1468,6 +1674,30 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
     }
     li.lx.vec = pick_vec(&li);
     infer_all(&li, k->body);
+    if (!li.lx.why && over_budget(&li)) { /* again without the fragments over the register budget */
+        Li l2;
+        memset(&l2, 0, sizeof l2);
+        l2.cx = cx, l2.k = k, l2.a = li.a, l2.nt = li.nt;
+        l2.lx.arena = li.a, l2.lx.k = k, l2.lx.nt = li.nt;
+        ir_arith_init(&l2.ar, l2.a, k);
+        TsBuf kept = {0};
+        TsLoc at = {0};
+        for (int f = 0; f < li.lx.nfrag; f++)
+            if (li.lx.lay[f]->local_size > REG_BUDGET && (at = at.src ? at : li.lx.frag[f]->loc, true))
+                ts_buf_printf(&kept, "%s%s (%lld registers per thread)", kept.n ? ", " : "", li.lx.frag[f]->name,
+                              (long long)li.lx.lay[f]->local_size);
+            else l2.lx.frag[l2.lx.nfrag++] = li.lx.frag[f];
+        for (int f = 0; f < li.lx.nfrag; f++)
+            if (li.lx.lay[f]->local_size > REG_BUDGET) l2.over[l2.nover++] = li.lx.frag[f];
+        l2.lx.vec = li.lx.vec;
+        li = l2;
+        infer_all(&li, k->body);
+        if (!li.lx.why && over_budget(&li)) ts_layout_give_up(&li.lx, "fragments over the register budget");
+        if (!li.lx.why)
+            ts_warn_at(cx->diag, at, "fragments over the register budget of %d per thread stay in shared memory: %s",
+                       REG_BUDGET, kept.oom ? "?" : ts_buf_str(&kept));
+        ts_buf_free(&kept);
+    }
     for (int f = 0; f < li.lx.nfrag && !li.lx.why; f++) {
         if (!li.lx.lay[f]) {
             ts_layout_give_up(&li.lx, "no use of fragment %s fixes its layout", li.lx.frag[f]->name);

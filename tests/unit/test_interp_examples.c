@@ -70,6 +70,10 @@ enum { ON_REUSE = 16 };
  * tier_plan's flags only change the printed unroll pragma and NVRTC's options,
  * so the IR run here is the quick tier's whole difference) */
 enum { ON_QUICK = 32 };
+/* (in Case.off too) layout inference must keep the fragments in registers
+ * (the kernel's layout_note empty): the case tests a register path, not the
+ * shared-memory fallback */
+enum { ON_REGS = 64 };
 
 static const Case cases[] = {
     {"examples/elementwise_add.py", "elementwise_add", {"M=40", "N=70"}, 0, 0, 0, 0},
@@ -199,6 +203,16 @@ static const Case cases[] = {
     {"examples/flash_attention.py", "flashattn",
      {"batch=1", "heads=1", "seq_len=256", "dim=128", "is_causal=True", "block_M=128", "block_N=128", "num_stages=2",
       "threads=256"}, 2e-2, ON_QUICK, 0, 0},
+    /* fragments no instruction fixes (issue 8 D, issue 5 A): a row reduction's
+     * replicated result stored by its first replicas, a transposed fragment read
+     * by a gemm lowered to loops (shared copies at both loops), a mask smaller
+     * than the block read by columns of an mma accumulator, a fragment over the
+     * register budget left in shared memory beside one in registers */
+    {"tests/run/kernels/frag_free.py", "row_sums", {"M=96", "N=64", "K=3"}, 1e-5, ON_REGS, 1, 0},
+    {"tests/run/kernels/frag_free.py", "row_sums", {"M=40", "N=128", "K=2", "block_M=16"}, 1e-5, ON_REGS, 1, 0},
+    {"tests/run/kernels/frag_free.py", "transpose_gemm", {"S=64", "DK=32", "DV=32"}, 1e-4, ON_REGS, 1, 0},
+    {"tests/run/kernels/frag_free.py", "col_mask", {"H=64", "BS=32", "D=64", "limit=3"}, 1e-3, ON_REGS, 1, 0},
+    {"tests/run/kernels/frag_free.py", "over_budget", {"M=32", "N=288"}, 1e-6, ON_REGS, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
@@ -405,6 +419,10 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
     bool ok = kc && kg && kc->params.n == kg->params.n;
     if (ok && (c->off & ON_QUICK) && !(kg->gemm_k_rolled && kg->nvrtc_fast_compile)) {
         fprintf(stderr, "%s: the quick tier's flags are not set\n", c->entry);
+        ok = false;
+    }
+    if (ok && (c->off & ON_REGS) && kg->layout_note) {
+        fprintf(stderr, "%s: fragments left in shared memory: %s\n", c->entry, kg->layout_note);
         ok = false;
     }
     if (ok && (c->off & ON_REUSE) && !shares_bytes(kg)) {

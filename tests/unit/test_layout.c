@@ -93,6 +93,16 @@ static void test_cyclic(void) {
     IrLayout *a = ir_layout_cyclic(k, 2, s2, 128), *b = ir_layout_cyclic(k, 2, s2, 128);
     CHECK(ir_layout_equal(a, b));
     CHECK(!ir_layout_equal(a, ir_layout_cyclic(k, 2, s2, 64)));
+    /* fewer elements than threads: replicated, one register per thread */
+    int64_t s4[1] = {64}, s5[2] = {4, 8}, s6[1] = {48};
+    IrLayout *r = ir_layout_cyclic(k, 1, s4, 128);
+    check_ok(&A, r, "cyclic replicated 1-D");
+    CHECK(r && r->replicate == 2 && r->local_size == 1);
+    check_ok(&A, ir_layout_cyclic(k, 2, s5, 256), "cyclic replicated 2-D");
+    CHECK(ir_layout_cyclic(k, 1, s6, 128) == NULL); /* 128 % 48 != 0 */
+    CHECK(r && !ir_layout_equal(r, ir_layout_cyclic(k, 1, s1, 128)));
+    int64_t idx[1] = {5};
+    CHECK(r && ir_layout_local_at(r, idx, 69) == 0 && ir_layout_local_at(r, idx, 6) == -1);
     ts_arena_free(&A);
 }
 
