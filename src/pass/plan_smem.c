@@ -30,7 +30,11 @@
  *     Each buffer has a home list: the top level, except for a transient
  *     buffer (IrBuffer.transient: compiler scratch such as a cross-warp
  *     reduction's red_smem, written before it is read every time its
- *     statement runs), whose home is the list of its alloc statement.  Its
+ *     statement runs), whose home is the list of its alloc statement, and
+ *     for a buffer used only inside one loop body whose first item using
+ *     it writes all of it and reads none (dead before that overwrite in
+ *     every iteration: a T.clear/T.fill/whole T.copy into it, a gemm with
+ *     clear_accum), whose home is that body.  Its
  *     range is the interval of home statements that access it (through the
  *     shared walker's access callback: loads, stores, vector copies,
  *     tile-op regions), an access inside a loop of the home counting at
@@ -91,6 +95,7 @@
  * Buffers allocated but never accessed get an offset like the others (in
  * the reusing plan they overlap anything, as nothing reads them).
  */
+#include "ir/layout.h"
 #include "ir/tileop.h"
 #include "ir/walk.h"
 #include "pass/pass.h"
@@ -265,10 +270,142 @@ static int common_list(const Plan *P, int a, int b) {
     return a;
 }
 
+/* ---- dead before a full overwrite --------------------------------------------------
+
+ * A buffer used only inside a loop whose first access in each iteration
+ * writes every element of it without reading any (a T.clear, T.fill or
+ * whole T.copy into it, a gemm with clear_accum) holds nothing across the
+ * loop's back edge: its home is then the loop body, like a transient
+ * buffer's, and its bytes may be shared with what the body uses before
+ * that overwrite or after its last use.  The overwrite is checked by
+ * enumerating the statement's loops (constant bounds) and marking the
+ * elements its stores and vector copies write: every element, no
+ * predicate, no branch around a write. */
+
+enum { COVER_VARS = 24 };
+
+typedef struct Cover {
+    const IrBuffer *b;      /* the buffer */
+    int64_t shape[8];       /* its extents */
+    int ndim;
+    uint8_t *hit;           /* per element (row-major): written */
+    IrVar *var[COVER_VARS]; /* the enclosing loops' and lets' variables */
+    int64_t val[COVER_VARS];/* ... their values now */
+    int nv;
+    int64_t steps;          /* statements left to visit (a bound on the work) */
+} Cover;
+
+static bool cover_at(Cover *c, IrExpr *const *idx, int nidx, int lanes) {
+    if (nidx != c->ndim) return false;
+    int64_t e = 0;
+    for (int d = 0; d < nidx; d++) {
+        int64_t x;
+        if (!ir_eval_int(idx[d], c->var, c->val, c->nv, &x) || x < 0 || x + (d == nidx - 1 ? lanes : 1) > c->shape[d])
+            return false;
+        e = e * c->shape[d] + x;
+    }
+    for (int l = 0; l < lanes; l++) c->hit[e + l] = 1;
+    return true;
+}
+
+static bool cover(Cover *c, const IrStmt *s) {
+    if (!s) return true;
+    if (--c->steps < 0) return false;
+    switch (s->kind) {
+    case IR_S_SEQ: {
+        int mark = c->nv;
+        for (int i = 0; i < s->seq.n; i++)
+            if (!cover(c, s->seq.v[i])) return false;
+        c->nv = mark;
+        return true;
+    }
+    case IR_S_FOR: {
+        int64_t lo, ext;
+        if (c->nv == COVER_VARS || !ir_eval_int(s->for_.min, c->var, c->val, c->nv, &lo) ||
+            !ir_eval_int(s->for_.extent, c->var, c->val, c->nv, &ext))
+            return !(ir_stmt_access_rw(s, c->b, 0) & IR_ACC_WRITE);
+        int me = c->nv++;
+        c->var[me] = s->for_.var;
+        for (int64_t i = lo; i < lo + ext; i++) {
+            c->val[me] = i;
+            if (!cover(c, s->for_.body)) return false;
+        }
+        c->nv = me;
+        return true;
+    }
+    case IR_S_LET: {
+        int64_t x;
+        if (c->nv < COVER_VARS && ir_eval_int(s->let.value, c->var, c->val, c->nv, &x)) {
+            c->var[c->nv] = s->let.var;
+            c->val[c->nv++] = x;
+        }
+        return true; /* (an unknown value fails the index that uses it) */
+    }
+    case IR_S_STORE: return s->store.buf != c->b || cover_at(c, s->store.idx, s->store.nidx, 1);
+    case IR_S_VCOPY:
+        return s->vcopy.dst != c->b || (!s->vcopy.pred && cover_at(c, s->vcopy.didx, s->vcopy.ndi, s->vcopy.lanes));
+    default: return !(ir_stmt_access_rw(s, c->b, 0) & IR_ACC_WRITE);
+    }
+}
+
+/* A gemm with clear_accum into the whole of b. */
+static bool clears_accum(const IrStmt *s, const IrBuffer *b) {
+    if (s->kind != IR_S_TILEOP || s->op->kind != TS_OP_GEMM || !s->op->clear_accum || s->op->r[2].buf != b) return false;
+    const IrRegion *r = &s->op->r[2];
+    for (int d = 0; d < r->ndim; d++) {
+        int64_t st, e, x;
+        if (!ir_is_const_int(r->start[d], &st) || st || !ir_is_const_int(r->extent[d], &e) ||
+            !ir_is_const_int(b->shape[d], &x) || e != x)
+            return false;
+    }
+    return r->ndim == b->ndim;
+}
+
+/* Statement s writes every element of b and reads none. */
+static bool overwrites(Plan *P, const IrStmt *s, const IrBuffer *b) {
+    if (clears_accum(s, b)) return true;
+    if (ir_stmt_access_rw(s, b, 0) != IR_ACC_WRITE || b->ndim < 1 || b->ndim > 8 || b->stages > 1) return false;
+    Cover c;
+    memset(&c, 0, sizeof c);
+    c.b = b;
+    c.ndim = b->ndim;
+    int64_t n = 1;
+    for (int d = 0; d < b->ndim; d++) {
+        if (!ir_is_const_int(b->shape[d], &c.shape[d]) || c.shape[d] <= 0) return false;
+        n *= c.shape[d];
+        if (n > (1 << 20)) return false;
+    }
+    c.hit = TS_NEWN(P->cx->arena, uint8_t, n);
+    c.steps = 1 << 20;
+    if (!cover(&c, s)) return false;
+    for (int64_t e = 0; e < n; e++)
+        if (!c.hit[e]) return false;
+    return true;
+}
+
+/* Slot s (home the top level) is used only inside one loop body whose
+ * first item using it overwrites it: that body becomes its home. */
+static void home_in_loop(Plan *P, int si) {
+    Slot *s = &P->slots.v[si];
+    int cl = -1;
+    for (int p = 0; p < P->points.n; p++)
+        if (P->points.v[p].slot == si) cl = cl < 0 ? P->points.v[p].list : common_list(P, cl, P->points.v[p].list);
+    if (cl <= 0) return;
+    int first = -1;
+    for (int p = 0; p < P->points.n; p++) {
+        const Point *pt = &P->points.v[p];
+        if (pt->slot != si) continue;
+        int it = lift(P, pt->list, pt->item, cl);
+        if (first < 0 || it < first) first = it;
+    }
+    if (first >= 0 && overwrites(P, P->lists.v[cl].items.v[first].s, s->b)) s->home = cl;
+}
+
 /* Home and live range of every slot: a transient buffer's home is the
- * list of its alloc statement (when every access lies inside it), any
- * other buffer's the top level; an access inside a loop item of the
- * home counts at that item, for the whole loop. */
+ * list of its alloc statement (when every access lies inside it), that of
+ * a buffer used only in a loop body that overwrites it first the body, any
+ * other buffer's the top level; an access inside a loop item of the home
+ * counts at that item, for the whole loop. */
 static void live_ranges(Plan *P) {
     for (int i = 0; i < P->slots.n; i++) {
         Slot *s = &P->slots.v[i];
@@ -280,6 +417,8 @@ static void live_ranges(Plan *P) {
         Slot *s = &P->slots.v[pt->slot];
         if (lift(P, pt->list, pt->item, s->home) < 0) s->home = 0; /* used outside its list: be plain */
     }
+    for (int i = 0; i < P->slots.n; i++)
+        if (P->slots.v[i].home == 0 && !P->slots.v[i].b->transient) home_in_loop(P, i);
     for (int p = 0; p < P->points.n; p++) {
         const Point *pt = &P->points.v[p];
         Slot *s = &P->slots.v[pt->slot];

@@ -213,6 +213,9 @@ static const Case cases[] = {
     {"tests/run/kernels/frag_free.py", "transpose_gemm", {"S=64", "DK=32", "DV=32"}, 1e-4, ON_REGS, 1, 0},
     {"tests/run/kernels/frag_free.py", "col_mask", {"H=64", "BS=32", "D=64", "limit=3"}, 1e-3, ON_REGS, 1, 0},
     {"tests/run/kernels/frag_free.py", "over_budget", {"M=32", "N=288"}, 1e-6, ON_REGS, 1, 0},
+    /* plan_smem: tiles used only in a loop body, each overwritten whole first
+     * in every iteration, share bytes (the case fails if none do) */
+    {"tests/run/kernels/frag_free.py", "loop_tiles", {"M=32", "N=32", "K=3"}, 1e-6, ON_REUSE | ON_REGS, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:

@@ -103,3 +103,28 @@ def over_budget(M=32, N=288, threads=32):
             T.copy(big, Y[0, 0])
 
     return main
+
+
+# plan_smem's dead-before-overwrite rule: a_s and b_s are used only inside the
+# loop, each written whole (T.copy) before anything reads it in an iteration:
+# their homes are the loop body, where their live ranges are apart, so they
+# share bytes (with reuse forced; before, both were live over the whole loop).
+# The transposed reads keep them in shared memory.
+@tilelang.jit(out_idx=[2])
+def loop_tiles(M=32, N=32, K=3, threads=128):
+    @T.prim_func
+    def main(X: T.Tensor((K, M, N), "float32"), Y: T.Tensor((K, M, N), "float32"), O: T.Tensor((K, M, N), "float32")):
+        with T.Kernel(1, threads=threads) as bx:
+            a_s = T.alloc_shared((M, N), "float32")
+            b_s = T.alloc_shared((M, N), "float32")
+            o = T.alloc_fragment((M, N), "float32")
+            for k in T.serial(K):
+                T.copy(X[k, 0, 0], a_s)
+                for i, j in T.Parallel(M, N):
+                    o[i, j] = a_s[j, i] * 2.0
+                T.copy(Y[k, 0, 0], b_s)
+                for i, j in T.Parallel(M, N):
+                    o[i, j] = o[i, j] + b_s[j, i]
+                T.copy(o, O[k, 0, 0])
+
+    return main
