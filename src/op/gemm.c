@@ -213,9 +213,22 @@ IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
 
 /* The warp grid of an mma.sync gemm: wm x wn warps over an m x n tile. */
 static bool warp_grid(const IrTileOp *op, int64_t m, int64_t n, int nw, int *wm, int *wn) {
-    if (op->policy == TS_GEMM_FULLROW) *wm = nw, *wn = 1;
-    else if (op->policy == TS_GEMM_FULLCOL) *wm = 1, *wn = nw;
-    else {
+    bool row = op->policy == TS_GEMM_FULLROW, col = op->policy == TS_GEMM_FULLCOL;
+    if ((row && m % (16 * nw) == 0) || (col && n % (8 * nw) == 0)) {
+        *wm = row ? nw : 1, *wn = row ? 1 : nw;
+    } else if (row || col) {
+        /* the tile is too small for every warp on its side (FullCol with 8 warps
+         * over 32 columns: sparse MLA's backward): as many warps on that side as
+         * fit, the rest on the other */
+        *wm = *wn = 0;
+        for (int a = nw; a >= 1 && !*wm; a--) {
+            if (nw % a) continue;
+            int b = nw / a; /* a warps on the policy's side, b on the other */
+            int r = row ? a : b, c = row ? b : a;
+            if (m % (16 * r) == 0 && n % (8 * c) == 0) *wm = r, *wn = c;
+        }
+        if (!*wm) return false;
+    } else {
         int64_t best = -1;
         for (int a = 1; a <= nw; a++) {
             if (nw % a) continue;

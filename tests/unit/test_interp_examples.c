@@ -212,6 +212,8 @@ static const Case cases[] = {
     {"tests/run/kernels/frag_free.py", "row_sums", {"M=40", "N=128", "K=2", "block_M=16"}, 1e-5, ON_REGS, 1, 0},
     {"tests/run/kernels/frag_free.py", "transpose_gemm", {"S=64", "DK=32", "DV=32"}, 1e-4, ON_REGS, 1, 0},
     {"tests/run/kernels/frag_free.py", "col_mask", {"H=64", "BS=32", "D=64", "limit=3"}, 1e-3, ON_REGS, 1, 0},
+    {"tests/run/kernels/frag_free.py", "col_mask", {"H=64", "BS=32", "D=64", "limit=2", "threads=256", "full_col=True"},
+     1e-3, ON_REGS, 1, 0},
     {"tests/run/kernels/frag_free.py", "over_budget", {"M=32", "N=288"}, 1e-6, ON_REGS, 1, 0},
     /* plan_smem: tiles used only in a loop body, each overwritten whole first
      * in every iteration, share bytes (the case fails if none do) */

@@ -11,7 +11,10 @@
 #                  loops: no use fixes its layout; it takes its loops' free
 #                  layout and both loops reach it through shared copies
 #   col_mask       a bool mask smaller than the block (cyclic, replicated)
-#                  read by columns of an mma accumulator: a shared copy
+#                  read by columns of an mma accumulator: a shared copy;
+#                  full_col: T.GemmWarpPolicy.FullCol with more warps than
+#                  the 32 columns take (8 x 8 > 32): as many warps on columns
+#                  as fit (4), the rest on rows
 #   over_budget    a fragment needing more than 255 registers per thread
 #                  stays in shared memory; the others keep registers
 import tilelang
@@ -61,7 +64,7 @@ def transpose_gemm(S=64, DK=32, DV=32, threads=128):
 
 
 @tilelang.jit(out_idx=[3])
-def col_mask(H=64, BS=32, D=64, limit=3, threads=128):
+def col_mask(H=64, BS=32, D=64, limit=3, threads=128, full_col=False):
     @T.prim_func
     def main(
         Q: T.Tensor((H, D), "float16"),
@@ -79,7 +82,10 @@ def col_mask(H=64, BS=32, D=64, limit=3, threads=128):
             T.copy(Q[0, 0], q_s)
             T.copy(K[0, 0], k_s)
             T.clear(acc)
-            T.gemm(q_s, k_s, acc, transpose_B=True)
+            if full_col:
+                T.gemm(q_s, k_s, acc, transpose_B=True, policy=T.GemmWarpPolicy.FullCol)
+            else:
+                T.gemm(q_s, k_s, acc, transpose_B=True)
             for i, j in T.Parallel(H, BS):
                 acc[i, j] = T.if_then_else(mask[j], acc[i, j], -1.0)
             T.copy(acc, O[0, 0])
