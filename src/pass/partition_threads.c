@@ -811,8 +811,9 @@ void ts_pass_partition_threads(TsPassCtx *cx) {
  * Program order cannot run a thread that waits for another thread of its
  * block: a wait or a spinning while loop inside a thread range (two warps
  * handing work to each other), a barrier there (T.sync_threads(id, count)
- * in a loop whose trip count differs between threads), T.thread_return.
- * Such kernels are marked thread_coro: the printer then runs every thread
+ * in a loop whose trip count differs between threads), T.thread_return,
+ * T.ws roles that wait on mbarriers (a role may wait for one later in
+ * program order).  Such kernels are marked thread_coro: the printer then runs every thread
  * as a coroutine (target/c/threads_c.c) and keeps the barriers; everywhere
  * else the barriers are dropped (program order needs none).
  */
@@ -967,9 +968,20 @@ static IrStmt *drop_barrier(IrMutator *m, IrStmt *s) {
     return s->kind == IR_S_BARRIER ? NULL : s;
 }
 
+static bool mbar_wait(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_WAIT;
+}
+
+/* A T.ws role that waits on an mbarrier (another role may have to run first). */
+static bool waiting_role(const IrStmt *s, void *ctx) {
+    return s->kind == IR_S_ROLE && ir_stmt_any(s->role.body, mbar_wait, ctx);
+}
+
 /* thread_coro, or no barriers: see the essay above. */
 static void c_choose(TsPassCtx *cx, IrKernel *k) {
-    k->thread_coro = ir_stmt_any(k->body, coro_range, NULL) || ir_stmt_any(k->body, is_thread_return, NULL);
+    k->thread_coro = ir_stmt_any(k->body, coro_range, NULL) || ir_stmt_any(k->body, is_thread_return, NULL) ||
+                     ir_stmt_any(k->body, waiting_role, NULL);
     if (k->thread_coro) return;
     IrMutator m = {.arena = cx->arena, .post_stmt = drop_barrier};
     k->body = ir_mutate_stmt(&m, k->body);

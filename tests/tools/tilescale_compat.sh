@@ -71,9 +71,9 @@ run example_summa.py --entry summa -D MESH=3 -D M=192 -D N=192 -D K=96 -D block_
 # AG-GEMM: set_signal_kernel, the pull all-gather with its flags, gemm_kernel;
 # SP all-gather attention: barrier_all_blocks_sys_kernel on sim ranks, the K/V
 # all-gather, flashattn zig-zag or not, causal or not).
-# (sp_attn_ws: the warp-specialized flashattn, enable_specialized=True; on the
-# C target its consumer role, first in program order, waits for the producer
-# and the run stops with that message: roles run one after another there.)
+# (sp_attn_ws: the warp-specialized flashattn, enable_specialized=True; its
+# consumer role, first in program order, waits for the producer: the C target
+# runs such roles as coroutines.)
 for w in gemm_rs ag_gemm sp_attn sp_attn_ws; do
   for n in 2 4; do
     echo "== overlapped $w P=$n (tilescale_overlap_check.py)"

@@ -171,14 +171,19 @@ static void test_ring_c(void) {
         ts_tensor_free(&y);
         ts_kernel_destroy(k);
     }
+    /* the consumer's role first in program order: the roles run as coroutines
+     * (IrKernel.thread_coro), so its wait lets the producer run */
     TsKernel *k = kt_compile(SRC_RING, "wrong_order", "W=32");
     TsTensor x = kt_tensor(TS_FLOAT32, 1, (int64_t)32), y = kt_tensor(TS_FLOAT32, 1, (int64_t)32);
     kt_fill(&x, -1, 1);
+    kt_poison(&y);
     TsTensor args[2] = {x, y};
-    TsStatus st = k ? ts_kernel_launch(k, args, 2) : TS_ERR_INTERNAL;
-    CHECK(st == TS_ERR_RUNTIME);
-    CHECK(strstr(ts_last_error(kt_ctx), "would block") != NULL);
-    CHECK(strstr(ts_last_error(kt_ctx), "mbarrier_wait_parity on 'full'") != NULL);
+    if (kt_launch(k, args, 2)) {
+        double *w = kt_zeros(32);
+        for (int i = 0; i < 32; i++) w[i] = ts_tensor_get(&x, i);
+        KT_COMPARE("a role waiting for a later one", &y, w, 0, 0);
+        free(w);
+    }
     ts_tensor_free(&x);
     ts_tensor_free(&y);
     ts_kernel_destroy(k);

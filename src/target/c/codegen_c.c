@@ -120,7 +120,9 @@ typedef struct Cg {
     int in_grid;                     /* emitting tsk_grid: no block-level names */
     int in_thread;                   /* inside a thread range: ts_tid is the thread (thread_loops_c) */
     int coro;                        /* IrKernel.thread_coro: emitting tsk_thread, ts_me the thread */
-    int solo;                        /* coro: inside block-level code that thread 0 runs alone */
+    int solo;                        /* coro: inside block-level code that one thread runs alone */
+    int lead, lead_bar, lead_n;      /* coro: who runs block-level code (thread 0, or a T.ws role's
+                                        first thread), the barrier id and thread count around it */
     int64_t arrivals;                /* threads an mbarrier arrive in uniform code stands for: the
                                         block's, or the T.ws role's inside one (mbar_c.c) */
     int reads_global;                /* set by visit_global_load */
@@ -445,7 +447,18 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
     line_start(g);
     int64_t n = 1;
     ir_is_const_int(cb->buf->shape[0], &n);
-    outf(g, "const char *ts_mw = (uint64_t)ts_mi >= %lldu ? \"outside the barrier buffer\" : ts_mbar(&%s[ts_mi], %d, ",
+    /* thread_coro kernels: a wait spins (the roles run as coroutines), up to the wait timeout */
+    int spin = g->coro && s->mbar.op == IR_MBAR_WAIT;
+    if (spin) {
+        out(g, "const char *ts_mw;\n");
+        line_start(g);
+        out(g, "for (int64_t ts_t0 = 0, ts_n = 0;; ts_a->yield(ts_b->yield_ctx)) {\n");
+        line_start(g);
+        out(g, "    ");
+    } else {
+        out(g, "const char *");
+    }
+    outf(g, "ts_mw = (uint64_t)ts_mi >= %lldu ? \"outside the barrier buffer\" : ts_mbar(&%s[ts_mi], %d, ",
          (long long)n, cb->name, (int)s->mbar.op);
     if (s->mbar.value) {
         out(g, "(int64_t)(");
@@ -454,7 +467,27 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
     } else {
         out(g, "0");
     }
-    outf(g, ", %lld);\n", (long long)(g->in_thread ? 1 : g->arrivals));
+    outf(g, ", %lld);\n", spin ? -1LL : (long long)(g->in_thread ? 1 : g->arrivals));
+    if (spin) {
+        line_start(g);
+        out(g, "    if (!ts_mw || *ts_mw) break; /* \"\": not yet */\n");
+        line_start(g);
+        out(g, "    if ((++ts_n & 255) != 1 || !ts_a->now_ms || ts_a->wait_timeout_ms <= 0) continue;\n");
+        line_start(g);
+        out(g, "    const int64_t ts_now = ts_a->now_ms();\n");
+        line_start(g);
+        out(g, "    if (!ts_t0) ts_t0 = ts_now;\n");
+        line_start(g);
+        out(g, "    else if (ts_now - ts_t0 > ts_a->wait_timeout_ms) {\n");
+        line_start(g);
+        out(g, "        ts_mw = \"timed out: its phase never completed\";\n");
+        line_start(g);
+        out(g, "        break;\n");
+        line_start(g);
+        out(g, "    }\n");
+        line_start(g);
+        out(g, "}\n");
+    }
     line_start(g);
     out(g, "if (ts_mw) {\n");
     line_start(g);
@@ -478,7 +511,7 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
 
 static bool all_threads_stmt(const IrStmt *s, void *ctx) {
     (void)ctx;
-    return (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD) || s->kind == IR_S_BARRIER ||
+    return (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD) || s->kind == IR_S_BARRIER || s->kind == IR_S_ROLE ||
            (s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_THREAD_RETURN);
 }
 static bool warp_expr(const IrExpr *e, void *ctx) {
@@ -486,9 +519,9 @@ static bool warp_expr(const IrExpr *e, void *ctx) {
     return ts_warp_call(e, NULL);
 }
 
-/* Does every thread run s itself (it holds per-thread code, a barrier or a
- * warp primitive; lets and allocations are every thread's too)?  Otherwise
- * s is the block's: thread 0 runs it. */
+/* Does every thread run s itself (it holds per-thread code, a barrier, a
+ * T.ws role or a warp primitive; lets and allocations are every thread's
+ * too)?  Otherwise s is the block's (or the role's): one thread runs it. */
 static int coro_all(const IrStmt *s) {
     if (s->kind == IR_S_LET || s->kind == IR_S_SEQ) return 1;
     if (s->kind == IR_S_ALLOC) return !s->alloc.buf->mbar_count;
@@ -501,9 +534,9 @@ static void emit_stmt_at(Cg *g, const IrStmt *s);
  * two barriers of every live thread (16: the printer's own barrier). */
 static void emit_block_level(Cg *g, const IrStmt *const *v, int n) {
     line_start(g);
-    out(g, "ts_a->tbar(ts_b->yield_ctx, 16, 0);\n");
+    outf(g, "ts_a->tbar(ts_b->yield_ctx, %d, %d);\n", g->lead_bar, g->lead_n);
     line_start(g);
-    out(g, "if (ts_me == 0) {\n");
+    outf(g, "if (ts_me == %d) {\n", g->lead);
     g->ind++;
     scope_open(g);
     g->solo = 1;
@@ -519,7 +552,7 @@ static void emit_block_level(Cg *g, const IrStmt *const *v, int n) {
     line_start(g);
     out(g, "}\n");
     line_start(g);
-    out(g, "ts_a->tbar(ts_b->yield_ctx, 16, 0);\n");
+    outf(g, "ts_a->tbar(ts_b->yield_ctx, %d, %d);\n", g->lead_bar, g->lead_n);
 }
 
 static void emit_stmt(Cg *g, const IrStmt *s) {
@@ -689,7 +722,20 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         line_start(g);
         outf(g, "/* T.ws role %d: threads [%d, %d) */\n", s->role.id, s->role.lo, s->role.lo + s->role.n);
         line_start(g);
-        emit_block(g, s->role.body);
+        if (g->coro && !g->solo) {
+            /* the role's threads run its body; its block-level code is run by the
+             * role's first thread between two barriers of the role (id 17 + its
+             * first warp: roles are whole warps, and their ids are insert_sync's) */
+            int lead = g->lead, lead_bar = g->lead_bar, lead_n = g->lead_n;
+            g->lead = s->role.lo;
+            g->lead_bar = 17 + s->role.lo / 32;
+            g->lead_n = s->role.n;
+            outf(g, "if (ts_me >= %d && ts_me < %d) ", s->role.lo, s->role.lo + s->role.n);
+            emit_block(g, s->role.body);
+            g->lead = lead, g->lead_bar = lead_bar, g->lead_n = lead_n;
+        } else {
+            emit_block(g, s->role.body);
+        }
         out(g, "\n");
         g->arrivals = saved;
         return;
@@ -1017,6 +1063,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     g.x = (TsCxGen){&c_dialect, d, k->arena, k, o, &g};
     g.check = caps ? caps->check_bounds : 1;
     g.coro = k->thread_coro;
+    g.lead_bar = 16;
     g.arrivals = ir_kernel_nthreads(k);
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "C codegen: %d grid dimensions", k->ngrid);

@@ -11,8 +11,12 @@
  * run here unchanged.  A wait whose phase is not complete when it is
  * reached could only be released by code later in program order: the
  * block stops with an error naming the mbarrier, its parity and the
- * source line, instead of interleaving the roles (coroutines per role
- * would lift that; nothing in TileLang's or TileScale's examples needs it).
+ * source line.  Kernels whose roles wait on each other that way are run
+ * with the block's threads as coroutines (IrKernel.thread_coro, chosen by
+ * thread_loops_c for roles that wait on mbarriers; target/c/threads_c.c):
+ * each role's block-level code is run by its first thread, and a wait
+ * spins (ts_mbar's arrivals argument -1: "" while the phase is not
+ * complete), yielding, up to the wait timeout.
  *
  * Each mbarrier's state is packed into its own 8-byte element of the
  * barrier buffer (the scratch area, zeroed at the buffer's allocation):
@@ -44,6 +48,7 @@ void ts_c_mbar_prelude(TsBuf *o) {
                 "        if (v < 0) return \"a negative transaction count\";\n"
                 "    } else {\n"
                 "        if (v != 0 && v != 1) return \"a parity other than 0 or 1\";\n"
+                "        if ((int64_t)(ph & 1) == v && n < 0) return \"\"; /* thread_coro: not yet, spin */\n"
                 "        if ((int64_t)(ph & 1) == v)\n"
                 "            return \"the wait would block: its phase is not complete, and the C target runs \"\n"
                 "                   \"T.ws roles one after another, in program order\";\n"

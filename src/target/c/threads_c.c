@@ -15,7 +15,8 @@
  *
  *  - a thread runs until it waits: at a barrier (TsCArgs.tbar: T.sync_threads,
  *    named or not; the block's uniform statements are run by thread 0
- *    between two barriers), at a warp primitive (TsCArgs.warp: the lanes
+ *    between two barriers, a T.ws role's by its first thread between two
+ *    barriers of the role), at a warp primitive (TsCArgs.warp: the lanes
  *    meet, the last one computes every lane's result with CUDA's rules:
  *    source lanes of shuffles, butterflies of reductions, ballots), or in a
  *    spin (TsCArgs.yield: a wait, a polling load, any while-loop
@@ -61,6 +62,10 @@
  * holds scalars and printf's frames. */
 #define THR_STACK (64 * 1024)
 
+/* Barrier ids: bar.sync's 16, the printer's own for block-level code (16)
+ * and for each T.ws role's (17 + the role's first warp; 1024 threads). */
+#define TS_NBAR (17 + 32)
+
 enum { T_READY, T_BAR, T_WARP, T_DONE };
 
 typedef struct TBlock TBlock;
@@ -104,7 +109,8 @@ struct TBlock {
     int32_t live;           /* threads not yet returned */
     Thr *thr;               /* [nt] */
     Warp *warp;             /* [(nt + 31) / 32] */
-    Bar bar[17];            /* the 16 hardware barrier ids; 16: the printer's own (block-level code) */
+    Bar bar[TS_NBAR];            /* the 16 hardware barrier ids; 16: the printer's own around block-level
+                               code, 17 + w: around the T.ws role from warp w (codegen_c.c) */
     unsigned char *stacks;  /* one mapping: per thread a guard page and a stack */
     size_t stacks_size;     /* its bytes */
     size_t page;            /* page size */
@@ -143,11 +149,11 @@ static void bar_check(TBlock *tb, int32_t id) {
 }
 
 /* TsCArgs.tbar: T.sync_threads(id, count); count 0: every live thread;
- * id 16: the printer's barrier around block-level code. */
+ * ids 16..48: the printer's barriers around block-level code. */
 static void thr_bar(void *ctx, int32_t id, int32_t count) {
     Thr *t = ctx;
     TBlock *tb = t->tb;
-    if (id < 0 || id > 16 || count < 0 || count > tb->nt) {
+    if (id < 0 || id >= TS_NBAR || count < 0 || count > tb->nt) {
         char msg[160];
         snprintf(msg, sizeof msg, "thread %d: barrier id %d is outside [0, 15] (or %d threads outside [1, %d])",
                  (int)t->tid, (int)id, (int)count, (int)tb->nt);
@@ -314,7 +320,7 @@ static void thr_done(TBlock *tb, Thr *t) {
     Warp *w = &tb->warp[t->tid / 32];
     w->live--;
     if (w->arrived > 0 && w->arrived >= w->live) warp_complete(tb, w, t->tid - t->tid % 32);
-    for (int32_t id = 0; id < 17; id++) bar_check(tb, id);
+    for (int32_t id = 0; id < TS_NBAR; id++) bar_check(tb, id);
 }
 
 /* Where the threads of a deadlocked block wait, for the message. */
@@ -323,7 +329,7 @@ static void deadlock(TBlock *tb) {
     const TsCArgs *a = tb->outer;
     ts_buf_printf(&b, "threads of block (%lld, %lld, %lld) of rank %d wait for each other forever:",
                   (long long)tb->ob->idx[0], (long long)tb->ob->idx[1], (long long)tb->ob->idx[2], (int)a->rank);
-    for (int32_t id = 0; id < 17; id++)
+    for (int32_t id = 0; id < TS_NBAR; id++)
         if (tb->bar[id].arrived)
             ts_buf_printf(&b, " barrier %d: %d of %d threads arrived;", (int)id, (int)tb->bar[id].arrived,
                           (int)(tb->bar[id].count > 0 ? tb->bar[id].count : tb->live));

@@ -1,7 +1,9 @@
 # ARGS: run FILE --entry k --seed 1 --target c --threads 1
-# The consumer's role comes first in program order and waits on a phase only the producer's
-# role (after it) completes: the C target runs the roles one after another, so the wait
-# cannot return; the run stops with an error naming the mbarrier and the line.
+# ENV: TILESCALE_WAIT_TIMEOUT=1
+# The consumer's role waits on a phase of 256 arrivals; the producer's role (128 threads)
+# arrives once, so the phase never completes.  The roles run as coroutines on the C target
+# (the consumer comes first in program order and waits while the producer runs), and the wait
+# ends at the wait timeout with an error naming the mbarrier and the line, not a hang.
 import tilelang
 import tilelang.language as T
 
@@ -12,7 +14,7 @@ def k():
     def main(A: T.Tensor((128,), "float32"), B: T.Tensor((128,), "float32")):
         with T.Kernel(1, threads=256) as bx:
             S = T.alloc_shared((128,), "float32")
-            full = T.alloc_barrier(128)
+            full = T.alloc_barrier(256)
             with T.ws(1):
                 T.barrier_wait(full, 0)
                 T.copy(S, B)
