@@ -2153,27 +2153,6 @@ static void add_buf(Cg *g, const IrBuffer *b) {
     ts_vec_push(g->a, g->bufs, cb);
 }
 
-static void walk_expr_bufs(Cg *g, const IrExpr *e) {
-    if (!e) return;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        add_buf(g, e->load.buf);
-        for (int i = 0; i < e->load.nidx; i++) walk_expr_bufs(g, e->load.idx[i]);
-        return;
-    case IR_E_BIN: walk_expr_bufs(g, e->bin.a); walk_expr_bufs(g, e->bin.b); return;
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: walk_expr_bufs(g, e->un.a); return;
-    case IR_E_SELECT:
-        walk_expr_bufs(g, e->sel.cond);
-        walk_expr_bufs(g, e->sel.a);
-        walk_expr_bufs(g, e->sel.b);
-        return;
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++) walk_expr_bufs(g, e->call.args[i]);
-        return;
-    default: return;
-    }
-}
-
 /* Row stride of the matrix held by region r (its last two axes) and
  * whether element (0, 0) and every row start are aligned to q elements
  * (constant starts are folded; a run-time start must have a stride that
@@ -2286,62 +2265,47 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     ts_vec_push(g->a, g->mma_sites, site);
 }
 
+/* The buffers and tensor-core call sites of the body, collected by the
+ * shared visitor (ir/walk.h): every buffer accessed or allocated (tile-op
+ * regions beyond the first three, a communication op's extra operands, are
+ * the comm printer's), every mma.sync gemm with the T.ws role around it. */
+typedef struct BufWalk {
+    Cg *g;             /* the printer */
+    int role_lo, role_n; /* the role outside the current one */
+} BufWalk;
+
+static void bufs_access(IrVisitor *v, const IrAccess *acc) {
+    BufWalk *w = v->ctx;
+    const IrStmt *s = v->frame ? v->frame->s : NULL;
+    if (acc->region && s && s->kind == IR_S_TILEOP && acc->region - s->op->r >= 3) return;
+    add_buf(w->g, acc->buf);
+}
+
+static bool bufs_pre(IrVisitor *v, const IrStmt *s) {
+    BufWalk *w = v->ctx;
+    if (s->kind == IR_S_ALLOC) add_buf(w->g, s->alloc.buf);
+    if (s->kind == IR_S_ROLE) {
+        w->role_lo = w->g->role_lo;
+        w->role_n = w->g->role_n;
+        w->g->role_lo = s->role.lo;
+        w->g->role_n = s->role.n;
+    }
+    return true;
+}
+
+static void bufs_post(IrVisitor *v, const IrStmt *s) {
+    BufWalk *w = v->ctx;
+    if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) plan_mma(w->g, s);
+    if (s->kind == IR_S_ROLE) { /* (roles do not nest: insert_sync refuses that) */
+        w->g->role_lo = w->role_lo;
+        w->g->role_n = w->role_n;
+    }
+}
+
 static void walk_stmt_bufs(Cg *g, const IrStmt *s) {
-    if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) walk_stmt_bufs(g, s->seq.v[i]);
-        return;
-    case IR_S_FOR:
-        walk_expr_bufs(g, s->for_.min);
-        walk_expr_bufs(g, s->for_.extent);
-        walk_stmt_bufs(g, s->for_.body);
-        return;
-    case IR_S_IF:
-        walk_expr_bufs(g, s->if_.cond);
-        walk_stmt_bufs(g, s->if_.then);
-        walk_stmt_bufs(g, s->if_.else_);
-        return;
-    case IR_S_WHILE:
-        walk_expr_bufs(g, s->while_.cond);
-        walk_stmt_bufs(g, s->while_.body);
-        return;
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD:
-        add_buf(g, s->store.buf);
-        for (int i = 0; i < s->store.nidx; i++) walk_expr_bufs(g, s->store.idx[i]);
-        walk_expr_bufs(g, s->store.value);
-        return;
-    case IR_S_LET: walk_expr_bufs(g, s->let.value); return;
-    case IR_S_ALLOC: add_buf(g, s->alloc.buf); return;
-    case IR_S_EVAL: walk_expr_bufs(g, s->eval.e); return;
-    case IR_S_PRINT:
-        walk_expr_bufs(g, s->print.value);
-        if (s->print.buf) add_buf(g, s->print.buf);
-        return;
-    case IR_S_TILEOP:
-        for (int r = 0; r < s->op->nr && r < 3; r++) {
-            add_buf(g, s->op->r[r].buf);
-            for (int d = 0; d < s->op->r[r].ndim; d++) walk_expr_bufs(g, s->op->r[r].start[d]);
-        }
-        if (s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) plan_mma(g, s);
-        return;
-    case IR_S_ROLE: {
-        int lo = g->role_lo, n = g->role_n;
-        g->role_lo = s->role.lo;
-        g->role_n = s->role.n;
-        walk_stmt_bufs(g, s->role.body);
-        g->role_lo = lo;
-        g->role_n = n;
-        return;
-    }
-    case IR_S_MBAR:
-        add_buf(g, s->mbar.buf);
-        walk_expr_bufs(g, s->mbar.idx);
-        walk_expr_bufs(g, s->mbar.value);
-        return;
-    default: return;
-    }
+    BufWalk w = {g, 0, 0};
+    IrVisitor v = {.ctx = &w, .pre_stmt = bufs_pre, .post_stmt = bufs_post, .access = bufs_access};
+    ir_visit_stmt(&v, s);
 }
 
 /* ---- the kernel function ----------------------------------------------------- */
