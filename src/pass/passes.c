@@ -32,7 +32,8 @@
  * c warp_c             C only: thread ranges using warp primitives cut so
  *                      that the warp runs them in lock-step (warp_c.c)
  * * split_address      global copy addresses as base + step (split_address.c)
- *   verify_lowered     well formed, and no tile operator is left
+ *   verify_lowered     well formed, no tile operator left, and (CUDA) no
+ *                      instruction the target architecture lacks
  *
  * A new pass is a TsPass like those below; list it here too.
  */
@@ -53,11 +54,24 @@ static bool unlowered_tileop(const IrStmt *s, void *ctx) {
 
 static bool has_tileop(const IrStmt *s) { return ir_stmt_any(s, unlowered_tileop, NULL); }
 
+/* What the lowered IR asks of the target's instructions and the target
+ * lacks: an error at the statement (the code generator only prints). */
+static bool cuda_capability_pre(IrVisitor *v, const IrStmt *s) {
+    TsPassCtx *cx = v->ctx;
+    if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_EXPECT_TX && cx->caps->sm < 90)
+        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
+                   "T.mbarrier_expect_tx needs sm_90 or later (transaction counts); the target is sm_%d",
+                   cx->caps->sm);
+    return true;
+}
+
 static void pass_verify_lowered(TsPassCtx *cx) {
     ir_verify(cx->diag, cx->k);
     if (has_tileop(cx->k->body))
         ts_internal(cx->diag, "kernel %s: a tile operator is left after lower_tile_ops",
                     cx->k->name);
+    IrVisitor v = {.ctx = cx, .pre_stmt = cuda_capability_pre};
+    if (cx->target == TS_TARGET_CUDA) ir_visit_stmt(&v, cx->k->body);
 }
 
 const TsPass ts_passes[] = {
@@ -130,7 +144,9 @@ const TsPass ts_passes[] = {
      "(indices written base + step), so that NVVM finds one base instead of taking every unrolled sum apart",
      TS_PASS_CUDA},
     {"verify_lowered", pass_verify_lowered,
-     "check the lowered IR is well formed and has no tile operator left", TS_PASS_ALL},
+     "check the lowered IR is well formed, has no tile operator left and (CUDA) asks for no instruction the "
+     "target architecture lacks (T.mbarrier_expect_tx below sm_90)",
+     TS_PASS_ALL},
     {NULL, NULL, NULL, 0},
 };
 
