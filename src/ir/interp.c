@@ -411,6 +411,19 @@ static Val eval(IrInterp *in, const IrExpr *e) {
                        e->dt);
     case IR_E_BIN: {
         TsDType odt = e->bin.a->dt;
+        if (e->bin.op == IR_AND || e->bin.op == IR_OR) {
+            /* short-circuit, as the targets' && and || (and the walker's AND_RHS /
+             * OR_RHS guards) have it: b's loads do not happen where a decides */
+            Val x = eval(in, e->bin.a);
+            bool xa = is_f(odt) ? x.f != 0 : x.i != 0;
+            if (xa == (e->bin.op == IR_OR)) {
+                r.i = xa;
+                return r;
+            }
+            Val y = eval(in, e->bin.b);
+            r.i = is_f(e->bin.b->dt) ? y.f != 0 : y.i != 0;
+            return r;
+        }
         Val x = eval(in, e->bin.a), y = convert(eval(in, e->bin.b), e->bin.b->dt, odt);
         if (is_f(odt)) {
             r = fbin(in, e, x.f, y.f);

@@ -450,7 +450,16 @@ static void prewalk(IrTInterp *x, Th *t, const IrExpr *e) {
         (void)access(x, t, t->id, e->load.buf, iv, e->load.nidx, A_READ, e->loc.line ? e->loc : t->sloc);
         return;
     }
-    case IR_E_BIN: prewalk(x, t, e->bin.a); prewalk(x, t, e->bin.b); return;
+    case IR_E_BIN:
+        prewalk(x, t, e->bin.a);
+        /* short-circuit and/or: b's loads happen only where a does not decide
+         * (as with the targets' && and ||, and ir_interp_eval) */
+        if (e->bin.op == IR_AND || e->bin.op == IR_OR) {
+            bool a = ir_interp_eval(t->in, e->bin.a) != 0;
+            if (a == (e->bin.op == IR_OR)) return;
+        }
+        prewalk(x, t, e->bin.b);
+        return;
     case IR_E_NEG:
     case IR_E_NOT:
     case IR_E_CAST: prewalk(x, t, e->un.a); return;
