@@ -135,6 +135,7 @@ typedef struct Sync {
                                      * per thread; NULL: all), innermost last */
     TS_VEC(const IrBuffer *) written; /* buffers the kernel writes (the others are read-only) */
     TS_VEC(const IrBuffer *) varying; /* T.alloc_var scalars written inside a thread range */
+    TS_VEC(const IrStmt *) loops; /* the uniform FOR loops around the statement being analysed */
     SyncConflict cf;      /* the arithmetic of conflicts: its context and memo (sync_conflict.h) */
     /* Inside a T.ws role (IR_S_ROLE): its key (SyncAcc.role), threads and named barrier;
      * role 0 outside.  Barriers placed there are `bar.sync id, n` of the role's threads and
@@ -289,8 +290,29 @@ static Acc *new_acc(Sync *S, const IrBuffer *b, int rw, const IrStmt *at) {
     return x;
 }
 
-/* An access as the visitor reports it, made self-contained. */
-static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at) {
+/* The condition c (negated if neg) an access x is made under, split into
+ * conjuncts made self-contained with x's own variables (x is S->cur). */
+static void add_conj(Sync *S, Acc *x, const IrExpr *c, bool neg) {
+    if (c->kind == IR_E_BIN && c->bin.op == (neg ? IR_OR : IR_AND)) {
+        add_conj(S, x, c->bin.a, neg);
+        add_conj(S, x, c->bin.b, neg);
+        return;
+    }
+    if (c->kind == IR_E_NOT && !c->un.bitnot && c->dt == TS_BOOL) {
+        add_conj(S, x, c->un.a, !neg);
+        return;
+    }
+    IrExpr *e = self_contained(S, (IrExpr *)c);
+    if (neg) e = e->dt == TS_BOOL ? ir_not(S->a, e) : ir_bin(S->a, IR_EQ, e, ir_int(S->a, 0, e->dt));
+    IrExpr **v = TS_NEWN(S->a, IrExpr *, x->nconj + 1);
+    if (x->nconj) memcpy(v, x->conj, sizeof *v * (size_t)x->nconj);
+    v[x->nconj++] = e;
+    x->conj = v;
+}
+
+/* An access as the visitor reports it, made self-contained; g: the guarded
+ * parts around it (inside a thread range: their conditions are recorded). */
+static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at, const IrGuard *g) {
     Acc *x = new_acc(S, acc->buf, acc->rw, at);
     /* a communication op inside a thread range (one thread's signal,
      * atomic, put): ordered by the communication layer, like an atomic */
@@ -318,6 +340,15 @@ static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at) {
             x->start[d] = self_contained(S, acc->region->start[d]);
             if (!ir_is_const_int(acc->region->extent[d], &x->ext[d]) || x->ext[d] < 0) x->ext[d] = -1;
         }
+    }
+    for (; S->thread && g; g = g->up)
+        if (g->cond && g->kind != IR_GUARD_WHILE_BODY) add_conj(S, x, g->cond, g->negated);
+    for (int i = 0; S->thread && i < S->loops.n; i++) {
+        /* the uniform loops' bounds hold too (i2 <= i1 in a loop nest over a triangle) */
+        const IrStmt *l = S->loops.v[i];
+        IrExpr *lv = ir_var_ref(S->a, l->for_.var);
+        add_conj(S, x, ir_bin(S->a, IR_GE, lv, l->for_.min), false);
+        add_conj(S, x, ir_bin(S->a, IR_LT, lv, ir_bin(S->a, IR_ADD, l->for_.min, l->for_.extent)), false);
     }
     S->cur = NULL;
     return x;
@@ -347,6 +378,10 @@ static Acc *instance(Sync *S, const Acc *x) {
         y->start = TS_NEWN(S->a, IrExpr *, x->ndim);
         for (int d = 0; d < x->ndim; d++) y->start[d] = ir_subst(S->a, x->start[d], from, to, n);
     }
+    if (x->nconj) {
+        y->conj = TS_NEWN(S->a, IrExpr *, x->nconj);
+        for (int c = 0; c < x->nconj; c++) y->conj[c] = ir_subst(S->a, x->conj[c], from, to, n);
+    }
     return y;
 }
 
@@ -368,6 +403,8 @@ static Acc *renamed(Sync *S, const Acc *x, const IrVar *v, IrExpr *e, IrVar *ext
         ts_vec_push(S->a, y->fv, extra);
         ts_vec_push(S->a, y->fv_of, (const IrVar *)NULL);
     }
+    y->conj = NULL; /* (read only within a thread range, where nothing is renamed) */
+    y->nconj = 0;
     y->start = TS_NEWN(S->a, IrExpr *, x->ndim);
     IrVar *from[1] = {(IrVar *)v};
     IrExpr *to[1] = {e};
@@ -454,7 +491,7 @@ static void seq_path(Sync *S, Acc *x, const IrWalkFrame *f) {
 static void coll_access(IrVisitor *v, const IrAccess *acc) {
     Sync *S = v->ctx;
     if (!shared_mem(acc->buf)) return;
-    Acc *x = make_acc(S, acc, v->frame ? v->frame->s : NULL);
+    Acc *x = make_acc(S, acc, v->frame ? v->frame->s : NULL, v->guard);
     seq_path(S, x, v->frame);
     set_add(S, S->coll, x);
 }
@@ -625,7 +662,7 @@ static void step(Sync *S, AccSet *st, AccSet *xs, IrStmt *out, const IrStmt *s, 
                  * the values, as TileLang's output does */
                 if (i == j && x->buf->scope == IR_SCOPE_GLOBAL && x->rw == IR_ACC_WRITE && !x->atomic) continue;
                 S->cf.warp_ordered = warp_ordered(x, y);
-                bool c = x->th && sync_conflict(&S->cf, x, y, true);
+                bool c = x->th && sync_conflict(&S->cf, x, y, true) && !sync_exclusive(&S->cf, x, y);
                 S->cf.warp_ordered = false;
                 if (c)
                     ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, y->at ? y->at->loc : s->loc,
@@ -871,6 +908,7 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
         IrStmt *c = copy_stmt(S, s);
         AccSet st0 = set_copy(S, st);
         int nbar = S->nbar;
+        ts_vec_push(S->a, S->loops, (const IrStmt *)s);
         c->for_.body = uniform_loop(S, s->for_.body, s->for_.var, NULL, s, st, lo.lo, hi, may_skip);
         if (starts_with_barrier(c->for_.body) && st0.n) {
             /* is the first barrier only for what came before the loop?
@@ -888,6 +926,7 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
                 S->nbar = nbar1;
             }
         }
+        S->loops.n--;
         push(S, out, c);
         return;
     }

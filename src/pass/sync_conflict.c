@@ -116,6 +116,7 @@ typedef struct Env {
     int64_t hi[ENVN];
     int64_t x[ENVN];      /* their values now */
     int n;                /* how many */
+    bool bits;            /* bitwise operators and shifts evaluated too (sync_exclusive) */
 } Env;
 
 static bool env_add(Env *en, SyncConflict *C, const IrVar *v) {
@@ -195,6 +196,21 @@ static bool eval_at(const IrExpr *e, const Env *en, int64_t *out) {
         case IR_GE: *out = a >= b; return true;
         case IR_AND: *out = a && b; return true;
         case IR_OR: *out = a || b; return true;
+        default: break;
+        }
+        if (!en->bits) return false;
+        switch (e->bin.op) {
+        case IR_BITAND: *out = a & b; return true;
+        case IR_BITOR: *out = a | b; return true;
+        case IR_BITXOR: *out = a ^ b; return true;
+        case IR_SHL:
+            if (a < 0 || b < 0 || b > 40) return false;
+            *out = a << b;
+            return true;
+        case IR_SHR:
+            if (a < 0 || b < 0) return false;
+            *out = b > 62 ? 0 : a >> b;
+            return true;
         default: return false;
         }
     case IR_E_NOT:
@@ -206,7 +222,7 @@ static bool eval_at(const IrExpr *e, const Env *en, int64_t *out) {
 }
 
 bool sync_eval_at(const IrExpr *e, const IrVar *v, int64_t x, int64_t *out) {
-    Env en = {{0}, {0}, {0}, {0}, 0};
+    Env en = {{0}, {0}, {0}, {0}, 0, false};
     en.v[0] = v;
     en.x[0] = x;
     en.n = 1;
@@ -314,7 +330,7 @@ static bool may_meet(SyncConflict *C, IrExpr *diff, int64_t lo, int64_t hi, cons
     IrAffine f;
     if (!ir_arith_affine(C->ar, diff, true, &f)) return true;
     /* the variables of each side: its thread and whatever shares an atom with it */
-    Env ea = {{0}, {0}, {0}, {0}, 0}, eb = ea;
+    Env ea = {{0}, {0}, {0}, {0}, 0, false}, eb = ea;
     bool ok = true;
     if (same_thread) {
         ok = env_add(&ea, C, ta) && env_add(&eb, C, tb);
@@ -969,4 +985,176 @@ static bool conflict_bound(SyncConflict *C, const SyncAcc *x, const SyncAcc *y, 
     bool meet = !(x->th && y->th) || elements_meet(C, x, y, true);
     C->mask_a = C->mask_b = NULL;
     return meet;
+}
+
+/* ---- exhaustive check under branch conditions ------------------------------ */
+
+enum { XDIM = 4 };
+
+/* One instance of an access: its element and thread. */
+typedef struct XElem {
+    int64_t idx[XDIM]; /* the element (dimensions of extent 1; the others 0) */
+    int64_t t;         /* the thread */
+} XElem;
+
+static int xelem_cmp(const void *p, const void *q) {
+    const XElem *a = p, *b = q;
+    for (int d = 0; d < XDIM; d++)
+        if (a->idx[d] != b->idx[d]) return a->idx[d] < b->idx[d] ? -1 : 1;
+    return (a->t > b->t) - (a->t < b->t);
+}
+
+/* Distinct variables of expressions. */
+typedef struct XVars {
+    const IrVar *v[ENVN]; /* the variables */
+    int n;                /* how many */
+    bool over;            /* more than ENVN */
+} XVars;
+
+static bool xvars_node(const IrExpr *e, void *ctx) {
+    XVars *c = ctx;
+    if (e->kind != IR_E_VAR) return false;
+    for (int i = 0; i < c->n; i++)
+        if (c->v[i] == e->var) return false;
+    if (c->n == ENVN) c->over = true;
+    else c->v[c->n++] = e->var;
+    return false;
+}
+
+static bool owns(const SyncAcc *x, const IrVar *v) {
+    for (int i = 0; i < x->fv.n; i++)
+        if (x->fv.v[i] == v) return true;
+    return false;
+}
+
+/* The range to enumerate v over: an access's own variable (the range it was
+ * made with) or a shared one the analysis bounds (uniform loop variables,
+ * block indices); false if not a small integer range. */
+static bool xrange(SyncConflict *C, const SyncAcc *x, const SyncAcc *y, const IrVar *v, int64_t *lo, int64_t *hi) {
+    IrInterval r = owns(x, v) || owns(y, v) ? sync_fresh_range(v) : ir_arith_var_range(C->ar, v);
+    if (!ts_dtype_is_int(v->dt) || r.lo == IR_ARITH_NEG_INF || r.hi == IR_ARITH_POS_INF || r.hi < r.lo ||
+        r.hi - r.lo >= MAXT)
+        return false;
+    *lo = r.lo;
+    *hi = r.hi;
+    return true;
+}
+
+/* The next values of en's variables [from, to) (mixed radix, the first
+ * fastest); false after the last (all back at their first values). */
+static bool xnext(Env *en, int from, int to) {
+    for (int i = from; i < to; i++) {
+        if (en->x[i] < en->hi[i]) {
+            en->x[i]++;
+            return true;
+        }
+        en->x[i] = en->lo[i];
+    }
+    return false;
+}
+
+/* The instances of x for the current values of en's variables outside
+ * [from, to), those inside enumerated: the elements touched where every
+ * conjunct evaluates true (one that cannot be evaluated counts as true). */
+static int64_t xside(const SyncAcc *x, Env *en, int from, int to, const IrExpr *const *conj, int nconj, XElem *out,
+                     bool *ok) {
+    int th = -1;
+    for (int i = from; i < to; i++) {
+        en->x[i] = en->lo[i];
+        if (en->v[i] == x->th) th = i;
+    }
+    int64_t n = 0;
+    do {
+        bool take = true;
+        for (int c = 0; c < nconj && take; c++) {
+            int64_t val;
+            if (eval_at(conj[c], en, &val)) take = val != 0;
+        }
+        if (!take) continue;
+        XElem *el = &out[n++];
+        memset(el, 0, sizeof *el);
+        el->t = th >= 0 ? en->x[th] : 0;
+        for (int d = 0; d < x->ndim && *ok; d++)
+            if (x->ext[d] == 1) *ok = eval_at(x->start[d], en, &el->idx[d]);
+    } while (*ok && xnext(en, from, to));
+    return n;
+}
+
+bool sync_exclusive(SyncConflict *C, const SyncAcc *x, const SyncAcc *y) {
+    if (!x->th || !y->th || x->buf != y->buf || x->ndim != y->ndim || x->ndim < 1 || x->ndim > XDIM)
+        return false;
+    for (int d = 0; d < x->ndim; d++)
+        if ((x->ext[d] != 1 && x->ext[d] != -1) || x->ext[d] != y->ext[d]) return false;
+    /* the variables of the indices and threads (all must be enumerable) */
+    XVars vs = {{0}, 0, false};
+    const SyncAcc *side[2] = {x, y};
+    for (int k = 0; k < 2; k++) {
+        for (int d = 0; d < side[k]->ndim; d++) ir_expr_any(side[k]->start[d], xvars_node, &vs);
+        IrExpr th = {.kind = IR_E_VAR, .var = (IrVar *)side[k]->th};
+        xvars_node(&th, &vs);
+    }
+    if (vs.over) return false;
+    /* the conjuncts whose variables are all enumerable, with their variables */
+    const IrExpr **conj[2];
+    int nconj[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        conj[k] = TS_NEWN(C->a, const IrExpr *, side[k]->nconj ? side[k]->nconj : 1);
+        for (int c = 0; c < side[k]->nconj; c++) {
+            XVars t = vs;
+            ir_expr_any(side[k]->conj[c], xvars_node, &t);
+            bool fine = !t.over;
+            for (int i = vs.n; i < t.n && fine; i++) {
+                int64_t lo, hi;
+                fine = !owns(side[1 - k], t.v[i]) && xrange(C, x, y, t.v[i], &lo, &hi);
+            }
+            if (!fine) continue;
+            conj[k][nconj[k]++] = side[k]->conj[c];
+            vs = t;
+        }
+    }
+    /* the environment: shared variables first, then x's, then y's */
+    Env en = {{0}, {0}, {0}, {0}, 0, true};
+    int first[4] = {0, 0, 0, 0};
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < vs.n; i++) {
+            const IrVar *v = vs.v[i];
+            if ((owns(x, v) ? 1 : owns(y, v) ? 2 : 0) != pass) continue;
+            if (!xrange(C, x, y, v, &en.lo[en.n], &en.hi[en.n])) return false;
+            en.v[en.n] = v;
+            en.x[en.n] = en.lo[en.n];
+            en.n++;
+        }
+        first[pass + 1] = en.n;
+    }
+    int64_t cnt[3] = {1, 1, 1};
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = first[pass]; i < first[pass + 1]; i++) {
+            cnt[pass] *= en.hi[i] - en.lo[i] + 1;
+            if (cnt[pass] > MAXENUM) return false;
+        }
+    if (cnt[0] * (cnt[1] + cnt[2]) > ((int64_t)1 << 22)) return false;
+    XElem *ex = malloc(sizeof *ex * (size_t)cnt[1]), *ey = malloc(sizeof *ey * (size_t)cnt[2]);
+    bool ok = ex && ey, meet = false;
+    do {
+        int64_t n1 = xside(x, &en, first[1], first[2], conj[0], nconj[0], ex, &ok);
+        int64_t n2 = ok ? xside(y, &en, first[2], first[3], conj[1], nconj[1], ey, &ok) : 0;
+        if (!ok) break;
+        qsort(ey, (size_t)n2, sizeof *ey, xelem_cmp);
+        for (int64_t i = 0; i < n1 && !meet; i++) {
+            /* y's instances at x's element (sorted by thread): one of another thread? */
+            XElem key = ex[i];
+            key.t = IR_ARITH_NEG_INF;
+            int64_t lo = 0, hi = n2;
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (xelem_cmp(&ey[mid], &key) < 0) lo = mid + 1;
+                else hi = mid;
+            }
+            for (int64_t j = lo; j < n2 && !meet && !memcmp(ey[j].idx, ex[i].idx, sizeof ex[i].idx); j++)
+                meet = ey[j].t != ex[i].t;
+        }
+    } while (!meet && xnext(&en, first[0], first[1]));
+    free(ex);
+    free(ey);
+    return ok && !meet;
 }

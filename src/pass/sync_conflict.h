@@ -54,6 +54,10 @@ typedef struct SyncAcc {
     const IrStmt *path_seq[SYNC_MAXPATH];
     int path_idx[SYNC_MAXPATH];
     int npath;            /* entries in path_seq / path_idx (0: none known) */
+    IrExpr **conj;        /* conditions it is made under inside its thread range (if/else branches,
+                             short-circuit operands, select arms), as conjuncts over its own variables
+                             and uniform ones; only sync_exclusive reads them */
+    int nconj;            /* how many */
 } SyncAcc;
 
 /* What deciding conflicts needs, and the answers decided so far. */
@@ -89,6 +93,15 @@ IrInterval sync_fresh_range(const IrVar *v);
  * kernel and not within one thread range, both write global memory)?
  * within: two accesses of one thread range.  Memoized. */
 bool sync_conflict(SyncConflict *C, const SyncAcc *x, const SyncAcc *y, bool within);
+
+/* Within one thread range, given the conditions the two accesses are made
+ * under (SyncAcc.conj): is it proven, by trying every value of the
+ * threads, their loop variables and the uniform loop variables around the
+ * range (small ranges only), that no element is touched by two different
+ * threads?  For data-dependent exchanges such as a bitonic step, where
+ * thread i writes elements i and i ^ m only when i < i ^ m.  false: not
+ * proven (too many values, an index not computable, ...). */
+bool sync_exclusive(SyncConflict *C, const SyncAcc *x, const SyncAcc *y);
 
 /* Are x and y equal up to a renaming of their own fresh variables (their
  * canonical keys, cached on them, equal)? */

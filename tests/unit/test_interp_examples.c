@@ -218,6 +218,9 @@ static const Case cases[] = {
     /* plan_smem: tiles used only in a loop body, each overwritten whole first
      * in every iteration, share bytes (the case fails if none do) */
     {"tests/run/kernels/frag_free.py", "loop_tiles", {"M=32", "N=32", "K=3"}, 1e-6, ON_REUSE | ON_REGS, 1, 0},
+    /* a bitonic sort: each step exchanges v[i] and v[i ^ m] in the thread with
+     * i < i ^ m only (insert_sync's sync_exclusive), one barrier per step */
+    {"tests/run/kernels/sync_exchange.py", "bitonic", {"N=64", "threads=32"}, 0, 0, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
@@ -590,6 +593,7 @@ int main(void) {
         Mutation m[4];     /* MUT_NONE-terminated */
     } planted_named[] = {
         {"var_offset_rows", {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_SHORT_THREADS}},
+        {"bitonic", {MUT_NO_BARRIERS, MUT_SHORT_THREADS}},
     };
     for (size_t t = 0; t < sizeof planted_named / sizeof *planted_named; t++)
         for (size_t m = 0; planted_named[t].m[m]; m++) {
