@@ -531,6 +531,7 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
         if (bad) ok = false;
     }
     ts_buf_free(&d.msg);
+    ts_buf_free(&d.warn); /* (over_budget warns) */
     free(text);
     ts_arena_free(&a);
     return ok;
