@@ -847,6 +847,185 @@ static bool is_barrier_stmt(const IrStmt *st, void *ctx) {
     return st->kind == IR_S_BARRIER;
 }
 
+/* The mark a collective leaves in a warp's lane form (count -1): the body
+ * is then elaborated again as roles (unit_collective). */
+static bool is_coll_mark(const IrStmt *st, void *ctx) {
+    (void)ctx;
+    return st->kind == IR_S_BARRIER && st->barrier.count == -1;
+}
+
+static IrStmt *tileop_stmt(Elab *E, TsOpKind kind, TsLoc loc);
+
+/* ---- collectives between the units of one block ----------------------------------
+ *
+ * T.allreduce / T.allgather / T.reduce_scatter / T.all_to_all inside
+ * `with T.Scale("warpgroup"|"warp")` run between the units (warpgroups,
+ * warps) of one block, on each unit's own tile: a buffer allocated in the
+ * Scale's body, so every unit has its own (doc/DISTRIBUTED.md has the
+ * semantics).  A body with a collective runs as roles (scale_roles: the
+ * body elaborated once per unit, id a constant), so the lowering is plain
+ * tile IR that the passes see like any other: every unit copies its tile
+ * into its slot of one shared scratch tile [units, ...] of the call site,
+ * a barrier of the whole block (every unit takes part), every unit
+ * computes its result from the slots with a parallel loop over its own
+ * tile (partitioned over the unit's threads like any of its loops), a
+ * second barrier so that a later use of the scratch (the same collective
+ * in a loop) cannot overwrite a slot another unit still reads.  A
+ * reduction folds the slots in unit order 0, 1, ..., n - 1, in float32
+ * for narrow floats; the result is the same on every unit, bit for bit.
+ * The scratch is created by unit 0's copy of the body and found by name by
+ * the others; scale_roles puts its allocation before the roles. */
+
+#define UNIT_SCRATCH "coll_unit_"
+
+static bool allocs_buf(const IrStmt *st, void *ctx) {
+    return st->kind == IR_S_ALLOC && st->alloc.buf == (const IrBuffer *)ctx;
+}
+
+/* b is the unit's own: allocated in the body of the unit's role. */
+static void unit_buffer_check(Elab *E, CArgs *A, IrBuffer *b, const char *lv) {
+    if (!E->role_body || !ir_stmt_any(E->role_body, allocs_buf, b))
+        elab_fail(E, TS_ERR_TYPE, A->loc,
+                  "%s inside T.Scale(\"%s\"): '%s' is not a tile of each %s (a collective between the %ss of a "
+                  "block takes a buffer allocated in the T.Scale body, one per %s)",
+                  A->fn, lv, b->name, lv, lv, lv);
+    if (b->scope != IR_SCOPE_SHARED && b->scope != IR_SCOPE_FRAGMENT)
+        elab_fail(E, TS_ERR_TYPE, A->loc, "%s inside T.Scale(\"%s\"): '%s' must be a shared or fragment tile", A->fn,
+                  lv, b->name);
+    for (int i = 0; i < b->ndim; i++) {
+        int64_t c;
+        if (!ir_is_const_int(b->shape[i], &c))
+            elab_fail(E, TS_ERR_UNSUPPORTED, A->loc, "%s inside T.Scale(\"%s\"): tiles with constant shapes only",
+                      A->fn, lv);
+    }
+}
+
+/* The call site's scratch [n, shape...] in shared memory: made by unit 0,
+ * found by the others (the latest of its name). */
+static IrBuffer *unit_scratch(Elab *E, CArgs *A, IrBuffer *like, int n) {
+    const char *name = ts_sprintf(E->a, UNIT_SCRATCH "%d_%d", A->loc.line, A->loc.col);
+    int64_t g = -1;
+    ir_is_const_int(E->unit_id, &g);
+    if (g > 0)
+        for (int i = E->k->buffers.n - 1; i >= 0; i--) {
+            IrBuffer *b = E->k->buffers.v[i];
+            if (strcmp(b->name, name)) continue;
+            bool same = b->dt == like->dt && b->ndim == like->ndim + 1;
+            for (int d = 0; same && d < like->ndim; d++) same = ir_expr_equal(b->shape[d + 1], like->shape[d]);
+            if (!same)
+                elab_fail(E, TS_ERR_SHAPE, A->loc, "%s: the units' tiles differ in shape or type", A->fn);
+            return b;
+        }
+    IrExpr **sh = TS_NEWN(E->a, IrExpr *, like->ndim + 1);
+    sh[0] = ir_i32(E->a, n);
+    for (int d = 0; d < like->ndim; d++) sh[d + 1] = like->shape[d];
+    return ir_buffer(E->k, name, like->dt, IR_SCOPE_SHARED, like->ndim + 1, sh, A->loc);
+}
+
+/* A barrier of every unit (the whole block): a named one of the block's
+ * thread count (bar.sync 1, threads), which insert_sync leaves as it is
+ * (the roles' own barriers are numbered above it) and which the units
+ * reach from their own roles' code. */
+static IrStmt *block_barrier(Elab *E, TsLoc loc) {
+    IrStmt *s = ir_stmt(E->a, IR_S_BARRIER, loc);
+    s->barrier.id = 1;
+    s->barrier.count = (int)ir_kernel_nthreads(E->k);
+    return s;
+}
+
+static void unit_collective(Elab *E, CArgs *A, int c, IrBuffer *src, IrBuffer *dst, IrBinOp op) {
+    TsArena *a = E->a;
+    TsLoc loc = A->loc;
+    const char *lv = E->role_threads == 32 ? "warp" : "warpgroup";
+    int n = E->unit_num;
+    IrExpr *g = E->unit_id;
+    unit_buffer_check(E, A, src, lv);
+    if (dst != src) unit_buffer_check(E, A, dst, lv);
+    if (dst->ndim != src->ndim || src->ndim < 1)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' must have the same number of dims", A->fn, src->name,
+                  dst->name);
+    int64_t rs, rd, e1, e2;
+    ir_is_const_int(src->shape[0], &rs);
+    ir_is_const_int(dst->shape[0], &rd);
+    for (int i = 1; i < src->ndim; i++)
+        if (ir_is_const_int(src->shape[i], &e1) && ir_is_const_int(dst->shape[i], &e2) && e1 != e2)
+            elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' must agree beyond their first axis", A->fn, src->name,
+                      dst->name);
+    if (c == C_ALLGATHER && rd != rs * n)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' needs %lld rows (%d %ss x %lld), not %lld", A->fn, dst->name,
+                  (long long)(rs * n), n, lv, (long long)rs, (long long)rd);
+    if (c == C_REDUCE_SCATTER && rs != rd * n)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' needs %lld rows (%d %ss x %lld), not %lld", A->fn, src->name,
+                  (long long)(rd * n), n, lv, (long long)rd, (long long)rs);
+    if (c == C_ALL_TO_ALL && (rs != rd || rs % n))
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' need the same rows, a multiple of the %d %ss", A->fn,
+                  src->name, dst->name, n, lv);
+    IrBuffer *S = unit_scratch(E, A, src, n);
+    /* 1. my tile into my slot */
+    IrStmt *cp = tileop_stmt(E, TS_OP_COPY, loc);
+    cp->op->r[0] = ir_region_full(a, src);
+    IrRegion slot = ir_region_full(a, S);
+    slot.start[0] = g;
+    slot.extent[0] = ir_i32(a, 1);
+    cp->op->r[1] = slot;
+    cp->op->nr = 2;
+    emit(E, cp);
+    emit(E, block_barrier(E, loc));
+    /* 2. dst[idx] from the slots, a parallel loop over dst */
+    int nd = dst->ndim;
+    IrVar *v[8];
+    IrExpr **idx = TS_NEWN(a, IrExpr *, nd), **sidx = TS_NEWN(a, IrExpr *, nd + 1);
+    for (int i = 0; i < nd; i++) {
+        v[i] = ir_var(E->k, "ui", TS_INT32, IR_VAR_LOOP);
+        idx[i] = ir_var_ref(a, v[i]);
+        sidx[i + 1] = idx[i];
+    }
+    IrExpr *val = NULL;
+    if (c == C_ALLREDUCE || c == C_REDUCE_SCATTER) {
+        TsDType accdt = ts_dtype_is_float(src->dt) && src->dt != TS_FLOAT64 ? TS_FLOAT32 : src->dt;
+        if (c == C_REDUCE_SCATTER) sidx[1] = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, g, ir_i32(a, rd)), idx[0]);
+        for (int u = 0; u < n; u++) {
+            IrExpr **si = TS_NEWN(a, IrExpr *, nd + 1);
+            memcpy(si, sidx, sizeof(IrExpr *) * (size_t)(nd + 1));
+            si[0] = ir_i32(a, u);
+            IrExpr *x = ir_load(a, S, si, nd + 1);
+            if (x->dt != accdt) x = ir_cast(a, accdt, x);
+            val = val ? ir_bin(a, op, val, x) : x;
+        }
+    } else {
+        /* allgather: row r of dst is row r % rs of unit r / rs's tile;
+         * all_to_all: row r is row g * chunk + r % chunk of unit r / chunk's */
+        int64_t per = c == C_ALLGATHER ? rs : rs / n;
+        sidx[0] = ir_bin(a, IR_FLOORDIV, idx[0], ir_i32(a, per));
+        sidx[1] = ir_bin(a, IR_FLOORMOD, idx[0], ir_i32(a, per));
+        if (c == C_ALL_TO_ALL) sidx[1] = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, g, ir_i32(a, per)), sidx[1]);
+        val = ir_load(a, S, sidx, nd + 1);
+    }
+    if (val->dt != dst->dt) val = ir_cast(a, dst->dt, val);
+    IrStmt *body = ir_store(a, dst, idx, nd, val);
+    body->loc = loc;
+    for (int i = nd - 1; i >= 0; i--) {
+        body = ir_for(a, v[i], ir_i32(a, 0), dst->shape[i], IR_FOR_PARALLEL, body);
+        body->loc = loc;
+    }
+    emit(E, body);
+    emit(E, block_barrier(E, loc));
+}
+
+/* scale_roles: the scratch tiles made by the body's collectives
+ * (buffers[from..]) allocated in parent at `at`, before the roles. */
+static void unit_scratch_allocs(Elab *E, IrStmt *parent, int at, int from) {
+    for (int i = from; i < E->k->buffers.n; i++) {
+        IrBuffer *b = E->k->buffers.v[i];
+        if (strncmp(b->name, UNIT_SCRATCH, strlen(UNIT_SCRATCH))) continue;
+        IrStmt *al = ir_stmt(E->a, IR_S_ALLOC, b->loc);
+        al->alloc.buf = b;
+        ir_seq_push(E->a, parent, al);
+        for (int j = parent->seq.n - 1; j > at; j--) parent->seq.v[j] = parent->seq.v[j - 1];
+        parent->seq.v[at++] = al;
+    }
+}
+
 /* with T.Scale("warpgroup") as (id, count): every warpgroup of the block
  * (128 threads) runs the body as its own unit of work, a T.ws role of its
  * threads [128 g, 128 (g + 1)) per warpgroup g, the body elaborated once
@@ -881,6 +1060,7 @@ static void scale_roles(Elab *E, Env *env, const AstStmt *s, int per, const char
     IrStmt *saved = E->cur;
     IrExpr *sid = E->unit_id;
     int snum = E->unit_num;
+    int at = saved->seq.n, from = k->buffers.n;
     for (int g = 0; g < n; g++) {
         IrStmt *r = ir_stmt(E->a, IR_S_ROLE, s->loc);
         r->role.lo = per * g;
@@ -905,6 +1085,7 @@ static void scale_roles(Elab *E, Env *env, const AstStmt *s, int per, const char
     E->unit_id = sid;
     E->unit_num = snum;
     E->cur = saved;
+    unit_scratch_allocs(E, saved, at, from);
     if (n > 1) same_tile_check(E, s, saved, per, lv);
 }
 
@@ -980,7 +1161,7 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
     E->unit_num = snum;
     E->cur = saved;
     if (loop && !strcmp(lv, "warp") && !E->role_depth && ir_stmt_any(loop->if_.then, warp_body_bad, NULL) &&
-        !ir_stmt_any(loop->if_.then, is_barrier_stmt, NULL)) {
+        (!ir_stmt_any(loop->if_.then, is_barrier_stmt, NULL) || ir_stmt_any(loop->if_.then, is_coll_mark, NULL))) {
         /* a tile operator of the whole warp (a warp's T.gemm on its own
          * tile, a reduction): the body again, as a role of each warp's 32
          * threads (scale_roles) instead of lane 0's code */
@@ -1083,6 +1264,20 @@ static void collective(Elab *E, CArgs *A, int c) {
         const char *o = str_arg(E, A, opv, "op");
         op = !strcmp(o, "sum") ? IR_ADD : !strcmp(o, "max") ? IR_MAX : !strcmp(o, "min") ? IR_MIN : IR_POW;
         if (op == IR_POW) elab_fail(E, TS_ERR_TYPE, loc, "%s: op must be 'sum', 'max' or 'min', not '%s'", A->fn, o);
+    }
+    if (E->unit_id && E->unit_num > 0) { /* between the warps / warpgroups of the block */
+        int64_t gc;
+        if (ir_is_const_int(E->unit_id, &gc) && E->role_depth) {
+            unit_collective(E, A, c, src, dst, op);
+        } else if (!E->role_depth) { /* a warp's lane form: the body again as roles (comm_exec_scale) */
+            IrStmt *m = ir_stmt(a, IR_S_BARRIER, loc);
+            m->barrier.count = -1;
+            emit(E, m);
+        } else {
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: a collective between the units of a T.Scale inside a T.ws role",
+                      A->fn);
+        }
+        return;
     }
     if (is_view(src) || is_view(dst))
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: on a FullRow/FullCol device view (give the shard, or a Replica view)", A->fn);

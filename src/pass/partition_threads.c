@@ -978,10 +978,22 @@ static bool waiting_role(const IrStmt *s, void *ctx) {
     return s->kind == IR_S_ROLE && ir_stmt_any(s->role.body, mbar_wait, ctx);
 }
 
+/* A barrier inside a role of more threads than the role's: roles meet
+ * there (the collectives between T.Scale units, comm_builtins.c), which
+ * program order (one role after the other) cannot run. */
+static bool role_meets(const IrStmt *s, void *ctx) {
+    return s->kind == IR_S_BARRIER && (s->barrier.count == 0 || s->barrier.count > *(const int *)ctx);
+}
+
+static bool roles_meet(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_ROLE && ir_stmt_any(s->role.body, role_meets, (void *)&s->role.n);
+}
+
 /* thread_coro, or no barriers: see the essay above. */
 static void c_choose(TsPassCtx *cx, IrKernel *k) {
     k->thread_coro = ir_stmt_any(k->body, coro_range, NULL) || ir_stmt_any(k->body, is_thread_return, NULL) ||
-                     ir_stmt_any(k->body, waiting_role, NULL);
+                     ir_stmt_any(k->body, waiting_role, NULL) || ir_stmt_any(k->body, roles_meet, NULL);
     if (k->thread_coro) return;
     IrMutator m = {.arena = cx->arena, .post_stmt = drop_barrier};
     k->body = ir_mutate_stmt(&m, k->body);

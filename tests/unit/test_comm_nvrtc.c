@@ -64,6 +64,16 @@ static const Case cases[] = {
     {"examples/distributed/warp_tiles.py", "wg_tiles", {{"rows", "256"}, {"cols", "48"}}, 2},
     {"examples/scale_gemm.py", "warp_gemm", {{"M", "64"}}, 1}, /* a warp's own gemm, no world */
     {"examples/scale_gemm.py", "wg_gemm", {{"M", "64"}}, 1},   /* a warpgroup's own gemm, no world */
+    /* collectives between a block's units (shared scratch, bar.sync 1, threads), no world */
+    {"examples/scale_coll.py", "allreduce", {{"level", "warp"}, {"op", "max"}}, 2},
+    {"examples/scale_coll.py", "allreduce", {{"level", "warpgroup"}, {"scope", "fragment"}, {"dtype", "float16"}}, 3},
+    {"examples/scale_coll.py", "reduce_scatter", {{"level", "warp"}, {"op", "min"}}, 2},
+    {"examples/scale_coll.py", "reduce_scatter", {{"level", "warpgroup"}, {"threads", "512"}}, 2},
+    {"examples/scale_coll.py", "allgather", {{"level", "warp"}}, 1},
+    {"examples/scale_coll.py", "allgather", {{"level", "warpgroup"}}, 1},
+    {"examples/scale_coll.py", "all_to_all", {{"level", "warp"}, {"threads", "256"}}, 2},
+    {"examples/scale_coll.py", "all_to_all", {{"level", "warpgroup"}}, 1},
+    {"examples/scale_coll.py", "wg_gemm_allreduce", {{"M", "64"}}, 1},
 };
 
 static const char *IN_PARALLEL =
@@ -106,6 +116,9 @@ int main(void) {
             CHECK_CONTAINS(src, "ts_warp_ballot((unsigned)(");
         } else if (!strcmp(c->file, "examples/scale_gemm.py")) { /* each unit's gemm on its own warps' tensor cores */
             CHECK_CONTAINS(src, "mma.sync");
+        } else if (!strcmp(c->file, "examples/scale_coll.py")) { /* the units meet at a barrier of the block */
+            CHECK_CONTAINS(src, "ts_bar_sync(1, ");
+            if (!strcmp(c->entry, "wg_gemm_allreduce")) CHECK_CONTAINS(src, "mma.sync");
         } else {
             CHECK_CONTAINS(src, "__device__ ts_u64 ts_comm_peer[64];");
             CHECK_CONTAINS(src, "ts_comm_addr(");
@@ -119,7 +132,8 @@ int main(void) {
         /* a warp's remote copy: its lanes share each range (T.put_warp's meaning) */
         if (!strcmp(c->entry, "warp_loops") || !strcmp(c->entry, "warp_tiles")) CHECK_CONTAINS(src, "ts_i += ts_wn");
         /* remote tile copies as ranges of 16-byte moves by the whole block */
-        if (!strcmp(c->entry, "tile_copy") || !strcmp(c->entry, "reduce_scatter")) CHECK_CONTAINS(src, "uint4 *ts_vd");
+        if (!strcmp(c->entry, "tile_copy") || (!strcmp(c->entry, "reduce_scatter") && strcmp(c->file, "examples/scale_coll.py")))
+            CHECK_CONTAINS(src, "uint4 *ts_vd");
         /* warp primitives with per-warp ranges: the lanes of a warp share each range */
         if (!strcmp(c->file, "examples/distributed/warp_prims.py")) CHECK_CONTAINS(src, "ts_i += ts_wn");
         /* the printer adds no thread test, shared word or barrier of its own
