@@ -1155,6 +1155,9 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
         E->unit_id = id;
         int64_t c;
         E->unit_num = ir_is_const_int(count, &c) ? (int)c : 0;
+    } else if (!strcmp(lv, "block")) { /* (collectives on a block's own tiles are refused: collective) */
+        E->unit_id = NULL;
+        E->unit_num = -1;
     }
     exec_block(E, env, &s->body);
     E->unit_id = sid;
@@ -1265,6 +1268,12 @@ static void collective(Elab *E, CArgs *A, int c) {
         op = !strcmp(o, "sum") ? IR_ADD : !strcmp(o, "max") ? IR_MAX : !strcmp(o, "min") ? IR_MIN : IR_POW;
         if (op == IR_POW) elab_fail(E, TS_ERR_TYPE, loc, "%s: op must be 'sum', 'max' or 'min', not '%s'", A->fn, o);
     }
+    if (E->unit_num == -1 && (src->scope != IR_SCOPE_GLOBAL || dst->scope != IR_SCOPE_GLOBAL))
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                  "%s inside T.Scale(\"block\"): a collective between the blocks of a kernel on each block's own "
+                  "tile is not supported (the blocks of one launch are not guaranteed to be resident together: "
+                  "no cooperative launch); put the tiles in a tensor on the heap and use T.Scale(\"device\") "
+                  "collectives, or T.barrier_blocks", A->fn);
     if (E->unit_id && E->unit_num > 0) { /* between the warps / warpgroups of the block */
         int64_t gc;
         if (ir_is_const_int(E->unit_id, &gc) && E->role_depth) {
