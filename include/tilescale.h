@@ -230,8 +230,10 @@ TsStatus ts_kernel_device_code(const TsKernel *k, const char *form, void **out, 
  * full tier was swapped in), QUICK (the full tier is being built in the
  * background; a later launch swaps it in once it is done), QUICK_ONLY
  * (TS_TIERED_QUICK, or the full tier's build failed: ts_kernel_wait_full
- * says why).  A prepared launch (ts_kernel_prepare_device) binds one
- * module for good, so preparing waits for the full tier.
+ * says why).  A prepared launch (ts_kernel_prepare_device) starts on the
+ * tier running when it is prepared and moves to the full tier at its first
+ * launch after the full build is done (no lock: two atomic loads per
+ * launch once moved); ts_kernel_tier says which one runs.
  * ts_kernel_wait_full waits for the background build and swaps the full
  * tier in: TS_OK when the full tier runs from now on (or k is not tiered),
  * else the build's error (the quick tier stays usable). */

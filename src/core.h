@@ -51,5 +51,9 @@ struct TsKernel {
 /* Swap a kernel's finished full tier in (api.c; launch.c calls it before
  * each launch with wait 0). */
 TsStatus ts_kernel_tier_install(TsKernel *k, int wait, TsDiag *d);
+/* A plan just prepared on k (api.c's ts_kernel_prepare_device): where k is
+ * a tiered build still on its quick tier, its launches move to the full
+ * tier once a launch finds it done (target/cuda's ts_cuda_plan_tiered). */
+void ts_kernel_plan_tiered(TsKernel *k, struct TsPlan *plan);
 
 #endif

@@ -551,6 +551,15 @@ TsStatus ts_kernel_launch_device(TsKernel *k, const TsTensor *args, int nargs, v
     return st;
 }
 
+/* A tiered kernel's plan asks here, while it still runs the quick tier, for
+ * the module to launch: the launch takes and loads a finished full tier
+ * exactly as ts_kernel_launch does (one taker, on its own thread). */
+static TsModuleCuda *plan_upgrade(void *owner) {
+    TsKernel *k = owner;
+    (void)ts_kernel_tier_install(k, 0, NULL);
+    return ts_kernel_tier(k) == TS_TIER_FULL ? k->cumod : NULL;
+}
+
 TsStatus ts_kernel_prepare_device(TsKernel *k, const TsTensor *args, int nargs, TsPlan **plan) {
     if (!k || !plan) return TS_ERR_INVALID;
     *plan = NULL;
@@ -566,10 +575,19 @@ TsStatus ts_kernel_prepare_device(TsKernel *k, const TsTensor *args, int nargs, 
         k->ctx->diag.status = k->next && k->cumod ? TS_ERR_UNSUPPORTED : TS_ERR_INVALID;
         return k->ctx->diag.status;
     }
-    /* a plan binds one module for good: the full tier of a tiered build (waited for here;
-     * a failed full build leaves the quick tier) */
-    if (ts_kernel_tier(k) == TS_TIER_QUICK) (void)ts_kernel_tier_install(k, 1, NULL);
-    return ts_launch_prepare(k, args, nargs, plan);
+    TsStatus st = ts_launch_prepare(k, args, nargs, plan);
+    if (st == TS_OK) ts_kernel_plan_tiered(k, *plan);
+    return st;
+}
+
+void ts_kernel_plan_tiered(TsKernel *k, TsPlan *plan) {
+    if (!k->tier) return;
+    /* the plan starts on the module bound now and moves to the full tier's once a
+     * launch finds it swapped in (plan_upgrade); not where it is bound to the full tier
+     * already, nor where the full build failed (QUICK_ONLY for good) */
+    int tier = ts_kernel_tier(k);
+    if (tier == TS_TIER_QUICK || (tier == TS_TIER_FULL && ts_cuda_plan_module(plan) != k->cumod))
+        ts_cuda_plan_tiered(plan, plan_upgrade, k);
 }
 
 uint64_t *ts_plan_pointers(TsPlan *plan) { return ts_cuda_plan_slots(plan); }

@@ -16,7 +16,15 @@
  *     default, is with TS_TIERED_ON; TS_TIERED_OFF never; TS_TIERED_QUICK
  *     builds the quick tier alone; the C target ignores the option;
  *   - the worker's state machine: of several threads taking the finished
- *     build at once exactly one gets the module, the others nothing.
+ *     build at once exactly one gets the module, the others nothing;
+ *   - a prepared launch (TsPlan, the Python fast path) made on the quick
+ *     tier launches the quick module while the full tier builds, and moves
+ *     to the full module when launches find it done (several threads at
+ *     once: each gets one of the two modules, the kernel swaps once, the
+ *     plan stays on the full one); a plan of a kernel built in the quick
+ *     tier alone stays on it.  No driver: the plan's choice of module
+ *     (ts_cuda_plan_module, what ts_cuda_plan_launch launches) is checked
+ *     on plans made without loading (ts_cuda_plan_new).
  */
 #include "test.h"
 
@@ -27,6 +35,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core.h"
+#include "runtime/launch.h"
 #include "target/cuda/cuda_target.h"
 #include "tilescale.h"
 
@@ -308,6 +318,118 @@ static void test_takers(void) {
     rm_rf(dir);
 }
 
+/* ---- prepared launches of a tiered kernel ---- */
+
+/* A plan of k on module m as ts_cuda_plan_device makes it, without loading
+ * m (made-up addresses and extents: nothing is launched). */
+static TsPlan *plan_on(TsKernel *k, TsModuleCuda *m) {
+    enum { MAXP = 8 };
+    static const int64_t ext[8] = {256, 256, 256, 256, 256, 256, 256, 256};
+    void *data[MAXP];
+    const int64_t *shape[MAXP], *strides[MAXP];
+    int np = k->ir->params.n;
+    CHECK(np <= MAXP);
+    if (np > MAXP) return NULL;
+    for (int p = 0; p < np; p++) {
+        data[p] = (void *)(uintptr_t)(0x10000u * (unsigned)(p + 1));
+        shape[p] = ext;
+        strides[p] = ext;
+    }
+    int64_t vars[8] = {0};
+    TsLaunchArgs a;
+    memset(&a, 0, sizeof a);
+    a.nparams = np;
+    a.data = data;
+    a.shape = shape;
+    a.strides = strides;
+    a.shape_vars = vars;
+    a.nshape_vars = k->ir->shape_vars.n < 8 ? k->ir->shape_vars.n : 8;
+    a.grid[0] = 2, a.grid[1] = 1, a.grid[2] = 1;
+    TsDiag d;
+    memset(&d, 0, sizeof d);
+    TsPlan *pl = NULL;
+    CHECK_EQ_INT(TS_OK, ts_cuda_plan_new(&d, m, k->ir, &a, &pl));
+    ts_buf_free(&d.msg);
+    ts_buf_free(&d.warn);
+    if (pl) {
+        CHECK(ts_plan_pointers(pl)[0] == 0x10000u);
+        ts_kernel_plan_tiered(k, pl); /* the tail of ts_kernel_prepare_device */
+    }
+    return pl;
+}
+
+typedef struct Launcher {
+    TsPlan *pl;      /* the plan */
+    TsModuleCuda *m[8]; /* the module each of 8 launches chose */
+} Launcher;
+
+static void *launches(void *arg) {
+    Launcher *l = arg;
+    for (int i = 0; i < 8; i++) l->m[i] = ts_cuda_plan_module(l->pl);
+    return NULL;
+}
+
+static void test_plan(void) {
+    char dir[64];
+    new_dir(dir, sizeof dir);
+    TsKernel *k = compile(dir, big, NBIG, TS_TIERED_ON, TS_TARGET_CUDA);
+    if (!k) return;
+    CHECK_EQ_INT(TS_TIER_QUICK, ts_kernel_tier(k));
+    TsModuleCuda *quick = k->cumod;
+    TsPlan *pl = plan_on(k, quick), *pl2 = plan_on(k, quick);
+    if (!pl || !pl2) {
+        ts_kernel_destroy(k);
+        return;
+    }
+    /* while the worker compiles (NVRTC: ~100 ms at least), a launch runs the quick tier */
+    TsModuleCuda *now = ts_cuda_plan_module(pl);
+    if (ts_cuda_tier_state(k->tier) == TS_CUDA_TIER_RUNNING) {
+        CHECK(now == quick);
+        CHECK_EQ_INT(TS_TIER_QUICK, ts_kernel_tier(k));
+    }
+    /* the build done, not yet taken: launches on 4 threads take it (one of them) */
+    CHECK_EQ_INT(TS_CUDA_TIER_READY, ts_cuda_tier_wait(k->tier));
+    Launcher l[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        l[i].pl = i % 2 ? pl2 : pl;
+        CHECK_EQ_INT(0, pthread_create(&th[i], NULL, launches, &l[i]));
+    }
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    CHECK_EQ_INT(TS_TIER_FULL, ts_kernel_tier(k));
+    CHECK_EQ_INT(TS_CUDA_TIER_TAKEN, ts_cuda_tier_state(k->tier));
+    TsModuleCuda *full = k->cumod;
+    CHECK(full != quick);
+    CHECK(k->cumod_quick == quick);
+    /* each launch ran one of the two; a plan never goes back; the first launch
+     * of all took the finished build, so it ran the full tier */
+    int nfull = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 8; j++) {
+            CHECK(l[i].m[j] == quick || l[i].m[j] == full);
+            if (j && l[i].m[j - 1] == full) CHECK(l[i].m[j] == full);
+            nfull += l[i].m[j] == full;
+        }
+    CHECK(nfull > 0);
+    CHECK(ts_cuda_plan_module(pl) == full);
+    CHECK(ts_cuda_plan_module(pl2) == full);
+    /* a plan prepared now is bound to the full tier */
+    TsPlan *pl3 = plan_on(k, full);
+    if (pl3) CHECK(ts_cuda_plan_module(pl3) == full);
+    CHECK_EQ_INT(TS_OK, ts_kernel_wait_full(k));
+    ts_kernel_destroy(k); /* frees the plans (owned by the modules) */
+
+    /* the quick tier alone: the plan stays on it */
+    k = compile(dir, big, NBIG, TS_TIERED_QUICK, TS_TARGET_CUDA);
+    if (k) {
+        CHECK_EQ_INT(TS_TIER_QUICK_ONLY, ts_kernel_tier(k));
+        TsPlan *p = plan_on(k, k->cumod);
+        if (p) CHECK(ts_cuda_plan_module(p) == k->cumod);
+        ts_kernel_destroy(k);
+    }
+    rm_rf(dir);
+}
+
 int main(void) {
     TsBuf why = {0};
     if (!ts_nvrtc_available(&why)) {
@@ -326,6 +448,7 @@ int main(void) {
     test_options();
     test_archs();
     test_takers();
+    test_plan();
     ts_context_destroy(ctx);
     return test_done();
 }

@@ -36,6 +36,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -623,10 +624,24 @@ TsStatus ts_cuda_run(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLau
 /* ---- prepared launches (TsPlan) ---------------------------------------------------- */
 
 /* One prepared launch: the kernel parameter array cuLaunchKernel reads,
- * pointing into the plan's own copies of the values (one allocation). */
+ * pointing into the plan's own copies of the values (one allocation).
+ *
+ * A plan of a tiered build (ts_cuda_plan_tiered) is made on the quick
+ * tier's module and moves to the full tier's once it is loaded: `m` is
+ * behind an atomic, and a launch that finds it still equal to `quick`
+ * asks the owner's `upgrade` for the module to run now (the owner, the
+ * driver's kernel, lets one launching thread take and load the full tier,
+ * as its own launches do).  The steady state costs two atomic loads (plain
+ * reads on x86) and a compare, no lock.  Both modules live until the kernel is freed (the quick one
+ * owns the plan), so a launch still reading the quick module is safe. */
 struct TsPlan {
-    struct TsPlan *next;  /* the module's next plan */
-    TsModuleCuda *m;      /* the module (owns the plan) */
+    struct TsPlan *next;  /* the quick (first) module's next plan */
+    TsModuleCuda *_Atomic m; /* the module launched now (the full tier's once swapped in) */
+    TsModuleCuda *_Atomic quick; /* tiered: the module the plan was made on while the full tier
+                                    was not in yet (NULL: not tiered or moved, m never moves again) */
+    TsModuleCuda *(*upgrade)(void *owner); /* tiered: the module to launch now (the full tier's
+                                              once the owner swapped it in, else NULL) */
+    void *owner;          /* its argument (the kernel) */
     TsDiag *d;            /* where launch errors go (the kernel's context) */
     unsigned grid[3];     /* grid extents; grid[0] == 0: an empty grid, nothing runs */
     int nk;               /* entries of kp */
@@ -640,9 +655,16 @@ TsStatus ts_cuda_plan_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, con
                              struct TsPlan **out) {
     *out = NULL;
     if (!m || !ir || !a) return fail(d, TS_ERR_INVALID, "ts_cuda_plan_device: NULL argument");
-    if (a->nparams != ir->params.n) return fail(d, TS_ERR_INTERNAL, "%s: launch arguments do not match the kernel", m->kname);
     TsStatus st = ts_cuda_module_load(d, m, TS_ERR_RUNTIME, NULL);
     if (st) return st;
+    return ts_cuda_plan_new(d, m, ir, a, out);
+}
+
+TsStatus ts_cuda_plan_new(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a,
+                          struct TsPlan **out) {
+    *out = NULL;
+    if (!m || !ir || !a) return fail(d, TS_ERR_INVALID, "ts_cuda_plan_new: NULL argument");
+    if (a->nparams != ir->params.n) return fail(d, TS_ERR_INTERNAL, "%s: launch arguments do not match the kernel", m->kname);
     if (a->grid[0] > 2147483647LL || a->grid[1] > 65535 || a->grid[2] > 65535)
         return fail(d, TS_ERR_SHAPE, "%s: grid (%lld, %lld, %lld) exceeds CUDA's limits (2^31-1, 65535, 65535)",
                     m->kname, (long long)a->grid[0], (long long)a->grid[1], (long long)a->grid[2]);
@@ -701,6 +723,28 @@ TsStatus ts_cuda_plan_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, con
 
 uint64_t *ts_cuda_plan_slots(struct TsPlan *p) { return p ? p->slots : NULL; }
 
+void ts_cuda_plan_tiered(struct TsPlan *p, TsModuleCuda *(*upgrade)(void *owner), void *owner) {
+    /* before the plan is handed out: no launch reads these yet */
+    p->upgrade = upgrade;
+    p->owner = owner;
+    atomic_store_explicit(&p->quick, atomic_load_explicit(&p->m, memory_order_relaxed), memory_order_relaxed);
+}
+
+TsModuleCuda *ts_cuda_plan_module(struct TsPlan *p) {
+    /* quick first: it is cleared after m moved (release), so NULL here means m is the last one */
+    TsModuleCuda *q = atomic_load_explicit(&p->quick, memory_order_acquire);
+    TsModuleCuda *m = atomic_load_explicit(&p->m, memory_order_acquire);
+    if (m != q) return m; /* not tiered, or on the full tier: the steady state (two loads of one
+                             cache line, plain reads on x86) */
+    TsModuleCuda *full = p->upgrade(p->owner);
+    if (!full) return m; /* the full tier is not in yet (or failed: the quick one stays) */
+    /* several launching threads may store the same values: harmless.  full == m: the
+     * plan was bound to the full module as it was being swapped in: nothing to move */
+    if (full != m) atomic_store_explicit(&p->m, full, memory_order_release);
+    atomic_store_explicit(&p->quick, NULL, memory_order_release);
+    return full;
+}
+
 static void plans_free(struct TsPlan *p) {
     while (p) {
         struct TsPlan *n = p->next;
@@ -712,7 +756,7 @@ static void plans_free(struct TsPlan *p) {
 TsStatus ts_cuda_plan_launch(struct TsPlan *pl, void *stream) {
     if (!pl) return TS_ERR_INVALID;
     if (!pl->grid[0]) return TS_OK;
-    TsModuleCuda *m = pl->m;
+    TsModuleCuda *m = ts_cuda_plan_module(pl);
     TsCuDriver *v = m->drv;
     TsDiag *d = pl->d;
     char eb[256];

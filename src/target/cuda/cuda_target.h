@@ -284,6 +284,18 @@ TsStatus ts_cuda_plan_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, con
                              struct TsPlan **out);
 uint64_t *ts_cuda_plan_slots(struct TsPlan *p);
 TsStatus ts_cuda_plan_launch(struct TsPlan *p, void *stream);
+/* ts_cuda_plan_device without loading m (no driver needed: the plan's
+ * bookkeeping, tested without a GPU). */
+TsStatus ts_cuda_plan_new(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a,
+                          struct TsPlan **out);
+/* A plan made on a tiered build's quick module, before it is handed out:
+ * while the plan still runs that module, each launch asks upgrade(owner)
+ * for the module to run now (NULL or the same: stay), and keeps a new one
+ * for good.  ts_cuda_plan_module is that choice (what ts_cuda_plan_launch
+ * launches); once moved it is two atomic loads, no lock.  Thread-safe as
+ * launches. */
+void ts_cuda_plan_tiered(struct TsPlan *p, TsModuleCuda *(*upgrade)(void *owner), void *owner);
+TsModuleCuda *ts_cuda_plan_module(struct TsPlan *p);
 
 /* A T.alloc_global workspace of a device launch: `bytes` of device memory
  * in m's context (*out its address), and its release (after the work
