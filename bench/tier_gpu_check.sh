@@ -3,7 +3,7 @@
 # goal: NVRTC cold <= 0.3 s per example kernel; pass tier_plan, driver/api.c,
 # target/cuda/tier_cuda.c).
 #
-#   B=build-gpu bash bench/tier_gpu_check.sh      # ON THE DEVICE, ~3-5 min
+#   B=build-gpu bash bench/tier_gpu_check.sh      # ON THE DEVICE, ~4-7 min
 #
 # 1. Correctness of both tiers on the GPU against the C target (the bench
 #    configurations' tiles at smaller sizes: GEMM 128x256x128 2 stages 256
@@ -22,7 +22,13 @@
 #    variant "quick tier:TILESCALE_TIERED=quick"; the plain rows wait for the
 #    full tier: TILESCALE_CUDA_BENCH makes `run` do so), outputs checked
 #    element by element against torch.
-# Prints PASS/FAIL lines for part 1 and the tables of parts 2 and 3.
+# 4. Through Python (bench/tier_py_gpu.py): the first call's wall time on an
+#    empty cache, the tier it reports (quick), outputs against torch, calls
+#    from 4 threads until the prepared launch moves to the full tier, kernel
+#    time now against full-only and quick-only builds, host time per call of
+#    a tiered kernel after its switch against the same kernel not tiered;
+#    then bench/py_launch_overhead.py (the <= 7 us goal, beside torch.add).
+# Prints PASS/FAIL lines for parts 1 and 4 and the tables of parts 2 and 3.
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -83,6 +89,14 @@ echo "== 3. kernel time, full tier and quick tier (gpu_bench.py, no TileLang)"
 OUT=${OUT:-/tmp} TS=$TS TILESCALE_CACHE_DIR=$T/c4 TS_BENCH_VARIANTS="quick tier:TILESCALE_TIERED=quick" \
   python3 bench/gpu_bench.py --no-tilelang \
   --only "128×256×128,D128" 2>&1 | tail -30
+
+echo "== 4. through Python: first call's wall time and tier, the switch to the full tier from 4 threads"
+echo "   (outputs against torch), the prepared launch on the full module, launch overhead (bench/tier_py_gpu.py)"
+CUDA_CACHE_DISABLE=1 TILESCALE_LIB=$ROOT/$B/libtilescale.so PYTHONPATH=$ROOT/python python3 bench/tier_py_gpu.py ||
+  fails=$((fails + 1))
+echo "-- bench/py_launch_overhead.py (a small kernel, not tiered: goal <= 7 us/call, compare with torch.add)"
+OUT=${OUT:-/tmp} TILESCALE_LIB=$ROOT/$B/libtilescale.so PYTHONPATH=$ROOT/python python3 bench/py_launch_overhead.py \
+  --repeat 3 2>&1 | tail -25
 
 echo "== tier_gpu_check: $fails failed"
 exit $((fails > 0))

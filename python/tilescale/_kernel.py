@@ -510,6 +510,46 @@ class Kernel:
         v = _lib.kernel_shared_bytes(self._default().k)
         return None if v < 0 else int(v)
 
+    # -- the tiered CUDA build (ours; TileLang has no such API) --
+    def _tier_forms(self):
+        """The compiled CUDA forms (a tiered build exists only there)."""
+        return [f for t, f in self._forms.items() if t == _lib.TARGET_CUDA and f.k]
+
+    @property
+    def tier(self):
+        """Which build of the CUDA code runs now: "full"; "quick" (a large
+        kernel's first build: the quick tier runs while the full one is
+        compiled in the background, and later calls move to the full tier
+        once it is done); "quick_only" (the full tier's build failed, or
+        TILESCALE_TIERED=quick).  "full" on the C target."""
+        for f in self._tier_forms():
+            t = _lib.TIER_NAMES.get(_lib.kernel_tier(f.k), "full")
+            if t != "full":
+                return t
+        return "full"
+
+    def get_tier(self):
+        return self.tier
+
+    def wait_full(self):
+        """Wait for the background build of the full tier and run it from now
+        on (the next call uses it).  True when the full tier runs (or the
+        kernel is not tiered), False when only the quick tier can run (a
+        CompileWarning says why).  Timing (do_bench, profile, the profiler)
+        calls this first: a time of the quick tier would mislead."""
+        ok = True
+        for f in self._tier_forms():
+            if _lib.kernel_tier(f.k) == 0:
+                continue
+            st = _lib.kernel_wait_full(f.k)
+            if st:
+                ok = False
+                why = f.error().strip() or ("tilescale: %s was built in the quick tier alone (TILESCALE_TIERED=quick "
+                                            "or the option tiered=3)" % self.entry if st == _lib.ERR_UNSUPPORTED
+                                            else "tilescale: the full tier of %s did not build" % self.entry)
+                warnings.warn(why, CompileWarning, stacklevel=2)
+        return ok
+
     def plot_layouts(self, directory, target=None):
         """Write an SVG per fragment buffer (thread and register of each element)
         and per shared buffer (swizzle: chunk and bank of each element) into
@@ -775,6 +815,8 @@ class Kernel:
         from .profiler import do_bench
         if not args:
             args = self.make_inputs()
+        self(*args)  # compiles the form these arguments need (the CUDA one on CUDA tensors) ...
+        self.wait_full()  # ... whose full tier is timed, not the quick one
         return do_bench(lambda: self(*args), warmup=warmup, rep=rep, _args=args)
 
     do_bench = profile

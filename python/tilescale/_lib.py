@@ -159,6 +159,9 @@ kernel_launch_device = _proto(fast, "ts_kernel_launch_device", ctypes.c_int, _VP
 kernel_prepare_device = _proto(lib, "ts_kernel_prepare_device", ctypes.c_int, _VP, _P(TsTensor), ctypes.c_int,
                                _P(_VP))
 plan_pointers = _proto(lib, "ts_plan_pointers", _VP, _VP)
+kernel_tier = _proto(lib, "ts_kernel_tier", ctypes.c_int, _VP)
+kernel_wait_full = _proto(lib, "ts_kernel_wait_full", ctypes.c_int, _VP)
+TIER_NAMES = {0: "full", 1: "quick", 2: "quick_only"}  # TS_TIER_FULL, _QUICK, _QUICK_ONLY
 kernel_shared_bytes = _proto(lib, "ts_kernel_shared_bytes", ctypes.c_int64, _VP)
 kernel_destroy = _proto(lib, "ts_kernel_destroy", None, _VP)
 kernel_plot_layouts = _proto(lib, "ts_kernel_plot_layouts", ctypes.c_int, _VP, ctypes.c_char_p, _P(ctypes.c_int))
