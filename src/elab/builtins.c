@@ -442,9 +442,11 @@ static Value *make_buffer(Elab *E, Args *A, IrScope scope, Value *shape, TsDType
 /*
  * A view of src's storage with another shape (IrBuffer.base): T.reshape,
  * T.view(buf, shape=, dtype=), T.Tensor(shape, dtype, buf.data).  The view
- * must hold as many elements as its base (TileLang asserts the same number
- * of bits); a view with another dtype is refused (it would reinterpret
- * bytes, which the per-element index map cannot say).
+ * must hold as many bits as its base (as TileLang asserts).  A view with
+ * another dtype names the same bytes as elements of that dtype (a float32
+ * scratch over a bfloat16 shared tile): resolve_views turns its accesses
+ * into accesses of the base's stored bits; without a shape its last
+ * extent is scaled by the ratio of the widths.
  */
 static Value *make_view(Elab *E, Args *A, Value *srcv, Value *shape, Value *dtv) {
     IrBuffer *src = val_to_buffer(E, srcv, A->loc, ts_sprintf(E->a, "%s: the viewed buffer", A->fn));
@@ -452,11 +454,10 @@ static Value *make_view(Elab *E, Args *A, Value *srcv, Value *shape, Value *dtv)
         elab_fail(E, TS_ERR_TYPE, A->loc, "%s: '%s' is an alloc_var scalar, not a buffer", A->fn, src->name);
     IrBuffer *base = src->base ? src->base : src;
     TsDType dt = dtv ? val_to_dtype(E, dtv, A->loc) : src->dt;
-    if (dt != src->dt)
-        elab_fail(E, TS_ERR_UNSUPPORTED, A->loc,
-                  "%s: a %s view of the %s buffer '%s' reinterprets its bytes, which is not supported (views keep "
-                  "the dtype)",
-                  A->fn, ts_dtype_name(dt), ts_dtype_name(src->dt), src->name);
+    int wv = ts_dtype_bits(dt), wb = ts_dtype_bits(base->dt);
+    if (dt != base->dt && (dt == TS_BOOL || base->dt == TS_BOOL))
+        elab_fail(E, TS_ERR_UNSUPPORTED, A->loc, "%s: a %s view of the %s buffer '%s' is not supported", A->fn,
+                  ts_dtype_name(dt), ts_dtype_name(base->dt), base->name);
     int n = src->ndim;
     Value **items = shape ? val_items(E, shape, &n) : NULL;
     if (n < 1 || n > 16) elab_fail(E, TS_ERR_TYPE, A->loc, "%s: a view has 1 to 16 dimensions, %d given", A->fn, n);
@@ -465,6 +466,13 @@ static Value *make_view(Elab *E, Args *A, Value *srcv, Value *shape, Value *dtv)
     bool known = true;
     for (int i = 0; i < n; i++) {
         ext[i] = items ? int_expr(E, items[i], A->loc, "a view extent") : src->shape[i];
+        int ws = ts_dtype_bits(src->dt);
+        if (!items && i == n - 1 && ws != wv) { /* no shape, another width: the last extent scaled */
+            if (!ir_is_const_int(ext[i], &c) || (c * ws) % wv)
+                elab_fail(E, TS_ERR_SHAPE, A->loc, "%s: a %s view of '%s' without a shape: its last extent times %d "
+                          "bits is not a multiple of %d", A->fn, ts_dtype_name(dt), src->name, ws, wv);
+            ext[i] = ir_i32(E->a, c * ws / wv);
+        }
         if (!ir_is_const_int(ext[i], &c)) {
             if (base->scope != IR_SCOPE_GLOBAL)
                 elab_fail(E, TS_ERR_TYPE, A->loc, "%s: the extents of a view of the %s buffer '%s' must be constants",
@@ -480,9 +488,12 @@ static Value *make_view(Elab *E, Args *A, Value *srcv, Value *shape, Value *dtv)
         if (!ir_is_const_int(base->shape[i], &c)) known = false;
         else if (__builtin_mul_overflow(nb, c, &nb)) known = false;
     }
-    if (known && nv != nb)
+    if (known && dt == base->dt && nv != nb)
         elab_fail(E, TS_ERR_SHAPE, A->loc, "%s: a view of %lld elements over '%s', which has %lld", A->fn,
                   (long long)nv, base->name, (long long)nb);
+    if (known && dt != base->dt && (__int128)nv * wv != (__int128)nb * wb)
+        elab_fail(E, TS_ERR_SHAPE, A->loc, "%s: a view of %lld %s elements over '%s', which has %lld %s elements",
+                  A->fn, (long long)nv, ts_dtype_name(dt), base->name, (long long)nb, ts_dtype_name(base->dt));
     IrBuffer *b = ir_buffer(E->k, "", dt, base->scope, n, ext, A->loc);
     b->base = base;
     if (base->scope == IR_SCOPE_GLOBAL) { /* row-major strides, as the lowering of tile ops reads them */

@@ -278,6 +278,51 @@ static void store(IrInterp *in, const IrBuffer *b, IrExpr *const *idx, int nidx,
     *p = is_f(b->dt) ? r.f : is_u(b->dt) ? (double)(uint64_t)r.i : (double)r.i;
 }
 
+/* ---- stored bits (IrExpr load.bits, IrStmt store.bits) ------------------------------
+ *
+ * A cell holds an element as a double; reading a float element's bits
+ * through a conversion would turn a NaN of any payload into one NaN (and
+ * quiet a signalling one).  A NaN stored as bits is therefore kept in the
+ * cell as a quiet double NaN whose low bits are the element's pattern, and
+ * read back from there; every other value is exact in a double. */
+static bool nan_pattern(uint64_t u, TsDType dt) {
+    switch (dt) {
+    case TS_FLOAT32: return (u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu);
+    case TS_FLOAT16: return (u & 0x7c00u) == 0x7c00u && (u & 0x3ffu);
+    case TS_BFLOAT16: return (u & 0x7f80u) == 0x7f80u && (u & 0x7fu);
+    case TS_FLOAT8_E5M2: return (u & 0x7cu) == 0x7cu && (u & 3u);
+    case TS_FLOAT8_E4M3: return (u & 0x7fu) == 0x7fu;
+    default: return false;
+    }
+}
+
+static uint64_t cell_bits(double c, TsDType dt) {
+    Val v = {0, 0};
+    if (is_f(dt)) {
+        uint64_t d;
+        memcpy(&d, &c, 8);
+        int w = ts_dtype_bits(dt);
+        if (dt != TS_FLOAT64 && isnan(c) && ((d >> w) & (((uint64_t)1 << (51 - w)) - 1)) == 0 &&
+            nan_pattern(d & (((uint64_t)1 << w) - 1), dt))
+            return d & (((uint64_t)1 << w) - 1);
+        v.f = c;
+    } else {
+        v.i = (int64_t)c;
+    }
+    return val_bits(v, dt);
+}
+
+static double bits_cell(uint64_t u, TsDType dt) {
+    if (dt != TS_FLOAT64 && nan_pattern(u, dt)) {
+        uint64_t d = 0x7ff8000000000000ull | u;
+        double c;
+        memcpy(&c, &d, 8);
+        return c;
+    }
+    Val v = bits_val(u, dt);
+    return is_f(dt) ? v.f : is_u(dt) ? (double)(uint64_t)v.i : (double)v.i;
+}
+
 /* ---- expressions ---------------------------------------------------------------- */
 
 static Val fbin(IrInterp *in, const IrExpr *e, double x, double y) {
@@ -407,6 +452,11 @@ static Val eval(IrInterp *in, const IrExpr *e) {
             rt_fail(in, e->loc, "interp: var %s (id %d) has no value", e->var->name, e->var->id);
         return convert(in->vars[e->var->id], e->var->dt, e->dt);
     case IR_E_LOAD:
+        if (e->load.bits) {
+            r.i = wrap((int64_t)cell_bits(*element(in, e->load.buf, e->load.idx, e->load.nidx, e->loc),
+                                          e->load.buf->dt), e->dt);
+            return r;
+        }
         return convert(load(in, e->load.buf, e->load.idx, e->load.nidx, e->loc), e->load.buf->dt,
                        e->dt);
     case IR_E_BIN: {
@@ -532,6 +582,12 @@ static int exec(IrInterp *in, const IrStmt *s) {
     case IR_S_CONTINUE: return FLOW_CONTINUE;
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
+        if (s->store.bits) {
+            Val u = eval(in, s->store.value);
+            double *p = element(in, s->store.buf, s->store.idx, s->store.nidx, s->loc);
+            *p = bits_cell(val_bits(u, s->store.value->dt), s->store.buf->dt);
+            return FLOW_NEXT;
+        }
         store(in, s->store.buf, s->store.idx, s->store.nidx, eval(in, s->store.value),
               s->store.value->dt, s->kind == IR_S_ATOMIC_ADD, s->loc);
         return FLOW_NEXT;

@@ -221,6 +221,22 @@ IrExpr *ir_load(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx) {
     return e;
 }
 
+TsDType ir_bits_dtype(TsDType dt) {
+    switch (ts_dtype_bits(dt)) {
+    case 8: return TS_UINT8;
+    case 16: return TS_UINT16;
+    case 32: return TS_UINT32;
+    default: return TS_UINT64;
+    }
+}
+
+IrExpr *ir_load_bits(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx) {
+    IrExpr *e = ir_load(a, b, idx, nidx);
+    e->dt = ir_bits_dtype(b->dt);
+    e->load.bits = 1;
+    return e;
+}
+
 bool ir_is_const_int(const IrExpr *e, int64_t *out) {
     if (!e || e->kind != IR_E_INT) return false;
     if (out) *out = e->ival;
@@ -601,6 +617,14 @@ IrStmt *ir_store(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *value)
     return s;
 }
 
+IrStmt *ir_store_bits(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *bits) {
+    IrStmt *s = ir_store(a, b, idx, nidx, NULL);
+    s->loc = bits->loc;
+    s->store.value = ir_cast(a, ir_bits_dtype(b->dt), bits);
+    s->store.bits = 1;
+    return s;
+}
+
 /* The indices of base dims [j0, j1] for the row-major flat index `flat`
  * of that group (extents ext[j0..j1]). */
 static void view_split(TsArena *a, IrExpr *flat, IrExpr *const *ext, int j0, int j1, IrExpr **out) {
@@ -617,6 +641,16 @@ static IrExpr *view_flat(TsArena *a, IrExpr *const *idx, IrExpr *const *ext, int
     IrExpr *f = NULL;
     for (int i = i0; i <= i1; i++) f = f ? ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, f, ext[i]), idx[i]) : idx[i];
     return f ? f : ir_i32(a, 0);
+}
+
+IrExpr *ir_flat_index(TsArena *a, const IrBuffer *b, IrExpr *const *idx) {
+    return view_flat(a, idx, b->shape, 0, b->ndim - 1);
+}
+
+IrExpr **ir_unflat_index(TsArena *a, const IrBuffer *b, IrExpr *flat) {
+    IrExpr **out = TS_NEWN(a, IrExpr *, b->ndim > 0 ? b->ndim : 1);
+    if (b->ndim > 0) view_split(a, flat, b->shape, 0, b->ndim - 1, out);
+    return out;
 }
 
 IrExpr **ir_view_index(TsArena *a, const IrBuffer *view, IrExpr *const *idx) {
@@ -703,6 +737,7 @@ IrExpr *ir_subst(TsArena *a, IrExpr *e, IrVar **from, IrExpr **to, int n) {
         r = ir_load(a, e->load.buf, subst_list(a, e->load.idx, e->load.nidx, from, to, n),
                     e->load.nidx);
         r->dt = e->dt;
+        r->load.bits = e->load.bits;
         break;
     case IR_E_BIN: {
         IrExpr *x = ir_subst(a, e->bin.a, from, to, n);

@@ -111,7 +111,11 @@ struct IrExpr {
         double fval;
         IrVar *var;
         const char *str;
-        struct { IrBuffer *buf; IrExpr **idx; int nidx; } load;
+        /* bits 1: the element's stored bits as the unsigned integer of the
+         * same width (dt is that integer type), never converted through the
+         * buffer's dtype (a NaN's payload survives): made by resolve_views
+         * for views of another dtype (ir_load_bits) */
+        struct { IrBuffer *buf; IrExpr **idx; int nidx; int bits; } load;
         struct { IrBinOp op; IrExpr *a, *b; } bin;
         struct { IrExpr *a; int bitnot; } un;        /* NEG, NOT, CAST */
         struct { IrExpr *cond, *a, *b; } sel;
@@ -358,7 +362,9 @@ struct IrStmt {
          * blocks): after the loop, each thread sees what the blocks it
          * waited for wrote before their flag (CUDA: a __threadfence()) */
         struct { IrExpr *cond; IrStmt *body; bool acquire; } while_;
-        struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; } store;
+        /* bits 1: value is an unsigned integer of the buffer's dtype width
+         * whose bits are stored as they are (ir_store_bits; see load.bits) */
+        struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; int bits; } store;
         struct { IrVar *var; IrExpr *value; } let;
         struct { IrBuffer *buf; } alloc;
         IrTileOp *op;
@@ -486,6 +492,10 @@ IrExpr *ir_i32(TsArena *a, int64_t v);
 IrExpr *ir_float(TsArena *a, double v, TsDType dt);
 IrExpr *ir_var_ref(TsArena *a, IrVar *v);
 IrExpr *ir_load(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx);
+/* b[idx]'s stored bits as the unsigned integer of b's dtype width (load.bits),
+ * and the store of such bits (store.bits); ir_bits_dtype names that integer. */
+IrExpr *ir_load_bits(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx);
+TsDType ir_bits_dtype(TsDType dt);
 /* Binary op with dtype promotion and constant folding. */
 IrExpr *ir_bin(TsArena *a, IrBinOp op, IrExpr *x, IrExpr *y);
 IrExpr *ir_neg(TsArena *a, IrExpr *x);
@@ -507,6 +517,7 @@ IrStmt *ir_seq(TsArena *a);
 void ir_seq_push(TsArena *a, IrStmt *seq, IrStmt *s);
 IrStmt *ir_for(TsArena *a, IrVar *v, IrExpr *min, IrExpr *extent, IrForKind kind, IrStmt *body);
 IrStmt *ir_store(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *value);
+IrStmt *ir_store_bits(TsArena *a, IrBuffer *b, IrExpr **idx, int nidx, IrExpr *bits);
 /* A vector copy may move elements of dtype src into a buffer of dtype
  * dst: the same dtype, or a conversion between float32 and float16 /
  * bfloat16 (IR_S_VCOPY's converting copies). */
@@ -518,6 +529,10 @@ bool ir_vcopy_dtypes_ok(TsDType dst, TsDType src);
  * base dimensions is a sum of products, a split a division and a modulo),
  * through the row-major flat index where no grouping is found. */
 IrExpr **ir_view_index(TsArena *a, const IrBuffer *view, IrExpr *const *idx);
+/* b's row-major flat index of the element b[idx], and the indices of flat
+ * element `flat` (views of another dtype: resolve_views). */
+IrExpr *ir_flat_index(TsArena *a, const IrBuffer *b, IrExpr *const *idx);
+IrExpr **ir_unflat_index(TsArena *a, const IrBuffer *b, IrExpr *flat);
 /* b is a view, or some buffer of k views it: its elements are also reached
  * under another name until resolve_views (passes before it that reason
  * about one buffer's accesses leave such buffers alone). */

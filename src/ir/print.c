@@ -198,6 +198,7 @@ static void put_expr(Printer *p, const IrExpr *e) {
         ts_buf_puts(b, "[");
         put_list(p, e->load.idx, e->load.nidx);
         ts_buf_puts(b, "]");
+        if (e->load.bits) ts_buf_printf(b, ".bits<%s>", ts_dtype_name(e->dt));
         break;
     case IR_E_BIN: {
         IrBinOp op = e->bin.op;
@@ -462,7 +463,7 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         put_buf_name(p, s->store.buf);
         ts_buf_puts(b, "[");
         put_list(p, s->store.idx, s->store.nidx);
-        ts_buf_puts(b, s->kind == IR_S_ATOMIC_ADD ? "] += " : "] = ");
+        ts_buf_puts(b, s->kind == IR_S_ATOMIC_ADD ? "] += " : s->store.bits ? "].bits = " : "] = ");
         put_expr(p, s->store.value);
         break;
     case IR_S_LET:

@@ -163,8 +163,9 @@ static void check_expr(Verifier *v, const IrExpr *e) {
     }
     case IR_E_LOAD:
         check_access(v, e->load.buf, e->load.idx, e->load.nidx, e->loc);
-        if (e->dt != e->load.buf->dt)
-            fail(v, e->loc, "a load of %s has dtype %s, the buffer holds %s", e->load.buf->name,
+        if (e->load.bits ? e->dt != ir_bits_dtype(e->load.buf->dt) : e->dt != e->load.buf->dt)
+            fail(v, e->loc, "a load%s of %s has dtype %s, the buffer holds %s", e->load.bits ? " of the bits" : "",
+                 e->load.buf->name,
                  ts_dtype_name(e->dt), ts_dtype_name(e->load.buf->dt));
         break;
     case IR_E_BIN: {
@@ -313,7 +314,10 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
     case IR_S_ATOMIC_ADD:
         check_access(v, s->store.buf, s->store.idx, s->store.nidx, s->loc);
         check_expr(v, s->store.value);
-        if (s->store.value->dt != s->store.buf->dt)
+        if (s->store.bits && (s->kind != IR_S_STORE || s->store.value->dt != ir_bits_dtype(s->store.buf->dt)))
+            fail(v, s->loc, "a store of %s bits into %s buffer %s", ts_dtype_name(s->store.value->dt),
+                 ts_dtype_name(s->store.buf->dt), s->store.buf->name);
+        else if (!s->store.bits && s->store.value->dt != s->store.buf->dt)
             fail(v, s->loc, "a store of a %s value into %s buffer %s (a cast is missing)",
                  ts_dtype_name(s->store.value->dt), ts_dtype_name(s->store.buf->dt),
                  s->store.buf->name);

@@ -230,6 +230,7 @@ static IrExpr *sub_pre(IrMutator *m, IrExpr *e) {
         for (int i = 0; i < e->load.nidx; i++) idx[i] = self_contained(S, e->load.idx[i]);
         IrExpr *l = ir_load(S->a, e->load.buf, idx, e->load.nidx);
         l->dt = e->dt;
+        l->load.bits = e->load.bits;
         if (block_invariant(S, l)) return l;
     }
     if (e->kind == IR_E_LOAD) {

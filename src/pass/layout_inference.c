@@ -458,20 +458,19 @@ static IrExpr *low_expr(Lower *lw, const IrExpr *e) {
         return (IrExpr *)e;
     case IR_E_LOAD: {
         int f = ts_layout_frag(&li->lx, e->load.buf);
+        IrExpr *r;
         if (f >= 0 && lw->relay[f]) { /* re-laid out: the shared copy */
-            IrExpr *r = ir_load(a, lw->relay[f], low_list(lw, e->load.idx, e->load.nidx), e->load.nidx);
-            r->loc = e->loc;
-            return r;
-        }
-        if (f >= 0) {
+            r = ir_load(a, lw->relay[f], low_list(lw, e->load.idx, e->load.nidx), e->load.nidx);
+        } else if (f >= 0) {
             IrExpr *ix = reg_index(lw, e->load.buf, e->load.idx, e->load.nidx);
             if (!ix) return (IrExpr *)e;
-            IrExpr *r = ir_load(a, li->reg[f], &ix, 1);
-            r->loc = e->loc;
-            return r;
+            r = ir_load(a, li->reg[f], &ix, 1);
+        } else {
+            r = ir_load(a, e->load.buf, low_list(lw, e->load.idx, e->load.nidx), e->load.nidx);
         }
-        IrExpr *r = ir_load(a, e->load.buf, low_list(lw, e->load.idx, e->load.nidx), e->load.nidx);
         r->loc = e->loc;
+        r->dt = e->dt; /* (a load of the stored bits stays one: load.bits) */
+        r->load.bits = e->load.bits;
         return r;
     }
     case IR_E_BIN: {
@@ -655,7 +654,8 @@ static IrStmt *vector_copy(Lower *lw) {
     if (ts_layout_frag(&li->lx, st->store.buf) >= 0) {
         const IrExpr *val = st->store.value;
         if (val->kind == IR_E_CAST && val->dt == st->store.buf->dt) val = val->un.a;
-        if (val->kind != IR_E_LOAD || val->load.buf->scope != IR_SCOPE_GLOBAL) return NULL;
+        if (val->kind != IR_E_LOAD || val->load.buf->scope != IR_SCOPE_GLOBAL || val->load.bits || st->store.bits)
+            return NULL;
         F = st->store.buf, G = val->load.buf, gidx = val->load.idx, ngidx = val->load.nidx, load = true;
         fidx = st->store.idx;
         TsFragAcc x = {F, st->store.idx, st->store.nidx};
@@ -670,7 +670,7 @@ static IrStmt *vector_copy(Lower *lw) {
         const IrExpr *val = st->store.value;
         if (val->kind == IR_E_CAST && val->dt == st->store.buf->dt) val = val->un.a;
         if (st->kind != IR_S_STORE || st->store.buf->scope != IR_SCOPE_GLOBAL || val->kind != IR_E_LOAD ||
-            ts_layout_frag(&li->lx, val->load.buf) < 0)
+            val->load.bits || st->store.bits || ts_layout_frag(&li->lx, val->load.buf) < 0)
             return NULL;
         if (cond && b->if_.else_) return NULL;
         F = val->load.buf, G = st->store.buf, gidx = st->store.idx, ngidx = st->store.nidx, load = false;

@@ -371,6 +371,7 @@ static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext
     const IrBuffer *db = st->store.buf;
     if (val && val->kind == IR_E_CAST && val->dt == db->dt) val = val->un.a;
     if (!val || val->kind != IR_E_LOAD || val->load.buf == db) return NULL;
+    if (val->load.bits || st->store.bits) return NULL; /* stored bits (a view of another dtype): element by element */
     const IrBuffer *sb = val->load.buf;
     /* a casting copy (float32 <-> float16/bfloat16) converts as it moves */
     if (sb->dt != db->dt && (!caps->vec_cast || !ir_vcopy_dtypes_ok(db->dt, sb->dt))) return NULL;

@@ -206,6 +206,8 @@ static IrExpr *rw_post_expr(IrMutator *m, IrExpr *e) {
     IrExpr **idx = with_slot(m->arena, rp, e->load.idx, e->load.nidx, &n);
     IrExpr *r = ir_load(m->arena, rp->nu, idx, n);
     r->loc = e->loc;
+    r->dt = e->dt;
+    r->load.bits = e->load.bits;
     return r;
 }
 

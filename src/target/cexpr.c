@@ -96,6 +96,41 @@ const char *ts_cx_load_conv(TsCxGen *x, TsDType dt) {
     }
 }
 
+/* The stored bits of an element of dtype sd as the unsigned integer of its
+ * width (IrExpr load.bits): the text before and after the element's lvalue.
+ * Integer storage (every dtype but float32/float64: float16, bfloat16 and
+ * the fp8 types are stored as integers) is converted to the unsigned type;
+ * a float's bits come through the dialect's bitcast.  No float arithmetic
+ * touches the value, so a NaN's payload is kept. */
+void ts_cx_bits_load(TsCxGen *x, TsDType sd, const char **open, const char **close) {
+    TsDType ud = ir_bits_dtype(sd);
+    const char *const(*bc)[2] = x->dl->bitcast;
+    const char *conv = ts_cx_load_conv(x, ud);
+    if ((sd == TS_FLOAT32 || sd == TS_FLOAT64) && bc) {
+        int k = sd == TS_FLOAT32 ? 0 : 2;
+        *open = ts_sprintf(x->a, "%s%s", conv, bc[k][0]);
+        *close = ts_sprintf(x->a, "%s)", bc[k][1]);
+    } else {
+        *open = ts_sprintf(x->a, "%s(%s)(", conv, ts_cx_storage(x->dl, ud));
+        *close = "))";
+    }
+}
+
+/* The store of bits (an unsigned integer of sd's width: IrStmt store.bits)
+ * into an element of dtype sd: the text before and after the value. */
+void ts_cx_bits_store(TsCxGen *x, TsDType sd, const char **open, const char **close) {
+    TsDType ud = ir_bits_dtype(sd);
+    const char *const(*bc)[2] = x->dl->bitcast;
+    if ((sd == TS_FLOAT32 || sd == TS_FLOAT64) && bc) {
+        int k = sd == TS_FLOAT32 ? 1 : 3;
+        *open = ts_sprintf(x->a, "%s(%s)(", bc[k][0], ts_cx_storage(x->dl, ud));
+        *close = ts_sprintf(x->a, ")%s", bc[k][1]);
+    } else {
+        *open = ts_sprintf(x->a, "(%s)((%s)(", ts_cx_storage(x->dl, sd), ts_cx_storage(x->dl, ud));
+        *close = "))";
+    }
+}
+
 const char *ts_cx_store_conv(TsCxGen *x, TsDType dt) {
     switch (dt) {
     case TS_FLOAT16: return "ts_f2h((float)(";

@@ -72,6 +72,11 @@ const char *ts_cx_storage(const TsCxDialect *dl, TsDType dt);
 const char *ts_cx_load_conv(TsCxGen *x, TsDType dt);
 /* Conversion of a computed value to the storage type (prefix; close with "))"). */
 const char *ts_cx_store_conv(TsCxGen *x, TsDType dt);
+/* The text around an element's lvalue that reads its stored bits as the
+ * unsigned integer of its width (load.bits), and around a value of such
+ * bits stored into it (store.bits). */
+void ts_cx_bits_load(TsCxGen *x, TsDType sd, const char **open, const char **close);
+void ts_cx_bits_store(TsCxGen *x, TsDType sd, const char **open, const char **close);
 /* A C string literal; no byte of s can end it early or form a trigraph. */
 void ts_cx_string(TsCxGen *x, const char *s);
 /* Element offset of buf[idx] in 64-bit arithmetic, constant terms folded.

@@ -470,6 +470,10 @@ static const Spec specs[] = {
     {NULL, NULL, "vcf", "M=33 N=64 bm=16 bn=64 rev=True", NULL, NULL, RUN, 0},
     {NULL, NULL, "pr", "N=4", NULL, NULL, 0, 0},
     {NULL, NULL, "chain", "n=64", NULL, NULL, 0, 0},
+    /* views of another dtype (resolve_views: stored bits, NaN patterns forced in bits_copy) */
+    {"tests/run/kernels/view_dtype.py", NULL, "bits_copy", "M=64 N=64", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/view_dtype.py", NULL, "narrow_read", "M=32 N=48", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/view_dtype.py", NULL, "scratch_reuse", "M=64 K=32 N=64", NULL, NULL, RUN, 0},
 };
 
 static const char *src_for(const char *entry) {

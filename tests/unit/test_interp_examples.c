@@ -176,6 +176,12 @@ static const Case cases[] = {
     {"tests/run/kernels/views.py", "flat_copy", {"B=3", "R=10", "C=64"}, 0, 0, 1, 0},
     {"tests/run/kernels/views.py", "view_rows", {"N=256", "W=16"}, 1e-6, 0, 1, 0},
     {"tests/run/kernels/views.py", "pipelined_view", {"M=64", "N=200", "block_N=32"}, 1e-5, 0, 1, 0},
+    /* views of another dtype: stored bits through uint16/float32 views of bfloat16
+     * and float16 tiles (NaN patterns forced), a float32 tile read as halves, a
+     * gemm accumulator through a float32 scratch over a bfloat16 tile */
+    {"tests/run/kernels/view_dtype.py", "bits_copy", {"M=64", "N=64"}, 0, 0, 1, 0},
+    {"tests/run/kernels/view_dtype.py", "narrow_read", {"M=32", "N=48"}, 0, 0, 1, 0},
+    {"tests/run/kernels/view_dtype.py", "scratch_reuse", {"M=64", "K=32", "N=64"}, 1e-6, 0, 1, 0},
     /* reducers: gemv with a reduced inner level (TileLang's gemv_alloc_reducer),
      * column maxima with the outer level reduced */
     {"tests/run/kernels/reducers.py", "gemv_reducer", {"M=96", "N=200"}, 1e-4, 0, 1, 0},
@@ -518,7 +524,7 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
         int bad = 0;
         for (int64_t j = 0; j < cnt[i]; j++) {
             double w = ref[i][j], g = got[i][j];
-            bool same = (isnan(w) && isnan(g)) || fabs(g - w) <= c->tol * (1 + fabs(w));
+            bool same = g == w || (isnan(w) && isnan(g)) || fabs(g - w) <= c->tol * (1 + fabs(w));
             if (!same && bad++ < 3 && (!mut || getenv("TS_VERBOSE")))
                 fprintf(stderr, "%s:%s: %s[%lld]: cuda %.9g, c %.9g\n", c->file, c->entry, kc->params.v[i].name,
                         (long long)j, g, w);

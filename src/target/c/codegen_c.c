@@ -289,11 +289,14 @@ static void c_load(TsCxGen *x, const IrExpr *e) {
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
     TsDType dt = cb->buf->dt;
     int atomic = g->k->may_block && g->while_depth > 0 && cb->param >= 0;
-    out(g, ts_cx_load_conv(x, dt));
+    const char *open = ts_cx_load_conv(x, dt), *close = ")";
+    if (e->load.bits) ts_cx_bits_load(x, dt, &open, &close); /* the stored bits, no conversion */
+    out(g, open);
     if (atomic) outf(g, "ts_ld_%s(&", ts_cx_storage(&c_dialect, dt));
     outf(g, "%s[", cb->name);
     emit_index(g, cb, e->load.idx, e->load.nidx, e->loc.src ? e->loc : g->stmt_loc, "load from");
-    out(g, atomic ? "]))" : "])");
+    out(g, atomic ? "])" : "]");
+    out(g, close);
 }
 
 /* ---- statements --------------------------------------------------------------- */
@@ -665,9 +668,9 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         int atomic = g->k->may_block && cb->param >= 0;
         const IrExpr *v = s->store.value;
         /* the store converts (and rounds) exactly like a cast to dt would */
-        if (v && v->kind == IR_E_CAST && v->dt == dt) v = v->un.a;
+        if (v && v->kind == IR_E_CAST && v->dt == dt && !s->store.bits) v = v->un.a;
         /* copying an element of the same dtype: move the stored bits */
-        if (v && v->kind == IR_E_LOAD && v->load.buf->dt == dt && !atomic &&
+        if (v && v->kind == IR_E_LOAD && v->load.buf->dt == dt && !v->load.bits && !s->store.bits && !atomic &&
             !(g->k->may_block && g->while_depth > 0)) {
             const CgBuf *src = find_buf(g, v->load.buf, v->loc);
             line_start(g);
@@ -683,9 +686,11 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         else outf(g, "%s[", cb->name);
         emit_index(g, cb, s->store.idx, s->store.nidx, g->stmt_loc, "store to");
         out(g, atomic ? "], " : "] = ");
-        out(g, ts_cx_store_conv(&g->x, dt));
+        const char *open = ts_cx_store_conv(&g->x, dt), *close = "))";
+        if (s->store.bits) ts_cx_bits_store(&g->x, dt, &open, &close); /* bits as they are */
+        out(g, open);
         emit_expr(g, v);
-        out(g, "))");
+        out(g, close);
         out(g, atomic ? ");\n" : ";\n");
         return;
     }

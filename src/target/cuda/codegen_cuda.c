@@ -1170,9 +1170,11 @@ static void cu_load(TsCxGen *x, const IrExpr *e) {
     Cg *g = x->user;
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
     int vol = g->k->may_block && g->while_depth > 0 && cb->param >= 0;
-    out(g, ts_cx_load_conv(x, cb->buf->dt));
+    const char *open = ts_cx_load_conv(x, cb->buf->dt), *close = ")";
+    if (e->load.bits) ts_cx_bits_load(x, cb->buf->dt, &open, &close); /* the stored bits, no conversion */
+    out(g, open);
     emit_elem(g, cb, e->load.idx, e->load.nidx, e->loc, vol);
-    out(g, ")");
+    out(g, close);
 }
 
 
@@ -1308,7 +1310,7 @@ static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
     TsDType dt = cb->buf->dt;
     int vol = g->k->may_block && cb->param >= 0;
     const IrExpr *v = s->store.value;
-    if (v && v->kind == IR_E_CAST && v->dt == dt) v = v->un.a; /* the store converts like the cast */
+    if (v && v->kind == IR_E_CAST && v->dt == dt && !s->store.bits) v = v->un.a; /* the store converts like the cast */
     if (vol) {
         line_start(g);
         out(g, "__threadfence();\n");
@@ -1316,7 +1318,7 @@ static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
     line_start(g);
     emit_elem(g, cb, s->store.idx, s->store.nidx, s->loc, vol);
     out(g, " = ");
-    if (v && v->kind == IR_E_LOAD && v->load.buf->dt == dt) {
+    if (v && v->kind == IR_E_LOAD && v->load.buf->dt == dt && !v->load.bits && !s->store.bits) {
         /* copying an element of the same dtype: move the stored bits */
         const CgBuf *src = find_buf(g, v->load.buf, v->loc);
         emit_elem(g, src, v->load.idx, v->load.nidx, v->loc,
@@ -1324,9 +1326,12 @@ static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
         out(g, ";\n");
         return;
     }
-    out(g, ts_cx_store_conv(cx(g), dt));
+    const char *open = ts_cx_store_conv(cx(g), dt), *close = "))";
+    if (s->store.bits) ts_cx_bits_store(cx(g), dt, &open, &close); /* bits as they are */
+    out(g, open);
     emit_expr(g, v);
-    out(g, "));\n");
+    out(g, close);
+    out(g, ";\n");
 }
 
 static void emit_store(Cg *g, const IrStmt *s) { emit_store_line(g, s, find_buf(g, s->store.buf, s->loc)); }
