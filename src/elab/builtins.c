@@ -181,6 +181,8 @@ static bool is_method(const Value *obj, const char *name) {
     case V_INT: case V_BOOL: return !strcmp(name, "bit_length") || !strcmp(name, "astype");
     case V_FLOAT: return !strcmp(name, "is_integer") || !strcmp(name, "astype");
     case V_EXPR: case V_ACCESS: return !strcmp(name, "astype");
+    case V_LIST: /* host code building a list (offsets, pointer tables) before the kernel */
+        return !strcmp(name, "append") || !strcmp(name, "extend") || !strcmp(name, "pop");
     default: return false;
     }
 }
@@ -240,6 +242,12 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
             if (!strcmp(name, "GemmWarpPolicy")) {
                 v = val_new(E, V_ENUM, loc);
                 v->s = "GemmWarpPolicy";
+                return v;
+            }
+            if (!strcmp(name, "ptr")) { /* T.Tensor([n], T.ptr): a table of addresses, int64 storage as in
+                                           TileLang (its proxy.py normalizes T.ptr to int64) */
+                v = val_new(E, V_DTYPE, loc);
+                v->dt = TS_INT64;
                 return v;
             }
             elab_fail(E, TS_ERR_NAME, loc, "unknown TileLang function or name 'T.%s'", name);
@@ -333,6 +341,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
     case V_INT:
     case V_BOOL:
     case V_FLOAT:
+    case V_LIST:
         return is_method(obj, name) ? method_value(E, obj, name, loc) : NULL;
     case V_EXPR:
     case V_ACCESS:
@@ -1310,9 +1319,42 @@ static Value *str_method(Elab *E, const char *self, const char *name, Args *A) {
     elab_fail(E, TS_ERR_UNSUPPORTED, loc, "str.%s() is not supported", name);
 }
 
+/* list.append(x), .extend(items), .pop([i]): the list changes in
+ * place (every name bound to it sees the change, as in Python). */
+static Value *list_method(Elab *E, Value *self, const char *name, Args *A) {
+    TsLoc loc = A->loc;
+    if (!strcmp(name, "append") || !strcmp(name, "extend")) {
+        Value *x = req(E, A, 0, name);
+        check_args(E, A, 1);
+        int nx = 1;
+        Value **xs = &x;
+        if (!strcmp(name, "extend")) xs = val_items(E, x, &nx);
+        Value **items = TS_NEWN(E->a, Value *, self->n + nx + 1);
+        for (int i = 0; i < self->n; i++) items[i] = self->items[i];
+        for (int i = 0; i < nx; i++) items[self->n + i] = xs[i];
+        self->items = items;
+        self->n += nx;
+        return val_new(E, V_NONE, loc);
+    }
+    if (!strcmp(name, "pop")) {
+        Value *iv = arg(E, A, 0, "index");
+        check_args(E, A, 1);
+        int64_t i = iv && iv->kind != V_NONE ? val_to_int(E, iv, loc, "the index") : -1;
+        if (i < 0) i += self->n;
+        if (i < 0 || i >= self->n) elab_fail(E, TS_ERR_TYPE, loc, "%s: pop index out of range", A->fn);
+        Value *r = self->items[i];
+        for (int64_t j = i; j + 1 < self->n; j++) self->items[j] = self->items[j + 1];
+        self->n--;
+        return r;
+    }
+    elab_fail(E, TS_ERR_INTERNAL, loc, "%s: not a list method", A->fn);
+}
+
+
 static Value *call_method(Elab *E, Value *self, const char *name, Args *A) {
     TsLoc loc = A->loc;
     A->fn = ts_sprintf(E->a, "%s.%s()", val_kind_name(self), name);
+    if (self->kind == V_LIST) return list_method(E, self, name, A);
     if (!strcmp(name, "astype")) { /* x.astype(dtype): a cast */
         TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);
         check_args(E, A, 1);
