@@ -1027,11 +1027,57 @@ static bool owns(const SyncAcc *x, const IrVar *v) {
     return false;
 }
 
+/* Is e, over its variables, a function of the thread th only? */
+static bool only_thread(const IrExpr *e, const IrVar *th) {
+    XVars t = {{0}, 0, false};
+    ir_expr_any(e, xvars_node, &t);
+    return !t.over && t.n == 1 && t.v[0] == th;
+}
+
+/* A uniform value without small bounds (a scalar parameter) that one side
+ * compares equal to a function of its thread (`if tx == rank`): only the
+ * values that function takes over the thread's range give that side
+ * instances, so only those can make the two sides meet; *r becomes their
+ * interval (unchanged when no such conjunct is found). */
+static void eq_thread_range(const SyncAcc *x, const SyncAcc *y, const IrVar *v, IrInterval *r) {
+    const SyncAcc *side[2] = {x, y};
+    for (int k = 0; k < 2; k++) {
+        const IrVar *th = side[k]->th;
+        if (!th) continue;
+        IrInterval tr = sync_fresh_range(th);
+        if (tr.lo == IR_ARITH_NEG_INF || tr.hi == IR_ARITH_POS_INF || tr.hi < tr.lo || tr.hi - tr.lo >= MAXT)
+            continue;
+        for (int c = 0; c < side[k]->nconj; c++) {
+            const IrExpr *e = side[k]->conj[c];
+            if (e->kind != IR_E_BIN || e->bin.op != IR_EQ) continue;
+            const IrExpr *f = e->bin.a->kind == IR_E_VAR && e->bin.a->var == v   ? e->bin.b
+                              : e->bin.b->kind == IR_E_VAR && e->bin.b->var == v ? e->bin.a
+                                                                                 : NULL;
+            if (!f || !only_thread(f, th)) continue;
+            Env en = {{th}, {tr.lo}, {tr.hi}, {tr.lo}, 1, true};
+            IrInterval out = {IR_ARITH_POS_INF, IR_ARITH_NEG_INF};
+            bool ok = true;
+            for (int64_t t = tr.lo; t <= tr.hi && ok; t++) {
+                int64_t val;
+                en.x[0] = t;
+                ok = eval_at(f, &en, &val);
+                if (ok && val < out.lo) out.lo = val;
+                if (ok && val > out.hi) out.hi = val;
+            }
+            if (ok) {
+                *r = out;
+                return;
+            }
+        }
+    }
+}
+
 /* The range to enumerate v over: an access's own variable (the range it was
  * made with) or a shared one the analysis bounds (uniform loop variables,
  * block indices); false if not a small integer range. */
 static bool xrange(SyncConflict *C, const SyncAcc *x, const SyncAcc *y, const IrVar *v, int64_t *lo, int64_t *hi) {
     IrInterval r = owns(x, v) || owns(y, v) ? sync_fresh_range(v) : ir_arith_var_range(C->ar, v);
+    if (r.lo == IR_ARITH_NEG_INF || r.hi == IR_ARITH_POS_INF || r.hi - r.lo >= MAXT) eq_thread_range(x, y, v, &r);
     if (!ts_dtype_is_int(v->dt) || r.lo == IR_ARITH_NEG_INF || r.hi == IR_ARITH_POS_INF || r.hi < r.lo ||
         r.hi - r.lo >= MAXT)
         return false;

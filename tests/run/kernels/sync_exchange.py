@@ -99,3 +99,62 @@ def sort_naive(N=256, threads=128):
                 Y[r] = X[i]
 
     return main
+
+
+def _own_column(R, threads, variant):
+    # TileScale's DeepEP notify_dispatch (dispatch.py:73-77): thread tx < R
+    # sums column tx of M down its rows, then the thread whose index equals
+    # the run-time scalar r reads the last row of column r: its own column,
+    # so no other thread wrote it (variant 0).  Near misses: column r + 1
+    # (another thread's, 1); the guard tx == r + 1 reading column r (2).
+    @T.prim_func
+    def main(r: T.int32, X: T.Tensor((R, R), "int32"), M: T.Tensor((R, R), "int32"),
+             Y: T.Tensor((1,), "int32")):
+        with T.Kernel(1, threads=threads) as bx:
+            tx = T.get_thread_binding()
+            if tx < R:
+                M[0, tx] = X[0, tx]
+                for i in T.serial(1, R):
+                    M[i, tx] = M[i - 1, tx] + X[i, tx]
+                if variant == 0:
+                    if tx == r:
+                        Y[0] = M[R - 1, r]
+                elif variant == 1:
+                    if tx == r:
+                        Y[0] = M[R - 1, (r + 1) % R]
+                else:
+                    if tx == (r + 1) % R:
+                        Y[0] = M[R - 1, r]
+
+    return main
+
+
+@tilelang.jit
+def own_column(R=4, threads=32):
+    return _own_column(R, threads, 0)
+
+
+@tilelang.jit
+def own_column_other(R=4, threads=32):
+    return _own_column(R, threads, 1)
+
+
+@tilelang.jit
+def own_column_shifted(R=4, threads=32):
+    return _own_column(R, threads, 2)
+
+
+@tilelang.jit
+def own_column_naive(R=4, threads=32):
+    @T.prim_func
+    def main(r: T.int32, X: T.Tensor((R, R), "int32"), M: T.Tensor((R, R), "int32"),
+             Y: T.Tensor((1,), "int32")):
+        with T.Kernel(1, threads=threads) as bx:
+            for j in T.serial(R):
+                M[0, j] = X[0, j]
+                for i in T.serial(1, R):
+                    M[i, j] = M[i - 1, j] + X[i, j]
+            if r >= 0 and r < R:
+                Y[0] = M[R - 1, r]
+
+    return main
