@@ -22,6 +22,7 @@
 #include "front/ast.h"
 #include "ir/interp_thread.h"
 #include "ir/ir.h"
+#include "ir/walk.h"
 #include "pass/pass.h"
 #include "test.h"
 
@@ -46,6 +47,11 @@ static const char *const entry_of[] = {"allreduce", "reduce_scatter", "allgather
 static const char *const op_of[] = {"sum", "max", "min"};
 
 static double fold(int op, double a, double b) { return op == 0 ? a + b : op == 1 ? fmax(a, b) : fmin(a, b); }
+
+static bool is_role(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_ROLE;
+}
 
 /* Cases the interpreter cannot run yet (T.ws roles: helper work on
  * interp_thread.c under way); the test is skipped (77) if none ran. */
@@ -100,6 +106,12 @@ static bool run_case(const Case *c) {
         IrKernel *k = ts_elaborate(&d, &a, m, entry_of[c->coll], defs, nd, false);
         TsPassCtx pc = {&d, &a, k, TS_TARGET_CUDA, &cu};
         ts_run_passes(&pc, NULL, NULL, NULL);
+        /* The interpreter stops at a T.ws role with an error that leaks its
+         * run state (LeakSanitizer); until it runs roles, not started.
+         * TS_INTERP_ROLES=1 runs it anyway (to try a new interp_thread.c). */
+        const char *try_roles = getenv("TS_INTERP_ROLES");
+        if (ir_stmt_any(k->body, is_role, NULL) && !(try_roles && *try_roles == '1'))
+            ts_fail_at(&d, TS_ERR_UNSUPPORTED, k->body->loc, "interp: a T.ws role is not supported by the thread-level interpreter");
         tx = ir_tinterp_new(&a, &d, k, IR_TINTERP_STRICT);
         ir_tinterp_bind_buffer(tx, k->params.v[0].buf, x);
         ir_tinterp_bind_buffer(tx, k->params.v[1].buf, y);
