@@ -32,6 +32,8 @@ typedef struct TsCaps {
     bool pad;         /* pad rows of unswizzled tensor-core operand tiles (TILESCALE_CUDA_PAD=0: off) */
     bool vec_cast;    /* vectorized casting copies (TILESCALE_CUDA_VEC=nocast: off) */
     bool layout;      /* fragments in registers by layout inference (TILESCALE_CUDA_LAYOUT=0: off) */
+    bool ws_layout;   /* ... in kernels with T.ws roles too, over each role's threads
+                       * (TILESCALE_CUDA_WS_LAYOUT=0: off) */
     bool swizzle;     /* XOR-swizzled shared tiles for tensor-core operands (TILESCALE_CUDA_SWIZZLE=0: off) */
     bool pipeline;    /* T.Pipelined as a multi-stage cp.async pipeline (TILESCALE_CUDA_PIPELINE=0: off) */
     int min_blocks;   /* blocks per SM the kernel is compiled for: __launch_bounds__'s second

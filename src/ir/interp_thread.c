@@ -51,7 +51,7 @@
 #include "ir/tileop.h"
 
 enum { CTX_UNIFORM, CTX_THREAD };
-enum { TH_RUN, TH_BAR, TH_COLL, TH_WARP, TH_DONE };
+enum { TH_RUN, TH_BAR, TH_COLL, TH_WARP, TH_MBAR, TH_DONE };
 enum { TAG_EXPLICIT }; /* every barrier is an IR_S_BARRIER (the printer adds none) */
 enum { MEM_NONE, MEM_GLOBAL, MEM_BLOCK, MEM_THREAD };
 enum { A_READ, A_WRITE, A_ATOMIC, A_PEEK /* a read whose value is never used (no poison report) */ };
@@ -62,6 +62,7 @@ typedef enum FrKind {
     FR_LOOP,   /* a counted loop: lo, n, i = next iteration */
     FR_WHILE,  /* a while loop */
     FR_ONCE,   /* an IR_FOR_THREAD loop: this thread's one iteration (i = 1: done) */
+    FR_ROLE,   /* a T.ws role (IR_S_ROLE): its body once if the thread is one of its threads (i = 1: done) */
 } FrKind;
 
 /* One level of a thread's control stack. */
@@ -99,7 +100,22 @@ typedef struct Th {
     int nas, ascap;          /* used / allocated */
     int committed;           /* async groups committed so far */
     TsLoc sloc;              /* the statement being run (for loads without a location) */
+    int mb;                  /* TH_MBAR: the mbarrier waited on (index into IrTInterp.mbar) */
+    int mb_parity;           /* ... until its phase of this parity has completed */
 } Th;
+
+/* One mbarrier object (an element of a T.alloc_barrier buffer) of the
+ * current block: arrivals still expected in its current phase, and the
+ * phases completed so far (the current phase's parity is phase & 1). */
+typedef struct Mbar {
+    const IrBuffer *b;  /* the barrier buffer */
+    int64_t off;        /* the element */
+    int64_t count;      /* arrivals per phase (init) */
+    int64_t pending;    /* arrivals still expected in the current phase */
+    int64_t tx;         /* transaction bytes still expected (expect_tx; nothing here completes them) */
+    int64_t phase;      /* completed phases */
+    TsLoc loc;          /* its init */
+} Mbar;
 
 /* Shadow state of one shared element. */
 typedef struct Shadow {
@@ -168,6 +184,9 @@ struct IrTInterp {
     TsLoc uloc;            /* where */
     double *scratch;       /* T.gemm results (heap) */
     int64_t nscratch;      /* its size */
+    int mma_lo;            /* the first thread of the warps of the T.gemm being run */
+    Mbar *mbar;            /* the block's mbarriers initialized so far (heap) */
+    int nmbar, mbarcap;    /* used / allocated */
 };
 
 TS_NORETURN static void rt_fail(IrTInterp *x, TsLoc loc, const char *fmt, ...) TS_PRINTF(3, 4);
@@ -274,6 +293,7 @@ static void scan(IrTInterp *x, const IrStmt *s, StmtVec *shfl) {
     case IR_S_FOR: scan(x, s->for_.body, shfl); break;
     case IR_S_IF: scan(x, s->if_.then, shfl); scan(x, s->if_.else_, shfl); break;
     case IR_S_WHILE: scan(x, s->while_.body, shfl); break;
+    case IR_S_ROLE: scan(x, s->role.body, shfl); break;
     default: break;
     }
 }
@@ -645,6 +665,11 @@ static void bind_i(Th *t, const IrVar *v, int64_t val) { ir_interp_bind_var(t->i
 static void wait_bar(IrTInterp *x, Th *t, const IrStmt *s, int tag) {
     for (int i = 0; i < t->nfr; i++) {
         const Frame *f = &t->fr[i];
+        if (f->kind == FR_ROLE && s->barrier.id == 0 && (f->lo > 0 || f->lo + f->n < x->nt))
+            rt_fail(x, s->loc,
+                    "interp: block barrier inside the T.ws role of threads [%lld, %lld) (at %s): the other threads "
+                    "of the block never reach it (deadlock); a role synchronizes with its named barrier",
+                    (long long)f->lo, (long long)(f->lo + f->n), loc_str(x, f->s->loc));
         if (f->kind == FR_ONCE && (f->lo > 0 || f->lo + f->n < x->nt))
             rt_fail(x, s->loc,
                     "interp: %sbarrier inside the thread range [%lld, %lld) of a %d-thread block (the loop at %s): "
@@ -762,6 +787,8 @@ typedef struct Operand {
     int64_t start[MAXD];/* the region's start */
     int d0, d1;         /* row and column axes */
     int64_t e0, e1;     /* their extents */
+    int lo;             /* registers: the first thread of the gemm's warps (a T.ws role's: its
+                           layouts number the role's threads from 0) */
 } Operand;
 
 static Operand operand(IrTInterp *x, const IrRegion *r, const char *what, TsLoc loc) {
@@ -770,6 +797,7 @@ static Operand operand(IrTInterp *x, const IrRegion *r, const char *what, TsLoc 
     o.b = r->buf;
     o.m = mem_of(x, r->buf, loc);
     o.d0 = o.d1 = -1;
+    o.lo = x->mma_lo;
     if (o.m->regs) {
         if (o.m->lndim != 2)
             rt_fail(x, loc, "interp: T.gemm operand %s (%s) has a %d-dim layout", what, r->buf->name, o.m->lndim);
@@ -794,19 +822,19 @@ static Operand operand(IrTInterp *x, const IrRegion *r, const char *what, TsLoc 
 }
 
 /* Register of replica r of logical element (i, j) of a layout operand. */
-static double *reg_of(IrTInterp *x, Mem *m, int64_t i, int64_t j, int r, bool reading, TsLoc loc) {
+static double *reg_of(IrTInterp *x, Mem *m, int lo, int64_t i, int64_t j, int r, bool reading, TsLoc loc) {
     int64_t q = (i * m->lshape[1] + j) * m->rep + r;
-    int64_t at = (int64_t)m->owner[q] * m->n + m->lflat[q];
+    int64_t at = ((int64_t)m->owner[q] + lo) * m->n + m->lflat[q];
     if (reading && !m->init[at])
         rt_fail(x, loc, "interp: the T.gemm reads %s's element [%lld, %lld] (register %d of thread %d), which was "
                 "never written",
-                m->b->name, (long long)i, (long long)j, m->lflat[q], m->owner[q]);
+                m->b->name, (long long)i, (long long)j, m->lflat[q], m->owner[q] + lo);
     if (!reading) m->init[at] = 1;
     return m->data + at;
 }
 
 static double opnd(IrTInterp *x, const Operand *o, int64_t i, int64_t j, TsLoc loc) {
-    if (o->regs) return *reg_of(x, o->m, i, j, 0, true, loc);
+    if (o->regs) return *reg_of(x, o->m, o->lo, i, j, 0, true, loc);
     int64_t iv[MAXD];
     memcpy(iv, o->start, sizeof iv);
     iv[o->d0] += i;
@@ -844,7 +872,7 @@ static void do_gemm(IrTInterp *x, const IrStmt *s) {
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
             if (C.regs) {
-                for (int r = 0; r < m->rep; r++) *reg_of(x, m, i, j, r, false, s->loc) = res[i * N + j];
+                for (int r = 0; r < m->rep; r++) *reg_of(x, m, C.lo, i, j, r, false, s->loc) = res[i * N + j];
                 continue;
             }
             int64_t iv[MAXD];
@@ -892,6 +920,78 @@ static void gemm_step0(IrTInterp *x, const IrStmt *s) {
                 iv[o->d1] += j;
                 (void)access(x, NULL, ALL_THREADS, o->b, iv, o->b->ndim, A_PEEK, s->loc);
             }
+    }
+}
+
+/* ---- warp specialization: mbarriers ----------------------------------------------
+ *
+ * An mbarrier (T.alloc_barrier, PTX ISA "mbarrier") counts the arrivals
+ * still expected in its current phase; the last one completes the phase
+ * (its parity flips) and the count starts again.  A wait for parity p
+ * returns once the phase of parity p has completed, i.e. while the
+ * current phase's parity is not p (so a wait for the phase before phase 0
+ * returns at once).  A waiting thread stops (TH_MBAR) until an arrival of
+ * another thread completes that phase; a wait nobody completes is a
+ * deadlock, reported with the waiters.  Race checking: a completed phase
+ * orders what every thread did before it before what any does after it (a
+ * new epoch of the whole block), which is exact for the hand-over the
+ * waiting threads see but also orders threads that did not wait: races
+ * between two roles are not all found (their values still are checked by
+ * the run).  Transaction bytes (expect_tx, TMA copies) are not modelled. */
+
+static void close_epoch(IrTInterp *x);
+
+static int mbar_find(IrTInterp *x, Th *t, const IrStmt *s, bool init) {
+    Mem *m = mem_of(x, s->mbar.buf, s->loc);
+    int64_t iv[1] = {ev_int(x, t, s->mbar.idx)};
+    int64_t off = offset(x, t, m, iv, 1, s->loc);
+    for (int i = 0; i < x->nmbar; i++)
+        if (x->mbar[i].b == s->mbar.buf && x->mbar[i].off == off) return i;
+    if (!init)
+        rt_fail(x, s->loc, "interp: %s uses mbarrier %s before any thread initialized it", who(x, t->id),
+                elem_str(x, s->mbar.buf, iv, 1));
+    if (x->nmbar == x->mbarcap) {
+        int nc = x->mbarcap ? 2 * x->mbarcap : 16;
+        Mbar *nb = realloc(x->mbar, sizeof *nb * (size_t)nc);
+        if (!nb) rt_fail(x, s->loc, "interp: out of memory");
+        x->mbar = nb;
+        x->mbarcap = nc;
+    }
+    memset(&x->mbar[x->nmbar], 0, sizeof *x->mbar);
+    x->mbar[x->nmbar].b = s->mbar.buf;
+    x->mbar[x->nmbar].off = off;
+    return x->nmbar++;
+}
+
+static void do_mbar(IrTInterp *x, Th *t, const IrStmt *s) {
+    int i = mbar_find(x, t, s, s->mbar.op == IR_MBAR_INIT);
+    Mbar *mb = &x->mbar[i];
+    switch (s->mbar.op) {
+    case IR_MBAR_INIT:
+        mb->count = mb->pending = ev_int(x, t, s->mbar.value);
+        mb->phase = mb->tx = 0;
+        mb->loc = s->loc;
+        if (mb->count < 1) rt_fail(x, s->loc, "interp: mbarrier initialized with %lld arrivals", (long long)mb->count);
+        return;
+    case IR_MBAR_ARRIVE:
+        if (--mb->pending > 0) return;
+        /* the phase completes: what came before it is ordered before what follows */
+        mb->phase++;
+        mb->pending = mb->count;
+        close_epoch(x);
+        x->epoch++;
+        return;
+    case IR_MBAR_EXPECT_TX:
+        rt_fail(x, s->loc, "interp: mbarrier expect_tx (TMA transaction bytes) is not modelled");
+    case IR_MBAR_WAIT: {
+        int p = (int)(ev_int(x, t, s->mbar.value) & 1);
+        if ((mb->phase & 1) != p) return;
+        t->state = TH_MBAR;
+        t->at = s;
+        t->mb = i;
+        t->mb_parity = p;
+        return;
+    }
     }
 }
 
@@ -1014,12 +1114,14 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
             if (!t->as[i].group) t->as[i].group = t->committed;
         return;
     case IR_S_ASYNC_WAIT: do_async_wait(x, t, s); return;
-    case IR_S_MBAR:
-    case IR_S_ROLE:
-        /* (the epochs of the race check come from block barriers; the
-         * happens-before edges of an mbarrier arrive -> wait are not modelled) */
-        rt_fail(x, s->loc, "interp: %s is not supported by the thread-level interpreter",
-                s->kind == IR_S_ROLE ? "a T.ws role" : "an mbarrier operation");
+    case IR_S_MBAR: do_mbar(x, t, s); return;
+    case IR_S_ROLE: {
+        Frame *f = push(x, t, FR_ROLE, s, CTX_UNIFORM);
+        f->lo = s->role.lo;
+        f->n = s->role.n;
+        f->i = t->id >= f->lo && t->id < f->lo + f->n ? 0 : 1;
+        return;
+    }
     }
     rt_fail(x, s->loc, "interp: unknown statement kind %d", (int)s->kind);
 }
@@ -1056,6 +1158,14 @@ static void run_thread(IrTInterp *x, Th *t) {
                 t->nfr--;
             }
             break;
+        case FR_ROLE:
+            if (f->i == 0) {
+                f->i = 1;
+                enter(x, t, s->role.body, CTX_UNIFORM);
+            } else {
+                t->nfr--;
+            }
+            break;
         case FR_WHILE: {
             int ctx = f->ctx;
             if (eval_in(x, t, s->while_.cond) != 0) enter(x, t, s->while_.body, ctx);
@@ -1071,6 +1181,11 @@ static const char *describe(IrTInterp *x, const Th *t) {
     case TH_DONE: return "has finished";
     case TH_COLL: return ts_sprintf(x->a, "waits at the T.gemm at %s", loc_str(x, t->at->loc));
     case TH_WARP: return ts_sprintf(x->a, "waits at the shfl_xor at %s", loc_str(x, t->at->loc));
+    case TH_MBAR:
+        return ts_sprintf(x->a, "waits for the phase of parity %d of mbarrier %s (element %lld, %lld of %lld "
+                          "arrivals missing) at %s",
+                          t->mb_parity, x->mbar[t->mb].b->name, (long long)x->mbar[t->mb].off,
+                          (long long)x->mbar[t->mb].pending, (long long)x->mbar[t->mb].count, loc_str(x, t->at->loc));
     default:
         return ts_sprintf(x->a, "waits at the barrier at %s", loc_str(x, t->at->loc));
     }
@@ -1191,6 +1306,55 @@ static void new_epoch(IrTInterp *x, const IrStmt *s, int tag) {
     x->barriers++;
 }
 
+/* Synchronization of part of the block (a T.ws role's): a tensor-core gemm
+ * whose warps are recorded (IrTileOp.mma_lo/mma_threads) runs once all of
+ * its threads wait at it; a named barrier (id > 0) completes once `count`
+ * threads wait at barriers of its id, as bar.sync counts them.  True if
+ * one was released. */
+static bool part_sync(IrTInterp *x) {
+    for (int i = 0; i < x->nt; i++) {
+        Th *t = &x->th[i];
+        if (t->state == TH_COLL && t->at->op->mma_threads) {
+            const IrTileOp *op = t->at->op;
+            int lo = op->mma_lo, hi = op->mma_lo + op->mma_threads;
+            if (i != lo || hi > x->nt) {
+                if (i < lo || i >= hi)
+                    rt_fail(x, t->at->loc, "interp: thread %d reaches the T.gemm of the warps of threads [%d, %d)",
+                            i, lo, hi);
+                continue;
+            }
+            bool all = true;
+            for (int j = lo; j < hi && all; j++) all = x->th[j].state == TH_COLL && x->th[j].at == t->at;
+            if (!all) continue;
+            x->mma_lo = lo;
+            if (op->mma_part == TS_MMA_PRE || op->mma_part == TS_MMA_TAIL) gemm_step0(x, t->at);
+            else do_gemm(x, t->at);
+            x->mma_lo = 0;
+            for (int j = lo; j < hi; j++) x->th[j].state = TH_RUN;
+            return true;
+        }
+        if (t->state == TH_BAR && t->at->kind == IR_S_BARRIER && t->at->barrier.id) {
+            int id = t->at->barrier.id, need = t->at->barrier.count, n = 0;
+            for (int j = 0; j < x->nt; j++)
+                if (x->th[j].state == TH_BAR && x->th[j].at->kind == IR_S_BARRIER && x->th[j].at->barrier.id == id) {
+                    n++;
+                    if (x->th[j].at->barrier.count != need)
+                        rt_fail(x, t->at->loc, "interp: named barrier %d waited for by %d threads here and %d at %s", id,
+                                need, x->th[j].at->barrier.count, loc_str(x, x->th[j].at->loc));
+                }
+            if (n < need) continue;
+            if (n > need)
+                rt_fail(x, t->at->loc, "interp: %d threads wait at named barrier %d of %d threads", n, id, need);
+            new_epoch(x, t->at, t->tag);
+            for (int j = 0; j < x->nt; j++)
+                if (x->th[j].state == TH_BAR && x->th[j].at->kind == IR_S_BARRIER && x->th[j].at->barrier.id == id)
+                    x->th[j].state = TH_RUN;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void schedule(IrTInterp *x) {
     for (;;) {
         for (int i = 0; i < x->nt; i++) run_thread(x, &x->th[i]);
@@ -1216,6 +1380,17 @@ static void schedule(IrTInterp *x) {
             }
         }
         if (progress) continue;
+        /* mbarrier waits whose phase has completed */
+        for (int i = 0; i < x->nt; i++) {
+            Th *t = &x->th[i];
+            if (t->state == TH_MBAR && (x->mbar[t->mb].phase & 1) != t->mb_parity) {
+                t->state = TH_RUN;
+                progress = true;
+            }
+        }
+        if (progress) continue;
+        if (part_sync(x)) continue;
+        x->mma_lo = 0;
         const Th *t0 = &x->th[0];
         bool same = t0->state == TH_BAR || t0->state == TH_COLL;
         for (int i = 1; i < x->nt && same; i++) same = same_wait(&x->th[i], t0);
@@ -1531,6 +1706,7 @@ void ir_tinterp_run_block(IrTInterp *x, int64_t bx, int64_t by, int64_t bz) {
         }
     }
     x->epoch = 1;
+    x->nmbar = 0;
     x->ubuf = NULL;
     x->cur_bar = -1;
     x->cur_needed = false;
@@ -1572,6 +1748,8 @@ const char *ir_tinterp_output(IrTInterp *x) { return ir_interp_output(x->th[0].i
 
 void ir_tinterp_free(IrTInterp *x) {
     if (!x) return;
+    free(x->mbar);
+    x->mbar = NULL;
     for (int i = 0; i < x->nid; i++) {
         Mem *m = &x->mem[i];
         if (m->kind != MEM_GLOBAL) free(m->data);

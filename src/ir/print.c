@@ -338,6 +338,8 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
         if (op->policy != TS_GEMM_SQUARE) ts_buf_printf(b, ", policy=%s", policy_name(op->policy));
         if (op->k_pack > 1) ts_buf_printf(b, ", k_pack=%d", op->k_pack);
         if (op->wg_wait) ts_buf_printf(b, ", wg_wait=%d", op->wg_wait);
+        if (op->mma_threads)
+            ts_buf_printf(b, ", warps=[%d, %d)", op->mma_lo, op->mma_lo + op->mma_threads);
         if (op->mma_part) {
             static const char *const parts[] = {"whole", "pre", "body", "tail", "rest"};
             ts_buf_printf(b, ", part=%s%d", parts[op->mma_part <= TS_MMA_REST ? op->mma_part : 0], op->mma_frag);

@@ -129,6 +129,9 @@ struct IrTileOp {
     int mma_part;         /* GEMM kept for tensor cores: TsMmaPart (inject_pipeline) */
     int mma_frag;         /* GEMM parts: > 0, the same for the PRE/BODY/TAIL of one split gemm
                              (names their fragment registers); 0 for a whole gemm */
+    int mma_lo, mma_threads; /* GEMM kept for tensor cores: its warps are the threads [mma_lo, mma_lo +
+                                mma_threads), numbered from mma_lo (a T.ws role's; set by layout_inference
+                                or partition_threads); mma_threads 0: the whole block's */
     int comm;             /* COMM: TsCommKind (op/comm.h) */
     IrExpr *args[3];      /* COMM: peer rank, count or value, signal value (op/comm.h) */
     int cflags[3];        /* COMM: comparison or signal op, memory semantics, scope */

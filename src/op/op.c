@@ -86,7 +86,14 @@ IrStmt *ts_layout_thread_loops(const TsLayoutCtx *lx, IrVar *t, IrVar *const *dv
         body = ir_for(a, dv[q], ir_i32(a, 0), ir_i32(a, ext[q]), IR_FOR_UNROLL, body);
         body->loc = loc;
     }
-    IrStmt *r = ir_for(a, t, ir_i32(a, 0), ir_i32(a, lx->nt), IR_FOR_THREAD, body);
+    if (lx->lo) { /* a role's threads: the body's t is the index within the role */
+        IrVar *ft = ir_var(lx->k, t->name, t->dt, IR_VAR_LOOP);
+        IrVar *from[1] = {t};
+        IrExpr *to[1] = {ir_bin(a, IR_SUB, ir_var_ref(a, ft), ir_i32(a, lx->lo))};
+        body = ir_stmt_subst(a, body, from, to, 1);
+        t = ft;
+    }
+    IrStmt *r = ir_for(a, t, ir_i32(a, lx->lo), ir_i32(a, lx->nt), IR_FOR_THREAD, body);
     r->loc = loc;
     return r;
 }

@@ -114,7 +114,9 @@ enum { TS_LAYOUT_MAXFRAG = 64 }; /* fragments per kernel layout inference handle
 typedef struct TsLayoutCtx {
     TsArena *arena;                      /* the kernel's arena */
     IrKernel *k;                         /* the kernel */
-    int nt;                              /* threads per block */
+    int nt;                              /* threads per block; inside a T.ws role, the role's */
+    int lo;                              /* the first thread of those (a role's; 0 outside roles): layouts
+                                            number the threads from 0, thread loops run over [lo, lo + nt) */
     int vec;                             /* widest vector (elements) a warp-rows layout may give a thread */
     int nfrag;                           /* fragment buffers of the kernel */
     IrBuffer *frag[TS_LAYOUT_MAXFRAG];   /* ... */
@@ -225,7 +227,9 @@ TsLowerLayoutFn ts_op_lower_layout_fn(TsOpKind k);
 
 /* `for t in thread_range(0, lx->nt)` around the unrolled digit loops
  * dv[0..n) (extents ext) around body, all at loc: the shape of every
- * thread-level loop nest layout inference writes. */
+ * thread-level loop nest layout inference writes.  Inside a T.ws role
+ * (lx->lo > 0) the range is the role's, [lo, lo + nt), and body sees t as
+ * the thread's index within the role (t - lo), the layouts' numbering. */
 IrStmt *ts_layout_thread_loops(const TsLayoutCtx *lx, IrVar *t, IrVar *const *dv, const int64_t *ext, int n,
                                IrStmt *body, TsLoc loc);
 

@@ -104,7 +104,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAXFRAG = TS_LAYOUT_MAXFRAG, MAXNEST = TS_NEST_MAX };
+enum { MAXFRAG = TS_LAYOUT_MAXFRAG, MAXNEST = TS_NEST_MAX, MAXMARK = 64 /* loops whose ranges lower_all binds */ };
 
 typedef struct Li {
     TsLayoutCtx lx;           /* the fragments and their layouts (op/op.h), what the units read and set */
@@ -121,7 +121,17 @@ typedef struct Li {
     IrArith ar;               /* lowering: ranges of the loops around the statement (split_select) */
     IrBuffer *over[MAXFRAG];  /* fragments over the register budget, left in shared memory */
     int nover;
+    bool roles;               /* the kernel has T.ws roles: the fragments are laid out one role at a
+                                 time, over the role's threads [lx.lo, lx.lo + lx.nt) */
+    bool in_role;             /* lowering: inside a role of the threads being laid out */
+    int mark[MAXMARK];        /* lowering: ir_arith marks of the loops being lowered (lower_all) */
+    int nmark;                /* ... how many loops deep (those past the array are not bound) */
 } Li;
+
+/* Is s a T.ws role of the threads being laid out? */
+static bool our_role(const Li *li, const IrStmt *s) {
+    return s->kind == IR_S_ROLE && s->role.lo == li->lx.lo && s->role.n == li->lx.nt;
+}
 
 /* ---- inference: a worklist over levels -------------------------------------------
 
@@ -166,19 +176,28 @@ static void add_frag(Li *li, Unit *u, int f) {
     ts_vec_push(li->a, u->frags, f);
 }
 
-static void collect(Li *li, Units *us, IrStmt *s) {
-    if (!s) return;
+typedef struct Collect {
+    Li *li;
+    Units *us;
+} Collect;
+
+/* The units of the statements below, in program order, through the shared
+ * walker (ir/walk.h): serial loops, branches and the roles being laid out
+ * are entered, a T.Parallel nest or a tile op is a unit (not entered). */
+static bool collect_stmt(IrVisitor *v, const IrStmt *cs) {
+    Collect *c = v->ctx;
+    Li *li = c->li;
+    Units *us = c->us;
+    IrStmt *s = (IrStmt *)cs;
     Unit u;
     memset(&u, 0, sizeof u);
     switch (s->kind) {
     case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) collect(li, us, s->seq.v[i]);
-        return;
+    case IR_S_IF:
+    case IR_S_WHILE: return true;
+    case IR_S_ROLE: return our_role(li, s);
     case IR_S_FOR:
-        if (s->for_.kind != IR_FOR_PARALLEL) {
-            collect(li, us, s->for_.body);
-            return;
-        }
+        if (s->for_.kind != IR_FOR_PARALLEL) return true;
         u.s = s;
         u.fn = ts_parallel_infer_layout;
         TsNest ns;
@@ -190,21 +209,32 @@ static void collect(Li *li, Units *us, IrStmt *s) {
             for (int i = 0; i < acc.n; i++) add_frag(li, &u, ts_layout_frag(&li->lx, acc.v[i].buf));
         }
         break;
-    case IR_S_IF:
-        collect(li, us, s->if_.then);
-        collect(li, us, s->if_.else_);
-        return;
-    case IR_S_WHILE: collect(li, us, s->while_.body); return;
     case IR_S_TILEOP:
         u.s = s;
         u.fn = ts_op_infer_layout_fn(s->op->kind);
-        if (!u.fn) return; /* an op without infer_layout fixes nothing */
+        if (!u.fn) return false; /* an op without infer_layout fixes nothing */
         for (int r = 0; r < s->op->nr; r++) add_frag(li, &u, ts_layout_frag(&li->lx, s->op->r[r].buf));
         break;
-    default: return;
+    default: return false;
     }
     ts_vec_push(li->a, us->u, u);
     for (int i = 0; i < u.frags.n; i++) ts_vec_push(li->a, us->users[u.frags.v[i]], us->u.n - 1);
+    return false;
+}
+
+static bool no_expr(IrVisitor *v, const IrExpr *e) {
+    (void)v, (void)e;
+    return false;
+}
+
+static void collect(Li *li, Units *us, IrStmt *s) {
+    Collect c = {li, us};
+    IrVisitor v;
+    memset(&v, 0, sizeof v);
+    v.ctx = &c;
+    v.pre_stmt = collect_stmt;
+    v.pre_expr = no_expr;
+    ir_visit_stmt(&v, s);
 }
 
 /* Run unit i at a level; the fragments it gave layouts to put their other
@@ -413,14 +443,6 @@ static IrExpr *fit_expr(Lower *lw, const Fit *f) {
     return e;
 }
 
-static IrExpr *low_expr(Lower *lw, const IrExpr *e);
-
-static IrExpr **low_list(Lower *lw, IrExpr *const *v, int n) {
-    IrExpr **r = TS_NEWN(lw->li->a, IrExpr *, n > 0 ? n : 1);
-    for (int i = 0; i < n; i++) r[i] = low_expr(lw, v[i]);
-    return r;
-}
-
 /* The nest reaches fragment buf at elements the threads that run it do not
  * hold, and no shared copy can stand in: stop, naming the two uses. */
 static void reach_conflict(Lower *lw, const IrBuffer *buf, const char *why) {
@@ -447,121 +469,94 @@ static IrExpr *reg_index(Lower *lw, IrBuffer *buf, IrExpr *const *idx, int nidx)
     return fit_expr(lw, &f);
 }
 
-static IrExpr *low_expr(Lower *lw, const IrExpr *e) {
+/* The nest's body rewritten for one thread of the driver, through the shared
+ * rewriter (ir/walk.h) making fresh nodes (a nest split per tile is lowered
+ * three times): the nest's variables become their values in (t, digits),
+ * fragment loads and stores their registers (or their shared copy where re-laid
+ * out), inner T.Parallel loops serial loops of the thread. */
+static IrExpr *low_pre_expr(IrMutator *m, IrExpr *e) {
+    Lower *lw = m->ctx;
     Li *li = lw->li;
     TsArena *a = li->a;
-    if (!e) return NULL;
     switch (e->kind) {
     case IR_E_VAR:
         for (int d = 0; d < lw->ns->n; d++)
             if (e->var == lw->ns->v[d]) return lw->val[d];
-        return (IrExpr *)e;
+        return e;
     case IR_E_LOAD: {
         int f = ts_layout_frag(&li->lx, e->load.buf);
+        if (f < 0) return NULL; /* (its indices are lowered) */
         IrExpr *r;
-        if (f >= 0 && lw->relay[f]) { /* re-laid out: the shared copy */
-            r = ir_load(a, lw->relay[f], low_list(lw, e->load.idx, e->load.nidx), e->load.nidx);
-        } else if (f >= 0) {
-            IrExpr *ix = reg_index(lw, e->load.buf, e->load.idx, e->load.nidx);
-            if (!ix) return (IrExpr *)e;
-            r = ir_load(a, li->reg[f], &ix, 1);
+        if (lw->relay[f]) { /* re-laid out: the shared copy */
+            r = ir_load(a, lw->relay[f], ir_mutate_exprs(m, e->load.idx, e->load.nidx), e->load.nidx);
         } else {
-            r = ir_load(a, e->load.buf, low_list(lw, e->load.idx, e->load.nidx), e->load.nidx);
+            IrExpr *ix = reg_index(lw, e->load.buf, e->load.idx, e->load.nidx);
+            if (!ix) return e;
+            r = ir_load(a, li->reg[f], &ix, 1);
         }
         r->loc = e->loc;
         r->dt = e->dt; /* (a load of the stored bits stays one: load.bits) */
         r->load.bits = e->load.bits;
         return r;
     }
-    case IR_E_BIN: {
-        IrExpr *r = TS_NEW(a, IrExpr);
-        *r = *e;
-        r->bin.a = low_expr(lw, e->bin.a);
-        r->bin.b = low_expr(lw, e->bin.b);
-        return r;
-    }
-    case IR_E_NEG:
-    case IR_E_NOT:
-    case IR_E_CAST: {
-        IrExpr *r = TS_NEW(a, IrExpr);
-        *r = *e;
-        r->un.a = low_expr(lw, e->un.a);
-        return r;
-    }
-    case IR_E_SELECT: {
-        IrExpr *r = TS_NEW(a, IrExpr);
-        *r = *e;
-        r->sel.cond = low_expr(lw, e->sel.cond);
-        r->sel.a = low_expr(lw, e->sel.a);
-        r->sel.b = low_expr(lw, e->sel.b);
-        return r;
-    }
-    case IR_E_CALL: {
-        IrExpr *r = TS_NEW(a, IrExpr);
-        *r = *e;
-        r->call.args = low_list(lw, e->call.args, e->call.nargs);
-        return r;
-    }
-    default: return (IrExpr *)e;
+    default: return NULL;
     }
 }
 
-static IrStmt *low_stmt(Lower *lw, const IrStmt *s) {
+static IrStmt *low_pre_stmt(IrMutator *m, IrStmt *s) {
+    Lower *lw = m->ctx;
     Li *li = lw->li;
     TsArena *a = li->a;
-    if (!s) return NULL;
+    if (s->kind != IR_S_STORE && s->kind != IR_S_ATOMIC_ADD) return NULL;
+    int f = ts_layout_frag(&li->lx, s->store.buf);
+    bool mem = s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR;
+    if (f < 0 && !(lw->first && mem)) return NULL;
     IrStmt *r = ir_stmt(a, s->kind, s->loc);
     *r = *s;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        r->seq.v = NULL;
-        r->seq.n = r->seq.cap = 0;
-        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, low_stmt(lw, s->seq.v[i]));
-        return r;
-    case IR_S_FOR:
-        r->for_.min = low_expr(lw, s->for_.min);
-        r->for_.extent = low_expr(lw, s->for_.extent);
-        r->for_.body = low_stmt(lw, s->for_.body);
-        if (r->for_.kind == IR_FOR_PARALLEL) r->for_.kind = IR_FOR_SERIAL; /* inner parallel loops: per thread */
-        return r;
-    case IR_S_IF:
-        r->if_.cond = low_expr(lw, s->if_.cond);
-        r->if_.then = low_stmt(lw, s->if_.then);
-        r->if_.else_ = low_stmt(lw, s->if_.else_);
-        return r;
-    case IR_S_WHILE:
-        r->while_.cond = low_expr(lw, s->while_.cond);
-        r->while_.body = low_stmt(lw, s->while_.body);
-        return r;
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD: {
-        int f = ts_layout_frag(&li->lx, s->store.buf);
-        r->store.value = low_expr(lw, s->store.value);
-        if (f >= 0 && lw->relay[f]) { /* re-laid out: the shared copy */
-            r->store.buf = lw->relay[f];
-            r->store.idx = low_list(lw, s->store.idx, s->store.nidx);
-            return r;
-        }
-        if (f >= 0) {
-            IrExpr *ix = reg_index(lw, s->store.buf, s->store.idx, s->store.nidx);
-            if (!ix) return r;
-            r->store.buf = li->reg[f];
-            r->store.idx = TS_NEWN(a, IrExpr *, 1);
-            r->store.idx[0] = ix;
-            r->store.nidx = 1;
-        } else {
-            r->store.idx = low_list(lw, s->store.idx, s->store.nidx);
-            /* memory, from a replicated driver: one replica stores */
-            if (lw->first && s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR)
-                return op_if(a, s->loc, lw->first, r, NULL);
-        }
+    r->store.value = ir_mutate_expr(m, s->store.value);
+    if (f < 0) { /* memory, from a replicated driver: one replica stores */
+        r->store.idx = ir_mutate_exprs(m, s->store.idx, s->store.nidx);
+        return op_if(a, s->loc, lw->first, r, NULL);
+    }
+    if (lw->relay[f]) { /* re-laid out: the shared copy */
+        r->store.buf = lw->relay[f];
+        r->store.idx = ir_mutate_exprs(m, s->store.idx, s->store.nidx);
         return r;
     }
-    case IR_S_LET: r->let.value = low_expr(lw, s->let.value); return r;
-    case IR_S_EVAL: r->eval.e = low_expr(lw, s->eval.e); return r;
-    case IR_S_PRINT: r->print.value = low_expr(lw, s->print.value); return r;
-    default: return r;
-    }
+    IrExpr *ix = reg_index(lw, s->store.buf, s->store.idx, s->store.nidx);
+    if (!ix) return r;
+    r->store.buf = li->reg[f];
+    r->store.idx = TS_NEWN(a, IrExpr *, 1);
+    r->store.idx[0] = ix;
+    r->store.nidx = 1;
+    return r;
+}
+
+static IrStmt *low_post_stmt(IrMutator *m, IrStmt *s) {
+    (void)m;
+    if (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_PARALLEL) s->for_.kind = IR_FOR_SERIAL; /* inner parallel loops: per thread */
+    return s;
+}
+
+static IrMutator low_mutator(Lower *lw) {
+    IrMutator m = {.arena = lw->li->a, .ctx = lw, .pre_expr = low_pre_expr, .pre_stmt = low_pre_stmt,
+                   .post_stmt = low_post_stmt, .copy = true};
+    return m;
+}
+
+static IrExpr *low_expr(Lower *lw, const IrExpr *e) {
+    IrMutator m = low_mutator(lw);
+    return ir_mutate_expr(&m, (IrExpr *)e);
+}
+
+static IrExpr **low_list(Lower *lw, IrExpr *const *v, int n) {
+    IrMutator m = low_mutator(lw);
+    return ir_mutate_exprs(&m, (IrExpr **)v, n);
+}
+
+static IrStmt *low_stmt(Lower *lw, const IrStmt *s) {
+    IrMutator m = low_mutator(lw);
+    return ir_mutate_stmt(&m, (IrStmt *)s);
 }
 
 /* Wrap body in `for t in thread_range(0, nt)` and the digit loops. */
@@ -1230,16 +1225,24 @@ static IrStmt *split_select(Li *li, IrStmt *s, const TsNest *ns) {
     return outer;
 }
 
-static IrStmt *lower_all(Li *li, IrStmt *s) {
+/* The whole body, lowered by the layouts, through the shared rewriter
+ * (ir/walk.h): nests over fragments, kept ops and fragment allocations are
+ * replaced (pre_stmt); loops, branches and the roles being laid out are
+ * entered with the loop ranges bound and their depth counted (undone in
+ * post_stmt); expressions are not entered (nothing in them is lowered
+ * here); every other use of a fragment gives up.  After giving up nothing
+ * more is rewritten. */
+static IrExpr *keep_expr(IrMutator *m, IrExpr *e) {
+    (void)m;
+    return e;
+}
+
+static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
+    Li *li = m->ctx;
     TsArena *a = li->a;
-    if (!s || li->lx.why) return s;
+    if (li->lx.why) return s;
     switch (s->kind) {
-    case IR_S_SEQ: {
-        IrStmt *r = ir_seq(a);
-        r->loc = s->loc;
-        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, lower_all(li, s->seq.v[i]));
-        return r;
-    }
+    case IR_S_SEQ: return NULL;
     case IR_S_FOR: {
         if (s->for_.kind == IR_FOR_PARALLEL) {
             TsNest ns;
@@ -1256,42 +1259,26 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         ts_nest_frag_expr(&li->lx, s->for_.min, &acc);
         ts_nest_frag_expr(&li->lx, s->for_.extent, &acc);
         if (acc.n) ts_layout_give_up(&li->lx, "a loop bound reads fragment %s", acc.v[0].buf->name);
-        IrStmt *r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        int mark = ir_arith_mark(&li->ar);
-        ir_arith_bind_loop(&li->ar, s);
-        li->loop_depth++;
-        r->for_.body = lower_all(li, s->for_.body);
-        li->loop_depth--;
-        ir_arith_pop(&li->ar, mark);
-        if (s->for_.kind == IR_FOR_PARALLEL) {
-            TsFragAccVec in = {0};
-            int w = 0;
-            ts_nest_frag_stmt(&li->lx, s->for_.body, &in, &w);
-            if (in.n) ts_layout_give_up(&li->lx, "fragment %s is used in a T.Parallel loop that is not a plain nest", in.v[0].buf->name);
+        if (li->nmark < MAXMARK) {
+            li->mark[li->nmark] = ir_arith_mark(&li->ar);
+            ir_arith_bind_loop(&li->ar, s);
         }
-        return r;
+        li->nmark++;
+        li->loop_depth++;
+        return NULL;
     }
     case IR_S_IF: {
         TsFragAccVec acc = {0};
         ts_nest_frag_expr(&li->lx, s->if_.cond, &acc);
         if (acc.n) ts_layout_give_up(&li->lx, "an if condition reads fragment %s", acc.v[0].buf->name);
-        IrStmt *r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->if_.then = lower_all(li, s->if_.then);
-        r->if_.else_ = lower_all(li, s->if_.else_);
-        return r;
+        return NULL;
     }
     case IR_S_WHILE: {
         TsFragAccVec acc = {0};
         ts_nest_frag_expr(&li->lx, s->while_.cond, &acc);
         if (acc.n) ts_layout_give_up(&li->lx, "a while condition reads fragment %s", acc.v[0].buf->name);
-        IrStmt *r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
         li->loop_depth++;
-        r->while_.body = lower_all(li, s->while_.body);
-        li->loop_depth--;
-        return r;
+        return NULL;
     }
     case IR_S_ALLOC: {
         int f = ts_layout_frag(&li->lx, s->alloc.buf);
@@ -1300,8 +1287,13 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         r->alloc.buf = li->reg[f];
         return r;
     }
+    case IR_S_ROLE:
+        if (!our_role(li, s)) return s; /* (another role's threads: its own round) */
+        li->in_role = true;
+        return NULL;
     case IR_S_TILEOP: {
         IrTileOp *op = s->op;
+        if (li->roles && !li->in_role) return s; /* (a kept op of another role's fragments) */
         TsLowerLayoutFn lf =
             op->inst == TS_OP_INST_FRAGMENT || op->inst == TS_OP_INST_MMA_SYNC ? ts_op_lower_layout_fn(op->kind) : NULL;
         if (lf) { /* the op's own lowering by the layouts (op/gemm.c, reduce.c, cumsum.c) */
@@ -1320,6 +1312,31 @@ static IrStmt *lower_all(Li *li, IrStmt *s) {
         return s;
     }
     }
+}
+
+static IrStmt *lower_post(IrMutator *m, IrStmt *s) {
+    Li *li = m->ctx;
+    const IrStmt *o = m->frame->s; /* (the statement before its children were lowered) */
+    switch (o->kind) {
+    case IR_S_FOR:
+        li->loop_depth--;
+        if (--li->nmark < MAXMARK) ir_arith_pop(&li->ar, li->mark[li->nmark]);
+        if (o->for_.kind == IR_FOR_PARALLEL) {
+            TsFragAccVec in = {0};
+            int w = 0;
+            ts_nest_frag_stmt(&li->lx, o->for_.body, &in, &w);
+            if (in.n) ts_layout_give_up(&li->lx, "fragment %s is used in a T.Parallel loop that is not a plain nest", in.v[0].buf->name);
+        }
+        return s;
+    case IR_S_WHILE: li->loop_depth--; return s;
+    case IR_S_ROLE: li->in_role = false; return s;
+    default: return s;
+    }
+}
+
+static IrStmt *lower_all(Li *li, IrStmt *s) {
+    IrMutator m = {.arena = li->a, .ctx = li, .pre_expr = keep_expr, .pre_stmt = lower_pre, .post_stmt = lower_post};
+    return ir_mutate_stmt(&m, s);
 }
 
 /* ---- register prefetch of serial loops ------------------------------------------
@@ -1448,43 +1465,32 @@ static IrStmt *prefetch_loop(Li *li, IrStmt *loop) {
     return out;
 }
 
-static IrStmt *prefetch(Li *li, IrStmt *s) {
-    TsArena *a = li->a;
-    if (!s) return s;
+/* Every serial loop, innermost first, through the shared rewriter: serial
+ * loops and branches are entered, per-thread code (no tile loads start
+ * there) and everything else is not. */
+static IrStmt *prefetch_pre(IrMutator *m, IrStmt *s) {
+    (void)m;
     switch (s->kind) {
-    case IR_S_SEQ: {
-        IrStmt *r = ir_seq(a);
-        r->loc = s->loc;
-        for (int i = 0; i < s->seq.n; i++) ir_seq_push(a, r, prefetch(li, s->seq.v[i]));
-        return r;
-    }
-    case IR_S_FOR: {
-        if (s->for_.kind == IR_FOR_THREAD) return s; /* per-thread code: no tile loads start there */
-        IrStmt *r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->for_.body = prefetch(li, s->for_.body);
-        return r->for_.kind == IR_FOR_SERIAL ? prefetch_loop(li, r) : r;
-    }
-    case IR_S_IF: {
-        IrStmt *r = ir_stmt(a, s->kind, s->loc);
-        *r = *s;
-        r->if_.then = prefetch(li, s->if_.then);
-        r->if_.else_ = prefetch(li, s->if_.else_);
-        return r;
-    }
+    case IR_S_SEQ:
+    case IR_S_IF: return NULL;
+    case IR_S_FOR: return s->for_.kind == IR_FOR_THREAD ? s : NULL;
     default: return s;
     }
+}
+
+static IrStmt *prefetch_post(IrMutator *m, IrStmt *s) {
+    return s->kind == IR_S_FOR && s->for_.kind == IR_FOR_SERIAL ? prefetch_loop(m->ctx, s) : s;
+}
+
+static IrStmt *prefetch(Li *li, IrStmt *s) {
+    IrMutator m = {.arena = li->a, .ctx = li, .pre_expr = keep_expr, .pre_stmt = prefetch_pre, .post_stmt = prefetch_post};
+    return ir_mutate_stmt(&m, s);
 }
 
 /* Lower the kept reductions generically (the fallback), through the shared
  * rewriter (ir/walk.h): a kept op becomes its generic loops, everything
  * else is kept (no tile op hides in an expression: expressions are not
  * entered). */
-static IrExpr *unkeep_expr(IrMutator *m, IrExpr *e) {
-    (void)m;
-    return e;
-}
-
 static IrStmt *unkeep_op(IrMutator *m, IrStmt *s) {
     if (s->kind != IR_S_TILEOP || s->op->inst != TS_OP_INST_FRAGMENT) return NULL;
     Li *li = m->ctx;
@@ -1501,7 +1507,7 @@ static IrStmt *unkeep_op(IrMutator *m, IrStmt *s) {
 }
 
 static IrStmt *unkeep(Li *li, IrStmt *s) {
-    IrMutator m = {.arena = li->a, .ctx = li, .pre_expr = unkeep_expr, .pre_stmt = unkeep_op};
+    IrMutator m = {.arena = li->a, .ctx = li, .pre_expr = keep_expr, .pre_stmt = unkeep_op};
     return ir_mutate_stmt(&m, s);
 }
 
@@ -1644,6 +1650,171 @@ static bool over_budget(const Li *li) {
     return false;
 }
 
+/* ---- T.ws roles: the fragments of each role over its own threads ---------------
+
+ * In a warp-specialised kernel (IR_S_ROLE, from T.ws or pass thread_roles)
+ * a role's tile ops are the work of its threads only, so a fragment used
+ * inside one role is laid out over that role's threads: the layouts number
+ * them from 0 (a role of 128 consumer threads doing T.gemm gets the mma.sync
+ * accumulator layout of its 4 warps) and the thread loops run over the
+ * role's range [lo, lo + n) with the layout's thread t - lo
+ * (ts_layout_thread_loops).  Inference and lowering run once per role
+ * (threads lo, n), each round seeing only that role's fragments and
+ * entering only that role's statements (a role may be several IR_S_ROLE
+ * statements of the same threads, e.g. one per loop iteration).  A
+ * fragment touched by two roles, or by a role and the block's code outside
+ * the roles, has no one set of threads to live on: the whole kernel keeps
+ * its fragments in shared memory as before, with a warning naming the
+ * fragment and both (the documented choice; the program's mbarriers order
+ * such a hand-over through memory, which registers cannot do).  All or
+ * nothing over the roles too. */
+
+/* Which threads use each fragment: the role's (lo, n), or lo -1 (the
+ * block's code outside every role); n 0: not seen yet. */
+typedef struct RoleMap {
+    Li *li;
+    int lo[MAXFRAG], n[MAXFRAG]; /* per fragment (index into lx.frag) */
+    TsLoc at[MAXFRAG];           /* where that use is */
+} RoleMap;
+
+static const char *role_words(TsArena *a, int lo, int n) {
+    return lo < 0 ? "the block's code outside the T.ws roles"
+                  : ts_sprintf(a, "the T.ws role of threads [%d, %d)", lo, lo + n);
+}
+
+static void role_access(IrVisitor *v, const IrAccess *acc) {
+    RoleMap *rm = v->ctx;
+    Li *li = rm->li;
+    int f = ts_layout_frag(&li->lx, acc->buf);
+    if (f < 0 || li->lx.why) return;
+    int lo = -1, n = -1;
+    for (const IrWalkFrame *fr = v->frame; fr; fr = fr->up)
+        if (fr->s->kind == IR_S_ROLE) {
+            lo = fr->s->role.lo, n = fr->s->role.n;
+            break;
+        }
+    TsLoc at = v->frame ? v->frame->s->loc : (TsLoc){0};
+    if (!rm->n[f]) {
+        rm->lo[f] = lo, rm->n[f] = n, rm->at[f] = at;
+        return;
+    }
+    if (rm->lo[f] == lo && rm->n[f] == n) return;
+    TsBuf b = {0};
+    ts_buf_printf(&b, "fragment %s is used by %s", acc->buf->name, role_words(li->a, rm->lo[f], rm->n[f]));
+    ts_layout_put_at(&b, rm->at[f]);
+    ts_buf_printf(&b, " and by %s", role_words(li->a, lo, n));
+    ts_layout_put_at(&b, at);
+    ts_buf_puts(&b, ": a fragment lives in the registers of one role's threads");
+    ts_layout_conflict(&li->lx, at, "%s", b.oom ? "out of memory" : ts_buf_str(&b));
+    ts_buf_free(&b);
+}
+
+/* Infer and lower the fragments lx.frag[0 .. nfrag) over threads [lx.lo,
+ * lx.lo + lx.nt) (the block's, or one role's): the body, lowered (NULL on
+ * giving up, lx.why set); each fragment's layout is left in lx.lay. */
+static IrStmt *lay_out(Li *li, IrStmt *body) {
+    IrKernel *k = li->k;
+    li->lx.vec = pick_vec(li);
+    infer_all(li, body);
+    for (int f = 0; f < li->lx.nfrag && !li->lx.why; f++) {
+        if (!li->lx.lay[f]) {
+            ts_layout_give_up(&li->lx, "no use of fragment %s fixes its layout", li->lx.frag[f]->name);
+            break;
+        }
+        /* (ir_layout_check, native maps against the IR expressions, is
+         * what tests/unit/test_layout.c runs for every family over many
+         * parameters; at 1 M expression evaluations per 128 x 128 tile it
+         * is too slow for every compile) */
+        if (li->lx.lay[f]->local_size > 255) ts_layout_give_up(&li->lx, "fragment %s needs %lld registers per thread", li->lx.frag[f]->name,
+                                                 (long long)li->lx.lay[f]->local_size);
+        IrExpr *shp = ir_i32(li->a, li->lx.lay[f]->local_size);
+        const char *nm = ts_sprintf(li->a, "%s_reg", li->lx.frag[f]->name);
+        li->reg[f] = ir_buffer(k, nm, li->lx.frag[f]->dt, IR_SCOPE_LOCAL, 1, &shp, li->lx.frag[f]->loc);
+        li->reg[f]->layout = li->lx.lay[f];
+    }
+    IrStmt *r = li->lx.why ? NULL : lower_all(li, body);
+    return li->lx.why ? NULL : r;
+}
+
+/* The role kernel's fragments, one role at a time (see above): the lowered
+ * body, or NULL (lx.why set).  The layouts found go to lay[] (by buffer
+ * index into all[0 .. nall)). */
+static IrStmt *lay_out_roles(Li *li, IrBuffer *const *all, int nall, IrLayout **lay) {
+    RoleMap rm;
+    memset(&rm, 0, sizeof rm);
+    rm.li = li;
+    IrVisitor v;
+    memset(&v, 0, sizeof v);
+    v.ctx = &rm;
+    v.access = role_access;
+    ir_visit_stmt(&v, li->k->body);
+    if (li->lx.why) return NULL;
+    for (int f = 0; f < nall; f++) {
+        if (!rm.n[f]) {
+            ts_layout_give_up(&li->lx, "no use of fragment %s fixes its layout", all[f]->name);
+            return NULL;
+        }
+        if (rm.lo[f] < 0) {
+            ts_layout_give_up(&li->lx, "fragment %s is used outside the T.ws roles of its kernel", all[f]->name);
+            return NULL;
+        }
+    }
+    IrStmt *body = li->k->body;
+    bool done[MAXFRAG] = {false};
+    for (int g = 0; g < nall; g++) {
+        if (done[g]) continue;
+        /* the round of the role of fragment g: its fragments, its threads */
+        li->lx.nfrag = 0;
+        int idx[MAXFRAG];
+        for (int f = g; f < nall; f++)
+            if (!done[f] && rm.lo[f] == rm.lo[g] && rm.n[f] == rm.n[g]) {
+                done[f] = true;
+                idx[li->lx.nfrag] = f;
+                li->lx.frag[li->lx.nfrag] = all[f];
+                li->lx.lay[li->lx.nfrag++] = NULL;
+            }
+        li->lx.lo = rm.lo[g];
+        li->lx.nt = li->nt = rm.n[g];
+        if (li->nt % 32 || li->lx.lo % 32) {
+            ts_layout_give_up(&li->lx, "the T.ws role of threads [%d, %d) is not whole warps", li->lx.lo,
+                              li->lx.lo + li->nt);
+            return NULL;
+        }
+        body = lay_out(li, body);
+        if (!body) return NULL;
+        for (int f = 0; f < li->lx.nfrag; f++) lay[idx[f]] = li->lx.lay[f];
+    }
+    return body;
+}
+
+/* A kernel with T.ws roles: its fragments, one role at a time (see above;
+ * no register budget split: a role's fragment over it gives up). */
+static void layout_roles(Li *li) {
+    TsPassCtx *cx = li->cx;
+    IrKernel *k = li->k;
+    /* every fragment, and the layout each gets (each round sees only its own in lx) */
+    int nall = li->lx.nfrag;
+    IrBuffer *all[MAXFRAG];
+    IrLayout *lay[MAXFRAG];
+    for (int f = 0; f < nall; f++) all[f] = li->lx.frag[f], lay[f] = NULL;
+    IrStmt *body = li->lx.why ? NULL : lay_out_roles(li, all, nall, lay);
+    if (li->lx.why) {
+        k->layout_note = li->lx.why;
+        if (li->lx.conflict) /* the user wrote something that cannot be fast: say so */
+            ts_warn_at(cx->diag, li->lx.conflict_at, "%s; the kernel's fragments stay in shared memory (correct, not fast)",
+                       li->lx.why);
+        for (int f = 0; f < nall; f++) all[f]->layout = NULL;
+        k->body = unkeep(li, k->body);
+        return;
+    }
+    for (int f = 0; f < nall; f++) all[f]->layout = lay[f];
+    for (int i = 0; i < li->nfin; i++) li->fin[i].fn(k, cx->caps, li->fin[i].buf);
+    li->nt = li->lx.nt = (int)ir_kernel_nthreads(k);
+    li->lx.lo = 0;
+    if (cx->caps->pipeline) body = prefetch(li, body);
+    k->body = body; /* the fragments, now unused, keep their layouts for the layout pictures */
+}
+
 void ts_pass_layout_inference(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     Li li;
@@ -1665,11 +1836,16 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
             li.lx.frag[li.lx.nfrag++] = k->buffers.v[i];
         }
     if (!cx->caps->layout || cx->caps->sm < 80) ts_layout_give_up(&li.lx, "register fragments are off for this target");
-    if (ir_stmt_any(k->body, is_role, NULL)) /* (the layouts cover the block's threads, a role has fewer) */
-        ts_layout_give_up(&li.lx, "T.ws roles: fragment layouts over a role's threads are not built");
+    li.roles = ir_stmt_any(k->body, is_role, NULL);
+    if (li.roles && !cx->caps->ws_layout)
+        ts_layout_give_up(&li.lx, "T.ws roles: fragment layouts over a role's threads are off (TILESCALE_CUDA_WS_LAYOUT)");
     if (li.nt % 32 || li.nt > 1024) ts_layout_give_up(&li.lx, "%d threads is not a whole number of warps", li.nt);
     if (!li.lx.nfrag) {
         k->body = unkeep(&li, k->body);
+        return;
+    }
+    if (li.roles) {
+        layout_roles(&li);
         return;
     }
     li.lx.vec = pick_vec(&li);

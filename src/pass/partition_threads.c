@@ -73,6 +73,9 @@ typedef struct Part {
     int64_t nt;                       /* threads per block; inside a T.ws role, the role's */
     int64_t lo;                       /* inside a T.ws role: its first thread (0 outside); the thread
                                          ranges made there run over [lo, lo + nt) */
+    bool role;                        /* inside a T.ws role */
+    TS_VEC(bool) vary;                /* the analysis (mark_stmt): whether the statements being
+                                         walked run in per-thread code, innermost last */
     TS_VEC(const IrVar *) vvars;      /* variables whose value differs between threads */
     TS_VEC(const IrBuffer *) vbufs;   /* private buffers holding such values */
     bool changed;                     /* the analysis grew this round */
@@ -154,46 +157,74 @@ static bool header_varies(Part *p, const IrStmt *s) {
     }
 }
 
-/* One round of the analysis over s; `vary`: s runs in per-thread code. */
-static void mark_stmt(Part *p, const IrStmt *s, bool vary) {
-    if (!s) return;
+/* One round of the analysis, through the shared walker (ir/walk.h): the
+ * visitor's pre_stmt marks what a statement binds or writes given whether
+ * it runs in per-thread code (the top of p->vary), and pushes that for
+ * the children of the statements that have some (loops, branches, roles,
+ * lists), which post_stmt pops.  Expressions are not entered. */
+static bool mark_pre(IrVisitor *v, const IrStmt *s) {
+    Part *p = v->ctx;
+    bool vary = p->vary.n ? p->vary.v[p->vary.n - 1] : false;
     switch (s->kind) {
     case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) mark_stmt(p, s->seq.v[i], vary);
-        return;
-    case IR_S_FOR: {
-        bool v = vary || (!p->c && s->for_.kind == IR_FOR_PARALLEL) || s->for_.kind == IR_FOR_THREAD ||
-                 header_varies(p, s);
-        if (v) mark_var(p, s->for_.var);
-        mark_stmt(p, s->for_.body, v);
-        return;
-    }
-    case IR_S_IF: {
-        bool v = vary || header_varies(p, s);
-        mark_stmt(p, s->if_.then, v);
-        mark_stmt(p, s->if_.else_, v);
-        return;
-    }
-    case IR_S_WHILE: mark_stmt(p, s->while_.body, vary || header_varies(p, s)); return;
-    case IR_S_ROLE: mark_stmt(p, s->role.body, vary); return;
+    case IR_S_ROLE: break;
+    case IR_S_FOR:
+        vary = vary || (!p->c && s->for_.kind == IR_FOR_PARALLEL) || s->for_.kind == IR_FOR_THREAD ||
+               header_varies(p, s);
+        if (vary) mark_var(p, s->for_.var);
+        break;
+    case IR_S_IF:
+    case IR_S_WHILE: vary = vary || header_varies(p, s); break;
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
         if (is_private(s->store.buf) && (vary || header_varies(p, s))) mark_buf(p, s->store.buf);
-        return;
+        return false;
     case IR_S_VCOPY:
         if (is_private(s->vcopy.dst)) mark_buf(p, s->vcopy.dst);
-        return;
+        return false;
     case IR_S_TILEOP: /* T.ld (or T.atom_add's old value) into a register of a thread of its own */
         if (s->op && s->op->kind == TS_OP_COMM && (s->op->comm == TS_COMM_LD || s->op->comm == TS_COMM_ATOM_ADD) &&
             s->op->nr > 1 &&
             is_private(s->op->r[1].buf) && (vary || header_varies(p, s)))
             mark_buf(p, s->op->r[1].buf);
-        return;
+        return false;
     case IR_S_LET:
         if (vary || header_varies(p, s)) mark_var(p, s->let.var);
-        return;
+        return false;
+    default: return false;
+    }
+    ts_vec_push(p->a, p->vary, vary);
+    return true;
+}
+
+static void mark_post(IrVisitor *v, const IrStmt *s) {
+    Part *p = v->ctx;
+    switch (s->kind) {
+    case IR_S_SEQ:
+    case IR_S_ROLE:
+    case IR_S_FOR:
+    case IR_S_IF:
+    case IR_S_WHILE: p->vary.n--; return;
     default: return;
     }
+}
+
+static bool mark_expr(IrVisitor *v, const IrExpr *e) {
+    (void)v, (void)e;
+    return false;
+}
+
+/* One round of the analysis over s; `vary`: s runs in per-thread code. */
+static void mark_stmt(Part *p, const IrStmt *s, bool vary) {
+    IrVisitor v;
+    memset(&v, 0, sizeof v);
+    v.ctx = p;
+    v.pre_stmt = mark_pre;
+    v.post_stmt = mark_post;
+    v.pre_expr = mark_expr;
+    p->vary.n = 0;
+    ts_vec_push(p->a, p->vary, vary);
+    ir_visit_stmt(&v, s);
 }
 
 /* ---- rewriting -------------------------------------------------------------- */
@@ -230,18 +261,22 @@ static IrStmt *serialize(Part *p, IrStmt *s) {
     return ir_mutate_stmt(&m, s);
 }
 
-/* A `break` that would leave the parallel nest itself (not a loop inside it). */
+/* A `break` that would leave the parallel nest itself (not a loop inside it):
+ * one in its lists and branches (loops catch their own breaks). */
+static bool break_pre(IrVisitor *v, const IrStmt *s) {
+    if (s->kind == IR_S_BREAK) v->stop = *(bool *)v->ctx = true;
+    return s->kind == IR_S_SEQ || s->kind == IR_S_IF;
+}
+
 static bool breaks_out(const IrStmt *s) {
-    if (!s) return false;
-    switch (s->kind) {
-    case IR_S_BREAK: return true;
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (breaks_out(s->seq.v[i])) return true;
-        return false;
-    case IR_S_IF: return breaks_out(s->if_.then) || breaks_out(s->if_.else_);
-    default: return false; /* loops catch their own breaks */
-    }
+    bool found = false;
+    IrVisitor v;
+    memset(&v, 0, sizeof v);
+    v.ctx = &found;
+    v.pre_stmt = break_pre;
+    v.pre_expr = mark_expr;
+    ir_visit_stmt(&v, s);
+    return found;
 }
 
 static bool reads_memory(const IrExpr *e, void *ctx) {
@@ -717,14 +752,34 @@ static IrStmt *varying_range(Part *p, IrStmt *s) {
  * scopes are restored after. */
 static IrStmt *role_body(IrMutator *m, Part *p, IrStmt *s) {
     int64_t nt = p->nt, lo = p->lo;
+    bool role = p->role;
     p->nt = s->role.n;
     p->lo = s->role.lo;
+    p->role = true;
     IrStmt *r = ir_stmt(p->a, IR_S_ROLE, s->loc);
     *r = *s;
     r->role.body = ir_mutate_stmt(m, s->role.body);
     if (!r->role.body) r->role.body = ir_seq(p->a);
     p->nt = nt;
     p->lo = lo;
+    p->role = role;
+    return r;
+}
+
+/* A tensor-core gemm in a T.ws role runs on the role's warps, numbered from
+ * its first thread: recorded on the op (IrTileOp.mma_lo/mma_threads) for the
+ * printer, which derives nothing from the role (layout inference laid out
+ * its register operands over the same threads). */
+static IrStmt *role_gemm(Part *p, IrStmt *s) {
+    if (!p->role || s->op->kind != TS_OP_GEMM || s->op->inst != TS_OP_INST_MMA_SYNC) return NULL;
+    if (s->op->mma_lo == p->lo && s->op->mma_threads == p->nt) return NULL;
+    IrTileOp *op = TS_NEW(p->a, IrTileOp);
+    *op = *s->op;
+    op->mma_lo = (int)p->lo;
+    op->mma_threads = (int)p->nt;
+    IrStmt *r = ir_stmt(p->a, IR_S_TILEOP, s->loc);
+    *r = *s;
+    r->op = op;
     return r;
 }
 
@@ -751,7 +806,7 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
         return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc);
     case IR_S_TILEOP:
         if (comm_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc);
-        return NULL;
+        return role_gemm(p, s);
     case IR_S_MBAR:
         /* mbarrier.init by one thread (insert_sync orders it before the uses);
          * the other operations are each running thread's own */

@@ -867,7 +867,7 @@ typedef struct CgBuf {
 typedef struct CgMma {
     const IrTileOp *op;  /* the kept T.gemm (TS_OP_INST_MMA_SYNC) */
     int fn;              /* index into Cg.mma_fns: calls ts_gemm_<fn> */
-    int lo;              /* inside a T.ws role: its first thread (the gemm's warps are the role's) */
+    int lo;              /* the first thread of the gemm's warps (IrTileOp.mma_lo: a T.ws role's; 0: the block's) */
 } CgMma;
 
 /* The context a statement is emitted in (see the essay). */
@@ -2245,14 +2245,20 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     p.trans_b = op->trans_b != 0;
     p.bf16 = A->buf->dt == TS_BFLOAT16;
     p.clear = op->clear_accum != 0;
-    p.nwarps = (g->role_n ? g->role_n : g->nthreads) / 32;
+    /* the gemm's warps: a T.ws role's as the passes recorded them (layout_inference,
+     * partition_threads), else the block's */
+    if (g->role_n && (op->mma_lo != g->role_lo || op->mma_threads != g->role_n))
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a tensor-core gemm in the T.ws role of threads "
+                   "[%d, %d) without that role's warps recorded", g->role_lo, g->role_lo + g->role_n);
+    int mlo = op->mma_threads ? op->mma_lo : 0, mn = op->mma_threads ? op->mma_threads : g->nthreads;
+    p.nwarps = mn / 32;
     p.part = op->mma_part;
     p.rolled = g->k->gemm_k_rolled; /* the quick tier's (pass tier_plan) */
     if (p.part && (!p.creg || p.areg || op->mma_frag <= 0 ||
                    ((p.k / 16) % 2 && (p.part == TS_MMA_BODY || p.part == TS_MMA_TAIL))))
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a split gemm needs C in registers, A and B in "
                    "shared memory and (split across a barrier) an even number of k16 steps");
-    if (p.m % 16 || p.n % 8 || p.k % 16 || p.nwarps < 1 || g->nthreads % 32 || g->role_n % 32 || g->role_lo % 32)
+    if (p.m % 16 || p.n % 8 || p.k % 16 || p.nwarps < 1 || g->nthreads % 32 || mn % 32 || mlo % 32)
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: gemm %dx%dx%d on %d threads is not for tensor cores",
                    p.m, p.n, p.k, g->nthreads);
     if (!p.creg) ts_cuda_mma_plan(&p);
@@ -2263,7 +2269,7 @@ static void plan_mma(Cg *g, const IrStmt *s) {
         fn = g->mma_fns.n;
         ts_vec_push(g->a, g->mma_fns, p);
     }
-    CgMma site = {op, fn, g->role_lo};
+    CgMma site = {op, fn, mlo};
     ts_vec_push(g->a, g->mma_sites, site);
 }
 

@@ -1,0 +1,138 @@
+#!/bin/bash
+# ws_regs_gpu_check.sh — warp-specialised kernels with their fragments in
+# registers (layout inference over each T.ws role's threads, issue 5 part A)
+# on the GPU, before and after: every run twice, with
+# TILESCALE_CUDA_WS_LAYOUT=0 (the path before: a role kernel's fragments in
+# shared memory) and with the default (=1: registers laid out over the
+# role's warps).
+#
+#   1. correctness: examples/ws_gemm.py's two kernels against the C target
+#      and the naive GEMM, examples/ws_flash_attention.py against the naive
+#      attention (block_M=128: 256 consumer threads in 8 warp rows, registers;
+#      block_M=64: no warp grid fits, shared memory in both runs);
+#   2. compute-sanitizer memcheck, racecheck and synccheck on small runs of
+#      each, both paths;
+#   3. kernel time (TILESCALE_CUDA_BENCH: 50 timed launches after 5, median)
+#      of ws_matmul / ws_matmul_ring at 4096^3 and flashattn_ws at B1 H32
+#      S4096 D128 (and D64), both paths, beside cuBLAS (torch.matmul) and
+#      SDPA (torch, flash) on the same shapes where torch is installed, and
+#      the dynamic shared memory each of ours asks for (from the generated
+#      CUDA's first line).
+#
+#   B=build-gpu bash bench/ws_regs_gpu_check.sh     # from the repository root, on the GPU machine
+#
+# Without a GPU (no nvidia-smi, or it finds none) it says so and exits 77
+# (skipped), never "pass".  Exit status 1 if a check failed.
+set -u
+cd "$(dirname "$0")/.."
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "ws_regs_gpu_check: no GPU here: SKIPPED"
+  exit 77
+fi
+B=${B:-build-gpu}
+T=$B/tilescale
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$PATH:/usr/local/cuda/bin
+export TILESCALE_CACHE_DIR=$PWD/$B/kcache
+if [ ! -x "$T" ]; then
+  cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$B" -j"$(nproc)" --target tilescale_cli >/dev/null
+fi
+[ -x "$T" ] || { echo "ws_regs_gpu_check: cannot build $T"; exit 1; }
+fail=0
+GEMM=examples/ws_gemm.py
+FA=examples/ws_flash_attention.py
+
+# 1. correctness, both paths
+check() { # ws_layout, file, then the tilescale arguments
+  local w=$1 f=$2; shift 2
+  local out; out=$(TILESCALE_CUDA_WS_LAYOUT=$w "$T" run "$f" --target cuda "$@" 2>&1)
+  local v; v=$(echo "$out" | grep -Eo "PASS|FAIL" | head -1)
+  echo "| ws_layout=$w | $(basename "$f") $* | ${v:-ERROR} |"
+  [ "$v" = PASS ] || { fail=1; echo "$out" | tail -8; }
+}
+echo "| path | run | result |"
+echo "|---|---|---|"
+for w in 0 1; do
+  for e in ws_matmul ws_matmul_ring; do
+    check $w $GEMM --entry $e -D M=512 -D N=512 -D K=512 --check-target c
+    check $w $GEMM --entry $e -D M=1024 -D N=768 -D K=1536 --check-target c
+    check $w $GEMM --entry $e -D M=2048 -D N=2048 -D K=2048 --check-against matmul_naive
+  done
+  check $w $GEMM --entry ws_matmul_ring -D M=1024 -D N=1024 -D K=1024 -D stages=3 --check-against matmul_naive
+  check $w $FA --entry flashattn_ws -D batch=1 -D heads=2 -D seq_len=256 -D dim=64 -D is_causal=True -D block_M=128 --check-against attention_naive
+  check $w $FA --entry flashattn_ws -D batch=2 -D heads=3 -D seq_len=384 -D dim=128 -D is_causal=False -D block_M=128 --check-against attention_naive
+  check $w $FA --entry flashattn_ws -D batch=1 -D heads=4 -D seq_len=512 -D dim=64 -D is_causal=True -D block_M=128 --check-against attention_naive
+  check $w $FA --entry flashattn_ws -D batch=1 -D heads=2 -D seq_len=256 -D dim=64 -D is_causal=True --check-against attention_naive
+done
+
+# 2. compute-sanitizer, both paths
+if command -v compute-sanitizer >/dev/null; then
+  for w in 0 1; do
+    for tool in memcheck racecheck synccheck; do
+      for run in "$GEMM --entry ws_matmul -D M=256 -D N=256 -D K=512" \
+                 "$GEMM --entry ws_matmul_ring -D M=256 -D N=256 -D K=512" \
+                 "$FA --entry flashattn_ws -D batch=1 -D heads=1 -D seq_len=256 -D dim=64 -D is_causal=True -D block_M=128"; do
+        # shellcheck disable=SC2086
+        r=$(TILESCALE_CUDA_WS_LAYOUT=$w compute-sanitizer --tool $tool "$T" run $run --target cuda 2>&1 |
+            grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" | head -3 | tr '\n' ' ')
+        echo "sanitizer ws_layout=$w $tool $(echo "$run" | awk '{print $3}'): $r"
+        echo "$r" | grep -Eq "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" || fail=1
+      done
+    done
+  done
+else
+  echo "compute-sanitizer not found: sanitizer checks not run"
+  fail=1
+fi
+
+# 3. kernel time, both paths, beside cuBLAS / SDPA
+smem() { # ws_layout, file, args: the dynamic shared memory of the generated CUDA
+  # shellcheck disable=SC2068
+  TILESCALE_CUDA_WS_LAYOUT=$1 "$T" compile "$2" ${@:3} --target cuda --emit cuda 2>/dev/null | head -1 |
+    grep -Eo "[0-9]+ bytes of dynamic shared memory" | grep -Eo "^[0-9]+"
+}
+tm() { # ws_layout, file, args: median kernel ms
+  # shellcheck disable=SC2068
+  TILESCALE_CUDA_WS_LAYOUT=$1 TILESCALE_CUDA_BENCH=50,5 "$T" run "$2" ${@:3} --target cuda --time 2>&1 |
+    grep -Eo "cuda bench [0-9.]+" | grep -Eo "[0-9.]+$"
+}
+echo
+echo "| kernel | shared bytes before | after | ms before (ws_layout=0) | ms after | reference |"
+echo "|---|---:|---:|---:|---:|---|"
+ref_gemm=$(python3 - <<'EOF' 2>/dev/null
+import torch
+a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+for _ in range(5): torch.matmul(a, b)
+s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+s.record()
+for _ in range(50): torch.matmul(a, b)
+e.record(); e.synchronize()
+print("cuBLAS %.3f ms" % (s.elapsed_time(e) / 50))
+EOF
+)
+for e in ws_matmul ws_matmul_ring; do
+  a="--entry $e -D M=4096 -D N=4096 -D K=4096"
+  # shellcheck disable=SC2086
+  echo "| $e 4096^3 fp16 | $(smem 0 $GEMM $a) | $(smem 1 $GEMM $a) | $(tm 0 $GEMM $a) | $(tm 1 $GEMM $a) | ${ref_gemm:-torch not found} |"
+done
+for d in 64 128; do
+  ref_fa=$(python3 - "$d" <<'EOF' 2>/dev/null
+import sys, torch
+import torch.nn.functional as F
+d = int(sys.argv[1])
+q, k, v = (torch.randn(1, 32, 4096, d, device="cuda", dtype=torch.float16) for _ in range(3))
+f = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+for _ in range(5): f()
+s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+s.record()
+for _ in range(50): f()
+e.record(); e.synchronize()
+print("SDPA causal %.3f ms" % (s.elapsed_time(e) / 50))
+EOF
+)
+  a="--entry flashattn_ws -D batch=1 -D heads=32 -D seq_len=4096 -D dim=$d -D is_causal=True -D block_M=128"
+  # shellcheck disable=SC2086
+  echo "| flashattn_ws B1 H32 S4096 D$d causal, block_M=128 | $(smem 0 $FA $a) | $(smem 1 $FA $a) | $(tm 0 $FA $a) | $(tm 1 $FA $a) | ${ref_fa:-torch not found} |"
+done
+[ $fail = 0 ] && echo "ALL PASS" || { echo "SOME FAILED"; exit 1; }

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Warp-specialised kernels with their fragments in registers (layout
+# inference over each T.ws role's threads) through NVRTC, for sm_80 and
+# sm_90 (needs NVRTC, not a GPU; exits 77, reported as skipped, where NVRTC
+# is missing): examples/ws_gemm.py's two kernels and
+# examples/ws_flash_attention.py at block_M=128 compile to PTX with mma.sync,
+# and their dynamic shared memory is smaller than with
+# TILESCALE_CUDA_WS_LAYOUT=0 (fragments in shared memory, the path before):
+# the accumulators and row statistics moved to registers.
+set -u
+tool="${TILESCALE:-./build/tilescale}"
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+fail() { echo "FAILED: $*"; exit 1; }
+smem() { # the dynamic shared memory of the generated CUDA (first line)
+  sed -n '1s/.* \([0-9][0-9]*\) bytes of dynamic shared memory.*/\1/p' "$1"
+}
+n=0
+for arch in sm_80 sm_90; do
+  for k in "examples/ws_gemm.py --entry ws_matmul -D M=512 -D N=512 -D K=512" \
+           "examples/ws_gemm.py --entry ws_matmul_ring -D M=512 -D N=512 -D K=512" \
+           "examples/ws_flash_attention.py --entry flashattn_ws -D batch=1 -D heads=2 -D seq_len=512 -D dim=64 -D is_causal=True -D block_M=128" \
+           "examples/ws_flash_attention.py --entry flashattn_ws -D batch=1 -D heads=2 -D seq_len=512 -D dim=128 -D is_causal=False -D block_M=128"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    if ! TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit ptx >$d/ptx 2>$d/err; then
+      if grep -q "NVRTC not found" $d/err; then echo "skipped: NVRTC not found"; exit 77; fi
+      cat $d/err
+      fail "$arch $k: --emit ptx"
+    fi
+    grep -q 'mma\.sync\.aligned\.m16n8k16' $d/ptx || fail "$arch $k: no mma.sync in the PTX"
+    # shellcheck disable=SC2086
+    TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit cuda >$d/after.cu || fail "$arch $k: --emit cuda"
+    # shellcheck disable=SC2086
+    if ! TILESCALE_CUDA_ARCH=$arch TILESCALE_CUDA_WS_LAYOUT=0 $tool compile $k --target cuda --emit cuda >$d/before.cu \
+           2>$d/err; then
+      # (FlashAttention D128 at 128 rows did not fit sm_80's shared memory with its fragments there)
+      grep -q "bytes of shared memory per block, more than" $d/err || { cat $d/err; fail "$arch $k: --emit cuda with TILESCALE_CUDA_WS_LAYOUT=0"; }
+      echo "$arch $k: did not fit -> $(smem $d/after.cu) bytes of shared memory"
+      continue
+    fi
+    a=$(smem $d/after.cu) b=$(smem $d/before.cu)
+    echo "$arch $k: $b -> $a bytes of shared memory"
+    [ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ] || fail "$arch $k: shared memory $b -> $a (the fragments did not move to registers)"
+  done
+done
+echo "ok: $n kernels"

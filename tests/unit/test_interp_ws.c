@@ -1,0 +1,296 @@
+/*
+ * test_interp_ws.c — warp-specialised kernels (T.ws roles handing tiles
+ * over through mbarriers) compiled for CUDA and run thread by thread on
+ * the CPU, against a reference run on the C target's block interpreter.
+ *
+ * What is checked: layout inference lays a role's fragments out over the
+ * role's own threads (a role of 128 or 256 consumer threads gets the
+ * mma.sync accumulator layout of its warps, its T.Parallel loops and
+ * reductions run over the role's thread range) and the kernel then keeps
+ * them in registers (no layout note); partition_threads records the warps
+ * of a role's gemm on the op; the thread-level interpreter runs the result
+ * with every thread simulated (roles, mbarrier phases and waits, the
+ * roles' named barriers, the gemm over the role's warps, register
+ * ownership by layout) and the outputs match the reference.  The same
+ * GEMM and FlashAttention with TsCaps.ws_layout off (fragments in shared
+ * memory, the path before) run too.
+ *
+ * The reference: the same entry on the C target where the roles' program
+ * order is a valid schedule (ws_gemm.py's roles alternate inside the K
+ * loop), else a naive kernel of the same file (ws_flash_attention.py's
+ * roles each run their own K loop, which the C target cannot interleave).
+ *
+ * Planted bugs (mutations of the CUDA IR after its passes) must each make a
+ * run fail: every mbarrier wait dropped (the producer overwrites a tile the
+ * consumers still read), a role's thread ranges starting at thread 0 (the
+ * thread index taken as the block's, not the role's), the gemm's recorded
+ * warps moved by one warp, the roles' named barriers dropped (the
+ * cross-warp row reduction's scratch then races).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "elab/elab.h"
+#include "front/ast.h"
+#include "ir/interp.h"
+#include "ir/interp_thread.h"
+#include "ir/ir.h"
+#include "ir/tileop.h"
+#include "ir/walk.h"
+#include "pass/pass.h"
+#include "test.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static double frand(void) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+typedef struct Case {
+    const char *file, *entry;
+    const char *ref;      /* the reference entry (NULL: the same one on the C target) */
+    const char *defs[8];  /* "name=value", NULL-terminated; the reference gets those it declares */
+    double tol;           /* relative tolerance */
+    bool regs;            /* with ws_layout the fragments must end up in registers */
+} Case;
+
+static const Case cases[] = {
+    /* one shared tile pair: consumer role [128, 256), 4 warps on a 128 x 128 accumulator */
+    {"examples/ws_gemm.py", "ws_matmul", NULL, {"M=256", "N=128", "K=192"}, 1e-3, true},
+    /* a ring of 2 tile pairs, consumer role [0, 128) */
+    {"examples/ws_gemm.py", "ws_matmul_ring", NULL, {"M=128", "N=256", "K=320", "stages=2"}, 1e-3, true},
+    /* partial tiles in M, N and K, a ring of 3, 32 x 32 accumulators on the role's 2 x 2 warps */
+    {"examples/ws_gemm.py", "ws_matmul_ring", NULL,
+     {"M=72", "N=80", "K=200", "block_M=32", "block_N=32", "block_K=16", "stages=3"}, 1e-3, true},
+    /* 256 consumer threads (8 warps in rows, FullRow) on 128-row tiles: QK^T, online
+     * softmax by shuffles over each row's lanes, P from registers into PV */
+    {"examples/ws_flash_attention.py", "flashattn_ws", "attention_naive",
+     {"batch=1", "heads=1", "seq_len=256", "dim=64", "is_causal=True", "block_M=128"}, 2e-2, true},
+    {"examples/ws_flash_attention.py", "flashattn_ws", "attention_naive",
+     {"batch=1", "heads=1", "seq_len=256", "dim=32", "is_causal=False", "block_M=128"}, 2e-2, true},
+    /* (tests/golden/ir_ws_layout.py) a row reduction across the 2 x 2 warp grid of the
+     * consumer role [128, 256): its scratch exchange under the role's named barrier */
+    {"tests/golden/ir_ws_layout.py", "ws_rowmax", NULL, {"K=128"}, 1e-3, true},
+    /* 64-row tiles: no warp grid of 8 warps in rows fits, the fragments stay in shared memory */
+    {"examples/ws_flash_attention.py", "flashattn_ws", "attention_naive",
+     {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=True"}, 2e-2, false},
+};
+
+typedef enum Mutation {
+    MUT_NONE,
+    MUT_NO_MBAR_WAITS, /* every mbarrier wait dropped */
+    MUT_ROLE_FROM_0,   /* thread ranges inside roles start at thread 0 */
+    MUT_GEMM_WARPS,    /* a role gemm's recorded warps one warp later */
+    MUT_NO_NAMED_BARRIERS, /* the roles' named barriers dropped */
+} Mutation;
+
+static void mutate_stmt(TsArena *a, IrStmt *s, Mutation mut, bool in_role) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) {
+            IrStmt *c = s->seq.v[i];
+            if ((mut == MUT_NO_MBAR_WAITS && c->kind == IR_S_MBAR && c->mbar.op == IR_MBAR_WAIT) ||
+                (mut == MUT_NO_NAMED_BARRIERS && c->kind == IR_S_BARRIER && c->barrier.id))
+                c->kind = IR_S_SEQ, c->seq.v = NULL, c->seq.n = c->seq.cap = 0;
+            else mutate_stmt(a, c, mut, in_role);
+        }
+        return;
+    case IR_S_FOR:
+        if (mut == MUT_ROLE_FROM_0 && in_role && s->for_.kind == IR_FOR_THREAD) {
+            int64_t lo;
+            if (ir_is_const_int(s->for_.min, &lo) && lo > 0) s->for_.min = ir_i32(a, 0);
+        }
+        mutate_stmt(a, s->for_.body, mut, in_role);
+        return;
+    case IR_S_IF:
+        mutate_stmt(a, s->if_.then, mut, in_role);
+        mutate_stmt(a, s->if_.else_, mut, in_role);
+        return;
+    case IR_S_WHILE: mutate_stmt(a, s->while_.body, mut, in_role); return;
+    case IR_S_ROLE: mutate_stmt(a, s->role.body, mut, true); return;
+    case IR_S_TILEOP:
+        if (mut == MUT_GEMM_WARPS && s->op->kind == TS_OP_GEMM && s->op->mma_threads) s->op->mma_lo += 32;
+        return;
+    default: return;
+    }
+}
+
+/* Elaborate entry with the defines it declares and run the target's passes;
+ * NULL (message printed) on failure. */
+static IrKernel *compile(TsArena *a, TsDiag *d, const TsSource *src, const Case *c, const char *entry,
+                         TsTarget target, const TsCaps *caps) {
+    jmp_buf jb, *saved;
+    IrKernel *volatile k = NULL;
+    if (!ts_try(d, &jb, &saved)) {
+        TsDefine defs[8];
+        int nd = 0;
+        for (; c->defs[nd]; nd++) {
+            const char *eq = strchr(c->defs[nd], '=');
+            defs[nd].name = ts_strndup(a, c->defs[nd], (size_t)(eq - c->defs[nd]));
+            defs[nd].value = eq + 1;
+        }
+        AstModule *m = ts_parse_module(a, src);
+        /* (lenient: the reference kernel declares only some of the defines) */
+        IrKernel *kk = ts_elaborate(d, a, m, entry, defs, nd, true);
+        for (IrKernel *p = kk; p; p = p->next) {
+            TsPassCtx pc = {d, a, p, target, caps};
+            ts_run_passes(&pc, NULL, NULL, NULL);
+        }
+        k = kk;
+    } else {
+        fprintf(stderr, "%s:%s (%s): %s\n", c->file, entry, target == TS_TARGET_C ? "c" : "cuda",
+                ts_buf_str(&d->msg));
+        k = NULL;
+    }
+    ts_try_end(d, saved);
+    return k;
+}
+
+static bool has_role_gemm(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->mma_threads > 0;
+}
+
+static bool run_case(const Case *c, bool ws_layout, Mutation mut) {
+    TsArena a;
+    ts_arena_init(&a);
+    size_t len = 0;
+    char *text = ts_read_file(c->file, &len);
+    if (!text) {
+        fprintf(stderr, "cannot read %s\n", c->file);
+        ts_arena_free(&a);
+        return false;
+    }
+    TsSource src = {c->file, text, len};
+    TsDiag d = {0};
+    TsCaps cu;
+    memset(&cu, 0, sizeof cu);
+    snprintf(cu.arch, sizeof cu.arch, "sm_80");
+    cu.sm = 80;
+    cu.mma = cu.vec = cu.vec_cast = cu.pad = cu.swizzle = cu.layout = cu.pipeline = true;
+    cu.ws_layout = ws_layout;
+    cu.mma_prefetch = 1;
+    cu.smem_reuse = TS_SMEM_REUSE_OFF;
+    TsCaps cc;
+    memset(&cc, 0, sizeof cc);
+    IrKernel *kc = compile(&a, &d, &src, c, c->ref ? c->ref : c->entry, TS_TARGET_C, &cc);
+    IrKernel *kg = compile(&a, &d, &src, c, c->entry, TS_TARGET_CUDA, &cu);
+    bool ok = kc && kg && kc->params.n == kg->params.n && !kg->next;
+    if (ok && !mut) {
+        /* the warps of every role gemm are recorded; registers where the case expects them */
+        bool regs = !kg->layout_note;
+        if (ws_layout && regs != c->regs) {
+            fprintf(stderr, "%s: fragments %s registers (%s)\n", c->entry, regs ? "in" : "not in",
+                    kg->layout_note ? kg->layout_note : "");
+            ok = false;
+        }
+        if (!ir_stmt_any(kg->body, has_role_gemm, NULL)) {
+            fprintf(stderr, "%s: no T.gemm with its role's warps recorded\n", c->entry);
+            ok = false;
+        }
+    }
+    if (ok) mutate_stmt(&a, kg->body, mut, false);
+    int np = ok ? kc->params.n : 0;
+    double **ref = TS_NEWN(&a, double *, np ? np : 1), **got = TS_NEWN(&a, double *, np ? np : 1);
+    int64_t *cnt = TS_NEWN(&a, int64_t, np ? np : 1);
+    for (int i = 0; i < np && ok; i++) {
+        const IrBuffer *b = kc->params.v[i].buf, *bg = kg->params.v[i].buf;
+        int64_t n = 1, e, eg;
+        if (!b || !bg || b->ndim != bg->ndim) {
+            fprintf(stderr, "%s: parameter %d differs from the reference's\n", c->entry, i);
+            ok = false;
+            break;
+        }
+        for (int j = 0; j < b->ndim; j++) {
+            if (!ir_is_const_int(b->shape[j], &e) || !ir_is_const_int(bg->shape[j], &eg) || e != eg) {
+                fprintf(stderr, "%s: %s's shape differs from the reference's\n", c->entry, b->name);
+                ok = false;
+            }
+            n *= e;
+        }
+        cnt[i] = n;
+        ref[i] = TS_NEWN(&a, double, n);
+        got[i] = TS_NEWN(&a, double, n);
+        for (int64_t j = 0; j < n; j++) {
+            double v = floor(frand() * 8) / 8;
+            if (kc->params.v[i].is_output) v = NAN;
+            ref[i][j] = got[i][j] = v;
+        }
+    }
+    jmp_buf jb, *saved;
+    IrInterp *volatile in = NULL;
+    IrTInterp *volatile tx = NULL;
+    if (ok) {
+        if (ts_try(&d, &jb, &saved)) {
+            if (!mut || getenv("TS_VERBOSE")) fprintf(stderr, "%s:%s: %s\n", c->file, c->entry, ts_buf_str(&d.msg));
+            ok = false;
+        } else {
+            in = ir_interp_new(&a, &d, kc);
+            for (int i = 0; i < np; i++) ir_interp_bind_buffer(in, kc->params.v[i].buf, ref[i]);
+            ir_interp_run_grid(in);
+            ir_interp_free(in);
+            in = NULL;
+            tx = ir_tinterp_new(&a, &d, kg, IR_TINTERP_STRICT);
+            for (int i = 0; i < np; i++) ir_tinterp_bind_buffer(tx, kg->params.v[i].buf, got[i]);
+            ir_tinterp_run_grid(tx);
+            ir_tinterp_free(tx);
+            tx = NULL;
+        }
+        ts_try_end(&d, saved);
+    }
+    if (in) ir_interp_free(in);
+    if (tx) ir_tinterp_free(tx);
+    for (int i = 0; i < np && ok; i++) {
+        if (!kc->params.v[i].is_output) continue;
+        int bad = 0;
+        for (int64_t j = 0; j < cnt[i]; j++) {
+            double w = ref[i][j], g = got[i][j];
+            bool same = !isnan(w) && !isnan(g) && fabs(g - w) <= c->tol * (1 + fabs(w));
+            if (!same && bad++ < 3 && (!mut || getenv("TS_VERBOSE")))
+                fprintf(stderr, "%s:%s: %s[%lld]: cuda %.9g, reference %.9g\n", c->file, c->entry,
+                        kc->params.v[i].name, (long long)j, g, w);
+        }
+        if (bad) {
+            if (!mut || getenv("TS_VERBOSE"))
+                fprintf(stderr, "%s: %d of %lld elements of %s differ\n", c->entry, bad, (long long)cnt[i], kc->params.v[i].name);
+            ok = false;
+        }
+    }
+    ts_buf_free(&d.msg);
+    free(text);
+    ts_arena_free(&a);
+    return ok;
+}
+
+int main(void) {
+    size_t n = sizeof cases / sizeof *cases;
+    const char *only = getenv("TS_CASE"); /* (debugging: one case, ws_layout on, no planted bugs) */
+    if (only) {
+        CHECK(run_case(&cases[atoi(only) % n], true, MUT_NONE));
+        return test_done();
+    }
+    for (size_t i = 0; i < n; i++)
+        for (int w = 1; w >= 0; w--) {
+            if (!w && i != 0 && i != 3) continue; /* (the path before: two cases, for time) */
+            bool ok = run_case(&cases[i], w, MUT_NONE);
+            if (!ok) fprintf(stderr, "FAILED: %s %s %s ws_layout=%d\n", cases[i].file, cases[i].entry, cases[i].defs[0], w);
+            CHECK(ok);
+        }
+    static const char *const names[] = {"", "dropped mbarrier waits", "role thread ranges from thread 0",
+                                        "gemm warps moved", "dropped named barriers"};
+    static const struct {
+        size_t c;
+        Mutation m;
+    } planted[] = {
+        {0, MUT_NO_MBAR_WAITS}, {0, MUT_ROLE_FROM_0},       {0, MUT_GEMM_WARPS}, {1, MUT_NO_MBAR_WAITS},
+        {3, MUT_NO_MBAR_WAITS}, {5, MUT_NO_NAMED_BARRIERS}, {5, MUT_ROLE_FROM_0},
+    };
+    for (size_t i = 0; i < sizeof planted / sizeof *planted; i++) {
+        bool ok = run_case(&cases[planted[i].c], true, planted[i].m);
+        if (ok) fprintf(stderr, "NOT CAUGHT: %s in %s\n", names[planted[i].m], cases[planted[i].c].entry);
+        CHECK(!ok);
+    }
+    return test_done();
+}
