@@ -100,6 +100,7 @@ typedef struct Th {
     int nas, ascap;          /* used / allocated */
     int committed;           /* async groups committed so far */
     TsLoc sloc;              /* the statement being run (for loads without a location) */
+    int bar_id;              /* TH_BAR: the barrier's id (0: the block's; a run-time id evaluated) */
     int mb;                  /* TH_MBAR: the mbarrier waited on (index into IrTInterp.mbar) */
     int mb_parity;           /* ... until its phase of this parity has completed */
 } Th;
@@ -670,7 +671,8 @@ static void wait_bar(IrTInterp *x, Th *t, const IrStmt *s, int tag) {
                     "interp: block barrier inside the T.ws role of threads [%lld, %lld) (at %s): the other threads "
                     "of the block never reach it (deadlock); a role synchronizes with its named barrier",
                     (long long)f->lo, (long long)(f->lo + f->n), loc_str(x, f->s->loc));
-        if (f->kind == FR_ONCE && (f->lo > 0 || f->lo + f->n < x->nt))
+        /* (a named barrier there counts only its threads: released once `count` wait) */
+        if (f->kind == FR_ONCE && !s->barrier.id && !s->barrier.idv && (f->lo > 0 || f->lo + f->n < x->nt))
             rt_fail(x, s->loc,
                     "interp: %sbarrier inside the thread range [%lld, %lld) of a %d-thread block (the loop at %s): "
                     "the other threads never reach it (deadlock)",
@@ -680,6 +682,7 @@ static void wait_bar(IrTInterp *x, Th *t, const IrStmt *s, int tag) {
     t->state = TH_BAR;
     t->at = s;
     t->tag = tag;
+    t->bar_id = s->barrier.idv ? (int)ev_int(x, t, s->barrier.idv) : s->barrier.id;
 }
 
 static void do_store(IrTInterp *x, Th *t, const IrStmt *s) {
@@ -1333,10 +1336,10 @@ static bool part_sync(IrTInterp *x) {
             for (int j = lo; j < hi; j++) x->th[j].state = TH_RUN;
             return true;
         }
-        if (t->state == TH_BAR && t->at->kind == IR_S_BARRIER && t->at->barrier.id) {
-            int id = t->at->barrier.id, need = t->at->barrier.count, n = 0;
+        if (t->state == TH_BAR && t->bar_id) {
+            int id = t->bar_id, need = t->at->barrier.count, n = 0;
             for (int j = 0; j < x->nt; j++)
-                if (x->th[j].state == TH_BAR && x->th[j].at->kind == IR_S_BARRIER && x->th[j].at->barrier.id == id) {
+                if (x->th[j].state == TH_BAR && x->th[j].bar_id == id) {
                     n++;
                     if (x->th[j].at->barrier.count != need)
                         rt_fail(x, t->at->loc, "interp: named barrier %d waited for by %d threads here and %d at %s", id,
@@ -1347,8 +1350,7 @@ static bool part_sync(IrTInterp *x) {
                 rt_fail(x, t->at->loc, "interp: %d threads wait at named barrier %d of %d threads", n, id, need);
             new_epoch(x, t->at, t->tag);
             for (int j = 0; j < x->nt; j++)
-                if (x->th[j].state == TH_BAR && x->th[j].at->kind == IR_S_BARRIER && x->th[j].at->barrier.id == id)
-                    x->th[j].state = TH_RUN;
+                if (x->th[j].state == TH_BAR && x->th[j].bar_id == id) x->th[j].state = TH_RUN;
             return true;
         }
     }
