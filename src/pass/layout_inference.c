@@ -1750,10 +1750,7 @@ static IrStmt *lay_out_roles(Li *li, IrBuffer *const *all, int nall, IrLayout **
     ir_visit_stmt(&v, li->k->body);
     if (li->lx.why) return NULL;
     for (int f = 0; f < nall; f++) {
-        if (!rm.n[f]) {
-            ts_layout_give_up(&li->lx, "no use of fragment %s fixes its layout", all[f]->name);
-            return NULL;
-        }
+        if (!rm.n[f]) continue; /* never used (a body elaborated once per unit leaves its first try) */
         if (rm.lo[f] < 0) {
             ts_layout_give_up(&li->lx, "fragment %s is used outside the T.ws roles of its kernel", all[f]->name);
             return NULL;
@@ -1762,7 +1759,7 @@ static IrStmt *lay_out_roles(Li *li, IrBuffer *const *all, int nall, IrLayout **
     IrStmt *body = li->k->body;
     bool done[MAXFRAG] = {false};
     for (int g = 0; g < nall; g++) {
-        if (done[g]) continue;
+        if (done[g] || !rm.n[g]) continue;
         /* the round of the role of fragment g: its fragments, its threads */
         li->lx.nfrag = 0;
         int idx[MAXFRAG];

@@ -72,6 +72,10 @@ static const Case cases[] = {
     /* (tests/golden/ir_ws_layout.py) a row reduction across the 2 x 2 warp grid of the
      * consumer role [128, 256): its scratch exchange under the role's named barrier */
     {"tests/golden/ir_ws_layout.py", "ws_rowmax", NULL, {"K=128"}, 1e-3, true},
+    /* T.Scale("warp") / T.Scale("warpgroup") units (examples/scale_gemm.py): one role per
+     * warp (32 threads) or warpgroup, each with its own accumulator in its own registers */
+    {"examples/scale_gemm.py", "warp_gemm", "warp_gemm_ref", {"M=128", "N=32", "K=48"}, 1e-3, true},
+    {"examples/scale_gemm.py", "wg_gemm", "wg_gemm_ref", {"M=32", "N=48", "K=128"}, 1e-3, true},
     /* 64-row tiles: no warp grid of 8 warps in rows fits, the fragments stay in shared memory */
     {"examples/ws_flash_attention.py", "flashattn_ws", "attention_naive",
      {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=True"}, 2e-2, false},
