@@ -48,15 +48,6 @@ static const char *const op_of[] = {"sum", "max", "min"};
 
 static double fold(int op, double a, double b) { return op == 0 ? a + b : op == 1 ? fmax(a, b) : fmin(a, b); }
 
-static bool is_role(const IrStmt *s, void *ctx) {
-    (void)ctx;
-    return s->kind == IR_S_ROLE;
-}
-
-/* Cases the interpreter cannot run yet (T.ws roles: helper work on
- * interp_thread.c under way); the test is skipped (77) if none ran. */
-static int unsupported;
-
 /* Compiles the case for CUDA (sm_80) up to the last pass and runs it. */
 static bool run_case(const Case *c) {
     int n = c->threads / (!strcmp(c->level, "warp") ? 32 : 128);
@@ -91,14 +82,6 @@ static bool run_case(const Case *c) {
     bool ok = true;
     IrTInterp *volatile tx = NULL;
     if (ts_try(&d, &jb, &saved)) {
-        if (strstr(ts_buf_str(&d.msg), "a T.ws role is not supported by the thread-level interpreter")) {
-            ts_try_end(&d, saved);
-            unsupported++;
-            ts_buf_free(&d.msg);
-            free(text);
-            ts_arena_free(&a);
-            return true;
-        }
         fprintf(stderr, "%s %s threads=%d: %s\n", entry_of[c->coll], c->level, c->threads, ts_buf_str(&d.msg));
         ok = false;
     } else {
@@ -106,12 +89,6 @@ static bool run_case(const Case *c) {
         IrKernel *k = ts_elaborate(&d, &a, m, entry_of[c->coll], defs, nd, false);
         TsPassCtx pc = {&d, &a, k, TS_TARGET_CUDA, &cu};
         ts_run_passes(&pc, NULL, NULL, NULL);
-        /* The interpreter stops at a T.ws role with an error that leaks its
-         * run state (LeakSanitizer); until it runs roles, not started.
-         * TS_INTERP_ROLES=1 runs it anyway (to try a new interp_thread.c). */
-        const char *try_roles = getenv("TS_INTERP_ROLES");
-        if (ir_stmt_any(k->body, is_role, NULL) && !(try_roles && *try_roles == '1'))
-            ts_fail_at(&d, TS_ERR_UNSUPPORTED, k->body->loc, "interp: a T.ws role is not supported by the thread-level interpreter");
         tx = ir_tinterp_new(&a, &d, k, IR_TINTERP_STRICT);
         ir_tinterp_bind_buffer(tx, k->params.v[0].buf, x);
         ir_tinterp_bind_buffer(tx, k->params.v[1].buf, y);
@@ -154,10 +131,5 @@ int main(void) {
     };
     size_t nc = sizeof cases / sizeof *cases;
     for (size_t i = 0; i < nc; i++) CHECK(run_case(&cases[i]));
-    if (unsupported == (int)nc) {
-        printf("skipped: the thread-level interpreter does not run T.ws roles yet (every case compiled for CUDA)\n");
-        return 77;
-    }
-    if (unsupported) printf("%d of %zu cases not run: T.ws roles in the thread-level interpreter\n", unsupported, nc);
     return test_done();
 }
