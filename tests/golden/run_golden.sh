@@ -20,6 +20,10 @@ out=$(mktemp); err=$(mktemp)
 # shellcheck disable=SC2086
 env $envs "$tool" $args >"$out" 2>"$err"
 rc=$?
+# AddressSanitizer's one-line notice that it only partly follows
+# swapcontext (the C target's thread coroutines, src/target/c/threads_c.c)
+# is the sanitizer build's, not the compiler's: not part of the diagnostic.
+grep -v "^==[0-9]*==WARNING: ASan doesn't fully support makecontext/swapcontext" "$err" >"$err.f"; mv "$err.f" "$err"
 if [ -f "$base.err" ] || { [ "${UPDATE_GOLDEN:-}" = 1 ] && [ $rc -ne 0 ]; }; then
   want="$base.err"; got="$err"
   [ $rc -ne 0 ] || { echo "$f: expected a failure, exit status was 0"; cat "$out"; rm -f "$out" "$err"; exit 1; }
