@@ -277,6 +277,23 @@ static IrExpr *warp_mask(Elab *E, CArgs *A, Value *v) {
     return e->dt == TS_UINT32 ? e : ir_cast(E->a, TS_UINT32, e);
 }
 
+/* A shuffle fn(value, lane or delta, width, mask) of the warp primitives
+ * (T.shfl_*, T.tvm_warp_shuffle): the width checked first, then the mask
+ * argument (position mask_at; required or defaulting to the whole warp). */
+static IrExpr *shfl_call(Elab *E, CArgs *A, IrIntrinsic fn, IrExpr *v, IrExpr *lane, int w, int mask_at,
+                         bool mask_required) {
+    TsArena *a = E->a;
+    if (w < 1 || w > 32 || (w & (w - 1)))
+        elab_fail(E, TS_ERR_TYPE, A->loc, "%s: the width must be a power of two from 1 to 32, not %d", A->fn, w);
+    if (v->dt == TS_BOOL) v = ir_cast(a, TS_INT32, v);
+    IrExpr **args = TS_NEWN(a, IrExpr *, 4);
+    args[0] = v;
+    args[1] = lane->dt == TS_INT32 ? lane : ir_cast(a, TS_INT32, lane);
+    args[2] = ir_i32(a, w);
+    args[3] = warp_mask(E, A, mask_required ? creq(E, A, mask_at, "mask") : comm_arg(E, A, mask_at, "mask"));
+    return ir_call(a, fn, args, 4, v->dt);
+}
+
 /* The flat thread index. */
 static IrExpr *flat_tid(Elab *E) {
     static const char *const names[3] = {"threadIdx_x", "threadIdx_y", "threadIdx_z"};
@@ -308,17 +325,9 @@ static Value *warp_builtin(Elab *E, int c, CArgs *A, TsLoc loc) {
         if (!d) elab_fail(E, TS_ERR_TYPE, loc, "%s needs the %s", A->fn, c == C_SHFL_SYNC ? "source lane" : "lane delta");
         IrExpr *de = int_arg(E, A, d, c == C_SHFL_SYNC ? "the source lane" : "the lane delta");
         int w = warp_const(E, A, comm_arg(E, A, 2, "width"), "the width", 32);
-        if (w < 1 || w > 32 || (w & (w - 1)))
-            elab_fail(E, TS_ERR_TYPE, loc, "%s: the width must be a power of two from 1 to 32, not %d", A->fn, w);
-        if (v->dt == TS_BOOL) v = ir_cast(a, TS_INT32, v);
-        IrExpr **args = TS_NEWN(a, IrExpr *, 4);
-        args[0] = v;
-        args[1] = de->dt == TS_INT32 ? de : ir_cast(a, TS_INT32, de);
-        args[2] = ir_i32(a, w);
-        args[3] = warp_mask(E, A, comm_arg(E, A, 3, "mask"));
         IrIntrinsic fn = c == C_SHFL_XOR ? IR_WARP_SHFL_XOR : c == C_SHFL_DOWN ? IR_WARP_SHFL_DOWN
                        : c == C_SHFL_UP ? IR_WARP_SHFL_UP : IR_WARP_SHFL;
-        return val_expr(E, ir_call(a, fn, args, 4, v->dt), loc);
+        return val_expr(E, shfl_call(E, A, fn, v, de, w, 3, false), loc);
     }
     case C_ANY_SYNC: case C_ALL_SYNC: case C_BALLOT_SYNC: case C_WARP_ANY: case C_WARP_ALL: {
         bool tl = c == C_ANY_SYNC || c == C_ALL_SYNC || c == C_BALLOT_SYNC; /* (mask, predicate) */
@@ -355,15 +364,7 @@ static Value *warp_builtin(Elab *E, int c, CArgs *A, TsLoc loc) {
         int ws = warp_const(E, A, creq(E, A, 4, "warp_size"), "the warp size", 32);
         if (ws < 1 || ws > 32 || (ws & (ws - 1)))
             elab_fail(E, TS_ERR_TYPE, loc, "%s: the warp size must be a power of two up to 32, not %d", A->fn, ws);
-        if (w < 1 || w > 32 || (w & (w - 1)))
-            elab_fail(E, TS_ERR_TYPE, loc, "%s: the width must be a power of two from 1 to 32, not %d", A->fn, w);
-        if (v->dt == TS_BOOL) v = ir_cast(a, TS_INT32, v);
-        IrExpr **args = TS_NEWN(a, IrExpr *, 4);
-        args[0] = v;
-        args[1] = lane->dt == TS_INT32 ? lane : ir_cast(a, TS_INT32, lane);
-        args[2] = ir_i32(a, w);
-        args[3] = warp_mask(E, A, creq(E, A, 0, "mask"));
-        return val_expr(E, ir_call(a, IR_WARP_SHFL, args, 4, v->dt), loc);
+        return val_expr(E, shfl_call(E, A, IR_WARP_SHFL, v, lane, w, 0, true), loc);
     }
     case C_SHUFFLE_ELECT: { /* one thread of each group of n (0: of the block): its first, as
                              * elect.sync picks the lowest lane of a whole warp */
