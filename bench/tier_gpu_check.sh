@@ -49,7 +49,12 @@ check() {
   local label=$1 dir=$2 want=$3 out
   shift 3
   out=$(TILESCALE_CACHE_DIR=$dir "$TS" run "$@" --target cuda --check-target c --seed 7 --time 2>&1)
-  if [ $? -eq 0 ] && echo "$out" | grep -q '^PASS' && echo "$out" | grep -q "^tier: $want"; then
+  local rc=$? pat="^tier: $want"
+  # "first" (an empty cache): the quick tier must have been built; the launch runs it, or the full
+  # tier when that landed first (the C reference compiles between the build and the launch: on the
+  # H200 host the full tier was ready by then)
+  [ "$want" = first ] && { pat='^tier: \(quick\|full\)'; echo "$out" | grep -q '^  quick tier codegen' || rc=1; }
+  if [ $rc -eq 0 ] && echo "$out" | grep -q '^PASS' && echo "$out" | grep -q "$pat"; then
     echo "PASS  $label (tier: $want)"
   else
     echo "FAIL  $label (want tier $want)"; echo "$out" | grep -v '^  ' | tail -8; fails=$((fails + 1))
@@ -64,9 +69,9 @@ for tier in quick 0; do
   check "flashattn d128, --tiered $tier" "$T/c1" "$want" $FA -D is_causal=False --tiered $tier
   check "flashattn d128 causal, --tiered $tier" "$T/c1" "$want" $FA -D is_causal=True --tiered $tier
 done
-check "gemm 512 fp16, default, empty cache" "$T/c2" quick $GEMM
+check "gemm 512 fp16, default, empty cache" "$T/c2" first $GEMM
 check "gemm 512 fp16, default, again" "$T/c2" full $GEMM
-check "flashattn d128, default, empty cache" "$T/c2" quick $FA -D is_causal=False
+check "flashattn d128, default, empty cache" "$T/c2" first $FA -D is_causal=False
 check "flashattn d128, default, again" "$T/c2" full $FA -D is_causal=False
 
 echo "== 2. true-cold NVRTC (CUDA_CACHE_DISABLE=1), full and quick tier"
