@@ -1025,6 +1025,25 @@ bool ir_arith_prove_le(IrArith *ar, const IrExpr *a, const IrExpr *b) {
     return diff_facts(ar, a, b, &d, &nz) && d.lo >= 0;
 }
 
+/* The conjuncts of c not proven true (c decided neither way as a whole). */
+static IrExpr *drop_proven(IrArith *ar, IrExpr *c) {
+    if (c->kind != IR_E_BIN || c->bin.op != IR_AND) return c;
+    if (decide(ar, c->bin.a) > 0) return drop_proven(ar, c->bin.b);
+    if (decide(ar, c->bin.b) > 0) return drop_proven(ar, c->bin.a);
+    IrExpr *x = drop_proven(ar, c->bin.a), *y = drop_proven(ar, c->bin.b);
+    if (x == c->bin.a && y == c->bin.b) return c;
+    IrExpr *r = ir_bin(ar->arena, IR_AND, x, y);
+    if (!r->loc.src) r->loc = c->loc;
+    return r;
+}
+
+IrExpr *ir_arith_prune_cond(IrArith *ar, IrExpr *cond) {
+    if (!cond) return cond;
+    int d = decide(ar, cond);
+    if (d) return ir_int(ar->arena, d > 0, cond->dt);
+    return drop_proven(ar, cond);
+}
+
 /* ---- simplification -------------------------------------------------------------------- */
 
 static IrExpr *form_expr(IrArith *ar, const Form *f, TsDType dt) {

@@ -151,6 +151,12 @@ bool ir_arith_prove_eq(IrArith *ar, const IrExpr *a, const IrExpr *b);
 bool ir_arith_prove_lt(IrArith *ar, const IrExpr *a, const IrExpr *b);
 bool ir_arith_prove_le(IrArith *ar, const IrExpr *a, const IrExpr *b);
 
+/* A guard with what the ranges decide taken out: a constant (the
+ * condition's dtype, 1 or 0) when the whole is proven or disproven, else
+ * the conjuncts of its top-level `and` chain that are not proven true (in
+ * their order), else cond itself (no copy when nothing is dropped). */
+IrExpr *ir_arith_prune_cond(IrArith *ar, IrExpr *cond);
+
 /* ---- simplification ------------------------------------------------------------------ */
 
 /*

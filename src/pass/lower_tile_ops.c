@@ -12,11 +12,11 @@
  * Lowered copies and fills guard every access to a global buffer, since a
  * tile may hang over the tensor's end.  Most of those guards are provably
  * true (the tensor is a multiple of the tile), so afterwards the pass
- * walks the whole body with the value ranges of the loop variables
- * (constant bounds) and block indices (constant grid extents) and keeps
- * only the live branch of every `if` whose condition interval arithmetic
- * decides, and drops the conjuncts it proves true from the others.  Interval arithmetic is exact enough here because guard
- * conditions are sums of products of ranged vars and constants.
+ * walks the whole body with the shared integer analysis (ir/arith.h: the
+ * ranges of loop variables, lets, thread and block indices, the
+ * conditions of enclosing ifs) and keeps only the live branch of every
+ * `if` whose condition it decides, and drops the conjuncts it proves true
+ * from the others (ir_arith_prune_cond).
  *
  * On the CUDA target, T.copy from global to shared memory is first offered
  * to the thread-level lowering of src/target/cuda/lower_copy_cuda.c (vector
@@ -25,6 +25,7 @@
  */
 #include <string.h>
 
+#include "ir/arith.h"
 #include "ir/walk.h"
 #include "op/op.h"
 #include "pass/pass.h"
@@ -105,133 +106,33 @@ static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
     return low;
 }
 
-/* ---- guard pruning by interval arithmetic ------------------------------ */
+/* ---- guard pruning by the shared analysis ------------------------------ */
 
-typedef struct Ranges {
-    int n;           /* ids below this */
-    char *known;     /* by var id */
-    int64_t *lo, *hi;
-} Ranges;
-
-/* The interval of an integer expression, when the ranges decide it. */
-static bool bound(const Ranges *r, const IrExpr *e, int64_t *lo, int64_t *hi) {
-    int64_t a0, a1, b0, b1;
-    if (!ts_dtype_is_int(e->dt)) return false;
-    switch (e->kind) {
-    case IR_E_INT: *lo = *hi = e->ival; return true;
-    case IR_E_VAR:
-        if (e->var->id < 0 || e->var->id >= r->n || !r->known[e->var->id]) return false;
-        *lo = r->lo[e->var->id];
-        *hi = r->hi[e->var->id];
-        return true;
-    case IR_E_CAST:
-        return ts_dtype_is_int(e->un.a->dt) && ts_dtype_bits(e->dt) >= ts_dtype_bits(e->un.a->dt) &&
-               ts_dtype_info(e->dt)->kind == 'i' && ts_dtype_info(e->un.a->dt)->kind == 'i' &&
-               bound(r, e->un.a, lo, hi);
-    case IR_E_BIN: break;
-    default: return false;
-    }
-    if (!bound(r, e->bin.a, &a0, &a1) || !bound(r, e->bin.b, &b0, &b1)) return false;
-    /* stay far from int64 overflow: ranges beyond 2^40 are not decided */
-    const int64_t big = (int64_t)1 << 40;
-    if (a0 < -big || a1 > big || b0 < -big || b1 > big) return false;
-    switch (e->bin.op) {
-    case IR_ADD: *lo = a0 + b0; *hi = a1 + b1; break;
-    case IR_SUB: *lo = a0 - b1; *hi = a1 - b0; break;
-    case IR_MUL: {
-        if (b0 != b1 && a0 != a1 && ((a1 - a0) > (1 << 20) || (b1 - b0) > (1 << 20))) return false;
-        int64_t p[4] = {a0 * b0, a0 * b1, a1 * b0, a1 * b1};
-        *lo = *hi = p[0];
-        for (int i = 1; i < 4; i++) {
-            if (p[i] < *lo) *lo = p[i];
-            if (p[i] > *hi) *hi = p[i];
-        }
-        break;
-    }
-    case IR_FLOORDIV:
-        if (b0 != b1 || b0 <= 0) return false;
-        *lo = a0 >= 0 ? a0 / b0 : -((-a0 + b0 - 1) / b0);
-        *hi = a1 >= 0 ? a1 / b0 : -((-a1 + b0 - 1) / b0);
-        break;
-    case IR_FLOORMOD:
-        if (b0 != b1 || b0 <= 0) return false;
-        *lo = 0;
-        *hi = b0 - 1;
-        if (a0 >= 0 && a1 < b0) { *lo = a0; *hi = a1; }
-        break;
-    case IR_MIN: *lo = a0 < b0 ? a0 : b0; *hi = a1 < b1 ? a1 : b1; break;
-    case IR_MAX: *lo = a0 > b0 ? a0 : b0; *hi = a1 > b1 ? a1 : b1; break;
-    default: return false;
-    }
-    return true;
-}
-
-/* 1: always true, 0: always false, -1: undecided. */
-static int decide(const Ranges *r, const IrExpr *c) {
-    int64_t a0, a1, b0, b1;
-    if (c->kind == IR_E_INT) return c->ival != 0;
-    if (c->kind == IR_E_NOT && !c->un.bitnot) {
-        int x = decide(r, c->un.a);
-        return x < 0 ? -1 : !x;
-    }
-    if (c->kind != IR_E_BIN) return -1;
-    IrBinOp op = c->bin.op;
-    if (op == IR_AND || op == IR_OR) {
-        int x = decide(r, c->bin.a), y = decide(r, c->bin.b);
-        if (op == IR_AND) return (x == 0 || y == 0) ? 0 : (x == 1 && y == 1) ? 1 : -1;
-        return (x == 1 || y == 1) ? 1 : (x == 0 && y == 0) ? 0 : -1;
-    }
-    if (!bound(r, c->bin.a, &a0, &a1) || !bound(r, c->bin.b, &b0, &b1)) return -1;
-    switch (op) {
-    case IR_LT: return a1 < b0 ? 1 : a0 >= b1 ? 0 : -1;
-    case IR_LE: return a1 <= b0 ? 1 : a0 > b1 ? 0 : -1;
-    case IR_GT: return a0 > b1 ? 1 : a1 <= b0 ? 0 : -1;
-    case IR_GE: return a0 >= b1 ? 1 : a1 < b0 ? 0 : -1;
-    default: return -1;
-    }
-}
-
-/* c without the conjuncts that are always true (c itself when none is). */
-static IrExpr *drop_true(TsArena *a, const Ranges *r, IrExpr *c) {
-    if (c->kind != IR_E_BIN || c->bin.op != IR_AND) return c;
-    if (decide(r, c->bin.a) == 1) return drop_true(a, r, c->bin.b);
-    if (decide(r, c->bin.b) == 1) return drop_true(a, r, c->bin.a);
-    IrExpr *x = drop_true(a, r, c->bin.a), *y = drop_true(a, r, c->bin.b);
-    if (x == c->bin.a && y == c->bin.b) return c;
-    return ir_bin(a, IR_AND, x, y);
-}
-
-/* Guard pruning on the shared mutator: a loop's variable is ranged while
- * its body is pruned; an if that the ranges decide is replaced by its live
- * branch (pruned), the others lose their conjuncts proven true, and so does
- * a vector copy's in-bounds predicate. */
+/* Guard pruning on the shared mutator, the analysis (ir/arith.h) seeing
+ * its frames (enclosing loops, lets, if conditions; thread and block
+ * ranges from the kernel): an if that it decides is replaced by its live
+ * branch (pruned), the others lose their conjuncts proven true, and so
+ * does a vector copy's in-bounds predicate (dropped when proven). */
 static IrStmt *prune_pre(IrMutator *m, IrStmt *s) {
-    Ranges *r = m->ctx;
-    if (s->kind == IR_S_FOR) {
-        int64_t m0, m1, e0, e1;
-        int id = s->for_.var->id;
-        if (id >= 0 && id < r->n && bound(r, s->for_.min, &m0, &m1) && bound(r, s->for_.extent, &e0, &e1) &&
-            e1 >= 1) {
-            r->known[id] = 1;
-            r->lo[id] = m0;
-            r->hi[id] = m1 + e1 - 1;
-        }
-        return NULL;
-    }
+    IrArith *ar = m->ctx;
     if (s->kind != IR_S_IF) return NULL;
-    int d = decide(r, s->if_.cond);
-    IrStmt *live = d == 1 ? s->if_.then : d == 0 ? s->if_.else_ : NULL;
-    if (d < 0) return NULL;
+    ar->frame = m->frame;
+    IrExpr *c = ir_arith_prune_cond(ar, s->if_.cond);
+    int64_t d;
+    if (!ir_is_const_int(c, &d)) return NULL;
+    IrStmt *live = d ? s->if_.then : s->if_.else_;
     IrStmt *p = live ? ir_mutate_stmt(m, live) : NULL;
     return p ? p : ir_seq(m->arena);
 }
 
 static IrStmt *prune_post(IrMutator *m, IrStmt *s) {
-    Ranges *r = m->ctx;
+    IrArith *ar = m->ctx;
     IrExpr **cond = s->kind == IR_S_IF ? &s->if_.cond : s->kind == IR_S_VCOPY ? &s->vcopy.pred : NULL;
-    if (s->kind == IR_S_FOR && s->for_.var->id >= 0 && s->for_.var->id < r->n) r->known[s->for_.var->id] = 0;
     if (!cond || !*cond) return s;
-    IrExpr *c = s->kind == IR_S_VCOPY && decide(r, *cond) == 1 ? NULL : drop_true(m->arena, r, *cond);
+    ar->frame = m->frame;
+    IrExpr *c = ir_arith_prune_cond(ar, *cond);
+    int64_t d;
+    if (s->kind == IR_S_VCOPY && ir_is_const_int(c, &d) && d) c = NULL;
     if (c == *cond) return s;
     IrStmt *n = ir_stmt(m->arena, s->kind, s->loc);
     *n = *s;
@@ -249,22 +150,9 @@ void ts_pass_lower_tile_ops(TsPassCtx *cx) {
     IrMutator lm = {.arena = cx->arena, .ctx = &u, .pre_stmt = lower_pre};
     k->body = ir_mutate_stmt(&lm, k->body);
 
-    Ranges r;
-    r.n = k->next_id;
-    r.known = TS_NEWN(cx->arena, char, r.n > 0 ? r.n : 1);
-    r.lo = TS_NEWN(cx->arena, int64_t, r.n > 0 ? r.n : 1);
-    r.hi = TS_NEWN(cx->arena, int64_t, r.n > 0 ? r.n : 1);
-    for (int i = 0; i < 3; i++) {
-        IrVar *b = k->block_idx[i];
-        int64_t g = 1;
-        if (!b || b->id < 0 || b->id >= r.n) continue;
-        if (i < k->ngrid && !ir_is_const_int(k->grid[i], &g)) continue;
-        if (g < 1) continue;
-        r.known[b->id] = 1;
-        r.lo[b->id] = 0;
-        r.hi[b->id] = g - 1;
-    }
-    IrMutator pm = {.arena = cx->arena, .ctx = &r, .pre_stmt = prune_pre, .post_stmt = prune_post};
+    IrArith ar;
+    ir_arith_init(&ar, cx->arena, k);
+    IrMutator pm = {.arena = cx->arena, .ctx = &ar, .pre_stmt = prune_pre, .post_stmt = prune_post};
     k->body = ir_mutate_stmt(&pm, k->body);
     if (!k->body) k->body = ir_seq(cx->arena);
 }

@@ -531,6 +531,67 @@ static void test_random_symbolic(Env *env, IrArith *ar) {
            decided, need_sym, need_fact, constant);
 }
 
+/* Guard pruning (ir_arith_prune_cond): a chain of conjuncts, each a random
+ * comparison; the pruned guard must take the same truth value as the
+ * original at every point, and conjuncts that are true everywhere must be
+ * dropped often enough to show the pruning is not vacuous. */
+typedef struct PruneClaim {
+    const IrExpr *c, *p; /* the guard, the pruned one */
+    int bad;             /* points where they differ */
+} PruneClaim;
+
+static bool prune_point(Env *env, void *ctx) {
+    PruneClaim *c = ctx;
+    eval_ok = true;
+    int64_t x = eval(env, c->c) != 0, y = eval(env, c->p) != 0;
+    if (eval_ok && x != y) {
+        c->bad++;
+        return false;
+    }
+    return true;
+}
+
+static int conjuncts(const IrExpr *c) {
+    if (c->kind == IR_E_BIN && c->bin.op == IR_AND) return conjuncts(c->bin.a) + conjuncts(c->bin.b);
+    return 1;
+}
+
+static void test_random_prune(Env *env, IrArith *ar) {
+    static const IrBinOp cmp[] = {IR_LT, IR_LE, IR_GT, IR_GE, IR_EQ, IR_NE};
+    int trials = 3000, bad = 0, partial = 0, whole = 0, same = 0;
+    for (int t = 0; t < trials; t++) {
+        random_ranges(env, ar);
+        IrExpr *c = NULL;
+        int n = 2 + (int)rnd(3);
+        for (int i = 0; i < n; i++) {
+            IrExpr *a = gen(env, 1 + (int)rnd(2));
+            IrExpr *b = rnd(2) ? ir_bin(&A, IR_ADD, a, gen(env, (int)rnd(2))) : gen(env, 1 + (int)rnd(2));
+            IrExpr *q = ir_bin(&A, cmp[rnd(6)], a, b);
+            if (q->kind == IR_E_INT) q = ir_bin(&A, IR_LT, var(env, (int)rnd(NV)), ir_i32(&A, rnd(9) - 4));
+            c = c ? ir_bin(&A, IR_AND, c, q) : q;
+        }
+        if (c->kind == IR_E_INT) continue;
+        IrExpr *p = ir_arith_prune_cond(ar, c);
+        PruneClaim cl = {c, p, 0};
+        for_all(env, prune_point, &cl, 0);
+        if (cl.bad) {
+            bad++;
+            if (bad < 5) {
+                fprintf(stderr, "wrong pruning: %s -> %s\n", text(c), text(p));
+                dump_env(env);
+            }
+        }
+        if (p == c) same++;
+        else if (p->kind == IR_E_INT) whole++;
+        else if (conjuncts(p) < conjuncts(c)) partial++;
+    }
+    CHECK_EQ_INT(0, bad);
+    CHECK(partial > trials / 20);
+    CHECK(whole > trials / 50);
+    CHECK(same > trials / 100);
+    printf("guard pruning: %d partly pruned, %d decided, %d unchanged of %d\n", partial, whole, same, trials);
+}
+
 /* ---- fixed cases ------------------------------------------------------------------------- */
 
 static void test_fixed(void) {
@@ -589,6 +650,25 @@ static void test_fixed(void) {
     CHECK_EQ_STR("True", text(ir_arith_simplify(&ar, BIN(LT, ij, C(128)))));
     CHECK_EQ_STR("False", text(ir_arith_simplify(&ar, BIN(GE, ij, C(128)))));
     CHECK_EQ_STR("i * 4 + j < n", text(ir_arith_simplify(&ar, BIN(LT, ij, N))));
+    /* guard pruning: proven conjuncts go, the rest stay in order; decided
+     * guards become constants; nothing dropped gives the guard itself */
+    {
+        IrExpr *g1 = BIN(LT, ij, C(128)), *g2 = BIN(LT, ij, N), *g3 = BIN(GE, I, C(0));
+        IrExpr *g4 = BIN(LT, X, N), *g = BIN(AND, BIN(AND, g2, g1), BIN(AND, g3, g4));
+        CHECK_EQ_STR("i * 4 + j < n and x < n", text(ir_arith_prune_cond(&ar, g)));
+        CHECK_EQ_STR("True", text(ir_arith_prune_cond(&ar, BIN(AND, g1, g3))));
+        CHECK_EQ_STR("False", text(ir_arith_prune_cond(&ar, BIN(AND, g2, BIN(GE, ij, C(128))))));
+        IrExpr *keep = BIN(AND, g2, g4);
+        CHECK(ir_arith_prune_cond(&ar, keep) == keep);
+        CHECK(ir_arith_prune_cond(&ar, g2) == g2);
+        /* an `or` is decided as a whole or kept whole */
+        IrExpr *o = BIN(OR, g2, g4);
+        CHECK(ir_arith_prune_cond(&ar, o) == o);
+        CHECK_EQ_STR("True", text(ir_arith_prune_cond(&ar, BIN(OR, g2, g1))));
+        /* i * 4 + j < 124 is not proven (i = 31 gives up to 127) and stays */
+        IrExpr *near = BIN(LT, ij, C(124));
+        CHECK(ir_arith_prune_cond(&ar, BIN(AND, near, g1)) == near);
+    }
     CHECK_EQ_STR("j", text(ir_arith_simplify(&ar, BIN(MIN, J, C(8)))));
     CHECK_EQ_STR("4", text(ir_arith_simplify(&ar, BIN(SUB, BIN(ADD, I, C(4)), I))));
     CHECK_EQ_STR("i", text(ir_arith_simplify(&ar, BIN(SUB, BIN(ADD, I, J), J))));
@@ -728,6 +808,7 @@ int main(void) {
     test_random_exprs(&env, &ar);
     test_random_cmps(&env, &ar);
     test_random_symbolic(&env, &ar);
+    test_random_prune(&env, &ar);
     IrExpr *sh[2] = {ir_i32(&A, 64), ir_i32(&A, 64)};
     test_random_regions(&env, &ar, ir_buffer(k, "S", TS_FLOAT32, IR_SCOPE_SHARED, 2, sh, (TsLoc){0}));
     ts_arena_free(&A);
