@@ -793,7 +793,8 @@ static bool alloc_of(const IrStmt *st, void *ctx) {
 
 static bool collect_writes(const IrStmt *st, void *ctx) {
     RoleWrites *w = ctx;
-    if (st->kind != IR_S_TILEOP || !st->op) return false;
+    if (st->kind != IR_S_TILEOP || !st->op || st->op->kind == TS_OP_COLL) return false; /* (a collective's scratch
+                                                                               is shared by design) */
     for (int i = 0; i < st->op->nr; i++)
         if ((ir_tileop_region_rw(st->op, i) & IR_ACC_WRITE) && st->op->r[i].buf->scope != IR_SCOPE_GLOBAL &&
             !ir_stmt_any(w->body, alloc_of, st->op->r[i].buf)) {
@@ -864,18 +865,13 @@ static IrStmt *tileop_stmt(Elab *E, TsOpKind kind, TsLoc loc);
  * warps) of one block, on each unit's own tile: a buffer allocated in the
  * Scale's body, so every unit has its own (doc/DISTRIBUTED.md has the
  * semantics).  A body with a collective runs as roles (scale_roles: the
- * body elaborated once per unit, id a constant), so the lowering is plain
- * tile IR that the passes see like any other: every unit copies its tile
- * into its slot of one shared scratch tile [units, ...] of the call site,
- * a barrier of the whole block (every unit takes part), every unit
- * computes its result from the slots with a parallel loop over its own
- * tile (partitioned over the unit's threads like any of its loops), a
- * second barrier so that a later use of the scratch (the same collective
- * in a loop) cannot overwrite a slot another unit still reads.  A
- * reduction folds the slots in unit order 0, 1, ..., n - 1, in float32
- * for narrow floats; the result is the same on every unit, bit for bit.
- * The scratch is created by unit 0's copy of the body and found by name by
- * the others; scale_roles puts its allocation before the roles. */
+ * body elaborated once per unit, id a constant); each unit's copy of the
+ * body holds a TS_OP_COLL op with its own tile, its unit index and the
+ * call site's shared scratch tile [units, ...], which all the units' ops
+ * share; the pass lower_coll expands it (op/coll.c: the copies into the
+ * slots, the barriers of the block, the fold in unit order).  The scratch
+ * is created by unit 0's copy of the body and found by name by the
+ * others; scale_roles puts its allocation before the roles. */
 
 #define UNIT_SCRATCH "coll_unit_"
 
@@ -923,18 +919,13 @@ static IrBuffer *unit_scratch(Elab *E, CArgs *A, IrBuffer *like, int n) {
     return ir_buffer(E->k, name, like->dt, IR_SCOPE_SHARED, like->ndim + 1, sh, A->loc);
 }
 
-/* A barrier of every unit (the whole block): a named one of the block's
- * thread count (bar.sync 1, threads), which insert_sync leaves as it is
- * (the roles' own barriers are numbered above it) and which the units
- * reach from their own roles' code. */
-static IrStmt *block_barrier(Elab *E, TsLoc loc) {
-    IrStmt *s = ir_stmt(E->a, IR_S_BARRIER, loc);
-    s->barrier.id = 1;
-    s->barrier.count = (int)ir_kernel_nthreads(E->k);
-    return s;
+/* The op's TsCollKind of a builtin id. */
+static int coll_kind(int c) {
+    return c == C_ALLREDUCE ? TS_COLL_ALLREDUCE : c == C_ALLGATHER ? TS_COLL_ALLGATHER
+           : c == C_REDUCE_SCATTER ? TS_COLL_REDUCE_SCATTER : TS_COLL_ALL_TO_ALL;
 }
 
-static void unit_collective(Elab *E, CArgs *A, int c, IrBuffer *src, IrBuffer *dst, IrBinOp op) {
+static void unit_collective(Elab *E, CArgs *A, int c, IrBuffer *src, IrBuffer *dst, TsReduceKind op) {
     TsArena *a = E->a;
     TsLoc loc = A->loc;
     const char *lv = E->role_threads == 32 ? "warp" : "warpgroup";
@@ -962,55 +953,18 @@ static void unit_collective(Elab *E, CArgs *A, int c, IrBuffer *src, IrBuffer *d
         elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' need the same rows, a multiple of the %d %ss", A->fn,
                   src->name, dst->name, n, lv);
     IrBuffer *S = unit_scratch(E, A, src, n);
-    /* 1. my tile into my slot */
-    IrStmt *cp = tileop_stmt(E, TS_OP_COPY, loc);
-    cp->op->r[0] = ir_region_full(a, src);
-    IrRegion slot = ir_region_full(a, S);
-    slot.start[0] = g;
-    slot.extent[0] = ir_i32(a, 1);
-    cp->op->r[1] = slot;
-    cp->op->nr = 2;
-    emit(E, cp);
-    emit(E, block_barrier(E, loc));
-    /* 2. dst[idx] from the slots, a parallel loop over dst */
-    int nd = dst->ndim;
-    IrVar *v[8];
-    IrExpr **idx = TS_NEWN(a, IrExpr *, nd), **sidx = TS_NEWN(a, IrExpr *, nd + 1);
-    for (int i = 0; i < nd; i++) {
-        v[i] = ir_var(E->k, "ui", TS_INT32, IR_VAR_LOOP);
-        idx[i] = ir_var_ref(a, v[i]);
-        sidx[i + 1] = idx[i];
-    }
-    IrExpr *val = NULL;
-    if (c == C_ALLREDUCE || c == C_REDUCE_SCATTER) {
-        TsDType accdt = ts_dtype_is_float(src->dt) && src->dt != TS_FLOAT64 ? TS_FLOAT32 : src->dt;
-        if (c == C_REDUCE_SCATTER) sidx[1] = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, g, ir_i32(a, rd)), idx[0]);
-        for (int u = 0; u < n; u++) {
-            IrExpr **si = TS_NEWN(a, IrExpr *, nd + 1);
-            memcpy(si, sidx, sizeof(IrExpr *) * (size_t)(nd + 1));
-            si[0] = ir_i32(a, u);
-            IrExpr *x = ir_load(a, S, si, nd + 1);
-            if (x->dt != accdt) x = ir_cast(a, accdt, x);
-            val = val ? ir_bin(a, op, val, x) : x;
-        }
-    } else {
-        /* allgather: row r of dst is row r % rs of unit r / rs's tile;
-         * all_to_all: row r is row g * chunk + r % chunk of unit r / chunk's */
-        int64_t per = c == C_ALLGATHER ? rs : rs / n;
-        sidx[0] = ir_bin(a, IR_FLOORDIV, idx[0], ir_i32(a, per));
-        sidx[1] = ir_bin(a, IR_FLOORMOD, idx[0], ir_i32(a, per));
-        if (c == C_ALL_TO_ALL) sidx[1] = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, g, ir_i32(a, per)), sidx[1]);
-        val = ir_load(a, S, sidx, nd + 1);
-    }
-    if (val->dt != dst->dt) val = ir_cast(a, dst->dt, val);
-    IrStmt *body = ir_store(a, dst, idx, nd, val);
-    body->loc = loc;
-    for (int i = nd - 1; i >= 0; i--) {
-        body = ir_for(a, v[i], ir_i32(a, 0), dst->shape[i], IR_FOR_PARALLEL, body);
-        body->loc = loc;
-    }
-    emit(E, body);
-    emit(E, block_barrier(E, loc));
+    IrStmt *st = tileop_stmt(E, TS_OP_COLL, loc);
+    IrTileOp *o = st->op;
+    o->coll = coll_kind(c);
+    o->reduce = op;
+    o->r[0] = ir_region_full(a, src);
+    o->r[1] = ir_region_full(a, dst);
+    o->r[2] = ir_region_full(a, S);
+    o->nr = 3;
+    o->args[0] = g;
+    o->coll_units = n;
+    o->coll_unit_threads = E->role_threads;
+    emit(E, st);
 }
 
 /* scale_roles: the scratch tiles made by the body's collectives
@@ -1186,59 +1140,6 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale) {
     }
 }
 
-/* Linear index and count of the grid's blocks. */
-static void block_linear(Elab *E, IrExpr **id, IrExpr **count) {
-    TsArena *a = E->a;
-    IrKernel *k = E->k;
-    *id = ir_var_ref(a, k->block_idx[0]);
-    *count = k->grid[0];
-    for (int i = 1; i < k->ngrid; i++) {
-        *id = ir_bin(a, IR_ADD, *id, ir_bin(a, IR_MUL, ir_var_ref(a, k->block_idx[i]), *count));
-        *count = ir_bin(a, IR_MUL, *count, k->grid[i]);
-    }
-}
-
-/* Staging tiles of the collectives live in shared memory: every thread of a
- * GPU block must reach every element (thread 0 receives, all combine). */
-static IrBuffer *frag(Elab *E, const char *name, TsDType dt, int ndim, IrExpr **shape, TsLoc loc) {
-    IrBuffer *b = ir_buffer(E->k, name, dt, IR_SCOPE_SHARED, ndim, shape, loc);
-    IrStmt *al = ir_stmt(E->a, IR_S_ALLOC, loc);
-    al->alloc.buf = b;
-    emit(E, al);
-    return b;
-}
-
-/* A region of b: rows [row, row + R) and everything else. */
-static IrRegion rows_of(Elab *E, IrBuffer *b, IrExpr *row, int64_t R) {
-    IrRegion r = {b, b->ndim, TS_NEWN(E->a, IrExpr *, b->ndim), TS_NEWN(E->a, IrExpr *, b->ndim)};
-    for (int i = 0; i < b->ndim; i++) {
-        r.start[i] = i ? ir_i32(E->a, 0) : row;
-        r.extent[i] = i ? b->shape[i] : ir_i32(E->a, R);
-    }
-    return r;
-}
-
-/* acc = acc (op) tmp, elementwise (both fragments of one shape). */
-static IrStmt *combine(Elab *E, IrBuffer *acc, IrBuffer *tmp, IrBinOp op, TsLoc loc) {
-    TsArena *a = E->a;
-    int n = acc->ndim;
-    IrVar *v[8];
-    IrExpr **idx = TS_NEWN(a, IrExpr *, n);
-    for (int i = 0; i < n; i++) {
-        v[i] = ir_var(E->k, "ci", TS_INT32, IR_VAR_LOOP);
-        idx[i] = ir_var_ref(a, v[i]);
-    }
-    IrExpr *x = ir_load(a, tmp, idx, n);
-    if (x->dt != acc->dt) x = ir_cast(a, acc->dt, x);
-    IrStmt *body = ir_store(a, acc, idx, n, ir_bin(a, op, ir_load(a, acc, idx, n), x));
-    body->loc = loc;
-    for (int i = n - 1; i >= 0; i--) {
-        body = ir_for(a, v[i], ir_i32(a, 0), acc->shape[i], IR_FOR_PARALLEL, body);
-        body->loc = loc;
-    }
-    return body;
-}
-
 static IrStmt *tileop_stmt(Elab *E, TsOpKind kind, TsLoc loc) {
     IrStmt *s = ir_stmt(E->a, IR_S_TILEOP, loc);
     s->op = TS_NEW(E->a, IrTileOp);
@@ -1246,15 +1147,12 @@ static IrStmt *tileop_stmt(Elab *E, TsOpKind kind, TsLoc loc) {
     return s;
 }
 
-/* The collectives, executed cooperatively by every block of every rank
- * (each block handles tiles t = round * blocks + block), with world
- * barriers between the phases.  Semantics (doc/DISTRIBUTED.md):
- *   allreduce(buf, op)      every rank's buf = op over ranks of buf (in place)
- *   allgather(src, dst)     dst[p * rows(src) + i] = src_p[i] on every rank
- *   reduce_scatter(src, dst, op)  dst[i] = op over p of src_p[rank * rows(dst) + i]
- *   all_to_all(src, dst)    with chunk = rows(src) / ranks:
- *                           dst[p * chunk + i] = src_p[rank * chunk + i]
- * Tiles are R whole rows (R divides the rows, R * row size <= 4096 elements). */
+/* The collectives: T.allreduce, T.allgather, T.reduce_scatter and
+ * T.all_to_all, between the ranks of the world on tensors on the
+ * symmetric heap (inside T.Scale("device") or anywhere else in a kernel),
+ * or between the warps / warpgroups of a block (unit_collective).  The
+ * elaborator checks the operands and records one TS_OP_COLL tile op; the
+ * pass lower_coll expands it (op/coll.c: semantics and how). */
 static void collective(Elab *E, CArgs *A, int c) {
     TsArena *a = E->a;
     TsLoc loc = A->loc;
@@ -1263,11 +1161,13 @@ static void collective(Elab *E, CArgs *A, int c) {
     IrBuffer *src = val_to_buffer(E, creq(E, A, 0, c == C_ALLREDUCE ? "buffer" : "src"), loc, A->fn);
     IrBuffer *dst = c == C_ALLREDUCE ? src : val_to_buffer(E, creq(E, A, 1, "dst"), loc, A->fn);
     Value *opv = comm_arg(E, A, c == C_ALLREDUCE ? 1 : 2, "op");
-    IrBinOp op = IR_ADD;
+    TsReduceKind op = TS_REDUCE_SUM;
     if (opv) {
         const char *o = str_arg(E, A, opv, "op");
-        op = !strcmp(o, "sum") ? IR_ADD : !strcmp(o, "max") ? IR_MAX : !strcmp(o, "min") ? IR_MIN : IR_POW;
-        if (op == IR_POW) elab_fail(E, TS_ERR_TYPE, loc, "%s: op must be 'sum', 'max' or 'min', not '%s'", A->fn, o);
+        op = !strcmp(o, "sum") ? TS_REDUCE_SUM : !strcmp(o, "max") ? TS_REDUCE_MAX : !strcmp(o, "min") ? TS_REDUCE_MIN
+                                                                                                  : TS_REDUCE_ABSSUM;
+        if (op == TS_REDUCE_ABSSUM)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: op must be 'sum', 'max' or 'min', not '%s'", A->fn, o);
     }
     if (E->unit_num == -1 && (src->scope != IR_SCOPE_GLOBAL || dst->scope != IR_SCOPE_GLOBAL))
         elab_fail(E, TS_ERR_UNSUPPORTED, loc,
@@ -1293,115 +1193,22 @@ static void collective(Elab *E, CArgs *A, int c) {
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: on a FullRow/FullCol device view (give the shard, or a Replica view)", A->fn);
     if (src->scope != IR_SCOPE_GLOBAL || dst->scope != IR_SCOPE_GLOBAL || src->ndim < 1 || dst->ndim != src->ndim)
         elab_fail(E, TS_ERR_TYPE, loc, "%s: operates on tensors (of one rank) on the symmetric heap", A->fn);
-    int64_t rows_s, rows_d, rest = 1;
+    int64_t rows_s, rows_d;
     if (!ir_is_const_int(src->shape[0], &rows_s) || !ir_is_const_int(dst->shape[0], &rows_d))
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: tensors with constant shapes only", A->fn);
     for (int i = 1; i < src->ndim; i++) {
         int64_t e1, e2;
         if (!ir_is_const_int(src->shape[i], &e1) || !ir_is_const_int(dst->shape[i], &e2) || e1 != e2)
             elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' must agree beyond their first axis", A->fn, src->name, dst->name);
-        rest *= e1;
     }
-    E->k->may_block = true;
-    int64_t rows = c == C_ALLREDUCE || c == C_ALLGATHER ? rows_s : rows_d; /* rows each rank handles */
-    int64_t R = 1;
-    if (c != C_ALL_TO_ALL)
-        for (int64_t r = 1; r <= rows; r++)
-            if (rows % r == 0 && r * rest <= 4096) R = r;
-    if (c == C_ALL_TO_ALL) rows = rows_s;
-    int64_t ntiles = rows / R;
-    IrExpr *bid, *nb;
-    block_linear(E, &bid, &nb);
-    IrExpr *me = rank_var(E, 0, loc)->e, *np = rank_var(E, 1, loc)->e;
-    IrExpr **tshape = TS_NEWN(a, IrExpr *, src->ndim);
-    tshape[0] = ir_i32(a, R);
-    for (int i = 1; i < src->ndim; i++) tshape[i] = src->shape[i];
-    TsDType accdt = ts_dtype_is_float(src->dt) ? TS_FLOAT32 : src->dt;
-    if (src->dt == TS_FLOAT64) accdt = TS_FLOAT64;
-    IrBuffer *tmp = NULL, *acc = NULL;
-    if (c == C_ALLREDUCE || c == C_REDUCE_SCATTER) {
-        tmp = frag(E, "coll_tmp", src->dt, src->ndim, tshape, loc);
-        acc = frag(E, "coll_acc", accdt, src->ndim, tshape, loc);
-    }
-    /* for k in rounds: t = k * blocks + block */
-    IrVar *kv = ir_var(E->k, "round", TS_INT32, IR_VAR_LOOP);
-    IrExpr *rounds = ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_ADD, ir_i32(a, ntiles), ir_bin(a, IR_SUB, nb, ir_i32(a, 1))), nb);
-    IrStmt *body = ir_seq(a);
-    IrStmt *loop = ir_for(a, kv, ir_i32(a, 0), rounds, IR_FOR_SERIAL, body);
-    loop->loc = loc;
-    IrExpr *t = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, kv), nb), bid);
-    IrExpr *live = ir_bin(a, IR_LT, t, ir_i32(a, ntiles));
-    IrExpr *row = ir_bin(a, IR_MUL, t, ir_i32(a, R));
-    IrVar *pv = ir_var(E->k, "peer", TS_INT32, IR_VAR_LOOP);
-    IrExpr *p = ir_var_ref(a, pv);
-    IrStmt *saved = E->cur;
-    if (c == C_ALLGATHER || c == C_ALL_TO_ALL) {
-        /* push: for every peer, my tile to its place on the peer */
-        IrStmt *pb;
-        if (c == C_ALLGATHER) {
-            IrExpr *drow = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, me, ir_i32(a, rows_s)), row);
-            pb = remote_copy(E, rows_of(E, src, row, R), rows_of(E, dst, drow, R), p, 0, loc);
-        } else {
-            /* row t of src goes to rank t / chunk, row rank * chunk + t % chunk */
-            IrExpr *chunk = ir_bin(a, IR_FLOORDIV, ir_i32(a, rows_s), np);
-            IrExpr *to = ir_bin(a, IR_FLOORDIV, row, chunk);
-            IrExpr *drow = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, me, chunk), ir_bin(a, IR_FLOORMOD, row, chunk));
-            pb = remote_copy(E, rows_of(E, src, row, 1), rows_of(E, dst, drow, 1), to, 0, loc);
-        }
-        IrStmt *inner = pb;
-        if (c == C_ALLGATHER) {
-            inner = ir_for(a, pv, ir_i32(a, 0), np, IR_FOR_SERIAL, pb);
-            inner->loc = loc;
-        }
-        IrStmt *iff = ir_stmt(a, IR_S_IF, loc);
-        iff->if_.cond = live;
-        iff->if_.then = inner;
-        ir_seq_push(a, body, iff);
-        emit(E, loop);
-        emit(E, comm_op(E, TS_COMM_BARRIER_ALL, loc));
-        E->cur = saved;
-        return;
-    }
-    /* pull and combine: one barrier first (every rank's src is complete);
-     * per round acc = op over peers of their tile, then the write.  In
-     * place (allreduce) a barrier per round between pull and write: no rank
-     * overwrites a tile a peer may still pull (rounds are the same tiles on
-     * every rank; later rounds never read earlier rounds' tiles).  Otherwise
-     * one barrier at the end, so that src may be reused once the collective
-     * returns.  (Before: two barriers per round, which dominated: 32 MiB
-     * reduce-scatter 0.56 ms on 2 ranks of the H200, 16 rounds.) */
-    emit(E, comm_op(E, TS_COMM_BARRIER_ALL, loc));
-    IrStmt *work = ir_seq(a);
-    IrStmt *fill = tileop_stmt(E, TS_OP_FILL, loc);
-    fill->op->r[0] = ir_region_full(a, acc);
-    fill->op->nr = 1;
-    fill->op->value = op == IR_ADD ? (ts_dtype_is_float(accdt) ? ir_float(a, 0, accdt) : ir_int(a, 0, accdt))
-                      : ts_dtype_is_float(accdt) ? ir_float(a, op == IR_MAX ? -INFINITY : INFINITY, accdt)
-                      : ir_int(a, op == IR_MAX ? INT64_MIN / 2 : INT64_MAX / 2, accdt);
-    ir_seq_push(a, work, fill);
-    IrExpr *srow = c == C_ALLREDUCE ? row : ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, me, ir_i32(a, rows_d)), row);
-    IrStmt *per = ir_seq(a);
-    ir_seq_push(a, per, remote_copy(E, rows_of(E, src, srow, R), ir_region_full(a, tmp), p, 1, loc));
-    ir_seq_push(a, per, combine(E, acc, tmp, op, loc));
-    IrStmt *pl = ir_for(a, pv, ir_i32(a, 0), np, IR_FOR_SERIAL, per);
-    pl->loc = loc;
-    ir_seq_push(a, work, pl);
-    IrStmt *iff = ir_stmt(a, IR_S_IF, loc);
-    iff->if_.cond = live;
-    iff->if_.then = work;
-    ir_seq_push(a, body, iff);
-    if (c == C_ALLREDUCE) ir_seq_push(a, body, comm_op(E, TS_COMM_BARRIER_ALL, loc));
-    IrStmt *wr = tileop_stmt(E, TS_OP_COPY, loc);
-    wr->op->r[0] = ir_region_full(a, acc);
-    wr->op->r[1] = rows_of(E, dst, row, R);
-    wr->op->nr = 2;
-    IrStmt *iff2 = ir_stmt(a, IR_S_IF, loc);
-    iff2->if_.cond = live;
-    iff2->if_.then = wr;
-    ir_seq_push(a, body, iff2);
-    emit(E, loop);
-    if (c != C_ALLREDUCE) emit(E, comm_op(E, TS_COMM_BARRIER_ALL, loc));
-    E->cur = saved;
+    E->k->may_block = true; /* (world barriers: blocks wait for each other) */
+    IrStmt *st = tileop_stmt(E, TS_OP_COLL, loc);
+    st->op->coll = coll_kind(c);
+    st->op->reduce = op;
+    st->op->r[0] = ir_region_full(a, src);
+    st->op->r[1] = ir_region_full(a, dst);
+    st->op->nr = 2;
+    emit(E, st);
 }
 
 Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **kw, Value **kwv, int nkw,

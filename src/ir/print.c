@@ -359,6 +359,25 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
         }
         ts_buf_puts(b, ")");
         break;
+    case TS_OP_COLL: /* coll.allreduce(src -> dst, op=sum, ranks) / (..., scratch=S, unit=g of 2 warpgroups) */
+        ts_buf_printf(b, "coll.%s(", ts_coll_name(op->coll));
+        put_region(p, &op->r[0]);
+        ts_buf_puts(b, " -> ");
+        put_region(p, &op->r[1]);
+        if (op->coll == TS_COLL_ALLREDUCE || op->coll == TS_COLL_REDUCE_SCATTER)
+            ts_buf_printf(b, ", op=%s", ts_reduce_name(op->reduce));
+        if (!op->coll_units) {
+            ts_buf_puts(b, ", ranks)");
+            break;
+        }
+        if (op->nr > 2) {
+            ts_buf_puts(b, ", scratch=");
+            put_region(p, &op->r[2]);
+        }
+        ts_buf_puts(b, ", unit=");
+        put_expr(p, op->args[0]);
+        ts_buf_printf(b, " of %d %s)", op->coll_units, op->coll_unit_threads == 32 ? "warps" : "warpgroups");
+        break;
     default:
         ts_buf_printf(b, "%s(", op->kind == TS_OP_COMM ? ts_comm_name(op->comm) : ts_op_name(op->kind));
         for (int i = 0; i < op->nr; i++) {

@@ -33,3 +33,12 @@ const char *ts_comm_name(int comm) {
     default: return "comm?";
     }
 }
+
+const char *ts_coll_name(int coll) {
+    switch (coll) {
+#define X(e, n) case e: return n;
+        TS_COLL_KINDS(X)
+#undef X
+    default: return "coll?";
+    }
+}

@@ -2,7 +2,8 @@
  * tileop.h — the tile-operator node of the IR and its vocabulary.
  *
  * A tile operator (T.copy, T.gemm, T.fill, T.reduce_*, T.cumsum,
- * T.atomic_add and the communication primitives) is one IR statement,
+ * T.atomic_add, the communication primitives and the tile-level
+ * collectives) is one IR statement,
  * IR_S_TILEOP, pointing at an IrTileOp.  The node and the enumerations its
  * fields take (op kinds, reduce kinds, instruction families, GEMM warp
  * policies, communication kinds, comparisons, memory semantics, scopes)
@@ -25,7 +26,8 @@
     X(TS_OP_REDUCE, "reduce")         \
     X(TS_OP_CUMSUM, "cumsum")         \
     X(TS_OP_ATOMIC_ADD, "atomic_add") \
-    X(TS_OP_COMM, "comm")
+    X(TS_OP_COMM, "comm")             \
+    X(TS_OP_COLL, "coll")
 
 typedef enum TsOpKind {
 #define X(e, n) e,
@@ -108,6 +110,18 @@ typedef enum TsGemmPolicy {
  *  COMM        a communication primitive of the distributed layer: `comm`
  *              says which (TsCommKind), op/comm.h which region and
  *              operand is what.
+ *  COLL        a tile-level collective (T.allreduce, T.allgather,
+ *              T.reduce_scatter, T.all_to_all): `coll` says which
+ *              (TsCollKind), `reduce` the reduction (sum, max, min).
+ *              r[0] = src, r[1] = dst (the same buffer for allreduce).
+ *              Between the ranks of the world (coll_units 0): src and dst
+ *              are whole tensors on the symmetric heap.  Between the
+ *              units of one block (T.Scale("warp"|"warpgroup") roles,
+ *              coll_units = n units of coll_unit_threads threads each):
+ *              src and dst are this unit's own tiles, args[0] its unit
+ *              index, r[2] the call site's shared scratch [n, src's
+ *              shape...] that the n units' ops share.  The pass
+ *              lower_coll expands it (op/coll.c says into what).
  */
 struct IrTileOp {
     TsOpKind kind;
@@ -135,11 +149,27 @@ struct IrTileOp {
     int comm;             /* COMM: TsCommKind (op/comm.h) */
     IrExpr *args[3];      /* COMM: peer rank, count or value, signal value (op/comm.h) */
     int cflags[3];        /* COMM: comparison or signal op, memory semantics, scope */
+    int coll;             /* COLL: TsCollKind */
+    int coll_units;       /* COLL: how many units of the block take part (0: the ranks of the world) */
+    int coll_unit_threads; /* COLL between units: threads per unit (32: warps, 128: warpgroups) */
 };
 
 const char *ts_op_name(TsOpKind k);
 const char *ts_reduce_name(TsReduceKind k);
 const char *ts_comm_name(int comm); /* a TsCommKind's name */
+const char *ts_coll_name(int coll); /* a TsCollKind's name */
+
+/* X(enum, name): the tile-level collectives (TS_OP_COLL) */
+#define TS_COLL_KINDS(X)                                                              \
+    X(TS_COLL_ALLREDUCE, "allreduce") X(TS_COLL_ALLGATHER, "allgather")               \
+    X(TS_COLL_REDUCE_SCATTER, "reduce_scatter") X(TS_COLL_ALL_TO_ALL, "all_to_all")
+
+typedef enum TsCollKind {
+#define X(e, n) e,
+    TS_COLL_KINDS(X)
+#undef X
+    TS_COLL_COUNT
+} TsCollKind;
 
 /* X(enum, name) */
 #define TS_COMM_KINDS(X)                                                         \

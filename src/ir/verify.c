@@ -254,6 +254,13 @@ static void check_tileop(Verifier *v, const IrTileOp *op) {
         for (int i = 0; i < 3; i++)
             if (op->args[i]) check_expr(v, op->args[i]);
         break;
+    case TS_OP_COLL:
+        want_lo = 2, want_hi = 3;
+        if (op->coll < 0 || op->coll >= TS_COLL_COUNT) fail(v, (TsLoc){0}, "unknown collective %d", op->coll);
+        if (op->coll_units && (!op->args[0] || op->nr != 3))
+            fail(v, (TsLoc){0}, "collective %s between units has no unit index or scratch", ts_coll_name(op->coll));
+        if (op->args[0]) check_expr(v, op->args[0]);
+        break;
     default: fail(v, (TsLoc){0}, "unknown tile operator kind %d", (int)op->kind);
     }
     if (op->nr < want_lo || op->nr > want_hi)

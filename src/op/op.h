@@ -2,8 +2,10 @@
  * op.h — tile operators.
  *
  * A tile operator acts on whole buffer regions at once: T.copy, T.gemm,
- * T.fill, T.reduce_*, T.cumsum, T.atomic_add, and (later) the
- * communication ops of the distributed layer.  Each lives in its own file
+ * T.fill, T.reduce_*, T.cumsum, T.atomic_add, the communication ops of
+ * the distributed layer and its tile-level collectives (op/coll.c, whose
+ * "lowering" is an expansion into other tile ops, run by the pass
+ * lower_coll before lower_tile_ops).  Each lives in its own file
  * (op/copy.c, op/gemm.c, ...) and implements the same small interface,
  * the way TileLang's TileOperator has InferLayout and Lower:
  *
@@ -40,7 +42,8 @@
     X(TS_OP_REDUCE, ts_op_reduce_lower)        \
     X(TS_OP_CUMSUM, ts_op_cumsum_lower)        \
     X(TS_OP_ATOMIC_ADD, ts_op_atomic_lower)    \
-    X(TS_OP_COMM, ts_op_comm_lower)
+    X(TS_OP_COMM, ts_op_comm_lower)            \
+    X(TS_OP_COLL, ts_op_coll_lower)
 
 /* What a lowering function gets. */
 typedef struct TsLowerCtx {
@@ -72,7 +75,8 @@ IrStmt *ts_op_lower(TsLowerCtx *cx, const IrStmt *s);
     X(TS_OP_REDUCE, ts_op_reduce_regions)       \
     X(TS_OP_CUMSUM, ts_op_cumsum_regions)       \
     X(TS_OP_ATOMIC_ADD, ts_op_atomic_regions)   \
-    X(TS_OP_COMM, ts_op_comm_regions)
+    X(TS_OP_COMM, ts_op_comm_regions)           \
+    X(TS_OP_COLL, ts_op_coll_regions)
 
 #define X(e, f) int f(const IrTileOp *op, int i);
 TS_TILEOP_REGIONS(X)

@@ -46,6 +46,7 @@ void ts_pass_verify(TsPassCtx *cx);
 void ts_pass_simplify(TsPassCtx *cx);
 void ts_pass_thread_roles(TsPassCtx *cx);      /* thread-range branches with tile ops become T.ws roles */
 void ts_pass_check_bounds(TsPassCtx *cx);      /* element accesses provably outside a block-local buffer */
+void ts_pass_lower_coll(TsPassCtx *cx);        /* tile-level collectives -> copies, barriers, loops */
 void ts_pass_lower_tile_ops(TsPassCtx *cx);
 void ts_pass_layout_inference(TsPassCtx *cx);
 void ts_pass_shared_to_fragment(TsPassCtx *cx);

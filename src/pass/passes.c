@@ -8,6 +8,9 @@
  *   simplify           fold constants, drop dead code
  *   check_bounds       element accesses provably outside a fragment, local
  *                      or shared buffer are errors (check_bounds.c)
+ *   lower_coll         tile-level collectives (T.allreduce, ...: between
+ *                      ranks or the units of a block) -> copies, barriers,
+ *                      loops (lower_coll.c, op/coll.c)
  * * pipeline_planning  T.Pipelined: stages, multi-buffered shared tiles,
  *                      async copies (pipeline_planning.c)
  *   lower_tile_ops     tile operators -> loops of loads and stores (CUDA:
@@ -85,6 +88,11 @@ const TsPass ts_passes[] = {
     {"check_bounds", ts_pass_check_bounds,
      "element loads and stores of fragments, local and shared buffers whose index provably leaves the "
      "buffer's extent (affine in loop variables whose whole range runs) are errors",
+     TS_PASS_ALL},
+    {"lower_coll", ts_pass_lower_coll,
+     "tile-level collectives (T.allreduce, T.allgather, T.reduce_scatter, T.all_to_all between the ranks or "
+     "the warps/warpgroups of a block) become their copies into scratch or staging tiles, barriers of the block "
+     "or the world, and the loops that combine them",
      TS_PASS_ALL},
     {"pipeline_planning", ts_pass_pipeline_planning,
      "T.Pipelined: stages and order of the body's statements, multi-buffered shared tiles, async copies",
