@@ -403,8 +403,14 @@ struct IrStmt {
          * barrier (bar.sync id, count) of `count` threads: T.sync_threads(id,
          * count), or insert_sync's barrier inside a T.ws role.  idv: an id
          * computed at run time (TileScale's DeepEP: T.sync_threads(
-         * responsible_rank, 96)), then `id` is 15, the largest it may be */
-        struct { int id, count; IrExpr *idv; } barrier;
+         * responsible_rank, 96)), then `id` is 15, the largest it may be.
+         * unaligned: its threads may reach it from different instructions
+         * (each unit's role has its own copy of a barrier of the whole
+         * block; a run-time id chosen per thread): set by insert_sync and
+         * printed as PTX `barrier.sync`, not `bar.sync`, which is
+         * barrier.sync.aligned and needs every thread at the same
+         * instruction (PTX ISA, "barrier") */
+        struct { int id, count; IrExpr *idv; bool unaligned; } barrier;
         /* MBAR: `op` on element buf[idx] of a T.alloc_barrier buffer; value:
          * INIT's count, EXPECT_TX's bytes, WAIT's parity (NULL for ARRIVE) */
         struct { IrMbarOp op; IrBuffer *buf; IrExpr *idx; IrExpr *value; } mbar;

@@ -514,8 +514,10 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         if (s->barrier.idv) {
             ts_buf_puts(b, "barrier(");
             put_expr(p, s->barrier.idv);
-            ts_buf_printf(b, ", %d)", s->barrier.count);
-        } else if (s->barrier.id) ts_buf_printf(b, "barrier(%d, %d)", s->barrier.id, s->barrier.count);
+            ts_buf_printf(b, ", %d%s)", s->barrier.count, s->barrier.unaligned ? ", unaligned" : "");
+        } else if (s->barrier.id)
+            ts_buf_printf(b, "barrier(%d, %d%s)", s->barrier.id, s->barrier.count,
+                          s->barrier.unaligned ? ", unaligned" : "");
         else ts_buf_puts(b, "barrier()");
         break;
     case IR_S_MBAR:

@@ -1029,9 +1029,28 @@ static IrStmt *uniform(Sync *S, IrStmt *s, AccSet *st) {
     return o;
 }
 
-/* Drop a barrier that follows another with nothing in between. */
+/* Whether a named barrier's threads may reach it from different
+ * instructions (IR_S_BARRIER.unaligned; the CUDA printer then prints PTX's
+ * barrier.sync instead of bar.sync, which is .aligned).  Known to be one
+ * instruction for all its threads only where the barrier is of exactly the
+ * threads of the T.ws role around it (insert_sync's own barriers there, a
+ * role's T.sync_threads) or of the whole block outside every role; a
+ * run-time id, a barrier inside a role counting threads outside it (the
+ * unit collectives' block barrier: every unit has its own copy) or a
+ * partial barrier outside roles (under a branch the pass cannot see
+ * through) may be reached from several. */
+static bool barrier_unaligned(const IrStmt *s, const IrWalkFrame *up, int64_t nthreads) {
+    if (s->barrier.idv) return true;
+    for (const IrWalkFrame *f = up; f; f = f->up)
+        if (f->s->kind == IR_S_ROLE) return s->barrier.count != f->s->role.n;
+    return s->barrier.count != 0 && s->barrier.count != nthreads;
+}
+
+/* Drop a barrier that follows another with nothing in between; mark the
+ * named barriers that are reached from several instructions. */
 static IrStmt *tidy_post(IrMutator *m, IrStmt *s) {
-    (void)m;
+    if (s->kind == IR_S_BARRIER && (s->barrier.id || s->barrier.idv))
+        s->barrier.unaligned = barrier_unaligned(s, m->frame ? m->frame->up : NULL, *(const int64_t *)m->ctx);
     if (s->kind != IR_S_SEQ) return s;
     int n = 0;
     for (int i = 0; i < s->seq.n; i++) {
@@ -1071,6 +1090,7 @@ void ts_pass_insert_sync(TsPassCtx *cx) {
     ir_visit_stmt(&wv, cx->k->body);
     AccSet st = {0};
     IrStmt *body = uniform(&S, cx->k->body, &st);
-    IrMutator m = {.arena = cx->arena, .post_stmt = tidy_post};
+    int64_t nt = S.nt;
+    IrMutator m = {.arena = cx->arena, .ctx = &nt, .post_stmt = tidy_post};
     cx->k->body = ir_mutate_stmt(&m, body);
 }

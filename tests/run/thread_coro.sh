@@ -17,7 +17,7 @@ echo "$out" | grep -q "rank 0: T.wait: timed out after 1000 ms waiting for F\[el
   { echo "FAILED: $out"; exit 1; }
 # the same kernels compile for CUDA: a run-time barrier id, return, the shuffle
 out=$("$tool" compile $f --entry groups --target cuda --emit cuda 2>&1) || { echo "FAILED: $out"; exit 1; }
-for want in "ts_bar_sync((int)(" "return;" "ts_warp_shfl("; do
+for want in "ts_bar_sync_any((int)(" "return;" "ts_warp_shfl("; do
   echo "$out" | grep -qF "$want" || { echo "FAILED: no '$want' in the CUDA source"; exit 1; }
 done
 echo "thread_coro: ok"

@@ -305,6 +305,23 @@ static double chain_ms(int n, bool *ok) {
     return best;
 }
 
+/* A named barrier (id, count) statement, and a T.ws role of threads [lo, lo + n) around body. */
+static IrStmt *named_barrier(Kb *kb, int id, int count) {
+    IrStmt *b = ir_stmt(kb->a, IR_S_BARRIER, (TsLoc){0});
+    b->barrier.id = id;
+    b->barrier.count = count;
+    return b;
+}
+static IrStmt *role_of(Kb *kb, int lo, int n, int id, IrStmt *body) {
+    IrStmt *r = ir_stmt(kb->a, IR_S_ROLE, (TsLoc){0});
+    r->role.lo = lo;
+    r->role.n = n;
+    r->role.id = id;
+    r->role.body = ir_seq(kb->a);
+    ir_seq_push(kb->a, r->role.body, body);
+    return r;
+}
+
 int main(void) {
     TsArena a;
     ts_arena_init(&a);
@@ -317,6 +334,28 @@ int main(void) {
                 t256 / t64);
         CHECK(ok);
         CHECK(t256 < 8 * t64);
+    }
+    {
+        /* which named barriers are reached from one instruction by all their threads (bar.sync,
+         * .aligned) and which from several (barrier.sync): a role's barrier of its own 32 threads,
+         * the two roles' copies of a barrier of the whole block (the unit collectives' shape), a
+         * barrier of the block outside roles, and one of half the block outside roles */
+        Kb kb = kernel(&a);
+        IrStmt *own = named_barrier(&kb, 2, 32), *unit0 = named_barrier(&kb, 1, NT), *unit1 = named_barrier(&kb, 1, NT);
+        IrStmt *whole = named_barrier(&kb, 3, NT), *half = named_barrier(&kb, 4, NT / 2);
+        add(&kb, kb.k->body, role_of(&kb, 0, 32, 1, own));
+        add(&kb, kb.k->body, role_of(&kb, 0, 32, 1, unit0));
+        add(&kb, kb.k->body, role_of(&kb, 32, 32, 2, unit1));
+        add(&kb, kb.k->body, whole);
+        add(&kb, kb.k->body, half);
+        TsStatus st;
+        sync_shape(&kb, &st);
+        CHECK_EQ_INT(TS_OK, st);
+        CHECK(!own->barrier.unaligned);
+        CHECK(unit0->barrier.unaligned);
+        CHECK(unit1->barrier.unaligned);
+        CHECK(!whole->barrier.unaligned);
+        CHECK(half->barrier.unaligned);
     }
     {
         /* RAW: b[t] = a[t + 1] after a[t] = x[t]; then the same thread's a[t] * 2 needs none */

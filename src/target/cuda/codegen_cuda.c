@@ -2090,14 +2090,15 @@ static void emit_kind(Cg *g, const IrStmt *s) {
     case IR_S_BARRIER:
         if (s->barrier.idv) { /* an id computed at run time (bar.sync takes a register) */
             line_start(g);
-            out(g, "ts_bar_sync((int)(");
+            out(g, s->barrier.unaligned ? "ts_bar_sync_any((int)(" : "ts_bar_sync((int)(");
             emit_expr(g, s->barrier.idv);
             outf(g, "), %d);\n", s->barrier.count);
             return;
         }
         if (s->barrier.id) {
             line_start(g);
-            outf(g, "ts_bar_sync(%d, %d);\n", s->barrier.id, s->barrier.count);
+            outf(g, "%s(%d, %d);\n", s->barrier.unaligned ? "ts_bar_sync_any" : "ts_bar_sync", s->barrier.id,
+                 s->barrier.count);
             return;
         }
         emit_sync(g);

@@ -15,7 +15,13 @@
  *              (sm_80), acquire at CTA scope: what the arriving threads wrote
  *              before their arrive is visible after the wait.
  * Named barriers (T.sync_threads(id, count), insert_sync's barrier inside a
- * T.ws role) are `bar.sync id, count` (count a multiple of 32).
+ * T.ws role) are `bar.sync id, count` (count a multiple of 32): that is
+ * barrier.sync.aligned, whose threads must all execute the same barrier
+ * instruction.  One that IR_S_BARRIER marks `unaligned` (reached from
+ * different instructions: each unit's copy of a block barrier in the unit
+ * collectives, a run-time id) is the plain `barrier.sync id, count`
+ * (ts_bar_sync_any); compute-sanitizer's synccheck reports the aligned form
+ * there ("Divergent thread(s) in block").
  */
 #include "target/cuda/mbar_cuda.h"
 
@@ -45,5 +51,8 @@ void ts_cuda_mbar_prelude(TsBuf *o, int sm) {
     ts_buf_puts(o,
                 "TS_DEV void ts_bar_sync(ts_u32 id, ts_u32 count) {\n"
                 "    asm volatile(\"bar.sync %0, %1;\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
+                "}\n"
+                "TS_DEV void ts_bar_sync_any(ts_u32 id, ts_u32 count) {\n"
+                "    asm volatile(\"barrier.sync %0, %1;\" :: \"r\"(id), \"r\"(count) : \"memory\");\n"
                 "}\n\n");
 }
