@@ -16,11 +16,15 @@
  *    of all the kernel's tensor-core gemms (m*n*k / (16*8*16) over the
  *    block's warps; a gemm inside a loop counts once: the loop body is what
  *    NVVM and ptxas unroll; a gemm split across a pipeline's barrier counts
- *    once, by its BODY/REST part).  128 or more is "large" (TIER_LARGE_MMAS):
- *    the bench configurations that miss 0.3 s have 256, every one that
- *    meets it has at most 64 (GEMM 128x128x32 with 128 threads: 64;
- *    FlashAttention 64x64: 16).  TsCompileOptions.tiered's default builds a
- *    quick tier first only for those.
+ *    once, by its BODY/REST part).  16 or more is "large" (TIER_LARGE_MMAS):
+ *    on the H200 host (bench/RESULTS.md, 2026-12-01 23:25) the full builds
+ *    of GEMM 128x256x128 on 256 threads (256 per warp) and FlashAttention
+ *    D128 took 602-686 ms true cold, and also GEMM 128x128x32 on 128
+ *    threads (64) 364 ms and FlashAttention 64x64 (16) 333 ms, over the
+ *    0.3 s goal; their quick tiers 146-233 ms.  Below 16 (a few mma.sync
+ *    per warp, or none) the build is small and goes in one tier.
+ *    TsCompileOptions.tiered's default builds a quick tier first only for
+ *    the large ones.
  *  - In the quick tier (TsCaps.quick_tier), IrKernel.gemm_k_rolled: the k16
  *    steps of every tensor-core gemm stay a loop (the fragments of one
  *    step are loaded and multiplied in a rolled loop instead of K/16
@@ -43,7 +47,7 @@
 #include "pass/pass.h"
 
 /* mma.sync per warp from which a cold build counts as large (see above). */
-enum { TIER_LARGE_MMAS = 128 };
+enum { TIER_LARGE_MMAS = 16 };
 
 static bool count_mma(const IrStmt *s, void *ctx) {
     int64_t *n = ctx;

@@ -20,7 +20,7 @@ fail() { echo "FAILED: $*"; exit 1; }
 export TILESCALE_CUDA_ARCH=sm_90
 unset TILESCALE_TIERED
 G="examples/gemm.py --entry matmul -D M=256 -D N=256 -D K=256 -D block_M=128 -D block_N=256 -D block_K=128 -D num_stages=2 -D threads=256"
-S="examples/gemm.py --entry matmul -D M=256 -D N=256 -D K=256 -D block_M=128 -D block_N=128 -D block_K=32 -D num_stages=3"
+S="examples/gemm.py --entry matmul -D M=256 -D N=256 -D K=256 -D block_M=64 -D block_N=64 -D block_K=16 -D num_stages=3"
 rolled='#pragma unroll 1'
 marker='/\* quick tier: nvrtc --Ofast-compile=min \*/'
 

@@ -12,7 +12,7 @@
  *     the cache and skips the quick one (FULL at once, no new file);
  *   - freeing the kernel while its worker still compiles neither crashes nor
  *     leaks (the ASan build checks) and the full cubin still lands in the cache;
- *   - a small kernel (GEMM 128x128x32, 64 mma.sync per warp) is not tiered by
+ *   - a small kernel (GEMM 64x64x16, 8 mma.sync per warp) is not tiered by
  *     default, is with TS_TIERED_ON; TS_TIERED_OFF never; TS_TIERED_QUICK
  *     builds the quick tier alone; the C target ignores the option;
  *   - the worker's state machine: of several threads taking the finished
@@ -44,8 +44,8 @@ static TsContext *ctx;
 
 static const TsDefine big[] = {{"M", "256"},     {"N", "256"},       {"K", "384"},         {"block_M", "128"},
                                {"block_N", "256"}, {"block_K", "128"}, {"num_stages", "2"}, {"threads", "256"}};
-static const TsDefine small[] = {{"M", "256"},     {"N", "256"},     {"K", "256"},         {"block_M", "128"},
-                                 {"block_N", "128"}, {"block_K", "32"}, {"num_stages", "3"}, {"threads", "128"}};
+static const TsDefine small[] = {{"M", "256"},     {"N", "256"},     {"K", "256"},         {"block_M", "64"},
+                                 {"block_N", "64"}, {"block_K", "16"}, {"num_stages", "3"}, {"threads", "128"}};
 
 /* Files in dir ending in `ext`; with `needle`, only those whose text contains it. */
 static int count_files(const char *dir, const char *ext, const char *needle) {
