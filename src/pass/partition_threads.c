@@ -376,7 +376,8 @@ static bool vec_side(IrArith *ar, const IrBuffer *b, IrExpr *const *idx, int nid
 
 /* The copy nest lv[0..n) (constant extents ext[], product total) as vector
  * copies, or NULL when it is not one (see above). */
-static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext, int64_t total) {
+static IrStmt *vector_copy(Part *p, const IrWalkFrame *frame, IrStmt *const *lv, int n, const int64_t *ext,
+                           int64_t total) {
     TsArena *a = p->a;
     const TsCaps *caps = p->cx->caps;
     if (!caps || !caps->vec || p->k->may_block || n < 1) return NULL;
@@ -387,6 +388,10 @@ static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext
         if (!ir_is_const_int(lv[i]->for_.min, &c)) return NULL;
     IrArith ar;
     ir_arith_init(&ar, a, p->k);
+    /* the enclosing loops' ranges: a tile start `k * 64` in a K loop is
+     * affine only when k cannot wrap (else its vectors went element by
+     * element: the ws GEMMs' A copy, 64 scalar loads per thread and tile) */
+    ar.frame = frame;
     for (int i = 0; i < n; i++) {
         ir_is_const_int(lv[i]->for_.min, &c);
         ir_arith_bind(&ar, lv[i]->for_.var, c, c + ext[i] - 1);
@@ -506,7 +511,7 @@ static IrStmt *vector_copy(Part *p, IrStmt *const *lv, int n, const int64_t *ext
 }
 
 /* Case 1 of the essay: the T.Parallel nest starting at s, spread over the threads. */
-static IrStmt *partition_nest(Part *p, IrStmt *s) {
+static IrStmt *partition_nest(Part *p, const IrWalkFrame *frame, IrStmt *s) {
     TsArena *a = p->a;
     IrStmt *lv[MAXNEST];
     int n = 0;
@@ -575,7 +580,7 @@ static IrStmt *partition_nest(Part *p, IrStmt *s) {
     }
     if (small && total == 0) return out; /* nothing to run */
     if (small && out->seq.n == 0) {
-        IrStmt *vc = vector_copy(p, lv, n, ext, total);
+        IrStmt *vc = vector_copy(p, frame, lv, n, ext, total);
         if (vc) return vc;
     }
     /* thread t, round r: L = t + r * NT */
@@ -788,7 +793,7 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
     switch (s->kind) {
     case IR_S_FOR:
         if (s->for_.kind == IR_FOR_THREAD) return serialize(p, s);
-        if (s->for_.kind == IR_FOR_PARALLEL) return partition_nest(p, s);
+        if (s->for_.kind == IR_FOR_PARALLEL) return partition_nest(p, m->frame, s);
         if (header_varies(p, s)) return varying_range(p, s);
         return NULL;
     case IR_S_IF:

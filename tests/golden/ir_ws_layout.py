@@ -7,8 +7,9 @@
 # layout's thread t - 128; partition_threads records the gemm's warps on the op
 # (warps=[128, 256)); the row reduction spans two warps, so its scratch exchange gets the
 # role's named barrier (barrier(id, 128)), never a block barrier; the rows minus their maxima
-# go out as register column pairs.  The producer role's copies
-# and the mbarrier hand-over are as before.
+# go out as register column pairs.  The producer role's copies (A too: 16-byte vectors, since
+# partition_threads sees the K loop's range, so k * 32 is affine) and the mbarrier hand-over are
+# as before.
 import tilelang
 import tilelang.language as T
 
