@@ -120,6 +120,10 @@ typedef struct TsCompileOptions {
                                 (ts_kernel_tier, ts_kernel_wait_full).  AUTO (0): $TILESCALE_TIERED
                                 (0 | 1 | quick), else only kernels whose full build is large (>= 128
                                 mma.sync per warp unrolled: GEMM 128x256 tiles, FlashAttention D128) */
+    int multinode;           /* > 0: the kernel will run in a world of several nodes (ranks_per_node <
+                                ranks): each access to a peer goes by load/store where the peer is on
+                                this rank's node, through the transport otherwise (doc/DISTRIBUTED.md,
+                                "Several nodes"); 0: one node, every peer addressable */
 } TsCompileOptions;
 
 /* TsCompileOptions.tiered.  ON: every single CUDA kernel (not a chain);

@@ -65,6 +65,10 @@ typedef struct TsWorldOptions {
     int nranks;              /* 1..TS_WORLD_MAX_RANKS */
     int64_t heap_bytes;      /* per rank; 0: 64 MiB */
     int64_t wait_timeout_ms; /* 0: $TILESCALE_WAIT_TIMEOUT (seconds) or 60 s */
+    int ranks_per_node;      /* ranks of one node, r's node = r / ranks_per_node (SIM: emulated
+                              * nodes, a rank of another node reached only through the
+                              * transport); 0: $TILESCALE_RANKS_PER_NODE, else the launcher's
+                              * LOCAL_WORLD_SIZE, else every rank on one node */
                              /* PROC/IPC: nranks must match the environment's
                               * world size (0: take it from there) */
 } TsWorldOptions;
@@ -85,6 +89,15 @@ const char *ts_world_warnings(const TsWorld *w);
  * among that node's processes, as the launcher said (PROC/IPC; one node,
  * local rank = rank, otherwise). */
 int ts_world_node(const TsWorld *w, int rank, int *local_rank);
+/* Ranks per node (SIM/LOCAL: the option; PROC/IPC: the launcher's local
+ * world size); a world of one node gives nranks. */
+int ts_world_ranks_per_node(const TsWorld *w);
+/* 1 if ranks a and b are on one node: in one LSA team, each reaching the
+ * other's heap by load and store. */
+int ts_world_same_node(const TsWorld *w, int a, int b);
+/* SIM worlds of several nodes: the requests the transport between nodes
+ * has carried so far (puts, gets, atomics, quiets), over all launches. */
+int64_t ts_world_xport_served(const TsWorld *w);
 /* 1 if this process was started by a launcher (the environment names a
  * world: TILESCALE_WORLD_SIZE or WORLD_SIZE); *nranks gets its size. */
 int ts_world_launched(int *nranks);

@@ -51,6 +51,9 @@ typedef struct TsCaps {
                        * saves bytes; default: only for a block that does not fit without it) */
     int ptxas_fast;   /* TS_PTXAS_FAST_* (TILESCALE_CUDA_PTXAS_FAST=1: every pipelined tensor-core
                        * loop, =2: the large ones; default and 0: never) */
+    bool multinode;   /* the kernel's world may span several nodes (TsCompileOptions.multinode):
+                       * pass lower_comm sends an access to a rank of another node through the
+                       * transport instead of a load or store (IrTileOp.xport) */
     bool quick_tier;  /* CUDA: this compile is a kernel's quick tier (TsCompileOptions.tiered):
                        * pass tier_plan rolls the gemms' k16 loops and asks NVRTC for its
                        * fast-compile level; the driver also turns mma_prefetch off (a gemm

@@ -122,8 +122,32 @@ int ts_cli_run_dist(CliOpts *op) {
     TsWorld *w = NULL;
     TsTensor *args = NULL, *host = NULL, *stacked = NULL; /* args: on the heaps; host: their host copies */
     int64_t (*shapes)[8] = NULL, (*sshapes)[9] = NULL;
+    /* nodes: --ranks-per-node, else $TILESCALE_RANKS_PER_NODE (sim ranks emulate them); kernels
+     * of a world of several nodes are compiled for it (their accesses to other nodes go through
+     * the transport) */
+    int rpn = o.ranks_per_node;
+    const char *rpn_env = getenv("TILESCALE_RANKS_PER_NODE");
+    if (!rpn && rpn_env && *rpn_env && !launched) {
+        char *end;
+        long v = strtol(rpn_env, &end, 10);
+        if (*end || v < 1) {
+            fprintf(stderr, "tilescale: error: TILESCALE_RANKS_PER_NODE=%s is not a positive integer\n", rpn_env);
+            rc = 2;
+            goto done;
+        }
+        rpn = v > o.ranks ? o.ranks : (int)v;
+    }
+    if (rpn > o.ranks || (rpn && launched)) {
+        fprintf(stderr, rpn > o.ranks ? "tilescale: error: --ranks-per-node %d is more than --ranks %d\n"
+                                      : "tilescale: error: --ranks-per-node %d: a launcher's processes take their nodes "
+                                        "from the launcher (--nnodes)\n",
+                rpn, o.ranks);
+        rc = 2;
+        goto done;
+    }
     TsCompileOptions co = {0};
     co.target = o.target;
+    co.multinode = rpn > 0 && rpn < o.ranks;
     co.num_threads = o.threads;
     /* one full build unless asked: a local world copies the module to its GPUs at the first launch */
     co.tiered = o.tiered ? o.tiered : TS_TIERED_OFF;
@@ -213,7 +237,7 @@ int ts_cli_run_dist(CliOpts *op) {
     }
     int cuda = o.target == TS_TARGET_CUDA;
     TsWorldOptions wo = {launched ? (cuda ? TS_WORLD_IPC : TS_WORLD_PROC) : (cuda ? TS_WORLD_LOCAL : TS_WORLD_SIM), P,
-                         o.heap ? o.heap : heap, (int64_t)(o.timeout * 1000)};
+                         o.heap ? o.heap : heap, (int64_t)(o.timeout * 1000), rpn};
     if (ts_world_create(ctx, &wo, &w)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;
@@ -322,7 +346,11 @@ int ts_cli_run_dist(CliOpts *op) {
             fprintf(stderr, "%s", ts_last_error(ctx));
             goto done;
         }
-    if (me < 0)
+    int per = ts_world_ranks_per_node(w);
+    if (me < 0 && per < P)
+        printf("%s: %d ranks (sim, %d nodes of %d ranks), seed %llu\n", ts_kernel_name(k), P, (P + per - 1) / per, per,
+               (unsigned long long)seed);
+    else if (me < 0)
         printf("%s: %d ranks (%s), seed %llu\n", ts_kernel_name(k), P, cuda ? "local, GPU 0" : "sim",
                (unsigned long long)seed);
     else {
@@ -334,6 +362,9 @@ int ts_cli_run_dist(CliOpts *op) {
     if (ts_kernel_launch_world(k, w, args, np)) {
         fprintf(stderr, "%s", ts_last_error(ctx));
         goto done;
+    }
+    if (me < 0 && per < P) { /* what crossed nodes (tests/run/dist_nodes.sh checks it did) */
+        printf("transport between nodes: %lld requests\n", (long long)ts_world_xport_served(w));
     }
     for (int i = 0; i < P * np; i++)
         if (args[i].data != host[i].data && (me < 0 || i / np == me) &&

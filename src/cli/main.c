@@ -210,6 +210,7 @@ static int cmd_compile(TsContext *ctx, const Opts *o) {
     co.dump_after = o->dump_after;
     co.timing = o->time;
     co.tiered = o->tiered;
+    co.multinode = o->multinode;
     co.skip_build = 1;
     co.check_bounds = o->check_bounds;
     const char *emit = o->emit ? o->emit : "ir";

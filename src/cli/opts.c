@@ -58,6 +58,8 @@ static const Opt opt_table[] = {
     {"--ranks", 1, RUNS},
     {"--heap", 1, CLI_DIST},
     {"--timeout", 1, CLI_DIST},
+    {"--ranks-per-node", 1, CLI_DIST},
+    {"--multinode", 0, CLI_COMPILE},
     {"--bench", 1, CLI_DIST},
     {"--tiered", 1, RUNS | CLI_COMPILE},
     {"--emit", 1, CLI_COMPILE},
@@ -85,12 +87,12 @@ void cli_usage(FILE *f) {
           "                [--tiered 0|1|quick|auto]\n"
           "  tilescale run FILE --entry NAME --ranks N [--target c|cuda] [-D ...] [--in NAME=a{rank}.npy]...\n"
           "                [--out NAME=b{rank}.npy]... [--check-against REF] [--seed S] [--heap BYTES]\n"
-          "                [--timeout SEC] [--bench N]\n"
+          "                [--timeout SEC] [--bench N] [--ranks-per-node N]\n"
           "  tilescale launch -n N [--rdzv DIR] [--timeout SEC] [--] PROG [ARGS...]   (a process per rank;\n"
           "                e.g. PROG = tilescale run FILE --entry NAME [--target c|cuda] ...)\n"
           "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"
           "                [--emit ir|c|cuda|ptx|sass] [--dump-after PASS] [--plot-layouts DIR] [--time]\n"
-          "                [--check-bounds | --no-check-bounds] [--tiered 0|1|quick|auto]\n"
+          "                [--check-bounds | --no-check-bounds] [--tiered 0|1|quick|auto] [--multinode]\n"
           "  tilescale list FILE          the kernel entries of FILE with their parameters and defaults\n"
           "  tilescale cache info         the kernel cache: where, how many kernels, size, limit\n"
           "  tilescale cache clean [--max-size SIZE]\n"
@@ -395,6 +397,8 @@ static int read_args(int argc, char **argv, CliOpts *o, const Opt **seen) {
             if (op->value && !cli_parse_int(n, v, lo, hi, &x)) return 2;
             if (!strcmp(n, "--threads")) o->threads = (int)x;
             else if (!strcmp(n, "--ranks")) o->ranks = (int)x;
+            else if (!strcmp(n, "--ranks-per-node")) o->ranks_per_node = (int)x;
+            else if (!strcmp(n, "--multinode")) o->multinode = 1;
             else if (!strcmp(n, "--heap")) o->heap = x;
             else if (!strcmp(n, "--bench")) o->bench = (int)x;
             else if (!strcmp(n, "--time")) o->time = 1;

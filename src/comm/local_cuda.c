@@ -837,7 +837,8 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
     TsStatus st = TS_OK;
     TsBuf msg = {0};
     for (int i = lo; i < hi && st == TS_OK; i++) {
-        TsRankEnv env = {i, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 0, L->streams[i], NULL};
+        TsRankEnv env = {i, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 0, L->streams[i], NULL,
+                         0, NULL, NULL, 0};
         TsDiag d = {0};
         for (TsKernel *c = k; c && st == TS_OK; c = c->next) {
             env.cumod = L->spread ? module_on(w, c, i % L->ngpu, &d) : NULL;

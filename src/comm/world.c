@@ -19,6 +19,20 @@
  * per rank running the kernel chain through ts_launch_env with its own
  * diagnostic, join, then report the first rank's launch error, else the
  * first run-time failure (a wait that timed out, a peer out of range...).
+ *
+ * Nodes (TsWorldOptions.ranks_per_node): rank r is on node r / ranks_per_node.
+ * A GPU reaches the heaps of its node's GPUs by load and store (NCCL's LSA
+ * team) and nothing else; a rank of another node is reached through a
+ * network engine (NCCL's GIN: puts and signals into a registered window,
+ * named by peer and offset).  sim ranks emulate that exactly: each rank's
+ * peer table holds NULL for the ranks of other nodes (a kernel that
+ * forms an address there dereferences NULL, and the generated address
+ * check names the node), and the kernels compiled for several nodes
+ * (TsCompileOptions.multinode) send those accesses to the world's proxy:
+ * a thread serving one FIFO queue of requests (TsCXport: put, get, atomic
+ * add, quiet) against the real heaps, in the order they were queued, as
+ * a NIC's proxy would.  T.barrier_all's counter on rank 0's heap is
+ * reached the same way by the ranks of the other nodes.
  */
 #include "comm/world.h"
 
@@ -34,6 +48,7 @@
 
 #include "comm/rdzv.h"
 #include "runtime/launch.h"
+#include "target/c/c_target.h"
 
 static TsStatus proc_create(TsWorld *w, const TsLaunchEnv *env);
 static void proc_destroy(TsWorld *w);
@@ -130,6 +145,26 @@ static TsStatus world_create(TsContext *ctx, const TsWorldOptions *opt, TsWorld 
                           (long long)o.heap_bytes);
     o.heap_bytes = (o.heap_bytes + TS_WORLD_ALIGN - 1) / TS_WORLD_ALIGN * TS_WORLD_ALIGN;
     if (o.wait_timeout_ms <= 0) o.wait_timeout_ms = ts_comm_default_timeout_ms();
+    if (o.ranks_per_node == 0 && !per_process) {
+        const char *e = getenv("TILESCALE_RANKS_PER_NODE");
+        if (e && *e) {
+            char *end;
+            long v = strtol(e, &end, 10);
+            if (*end || v < 1)
+                return ts_world_fail(ctx, TS_ERR_INVALID, "world: TILESCALE_RANKS_PER_NODE=%s is not a positive integer", e);
+            o.ranks_per_node = v > o.nranks ? o.nranks : (int)v; /* more than the world: one node */
+        }
+    }
+    if (o.ranks_per_node < 0 || o.ranks_per_node > o.nranks)
+        return ts_world_fail(ctx, TS_ERR_INVALID, "world: %d ranks per node in a world of %d ranks", o.ranks_per_node,
+                             o.nranks);
+    if (o.ranks_per_node == 0 || per_process) o.ranks_per_node = o.nranks; /* proc/ipc: the launcher's nodes */
+    if (o.backend == TS_WORLD_LOCAL && o.ranks_per_node < o.nranks)
+        return ts_world_fail(ctx, TS_ERR_UNSUPPORTED,
+                             "world (local): %d ranks per node of %d: the local world's ranks share this process's "
+                             "GPUs, which reach each other by load and store; nodes are emulated by sim ranks "
+                             "(--target c), and real ones need one process per GPU (ipc through NCCL)",
+                             o.ranks_per_node, o.nranks);
     TsWorld *w = calloc(1, sizeof *w);
     if (!w) return ts_world_fail(ctx, TS_ERR_NOMEM, "world: out of memory");
     w->ctx = ctx;
@@ -193,9 +228,29 @@ int ts_world_rank(const TsWorld *w) { return w ? w->self : -1; }
 const char *ts_world_warnings(const TsWorld *w) { return w && w->warnings.s ? w->warnings.s : ""; }
 
 int ts_world_node(const TsWorld *w, int rank, int *local_rank) {
+    if (w && !w->rdzv && rank >= 0 && rank < w->opt.nranks) { /* sim/local: r / ranks_per_node */
+        int per = w->opt.ranks_per_node > 0 ? w->opt.ranks_per_node : w->opt.nranks;
+        if (local_rank) *local_rank = rank % per;
+        return rank / per;
+    }
     int one = !w || !w->rdzv || rank < 0 || rank >= w->opt.nranks;
     if (local_rank) *local_rank = one ? rank : ts_rdzv_local(w->rdzv, rank);
     return one ? 0 : ts_rdzv_node(w->rdzv, rank);
+}
+
+int64_t ts_world_xport_served(const TsWorld *w) { return w ? w->xport_served : 0; }
+
+int ts_world_ranks_per_node(const TsWorld *w) {
+    if (!w) return 0;
+    if (!w->rdzv) return w->opt.ranks_per_node > 0 ? w->opt.ranks_per_node : w->opt.nranks;
+    int n = 0; /* proc/ipc: the ranks of rank 0's node, as the launcher numbered them */
+    for (int r = 0; r < w->opt.nranks; r++) n += ts_rdzv_node(w->rdzv, r) == ts_rdzv_node(w->rdzv, 0);
+    return n;
+}
+
+int ts_world_same_node(const TsWorld *w, int a, int b) {
+    if (!w || a < 0 || b < 0 || a >= w->opt.nranks || b >= w->opt.nranks) return 0;
+    return ts_world_node(w, a, NULL) == ts_world_node(w, b, NULL);
 }
 
 int ts_world_launched(int *nranks) {
@@ -275,6 +330,135 @@ TsStatus ts_world_tensor(TsWorld *w, TsDType dt, int ndim, const int64_t *shape,
     return TS_OK;
 }
 
+/* ---- the transport between emulated nodes (sim) ------------------------------------ */
+
+/* One queued request; PUT's bytes follow it. */
+typedef struct XReq {
+    struct XReq *next;  /* the queue */
+    TsCXport r;         /* the request (r.local of a PUT points at data) */
+    int wait;           /* the caller waits for it (GET, ADD with a value, QUIET) */
+    int done;           /* set by the proxy (under Xport.mu) once done */
+    unsigned char data[]; /* PUT: a copy of the source */
+} XReq;
+
+/* The proxy: one thread serving one FIFO queue against the real heaps. */
+typedef struct Xport {
+    pthread_mutex_t mu;    /* guards everything below */
+    pthread_cond_t work;   /* the proxy waits here for requests */
+    pthread_cond_t done;   /* callers wait here for theirs */
+    XReq *head, *tail;     /* the queue */
+    int stop;              /* no more requests: drain and end */
+    void *const *base;     /* [nranks] the real heap bases */
+    int64_t heap_bytes;    /* each heap's size */
+    int nranks;            /* number of ranks */
+    int64_t served;        /* requests done (for tests: ts_world_xport_served) */
+} Xport;
+
+/* Does one request against the heaps (the proxy thread). */
+static void xport_do(Xport *x, XReq *q) {
+    TsCXport *r = &q->r;
+    char *at = (char *)x->base[r->peer] + r->off;
+    switch (r->op) {
+    case TS_C_XPORT_PUT:
+        /* an aligned word is one release store (a signal set); data is moved, then released */
+        if (r->bytes == 4 && !(r->off & 3)) __atomic_store_n((uint32_t *)(void *)at, *(uint32_t *)(void *)q->data, __ATOMIC_RELEASE);
+        else if (r->bytes == 8 && !(r->off & 7)) __atomic_store_n((uint64_t *)(void *)at, *(uint64_t *)(void *)q->data, __ATOMIC_RELEASE);
+        else {
+            memmove(at, q->data, (size_t)r->bytes);
+            __atomic_thread_fence(__ATOMIC_RELEASE);
+        }
+        break;
+    case TS_C_XPORT_GET:
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        memmove(r->local, at, (size_t)r->bytes);
+        break;
+    case TS_C_XPORT_ADD: {
+        unsigned char old[8];
+        if (!r->is_float && r->bytes == 4) {
+            uint32_t o = __atomic_fetch_add((uint32_t *)(void *)at, (uint32_t)r->ival, __ATOMIC_ACQ_REL);
+            memcpy(old, &o, 4);
+        } else if (!r->is_float) {
+            uint64_t o = __atomic_fetch_add((uint64_t *)(void *)at, (uint64_t)r->ival, __ATOMIC_ACQ_REL);
+            memcpy(old, &o, 8);
+        } else if (r->bytes == 4) {
+            uint32_t o = __atomic_load_n((uint32_t *)(void *)at, __ATOMIC_ACQUIRE), nw;
+            float f;
+            do {
+                memcpy(&f, &o, 4);
+                f = (float)((double)f + r->fval);
+                memcpy(&nw, &f, 4);
+            } while (!__atomic_compare_exchange_n((uint32_t *)(void *)at, &o, nw, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+            memcpy(old, &o, 4);
+        } else {
+            uint64_t o = __atomic_load_n((uint64_t *)(void *)at, __ATOMIC_ACQUIRE), nw;
+            double f;
+            do {
+                memcpy(&f, &o, 8);
+                f += r->fval;
+                memcpy(&nw, &f, 8);
+            } while (!__atomic_compare_exchange_n((uint64_t *)(void *)at, &o, nw, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+            memcpy(old, &o, 8);
+        }
+        if (r->local) memcpy(r->local, old, (size_t)r->bytes);
+        break;
+    }
+    default: break; /* QUIET: every earlier request is done (one FIFO) */
+    }
+}
+
+static void *xport_main(void *p) {
+    Xport *x = p;
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        while (!x->head && !x->stop) pthread_cond_wait(&x->work, &x->mu);
+        XReq *q = x->head;
+        if (!q) break; /* stopped and drained */
+        x->head = q->next;
+        if (!x->head) x->tail = NULL;
+        pthread_mutex_unlock(&x->mu);
+        xport_do(x, q);
+        pthread_mutex_lock(&x->mu);
+        x->served++;
+        if (q->wait) {
+            q->done = 1;
+            pthread_cond_broadcast(&x->done);
+        } else {
+            free(q);
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+    return NULL;
+}
+
+/* TsCXportFn: the generated code's side (any rank's thread). */
+static int xport_call(void *ctx, const TsCXport *req) {
+    Xport *x = ctx;
+    int quiet = req->op == TS_C_XPORT_QUIET;
+    if (!quiet) {
+        int64_t b = req->bytes;
+        if (req->peer < 0 || req->peer >= x->nranks || req->off < 0 || b < 0 || b > x->heap_bytes - req->off) return 1;
+        if (req->op == TS_C_XPORT_ADD && ((b != 4 && b != 8) || (req->off & (b - 1)))) return 1;
+        if (b == 0 && req->op != TS_C_XPORT_ADD) return 0;
+    }
+    size_t extra = req->op == TS_C_XPORT_PUT ? (size_t)req->bytes : 0;
+    XReq *q = calloc(1, sizeof *q + extra);
+    if (!q) return 1;
+    q->r = *req;
+    if (extra) memcpy(q->data, req->local, extra); /* the source may change once the call returns */
+    q->wait = req->op == TS_C_XPORT_GET || quiet || (req->op == TS_C_XPORT_ADD && req->local);
+    pthread_mutex_lock(&x->mu);
+    if (x->tail) x->tail->next = q;
+    else x->head = q;
+    x->tail = q;
+    pthread_cond_signal(&x->work);
+    if (q->wait) {
+        while (!q->done) pthread_cond_wait(&x->done, &x->mu);
+        free(q);
+    }
+    pthread_mutex_unlock(&x->mu);
+    return 0;
+}
+
 /* ---- launching on every rank ------------------------------------------------------ */
 
 typedef struct RankRun {
@@ -282,7 +466,9 @@ typedef struct RankRun {
     const TsTensor *args; /* this rank's nargs tensors */
     int nargs;
     TsRankEnv env;        /* its rank, heaps, sink */
-    int64_t *sync_base;   /* barrier words of the chain (rank 0's reserved head) */
+    int64_t *sync_base;   /* barrier words of the chain (rank 0's reserved head), NULL on
+                             another node than rank 0's (through the transport) */
+    void **peers;         /* [nranks] its peer table: NULL for the ranks of other nodes */
     TsDiag diag;          /* its own diagnostic (ranks run concurrently) */
     TsStatus st;          /* its launch status */
 } RankRun;
@@ -292,7 +478,8 @@ static void *rank_main(void *p) {
     int i = 0;
     R->st = TS_OK;
     for (TsKernel *c = R->k; c && R->st == TS_OK; c = c->next, i++) {
-        R->env.sync_words = R->sync_base + (i % TS_WORLD_MAX_CHAIN);
+        R->env.sync_words = R->sync_base ? R->sync_base + (i % TS_WORLD_MAX_CHAIN) : NULL;
+        R->env.sync_off = (int64_t)(i % TS_WORLD_MAX_CHAIN) * (int64_t)sizeof(int64_t);
         R->st = ts_launch_env(c, R->args, R->nargs, &R->diag, &R->env);
     }
     /* a rank that could not start stops the others' waits */
@@ -586,7 +773,8 @@ static TsStatus proc_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int n
         R.k = k;
         R.args = args + (size_t)me * (size_t)nargs;
         R.nargs = nargs;
-        R.env = (TsRankEnv){me, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL, NULL};
+        R.env = (TsRankEnv){me, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL, NULL,
+                            0, NULL, NULL, 0};
         R.sync_base = (int64_t *)w->base[0];
         Monitor mon = {w, 0};
         pthread_t th;
@@ -643,14 +831,33 @@ TsStatus ts_kernel_launch_world(TsKernel *k, TsWorld *w, const TsTensor *args, i
         free(th);
         return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
     }
-    int started = 0;
+    int started = 0, per = ts_world_ranks_per_node(w), nodes = per < n;
+    Xport xp = {.base = w->base, .heap_bytes = w->opt.heap_bytes, .nranks = n};
+    pthread_t xth;
+    void **tables = nodes ? calloc((size_t)n * (size_t)n, sizeof *tables) : NULL;
+    if (nodes && (!tables || pthread_mutex_init(&xp.mu, NULL) || pthread_cond_init(&xp.work, NULL) ||
+                  pthread_cond_init(&xp.done, NULL) || pthread_create(&xth, NULL, xport_main, &xp))) {
+        free(tables); /* (a failed init leaves nothing to destroy worth the bookkeeping on this path) */
+        free(runs);
+        free(th);
+        return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: cannot start the transport between nodes");
+    }
     for (int r = 0; r < n; r++) {
         RankRun *R = &runs[r];
         R->k = k;
         R->args = args + (size_t)r * (size_t)nargs;
         R->nargs = nargs;
-        R->env = (TsRankEnv){r, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL, NULL};
+        R->env = (TsRankEnv){r, n, w->base, w->opt.heap_bytes, NULL, &w->sink, w->opt.wait_timeout_ms, 1, NULL, NULL,
+                             per, NULL, NULL, 0};
         R->sync_base = (int64_t *)w->base[0];
+        if (nodes) { /* the ranks of other nodes have no address: only the transport reaches them */
+            R->peers = tables + (size_t)r * (size_t)n;
+            for (int p = 0; p < n; p++) R->peers[p] = ts_world_same_node(w, r, p) ? w->base[p] : NULL;
+            R->env.peer_base = R->peers;
+            R->env.xport = xport_call;
+            R->env.xport_ctx = &xp;
+            if (!ts_world_same_node(w, r, 0)) R->sync_base = NULL;
+        }
     }
     for (int r = 0; r < n; r++) {
         if (pthread_create(&th[r], NULL, rank_main, &runs[r]) != 0) {
@@ -660,6 +867,18 @@ TsStatus ts_kernel_launch_world(TsKernel *k, TsWorld *w, const TsTensor *args, i
         started++;
     }
     for (int r = 0; r < started; r++) pthread_join(th[r], NULL);
+    if (nodes) { /* every queued put lands before the launch returns */
+        pthread_mutex_lock(&xp.mu);
+        xp.stop = 1;
+        pthread_cond_signal(&xp.work);
+        pthread_mutex_unlock(&xp.mu);
+        pthread_join(xth, NULL);
+        pthread_mutex_destroy(&xp.mu);
+        pthread_cond_destroy(&xp.work);
+        pthread_cond_destroy(&xp.done);
+        w->xport_served += xp.served;
+        free(tables);
+    }
 
     buf_clear(&w->ctx->diag.msg);
     st = TS_OK;

@@ -59,6 +59,8 @@ int64_t ts_comm_now_ms(void);
 /* The wait timeout: $TILESCALE_WAIT_TIMEOUT seconds, else 60 s. */
 int64_t ts_comm_default_timeout_ms(void);
 
+struct TsCXport; /* target/c/c_target.h: a transport request */
+
 /* What one rank's launch gets. */
 typedef struct TsRankEnv {
     int rank, nranks;          /* this rank, number of ranks */
@@ -71,6 +73,11 @@ typedef struct TsRankEnv {
     void *stream;              /* local world: the rank's CUstream */
     void *cumod;               /* local world on several GPUs: the kernel's TsModuleCuda
                                   loaded on this rank's GPU (NULL: the kernel's own) */
+    int ranks_per_node;        /* ranks of one node (0: nranks); peer_base[p] is NULL for a
+                                  rank p of another node */
+    int (*xport)(void *ctx, const struct TsCXport *req); /* sim: the transport to other nodes (TsCXportFn), or NULL */
+    void *xport_ctx;           /* its first argument */
+    int64_t sync_off;          /* byte offset of sync_words in rank 0's heap */
 } TsRankEnv;
 
 typedef struct TsLocal TsLocal; /* local_cuda.c */
@@ -89,6 +96,7 @@ struct TsWorld {
     int64_t *map_len;          /* proc: [nranks] bytes mapped at base[r] (0: none) */
     int ready;                 /* proc/ipc: creation completed (leaving waits for the peers) */
     TsBuf warnings;            /* start-up topology warnings, a line each ("" if none) */
+    int64_t xport_served;      /* sim with several nodes: transport requests done so far (all launches) */
 };
 
 /* Replaces the context's diagnostic with "error: <message>" and returns st. */

@@ -389,6 +389,7 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
     double t0 = ts_now_ms();
     /* CUDA: the device's architecture, through the driver (cuInit) */
     set_caps(&k->caps, k->target, k->opt.check_bounds, k->opt.tiered);
+    k->caps.multinode = k->opt.multinode > 0;
 
     if (k->target == TS_TARGET_CUDA) record(k, "cuda device", t0);
 

@@ -338,6 +338,10 @@ static TsStatus run_c(Launch *L, TsKernel *k, const TsRankEnv *env) {
     a.fail = ts_comm_sink_fail;
     a.fail_ctx = sink;
     a.now_ms = ts_comm_now_ms;
+    a.ranks_per_node = env && env->ranks_per_node > 0 ? env->ranks_per_node : a.nranks;
+    a.xport = env ? env->xport : NULL;
+    a.xport_ctx = env ? env->xport_ctx : NULL;
+    a.sync_off = env ? env->sync_off : 0;
     int64_t grid[3] = {1, 1, 1};
     m->grid(&a, grid);
     TsStatus st = ts_c_run(L->d, m, &a, grid, env && env->num_threads ? env->num_threads : k->opt.num_threads);

@@ -132,7 +132,7 @@ typedef enum IrVarKind {
     IR_VAR_SHAPE,      /* a run-time shape variable (T.dynamic / T.symbolic) */
     IR_VAR_SCALAR,     /* a scalar kernel parameter (e.g. `n: T.int32`) */
     IR_VAR_LET,        /* bound once by IR_S_LET */
-    IR_VAR_RANK,       /* distributed: rank id / number of ranks (later) */
+    IR_VAR_RANK,       /* distributed: axis 0 rank id, 1 number of ranks, 2 ranks per node (lower_comm) */
 } IrVarKind;
 
 struct IrVar {
@@ -465,6 +465,9 @@ struct IrKernel {
                                  counts once): the estimate of how long a cold NVRTC build takes */
     bool tier_large;          /* tier_plan: tier_mmas >= 128 (TIER_LARGE_MMAS): the runtime builds a
                                  quick tier first by default (TsCompileOptions.tiered) */
+    bool multinode;           /* lower_comm: compiled for a world of several nodes (TsCaps.multinode):
+                                 accesses to other nodes are IrTileOp.xport ops; targets declare
+                                 the ranks-per-node argument and the transport */
     bool gemm_k_rolled;       /* tier_plan, quick tier (TsCaps.quick_tier): the k16 steps of each
                                  tensor-core gemm stay a loop in the CUDA code (#pragma unroll 1) */
     bool nvrtc_fast_compile;  /* tier_plan, quick tier: NVRTC compiles at --Ofast-compile=min as a

@@ -391,6 +391,7 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
             put_expr(p, op->args[i]);
         }
         if (op->kind == TS_OP_COMM) ts_buf_printf(b, ", flags=%d/%d/%d", op->cflags[0], op->cflags[1], op->cflags[2]);
+        if (op->kind == TS_OP_COMM && op->xport) ts_buf_puts(b, ", xport");
         ts_buf_puts(b, ")");
         break;
     }
@@ -710,6 +711,10 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
     if (k->ptxas_fast_compile) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "ptxas_fast_compile min\n");
+    }
+    if (k->multinode) { /* lower_comm: accesses to other nodes through the transport */
+        ts_buf_indent(b, 1);
+        ts_buf_puts(b, "multinode\n");
     }
     if (k->gemm_k_rolled || k->nvrtc_fast_compile) { /* the quick tier's (tier_plan) */
         ts_buf_indent(b, 1);

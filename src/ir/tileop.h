@@ -152,6 +152,10 @@ struct IrTileOp {
     int coll;             /* COLL: TsCollKind */
     int coll_units;       /* COLL: how many units of the block take part (0: the ranks of the world) */
     int coll_unit_threads; /* COLL between units: threads per unit (32: warps, 128: warpgroups) */
+    int xport;            /* COMM: 1: through the transport (the peer is on another node: NCCL's GIN
+                             on CUDA, the world's proxy on sim ranks), not a load/store (pass
+                             lower_comm, multi-node kernels); FENCE: also completes the transport's
+                             puts; BARRIER_*: a word of a rank on another node through it */
 };
 
 const char *ts_op_name(TsOpKind k);

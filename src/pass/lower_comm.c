@@ -47,6 +47,28 @@
  * block no longer returns at once; it runs on, and every later wait of the
  * launch gives up at once (ts_comm_spin reads the abort word first), so the
  * launch ends and the host reports the first failure as before.
+ *
+ * Several nodes (TsCaps.multinode, both targets; runs first).  A rank
+ * reaches the heaps of its node's ranks by load and store and nothing
+ * else; a rank of another node only through the transport (NCCL's GIN on
+ * CUDA, the world's proxy on sim ranks).  Which one a primitive takes is
+ * decided here, in the IR: every primitive with a peer becomes
+ *
+ *       if peer < 0 or peer // ranks_per_node == rank // ranks_per_node:
+ *           op                                (load/store, as before)
+ *       else:
+ *           op with xport = 1                 (put / put+signal / signal /
+ *                                             get / atomic add / polled get
+ *                                             through the transport)
+ *
+ * (ranks_per_node is IR_VAR_RANK axis 2, a launch argument), T.fence /
+ * T.quiet get xport = 1 (they also complete the transport's puts), and
+ * the block barriers too (their words on ranks of other nodes through the
+ * transport).  On CUDA the transport's put/get is then one thread's (a
+ * network operation posted once), not spread over the block.  A kernel
+ * compiled without it keeps today's code exactly (goldens unchanged); run
+ * in a world of several nodes it fails at its first access to another
+ * node, naming it (sim: the peer table holds NULL there).
  */
 #include "ir/tileop.h"
 #include "ir/walk.h"
@@ -166,11 +188,64 @@ static IrStmt *spread(LowerComm *L, const IrMutator *m, IrStmt *s) {
     return s;
 }
 
+/* ---- several nodes ---- */
+
+static bool is_comm(const IrStmt *s) {
+    return s->kind == IR_S_TILEOP && s->op && s->op->kind == TS_OP_COMM && s->op->inst == TS_OP_INST_COMM;
+}
+
+static IrExpr *rank_axis(LowerComm *L, int axis) {
+    IrVar *v = ir_var(L->k, axis == 2 ? "ranks_per_node" : "rank", TS_INT32, IR_VAR_RANK);
+    v->axis = axis;
+    return ir_var_ref(L->a, v);
+}
+
+/* The transport where the peer is on another node (see the essay). */
+static IrStmt *node_pre(IrMutator *m, IrStmt *s) {
+    LowerComm *L = m->ctx;
+    if (!is_comm(s)) return NULL;
+    const IrTileOp *op = s->op;
+    switch (op->comm) {
+    case TS_COMM_PUT:
+    case TS_COMM_GET:
+    case TS_COMM_ST:
+    case TS_COMM_LD:
+    case TS_COMM_WAIT:
+    case TS_COMM_ATOM_ADD:
+    case TS_COMM_SIGNAL: {
+        if (!op->args[0]) return s; /* this rank's own memory */
+        TsArena *a = L->a;
+        IrExpr *peer = op->args[0], *rpn = rank_axis(L, 2);
+        if (peer->dt != TS_INT32) peer = ir_cast(a, TS_INT32, peer);
+        IrExpr *mine = ir_bin(a, IR_FLOORDIV, rank_axis(L, 0), rpn);
+        IrExpr *same = ir_bin(a, IR_OR, ir_bin(a, IR_LT, peer, ir_i32(a, 0)),
+                              ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORDIV, peer, rpn), mine));
+        IrStmt *far = op_copy(L, s);
+        far->op->xport = 1;
+        IrStmt *i = ir_stmt(a, IR_S_IF, s->loc);
+        i->if_.cond = same;
+        i->if_.then = op_copy(L, s);
+        i->if_.else_ = far;
+        return i;
+    }
+    case TS_COMM_FENCE:
+    case TS_COMM_BARRIER_BLOCKS:
+    case TS_COMM_BARRIER_ALL: {
+        IrStmt *n = op_copy(L, s);
+        n->op->xport = 1;
+        return n;
+    }
+    default: return s;
+    }
+}
+
 static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
     LowerComm *L = m->ctx;
     if (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD) return s; /* per-thread code: the thread's own */
-    if (s->kind != IR_S_TILEOP || !s->op || s->op->kind != TS_OP_COMM || s->op->inst != TS_OP_INST_COMM) return NULL;
+    if (!is_comm(s)) return NULL;
     const IrTileOp *op = s->op;
+    if (op->xport && (op->comm == TS_COMM_PUT || op->comm == TS_COMM_GET)) /* posted once, signal included */
+        return one_thread(L, op_copy(L, s), s->loc);
     switch (op->comm) {
     case TS_COMM_ST:
     case TS_COMM_SIGNAL:
@@ -195,6 +270,12 @@ void ts_pass_lower_comm(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     if (!k->body || !ts_comm_used(k->body)) return;
     LowerComm L = {k, cx->arena, k->threads[0] * k->threads[1] * k->threads[2]};
+    if (cx->caps->multinode) {
+        k->multinode = true;
+        IrMutator n = {.arena = cx->arena, .ctx = &L, .pre_stmt = node_pre};
+        k->body = ir_mutate_stmt(&n, k->body);
+    }
+    if (cx->target != TS_TARGET_CUDA) return;
     IrMutator m = {.arena = cx->arena, .ctx = &L, .pre_stmt = lower_pre};
     k->body = ir_mutate_stmt(&m, k->body);
 }

@@ -25,7 +25,9 @@
  *                      flow in thread ranges (partition_threads.c)
  * * lower_comm         a block's communication primitive to one thread, with
  *                      its shared scratch word where it returns a value
- *                      (lower_comm.c)
+ *                      (lower_comm.c); on both targets, for kernels of
+ *                      several nodes: accesses to other nodes' ranks
+ *                      through the transport
  * * insert_sync        barriers only where threads share data (insert_sync.c)
  * * index_width        32-bit integer arithmetic where proven (index_width.c)
  * * plan_smem          shared-memory offsets, row padding, reuse of bytes
@@ -125,8 +127,9 @@ const TsPass ts_passes[] = {
      TS_PASS_CUDA},
     {"lower_comm", ts_pass_lower_comm,
      "CUDA: a communication primitive of uniform code (st, signal, atom_add, wait, block barriers, a put's "
-     "signal) done by one thread in a thread range, T.atom_add's returned value through a shared word",
-     TS_PASS_CUDA},
+     "signal) done by one thread in a thread range, T.atom_add's returned value through a shared word; "
+     "multi-node kernels (both targets): an access to a peer of another node through the transport",
+     TS_PASS_ALL},
     {"insert_sync", ts_pass_insert_sync,
      "CUDA: barriers only where a thread reads shared memory another wrote, or overwrites what others "
      "may still read (loop back edges and cp.async waits included)",

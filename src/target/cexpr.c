@@ -210,7 +210,7 @@ static void emit_var(TsCxGen *x, const IrExpr *e) {
         return;
     case IR_VAR_THREAD_IDX:
         ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: thread index '%s'", x->dl->who, v->name);
-    case IR_VAR_RANK: out(x, v->axis == 1 ? x->dl->nranks : x->dl->rank); return;
+    case IR_VAR_RANK: out(x, v->axis == 2 ? x->dl->rpn : v->axis == 1 ? x->dl->nranks : x->dl->rank); return;
     case IR_VAR_SHAPE: {
         int found = 0;
         for (int i = 0; i < x->k->shape_vars.n; i++) found |= x->k->shape_vars.v[i] == v;

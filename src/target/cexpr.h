@@ -32,6 +32,7 @@ typedef struct TsCxDialect {
     const char *nan_f, *nan_d;       /* quiet NaN of float / double */
     const char *inf_f, *inf_d;       /* +infinity of float / double */
     const char *rank, *nranks;       /* this rank and the rank count, as compute-type ints */
+    const char *rpn;                 /* ranks per node (IR_VAR_RANK axis 2), as a compute-type int */
     const char *const (*intrin)[2];  /* per IrIntrinsic: float and double function names;
                                         RSQRT NULL: printed as 1 / sqrt */
     const char *const (*intrin_over)[2]; /* NULL, or names that replace intrin's where

@@ -70,7 +70,7 @@ int main(void) {
     if (!k || !kc) return test_done();
 
     /* ring shift on 3 ranks */
-    TsWorldOptions wo = {TS_WORLD_SIM, P, 1 << 16, 5000};
+    TsWorldOptions wo = {TS_WORLD_SIM, P, 1 << 16, 5000, 0};
     TsWorld *w = NULL;
     CHECK_EQ_INT(TS_OK, ts_world_create(ctx, &wo, &w));
     CHECK_EQ_INT(-1, ts_world_rank(w));    /* this process runs every rank */
@@ -164,7 +164,7 @@ int main(void) {
     TsTensor tb[P];
     CHECK_EQ_INT(TS_ERR_NOMEM, ts_world_tensor(w, TS_FLOAT32, 1, big, tb));
     CHECK_CONTAINS(ts_last_error(ctx), "symmetric heap exhausted");
-    TsWorldOptions bad0 = {TS_WORLD_SIM, 0, 0, 0};
+    TsWorldOptions bad0 = {TS_WORLD_SIM, 0, 0, 0, 0};
     TsWorld *w0 = NULL;
     CHECK_EQ_INT(TS_ERR_INVALID, ts_world_create(ctx, &bad0, &w0));
     CHECK(w0 == NULL);

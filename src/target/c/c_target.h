@@ -47,7 +47,7 @@
 #include "core.h"
 
 /* Version of the runtime <-> generated-code ABI below. */
-#define TS_C_ABI_VERSION 4u
+#define TS_C_ABI_VERSION 5u
 
 /* Exported symbol names (dlsym). */
 #define TS_C_SYM_ABI "tsk_abi_version"
@@ -78,6 +78,27 @@ typedef void (*TsCFaultFn)(void *fault_ctx, const char *site, const char *source
  * rank, the buffer and what went wrong) and stops every rank's waits; the
  * block returns right after. */
 typedef void (*TsCFailFn)(void *fail_ctx, const char *text);
+/* One request to the transport that reaches ranks of other nodes (sim
+ * ranks emulating nodes: comm/world.c's proxy; what NCCL's GIN is on
+ * GPUs).  A peer's memory is named by (peer, byte offset in its heap), as
+ * a registered window is, never by an address. */
+typedef struct TsCXport {
+    int32_t op;        /* TS_C_XPORT_* */
+    int32_t peer;      /* a rank of another node */
+    int64_t off;       /* byte offset in the peer's heap */
+    int64_t bytes;     /* PUT/GET: bytes moved; ADD: the element's bytes (4 or 8) */
+    void *local;       /* PUT: the source (copied before the call returns); GET: the destination;
+                          ADD: where the value before the add goes (NULL: not wanted) */
+    int32_t is_float;  /* ADD: the element is a float/double (else an integer) */
+    int64_t ival;      /* ADD: the integer operand */
+    double fval;       /* ADD: the floating-point operand */
+} TsCXport;
+/* Queues one request (PUT, ADD without a value wanted) or does it
+ * (GET, ADD with the old value, QUIET: every earlier request of the world
+ * done); requests are done in the order they were queued.  Returns 0, or
+ * 1 when the range is outside the peer's heap (the caller reports). */
+typedef int (*TsCXportFn)(void *xport_ctx, const TsCXport *req);
+enum { TS_C_XPORT_PUT, TS_C_XPORT_GET, TS_C_XPORT_ADD, TS_C_XPORT_QUIET };
 /* Milliseconds of a monotonic clock (wait timeouts). */
 typedef int64_t (*TsCClockFn)(void);
 
@@ -131,6 +152,13 @@ typedef struct TsCArgs {
     TsCThreadsFn threads;           /* see TsCThreadFn; set by the scheduler */
     TsCTBarFn tbar;                 /* see TsCTBarFn; set by the scheduler */
     TsCWarpFn warp;                 /* see TsCWarpFn; set by the scheduler */
+    /* Several nodes (comm/world.h): peer_base[p] is NULL for a rank p of
+     * another node, reached through xport only. */
+    int32_t ranks_per_node;         /* IR_VAR_RANK axis 2: node of rank r = r / ranks_per_node */
+    TsCXportFn xport;               /* the transport to other nodes, or NULL (one node) */
+    void *xport_ctx;                /* first argument of xport */
+    int64_t sync_off;               /* byte offset of sync_words' word in rank 0's heap (T.barrier_all
+                                       through xport where sync_words is NULL: rank 0 on another node) */
 } TsCArgs;
 
 /* What one block gets. */

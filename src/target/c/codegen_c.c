@@ -222,7 +222,7 @@ static const TsCxDialect c_dialect = {
     .i64 = "int64_t", .u32 = "uint32_t", .u64 = "uint64_t",
     .storage = NULL,
     .nan_f = "NAN", .nan_d = "(double)NAN", .inf_f = "INFINITY", .inf_d = "(double)INFINITY",
-    .rank = "((int64_t)ts_a->rank)", .nranks = "((int64_t)ts_a->nranks)",
+    .rank = "((int64_t)ts_a->rank)", .nranks = "((int64_t)ts_a->nranks)", .rpn = "((int64_t)ts_a->ranks_per_node)",
     .intrin = c_intrin,
     .bitcast = c_bitcast,
     .cast_helper_args = 0,

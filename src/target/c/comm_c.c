@@ -25,6 +25,17 @@
  * (the C11 model plays the role of the GPU's fences here; T.fence_* and
  * T.quiet become full fences).
  *
+ * Several nodes (ops marked xport by pass lower_comm: the peer is a rank
+ * of another node).  Such a rank's peer_base entry is NULL (the world's
+ * LSA team is one node), so ts_comm_addr refuses it, naming the node, in
+ * kernels compiled for one node.  xport ops never form the peer's
+ * address: ts_comm_xoff checks the range as ts_comm_addr does and gives
+ * the byte offset in the peer's heap, and the request goes to
+ * TsCArgs.xport (the world's proxy): a put (its source copied at the
+ * call; a set signal or T.st is a put of the value), a get (blocking; a
+ * wait polls with gets), an atomic add (T.atom_add, signal adds; 32- and
+ * 64-bit elements), a quiet (T.fence, T.quiet, before a block barrier).
+ *
  * All generated names start with ts_; each primitive is one C block.
  */
 #include "target/c/comm_c.h"
@@ -86,7 +97,56 @@ static const char comm_prelude[] =
     "                     what, name, (long long)pe);\n"
     "        return NULL;\n"
     "    }\n"
+    "    if (!a->peer_base[pe]) {\n"
+    "        int per = a->ranks_per_node > 0 ? a->ranks_per_node : a->nranks;\n"
+    "        ts_comm_fail(a, \"%s: rank %lld is on node %lld, not on this rank's node %d (%d ranks per node), \"\n"
+    "                     \"so '%s' there has no load/store address; a kernel compiled for several nodes \"\n"
+    "                     \"(multinode) reaches it through the transport\", what, (long long)pe,\n"
+    "                     (long long)(pe / per), (int)(a->rank / per), per, name);\n"
+    "        return NULL;\n"
+    "    }\n"
     "    return (char *)a->peer_base[pe] + off;\n"
+    "}\n"
+    /* the same checks for rank pe of another node, reached through the
+     * transport: the byte offset in pe's heap, or -1 after reporting */
+    "TS_INL int64_t ts_comm_xoff(const TsCArgs *a, const char *what, const char *name, int64_t pe,\n"
+    "                            const void *p, int64_t bytes, const void *lo, const void *hi) {\n"
+    "    const char *q = (const char *)p, *l = (const char *)lo, *h = (const char *)hi;\n"
+    "    if (q < l || bytes < 0 || bytes > h - q) {\n"
+    "        ts_comm_fail(a, \"%s: %lld bytes at byte %lld of '%s' are outside it (%lld bytes)\", what,\n"
+    "                     (long long)bytes, (long long)(q - l), name, (long long)(h - l));\n"
+    "        return -1;\n"
+    "    }\n"
+    "    if (pe < 0 || pe >= a->nranks) {\n"
+    "        ts_comm_fail(a, \"%s: peer rank %lld is out of range (%d rank%s) for '%s'\", what,\n"
+    "                     (long long)pe, (int)a->nranks, a->nranks == 1 ? \"\" : \"s\", name);\n"
+    "        return -1;\n"
+    "    }\n"
+    "    int64_t off = ts_comm_heap_off(a, q);\n"
+    "    if (off < 0 || bytes > a->heap_bytes - off) {\n"
+    "        ts_comm_fail(a, \"%s: '%s' is not on the symmetric heap, so rank %lld has no copy of it\",\n"
+    "                     what, name, (long long)pe);\n"
+    "        return -1;\n"
+    "    }\n"
+    "    if (!a->xport) {\n"
+    "        ts_comm_fail(a, \"%s: rank %lld is on another node and this launch has no transport\", what, (long long)pe);\n"
+    "        return -1;\n"
+    "    }\n"
+    "    return off;\n"
+    "}\n"
+    /* one transport request; 0 after reporting a refusal */
+    "TS_INL int ts_comm_xport(const TsCArgs *a, const char *what, int32_t op, int64_t pe, int64_t off,\n"
+    "                         int64_t bytes, void *local, int is_float, int64_t ival, double fval) {\n"
+    "    TsCXport r = {op, (int32_t)pe, off, bytes, local, is_float, ival, fval};\n"
+    "    if (!a->xport || a->xport(a->xport_ctx, &r) != 0) {\n"
+    "        ts_comm_fail(a, \"%s: the transport refused %lld bytes at byte %lld of rank %lld's heap\", what,\n"
+    "                     (long long)bytes, (long long)off, (long long)pe);\n"
+    "        return 0;\n"
+    "    }\n"
+    "    return 1;\n"
+    "}\n"
+    "TS_INL void ts_comm_quiet(const TsCArgs *a) {\n"
+    "    if (a->xport) ts_comm_xport(a, \"T.quiet\", TS_C_XPORT_QUIET, 0, 0, 0, NULL, 0, 0, 0.0);\n"
     "}\n"
     /* one iteration of a wait: 0 go on, 1 give up (another rank failed),
      * 2 timed out (the caller reports) */
@@ -303,7 +363,219 @@ static void emit_spin(Ce *c, const char *cond_fmt_var, const char *timeout_fmt, 
     out(c, "}\n");
 }
 
+/* ---- through the transport (xport: the peer is on another node) ---- */
+
+/* `int64_t <var> = ts_comm_xoff(...)`: the byte offset on the peer of
+ * `count` elements `off` elements past r's first; returns on failure. */
+static void emit_xoff(Ce *c, const char *var, const IrRegion *r, const char *count, const char *off) {
+    const IrBuffer *b = r->buf;
+    TsBuf lo = {0}, hi = {0};
+    ts_buf_printf(&lo, "%s_lo", var);
+    ts_buf_printf(&hi, "%s_hi", var);
+    emit_span(c, r, ts_buf_str(&lo), ts_buf_str(&hi));
+    line(c);
+    outf(c, "const int64_t %s = ts_comm_xoff(ts_a, \"%s\", \"%s\", ", var, c->what, b->name);
+    emit_peer(c);
+    out(c, ", ");
+    emit_addr(c, r);
+    if (off) outf(c, " + (%s)", off);
+    outf(c, ", (int64_t)(%s) * %lld, %s, %s);\n", count, (long long)elem_bytes(b->dt), ts_buf_str(&lo), ts_buf_str(&hi));
+    ts_buf_free(&lo);
+    ts_buf_free(&hi);
+    line(c);
+    outf(c, "if (%s < 0) return;\n", var);
+}
+
+/* A transport request (ts_comm_xport); returns from the block if refused. */
+static void emit_xreq(Ce *c, const char *op, const char *off, const char *bytes, const char *local, const char *num) {
+    line(c);
+    outf(c, "if (!ts_comm_xport(ts_a, \"%s\", %s, ", c->what, op);
+    emit_peer(c);
+    outf(c, ", %s, %s, %s, %s)) return;\n", off, bytes, local, num ? num : "0, 0, 0.0");
+}
+
+/* `<storage> ts_xv = value` converted to dt's storage. */
+static void emit_xvalue(Ce *c, TsDType dt, const IrExpr *value) {
+    line(c);
+    outf(c, "%s ts_xv = %s", ts_cx_storage(c->x->dl, dt), ts_cx_store_conv(c->x, dt));
+    ts_cx_expr(c->x, value);
+    out(c, "));\n");
+}
+
+/* An atomic add of value to the element at byte `off` of the peer (a
+ * T.atom_add or an adding signal); `old`: where its value before goes. */
+static void emit_xadd(Ce *c, TsDType dt, const IrExpr *value, const char *off, const char *old) {
+    int64_t eb = elem_bytes(dt);
+    char cat = ts_cx_cat(c->x, dt, c->s->loc);
+    int fl = cat == 'f' || cat == 'd';
+    if ((eb != 4 && eb != 8) || is_narrow(dt))
+        ts_fail_at(c->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
+                   "%s: an atomic add on a rank of another node (through the transport) needs 32- or 64-bit "
+                   "elements, not %s",
+                   c->what, ts_dtype_name(dt));
+    line(c);
+    outf(c, "const %s ts_xo = (%s)(", fl ? "double" : "int64_t", fl ? "double" : "int64_t");
+    ts_cx_expr(c->x, value);
+    out(c, ");\n");
+    char num[64], bytes[24];
+    snprintf(num, sizeof num, "%d, %s, %s", fl, fl ? "0" : "ts_xo", fl ? "ts_xo" : "0.0");
+    snprintf(bytes, sizeof bytes, "%lld", (long long)eb);
+    emit_xreq(c, "TS_C_XPORT_ADD", off, bytes, old ? old : "NULL", num);
+}
+
+/* put / get (and a put's signal) through the transport. */
+static void emit_xput_get(Ce *c, const IrTileOp *op) {
+    int get = op->comm == TS_COMM_GET;
+    const IrRegion *src = &op->r[0], *dst = &op->r[1];
+    const IrRegion *far = get ? src : dst, *near = get ? dst : src;
+    int64_t eb = elem_bytes(dst->buf->dt);
+    if (elem_bytes(src->buf->dt) != eb)
+        ts_fail_at(c->x->d, TS_ERR_TYPE, c->s->loc, "%s: '%s' (%s) and '%s' (%s) have elements of different sizes",
+                   c->what, src->buf->name, ts_dtype_name(src->buf->dt), dst->buf->name, ts_dtype_name(dst->buf->dt));
+    open_block(c);
+    line(c);
+    out(c, "const int64_t ts_cnt = (int64_t)(");
+    ts_cx_expr(c->x, op->args[1]);
+    out(c, ");\n");
+    emit_remote(c, "ts_np", near, 0, "ts_cnt");
+    emit_xoff(c, "ts_fo", far, "ts_cnt", NULL);
+    int64_t rows = 1;
+    int ad = ts_comm_rows_axis(dst, &rows), as = ts_comm_rows_axis(src, &rows);
+    char bytes[64], opn[24];
+    snprintf(bytes, sizeof bytes, "ts_cnt * %lld", (long long)eb);
+    snprintf(opn, sizeof opn, "%s", get ? "TS_C_XPORT_GET" : "TS_C_XPORT_PUT");
+    if (ad >= 0) {
+        /* rows: the last row checked like the first, then a request per row */
+        line(c);
+        out(c, "const int64_t ts_frs = ");
+        emit_stride(c, far->buf, get ? as : ad);
+        out(c, ", ts_nrs = ");
+        emit_stride(c, near->buf, get ? ad : as);
+        out(c, ";\n");
+        char off[64];
+        snprintf(off, sizeof off, "%lld * ts_nrs", (long long)(rows - 1));
+        emit_remote_off(c, "ts_nl", near, 0, "ts_cnt", off);
+        snprintf(off, sizeof off, "%lld * ts_frs", (long long)(rows - 1));
+        emit_xoff(c, "ts_fl", far, "ts_cnt", off);
+        line(c);
+        outf(c, "for (int64_t ts_r = 0; ts_cnt > 0 && ts_r < %lld; ts_r++)\n", (long long)rows);
+        c->ind++;
+        line(c);
+        outf(c, "if (!ts_comm_xport(ts_a, \"%s\", %s, ", c->what, opn);
+        emit_peer(c);
+        outf(c, ", ts_fo + ts_r * ts_frs * %lld, %s, ts_np + ts_r * ts_nrs, 0, 0, 0.0)) return;\n", (long long)eb, bytes);
+        c->ind--;
+    } else {
+        line(c);
+        out(c, "if (ts_cnt > 0)\n");
+        c->ind++;
+        emit_xreq(c, opn, "ts_fo", bytes, "ts_np", NULL);
+        c->ind--;
+    }
+    if (op->nr == 3) { /* the signal after the data: one FIFO keeps the order */
+        const IrRegion *sig = &op->r[2];
+        emit_xoff(c, "ts_so", sig, "1", NULL);
+        if (op->cflags[0] == TS_SIG_ADD) {
+            emit_xadd(c, sig->buf->dt, op->args[2], "ts_so", NULL);
+        } else {
+            emit_xvalue(c, sig->buf->dt, op->args[2]);
+            char sb[24];
+            snprintf(sb, sizeof sb, "%lld", (long long)elem_bytes(sig->buf->dt));
+            emit_xreq(c, "TS_C_XPORT_PUT", "ts_so", sb, "&ts_xv", NULL);
+        }
+    }
+    close_block(c);
+}
+
+/* T.st, T.ld, T.wait, T.atom_add, T.signal_op through the transport. */
+static void emit_xelem(Ce *c, const IrTileOp *op) {
+    const IrBuffer *b = op->r[0].buf;
+    char eb[24];
+    snprintf(eb, sizeof eb, "%lld", (long long)elem_bytes(b->dt));
+    open_block(c);
+    emit_xoff(c, "ts_fo", &op->r[0], "1", NULL);
+    switch (op->comm) {
+    case TS_COMM_ST:
+        emit_xvalue(c, b->dt, op->args[1]);
+        emit_xreq(c, "TS_C_XPORT_PUT", "ts_fo", eb, "&ts_xv", NULL);
+        break;
+    case TS_COMM_SIGNAL:
+        if (op->cflags[0] == TS_SIG_SET) {
+            emit_xvalue(c, b->dt, op->args[1]);
+            emit_xreq(c, "TS_C_XPORT_PUT", "ts_fo", eb, "&ts_xv", NULL);
+        } else {
+            emit_xadd(c, b->dt, op->args[1], "ts_fo", NULL);
+        }
+        break;
+    case TS_COMM_ATOM_ADD: {
+        int old = op->nr > 1;
+        if (old) {
+            line(c);
+            outf(c, "%s ts_xl;\n", ts_cx_storage(c->x->dl, b->dt));
+        }
+        emit_xadd(c, b->dt, op->args[1], "ts_fo", old ? "&ts_xl" : NULL);
+        if (old) {
+            line(c);
+            out(c, "(");
+            emit_addr(c, &op->r[1]);
+            outf(c, ")[0] = %s%sts_xl)));\n", ts_cx_store_conv(c->x, op->r[1].buf->dt), ts_cx_load_conv(c->x, b->dt));
+        }
+        break;
+    }
+    case TS_COMM_LD:
+        line(c);
+        outf(c, "%s ts_xl;\n", ts_cx_storage(c->x->dl, b->dt));
+        emit_xreq(c, "TS_C_XPORT_GET", "ts_fo", eb, "&ts_xl", NULL);
+        line(c);
+        out(c, "(");
+        emit_addr(c, &op->r[1]);
+        outf(c, ")[0] = %s%sts_xl)));\n", ts_cx_store_conv(c->x, op->r[1].buf->dt), ts_cx_load_conv(c->x, b->dt));
+        if (op->cflags[1] != TS_SEM_WEAK) {
+            line(c);
+            out(c, "if (ts_a->yield) ts_a->yield(ts_b->yield_ctx);\n");
+        }
+        break;
+    default: { /* WAIT: a get per poll */
+        char cat = ts_cx_cat(c->x, b->dt, c->s->loc);
+        const char *ct = ts_cx_compute_ctype(c->x, b->dt, c->s->loc);
+        const char *vf = cat == 'f' || cat == 'd' ? "%g" : "%lld";
+        const char *vc = cat == 'f' || cat == 'd' ? "(double)" : "(long long)";
+        line(c);
+        outf(c, "const %s ts_want = (%s)(", ct, ct);
+        ts_cx_expr(c->x, op->args[1]);
+        out(c, ");\n");
+        line(c);
+        out(c, "const int64_t ts_pe = ");
+        emit_peer(c);
+        out(c, ";\n");
+        line(c);
+        outf(c, "%s ts_v = 0;\n", ct);
+        line(c);
+        outf(c, "%s ts_xl;\n", ts_cx_storage(c->x->dl, b->dt));
+        TsBuf cond = {0}, fmt = {0}, args = {0};
+        ts_buf_printf(&cond, "if (!ts_comm_xport(ts_a, \"%s\", TS_C_XPORT_GET, ts_pe, ts_fo, %s, &ts_xl, 0, 0, 0.0)) return; "
+                             "ts_v = %sts_xl); if (ts_v %s ts_want) break;",
+                      c->what, eb, ts_cx_load_conv(c->x, b->dt), ts_comm_cmp_text(op->cflags[0]));
+        ts_buf_printf(&fmt, "\"%s: timed out after %%lld ms waiting for %s (byte %%lld of rank %%lld's heap) "
+                            "to be %s %s; it is %s\"",
+                      c->what, b->name, ts_comm_cmp_text(op->cflags[0]), vf, vf);
+        ts_buf_printf(&args, "(long long)ts_a->wait_timeout_ms, (long long)ts_fo, (long long)ts_pe, %s ts_want, %s ts_v", vc,
+                      vc);
+        emit_spin(c, ts_buf_str(&cond), ts_buf_str(&fmt), ts_buf_str(&args));
+        ts_buf_free(&cond);
+        ts_buf_free(&fmt);
+        ts_buf_free(&args);
+        break;
+    }
+    }
+    close_block(c);
+}
+
 static void emit_put_get(Ce *c, const IrTileOp *op) {
+    if (op->xport) {
+        emit_xput_get(c, op);
+        return;
+    }
     int get = op->comm == TS_COMM_GET;
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
     if (elem_bytes(src->buf->dt) != elem_bytes(dst->buf->dt))
@@ -411,6 +683,10 @@ static void emit_barrier_blocks(Ce *c, const IrTileOp *op) {
         line(c);
         out(c, "__atomic_thread_fence(__ATOMIC_SEQ_CST);\n");
     }
+    if (op->xport) { /* this rank's puts to other nodes land before it arrives */
+        line(c);
+        out(c, "ts_comm_quiet(ts_a);\n");
+    }
     /* TileScale's scheme (tl_templates/cuda/sync.h, barrier_blocks): rank r
      * adds a tag to its word t and takes it from rank t's word r; a word
      * is back at or below zero once both sides of the pair arrived. */
@@ -419,6 +695,22 @@ static void emit_barrier_blocks(Ce *c, const IrTileOp *op) {
     c->ind++;
     line(c);
     out(c, "__atomic_fetch_add(ts_bar + ts_t, 1024, __ATOMIC_ACQ_REL);\n");
+    if (op->xport) { /* rank t's word through the transport where t is on another node */
+        line(c);
+        out(c, "if (ts_a->peer_base && !ts_a->peer_base[ts_t]) {\n");
+        c->ind++;
+        line(c);
+        outf(c, "const int64_t ts_fo = ts_comm_xoff(ts_a, \"%s\", \"%s\", ts_t, ts_bar + ts_a->rank, 4, ts_bar_lo, ts_bar_hi);\n",
+             c->what, b->name);
+        line(c);
+        outf(c, "if (ts_fo < 0 || !ts_comm_xport(ts_a, \"%s\", TS_C_XPORT_ADD, ts_t, ts_fo, 4, NULL, 0, -1024, 0.0)) return;\n",
+             c->what);
+        line(c);
+        out(c, "continue;\n");
+        c->ind--;
+        line(c);
+        out(c, "}\n");
+    }
     line(c);
     outf(c, "int32_t *ts_peer = (int32_t *)ts_comm_addr(ts_a, \"%s\", \"%s\", ts_t, ts_bar + ts_a->rank, 4, ts_bar_lo, ts_bar_hi);\n",
          c->what, b->name);
@@ -448,7 +740,43 @@ static void emit_barrier_blocks(Ce *c, const IrTileOp *op) {
     close_block(c);
 }
 
-static void emit_barrier_all(Ce *c) {
+/* T.barrier_all on a rank of another node than rank 0's, whose counter
+ * it reaches through the transport (an add, then polling gets). */
+static void emit_xbarrier_all(Ce *c) {
+    line(c);
+    out(c, "if (!ts_a->sync_words) {\n");
+    c->ind++;
+    line(c);
+    out(c, "int64_t ts_g[3], ts_old = 0, ts_v = 0;\n");
+    line(c);
+    out(c, "tsk_grid(ts_a, ts_g);\n");
+    line(c);
+    out(c, "const int64_t ts_tot = ts_g[0] * ts_g[1] * ts_g[2] * (int64_t)ts_a->nranks;\n");
+    line(c);
+    out(c, "__atomic_thread_fence(__ATOMIC_SEQ_CST);\n");
+    line(c);
+    out(c, "if (!ts_comm_xport(ts_a, \"T.barrier_all\", TS_C_XPORT_ADD, 0, ts_a->sync_off, 8, &ts_old, 0, 1, 0.0)) return;\n");
+    line(c);
+    out(c, "const int64_t ts_goal = (ts_old / ts_tot + 1) * ts_tot;\n");
+    emit_spin(c, "if (!ts_comm_xport(ts_a, \"T.barrier_all\", TS_C_XPORT_GET, 0, ts_a->sync_off, 8, &ts_v, 0, 0, 0.0)) return; "
+                 "if (ts_v >= ts_goal) break;",
+              "\"T.barrier_all: timed out after %lld ms: %lld of the %lld blocks of all ranks arrived "
+              "(a rank or block that never calls it?)\"",
+              "(long long)ts_a->wait_timeout_ms, (long long)(ts_tot - (ts_goal - ts_v)), (long long)ts_tot");
+    line(c);
+    out(c, "__atomic_thread_fence(__ATOMIC_SEQ_CST);\n");
+    c->ind--;
+    line(c);
+    out(c, "} else\n");
+}
+
+static void emit_barrier_all(Ce *c, const IrTileOp *op) {
+    open_block(c);
+    if (op->xport) {
+        line(c);
+        out(c, "ts_comm_quiet(ts_a);\n");
+        emit_xbarrier_all(c);
+    }
     open_block(c);
     line(c);
     out(c, "int64_t ts_g[3];\n");
@@ -471,6 +799,7 @@ static void emit_barrier_all(Ce *c) {
               "(a rank or block that never calls it?)\"",
               "(long long)ts_a->wait_timeout_ms, (long long)(ts_tot - (ts_goal - ts_v)), (long long)ts_tot");
     close_block(c);
+    close_block(c);
 }
 
 void ts_c_comm_emit(TsCxGen *x, const IrStmt *s, int ind) {
@@ -483,6 +812,11 @@ void ts_c_comm_emit(TsCxGen *x, const IrStmt *s, int ind) {
         [TS_COMM_BARRIER_BLOCKS] = "T.barrier_blocks", [TS_COMM_BARRIER_ALL] = "T.barrier_all",
     };
     c->what = op->comm >= 0 && op->comm < TS_COMM_COUNT ? names[op->comm] : "comm";
+    if (op->xport && (op->comm == TS_COMM_ST || op->comm == TS_COMM_LD || op->comm == TS_COMM_WAIT ||
+                      op->comm == TS_COMM_ATOM_ADD || op->comm == TS_COMM_SIGNAL)) {
+        emit_xelem(c, op);
+        return;
+    }
     switch (op->comm) {
     case TS_COMM_PUT:
     case TS_COMM_GET: emit_put_get(c, op); return;
@@ -538,9 +872,13 @@ void ts_c_comm_emit(TsCxGen *x, const IrStmt *s, int ind) {
     case TS_COMM_FENCE:
         line(c);
         out(c, "__atomic_thread_fence(__ATOMIC_SEQ_CST);\n");
+        if (op->xport) { /* the transport's puts complete too (NVSHMEM's quiet; a fence orders them, one FIFO) */
+            line(c);
+            out(c, "ts_comm_quiet(ts_a);\n");
+        }
         return;
     case TS_COMM_BARRIER_BLOCKS: emit_barrier_blocks(c, op); return;
-    case TS_COMM_BARRIER_ALL: emit_barrier_all(c); return;
+    case TS_COMM_BARRIER_ALL: emit_barrier_all(c, op); return;
     default:
         ts_fail_at(x->d, TS_ERR_INTERNAL, s->loc, "C codegen: communication op '%s' was not lowered",
                    ts_comm_name(op->comm));

@@ -962,7 +962,7 @@ static const TsCxDialect cu_dialect = {
     .i64 = "ts_i64", .u32 = "ts_u32", .u64 = "ts_u64",
     .storage = cu_storage,
     .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
-    .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)",
+    .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)", .rpn = "((ts_i64)ts_comm_rpn)",
     .intrin = cu_intrin,
     .bitcast = cu_bitcast,
     .cast_helper_args = 1,
@@ -2467,6 +2467,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         g.dl.int_fn_sfx = "32";
         g.dl.rank = "((int)ts_rank)";
         g.dl.nranks = "((int)ts_nranks)";
+        g.dl.rpn = "((int)ts_comm_rpn)";
     }
     g.x = (TsCxGen){&g.dl, d, k->arena, k, o, &g};
     if (k->ngrid < 0 || k->ngrid > 3)
