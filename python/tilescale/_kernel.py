@@ -157,7 +157,7 @@ def _compile(path, text, entry, defines, target, lenient, options):
             b = str(val).encode()
             keep.append(b)
             setattr(opt, key, b)
-        elif key in ("num_threads", "timing", "skip_build", "check_bounds", "tiered"):
+        elif key in ("num_threads", "timing", "skip_build", "check_bounds", "tiered", "multinode"):
             setattr(opt, key, int(val))
         else:
             _lib.context_destroy(ctx)

@@ -74,6 +74,7 @@ class TsCompileOptions(ctypes.Structure):
         ("cflags", ctypes.c_char_p),
         ("check_bounds", ctypes.c_int),
         ("tiered", ctypes.c_int),
+        ("multinode", ctypes.c_int),
         ("_reserved", ctypes.c_char * 512),  # room for fields a later header appends
     ]
 

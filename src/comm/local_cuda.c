@@ -74,9 +74,18 @@
  * headers, __host__ declarations refused in JIT mode, zero-length arrays
  * and packed bit fields of the GIN part), and an LSA pointer is the same
  * arithmetic on three fields, done here once.  Ranks outside this rank's
- * LSA team (other nodes) have no such address: they would need NCCL's GIN
- * (device-initiated network puts), which the emitter does not generate,
- * so such a world is refused.
+ * LSA team (other nodes) have no such address: their peer-base entries
+ * are 0, and kernels compiled for several nodes (TsCompileOptions.
+ * multinode) reach them through NCCL's GIN: here ncclDevCommCreate makes
+ * a device communicator with one GIN context (ncclDevCommRequirements:
+ * ginForceEnable, ginContextCount 1), and each launch writes it, the
+ * heap's window and the ranks per node into the module's ts_gin_comm,
+ * ts_gin_win and ts_comm_rpn.  The LSA team must be a block of
+ * consecutive ranks (a node's, as launchers number them) so that the
+ * kernels' node = rank / ranks_per_node is NCCL's; a kernel compiled for
+ * one node is refused in such a world.  NOT RUN: one host here; and a
+ * kernel with GIN calls includes nccl_device.h, which NVRTC cannot build
+ * (the run-time build would need nvcc), see doc/DISTRIBUTED.md.
  *
  * The driver is loaded with dlopen ($TILESCALE_LIBCUDA, libcuda.so.1), as
  * target/cuda/cuda_drv.c does, so the library runs where CUDA is absent;
@@ -154,7 +163,28 @@ typedef struct NDrv {
     NTeam (*team_world)(void *);                             /* ncclTeamWorld */
     NTeam (*team_lsa)(void *);                               /* ncclTeamLsa */
     int (*rank_to_lsa)(void *, NTeam, int);                  /* ncclTeamRankToLsa */
+    int (*dev_comm_create)(void *, const void *, void *);    /* ncclDevCommCreate (optional: several nodes) */
+    int (*dev_comm_destroy)(void *, const void *);           /* ncclDevCommDestroy (optional) */
 } NDrv;
+/* struct ncclDevCommRequirements of nccl_device/core.h (2.28), the same
+ * fields in the same order (C's bool is C++'s). */
+typedef struct NDevCommReq {
+    void *resources;          /* resourceRequirementsList */
+    void *teams;              /* teamRequirementsList */
+    bool lsa_multimem;        /* lsaMultimem */
+    int barrier_count;        /* barrierCount */
+    int lsa_barrier_count;    /* lsaBarrierCount */
+    int rail_gin_barrier_count; /* railGinBarrierCount */
+    int lsa_a2a_blocks;       /* lsaLLA2ABlockCount */
+    int lsa_a2a_slots;        /* lsaLLA2ASlotCount */
+    bool gin_force_enable;    /* ginForceEnable */
+    int gin_contexts;         /* ginContextCount */
+    int gin_signals;          /* ginSignalCount */
+    int gin_counters;         /* ginCounterCount */
+} NDevCommReq;
+/* Room for struct ncclDevComm (about 200 bytes in 2.28); a launch checks
+ * the module's ts_gin_comm is not larger. */
+#define NDEVCOMM_BYTES 2048
 typedef struct { char internal[128]; } NUniqueId; /* ncclUniqueId, passed by value */
 #define NCCL_WIN_SYMMETRIC 1 /* NCCL_WIN_COLL_SYMMETRIC */
 
@@ -187,6 +217,9 @@ struct TsLocal {
     void *win;         /* ncclWindow_t of the heap */
     void *nccl_heap;   /* the heap, from ncclMemAlloc */
     int nccl_version;  /* the loaded NCCL's ncclGetVersion code (22809 for 2.28.9) */
+    int gin;           /* the world spans nodes: GIN's device communicator below is made */
+    int rpn;           /* ranks per node (NCCL's LSA team size; the world's size on one node) */
+    _Alignas(16) unsigned char devcomm[NDEVCOMM_BYTES]; /* struct ncclDevComm from ncclDevCommCreate */
     CUresult (*memcpy_)(CUdeviceptr, CUdeviceptr, size_t); /* cuMemcpy (unified addresses) */
 };
 
@@ -268,6 +301,9 @@ static int load_nccl(TsLocal *L, TsBuf *why) {
                           syms[i].name);
             return 0;
         }
+    /* several nodes only (GIN's device communicator): optional */
+    *(void **)&L->nv.dev_comm_create = dlsym(L->nccl_dl, "ncclDevCommCreate");
+    *(void **)&L->nv.dev_comm_destroy = dlsym(L->nccl_dl, "ncclDevCommDestroy");
     L->nv.version(&v);
     L->nccl_version = v;
     if (v < 22800) {
@@ -391,21 +427,42 @@ TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]) {
                                               "here: NCCL_WIN_ENABLE, NCCL_CUMEM_ENABLE, NCCL_LOCAL_REGISTER)");
     }
     NTeam world = L->nv.team_world(L->comm), lsa = L->nv.team_lsa(L->comm);
-    if (lsa.nRanks != n)
-        return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
-                             "world (ipc, NCCL): rank %d reaches %d of the %d ranks by load and store (its LSA team: "
-                             "one node); the others would need NCCL's GIN, which the generated code does not use yet",
-                             w->self, lsa.nRanks, n);
+    L->rpn = lsa.nRanks;
+    if (lsa.nRanks != n) { /* several nodes: the others through GIN (see the essay) */
+        int per = lsa.nRanks, node = w->self / (per > 0 ? per : 1);
+        for (int p = 0; p < n && per > 0; p++) {
+            int l = L->nv.rank_to_lsa(L->comm, world, p), in = l >= 0 && l < per;
+            if (in != (p / per == node))
+                return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                                     "world (ipc, NCCL): rank %d's LSA team (%d ranks) is not the block of ranks %d .. %d "
+                                     "(rank %d is %sin it): the kernels take rank / ranks per node as the node; "
+                                     "number the ranks node by node, as torchrun and tilescale launch --nnodes do",
+                                     w->self, per, node * per, node * per + per - 1, p, in ? "" : "not ");
+        }
+        if (!L->nv.dev_comm_create)
+            return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                                 "world (ipc, NCCL): rank %d reaches %d of the %d ranks by load and store (its LSA "
+                                 "team: one node); the others need NCCL's GIN, and the loaded NCCL has no "
+                                 "ncclDevCommCreate", w->self, lsa.nRanks, n);
+        NDevCommReq req = {0};
+        req.gin_force_enable = true;
+        req.gin_contexts = 1;
+        if ((r = L->nv.dev_comm_create(L->comm, &req, L->devcomm)) != 0)
+            return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                                 "world (ipc, NCCL): rank %d: ncclDevCommCreate with a GIN context (the ranks of "
+                                 "other nodes are reached through GIN): %s", w->self, nerr(L, r));
+        L->gin = 1;
+    }
     NWinHead h;
     if (nccl_window(w, &h)) return w->ctx->diag.status;
     /* the flat LSA range is a mapping of its own (rank p's heap at slot p),
      * not the address ncclMemAlloc gave: this rank keeps its own address,
-     * peers are reached at their slots */
+     * peers are reached at their slots; ranks of other nodes have none (0) */
     for (int p = 0; p < n; p++) {
         int l = L->nv.rank_to_lsa(L->comm, world, p);
-        if (l < 0 || l >= lsa.nRanks)
+        if ((l < 0 || l >= lsa.nRanks) && !L->gin)
             return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED, "world (ipc, NCCL): rank %d is not in rank %d's LSA team", p, w->self);
-        w->base[p] = p == w->self ? L->nccl_heap : (void *)(uintptr_t)lsa_slot(&h, l);
+        w->base[p] = p == w->self ? L->nccl_heap : l < 0 || l >= lsa.nRanks ? NULL : (void *)(uintptr_t)lsa_slot(&h, l);
     }
     /* check the layout: a word written at our heap reads back at our slot */
     uint64_t own = lsa_slot(&h, h.lsa_rank);
@@ -572,6 +629,7 @@ void ts_local_destroy(TsWorld *w) {
     free(L->streams);
     free(L->opened);
     if (L->comm) { /* collective calls: every rank is here after the world's last barrier */
+        if (L->gin && w->ready && L->nv.dev_comm_destroy) L->nv.dev_comm_destroy(L->comm, L->devcomm);
         if (L->win && w->ready) L->nv.win_deregister(L->comm, L->win);
         if (w->ready) L->nv.destroy(L->comm);
         else L->nv.abort_(L->comm);
@@ -803,6 +861,20 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
                 }
                 if (r == CU_OK) set_global(L, mod, "ts_comm_sync_at", &at[0], sizeof at[0], &r);
                 if (r == CU_OK) set_global(L, mod, "ts_comm_abort_at", &at[1], sizeof at[1], &r);
+                if (r == CU_OK && L->gin) { /* several nodes: GIN's communicator, the window, the nodes */
+                    CUdeviceptr gp;
+                    size_t gsize = 0;
+                    int rpn = L->rpn;
+                    if (L->v.global(&gp, &gsize, mod, "ts_gin_comm") != CU_OK || gsize > sizeof L->devcomm)
+                        return ts_world_fail(ctx, TS_ERR_UNSUPPORTED,
+                                             "%s: this world spans nodes (%d ranks per node), but the kernel was "
+                                             "compiled for one: compile it for several nodes (multinode) so that its "
+                                             "accesses to other nodes go through NCCL's GIN",
+                                             c->ir->name, L->rpn);
+                    r = L->v.h2d(gp, L->devcomm, gsize);
+                    if (r == CU_OK) set_global(L, mod, "ts_gin_win", &L->win, sizeof L->win, &r);
+                    if (r == CU_OK) set_global(L, mod, "ts_comm_rpn", &rpn, sizeof rpn, &r);
+                }
             }
             if (r != CU_OK)
                 return ts_world_fail(ctx, TS_ERR_RUNTIME, "world (local): setting the heap table failed: %s", ename(L, r));

@@ -11,7 +11,7 @@
 d=examples/distributed
 out=$("$tool" run $d/allgather.py --entry allgather --ranks 4 --ranks-per-node 2 -D PE_num=4 -D M=32 -D N=48 --check-against allgather_ref 2>&1)
 echo "$out"
-echo "$out" | grep -q '^allgather: 4 ranks (sim, 2 nodes of 2 ranks)' || { echo "FAILED: no node line"; exit 1; }
+echo "$out" | grep -q ': 4 ranks (sim, 2 nodes of 2 ranks), seed' || { echo "FAILED: no node line"; exit 1; }
 n=$(echo "$out" | sed -n 's/^transport between nodes: \([0-9]*\) requests$/\1/p')
 [ -n "$n" ] && [ "$n" -gt 0 ] || { echo "FAILED: nothing went through the transport ($n)"; exit 1; }
 echo "$out" | grep -q '^PASS$' || { echo "FAILED: allgather on 2 x 2"; exit 1; }

@@ -2521,6 +2521,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         }
     }
     if (ts_comm_used(k->body)) ts_cuda_comm_prelude(o);
+    if (k->multinode) ts_cuda_gin_prelude(o); /* lower_comm: accesses to other nodes through NCCL's GIN */
     if (mbar_used(k)) ts_cuda_mbar_prelude(o, caps->sm);
     if (ts_warp_used(k->body)) ts_cuda_warp_prelude(o);
     if (g.check) ts_buf_puts(o, check_prelude);

@@ -46,6 +46,25 @@
  * scope where the semantics asks; T.atom_add the atomicAdd of its scope
  * with the fences of its semantics; signals are releases at system scope,
  * waits a relaxed spin followed by fence.acq_rel.sys (an acquire).
+ *
+ * Several nodes (a kernel compiled multinode; ops marked xport by pass
+ * lower_comm: the peer is on another node).  They are NCCL 2.28's GIN
+ * device calls (nccl_device.h, gin.h: ncclGin(devComm, context).put /
+ * putValue / flush on the world team, window + byte offset on both
+ * sides): the module declares `ts_gin_comm` (the ncclDevComm the host
+ * creates with GIN contexts), `ts_gin_win` (the heap's window) and
+ * `ts_comm_rpn` (ranks per node), set by the world like ts_comm_peer.  A
+ * put whose source is on the heap is one `put`; from a tile (not in a
+ * registered window) element by element with `putValue`; T.st and a set
+ * signal are a `putValue`; T.fence/T.quiet add a `flush` (the sources of
+ * this thread's puts may be reused).  What GIN does not have is refused
+ * when compiling, naming it: gets and loads from another node (GIN has
+ * puts only), atomic adds and adding signals to heap words (GIN adds only
+ * to its own signal objects), waits on another node's memory and the
+ * block barriers across nodes (NCCL's GIN barrier is not used yet).  The
+ * order of a put-with-signal's data and signal word rests on the puts of
+ * one context to one peer being delivered in order, which NCCL documents
+ * for its signal objects only (see doc/DISTRIBUTED.md).
  */
 #include <stdio.h>
 #include <string.h>
@@ -138,6 +157,27 @@ static const char comm_prelude[] =
     "TS_DEV void ts_fence_acq_rel_sys() { asm volatile(\"fence.acq_rel.sys;\" ::: \"memory\"); }\n\n";
 
 void ts_cuda_comm_prelude(TsBuf *o) { ts_buf_puts(o, comm_prelude); }
+
+static const char gin_prelude[] =
+    "/* several nodes: NCCL's GIN (src/target/cuda/comm_cuda.c) */\n"
+    "#include <nccl_device.h>\n"
+    "__device__ int ts_comm_rpn = 1 << 30;   /* ranks per node (set by the world; default: one node) */\n"
+    "__device__ ncclDevComm ts_gin_comm;     /* NCCL's device communicator with GIN contexts */\n"
+    "__device__ ncclWindow_t ts_gin_win;     /* the symmetric heap's window */\n"
+    /* the byte offset in the heap (every rank's: symmetric) of `bytes` at
+     * p inside [lo, hi), for rank pe of another node; -1 after recording */
+    "TS_DEV ts_i64 ts_gin_off(int what, ts_i64 rank, ts_i64 nranks, ts_i64 pe, const void *p, ts_i64 bytes,\n"
+    "                         const void *lo, const void *hi) {\n"
+    "    const char *q = (const char *)p, *l = (const char *)lo, *h = (const char *)hi;\n"
+    "    if (q < l || bytes < 0 || bytes > h - q) { ts_comm_fail(what * 16 + 1, rank, pe, q - l, bytes, h - l); return -1; }\n"
+    "    if (pe < 0 || pe >= nranks || pe >= 64) { ts_comm_fail(what * 16 + 2, rank, pe, nranks, 0, 0); return -1; }\n"
+    "    ts_u64 base = ts_comm_peer[rank];\n"
+    "    ts_i64 off = (ts_i64)((ts_u64)q - base);\n"
+    "    if (base == 0 || (ts_u64)q < base || bytes > ts_comm_heap - off) { ts_comm_fail(what * 16 + 3, rank, pe, 0, bytes, 0); return -1; }\n"
+    "    return off;\n"
+    "}\n\n";
+
+void ts_cuda_gin_prelude(TsBuf *o) { ts_buf_puts(o, gin_prelude); }
 
 /* The warp primitives (IR_WARP_*, printed by target/cexpr.c): CUDA's
  * __shfl_*_sync with TileLang's width and lane mask, __ballot_sync,
@@ -686,6 +726,127 @@ static void emit_barrier_all(Ce *c) {
     close_block(c);
 }
 
+/* ---- several nodes: NCCL's GIN ---- */
+
+static void gin_refuse(Ce *c, const char *what) {
+    ts_fail_at(c->h->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
+               "T.%s to a rank of another node: %s; compile for one node, or use puts and set signals there",
+               ts_comm_name(c->s->op->comm), what);
+}
+
+/* `const ts_i64 <var> = ts_gin_off(...)` of `count` elements `off` past
+ * r's first (peer: emit_peer when remote, else -1 for this rank's own). */
+static void emit_gin_off(Ce *c, const char *var, const IrRegion *r, int remote, const char *count, const char *off) {
+    char lo[32], hi[32];
+    snprintf(lo, sizeof lo, "%s_lo", var);
+    snprintf(hi, sizeof hi, "%s_hi", var);
+    emit_span(c, r, lo, hi);
+    line(c);
+    outf(c, "const ts_i64 %s = ts_gin_off(%d, ts_rank, ts_nranks, ", var, c->what);
+    if (remote) emit_peer(c);
+    else out(c, "(ts_i64)ts_rank");
+    out(c, ", ");
+    emit_addr(c, r);
+    if (off) outf(c, " + (%s)", off);
+    outf(c, ", (ts_i64)(%s) * %lld, %s, %s);\n", count, (long long)esize(r->buf->dt), lo, hi);
+}
+
+/* `ts_g.putValue(world, pe, window, <off>, (T)(value))`. */
+static void emit_gin_value(Ce *c, const char *off, TsDType dt, const IrExpr *value) {
+    if (esize(dt) > 8) gin_refuse(c, "GIN puts values of at most 8 bytes");
+    line(c);
+    outf(c, "if (%s >= 0) ts_g.putValue(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, (size_t)%s, (%s)(%s", off, off,
+         storage(c, dt), ts_cx_store_conv(c->h->x, dt));
+    expr(c, value);
+    out(c, ")));\n");
+}
+
+static void emit_gin(Ce *c, const IrTileOp *op) {
+    need_one_thread(c); /* lower_comm: posted once */
+    switch (op->comm) {
+    case TS_COMM_GET:
+    case TS_COMM_LD: gin_refuse(c, "NCCL 2.28's GIN has puts and signals, no gets"); return;
+    case TS_COMM_WAIT: gin_refuse(c, "a wait polls memory, and another node's has no address (wait on this rank's)"); return;
+    case TS_COMM_ATOM_ADD: gin_refuse(c, "GIN adds only to its own signal objects, not to heap words"); return;
+    case TS_COMM_SIGNAL:
+        if (op->cflags[0] != TS_SIG_SET) gin_refuse(c, "GIN adds only to its own signal objects, not to heap words");
+        break;
+    case TS_COMM_PUT:
+        if (op->nr == 3 && op->cflags[0] != TS_SIG_SET)
+            gin_refuse(c, "an adding signal: GIN adds only to its own signal objects, not to heap words");
+        if (op->cflags[1] == 1) gin_refuse(c, "a warp variant's lanes would each post the range (use the block form)");
+        break;
+    default: break;
+    }
+    open_block(c, "");
+    line(c);
+    out(c, "ncclGin ts_g(ts_gin_comm, 0);\n");
+    line(c);
+    out(c, "const ts_i64 ts_pe = ");
+    emit_peer(c);
+    out(c, ";\n");
+    if (op->comm == TS_COMM_ST || op->comm == TS_COMM_SIGNAL) {
+        emit_gin_off(c, "ts_fo", &op->r[0], 1, "1", NULL);
+        emit_gin_value(c, "ts_fo", op->r[0].buf->dt, op->args[1]);
+        close_block(c);
+        return;
+    }
+    /* PUT: from the heap one GIN put per row, from a tile a putValue per element */
+    const IrRegion *src = &op->r[0], *dst = &op->r[1];
+    int64_t eb = esize(dst->buf->dt), rows = 1;
+    if (esize(src->buf->dt) != eb)
+        ts_fail_at(c->h->x->d, TS_ERR_TYPE, c->s->loc, "T.put: '%s' and '%s' have elements of different sizes",
+                   src->buf->name, dst->buf->name);
+    int ad = ts_comm_rows_axis(dst, &rows), as = ts_comm_rows_axis(src, &rows);
+    TsCudaCommBuf sb = c->h->buf(c->h->g, src->buf);
+    line(c);
+    out(c, "const ts_i64 ts_cnt = (ts_i64)(");
+    expr(c, op->args[1]);
+    out(c, ");\n");
+    emit_gin_off(c, "ts_do", dst, 1, "ts_cnt", NULL);
+    line(c);
+    out(c, "const ts_i64 ts_drs = ");
+    if (ad >= 0) emit_stride(c, dst, ad);
+    else out(c, "0");
+    out(c, ", ts_srs = ");
+    if (as >= 0) emit_stride(c, src, as);
+    else out(c, "0");
+    out(c, ";\n");
+    if (ad >= 0) {
+        char off[64];
+        snprintf(off, sizeof off, "%lld * ts_drs", (long long)(rows - 1));
+        emit_gin_off(c, "ts_dl", dst, 1, "ts_cnt", off);
+    }
+    if (sb.param >= 0) { /* a tensor: on the heap, in the window */
+        emit_gin_off(c, "ts_so", src, 0, "ts_cnt", NULL);
+        line(c);
+        outf(c, "for (ts_i64 ts_r = 0; ts_do >= 0 && ts_so >= 0 && ts_cnt > 0 && ts_r < %lld; ts_r++)\n", (long long)rows);
+        line(c);
+        outf(c, "    ts_g.put(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, (size_t)(ts_do + ts_r * ts_drs * %lld), "
+                "ts_gin_win, (size_t)(ts_so + ts_r * ts_srs * %lld), (size_t)ts_cnt * %lldu);\n",
+             (long long)eb, (long long)eb, (long long)eb);
+    } else { /* a tile of this block: not in a registered window */
+        const char *st = storage(c, dst->buf->dt);
+        line(c);
+        outf(c, "const %s *ts_sp = (const %s *)", st, st);
+        emit_addr(c, src);
+        out(c, ";\n");
+        line(c);
+        outf(c, "for (ts_i64 ts_r = 0; ts_do >= 0 && ts_r < %lld; ts_r++)\n", (long long)rows);
+        line(c);
+        outf(c, "    for (ts_i64 ts_i = 0; ts_i < ts_cnt; ts_i++)\n");
+        line(c);
+        outf(c, "        ts_g.putValue(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, (size_t)(ts_do + (ts_r * ts_drs "
+                "+ ts_i) * %lld), ts_sp[ts_r * ts_srs + ts_i]);\n",
+             (long long)eb);
+    }
+    if (op->nr == 3) { /* the signal word after the data, on the same context */
+        emit_gin_off(c, "ts_go", &op->r[2], 1, "1", NULL);
+        emit_gin_value(c, "ts_go", op->r[2].buf->dt, op->args[2]);
+    }
+    close_block(c);
+}
+
 int ts_cuda_comm_per_thread_ok(const IrTileOp *op) {
     return (op->comm != TS_COMM_BARRIER_BLOCKS && op->comm != TS_COMM_BARRIER_ALL) || op->cflags[1] == 1;
 }
@@ -693,6 +854,15 @@ int ts_cuda_comm_per_thread_ok(const IrTileOp *op) {
 void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     const IrTileOp *op = s->op;
     Ce c0 = {h, h->x->o, h->ind, s, op->comm, h->per_thread}, *c = &c0;
+    if (op->xport && op->comm != TS_COMM_FENCE) {
+        if (op->comm == TS_COMM_BARRIER_BLOCKS || op->comm == TS_COMM_BARRIER_ALL)
+            ts_fail_at(h->x->d, TS_ERR_UNSUPPORTED, s->loc,
+                       "T.%s across nodes: its counters on other nodes' heaps have no address there, and NCCL's "
+                       "GIN barrier is not generated yet; compile for one node",
+                       ts_comm_name(op->comm));
+        emit_gin(c, op);
+        return;
+    }
     switch (op->comm) {
     case TS_COMM_PUT:
     case TS_COMM_GET: emit_put_get(c, op); return;
@@ -767,6 +937,10 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
             out(c, "__threadfence_system();\n");
         } else { /* T.fence_cta/gpu/sys, T.fence: TileScale's fence.acq_rel of the scope */
             emit_fence(c, op->cflags[2]);
+        }
+        if (op->xport) { /* several nodes: this thread's GIN puts have read their sources */
+            line(c);
+            out(c, "ncclGin(ts_gin_comm, 0).flush(ncclCoopThread());\n");
         }
         return;
     case TS_COMM_BARRIER_BLOCKS: emit_barrier_blocks(c, op); return;

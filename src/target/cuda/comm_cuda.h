@@ -30,6 +30,9 @@ typedef struct TsCudaComm {
 
 /* Appends the communication globals and helpers (after the prelude). */
 void ts_cuda_comm_prelude(TsBuf *o);
+/* Several nodes (IrKernel.multinode): nccl_device.h, the GIN globals (ts_gin_comm, ts_gin_win,
+ * ts_comm_rpn) and ts_gin_off, after the communication prelude. */
+void ts_cuda_gin_prelude(TsBuf *o);
 /* Appends the warp primitives' helpers (ts_warp_*: shuffles, ballot,
  * butterfly reductions), for kernels that use them. */
 void ts_cuda_warp_prelude(TsBuf *o);

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Several nodes on CUDA (issue 6 part A): kernels compiled for a world of
+# several nodes (--multinode) print their accesses to ranks of other nodes
+# as NCCL 2.28 GIN device calls (nccl_device.h: ncclGin put / putValue /
+# flush), chosen at run time by the IR's branch on ranks per node; the
+# source must build for sm_90 against the installed NCCL headers.  NVRTC
+# cannot take nccl_device.h (it includes host headers: stdio.h,
+# cuda_runtime.h, linux/types.h, DOCA's verbs headers), so the build
+# check is nvcc's -cubin.  What GIN lacks is refused, naming it.  Skipped
+# (77) without nvcc or nccl_device.h; the one-node code is pinned by the
+# cuda_* goldens.
+. tests/run/lib.sh
+d=examples/distributed
+NVCC="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
+inc=""
+for h in /usr/local/include /usr/local/cuda/include /usr/include "${NCCL_HOME:-/nonexistent}/include"; do
+  if [ -f "$h/nccl_device.h" ]; then inc="$h"; break; fi
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAILED: $*"; exit 1; }
+# the printed calls (no nvcc needed)
+emit() { name=$1; shift; "$tool" compile "$@" --target cuda --emit cuda > "$tmp/$name.cu" 2> "$tmp/$name.err" || { cat "$tmp/$name.err"; fail "compile $name"; }; }
+emit put_block $d/put_block.py --entry kernel_ -D M=4096 -D num_rank=2 -D block_M=512 -D threads=128 --multinode
+emit allgather $d/allgather.py --entry allgather -D PE_num=4 -D M=32 -D N=48 --multinode
+emit put_block1 $d/put_block.py --entry kernel_ -D M=4096 -D num_rank=2 -D block_M=512 -D threads=128
+grep -q '#include <nccl_device.h>' "$tmp/put_block.cu" || fail "no nccl_device.h"
+grep -q 'ts_g.put(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win' "$tmp/put_block.cu" || fail "heap put not a GIN put"
+grep -q 'ts_comm_rpn' "$tmp/put_block.cu" || fail "no ranks-per-node branch"
+grep -q 'ts_g.putValue(ncclTeamWorld(ts_gin_comm)' "$tmp/allgather.cu" || fail "tile put not GIN putValues"
+grep -q 'ncclGin\|nccl_device\|ts_comm_rpn' "$tmp/put_block1.cu" && fail "one-node code mentions GIN"
+# the IR: the branch and the transport op
+"$tool" compile $d/put_block.py --entry kernel_ -D M=4096 -D num_rank=2 -D block_M=512 -D threads=128 --multinode --target cuda --dump-after lower_comm > "$tmp/ir.txt" 2>&1 || fail "dump"
+grep -q 'ranks_per_node == rank // ranks_per_node' "$tmp/ir.txt" || fail "no IR branch"
+grep -q ', xport)' "$tmp/ir.txt" || fail "no xport op"
+# refusals, naming what GIN lacks
+refuse() { want=$1; shift; if "$tool" compile "$@" --target cuda --multinode --emit cuda > "$tmp/r.out" 2>&1; then fail "accepted: $*"; fi
+  grep -q "$want" "$tmp/r.out" || { cat "$tmp/r.out"; fail "message: $want"; }; }
+refuse "T.barrier_all across nodes" $d/all_to_all.py --entry all_to_all -D P=4 -D chunk=6 -D N=20
+refuse "no gets" $d/tile_copy.py --entry tile_copy -D M=40 -D N=48 -D BM=16 -D BN=16
+refuse "GIN adds only to its own signal objects" $d/mem_model.py --entry mem_model -D P=4 -D N=200
+# the build for sm_90
+if [ ! -x "$NVCC" ] || [ -z "$inc" ]; then echo "SKIP: no nvcc ($NVCC) or no nccl_device.h"; exit 77; fi
+for k in put_block allgather; do
+  "$NVCC" -arch=sm_90 -std=c++17 -w -I"$inc" -cubin -o "$tmp/$k.cubin" "$tmp/$k.cu" || fail "nvcc $k"
+  [ -s "$tmp/$k.cubin" ] || fail "empty cubin $k"
+done
+echo "gin_compile: OK"
