@@ -496,10 +496,13 @@ static Val eval(IrInterp *in, const IrExpr *e) {
     }
     case IR_E_CAST: return convert(eval(in, e->un.a), e->un.a->dt, e->dt);
     case IR_E_SELECT: {
+        /* the taken side only, as the targets' `?:` (and the walker's
+         * SELECT_A / SELECT_B guards) have it: the other side's loads do
+         * not happen (T.if_then_else(i < n, A[i], 0) reads no A[n]) */
         Val c = eval(in, e->sel.cond);
-        Val x = eval(in, e->sel.a), y = eval(in, e->sel.b); /* both sides, as specified */
         bool t = is_f(e->sel.cond->dt) ? c.f != 0 : c.i != 0;
-        return t ? convert(x, e->sel.a->dt, e->dt) : convert(y, e->sel.b->dt, e->dt);
+        const IrExpr *arm = t ? e->sel.a : e->sel.b;
+        return convert(eval(in, arm), arm->dt, e->dt);
     }
     case IR_E_CALL: {
         if (e->call.fn == IR_REINTERPRET)

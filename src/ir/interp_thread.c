@@ -31,9 +31,10 @@
  * being a bijection, which is checked once.
  *
  * Expressions are evaluated by the thread's IrInterp after a walk over
- * their loads here (bounds, ownership, races, poison), since interp.c
- * evaluates both sides of selects and logical operators, the walk sees
- * exactly the loads it will do.  A statement whose expressions contain
+ * their loads here (bounds, ownership, races, poison); like interp.c, the
+ * walk follows only the taken side of a select and the right operand of
+ * and/or only where the left does not decide, so it sees exactly the
+ * loads the evaluation (and the targets' `?:`, `&&`, `||`) will do.  A statement whose expressions contain
  * shfl_xor runs in lock step over its warp: first every lane's shuffled
  * values are computed (the value of lane l ^ m is its operand evaluated
  * in lane l ^ m's state), then each lane runs a copy of the statement
@@ -484,7 +485,12 @@ static void prewalk(IrTInterp *x, Th *t, const IrExpr *e) {
     case IR_E_NEG:
     case IR_E_NOT:
     case IR_E_CAST: prewalk(x, t, e->un.a); return;
-    case IR_E_SELECT: prewalk(x, t, e->sel.cond); prewalk(x, t, e->sel.a); prewalk(x, t, e->sel.b); return;
+    case IR_E_SELECT:
+        /* only the taken side's loads happen (the targets' `?:`, and
+         * ir_interp_eval): a race or a bad index in the other is none */
+        prewalk(x, t, e->sel.cond);
+        prewalk(x, t, ir_interp_eval(t->in, e->sel.cond) != 0 ? e->sel.a : e->sel.b);
+        return;
     case IR_E_CALL:
         for (int i = 0; i < e->call.nargs; i++) prewalk(x, t, e->call.args[i]);
         return;

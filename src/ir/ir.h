@@ -96,7 +96,7 @@ typedef enum IrExprKind {
     IR_E_BIN,    /* binop(a, b) */
     IR_E_NEG,    /* -a */
     IR_E_NOT,    /* !a (bool) / ~a on ints: see `bitnot` */
-    IR_E_SELECT, /* cond ? a : b   (T.if_then_else; both sides evaluated) */
+    IR_E_SELECT, /* cond ? a : b   (T.if_then_else; only the taken side is evaluated) */
     IR_E_CAST,   /* (dtype) a */
     IR_E_CALL,   /* intrinsic(args) */
     IR_E_STRING, /* str: only as an argument of T.print and friends */
