@@ -150,6 +150,9 @@ static IrInterval iv_mod(IrInterval a, IrInterval d) {
     return FULL;
 }
 
+IrInterval ir_interval_add(IrInterval a, IrInterval b) { return iv_add(a, b); }
+IrInterval ir_interval_mul(IrInterval a, IrInterval b) { return iv_mul(a, b); }
+
 /* ---- residues ------------------------------------------------------------------- */
 
 static int64_t gcd64(int64_t a, int64_t b) {
@@ -1023,6 +1026,13 @@ bool ir_arith_prove_le(IrArith *ar, const IrExpr *a, const IrExpr *b) {
     IrInterval d;
     bool nz;
     return diff_facts(ar, a, b, &d, &nz) && d.lo >= 0;
+}
+
+bool ir_arith_diff_bound(IrArith *ar, const IrExpr *a, const IrExpr *b, IrInterval *out) {
+    bool nz;
+    *out = FULL;
+    if (!a || !b) return false;
+    return diff_facts(ar, b, a, out, &nz); /* diff_facts bounds its second minus its first */
 }
 
 /* The conjuncts of c not proven true (c decided neither way as a whole). */

@@ -96,6 +96,13 @@ IrInterval ir_arith_var_range(IrArith *ar, const IrVar *v);
 /* Bounds of an integer (or bool) expression; a float gives (-inf, inf). */
 IrInterval ir_arith_bound(IrArith *ar, const IrExpr *e);
 
+/* Interval arithmetic on bounds, exact where the ends fit in int64 and
+ * saturating to the infinities where they do not (an infinite end absorbs;
+ * 0 times an infinite end is 0): for passes that combine bounds the
+ * analysis gave them (a flattened offset sum(index_d * stride_d), say). */
+IrInterval ir_interval_add(IrInterval a, IrInterval b);
+IrInterval ir_interval_mul(IrInterval a, IrInterval b);
+
 /* ---- affine forms ---------------------------------------------------------------- */
 
 /* coeff * atom.  An atom is a var reference or, where the expression is not
@@ -150,6 +157,13 @@ bool ir_arith_disprove(IrArith *ar, const IrExpr *cond);
 bool ir_arith_prove_eq(IrArith *ar, const IrExpr *a, const IrExpr *b);
 bool ir_arith_prove_lt(IrArith *ar, const IrExpr *a, const IrExpr *b);
 bool ir_arith_prove_le(IrArith *ar, const IrExpr *a, const IrExpr *b);
+/* Bounds of a - b (mathematical, not wrapped), taken on the affine
+ * difference of the two (equal atoms cancel: (bx*128 + i*4 + j) -
+ * (bx*128 + i*4) is j's range however large bx is), with what the
+ * provers use besides (remainders expanded, symbolic bounds, facts of
+ * enclosing ifs with `frame`).  False where a side might wrap (no bound
+ * is exact then). */
+bool ir_arith_diff_bound(IrArith *ar, const IrExpr *a, const IrExpr *b, IrInterval *out);
 
 /* A guard with what the ranges decide taken out: a constant (the
  * condition's dtype, 1 or 0) when the whole is proven or disproven, else

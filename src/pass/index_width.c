@@ -57,15 +57,6 @@ static void post_expr(IrVisitor *v, const IrExpr *e) {
     }
 }
 
-/* r * c, for |c| <= 2^31 (infinite or wide ends: unbounded). */
-static IrInterval mul_const(IrInterval r, int64_t c) {
-    IrInterval all = {IR_ARITH_NEG_INF, IR_ARITH_POS_INF};
-    if (c == 0) return (IrInterval){0, 0};
-    if (!in32(r)) return all; /* |r| < 2^31, |c| <= 2^31: the products fit in 64 bits */
-    int64_t a = r.lo * c, b = r.hi * c;
-    return (IrInterval){a < b ? a : b, a < b ? b : a};
-}
-
 /* The printer's flattened offset of an access: sum(index_d * stride_d)
  * over the dimensions whose strides are constants (all of them but for a
  * global buffer with run-time extents, whose outer strides are 64-bit
@@ -81,9 +72,8 @@ static void access(IrVisitor *v, const IrAccess *acc) {
     IrInterval sum = {0, acc->lanes};
     w->ar.frame = v->frame;
     for (int d = b->ndim - 1; d >= 0 && in32(sum); d--) {
-        IrInterval t = mul_const(ir_arith_bound(&w->ar, acc->idx[d]), stride);
-        if (!in32(t)) sum = t;
-        else sum = (IrInterval){sum.lo + t.lo, sum.hi + t.hi};
+        IrInterval t = ir_interval_mul(ir_arith_bound(&w->ar, acc->idx[d]), (IrInterval){stride, stride});
+        sum = in32(t) ? ir_interval_add(sum, t) : t; /* each product is computed too */
         if (!b->shape || !ir_is_const_int(b->shape[d], &c) || c < 0 || c > ((int64_t)1 << 61)) {
             if (b->scope != IR_SCOPE_GLOBAL) sum = (IrInterval){IR_ARITH_NEG_INF, IR_ARITH_POS_INF};
             break;
@@ -104,7 +94,7 @@ static bool pre_stmt(IrVisitor *v, const IrStmt *s) {
     if (s->kind != IR_S_FOR) return true;
     w->ar.frame = v->frame;
     IrInterval a = ir_arith_bound(&w->ar, s->for_.min), b = ir_arith_bound(&w->ar, s->for_.extent);
-    if (!in32(a) || !in32(b) || !in32((IrInterval){a.lo + b.lo, a.hi + b.hi})) {
+    if (!in32(a) || !in32(b) || !in32(ir_interval_add(a, b))) {
         w->fits = false;
         v->stop = true;
     }

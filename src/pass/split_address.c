@@ -161,9 +161,7 @@ static bool flat_bound32(Split *sp, const IrWalkFrame *frame, const IrBuffer *b,
     for (int d = n - 1; d >= 0; d--) {
         IrInterval r = ir_arith_bound(&sp->ar, part[d]);
         if (!in32(r) || stride > INT32_MAX) return false;
-        int64_t x = r.lo * stride, y = r.hi * stride; /* |r| < 2^31, stride < 2^31: fits in 64 bits */
-        sum.lo += x < y ? x : y;
-        sum.hi += x < y ? y : x;
+        sum = ir_interval_add(sum, ir_interval_mul(r, (IrInterval){stride, stride}));
         if (!in32(sum)) return false;
         if (d > 0 && (!b->shape || !ir_is_const_int(b->shape[d], &c) || c < 0 || c > INT32_MAX)) return false;
         if (d > 0) stride *= c;

@@ -570,30 +570,13 @@ static bool may_meet(SyncConflict *C, IrExpr *diff, int64_t lo, int64_t hi, cons
 
 static IrExpr *sub64(SyncConflict *C, IrExpr *x, IrExpr *y);
 
-/* The bound of x - y, the terms both share (the same atom with the same
- * coefficient: block indices, uniform loop variables) cancelled first. */
+/* The bound of x - y on their affine difference (the terms both share,
+ * block indices and uniform loop variables, cancel); where a side might
+ * wrap, of their 64-bit difference. */
 static IrInterval diff_bound(SyncConflict *C, IrExpr *x, IrExpr *y) {
-    IrAffine fx, fy;
-    if (!ir_arith_affine(C->ar, x, false, &fx) || !ir_arith_affine(C->ar, y, false, &fy))
-        return ir_arith_bound(C->ar, sub64(C, x, y));
-    IrAffine rx = {TS_NEWN(C->a, IrAffTerm, fx.n ? fx.n : 1), 0, fx.c, fx.affine};
-    IrAffine ry = {TS_NEWN(C->a, IrAffTerm, fy.n ? fy.n : 1), 0, fy.c, fy.affine};
-    bool *used = TS_NEWN(C->a, bool, fy.n ? fy.n : 1);
-    for (int i = 0; i < fx.n; i++) {
-        bool same = false;
-        for (int j = 0; j < fy.n && !same; j++)
-            if (!used[j] && fy.t[j].coeff == fx.t[i].coeff && ir_expr_equal(fy.t[j].atom, fx.t[i].atom))
-                same = used[j] = true;
-        if (!same) rx.t[rx.n++] = fx.t[i];
-    }
-    for (int j = 0; j < fy.n; j++)
-        if (!used[j]) ry.t[ry.n++] = fy.t[j];
-    IrInterval bx = ir_arith_bound(C->ar, ir_affine_expr(C->a, &rx, TS_INT64));
-    IrInterval by = ir_arith_bound(C->ar, ir_affine_expr(C->a, &ry, TS_INT64));
-    if (bx.lo == IR_ARITH_NEG_INF || bx.hi == IR_ARITH_POS_INF || by.lo == IR_ARITH_NEG_INF ||
-        by.hi == IR_ARITH_POS_INF)
-        return (IrInterval){IR_ARITH_NEG_INF, IR_ARITH_POS_INF};
-    return (IrInterval){bx.lo - by.hi, bx.hi - by.lo};
+    IrInterval r;
+    if (ir_arith_diff_bound(C->ar, x, y, &r)) return r;
+    return ir_arith_bound(C->ar, sub64(C, x, y));
 }
 
 enum { MAXTERMS = 16 };

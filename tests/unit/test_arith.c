@@ -331,6 +331,56 @@ static void test_random_cmps(Env *env, IrArith *ar) {
     printf("random comparisons: %d decided, %d constant in fact\n", decided, constant);
 }
 
+/* Bounds of a difference: every point's a - b inside the claimed interval. */
+typedef struct DiffClaim {
+    const IrExpr *a, *b; /* the two sides */
+    IrInterval r;        /* claimed bounds of a - b */
+    int bad;             /* points outside */
+} DiffClaim;
+
+static bool diff_point(Env *env, void *ctx) {
+    DiffClaim *c = ctx;
+    eval_ok = true;
+    int64_t x = eval(env, c->a), y = eval(env, c->b);
+    if (eval_ok && (x - y < c->r.lo || x - y > c->r.hi)) {
+        c->bad++;
+        return false;
+    }
+    return true;
+}
+
+static void test_random_diffs(Env *env, IrArith *ar) {
+    int trials = 3000, bad = 0, bounded = 0, tighter = 0;
+    for (int t = 0; t < trials; t++) {
+        random_ranges(env, ar);
+        IrExpr *a = gen(env, 1 + (int)rnd(3));
+        /* b often shares a's terms, so that they must cancel */
+        IrExpr *b = rnd(3) ? ir_bin(&A, IR_ADD, a, gen(env, (int)rnd(2))) : gen(env, 1 + (int)rnd(3));
+        if (rnd(2)) a = ir_bin(&A, IR_ADD, a, gen(env, (int)rnd(2)));
+        DiffClaim c = {a, b, {0, 0}, 0};
+        if (!ir_arith_diff_bound(ar, a, b, &c.r)) continue;
+        for_all(env, diff_point, &c, 0);
+        if (c.bad) {
+            bad++;
+            if (bad < 5) {
+                fprintf(stderr, "wrong difference bounds [%lld, %lld] of %s - %s\n", (long long)c.r.lo,
+                        (long long)c.r.hi, text(a), text(b));
+                dump_env(env);
+            }
+        }
+        if (c.r.lo != IR_ARITH_NEG_INF && c.r.hi != IR_ARITH_POS_INF) {
+            bounded++;
+            /* tighter than bounding the two sides apart */
+            IrInterval ba = ir_arith_bound(ar, a), bb = ir_arith_bound(ar, b);
+            if (c.r.hi - c.r.lo < (ba.hi - ba.lo) + (bb.hi - bb.lo)) tighter++;
+        }
+    }
+    CHECK_EQ_INT(0, bad);
+    CHECK(bounded > trials / 2);
+    CHECK(tighter > trials / 10);
+    printf("difference bounds: %d bounded, %d tighter than the sides apart, of %d\n", bounded, tighter, trials);
+}
+
 /* Regions: a disjointness claim means no point makes the boxes meet. */
 typedef struct RegClaim {
     const IrRegion *a, *b; /* the regions */
@@ -650,6 +700,40 @@ static void test_fixed(void) {
     CHECK_EQ_STR("True", text(ir_arith_simplify(&ar, BIN(LT, ij, C(128)))));
     CHECK_EQ_STR("False", text(ir_arith_simplify(&ar, BIN(GE, ij, C(128)))));
     CHECK_EQ_STR("i * 4 + j < n", text(ir_arith_simplify(&ar, BIN(LT, ij, N))));
+    /* interval arithmetic on bounds: exact, saturating past int64 */
+    {
+        IrInterval q = ir_interval_add((IrInterval){1, 2}, (IrInterval){3, 4});
+        CHECK(q.lo == 4 && q.hi == 6);
+        q = ir_interval_add((IrInterval){IR_ARITH_NEG_INF, 5}, (IrInterval){-7, 1});
+        CHECK(q.lo == IR_ARITH_NEG_INF && q.hi == 6);
+        q = ir_interval_add((IrInterval){INT64_MAX - 9, INT64_MAX - 1}, (IrInterval){5, 5});
+        CHECK(q.lo == INT64_MAX - 4 && q.hi == IR_ARITH_POS_INF);
+        q = ir_interval_mul((IrInterval){-3, 2}, (IrInterval){4, 5});
+        CHECK(q.lo == -15 && q.hi == 10);
+        q = ir_interval_mul((IrInterval){-3, -2}, (IrInterval){-5, 4});
+        CHECK(q.lo == -12 && q.hi == 15);
+        q = ir_interval_mul((IrInterval){0, 0}, (IrInterval){IR_ARITH_NEG_INF, IR_ARITH_POS_INF});
+        CHECK(q.lo == 0 && q.hi == 0);
+        int64_t big = (int64_t)1 << 40;
+        q = ir_interval_mul((IrInterval){-big, big}, (IrInterval){big, big});
+        CHECK(q.lo == IR_ARITH_NEG_INF && q.hi == IR_ARITH_POS_INF);
+        q = ir_interval_mul((IrInterval){(int64_t)1 << 31, (int64_t)1 << 31}, (IrInterval){-((int64_t)1 << 31), 3});
+        CHECK(q.lo == -((int64_t)1 << 62) && q.hi == 3 * ((int64_t)1 << 31));
+        q = ir_interval_mul((IrInterval){-2, 3}, (IrInterval){IR_ARITH_NEG_INF, 1});
+        CHECK(q.lo == IR_ARITH_NEG_INF && q.hi == IR_ARITH_POS_INF);
+    }
+    /* bounds of a difference: shared terms cancel */
+    {
+        IrInterval q;
+        IrExpr *big = BIN(MUL, B, C(128)); /* bx in [0, 63]: up to 8064 */
+        CHECK(ir_arith_diff_bound(&ar, BIN(ADD, BIN(ADD, big, BIN(MUL, I, C(4))), J), BIN(ADD, big, BIN(MUL, I, C(4))), &q));
+        CHECK(q.lo == 0 && q.hi == 3);
+        CHECK(ir_arith_diff_bound(&ar, BIN(MUL, I, C(3)), BIN(MUL, I, C(2)), &q)); /* i, not 3i - 2i apart */
+        CHECK(q.lo == 0 && q.hi == 31);
+        CHECK(ir_arith_diff_bound(&ar, BY, N, &q)); /* by <= n - 1 (grid y = n) */
+        CHECK(q.hi == -1);
+        CHECK(!ir_arith_diff_bound(&ar, BIN(ADD, X, C(1)), X, &q)); /* x + 1 may wrap */
+    }
     /* guard pruning: proven conjuncts go, the rest stay in order; decided
      * guards become constants; nothing dropped gives the guard itself */
     {
@@ -809,6 +893,7 @@ int main(void) {
     test_random_cmps(&env, &ar);
     test_random_symbolic(&env, &ar);
     test_random_prune(&env, &ar);
+    test_random_diffs(&env, &ar);
     IrExpr *sh[2] = {ir_i32(&A, 64), ir_i32(&A, 64)};
     test_random_regions(&env, &ar, ir_buffer(k, "S", TS_FLOAT32, IR_SCOPE_SHARED, 2, sh, (TsLoc){0}));
     ts_arena_free(&A);
