@@ -21,6 +21,7 @@
 #include "op/parallel.h"
 
 #include "ir/layout.h"
+#include "ir/walk.h"
 
 /* ---- nests --------------------------------------------------------------------- */
 
@@ -49,81 +50,56 @@ bool ts_nest_get(const IrStmt *s, TsNest *ns) {
 }
 
 
-void ts_nest_frag_expr(TsLayoutCtx *lx, const IrExpr *e, TsFragAccVec *out) {
-    if (!e) return;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        if (ts_layout_frag(lx, e->load.buf) >= 0) {
-            TsFragAcc x = {e->load.buf, e->load.idx, e->load.nidx};
-            ts_vec_push(lx->arena, *out, x);
-        }
-        for (int i = 0; i < e->load.nidx; i++) ts_nest_frag_expr(lx, e->load.idx[i], out);
-        return;
-    case IR_E_BIN:
-        ts_nest_frag_expr(lx, e->bin.a, out);
-        ts_nest_frag_expr(lx, e->bin.b, out);
-        return;
-    case IR_E_NEG:
-    case IR_E_NOT:
-    case IR_E_CAST: ts_nest_frag_expr(lx, e->un.a, out); return;
-    case IR_E_SELECT:
-        ts_nest_frag_expr(lx, e->sel.cond, out);
-        ts_nest_frag_expr(lx, e->sel.a, out);
-        ts_nest_frag_expr(lx, e->sel.b, out);
-        return;
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++) ts_nest_frag_expr(lx, e->call.args[i], out);
-        return;
-    default: return;
+/* The fragment accesses of a nest, on the shared visitor (ir/walk.h): its
+ * loads and stores in walk order (a store before its indices and value,
+ * a load before its indices). */
+typedef struct FragWalk {
+    TsLayoutCtx *lx;    /* which buffers are fragments */
+    TsFragAccVec *out;  /* the accesses found */
+    int *writes_mem;    /* set on a store to shared or global memory (NULL: not asked) */
+} FragWalk;
+
+static bool frag_pre(IrVisitor *v, const IrStmt *s) {
+    FragWalk *w = v->ctx;
+    if (s->kind == IR_S_TILEOP) { /* its regions are not element accesses: stop or count a write */
+        for (int r = 0; s->op && r < s->op->nr; r++)
+            if (ts_layout_frag(w->lx, s->op->r[r].buf) >= 0)
+                ts_layout_give_up(w->lx, "a tile op inside a T.Parallel loop uses a fragment");
+        if (w->writes_mem) *w->writes_mem = 1;
+        return false;
     }
+    if (s->kind == IR_S_PRINT) {
+        if (s->print.buf && ts_layout_frag(w->lx, s->print.buf) >= 0)
+            ts_layout_give_up(w->lx, "T.print of fragment %s", s->print.buf->name);
+        if (w->writes_mem) *w->writes_mem = 1;
+    }
+    return true;
+}
+
+static void frag_access(IrVisitor *v, const IrAccess *acc) {
+    FragWalk *w = v->ctx;
+    const IrStmt *s = v->frame ? v->frame->s : NULL;
+    bool store = !acc->e && s && (s->kind == IR_S_STORE || s->kind == IR_S_ATOMIC_ADD);
+    if (!acc->e && !store) return; /* a printed buffer (above); no vector copies or mbarriers in a nest */
+    if (ts_layout_frag(w->lx, acc->buf) >= 0) {
+        TsFragAcc x = {(IrBuffer *)acc->buf, acc->idx, acc->nidx};
+        ts_vec_push(w->lx->arena, *w->out, x);
+    } else if (store && acc->buf->scope != IR_SCOPE_LOCAL && acc->buf->scope != IR_SCOPE_VAR && w->writes_mem) {
+        *w->writes_mem = 1;
+    }
+}
+
+void ts_nest_frag_expr(TsLayoutCtx *lx, const IrExpr *e, TsFragAccVec *out) {
+    FragWalk w = {lx, out, NULL};
+    IrVisitor v = {.ctx = &w, .access = frag_access};
+    ir_visit_expr(&v, e);
 }
 
 /* writes_mem: a store to a non-fragment, non-private buffer */
 void ts_nest_frag_stmt(TsLayoutCtx *lx, const IrStmt *s, TsFragAccVec *out, int *writes_mem) {
-    if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) ts_nest_frag_stmt(lx, s->seq.v[i], out, writes_mem);
-        return;
-    case IR_S_FOR:
-        ts_nest_frag_expr(lx, s->for_.min, out);
-        ts_nest_frag_expr(lx, s->for_.extent, out);
-        ts_nest_frag_stmt(lx, s->for_.body, out, writes_mem);
-        return;
-    case IR_S_IF:
-        ts_nest_frag_expr(lx, s->if_.cond, out);
-        ts_nest_frag_stmt(lx, s->if_.then, out, writes_mem);
-        ts_nest_frag_stmt(lx, s->if_.else_, out, writes_mem);
-        return;
-    case IR_S_WHILE:
-        ts_nest_frag_expr(lx, s->while_.cond, out);
-        ts_nest_frag_stmt(lx, s->while_.body, out, writes_mem);
-        return;
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD:
-        if (ts_layout_frag(lx, s->store.buf) >= 0) {
-            TsFragAcc x = {s->store.buf, s->store.idx, s->store.nidx};
-            ts_vec_push(lx->arena, *out, x);
-        } else if (s->store.buf->scope != IR_SCOPE_LOCAL && s->store.buf->scope != IR_SCOPE_VAR) {
-            *writes_mem = 1;
-        }
-        for (int i = 0; i < s->store.nidx; i++) ts_nest_frag_expr(lx, s->store.idx[i], out);
-        ts_nest_frag_expr(lx, s->store.value, out);
-        return;
-    case IR_S_LET: ts_nest_frag_expr(lx, s->let.value, out); return;
-    case IR_S_EVAL: ts_nest_frag_expr(lx, s->eval.e, out); return;
-    case IR_S_PRINT:
-        if (s->print.buf && ts_layout_frag(lx, s->print.buf) >= 0) ts_layout_give_up(lx, "T.print of fragment %s", s->print.buf->name);
-        ts_nest_frag_expr(lx, s->print.value, out);
-        *writes_mem = 1;
-        return;
-    case IR_S_TILEOP:
-        for (int r = 0; r < s->op->nr; r++)
-            if (ts_layout_frag(lx, s->op->r[r].buf) >= 0) ts_layout_give_up(lx, "a tile op inside a T.Parallel loop uses a fragment");
-        *writes_mem = 1;
-        return;
-    default: return;
-    }
+    FragWalk w = {lx, out, writes_mem};
+    IrVisitor v = {.ctx = &w, .pre_stmt = frag_pre, .access = frag_access};
+    ir_visit_stmt(&v, s);
 }
 
 /* Indexed exactly by the nest's variables, in order, over its extents. */

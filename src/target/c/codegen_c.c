@@ -65,6 +65,7 @@
 #include "target/c/comm_c.h"
 #include "target/c/mbar_c.h"
 #include "target/cexpr.h"
+#include "ir/walk.h"
 #include "op/comm.h"
 
 #include <math.h>
@@ -125,7 +126,6 @@ typedef struct Cg {
                                         first thread), the barrier id and thread count around it */
     int64_t arrivals;                /* threads an mbarrier arrive in uniform code stands for: the
                                         block's, or the T.ws role's inside one (mbar_c.c) */
-    int reads_global;                /* set by visit_global_load */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
     int64_t scratch;                 /* bytes of scratch used so far */
     TsCxScopes scopes;               /* LET vars declared in the open C scopes */
@@ -139,21 +139,15 @@ typedef struct Cg {
 static void emit_expr(Cg *g, const IrExpr *e);
 static void emit_stmt(Cg *g, const IrStmt *s);
 static void emit_stmt_at(Cg *g, const IrStmt *s);
-static int loop_reads_global(Cg *g, const IrStmt *s);
+static int loop_reads_global(const IrStmt *s);
+
+static bool is_loop(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_FOR || s->kind == IR_S_WHILE;
+}
 
 /* Does s contain a loop (for or while)? */
-static int stmt_has_loop(const IrStmt *s) {
-    if (!s) return 0;
-    switch (s->kind) {
-    case IR_S_FOR: case IR_S_WHILE: return 1;
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++)
-            if (stmt_has_loop(s->seq.v[i])) return 1;
-        return 0;
-    case IR_S_IF: return stmt_has_loop(s->if_.then) || stmt_has_loop(s->if_.else_);
-    default: return 0;
-    }
-}
+static int stmt_has_loop(const IrStmt *s) { return s && ir_stmt_any(s, is_loop, NULL); }
 
 static void out(Cg *g, const char *s) { ts_buf_puts(g->o, s); }
 TS_PRINTF(2, 3) static void outf(Cg *g, const char *fmt, ...) {
@@ -648,7 +642,7 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         emit_expr(g, s->while_.cond);
         out(g, ") {\n");
         g->ind++;
-        if (g->coro || (g->k->may_block && loop_reads_global(g, s))) {
+        if (g->coro || (g->k->may_block && loop_reads_global(s))) {
             line_start(g);
             out(g, "ts_a->yield(ts_b->yield_ctx);\n");
         }
@@ -823,84 +817,24 @@ static void add_buf(Cg *g, const IrBuffer *b) {
     ts_vec_push(g->a, g->bufs, cb);
 }
 
-/* Visit every buffer an expression / statement touches; `load` says
- * whether the visit is a read of an element. */
-typedef void (*BufVisit)(Cg *g, const IrBuffer *b, int load);
+/* Every buffer the body touches joins the table (on the shared visitor,
+ * ir/walk.h: every access, and allocations). */
+static void add_access(IrVisitor *v, const IrAccess *acc) { add_buf(v->ctx, acc->buf); }
 
-static void walk_expr_bufs(Cg *g, const IrExpr *e, BufVisit fn) {
-    if (!e) return;
-    switch (e->kind) {
-    case IR_E_LOAD:
-        fn(g, e->load.buf, 1);
-        for (int i = 0; i < e->load.nidx; i++) walk_expr_bufs(g, e->load.idx[i], fn);
-        return;
-    case IR_E_BIN: walk_expr_bufs(g, e->bin.a, fn); walk_expr_bufs(g, e->bin.b, fn); return;
-    case IR_E_NEG: case IR_E_NOT: case IR_E_CAST: walk_expr_bufs(g, e->un.a, fn); return;
-    case IR_E_SELECT:
-        walk_expr_bufs(g, e->sel.cond, fn);
-        walk_expr_bufs(g, e->sel.a, fn);
-        walk_expr_bufs(g, e->sel.b, fn);
-        return;
-    case IR_E_CALL:
-        for (int i = 0; i < e->call.nargs; i++) walk_expr_bufs(g, e->call.args[i], fn);
-        return;
-    default: return;
-    }
+static bool add_alloc(IrVisitor *v, const IrStmt *s) {
+    if (s->kind == IR_S_ALLOC) add_buf(v->ctx, s->alloc.buf);
+    return true;
 }
 
-static void walk_stmt_bufs(Cg *g, const IrStmt *s, BufVisit fn) {
-    if (!s) return;
-    switch (s->kind) {
-    case IR_S_SEQ:
-        for (int i = 0; i < s->seq.n; i++) walk_stmt_bufs(g, s->seq.v[i], fn);
-        return;
-    case IR_S_FOR:
-        walk_expr_bufs(g, s->for_.min, fn);
-        walk_expr_bufs(g, s->for_.extent, fn);
-        walk_stmt_bufs(g, s->for_.body, fn);
-        return;
-    case IR_S_IF:
-        walk_expr_bufs(g, s->if_.cond, fn);
-        walk_stmt_bufs(g, s->if_.then, fn);
-        walk_stmt_bufs(g, s->if_.else_, fn);
-        return;
-    case IR_S_WHILE:
-        walk_expr_bufs(g, s->while_.cond, fn);
-        walk_stmt_bufs(g, s->while_.body, fn);
-        return;
-    case IR_S_STORE:
-    case IR_S_ATOMIC_ADD:
-        fn(g, s->store.buf, 0);
-        for (int i = 0; i < s->store.nidx; i++) walk_expr_bufs(g, s->store.idx[i], fn);
-        walk_expr_bufs(g, s->store.value, fn);
-        return;
-    case IR_S_LET: walk_expr_bufs(g, s->let.value, fn); return;
-    case IR_S_ALLOC: fn(g, s->alloc.buf, 0); return;
-    case IR_S_EVAL: walk_expr_bufs(g, s->eval.e, fn); return;
-    case IR_S_PRINT:
-        walk_expr_bufs(g, s->print.value, fn);
-        if (s->print.buf) fn(g, s->print.buf, 1);
-        return;
-    default: return;
-    }
-}
-
-static void visit_add(Cg *g, const IrBuffer *b, int load) {
-    (void)load;
-    add_buf(g, b);
-}
-
-static void visit_global_load(Cg *g, const IrBuffer *b, int load) {
-    if (load && b->scope == IR_SCOPE_GLOBAL) g->reads_global = 1;
+static void add_bufs(Cg *g, const IrStmt *body) {
+    IrVisitor v = {.ctx = g, .pre_stmt = add_alloc, .access = add_access};
+    ir_visit_stmt(&v, body);
 }
 
 /* A while loop can only be waiting for other blocks if it reads global
  * memory; only such loops yield (a yield costs a context switch). */
-static int loop_reads_global(Cg *g, const IrStmt *s) {
-    g->reads_global = 0;
-    walk_expr_bufs(g, s->while_.cond, visit_global_load);
-    walk_stmt_bufs(g, s->while_.body, visit_global_load);
-    return g->reads_global;
+static int loop_reads_global(const IrStmt *s) {
+    return (ir_stmt_access_rw(s, NULL, 1u << IR_SCOPE_GLOBAL) & IR_ACC_READ) != 0;
 }
 
 /* ---- functions ----------------------------------------------------------------- */
@@ -1078,7 +1012,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
         if (k->params.v[i].buf) add_buf(&g, k->params.v[i].buf);
     for (int i = 0; i < k->buffers.n; i++)
         if (k->buffers.v[i]->scope != IR_SCOPE_GLOBAL) add_buf(&g, k->buffers.v[i]);
-    walk_stmt_bufs(&g, k->body, visit_add);
+    add_bufs(&g, k->body);
     int64_t scratch = (g.scratch + TS_C_SCRATCH_ALIGN - 1) / TS_C_SCRATCH_ALIGN * TS_C_SCRATCH_ALIGN;
 
     ts_buf_printf(o, "/* Generated by TileScale (C target, ABI %u) for kernel '", TS_C_ABI_VERSION);
