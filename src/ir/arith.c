@@ -572,6 +572,15 @@ bool ir_arith_divisible(IrArith *ar, const IrExpr *e, int64_t q) {
     return f.m % q == 0 && f.r % q == 0;
 }
 
+int ir_arith_multiple(IrArith *ar, const IrExpr *e, int64_t q) {
+    if (q <= 0) return -1;
+    if (q == 1) return 1;
+    IrModFact f = ir_arith_mod(ar, e);
+    if (f.m == 0) return f.r % q == 0;
+    if (f.m % q == 0) return f.r % q == 0; /* e = r (mod q) */
+    return -1;
+}
+
 int64_t ir_arith_divisor(IrArith *ar, const IrExpr *e) {
     IrModFact f = ir_arith_mod(ar, e);
     if (f.m == 0) return f.r < 0 ? -f.r : f.r;

@@ -143,6 +143,9 @@ typedef struct IrModFact {
 IrModFact ir_arith_mod(IrArith *ar, const IrExpr *e);
 /* Is e provably a multiple of q (q > 0)? */
 bool ir_arith_divisible(IrArith *ar, const IrExpr *e, int64_t q);
+/* Is e a multiple of q (q > 0)?  1: provably, 0: provably not (its
+ * residue modulo q is known and not 0), -1: unknown at compile time. */
+int ir_arith_multiple(IrArith *ar, const IrExpr *e, int64_t q);
 /* The largest d known to divide e (0 if e is the constant 0). */
 int64_t ir_arith_divisor(IrArith *ar, const IrExpr *e);
 

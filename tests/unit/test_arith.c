@@ -223,8 +223,27 @@ static void dump_env(const Env *env) {
                 (long long)env->hi[i]);
 }
 
+/* ir_arith_multiple's claim: 1 every point a multiple of q, 0 none. */
+typedef struct MulClaim {
+    const IrExpr *e; /* the expression */
+    int64_t q;       /* the divisor */
+    int want;        /* the claim (1 or 0) */
+    int bad;         /* points against it */
+} MulClaim;
+
+static bool mul_point(Env *env, void *ctx) {
+    MulClaim *c = ctx;
+    eval_ok = true;
+    int64_t v = eval(env, c->e);
+    if (eval_ok && (fmod_(v, c->q) == 0) != (c->want == 1)) {
+        c->bad++;
+        return false;
+    }
+    return true;
+}
+
 static void test_random_exprs(Env *env, IrArith *ar) {
-    int trials = 4000, bad = 0, finite_b = 0, simplified = 0, mods = 0, pure = 0;
+    int trials = 4000, bad = 0, finite_b = 0, simplified = 0, mods = 0, pure = 0, multiples = 0;
     for (int t = 0; t < trials; t++) {
         random_ranges(env, ar);
         IrExpr *e = gen(env, 1 + (int)rnd(4));
@@ -247,6 +266,13 @@ static void test_random_exprs(Env *env, IrArith *ar) {
                 dump_env(env);
             }
         }
+        MulClaim mc = {e, 2 + rnd(7), 0, 0};
+        mc.want = ir_arith_multiple(ar, e, mc.q);
+        if (mc.want >= 0) {
+            for_all(env, mul_point, &mc, 0);
+            multiples++;
+            if (mc.bad && ++bad < 5) fprintf(stderr, "wrong multiple-of-%lld claim %d on %s\n", (long long)mc.q, mc.want, text(e));
+        }
         finite_b += c.b.lo > -1000 && c.b.hi < 1000;
         simplified += s != e;
         mods += c.m.m != 1;
@@ -258,6 +284,8 @@ static void test_random_exprs(Env *env, IrArith *ar) {
     CHECK(simplified > trials / 10);
     CHECK(mods > trials / 5);
     CHECK(pure > trials / 10);
+    CHECK(multiples > trials / 10);
+    printf("random exprs: %d multiple-of claims; ", multiples);
     printf("random exprs: %d finite bounds, %d simplified, %d residues, %d affine of %d\n",
            finite_b, simplified, mods, pure, trials);
 }
@@ -765,6 +793,13 @@ static void test_fixed(void) {
     CHECK(ir_arith_divisible(&ar, BIN(MUL, BIN(ADD, I, C(1)), C(16)), 8));
     CHECK(!ir_arith_divisible(&ar, BIN(ADD, BIN(MUL, I, C(16)), C(4)), 8));
     CHECK(ir_arith_divisible(&ar, BIN(MUL, BIN(FLOORDIV, BIN(MUL, I, C(32)), C(4)), C(1)), 8));
+    CHECK_EQ_INT(1, ir_arith_multiple(&ar, BIN(ADD, BIN(MUL, I, C(16)), C(8)), 8));
+    CHECK_EQ_INT(0, ir_arith_multiple(&ar, BIN(ADD, BIN(MUL, I, C(16)), C(4)), 8)); /* 4 mod 8, always */
+    CHECK_EQ_INT(-1, ir_arith_multiple(&ar, BIN(ADD, BIN(MUL, I, C(4)), C(8)), 8)); /* i = 0 yes, i = 1 no */
+    CHECK_EQ_INT(0, ir_arith_multiple(&ar, C(-3), 4));
+    CHECK_EQ_INT(1, ir_arith_multiple(&ar, C(-8), 4));
+    CHECK_EQ_INT(1, ir_arith_multiple(&ar, X, 1));
+    CHECK_EQ_INT(-1, ir_arith_multiple(&ar, X, 2));
     IrModFact mf = ir_arith_mod(&ar, BIN(ADD, BIN(MUL, I, C(8)), C(3)));
     CHECK_EQ_INT(8, mf.m);
     CHECK_EQ_INT(3, mf.r);

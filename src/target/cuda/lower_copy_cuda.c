@@ -59,20 +59,10 @@
 #include "ir/arith.h"
 #include "op/op_util.h"
 
-/* Is e provably a multiple of q?  1: yes, 0: provably not (its residue
- * is known and not 0), -1: not known at compile time (the shared integer
- * analysis, src/ir/arith.c, decides). */
-static int multiple_of(IrArith *ar, const IrExpr *e, int64_t q) {
-    if (q == 1 || ir_arith_divisible(ar, e, q)) return 1;
-    IrModFact f = ir_arith_mod(ar, e);
-    if ((f.m == 0 && f.r % q) || (f.m > 0 && f.m % q == 0 && f.r % q)) return 0;
-    return -1;
-}
-
 /* cond && (e % q == 0), or cond when e is provably a multiple; *bad set
  * when it provably is not. */
 static IrExpr *need_multiple(IrArith *ar, TsArena *a, IrExpr *cond, IrExpr *e, int64_t q, int *bad) {
-    int m = multiple_of(ar, e, q);
+    int m = ir_arith_multiple(ar, e, q); /* 1 yes, 0 provably not, -1 unknown */
     if (m == 1) return cond;
     if (m == 0) {
         *bad = 1;
@@ -139,7 +129,7 @@ IrStmt *ts_cuda_lower_copy(TsLowerCtx *cx, const IrStmt *s) {
         int64_t q = bytes / es;
         if (q < 1 || bytes % es || row % q || drow % q) continue;
         int bad = 0;
-        if (multiple_of(&ar, dst->start[dlast], q) != 1) continue;
+        if (ir_arith_multiple(&ar, dst->start[dlast], q) != 1) continue;
         IrExpr *t = need_multiple(&ar, a, NULL, src->start[slast], q, &bad);
         t = need_multiple(&ar, a, t, sb->shape[slast], q, &bad);
         if (bad) continue;
