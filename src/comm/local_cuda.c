@@ -439,11 +439,14 @@ TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]) {
                                      "number the ranks node by node, as torchrun and tilescale launch --nnodes do",
                                      w->self, per, node * per, node * per + per - 1, p, in ? "" : "not ");
         }
-        if (!L->nv.dev_comm_create)
+        /* GIN is supported since NCCL 2.28.7 (NCCL's device API documentation) */
+        if (!L->nv.dev_comm_create || L->nccl_version < 22807) {
+            char vb[32];
             return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
                                  "world (ipc, NCCL): rank %d reaches %d of the %d ranks by load and store (its LSA "
-                                 "team: one node); the others need NCCL's GIN, and the loaded NCCL has no "
-                                 "ncclDevCommCreate", w->self, lsa.nRanks, n);
+                                 "team: one node); the others need NCCL's GIN, which NCCL %s does not have (2.28.7 "
+                                 "or later: TILESCALE_LIBNCCL can name one)", w->self, lsa.nRanks, n, nccl_vstr(L, vb));
+        }
         NDevCommReq req = {0};
         req.gin_force_enable = true;
         req.gin_contexts = 1;
