@@ -10,7 +10,10 @@
 # Then compute-sanitizer racecheck and synccheck on a warp and a warpgroup
 # form: the units exchange through a shared scratch between two
 # `bar.sync 1, threads` reached from different roles' code (a missing or
-# misplaced barrier is a shared-memory hazard there).
+# misplaced barrier is a shared-memory hazard there).  The collectives are
+# one IR op expanded by the pass lower_coll since session 7 (same code).
+# Last, T.Scale("warp") copies with a partial last round of lanes
+# (tests/run/warp_lanes.py).
 # Prints one line per case and a summary; exit status 1 if anything failed;
 # without a GPU it says so and exits 77.
 #   sh bench/coll_gpu_check.sh [./build/tilescale]
@@ -67,5 +70,21 @@ san racecheck "allreduce wg fragment" --entry allreduce -D level=warpgroup -D sc
 san racecheck "all_to_all wg" --entry all_to_all -D level=warpgroup -D threads=512
 san racecheck "wg_gemm_allreduce" --entry wg_gemm_allreduce
 san synccheck "reduce_scatter warp" --entry reduce_scatter -D level=warp
+# T.Scale("warp") copies dealt to the lanes over the flattened tile with a
+# partial last round (session 7, helper collpass: tiles of 8 x 33, 8 x 5,
+# 4 x 7 elements; a loop and a warp-dependent branch), against one-thread
+# references, and racecheck / synccheck on them
+e=tests/run/warp_lanes.py
+for c in 12 33 5; do
+  ok "warp lanes 8x$c" --entry lanes -D rows=700 -D cols=$c --check-against lanes_ref
+done
+ok "warp lanes 4x7" --entry lanes -D rows=300 -D cols=7 -D TM=4 --check-against lanes_ref
+for c in 25 7; do
+  ok "warp lanes loops 4x$c" --entry lanes_loops -D rows=900 -D cols=$c --check-against lanes_loops_ref
+done
+san racecheck "warp lanes 8x33" --entry lanes -D rows=70 -D cols=33
+san racecheck "warp lanes loops 4x25" --entry lanes_loops -D rows=90 -D cols=25
+san synccheck "warp lanes 8x5" --entry lanes -D rows=70 -D cols=5
+san synccheck "warp lanes loops 4x7" --entry lanes_loops -D rows=90 -D cols=7
 echo "coll_gpu_check: $pass passed, $fail failed"
 [ $fail -eq 0 ]

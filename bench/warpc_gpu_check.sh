@@ -8,7 +8,7 @@
 #     (weak, volatile, relaxed.S, release.S / acquire.S; 1-, 2-, 8-byte
 #     elements), a release flag and an acquire wait per thread;
 #   - warp_tiles.py: T.Scale("warp") copies and fills dealt to the 32 lanes
-#     (flattened tiles: cols=12, 72; the innermost-dim form: cols=33), the
+#     (flattened tiles: cols=12, 72; with a partial last round: cols=33), the
 #     remote copy made by the lanes together (T.put_warp's meaning);
 #   - warp_loops: the same inside serial loops and warp-uniform branches;
 #   - wg_tiles: T.Scale("warpgroup") as roles of 128 threads, T.view of block
@@ -63,7 +63,7 @@ for n in 2 4; do
   ok "memory model: every T.st/T.ld/T.atom_add semantics and scope x$n" $d/mem_model.py --entry mem_model --ranks $n -D P=$n -D N=3000 --check-against mem_model_ref
   ok "T.Scale(warp) copies, flattened 8x12 tiles x$n" $w --entry warp_tiles --ranks $n -D rows=2000 -D cols=12 --check-against warp_tiles_ref
   ok "T.Scale(warp) copies, flattened 8x72 tiles x$n" $w --entry warp_tiles --ranks $n -D rows=2000 -D cols=72 --check-against warp_tiles_ref
-  ok "T.Scale(warp) copies, innermost-dim form (cols 33) x$n" $w --entry warp_tiles --ranks $n -D rows=2000 -D cols=33 --check-against warp_tiles_ref
+  ok "T.Scale(warp) copies, partial last round (cols 33) x$n" $w --entry warp_tiles --ranks $n -D rows=2000 -D cols=33 --check-against warp_tiles_ref
   ok "T.Scale(warp) copies in loops and branches x$n" $w --entry warp_loops --ranks $n -D rows=2000 -D cols=24 --check-against warp_loops_ref
   ok "T.Scale(warp) copies in loops and branches, cols 40 x$n" $w --entry warp_loops --ranks $n -D rows=1000 -D cols=40 --check-against warp_loops_ref
   ok "put/get inside T.ws roles (spread over the role's threads) x$n" $d/put_block.py --entry put_in_roles --ranks $n -D N=100000 --check-against put_in_roles_ref

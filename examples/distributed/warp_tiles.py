@@ -4,9 +4,9 @@
 # id + 1, copies the shared slice to Y (as float16: a converting copy) and
 # sends it to the next rank's Z with a remote T.copy.  The copies and the
 # fill are done by the 32 lanes together (element e of the flattened tile by
-# lane e % 32 when TM * cols is a multiple of 32, else column c by lane
-# c % 32; a __syncwarp before and after); the remote copy, like any other
-# statement of the body, by lane 0.
+# lane e % 32, in full rounds of 32 and, when TM * cols is not a multiple of
+# 32, a partial last round of the first lanes; a __syncwarp before and
+# after); the remote copy by the lanes together too.
 #   tilescale run examples/distributed/warp_tiles.py --entry warp_tiles --ranks 2 \
 #       -D rows=256 -D cols=40 --check-against warp_tiles_ref
 import tilelang.language as T

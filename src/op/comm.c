@@ -279,9 +279,9 @@ static IrStmt *lower_copy(TsLowerCtx *cx, const IrStmt *s) {
 }
 
 /* LANES (op/comm.h): the elements of a T.copy or T.fill dealt to the
- * lanes (element e of the flattened region to lane e % f0 where the lanes
- * get equal shares, else the innermost dim's columns), each element
- * guarded like T.copy / T.fill. */
+ * lanes (element e of the flattened region to lane e % f0, a partial last
+ * round where f0 does not divide the element count), each element guarded
+ * like T.copy / T.fill. */
 static IrStmt *lower_lanes(TsLowerCtx *cx, const IrStmt *s) {
     TsArena *a = cx->arena;
     const IrTileOp *op = s->op;
@@ -315,10 +315,21 @@ static IrStmt *lower_lanes(TsLowerCtx *cx, const IrStmt *s) {
     return deal_lanes(cx, s->loc, body, v, ext, n, op->cflags[0], op->args[2]);
 }
 
+/* body at element e of the flattened nest v[0..n) (extents ext, row-major
+ * strides stride). */
+static IrStmt *lane_elem(TsArena *a, IrStmt *body, IrVar **v, const int64_t *ext, const int64_t *stride, int n,
+                         IrExpr *e) {
+    IrExpr *pt[OP_MAXDIM];
+    for (int j = 0; j < n; j++) {
+        IrExpr *q = stride[j] > 1 ? ir_bin(a, IR_FLOORDIV, e, ir_i32(a, stride[j])) : e;
+        pt[j] = j > 0 ? ir_bin(a, IR_FLOORMOD, q, ir_i32(a, ext[j])) : q;
+    }
+    return ir_stmt_subst(a, body, v, pt, n);
+}
+
 /* The element nest body over v[0..n) (extents ext) dealt to per lanes,
  * lane being this thread's: element e of the flattened nest to lane
- * e % per where the lanes get equal shares, else column c of the innermost
- * dim to lane c % per (below). */
+ * e % per (below). */
 static IrStmt *deal_lanes(TsLowerCtx *cx, TsLoc loc, IrStmt *body, IrVar **v, const int64_t *ext, int n, int64_t per,
                           IrExpr *lane) {
     TsArena *a = cx->arena;
@@ -328,44 +339,35 @@ static IrStmt *deal_lanes(TsLowerCtx *cx, TsLoc loc, IrStmt *body, IrVar **v, co
         stride[j] = total;
         total *= ext[j];
     }
-    if (total % per == 0) {
-        /* lane l: elements l, l + per, l + 2 per, ... of the flattened
-         * region (row-major: consecutive lanes on consecutive elements, and
-         * every lane busy whatever the tile's shape, a [16, 8] tile as well
-         * as a [2, 256] one); element e is the point (e / s_j) % ext_j, s_j
-         * the product of the extents after j.  total / per rounds for every
-         * lane: a loop of a fixed trip count, over which insert_sync's
-         * analysis proves that no two lanes touch one element (the
-         * row-major offsets of the lanes' elements differ) and places no
-         * barrier inside the warp's code. */
+    /* lane l: elements l, l + per, l + 2 per, ... of the flattened region
+     * (row-major: consecutive lanes on consecutive elements, and every lane
+     * busy whatever the tile's shape, a [16, 8] tile as well as a [2, 256]
+     * or a [5, 5] one); element e is the point (e / s_j) % ext_j, s_j the
+     * product of the extents after j.  total / per full rounds for every
+     * lane: a loop of a fixed trip count, over which insert_sync's analysis
+     * proves that no two lanes touch one element (the row-major offsets of
+     * the lanes' elements differ) and places no barrier inside the warp's
+     * code; then, where per does not divide total, a partial last round
+     * `if lane < total % per` (one element, its index fixed but for the
+     * lane: the analysis takes the lanes that pass the condition). */
+    int64_t full = total / per, rem = total % per;
+    IrStmt *rounds = NULL, *last = NULL;
+    if (full > 0) {
         IrVar *c = op_loop_var(cx, "c");
         IrExpr *e = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, c), ir_i32(a, per)), lane);
-        IrExpr *pt[OP_MAXDIM];
-        for (int j = 0; j < n; j++) {
-            IrExpr *q = stride[j] > 1 ? ir_bin(a, IR_FLOORDIV, e, ir_i32(a, stride[j])) : e;
-            pt[j] = j > 0 ? ir_bin(a, IR_FLOORMOD, q, ir_i32(a, ext[j])) : q;
-        }
-        IrStmt *f = ir_for(a, c, ir_i32(a, 0), ir_i32(a, total / per), IR_FOR_SERIAL, ir_stmt_subst(a, body, v, pt, n));
-        f->loc = loc;
-        return f;
+        rounds = ir_for(a, c, ir_i32(a, 0), ir_i32(a, full), IR_FOR_SERIAL, lane_elem(a, body, v, ext, stride, n, e));
+        rounds->loc = loc;
     }
-    /* otherwise a partial last round: columns l, l + per, ... of the
-     * innermost dim for lane l, every point of the outer dims (the lane's
-     * loop outermost, its trip count depending on the lane, so that the
-     * whole nest is the thread's own code).  Dealing out the flattened
-     * region here would need a lane-dependent trip count or a partial round
-     * under `lane < total % per`; insert_sync's analysis enumerates a loop
-     * variable over its whole range for every lane, pairs one lane's element
-     * past the end with the next warp's first and puts barriers between the
-     * rounds (a limit of its analysis, noted in doc/DISTRIBUTED.md). */
-    IrVar *c = op_loop_var(cx, "c");
-    IrExpr *col = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, c), ir_i32(a, per)), lane);
-    body = ir_stmt_subst(a, body, &v[n - 1], &col, 1);
-    IrStmt *f = op_loops(a, loc, v, ext, n - 1, IR_FOR_SERIAL, body);
-    IrExpr *count = ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_SUB, ir_i32(a, ext[n - 1] + per - 1), lane), ir_i32(a, per));
-    f = ir_for(a, c, ir_i32(a, 0), count, IR_FOR_SERIAL, f);
-    f->loc = loc;
-    return f;
+    if (rem) {
+        IrExpr *e = ir_bin(a, IR_ADD, ir_i32(a, full * per), lane);
+        last = op_if(a, loc, ir_bin(a, IR_LT, lane, ir_i32(a, rem)), lane_elem(a, body, v, ext, stride, n, e), NULL);
+    }
+    if (!rounds || !last) return rounds ? rounds : last;
+    IrStmt *q = ir_seq(a);
+    q->loc = loc;
+    ir_seq_push(a, q, rounds);
+    ir_seq_push(a, q, last);
+    return q;
 }
 
 static void need_int(TsLowerCtx *cx, const IrStmt *s, const IrExpr *e, const char *what) {

@@ -60,6 +60,8 @@ static const Case cases[] = {
     {"examples/distributed/warp_tiles.py", "warp_tiles", {{"rows", "200"}, {"cols", "33"}}, 2},
     {"examples/distributed/warp_tiles.py", "warp_tiles", {{"rows", "200"}, {"cols", "12"}}, 2},
     {"examples/distributed/warp_tiles.py", "warp_loops", {{"rows", "200"}, {"cols", "24"}}, 2},
+    {"examples/distributed/warp_tiles.py", "warp_loops", {{"rows", "200"}, {"cols", "25"}}, 2}, /* a partial last round */
+    {"examples/distributed/warp_tiles.py", "warp_tiles", {{"rows", "200"}, {"cols", "5"}}, 2},  /* 40 elements per warp */
     {"examples/distributed/put_block.py", "put_in_roles", {{"N", "3000"}}, 1},
     {"examples/distributed/warp_tiles.py", "wg_tiles", {{"rows", "256"}, {"cols", "48"}}, 2},
     {"examples/scale_gemm.py", "warp_gemm", {{"M", "64"}}, 1}, /* a warp's own gemm, no world */

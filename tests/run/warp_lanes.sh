@@ -1,0 +1,19 @@
+#!/bin/sh
+# T.Scale("warp") copies and fills over the flattened tile on the C target,
+# against one-thread references on random data: tiles whose element count
+# is a multiple of 32 (8 x 12), is not (8 x 33: 8 full rounds and 8 lanes
+# of a last one; 8 x 5: one round of 32 and 8; 4 x 7: 28 elements, a
+# partial round alone), rows past the tensor's end, and the same in a
+# serial loop with a branch that differs between the warps.  The thread
+# interpreter runs them too (tests/unit/test_warp_lanes.c), NVRTC compiles
+# them (test_comm_nvrtc: examples/distributed/warp_tiles.py).
+. tests/run/lib.sh
+f=tests/run/warp_lanes.py
+for c in 12 33 5; do
+  check $f --entry lanes -D rows=70 -D cols=$c --check-against lanes_ref
+done
+check $f --entry lanes -D rows=30 -D cols=7 -D TM=4 --check-against lanes_ref
+for c in 25 7 24; do
+  check $f --entry lanes_loops -D rows=90 -D cols=$c --check-against lanes_loops_ref
+done
+echo "warp_lanes: ok"
