@@ -17,6 +17,7 @@
  * Numbers (the results) are tested by test_scale_coll (thread
  * interpreter), tests/run/scale_coll.sh and tests/run/dist_examples.sh.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "elab/elab.h"
@@ -71,8 +72,10 @@ static int count_comm(const IrStmt *s, int comm) {
 static IrKernel *elaborate(TsArena *a, TsDiag *d, const char *file, const char *entry, const TsDefine *defs,
                            int nd) {
     size_t len = 0;
-    char *text = ts_read_file(file, &len);
-    if (!text) return NULL;
+    char *heap = ts_read_file(file, &len);
+    if (!heap) return NULL;
+    char *text = ts_strdup(a, heap); /* the AST and diagnostics point into it: the arena's, as long */
+    free(heap);
     TsSource src = {file, text, len};
     AstModule *m = ts_parse_module(a, &src);
     return ts_elaborate(d, a, m, entry, defs, nd, false);
