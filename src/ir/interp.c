@@ -632,6 +632,10 @@ static int exec(IrInterp *in, const IrStmt *s) {
     case IR_S_TILEOP:
         rt_fail(in, s->loc, "interp: tile operator %s was not lowered", ts_op_name(s->op->kind));
     case IR_S_BARRIER:
+        /* the C target's barriers around a coroutine kernel's uniform code
+         * (pass coro_sync_c): a block-level run is program order already */
+        if (s->barrier.id >= IR_C_BAR_BLOCK && !s->barrier.idv) return FLOW_NEXT;
+        rt_fail(in, s->loc, "interp: a thread-level statement in a block-level run");
     case IR_S_VCOPY:
     case IR_S_ASYNC_COMMIT:
     case IR_S_ASYNC_WAIT:

@@ -324,6 +324,11 @@ typedef enum IrStmtKind {
                          the group's collective work) */
 } IrStmtKind;
 
+/* IR_S_BARRIER ids of the C target's coroutine kernels (see barrier): the
+ * block's, then one per warp a T.ws role may start at (1024 threads). */
+#define IR_C_BAR_BLOCK 16
+#define IR_C_BAR_END (IR_C_BAR_BLOCK + 1 + 32)
+
 /* The operations of IR_S_MBAR (PTX ISA, "mbarrier"): an mbarrier counts
  * the arrivals still expected in its current phase (and, on sm_90, bytes
  * of asynchronous transactions); when both reach zero the phase completes,
@@ -409,15 +414,22 @@ struct IrStmt {
          * block; a run-time id chosen per thread): set by insert_sync and
          * printed as PTX `barrier.sync`, not `bar.sync`, which is
          * barrier.sync.aligned and needs every thread at the same
-         * instruction (PTX ISA, "barrier") */
+         * instruction (PTX ISA, "barrier").
+         * Ids IR_C_BAR_BLOCK and up are the C target's own, in thread_coro
+         * kernels only (pass coro_sync_c): around the block's uniform code
+         * (IR_C_BAR_BLOCK, count 0: every live thread) and a T.ws role's
+         * (IR_C_BAR_BLOCK + 1 + the role's first warp, count: its threads) */
         struct { int id, count; IrExpr *idv; bool unaligned; } barrier;
         /* MBAR: `op` on element buf[idx] of a T.alloc_barrier buffer; value:
          * INIT's count, EXPECT_TX's bytes, WAIT's parity (NULL for ARRIVE) */
         struct { IrMbarOp op; IrBuffer *buf; IrExpr *idx; IrExpr *value; } mbar;
         /* ROLE: threads lo .. lo + n - 1 (flat index) run body; the others
          * skip it.  `id` numbers the kernel's roles from 1 (the named barrier
-         * insert_sync uses inside it) */
-        struct { int lo, n, id; IrStmt *body; } role;
+         * insert_sync uses inside it).  solo (C target, pass coro_sync_c,
+         * thread_coro kernels only): body is the uniform code of threads
+         * [lo, lo + n) - the block's (id 0) or a role's - and thread lo
+         * alone runs it for them (an mbarrier arrive in it counts n) */
+        struct { int lo, n, id; IrStmt *body; bool solo; } role;
     };
 };
 

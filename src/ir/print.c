@@ -534,7 +534,11 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         ts_buf_puts(b, ")");
         break;
     case IR_S_ROLE:
-        ts_buf_printf(b, "with role(%d, threads=[%d, %d)):\n", s->role.id, s->role.lo, s->role.lo + s->role.n);
+        if (s->role.solo) /* thread lo alone, for the group */
+            ts_buf_printf(b, "with solo(thread=%d, for_threads=[%d, %d)):\n", s->role.lo, s->role.lo,
+                          s->role.lo + s->role.n);
+        else
+            ts_buf_printf(b, "with role(%d, threads=[%d, %d)):\n", s->role.id, s->role.lo, s->role.lo + s->role.n);
         put_body(p, s->role.body, ind + 1);
         return;
     case IR_S_ASYNC_COMMIT: ts_buf_puts(b, "async_commit()"); break;

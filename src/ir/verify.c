@@ -354,11 +354,16 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
         check_tileop(v, s->op);
         break;
     case IR_S_EVAL: check_expr(v, s->eval.e); break;
-    case IR_S_BARRIER:
-        if (s->barrier.id < 0 || s->barrier.id > 15 || (s->barrier.id && (s->barrier.count <= 0 || s->barrier.count % 32)))
+    case IR_S_BARRIER: {
+        /* the C target's own ids (IR_C_BAR_BLOCK..): coroutine kernels only, count 0 the live threads */
+        bool own = v->k->thread_coro && s->barrier.id >= IR_C_BAR_BLOCK && s->barrier.id < IR_C_BAR_END &&
+                   !s->barrier.idv;
+        if (s->barrier.id < 0 || (s->barrier.id > 15 && !own) ||
+            (s->barrier.id && (s->barrier.count < (own ? 0 : 1) || s->barrier.count % 32)))
             fail(v, s->loc, "barrier %d of %d threads", s->barrier.id, s->barrier.count);
         if (s->barrier.idv) check_expr(v, s->barrier.idv);
         break;
+    }
     case IR_S_ASYNC_COMMIT: break;
     case IR_S_MBAR:
         if (!s->mbar.buf->mbar_count) fail(v, s->loc, "an mbarrier operation on buffer %s, not a barrier", s->mbar.buf->name);
@@ -368,8 +373,10 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
         if (s->mbar.value) check_index(v, s->mbar.value, "an mbarrier operand");
         break;
     case IR_S_ROLE:
-        if (s->role.lo < 0 || s->role.n <= 0 || s->role.id <= 0)
-            fail(v, s->loc, "role %d of threads [%d, %d)", s->role.id, s->role.lo, s->role.lo + s->role.n);
+        if (s->role.lo < 0 || s->role.n <= 0 || s->role.id < (s->role.solo ? 0 : 1) ||
+            (s->role.solo && !v->k->thread_coro))
+            fail(v, s->loc, "%srole %d of threads [%d, %d)", s->role.solo ? "solo " : "", s->role.id, s->role.lo,
+                 s->role.lo + s->role.n);
         check_stmt(v, s->role.body);
         break;
     case IR_S_ASYNC_WAIT:

@@ -62,6 +62,7 @@ void ts_pass_insert_sync(TsPassCtx *cx);       /* CUDA: barriers where threads s
 void ts_pass_plan_smem(TsPassCtx *cx);         /* CUDA: shared-memory offsets, padding, reuse, limit */
 void ts_pass_thread_loops_c(TsPassCtx *cx);    /* C: thread-dependent code in thread ranges (partition_threads.c) */
 void ts_pass_warp_c(TsPassCtx *cx);            /* C: warp primitives in lock-step */
+void ts_pass_coro_sync_c(TsPassCtx *cx);       /* C: coroutine kernels' uniform code to one thread, barriers */
 void ts_pass_resolve_views(TsPassCtx *cx);     /* views' accesses -> their base's */
 
 #endif

@@ -36,6 +36,9 @@
  *                      ranges, run as loops over the threads (partition_threads.c)
  * c warp_c             C only: thread ranges using warp primitives cut so
  *                      that the warp runs them in lock-step (warp_c.c)
+ * c coro_sync_c        C only, coroutine kernels: the block's (a role's)
+ *                      uniform statements run by one thread between two
+ *                      barriers of the group (coro_sync_c.c)
  * * split_address      global copy addresses as base + step (split_address.c)
  *   verify_lowered     well formed, no tile operator left, and (CUDA) no
  *                      instruction the target architecture lacks
@@ -149,6 +152,10 @@ const TsPass ts_passes[] = {
     {"warp_c", ts_pass_warp_c,
      "C: thread ranges that use warp primitives (shuffles, votes, warp reductions) become a sequence of "
      "ranges running the warp in lock-step, each call's operands exchanged through per-thread words",
+     TS_PASS_C},
+    {"coro_sync_c", ts_pass_coro_sync_c,
+     "C, kernels whose threads run as coroutines: each run of the block's (a T.ws role's) uniform statements "
+     "becomes one thread's (a solo role) between two barriers of the block (the role), ids 16 and up",
      TS_PASS_C},
     {"split_address", ts_pass_split_address,
      "CUDA: each vector copy's global address in a loop becomes a base fixed per thread plus the loop's step "

@@ -10,6 +10,7 @@ f=tests/run/thread_coro.py
 check $f --entry pc --check-against pc_ref
 check $f --entry groups --check-against groups_ref
 check $f --entry groups -D G=3 --check-against groups_ref
+check $f --entry staged --check-against staged_ref
 out=$(TILESCALE_WAIT_TIMEOUT=1 timeout 60 "$tool" run $f --entry stuck 2>&1)
 rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || { echo "FAILED: a stuck wait did not fail (rc $rc): $out"; exit 1; }

@@ -51,8 +51,10 @@
  * (the ts_warp_* macros below); while loops yield every iteration (the
  * awaited thread may be in the same block); T.thread_return returns.  The
  * block-level statements (tile-level stores, copies, communication) are
- * the block's, not each thread's: thread 0 runs them between two barriers
- * of all threads, which keeps the order program order gives them.
+ * the block's, not each thread's: pass coro_sync_c puts them in solo roles
+ * (`if (ts_me == lo)`) between two barriers of the block or the T.ws role,
+ * which keeps the order program order gives them; mbarrier buffers are
+ * zeroed before the threads start.
  *
  * The generated file depends on libc and libm only: printing and yielding
  * go through callbacks in the argument struct (c_target.h describes the
@@ -121,9 +123,6 @@ typedef struct Cg {
     int in_grid;                     /* emitting tsk_grid: no block-level names */
     int in_thread;                   /* inside a thread range: ts_tid is the thread (thread_loops_c) */
     int coro;                        /* IrKernel.thread_coro: emitting tsk_thread, ts_me the thread */
-    int solo;                        /* coro: inside block-level code that one thread runs alone */
-    int lead, lead_bar, lead_n;      /* coro: who runs block-level code (thread 0, or a T.ws role's
-                                        first thread), the barrier id and thread count around it */
     int64_t arrivals;                /* threads an mbarrier arrive in uniform code stands for: the
                                         block's, or the T.ws role's inside one (mbar_c.c) */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
@@ -299,23 +298,10 @@ static void scope_open(Cg *g) { ts_cx_scope_open(g->a, &g->scopes); }
 static void scope_close(Cg *g) { ts_cx_scope_close(&g->scopes); }
 
 /* The statements of s (a SEQ's children, or s itself) at the current level. */
-static int coro_all(const IrStmt *s);
-static void emit_block_level(Cg *g, const IrStmt *const *v, int n);
-
 static void emit_body(Cg *g, const IrStmt *s) {
     if (!s) return;
     if (s->kind == IR_S_SEQ) {
-        for (int i = 0; i < s->seq.n; i++) {
-            int j = i;
-            if (g->coro && !g->in_thread && !g->solo) /* a run of block-level statements: one pair of barriers */
-                while (j < s->seq.n && !coro_all(s->seq.v[j])) j++;
-            if (j > i) {
-                emit_block_level(g, (const IrStmt *const *)&s->seq.v[i], j - i);
-                i = j - 1;
-                continue;
-            }
-            emit_stmt(g, s->seq.v[i]);
-        }
+        for (int i = 0; i < s->seq.n; i++) emit_stmt(g, s->seq.v[i]);
     } else {
         emit_stmt(g, s);
     }
@@ -504,60 +490,10 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
     ts_buf_free(&src);
 }
 
-/* ---- thread_coro kernels: block-level statements ------------------------------------ */
-
-static bool all_threads_stmt(const IrStmt *s, void *ctx) {
-    (void)ctx;
-    return (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD) || s->kind == IR_S_BARRIER || s->kind == IR_S_ROLE ||
-           (s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_THREAD_RETURN);
-}
-static bool warp_expr(const IrExpr *e, void *ctx) {
-    (void)ctx;
-    return ts_warp_call(e, NULL);
-}
-
-/* Does every thread run s itself (it holds per-thread code, a barrier, a
- * T.ws role or a warp primitive; lets and allocations are every thread's
- * too)?  Otherwise s is the block's (or the role's): one thread runs it. */
-static int coro_all(const IrStmt *s) {
-    if (s->kind == IR_S_LET || s->kind == IR_S_SEQ) return 1;
-    if (s->kind == IR_S_ALLOC) return !s->alloc.buf->mbar_count;
-    return ir_stmt_any(s, all_threads_stmt, NULL) || ir_stmt_any_expr(s, warp_expr, NULL);
-}
-
 static void emit_stmt_at(Cg *g, const IrStmt *s);
-
-/* Block-level statements [i, j) of a sequence: thread 0 runs them between
- * two barriers of every live thread (16: the printer's own barrier). */
-static void emit_block_level(Cg *g, const IrStmt *const *v, int n) {
-    line_start(g);
-    outf(g, "ts_a->tbar(ts_b->yield_ctx, %d, %d);\n", g->lead_bar, g->lead_n);
-    line_start(g);
-    outf(g, "if (ts_me == %d) {\n", g->lead);
-    g->ind++;
-    scope_open(g);
-    g->solo = 1;
-    for (int i = 0; i < n; i++) {
-        TsLoc saved_loc = g->stmt_loc;
-        if (v[i]->loc.src) g->stmt_loc = v[i]->loc;
-        emit_stmt_at(g, v[i]);
-        g->stmt_loc = saved_loc;
-    }
-    g->solo = 0;
-    scope_close(g);
-    g->ind--;
-    line_start(g);
-    out(g, "}\n");
-    line_start(g);
-    outf(g, "ts_a->tbar(ts_b->yield_ctx, %d, %d);\n", g->lead_bar, g->lead_n);
-}
 
 static void emit_stmt(Cg *g, const IrStmt *s) {
     if (!s) return;
-    if (g->coro && !g->in_thread && !g->solo && !coro_all(s)) {
-        emit_block_level(g, &s, 1);
-        return;
-    }
     TsLoc saved_loc = g->stmt_loc;
     if (s->loc.src) g->stmt_loc = s->loc;
     emit_stmt_at(g, s);
@@ -706,8 +642,9 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         return;
     }
     case IR_S_ALLOC:
-        /* carved out of the scratch area up front; mbarriers start uninitialised */
-        if (s->alloc.buf->mbar_count) {
+        /* carved out of the scratch area up front; mbarriers start uninitialised
+         * (thread_coro kernels: zeroed before the threads start, emit_block_fn) */
+        if (s->alloc.buf->mbar_count && !g->coro) {
             const CgBuf *cb = find_buf(g, s->alloc.buf, s->loc);
             int64_t n = 1;
             ir_is_const_int(cb->buf->shape[0], &n);
@@ -719,22 +656,18 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         int64_t saved = g->arrivals;
         g->arrivals = s->role.n;
         line_start(g);
-        outf(g, "/* T.ws role %d: threads [%d, %d) */\n", s->role.id, s->role.lo, s->role.lo + s->role.n);
+        if (s->role.solo)
+            outf(g, "/* solo: thread %d, for threads [%d, %d) */\n", s->role.lo, s->role.lo, s->role.lo + s->role.n);
+        else
+            outf(g, "/* T.ws role %d: threads [%d, %d) */\n", s->role.id, s->role.lo, s->role.lo + s->role.n);
         line_start(g);
-        if (g->coro && !g->solo) {
-            /* the role's threads run its body; its block-level code is run by the
-             * role's first thread between two barriers of the role (id 17 + its
-             * first warp: roles are whole warps, and their ids are insert_sync's) */
-            int lead = g->lead, lead_bar = g->lead_bar, lead_n = g->lead_n;
-            g->lead = s->role.lo;
-            g->lead_bar = 17 + s->role.lo / 32;
-            g->lead_n = s->role.n;
+        if (s->role.solo) { /* coro_sync_c: the group's uniform code, by its first thread */
+            if (!g->coro) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: a solo role outside a thread_coro kernel");
+            outf(g, "if (ts_me == %d) ", s->role.lo);
+        } else if (g->coro) { /* the role's threads run its body */
             outf(g, "if (ts_me >= %d && ts_me < %d) ", s->role.lo, s->role.lo + s->role.n);
-            emit_block(g, s->role.body);
-            g->lead = lead, g->lead_bar = lead_bar, g->lead_n = lead_n;
-        } else {
-            emit_block(g, s->role.body);
         }
+        emit_block(g, s->role.body);
         out(g, "\n");
         g->arrivals = saved;
         return;
@@ -947,6 +880,14 @@ static void emit_block_fn(Cg *g) {
         }
         out(g, "}\n");
         out(g, "\nTS_EXPORT void tsk_block(const TsCArgs *ts_a, TsCBlock *ts_b) {\n");
+        for (int i = 0; i < g->bufs.n; i++) { /* mbarriers start uninitialised, before any thread runs */
+            const CgBuf *cb = &g->bufs.v[i];
+            int64_t n = 1;
+            if (!cb->buf->mbar_count || cb->param >= 0) continue;
+            ir_is_const_int(cb->buf->shape[0], &n);
+            outf(g, "    memset((unsigned char *)ts_b->scratch + %lld, 0, %lld); /* %s */\n", (long long)cb->offset,
+                 (long long)n * 8, cb->name);
+        }
         outf(g, "    ts_a->threads(ts_a, ts_b, %lld, tsk_thread);\n", (long long)ir_kernel_nthreads(k));
         out(g, "}\n");
     } else if (g->check) {
@@ -1002,7 +943,6 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     g.x = (TsCxGen){&c_dialect, d, k->arena, k, o, &g};
     g.check = caps ? caps->check_bounds : 1;
     g.coro = k->thread_coro;
-    g.lead_bar = 16;
     g.arrivals = ir_kernel_nthreads(k);
     if (k->ngrid < 0 || k->ngrid > 3)
         ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "C codegen: %d grid dimensions", k->ngrid);

@@ -14,9 +14,9 @@
  * each on its own small stack, switching between them:
  *
  *  - a thread runs until it waits: at a barrier (TsCArgs.tbar: T.sync_threads,
- *    named or not; the block's uniform statements are run by thread 0
- *    between two barriers, a T.ws role's by its first thread between two
- *    barriers of the role), at a warp primitive (TsCArgs.warp: the lanes
+ *    named or not; pass coro_sync_c has the block's uniform statements run
+ *    by thread 0 between two barriers, a T.ws role's by its first thread
+ *    between two barriers of the role), at a warp primitive (TsCArgs.warp: the lanes
  *    meet, the last one computes every lane's result with CUDA's rules:
  *    source lanes of shuffles, butterflies of reductions, ballots), or in a
  *    spin (TsCArgs.yield: a wait, a polling load, any while-loop
@@ -62,8 +62,9 @@
  * holds scalars and printf's frames. */
 #define THR_STACK (64 * 1024)
 
-/* Barrier ids: bar.sync's 16, the printer's own for block-level code (16)
- * and for each T.ws role's (17 + the role's first warp; 1024 threads). */
+/* Barrier ids: bar.sync's 16, then pass coro_sync_c's around block-level
+ * code (16) and each T.ws role's (17 + the role's first warp; 1024
+ * threads): ir.h's IR_C_BAR_END. */
 #define TS_NBAR (17 + 32)
 
 enum { T_READY, T_BAR, T_WARP, T_DONE };
@@ -109,8 +110,8 @@ struct TBlock {
     int32_t live;           /* threads not yet returned */
     Thr *thr;               /* [nt] */
     Warp *warp;             /* [(nt + 31) / 32] */
-    Bar bar[TS_NBAR];            /* the 16 hardware barrier ids; 16: the printer's own around block-level
-                               code, 17 + w: around the T.ws role from warp w (codegen_c.c) */
+    Bar bar[TS_NBAR];       /* the 16 hardware barrier ids; 16: around block-level code, 17 + w:
+                               around the T.ws role from warp w (pass coro_sync_c) */
     unsigned char *stacks;  /* one mapping: per thread a guard page and a stack */
     size_t stacks_size;     /* its bytes */
     size_t page;            /* page size */
@@ -149,7 +150,7 @@ static void bar_check(TBlock *tb, int32_t id) {
 }
 
 /* TsCArgs.tbar: T.sync_threads(id, count); count 0: every live thread;
- * ids 16..48: the printer's barriers around block-level code. */
+ * ids 16..48: pass coro_sync_c's barriers around block-level code. */
 static void thr_bar(void *ctx, int32_t id, int32_t count) {
     Thr *t = ctx;
     TBlock *tb = t->tb;
