@@ -354,6 +354,33 @@ static void test_verify(void) {
     k5->body = st;
     CHECK_EQ_INT(TS_ERR_INTERNAL, verify(k5, &d));
     CHECK_CONTAINS(ts_buf_str(&d.msg), "a store of a float32 value into float16 buffer O");
+
+    /* the C target's own barrier ids and solo roles (pass coro_sync_c): coroutine kernels only */
+    IrKernel *k6 = new_kernel("coro");
+    IrBuffer *o6 = param(k6, "O", TS_FLOAT32, 1, (int64_t[]){4});
+    IrStmt *bar = ir_stmt(&A, IR_S_BARRIER, (TsLoc){0});
+    bar->barrier.id = IR_C_BAR_BLOCK;
+    IrStmt *solo = ir_stmt(&A, IR_S_ROLE, (TsLoc){0});
+    solo->role.n = 64;
+    solo->role.solo = true;
+    solo->role.body = ir_store(&A, o6, &z, 1, ir_float(&A, 1, TS_FLOAT32));
+    k6->body = ir_seq(&A);
+    ir_seq_push(&A, k6->body, bar);
+    ir_seq_push(&A, k6->body, solo);
+    ir_seq_push(&A, k6->body, bar);
+    k6->thread_coro = true;
+    CHECK_EQ_INT(TS_OK, verify(k6, &d));
+    k6->thread_coro = false;
+    CHECK_EQ_INT(TS_ERR_INTERNAL, verify(k6, &d));
+    CHECK_CONTAINS(ts_buf_str(&d.msg), "barrier 16 of 0 threads");
+    k6->thread_coro = true;
+    bar->barrier.id = IR_C_BAR_END;
+    CHECK_EQ_INT(TS_ERR_INTERNAL, verify(k6, &d));
+    CHECK_CONTAINS(ts_buf_str(&d.msg), "barrier 49 of 0 threads");
+    k6->thread_coro = false;
+    k6->body = solo;
+    CHECK_EQ_INT(TS_ERR_INTERNAL, verify(k6, &d));
+    CHECK_CONTAINS(ts_buf_str(&d.msg), "solo role 0 of threads [0, 64)");
     ts_buf_free(&d.msg);
 }
 
