@@ -839,7 +839,8 @@ static void im2col(Elab *E, Args *A) {
     IrExpr *in = B(IR_AND, B(IR_AND, B(IR_GE, h, I64(0)), B(IR_LT, h, ir_cast(a, TS_INT64, H))),
                    B(IR_AND, B(IR_GE, w, I64(0)), B(IR_LT, w, ir_cast(a, TS_INT64, W))));
     in = B(IR_AND, in, B(IR_AND, B(IR_LT, n, ir_cast(a, TS_INT64, N)), B(IR_LT, kh, I64(kern))));
-    /* the load only where in range (a select evaluates both sides: clamp) */
+    /* the load only where in range (a select evaluates its taken side only;
+     * the clamp keeps the index inside even so, for code that hoists it) */
     IrExpr *z = I64(0);
     IrExpr *li[4] = {B(IR_MIN, n, B(IR_SUB, ir_cast(a, TS_INT64, N), I64(1))),
                      B(IR_MAX, B(IR_MIN, h, B(IR_SUB, ir_cast(a, TS_INT64, H), I64(1))), z),

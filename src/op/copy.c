@@ -12,8 +12,9 @@
  * Tiles at the edge of a global tensor can hang over its end (M not a
  * multiple of the block size), so every access to a global buffer is
  * guarded: a read outside gives 0 (TileLang pads with zeros), a write
- * outside is skipped.  The guard is an `if`, not a select, because a
- * select evaluates both sides and would still read out of bounds.
+ * outside is skipped.  The guard is an `if` (a select evaluates only its
+ * taken side too, but cannot skip a write), which lower_tile_ops drops
+ * where the analysis proves it true.
  */
 #include "op/op_util.h"
 
