@@ -13,18 +13,24 @@
 #   2. compute-sanitizer memcheck, racecheck and synccheck on small runs of
 #      each, both paths;
 #   3. kernel time (TILESCALE_CUDA_BENCH: 50 timed launches after 5, median)
-#      of ws_matmul / ws_matmul_ring at 4096^3 and flashattn_ws at B1 H32
-#      S4096 D128 (and D64), both paths, beside cuBLAS (torch.matmul) and
-#      SDPA (torch, flash) on the same shapes where torch is installed, and
-#      the dynamic shared memory each of ours asks for (from the generated
-#      CUDA's first line).
+#      of ws_matmul / ws_matmul_ring (2 and 3 stages) at 4096^3 and
+#      flashattn_ws at B1 H32 S4096 D128 (and D64), both paths, beside cuBLAS
+#      (torch.matmul) and SDPA (torch, flash) on the same shapes where torch
+#      is installed, and the dynamic shared memory each of ours asks for (from
+#      the generated CUDA's first line); for the GEMMs also the registers path
+#      with TILESCALE_CUDA_WS_ASYNC=0 (the producer's copies as plain loads and
+#      stores, before pass ws_async_copy made them cp.async) and the plain
+#      examples/gemm.py matmul at 4096^3.
+#
+# Every check above runs with the default TILESCALE_CUDA_WS_ASYNC (cp.async
+# producers, sm_80+): correctness and the sanitizers cover that path.
 #
 #   B=build-gpu bash bench/ws_regs_gpu_check.sh     # from the repository root, on the GPU machine
 #
 # Without a GPU (no nvidia-smi, or it finds none) it says so and exits 77
 # (skipped), never "pass".  Exit status 1 if a check failed.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "ws_regs_gpu_check: no GPU here: SKIPPED"
   exit 77
@@ -91,14 +97,14 @@ smem() { # ws_layout, file, args: the dynamic shared memory of the generated CUD
   TILESCALE_CUDA_WS_LAYOUT=$1 "$T" compile "$2" ${@:3} --target cuda --emit cuda 2>/dev/null | head -1 |
     grep -Eo "[0-9]+ bytes of dynamic shared memory" | grep -Eo "^[0-9]+"
 }
-tm() { # ws_layout, file, args: median kernel ms
+tm() { # ws_layout, file, args: median kernel ms (TILESCALE_CUDA_WS_ASYNC from the caller's environment)
   # shellcheck disable=SC2068
   TILESCALE_CUDA_WS_LAYOUT=$1 TILESCALE_CUDA_BENCH=50,5 "$T" run "$2" ${@:3} --target cuda --time 2>&1 |
     grep -Eo "cuda bench [0-9.]+" | grep -Eo "[0-9.]+$"
 }
 echo
-echo "| kernel | shared bytes before | after | ms before (ws_layout=0) | ms after | reference |"
-echo "|---|---:|---:|---:|---:|---|"
+echo "| kernel | shared bytes before | after | ms before (ws_layout=0) | ms registers, ws_async=0 | ms after (default) | reference |"
+echo "|---|---:|---:|---:|---:|---:|---|"
 ref_gemm=$(python3 - <<'EOF' 2>/dev/null
 import torch
 a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
@@ -111,11 +117,12 @@ e.record(); e.synchronize()
 print("cuBLAS %.3f ms" % (s.elapsed_time(e) / 50))
 EOF
 )
-for e in ws_matmul ws_matmul_ring; do
+for e in "ws_matmul" "ws_matmul_ring" "ws_matmul_ring -D stages=3"; do
   a="--entry $e -D M=4096 -D N=4096 -D K=4096"
   # shellcheck disable=SC2086
-  echo "| $e 4096^3 fp16 | $(smem 0 $GEMM $a) | $(smem 1 $GEMM $a) | $(tm 0 $GEMM $a) | $(tm 1 $GEMM $a) | ${ref_gemm:-torch not found} |"
+  echo "| $e 4096^3 fp16 | $(smem 0 $GEMM $a) | $(smem 1 $GEMM $a) | $(tm 0 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $GEMM $a) | $(tm 1 $GEMM $a) | ${ref_gemm:-torch not found} |"
 done
+echo "| examples/gemm.py matmul 4096^3 fp16 (no roles) | | | | | $(tm 1 examples/gemm.py --entry matmul -D M=4096 -D N=4096 -D K=4096) | ${ref_gemm:-torch not found} |"
 for d in 64 128; do
   ref_fa=$(python3 - "$d" <<'EOF' 2>/dev/null
 import sys, torch
@@ -133,6 +140,6 @@ EOF
 )
   a="--entry flashattn_ws -D batch=1 -D heads=32 -D seq_len=4096 -D dim=$d -D is_causal=True -D block_M=128"
   # shellcheck disable=SC2086
-  echo "| flashattn_ws B1 H32 S4096 D$d causal, block_M=128 | $(smem 0 $FA $a) | $(smem 1 $FA $a) | $(tm 0 $FA $a) | $(tm 1 $FA $a) | ${ref_fa:-torch not found} |"
+  echo "| flashattn_ws B1 H32 S4096 D$d causal, block_M=128 | $(smem 0 $FA $a) | $(smem 1 $FA $a) | $(tm 0 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $FA $a) | $(tm 1 $FA $a) | ${ref_fa:-torch not found} |"
 done
-[ $fail = 0 ] && echo "ALL PASS" || { echo "SOME FAILED"; exit 1; }
+if [ $fail = 0 ]; then echo "ALL PASS"; else echo "SOME FAILED"; exit 1; fi

@@ -132,6 +132,7 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
     c->pad = env_on("TILESCALE_CUDA_PAD", NULL);
     c->layout = env_on("TILESCALE_CUDA_LAYOUT", NULL);
     c->ws_layout = env_on("TILESCALE_CUDA_WS_LAYOUT", NULL);
+    c->ws_async = env_on("TILESCALE_CUDA_WS_ASYNC", NULL);
     c->swizzle = env_on("TILESCALE_CUDA_SWIZZLE", NULL);
     c->pipeline = env_on("TILESCALE_CUDA_PIPELINE", NULL);
     c->index32 = env_on("TILESCALE_CUDA_INDEX32", NULL);

@@ -762,14 +762,14 @@ static void do_vcopy(IrTInterp *x, Th *t, const IrStmt *s) {
     }
 }
 
-/* cp.async.wait_group N: the thread's copies of all but its N newest
- * committed groups land now (a write by this thread, checked as such). */
-static void do_async_wait(IrTInterp *x, Th *t, const IrStmt *s) {
-    int upto = t->committed - s->async_wait.pending;
+/* The thread's copies of its committed groups up to `upto` land now (a
+ * write by this thread, checked as such); all: every copy in flight, the
+ * ones not committed yet too. */
+static void land_async(IrTInterp *x, Th *t, int upto, bool all, TsLoc loc) {
     int keep = 0;
     for (int i = 0; i < t->nas; i++) {
         Async a = t->as[i];
-        if (a.group == 0 || a.group > upto) {
+        if (!all && (a.group == 0 || a.group > upto)) {
             t->as[keep++] = a;
             continue;
         }
@@ -782,10 +782,16 @@ static void do_async_wait(IrTInterp *x, Th *t, const IrStmt *s) {
             iv[d] = rest % ext;
             rest /= ext;
         }
-        shared_check(x, t->id, m, a.off, iv, A_WRITE, s->loc);
+        shared_check(x, t->id, m, a.off, iv, A_WRITE, loc);
         m->data[a.off] = a.val;
     }
     t->nas = keep;
+}
+
+/* cp.async.wait_group N: the thread's copies of all but its N newest
+ * committed groups land. */
+static void do_async_wait(IrTInterp *x, Th *t, const IrStmt *s) {
+    land_async(x, t, t->committed - s->async_wait.pending, false, s->loc);
 }
 
 /* The two non-unit axes of a gemm operand region. */
@@ -982,6 +988,12 @@ static void do_mbar(IrTInterp *x, Th *t, const IrStmt *s) {
         mb->loc = s->loc;
         if (mb->count < 1) rt_fail(x, s->loc, "interp: mbarrier initialized with %lld arrivals", (long long)mb->count);
         return;
+    case IR_MBAR_ARRIVE_ASYNC:
+        /* cp.async.mbarrier.arrive + arrive: the phase cannot complete
+         * before every copy the thread issued has landed; here they land
+         * now, just before its arrival */
+        land_async(x, t, 0, true, s->loc);
+        /* fall through */
     case IR_MBAR_ARRIVE:
         if (--mb->pending > 0) return;
         /* the phase completes: what came before it is ordered before what follows */

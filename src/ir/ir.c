@@ -571,6 +571,7 @@ const char *ir_mbar_op_name(IrMbarOp op) {
     case IR_MBAR_ARRIVE: return "arrive";
     case IR_MBAR_EXPECT_TX: return "expect_tx";
     case IR_MBAR_WAIT: return "wait_parity";
+    case IR_MBAR_ARRIVE_ASYNC: return "arrive_async";
     }
     return "?";
 }

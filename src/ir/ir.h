@@ -338,6 +338,10 @@ typedef enum IrMbarOp {
     IR_MBAR_ARRIVE,    /* one arrival of each executing thread */
     IR_MBAR_EXPECT_TX, /* the current phase also waits for `value` more bytes of transactions (sm_90) */
     IR_MBAR_WAIT,      /* wait until the phase of parity `value` (0/1) has completed */
+    IR_MBAR_ARRIVE_ASYNC, /* one arrival of each executing thread, and the phase completes only
+                             once every async copy (IR_S_VCOPY.async) the thread issued before
+                             has landed (CUDA, sm_80: cp.async.mbarrier.arrive, then the arrive;
+                             made by pass ws_async_copy) */
 } IrMbarOp;
 const char *ir_mbar_op_name(IrMbarOp op);
 

@@ -368,7 +368,7 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
     case IR_S_MBAR:
         if (!s->mbar.buf->mbar_count) fail(v, s->loc, "an mbarrier operation on buffer %s, not a barrier", s->mbar.buf->name);
         check_access(v, s->mbar.buf, &s->mbar.idx, 1, s->loc);
-        if ((s->mbar.value != NULL) == (s->mbar.op == IR_MBAR_ARRIVE))
+        if ((s->mbar.value != NULL) == (s->mbar.op == IR_MBAR_ARRIVE || s->mbar.op == IR_MBAR_ARRIVE_ASYNC))
             fail(v, s->loc, "mbarrier %s with%s a value", ir_mbar_op_name(s->mbar.op), s->mbar.value ? "" : "out");
         if (s->mbar.value) check_index(v, s->mbar.value, "an mbarrier operand");
         break;

@@ -67,7 +67,9 @@
  * in flight), where it lands as an ordinary write of the issuing thread;
  * so the barrier that makes the data visible goes after that wait, as
  * inject_pipeline's pattern needs (the thread-level interpreter checks the
- * same rule at run time).
+ * same rule at run time); or, in a T.ws role, until the role's
+ * cp.async.mbarrier.arrive (IR_MBAR_ARRIVE_ASYNC), which counts only once
+ * they have landed.
  *
  * Collective operations: a tensor-core T.gemm reads and writes its regions
  * as "any thread"; a communication op gets a barrier before and after (it
@@ -859,6 +861,20 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
         if (s->barrier.id) push(S, out, s); /* T.sync_threads(id, count): the program's own */
         return; /* (block barriers are placed again below where needed) */
     case IR_S_ROLE: role_into(S, s, st, out); return;
+    case IR_S_MBAR:
+        /* cp.async.mbarrier.arrive + arrive: the phase completes only once
+         * the arriving threads' copies have landed (pass ws_async_copy puts
+         * it in the role that issued them): they land here as its writes */
+        if (s->mbar.op == IR_MBAR_ARRIVE_ASYNC)
+            for (int i = 0; i < st->n; i++)
+                if (st->v[i]->inflight && st->v[i]->role == S->role) {
+                    Acc *y = TS_NEW(S->a, Acc);
+                    *y = *st->v[i];
+                    y->inflight = false;
+                    st->v[i] = y;
+                }
+        leaf(S, s, st, out);
+        return;
     case IR_S_FOR: {
         if (ts_comm_block_role(s)) { /* a block's primitive given to one thread (lower_comm): opaque */
             if (S->nt > 1 && st->n) push(S, out, barrier(S, s->loc));

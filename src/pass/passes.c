@@ -28,6 +28,9 @@
  *                      (lower_comm.c); on both targets, for kernels of
  *                      several nodes: accesses to other nodes' ranks
  *                      through the transport
+ * * ws_async_copy      a T.ws role's global -> shared copies before its mbarrier
+ *                      arrive as cp.async, the arrive counted when they land
+ *                      (ws_async_copy.c)
  * * insert_sync        barriers only where threads share data (insert_sync.c)
  * * index_width        32-bit integer arithmetic where proven (index_width.c)
  * * plan_smem          shared-memory offsets, row padding, reuse of bytes
@@ -66,6 +69,8 @@ static bool has_tileop(const IrStmt *s) { return ir_stmt_any(s, unlowered_tileop
  * lacks: an error at the statement (the code generator only prints). */
 static bool cuda_capability_pre(IrVisitor *v, const IrStmt *s) {
     TsPassCtx *cx = v->ctx;
+    if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ASYNC && cx->caps->sm < 80)
+        ts_internal(cx->diag, "kernel %s: cp.async.mbarrier.arrive below sm_80", cx->k->name);
     if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_EXPECT_TX && cx->caps->sm < 90)
         ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
                    "T.mbarrier_expect_tx needs sm_90 or later (transaction counts); the target is sm_%d",
@@ -133,6 +138,10 @@ const TsPass ts_passes[] = {
      "signal) done by one thread in a thread range, T.atom_add's returned value through a shared word; "
      "multi-node kernels (both targets): an access to a peer of another node through the transport",
      TS_PASS_ALL},
+    {"ws_async_copy", ts_pass_ws_async_copy,
+     "CUDA: a T.ws role's vector copies from global to shared memory before its mbarrier arrive become cp.async "
+     "and the arrive also waits for them to land (cp.async.mbarrier.arrive before it), sm_80+",
+     TS_PASS_CUDA},
     {"insert_sync", ts_pass_insert_sync,
      "CUDA: barriers only where a thread reads shared memory another wrote, or overwrites what others "
      "may still read (loop back edges and cp.async waits included)",

@@ -8,8 +8,8 @@
 # (warps=[128, 256)); the row reduction spans two warps, so its scratch exchange gets the
 # role's named barrier (barrier(id, 128)), never a block barrier; the rows minus their maxima
 # go out as register column pairs.  The producer role's copies (A too: 16-byte vectors, since
-# partition_threads sees the K loop's range, so k * 32 is affine) and the mbarrier hand-over are
-# as before.
+# partition_threads sees the K loop's range, so k * 32 is affine) are cp.async and the
+# producer's arrive an arrive_async (pass ws_async_copy); the mbarrier hand-over is as before.
 import tilelang
 import tilelang.language as T
 

@@ -6,7 +6,8 @@
 # own conflicts (the consumer reading acc reversed, then writing it) get the role's named
 # barrier `barrier(id, 128)`; the uniform code after the roles, reading what a role
 # wrote, gets a block barrier.  Nests inside a role are spread over its threads only
-# (thread_range(128, extent=64): t - 128).
+# (thread_range(128, extent=64): t - 128).  The producer's copy is a cp.async and its arrive
+# an arrive_async (pass ws_async_copy): the phase completes once the copy has landed.
 import tilelang
 import tilelang.language as T
 

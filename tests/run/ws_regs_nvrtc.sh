@@ -4,6 +4,8 @@
 # sm_90 (needs NVRTC, not a GPU; exits 77, reported as skipped, where NVRTC
 # is missing): examples/ws_gemm.py's two kernels and
 # examples/ws_flash_attention.py at block_M=128 compile to PTX with mma.sync,
+# the producer role's copies are 16-byte cp.async whose mbarrier arrive
+# waits for them (cp.async.mbarrier.arrive, pass ws_async_copy),
 # and their dynamic shared memory is smaller than with
 # TILESCALE_CUDA_WS_LAYOUT=0 (fragments in shared memory, the path before):
 # the accumulators and row statistics moved to registers.
@@ -29,6 +31,9 @@ for arch in sm_80 sm_90; do
       fail "$arch $k: --emit ptx"
     fi
     grep -q 'mma\.sync\.aligned\.m16n8k16' $d/ptx || fail "$arch $k: no mma.sync in the PTX"
+    # the producer role loads with cp.async and its arrive waits for them (pass ws_async_copy)
+    grep -q 'cp\.async\.mbarrier\.arrive\.shared\.b64' $d/ptx || fail "$arch $k: no cp.async.mbarrier.arrive in the PTX"
+    [ "$(grep -c 'cp\.async\.cg\.shared\.global' $d/ptx)" -ge 8 ] || fail "$arch $k: the producer's copies are not cp.async"
     # shellcheck disable=SC2086
     TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit cuda >$d/after.cu || fail "$arch $k: --emit cuda"
     # shellcheck disable=SC2086

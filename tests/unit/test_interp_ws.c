@@ -25,7 +25,12 @@
  * consumers still read), a role's thread ranges starting at thread 0 (the
  * thread index taken as the block's, not the role's), the gemm's recorded
  * warps moved by one warp, the roles' named barriers dropped (the
- * cross-warp row reduction's scratch then races).
+ * cross-warp row reduction's scratch then races), a producer's arrive_async
+ * made a plain arrive (its cp.async copies are read in flight).
+ *
+ * The GEMMs' producers load with cp.async (pass ws_async_copy, TsCaps.ws_async):
+ * the cases say so and the test checks that no global -> shared copy of
+ * theirs stayed synchronous.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -53,32 +58,34 @@ typedef struct Case {
     const char *defs[8];  /* "name=value", NULL-terminated; the reference gets those it declares */
     double tol;           /* relative tolerance */
     bool regs;            /* with ws_layout the fragments must end up in registers */
+    bool async;           /* the producer's copies become cp.async, its arrive an arrive_async
+                             (pass ws_async_copy) */
 } Case;
 
 static const Case cases[] = {
     /* one shared tile pair: consumer role [128, 256), 4 warps on a 128 x 128 accumulator */
-    {"examples/ws_gemm.py", "ws_matmul", NULL, {"M=256", "N=128", "K=192"}, 1e-3, true},
+    {"examples/ws_gemm.py", "ws_matmul", NULL, {"M=256", "N=128", "K=192"}, 1e-3, true, true},
     /* a ring of 2 tile pairs, consumer role [0, 128) */
-    {"examples/ws_gemm.py", "ws_matmul_ring", NULL, {"M=128", "N=256", "K=320", "stages=2"}, 1e-3, true},
+    {"examples/ws_gemm.py", "ws_matmul_ring", NULL, {"M=128", "N=256", "K=320", "stages=2"}, 1e-3, true, true},
     /* partial tiles in M, N and K, a ring of 3, 32 x 32 accumulators on the role's 2 x 2 warps */
     {"examples/ws_gemm.py", "ws_matmul_ring", NULL,
-     {"M=72", "N=80", "K=200", "block_M=32", "block_N=32", "block_K=16", "stages=3"}, 1e-3, true},
+     {"M=72", "N=80", "K=200", "block_M=32", "block_N=32", "block_K=16", "stages=3"}, 1e-3, true, false},
     /* 256 consumer threads (8 warps in rows, FullRow) on 128-row tiles: QK^T, online
      * softmax by shuffles over each row's lanes, P from registers into PV */
     {"examples/ws_flash_attention.py", "flashattn_ws", "attention_naive",
-     {"batch=1", "heads=1", "seq_len=256", "dim=64", "is_causal=True", "block_M=128"}, 2e-2, true},
+     {"batch=1", "heads=1", "seq_len=256", "dim=64", "is_causal=True", "block_M=128"}, 2e-2, true, true},
     {"examples/ws_flash_attention.py", "flashattn_ws", "attention_naive",
-     {"batch=1", "heads=1", "seq_len=256", "dim=32", "is_causal=False", "block_M=128"}, 2e-2, true},
+     {"batch=1", "heads=1", "seq_len=256", "dim=32", "is_causal=False", "block_M=128"}, 2e-2, true, true},
     /* (tests/golden/ir_ws_layout.py) a row reduction across the 2 x 2 warp grid of the
      * consumer role [128, 256): its scratch exchange under the role's named barrier */
-    {"tests/golden/ir_ws_layout.py", "ws_rowmax", NULL, {"K=128"}, 1e-3, true},
+    {"tests/golden/ir_ws_layout.py", "ws_rowmax", NULL, {"K=128"}, 1e-3, true, false},
     /* T.Scale("warp") / T.Scale("warpgroup") units (examples/scale_gemm.py): one role per
      * warp (32 threads) or warpgroup, each with its own accumulator in its own registers */
-    {"examples/scale_gemm.py", "warp_gemm", "warp_gemm_ref", {"M=128", "N=32", "K=48"}, 1e-3, true},
-    {"examples/scale_gemm.py", "wg_gemm", "wg_gemm_ref", {"M=32", "N=48", "K=128"}, 1e-3, true},
+    {"examples/scale_gemm.py", "warp_gemm", "warp_gemm_ref", {"M=128", "N=32", "K=48"}, 1e-3, true, false},
+    {"examples/scale_gemm.py", "wg_gemm", "wg_gemm_ref", {"M=32", "N=48", "K=128"}, 1e-3, true, false},
     /* 64-row tiles: no warp grid of 8 warps in rows fits, the fragments stay in shared memory */
     {"examples/ws_flash_attention.py", "flashattn_ws", "attention_naive",
-     {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=True"}, 2e-2, false},
+     {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=True"}, 2e-2, false, false},
 };
 
 typedef enum Mutation {
@@ -87,6 +94,8 @@ typedef enum Mutation {
     MUT_ROLE_FROM_0,   /* thread ranges inside roles start at thread 0 */
     MUT_GEMM_WARPS,    /* a role gemm's recorded warps one warp later */
     MUT_NO_NAMED_BARRIERS, /* the roles' named barriers dropped */
+    MUT_PLAIN_ARRIVE,  /* a producer's arrive_async made a plain arrive (its cp.async copies
+                          then land at no point the consumer waits for) */
 } Mutation;
 
 static void mutate_stmt(TsArena *a, IrStmt *s, Mutation mut, bool in_role) {
@@ -95,6 +104,8 @@ static void mutate_stmt(TsArena *a, IrStmt *s, Mutation mut, bool in_role) {
     case IR_S_SEQ:
         for (int i = 0; i < s->seq.n; i++) {
             IrStmt *c = s->seq.v[i];
+            if (mut == MUT_PLAIN_ARRIVE && c->kind == IR_S_MBAR && c->mbar.op == IR_MBAR_ARRIVE_ASYNC)
+                c->mbar.op = IR_MBAR_ARRIVE;
             if ((mut == MUT_NO_MBAR_WAITS && c->kind == IR_S_MBAR && c->mbar.op == IR_MBAR_WAIT) ||
                 (mut == MUT_NO_NAMED_BARRIERS && c->kind == IR_S_BARRIER && c->barrier.id))
                 c->kind = IR_S_SEQ, c->seq.v = NULL, c->seq.n = c->seq.cap = 0;
@@ -152,6 +163,20 @@ static IrKernel *compile(TsArena *a, TsDiag *d, const TsSource *src, const Case 
     return k;
 }
 
+static bool is_arrive_async(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ASYNC;
+}
+
+/* A copy from global into shared memory that is not a cp.async. */
+static bool is_sync_copy(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return (s->kind == IR_S_VCOPY && !s->vcopy.async && s->vcopy.dst->scope == IR_SCOPE_SHARED &&
+            s->vcopy.src->scope == IR_SCOPE_GLOBAL) ||
+           (s->kind == IR_S_STORE && s->store.buf->scope == IR_SCOPE_SHARED && s->store.value->kind == IR_E_LOAD &&
+            s->store.value->load.buf->scope == IR_SCOPE_GLOBAL);
+}
+
 static bool has_role_gemm(const IrStmt *s, void *ctx) {
     (void)ctx;
     return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->mma_threads > 0;
@@ -175,6 +200,7 @@ static bool run_case(const Case *c, bool ws_layout, Mutation mut) {
     cu.sm = 80;
     cu.mma = cu.vec = cu.vec_cast = cu.pad = cu.swizzle = cu.layout = cu.pipeline = true;
     cu.ws_layout = ws_layout;
+    cu.ws_async = true;
     cu.mma_prefetch = 1;
     cu.smem_reuse = TS_SMEM_REUSE_OFF;
     TsCaps cc;
@@ -188,6 +214,10 @@ static bool run_case(const Case *c, bool ws_layout, Mutation mut) {
         if (ws_layout && regs != c->regs) {
             fprintf(stderr, "%s: fragments %s registers (%s)\n", c->entry, regs ? "in" : "not in",
                     kg->layout_note ? kg->layout_note : "");
+            ok = false;
+        }
+        if (c->async && (!ir_stmt_any(kg->body, is_arrive_async, NULL) || ir_stmt_any(kg->body, is_sync_copy, NULL))) {
+            fprintf(stderr, "%s: the producer's copies are not all cp.async before an arrive_async\n", c->entry);
             ok = false;
         }
         if (!ir_stmt_any(kg->body, has_role_gemm, NULL)) {
@@ -283,13 +313,13 @@ int main(void) {
             CHECK(ok);
         }
     static const char *const names[] = {"", "dropped mbarrier waits", "role thread ranges from thread 0",
-                                        "gemm warps moved", "dropped named barriers"};
+                                        "gemm warps moved", "dropped named barriers", "plain arrive after cp.async"};
     static const struct {
         size_t c;
         Mutation m;
     } planted[] = {
         {0, MUT_NO_MBAR_WAITS}, {0, MUT_ROLE_FROM_0},       {0, MUT_GEMM_WARPS}, {1, MUT_NO_MBAR_WAITS},
-        {3, MUT_NO_MBAR_WAITS}, {5, MUT_NO_NAMED_BARRIERS}, {5, MUT_ROLE_FROM_0},
+        {3, MUT_NO_MBAR_WAITS}, {5, MUT_NO_NAMED_BARRIERS}, {5, MUT_ROLE_FROM_0}, {1, MUT_PLAIN_ARRIVE},
     };
     for (size_t i = 0; i < sizeof planted / sizeof *planted; i++) {
         bool ok = run_case(&cases[planted[i].c], true, planted[i].m);

@@ -442,7 +442,7 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
         out(g, "const char *");
     }
     outf(g, "ts_mw = (uint64_t)ts_mi >= %lldu ? \"outside the barrier buffer\" : ts_mbar(&%s[ts_mi], %d, ",
-         (long long)n, cb->name, (int)s->mbar.op);
+         (long long)n, cb->name, (int)(s->mbar.op == IR_MBAR_ARRIVE_ASYNC ? IR_MBAR_ARRIVE : s->mbar.op));
     if (s->mbar.value) {
         out(g, "(int64_t)(");
         emit_expr(g, s->mbar.value);

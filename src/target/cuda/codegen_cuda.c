@@ -1549,7 +1549,8 @@ static void emit_role(Cg *g, const IrStmt *s) {
 /* An mbarrier operation (mbar_cuda.c): each thread that runs it does it. */
 static void emit_mbar(Cg *g, const IrStmt *s) {
     const CgBuf *cb = find_buf(g, s->mbar.buf, s->loc); /* (expect_tx below sm_90: refused by verify_lowered) */
-    static const char *const fn[] = {"ts_mbar_init", "ts_mbar_arrive", "ts_mbar_expect_tx", "ts_mbar_wait"};
+    static const char *const fn[] = {"ts_mbar_init", "ts_mbar_arrive", "ts_mbar_expect_tx", "ts_mbar_wait",
+                                     "ts_mbar_arrive_async"};
     line_start(g);
     outf(g, "%s(&%s[", fn[s->mbar.op], cb->name);
     emit_expr(g, s->mbar.idx);

@@ -10,6 +10,14 @@
  *   arrive     mbarrier.arrive.shared.b64 state, [a]  -- release, CTA scope
  *   expect_tx  mbarrier.expect_tx.relaxed.cta.shared::cta.b64     (sm_90 only:
  *              transaction counts exist from sm_90 on)
+ *   arrive_async  cp.async.mbarrier.arrive.shared.b64 [a], then arrive (sm_80):
+ *              the first raises the phase's pending count by one and takes it
+ *              off again once every cp.async the thread issued before has
+ *              completed (no net change: the init counts stay those of plain
+ *              arrives); the second is the thread's own arrival, a release
+ *              for its ordinary stores as before.  (.noinc alone would make
+ *              the hardware's arrival the thread's, with no release of its
+ *              other stores stated.)
  *   wait       a loop on mbarrier.try_wait.parity (sm_90: the instruction
  *              itself suspends the thread for a while) or test_wait.parity
  *              (sm_80), acquire at CTA scope: what the arriving threads wrote
@@ -34,6 +42,12 @@ void ts_cuda_mbar_prelude(TsBuf *o, int sm) {
                 "TS_DEV void ts_mbar_arrive(ts_u64 *b) {\n"
                 "    asm volatile(\"{\\n.reg .b64 st;\\nmbarrier.arrive.shared.b64 st, [%0];\\n}\" :: \"r\"(ts_smem_addr(b)) : \"memory\");\n"
                 "}\n");
+    if (sm >= 80)
+        ts_buf_puts(o,
+                    "TS_DEV void ts_mbar_arrive_async(ts_u64 *b) {\n"
+                    "    asm volatile(\"cp.async.mbarrier.arrive.shared.b64 [%0];\" :: \"r\"(ts_smem_addr(b)) : \"memory\");\n"
+                    "    ts_mbar_arrive(b);\n"
+                    "}\n");
     if (sm >= 90)
         ts_buf_puts(o,
                     "TS_DEV void ts_mbar_expect_tx(ts_u64 *b, ts_u32 bytes) {\n"
