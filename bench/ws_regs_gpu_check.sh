@@ -13,7 +13,7 @@
 #   2. compute-sanitizer memcheck, racecheck and synccheck on small runs of
 #      each, both paths;
 #   3. kernel time (TILESCALE_CUDA_BENCH: 50 timed launches after 5, median)
-#      of ws_matmul / ws_matmul_ring (2 and 3 stages) at 4096^3 and
+#      of ws_matmul / ws_matmul_ring (2, 3 and 4 stages) at 4096^3 and
 #      flashattn_ws at B1 H32 S4096 D128 (and D64), both paths, beside cuBLAS
 #      (torch.matmul) and SDPA (torch, flash) on the same shapes where torch
 #      is installed, and the dynamic shared memory each of ours asks for (from
@@ -117,7 +117,7 @@ e.record(); e.synchronize()
 print("cuBLAS %.3f ms" % (s.elapsed_time(e) / 50))
 EOF
 )
-for e in "ws_matmul" "ws_matmul_ring" "ws_matmul_ring -D stages=3"; do
+for e in "ws_matmul" "ws_matmul_ring" "ws_matmul_ring -D stages=3" "ws_matmul_ring -D stages=4"; do
   a="--entry $e -D M=4096 -D N=4096 -D K=4096"
   # shellcheck disable=SC2086
   echo "| $e 4096^3 fp16 | $(smem 0 $GEMM $a) | $(smem 1 $GEMM $a) | $(tm 0 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $GEMM $a) | $(tm 1 $GEMM $a) | ${ref_gemm:-torch not found} |"
