@@ -35,6 +35,16 @@
  * so the arrive counts of T.alloc_barrier do not change, and the plain
  * arrive still releases the thread's ordinary stores.
  *
+ * The whole kernel, rewritten, must then show that a thread other than the
+ * producer's reads those tiles only through the producer's arrives: every
+ * other access to a copied tile is made in a role whose threads are not a
+ * producer's (a consumer, which waits on the mbarrier before reading), and a
+ * producer's threads make no other release a reader could rely on instead
+ * (a plain arrive, a barrier, a communication op: its copies might still be
+ * in flight there).  Otherwise the kernel keeps its plain copies.  (Left to
+ * the program, as with TileLang's TMA copies: a consumer that reads a tile
+ * without waiting on the phase the producer's arrive completes.)
+ *
  * Only on sm_80 and later (cp.async), with TsCaps.ws_async
  * (TILESCALE_CUDA_WS_ASYNC=0 turns it off for before/after runs).
  * insert_sync keeps such copies in flight until the role's arrive_async
@@ -162,8 +172,75 @@ static IrStmt *seq_post(IrMutator *m, IrStmt *s) {
     return list_async(m->arena, s);
 }
 
+/* ---- the whole kernel's check ---------------------------------------------- */
+
+/* What the check collects over the rewritten body. */
+typedef struct Chk {
+    TsArena *a;                      /* where the lists grow */
+    TS_VEC(const IrStmt *) producers; /* roles holding an arrive_async */
+    TS_VEC(const IrBuffer *) dsts;   /* destinations of the async copies */
+    bool bad;                        /* a condition of the essay fails */
+} Chk;
+
+static const IrStmt *role_of(const IrWalkFrame *f) {
+    for (; f; f = f->up)
+        if (f->s->kind == IR_S_ROLE) return f->s;
+    return NULL;
+}
+
+static bool overlap(const IrStmt *r, const IrStmt *q) {
+    return r->role.lo < q->role.lo + q->role.n && q->role.lo < r->role.lo + r->role.n;
+}
+
+static bool collect_pre(IrVisitor *v, const IrStmt *s) {
+    Chk *c = v->ctx;
+    if (s->kind == IR_S_VCOPY && s->vcopy.async) ts_vec_push(c->a, c->dsts, s->vcopy.dst);
+    if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ASYNC) {
+        const IrStmt *r = role_of(v->frame);
+        bool have = false;
+        for (int i = 0; i < c->producers.n; i++) have |= c->producers.v[i] == r;
+        if (r && !have) ts_vec_push(c->a, c->producers, r);
+    }
+    return true;
+}
+
+/* A producer's threads make no other release (a plain arrive, a barrier,
+ * a communication op) that a reader could rely on instead of the arrive
+ * that covers the copies. */
+static bool release_pre(IrVisitor *v, const IrStmt *s) {
+    Chk *c = v->ctx;
+    bool release = (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE) || s->kind == IR_S_BARRIER ||
+                   (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_COMM);
+    if (!release) return true;
+    const IrStmt *r = role_of(v->frame);
+    for (int i = 0; i < c->producers.n && !c->bad; i++) c->bad = !r || overlap(r, c->producers.v[i]);
+    return true;
+}
+
+/* Every other access to an async copy's destination is made in a role
+ * whose threads are not a producer's (readers there wait on its mbarrier). */
+static void dst_access(IrVisitor *v, const IrAccess *acc) {
+    Chk *c = v->ctx;
+    bool dst = false;
+    for (int i = 0; i < c->dsts.n; i++) dst |= c->dsts.v[i] == acc->buf;
+    if (!dst) return;
+    const IrStmt *at = v->frame ? v->frame->s : NULL;
+    if (at && at->kind == IR_S_VCOPY && at->vcopy.async) return;
+    const IrStmt *r = role_of(v->frame);
+    for (int i = 0; i < c->producers.n && !c->bad; i++) c->bad = !r || overlap(r, c->producers.v[i]);
+}
+
 void ts_pass_ws_async_copy(TsPassCtx *cx) {
     if (!cx->caps->ws_async || cx->caps->sm < 80 || cx->k->may_block) return;
     IrMutator m = {.arena = cx->arena, .post_stmt = seq_post};
-    cx->k->body = ir_mutate_stmt(&m, cx->k->body);
+    IrStmt *body = ir_mutate_stmt(&m, cx->k->body);
+    if (body == cx->k->body) return;
+    /* the rewrite stands only where the copies are seen through their
+     * arrive alone (see the essay); else the kernel keeps plain copies */
+    Chk c = {.a = cx->arena};
+    IrVisitor v = {.ctx = &c, .pre_stmt = collect_pre};
+    ir_visit_stmt(&v, body);
+    IrVisitor w = {.ctx = &c, .pre_stmt = release_pre, .access = dst_access};
+    ir_visit_stmt(&w, body);
+    if (!c.bad) cx->k->body = body;
 }
