@@ -45,9 +45,13 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_SYMBOLIC, NS_T, "symbolic") X(B_LAYOUT, NS_T, "Layout") X(B_CONST, NS_T, "const") X(B_EMPTY, NS_T, "empty") X(B_CLAMP, NS_T, "clamp") X(B_FRAGMENT, NS_T, "Fragment") X(B_FLOORDIV, NS_T, "floordiv")                    \
     X(B_FLOORMOD, NS_T, "floormod") X(B_TRUNCDIV, NS_T, "truncdiv")                    \
     X(B_TRUNCMOD, NS_T, "truncmod")                                                    \
-    X(B_NOOP_HINT, NS_T, "no_set_max_nreg") X(B_NOOP_HINT2, NS_T, "set_max_nreg")      \
+    X(B_NOOP_HINT, NS_T, "no_set_max_nreg") X(B_SET_MAX_NREG, NS_T, "set_max_nreg")    \
+    X(B_INC_MAX_NREG, NS_T, "inc_max_nreg") X(B_DEC_MAX_NREG, NS_T, "dec_max_nreg")    \
+    X(B_PRODUCER_REG, NS_T, "annotate_producer_reg_dealloc")                           \
+    X(B_CONSUMER_REG, NS_T, "annotate_consumer_reg_alloc")                             \
     X(B_NOOP_HINT3, NS_T, "disable_warp_group_reg_alloc")                              \
-    X(B_NOOP_HINT4, NS_T, "annotate_l2_hit_ratio")                                     \
+    X(B_NOOP_HINT4, NS_T, "annotate_l2_hit_ratio") \
+    X(B_ASYNC_COMMIT, NS_T, "ptx_commit_group") X(B_ASYNC_WAIT, NS_T, "ptx_wait_group") \
     X(B_PRIM_FUNC, NS_T, "prim_func") X(B_MACRO, NS_T, "macro")                        \
     X(B_GET_THREAD_BINDING, NS_T, "get_thread_binding")                                \
     X(B_THREAD_BINDING, NS_T, "thread_binding") X(B_PARALLEL_TIR, NS_T, "parallel")    \
@@ -980,6 +984,8 @@ static Value *make_iter(Elab *E, Args *A, IrForKind kind) {
     if (kind == IR_FOR_PARALLEL) {
         ignore_kw(A, "coalesced_width");
         ignore_kw(A, "loop_layout");
+        ignore_kw(A, "prefer_async");
+        ignore_kw(A, "annotations");
         if (A->n < 1 || A->n > 4) elab_fail(E, TS_ERR_TYPE, A->loc, "T.Parallel takes 1 to 4 extents");
         it->n = A->n;
         for (int i = 0; i < A->n; i++) {
@@ -2370,8 +2376,51 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         }
         return v;
     }
-    case B_NOOP_HINT: case B_NOOP_HINT2: case B_NOOP_HINT3: case B_NOOP_HINT4:
+    case B_NOOP_HINT: case B_NOOP_HINT3: case B_NOOP_HINT4:
         return val_none(E, loc); /* register/cache hints for the GPU */
+    case B_SET_MAX_NREG: case B_INC_MAX_NREG: case B_DEC_MAX_NREG: case B_PRODUCER_REG: case B_CONSUMER_REG: {
+        /* TileLang's register hints (tilelang/language/builtin.py): the
+         * executing warp group's register budget set to reg_count, raised or
+         * lowered (PTX setmaxnreg, sm_90a); annotate_producer_reg_dealloc()
+         * lowers it to 24 and annotate_consumer_reg_alloc() raises it to 240
+         * unless told.  Recorded as an IR_SET_MAX_NREG statement: the CUDA
+         * target prints it, the C target and the interpreters skip it. */
+        need_kernel(E, A);
+        Value *c = arg(E, A, 0, "reg_count");
+        int64_t count = c && c->kind != V_NONE ? val_to_int(E, c, loc, "reg_count")
+                        : id == B_PRODUCER_REG ? 24 : id == B_CONSUMER_REG ? 240 : -1;
+        if (count < 0 && id != B_PRODUCER_REG && id != B_CONSUMER_REG)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: reg_count is required", A->fn);
+        int64_t inc = id == B_INC_MAX_NREG || id == B_CONSUMER_REG;
+        if (id == B_SET_MAX_NREG) {
+            Value *i = req(E, A, 1, "is_inc");
+            inc = val_to_int(E, i, loc, "is_inc");
+            if (inc != 0 && inc != 1) elab_fail(E, TS_ERR_TYPE, loc, "%s: is_inc must be 0 or 1, got %lld", A->fn, (long long)inc);
+        }
+        check_args(E, A, id == B_SET_MAX_NREG ? 2 : 1);
+        /* PTX ISA, setmaxnreg: a count in 24 .. 256, a multiple of 8 */
+        if (count < 24 || count > 256 || count % 8)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: reg_count must be a multiple of 8 from 24 to 256, got %lld", A->fn,
+                      (long long)count);
+        IrExpr **xs = TS_NEWN(E->a, IrExpr *, 2);
+        xs[0] = ir_i32(E->a, count);
+        xs[1] = ir_i32(E->a, inc);
+        IrStmt *s = ir_stmt(E->a, IR_S_EVAL, loc);
+        s->eval.e = ir_call(E->a, IR_SET_MAX_NREG, xs, 2, TS_INT32);
+        s->eval.e->loc = loc;
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_ASYNC_COMMIT: case B_ASYNC_WAIT: {
+        /* T.ptx_commit_group() / T.ptx_wait_group(n) around copies that
+         * TileLang issues asynchronously (T.Parallel(..., prefer_async=True)):
+         * here those copies are done when they are written, so every group
+         * is already complete and both are no-ops */
+        need_kernel(E, A);
+        if (id == B_ASYNC_WAIT) (void)int_expr(E, req(E, A, 0, "num"), loc, "the number of groups");
+        check_args(E, A, id == B_ASYNC_WAIT ? 1 : 0);
+        return val_none(E, loc);
+    }
     case B_PRIM_FUNC: case B_MACRO: case B_JIT:
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s is only supported as a decorator", A->fn);
     /* ---- explicit thread programming: the thread index along one axis of

@@ -435,6 +435,7 @@ static double call_fn(IrIntrinsic fn, double x, double y) {
     case IR_WARP_BALLOT: case IR_WARP_SUM: case IR_WARP_MAX: case IR_WARP_MIN: case IR_WARP_BAND:
     case IR_WARP_BOR: case IR_WARP_SYNC:
     case IR_THREAD_RETURN: /* a statement, not a value (thread-level code only) */
+    case IR_SET_MAX_NREG:  /* a register hint of the GPU: nothing to do here */
     case IR_INTRINSIC_COUNT: break;
     }
     return NAN;

@@ -79,7 +79,12 @@ typedef enum IrBinOp {
     X(IR_WARP_MIN, "warp.min", 1) X(IR_WARP_BAND, "warp.bitand", 1)           \
     X(IR_WARP_BOR, "warp.bitor", 1) X(IR_WARP_SYNC, "warp.sync", 1)           \
     /* T.thread_return(): the calling thread ends (an IR_S_EVAL of it only) */ \
-    X(IR_THREAD_RETURN, "thread_return", 0)
+    X(IR_THREAD_RETURN, "thread_return", 0)                                   \
+    /* T.set_max_nreg(count, inc) and its aliases (an IR_S_EVAL of it only):  \
+     * the executing warp group's register budget becomes `count` (constant, \
+     * 24..256, a multiple of 8), raised (inc 1) or lowered (inc 0); the     \
+     * CUDA target prints sm_90a's setmaxnreg, every other target nothing */  \
+    X(IR_SET_MAX_NREG, "set_max_nreg", 2)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,

@@ -705,6 +705,7 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
             out(g, "return;\n");
             return;
         }
+        if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SET_MAX_NREG) return; /* a GPU register hint */
         line_start(g);
         out(g, "(void)(");
         emit_expr(g, s->eval.e);
