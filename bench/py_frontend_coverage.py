@@ -759,8 +759,8 @@ def source_for(fi, k, tmpdir):
 # Constructs that need hardware paths this compiler does not build (or data types it does not have).
 BY_DESIGN = re.compile(r"tmem|tcgen05|mbarrier|alloc_barrier|barrier_|tma_|wgmma|warp_specializ|\bT\.ws\b|WSSync|"
                        r"float4_e2m1|int4|uint4|float8_e8m0|fp4|tf32|ptx_|cp_async_bulk|fence_proxy|"
-                       r"set_max_nreg|elect_one|tma|cluster|sync_grid|shuffle_elect|alloc_descriptor|"
-                       r"initialize_descriptor|deepgemm|T\.ptr|T\.make_tensor|T\.Pointer|"
+                       r"elect_one|tma|cluster|sync_grid|shuffle_elect|alloc_descriptor|"
+                       r"initialize_descriptor|deepgemm|T\.Pointer|"
                        # TVM's own low-level TIR (attributes, raw intrinsics, inline source), not TileLang's
                        r"T\.tvm_|T\.call_extern|T\.import_source|T\.call_intrin")
 

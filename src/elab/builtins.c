@@ -97,7 +97,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_TIR_SELECT, NS_TIR, "Select")                                                  \
     X(B_ATTR, NS_T, "attr") X(B_COMM_REDUCER, NS_T, "comm_reducer")                    \
     X(B_THREAD_ALLREDUCE, NS_T, "tvm_thread_allreduce") X(B_EVALUATE, NS_T, "evaluate")    \
-    X(B_ALLOC_GLOBAL, NS_T, "alloc_global") X(B_TDTYPE, NS_T, "dtype")
+    X(B_ALLOC_GLOBAL, NS_T, "alloc_global") X(B_MAKE_TENSOR, NS_T, "make_tensor") X(B_TDTYPE, NS_T, "dtype")
 
 enum {
     B_NONE_,
@@ -2193,6 +2193,55 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         check_args(E, A, 1);
         Value *v = val_new(E, V_DTYPE, loc);
         v->dt = val_to_dtype(E, x, loc);
+        return v;
+    }
+    case B_MAKE_TENSOR: {
+        /* T.make_tensor(ptr, shape, dtype): a global tensor at an address
+         * read at run time (TileLang's grouped GEMM by pointer tables:
+         * T.Tensor([n], T.ptr) holds the addresses).  The address is bound
+         * once, here, by a let (IrBuffer.addr); the tensor is row-major with
+         * the constant shape given. */
+        need_kernel(E, A);
+        if (!E->cur) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s must be used inside `with T.Kernel(...)`", A->fn);
+        Value *p = req(E, A, 0, "ptr");
+        Value *shape = req(E, A, 1, "shape");
+        Value *dv = arg(E, A, 2, "dtype");
+        Value *sv = arg(E, A, 3, "strides");
+        check_args(E, A, 4);
+        if (sv && sv->kind != V_NONE)
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: only row-major tensors are built (strides=None)", A->fn);
+        TsDType dt = dv && dv->kind != V_NONE ? val_to_dtype(E, dv, loc) : TS_FLOAT32;
+        IrExpr *pe = int_expr(E, p, loc, "the address");
+        if (ts_dtype_bits(pe->dt) != 64)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: the address must be a 64-bit integer (an element of a T.ptr table), got %s",
+                      A->fn, ts_dtype_name(pe->dt));
+        int n;
+        Value **items = val_items(E, shape, &n);
+        if (n < 1 || n > 8) elab_fail(E, TS_ERR_TYPE, loc, "%s: a tensor has 1 to 8 dimensions, %d given", A->fn, n);
+        IrExpr **ext = TS_NEWN(E->a, IrExpr *, n);
+        IrExpr **st = TS_NEWN(E->a, IrExpr *, n);
+        int64_t cs[8], acc = 1;
+        for (int i = 0; i < n; i++) {
+            cs[i] = val_to_int(E, items[i], loc, "an extent of T.make_tensor (a compile-time constant)");
+            if (cs[i] <= 0 || cs[i] > ((int64_t)1 << 40))
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: extent %lld must be from 1 to 2^40", A->fn, (long long)cs[i]);
+            ext[i] = cs[i] <= INT32_MAX ? ir_i32(E->a, cs[i]) : ir_int(E->a, cs[i], TS_INT64);
+        }
+        for (int i = n - 1; i >= 0; i--) {
+            st[i] = ir_int(E->a, acc, TS_INT64);
+            if (__builtin_mul_overflow(acc, cs[i], &acc) || acc > ((int64_t)1 << 50))
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: the tensor is too large", A->fn);
+        }
+        IrVar *var = ir_var(E->k, "ts_addr", TS_INT64, IR_VAR_LET);
+        IrStmt *s = ir_stmt(E->a, IR_S_LET, loc);
+        s->let.var = var;
+        s->let.value = pe->dt == TS_INT64 ? pe : ir_cast(E->a, TS_INT64, pe);
+        emit(E, s);
+        IrBuffer *b = ir_buffer(E->k, "", dt, IR_SCOPE_GLOBAL, n, ext, loc);
+        b->strides = st;
+        b->addr = var;
+        Value *v = val_new(E, V_BUFFER, loc);
+        v->buf = b;
         return v;
     }
     case B_ALLOC_GLOBAL: { /* a workspace the launch allocates: a hidden parameter (IrBuffer.workspace) */

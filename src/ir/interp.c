@@ -229,6 +229,7 @@ static int64_t eval_int(IrInterp *in, const IrExpr *e) {
 static double *element(IrInterp *in, const IrBuffer *b, IrExpr *const *idx, int nidx, TsLoc loc) {
     check_id(in, b->id, b->name);
     double *base = in->data[b->id];
+    if (b->addr) rt_fail(in, loc, "interp: T.make_tensor buffer %s is at a run-time address (run it on the C or CUDA target)", b->name);
     if (!base) rt_fail(in, loc, "interp: buffer %s has no storage (unbound or not allocated)", b->name);
     if (nidx != b->ndim)
         rt_fail(in, loc, "interp: %s indexed with %d indices, has %d dims", b->name, nidx, b->ndim);

@@ -1589,6 +1589,7 @@ static void setup_buffer(IrTInterp *x, const IrBuffer *b) {
     Mem *m = &x->mem[b->id];
     m->b = b;
     m->rep = 1;
+    if (b->addr) rt_fail(x, b->loc, "interp: T.make_tensor buffer %s is at a run-time address (run it on the C or CUDA target)", b->name);
     if (b->scope == IR_SCOPE_GLOBAL) {
         m->kind = MEM_GLOBAL;
         return;

@@ -271,6 +271,13 @@ struct IrBuffer {
      * mbar_count[i] arrivals per phase; touched only by IR_S_MBAR
      * statements.  NULL for every other buffer. */
     int *mbar_count;
+    /* T.make_tensor(ptr, shape, dtype): global memory that is not a kernel
+     * parameter, at the run-time address this int64 variable holds (bound
+     * by the IR_S_LET made where the buffer was made; every access comes
+     * after it): constant shape, row-major constant `strides`, param -1.
+     * The C and CUDA targets index it through a cast of the address; the
+     * interpreters refuse it (they have no addresses).  NULL elsewhere. */
+    IrVar *addr;
     TsLoc loc;           /* where it was declared */
 };
 

@@ -281,7 +281,7 @@ static void c_load(TsCxGen *x, const IrExpr *e) {
     if (g->in_grid) ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent reads a buffer");
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
     TsDType dt = cb->buf->dt;
-    int atomic = g->k->may_block && g->while_depth > 0 && cb->param >= 0;
+    int atomic = g->k->may_block && g->while_depth > 0 && (cb->param >= 0 || cb->buf->addr);
     const char *open = ts_cx_load_conv(x, dt), *close = ")";
     if (e->load.bits) ts_cx_bits_load(x, dt, &open, &close); /* the stored bits, no conversion */
     out(g, open);
@@ -382,7 +382,7 @@ static void emit_atomic_add(Cg *g, const IrStmt *s) {
     const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
     TsDType dt = cb->buf->dt;
     line_start(g);
-    if (cb->param < 0) {
+    if (cb->param < 0 && !cb->buf->addr) {
         outf(g, "%s[", cb->name);
         emit_index(g, cb, s->store.idx, s->store.nidx, g->stmt_loc, "atomic add to");
         outf(g, "] = %s%s%s[", ts_cx_store_conv(&g->x, dt), ts_cx_load_conv(&g->x, dt), cb->name);
@@ -595,7 +595,7 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
     case IR_S_STORE: {
         const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
         TsDType dt = cb->buf->dt;
-        int atomic = g->k->may_block && cb->param >= 0;
+        int atomic = g->k->may_block && (cb->param >= 0 || cb->buf->addr);
         const IrExpr *v = s->store.value;
         /* the store converts (and rounds) exactly like a cast to dt would */
         if (v && v->kind == IR_E_CAST && v->dt == dt && !s->store.bits) v = v->un.a;
@@ -722,7 +722,14 @@ static void add_buf(Cg *g, const IrBuffer *b) {
     for (int i = 0; i < g->bufs.n; i++)
         if (g->bufs.v[i].buf == b) return;
     CgBuf cb = {b, ts_cx_name(g->a, b->name, b->id), -1, 0, NULL};
-    if (b->scope == IR_SCOPE_GLOBAL) {
+    if (b->addr) { /* T.make_tensor: row-major at the address its let bound (IrBuffer.addr) */
+        cb.name = ts_sprintf(g->a, "((%s *)(uintptr_t)(%s))", ts_cx_storage(&c_dialect, b->dt),
+                             ts_cx_name(g->a, b->addr->name, b->addr->id));
+        cb.strides = TS_NEWN(g->a, int64_t, b->ndim > 0 ? b->ndim : 1);
+        for (int i = 0; i < b->ndim; i++)
+            if (!ir_is_const_int(b->strides[i], &cb.strides[i]))
+                ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "C codegen: T.make_tensor '%s' without constant strides", b->name);
+    } else if (b->scope == IR_SCOPE_GLOBAL) {
         for (int i = 0; i < g->k->params.n; i++)
             if (g->k->params.v[i].buf == b) cb.param = i;
         if (cb.param < 0)
@@ -849,6 +856,7 @@ static void emit_block_fn(Cg *g) {
     for (int i = 0; i < g->bufs.n; i++) {
         const CgBuf *cb = &g->bufs.v[i];
         const char *st = ts_cx_storage(&c_dialect, cb->buf->dt);
+        if (cb->buf->addr) continue; /* T.make_tensor: its address is a let of the body */
         line_start(g);
         if (cb->param >= 0) {
             outf(g, "%s *%s = (%s *)ts_a->data[%d];\n", st, cb->name, st, cb->param);

@@ -861,6 +861,11 @@ typedef struct CgBuf {
     int64_t offset;      /* shared/fragment: byte offset in dynamic shared memory */
     int64_t elems;       /* non-global: elements (all stages) */
     int64_t *strides;    /* non-global: constant row-major element strides */
+    /* 1: global memory, printed through `name`, `name_s<d>` (strides) and
+     * `name_n<d>` (extents): a tensor parameter (param >= 0) or a
+     * T.make_tensor buffer (IrBuffer.addr), whose three are declared where
+     * its address is bound (emit_let) */
+    int glob;
 } CgBuf;
 
 /* A tensor-core gemm call site and the function it calls. */
@@ -1028,10 +1033,10 @@ static int new_site(Cg *g, const CgBuf *cb, TsLoc loc) {
 static void emit_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc) {
     const IrBuffer *b = cb->buf;
     if (!g->check || b->ndim == 0 || nidx != b->ndim || (b->scope != IR_SCOPE_GLOBAL && !cb->strides)) {
-        ts_cx_index(cx(g), b, cb->name, cb->param >= 0, cb->strides, idx, nidx, loc);
+        ts_cx_index(cx(g), b, cb->name, cb->glob, cb->strides, idx, nidx, loc);
         return;
     }
-    int global = cb->param >= 0, site = -1;
+    int global = cb->glob, site = -1;
     for (int i = 0; i < b->ndim; i++) {
         int64_t ext = 0;
         if (!global && !ir_is_const_int(b->shape[i], &ext))
@@ -1145,7 +1150,7 @@ static void emit_elem(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLo
 static void emit_gptr(Cg *g, const IrStmt *s, const CgBuf *cb, IrExpr *const *idx, int nidx) {
     /* split_address split the global side: a tensor parameter, every dimension, unchecked build */
     if (s->vcopy.split && cb->buf->scope == IR_SCOPE_GLOBAL) {
-        if (g->check || cb->param < 0 || nidx != cb->buf->ndim || nidx > 8)
+        if (g->check || !cb->glob || nidx != cb->buf->ndim || nidx > 8)
             ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a split copy the printer cannot write as base + step");
         IrExpr *base[8], *step[8];
         for (int d = 0; d < nidx; d++) {
@@ -1169,7 +1174,7 @@ static void emit_gptr(Cg *g, const IrStmt *s, const CgBuf *cb, IrExpr *const *id
 static void cu_load(TsCxGen *x, const IrExpr *e) {
     Cg *g = x->user;
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
-    int vol = g->k->may_block && g->while_depth > 0 && cb->param >= 0;
+    int vol = g->k->may_block && g->while_depth > 0 && cb->glob;
     const char *open = ts_cx_load_conv(x, cb->buf->dt), *close = ")";
     if (e->load.bits) ts_cx_bits_load(x, cb->buf->dt, &open, &close); /* the stored bits, no conversion */
     out(g, open);
@@ -1308,7 +1313,7 @@ static void emit_while(Cg *g, const IrStmt *s) {
 /* The store itself, `buf[idx] = value;`, at the current indentation. */
 static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
     TsDType dt = cb->buf->dt;
-    int vol = g->k->may_block && cb->param >= 0;
+    int vol = g->k->may_block && cb->glob;
     const IrExpr *v = s->store.value;
     if (v && v->kind == IR_E_CAST && v->dt == dt && !s->store.bits) v = v->un.a; /* the store converts like the cast */
     if (vol) {
@@ -1322,7 +1327,7 @@ static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
         /* copying an element of the same dtype: move the stored bits */
         const CgBuf *src = find_buf(g, v->load.buf, v->loc);
         emit_elem(g, src, v->load.idx, v->load.nidx, v->loc,
-                  g->k->may_block && g->while_depth > 0 && src->param >= 0);
+                  g->k->may_block && g->while_depth > 0 && src->glob);
         out(g, ";\n");
         return;
     }
@@ -1388,6 +1393,27 @@ static void emit_let(Cg *g, const IrStmt *s) {
     emit_expr(g, s->let.value);
     out(g, ";\n");
     if (fresh) ts_cx_declare(g->a, &g->scopes, v);
+    for (int i = 0; i < g->bufs.n; i++) { /* T.make_tensor buffers at this address */
+        const CgBuf *cb = &g->bufs.v[i];
+        if (cb->buf->addr != v) continue;
+        const char *st = storage_ctype(cb->buf->dt);
+        if (!fresh)
+            ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: the address of T.make_tensor '%s' bound twice",
+                       cb->buf->name);
+        line_start(g);
+        outf(g, "%s *const %s = (%s *)(ts_u64)(%s); /* T.make_tensor */\n", st, cb->name, st, n);
+        for (int d = 0; d < cb->buf->ndim; d++) {
+            int64_t sd = 0, nd = 0;
+            if (!ir_is_const_int(cb->buf->strides[d], &sd) || !ir_is_const_int(cb->buf->shape[d], &nd))
+                ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: T.make_tensor '%s' of a non-constant shape",
+                           cb->buf->name);
+            line_start(g);
+            outf(g, "const ts_i64 %s_s%d = %lldLL, %s_n%d = %lldLL;\n", cb->name, d, (long long)sd, cb->name, d,
+                 (long long)nd);
+            line_start(g);
+            outf(g, "(void)%s_s%d; (void)%s_n%d;\n", cb->name, d, cb->name, d);
+        }
+    }
 }
 
 /* printf of "msg: block (x, y, z): ..." lines, like the C target's T.print. */
@@ -1416,7 +1442,7 @@ static void emit_print_body(Cg *g, const IrStmt *s) {
     for (int i = 0; i < b->ndim; i++) {
         line_start(g);
         outf(g, "for (ts_i64 ts_p%d = 0; ts_p%d < ", i, i);
-        if (cb->param >= 0) outf(g, "%s_n%d", cb->name, i);
+        if (cb->glob) outf(g, "%s_n%d", cb->name, i);
         else emit_expr(g, b->shape[i]);
         outf(g, "; ts_p%d++)\n", i);
         g->ind++;
@@ -1436,7 +1462,7 @@ static void emit_print_body(Cg *g, const IrStmt *s) {
     outf(g, "%s%s[", ts_cx_load_conv(cx(g), b->dt), cb->name);
     for (int i = 0; i < b->ndim; i++) {
         if (i) out(g, " + ");
-        if (cb->param >= 0) outf(g, "ts_p%d * %s_s%d", i, cb->name, i);
+        if (cb->glob) outf(g, "ts_p%d * %s_s%d", i, cb->name, i);
         else outf(g, "ts_p%d * %lldLL", i, (long long)cb->strides[i]);
     }
     if (b->ndim == 0) out(g, "0");
@@ -1811,7 +1837,7 @@ static void emit_vreg_cvt_lanes(Cg *g, const VregCopy *c) {
 static void emit_vcopy_mem_cvt(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf *sb) {
     int lanes = s->vcopy.lanes;
     TsDType ddt = db->buf->dt, sdt = sb->buf->dt;
-    int dglob = db->param >= 0, sglob = sb->param >= 0;
+    int dglob = db->glob, sglob = sb->glob;
     const char *dvt = cvt_vtype(ddt, lanes), *svt = cvt_vtype(sdt, lanes);
     int dbytes = lanes * (ts_dtype_bits(ddt) / 8), sbytes = lanes * (ts_dtype_bits(sdt) / 8);
     line_start(g);
@@ -1962,7 +1988,7 @@ static void emit_vcopy_reg(Cg *g, const IrStmt *s, const CgBuf *db, const CgBuf 
 static void emit_vcopy(Cg *g, const IrStmt *s) {
     const CgBuf *db = find_buf(g, s->vcopy.dst, s->loc), *sb = find_buf(g, s->vcopy.src, s->loc);
     if (!s->vcopy.async && s->vcopy.ndi >= 1 && s->vcopy.nsi >= 1 &&
-        ((is_private(db->buf) && sb->param >= 0) || (is_private(sb->buf) && db->param >= 0))) {
+        ((is_private(db->buf) && sb->glob) || (is_private(sb->buf) && db->glob))) {
         emit_vcopy_reg(g, s, db, sb);
         return;
     }
@@ -1975,7 +2001,7 @@ static void emit_vcopy(Cg *g, const IrStmt *s) {
     }
     int es = (ts_dtype_bits(s->vcopy.dst->dt) + 7) / 8, bytes = s->vcopy.lanes * es;
     int whole = bytes == 4 || bytes == 8 || bytes == 16;
-    int dglob = db->param >= 0, sglob = sb->param >= 0;
+    int dglob = db->glob, sglob = sb->glob;
     const char *st = storage_ctype(s->vcopy.dst->dt);
     const char *vt = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : "ts_u32";
     if (s->vcopy.async && (!whole || db->buf->scope != IR_SCOPE_SHARED || !sglob))
@@ -2132,8 +2158,10 @@ static void emit_kind(Cg *g, const IrStmt *s) {
 static void add_buf(Cg *g, const IrBuffer *b) {
     for (int i = 0; i < g->bufs.n; i++)
         if (g->bufs.v[i].buf == b) return;
-    CgBuf cb = {b, ts_cx_name(g->a, b->name, b->id), -1, 0, 0, NULL};
-    if (b->scope == IR_SCOPE_GLOBAL) {
+    CgBuf cb = {b, ts_cx_name(g->a, b->name, b->id), -1, 0, 0, NULL, b->scope == IR_SCOPE_GLOBAL};
+    if (b->addr) {
+        /* T.make_tensor: declared at its let (emit_let) */
+    } else if (b->scope == IR_SCOPE_GLOBAL) {
         for (int i = 0; i < g->k->params.n; i++)
             if (g->k->params.v[i].buf == b) cb.param = i;
         if (cb.param < 0)
@@ -2433,7 +2461,7 @@ static void emit_kernel(Cg *g) {
         if (k->params.v[p].buf && k->params.v[p].buf->contiguous) emit_compact_strides(g, k->params.v[p].buf);
     for (int i = 0; i < g->bufs.n; i++) {
         const CgBuf *cb = &g->bufs.v[i];
-        if (cb->param >= 0) continue;
+        if (cb->glob) continue;
         const char *st = storage_ctype(cb->buf->dt);
         line_start(g);
         if (is_private(cb->buf))
