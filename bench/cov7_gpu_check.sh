@@ -8,7 +8,8 @@
 # target against its naive GEMM on the GPU, compiled for plain sm_90 (the hints
 # compiled out) and for sm_90a (setmaxnreg executed); then TileLang's grouped
 # GEMM by pointers (T.make_tensor) and minference's test through
-# python -m tilescale (carry .tl-examples).
+# python -m tilescale (carry .tl-examples); T.atomic_add(..., return_prev=True)
+# (tests/run/kernels/atomic_prev.py) and TileLang's topk_selector test.
 #
 #   B=build-gpu bash bench/cov7_gpu_check.sh   # from the repository root, carry [".tl-examples"]; builds $B
 # Exit status 1 if anything failed, 77 without a GPU.
@@ -38,16 +39,23 @@ for arch in sm_90 sm_90a; do
     TILESCALE_CUDA_ARCH=$arch check "$e 512x384x1024 $arch" $R --entry $e -D M=512 -D N=384 -D K=1024 --target cuda --check-against matmul_naive
   done
 done
+A=tests/run/kernels/atomic_prev.py
+for e in bucket_slots bucket_slots_global; do
+  check "$e (return_prev) vs serial count" $A --entry $e --target cuda --check-against bucket_slots_naive
+done
+check "bucket_slots N=5000 NB=7 vs serial count" $A --entry bucket_slots -D N=5000 -D NB=7 --target cuda --check-against bucket_slots_naive
+check "bucket_slots_global N=50000 NB=7 chunk=700 vs serial count" $A --entry bucket_slots_global -D N=50000 -D NB=7 -D chunk=700 --target cuda --check-against bucket_slots_naive
 # T.make_tensor: pointer tables need real device addresses, so the GPU run is
 # TileLang's own grouped GEMM by pointers (torch tensors' data_ptr() in the
 # tables, checked by the example against torch.matmul), through our shim;
-# and minference's test (its triton reference) for the register hints.
-ex() { # label dir script args...: run a TileLang example through python -m tilescale, want `want` in its output
+# TileLang's tests of topk_selector (T.atomic_add return_prev, user-ordered
+# threads) and minference (register hints; its reference needs triton).
+ex() { # label dir want script args...: python -m tilescale in dir; exit 0 and `want` (if any) in its output
   local label=$1 dir=$2 want=$3
   shift 3
   local out
   out=$(cd "$dir" && TILESCALE_LIB=$OLDPWD/$B/libtilescale.so PYTHONPATH=$OLDPWD/python timeout 300 python3 -m tilescale "$@" 2>&1)
-  if [ $? -eq 0 ] && echo "$out" | grep -q "$want"; then echo "PASS $label"; else echo "FAIL $label"; echo "$out" | tail -15; fails=$((fails + 1)); fi
+  if [ $? -eq 0 ] && { [ -z "$want" ] || echo "$out" | grep -q "$want"; }; then echo "PASS $label"; else echo "FAIL $label"; echo "$out" | tail -15; fails=$((fails + 1)); fi
 }
 if [ -d .tl-examples ] && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   [ -f "$B/libtilescale.so" ] || cmake --build "$B" -j"$(nproc)" >/dev/null
@@ -55,13 +63,15 @@ if [ -d .tl-examples ] && python3 -c 'import torch; assert torch.cuda.is_availab
     example_grouped_gemm_fwd_ptr.py --batch_sizes 64,128,256 --K 512 --N 512
   ex "grouped_gemm_ptr 16,33,64 K=128 N=96 (its test's sizes)" .tl-examples/grouped_gemm "matches PyTorch" \
     example_grouped_gemm_fwd_ptr.py --batch_sizes 16,33,64 --K 128 --N 96
+  TILESCALE_TEST=test_example_topk_selector ex "deepseek_v32 test_example_topk_selector (64 x 32768, topk 2048)" \
+    .tl-examples/deepseek_v32 "" test_tilelang_example_deepseek_v32.py
   if python3 -c 'import triton' 2>/dev/null; then
-    ex "minference test_vs_sparse_attn" .tl-examples/minference "passed" -m pytest -q test_vs_sparse_attn.py
+    TILESCALE_TEST=test_vs_sparse_attn ex "minference test_vs_sparse_attn" .tl-examples/minference "" test_vs_sparse_attn.py
   else
     echo "(triton missing: minference's test skipped)"
   fi
 else
-  echo "(.tl-examples or torch with CUDA missing: TileLang's grouped GEMM by pointers and minference skipped; carry .tl-examples)"
+  echo "(.tl-examples or torch with CUDA missing: TileLang's grouped GEMM, topk_selector and minference skipped; carry .tl-examples)"
 fi
 echo "cov7_gpu_check: $fails failed"
 [ $fails -eq 0 ]

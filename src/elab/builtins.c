@@ -1965,9 +1965,20 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         need_kernel(E, A);
         Value *dst = req(E, A, 0, "dst"), *val = req(E, A, 1, "value");
         ignore_kw(A, "memory_order");
-        ignore_kw(A, "return_prev");
         ignore_kw(A, "use_tma");
+        bool prev = flag(E, A, -1, "return_prev", false);
         check_args(E, A, 2);
+        if (prev) {
+            /* T.atomic_add(elem, value, return_prev=True): the element's value
+             * before the add, as TileScale's T.atom_add gives it (CUDA's
+             * atomicAdd; topk_selector's slot counters in shared memory) */
+            if (dst->kind != V_ACCESS)
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: return_prev=True takes one buffer element, got %s", A->fn,
+                          val_kind_name(dst));
+            Value *av[2] = {dst, val};
+            Value *fn = comm_builtin_lookup(E, "atom_add", loc);
+            return comm_builtin_call(E, fn->bi, av, 2, NULL, NULL, 0, loc);
+        }
         IrStmt *s = tileop(E, TS_OP_ATOMIC_ADD, loc);
         IrTileOp *op = s->op;
         /* a scalar value: a number, an expression, an element, or an alloc_var */

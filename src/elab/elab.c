@@ -370,18 +370,29 @@ static void exec_while(Elab *E, Env *env, const AstStmt *s) {
     exec_block(E, env, &s->orelse);
 }
 
-/* pass_configs={...: v}: true if a key names TileLang's fast-math switch
- * (tilelang.PassConfigKey.TL_ENABLE_FAST_MATH, or its string
- * "tl.enable_fast_math") and its value is true.  Keys are matched by
- * spelling: the PassConfigKey class is not modelled; other keys are
- * ignored. */
-static bool wants_fast_math(Elab *E, Env *env, const AstExpr *cfg) {
+/* pass_configs={...: v}: true if a key names the TileLang switch `attr`
+ * (tilelang.PassConfigKey.<attr>, or its string `str`) and its value is
+ * true.  Keys are matched by spelling: the PassConfigKey class is not
+ * modelled; other keys are ignored.  The dict is written in the decorator
+ * or is a module-level `name = {...}` the decorator names (topk_selector's
+ * `pass_configs = {...}`). */
+static bool wants_config(Elab *E, Env *env, const AstExpr *cfg, const char *attr, const char *str) {
     bool on = false;
+    if (cfg->kind == AST_NAME && E->mod) {
+        const AstExpr *found = NULL;
+        for (int i = 0; i < E->mod->body.n; i++) {
+            const AstStmt *s = E->mod->body.v[i];
+            if (s->kind == AST_ASSIGN && s->ntargets == 1 && s->targets[0]->kind == AST_NAME &&
+                !strcmp(s->targets[0]->name, cfg->name) && s->value && s->value->kind == AST_DICT)
+                found = s->value;
+        }
+        if (found) cfg = found;
+    }
     if (cfg->kind != AST_DICT) return false;
     for (int i = 0; i + 1 < cfg->n; i += 2) {
         const AstExpr *key = cfg->items[i];
-        bool match = (key->kind == AST_ATTR && key->name && !strcmp(key->name, "TL_ENABLE_FAST_MATH")) ||
-                     (key->kind == AST_STR && key->str && !strcmp(key->str, "tl.enable_fast_math"));
+        bool match = (key->kind == AST_ATTR && key->name && !strcmp(key->name, attr)) ||
+                     (key->kind == AST_STR && key->str && !strcmp(key->str, str));
         if (match) on = val_truthy(E, eval(E, env, cfg->items[i + 1]), cfg->items[i + 1]->loc);
     }
     return on;
@@ -406,7 +417,11 @@ static Func *make_func(Elab *E, Env *env, const AstStmt *s) {
                 if (d->kwnames && d->kwnames[j] && !strcmp(d->kwnames[j], "out_idx"))
                     fn->out_idx = eval(E, env, d->items[j]);
                 else if (d->kwnames && d->kwnames[j] && !strcmp(d->kwnames[j], "pass_configs"))
-                    fn->fast_math = wants_fast_math(E, env, d->items[j]);
+                {
+                    fn->fast_math = wants_config(E, env, d->items[j], "TL_ENABLE_FAST_MATH", "tl.enable_fast_math");
+                    fn->user_sync = wants_config(E, env, d->items[j], "TL_DISABLE_THREAD_STORAGE_SYNC",
+                                                 "tl.disable_thread_storage_sync");
+                }
         }
     }
     return fn;
@@ -478,6 +493,7 @@ void start_next_kernel(Elab *E) {
     k->body = ir_seq(E->a);
     k->next_id = prev->next_id; /* ids stay unique over the chain */
     k->fast_math = prev->fast_math;
+    k->user_sync = prev->user_sync;
     for (int i = 0; i < prev->params.n; i++) {
         ts_vec_push(E->a, k->params, prev->params.v[i]);
         if (prev->params.v[i].buf) ts_vec_push(E->a, k->buffers, prev->params.v[i].buf);
@@ -961,7 +977,10 @@ static void workspaces_last(Elab *E) {
 
 static void mark_outputs(Elab *E) {
     IrKernel *k = E->k0;
-    for (IrKernel *c = E->k0; c; c = c->next) c->fast_math = E->fast_math;
+    for (IrKernel *c = E->k0; c; c = c->next) {
+        c->fast_math = E->fast_math;
+        c->user_sync = E->user_sync;
+    }
     workspaces_last(E);
     int nuser = 0;
     while (nuser < k->params.n && !(k->params.v[nuser].buf && k->params.v[nuser].buf->workspace)) nuser++;
@@ -1177,6 +1196,7 @@ IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char
             elab_fail(E, TS_ERR_PARAM, fn->def->loc,
                       "'%s' is a @T.prim_func and takes no -D values; -D %s was given", entry, defs[0].name);
         E->fast_math = fn->fast_math;
+        E->user_sync = fn->user_sync;
         elab_prim_func(E, fn);
         return E->k0;
     }
@@ -1186,6 +1206,7 @@ IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char
     if (!block_has(&def->body, is_prim_func_def) && block_has(&def->body, is_kernel_with)) {
         E->out_idx = fn->out_idx;
         E->fast_math = fn->fast_math;
+        E->user_sync = fn->user_sync;
         elab_eager(E, fn, defs, ndefs, lenient_defines);
         return E->k0;
     }
@@ -1229,6 +1250,7 @@ IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char
     }
     E->out_idx = fn->out_idx;
     E->fast_math = fn->fast_math;
+    E->user_sync = fn->user_sync;
     Value *r = call_user(E, fn, NULL, 0, kw.v, kwv.v, kw.n, def->loc);
     /* A factory may return another factory (the autotuning idiom
      * `def matmul(M, N, K): def kernel(block_M, ...): ...; return kernel`):

@@ -52,6 +52,7 @@ typedef struct Func {
     FuncKind kind;
     Value *out_idx;      /* @tilelang.jit(out_idx=...) or NULL */
     bool fast_math;      /* @tilelang.jit(pass_configs={...TL_ENABLE_FAST_MATH: True}) */
+    bool user_sync;      /* @tilelang.jit(pass_configs={...TL_DISABLE_THREAD_STORAGE_SYNC: True}) */
 } Func;
 
 typedef struct IterSpec {
@@ -132,6 +133,7 @@ typedef struct Elab {
     Value *retval;
     Value *out_idx;      /* the entry's @tilelang.jit(out_idx=...) */
     bool fast_math;      /* the entry's @tilelang.jit asks for fast math (IrKernel.fast_math) */
+    bool user_sync;      /* the entry's @tilelang.jit orders its threads itself (IrKernel.user_sync) */
     TS_VEC(ImportedModule) imports; /* helper modules imported so far (once each per compile) */
     /* T.alloc_reducer buffers and their combine (IR_ADD, IR_MAX, IR_MIN,
      * IR_BITAND, IR_BITOR, IR_BITXOR): T.Parallel nests updating one are

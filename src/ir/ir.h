@@ -482,6 +482,11 @@ struct IrKernel {
                                  intrinsics may use the hardware approximations (CUDA: exp2 as
                                  ex2.approx.ftz, float division by rcp.approx.ftz; subnormal
                                  results flushed to zero) */
+    bool user_sync;           /* @tilelang.jit(pass_configs={TL_DISABLE_THREAD_STORAGE_SYNC: True}):
+                                 the program orders its threads' shared-memory accesses itself
+                                 (TileLang then inserts no barriers): insert_sync still adds the
+                                 barriers tile-level code needs, but trusts thread-level accesses
+                                 it cannot prove apart instead of refusing them */
     const char *layout_note;  /* why layout_inference left fragments in shared memory, or NULL */
     int ptxas_reg_level;      /* layout_inference: the ptxas --register-usage-level the CUDA target
                                  asks for (tensor-core loops in registers), 0 for ptxas's default */

@@ -667,7 +667,7 @@ static void step(Sync *S, AccSet *st, AccSet *xs, IrStmt *out, const IrStmt *s, 
                 S->cf.warp_ordered = warp_ordered(x, y);
                 bool c = x->th && sync_conflict(&S->cf, x, y, true) && !sync_exclusive(&S->cf, x, y);
                 S->cf.warp_ordered = false;
-                if (c)
+                if (c && !S->k->user_sync) /* (user_sync: the program's own barriers order them) */
                     ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, y->at ? y->at->loc : s->loc,
                                "threads of one thread range may access the same element of '%s' (at lines %d "
                                "and %d), one of them writing: no barrier can go inside thread-level code",
