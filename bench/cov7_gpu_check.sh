@@ -9,7 +9,8 @@
 # compiled out) and for sm_90a (setmaxnreg executed); then TileLang's grouped
 # GEMM by pointers (T.make_tensor) and minference's test through
 # python -m tilescale (carry .tl-examples); T.atomic_add(..., return_prev=True)
-# (tests/run/kernels/atomic_prev.py) and TileLang's topk_selector test.
+# (tests/run/kernels/atomic_prev.py) and TileLang's topk_selector test;
+# T.sync_grid as two launches (tests/run/kernels/sync_grid.py).
 #
 #   B=build-gpu bash bench/cov7_gpu_check.sh   # from the repository root, carry [".tl-examples"]; builds $B
 # Exit status 1 if anything failed, 77 without a GPU.
@@ -45,6 +46,9 @@ for e in bucket_slots bucket_slots_global; do
 done
 check "bucket_slots N=5000 NB=7 vs serial count" $A --entry bucket_slots -D N=5000 -D NB=7 --target cuda --check-against bucket_slots_naive
 check "bucket_slots_global N=50000 NB=7 chunk=700 vs serial count" $A --entry bucket_slots_global -D N=50000 -D NB=7 -D chunk=700 --target cuda --check-against bucket_slots_naive
+G=tests/run/kernels/sync_grid.py
+check "sync_grid centre N=1000 (two launches) vs naive" $G --entry centre --target cuda --check-against centre_naive
+check "sync_grid centre N=100000 nblocks=132 vs naive" $G --entry centre -D N=100000 -D nblocks=132 --target cuda --check-against centre_naive
 # T.make_tensor: pointer tables need real device addresses, so the GPU run is
 # TileLang's own grouped GEMM by pointers (torch tensors' data_ptr() in the
 # tables, checked by the example against torch.matmul), through our shim;

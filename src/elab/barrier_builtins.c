@@ -31,9 +31,10 @@
  *       ops in it are the role's collective work (its threads partition
  *       them, its warps run its tensor-core gemms).
  *   T.sync_grid()
- *       refused: a grid-wide barrier needs a cooperative launch
- *       (cuLaunchCooperativeKernel) with every block resident, which the
- *       launch paths do not make.
+ *       an IR_SYNC_GRID statement: at the top level of the kernel body the
+ *       pass split_grid makes it the boundary of two launches (a
+ *       cooperative launch, every block resident, is not built); elsewhere
+ *       refused there.
  *
  * Bad uses found here: a barrier argument that is not a T.alloc_barrier
  * buffer or element, an element index provably outside it, an arrive
@@ -260,10 +261,14 @@ Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
         return call_value(E, copy, cargs, 2, NULL, NULL, 0, loc);
     }
     case W_WS: return warp_specialize(E, fn, args, nargs, nkw, loc);
-    case W_SYNC_GRID:
-        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: a grid-wide barrier needs a cooperative launch "
-                  "(cuLaunchCooperativeKernel, every block resident at once), which is not built; split the kernel "
-                  "into two T.Kernel blocks of one prim_func (launched one after the other) instead", fn);
+    case W_SYNC_GRID: {
+        /* the boundary of two launches (pass split_grid says where it may be) */
+        if (nargs || nkw) elab_fail(E, TS_ERR_TYPE, loc, "%s takes no arguments", fn);
+        IrStmt *s = ir_stmt(E->a, IR_S_EVAL, loc);
+        s->eval.e = ir_call(E->a, IR_SYNC_GRID, NULL, 0, TS_INT32);
+        emit(E, s);
+        return val_none(E, loc);
+    }
     }
 #undef ARG
     elab_fail(E, TS_ERR_INTERNAL, loc, "%s: unknown builtin", fn);

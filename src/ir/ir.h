@@ -84,7 +84,11 @@ typedef enum IrBinOp {
      * the executing warp group's register budget becomes `count` (constant, \
      * 24..256, a multiple of 8), raised (inc 1) or lowered (inc 0); the     \
      * CUDA target prints sm_90a's setmaxnreg, every other target nothing */  \
-    X(IR_SET_MAX_NREG, "set_max_nreg", 2)
+    X(IR_SET_MAX_NREG, "set_max_nreg", 2)                                    \
+    /* T.sync_grid(): every thread of the grid waits for all (an IR_S_EVAL of \
+     * it at the top level of the body only; pass split_grid makes it the    \
+     * boundary of two kernels of the chain) */                              \
+    X(IR_SYNC_GRID, "sync_grid", 0)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,

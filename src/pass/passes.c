@@ -91,6 +91,8 @@ const TsPass ts_passes[] = {
     {"verify", ts_pass_verify, "check that the elaborated IR is well formed", TS_PASS_ALL},
     {"simplify", ts_pass_simplify,
      "fold constants, simplify integer arithmetic, drop dead ifs and empty loops", TS_PASS_ALL},
+    {"split_grid", ts_pass_split_grid,
+     "T.sync_grid() at the top level of the body: what follows becomes the next kernel of the chain", TS_PASS_ALL},
     {"thread_roles", ts_pass_thread_roles,
      "`if tid < 256: ... elif tid < 384: ...` branches holding tile ops become T.ws roles of those threads "
      "(whole warps), as TileLang's warp specialization reads them",
