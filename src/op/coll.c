@@ -11,11 +11,14 @@
  * (pass/lower_coll.c), which replaces every COLL op by what this file
  * builds.  Until then the passes see one op with its regions
  * (ts_op_coll_regions), and --dump-after shows the op before and the
- * expansion after.  lower_coll runs right after check_bounds, before the
- * pipeline passes and lower_tile_ops, which then treat the expansion as
- * they treated it when the elaborator wrote it: the generated code is the
- * same, up to the names of the variables and buffers the expansion makes
- * (numbered after the kernel's own now).
+ * expansion after.  lower_coll runs after pipeline_planning (CUDA: it
+ * plans a T.Pipelined loop around a collective with the op's regions) and
+ * before shared_to_fragment and lower_tile_ops, which then treat the
+ * expansion as they treated it when the elaborator wrote it: the
+ * generated code is the same, up to the names of the variables and
+ * buffers the expansion makes (numbered after the kernel's own now) and
+ * the order of its staging tiles in shared memory (after the pipeline's
+ * multi-buffered tiles now, which pipeline_planning makes first).
  *
  * Semantics (doc/DISTRIBUTED.md):
  *   allreduce(buf, op)            every one's buf = op over all of buf (in place)

@@ -5,8 +5,9 @@
  * block) into copies, barriers and loops (op/coll.c builds them; issue 6:
  * decisions belong in passes, the elaborator only records the op).
  *
- * It runs on every target right after check_bounds, before the pipeline
- * passes and lower_tile_ops: the expansion is made of ordinary tile ops
+ * It runs on every target after check_bounds and (CUDA) pipeline_planning,
+ * which sees the op with its regions, and before shared_to_fragment and
+ * lower_tile_ops: the expansion is made of ordinary tile ops
  * (T.copy, T.fill, remote copies, world barriers) and T.Parallel loops,
  * which those passes lower as any others.  Each op's expansion (a
  * sequence) is spliced into the sequence that held the op, so the IR

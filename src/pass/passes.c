@@ -8,11 +8,11 @@
  *   simplify           fold constants, drop dead code
  *   check_bounds       element accesses provably outside a fragment, local
  *                      or shared buffer are errors (check_bounds.c)
+ * * pipeline_planning  T.Pipelined: stages, multi-buffered shared tiles,
+ *                      async copies (pipeline_planning.c)
  *   lower_coll         tile-level collectives (T.allreduce, ...: between
  *                      ranks or the units of a block) -> copies, barriers,
  *                      loops (lower_coll.c, op/coll.c)
- * * pipeline_planning  T.Pipelined: stages, multi-buffered shared tiles,
- *                      async copies (pipeline_planning.c)
  *   lower_tile_ops     tile operators -> loops of loads and stores (CUDA:
  *                      global -> shared copies as thread-level vector copies)
  *   resolve_views      accesses through views -> accesses of their base
@@ -101,14 +101,14 @@ const TsPass ts_passes[] = {
      "element loads and stores of fragments, local and shared buffers whose index provably leaves the "
      "buffer's extent (affine in loop variables whose whole range runs) are errors",
      TS_PASS_ALL},
+    {"pipeline_planning", ts_pass_pipeline_planning,
+     "T.Pipelined: stages and order of the body's statements, multi-buffered shared tiles, async copies",
+     TS_PASS_CUDA},
     {"lower_coll", ts_pass_lower_coll,
      "tile-level collectives (T.allreduce, T.allgather, T.reduce_scatter, T.all_to_all between the ranks or "
      "the warps/warpgroups of a block) become their copies into scratch or staging tiles, barriers of the block "
      "or the world, and the loops that combine them",
      TS_PASS_ALL},
-    {"pipeline_planning", ts_pass_pipeline_planning,
-     "T.Pipelined: stages and order of the body's statements, multi-buffered shared tiles, async copies",
-     TS_PASS_CUDA},
     {"shared_to_fragment", ts_pass_shared_to_fragment,
      "CUDA: shared tiles used only element by element at their own positions (whole copies from/to global "
      "memory, T.Parallel nests) become fragments, for layout_inference to keep in registers",
