@@ -36,7 +36,7 @@ typedef struct TsCaps {
                        * (TILESCALE_CUDA_WS_LAYOUT=0: off) */
     bool ws_async;    /* a T.ws role's global -> shared copies before its mbarrier arrive are
                        * cp.async, the arrive cp.async.mbarrier.arrive (pass ws_async_copy;
-                       * TILESCALE_CUDA_WS_ASYNC=0: off) */
+                       * TILESCALE_CUDA_WS_ASYNC=1: on; off by default, see api.c) */
     bool swizzle;     /* XOR-swizzled shared tiles for tensor-core operands (TILESCALE_CUDA_SWIZZLE=0: off) */
     bool pipeline;    /* T.Pipelined as a multi-stage cp.async pipeline (TILESCALE_CUDA_PIPELINE=0: off) */
     int min_blocks;   /* blocks per SM the kernel is compiled for: __launch_bounds__'s second

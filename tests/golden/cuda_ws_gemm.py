@@ -9,5 +9,5 @@
 # ts_mbar_arrive_async (cp.async.mbarrier.arrive, then the arrive: the phase completes once
 # they have landed; pass ws_async_copy).
 #   UPDATE_GOLDEN=1 sh tests/golden/run_golden.sh tests/golden/cuda_ws_gemm.py
-# ENV: TILESCALE_CUDA_ARCH=sm_90
+# ENV: TILESCALE_CUDA_ARCH=sm_90 TILESCALE_CUDA_WS_ASYNC=1
 # ARGS: compile examples/ws_gemm.py --entry ws_matmul_ring -D M=4096 -D N=4096 -D K=4096 --target cuda --emit cuda

@@ -1,5 +1,5 @@
 # ARGS: compile FILE --entry ws --target cuda --dump-after ws_async_copy
-# ENV: TILESCALE_CUDA_ARCH=sm_80
+# ENV: TILESCALE_CUDA_ARCH=sm_80 TILESCALE_CUDA_WS_ASYNC=1
 # Pass ws_async_copy leaves a producer's copies plain when a reader could see them through
 # something other than the arrive that would wait for them: here the producer role (threads
 # [0, 128)) copies a row of X and arrives on `full`, then arrives on `late` with nothing

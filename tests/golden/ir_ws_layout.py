@@ -1,5 +1,5 @@
 # ARGS: compile FILE --entry ws_rowmax --target cuda --dump-after insert_sync
-# ENV: TILESCALE_CUDA_ARCH=sm_80
+# ENV: TILESCALE_CUDA_ARCH=sm_80 TILESCALE_CUDA_WS_ASYNC=1
 # Layout inference over a T.ws role's threads: the consumer role (threads [128, 256)) owns the
 # accumulator C and the row maxima m, so they are laid out over its 4 warps (C: the mma.sync
 # accumulator layout of a 2 x 2 warp grid, m: its rows) and live in registers.  Every thread

@@ -1,5 +1,5 @@
 # ARGS: compile FILE --entry ws --target cuda --dump-after insert_sync
-# ENV: TILESCALE_CUDA_ARCH=sm_80
+# ENV: TILESCALE_CUDA_ARCH=sm_80 TILESCALE_CUDA_WS_ASYNC=1
 # insert_sync in a warp-specialized kernel: the mbarrier inits go to one thread and get the
 # one block barrier (before the first role); inside the loop the roles get no block barrier
 # (what one role writes and the other reads is ordered by the program's mbarriers), a role's

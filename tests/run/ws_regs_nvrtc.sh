@@ -25,7 +25,7 @@ for arch in sm_80 sm_90; do
            "examples/ws_flash_attention.py --entry flashattn_ws -D batch=1 -D heads=2 -D seq_len=512 -D dim=128 -D is_causal=False -D block_M=128"; do
     n=$((n + 1))
     # shellcheck disable=SC2086
-    if ! TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit ptx >$d/ptx 2>$d/err; then
+    if ! TILESCALE_CUDA_WS_ASYNC=1 TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit ptx >$d/ptx 2>$d/err; then
       if grep -q "NVRTC not found" $d/err; then echo "skipped: NVRTC not found"; exit 77; fi
       cat $d/err
       fail "$arch $k: --emit ptx"
@@ -35,7 +35,7 @@ for arch in sm_80 sm_90; do
     grep -q 'cp\.async\.mbarrier\.arrive\.shared\.b64' $d/ptx || fail "$arch $k: no cp.async.mbarrier.arrive in the PTX"
     [ "$(grep -c 'cp\.async\.cg\.shared\.global' $d/ptx)" -ge 8 ] || fail "$arch $k: the producer's copies are not cp.async"
     # shellcheck disable=SC2086
-    TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit cuda >$d/after.cu || fail "$arch $k: --emit cuda"
+    TILESCALE_CUDA_WS_ASYNC=1 TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit cuda >$d/after.cu || fail "$arch $k: --emit cuda"
     # shellcheck disable=SC2086
     if ! TILESCALE_CUDA_ARCH=$arch TILESCALE_CUDA_WS_LAYOUT=0 $tool compile $k --target cuda --emit cuda >$d/before.cu \
            2>$d/err; then
