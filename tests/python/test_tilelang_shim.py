@@ -338,3 +338,20 @@ def test_jit_function_sources_and_autotune_inputs(tmp_path):
     tests use each)."""
     r = run(tmp_path, SHIM_EXTRAS)
     assert r.returncode == 0 and "OK" in r.stdout, r.stdout + r.stderr
+
+
+def test_env_directories_are_paths(tmp_path):
+    """tilelang.env's directories are strings a script can join paths under (TileLang's
+    minference example builds its extension there); $TILELANG_CACHE_DIR is honoured."""
+    text = textwrap.dedent('''
+        import os
+        import tilelang
+        d = os.path.join(tilelang.env.TILELANG_CACHE_DIR, "torch_extensions")
+        assert isinstance(tilelang.env.TILELANG_CACHE_DIR, str)
+        assert tilelang.env.TILELANG_CACHE_DIR == os.environ["TILELANG_CACHE_DIR"], tilelang.env.TILELANG_CACHE_DIR
+        assert tilelang.env.TILELANG_TMP_DIR.startswith(tilelang.env.TILELANG_CACHE_DIR)
+        print("env ok", d)
+    ''')
+    r = run(tmp_path, text, env={"TILELANG_CACHE_DIR": str(tmp_path / "tlcache")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "env ok" in r.stdout
