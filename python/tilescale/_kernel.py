@@ -949,9 +949,16 @@ _MAX_LAUNCHERS = 16
 _ALLOC_FORM = "split"
 _SPLIT_MAX = 16
 _SPLIT_BYTES = 4 << 20
+# "split" only: read every output's data pointer once per batch (kept beside
+# the tensor in the batch's iterator) instead of once per call
+_SPLIT_PTRS = False
 _bare_launch = None       # ts_kernel_launch_device without argtypes
 _bare_plan_launch = None  # ts_plan_launch without argtypes
 _stream_objs = {}
+
+
+def _data_ptrs(ts):
+    return [t.data_ptr() for t in ts]
 
 
 def _stream_obj(h):
@@ -1094,11 +1101,25 @@ def _make_launcher(kern, args, outs):
                 alloc1 = "empty(%sdtype=OD%d, device=DEV)" % ("".join("%d, " % e for e in shape), j)
                 lines.append("            if h:")
                 lines.append("                o%d = %s" % (j, ("empty_like(a%d)" % like[0]) if like else alloc1))
+                batch = "usplit(empty(%d, %sdtype=OD%d, device=DEV), %d, 0)" % (
+                    kb * shape[0], "".join("%d, " % e for e in shape[1:]), j, shape[0])
+                if _SPLIT_PTRS:
+                    # (tensor, data pointer) pairs, the pointers read once per batch
+                    env["NONE2"], env["zip_"], env["ptrs_"] = (None, 0), zip, _data_ptrs
+                    lines.append("                p%d = o%d.data_ptr()" % (j, j))
+                    lines.append("            else:")
+                    lines.append("                o%d, p%d = next_(B%d[0], NONE2)" % (j, j, j))
+                    lines.append("                if o%d is None:" % j)
+                    lines.append("                    t = %s" % batch)
+                    lines.append("                    B%d[0] = it = iter_(zip_(t, ptrs_(t)))" % j)
+                    lines.append("                    o%d, p%d = next_(it)" % (j, j))
+                    stores.append("mv[%d] = p%d" % (s.i * words, j))
+                    ret.append("o%d" % j)
+                    continue
                 lines.append("            else:")
                 lines.append("                o%d = next_(B%d[0], None)" % (j, j))
                 lines.append("                if o%d is None:" % j)
-                lines.append("                    B%d[0] = it = iter_(usplit(empty(%d, %sdtype=OD%d, device=DEV), %d, 0))"
-                             % (j, kb * shape[0], "".join("%d, " % e for e in shape[1:]), j, shape[0]))
+                lines.append("                    B%d[0] = it = iter_(%s)" % (j, batch))
                 lines.append("                    o%d = next_(it)" % j)
             elif form in ("empty_like", "split") and like:
                 lines.append("            o%d = empty_like(a%d)" % (j, like[0]))

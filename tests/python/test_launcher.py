@@ -274,7 +274,8 @@ def test_alternating_signatures_keep_their_launchers(setup):
     assert k(a, b, c2) is c2 and len(rec.fast) == n + 1 and rec.fast[-1][2] == (c2._ptr, (4, 8))
 
 
-def test_split_outputs(setup, monkeypatch):
+@pytest.mark.parametrize("ptrs", [False, True])
+def test_split_outputs(setup, monkeypatch, ptrs):
     """_ALLOC_FORM "split": outputs come from one allocation of a batch, cut
     by torch.unsafe_split into tensors of their own, one per call; a batch is
     used up before the next is made; only on the legacy default stream (where
@@ -297,12 +298,13 @@ def test_split_outputs(setup, monkeypatch):
         return tuple(out)
     torch.unsafe_split = unsafe_split
     monkeypatch.setattr(_kernel, "_ALLOC_FORM", "split")
+    monkeypatch.setattr(_kernel, "_SPLIT_PTRS", ptrs)  # pointers read per batch, or per call
     stream = [0]
     monkeypatch.setattr(_kernel, "_RAW_STREAM", lambda devidx: stream[0])
     k = compile("add", M=64, N=8)  # 2 KiB outputs: batches of 16
     a, b = torch.Tensor((64, 8), torch.float32), torch.Tensor((64, 8), torch.float32)
     k(a, b)
-    assert "usplit" in k._launcher_source
+    assert "usplit" in k._launcher_source and ("ptrs_(t)" in k._launcher_source) == ptrs
     outs = [k(a, b) for _ in range(20)]
     assert len(made) == 2 and made[0].shape == (16 * 64, 8)
     assert [o._ptr for o in outs[:16]] == [made[0]._ptr + 2048 * i for i in range(16)]
