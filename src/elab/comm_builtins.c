@@ -1147,6 +1147,64 @@ static IrStmt *tileop_stmt(Elab *E, TsOpKind kind, TsLoc loc) {
     return s;
 }
 
+/* A collective between the blocks of the grid (inside T.Scale("block"),
+ * on each block's own tile): the units are the blocks, so their number is
+ * the grid's, which must be a constant (the staging in the grid workspace
+ * has one slot per block).  Recorded as a COLL op with coll_units -1;
+ * split_grid makes the kernel cooperative, lower_coll expands it. */
+static void block_collective(Elab *E, CArgs *A, int c, IrBuffer *src, IrBuffer *dst, TsReduceKind op) {
+    TsArena *a = E->a;
+    TsLoc loc = A->loc;
+    int64_t n = 1;
+    for (int i = 0; i < E->k->ngrid; i++) {
+        int64_t e;
+        if (!ir_is_const_int(E->k->grid[i], &e))
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                      "%s inside T.Scale(\"block\"): a collective between the blocks needs a grid of constant extents "
+                      "(one staging slot per block)", A->fn);
+        n *= e;
+    }
+    if (n > 4096)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                  "%s inside T.Scale(\"block\"): %lld blocks; a collective between the blocks takes at most 4096 "
+                  "(every block must be resident at once)", A->fn, (long long)n);
+    IrBuffer *bs[2] = {src, dst};
+    for (int j = 0; j < 2; j++)
+        if (bs[j]->scope == IR_SCOPE_GLOBAL || is_view(bs[j]))
+            elab_fail(E, TS_ERR_TYPE, loc,
+                      "%s inside T.Scale(\"block\"): '%s' must be the block's own tile (shared, fragment or local), "
+                      "as the other operand is", A->fn, bs[j]->name);
+    if (dst->ndim != src->ndim || src->ndim < 1)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' must have the same number of dims", A->fn, src->name,
+                  dst->name);
+    int64_t rs = 0, rd = 0, e1, e2;
+    if (!ir_is_const_int(src->shape[0], &rs) || !ir_is_const_int(dst->shape[0], &rd))
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: tiles of constant shape only", A->fn);
+    for (int i = 1; i < src->ndim; i++)
+        if (!ir_is_const_int(src->shape[i], &e1) || !ir_is_const_int(dst->shape[i], &e2) || e1 != e2)
+            elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' must agree beyond their first axis", A->fn, src->name,
+                      dst->name);
+    if (c == C_ALLGATHER && rd != rs * n)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' needs %lld rows (%lld blocks x %lld), not %lld", A->fn, dst->name,
+                  (long long)(rs * n), (long long)n, (long long)rs, (long long)rd);
+    if (c == C_REDUCE_SCATTER && rs != rd * n)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' needs %lld rows (%lld blocks x %lld), not %lld", A->fn, src->name,
+                  (long long)(rd * n), (long long)n, (long long)rd, (long long)rs);
+    if (c == C_ALL_TO_ALL && (rs != rd || rs % n))
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' need the same rows, a multiple of the %lld blocks", A->fn,
+                  src->name, dst->name, (long long)n);
+    E->k->may_block = true; /* (grid barriers: blocks wait for each other) */
+    IrStmt *st = tileop_stmt(E, TS_OP_COLL, loc);
+    IrTileOp *o = st->op;
+    o->coll = coll_kind(c);
+    o->reduce = op;
+    o->r[0] = ir_region_full(a, src);
+    o->r[1] = ir_region_full(a, dst);
+    o->nr = 2;
+    o->coll_units = -1;
+    emit(E, st);
+}
+
 /* The collectives: T.allreduce, T.allgather, T.reduce_scatter and
  * T.all_to_all, between the ranks of the world on tensors on the
  * symmetric heap (inside T.Scale("device") or anywhere else in a kernel),
@@ -1169,12 +1227,10 @@ static void collective(Elab *E, CArgs *A, int c) {
         if (op == TS_REDUCE_ABSSUM)
             elab_fail(E, TS_ERR_TYPE, loc, "%s: op must be 'sum', 'max' or 'min', not '%s'", A->fn, o);
     }
-    if (E->unit_num == -1 && (src->scope != IR_SCOPE_GLOBAL || dst->scope != IR_SCOPE_GLOBAL))
-        elab_fail(E, TS_ERR_UNSUPPORTED, loc,
-                  "%s inside T.Scale(\"block\"): a collective between the blocks of a kernel on each block's own "
-                  "tile is not supported (the blocks of one launch are not guaranteed to be resident together: "
-                  "no cooperative launch); put the tiles in a tensor on the heap and use T.Scale(\"device\") "
-                  "collectives, or T.barrier_blocks", A->fn);
+    if (E->unit_num == -1 && (src->scope != IR_SCOPE_GLOBAL || dst->scope != IR_SCOPE_GLOBAL)) {
+        block_collective(E, A, c, src, dst, op);
+        return;
+    }
     if (E->unit_id && E->unit_num > 0) { /* between the warps / warpgroups of the block */
         int64_t gc;
         if (ir_is_const_int(E->unit_id, &gc) && E->role_depth) {

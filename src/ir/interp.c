@@ -437,7 +437,8 @@ static double call_fn(IrIntrinsic fn, double x, double y) {
     case IR_WARP_BOR: case IR_WARP_SYNC:
     case IR_THREAD_RETURN: /* a statement, not a value (thread-level code only) */
     case IR_SET_MAX_NREG:  /* a register hint of the GPU: nothing to do here */
-    case IR_SYNC_GRID:     /* made a kernel boundary by split_grid */
+    case IR_SYNC_GRID:     /* cooperative kernels are refused (ts_interp_run) */
+    case IR_GRID_WS:
     case IR_INTRINSIC_COUNT: break;
     }
     return NAN;
@@ -682,6 +683,11 @@ void ir_interp_bind_var(IrInterp *in, const IrVar *v, double value) {
 
 void ir_interp_run_block(IrInterp *in, int64_t bx, int64_t by, int64_t bz) {
     int64_t b[3] = {bx, by, bz};
+    if (in->k->cooperative)
+        rt_fail(in, in->k->body ? in->k->body->loc : (TsLoc){0},
+                "interp: kernel '%s' is cooperative (T.sync_grid in a loop or branch, or a collective between "
+                "blocks): its blocks wait for each other, and the interpreter runs them one after another; run it "
+                "on the C or CUDA target", in->k->name ? in->k->name : "?");
     for (int i = 0; i < 3; i++)
         if (in->k->block_idx[i]) {
             Val v = {b[i], (double)b[i]};

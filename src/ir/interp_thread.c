@@ -1709,6 +1709,11 @@ void ir_tinterp_bind_var(IrTInterp *x, const IrVar *v, double value) {
 }
 
 void ir_tinterp_run_block(IrTInterp *x, int64_t bx, int64_t by, int64_t bz) {
+    if (x->k->cooperative)
+        rt_fail(x, x->k->body ? x->k->body->loc : (TsLoc){0},
+                "interp: kernel '%s' is cooperative (T.sync_grid in a loop or branch, or a collective between "
+                "blocks): its blocks wait for each other, and the interpreter runs them one after another; run it "
+                "on the C or CUDA target", x->k->name ? x->k->name : "?");
     int64_t bi[3] = {bx, by, bz};
     for (int i = 0; i < 3; i++)
         if (x->k->block_idx[i]) ir_tinterp_bind_var(x, x->k->block_idx[i], (double)bi[i]);

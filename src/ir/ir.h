@@ -86,9 +86,14 @@ typedef enum IrBinOp {
      * CUDA target prints sm_90a's setmaxnreg, every other target nothing */  \
     X(IR_SET_MAX_NREG, "set_max_nreg", 2)                                    \
     /* T.sync_grid(): every thread of the grid waits for all (an IR_S_EVAL of \
-     * it at the top level of the body only; pass split_grid makes it the    \
-     * boundary of two kernels of the chain) */                              \
-    X(IR_SYNC_GRID, "sync_grid", 0)
+     * it; pass split_grid makes one at the top level the boundary of two   \
+     * kernels of the chain where it can, else the kernel cooperative: a     \
+     * grid barrier printed by the targets, IrKernel.cooperative) */         \
+    X(IR_SYNC_GRID, "sync_grid", 0)                                            \
+    /* the int64 address of the launch's grid workspace (IrKernel.grid_ws_bytes, \
+     * zeroed by the launch: the grid barrier's words, then the block        \
+     * collectives' staging; a T.make_tensor-style IrBuffer.addr binds it)   */ \
+    X(IR_GRID_WS, "grid_workspace", 0)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,
@@ -478,6 +483,13 @@ struct IrKernel {
     int swizzle_panel;        /* T.use_swizzle(panel_size) or 0 */
     bool swizzle_col;         /* T.use_swizzle(..., order="col"): panels of block columns */
     bool may_block;           /* waits on other blocks/ranks: run blocks as coroutines */
+    bool cooperative;         /* pass split_grid: the kernel's blocks wait for each other at grid
+                                 barriers (T.sync_grid statements left in the body, block-scale
+                                 collectives): CUDA launches it with cuLaunchCooperativeKernel after
+                                 checking every block can be resident; implies may_block */
+    int64_t grid_ws_bytes;    /* bytes of the launch's grid workspace (IR_GRID_WS), 0 for none:
+                                 TS_GRID_BAR_BYTES of barrier words (split_grid) + the staging of
+                                 block-scale collectives (lower_coll); the launch zeroes it */
     bool thread_coro;         /* C target: the block's threads run as coroutines, not in
                                  program order (pass thread_loops_c decides; sched_c.c) */
     bool index32;             /* every signed integer the kernel computes provably fits in int32
@@ -521,6 +533,11 @@ struct IrKernel {
      * IrParam/IrBuffer objects): this is the next one, or NULL. */
     IrKernel *next;
 };
+
+/* The grid barrier's words at the start of a grid workspace (IR_GRID_WS):
+ * an arrival count and a generation (32-bit each), padded so the block
+ * collectives' staging after them is 64-byte aligned. */
+#define TS_GRID_BAR_BYTES 64
 
 /* ---- construction (ir.c) --------------------------------------------------------- */
 

@@ -370,6 +370,10 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
             ts_buf_puts(b, ", ranks)");
             break;
         }
+        if (op->coll_units < 0) {
+            ts_buf_puts(b, ", blocks)");
+            break;
+        }
         if (op->nr > 2) {
             ts_buf_puts(b, ", scratch=");
             put_region(p, &op->r[2]);
@@ -699,6 +703,10 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
     if (k->may_block) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "may_block\n");
+    }
+    if (k->cooperative) {
+        ts_buf_indent(b, 1);
+        ts_buf_printf(b, "cooperative grid_workspace %lld\n", (long long)k->grid_ws_bytes);
     }
     if (k->index32) {
         ts_buf_indent(b, 1);

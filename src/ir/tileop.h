@@ -120,7 +120,11 @@ typedef enum TsGemmPolicy {
  *              coll_units = n units of coll_unit_threads threads each):
  *              src and dst are this unit's own tiles, args[0] its unit
  *              index, r[2] the call site's shared scratch [n, src's
- *              shape...] that the n units' ops share.  The pass
+ *              shape...] that the n units' ops share.  Between the
+ *              blocks of the grid (T.Scale("block"), coll_units -1): src
+ *              and dst are each block's own tiles (shared, fragment or
+ *              local), the kernel cooperative (split_grid) with a constant
+ *              grid; the staging is in the grid workspace.  The pass
  *              lower_coll expands it (op/coll.c says into what).
  */
 struct IrTileOp {
@@ -150,7 +154,8 @@ struct IrTileOp {
     IrExpr *args[3];      /* COMM: peer rank, count or value, signal value (op/comm.h) */
     int cflags[3];        /* COMM: comparison or signal op, memory semantics, scope */
     int coll;             /* COLL: TsCollKind */
-    int coll_units;       /* COLL: how many units of the block take part (0: the ranks of the world) */
+    int coll_units;       /* COLL: how many units of the block take part (0: the ranks of the world,
+                             -1: the blocks of the grid) */
     int coll_unit_threads; /* COLL between units: threads per unit (32: warps, 128: warpgroups) */
     int xport;            /* COMM: 1: through the transport (the peer is on another node: NCCL's GIN
                              on CUDA, the world's proxy on sim ranks), not a load/store (pass

@@ -257,7 +257,7 @@ static void check_tileop(Verifier *v, const IrTileOp *op) {
     case TS_OP_COLL:
         want_lo = 2, want_hi = 3;
         if (op->coll < 0 || op->coll >= TS_COLL_COUNT) fail(v, (TsLoc){0}, "unknown collective %d", op->coll);
-        if (op->coll_units && (!op->args[0] || op->nr != 3))
+        if (op->coll_units > 0 && (!op->args[0] || op->nr != 3))
             fail(v, (TsLoc){0}, "collective %s between units has no unit index or scratch", ts_coll_name(op->coll));
         if (op->args[0]) check_expr(v, op->args[0]);
         break;

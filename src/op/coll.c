@@ -87,19 +87,35 @@ static IrStmt *block_barrier(TsLowerCtx *cx, TsLoc loc) {
 
 /* ---- between the units of a block ------------------------------------------------ */
 
-static IrStmt *unit_lower(TsLowerCtx *cx, const IrStmt *s) {
+/* Up to this many units a reduction's fold is one expression per element;
+ * beyond (blocks of a grid), a loop over the slots. */
+#define SLOTS_UNROLLED 8
+
+static IrBuffer *staging(TsLowerCtx *cx, IrStmt *out, const char *name, TsDType dt, int ndim, IrExpr **shape,
+                         TsLoc loc);
+
+/* A grid barrier (T.sync_grid's statement; split_grid made the kernel
+ * cooperative): every thread of every block of the grid arrives first. */
+static IrStmt *grid_barrier(TsLowerCtx *cx, TsLoc loc) {
+    IrStmt *s = ir_stmt(cx->arena, IR_S_EVAL, loc);
+    s->eval.e = ir_call(cx->arena, IR_SYNC_GRID, NULL, 0, TS_INT32);
+    return s;
+}
+
+/* The slots form, for the units of a block (scratch S in shared memory,
+ * block barriers) and for the blocks of the grid (S in the grid
+ * workspace, grid barriers): n units, g this one's index; appended to out. */
+static IrStmt *slots_lower(TsLowerCtx *cx, const IrStmt *s, IrStmt *out, int n, IrBuffer *S, IrExpr *g,
+                           IrStmt *(*barrier)(TsLowerCtx *, TsLoc)) {
     TsArena *a = cx->arena;
     const IrTileOp *o = s->op;
     TsLoc loc = s->loc;
-    IrBuffer *src = o->r[0].buf, *dst = o->r[1].buf, *S = o->r[2].buf;
-    int n = o->coll_units;
-    IrExpr *g = o->args[0];
+    IrBuffer *src = o->r[0].buf, *dst = o->r[1].buf;
     int64_t rs = 0, rd = 0;
     ir_is_const_int(src->shape[0], &rs);
     ir_is_const_int(dst->shape[0], &rd);
     if (src->ndim > 7 || rs <= 0 || rd <= 0)
         ts_internal(cx->diag, "lower_coll: %s between units on tiles of unexpected shape", ts_coll_name(o->coll));
-    IrStmt *out = ir_seq(a);
     /* 1. my tile into my slot */
     IrStmt *cp = new_tileop(a, TS_OP_COPY, loc);
     cp->op->r[0] = ir_region_full(a, src);
@@ -109,7 +125,7 @@ static IrStmt *unit_lower(TsLowerCtx *cx, const IrStmt *s) {
     cp->op->r[1] = slot;
     cp->op->nr = 2;
     ir_seq_push(a, out, cp);
-    ir_seq_push(a, out, block_barrier(cx, loc));
+    ir_seq_push(a, out, barrier(cx, loc));
     /* 2. dst[idx] from the slots, a parallel loop over dst */
     int nd = dst->ndim;
     IrVar *v[8];
@@ -120,6 +136,46 @@ static IrStmt *unit_lower(TsLowerCtx *cx, const IrStmt *s) {
         sidx[i + 1] = idx[i];
     }
     IrExpr *val = NULL;
+    if ((o->coll == TS_COLL_ALLREDUCE || o->coll == TS_COLL_REDUCE_SCATTER) && n > SLOTS_UNROLLED) {
+        /* many units (blocks): the fold as a loop over the slots, into dst
+         * where it has the accumulation type, else into a staging tile */
+        TsDType accdt = ts_dtype_is_float(src->dt) && src->dt != TS_FLOAT64 ? TS_FLOAT32 : src->dt;
+        if (o->coll == TS_COLL_REDUCE_SCATTER) sidx[1] = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, g, ir_i32(a, rd)), idx[0]);
+        IrBuffer *acc = dst->dt == accdt ? dst : staging(cx, out, "coll_acc", accdt, nd, dst->shape, loc);
+        IrVar *uv = ir_var(cx->k, "slot", TS_INT32, IR_VAR_LOOP);
+        for (int phase = 0; phase < (acc == dst ? 2 : 3); phase++) {
+            IrExpr **si = TS_NEWN(a, IrExpr *, nd + 1);
+            memcpy(si, sidx, sizeof(IrExpr *) * (size_t)(nd + 1));
+            si[0] = phase == 0 ? ir_i32(a, 0) : ir_var_ref(a, uv);
+            IrExpr *x = ir_load(a, S, si, nd + 1);
+            if (x->dt != accdt) x = ir_cast(a, accdt, x);
+            IrBuffer *to = phase == 2 ? dst : acc;
+            if (phase == 1) x = ir_bin(a, coll_binop(o), ir_load(a, acc, idx, nd), x);
+            if (phase == 2) x = ir_load(a, acc, idx, nd);
+            if (x->dt != to->dt) x = ir_cast(a, to->dt, x);
+            IrStmt *st = ir_store(a, to, idx, nd, x);
+            st->loc = loc;
+            /* (each phase its own loop variables: a variable is bound by one loop) */
+            IrVar *pv[8];
+            IrExpr **pidx = TS_NEWN(a, IrExpr *, nd);
+            for (int i = 0; i < nd; i++) {
+                pv[i] = ir_var(cx->k, "ui", TS_INT32, IR_VAR_LOOP);
+                pidx[i] = ir_var_ref(a, pv[i]);
+            }
+            st = ir_stmt_subst(a, st, v, pidx, nd);
+            for (int i = nd - 1; i >= 0; i--) {
+                st = ir_for(a, pv[i], ir_i32(a, 0), dst->shape[i], IR_FOR_PARALLEL, st);
+                st->loc = loc;
+            }
+            if (phase == 1) {
+                st = ir_for(a, uv, ir_i32(a, 1), ir_i32(a, n - 1), IR_FOR_SERIAL, st); /* (start, extent) */
+                st->loc = loc;
+            }
+            ir_seq_push(a, out, st);
+        }
+        ir_seq_push(a, out, barrier(cx, loc));
+        return out;
+    }
     if (o->coll == TS_COLL_ALLREDUCE || o->coll == TS_COLL_REDUCE_SCATTER) {
         TsDType accdt = ts_dtype_is_float(src->dt) && src->dt != TS_FLOAT64 ? TS_FLOAT32 : src->dt;
         if (o->coll == TS_COLL_REDUCE_SCATTER) sidx[1] = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, g, ir_i32(a, rd)), idx[0]);
@@ -148,8 +204,62 @@ static IrStmt *unit_lower(TsLowerCtx *cx, const IrStmt *s) {
         body->loc = loc;
     }
     ir_seq_push(a, out, body);
-    ir_seq_push(a, out, block_barrier(cx, loc));
+    ir_seq_push(a, out, barrier(cx, loc));
     return out;
+}
+
+static IrStmt *unit_lower(TsLowerCtx *cx, const IrStmt *s) {
+    const IrTileOp *o = s->op;
+    return slots_lower(cx, s, ir_seq(cx->arena), o->coll_units, o->r[2].buf, o->args[0], block_barrier);
+}
+
+static void block_linear(TsLowerCtx *cx, IrExpr **id, IrExpr **count);
+
+/* Between the blocks of the grid (coll_units -1; the kernel is cooperative,
+ * its grid constant: split_grid and the elaborator checked): the slots
+ * [blocks, src's shape...] are this call site's bytes of the grid
+ * workspace, after the barrier's words and earlier call sites' slots,
+ * reached through a T.make_tensor-style buffer whose address a let binds
+ * at the start of the expansion. */
+static IrStmt *block_lower(TsLowerCtx *cx, const IrStmt *s) {
+    TsArena *a = cx->arena;
+    IrKernel *k = cx->k;
+    const IrTileOp *o = s->op;
+    IrBuffer *src = o->r[0].buf;
+    int64_t n = 1, elems = 1;
+    for (int i = 0; i < k->ngrid; i++) {
+        int64_t e = 0;
+        if (!ir_is_const_int(k->grid[i], &e) || e < 1)
+            ts_internal(cx->diag, "lower_coll: %s between blocks on a grid of run-time extents", ts_coll_name(o->coll));
+        n *= e;
+    }
+    if (!k->cooperative) ts_internal(cx->diag, "lower_coll: %s between blocks of a kernel not cooperative", ts_coll_name(o->coll));
+    int nd = src->ndim;
+    IrExpr **shape = TS_NEWN(a, IrExpr *, nd + 1);
+    IrExpr **strides = TS_NEWN(a, IrExpr *, nd + 1);
+    shape[0] = ir_i32(a, n);
+    for (int i = 0; i < nd; i++) shape[i + 1] = src->shape[i];
+    for (int i = nd; i >= 0; i--) {
+        int64_t e = 0;
+        strides[i] = ir_int(a, elems, TS_INT64);
+        ir_is_const_int(shape[i], &e);
+        elems *= e;
+    }
+    if (k->grid_ws_bytes < TS_GRID_BAR_BYTES) k->grid_ws_bytes = TS_GRID_BAR_BYTES;
+    int64_t off = k->grid_ws_bytes;
+    k->grid_ws_bytes += (elems * ts_dtype_bits(src->dt) / 8 + 63) / 64 * 64;
+    IrStmt *out = ir_seq(a);
+    IrVar *var = ir_var(k, "coll_ws_addr", TS_INT64, IR_VAR_LET);
+    IrStmt *let = ir_stmt(a, IR_S_LET, s->loc);
+    let->let.var = var;
+    let->let.value = ir_bin(a, IR_ADD, ir_call(a, IR_GRID_WS, NULL, 0, TS_INT64), ir_int(a, off, TS_INT64));
+    ir_seq_push(a, out, let);
+    IrBuffer *S = ir_buffer(k, "coll_slots", src->dt, IR_SCOPE_GLOBAL, nd + 1, shape, s->loc);
+    S->strides = strides;
+    S->addr = var;
+    IrExpr *bid, *nb;
+    block_linear(cx, &bid, &nb);
+    return slots_lower(cx, s, out, (int)n, S, bid, grid_barrier);
 }
 
 /* ---- between the ranks of the world ---------------------------------------------- */
@@ -345,5 +455,5 @@ static IrStmt *rank_lower(TsLowerCtx *cx, const IrStmt *s) {
 /* The expansion of one COLL op: a sequence (lower_coll splices it into the
  * enclosing one). */
 IrStmt *ts_op_coll_lower(TsLowerCtx *cx, const IrStmt *s) {
-    return s->op->coll_units ? unit_lower(cx, s) : rank_lower(cx, s);
+    return s->op->coll_units > 0 ? unit_lower(cx, s) : s->op->coll_units < 0 ? block_lower(cx, s) : rank_lower(cx, s);
 }

@@ -1,33 +1,47 @@
 /*
- * split_grid.c — T.sync_grid() as a kernel boundary.
+ * split_grid.c — T.sync_grid() as a kernel boundary, or the kernel
+ * cooperative.
  *
  * TileLang's T.sync_grid() is a barrier of every thread of every block of
- * the grid (CUDA's cooperative-groups grid sync): it needs a cooperative
- * launch with every block resident at once, which this compiler does not
- * build (nor could the C target's scheduler promise it).  Where the
- * barrier stands at the top level of the kernel body and no block-local
- * state (a shared, fragment or local buffer, an alloc_var, a let) is used
- * on both sides of it, the barrier is exactly a kernel boundary: what the
- * blocks wrote to global memory before it is what the blocks after it
- * read, and nothing else crosses.  So this pass, the first of the
- * pipeline, cuts the body there: the statements after the barrier become
- * a second kernel of the chain (IrKernel.next: launched after this one on
- * the same grid, as a prim_func with two T.Kernel blocks is), with the
- * alloc statements of the buffers only it uses and copies of the
- * top-level lets it needs whose values read no memory (block indices and
- * constants: `tile_id = sm_num * w + block_id` style values).  The second
- * kernel runs the whole pipeline in its turn (this pass included, for a
- * second barrier).  TileLang's persistent MLA decode
- * (examples/deepseek_mla/example_mla_decode_persistent.py) is the case.
+ * the grid (CUDA's cooperative-groups grid sync).  This pass, the first of
+ * the pipeline, decides how each is done.
  *
- * Refused, naming the barrier: a T.sync_grid() below the top level (in a
- * loop or a branch: only a cooperative launch could run it), and state
- * used on both sides (its contents would not survive the boundary).
+ * Two launches.  Where the barrier stands at the top level of the kernel
+ * body and no block-local state (a shared, fragment or local buffer, an
+ * alloc_var, a let reading memory) is used on both sides of it, the
+ * barrier is exactly a kernel boundary: what the blocks wrote to global
+ * memory before it is what the blocks after it read, and nothing else
+ * crosses.  So the body is cut there: the statements after the barrier
+ * become a second kernel of the chain (IrKernel.next: launched after this
+ * one on the same grid, as a prim_func with two T.Kernel blocks is), with
+ * the alloc statements of the buffers only it uses and copies of the
+ * top-level lets it needs whose values read no memory (block indices and
+ * constants).  The second kernel runs the whole pipeline in its turn (this
+ * pass included, for a second barrier).  TileLang's persistent MLA decode
+ * (examples/deepseek_mla/example_mla_decode_persistent.py) is the case.
+ * This form is kept where it applies because it needs nothing of the
+ * launch: any grid size (no residency limit), no workspace, and every
+ * target and interpreter runs it.
+ *
+ * Cooperative.  Every other T.sync_grid() (in a loop or a branch, or with
+ * state crossing it) and every collective between the blocks of the grid
+ * (T.Scale("block"), coll_units -1, which lower_coll expands into grid
+ * barriers) make the kernel cooperative (IrKernel.cooperative, with
+ * may_block: its blocks wait for each other): the T.sync_grid statements
+ * stay in the body and the targets print them as a grid barrier on the
+ * first TS_GRID_BAR_BYTES of the launch's grid workspace (IR_GRID_WS,
+ * IrKernel.grid_ws_bytes, zeroed by the launch).  The CUDA launch is
+ * cuLaunchCooperativeKernel after checking that every block can be
+ * resident at once (cuda_drv.c: a clear error otherwise, never a hang);
+ * the C target runs such blocks as coroutines (sched_c.c), so a barrier of
+ * every block progresses whatever the number of workers; the interpreters
+ * refuse it (they run blocks one after another).
  */
 #include "pass/pass.h"
 
 #include <string.h>
 
+#include "ir/tileop.h"
 #include "ir/walk.h"
 
 /* Is s `T.sync_grid()` (an IR_S_EVAL of IR_SYNC_GRID)? */
@@ -69,55 +83,59 @@ static bool is_load(const IrExpr *e, void *ctx) {
     return e->kind == IR_E_LOAD || (e->kind == IR_E_CALL && e->call.fn >= IR_WARP_SHFL && e->call.fn <= IR_WARP_SYNC);
 }
 
-void ts_pass_split_grid(TsPassCtx *cx) {
+static bool block_coll(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_TILEOP && s->op && s->op->kind == TS_OP_COLL && s->op->coll_units < 0;
+}
+
+/* The kernel's blocks meet at grid barriers: see the essay. */
+static void make_cooperative(IrKernel *k) {
+    k->cooperative = true;
+    k->may_block = true;
+    if (k->grid_ws_bytes < TS_GRID_BAR_BYTES) k->grid_ws_bytes = TS_GRID_BAR_BYTES;
+}
+
+/* Can the top-level barrier at v[at] be a kernel boundary?  (No block-local
+ * storage used on both sides, no let reading memory needed after it.) */
+static bool can_split(TsPassCtx *cx, IrStmt **v, int n, int at, Marks *before, Marks *after) {
     IrKernel *k = cx->k;
-    if (!ir_stmt_any(k->body, grid_sync_stmt, NULL)) return;
-    IrStmt *body = k->body;
-    int at = -1;
-    if (body->kind == IR_S_SEQ)
-        for (int i = 0; i < body->seq.n && at < 0; i++)
-            if (is_grid_sync(body->seq.v[i])) at = i;
-    if (at < 0) {
-        /* somewhere below the top level: the first one, for the message */
-        const IrStmt *s = NULL;
-        IrStmt *stack[64];
-        int sp = 0;
-        stack[sp++] = body;
-        while (sp && !s) { /* (a shallow search: the message needs a place, not the exact first) */
-            IrStmt *t = stack[--sp];
-            if (is_grid_sync(t)) s = t;
-            else if (t->kind == IR_S_SEQ)
-                for (int i = t->seq.n - 1; i >= 0 && sp < 64; i--) stack[sp++] = t->seq.v[i];
-            else if (t->kind == IR_S_FOR && sp < 64) stack[sp++] = t->for_.body;
-            else if (t->kind == IR_S_WHILE && sp < 64) stack[sp++] = t->while_.body;
-            else if (t->kind == IR_S_ROLE && sp < 64) stack[sp++] = t->role.body;
-            else if (t->kind == IR_S_IF) {
-                if (t->if_.else_ && sp < 64) stack[sp++] = t->if_.else_;
-                if (sp < 64) stack[sp++] = t->if_.then;
-            }
-        }
-        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s ? s->loc : body->loc,
-                   "T.sync_grid() inside a loop or a branch: a grid-wide barrier there needs a cooperative launch "
-                   "(cuLaunchCooperativeKernel, every block resident at once), which is not built; at the top level "
-                   "of the kernel body it ends one launch and starts the next");
-    }
-    TsLoc where = body->seq.v[at]->loc;
-    IrStmt **v = body->seq.v;
-    int n = body->seq.n;
-    /* block-local storage on each side */
-    Marks before = {cx->diag, TS_NEWN(cx->arena, char, k->next_id + 1), k->next_id + 1};
-    Marks after = {cx->diag, TS_NEWN(cx->arena, char, k->next_id + 1), k->next_id + 1};
-    mark_list(&before, v, at);
-    mark_list(&after, v + at + 1, n - at - 1);
+    mark_list(before, v, at);
+    mark_list(after, v + at + 1, n - at - 1);
     for (int i = 0; i < k->buffers.n; i++) {
         const IrBuffer *b = k->buffers.v[i];
         if (b->scope == IR_SCOPE_GLOBAL || b->base) continue;
-        if (before.used[b->id] && after.used[b->id])
-            ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, where,
-                       "T.sync_grid(): '%s' (%s, declared at line %d) is used on both sides of the grid barrier; "
-                       "this compiler ends one launch there and starts the next (a cooperative launch is not "
-                       "built), so block-local contents do not survive it: keep what crosses in global memory",
-                       b->name, ir_scope_name(b->scope), b->loc.line);
+        if (before->used[b->id] && after->used[b->id]) return false;
+    }
+    for (int i = 0; i < at; i++) {
+        IrStmt *s = v[i];
+        if (s->kind != IR_S_LET || !ir_expr_any(s->let.value, is_load, NULL)) continue;
+        for (int j = at + 1; j < n; j++)
+            if (ir_stmt_uses_var(v[j], s->let.var)) return false;
+    }
+    return true;
+}
+
+void ts_pass_split_grid(TsPassCtx *cx) {
+    IrKernel *k = cx->k;
+    if (!k->body) return;
+    if (ir_stmt_any(k->body, block_coll, NULL)) make_cooperative(k);
+    if (!ir_stmt_any(k->body, grid_sync_stmt, NULL)) return;
+    IrStmt *body = k->body;
+    int at = -1;
+    if (body->kind == IR_S_SEQ && !k->cooperative)
+        for (int i = 0; i < body->seq.n && at < 0; i++)
+            if (is_grid_sync(body->seq.v[i])) at = i;
+    if (at < 0) {
+        make_cooperative(k);
+        return;
+    }
+    IrStmt **v = body->seq.v;
+    int n = body->seq.n;
+    Marks before = {cx->diag, TS_NEWN(cx->arena, char, k->next_id + 1), k->next_id + 1};
+    Marks after = {cx->diag, TS_NEWN(cx->arena, char, k->next_id + 1), k->next_id + 1};
+    if (!can_split(cx, v, n, at, &before, &after)) {
+        make_cooperative(k);
+        return;
     }
     /* the second kernel's body: its buffers' allocs, the lets it needs, the rest */
     IrStmt *seq2 = ir_seq(cx->arena);
@@ -131,15 +149,7 @@ void ts_pass_split_grid(TsPassCtx *cx) {
         if (s->kind == IR_S_LET) {
             bool needed = false;
             for (int j = at + 1; j < n && !needed; j++) needed = ir_stmt_uses_var(v[j], s->let.var);
-            if (needed) {
-                if (ir_expr_any(s->let.value, is_load, NULL))
-                    ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, where,
-                               "T.sync_grid(): '%s' (line %d) reads memory before the grid barrier and is used after "
-                               "it; this compiler ends one launch there and starts the next (a cooperative launch "
-                               "is not built): read it again after the barrier",
-                               s->let.var->name, s->loc.line);
-                ir_seq_push(cx->arena, seq2, s); /* computed again by the second kernel */
-            }
+            if (needed) ir_seq_push(cx->arena, seq2, s); /* computed again by the second kernel (can_split) */
         }
         ir_seq_push(cx->arena, seq1, s);
     }

@@ -47,7 +47,7 @@
 #include "core.h"
 
 /* Version of the runtime <-> generated-code ABI below. */
-#define TS_C_ABI_VERSION 5u
+#define TS_C_ABI_VERSION 6u
 
 /* Exported symbol names (dlsym). */
 #define TS_C_SYM_ABI "tsk_abi_version"
@@ -159,6 +159,8 @@ typedef struct TsCArgs {
     void *xport_ctx;                /* first argument of xport */
     int64_t sync_off;               /* byte offset of sync_words' word in rank 0's heap (T.barrier_all
                                        through xport where sync_words is NULL: rank 0 on another node) */
+    unsigned char *grid_ws;         /* the launch's grid workspace (TsCInfo.grid_ws_bytes, zeroed; the
+                                       grid barrier's count first): set by the scheduler, or NULL */
 } TsCArgs;
 
 /* What one block gets. */
@@ -176,6 +178,8 @@ typedef struct TsCInfo {
     int32_t may_block;              /* blocks wait on each other: run as coroutines */
     int64_t scratch_bytes;          /* per-block scratch size (shared/fragment/local) */
     const char *name;               /* the kernel's name */
+    int64_t grid_ws_bytes;          /* IrKernel.grid_ws_bytes: T.sync_grid's barrier and the block
+                                       collectives' staging, per launch (0: none) */
 } TsCInfo;
 
 typedef uint32_t (*TsCAbiFn)(void);

@@ -216,6 +216,7 @@ static const TsCxDialect c_dialect = {
     .storage = NULL,
     .nan_f = "NAN", .nan_d = "(double)NAN", .inf_f = "INFINITY", .inf_d = "(double)INFINITY",
     .rank = "((int64_t)ts_a->rank)", .nranks = "((int64_t)ts_a->nranks)", .rpn = "((int64_t)ts_a->ranks_per_node)",
+    .grid_ws = "((int64_t)(uintptr_t)ts_a->grid_ws)",
     .intrin = c_intrin,
     .bitcast = c_bitcast,
     .cast_helper_args = 0,
@@ -492,6 +493,37 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
 
 static void emit_stmt_at(Cg *g, const IrStmt *s);
 
+/* T.sync_grid in a cooperative kernel (pass split_grid): every block of
+ * the launch arrives before any goes on.  The count is the first word of
+ * the grid workspace, zeroed per launch by the scheduler; each arrival
+ * takes a ticket, and the barrier's round ends at the next multiple of the
+ * block count (every block passes every barrier, so the rounds line up).
+ * The blocks run as coroutines (may_block), so waiting yields. */
+static void emit_grid_sync(Cg *g) {
+    if (g->coro)
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, g->k->body->loc,
+                   "C target: T.sync_grid (a grid barrier) in a kernel whose threads run as coroutines (threads "
+                   "waiting for each other) is not supported");
+    line_start(g);
+    out(g, "{ /* T.sync_grid: every block of the launch */\n");
+    g->ind++;
+    line_start(g);
+    out(g, "int64_t ts_g[3];\n");
+    line_start(g);
+    out(g, "tsk_grid(ts_a, ts_g);\n");
+    line_start(g);
+    out(g, "const int64_t ts_tot = ts_g[0] * ts_g[1] * ts_g[2];\n");
+    line_start(g);
+    out(g, "int64_t *ts_w = (int64_t *)(void *)ts_a->grid_ws;\n");
+    line_start(g);
+    out(g, "const int64_t ts_goal = (__atomic_fetch_add(ts_w, 1, __ATOMIC_ACQ_REL) / ts_tot + 1) * ts_tot;\n");
+    line_start(g);
+    out(g, "while (__atomic_load_n(ts_w, __ATOMIC_ACQUIRE) < ts_goal) ts_a->yield(ts_b->yield_ctx);\n");
+    g->ind--;
+    line_start(g);
+    out(g, "}\n");
+}
+
 static void emit_stmt(Cg *g, const IrStmt *s) {
     if (!s) return;
     TsLoc saved_loc = g->stmt_loc;
@@ -706,6 +738,10 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
             return;
         }
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SET_MAX_NREG) return; /* a GPU register hint */
+        if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SYNC_GRID) {
+            emit_grid_sync(g);
+            return;
+        }
         line_start(g);
         out(g, "(void)(");
         emit_expr(g, s->eval.e);
@@ -983,6 +1019,7 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     ts_buf_printf(o, "    ts_i->nshape_vars = %d;\n", k->shape_vars.n);
     ts_buf_printf(o, "    ts_i->may_block = %d;\n", k->may_block ? 1 : 0);
     ts_buf_printf(o, "    ts_i->scratch_bytes = %lld;\n", (long long)scratch);
+    ts_buf_printf(o, "    ts_i->grid_ws_bytes = %lld;\n", (long long)k->grid_ws_bytes);
     ts_buf_puts(o, "    ts_i->name = ");
     ts_cx_string(&g.x, k->name ? k->name : "");
     ts_buf_puts(o, ";\n}\n\n");

@@ -268,9 +268,9 @@ static void emit_abi_text(TsBuf *o) {
     X(abi_version) X(nparams) X(data) X(shape) X(strides) X(shape_vars) X(rank) \
     X(nranks) X(yield) X(print) X(print_ctx) X(fault) X(fault_ctx) X(peer_base) X(heap_bytes) \
     X(sync_words) X(aborted) X(wait_timeout_ms) X(fail) X(fail_ctx) X(now_ms) X(threads) X(tbar) X(warp) \
-    X(ranks_per_node) X(xport) X(xport_ctx) X(sync_off)
+    X(ranks_per_node) X(xport) X(xport_ctx) X(sync_off) X(grid_ws)
 #define BLOCK_FIELDS(X) X(idx) X(scratch) X(yield_ctx)
-#define INFO_FIELDS(X) X(abi_version) X(nparams) X(nshape_vars) X(may_block) X(scratch_bytes) X(name)
+#define INFO_FIELDS(X) X(abi_version) X(nparams) X(nshape_vars) X(may_block) X(scratch_bytes) X(name) X(grid_ws_bytes)
 
 void ts_c_emit_abi_asserts(TsBuf *o) {
 #define SIZE(T) ts_buf_printf(o, "_Static_assert(sizeof(" #T ") == %zu, \"ABI: " #T "\");\n", sizeof(T));

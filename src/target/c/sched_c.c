@@ -335,6 +335,19 @@ TsStatus ts_c_run(TsDiag *d, const TsModuleC *m, const TsCArgs *a, const int64_t
     if (!s.args.print) s.args.print = ts_c_print_stdout;
     s.args.fault = sched_fault;
     s.args.fault_ctx = &s;
+    /* The grid workspace (T.sync_grid's count, block collectives' staging):
+     * zeroed, one per launch, so concurrent launches of one module (sim
+     * ranks) never share it. */
+    unsigned char *gws = NULL;
+    if (m->info.grid_ws_bytes > 0) {
+        gws = calloc(1, (size_t)m->info.grid_ws_bytes);
+        if (!gws) {
+            ts_diag_add(d, (TsLoc){0}, "error", "%s: out of memory for its %lld-byte grid workspace", m->info.name,
+                        (long long)m->info.grid_ws_bytes);
+            return d->status = TS_ERR_NOMEM;
+        }
+    }
+    s.args.grid_ws = gws;
     ts_c_threads_fill(&s.args);
     atomic_init(&s.faulted, 0);
 
@@ -346,6 +359,7 @@ TsStatus ts_c_run(TsDiag *d, const TsModuleC *m, const TsCArgs *a, const int64_t
     if ((int64_t)nthreads > total) nthreads = (int)total;
     Worker *w = calloc((size_t)nthreads, sizeof *w);
     if (!w) {
+        free(gws);
         ts_diag_add(d, (TsLoc){0}, "error", "%s: out of memory starting %d workers", m->info.name,
                     nthreads);
         return d->status = TS_ERR_NOMEM;
@@ -358,6 +372,7 @@ TsStatus ts_c_run(TsDiag *d, const TsModuleC *m, const TsCArgs *a, const int64_t
     for (int i = 1; i < nthreads; i++)
         if (w[i].started) pthread_join(w[i].thread, NULL);
     free(w);
+    free(gws);
 
     TsStatus st = (TsStatus)atomic_load(&s.failed);
     if (atomic_load(&s.faulted)) {

@@ -968,6 +968,7 @@ static const TsCxDialect cu_dialect = {
     .storage = cu_storage,
     .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
     .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)", .rpn = "((ts_i64)ts_comm_rpn)",
+    .grid_ws = "((ts_i64)(ts_u64)ts_grid_ws)",
     .intrin = cu_intrin,
     .bitcast = cu_bitcast,
     .cast_helper_args = 1,
@@ -1056,6 +1057,51 @@ static void emit_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx,
  * index, extent and block go to ts_oob (read by the launch), the access
  * then uses index 0 so that the kernel runs on without touching memory
  * outside its buffers. */
+/* Cooperative kernels (pass split_grid: T.sync_grid left in the body,
+ * block-scale collectives).  The grid workspace is a __device__ array of
+ * the module (zero when the module loads): its first two words are the
+ * grid barrier's arrival count and generation, the rest the collectives'
+ * staging.  ts_grid_sync is a generation barrier: the block's threads
+ * meet (bar.sync), thread 0 reads the generation, fences and arrives with
+ * an acq_rel atomic add at gpu scope; the last of the grid's blocks to
+ * arrive puts the count back to 0 and publishes generation + 1 with a
+ * release store, the others spin on an acquire load of the generation
+ * until it moves; a fence, and the block's threads meet again.  So every
+ * write of every block before the barrier happens before every read after
+ * it (the PTX memory model: the arrivals form a release sequence the last
+ * arriver acquires, and its release store is what the others acquire; the
+ * bar.sync on either side carries the order to the block's other
+ * threads).  The count is read after the generation (the add's release
+ * half orders the load before it), so no block can miss its own round's
+ * release.  Facts from the CUDA programming guide (cooperative launch:
+ * every block must be resident; memory fences) and the PTX ISA's memory
+ * consistency model (ld.acquire / st.release / atom.acq_rel, scope gpu). */
+static void emit_grid_prelude(TsBuf *o, const IrKernel *k) {
+    int64_t n = k->grid_ws_bytes < TS_GRID_BAR_BYTES ? TS_GRID_BAR_BYTES : k->grid_ws_bytes;
+    ts_buf_printf(o, "__device__ __align__(64) unsigned char ts_grid_ws[%lld]; /* the grid workspace */\n", (long long)n);
+    ts_buf_puts(o,
+                "__device__ __forceinline__ void ts_grid_sync() { /* T.sync_grid: every block of the grid */\n"
+                "    __syncthreads();\n"
+                "    if (threadIdx.x == 0) {\n"
+                "        unsigned *ts_cnt = (unsigned *)ts_grid_ws, *ts_gen = ts_cnt + 1, ts_g0, ts_old, ts_g;\n"
+                "        const unsigned ts_nb = gridDim.x * gridDim.y * gridDim.z;\n"
+                "        asm volatile(\"ld.relaxed.gpu.global.u32 %0, [%1];\" : \"=r\"(ts_g0) : \"l\"(ts_gen) : \"memory\");\n"
+                "        __threadfence();\n"
+                "        asm volatile(\"atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\" : \"=r\"(ts_old) : \"l\"(ts_cnt) : \"memory\");\n"
+                "        if (ts_old == ts_nb - 1) {\n"
+                "            asm volatile(\"st.relaxed.gpu.global.u32 [%0], 0;\" :: \"l\"(ts_cnt) : \"memory\");\n"
+                "            asm volatile(\"st.release.gpu.global.u32 [%0], %1;\" :: \"l\"(ts_gen), \"r\"(ts_g0 + 1u) : \"memory\");\n"
+                "        } else {\n"
+                "            do {\n"
+                "                asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\" : \"=r\"(ts_g) : \"l\"(ts_gen) : \"memory\");\n"
+                "            } while (ts_g == ts_g0);\n"
+                "        }\n"
+                "        __threadfence();\n"
+                "    }\n"
+                "    __syncthreads();\n"
+                "}\n");
+}
+
 static const char check_prelude[] =
     "__device__ unsigned long long ts_oob[8];\n"
     "__device__ __noinline__ ts_i64 ts_ck_fail(ts_i64 i, ts_i64 n, int site, int dim) {\n"
@@ -2108,6 +2154,13 @@ static void emit_kind(Cg *g, const IrStmt *s) {
             out(g, "return;\n");
             return;
         }
+        if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SYNC_GRID) {
+            if (!g->k->cooperative)
+                ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: T.sync_grid in a kernel not cooperative");
+            line_start(g);
+            out(g, "ts_grid_sync();\n");
+            return;
+        }
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SET_MAX_NREG) {
             /* setmaxnreg (PTX ISA 8.0, sm_90a only): compiled where the
              * architecture-specific features are (__CUDA_ARCH_FEAT_SM90_ALL,
@@ -2568,6 +2621,7 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     if (mbar_used(k)) ts_cuda_mbar_prelude(o, caps->sm);
     if (ts_warp_used(k->body)) ts_cuda_warp_prelude(o);
     if (g.check) ts_buf_puts(o, check_prelude);
+    if (k->cooperative) emit_grid_prelude(o, k);
     if (g.mma_fns.n) {
         ts_buf_puts(o, mma_prelude);
         for (int i = 0; i < g.mma_fns.n; i++) {
@@ -2584,6 +2638,8 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     ci.smem_bytes = smem;
     ci.threads = g.nthreads;
     ci.nsites = g.check ? g.site_msg.n : 0;
+    ci.cooperative = k->cooperative;
+    ci.grid_ws_bytes = k->cooperative ? k->grid_ws_bytes : 0;
     ci.site_msg = g.site_msg.v;
     ci.site_src = g.site_src.v;
     return ci;

@@ -53,6 +53,8 @@ enum {
     CU_ATTR_CC_MINOR = 76,           /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR */
     CU_FUNC_SHARED_SIZE = 1,         /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (static) */
     CU_FUNC_MAX_DYN_SHARED = 8,      /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    CU_ATTR_SM_COUNT = 16,           /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */
+    CU_ATTR_COOP_LAUNCH = 95,        /* CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH */
     DEFAULT_DYN_SHARED = 48 * 1024,  /* dynamic shared memory allowed without opting in */
 };
 
@@ -74,6 +76,11 @@ struct TsCuDriver {
     CUresult (*fn_set)(void *fn, int attr, int v);                   /* cuFuncSetAttribute */
     CUresult (*launch)(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                        unsigned bz, unsigned smem, void *stream, void **params, void **extra); /* cuLaunchKernel */
+    CUresult (*launch_coop)(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned smem, void *stream, void **params); /* cuLaunchCooperativeKernel
+                                                                        (cooperative kernels; may be missing) */
+    CUresult (*occupancy)(int *n, void *fn, int threads, size_t smem); /* cuOccupancyMaxActiveBlocksPerMultiprocessor
+                                                                        (cooperative kernels; may be missing) */
     CUresult (*mem_alloc)(CUdeviceptr *p, size_t n);                 /* cuMemAlloc_v2 */
     CUresult (*mem_free)(CUdeviceptr p);                             /* cuMemFree_v2 */
     CUresult (*h2d)(CUdeviceptr dst, const void *src, size_t n);     /* cuMemcpyHtoD_v2 */
@@ -155,6 +162,8 @@ static TsCuDriver *drv_open(TsBuf *why) {
     sym(dl, "cuFuncGetAttribute", &v->fn_get);
     sym(dl, "cuFuncSetAttribute", &v->fn_set);
     sym(dl, "cuLaunchKernel", &v->launch);
+    sym(dl, "cuLaunchCooperativeKernel", &v->launch_coop);
+    sym(dl, "cuOccupancyMaxActiveBlocksPerMultiprocessor", &v->occupancy);
     sym(dl, "cuMemAlloc_v2", &v->mem_alloc);
     sym(dl, "cuMemFree_v2", &v->mem_free);
     sym(dl, "cuMemcpyHtoD_v2", &v->h2d);
@@ -382,6 +391,66 @@ static int cmp_float(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
+int ts_cuda_coop_check(const char *kname, const int64_t grid[3], int coop_attr, int per_sm, int sms, int threads,
+                       int64_t smem_bytes, TsBuf *why) {
+    if (!coop_attr) {
+        ts_buf_printf(why,
+                      "%s: the kernel needs a cooperative launch (its blocks wait for each other at T.sync_grid or a "
+                      "collective between blocks), which the device does not support "
+                      "(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH is 0)", kname);
+        return 0;
+    }
+    long long blocks = (long long)grid[0] * grid[1] * grid[2], have = (long long)per_sm * sms;
+    if (blocks <= have) return 1;
+    ts_buf_printf(why,
+                  "%s: a grid of %lld x %lld x %lld = %lld blocks must be resident at once (its blocks wait for each "
+                  "other at T.sync_grid or a collective between blocks: a cooperative launch), but the device holds "
+                  "at most %lld (%d per SM x %d SMs at %d threads and %lld bytes of dynamic shared memory): use at "
+                  "most %lld blocks (a persistent kernel looping over the work)",
+                  kname, (long long)grid[0], (long long)grid[1], (long long)grid[2], blocks, have, per_sm, sms, threads,
+                  (long long)smem_bytes, have);
+    return 0;
+}
+
+/* One launch of m on `stream`: cuLaunchKernel, or for a cooperative kernel
+ * (TsCudaCodeInfo.cooperative) cuLaunchCooperativeKernel once the device
+ * says it can run it and every block of the grid can be resident (else a
+ * clear error, never a launch that would hang). */
+static TsStatus launch(TsDiag *d, TsModuleCuda *m, const unsigned grid[3], void *stream, void **kp) {
+    TsCuDriver *v = m->drv;
+    char eb[256];
+    CUresult r;
+    if (!m->info.cooperative) {
+        r = v->launch(m->fn, grid[0], grid[1], grid[2], (unsigned)m->info.threads, 1, 1, (unsigned)m->info.smem_bytes,
+                      stream, kp, NULL);
+        if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: cuLaunchKernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+        return TS_OK;
+    }
+    if (!v->launch_coop || !v->occupancy)
+        return fail(d, TS_ERR_RUNTIME, "%s: the CUDA driver lacks cuLaunchCooperativeKernel / cuOccupancy"
+                    "MaxActiveBlocksPerMultiprocessor, which this cooperative kernel needs", m->kname);
+    int coop = 0, sms = 0, per_sm = 0;
+    r = v->device_attr(&coop, CU_ATTR_COOP_LAUNCH, m->device);
+    if (r == CU_SUCCESS) r = v->device_attr(&sms, CU_ATTR_SM_COUNT, m->device);
+    if (r == CU_SUCCESS) r = v->occupancy(&per_sm, m->fn, m->info.threads, (size_t)m->info.smem_bytes);
+    if (r != CU_SUCCESS)
+        return fail(d, TS_ERR_RUNTIME, "%s: reading the device's residency limits failed: %s", m->kname,
+                    err(v, r, eb, sizeof eb));
+    int64_t g[3] = {grid[0], grid[1], grid[2]};
+    TsBuf why = {0};
+    if (!ts_cuda_coop_check(m->kname, g, coop, per_sm, sms, m->info.threads, m->info.smem_bytes, &why)) {
+        TsStatus st = fail(d, TS_ERR_UNSUPPORTED, "%s", ts_buf_str(&why));
+        ts_buf_free(&why);
+        return st;
+    }
+    ts_buf_free(&why);
+    r = v->launch_coop(m->fn, grid[0], grid[1], grid[2], (unsigned)m->info.threads, 1, 1, (unsigned)m->info.smem_bytes,
+                       stream, kp);
+    if (r != CU_SUCCESS)
+        return fail(d, TS_ERR_RUNTIME, "%s: cuLaunchCooperativeKernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    return TS_OK;
+}
+
 /* TILESCALE_CUDA_BENCH=N[,W]: W warm-up and N timed launches of the kernel
  * on the arguments already on the device (see the essay). */
 static TsStatus bench(Run *R, const TsLaunchArgs *a, const char *spec, TsBuf *timing) {
@@ -408,17 +477,13 @@ static TsStatus bench(Run *R, const TsLaunchArgs *a, const char *spec, TsBuf *ti
             break;
         }
     }
-#define LAUNCH()                                                                                              \
-    v->launch(m->fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2], (unsigned)m->info.threads, \
-              1, 1, (unsigned)m->info.smem_bytes, NULL, R->kp, NULL)
-    for (long i = 0; !st && i < w; i++)
-        if ((r = LAUNCH()) != CU_SUCCESS) st = cu_fail(R, r, "cuLaunchKernel");
+    const unsigned grid[3] = {(unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2]};
+    for (long i = 0; !st && i < w; i++) st = launch(R->d, m, grid, NULL, R->kp);
     if (!st && (r = v->event_record(ev[0], NULL)) != CU_SUCCESS) st = cu_fail(R, r, "cuEventRecord");
     for (long i = 0; !st && i < n; i++) {
-        if ((r = LAUNCH()) != CU_SUCCESS) st = cu_fail(R, r, "cuLaunchKernel");
-        else if ((r = v->event_record(ev[i + 1], NULL)) != CU_SUCCESS) st = cu_fail(R, r, "cuEventRecord");
+        if ((st = launch(R->d, m, grid, NULL, R->kp))) break;
+        if ((r = v->event_record(ev[i + 1], NULL)) != CU_SUCCESS) st = cu_fail(R, r, "cuEventRecord");
     }
-#undef LAUNCH
     if (!st && (r = v->event_sync(ev[n])) != CU_SUCCESS) st = cu_fail(R, r, "the kernel (benchmark)");
     double total = 0;
     for (long i = 0; !st && i < n; i++) {
@@ -579,9 +644,8 @@ static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, T
     CUdeviceptr oob;
     TsStatus ost = oob_reset(R->d, m, &oob);
     if (ost) return ost;
-    r = v->launch(m->fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2], (unsigned)m->info.threads,
-                  1, 1, (unsigned)m->info.smem_bytes, NULL, R->kp, NULL);
-    if (r != CU_SUCCESS) return cu_fail(R, r, "cuLaunchKernel");
+    const unsigned grid[3] = {(unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2]};
+    if ((ost = launch(R->d, m, grid, NULL, R->kp))) return ost;
     r = v->ctx_sync();
     if (r != CU_SUCCESS) return cu_fail(R, r, "the kernel");
     if ((ost = oob_report(R->d, m, oob))) return ost;
@@ -769,9 +833,7 @@ TsStatus ts_cuda_plan_launch(struct TsPlan *pl, void *stream) {
     CUdeviceptr oob = 0;
     TsStatus st = oob_reset(d, m, &oob);
     if (st) return st;
-    r = v->launch(m->fn, pl->grid[0], pl->grid[1], pl->grid[2], (unsigned)m->info.threads, 1, 1,
-                  (unsigned)m->info.smem_bytes, stream, pl->kp, NULL);
-    if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: cuLaunchKernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    if ((st = launch(d, m, pl->grid, stream, pl->kp))) return st;
     if (m->info.nsites) { /* a checked kernel is waited for, as in ts_cuda_run_device */
         r = v->ctx_sync();
         if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: the kernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
@@ -822,11 +884,10 @@ TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, cons
     kp[j++] = &one[1];
     CUdeviceptr oob = 0;
     if ((st = oob_reset(d, m, &oob))) goto done;
-    r = v->launch(m->fn, (unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2], (unsigned)m->info.threads, 1,
-                  1, (unsigned)m->info.smem_bytes, stream, kp, NULL);
-    if (r != CU_SUCCESS) st = fail(d, TS_ERR_RUNTIME, "%s: cuLaunchKernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    const unsigned grid[3] = {(unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2]};
+    st = launch(d, m, grid, stream, kp);
     /* a checked kernel is waited for, so that its report can be read (unchecked ones stay asynchronous) */
-    else if (m->info.nsites) {
+    if (!st && m->info.nsites) {
         r = v->ctx_sync();
         if (r != CU_SUCCESS) st = fail(d, TS_ERR_RUNTIME, "%s: the kernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
         else st = oob_report(d, m, oob);

@@ -80,8 +80,21 @@ typedef struct TsCudaCodeInfo {
                                   * kernel's arena.  The device reports the first out-of-bounds
                                   * access in its __device__ ts_oob[8] (TS_CUDA_OOB_SYM), which the
                                   * launch zeroes before and reads after the kernel. */
+    int cooperative;     /* IrKernel.cooperative: launched with cuLaunchCooperativeKernel after
+                          * ts_cuda_coop_check; its grid workspace is the module's __device__
+                          * ts_grid_ws (zero when the module loads; every completed grid
+                          * barrier leaves its words as it found them) */
+    int64_t grid_ws_bytes; /* IrKernel.grid_ws_bytes: the size of ts_grid_ws */
 } TsCudaCodeInfo;
 #define TS_CUDA_OOB_SYM "ts_oob"
+
+/* Can a cooperative launch of `grid` blocks run (cuda_drv.c; unit-tested)?
+ * coop_attr: CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH; per_sm: the
+ * driver's cuOccupancyMaxActiveBlocksPerMultiprocessor at the kernel's
+ * threads and dynamic shared memory; sms: the SM count.  Returns 1, or 0
+ * with the reason in why: the kernel, the grid, the limit and its terms. */
+int ts_cuda_coop_check(const char *kname, const int64_t grid[3], int coop_attr, int per_sm, int sms, int threads,
+                       int64_t smem_bytes, TsBuf *why);
 
 typedef struct TsCuDriver TsCuDriver; /* cuda_drv.c: the dlopen'ed driver API */
 
