@@ -776,6 +776,13 @@ static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond,
             return b;
         }
         prev = nbar;
+        /* a loop of one iteration at most has no back edge (no earlier
+         * iteration for v - 1 - w to name: e.g. T.Scale("warp")'s one full
+         * round of lanes before a partial one) */
+        if (v && lo != IR_ARITH_NEG_INF && hi != IR_ARITH_POS_INF && hi <= lo) {
+            back = (AccSet){0};
+            continue;
+        }
         /* the end of an iteration, seen from the next one: v -> v - 1 - w */
         AccSet nback = {0};
         IrVar *w = NULL;

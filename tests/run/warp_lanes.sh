@@ -16,4 +16,9 @@ check $f --entry lanes -D rows=30 -D cols=7 -D TM=4 --check-against lanes_ref
 for c in 25 7 24; do
   check $f --entry lanes_loops -D rows=90 -D cols=$c --check-against lanes_loops_ref
 done
+# 8 x 5: one full round of lanes (a loop of one iteration: no back edge for
+# insert_sync) then a partial one; every lane reads back only what it wrote,
+# so the CUDA code has no block barrier at all
+n=$("$tool" compile $f --entry lanes -D rows=70 -D cols=5 --target cuda --emit cuda | grep -c "__syncthreads")
+[ "$n" = 0 ] || { echo "FAILED: lanes 8 x 5: $n block barriers in the CUDA code, want none"; exit 1; }
 echo "warp_lanes: ok"
