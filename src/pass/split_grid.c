@@ -35,7 +35,11 @@
  * resident at once (cuda_drv.c: a clear error otherwise, never a hang);
  * the C target runs such blocks as coroutines (sched_c.c), so a barrier of
  * every block progresses whatever the number of workers; the interpreters
- * refuse it (they run blocks one after another).
+ * refuse it (they run blocks one after another).  Every thread of a block
+ * must reach every grid barrier: one inside T.Parallel, a T.ws role, or a
+ * branch or loop on the thread index is refused here (check_uniform).  A
+ * branch on data that some blocks take and others skip cannot be seen: it
+ * hangs, as it would on CUDA.
  */
 #include "pass/pass.h"
 
@@ -115,9 +119,69 @@ static bool can_split(TsPassCtx *cx, IrStmt **v, int n, int at, Marks *before, M
     return true;
 }
 
+/* Thread-dependent values: the thread index and lets computed from it. */
+typedef struct Divergent {
+    TsPassCtx *cx;
+    TS_VEC(const IrVar *) tvars; /* lets whose values use the thread index */
+} Divergent;
+
+static bool thread_dependent(const IrExpr *e, void *ctx) {
+    const Divergent *D = ctx;
+    if (e->kind != IR_E_VAR) return false;
+    if (e->var->kind == IR_VAR_THREAD_IDX) return true;
+    for (int i = 0; i < D->tvars.n; i++)
+        if (D->tvars.v[i] == e->var) return true;
+    return false;
+}
+
+/* Every T.sync_grid must be reached by every thread of the block: not in a
+ * T.Parallel (or vectorized) loop, a T.ws role, or a branch or loop whose
+ * condition or bounds depend on the thread index (on CUDA its bar.sync
+ * would wait for threads that never come; on the C target a block would
+ * arrive more than once). */
+static void check_uniform(Divergent *D, const IrStmt *s, bool div) {
+    if (!s) return;
+    switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++) check_uniform(D, s->seq.v[i], div);
+        return;
+    case IR_S_LET:
+        if (ir_expr_any(s->let.value, thread_dependent, D)) ts_vec_push(D->cx->arena, D->tvars, s->let.var);
+        return;
+    case IR_S_FOR:
+        check_uniform(D, s->for_.body,
+                      div || (s->for_.kind != IR_FOR_SERIAL && s->for_.kind != IR_FOR_UNROLL &&
+                              s->for_.kind != IR_FOR_PIPELINED) ||
+                          ir_expr_any(s->for_.min, thread_dependent, D) ||
+                          ir_expr_any(s->for_.extent, thread_dependent, D));
+        return;
+    case IR_S_WHILE:
+        check_uniform(D, s->while_.body, div || ir_expr_any(s->while_.cond, thread_dependent, D));
+        return;
+    case IR_S_IF: {
+        bool d = div || ir_expr_any(s->if_.cond, thread_dependent, D);
+        check_uniform(D, s->if_.then, d);
+        check_uniform(D, s->if_.else_, d);
+        return;
+    }
+    case IR_S_ROLE: check_uniform(D, s->role.body, true); return;
+    default:
+        if (div && (is_grid_sync(s) || block_coll(s, NULL)))
+            ts_fail_at(D->cx->diag, TS_ERR_UNSUPPORTED, s->loc,
+                       "%s where not every thread of the block reaches it (inside T.Parallel, a T.ws role, or a "
+                       "branch or loop on the thread index): a grid barrier needs every thread of every block",
+                       is_grid_sync(s) ? "T.sync_grid()" : "a collective between blocks");
+        return;
+    }
+}
+
 void ts_pass_split_grid(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     if (!k->body) return;
+    if (ir_stmt_any(k->body, grid_sync_stmt, NULL) || ir_stmt_any(k->body, block_coll, NULL)) {
+        Divergent D = {cx, {0}};
+        check_uniform(&D, k->body, false);
+    }
     if (ir_stmt_any(k->body, block_coll, NULL)) make_cooperative(k);
     if (!ir_stmt_any(k->body, grid_sync_stmt, NULL)) return;
     IrStmt *body = k->body;
