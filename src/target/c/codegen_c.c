@@ -498,8 +498,10 @@ static void emit_stmt_at(Cg *g, const IrStmt *s);
  * the grid workspace, zeroed per launch by the scheduler; each arrival
  * takes a ticket, and the barrier's round ends at the next multiple of the
  * block count (every block passes every barrier, so the rounds line up).
- * The blocks run as coroutines (may_block), so waiting yields. */
-static void emit_grid_sync(Cg *g) {
+ * The blocks run as coroutines (may_block), so waiting yields; a wait
+ * longer than the launch's wait timeout (a block that never arrives) fails
+ * the launch with a message, as the world's barriers do. */
+static void emit_grid_sync(Cg *g, int line) {
     if (g->coro)
         ts_fail_at(g->d, TS_ERR_UNSUPPORTED, g->k->body->loc,
                    "C target: T.sync_grid (a grid barrier) in a kernel whose threads run as coroutines (threads "
@@ -518,7 +520,35 @@ static void emit_grid_sync(Cg *g) {
     line_start(g);
     out(g, "const int64_t ts_goal = (__atomic_fetch_add(ts_w, 1, __ATOMIC_ACQ_REL) / ts_tot + 1) * ts_tot;\n");
     line_start(g);
-    out(g, "while (__atomic_load_n(ts_w, __ATOMIC_ACQUIRE) < ts_goal) ts_a->yield(ts_b->yield_ctx);\n");
+    out(g, "for (int64_t ts_t0 = 0, ts_n = 0, ts_v; (ts_v = __atomic_load_n(ts_w, __ATOMIC_ACQUIRE)) < ts_goal;) {\n");
+    line_start(g);
+    out(g, "    ts_a->yield(ts_b->yield_ctx);\n");
+    line_start(g);
+    out(g, "    if (ts_a->aborted && __atomic_load_n(ts_a->aborted, __ATOMIC_ACQUIRE)) return;\n");
+    line_start(g);
+    out(g, "    if ((++ts_n & 255) != 1 || !ts_a->now_ms || ts_a->wait_timeout_ms <= 0) continue;\n");
+    line_start(g);
+    out(g, "    const int64_t ts_now = ts_a->now_ms();\n");
+    line_start(g);
+    out(g, "    if (!ts_t0) ts_t0 = ts_now;\n");
+    line_start(g);
+    out(g, "    else if (ts_now - ts_t0 > ts_a->wait_timeout_ms) {\n");
+    line_start(g);
+    out(g, "        char ts_m[256];\n");
+    line_start(g);
+    outf(g, "        snprintf(ts_m, sizeof ts_m, \"kernel '%%s': T.sync_grid (line %d): timed out after %%lld ms: %%lld of "
+            "the %%lld blocks arrived (a block that never reaches it: a branch some blocks skip?)\", ",
+         line);
+    ts_cx_string(&g->x, g->k->name ? g->k->name : "");
+    out(g, ", (long long)ts_a->wait_timeout_ms, (long long)(ts_tot - (ts_goal - ts_v)), (long long)ts_tot);\n");
+    line_start(g);
+    out(g, "        if (ts_a->fail) ts_a->fail(ts_a->fail_ctx, ts_m);\n");
+    line_start(g);
+    out(g, "        return;\n");
+    line_start(g);
+    out(g, "    }\n");
+    line_start(g);
+    out(g, "}\n");
     g->ind--;
     line_start(g);
     out(g, "}\n");
@@ -739,7 +769,7 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         }
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SET_MAX_NREG) return; /* a GPU register hint */
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SYNC_GRID) {
-            emit_grid_sync(g);
+            emit_grid_sync(g, s->loc.line);
             return;
         }
         line_start(g);
