@@ -66,6 +66,34 @@ bool ts_warp_call(const IrExpr *e, void *ctx) {
 
 bool ts_warp_used(const IrStmt *s) { return s && ir_stmt_any_expr(s, ts_warp_call, NULL); }
 
+/* NCCL 2.28's device API (nccl_device.h: ncclGin put / putValue / signal /
+ * flush): one-sided puts of window memory or of a value of at most 8
+ * bytes, a signal object incremented or set, no gets, no remote atomics
+ * on window words and no addresses of another node's memory. */
+const char *ts_comm_gin_lacks(const IrTileOp *op) {
+    const int64_t most = 8; /* putValue's value, bytes */
+    switch (op->comm) {
+    case TS_COMM_GET:
+    case TS_COMM_LD: return "NCCL 2.28's GIN has puts and signals, no gets";
+    case TS_COMM_WAIT: return "a wait polls memory, and another node's has no address (wait on this rank's)";
+    case TS_COMM_ATOM_ADD: return "GIN adds only to its own signal objects, not to heap words";
+    case TS_COMM_SIGNAL:
+        if (op->cflags[0] != TS_SIG_SET) return "GIN adds only to its own signal objects, not to heap words";
+        return ts_dtype_bits(op->r[0].buf->dt) > most * 8 ? "GIN puts values of at most 8 bytes" : NULL;
+    case TS_COMM_ST: return ts_dtype_bits(op->r[0].buf->dt) > most * 8 ? "GIN puts values of at most 8 bytes" : NULL;
+    case TS_COMM_PUT:
+        if (op->nr == 3 && op->cflags[0] != TS_SIG_SET)
+            return "an adding signal: GIN adds only to its own signal objects, not to heap words";
+        if (op->cflags[1] == 1) return "a warp variant's lanes would each post the range (use the block form)";
+        if (op->nr == 3 && ts_dtype_bits(op->r[2].buf->dt) > most * 8) return "GIN puts values of at most 8 bytes";
+        return NULL;
+    case TS_COMM_BARRIER_BLOCKS:
+    case TS_COMM_BARRIER_ALL:
+        return "its counters on other nodes' heaps have no address there, and NCCL's GIN barrier is not generated yet";
+    default: return NULL;
+    }
+}
+
 bool ts_comm_block_role(const IrStmt *s) {
     int64_t n;
     if (!s || s->kind != IR_S_FOR || s->for_.kind != IR_FOR_THREAD || !ir_is_const_int(s->for_.extent, &n) || n != 1)

@@ -64,7 +64,10 @@
  * (ranks_per_node is IR_VAR_RANK axis 2, a launch argument), T.fence /
  * T.quiet get xport = 1 (they also complete the transport's puts), and
  * the block barriers too (their words on ranks of other nodes through the
- * transport).  On CUDA the transport's put/get is then one thread's (a
+ * transport).  On CUDA the transport is NCCL's GIN, which lacks gets,
+ * waits on remote memory, atomics on heap words, adding signals, the
+ * warp variants, values over 8 bytes and the block barriers: those are
+ * refused here (ts_comm_gin_lacks), at the statement, not by the printer.  On CUDA the transport's put/get is then one thread's (a
  * network operation posted once), not spread over the block.  A kernel
  * compiled without it keeps today's code exactly (goldens unchanged); run
  * in a world of several nodes it fails at its first access to another
@@ -79,6 +82,8 @@ typedef struct LowerComm {
     IrKernel *k;  /* the kernel */
     TsArena *a;   /* its arena */
     int nthreads; /* threads per block */
+    TsDiag *d;    /* where a refusal goes */
+    bool gin;     /* the transport is NCCL's GIN (CUDA): what it lacks is refused here */
 } LowerComm;
 
 /* A copy of s's tile op (kept for the target: TS_OP_INST_COMM). */
@@ -200,11 +205,31 @@ static IrExpr *rank_axis(LowerComm *L, int axis) {
     return ir_var_ref(L->a, v);
 }
 
+/* On CUDA, a primitive that NCCL's GIN cannot do (ts_comm_gin_lacks) when
+ * its peer is on another node is an error here, at the statement, rather
+ * than while printing: `--dump-after lower_comm` refuses it too.  A
+ * primitive with a peer is refused even though the peer may turn out to
+ * be on this node at run time: its transport branch is compiled anyway. */
+static void gin_check(LowerComm *L, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    const char *why = L->gin ? ts_comm_gin_lacks(op) : NULL;
+    if (!why) return;
+    if (op->comm == TS_COMM_BARRIER_BLOCKS || op->comm == TS_COMM_BARRIER_ALL)
+        ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc, "T.%s across nodes: %s; compile for one node",
+                   ts_comm_name(op->comm), why);
+    ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc,
+               "T.%s to a rank of another node: %s; compile for one node, or use puts and set signals there",
+               ts_comm_name(op->comm), why);
+}
+
 /* The transport where the peer is on another node (see the essay). */
 static IrStmt *node_pre(IrMutator *m, IrStmt *s) {
     LowerComm *L = m->ctx;
     if (!is_comm(s)) return NULL;
     const IrTileOp *op = s->op;
+    if (op->comm != TS_COMM_FENCE && (op->args[0] || op->comm == TS_COMM_BARRIER_BLOCKS ||
+                                      op->comm == TS_COMM_BARRIER_ALL))
+        gin_check(L, s);
     switch (op->comm) {
     case TS_COMM_PUT:
     case TS_COMM_GET:
@@ -269,7 +294,8 @@ static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
 void ts_pass_lower_comm(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     if (!k->body || !ts_comm_used(k->body)) return;
-    LowerComm L = {k, cx->arena, k->threads[0] * k->threads[1] * k->threads[2]};
+    LowerComm L = {k, cx->arena, k->threads[0] * k->threads[1] * k->threads[2], cx->diag,
+                   cx->target == TS_TARGET_CUDA};
     if (cx->caps->multinode) {
         k->multinode = true;
         IrMutator n = {.arena = cx->arena, .ctx = &L, .pre_stmt = node_pre};

@@ -58,10 +58,12 @@
  * registered window) element by element with `putValue`; T.st and a set
  * signal are a `putValue`; T.fence/T.quiet add a `flush` (the sources of
  * this thread's puts may be reused).  What GIN does not have is refused
- * when compiling, naming it: gets and loads from another node (GIN has
- * puts only), atomic adds and adding signals to heap words (GIN adds only
- * to its own signal objects), waits on another node's memory and the
- * block barriers across nodes (NCCL's GIN barrier is not used yet).  The
+ * by pass lower_comm (op/comm.c: ts_comm_gin_lacks), naming it: gets and
+ * loads from another node (GIN has puts only), atomic adds and adding
+ * signals to heap words (GIN adds only to its own signal objects), waits
+ * on another node's memory, warp variants, values over 8 bytes and the
+ * block barriers across nodes (NCCL's GIN barrier is not used yet); this
+ * file only asserts that none reaches it.  The
  * order of a put-with-signal's data and signal word rests on the puts of
  * one context to one peer being delivered in order, which NCCL documents
  * for its signal objects only (see doc/DISTRIBUTED.md).
@@ -728,12 +730,6 @@ static void emit_barrier_all(Ce *c) {
 
 /* ---- several nodes: NCCL's GIN ---- */
 
-static void gin_refuse(Ce *c, const char *what) {
-    ts_fail_at(c->h->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
-               "T.%s to a rank of another node: %s; compile for one node, or use puts and set signals there",
-               ts_comm_name(c->s->op->comm), what);
-}
-
 /* `const ts_i64 <var> = ts_gin_off(...)` of `count` elements `off` past
  * r's first (peer: emit_peer when remote, else -1 for this rank's own). */
 static void emit_gin_off(Ce *c, const char *var, const IrRegion *r, int remote, const char *count, const char *off) {
@@ -753,7 +749,6 @@ static void emit_gin_off(Ce *c, const char *var, const IrRegion *r, int remote, 
 
 /* `ts_g.putValue(world, pe, window, <off>, (T)(value))`. */
 static void emit_gin_value(Ce *c, const char *off, TsDType dt, const IrExpr *value) {
-    if (esize(dt) > 8) gin_refuse(c, "GIN puts values of at most 8 bytes");
     line(c);
     outf(c, "if (%s >= 0) ts_g.putValue(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, (size_t)%s, (%s)(%s", off, off,
          storage(c, dt), ts_cx_store_conv(c->h->x, dt));
@@ -761,23 +756,9 @@ static void emit_gin_value(Ce *c, const char *off, TsDType dt, const IrExpr *val
     out(c, ")));\n");
 }
 
+/* An op NCCL's GIN can do (pass lower_comm refused the others). */
 static void emit_gin(Ce *c, const IrTileOp *op) {
     need_one_thread(c); /* lower_comm: posted once */
-    switch (op->comm) {
-    case TS_COMM_GET:
-    case TS_COMM_LD: gin_refuse(c, "NCCL 2.28's GIN has puts and signals, no gets"); return;
-    case TS_COMM_WAIT: gin_refuse(c, "a wait polls memory, and another node's has no address (wait on this rank's)"); return;
-    case TS_COMM_ATOM_ADD: gin_refuse(c, "GIN adds only to its own signal objects, not to heap words"); return;
-    case TS_COMM_SIGNAL:
-        if (op->cflags[0] != TS_SIG_SET) gin_refuse(c, "GIN adds only to its own signal objects, not to heap words");
-        break;
-    case TS_COMM_PUT:
-        if (op->nr == 3 && op->cflags[0] != TS_SIG_SET)
-            gin_refuse(c, "an adding signal: GIN adds only to its own signal objects, not to heap words");
-        if (op->cflags[1] == 1) gin_refuse(c, "a warp variant's lanes would each post the range (use the block form)");
-        break;
-    default: break;
-    }
     open_block(c, "");
     line(c);
     out(c, "ncclGin ts_g(ts_gin_comm, 0);\n");
@@ -855,10 +836,8 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     const IrTileOp *op = s->op;
     Ce c0 = {h, h->x->o, h->ind, s, op->comm, h->per_thread}, *c = &c0;
     if (op->xport && op->comm != TS_COMM_FENCE) {
-        if (op->comm == TS_COMM_BARRIER_BLOCKS || op->comm == TS_COMM_BARRIER_ALL)
-            ts_fail_at(h->x->d, TS_ERR_UNSUPPORTED, s->loc,
-                       "T.%s across nodes: its counters on other nodes' heaps have no address there, and NCCL's "
-                       "GIN barrier is not generated yet; compile for one node",
+        if (ts_comm_gin_lacks(op))
+            ts_fail_at(h->x->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: T.%s through NCCL's GIN was not refused by lower_comm",
                        ts_comm_name(op->comm));
         emit_gin(c, op);
         return;
