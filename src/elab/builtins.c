@@ -2443,8 +2443,8 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
          * executing warp group's register budget set to reg_count, raised or
          * lowered (PTX setmaxnreg, sm_90a); annotate_producer_reg_dealloc()
          * lowers it to 24 and annotate_consumer_reg_alloc() raises it to 240
-         * unless told.  Recorded as an IR_SET_MAX_NREG statement: the CUDA
-         * target prints it, the C target and the interpreters skip it. */
+         * unless told.  Recorded as an IR_SET_MAX_NREG statement: pass
+         * arch_hints keeps it for sm_90a only, the interpreters skip it. */
         need_kernel(E, A);
         Value *c = arg(E, A, 0, "reg_count");
         int64_t count = c && c->kind != V_NONE ? val_to_int(E, c, loc, "reg_count")

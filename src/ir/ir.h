@@ -83,7 +83,8 @@ typedef enum IrBinOp {
     /* T.set_max_nreg(count, inc) and its aliases (an IR_S_EVAL of it only):  \
      * the executing warp group's register budget becomes `count` (constant, \
      * 24..256, a multiple of 8), raised (inc 1) or lowered (inc 0); the     \
-     * CUDA target prints sm_90a's setmaxnreg, every other target nothing */  \
+     * statement stays for sm_90a (setmaxnreg), pass arch_hints drops it    \
+     * for every other architecture and target */                          \
     X(IR_SET_MAX_NREG, "set_max_nreg", 2)                                    \
     /* T.sync_grid(): every thread of the grid waits for all (an IR_S_EVAL of \
      * it; pass split_grid makes one at the top level the boundary of two   \

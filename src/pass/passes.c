@@ -43,6 +43,9 @@
  *                      uniform statements run by one thread between two
  *                      barriers of the group (coro_sync_c.c)
  * * split_address      global copy addresses as base + step (split_address.c)
+ *   arch_hints         register hints (setmaxnreg) kept where the target
+ *                      architecture has the instruction (sm_90a), dropped
+ *                      elsewhere (below)
  *   verify_lowered     well formed, no tile operator left, and (CUDA) no
  *                      instruction the target architecture lacks
  *
@@ -76,6 +79,34 @@ static bool cuda_capability_pre(IrVisitor *v, const IrStmt *s) {
                    "T.mbarrier_expect_tx needs sm_90 or later (transaction counts); the target is sm_%d",
                    cx->caps->sm);
     return true;
+}
+
+/* Does the target have PTX's setmaxnreg?  Only the architecture-specific
+ * sm_90a (PTX ISA 8.0, setmaxnreg: "requires sm_90a"); plain sm_90 and
+ * older, and the C target, do not. */
+static bool has_setmaxnreg(const TsCaps *caps) {
+    size_t n = strlen(caps->arch);
+    return caps->sm == 90 && n > 0 && caps->arch[n - 1] == 'a';
+}
+
+static IrStmt *drop_hint(IrMutator *m, IrStmt *s) {
+    (void)m;
+    if (s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SET_MAX_NREG) return NULL;
+    return s;
+}
+
+/* arch_hints: TileLang's register hints (T.set_max_nreg, T.inc/dec_max_nreg,
+ * the producer/consumer annotations: IR_SET_MAX_NREG statements) stay in
+ * the IR where the target architecture has setmaxnreg and are deleted
+ * everywhere else, so that the printers print what the IR holds (the CUDA
+ * printer used to wrap each in `#if __CUDA_ARCH_FEAT_SM90_ALL`, the C
+ * printer skipped it).  Late in the pipeline: the passes before see the
+ * kernel as written. */
+static void pass_arch_hints(TsPassCtx *cx) {
+    if (has_setmaxnreg(cx->caps)) return;
+    IrMutator m = {.arena = cx->arena, .post_stmt = drop_hint};
+    cx->k->body = ir_mutate_stmt(&m, cx->k->body);
+    if (!cx->k->body) cx->k->body = ir_seq(cx->arena);
 }
 
 static void pass_verify_lowered(TsPassCtx *cx) {
@@ -172,6 +203,10 @@ const TsPass ts_passes[] = {
      "CUDA: each vector copy's global address in a loop becomes a base fixed per thread plus the loop's step "
      "(indices written base + step), so that NVVM finds one base instead of taking every unrolled sum apart",
      TS_PASS_CUDA},
+    {"arch_hints", pass_arch_hints,
+     "register hints (T.set_max_nreg, T.inc/dec_max_nreg, the producer/consumer register annotations) stay where "
+     "the target architecture has setmaxnreg (sm_90a) and are dropped elsewhere (sm_80, sm_90, the C target)",
+     TS_PASS_ALL},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed, has no tile operator left and (CUDA) asks for no instruction the "
      "target architecture lacks (T.mbarrier_expect_tx below sm_90)",

@@ -1,11 +1,12 @@
 #!/bin/sh
 # TileLang's register hints and hand-committed element copies
 # (tests/run/kernels/reg_hints.py): the warp-specialized GEMMs that carry
-# them on the C target against a naive GEMM; the CUDA source prints each
-# hint as setmaxnreg for sm_90a only (inside #if __CUDA_ARCH_FEAT_SM90_ALL);
-# NVRTC, where present, puts it in sm_90a's PTX and not in sm_90's; then
-# the errors of a bad register count.  bench/reg_hints_gpu_check.sh runs
-# the kernels on a GPU.
+# them on the C target against a naive GEMM; pass arch_hints keeps each
+# hint in the IR for sm_90a only (--dump-after arch_hints), the CUDA
+# source then prints it as setmaxnreg without a preprocessor guard, and
+# sm_80 / sm_90 sources and the C source have none; NVRTC, where present,
+# puts it in sm_90a's PTX and not in sm_90's; then the errors of a bad
+# register count.  bench/reg_hints_gpu_check.sh runs the kernels on a GPU.
 . tests/run/lib.sh
 f=tests/run/kernels/reg_hints.py
 for e in ws_hinted ws_set_nreg; do
@@ -14,11 +15,22 @@ for e in ws_hinted ws_set_nreg; do
 done
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
-"$tool" compile $f --entry ws_hinted --target cuda --emit cuda >"$t/h.cu" || { echo "FAILED: CUDA source of ws_hinted"; exit 1; }
+TILESCALE_CUDA_ARCH=sm_90a "$tool" compile $f --entry ws_hinted --target cuda --emit cuda >"$t/h.cu" || { echo "FAILED: CUDA source of ws_hinted"; exit 1; }
 grep -q 'setmaxnreg\.dec\.sync\.aligned\.u32 24;' "$t/h.cu" || { echo "FAILED: no setmaxnreg.dec 24 in ws_hinted"; exit 1; }
 grep -q 'setmaxnreg\.inc\.sync\.aligned\.u32 240;' "$t/h.cu" || { echo "FAILED: no setmaxnreg.inc 240 in ws_hinted"; exit 1; }
-[ "$(grep -c '__CUDA_ARCH_FEAT_SM90_ALL' "$t/h.cu")" = 2 ] || { echo "FAILED: setmaxnreg not guarded for sm_90a"; exit 1; }
-"$tool" compile $f --entry ws_set_nreg --target cuda --emit cuda >"$t/s.cu" || { echo "FAILED: CUDA source of ws_set_nreg"; exit 1; }
+if grep -q '__CUDA_ARCH_FEAT' "$t/h.cu"; then echo "FAILED: setmaxnreg behind a preprocessor guard"; exit 1; fi
+for a in sm_80 sm_90; do
+  TILESCALE_CUDA_ARCH=$a "$tool" compile $f --entry ws_hinted --target cuda --emit cuda >"$t/n.cu" || { echo "FAILED: CUDA source for $a"; exit 1; }
+  if grep -q 'setmaxnreg\|__CUDA_ARCH_FEAT' "$t/n.cu"; then echo "FAILED: setmaxnreg in the $a source"; exit 1; fi
+  # the IR: the hints up to split_address, gone after arch_hints
+  TILESCALE_CUDA_ARCH=$a "$tool" compile $f --entry ws_hinted --target cuda --dump-after split_address >"$t/ir1" || { echo "FAILED: dump $a"; exit 1; }
+  [ "$(grep -c 'eval set_max_nreg' "$t/ir1")" = 2 ] || { echo "FAILED: hints not in the IR before arch_hints ($a)"; exit 1; }
+  TILESCALE_CUDA_ARCH=$a "$tool" compile $f --entry ws_hinted --target cuda --dump-after arch_hints >"$t/ir2" || { echo "FAILED: dump $a"; exit 1; }
+  if grep -q set_max_nreg "$t/ir2"; then echo "FAILED: hints left by arch_hints for $a"; exit 1; fi
+done
+TILESCALE_CUDA_ARCH=sm_90a "$tool" compile $f --entry ws_hinted --target cuda --dump-after arch_hints >"$t/ir3" || { echo "FAILED: dump sm_90a"; exit 1; }
+[ "$(grep -c 'eval set_max_nreg' "$t/ir3")" = 2 ] || { echo "FAILED: hints dropped for sm_90a"; exit 1; }
+TILESCALE_CUDA_ARCH=sm_90a "$tool" compile $f --entry ws_set_nreg --target cuda --emit cuda >"$t/s.cu" || { echo "FAILED: CUDA source of ws_set_nreg"; exit 1; }
 for w in "inc.sync.aligned.u32 232" "inc.sync.aligned.u32 240" "dec.sync.aligned.u32 40" "dec.sync.aligned.u32 32"; do
   grep -q "setmaxnreg\.$w;" "$t/s.cu" || { echo "FAILED: no setmaxnreg.$w in ws_set_nreg"; exit 1; }
 done

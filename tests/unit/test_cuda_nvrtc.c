@@ -637,6 +637,60 @@ static void test_nvrtc_compiles(void) {
     ts_buf_free(&d.msg);
 }
 
+/* ---- register hints by architecture (pass arch_hints) -------------------------------------- */
+
+/* The warp-specialised GEMM with TileLang's register hints
+ * (tests/run/kernels/reg_hints.py: ws_hinted) generated for sm_80, sm_90
+ * and sm_90a, full and quick tier: setmaxnreg is in the source for sm_90a
+ * only, printed without a preprocessor guard (pass arch_hints dropped it
+ * from the IR elsewhere), and each source compiles with NVRTC for the
+ * architecture it was generated for; sm_90a's PTX has both setmaxnreg. */
+static void test_arch_hints(void) {
+    static const char *const archs[] = {"sm_80", "sm_90", "sm_90a"};
+    const char *was = getenv("TILESCALE_CUDA_ARCH");
+    char saved[64] = "";
+    if (was) snprintf(saved, sizeof saved, "%s", was);
+    for (int a = 0; a < 3; a++)
+        for (int tier = 0; tier < 2; tier++) {
+            setenv("TILESCALE_CUDA_ARCH", archs[a], 1);
+            TsCompileOptions o = {0};
+            o.target = TS_TARGET_CUDA;
+            o.cache_dir = cache;
+            o.skip_build = 1;
+            o.tiered = tier ? TS_TIERED_QUICK : TS_TIERED_OFF;
+            TsKernel *k = NULL;
+            TsStatus st = ts_compile_file(ctx, "tests/run/kernels/reg_hints.py", "ws_hinted", NULL, 0, &o, &k);
+            CHECK_EQ_INT(TS_OK, st);
+            if (st != TS_OK) {
+                fprintf(stderr, "%s\n", ts_last_error(ctx));
+                continue;
+            }
+            const char *src = ts_kernel_source(k);
+            int keep = !strcmp(archs[a], "sm_90a");
+            CHECK(strstr(src, "__CUDA_ARCH_FEAT") == NULL);
+            CHECK_EQ_INT(keep, strstr(src, "setmaxnreg.dec.sync.aligned.u32 24;") != NULL);
+            CHECK_EQ_INT(keep, strstr(src, "setmaxnreg.inc.sync.aligned.u32 240;") != NULL);
+            if (!keep) CHECK(strstr(src, "setmaxnreg") == NULL);
+            TsDiag d;
+            memset(&d, 0, sizeof d);
+            size_t size = 0;
+            unsigned char *img = ts_nvrtc_emit(&d, src, archs[a], 1, &size);
+            if (!img) fprintf(stderr, "ws_hinted for %s (tier %d):\n%s\n", archs[a], tier, ts_buf_str(&d.msg));
+            CHECK(img != NULL);
+            if (img) {
+                int n = 0;
+                for (size_t i = 0; i + 10 <= size; i++) n += !memcmp(img + i, "setmaxnreg", 10);
+                CHECK_EQ_INT(keep ? 2 : 0, n);
+                printf("  arch_hints %-6s %s tier: %d setmaxnreg in the PTX\n", archs[a], tier ? "quick" : "full", n);
+            }
+            free(img);
+            ts_buf_free(&d.msg);
+            ts_kernel_destroy(k);
+        }
+    if (was) setenv("TILESCALE_CUDA_ARCH", saved, 1);
+    else unsetenv("TILESCALE_CUDA_ARCH");
+}
+
 /* The cubin holds ptxas's options (".nv.info"/string data: "-regUsageLevel N").
  * A kernel whose second line asks for a level (TS_CUDA_PTXAS_LEVEL, what
  * the code generator writes for tensor-core loops) gets it from NVRTC 13
@@ -976,6 +1030,7 @@ int main(void) {
     int quick = getenv("TS_TEST_CUDA_QUICK") != NULL;
     if (!quick) {
         test_nvrtc_compiles();
+        test_arch_hints();
         test_ptxas_level();
         test_refusals();
         test_cache();

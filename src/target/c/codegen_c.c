@@ -767,7 +767,6 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
             out(g, "return;\n");
             return;
         }
-        if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SET_MAX_NREG) return; /* a GPU register hint */
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SYNC_GRID) {
             emit_grid_sync(g, s->loc.line);
             return;

@@ -2162,17 +2162,14 @@ static void emit_kind(Cg *g, const IrStmt *s) {
             return;
         }
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SET_MAX_NREG) {
-            /* setmaxnreg (PTX ISA 8.0, sm_90a only): compiled where the
-             * architecture-specific features are (__CUDA_ARCH_FEAT_SM90_ALL,
-             * set by nvcc/NVRTC for sm_90a), a no-op for plain sm_90 and older */
+            /* setmaxnreg (PTX ISA 8.0, sm_90a): pass arch_hints left it only
+             * where the target architecture has it */
             int64_t cnt = 0, inc = 0;
             if (!ir_is_const_int(s->eval.e->call.args[0], &cnt) || !ir_is_const_int(s->eval.e->call.args[1], &inc))
                 ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: set_max_nreg of a non-constant count");
-            out(g, "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n");
             line_start(g);
             outf(g, "asm volatile(\"setmaxnreg.%s.sync.aligned.u32 %lld;\\n\" ::: \"memory\");\n", inc ? "inc" : "dec",
                  (long long)cnt);
-            out(g, "#endif\n");
             return;
         }
         line_start(g);
