@@ -240,10 +240,7 @@ static int sem_arg(Elab *E, CArgs *A, Value *v, int dflt, const char *allowed) {
 }
 
 static IrStmt *comm_op(Elab *E, TsCommKind kind, TsLoc loc) {
-    IrStmt *s = ir_stmt(E->a, IR_S_TILEOP, loc);
-    s->op = TS_NEW(E->a, IrTileOp);
-    s->op->kind = TS_OP_COMM;
-    s->op->comm = kind;
+    IrStmt *s = ts_comm_stmt(E->a, kind, loc);
     /* blocks that wait on others run as coroutines (C) / must be co-resident (CUDA) */
     if (kind == TS_COMM_WAIT || kind == TS_COMM_BARRIER_BLOCKS || kind == TS_COMM_BARRIER_ALL) E->k->may_block = true;
     return s;
@@ -438,17 +435,6 @@ static IrRegion tile_region(Elab *E, Value *v, Value *other, TsLoc loc, const ch
     return r;
 }
 
-/* The remote-copy statement: src -> dst, with the peer on one side. */
-static IrStmt *remote_copy(Elab *E, IrRegion src, IrRegion dst, IrExpr *peer, int src_remote, TsLoc loc) {
-    IrStmt *s = comm_op(E, TS_COMM_COPY, loc);
-    s->op->r[0] = src;
-    s->op->r[1] = dst;
-    s->op->nr = 2;
-    s->op->args[0] = peer;
-    s->op->cflags[0] = src_remote;
-    return s;
-}
-
 /* ---- device views: T.view(A, layout=T.FullRow | T.FullCol | T.Replica) ----------
  *
  * A view is the logical tensor a kernel parameter is one rank's shard of.
@@ -557,7 +543,7 @@ bool comm_copy_remote(Elab *E, Value **args, int nargs, const char **kw, Value *
         IrExpr *owner;
         if (is_view(sb)) src = view_local(E, src, &owner);
         else dst = view_local(E, dst, &owner);
-        emit(E, remote_copy(E, src, dst, owner, is_view(sb), loc));
+        emit(E, ts_comm_remote_copy(E->a, src, dst, owner, is_view(sb), loc));
         return true;
     }
     if (!rank) return false;
@@ -570,7 +556,7 @@ bool comm_copy_remote(Elab *E, Value **args, int nargs, const char **kw, Value *
     if (far.buf->scope != IR_SCOPE_GLOBAL)
         elab_fail(E, TS_ERR_TYPE, loc, "T.copy: the %s tile on the other rank must be in a tensor on the symmetric heap, not %s memory",
                   src_remote ? "source" : "destination", ir_scope_name(far.buf->scope));
-    emit(E, remote_copy(E, src, dst, peer_arg(E, &A0, rank), src_remote, loc));
+    emit(E, ts_comm_remote_copy(E->a, src, dst, peer_arg(E, &A0, rank), src_remote, loc));
     return true;
 }
 

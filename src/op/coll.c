@@ -48,6 +48,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "op/comm.h"
 #include "op/op.h"
 
 /* Which regions are read and written: src read, dst written (allreduce:
@@ -65,12 +66,6 @@ static IrStmt *new_tileop(TsArena *a, TsOpKind kind, TsLoc loc) {
     IrStmt *s = ir_stmt(a, IR_S_TILEOP, loc);
     s->op = TS_NEW(a, IrTileOp);
     s->op->kind = kind;
-    return s;
-}
-
-static IrStmt *new_comm(TsArena *a, TsCommKind kind, TsLoc loc) {
-    IrStmt *s = new_tileop(a, TS_OP_COMM, loc);
-    s->op->comm = kind;
     return s;
 }
 
@@ -303,17 +298,6 @@ static IrRegion rows_of(TsArena *a, IrBuffer *b, IrExpr *row, int64_t R) {
     return r;
 }
 
-/* The remote-copy primitive: src -> dst, the peer on one side (op/comm.h: COPY). */
-static IrStmt *remote_copy(TsArena *a, IrRegion src, IrRegion dst, IrExpr *peer, int src_remote, TsLoc loc) {
-    IrStmt *s = new_comm(a, TS_COMM_COPY, loc);
-    s->op->r[0] = src;
-    s->op->r[1] = dst;
-    s->op->nr = 2;
-    s->op->args[0] = peer;
-    s->op->cflags[0] = src_remote;
-    return s;
-}
-
 /* acc = acc (op) tmp, elementwise (both tiles of one shape). */
 static IrStmt *combine(TsLowerCtx *cx, IrBuffer *acc, IrBuffer *tmp, IrBinOp op, TsLoc loc) {
     TsArena *a = cx->arena;
@@ -389,13 +373,13 @@ static IrStmt *rank_lower(TsLowerCtx *cx, const IrStmt *s) {
         IrStmt *pb;
         if (c == TS_COLL_ALLGATHER) {
             IrExpr *drow = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, me, ir_i32(a, rows_s)), row);
-            pb = remote_copy(a, rows_of(a, src, row, R), rows_of(a, dst, drow, R), p, 0, loc);
+            pb = ts_comm_remote_copy(a, rows_of(a, src, row, R), rows_of(a, dst, drow, R), p, 0, loc);
         } else {
             /* row t of src goes to rank t / chunk, row rank * chunk + t % chunk */
             IrExpr *chunk = ir_bin(a, IR_FLOORDIV, ir_i32(a, rows_s), np);
             IrExpr *to = ir_bin(a, IR_FLOORDIV, row, chunk);
             IrExpr *drow = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, me, chunk), ir_bin(a, IR_FLOORMOD, row, chunk));
-            pb = remote_copy(a, rows_of(a, src, row, 1), rows_of(a, dst, drow, 1), to, 0, loc);
+            pb = ts_comm_remote_copy(a, rows_of(a, src, row, 1), rows_of(a, dst, drow, 1), to, 0, loc);
         }
         IrStmt *inner = pb;
         if (c == TS_COLL_ALLGATHER) {
@@ -407,7 +391,7 @@ static IrStmt *rank_lower(TsLowerCtx *cx, const IrStmt *s) {
         iff->if_.then = inner;
         ir_seq_push(a, body, iff);
         ir_seq_push(a, out, loop);
-        ir_seq_push(a, out, new_comm(a, TS_COMM_BARRIER_ALL, loc));
+        ir_seq_push(a, out, ts_comm_stmt(a, TS_COMM_BARRIER_ALL, loc));
         return out;
     }
     /* pull and combine: one barrier first (every rank's src is complete);
@@ -418,7 +402,7 @@ static IrStmt *rank_lower(TsLowerCtx *cx, const IrStmt *s) {
      * one barrier at the end, so that src may be reused once the collective
      * returns.  (Before: two barriers per round, which dominated: 32 MiB
      * reduce-scatter 0.56 ms on 2 ranks of the H200, 16 rounds.) */
-    ir_seq_push(a, out, new_comm(a, TS_COMM_BARRIER_ALL, loc));
+    ir_seq_push(a, out, ts_comm_stmt(a, TS_COMM_BARRIER_ALL, loc));
     IrStmt *work = ir_seq(a);
     IrStmt *fill = new_tileop(a, TS_OP_FILL, loc);
     fill->op->r[0] = ir_region_full(a, acc);
@@ -429,7 +413,7 @@ static IrStmt *rank_lower(TsLowerCtx *cx, const IrStmt *s) {
     ir_seq_push(a, work, fill);
     IrExpr *srow = c == TS_COLL_ALLREDUCE ? row : ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, me, ir_i32(a, rows_d)), row);
     IrStmt *per = ir_seq(a);
-    ir_seq_push(a, per, remote_copy(a, rows_of(a, src, srow, R), ir_region_full(a, tmp), p, 1, loc));
+    ir_seq_push(a, per, ts_comm_remote_copy(a, rows_of(a, src, srow, R), ir_region_full(a, tmp), p, 1, loc));
     ir_seq_push(a, per, combine(cx, acc, tmp, op, loc));
     IrStmt *pl = ir_for(a, pv, ir_i32(a, 0), np, IR_FOR_SERIAL, per);
     pl->loc = loc;
@@ -438,7 +422,7 @@ static IrStmt *rank_lower(TsLowerCtx *cx, const IrStmt *s) {
     iff->if_.cond = live;
     iff->if_.then = work;
     ir_seq_push(a, body, iff);
-    if (c == TS_COLL_ALLREDUCE) ir_seq_push(a, body, new_comm(a, TS_COMM_BARRIER_ALL, loc));
+    if (c == TS_COLL_ALLREDUCE) ir_seq_push(a, body, ts_comm_stmt(a, TS_COMM_BARRIER_ALL, loc));
     IrStmt *wr = new_tileop(a, TS_OP_COPY, loc);
     wr->op->r[0] = ir_region_full(a, acc);
     wr->op->r[1] = rows_of(a, dst, row, R);
@@ -448,7 +432,7 @@ static IrStmt *rank_lower(TsLowerCtx *cx, const IrStmt *s) {
     iff2->if_.then = wr;
     ir_seq_push(a, body, iff2);
     ir_seq_push(a, out, loop);
-    if (c != TS_COLL_ALLREDUCE) ir_seq_push(a, out, new_comm(a, TS_COMM_BARRIER_ALL, loc));
+    if (c != TS_COLL_ALLREDUCE) ir_seq_push(a, out, ts_comm_stmt(a, TS_COMM_BARRIER_ALL, loc));
     return out;
 }
 

@@ -24,6 +24,24 @@
 #include "ir/walk.h"
 #include "op/op_util.h"
 
+IrStmt *ts_comm_stmt(TsArena *a, TsCommKind kind, TsLoc loc) {
+    IrStmt *s = ir_stmt(a, IR_S_TILEOP, loc);
+    s->op = TS_NEW(a, IrTileOp);
+    s->op->kind = TS_OP_COMM;
+    s->op->comm = kind;
+    return s;
+}
+
+IrStmt *ts_comm_remote_copy(TsArena *a, IrRegion src, IrRegion dst, IrExpr *peer, int src_remote, TsLoc loc) {
+    IrStmt *s = ts_comm_stmt(a, TS_COMM_COPY, loc);
+    s->op->r[0] = src;
+    s->op->r[1] = dst;
+    s->op->nr = 2;
+    s->op->args[0] = peer;
+    s->op->cflags[0] = src_remote;
+    return s;
+}
+
 const char *ts_comm_cmp_text(int cmp) {
     switch (cmp) {
     case TS_CMP_EQ: return "==";

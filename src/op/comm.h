@@ -79,6 +79,12 @@
 
 #include "op/op.h"
 
+/* A statement holding a new communication op of `kind` (operands empty). */
+IrStmt *ts_comm_stmt(TsArena *a, TsCommKind kind, TsLoc loc);
+/* The remote-copy op (COPY above): src -> dst, the peer on one side
+ * (src_remote: the source is the peer's); made by the front end (a
+ * remote T.copy, the views) and by the collectives' lowering (op/coll.c). */
+IrStmt *ts_comm_remote_copy(TsArena *a, IrRegion src, IrRegion dst, IrExpr *peer, int src_remote, TsLoc loc);
 /* C spelling of a comparison ("==", ...). */
 const char *ts_comm_cmp_text(int cmp);
 /* The axis of a PUT/GET region in the rows form (the one of extent > 1,

@@ -12,50 +12,14 @@
  *     exhausted heap — each a clear error, none a hang or a crash;
  *   - the same kernel still launches outside a world (rank 0 of 1).
  */
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "test.h"
-#include "tilescale.h"
-#include "tilescale_comm.h"
+#include "comm_test.h"
 
 #define PRE "import tilelang\nimport tilelang.language as T\n\n"
 
-static const char *SRC = PRE
-    "def shift(N):\n"
-    "    @T.prim_func\n"
-    "    def main(X: T.Tensor((N,), \"float32\"), Y: T.Tensor((N,), \"float32\")):\n"
-    "        with T.Kernel(2, threads=64) as (bx):\n"
-    "            half = N // 2\n"
-    "            T.put_block(src=T.address_of(X[bx * half]), dst=T.address_of(Y[bx * half]), size=half,\n"
-    "                        dst_pe=(T.get_rank() + 1) % T.get_num_ranks())\n"
-    "    return main\n"
-    "\n"
-    "def chain(P):\n"
-    "    @T.prim_func\n"
-    "    def main(cnt: T.Tensor((P,), \"int32\"), got: T.Tensor((P,), \"int32\"), flag: T.Tensor((1,), \"int32\")):\n"
-    "        with T.Kernel(1, threads=32) as (bx):\n"
-    "            me = T.get_rank()\n"
-    "            T.wait_ge(flag[0], me)\n"
-    "            for p in T.serial(T.get_num_ranks()):\n"
-    "                T.atom_add(cnt[me], me + 1, peer=p)\n"
-    "            v = T.alloc_var(\"int32\")\n"
-    "            T.ld(cnt[me], v, sem=\"acquire\", src_pe=(me + 1) % T.get_num_ranks())\n"
-    "            got[me] = v\n"
-    "            for p in T.serial(T.get_num_ranks()):\n"
-    "                T.st(flag[0], me + 1, sem=\"release\", dst_pe=p)\n"
-    "    return main\n";
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-static double urand(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) * 0x1p-53 * 2.0 - 1.0;
-}
+static const char *SRC = PRE CT_SHIFT_SRC "\n" CT_CHAIN_SRC;
 
 int main(void) {
     TsContext *ctx;
@@ -82,46 +46,13 @@ int main(void) {
     }
     int64_t shape[1] = {N};
     TsTensor X[P], Y[P], args[P * 2];
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, X));
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, Y));
-    for (int r = 0; r < P; r++) {
-        for (int i = 0; i < N; i++) {
-            ((float *)X[r].data)[i] = (float)urand();
-            ((float *)Y[r].data)[i] = NAN;
-        }
-        args[r * 2] = X[r];
-        args[r * 2 + 1] = Y[r];
-    }
-    TsStatus st = ts_kernel_launch_world(k, w, args, 2);
-    if (st) printf("%s", ts_last_error(ctx));
-    CHECK_EQ_INT(TS_OK, st);
-    int bad = 0;
-    for (int r = 0; r < P; r++)
-        for (int i = 0; i < N; i++)
-            bad += ((float *)Y[(r + 1) % P].data)[i] != ((float *)X[r].data)[i];
-    CHECK_EQ_INT(0, bad);
+    TsStatus st = ct_shift(ctx, k, w, P, shape, X, Y, args);
 
     /* st / ld / atom_add / wait chain: rank r waits for flag >= r, then adds r+1 to cnt[r] on every
      * rank, reads cnt[r] back from rank r+1, and releases rank r+1 */
     int64_t pshape[1] = {P}, one[1] = {1};
     TsTensor cnt[P], got[P], flag[P], cargs[P * 3];
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_INT32, 1, pshape, cnt));
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_INT32, 1, pshape, got));
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_INT32, 1, one, flag));
-    for (int r = 0; r < P; r++) {
-        cargs[r * 3] = cnt[r];
-        cargs[r * 3 + 1] = got[r];
-        cargs[r * 3 + 2] = flag[r];
-        for (int i = 0; i < P; i++) ((int32_t *)got[r].data)[i] = -7;
-    }
-    st = ts_kernel_launch_world(kc, w, cargs, 3);
-    if (st) printf("%s", ts_last_error(ctx));
-    CHECK_EQ_INT(TS_OK, st);
-    for (int r = 0; r < P; r++) {
-        for (int i = 0; i < P; i++) CHECK_EQ_INT(i + 1, ((int32_t *)cnt[r].data)[i]);
-        CHECK_EQ_INT(r + 1, ((int32_t *)got[r].data)[r]);
-        CHECK_EQ_INT(P, ((int32_t *)flag[r].data)[0]);
-    }
+    ct_chain(ctx, kc, w, P, pshape, one, cnt, got, flag, cargs);
 
     /* tensors allocated in a different order on one rank */
     TsTensor swapped[P * 2];
@@ -155,7 +86,7 @@ int main(void) {
     TsTensor solo[2] = {X[0], Y[0]};
     for (int i = 0; i < N; i++) ((float *)Y[0].data)[i] = NAN;
     CHECK_EQ_INT(TS_OK, ts_kernel_launch(k, solo, 2));
-    bad = 0;
+    int bad = 0;
     for (int i = 0; i < N; i++) bad += ((float *)Y[0].data)[i] != ((float *)X[0].data)[i];
     CHECK_EQ_INT(0, bad);
 

@@ -16,42 +16,14 @@
  *     first access to the other node, naming the node: the peer table
  *     holds no address there (what a GPU without GIN would have).
  */
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "test.h"
-#include "tilescale.h"
-#include "tilescale_comm.h"
+#include "comm_test.h"
 
 #define PRE "import tilelang\nimport tilelang.language as T\n\n"
 
-static const char *SRC = PRE
-    "def shift(N):\n"
-    "    @T.prim_func\n"
-    "    def main(X: T.Tensor((N,), \"float32\"), Y: T.Tensor((N,), \"float32\")):\n"
-    "        with T.Kernel(2, threads=64) as (bx):\n"
-    "            half = N // 2\n"
-    "            T.put_block(src=T.address_of(X[bx * half]), dst=T.address_of(Y[bx * half]), size=half,\n"
-    "                        dst_pe=(T.get_rank() + 1) % T.get_num_ranks())\n"
-    "    return main\n"
-    "\n"
-    "def chain(P):\n"
-    "    @T.prim_func\n"
-    "    def main(cnt: T.Tensor((P,), \"int32\"), got: T.Tensor((P,), \"int32\"), flag: T.Tensor((1,), \"int32\")):\n"
-    "        with T.Kernel(1, threads=32) as (bx):\n"
-    "            me = T.get_rank()\n"
-    "            T.wait_ge(flag[0], me)\n"
-    "            for p in T.serial(T.get_num_ranks()):\n"
-    "                T.atom_add(cnt[me], me + 1, peer=p)\n"
-    "            v = T.alloc_var(\"int32\")\n"
-    "            T.ld(cnt[me], v, sem=\"acquire\", src_pe=(me + 1) % T.get_num_ranks())\n"
-    "            got[me] = v\n"
-    "            for p in T.serial(T.get_num_ranks()):\n"
-    "                T.st(flag[0], me + 1, sem=\"release\", dst_pe=p)\n"
-    "    return main\n"
+static const char *SRC = PRE CT_SHIFT_SRC "\n" CT_CHAIN_SRC
     "\n"
     "def pull(N):\n"
     "    @T.prim_func\n"
@@ -66,14 +38,6 @@ static const char *SRC = PRE
     "                                      (me + n - 1) % n)\n"
     "            T.signal_wait_until(T.address_of(sig[0]), 5, 1)\n"
     "    return main\n";
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double urand(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (double)(rng >> 11) * 0x1p-53 * 2.0 - 1.0;
-}
 
 enum { P = 4, PER = 2, N = 64 };
 
@@ -127,6 +91,7 @@ static TsKernel *build(TsContext *ctx, const char *entry, const char *dname, con
 }
 
 int main(void) {
+    ct_rng = 0x9e3779b97f4a7c15ull;
     TsContext *ctx;
     CHECK_EQ_INT(TS_OK, ts_context_create(&ctx));
     node_map(ctx);
@@ -137,28 +102,11 @@ int main(void) {
     TsWorldOptions wo = {TS_WORLD_SIM, P, 1 << 16, 5000, PER};
     TsWorld *w = NULL;
     CHECK_EQ_INT(TS_OK, ts_world_create(ctx, &wo, &w));
-    int64_t shape[1] = {N};
+    int64_t shape[1] = {N}, pshape[1] = {P}, one[1] = {1};
     TsTensor X[P], Y[P], Z[P], args[P * 4];
 
     /* ring shift: ranks 1 -> 2 and 3 -> 0 cross nodes */
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, X));
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, Y));
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, Z));
-    for (int r = 0; r < P; r++) {
-        for (int i = 0; i < N; i++) {
-            ((float *)X[r].data)[i] = (float)urand();
-            ((float *)Y[r].data)[i] = NAN;
-        }
-        args[r * 2] = X[r];
-        args[r * 2 + 1] = Y[r];
-    }
-    TsStatus st = ts_kernel_launch_world(k, w, args, 2);
-    if (st) printf("%s", ts_last_error(ctx));
-    CHECK_EQ_INT(TS_OK, st);
-    int bad = 0;
-    for (int r = 0; r < P; r++)
-        for (int i = 0; i < N; i++) bad += ((float *)Y[(r + 1) % P].data)[i] != ((float *)X[r].data)[i];
-    CHECK_EQ_INT(0, bad);
+    TsStatus st = ct_shift(ctx, k, w, P, shape, X, Y, args);
     int64_t served = ts_world_xport_served(w);
     CHECK(served >= 4); /* two ranks' puts, two blocks each, went through the proxy */
 
@@ -169,38 +117,16 @@ int main(void) {
     CHECK(strstr(ts_last_error(ctx), "through the transport") != NULL);
 
     /* chain: atomics, loads and stores to every peer, half of them on the other node */
-    int64_t pshape[1] = {P}, one[1] = {1};
-    TsTensor cnt[P], got[P], flag[P], sig[P];
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_INT32, 1, pshape, cnt));
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_INT32, 1, pshape, got));
-    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_INT32, 1, one, flag));
-    for (int r = 0; r < P; r++) {
-        for (int i = 0; i < P; i++) {
-            ((int32_t *)cnt[r].data)[i] = 0;
-            ((int32_t *)got[r].data)[i] = -99;
-        }
-        ((int32_t *)flag[r].data)[0] = 0;
-        args[r * 3] = cnt[r];
-        args[r * 3 + 1] = got[r];
-        args[r * 3 + 2] = flag[r];
-    }
-    st = ts_kernel_launch_world(kc, w, args, 3);
-    if (st) printf("%s", ts_last_error(ctx));
-    CHECK_EQ_INT(TS_OK, st);
-    bad = 0;
-    for (int r = 0; r < P; r++) {
-        for (int i = 0; i < P; i++) bad += ((int32_t *)cnt[r].data)[i] != i + 1; /* every rank added i+1 once */
-        bad += ((int32_t *)got[r].data)[r] != r + 1;  /* read back from rank r+1 after the chain reached it */
-        bad += ((int32_t *)flag[r].data)[0] != P;     /* the last rank's store wins: P */
-    }
-    CHECK_EQ_INT(0, bad);
+    TsTensor cnt[P], got[P], flag[P], sig[P], cargs[P * 3];
+    ct_chain(ctx, kc, w, P, pshape, one, cnt, got, flag, cargs);
     CHECK(ts_world_xport_served(w) > served);
 
     /* pull: get from rank + 1, put with an adding signal to rank - 1, wait for it */
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, Z));
     CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_UINT64, 1, one, sig));
     for (int r = 0; r < P; r++) {
         for (int i = 0; i < N; i++) {
-            ((float *)X[r].data)[i] = (float)urand();
+            ((float *)X[r].data)[i] = (float)ct_urand();
             ((float *)Y[r].data)[i] = NAN;
             ((float *)Z[r].data)[i] = NAN;
         }
@@ -213,7 +139,7 @@ int main(void) {
     st = ts_kernel_launch_world(kp, w, args, 4);
     if (st) printf("%s", ts_last_error(ctx));
     CHECK_EQ_INT(TS_OK, st);
-    bad = 0;
+    int bad = 0;
     for (int r = 0; r < P; r++) {
         for (int i = 0; i < N; i++) {
             bad += ((float *)Y[r].data)[i] != ((float *)X[(r + 1) % P].data)[i];

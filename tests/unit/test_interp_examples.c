@@ -26,23 +26,7 @@
  * dropped barriers, dropped or weaker cp.async waits) must each make a run
  * fail: that is what shows the comparison has teeth.
  */
-#include <math.h>
-#include <stdlib.h>
-
-#include "elab/elab.h"
-#include "front/ast.h"
-#include "ir/interp.h"
-#include "ir/interp_thread.h"
-#include "ir/ir.h"
-#include "pass/pass.h"
-#include "test.h"
-
-static uint64_t rng = 0x853c49e6748fea9bull;
-
-static double frand(void) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
+#include "interp_test.h"
 
 typedef struct Case {
     const char *file, *entry;
@@ -237,41 +221,6 @@ static size_t case_of(const char *entry) {
     return sizeof cases / sizeof *cases;
 }
 
-/* Elaborate and run the target's passes (errors longjmp through d). */
-static IrKernel *compile_in(TsArena *a, TsDiag *d, const TsSource *src, const Case *c, TsTarget target,
-                            const TsCaps *caps) {
-    TsDefine defs[10];
-    volatile int nd = 0; /* read after a longjmp */
-    for (; c->defs[nd]; nd++) {
-        const char *eq = strchr(c->defs[nd], '=');
-        defs[nd].name = ts_strndup(a, c->defs[nd], (size_t)(eq - c->defs[nd]));
-        defs[nd].value = eq + 1;
-    }
-    AstModule *m = ts_parse_module(a, src);
-    IrKernel *k = ts_elaborate(d, a, m, c->entry, defs, nd, false);
-    for (IrKernel *p = k; p; p = p->next) {
-        TsPassCtx pc = {d, a, p, target, caps};
-        ts_run_passes(&pc, NULL, NULL, NULL);
-    }
-    return k;
-}
-
-/* The same; NULL (message printed) on failure. */
-static IrKernel *compile(TsArena *a, TsDiag *d, const TsSource *src, const Case *c, TsTarget target,
-                         const TsCaps *caps) {
-    jmp_buf jb, *saved;
-    IrKernel *volatile k = NULL;
-    if (!ts_try(d, &jb, &saved)) {
-        k = compile_in(a, d, src, c, target, caps);
-    } else {
-        fprintf(stderr, "%s:%s (%s): %s\n", c->file, c->entry, target == TS_TARGET_C ? "c" : "cuda",
-                ts_buf_str(&d->msg));
-        k = NULL;
-    }
-    ts_try_end(d, saved);
-    return k;
-}
-
 /* Bugs planted in the CUDA kernel after its passes, to show that they are
  * caught: each must make the run fail or the results differ. */
 typedef enum Mutation {
@@ -398,25 +347,28 @@ static bool shares_bytes(const IrKernel *k) {
     return false;
 }
 
-static bool run_case(const Case *c, bool strict, Mutation mut) {
-    TsArena a;
-    ts_arena_init(&a);
-    size_t len = 0;
-    char *text = ts_read_file(c->file, &len);
-    if (!text) {
-        fprintf(stderr, "cannot read %s\n", c->file);
-        ts_arena_free(&a);
-        return false;
+/* The case's inputs: multiples of 1/8 in [-1, 1) (integers: -8 .. 7), made
+ * adversarial where the case says so (ADV_*). */
+static double input(const void *ctx, const IrBuffer *b, int i, int64_t j, int64_t last) {
+    const Case *c = ctx;
+    double v = ts_dtype_is_float(b->dt) ? floor(it_frand() * 8) / 8 : floor(it_frand() * 8);
+    if (c->adv == ADV_ROWS && i == 0 && last > 0) {
+        int64_t r = j / last;
+        v += r % 3 == 1 ? 1000 : r % 3 == 2 ? -1000 : 0;
+        if (r % 4 == 3 && j % last == last - 1) v += 200;
     }
-    TsSource src = {c->file, text, len};
-    TsDiag d = {0};
+    if (c->adv == ADV_QK && i < 2 && last > 0 && j % last == 0) v += 30;
+    return v;
+}
+
+static bool run_case(const Case *c, bool strict, Mutation mut) {
+    (void)strict;
+    ItCase t;
+    if (!it_open(&t, c->file)) return false;
     TsCaps cu;
-    memset(&cu, 0, sizeof cu);
-    snprintf(cu.arch, sizeof cu.arch, "sm_80");
-    cu.sm = 80;
+    it_caps_sm80(&cu);
     cu.mma = !(c->off & OFF_MMA);
     cu.vec = cu.vec_cast = !(c->off & OFF_VEC);
-    cu.pad = cu.swizzle = true;
     cu.layout = !(c->off & OFF_LAYOUT);
     cu.pipeline = !(c->off & OFF_PIPELINE);
     cu.mma_prefetch = !(c->off & OFF_PIPELINE);
@@ -427,9 +379,13 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
     }
     TsCaps cc;
     memset(&cc, 0, sizeof cc);
-    IrKernel *kc = compile(&a, &d, &src, c, TS_TARGET_C, &cc);
-    IrKernel *kg = compile(&a, &d, &src, c, TS_TARGET_CUDA, &cu);
-    if (kg) mutate(&a, kg, mut);
+    TsDefine defs[10];
+    int nd = it_defines(&t.a, c->defs, defs, 10);
+    char label[256];
+    snprintf(label, sizeof label, "%s:%s %s", c->file, c->entry, c->defs[0] ? c->defs[0] : "");
+    IrKernel *kc = it_compile(&t.a, &t.d, &t.src, c->entry, defs, nd, false, TS_TARGET_C, &cc, label);
+    IrKernel *kg = it_compile(&t.a, &t.d, &t.src, c->entry, defs, nd, false, TS_TARGET_CUDA, &cu, label);
+    if (kg) mutate(&t.a, kg, mut);
     bool ok = kc && kg && kc->params.n == kg->params.n;
     if (ok && (c->off & ON_QUICK) && !(kg->gemm_k_rolled && kg->nvrtc_fast_compile)) {
         fprintf(stderr, "%s: the quick tier's flags are not set\n", c->entry);
@@ -443,107 +399,14 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
         fprintf(stderr, "%s: plan_smem reused no shared bytes\n", c->entry);
         ok = false;
     }
-    int np = ok ? kc->params.n : 0;
-    double **ref = TS_NEWN(&a, double *, np ? np : 1), **got = TS_NEWN(&a, double *, np ? np : 1);
-    int64_t *cnt = TS_NEWN(&a, int64_t, np ? np : 1);
-    for (int i = 0; i < np && ok; i++) {
-        const IrBuffer *b = kc->params.v[i].buf;
-        if (!b) {
-            fprintf(stderr, "%s: scalar parameter %s not supported here\n", c->entry, kc->params.v[i].name);
-            ok = false;
-            break;
-        }
-        int64_t n = 1, e;
-        for (int j = 0; j < b->ndim; j++) {
-            if (!ir_is_const_int(b->shape[j], &e)) {
-                fprintf(stderr, "%s: %s has a run-time extent\n", c->entry, b->name);
-                ok = false;
-            }
-            n *= e;
-        }
-        cnt[i] = n;
-        ref[i] = TS_NEWN(&a, double, n);
-        got[i] = TS_NEWN(&a, double, n);
-        int64_t last = 1;
-        if (b->ndim > 0) ir_is_const_int(b->shape[b->ndim - 1], &last);
-        for (int64_t j = 0; j < n; j++) {
-            double v = ts_dtype_is_float(b->dt) ? floor(frand() * 8) / 8 : floor(frand() * 8);
-            if (c->adv == ADV_ROWS && i == 0 && last > 0) {
-                int64_t r = j / last;
-                v += r % 3 == 1 ? 1000 : r % 3 == 2 ? -1000 : 0;
-                if (r % 4 == 3 && j % last == last - 1) v += 200;
-            }
-            if (c->adv == ADV_QK && i < 2 && last > 0 && j % last == 0) v += 30;
-            if (kc->params.v[i].is_output) v = NAN;
-            ref[i][j] = got[i][j] = v;
-        }
-    }
-    jmp_buf jb, *saved;
-    IrInterp *volatile in = NULL;
-    IrTInterp *volatile tx = NULL;
-    if (ok) {
-        if (ts_try(&d, &jb, &saved)) {
-            if (!mut || getenv("TS_VERBOSE"))
-                fprintf(stderr, "%s:%s %s: %s\n", c->file, c->entry, c->defs[0], ts_buf_str(&d.msg));
-            if (getenv("TS_DUMP")) {
-                TsBuf t = {0};
-                ir_print_kernel(&t, kg);
-                fprintf(stderr, "%s", ts_buf_str(&t));
-                ts_buf_free(&t);
-            }
-            ok = false;
-        } else {
-            for (IrKernel *p = kc; p; p = p->next) {
-                in = ir_interp_new(&a, &d, p);
-                for (int i = 0; i < np; i++) ir_interp_bind_buffer(in, p->params.v[i].buf, ref[i]);
-                ir_interp_run_grid(in);
-                ir_interp_free(in);
-                in = NULL;
-            }
-            for (IrKernel *p = kg; p; p = p->next) {
-                (void)strict;
-                tx = ir_tinterp_new(&a, &d, p, IR_TINTERP_STRICT);
-                for (int i = 0; i < np; i++) ir_tinterp_bind_buffer(tx, p->params.v[i].buf, got[i]);
-                ir_tinterp_run_grid(tx);
-                if (getenv("TS_BARRIERS")) { /* what each barrier was good for */
-                    const IrTInterpBarrier *bs;
-                    int nb = ir_tinterp_barrier_stats(tx, &bs);
-                    for (int i = 0; i < nb; i++)
-                        fprintf(stderr, "%s:%s: barrier line %d: completed %lld, needed %lld\n", c->file, c->entry,
-                                bs[i].stmt->loc.line, (long long)bs[i].completed, (long long)bs[i].needed);
-                }
-                ir_tinterp_free(tx);
-                tx = NULL;
-            }
-        }
-        ts_try_end(&d, saved);
-    }
-    if (in) ir_interp_free(in);
-    if (tx) ir_tinterp_free(tx);
-    for (int i = 0; i < np && ok; i++) {
-        int bad = 0;
-        for (int64_t j = 0; j < cnt[i]; j++) {
-            double w = ref[i][j], g = got[i][j];
-            bool same = g == w || (isnan(w) && isnan(g)) || fabs(g - w) <= c->tol * (1 + fabs(w));
-            if (!same && bad++ < 3 && (!mut || getenv("TS_VERBOSE")))
-                fprintf(stderr, "%s:%s: %s[%lld]: cuda %.9g, c %.9g\n", c->file, c->entry, kc->params.v[i].name,
-                        (long long)j, g, w);
-            if (kc->params.v[i].is_output && isnan(w) && bad < 3) {
-                fprintf(stderr, "%s:%s: %s[%lld] not written by the C target\n", c->file, c->entry,
-                        kc->params.v[i].name, (long long)j);
-                bad++;
-            }
-        }
-        if (bad) ok = false;
-    }
-    ts_buf_free(&d.msg);
-    ts_buf_free(&d.warn); /* (over_budget warns) */
-    free(text);
-    ts_arena_free(&a);
+    ItCompare cmp = {label, c->tol, mut != MUT_NONE, input, c};
+    ok = ok && it_against_c(&t.a, &t.d, kc, kg, &cmp);
+    it_close(&t);
     return ok;
 }
 
 int main(void) {
+    it_rng = 0x853c49e6748fea9bull;
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const Case *c = &cases[i];
         double t0 = ts_now_ms();

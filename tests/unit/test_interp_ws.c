@@ -32,25 +32,9 @@
  * the cases say so and the test checks that no global -> shared copy of
  * theirs stayed synchronous.
  */
-#include <math.h>
-#include <stdlib.h>
-
-#include "elab/elab.h"
-#include "front/ast.h"
-#include "ir/interp.h"
-#include "ir/interp_thread.h"
-#include "ir/ir.h"
+#include "interp_test.h"
 #include "ir/tileop.h"
 #include "ir/walk.h"
-#include "pass/pass.h"
-#include "test.h"
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static double frand(void) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
 
 typedef struct Case {
     const char *file, *entry;
@@ -132,37 +116,6 @@ static void mutate_stmt(TsArena *a, IrStmt *s, Mutation mut, bool in_role) {
     }
 }
 
-/* Elaborate entry with the defines it declares and run the target's passes;
- * NULL (message printed) on failure. */
-static IrKernel *compile(TsArena *a, TsDiag *d, const TsSource *src, const Case *c, const char *entry,
-                         TsTarget target, const TsCaps *caps) {
-    jmp_buf jb, *saved;
-    IrKernel *volatile k = NULL;
-    if (!ts_try(d, &jb, &saved)) {
-        TsDefine defs[8];
-        int nd = 0;
-        for (; c->defs[nd]; nd++) {
-            const char *eq = strchr(c->defs[nd], '=');
-            defs[nd].name = ts_strndup(a, c->defs[nd], (size_t)(eq - c->defs[nd]));
-            defs[nd].value = eq + 1;
-        }
-        AstModule *m = ts_parse_module(a, src);
-        /* (lenient: the reference kernel declares only some of the defines) */
-        IrKernel *kk = ts_elaborate(d, a, m, entry, defs, nd, true);
-        for (IrKernel *p = kk; p; p = p->next) {
-            TsPassCtx pc = {d, a, p, target, caps};
-            ts_run_passes(&pc, NULL, NULL, NULL);
-        }
-        k = kk;
-    } else {
-        fprintf(stderr, "%s:%s (%s): %s\n", c->file, entry, target == TS_TARGET_C ? "c" : "cuda",
-                ts_buf_str(&d->msg));
-        k = NULL;
-    }
-    ts_try_end(d, saved);
-    return k;
-}
-
 static bool is_arrive_async(const IrStmt *s, void *ctx) {
     (void)ctx;
     return s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ASYNC;
@@ -182,31 +135,31 @@ static bool has_role_gemm(const IrStmt *s, void *ctx) {
     return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->mma_threads > 0;
 }
 
+/* The case's inputs: multiples of 1/8 in [-1, 1). */
+static double input(const void *ctx, const IrBuffer *b, int i, int64_t j, int64_t last) {
+    (void)ctx, (void)b, (void)i, (void)j, (void)last;
+    return floor(it_frand() * 8) / 8;
+}
+
 static bool run_case(const Case *c, bool ws_layout, Mutation mut) {
-    TsArena a;
-    ts_arena_init(&a);
-    size_t len = 0;
-    char *text = ts_read_file(c->file, &len);
-    if (!text) {
-        fprintf(stderr, "cannot read %s\n", c->file);
-        ts_arena_free(&a);
-        return false;
-    }
-    TsSource src = {c->file, text, len};
-    TsDiag d = {0};
+    ItCase t;
+    if (!it_open(&t, c->file)) return false;
     TsCaps cu;
-    memset(&cu, 0, sizeof cu);
-    snprintf(cu.arch, sizeof cu.arch, "sm_80");
-    cu.sm = 80;
-    cu.mma = cu.vec = cu.vec_cast = cu.pad = cu.swizzle = cu.layout = cu.pipeline = true;
+    it_caps_sm80(&cu);
+    cu.pipeline = true;
     cu.ws_layout = ws_layout;
     cu.ws_async = true;
     cu.mma_prefetch = 1;
     cu.smem_reuse = TS_SMEM_REUSE_OFF;
     TsCaps cc;
     memset(&cc, 0, sizeof cc);
-    IrKernel *kc = compile(&a, &d, &src, c, c->ref ? c->ref : c->entry, TS_TARGET_C, &cc);
-    IrKernel *kg = compile(&a, &d, &src, c, c->entry, TS_TARGET_CUDA, &cu);
+    TsDefine defs[8];
+    int nd = it_defines(&t.a, c->defs, defs, 8);
+    char label[256];
+    snprintf(label, sizeof label, "%s:%s", c->file, c->entry);
+    /* (lenient: the reference kernel declares only some of the defines) */
+    IrKernel *kc = it_compile(&t.a, &t.d, &t.src, c->ref ? c->ref : c->entry, defs, nd, true, TS_TARGET_C, &cc, label);
+    IrKernel *kg = it_compile(&t.a, &t.d, &t.src, c->entry, defs, nd, true, TS_TARGET_CUDA, &cu, label);
     bool ok = kc && kg && kc->params.n == kg->params.n && !kg->next;
     if (ok && !mut) {
         /* the warps of every role gemm are recorded; registers where the case expects them */
@@ -225,80 +178,15 @@ static bool run_case(const Case *c, bool ws_layout, Mutation mut) {
             ok = false;
         }
     }
-    if (ok) mutate_stmt(&a, kg->body, mut, false);
-    int np = ok ? kc->params.n : 0;
-    double **ref = TS_NEWN(&a, double *, np ? np : 1), **got = TS_NEWN(&a, double *, np ? np : 1);
-    int64_t *cnt = TS_NEWN(&a, int64_t, np ? np : 1);
-    for (int i = 0; i < np && ok; i++) {
-        const IrBuffer *b = kc->params.v[i].buf, *bg = kg->params.v[i].buf;
-        int64_t n = 1, e, eg;
-        if (!b || !bg || b->ndim != bg->ndim) {
-            fprintf(stderr, "%s: parameter %d differs from the reference's\n", c->entry, i);
-            ok = false;
-            break;
-        }
-        for (int j = 0; j < b->ndim; j++) {
-            if (!ir_is_const_int(b->shape[j], &e) || !ir_is_const_int(bg->shape[j], &eg) || e != eg) {
-                fprintf(stderr, "%s: %s's shape differs from the reference's\n", c->entry, b->name);
-                ok = false;
-            }
-            n *= e;
-        }
-        cnt[i] = n;
-        ref[i] = TS_NEWN(&a, double, n);
-        got[i] = TS_NEWN(&a, double, n);
-        for (int64_t j = 0; j < n; j++) {
-            double v = floor(frand() * 8) / 8;
-            if (kc->params.v[i].is_output) v = NAN;
-            ref[i][j] = got[i][j] = v;
-        }
-    }
-    jmp_buf jb, *saved;
-    IrInterp *volatile in = NULL;
-    IrTInterp *volatile tx = NULL;
-    if (ok) {
-        if (ts_try(&d, &jb, &saved)) {
-            if (!mut || getenv("TS_VERBOSE")) fprintf(stderr, "%s:%s: %s\n", c->file, c->entry, ts_buf_str(&d.msg));
-            ok = false;
-        } else {
-            in = ir_interp_new(&a, &d, kc);
-            for (int i = 0; i < np; i++) ir_interp_bind_buffer(in, kc->params.v[i].buf, ref[i]);
-            ir_interp_run_grid(in);
-            ir_interp_free(in);
-            in = NULL;
-            tx = ir_tinterp_new(&a, &d, kg, IR_TINTERP_STRICT);
-            for (int i = 0; i < np; i++) ir_tinterp_bind_buffer(tx, kg->params.v[i].buf, got[i]);
-            ir_tinterp_run_grid(tx);
-            ir_tinterp_free(tx);
-            tx = NULL;
-        }
-        ts_try_end(&d, saved);
-    }
-    if (in) ir_interp_free(in);
-    if (tx) ir_tinterp_free(tx);
-    for (int i = 0; i < np && ok; i++) {
-        if (!kc->params.v[i].is_output) continue;
-        int bad = 0;
-        for (int64_t j = 0; j < cnt[i]; j++) {
-            double w = ref[i][j], g = got[i][j];
-            bool same = !isnan(w) && !isnan(g) && fabs(g - w) <= c->tol * (1 + fabs(w));
-            if (!same && bad++ < 3 && (!mut || getenv("TS_VERBOSE")))
-                fprintf(stderr, "%s:%s: %s[%lld]: cuda %.9g, reference %.9g\n", c->file, c->entry,
-                        kc->params.v[i].name, (long long)j, g, w);
-        }
-        if (bad) {
-            if (!mut || getenv("TS_VERBOSE"))
-                fprintf(stderr, "%s: %d of %lld elements of %s differ\n", c->entry, bad, (long long)cnt[i], kc->params.v[i].name);
-            ok = false;
-        }
-    }
-    ts_buf_free(&d.msg);
-    free(text);
-    ts_arena_free(&a);
+    if (ok) mutate_stmt(&t.a, kg->body, mut, false);
+    ItCompare cmp = {label, c->tol, mut != MUT_NONE, input, NULL};
+    ok = ok && it_against_c(&t.a, &t.d, kc, kg, &cmp);
+    it_close(&t);
     return ok;
 }
 
 int main(void) {
+    it_rng = 0x9e3779b97f4a7c15ull;
     size_t n = sizeof cases / sizeof *cases;
     const char *only = getenv("TS_CASE"); /* (debugging: one case, ws_layout on, no planted bugs) */
     if (only) {

@@ -14,24 +14,10 @@
  * input is its own slice, so units hold different data.  The C target is
  * checked against naive kernels in tests/run/scale_coll.sh.
  */
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
+#include "interp_test.h"
 
-#include "elab/elab.h"
-#include "front/ast.h"
-#include "ir/interp_thread.h"
-#include "ir/ir.h"
-#include "ir/walk.h"
-#include "pass/pass.h"
-#include "test.h"
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static double frand8(void) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return floor(((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0) * 64) / 8;
-}
+/* Multiples of 1/8 in [-8, 8). */
+static double frand8(void) { return floor(it_frand() * 64) / 8; }
 
 typedef enum Coll { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, ALL_TO_ALL } Coll;
 
@@ -55,47 +41,21 @@ static bool run_case(const Case *c) {
     int C = 16, R = c->coll == ALLREDUCE ? 8 : 4;
     int rin = c->coll == REDUCE_SCATTER ? n * R : c->coll == ALL_TO_ALL ? n * 2 : R;
     int rout = c->coll == ALLGATHER ? n * R : c->coll == ALL_TO_ALL ? n * 2 : R;
-    TsArena a;
-    ts_arena_init(&a);
-    size_t len = 0;
-    char *text = ts_read_file("examples/scale_coll.py", &len);
-    if (!text) {
-        fprintf(stderr, "cannot read examples/scale_coll.py\n");
-        ts_arena_free(&a);
-        return false;
-    }
-    TsSource src = {"examples/scale_coll.py", text, len};
-    TsDiag d = {0};
+    ItCase t;
+    if (!it_open(&t, "examples/scale_coll.py")) return false;
     TsCaps cu;
-    memset(&cu, 0, sizeof cu);
-    snprintf(cu.arch, sizeof cu.arch, "sm_80");
-    cu.sm = 80;
-    cu.mma = cu.vec = cu.vec_cast = cu.pad = cu.swizzle = cu.layout = true;
+    it_caps_sm80(&cu);
     char thr[16];
     snprintf(thr, sizeof thr, "%d", c->threads);
     TsDefine defs[4] = {{"level", c->level}, {"threads", thr}, {"op", op_of[c->op]}, {"scope", c->scope}};
     int nd = c->coll == ALLREDUCE ? 4 : c->coll == REDUCE_SCATTER ? 3 : 2;
-    double *x = TS_NEWN(&a, double, (size_t)n * rin * C), *y = TS_NEWN(&a, double, (size_t)n * rout * C);
+    double *x = TS_NEWN(&t.a, double, (size_t)n * rin * C), *y = TS_NEWN(&t.a, double, (size_t)n * rout * C);
     for (int i = 0; i < n * rin * C; i++) x[i] = frand8();
     for (int i = 0; i < n * rout * C; i++) y[i] = NAN;
-    jmp_buf jb, *saved;
-    bool ok = true;
-    IrTInterp *volatile tx = NULL;
-    if (ts_try(&d, &jb, &saved)) {
-        fprintf(stderr, "%s %s threads=%d: %s\n", entry_of[c->coll], c->level, c->threads, ts_buf_str(&d.msg));
-        ok = false;
-    } else {
-        AstModule *m = ts_parse_module(&a, &src);
-        IrKernel *k = ts_elaborate(&d, &a, m, entry_of[c->coll], defs, nd, false);
-        TsPassCtx pc = {&d, &a, k, TS_TARGET_CUDA, &cu};
-        ts_run_passes(&pc, NULL, NULL, NULL);
-        tx = ir_tinterp_new(&a, &d, k, IR_TINTERP_STRICT);
-        ir_tinterp_bind_buffer(tx, k->params.v[0].buf, x);
-        ir_tinterp_bind_buffer(tx, k->params.v[1].buf, y);
-        ir_tinterp_run_grid(tx);
-    }
-    ts_try_end(&d, saved);
-    if (tx) ir_tinterp_free(tx);
+    char label[128];
+    snprintf(label, sizeof label, "%s %s threads=%d", entry_of[c->coll], c->level, c->threads);
+    IrKernel *k = it_compile(&t.a, &t.d, &t.src, entry_of[c->coll], defs, nd, false, TS_TARGET_CUDA, &cu, label);
+    bool ok = k && it_run_thread(&t.a, &t.d, k, (double *[]){x, y}, 2, label);
     int bad = 0;
     for (int g = 0; ok && g < n; g++)
         for (int r = 0; r < rout; r++)
@@ -115,13 +75,12 @@ static bool run_case(const Case *c) {
                     fprintf(stderr, "%s %s threads=%d unit %d [%d, %d]: got %g, want %g\n", entry_of[c->coll], c->level,
                             c->threads, g, r, j, got, want);
             }
-    ts_buf_free(&d.msg);
-    free(text);
-    ts_arena_free(&a);
+    it_close(&t);
     return ok && !bad;
 }
 
 int main(void) {
+    it_rng = 0x2545f4914f6cdd1dull;
     static const Case cases[] = {
         {ALLREDUCE, "warp", 128, 0, "shared"},      {ALLREDUCE, "warp", 256, 1, "fragment"},
         {ALLREDUCE, "warpgroup", 256, 2, "shared"}, {ALLREDUCE, "warpgroup", 512, 0, "fragment"},

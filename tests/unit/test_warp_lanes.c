@@ -15,24 +15,11 @@
  * count is not a multiple of 32, the copy is dealt flattened (a condition
  * `lane < count % 32` in the lowered IR), not by columns as before.
  */
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "elab/elab.h"
-#include "front/ast.h"
-#include "ir/interp_thread.h"
-#include "ir/ir.h"
+#include "interp_test.h"
 #include "ir/walk.h"
-#include "pass/pass.h"
-#include "test.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static double frand(void) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return floor(((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0) * 512) / 8;
-}
+/* Multiples of 1/8 in [-64, 64). */
+static double frand(void) { return floor(it_frand() * 512) / 8; }
 
 typedef struct Case {
     const char *entry; /* "lanes" or "lanes_loops" */
@@ -56,22 +43,10 @@ static bool partial_guard(const IrExpr *e, void *ctx) {
 }
 
 static bool run_case(const Case *c) {
-    TsArena a;
-    ts_arena_init(&a);
-    size_t len = 0;
-    char *text = ts_read_file("tests/run/warp_lanes.py", &len);
-    if (!text) {
-        fprintf(stderr, "cannot read tests/run/warp_lanes.py\n");
-        ts_arena_free(&a);
-        return false;
-    }
-    TsSource src = {"tests/run/warp_lanes.py", text, len};
-    TsDiag d = {0};
+    ItCase t;
+    if (!it_open(&t, "tests/run/warp_lanes.py")) return false;
     TsCaps cu;
-    memset(&cu, 0, sizeof cu);
-    snprintf(cu.arch, sizeof cu.arch, "sm_80");
-    cu.sm = 80;
-    cu.mma = cu.vec = cu.vec_cast = cu.pad = cu.swizzle = cu.layout = true;
+    it_caps_sm80(&cu);
     char rows[16], cols[16], tm[16];
     snprintf(rows, sizeof rows, "%d", c->rows);
     snprintf(cols, sizeof cols, "%d", c->cols);
@@ -85,32 +60,16 @@ static bool run_case(const Case *c) {
         x[i] = frand();
         y[i] = f[i] = NAN;
     }
-    jmp_buf jb, *saved;
-    bool ok = true;
-    IrTInterp *volatile tx = NULL;
     Want want = {(int64_t)c->TM * c->cols % 32, false};
-    if (ts_try(&d, &jb, &saved)) {
-        fprintf(stderr, "%s %dx%d: %s\n", c->entry, c->TM, c->cols, ts_buf_str(&d.msg));
-        ok = false;
-    } else {
-        AstModule *m = ts_parse_module(&a, &src);
-        IrKernel *k = ts_elaborate(&d, &a, m, c->entry, defs, 3, false);
-        TsPassCtx pc = {&d, &a, k, TS_TARGET_CUDA, &cu};
-        ts_run_passes(&pc, NULL, NULL, NULL);
-        if (want.rem) {
-            ir_stmt_any_expr(k->body, partial_guard, &want);
-            if (!want.seen) fprintf(stderr, "%s %dx%d: no partial round `lane < %lld`\n", c->entry, c->TM, c->cols,
-                                    (long long)want.rem);
-            CHECK(want.seen);
-        }
-        tx = ir_tinterp_new(&a, &d, k, IR_TINTERP_STRICT);
-        ir_tinterp_bind_buffer(tx, k->params.v[0].buf, x);
-        ir_tinterp_bind_buffer(tx, k->params.v[1].buf, y);
-        if (!loops) ir_tinterp_bind_buffer(tx, k->params.v[2].buf, f);
-        ir_tinterp_run_grid(tx);
+    char label[128];
+    snprintf(label, sizeof label, "%s %dx%d", c->entry, c->TM, c->cols);
+    IrKernel *k = it_compile(&t.a, &t.d, &t.src, c->entry, defs, 3, false, TS_TARGET_CUDA, &cu, label);
+    if (k && want.rem) {
+        ir_stmt_any_expr(k->body, partial_guard, &want);
+        if (!want.seen) fprintf(stderr, "%s: no partial round `lane < %lld`\n", label, (long long)want.rem);
+        CHECK(want.seen);
     }
-    ts_try_end(&d, saved);
-    if (tx) ir_tinterp_free(tx);
+    bool ok = k && it_run_thread(&t.a, &t.d, k, (double *[]){x, y, loops ? NULL : f}, 3, label);
     int bad = 0;
     for (int i = 0; ok && i < c->rows; i++)
         for (int j = 0; j < c->cols; j++) {
@@ -124,13 +83,12 @@ static bool run_case(const Case *c) {
     free(x);
     free(y);
     free(f);
-    ts_buf_free(&d.msg);
-    free(text);
-    ts_arena_free(&a);
+    it_close(&t);
     return ok && !bad;
 }
 
 int main(void) {
+    it_rng = 0x9e3779b97f4a7c15ull;
     static const Case cases[] = {
         {"lanes", 70, 12, 8}, {"lanes", 70, 33, 8},       {"lanes", 70, 5, 8},        {"lanes", 30, 7, 4},
         {"lanes_loops", 90, 25, 4}, {"lanes_loops", 90, 7, 4}, {"lanes_loops", 90, 24, 4},

@@ -363,6 +363,43 @@ static void emit_spin(Ce *c, const char *cond_fmt_var, const char *timeout_fmt, 
     out(c, "}\n");
 }
 
+/* A wait's values: `const T ts_want = <operand>`, `const int64_t ts_pe =
+ * <peer>` and `T ts_v = 0` (T: the word's compute type). */
+static void emit_wait_vars(Ce *c, const IrTileOp *op) {
+    const IrBuffer *b = op->r[0].buf;
+    const char *ct = ts_cx_compute_ctype(c->x, b->dt, c->s->loc);
+    line(c);
+    outf(c, "const %s ts_want = (%s)(", ct, ct);
+    ts_cx_expr(c->x, op->args[1]);
+    out(c, ");\n");
+    line(c);
+    out(c, "const int64_t ts_pe = ");
+    emit_peer(c);
+    out(c, ";\n");
+    line(c);
+    outf(c, "%s ts_v = 0;\n", ct);
+}
+
+/* A wait's spin (after emit_wait_vars), the same for the word read on the
+ * heap and through the transport: `read` (C statements that set ts_v),
+ * the comparison, and past the timeout an error naming the word: `where`
+ * (printf text with %lld for each of `where_args`). */
+static void emit_wait_loop(Ce *c, const IrTileOp *op, const char *read, const char *where, const char *where_args) {
+    const IrBuffer *b = op->r[0].buf;
+    char cat = ts_cx_cat(c->x, b->dt, c->s->loc);
+    const char *vf = cat == 'f' || cat == 'd' ? "%g" : "%lld";
+    const char *vc = cat == 'f' || cat == 'd' ? "(double)" : "(long long)";
+    TsBuf cond = {0}, fmt = {0}, args = {0};
+    ts_buf_printf(&cond, "%s; if (ts_v %s ts_want) break;", read, ts_comm_cmp_text(op->cflags[0]));
+    ts_buf_printf(&fmt, "\"%s: timed out after %%lld ms waiting for %s to be %s %s; it is %s\"", c->what, where,
+                  ts_comm_cmp_text(op->cflags[0]), vf, vf);
+    ts_buf_printf(&args, "(long long)ts_a->wait_timeout_ms, %s, %s ts_want, %s ts_v", where_args, vc, vc);
+    emit_spin(c, ts_buf_str(&cond), ts_buf_str(&fmt), ts_buf_str(&args));
+    ts_buf_free(&cond);
+    ts_buf_free(&fmt);
+    ts_buf_free(&args);
+}
+
 /* ---- through the transport (xport: the peer is on another node) ---- */
 
 /* `int64_t <var> = ts_comm_xoff(...)`: the byte offset on the peer of
@@ -536,35 +573,17 @@ static void emit_xelem(Ce *c, const IrTileOp *op) {
         }
         break;
     default: { /* WAIT: a get per poll */
-        char cat = ts_cx_cat(c->x, b->dt, c->s->loc);
-        const char *ct = ts_cx_compute_ctype(c->x, b->dt, c->s->loc);
-        const char *vf = cat == 'f' || cat == 'd' ? "%g" : "%lld";
-        const char *vc = cat == 'f' || cat == 'd' ? "(double)" : "(long long)";
-        line(c);
-        outf(c, "const %s ts_want = (%s)(", ct, ct);
-        ts_cx_expr(c->x, op->args[1]);
-        out(c, ");\n");
-        line(c);
-        out(c, "const int64_t ts_pe = ");
-        emit_peer(c);
-        out(c, ";\n");
-        line(c);
-        outf(c, "%s ts_v = 0;\n", ct);
+        emit_wait_vars(c, op);
         line(c);
         outf(c, "%s ts_xl;\n", ts_cx_storage(c->x->dl, b->dt));
-        TsBuf cond = {0}, fmt = {0}, args = {0};
-        ts_buf_printf(&cond, "if (!ts_comm_xport(ts_a, \"%s\", TS_C_XPORT_GET, ts_pe, ts_fo, %s, &ts_xl, 0, 0, 0.0)) return; "
-                             "ts_v = %sts_xl); if (ts_v %s ts_want) break;",
-                      c->what, eb, ts_cx_load_conv(c->x, b->dt), ts_comm_cmp_text(op->cflags[0]));
-        ts_buf_printf(&fmt, "\"%s: timed out after %%lld ms waiting for %s (byte %%lld of rank %%lld's heap) "
-                            "to be %s %s; it is %s\"",
-                      c->what, b->name, ts_comm_cmp_text(op->cflags[0]), vf, vf);
-        ts_buf_printf(&args, "(long long)ts_a->wait_timeout_ms, (long long)ts_fo, (long long)ts_pe, %s ts_want, %s ts_v", vc,
-                      vc);
-        emit_spin(c, ts_buf_str(&cond), ts_buf_str(&fmt), ts_buf_str(&args));
-        ts_buf_free(&cond);
-        ts_buf_free(&fmt);
-        ts_buf_free(&args);
+        TsBuf read = {0}, where = {0};
+        ts_buf_printf(&read, "if (!ts_comm_xport(ts_a, \"%s\", TS_C_XPORT_GET, ts_pe, ts_fo, %s, &ts_xl, 0, 0, 0.0)) return; "
+                             "ts_v = %sts_xl)",
+                      c->what, eb, ts_cx_load_conv(c->x, b->dt));
+        ts_buf_printf(&where, "%s (byte %%lld of rank %%lld's heap)", b->name);
+        emit_wait_loop(c, op, ts_buf_str(&read), ts_buf_str(&where), "(long long)ts_fo, (long long)ts_pe");
+        ts_buf_free(&read);
+        ts_buf_free(&where);
         break;
     }
     }
@@ -630,47 +649,30 @@ static void emit_put_get(Ce *c, const IrTileOp *op) {
 
 static void emit_wait(Ce *c, const IrTileOp *op) {
     const IrBuffer *b = op->r[0].buf;
-    char cat = ts_cx_cat(c->x, b->dt, c->s->loc);
-    const char *ct = ts_cx_compute_ctype(c->x, b->dt, c->s->loc);
-    const char *vf = cat == 'f' || cat == 'd' ? "%g" : "%lld";
-    const char *vc = cat == 'f' || cat == 'd' ? "(double)" : "(long long)";
     open_block(c);
     emit_remote(c, "ts_wp", &op->r[0], 1, "1");
-    line(c);
-    outf(c, "const %s ts_want = (%s)(", ct, ct);
-    ts_cx_expr(c->x, op->args[1]);
-    out(c, ");\n");
-    line(c);
-    out(c, "const int64_t ts_pe = ");
-    emit_peer(c);
-    out(c, ";\n");
-    line(c);
-    outf(c, "%s ts_v = 0;\n", ct);
-    /* the condition, with a break */
-    TsBuf cond = {0}, fmt = {0}, args = {0};
+    emit_wait_vars(c, op);
+    /* the read of the word */
+    TsBuf read = {0}, where = {0}, args = {0};
     TsBuf *saved = c->o;
-    c->o = &cond;
+    c->o = &read;
     out(c, "ts_v = ");
     emit_load_from(c, "ts_wp", b->dt);
-    outf(c, "; if (ts_v %s ts_want) break;", ts_comm_cmp_text(op->cflags[0]));
     c->o = saved;
     /* the heap offset is the same on every rank: take the local address's */
-    ts_buf_printf(&fmt, "\"%s: timed out after %%lld ms waiting for %s[element %%lld] (byte %%lld of rank %%lld's heap) "
-                        "to be %s %s; it is %s\"",
-                  c->what, b->name, ts_comm_cmp_text(op->cflags[0]), vf, vf);
-    ts_buf_printf(&args, "(long long)ts_a->wait_timeout_ms, (long long)(ts_wp_off / %lld), "
-                         "(long long)ts_comm_heap_off(ts_a, ts_wp_lo + ts_wp_off), "
-                         "(long long)(ts_pe < 0 ? ts_a->rank : ts_pe), %s ts_want, %s ts_v",
-                  (long long)elem_bytes(b->dt), vc, vc);
+    ts_buf_printf(&where, "%s[element %%lld] (byte %%lld of rank %%lld's heap)", b->name);
+    ts_buf_printf(&args, "(long long)(ts_wp_off / %lld), (long long)ts_comm_heap_off(ts_a, ts_wp_lo + ts_wp_off), "
+                         "(long long)(ts_pe < 0 ? ts_a->rank : ts_pe)",
+                  (long long)elem_bytes(b->dt));
     line(c);
     out(c, "const int64_t ts_wp_off = (const char *)(");
     emit_addr(c, &op->r[0]);
     out(c, ") - ts_wp_lo;\n");
     line(c);
     out(c, "(void)ts_wp_off;\n");
-    emit_spin(c, ts_buf_str(&cond), ts_buf_str(&fmt), ts_buf_str(&args));
-    ts_buf_free(&cond);
-    ts_buf_free(&fmt);
+    emit_wait_loop(c, op, ts_buf_str(&read), ts_buf_str(&where), ts_buf_str(&args));
+    ts_buf_free(&read);
+    ts_buf_free(&where);
     ts_buf_free(&args);
     close_block(c);
 }
