@@ -26,7 +26,13 @@
  * default form and then the plain arrive (as we do); the CuTe DSL's cp.async
  * pipeline commits with .noinc alone (count = producer threads).  CUTLASS's
  * pipelines also give the producer a "tail" (waiting, before it exits, on
- * the phases still in flight) so that it does not leave early.
+ * the phases still in flight) so that it does not leave early.  Compute
+ * Sanitizer's 2025.4 release notes: synccheck used to report both forms of
+ * cp.async.mbarrier.arrive as a plain arrive, and gave false positives for
+ * the form without .noinc (fixed for code from CUDA 13.1 compilers).  So
+ * with 2025.3 and CUDA 13.0 the expectation is: the variants where a
+ * thread makes two arrivals a phase (1, 4, 6, 7, and 3 with .noinc)
+ * reported, 0, 2, 5 and 8 clean.
  *
  * Variants (the producer's hand-over of each slot; count = init count of a
  * full barrier; P = 128 producer threads):

@@ -33,7 +33,7 @@ for ((v = 0; v < n; v++)); do
   name=$("$X" names | sed -n "$((v + 1))p")
   data=$("$X" $v check 2>&1 | tail -1)
   "$CS" --tool synccheck --print-limit 4 "$X" $v check >"$W/sync$v.log" 2>&1
-  se=$(grep -Eo "ERROR SUMMARY: [0-9]+" "$W/sync$v.log" | grep -Eo "[0-9]+$")
+  se=$(grep -Eo "ERROR SUMMARY: [0-9]+" "$W/sync$v.log" | head -1 | grep -Eo "[0-9]+$")
   "$CS" --tool racecheck --racecheck-report all "$X" $v check >"$W/race$v.log" 2>&1
   rh=$(grep -Eo "RACECHECK SUMMARY: [0-9]+ hazard[^)]*\)" "$W/race$v.log" | sed 's/RACECHECK SUMMARY: //')
   [ -z "$rh" ] && rh=$(grep -Eo "ERROR SUMMARY: [0-9]+ error" "$W/race$v.log")

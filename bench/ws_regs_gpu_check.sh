@@ -17,15 +17,20 @@
 #      flashattn_ws at B1 H32 S4096 D128 (and D64), both paths, beside cuBLAS
 #      (torch.matmul) and SDPA (torch, flash) on the same shapes where torch
 #      is installed, and the dynamic shared memory each of ours asks for (from
-#      the generated CUDA's first line); for the GEMMs also the registers path
-#      with TILESCALE_CUDA_WS_ASYNC=0 (the producer's copies as plain loads and
-#      stores, before pass ws_async_copy made them cp.async) and the plain
-#      examples/gemm.py matmul at 4096^3.
+#      the generated CUDA's first line); the registers path in each form of
+#      the producer's hand-over (TILESCALE_CUDA_WS_ASYNC=0: plain loads and
+#      stores, before pass ws_async_copy made them cp.async; =wait: cp.async,
+#      cp.async.wait_group 0, then the plain arrive; =noinc:
+#      cp.async.mbarrier.arrive.noinc alone; =mbar: cp.async.mbarrier.arrive,
+#      then the arrive), and the plain examples/gemm.py matmul at 4096^3.
 #
-# Every check above runs with the default (plain producer copies); the
-# cp.async path (TILESCALE_CUDA_WS_ASYNC=1) fails synccheck ("Missing wait").
+# Every check above runs with the default form (src/base/caps.h,
+# TS_WS_ASYNC_*); step 2 also runs synccheck on the ring GEMM and
+# FlashAttention in each of the three cp.async forms, for the record (not
+# counted as a failure; session 7: "Missing wait" with =mbar).
 #
 #   B=build-gpu bash bench/ws_regs_gpu_check.sh     # from the repository root, on the GPU machine
+#   PART=check ... / PART=time ...                  # steps 1-2 only / step 3 only (default: all)
 #
 # Without a GPU (no nvidia-smi, or it finds none) it says so and exits 77
 # (skipped), never "pass".  Exit status 1 if a check failed.
@@ -47,13 +52,15 @@ fi
 fail=0
 GEMM=examples/ws_gemm.py
 FA=examples/ws_flash_attention.py
+PART=${PART:-all}
+if [ "$PART" != time ]; then
 
 # 1. correctness, both paths
 check() { # ws_layout, file, then the tilescale arguments
   local w=$1 f=$2; shift 2
   local out; out=$(TILESCALE_CUDA_WS_LAYOUT=$w "$T" run "$f" --target cuda "$@" 2>&1)
   local v; v=$(echo "$out" | grep -Eo "PASS|FAIL" | head -1)
-  echo "| ws_layout=$w | $(basename "$f") $* | ${v:-ERROR} |"
+  echo "| ws_layout=$w${TILESCALE_CUDA_WS_ASYNC:+ ws_async=$TILESCALE_CUDA_WS_ASYNC} | $(basename "$f") $* | ${v:-ERROR} |"
   [ "$v" = PASS ] || { fail=1; echo "$out" | tail -8; }
 }
 echo "| path | run | result |"
@@ -69,6 +76,12 @@ for w in 0 1; do
   check $w $FA --entry flashattn_ws -D batch=2 -D heads=3 -D seq_len=384 -D dim=128 -D is_causal=False -D block_M=128 --check-against attention_naive
   check $w $FA --entry flashattn_ws -D batch=1 -D heads=4 -D seq_len=512 -D dim=64 -D is_causal=True -D block_M=128 --check-against attention_naive
   check $w $FA --entry flashattn_ws -D batch=1 -D heads=2 -D seq_len=256 -D dim=64 -D is_causal=True --check-against attention_naive
+done
+# the other forms of the producer's cp.async hand-over (registers path)
+for form in wait noinc mbar; do
+  TILESCALE_CUDA_WS_ASYNC=$form check 1 $GEMM --entry ws_matmul -D M=1024 -D N=768 -D K=1536 --check-target c
+  TILESCALE_CUDA_WS_ASYNC=$form check 1 $GEMM --entry ws_matmul_ring -D M=2048 -D N=2048 -D K=2048 --check-against matmul_naive
+  TILESCALE_CUDA_WS_ASYNC=$form check 1 $FA --entry flashattn_ws -D batch=2 -D heads=3 -D seq_len=384 -D dim=128 -D is_causal=False -D block_M=128 --check-against attention_naive
 done
 
 # 2. compute-sanitizer, both paths
@@ -86,12 +99,24 @@ if command -v compute-sanitizer >/dev/null; then
       done
     done
   done
+  for form in wait noinc mbar; do
+    for run in "$GEMM --entry ws_matmul_ring -D M=256 -D N=256 -D K=512" \
+               "$FA --entry flashattn_ws -D batch=1 -D heads=1 -D seq_len=256 -D dim=64 -D is_causal=True -D block_M=128"; do
+      # shellcheck disable=SC2086
+      r=$(TILESCALE_CUDA_WS_ASYNC=$form compute-sanitizer --tool synccheck "$T" run $run --target cuda 2>&1 |
+          grep -E "ERROR SUMMARY|Barrier error|Missing|PASS|FAIL" | sort | uniq -c | head -5 | tr '\n' ' ')
+      echo "sanitizer (record only) WS_ASYNC=$form synccheck $(echo "$run" | awk '{print $3}'): $r"
+    done
+  done
 else
   echo "compute-sanitizer not found: sanitizer checks not run"
   fail=1
 fi
 
+fi
+
 # 3. kernel time, both paths, beside cuBLAS / SDPA
+if [ "$PART" != check ]; then
 smem() { # ws_layout, file, args: the dynamic shared memory of the generated CUDA
   # shellcheck disable=SC2068
   TILESCALE_CUDA_WS_LAYOUT=$1 "$T" compile "$2" ${@:3} --target cuda --emit cuda 2>/dev/null | head -1 |
@@ -103,8 +128,8 @@ tm() { # ws_layout, file, args: median kernel ms (TILESCALE_CUDA_WS_ASYNC from t
     grep -Eo "cuda bench [0-9.]+" | grep -Eo "[0-9.]+$"
 }
 echo
-echo "| kernel | shared bytes before | after | ms before (ws_layout=0) | ms registers (default, plain copies) | ms registers + cp.async (WS_ASYNC=1) | reference |"
-echo "|---|---:|---:|---:|---:|---:|---|"
+echo "| kernel | shared bytes before | after | ms before (ws_layout=0) | ms registers, plain copies (WS_ASYNC=0) | ms registers, default | ms cp.async + wait + arrive (=wait) | ms cp.async.mbarrier.arrive.noinc (=noinc) | ms cp.async.mbarrier.arrive + arrive (=mbar) | reference |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 ref_gemm=$(python3 - <<'EOF' 2>/dev/null
 import torch
 a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
@@ -120,9 +145,9 @@ EOF
 for e in "ws_matmul" "ws_matmul_ring" "ws_matmul_ring -D stages=3" "ws_matmul_ring -D stages=4"; do
   a="--entry $e -D M=4096 -D N=4096 -D K=4096"
   # shellcheck disable=SC2086
-  echo "| $e 4096^3 fp16 | $(smem 0 $GEMM $a) | $(smem 1 $GEMM $a) | $(tm 0 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=1 tm 1 $GEMM $a) | ${ref_gemm:-torch not found} |"
+  echo "| $e 4096^3 fp16 | $(smem 0 $GEMM $a) | $(smem 1 $GEMM $a) | $(tm 0 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $GEMM $a) | $(tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC="wait" tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=noinc tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=mbar tm 1 $GEMM $a) | ${ref_gemm:-torch not found} |"
 done
-echo "| examples/gemm.py matmul 4096^3 fp16 (no roles) | | | | | $(tm 1 examples/gemm.py --entry matmul -D M=4096 -D N=4096 -D K=4096) | ${ref_gemm:-torch not found} |"
+echo "| examples/gemm.py matmul 4096^3 fp16 (no roles) | | | | | $(tm 1 examples/gemm.py --entry matmul -D M=4096 -D N=4096 -D K=4096) | | | | ${ref_gemm:-torch not found} |"
 for d in 64 128; do
   ref_fa=$(python3 - "$d" <<'EOF' 2>/dev/null
 import sys, torch
@@ -140,6 +165,7 @@ EOF
 )
   a="--entry flashattn_ws -D batch=1 -D heads=32 -D seq_len=4096 -D dim=$d -D is_causal=True -D block_M=128"
   # shellcheck disable=SC2086
-  echo "| flashattn_ws B1 H32 S4096 D$d causal, block_M=128 | $(smem 0 $FA $a) | $(smem 1 $FA $a) | $(tm 0 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=1 tm 1 $FA $a) | ${ref_fa:-torch not found} |"
+  echo "| flashattn_ws B1 H32 S4096 D$d causal, block_M=128 | $(smem 0 $FA $a) | $(smem 1 $FA $a) | $(tm 0 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $FA $a) | $(tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC="wait" tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=noinc tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=mbar tm 1 $FA $a) | ${ref_fa:-torch not found} |"
 done
+fi
 if [ $fail = 0 ]; then echo "ALL PASS"; else echo "SOME FAILED"; exit 1; fi

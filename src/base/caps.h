@@ -34,9 +34,9 @@ typedef struct TsCaps {
     bool layout;      /* fragments in registers by layout inference (TILESCALE_CUDA_LAYOUT=0: off) */
     bool ws_layout;   /* ... in kernels with T.ws roles too, over each role's threads
                        * (TILESCALE_CUDA_WS_LAYOUT=0: off) */
-    bool ws_async;    /* a T.ws role's global -> shared copies before its mbarrier arrive are
-                       * cp.async, the arrive cp.async.mbarrier.arrive (pass ws_async_copy;
-                       * TILESCALE_CUDA_WS_ASYNC=1: on; off by default, see api.c) */
+    int ws_async;     /* a T.ws role's global -> shared copies before its mbarrier arrive are
+                       * cp.async (pass ws_async_copy), handed over as TS_WS_ASYNC_* says
+                       * (TILESCALE_CUDA_WS_ASYNC=0: plain copies; =noinc, =wait, =mbar: that form) */
     bool swizzle;     /* XOR-swizzled shared tiles for tensor-core operands (TILESCALE_CUDA_SWIZZLE=0: off) */
     bool pipeline;    /* T.Pipelined as a multi-stage cp.async pipeline (TILESCALE_CUDA_PIPELINE=0: off) */
     int min_blocks;   /* blocks per SM the kernel is compiled for: __launch_bounds__'s second
@@ -64,6 +64,18 @@ typedef struct TsCaps {
     bool check_bounds; /* every buffer access checked against its extents (C: on unless
                         * TsCompileOptions.check_bounds < 0; CUDA: only when > 0) */
 } TsCaps;
+
+/* TsCaps.ws_async (sm_80 and later): how a T.ws producer hands its
+ * cp.async copies over (pass ws_async_copy).  NOINC (the default):
+ * cp.async.mbarrier.arrive.noinc alone, the arrival made when they have
+ * landed being the thread's own (only where the producer has no other
+ * stores to release; else WAIT); WAIT: the thread commits them and waits
+ * for them (cp.async.wait_group 0) before its plain mbarrier arrive; MBAR:
+ * cp.async.mbarrier.arrive, then the arrive (the phase completes once they
+ * have landed; the thread never waits for them itself), which
+ * compute-sanitizer 2025.3's synccheck reports as "Missing wait" (a false
+ * positive by its 2025.4 release notes; bench/ws_async_variants.sh). */
+enum { TS_WS_ASYNC_OFF = 0, TS_WS_ASYNC_WAIT = 1, TS_WS_ASYNC_MBAR = 2, TS_WS_ASYNC_NOINC = 3 };
 
 /* TsCaps.smem_reuse.  FIT is the default: a kernel that fits without reuse
  * keeps the plain layout byte for byte (no added barrier), one that does

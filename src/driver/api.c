@@ -132,13 +132,14 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
     c->pad = env_on("TILESCALE_CUDA_PAD", NULL);
     c->layout = env_on("TILESCALE_CUDA_LAYOUT", NULL);
     c->ws_layout = env_on("TILESCALE_CUDA_WS_LAYOUT", NULL);
-    /* opt-in: on the H200 (2026-12-02) the cp.async producers ran correct and racecheck/memcheck
-     * clean, but compute-sanitizer's synccheck reported "Barrier error detected. Missing wait"
-     * once per producer thread at cp.async.mbarrier.arrive (also with a wait for all of the
-     * thread's copies at the kernel's end); until that is understood the default is plain copies */
+    /* the producer's cp.async hand-over (caps.h, TS_WS_ASYNC_*): by default .noinc, which
+     * compute-sanitizer's synccheck accepts (bench/ws_async_variants.sh, H200 2026-12-02) */
     {
         const char *v = getenv("TILESCALE_CUDA_WS_ASYNC");
-        c->ws_async = v && !strcmp(v, "1");
+        c->ws_async = !v || !strcmp(v, "1") || !strcmp(v, "noinc") ? TS_WS_ASYNC_NOINC
+                      : !strcmp(v, "wait")                         ? TS_WS_ASYNC_WAIT
+                      : !strcmp(v, "mbar")                         ? TS_WS_ASYNC_MBAR
+                                                                   : TS_WS_ASYNC_OFF;
     }
     c->swizzle = env_on("TILESCALE_CUDA_SWIZZLE", NULL);
     c->pipeline = env_on("TILESCALE_CUDA_PIPELINE", NULL);

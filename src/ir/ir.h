@@ -447,8 +447,13 @@ struct IrStmt {
          * (IR_C_BAR_BLOCK + 1 + the role's first warp, count: its threads) */
         struct { int id, count; IrExpr *idv; bool unaligned; } barrier;
         /* MBAR: `op` on element buf[idx] of a T.alloc_barrier buffer; value:
-         * INIT's count, EXPECT_TX's bytes, WAIT's parity (NULL for ARRIVE) */
-        struct { IrMbarOp op; IrBuffer *buf; IrExpr *idx; IrExpr *value; } mbar;
+         * INIT's count, EXPECT_TX's bytes, WAIT's parity (NULL for ARRIVE);
+         * noinc (ARRIVE_ASYNC only): the arrival made when the copies have
+         * landed is the thread's one arrival, with no arrive of its own
+         * after it (CUDA: cp.async.mbarrier.arrive.noinc alone; pass
+         * ws_async_copy sets it only where the thread has no other writes
+         * for the arrive to release) */
+        struct { IrMbarOp op; IrBuffer *buf; IrExpr *idx; IrExpr *value; bool noinc; } mbar;
         /* ROLE: threads lo .. lo + n - 1 (flat index) run body; the others
          * skip it.  `id` numbers the kernel's roles from 1 (the named barrier
          * insert_sync uses inside it).  solo (C target, pass coro_sync_c,

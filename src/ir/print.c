@@ -526,7 +526,7 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         else ts_buf_puts(b, "barrier()");
         break;
     case IR_S_MBAR:
-        ts_buf_printf(b, "mbarrier_%s(", ir_mbar_op_name(s->mbar.op));
+        ts_buf_printf(b, "mbarrier_%s%s(", ir_mbar_op_name(s->mbar.op), s->mbar.noinc ? "_noinc" : "");
         put_buf_name(p, s->mbar.buf);
         ts_buf_puts(b, "[");
         put_expr(p, s->mbar.idx);

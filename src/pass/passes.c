@@ -29,8 +29,8 @@
  *                      several nodes: accesses to other nodes' ranks
  *                      through the transport
  * * ws_async_copy      a T.ws role's global -> shared copies before its mbarrier
- *                      arrive as cp.async, the arrive counted when they land
- *                      (ws_async_copy.c)
+ *                      arrive as cp.async, the arrive made when they land
+ *                      (or a wait for them before it) (ws_async_copy.c)
  * * insert_sync        barriers only where threads share data (insert_sync.c)
  * * index_width        32-bit integer arithmetic where proven (index_width.c)
  * * plan_smem          shared-memory offsets, row padding, reuse of bytes
@@ -173,7 +173,8 @@ const TsPass ts_passes[] = {
      TS_PASS_ALL},
     {"ws_async_copy", ts_pass_ws_async_copy,
      "CUDA: a T.ws role's vector copies from global to shared memory before its mbarrier arrive become cp.async "
-     "and the arrive also waits for them to land (cp.async.mbarrier.arrive before it), sm_80+",
+     "and the arrive is made when they land (cp.async.mbarrier.arrive.noinc), or after a wait for them "
+     "(cp.async.wait_group 0) where the producer has other stores to release, sm_80+",
      TS_PASS_CUDA},
     {"insert_sync", ts_pass_insert_sync,
      "CUDA: barriers only where a thread reads shared memory another wrote, or overwrites what others "

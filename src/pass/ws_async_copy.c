@@ -1,9 +1,18 @@
 /*
  * ws_async_copy.c — the CUDA pass that makes a T.ws producer role's loads
  * asynchronous: the vector copies from global to shared memory that a role
- * issues before its mbarrier arrive become cp.async, and that arrive an
- * IR_MBAR_ARRIVE_ASYNC: cp.async.mbarrier.arrive (the phase also waits until
- * every cp.async the thread issued before has landed), then the arrive.
+ * issues before its mbarrier arrive become cp.async, handed over to the
+ * arrive in one of three forms (TsCaps.ws_async, caps.h):
+ *   NOINC (the default)  the arrive an IR_MBAR_ARRIVE_ASYNC with mbar.noinc:
+ *                       cp.async.mbarrier.arrive.noinc alone, the arrival
+ *                       made when the copies have landed being the thread's
+ *                       one arrival (T.alloc_barrier's count unchanged);
+ *   WAIT                a commit and a wait for every group of the thread
+ *                       (cp.async.wait_group 0) before the arrive, which
+ *                       stays a plain arrive;
+ *   MBAR                the arrive an IR_MBAR_ARRIVE_ASYNC: cp.async.mbarrier.
+ *                       arrive (the phase also waits until every cp.async
+ *                       the thread issued before has landed), then the arrive.
  *
  * Why.  TileLang's warp-specialised GEMMs (examples/ws_gemm.py) load a tile
  * pair in the producer role and hand it over with an arrive.  Copied by the
@@ -13,10 +22,25 @@
  * stores (SASS of ws_matmul_ring 4096^3 fp16, sm_90: five load/store rounds
  * per tile pair, each a global-memory latency): the producer, not the
  * tensor cores, set the pace.  As cp.async the thread issues all its copies
- * back to back, holds no registers for them, and goes on to wait for the
- * next free slot while they land; the consumer's wait on the same mbarrier
- * phase still sees the whole tile, since the phase cannot complete before
- * each producer thread's copies have landed.
+ * back to back and holds no registers for them.  In the NOINC and MBAR
+ * forms it goes on at once to wait for the next free slot while they land,
+ * and the consumer's wait on the same phase still sees the whole tile,
+ * since the phase cannot complete before each producer thread's copies
+ * have landed; in the WAIT form it waits once for all of them (one memory
+ * latency per tile pair) before its arrive.  MBAR was session 7's form:
+ * correct on the H200, but compute-sanitizer 2025.3's synccheck reports
+ * "Barrier error detected. Missing wait" at its plain arrive.  The tool
+ * takes cp.async.mbarrier.arrive for a plain arrive without the pending
+ * count's increment, so two arrivals per thread complete a phase when half
+ * the producer has arrived (bench/ws_async_variants.sh on the H200: every
+ * variant of that form reported, with or without waits at the producer's
+ * end; every .noinc variant and WAIT clean, all at the same speed; Compute
+ * Sanitizer's 2025.4 release notes call it a false positive, fixed for
+ * code from CUDA 13.1 compilers).  NOINC, one arrival per thread and phase,
+ * is the asynchronous form the tools accept.  It gives up the plain
+ * arrive's release of the thread's other stores, so it is taken only where
+ * a producer's threads write no shared or global memory but by their async
+ * copies (else the kernel takes WAIT).
  *
  * What is changed, in each T.ws role's uniform code (a statement list of
  * the role body, or of a uniform loop or branch in it): a run of
@@ -30,26 +54,29 @@
  * or 16 bytes, not already async, under unrolled or serial loops and ifs
  * only (a thread range with anything else, a partial tile's element by
  * element path for one, keeps plain copies).  Every thread of the role runs
- * the arrive (uniform code) after its own copies; the cp.async arrive
- * raises the phase's pending count and takes it off when they have landed,
- * so the arrive counts of T.alloc_barrier do not change, and the plain
- * arrive still releases the thread's ordinary stores.
- *
- * The whole kernel, rewritten, must then show that a thread other than the
+ * the arrive (uniform code) after its own copies.  In the WAIT form the
+ * copies have landed at the same point of every thread as before (the
+ * statements in between do not touch them, nor synchronise), so nothing
+ * else changes.  In the MBAR form the cp.async arrive raises the phase's
+ * pending count and takes it off when they have landed, so the arrive
+ * counts of T.alloc_barrier do not change, and the plain arrive still
+ * releases the thread's ordinary stores (NOINC: the asynchronous arrival
+ * is the thread's one arrival, and there must be no such stores).  In both
+ * the whole kernel, rewritten, must then show that a thread other than the
  * producer's reads those tiles only through the producer's arrives: every
  * other access to a copied tile is made in a role whose threads are not a
  * producer's (a consumer, which waits on the mbarrier before reading), and a
  * producer's threads make no other release a reader could rely on instead
  * (a plain arrive, a barrier, a communication op: its copies might still be
- * in flight there).  Otherwise the kernel keeps its plain copies.  (Left to
- * the program, as with TileLang's TMA copies: a consumer that reads a tile
- * without waiting on the phase the producer's arrive completes.)
+ * in flight there).  (Left to the program, as with TileLang's TMA copies: a
+ * consumer that reads a tile without waiting on the phase the producer's
+ * arrive completes.)  Where that fails, the kernel takes the WAIT form.
  *
- * Only on sm_80 and later (cp.async), with TsCaps.ws_async
- * (TILESCALE_CUDA_WS_ASYNC=0 turns it off for before/after runs).
- * insert_sync keeps such copies in flight until the role's arrive_async
- * and the thread-level interpreter lands them there (ir/interp_thread.c),
- * so both check the same rule as for a cp.async group's wait.
+ * Only on sm_80 and later (cp.async), unless TsCaps.ws_async is off
+ * (TILESCALE_CUDA_WS_ASYNC=0, for before/after runs).  insert_sync keeps
+ * such copies in flight until the wait or the role's arrive_async, and the
+ * thread-level interpreter lands them there (ir/interp_thread.c), so both
+ * check the same rule as for a cp.async group's wait.
  */
 #include "ir/tileop.h"
 #include "ir/walk.h"
@@ -115,8 +142,11 @@ static IrStmt *make_async(IrMutator *m, IrStmt *s) {
 }
 
 /* One statement list of a role's uniform code with the runs described
- * above made asynchronous (a new list), or seq itself when it has none. */
-static IrStmt *list_async(TsArena *a, IrStmt *seq) {
+ * above made asynchronous (a new list), or seq itself when it has none.
+ * The run's end: TS_WS_ASYNC_WAIT puts a commit and a wait for every
+ * group before the (plain) arrive, TS_WS_ASYNC_MBAR / _NOINC make the
+ * arrive an arrive_async (noinc for the latter). */
+static IrStmt *list_async(TsArena *a, IrStmt *seq, int form) {
     IrStmt *out = seq;
     for (int i = 0; i < seq->seq.n; i++) {
         if (!copy_range(seq->seq.v[i])) continue;
@@ -145,13 +175,32 @@ static IrStmt *list_async(TsArena *a, IrStmt *seq) {
             out->loc = seq->loc;
             for (int k = 0; k < seq->seq.n; k++) ir_seq_push(a, out, seq->seq.v[k]);
         }
+        /* (out holds what seq holds from i on, at an offset of the statements
+         * this function inserted before) */
+        int off = out->seq.n - seq->seq.n;
         IrMutator m = {.arena = a, .post_stmt = make_async};
         for (int k = i; k < arrive; k++)
-            if (copy_range(out->seq.v[k])) out->seq.v[k] = ir_mutate_stmt(&m, out->seq.v[k]);
-        IrStmt *ar = ir_stmt(a, IR_S_MBAR, out->seq.v[arrive]->loc);
-        *ar = *out->seq.v[arrive];
-        ar->mbar.op = IR_MBAR_ARRIVE_ASYNC;
-        out->seq.v[arrive] = ar;
+            if (copy_range(out->seq.v[k + off])) out->seq.v[k + off] = ir_mutate_stmt(&m, out->seq.v[k + off]);
+        const IrStmt *ar0 = out->seq.v[arrive + off];
+        if (form != TS_WS_ASYNC_WAIT) {
+            IrStmt *ar = ir_stmt(a, IR_S_MBAR, ar0->loc);
+            *ar = *ar0;
+            ar->mbar.op = IR_MBAR_ARRIVE_ASYNC;
+            ar->mbar.noinc = form == TS_WS_ASYNC_NOINC;
+            out->seq.v[arrive + off] = ar;
+        } else { /* TS_WS_ASYNC_WAIT: commit, wait for all, then the arrive as it was */
+            IrStmt *w = ir_stmt(a, IR_S_ASYNC_WAIT, ar0->loc);
+            w->async_wait.pending = 0;
+            IrStmt *ins[2] = {ir_stmt(a, IR_S_ASYNC_COMMIT, ar0->loc), w};
+            IrStmt *n = ir_seq(a);
+            n->loc = out->loc;
+            for (int k = 0; k < out->seq.n; k++) {
+                if (k == arrive + off)
+                    for (int q = 0; q < 2; q++) ir_seq_push(a, n, ins[q]);
+                ir_seq_push(a, n, out->seq.v[k]);
+            }
+            out = n;
+        }
         i = arrive;
     }
     return out;
@@ -169,7 +218,7 @@ static bool role_uniform(const IrWalkFrame *f) {
 
 static IrStmt *seq_post(IrMutator *m, IrStmt *s) {
     if (s->kind != IR_S_SEQ || !role_uniform(m->frame ? m->frame->up : NULL)) return s;
-    return list_async(m->arena, s);
+    return list_async(m->arena, s, *(const int *)m->ctx);
 }
 
 /* ---- the whole kernel's check ---------------------------------------------- */
@@ -180,6 +229,8 @@ typedef struct Chk {
     TS_VEC(const IrStmt *) producers; /* roles holding an arrive_async */
     TS_VEC(const IrBuffer *) dsts;   /* destinations of the async copies */
     bool bad;                        /* a condition of the essay fails */
+    bool writes;                     /* a producer's thread writes shared or global memory
+                                      * other than by its async copies (no NOINC form) */
 } Chk;
 
 static const IrStmt *role_of(const IrWalkFrame *f) {
@@ -221,6 +272,11 @@ static bool release_pre(IrVisitor *v, const IrStmt *s) {
  * whose threads are not a producer's (readers there wait on its mbarrier). */
 static void dst_access(IrVisitor *v, const IrAccess *acc) {
     Chk *c = v->ctx;
+    const IrStmt *at0 = v->frame ? v->frame->s : NULL, *r0 = role_of(v->frame);
+    if ((acc->rw & IR_ACC_WRITE) && r0 && !acc->buf->mbar_count &&
+        (acc->buf->scope == IR_SCOPE_SHARED || acc->buf->scope == IR_SCOPE_GLOBAL) &&
+        !(at0 && at0->kind == IR_S_VCOPY && at0->vcopy.async))
+        for (int i = 0; i < c->producers.n; i++) c->writes |= overlap(r0, c->producers.v[i]);
     bool dst = false;
     for (int i = 0; i < c->dsts.n; i++) dst |= c->dsts.v[i] == acc->buf;
     if (!dst) return;
@@ -230,17 +286,27 @@ static void dst_access(IrVisitor *v, const IrAccess *acc) {
     for (int i = 0; i < c->producers.n && !c->bad; i++) c->bad = !r || overlap(r, c->producers.v[i]);
 }
 
+/* The body with the runs of every role rewritten in `form`. */
+static IrStmt *rewrite(TsPassCtx *cx, int form) {
+    IrMutator m = {.arena = cx->arena, .ctx = &form, .post_stmt = seq_post};
+    return ir_mutate_stmt(&m, cx->k->body);
+}
+
 void ts_pass_ws_async_copy(TsPassCtx *cx) {
-    if (!cx->caps->ws_async || cx->caps->sm < 80 || cx->k->may_block) return;
-    IrMutator m = {.arena = cx->arena, .post_stmt = seq_post};
-    IrStmt *body = ir_mutate_stmt(&m, cx->k->body);
+    int form = cx->caps->ws_async;
+    if (form == TS_WS_ASYNC_OFF || cx->caps->sm < 80 || cx->k->may_block) return;
+    IrStmt *body = rewrite(cx, form);
     if (body == cx->k->body) return;
-    /* the rewrite stands only where the copies are seen through their
-     * arrive alone (see the essay); else the kernel keeps plain copies */
-    Chk c = {.a = cx->arena};
-    IrVisitor v = {.ctx = &c, .pre_stmt = collect_pre};
-    ir_visit_stmt(&v, body);
-    IrVisitor w = {.ctx = &c, .pre_stmt = release_pre, .access = dst_access};
-    ir_visit_stmt(&w, body);
-    if (!c.bad) cx->k->body = body;
+    if (form != TS_WS_ASYNC_WAIT) {
+        /* an arrive_async stands only where the copies are seen through
+         * their arrive alone (see the essay), and its NOINC form only where
+         * the producers have nothing else to release; else the WAIT form */
+        Chk c = {.a = cx->arena};
+        IrVisitor v = {.ctx = &c, .pre_stmt = collect_pre};
+        ir_visit_stmt(&v, body);
+        IrVisitor w = {.ctx = &c, .pre_stmt = release_pre, .access = dst_access};
+        ir_visit_stmt(&w, body);
+        if (c.bad || (form == TS_WS_ASYNC_NOINC && c.writes)) body = rewrite(cx, TS_WS_ASYNC_WAIT);
+    }
+    cx->k->body = body;
 }

@@ -1,12 +1,13 @@
 # ARGS: compile FILE --entry ws --target cuda --dump-after ws_async_copy
-# ENV: TILESCALE_CUDA_ARCH=sm_80 TILESCALE_CUDA_WS_ASYNC=1
-# Pass ws_async_copy leaves a producer's copies plain when a reader could see them through
+# ENV: TILESCALE_CUDA_ARCH=sm_80 TILESCALE_CUDA_WS_ASYNC=mbar
+# Pass ws_async_copy asked for its cp.async.mbarrier.arrive form (TILESCALE_CUDA_WS_ASYNC=mbar)
+# takes its wait form instead (the copies waited for before the arrive, which is safe here:
+# async_commit, async_wait(0), the plain arrives) when a reader could see them through
 # something other than the arrive that would wait for them: here the producer role (threads
 # [0, 128)) copies a row of X and arrives on `full`, then arrives on `late` with nothing
 # copied before it, and the consumer waits on `late` alone before reading the row.  As
 # cp.async with an arrive_async on `full`, the row could still be in flight when `late`
-# completes, so the copy stays a vcopy and both arrives plain mbarrier_arrive
-# (tests/golden/ir_ws_roles.py has the rewrite).
+# completes.  (tests/golden/ir_ws_async_noinc.py has an arrive_async rewrite.)
 import tilelang
 import tilelang.language as T
 

@@ -1,5 +1,5 @@
 # ARGS: compile FILE --entry ws_rowmax --target cuda --dump-after insert_sync
-# ENV: TILESCALE_CUDA_ARCH=sm_80 TILESCALE_CUDA_WS_ASYNC=1
+# ENV: TILESCALE_CUDA_ARCH=sm_80
 # Layout inference over a T.ws role's threads: the consumer role (threads [128, 256)) owns the
 # accumulator C and the row maxima m, so they are laid out over its 4 warps (C: the mma.sync
 # accumulator layout of a 2 x 2 warp grid, m: its rows) and live in registers.  Every thread
@@ -9,7 +9,7 @@
 # role's named barrier (barrier(id, 128)), never a block barrier; the rows minus their maxima
 # go out as register column pairs.  The producer role's copies (A too: 16-byte vectors, since
 # partition_threads sees the K loop's range, so k * 32 is affine) are cp.async and the
-# producer's arrive an arrive_async (pass ws_async_copy); the mbarrier hand-over is as before.
+# producer's arrive an arrive_async_noinc (pass ws_async_copy); the mbarrier hand-over is as before.
 import tilelang
 import tilelang.language as T
 

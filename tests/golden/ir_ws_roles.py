@@ -1,5 +1,5 @@
 # ARGS: compile FILE --entry ws --target cuda --dump-after insert_sync
-# ENV: TILESCALE_CUDA_ARCH=sm_80 TILESCALE_CUDA_WS_ASYNC=1
+# ENV: TILESCALE_CUDA_ARCH=sm_80
 # insert_sync in a warp-specialized kernel: the mbarrier inits go to one thread and get the
 # one block barrier (before the first role); inside the loop the roles get no block barrier
 # (what one role writes and the other reads is ordered by the program's mbarriers), a role's
@@ -7,7 +7,8 @@
 # barrier `barrier(id, 128)`; the uniform code after the roles, reading what a role
 # wrote, gets a block barrier.  Nests inside a role are spread over its threads only
 # (thread_range(128, extent=64): t - 128).  The producer's copy is a cp.async and its arrive
-# an arrive_async (pass ws_async_copy): the phase completes once the copy has landed.
+# an arrive_async_noinc (pass ws_async_copy: cp.async.mbarrier.arrive.noinc, the arrival made
+# once the copy has landed; no barrier added for it).
 import tilelang
 import tilelang.language as T
 

@@ -4,8 +4,10 @@
 # sm_90 (needs NVRTC, not a GPU; exits 77, reported as skipped, where NVRTC
 # is missing): examples/ws_gemm.py's two kernels and
 # examples/ws_flash_attention.py at block_M=128 compile to PTX with mma.sync,
-# the producer role's copies are 16-byte cp.async whose mbarrier arrive
-# waits for them (cp.async.mbarrier.arrive, pass ws_async_copy),
+# the producer role's copies are 16-byte cp.async handed over by
+# cp.async.mbarrier.arrive.noinc (pass ws_async_copy; for the ring GEMM also
+# TILESCALE_CUDA_WS_ASYNC=wait: cp.async.wait_group 0 before a plain arrive,
+# and =mbar: cp.async.mbarrier.arrive without .noinc),
 # and their dynamic shared memory is smaller than with
 # TILESCALE_CUDA_WS_LAYOUT=0 (fragments in shared memory, the path before):
 # the accumulators and row statistics moved to registers.
@@ -25,17 +27,26 @@ for arch in sm_80 sm_90; do
            "examples/ws_flash_attention.py --entry flashattn_ws -D batch=1 -D heads=2 -D seq_len=512 -D dim=128 -D is_causal=False -D block_M=128"; do
     n=$((n + 1))
     # shellcheck disable=SC2086
-    if ! TILESCALE_CUDA_WS_ASYNC=1 TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit ptx >$d/ptx 2>$d/err; then
+    if ! TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit ptx >$d/ptx 2>$d/err; then
       if grep -q "NVRTC not found" $d/err; then echo "skipped: NVRTC not found"; exit 77; fi
       cat $d/err
       fail "$arch $k: --emit ptx"
     fi
     grep -q 'mma\.sync\.aligned\.m16n8k16' $d/ptx || fail "$arch $k: no mma.sync in the PTX"
-    # the producer role loads with cp.async and its arrive waits for them (pass ws_async_copy)
-    grep -q 'cp\.async\.mbarrier\.arrive\.shared\.b64' $d/ptx || fail "$arch $k: no cp.async.mbarrier.arrive in the PTX"
+    # the producer role loads with cp.async, handed over by .noinc alone (pass ws_async_copy)
+    grep -q 'cp\.async\.mbarrier\.arrive\.noinc\.shared\.b64' $d/ptx || fail "$arch $k: no cp.async.mbarrier.arrive.noinc in the PTX"
     [ "$(grep -c 'cp\.async\.cg\.shared\.global' $d/ptx)" -ge 8 ] || fail "$arch $k: the producer's copies are not cp.async"
+    case $k in *ws_matmul_ring*)
+      # shellcheck disable=SC2086
+      TILESCALE_CUDA_WS_ASYNC=wait TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit ptx >$d/ptx2 2>$d/err || { cat $d/err; fail "$arch $k: --emit ptx (wait)"; }
+      grep -q 'cp\.async\.wait_group 0' $d/ptx2 || fail "$arch $k: no cp.async.wait_group 0 with TILESCALE_CUDA_WS_ASYNC=wait"
+      ! grep -q 'cp\.async\.mbarrier\.arrive' $d/ptx2 || fail "$arch $k: cp.async.mbarrier.arrive with TILESCALE_CUDA_WS_ASYNC=wait"
+      # shellcheck disable=SC2086
+      TILESCALE_CUDA_WS_ASYNC=mbar TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit ptx >$d/ptx2 2>$d/err || { cat $d/err; fail "$arch $k: --emit ptx (mbar)"; }
+      grep -q 'cp\.async\.mbarrier\.arrive\.shared\.b64' $d/ptx2 || fail "$arch $k: no cp.async.mbarrier.arrive with TILESCALE_CUDA_WS_ASYNC=mbar"
+    esac
     # shellcheck disable=SC2086
-    TILESCALE_CUDA_WS_ASYNC=1 TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit cuda >$d/after.cu || fail "$arch $k: --emit cuda"
+    TILESCALE_CUDA_ARCH=$arch $tool compile $k --target cuda --emit cuda >$d/after.cu || fail "$arch $k: --emit cuda"
     # shellcheck disable=SC2086
     if ! TILESCALE_CUDA_ARCH=$arch TILESCALE_CUDA_WS_LAYOUT=0 $tool compile $k --target cuda --emit cuda >$d/before.cu \
            2>$d/err; then

@@ -26,11 +26,16 @@
  * thread index taken as the block's, not the role's), the gemm's recorded
  * warps moved by one warp, the roles' named barriers dropped (the
  * cross-warp row reduction's scratch then races), a producer's arrive_async
- * made a plain arrive (its cp.async copies are read in flight).
+ * made a plain arrive (its cp.async copies are read in flight), a
+ * producer's wait for its cp.async copies before its arrive dropped (the
+ * same).
  *
  * The GEMMs' producers load with cp.async (pass ws_async_copy, TsCaps.ws_async):
  * the cases say so and the test checks that no global -> shared copy of
- * theirs stayed synchronous.
+ * theirs stayed synchronous and that the hand-over has the form asked for
+ * (TS_WS_ASYNC_NOINC, the default: a noinc arrive_async; TS_WS_ASYNC_WAIT:
+ * a wait for every group before the arrive, the ring GEMM and
+ * FlashAttention; TS_WS_ASYNC_MBAR: an arrive_async, the ring GEMM).
  */
 #include "interp_test.h"
 #include "ir/tileop.h"
@@ -80,6 +85,7 @@ typedef enum Mutation {
     MUT_NO_NAMED_BARRIERS, /* the roles' named barriers dropped */
     MUT_PLAIN_ARRIVE,  /* a producer's arrive_async made a plain arrive (its cp.async copies
                           then land at no point the consumer waits for) */
+    MUT_NO_ASYNC_WAIT, /* a role's waits for its cp.async groups dropped (the same) */
 } Mutation;
 
 static void mutate_stmt(TsArena *a, IrStmt *s, Mutation mut, bool in_role) {
@@ -91,6 +97,7 @@ static void mutate_stmt(TsArena *a, IrStmt *s, Mutation mut, bool in_role) {
             if (mut == MUT_PLAIN_ARRIVE && c->kind == IR_S_MBAR && c->mbar.op == IR_MBAR_ARRIVE_ASYNC)
                 c->mbar.op = IR_MBAR_ARRIVE;
             if ((mut == MUT_NO_MBAR_WAITS && c->kind == IR_S_MBAR && c->mbar.op == IR_MBAR_WAIT) ||
+                (mut == MUT_NO_ASYNC_WAIT && in_role && c->kind == IR_S_ASYNC_WAIT) ||
                 (mut == MUT_NO_NAMED_BARRIERS && c->kind == IR_S_BARRIER && c->barrier.id))
                 c->kind = IR_S_SEQ, c->seq.v = NULL, c->seq.n = c->seq.cap = 0;
             else mutate_stmt(a, c, mut, in_role);
@@ -116,9 +123,14 @@ static void mutate_stmt(TsArena *a, IrStmt *s, Mutation mut, bool in_role) {
     }
 }
 
+/* An arrive_async, of the NOINC form when *ctx. */
 static bool is_arrive_async(const IrStmt *s, void *ctx) {
+    return s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ASYNC && s->mbar.noinc == *(const bool *)ctx;
+}
+
+static bool is_async_wait(const IrStmt *s, void *ctx) {
     (void)ctx;
-    return s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ASYNC;
+    return s->kind == IR_S_ASYNC_WAIT;
 }
 
 /* A copy from global into shared memory that is not a cp.async. */
@@ -141,14 +153,14 @@ static double input(const void *ctx, const IrBuffer *b, int i, int64_t j, int64_
     return floor(it_frand() * 8) / 8;
 }
 
-static bool run_case(const Case *c, bool ws_layout, Mutation mut) {
+static bool run_case(const Case *c, bool ws_layout, int form, Mutation mut) {
     ItCase t;
     if (!it_open(&t, c->file)) return false;
     TsCaps cu;
     it_caps_sm80(&cu);
     cu.pipeline = true;
     cu.ws_layout = ws_layout;
-    cu.ws_async = true;
+    cu.ws_async = form;
     cu.mma_prefetch = 1;
     cu.smem_reuse = TS_SMEM_REUSE_OFF;
     TsCaps cc;
@@ -169,8 +181,14 @@ static bool run_case(const Case *c, bool ws_layout, Mutation mut) {
                     kg->layout_note ? kg->layout_note : "");
             ok = false;
         }
-        if (c->async && (!ir_stmt_any(kg->body, is_arrive_async, NULL) || ir_stmt_any(kg->body, is_sync_copy, NULL))) {
-            fprintf(stderr, "%s: the producer's copies are not all cp.async before an arrive_async\n", c->entry);
+        bool noinc = form == TS_WS_ASYNC_NOINC, inc = false;
+        bool handed = form != TS_WS_ASYNC_WAIT ? ir_stmt_any(kg->body, is_arrive_async, &noinc)
+                                               : ir_stmt_any(kg->body, is_async_wait, NULL) &&
+                                                     !ir_stmt_any(kg->body, is_arrive_async, &inc) &&
+                                                     !ir_stmt_any(kg->body, is_arrive_async, &noinc);
+        if (c->async && (!handed || ir_stmt_any(kg->body, is_sync_copy, NULL))) {
+            fprintf(stderr, "%s: the producer's copies are not all cp.async before a %s\n", c->entry,
+                    form == TS_WS_ASYNC_WAIT ? "wait and its arrive" : noinc ? "noinc arrive_async" : "arrive_async");
             ok = false;
         }
         if (!ir_stmt_any(kg->body, has_role_gemm, NULL)) {
@@ -190,27 +208,37 @@ int main(void) {
     size_t n = sizeof cases / sizeof *cases;
     const char *only = getenv("TS_CASE"); /* (debugging: one case, ws_layout on, no planted bugs) */
     if (only) {
-        CHECK(run_case(&cases[atoi(only) % n], true, MUT_NONE));
+        CHECK(run_case(&cases[atoi(only) % n], true, TS_WS_ASYNC_NOINC, MUT_NONE));
         return test_done();
     }
     for (size_t i = 0; i < n; i++)
         for (int w = 1; w >= 0; w--) {
             if (!w && i != 0 && i != 3) continue; /* (the path before: two cases, for time) */
-            bool ok = run_case(&cases[i], w, MUT_NONE);
+            bool ok = run_case(&cases[i], w, TS_WS_ASYNC_NOINC, MUT_NONE);
             if (!ok) fprintf(stderr, "FAILED: %s %s %s ws_layout=%d\n", cases[i].file, cases[i].entry, cases[i].defs[0], w);
             CHECK(ok);
         }
+    /* the other hand-overs of the producer's cp.async copies: a wait for them before
+     * the plain arrive; cp.async.mbarrier.arrive, then the arrive */
+    CHECK(run_case(&cases[1], true, TS_WS_ASYNC_WAIT, MUT_NONE));
+    CHECK(run_case(&cases[3], true, TS_WS_ASYNC_WAIT, MUT_NONE));
+    CHECK(run_case(&cases[1], true, TS_WS_ASYNC_MBAR, MUT_NONE));
     static const char *const names[] = {"", "dropped mbarrier waits", "role thread ranges from thread 0",
-                                        "gemm warps moved", "dropped named barriers", "plain arrive after cp.async"};
+                                        "gemm warps moved", "dropped named barriers", "plain arrive after cp.async",
+                                        "dropped cp.async wait before the arrive"};
     static const struct {
         size_t c;
         Mutation m;
+        int form;
     } planted[] = {
-        {0, MUT_NO_MBAR_WAITS}, {0, MUT_ROLE_FROM_0},       {0, MUT_GEMM_WARPS}, {1, MUT_NO_MBAR_WAITS},
-        {3, MUT_NO_MBAR_WAITS}, {5, MUT_NO_NAMED_BARRIERS}, {5, MUT_ROLE_FROM_0}, {1, MUT_PLAIN_ARRIVE},
+        {0, MUT_NO_MBAR_WAITS, TS_WS_ASYNC_NOINC},     {0, MUT_ROLE_FROM_0, TS_WS_ASYNC_NOINC},
+        {0, MUT_GEMM_WARPS, TS_WS_ASYNC_NOINC},        {1, MUT_NO_MBAR_WAITS, TS_WS_ASYNC_NOINC},
+        {3, MUT_NO_MBAR_WAITS, TS_WS_ASYNC_NOINC},     {5, MUT_NO_NAMED_BARRIERS, TS_WS_ASYNC_NOINC},
+        {5, MUT_ROLE_FROM_0, TS_WS_ASYNC_NOINC},       {1, MUT_PLAIN_ARRIVE, TS_WS_ASYNC_NOINC},
+        {1, MUT_NO_ASYNC_WAIT, TS_WS_ASYNC_WAIT},      {0, MUT_PLAIN_ARRIVE, TS_WS_ASYNC_MBAR},
     };
     for (size_t i = 0; i < sizeof planted / sizeof *planted; i++) {
-        bool ok = run_case(&cases[planted[i].c], true, planted[i].m);
+        bool ok = run_case(&cases[planted[i].c], true, planted[i].form, planted[i].m);
         if (ok) fprintf(stderr, "NOT CAUGHT: %s in %s\n", names[planted[i].m], cases[planted[i].c].entry);
         CHECK(!ok);
     }

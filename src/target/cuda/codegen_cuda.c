@@ -1624,7 +1624,7 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
     static const char *const fn[] = {"ts_mbar_init", "ts_mbar_arrive", "ts_mbar_expect_tx", "ts_mbar_wait",
                                      "ts_mbar_arrive_async"};
     line_start(g);
-    outf(g, "%s(&%s[", fn[s->mbar.op], cb->name);
+    outf(g, "%s%s(&%s[", fn[s->mbar.op], s->mbar.noinc ? "_noinc" : "", cb->name);
     emit_expr(g, s->mbar.idx);
     out(g, "]");
     if (s->mbar.value) {

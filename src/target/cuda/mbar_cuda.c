@@ -15,9 +15,18 @@
  *              off again once every cp.async the thread issued before has
  *              completed (no net change: the init counts stay those of plain
  *              arrives); the second is the thread's own arrival, a release
- *              for its ordinary stores as before.  (.noinc alone would make
- *              the hardware's arrival the thread's, with no release of its
- *              other stores stated.)
+ *              for its ordinary stores as before.
+ *   arrive_async_noinc  cp.async.mbarrier.arrive.noinc.shared.b64 [a] alone
+ *              (IrStmt.mbar.noinc): the arrival made once the thread's
+ *              cp.async have completed is the thread's one arrival (the init
+ *              count includes it, PTX ISA), with no release of the thread's
+ *              other stores: pass ws_async_copy uses it only where the
+ *              thread has none.  compute-sanitizer's synccheck (2025.3 and
+ *              before, code from CUDA 13.0 compilers) takes every
+ *              cp.async.mbarrier.arrive for a plain arrive, so the form
+ *              above looks like two arrivals of one thread in a phase
+ *              ("Missing wait"; its 2025.4 release notes call that a false
+ *              positive, fixed with 13.1 compilers); this one does not.
  *   wait       a loop on mbarrier.try_wait.parity (sm_90: the instruction
  *              itself suspends the thread for a while) or test_wait.parity
  *              (sm_80), acquire at CTA scope: what the arriving threads wrote
@@ -47,6 +56,9 @@ void ts_cuda_mbar_prelude(TsBuf *o, int sm) {
                     "TS_DEV void ts_mbar_arrive_async(ts_u64 *b) {\n"
                     "    asm volatile(\"cp.async.mbarrier.arrive.shared.b64 [%0];\" :: \"r\"(ts_smem_addr(b)) : \"memory\");\n"
                     "    ts_mbar_arrive(b);\n"
+                    "}\n"
+                    "TS_DEV void ts_mbar_arrive_async_noinc(ts_u64 *b) {\n"
+                    "    asm volatile(\"cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\" :: \"r\"(ts_smem_addr(b)) : \"memory\");\n"
                     "}\n");
     if (sm >= 90)
         ts_buf_puts(o,
