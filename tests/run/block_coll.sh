@@ -33,6 +33,7 @@ check $e --entry allreduce -D nb=9 -D dtype=float16 -D R=2 -D C=8 --check-agains
 check $e --entry allreduce -D nb=20 -D scope=fragment -D R=16 -D C=32 --check-against allreduce_ref
 check $e --entry reduce_scatter -D nb=10 -D op=sum -D R=1 --check-against reduce_scatter_ref
 check $e --entry reduce_scatter -D nb=11 -D dtype=float16 -D op=min -D R=1 --check-against reduce_scatter_ref
+check tests/run/kernels/block_coll_2d.py --entry ag --check-against ag_ref
 check $e --entry stencil --check-against stencil_ref
 check $e --entry stencil -D nb=7 -D per=33 -D steps=8 --check-against stencil_ref
 t=$(mktemp -d)
