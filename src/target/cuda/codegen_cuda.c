@@ -1073,7 +1073,9 @@ static void emit_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx,
  * bar.sync on either side carries the order to the block's other
  * threads).  The count is read after the generation (the add's release
  * half orders the load before it), so no block can miss its own round's
- * release.  Facts from the CUDA programming guide (cooperative launch:
+ * release.  A wait past 60 s (a block that never arrives: a branch on
+ * data that some blocks skip) traps, so the launch fails instead of
+ * hanging.  Facts from the CUDA programming guide (cooperative launch:
  * every block must be resident; memory fences) and the PTX ISA's memory
  * consistency model (ld.acquire / st.release / atom.acq_rel, scope gpu). */
 static void emit_grid_prelude(TsBuf *o, const IrKernel *k) {
@@ -1092,9 +1094,14 @@ static void emit_grid_prelude(TsBuf *o, const IrKernel *k) {
                 "            asm volatile(\"st.relaxed.gpu.global.u32 [%0], 0;\" :: \"l\"(ts_cnt) : \"memory\");\n"
                 "            asm volatile(\"st.release.gpu.global.u32 [%0], %1;\" :: \"l\"(ts_gen), \"r\"(ts_g0 + 1u) : \"memory\");\n"
                 "        } else {\n"
-                "            do {\n"
+                "            ts_u64 ts_t0, ts_t;\n"
+                "            asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(ts_t0));\n"
+                "            for (;;) {\n"
                 "                asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\" : \"=r\"(ts_g) : \"l\"(ts_gen) : \"memory\");\n"
-                "            } while (ts_g == ts_g0);\n"
+                "                if (ts_g != ts_g0) break;\n"
+                "                asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(ts_t));\n"
+                "                if (ts_t - ts_t0 > 60000000000ull) __trap(); /* 60 s: a block that never arrives */\n"
+                "            }\n"
                 "        }\n"
                 "        __threadfence();\n"
                 "    }\n"
