@@ -38,8 +38,9 @@
  * refuse it (they run blocks one after another).  Every thread of a block
  * must reach every grid barrier: one inside T.Parallel, a T.ws role, or a
  * branch or loop on the thread index is refused here (check_uniform).  A
- * branch on data that some blocks take and others skip cannot be seen: it
- * hangs, as it would on CUDA.
+ * branch on data that some blocks take and others skip cannot be seen:
+ * the wait times out (C target: the launch's wait timeout, a message;
+ * CUDA: a trap after 60 s).
  */
 #include "pass/pass.h"
 
