@@ -124,6 +124,13 @@ typedef struct TsCompileOptions {
                                 ranks): each access to a peer goes by load/store where the peer is on
                                 this rank's node, through the transport otherwise (doc/DISTRIBUTED.md,
                                 "Several nodes"); 0: one node, every peer addressable */
+    const char *nvcc;        /* CUDA kernels that use NCCL's device API (multinode: GIN) are built by nvcc,
+                                which NVRTC cannot replace there (doc/DISTRIBUTED.md): this program;
+                                NULL: $TILESCALE_NVCC, else bin/nvcc under $CUDA_HOME, $CUDA_PATH,
+                                /usr/local/cuda, else nvcc on $PATH */
+    const char *nccl_include; /* the directory with NCCL's nccl_device.h for those builds; NULL:
+                                $TILESCALE_NCCL_INCLUDE, $NCCL_HOME/include, nvcc's own include
+                                directory, /usr/local/include, /usr/include (the first that has it) */
 } TsCompileOptions;
 
 /* TsCompileOptions.tiered.  ON: every single CUDA kernel (not a chain);

@@ -45,7 +45,7 @@ def compile(file_or_source, entry=None, target="auto", out_idx=None, options=Non
                     a kernel factory, a @tilescale.jit function)
     target          "auto" (CUDA when a device is usable, else C), "c", "cuda"
     out_idx         overrides the source's @tilelang.jit(out_idx=...)
-    options         dict of TsCompileOptions: cache_dir, cc, cflags, num_threads, timing,
+    options         dict of TsCompileOptions: cache_dir, cc, cflags, nvcc, nccl_include, num_threads, timing,
                     check_bounds (1: every buffer access checked, -1: none, 0: the target's default)
     Raises CompileError (with the compiler's diagnostic) on failure."""
     lenient = False

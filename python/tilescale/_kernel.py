@@ -153,7 +153,7 @@ def _compile(path, text, entry, defines, target, lenient, options):
     opt.target = target
     opt.lenient_defines = 1 if lenient else 0
     for key, val in (options or {}).items():
-        if key in ("cache_dir", "cc", "dump_after", "cflags"):
+        if key in ("cache_dir", "cc", "dump_after", "cflags", "nvcc", "nccl_include"):
             b = str(val).encode()
             keep.append(b)
             setattr(opt, key, b)

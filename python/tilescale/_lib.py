@@ -75,6 +75,8 @@ class TsCompileOptions(ctypes.Structure):
         ("check_bounds", ctypes.c_int),
         ("tiered", ctypes.c_int),
         ("multinode", ctypes.c_int),
+        ("nvcc", ctypes.c_char_p),
+        ("nccl_include", ctypes.c_char_p),
         ("_reserved", ctypes.c_char * 512),  # room for fields a later header appends
     ]
 

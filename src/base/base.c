@@ -7,7 +7,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +250,41 @@ const char *ts_source_line(TsArena *a, TsLoc loc) {
 /* Only regular files: a device (/dev/zero), FIFO or directory would read
  * forever, block, or fail with a confusing error.  O_NONBLOCK keeps open()
  * of a FIFO from waiting for a writer before fstat can refuse it. */
+int ts_run_capture(char *const argv[], TsBuf *output) {
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    extern char **environ;
+    pid_t pid;
+    int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (err != 0) {
+        close(fds[0]);
+        errno = err;
+        return -1;
+    }
+    char tmp[4096];
+    for (;;) {
+        ssize_t n = read(fds[0], tmp, sizeof tmp);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        if (output->n < (1u << 20)) ts_buf_putn(output, tmp, (size_t)n);
+    }
+    close(fds[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (!WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
 char *ts_read_file(const char *path, size_t *len) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return NULL;

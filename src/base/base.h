@@ -154,6 +154,12 @@ char *ts_read_file(const char *path, size_t *len);
 #define TS_ENOTREG 0x7452 /* errno-like code of ts_read_file: not a regular file */
 /* strerror(err), knowing TS_ENOTREG. */
 const char *ts_file_error(int err);
+/* Run argv[0] (a path, or a name searched on $PATH) with argv, stdin from
+ * /dev/null, never through a shell; its stdout and stderr together are
+ * appended to output (at most 1 MiB).  Returns its exit status, or -1 if
+ * it could not be started (errno set) or did not exit normally.  The
+ * compilers of both targets run this way (cc, nvcc). */
+int ts_run_capture(char *const argv[], TsBuf *output);
 /* Bytes of memory a host allocation can still get: available RAM plus free
  * swap, capped by the cgroup's limit; UINT64_MAX when unknown. */
 uint64_t ts_host_mem_available(void);

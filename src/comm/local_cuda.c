@@ -83,9 +83,9 @@
  * ts_gin_win and ts_comm_rpn.  The LSA team must be a block of
  * consecutive ranks (a node's, as launchers number them) so that the
  * kernels' node = rank / ranks_per_node is NCCL's; a kernel compiled for
- * one node is refused in such a world.  NOT RUN: one host here; and a
- * kernel with GIN calls includes nccl_device.h, which NVRTC cannot build
- * (the run-time build would need nvcc), see doc/DISTRIBUTED.md.
+ * one node is refused in such a world.  NOT RUN: one host here.  A
+ * kernel with GIN calls includes nccl_device.h and is built by nvcc at
+ * run time (target/cuda/nvcc.c), see doc/DISTRIBUTED.md.
  *
  * The driver is loaded with dlopen ($TILESCALE_LIBCUDA, libcuda.so.1), as
  * target/cuda/cuda_drv.c does, so the library runs where CUDA is absent;

@@ -204,6 +204,7 @@ typedef struct TierSrc {
 
 static bool tier_wanted(const TsKernel *head, const TsKernel *k) {
     if (k != head || k->ir->next || k->target != TS_TARGET_CUDA) return false;
+    if (k->ir->multinode) return false; /* NCCL's device API: built whole by nvcc (target/cuda/nvcc.c), no quick tier */
     return k->opt.tiered == TS_TIERED_ON || (k->opt.tiered == TS_TIERED_AUTO && k->ir->tier_large);
 }
 
@@ -385,6 +386,8 @@ TsStatus ts_compile_source(TsContext *ctx, const char *filename, const char *tex
         const char *env = getenv("TILESCALE_CFLAGS");
         k->opt.cflags = env ? env : "";
     }
+    if (!k->opt.nvcc || !*k->opt.nvcc) k->opt.nvcc = getenv("TILESCALE_NVCC"); /* NULL: nvcc.c's search */
+    if (!k->opt.nccl_include || !*k->opt.nccl_include) k->opt.nccl_include = getenv("TILESCALE_NCCL_INCLUDE");
     if (k->opt.tiered == TS_TIERED_AUTO) {
         const char *env = getenv("TILESCALE_TIERED");
         k->opt.tiered = !env || !*env          ? TS_TIERED_AUTO
@@ -526,7 +529,7 @@ TsStatus ts_kernel_device_code(const TsKernel *k, const char *form, void **out, 
         return TS_ERR_INVALID;
     }
     TsDiag *d = &k->ctx->diag;
-    *out = ts_nvrtc_emit(d, ts_buf_str((TsBuf *)&k->code), k->caps.arch, ptx, size);
+    *out = ts_nvrtc_emit(d, ts_buf_str((TsBuf *)&k->code), k->caps.arch, ptx, &k->opt, size);
     return *out ? TS_OK : d->status ? d->status : TS_ERR_BUILD;
 }
 

@@ -38,14 +38,11 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define BASE_FLAGS "-O2 -std=c11 -fPIC -shared -fvisibility=hidden"
@@ -161,44 +158,6 @@ static int count_word(void *ctx, const char *w, size_t n) {
     (void)n;
     ++*(int *)ctx;
     return 0;
-}
-
-/* Run b->argv (the program found on PATH), collecting stdout+stderr (up
- * to 1 MiB); returns the exit status, or -1 if it could not be started
- * (errno set) or was killed. */
-static int run_capture(Build *b, TsBuf *output) {
-    int fds[2];
-    if (pipe(fds) != 0) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    posix_spawn_file_actions_addclose(&fa, fds[1]);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    extern char **environ;
-    pid_t pid;
-    int err = posix_spawnp(&pid, b->argv[0], &fa, NULL, b->argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (err != 0) {
-        close(fds[0]);
-        errno = err;
-        return -1;
-    }
-    char tmp[4096];
-    for (;;) {
-        ssize_t n = read(fds[0], tmp, sizeof tmp);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        if (output->n < (1u << 20)) ts_buf_putn(output, tmp, (size_t)n);
-    }
-    close(fds[0]);
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return -1;
-    if (!WIFEXITED(st)) return -1;
-    return WEXITSTATUS(st);
 }
 
 /* b->argv = the words of cc, then those of the flags (if any), then more. */
@@ -327,7 +286,7 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
     if (!compiler_stamp(cc, &b.version)) {
         set_argv(&b, cc, "--version");
         errno = 0;
-        if (run_capture(&b, &b.version) != 0) {
+        if (ts_run_capture(b.argv, &b.version) != 0) {
             int e = errno;
             build_fail(d, &b, TS_ERR_BUILD, "the C compiler '%s' does not run (`%s`)%s%s%s", cc, b.cmd.s,
                        e ? ": " : ":", e ? strerror(e) : "\n", ts_buf_str(&b.version));
@@ -399,7 +358,7 @@ TsModuleC *ts_c_build(TsDiag *d, const char *code, const TsCompileOptions *opt, 
         argv_push(&b, "-lm", 3))
         build_fail(d, &b, TS_ERR_NOMEM, "out of memory starting the C compiler");
     errno = 0;
-    int st = run_capture(&b, &b.output);
+    int st = ts_run_capture(b.argv, &b.output);
     if (st != 0) {
         int e = errno;
         char num[24];

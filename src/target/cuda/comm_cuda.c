@@ -73,6 +73,7 @@
 
 #include "op/comm.h"
 #include "target/cuda/comm_cuda.h"
+#include "target/cuda/cuda_target.h"
 
 static const char comm_prelude[] =
     "/* communication (src/target/cuda/comm_cuda.c) */\n"
@@ -162,7 +163,7 @@ void ts_cuda_comm_prelude(TsBuf *o) { ts_buf_puts(o, comm_prelude); }
 
 static const char gin_prelude[] =
     "/* several nodes: NCCL's GIN (src/target/cuda/comm_cuda.c) */\n"
-    "#include <nccl_device.h>\n"
+    TS_CUDA_NCCL_MARK /* the include; it also sends the source to nvcc (nvcc.c) */
     "__device__ int ts_comm_rpn = 1 << 30;   /* ranks per node (set by the world; default: one node) */\n"
     "__device__ ncclDevComm ts_gin_comm;     /* NCCL's device communicator with GIN contexts */\n"
     "__device__ ncclWindow_t ts_gin_win;     /* the symmetric heap's window */\n"

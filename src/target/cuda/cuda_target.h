@@ -16,6 +16,9 @@
  *                   run time) compiles that text for one architecture,
  *                   through a disk cache of cubins; the result is a module
  *                   that holds the image.
+ *   nvcc.c          the same for the kernels NVRTC cannot compile (NCCL's
+ *                   device API, several nodes): nvcc found at run time,
+ *                   through the same cache.
  *   cuda_drv.c      the driver API (libcuda.so.1, also dlopen'ed): the
  *                   device's architecture, loading the image, copying host
  *                   tensors to the device and back, launching.
@@ -195,8 +198,11 @@ unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, s
  * this NVRTC, the same options), to PTX (ptx != 0, NUL-terminated) or to
  * a cubin: malloc'ed, or NULL with the error in d and TS_ERR_BUILD (no
  * NVRTC, compile errors, no machine code for that architecture).  No
- * cache, no longjmp.  For `tilescale compile --emit ptx|sass`. */
-unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch, int ptx, size_t *size);
+ * cache, no longjmp.  For `tilescale compile --emit ptx|sass`.  A source
+ * with NCCL's device API goes to nvcc (ts_nvcc_*, found through opt, which
+ * may be NULL; its temporaries in the cache directory). */
+unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch, int ptx, const TsCompileOptions *opt,
+                             size_t *size);
 
 /* The architecture a build targets: $TILESCALE_CUDA_ARCH, else the
  * device's (sm_XY, from the driver), else sm_80. */
@@ -226,6 +232,41 @@ unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code,
  * error in d (no longjmp). */
 TsModuleCuda *ts_cuda_module_new(TsDiag *d, const char *name, const TsCudaCodeInfo *ci, unsigned char *img,
                                  size_t size, const char *arch, int ptx, TsStatus load_err, TsBuf *timing);
+
+/* What a kernel's source asks of the CUDA compiler (toolkit 13 on): ptxas's
+ * register-usage and fast-compile levels (TS_CUDA_PTXAS_LEVEL,
+ * TS_CUDA_PTXAS_FAST, only for sm_XY) and the front end's fast-compile
+ * level (TS_CUDA_NVRTC_FAST), as options NVRTC and nvcc both take, into
+ * opts; their number. */
+#define TS_CUDA_ASKED_MAX 5
+int ts_cuda_asked_opts(const char *code, const char *arch, const char *opts[TS_CUDA_ASKED_MAX]);
+
+/* ---- nvcc.c: kernels NVRTC cannot build (NCCL's device API) ---------------------- */
+
+/* A source containing this line includes NCCL's device API (comm_cuda.c's
+ * GIN prelude prints it) and is built by nvcc, not NVRTC (nvcc.c says why). */
+#define TS_CUDA_NCCL_MARK "#include <nccl_device.h>\n"
+
+/* The tools such a build uses (ts_nvcc_find). */
+typedef struct TsNvcc {
+    TsBuf path;  /* the nvcc program */
+    TsBuf inc;   /* the directory holding nccl_device.h (real path) */
+    TsBuf ident; /* both, by path, size and modification time, and NCCL's version: the cache key's part */
+} TsNvcc;
+
+/* Find nvcc and NCCL's headers (opt may be NULL; nvcc.c lists the places);
+ * 0, or -1 with the error (every place tried) in d and TS_ERR_BUILD (no
+ * longjmp). */
+int ts_nvcc_find(TsDiag *d, const TsCompileOptions *opt, TsNvcc *n);
+void ts_nvcc_free(TsNvcc *n);
+
+/* Compile text with n's nvcc for arch, PTX (ptx != 0, NUL-terminated) or a
+ * cubin, through temporary files <base>.cu.tmp-XXXXXX and
+ * <base>.cubin|ptx.tmp-XXXXXX (removed after); malloc'ed, or NULL with
+ * nvcc's output in d and TS_ERR_BUILD (TS_ERR_IO: temporaries).  No
+ * cache, no longjmp. */
+unsigned char *ts_nvcc_compile(TsDiag *d, const TsNvcc *n, const char *text, const char *arch, int ptx,
+                               const char *base, size_t *size);
 
 /* ---- tier_cuda.c: the tiered build's background worker ---------------------------- */
 

@@ -139,17 +139,10 @@ static int asked_nvrtc_fast(const char *code) {
     return 0;
 }
 
-/* The options for NVRTC version vmaj compiling code for arch: base_opts,
- * then opts_13 and the kernel's ptxas level where known; into opts (room
- * for NVRTC_MAX_OPTS).  Returns their number. */
-#define NVRTC_MAX_OPTS (TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13) + 5)
-static int version_opts(int vmaj, const char *code, const char *arch, const char **opts) {
-    int n = 0;
-    for (int i = 0; i < TS_COUNTOF(base_opts); i++) opts[n++] = base_opts[i];
-    for (int i = 0; vmaj >= 13 && i < TS_COUNTOF(opts_13); i++) opts[n++] = opts_13[i];
-    int fast = 0;
+int ts_cuda_asked_opts(const char *code, const char *arch, const char *opts[TS_CUDA_ASKED_MAX]) {
+    int n = 0, fast = 0;
     int lv = asked_reg_level(code, &fast);
-    if (vmaj >= 13 && lv >= 0 && !strncmp(arch, "sm_", 3)) {
+    if (lv >= 0 && !strncmp(arch, "sm_", 3)) {
         opts[n++] = "-Xptxas";
         opts[n++] = reg_levels[lv];
         if (fast) {
@@ -157,7 +150,19 @@ static int version_opts(int vmaj, const char *code, const char *arch, const char
             opts[n++] = ptxas_fast_opt;
         }
     }
-    if (vmaj >= 13 && asked_nvrtc_fast(code)) opts[n++] = nvrtc_fast_opt;
+    if (asked_nvrtc_fast(code)) opts[n++] = nvrtc_fast_opt;
+    return n;
+}
+
+/* The options for NVRTC version vmaj compiling code for arch: base_opts,
+ * then opts_13 and what the kernel asks for (ts_cuda_asked_opts) where
+ * known; into opts (room for NVRTC_MAX_OPTS).  Returns their number. */
+#define NVRTC_MAX_OPTS (TS_COUNTOF(base_opts) + TS_COUNTOF(opts_13) + TS_CUDA_ASKED_MAX)
+static int version_opts(int vmaj, const char *code, const char *arch, const char **opts) {
+    int n = 0;
+    for (int i = 0; i < TS_COUNTOF(base_opts); i++) opts[n++] = base_opts[i];
+    for (int i = 0; vmaj >= 13 && i < TS_COUNTOF(opts_13); i++) opts[n++] = opts_13[i];
+    if (vmaj >= 13) n += ts_cuda_asked_opts(code, arch, opts + n);
     return n;
 }
 
@@ -424,7 +429,35 @@ unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, s
     return img;
 }
 
-unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch, int ptx, size_t *size) {
+/* ts_nvrtc_emit for a source with NCCL's device API: nvcc, temporaries in
+ * the cache directory, nothing kept. */
+static unsigned char *nvcc_emit(TsDiag *d, const char *code, const char *arch, int ptx, const TsCompileOptions *opt,
+                                size_t *size) {
+    TsNvcc nv;
+    if (arch_number(arch) <= 0 || strlen(arch) >= 24) {
+        ts_diag_add(d, (TsLoc){0}, "error", "'%s' is not a CUDA architecture (expected sm_XY, sm_XYa or compute_XY)",
+                    arch);
+        d->status = TS_ERR_BUILD;
+        return NULL;
+    }
+    if (ts_nvcc_find(d, opt, &nv) != 0) return NULL;
+    TsBuf dir = {0};
+    unsigned char *img = NULL;
+    if (ts_cache_dir(d, opt, &dir) == TS_OK) {
+        TsBuf base = {0}; /* a kernel's name, so that an abandoned temporary is the cache's to trim */
+        ts_buf_printf(&base, "%s/tsk-%016llx%016llx", ts_buf_str(&dir), (unsigned long long)ts_hash64(code, strlen(code), 0),
+                      (unsigned long long)ts_hash64(code, strlen(code), 1));
+        img = ts_nvcc_compile(d, &nv, code, arch, ptx || !strncmp(arch, "compute_", 8), ts_buf_str(&base), size);
+        ts_buf_free(&base);
+    }
+    ts_buf_free(&dir);
+    ts_nvcc_free(&nv);
+    return img;
+}
+
+unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch, int ptx, const TsCompileOptions *opt,
+                             size_t *size) {
+    if (strstr(code, TS_CUDA_NCCL_MARK)) return nvcc_emit(d, code, want_arch, ptx, opt, size);
     Nvrtc n;
     TsBuf why = {0};
     if (nvrtc_open(&n, &why) != 0) {
@@ -561,6 +594,61 @@ static int memo_read(const char *path, NvrtcId *id) {
     return ok;
 }
 
+/* <dir>/tsk-<key> for b->text into base (the key: two hashes of the text). */
+static void key_base(TsBuf *base, const Build *b) {
+    uint64_t h1 = ts_hash64(b->text.s, b->text.n, 0);
+    uint64_t h2 = ts_hash64(b->text.s, b->text.n, 0x9e3779b97f4a7c15ull);
+    ts_buf_printf(base, "%s/tsk-%016llx%016llx", b->dir.s, (unsigned long long)h1, (unsigned long long)h2);
+}
+
+/* ts_cuda_image for a source that includes NCCL's device API: nvcc (nvcc.c)
+ * instead of NVRTC, through the same cache; the key's comment names nvcc
+ * and the NCCL headers (TsNvcc.ident).  The architecture is used as asked
+ * (nvcc knows its own list and says when it does not know one).  Frees b;
+ * fails via ts_fail_at. */
+static unsigned char *nvcc_image(TsDiag *d, Build *b, const char *arch, const char *code, const TsCompileOptions *opt,
+                                 int lookup_only, TsBuf *timing, double t0, size_t *size_out, int *ptx_out) {
+    TsNvcc nv;
+    if (ts_nvcc_find(d, opt, &nv) != 0) {
+        build_free(b);
+        ts_rethrow(d, d->status ? d->status : TS_ERR_BUILD);
+    }
+    int ptx = !strncmp(arch, "compute_", 8);
+    ts_buf_puts(&b->text, code);
+    ts_buf_printf(&b->text, "\n/* %s, -arch=%s */\n", ts_buf_str(&nv.ident), arch);
+    TsBuf base = {0};
+    key_base(&base, b);
+    ts_buf_printf(&b->cupath, "%s.cu", ts_buf_str(&base));
+    ts_buf_printf(&b->imgpath, "%s.%s", ts_buf_str(&base), ptx ? "ptx" : "cubin");
+    size_t size = 0;
+    unsigned char *img = cache_lookup(b, &size);
+    int hit = img != NULL;
+    if (!img && !lookup_only) {
+        img = ts_nvcc_compile(d, &nv, b->text.s, arch, ptx, ts_buf_str(&base), &size);
+        if (img && (ts_write_atomic(b->imgpath.s, img, size, 0644) != 0 ||
+                    ts_write_atomic(b->cupath.s, b->text.s, b->text.n, 0644) != 0)) {
+            free(img);
+            ts_buf_free(&base);
+            ts_nvcc_free(&nv);
+            build_fail(d, b, TS_ERR_IO, "cannot write the kernel cache in '%s': %s", b->dir.s, strerror(errno));
+        }
+        if (img) ts_cache_trim(b->dir.s);
+    } else if (img) {
+        ts_cache_touch(b->imgpath.s);
+    }
+    ts_buf_free(&base);
+    ts_nvcc_free(&nv);
+    if (!img && !lookup_only) {
+        build_free(b);
+        ts_rethrow(d, d->status ? d->status : TS_ERR_BUILD);
+    }
+    if (img && timing) ts_buf_printf(timing, "%s %.3f\n", hit ? "cache hit" : "nvcc", ts_now_ms() - t0);
+    build_free(b);
+    *size_out = size;
+    *ptx_out = ptx;
+    return img;
+}
+
 unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code, const TsCompileOptions *opt,
                              int lookup_only, TsBuf *timing, size_t *size_out, char arch_out[24], int *ptx_out) {
     Build b;
@@ -574,6 +662,11 @@ unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code,
     if (ts_cache_dir(d, opt, &b.dir) != TS_OK) {
         build_free(&b);
         ts_rethrow(d, TS_ERR_IO);
+    }
+    if (strstr(code, TS_CUDA_NCCL_MARK)) { /* NCCL's device API: nvcc (nvcc.c says why) */
+        unsigned char *img = nvcc_image(d, &b, arch, code, opt, lookup_only, timing, t0, size_out, ptx_out);
+        snprintf(arch_out, 24, "%s", arch);
+        return img;
     }
     /* NVRTC's version and architectures: from the memo, else from NVRTC */
     NvrtcId id;
@@ -613,11 +706,11 @@ unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code,
     const char *vopts[NVRTC_MAX_OPTS];
     for (int i = 0, nv = version_opts(id.vmaj, code, arch, vopts); i < nv; i++) ts_buf_printf(&b.text, " %s", vopts[i]);
     ts_buf_puts(&b.text, " */\n");
-    uint64_t h1 = ts_hash64(b.text.s, b.text.n, 0);
-    uint64_t h2 = ts_hash64(b.text.s, b.text.n, 0x9e3779b97f4a7c15ull);
-    ts_buf_printf(&b.cupath, "%s/tsk-%016llx%016llx.cu", b.dir.s, (unsigned long long)h1, (unsigned long long)h2);
-    ts_buf_printf(&b.imgpath, "%s/tsk-%016llx%016llx.%s", b.dir.s, (unsigned long long)h1, (unsigned long long)h2,
-                  ptx ? "ptx" : "cubin");
+    TsBuf base = {0};
+    key_base(&base, &b);
+    ts_buf_printf(&b.cupath, "%s.cu", ts_buf_str(&base));
+    ts_buf_printf(&b.imgpath, "%s.%s", ts_buf_str(&base), ptx ? "ptx" : "cubin");
+    ts_buf_free(&base);
 
     size_t size = 0;
     unsigned char *img = cache_lookup(&b, &size);
