@@ -147,7 +147,7 @@ int ts_cli_run_dist(CliOpts *op) {
     }
     TsCompileOptions co = {0};
     co.target = o.target;
-    co.multinode = rpn > 0 && rpn < o.ranks;
+    co.multinode = (rpn > 0 && rpn < o.ranks) || o.multinode; /* --multinode: also in a world of one node */
     co.num_threads = o.threads;
     /* one full build unless asked: a local world copies the module to its GPUs at the first launch */
     co.tiered = o.tiered ? o.tiered : TS_TIERED_OFF;

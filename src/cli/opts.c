@@ -59,7 +59,7 @@ static const Opt opt_table[] = {
     {"--heap", 1, CLI_DIST},
     {"--timeout", 1, CLI_DIST},
     {"--ranks-per-node", 1, CLI_DIST},
-    {"--multinode", 0, CLI_COMPILE},
+    {"--multinode", 0, CLI_COMPILE | CLI_DIST},
     {"--bench", 1, CLI_DIST},
     {"--tiered", 1, RUNS | CLI_COMPILE},
     {"--emit", 1, CLI_COMPILE},
@@ -87,7 +87,7 @@ void cli_usage(FILE *f) {
           "                [--tiered 0|1|quick|auto]\n"
           "  tilescale run FILE --entry NAME --ranks N [--target c|cuda] [-D ...] [--in NAME=a{rank}.npy]...\n"
           "                [--out NAME=b{rank}.npy]... [--check-against REF] [--seed S] [--heap BYTES]\n"
-          "                [--timeout SEC] [--bench N] [--ranks-per-node N]\n"
+          "                [--timeout SEC] [--bench N] [--ranks-per-node N] [--multinode]\n"
           "  tilescale launch -n N [--rdzv DIR] [--timeout SEC] [--] PROG [ARGS...]   (a process per rank;\n"
           "                e.g. PROG = tilescale run FILE --entry NAME [--target c|cuda] ...)\n"
           "  tilescale compile FILE --entry NAME [-D name=value]... [--target c|cuda]\n"

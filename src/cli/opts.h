@@ -61,7 +61,7 @@ typedef struct CliOpts {
     int64_t ulp;              /* --ulp N: the ulp rule (check.c) for every float tensor (-1: float16's default) */
     int ranks;                /* --ranks N (0: a single-rank run) */
     int ranks_per_node;       /* --ranks-per-node N (0: $TILESCALE_RANKS_PER_NODE, else one node) */
-    int multinode;            /* --multinode: TsCompileOptions.multinode (compile) */
+    int multinode;            /* --multinode: TsCompileOptions.multinode (compile; run --ranks: forced in any world) */
     int64_t heap;             /* --heap BYTES (0: what the tensors need) */
     double timeout;           /* --timeout SECONDS for distributed waits (0: the default) */
     int bench;                /* --bench N: time N more launches */

@@ -77,8 +77,9 @@
  * LSA team (other nodes) have no such address: their peer-base entries
  * are 0, and kernels compiled for several nodes (TsCompileOptions.
  * multinode) reach them through NCCL's GIN: here ncclDevCommCreate makes
- * a device communicator with one GIN context (ncclDevCommRequirements:
- * ginForceEnable, ginContextCount 1), and each launch writes it, the
+ * a device communicator with one GIN context and one GIN signal (the
+ * barrier across nodes; ncclDevCommRequirements: ginForceEnable,
+ * ginContextCount 1, ginSignalCount 1), and each launch writes it, the
  * heap's window and the ranks per node into the module's ts_gin_comm,
  * ts_gin_win and ts_comm_rpn.  The LSA team must be a block of
  * consecutive ranks (a node's, as launchers number them) so that the
@@ -450,6 +451,7 @@ TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]) {
         NDevCommReq req = {0};
         req.gin_force_enable = true;
         req.gin_contexts = 1;
+        req.gin_signals = 1; /* signal 0: T.barrier_all across nodes (target/cuda/comm_cuda.c, emit_barrier_all_gin) */
         if ((r = L->nv.dev_comm_create(L->comm, &req, L->devcomm)) != 0)
             return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
                                  "world (ipc, NCCL): rank %d: ncclDevCommCreate with a GIN context (the ranks of "

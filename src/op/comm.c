@@ -106,9 +106,8 @@ const char *ts_comm_gin_lacks(const IrTileOp *op) {
         if (op->nr == 3 && ts_dtype_bits(op->r[2].buf->dt) > most * 8) return "GIN puts values of at most 8 bytes";
         return NULL;
     case TS_COMM_BARRIER_BLOCKS:
-        return "its counters on other nodes' heaps have no address there, and NCCL's GIN barrier is not generated yet";
-    case TS_COMM_BARRIER_ALL:
-        return "its counters on other nodes' heaps have no address there, and NCCL's GIN barrier is not generated yet";
+        return "its per-peer counters are heap words, which GIN cannot add to or poll on another node";
+    case TS_COMM_BARRIER_ALL: return NULL; /* GIN signals between the ranks (comm_cuda.c emit_barrier_all_gin) */
     default: return NULL;
     }
 }

@@ -104,7 +104,7 @@ bool ts_warp_used(const IrStmt *s);
 /* What NCCL's GIN (the CUDA target's transport to other nodes, NCCL 2.28's
  * device API) cannot do of primitive op when its peer is on another node:
  * the reason, or NULL where it can (a put, put + set signal, set signal,
- * store of at most 8 bytes, fence, quiet).  Pass lower_comm refuses the
+ * store of at most 8 bytes, fence, quiet, T.barrier_all).  Pass lower_comm refuses the
  * others where it sets IrTileOp.xport on CUDA; the printer only asserts. */
 const char *ts_comm_gin_lacks(const IrTileOp *op);
 /* Is s a thread range of one thread holding one communication op: a

@@ -63,11 +63,15 @@
  *
  * (ranks_per_node is IR_VAR_RANK axis 2, a launch argument), T.fence /
  * T.quiet get xport = 1 (they also complete the transport's puts), and
- * the block barriers too (their words on ranks of other nodes through the
- * transport).  On CUDA the transport is NCCL's GIN, which lacks gets,
- * waits on remote memory, atomics on heap words, adding signals, the
- * warp variants, values over 8 bytes and the block barriers: those are
- * refused here (ts_comm_gin_lacks), at the statement, not by the printer.  On CUDA the transport's put/get is then one thread's (a
+ * T.barrier_blocks too (its words on ranks of other nodes through the
+ * transport); T.barrier_all becomes `if ranks_per_node >= num_ranks: op
+ * else op with xport = 1` (one node at run time: the load/store barrier
+ * on rank 0's counter; else the transport's: on CUDA GIN signals between
+ * the ranks, see comm_cuda.c).  On CUDA the transport is NCCL's GIN,
+ * which lacks gets, waits on remote memory, atomics on heap words, adding
+ * signals, the warp variants, values over 8 bytes and T.barrier_blocks:
+ * those are refused here (ts_comm_gin_lacks), at the statement, not by the
+ * printer.  On CUDA the transport's put/get is then one thread's (a
  * network operation posted once), not spread over the block.  A kernel
  * compiled without it keeps today's code exactly (goldens unchanged); run
  * in a world of several nodes it fails at its first access to another
@@ -200,7 +204,7 @@ static bool is_comm(const IrStmt *s) {
 }
 
 static IrExpr *rank_axis(LowerComm *L, int axis) {
-    IrVar *v = ir_var(L->k, axis == 2 ? "ranks_per_node" : "rank", TS_INT32, IR_VAR_RANK);
+    IrVar *v = ir_var(L->k, axis == 2 ? "ranks_per_node" : axis == 1 ? "num_ranks" : "rank", TS_INT32, IR_VAR_RANK);
     v->axis = axis;
     return ir_var_ref(L->a, v);
 }
@@ -253,9 +257,17 @@ static IrStmt *node_pre(IrMutator *m, IrStmt *s) {
         i->if_.else_ = far;
         return i;
     }
+    case TS_COMM_BARRIER_ALL: { /* the transport's barrier only where the world spans nodes at run time */
+        IrStmt *far = op_copy(L, s);
+        far->op->xport = 1;
+        IrStmt *i = ir_stmt(L->a, IR_S_IF, s->loc);
+        i->if_.cond = ir_bin(L->a, IR_GE, rank_axis(L, 2), rank_axis(L, 1));
+        i->if_.then = op_copy(L, s);
+        i->if_.else_ = far;
+        return i;
+    }
     case TS_COMM_FENCE:
-    case TS_COMM_BARRIER_BLOCKS:
-    case TS_COMM_BARRIER_ALL: {
+    case TS_COMM_BARRIER_BLOCKS: {
         IrStmt *n = op_copy(L, s);
         n->op->xport = 1;
         return n;

@@ -30,6 +30,13 @@ grep -q 'ts_g.put(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win' "$tmp/put_
 grep -q 'ts_comm_rpn' "$tmp/put_block.cu" || fail "no ranks-per-node branch"
 grep -q 'ts_g.putValue(ncclTeamWorld(ts_gin_comm)' "$tmp/allgather.cu" || fail "tile put not GIN putValues"
 grep -q 'ncclGin\|nccl_device\|ts_comm_rpn' "$tmp/put_block1.cu" && fail "one-node code mentions GIN"
+# T.barrier_all across nodes: GIN signals between the ranks, only where the world spans nodes at run time
+emit all_to_all $d/all_to_all.py --entry all_to_all -D P=4 -D chunk=6 -D N=20 --multinode
+grep -q 'ts_g.signal(ncclTeamWorld(ts_gin_comm), ts_p, ncclGin_SignalInc{0})' "$tmp/all_to_all.cu" || fail "barrier_all: no GIN signals"
+grep -q 'ts_g.readSignal(0)' "$tmp/all_to_all.cu" || fail "barrier_all: no wait on the GIN signal"
+"$tool" compile $d/all_to_all.py --entry all_to_all -D P=4 -D chunk=6 -D N=20 --multinode --target cuda --dump-after lower_comm > "$tmp/ir2.txt" 2>&1 || fail "dump all_to_all"
+grep -q 'if ranks_per_node >= num_ranks:' "$tmp/ir2.txt" || fail "barrier_all: no IR branch on the world's nodes"
+grep -q 'barrier_all(, flags=0/1/0, xport)' "$tmp/ir2.txt" || fail "barrier_all: no transport form"
 # the IR: the branch and the transport op
 "$tool" compile $d/put_block.py --entry kernel_ -D M=4096 -D num_rank=2 -D block_M=512 -D threads=128 --multinode --target cuda --dump-after lower_comm > "$tmp/ir.txt" 2>&1 || fail "dump"
 grep -q 'ranks_per_node == rank // ranks_per_node' "$tmp/ir.txt" || fail "no IR branch"
@@ -37,12 +44,11 @@ grep -q ', xport)' "$tmp/ir.txt" || fail "no xport op"
 # refusals, naming what GIN lacks
 refuse() { want=$1; shift; if "$tool" compile "$@" --target cuda --multinode --emit cuda > "$tmp/r.out" 2>&1; then fail "accepted: $*"; fi
   grep -q "$want" "$tmp/r.out" || { cat "$tmp/r.out"; fail "message: $want"; }; }
-refuse "T.barrier_all across nodes" $d/all_to_all.py --entry all_to_all -D P=4 -D chunk=6 -D N=20
 refuse "no gets" $d/tile_copy.py --entry tile_copy -D M=40 -D N=48 -D BM=16 -D BN=16
 refuse "GIN adds only to its own signal objects" $d/mem_model.py --entry mem_model -D P=4 -D N=200
 # the build for sm_90
 if [ ! -x "$NVCC" ] || [ -z "$inc" ]; then echo "SKIP: no nvcc ($NVCC) or no nccl_device.h"; exit 77; fi
-for k in put_block allgather; do
+for k in put_block allgather all_to_all; do
   "$NVCC" -arch=sm_90 -std=c++17 -w -I"$inc" -cubin -o "$tmp/$k.cubin" "$tmp/$k.cu" || fail "nvcc $k"
   [ -s "$tmp/$k.cubin" ] || fail "empty cubin $k"
 done

@@ -674,7 +674,7 @@ static void test_arch_hints(void) {
             TsDiag d;
             memset(&d, 0, sizeof d);
             size_t size = 0;
-            unsigned char *img = ts_nvrtc_emit(&d, src, archs[a], 1, &size);
+            unsigned char *img = ts_nvrtc_emit(&d, src, archs[a], 1, NULL, &size);
             if (!img) fprintf(stderr, "ws_hinted for %s (tier %d):\n%s\n", archs[a], tier, ts_buf_str(&d.msg));
             CHECK(img != NULL);
             if (img) {

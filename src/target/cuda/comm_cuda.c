@@ -61,12 +61,13 @@
  * by pass lower_comm (op/comm.c: ts_comm_gin_lacks), naming it: gets and
  * loads from another node (GIN has puts only), atomic adds and adding
  * signals to heap words (GIN adds only to its own signal objects), waits
- * on another node's memory, warp variants, values over 8 bytes and the
- * block barriers across nodes (NCCL's GIN barrier is not used yet); this
- * file only asserts that none reaches it.  The
- * order of a put-with-signal's data and signal word rests on the puts of
- * one context to one peer being delivered in order, which NCCL documents
- * for its signal objects only (see doc/DISTRIBUTED.md).
+ * on another node's memory, warp variants, values over 8 bytes and
+ * T.barrier_blocks across nodes; this file only asserts that none reaches
+ * it.  T.barrier_all across nodes is GIN signals between the ranks
+ * (emit_barrier_all_gin), ordered after each rank's earlier puts as NCCL
+ * documents.  The order of a put-with-signal's data and signal word rests
+ * on the puts of one context to one peer being delivered in order, which
+ * NCCL documents for its signal objects only (see doc/DISTRIBUTED.md).
  */
 #include <stdio.h>
 #include <string.h>
@@ -167,6 +168,8 @@ static const char gin_prelude[] =
     "__device__ int ts_comm_rpn = 1 << 30;   /* ranks per node (set by the world; default: one node) */\n"
     "__device__ ncclDevComm ts_gin_comm;     /* NCCL's device communicator with GIN contexts */\n"
     "__device__ ncclWindow_t ts_gin_win;     /* the symmetric heap's window */\n"
+    "__device__ ts_i64 ts_gin_sync;          /* T.barrier_all across nodes: this rank's blocks' arrivals */\n"
+    "__device__ ts_i64 ts_gin_sync_rel;      /* ... and the epoch its last block released */\n"
     /* the byte offset in the heap (every rank's: symmetric) of `bytes` at
      * p inside [lo, hi), for rank pe of another node; -1 after recording */
     "TS_DEV ts_i64 ts_gin_off(int what, ts_i64 rank, ts_i64 nranks, ts_i64 pe, const void *p, ts_i64 bytes,\n"
@@ -731,6 +734,61 @@ static void emit_barrier_all(Ce *c) {
 
 /* ---- several nodes: NCCL's GIN ---- */
 
+/* T.barrier_all where the world spans nodes (xport; lower_comm branches to
+ * it only then).  Rank 0's counter is on another node for most ranks, so
+ * the barrier is two-level: this rank's blocks meet on ts_gin_sync (this
+ * module's word); the last block to arrive posts a GIN signal (id
+ * TS_GIN_SIG_BARRIER = 0, src/comm/local_cuda.c asks for it) to every
+ * other rank, then waits, through ts_comm_spin like every wait (so a
+ * missing rank is a timeout naming the count, never a hang), until its
+ * own signal 0 reaches its shadow advanced by nranks - 1, and releases
+ * this rank's blocks through ts_gin_sync_rel.  NCCL's gin.h: a signal is
+ * visible at the peer only after the payloads of the context's earlier
+ * puts to that peer have settled, so once the barrier is passed every put
+ * a rank posted before it (all on context 0) has landed: T.barrier_all's
+ * quiet.  The shadow lives in the device communicator (one per rank, the
+ * same for every kernel), so barriers of successive kernels count on. */
+static void emit_barrier_all_gin(Ce *c) {
+    need_one_thread(c);
+    if (!c->s->op->cflags[1]) {
+        line(c);
+        out(c, "__threadfence_system();\n");
+    }
+    open_block(c, "");
+    line(c);
+    out(c, "const ts_i64 ts_nb = (ts_i64)gridDim.x * gridDim.y * gridDim.z;\n");
+    line(c);
+    out(c, "const ts_i64 ts_old = (ts_i64)atomicAdd((unsigned long long *)&ts_gin_sync, 1ull);\n");
+    line(c);
+    out(c, "const ts_i64 ts_goal = (ts_old / ts_nb + 1) * ts_nb;\n");
+    open_block(c, "if (ts_old + 1 == ts_goal) ");
+    line(c);
+    out(c, "ncclGin ts_g(ts_gin_comm, 0);\n");
+    line(c);
+    out(c, "for (int ts_p = 0; ts_p < (int)ts_nranks; ts_p++)\n");
+    line(c);
+    out(c, "    if (ts_p != (int)ts_rank) ts_g.signal(ncclTeamWorld(ts_gin_comm), ts_p, ncclGin_SignalInc{0});\n");
+    line(c);
+    out(c, "ts_g.increaseSignalShadow(0, (ts_u64)(ts_nranks - 1));\n");
+    line(c);
+    out(c, "const ts_u64 ts_want = *ts_g.getSignalShadowPtr(0);\n");
+    line(c);
+    out(c, "ts_u64 ts_got = 0;\n");
+    char rec[200];
+    snprintf(rec, sizeof rec,
+             "ts_comm_fail(%d, ts_rank, (ts_i64)(ts_nranks - 1) - (ts_i64)(ts_want - ts_got), ts_nranks - 1, 0, 0)",
+             c->what * 16 + 4);
+    emit_wait_loop(c, "ts_got = ts_g.readSignal(0);", "(ts_i64)(ts_got - ts_want) >= 0", rec);
+    line(c);
+    out(c, "atomicExch((unsigned long long *)&ts_gin_sync_rel, (unsigned long long)ts_goal);\n");
+    close_block(c);
+    line(c);
+    out(c, "ts_i64 ts_v = 0;\n");
+    snprintf(rec, sizeof rec, "ts_comm_fail(%d, ts_rank, ts_v - (ts_goal - ts_nb), ts_nb, 0, 0)", c->what * 16 + 4);
+    emit_wait_loop(c, "ts_v = *(volatile ts_i64 *)&ts_gin_sync_rel;", "ts_v >= ts_goal", rec);
+    close_block(c);
+}
+
 /* `const ts_i64 <var> = ts_gin_off(...)` of `count` elements `off` past
  * r's first (peer: emit_peer when remote, else -1 for this rank's own). */
 static void emit_gin_off(Ce *c, const char *var, const IrRegion *r, int remote, const char *count, const char *off) {
@@ -836,6 +894,10 @@ int ts_cuda_comm_per_thread_ok(const IrTileOp *op) {
 void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
     const IrTileOp *op = s->op;
     Ce c0 = {h, h->x->o, h->ind, s, op->comm, h->per_thread}, *c = &c0;
+    if (op->xport && op->comm == TS_COMM_BARRIER_ALL) {
+        emit_barrier_all_gin(c);
+        return;
+    }
     if (op->xport && op->comm != TS_COMM_FENCE) {
         if (ts_comm_gin_lacks(op))
             ts_fail_at(h->x->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: T.%s through NCCL's GIN was not refused by lower_comm",
