@@ -7,7 +7,8 @@
 #    into TsCaps and the compile options, never by a pass, the IR, the ops,
 #    the front end or a code generator; getenv appears elsewhere only in
 #    the runtime pieces named below (cache, loaders, launch-time switches,
-#    the C build's compiler search, the distributed layer, the CLI).
+#    the C build's compiler search, the CUDA build's nvcc and NCCL search
+#    (nvcc.c), the distributed layer, the CLI).
 set -u
 fail() { echo "FAILED: $*"; exit 1; }
 order="base front ir op elab runtime target pass comm driver cli"
@@ -31,6 +32,6 @@ for inc in $(grep -hoE '#include "[a-z_]+/' src/core.h | sed 's/#include "//;s/\
   case "$inc" in base|ir) ;; *) fail "src/core.h includes $inc/" ;; esac
 done
 
-bad=$(grep -rlE '\bgetenv *\(' src | grep -vE '^src/(driver/api\.c|runtime/cache\.c|target/cuda/(nvrtc|cuda_drv)\.c|target/c/build_c\.c|comm/|cli/)')
+bad=$(grep -rlE '\bgetenv *\(' src | grep -vE '^src/(driver/api\.c|runtime/cache\.c|target/cuda/(nvrtc|nvcc|cuda_drv)\.c|target/c/build_c\.c|comm/|cli/)')
 [ -z "$bad" ] || fail "getenv outside the API boundary and the runtime pieces: $bad"
 echo "layering and environment: ok"

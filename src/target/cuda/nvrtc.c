@@ -42,6 +42,10 @@
  * to the loader's search it has no id, and every build opens it.
  * (The directory logic mirrors build_c.c's static helpers; fold both into
  * one shared helper when somebody owns a place for it.)
+ *
+ * A source that includes NCCL's device API (TS_CUDA_NCCL_MARK: kernels
+ * compiled for several nodes) is not NVRTC's: ts_cuda_image and
+ * ts_nvrtc_emit hand it to nvcc (nvcc.c says why), through the same cache.
  */
 #include "target/cuda/cuda_target.h"
 #include "runtime/cache.h"
