@@ -2,9 +2,7 @@
 # another node) lacks, one primitive per value of `what`.  Pass lower_comm
 # refuses each where it sets the op's xport (op/comm.c: ts_comm_gin_lacks),
 # so `--dump-after lower_comm` fails too; the printer only asserts (issue
-# 5 part 0).  The goldens tests/golden/err_gin_*.py pin the messages.
-# `barrier_all` is not refused (GIN signals between the ranks): golden
-# ir_gin_barrier_all.py pins its IR.
+# 5 part 0).  Goldens err_gin_*.py pin the messages (ir_gin_barrier_all.py: accepted).
 import tilelang.language as T
 
 
