@@ -22,7 +22,11 @@
 #      stores, before pass ws_async_copy made them cp.async; =wait: cp.async,
 #      cp.async.wait_group 0, then the plain arrive; =noinc:
 #      cp.async.mbarrier.arrive.noinc alone; =mbar: cp.async.mbarrier.arrive,
-#      then the arrive), and the plain examples/gemm.py matmul at 4096^3.
+#      then the arrive), and the plain examples/gemm.py matmul at 4096^3;
+#      also compiled for sm_90a (TILESCALE_CUDA_ARCH=sm_90a), where pass
+#      ws_role_regs gives each role a region of its own, moves registers from
+#      the producer to the mma role (setmaxnreg) and asks for two blocks per
+#      SM (the GEMMs; FlashAttention's roles do not fit two blocks).
 #
 # Every check above runs with the default form (src/base/caps.h,
 # TS_WS_ASYNC_*); step 2 also runs synccheck on the ring GEMM and
@@ -60,7 +64,7 @@ check() { # ws_layout, file, then the tilescale arguments
   local w=$1 f=$2; shift 2
   local out; out=$(TILESCALE_CUDA_WS_LAYOUT=$w "$T" run "$f" --target cuda "$@" 2>&1)
   local v; v=$(echo "$out" | grep -Eo "PASS|FAIL" | head -1)
-  echo "| ws_layout=$w${TILESCALE_CUDA_WS_ASYNC:+ ws_async=$TILESCALE_CUDA_WS_ASYNC} | $(basename "$f") $* | ${v:-ERROR} |"
+  echo "| ws_layout=$w${TILESCALE_CUDA_WS_ASYNC:+ ws_async=$TILESCALE_CUDA_WS_ASYNC}${TILESCALE_CUDA_ARCH:+ $TILESCALE_CUDA_ARCH} | $(basename "$f") $* | ${v:-ERROR} |"
   [ "$v" = PASS ] || { fail=1; echo "$out" | tail -8; }
 }
 echo "| path | run | result |"
@@ -77,6 +81,12 @@ for w in 0 1; do
   check $w $FA --entry flashattn_ws -D batch=1 -D heads=4 -D seq_len=512 -D dim=64 -D is_causal=True -D block_M=128 --check-against attention_naive
   check $w $FA --entry flashattn_ws -D batch=1 -D heads=2 -D seq_len=256 -D dim=64 -D is_causal=True --check-against attention_naive
 done
+# sm_90a: pass ws_role_regs (roles' regions, setmaxnreg, two blocks per SM)
+for e in ws_matmul ws_matmul_ring; do
+  TILESCALE_CUDA_ARCH=sm_90a check 1 $GEMM --entry $e -D M=1024 -D N=768 -D K=1536 --check-target c
+  TILESCALE_CUDA_ARCH=sm_90a check 1 $GEMM --entry $e -D M=2048 -D N=2048 -D K=2048 --check-against matmul_naive
+done
+TILESCALE_CUDA_ARCH=sm_90a check 1 $GEMM --entry ws_matmul_ring -D M=1024 -D N=1024 -D K=1024 -D stages=3 --check-against matmul_naive
 # the other forms of the producer's cp.async hand-over (registers path)
 for form in wait noinc mbar; do
   TILESCALE_CUDA_WS_ASYNC=$form check 1 $GEMM --entry ws_matmul -D M=1024 -D N=768 -D K=1536 --check-target c
@@ -108,6 +118,14 @@ if command -v compute-sanitizer >/dev/null; then
       echo "sanitizer (record only) WS_ASYNC=$form synccheck $(echo "$run" | awk '{print $3}'): $r"
     done
   done
+  for tool in memcheck racecheck synccheck; do
+    for e in ws_matmul ws_matmul_ring; do
+      r=$(TILESCALE_CUDA_ARCH=sm_90a compute-sanitizer --tool $tool "$T" run $GEMM --entry $e -D M=256 -D N=256 -D K=512 --target cuda 2>&1 |
+          grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" | head -3 | tr '\n' ' ')
+      echo "sanitizer sm_90a (ws_role_regs) $tool $e: $r"
+      echo "$r" | grep -Eq "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" || fail=1
+    done
+  done
 else
   echo "compute-sanitizer not found: sanitizer checks not run"
   fail=1
@@ -128,8 +146,8 @@ tm() { # ws_layout, file, args: median kernel ms (TILESCALE_CUDA_WS_ASYNC from t
     grep -Eo "cuda bench [0-9.]+" | grep -Eo "[0-9.]+$"
 }
 echo
-echo "| kernel | shared bytes before | after | ms before (ws_layout=0) | ms registers, plain copies (WS_ASYNC=0) | ms registers, default | ms cp.async + wait + arrive (=wait) | ms cp.async.mbarrier.arrive.noinc (=noinc) | ms cp.async.mbarrier.arrive + arrive (=mbar) | reference |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "| kernel | shared bytes before | after | ms before (ws_layout=0) | ms registers, plain copies (WS_ASYNC=0) | ms registers, default | ms cp.async + wait + arrive (=wait) | ms cp.async.mbarrier.arrive.noinc (=noinc) | ms cp.async.mbarrier.arrive + arrive (=mbar) | ms default on sm_90a (ws_role_regs) | reference |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 ref_gemm=$(python3 - <<'EOF' 2>/dev/null
 import torch
 a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
@@ -145,9 +163,9 @@ EOF
 for e in "ws_matmul" "ws_matmul_ring" "ws_matmul_ring -D stages=3" "ws_matmul_ring -D stages=4"; do
   a="--entry $e -D M=4096 -D N=4096 -D K=4096"
   # shellcheck disable=SC2086
-  echo "| $e 4096^3 fp16 | $(smem 0 $GEMM $a) | $(smem 1 $GEMM $a) | $(tm 0 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $GEMM $a) | $(tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC="wait" tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=noinc tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=mbar tm 1 $GEMM $a) | ${ref_gemm:-torch not found} |"
+  echo "| $e 4096^3 fp16 | $(smem 0 $GEMM $a) | $(smem 1 $GEMM $a) | $(tm 0 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $GEMM $a) | $(tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC="wait" tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=noinc tm 1 $GEMM $a) | $(TILESCALE_CUDA_WS_ASYNC=mbar tm 1 $GEMM $a) | $(TILESCALE_CUDA_ARCH=sm_90a tm 1 $GEMM $a) | ${ref_gemm:-torch not found} |"
 done
-echo "| examples/gemm.py matmul 4096^3 fp16 (no roles) | | | | | $(tm 1 examples/gemm.py --entry matmul -D M=4096 -D N=4096 -D K=4096) | | | | ${ref_gemm:-torch not found} |"
+echo "| examples/gemm.py matmul 4096^3 fp16 (no roles) | | | | | $(tm 1 examples/gemm.py --entry matmul -D M=4096 -D N=4096 -D K=4096) | | | | | ${ref_gemm:-torch not found} |"
 for d in 64 128; do
   ref_fa=$(python3 - "$d" <<'EOF' 2>/dev/null
 import sys, torch
@@ -165,7 +183,7 @@ EOF
 )
   a="--entry flashattn_ws -D batch=1 -D heads=32 -D seq_len=4096 -D dim=$d -D is_causal=True -D block_M=128"
   # shellcheck disable=SC2086
-  echo "| flashattn_ws B1 H32 S4096 D$d causal, block_M=128 | $(smem 0 $FA $a) | $(smem 1 $FA $a) | $(tm 0 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $FA $a) | $(tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC="wait" tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=noinc tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=mbar tm 1 $FA $a) | ${ref_fa:-torch not found} |"
+  echo "| flashattn_ws B1 H32 S4096 D$d causal, block_M=128 | $(smem 0 $FA $a) | $(smem 1 $FA $a) | $(tm 0 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=0 tm 1 $FA $a) | $(tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC="wait" tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=noinc tm 1 $FA $a) | $(TILESCALE_CUDA_WS_ASYNC=mbar tm 1 $FA $a) | $(TILESCALE_CUDA_ARCH=sm_90a tm 1 $FA $a) | ${ref_fa:-torch not found} |"
 done
 fi
 if [ $fail = 0 ]; then echo "ALL PASS"; else echo "SOME FAILED"; exit 1; fi

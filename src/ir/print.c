@@ -720,6 +720,10 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
         ts_buf_indent(b, 1);
         ts_buf_printf(b, "ptxas_register_usage_level %d\n", k->ptxas_reg_level);
     }
+    if (k->min_blocks) {
+        ts_buf_indent(b, 1);
+        ts_buf_printf(b, "min_blocks %d\n", k->min_blocks);
+    }
     if (k->ptxas_fast_compile) {
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "ptxas_fast_compile min\n");

@@ -60,6 +60,7 @@ void ts_pass_split_address(TsPassCtx *cx);     /* CUDA: global addresses as base
 void ts_pass_partition_threads(TsPassCtx *cx); /* CUDA: the rest of the body to thread-level IR */
 void ts_pass_lower_comm(TsPassCtx *cx);        /* CUDA: a block's communication primitive to one thread */
 void ts_pass_ws_async_copy(TsPassCtx *cx);     /* CUDA: a T.ws role's copies before its arrive as cp.async */
+void ts_pass_ws_role_regs(TsPassCtx *cx);      /* CUDA sm_90a: each T.ws role one region, setmaxnreg per role */
 void ts_pass_insert_sync(TsPassCtx *cx);       /* CUDA: barriers where threads share data */
 void ts_pass_plan_smem(TsPassCtx *cx);         /* CUDA: shared-memory offsets, padding, reuse, limit */
 void ts_pass_thread_loops_c(TsPassCtx *cx);    /* C: thread-dependent code in thread ranges (partition_threads.c) */

@@ -31,6 +31,8 @@
  * * ws_async_copy      a T.ws role's global -> shared copies before its mbarrier
  *                      arrive as cp.async, the arrive made when they land
  *                      (or a wait for them before it) (ws_async_copy.c)
+ * * ws_role_regs       sm_90a: each T.ws role one region, registers moved from
+ *                      the producer to the mma role (ws_role_regs.c)
  * * insert_sync        barriers only where threads share data (insert_sync.c)
  * * index_width        32-bit integer arithmetic where proven (index_width.c)
  * * plan_smem          shared-memory offsets, row padding, reuse of bytes
@@ -175,6 +177,12 @@ const TsPass ts_passes[] = {
      "CUDA: a T.ws role's vector copies from global to shared memory before its mbarrier arrive become cp.async "
      "and the arrive is made when they land (cp.async.mbarrier.arrive.noinc), or after a wait for them "
      "(cp.async.wait_group 0) where the producer has other stores to release, sm_80+",
+     TS_PASS_CUDA},
+    {"ws_role_regs", ts_pass_ws_role_regs,
+     "CUDA, sm_90a: a warp-specialised kernel of a producer role and a tensor-core role runs each role as "
+     "one region of its own (its own copy of each loop), the producer gives registers to the mma role "
+     "(setmaxnreg dec/inc) and the kernel is compiled for two blocks per SM, where their arrays and shared "
+     "memory fit",
      TS_PASS_CUDA},
     {"insert_sync", ts_pass_insert_sync,
      "CUDA: barriers only where a thread reads shared memory another wrote, or overwrites what others "

@@ -60,4 +60,15 @@ for arch in sm_80 sm_90; do
     [ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ] || fail "$arch $k: shared memory $b -> $a (the fragments did not move to registers)"
   done
 done
+# sm_90a: pass ws_role_regs gives each role its region, moves registers from the producer
+# to the mma role (setmaxnreg) and compiles the GEMMs for two blocks per SM
+for e in ws_matmul ws_matmul_ring; do
+  n=$((n + 1))
+  TILESCALE_CUDA_ARCH=sm_90a $tool compile examples/ws_gemm.py --entry $e -D M=512 -D N=512 -D K=512 --target cuda --emit ptx \
+    >"$d/ptx" 2>"$d/err" || { cat "$d/err"; fail "sm_90a $e: --emit ptx"; }
+  grep -q 'setmaxnreg\.dec\.sync\.aligned\.u32 48;' "$d/ptx" || fail "sm_90a $e: no setmaxnreg.dec in the PTX"
+  grep -q 'setmaxnreg\.inc\.sync\.aligned\.u32 208;' "$d/ptx" || fail "sm_90a $e: no setmaxnreg.inc in the PTX"
+  grep -q '\.minnctapersm 2' "$d/ptx" || fail "sm_90a $e: not compiled for two blocks per SM"
+  echo "sm_90a $e: setmaxnreg 48 / 208, two blocks per SM"
+done
 echo "ok: $n kernels"

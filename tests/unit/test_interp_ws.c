@@ -35,7 +35,11 @@
  * theirs stayed synchronous and that the hand-over has the form asked for
  * (TS_WS_ASYNC_NOINC, the default: a noinc arrive_async; TS_WS_ASYNC_WAIT:
  * a wait for every group before the arrive, the ring GEMM and
- * FlashAttention; TS_WS_ASYNC_MBAR: an arrive_async, the ring GEMM).
+ * FlashAttention; TS_WS_ASYNC_MBAR: an arrive_async, the ring GEMM).  The
+ * two GEMMs also compile for sm_90a, where pass ws_role_regs gives each
+ * role a region of its own (its own copy of the K loop) and moves registers
+ * from the producer to the mma role; they run the same and a dropped wait
+ * is caught there too.
  */
 #include "interp_test.h"
 #include "ir/tileop.h"
@@ -153,11 +157,17 @@ static double input(const void *ctx, const IrBuffer *b, int i, int64_t j, int64_
     return floor(it_frand() * 8) / 8;
 }
 
-static bool run_case(const Case *c, bool ws_layout, int form, Mutation mut) {
+/* sm90a: compiled for sm_90a, where pass ws_role_regs gives each role its region and
+ * moves registers (the GEMMs: checked to have happened). */
+static bool run_case_arch(const Case *c, bool ws_layout, int form, Mutation mut, bool sm90a) {
     ItCase t;
     if (!it_open(&t, c->file)) return false;
     TsCaps cu;
     it_caps_sm80(&cu);
+    if (sm90a) {
+        snprintf(cu.arch, sizeof cu.arch, "sm_90a");
+        cu.sm = 90;
+    }
     cu.pipeline = true;
     cu.ws_layout = ws_layout;
     cu.ws_async = form;
@@ -191,6 +201,10 @@ static bool run_case(const Case *c, bool ws_layout, int form, Mutation mut) {
                     form == TS_WS_ASYNC_WAIT ? "wait and its arrive" : noinc ? "noinc arrive_async" : "arrive_async");
             ok = false;
         }
+        if (sm90a && kg->min_blocks != 2) {
+            fprintf(stderr, "%s: sm_90a, but pass ws_role_regs did not split the roles\n", c->entry);
+            ok = false;
+        }
         if (!ir_stmt_any(kg->body, has_role_gemm, NULL)) {
             fprintf(stderr, "%s: no T.gemm with its role's warps recorded\n", c->entry);
             ok = false;
@@ -201,6 +215,10 @@ static bool run_case(const Case *c, bool ws_layout, int form, Mutation mut) {
     ok = ok && it_against_c(&t.a, &t.d, kc, kg, &cmp);
     it_close(&t);
     return ok;
+}
+
+static bool run_case(const Case *c, bool ws_layout, int form, Mutation mut) {
+    return run_case_arch(c, ws_layout, form, mut, false);
 }
 
 int main(void) {
@@ -223,6 +241,10 @@ int main(void) {
     CHECK(run_case(&cases[1], true, TS_WS_ASYNC_WAIT, MUT_NONE));
     CHECK(run_case(&cases[3], true, TS_WS_ASYNC_WAIT, MUT_NONE));
     CHECK(run_case(&cases[1], true, TS_WS_ASYNC_MBAR, MUT_NONE));
+    /* sm_90a: each role one region, setmaxnreg, two blocks per SM (pass ws_role_regs) */
+    CHECK(run_case_arch(&cases[0], true, TS_WS_ASYNC_NOINC, MUT_NONE, true));
+    CHECK(run_case_arch(&cases[1], true, TS_WS_ASYNC_NOINC, MUT_NONE, true));
+    CHECK(!run_case_arch(&cases[1], true, TS_WS_ASYNC_NOINC, MUT_NO_MBAR_WAITS, true));
     static const char *const names[] = {"", "dropped mbarrier waits", "role thread ranges from thread 0",
                                         "gemm warps moved", "dropped named barriers", "plain arrive after cp.async",
                                         "dropped cp.async wait before the arrive"};

@@ -405,8 +405,8 @@ static void test_passes(void) {
                    "unknown pass 'nonsense' for --dump-after; valid passes: verify, simplify, ");
     CHECK_CONTAINS(ts_buf_str(&d.msg), "pipeline_planning, lower_coll, shared_to_fragment, lower_tile_ops, ");
     CHECK_CONTAINS(ts_buf_str(&d.msg), "inject_pipeline, tier_plan, rasterize, partition_threads, lower_comm, "
-                   "ws_async_copy, insert_sync, index_width, plan_smem, thread_loops_c, warp_c, coro_sync_c, "
-                   "split_address, arch_hints, verify_lowered");
+                   "ws_async_copy, ws_role_regs, insert_sync, index_width, plan_smem, thread_loops_c, warp_c, "
+                   "coro_sync_c, split_address, arch_hints, verify_lowered");
     ts_buf_free(&d.msg);
 
     failed = 0;
