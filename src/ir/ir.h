@@ -199,6 +199,8 @@ typedef enum IrLayoutKind {
     IR_LAYOUT_CYCLIC,   /* row-major element e -> thread e % p[0], local e / p[0] */
     IR_LAYOUT_WARP_ROWS,/* rows in blocks over warps, columns over lanes: p = m, n, warps, vector */
     IR_LAYOUT_WARP_ROWS_PROJ, /* the rows of a WARP_ROWS tile, on the lanes sharing each: p = m, n, warps, vector */
+    IR_LAYOUT_MMA_A,    /* a register A operand of an mma.sync gemm on wm x wn warps: MMA_C(m, k, wm, 1)
+                         * per warp row, replicated on the wn warps of the row: p = m, k, wm, wn */
 } IrLayoutKind;
 
 struct IrLayout {

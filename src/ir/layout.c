@@ -110,6 +110,34 @@ IrLayout *ir_layout_mma_rows(IrKernel *k, int64_t m, int64_t n, int wm, int wn) 
     return l;
 }
 
+IrLayout *ir_layout_mma_a(IrKernel *k, int64_t m, int64_t kk, int wm, int wn) {
+    if (!mma_fits(m, kk, wm, 1) || wn < 1 || wm * wn > 32) return NULL;
+    TsArena *a = k->arena;
+    int64_t WM = m / wm, mi = WM / 16, ni = kk / 8;
+    int64_t shape[2] = {m, kk}, lshape[4] = {mi, ni, 2, 2};
+    IrLayout *l = new_layout(k, IR_LAYOUT_MMA_A, 2, shape, 4, lshape, wm * wn * 32, wn,
+                             "register A operand of mma.sync");
+    l->p[0] = m, l->p[1] = kk, l->p[2] = wm, l->p[3] = wn;
+    /* forward: (row, col) + replica -> thread, digits (MMA_C's with one warp column) */
+    IrExpr *row = ref(a, l->in[0]), *col = ref(a, l->in[1]);
+    IrExpr *r = fmod_(a, row, WM);
+    IrExpr *rep = wn > 1 ? ref(a, l->rep) : c32(a, 0);
+    IrExpr *warp = add(a, mul(a, fdiv(a, row, WM), wn), rep);
+    IrExpr *lane = add(a, mul(a, fmod_(a, r, 8), 4), fdiv(a, fmod_(a, col, 8), 2));
+    l->thread = add(a, mul(a, warp, 32), lane);
+    l->local[0] = fdiv(a, r, 16);
+    l->local[1] = fdiv(a, col, 8);
+    l->local[2] = fdiv(a, fmod_(a, r, 16), 8);
+    l->local[3] = fmod_(a, col, 2);
+    /* inverse: (t, it, jt, eh, el) -> (row, col), whatever t's warp column */
+    IrExpr *t = ref(a, l->tv_thread), *w = fdiv(a, t, 32), *ln = fmod_(a, t, 32);
+    l->index[0] = add(a, add(a, mul(a, fdiv(a, w, wn), WM), mul(a, ref(a, l->tv_digit[0]), 16)),
+                      add(a, mul(a, ref(a, l->tv_digit[2]), 8), fdiv(a, ln, 4)));
+    l->index[1] = add(a, mul(a, ref(a, l->tv_digit[1]), 8), add(a, mul(a, fmod_(a, ln, 4), 2), ref(a, l->tv_digit[3])));
+    l->local_size = mi * ni * 4;
+    return l;
+}
+
 /* ---- CYCLIC ------------------------------------------------------------------- */
 
 IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthreads) {
@@ -292,6 +320,12 @@ void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64
         }
         break;
     }
+    case IR_LAYOUT_MMA_A: {
+        int64_t WM = l->p[0] / l->p[2], wn = l->p[3], row = idx[0], r = row % WM, col = idx[1];
+        *thread = ((row / WM) * wn + rep) * 32 + (r % 8) * 4 + (col % 8) / 2;
+        d[0] = r / 16, d[1] = col / 8, d[2] = (r % 16) / 8, d[3] = col % 2;
+        break;
+    }
     case IR_LAYOUT_CYCLIC: {
         int64_t e = 0;
         for (int i = 0; i < l->ndim; i++) e = e * l->shape[i] + idx[i];
@@ -345,6 +379,12 @@ bool ir_layout_inverse(const IrLayout *l, int64_t t, const int64_t *d, int64_t *
         if (l->kind == IR_LAYOUT_WARP_ROWS) idx[1] = (d[1] * w.L + ln % w.L) * w.v + (w.v > 1 ? d[2] : 0);
         return true;
     }
+    case IR_LAYOUT_MMA_A: {
+        int64_t WM = l->p[0] / l->p[2], w = t / 32, ln = t % 32;
+        idx[0] = (w / l->p[3]) * WM + d[0] * 16 + d[2] * 8 + ln / 4;
+        idx[1] = d[1] * 8 + (ln % 4) * 2 + d[3];
+        return true;
+    }
     case IR_LAYOUT_CYCLIC: {
         int64_t e = l->p[1] ? t % l->p[1] : d[0] * l->p[0] + t;
         for (int i = l->ndim - 1; i >= 0; i--) {
@@ -365,6 +405,8 @@ int64_t ir_layout_local_at(const IrLayout *l, const int64_t *idx, int64_t thread
         rep = thread % (32 * ir_layout_row_warps(l)) % ir_layout_row_lanes(l);
     else if (l->kind == IR_LAYOUT_CYCLIC && l->p[1])
         rep = thread / l->p[1];
+    else if (l->kind == IR_LAYOUT_MMA_A)
+        rep = (thread / 32) % l->p[3]; /* the warp column */
     ir_layout_forward(l, idx, rep, &t, &loc);
     return t == thread ? loc : -1;
 }
@@ -537,6 +579,10 @@ void ir_layout_describe(TsBuf *b, const IrLayout *l) {
     case IR_LAYOUT_MMA_ROWS:
         ts_buf_printf(b, "mma_rows(%lld of %lld x %lld, warps %lld x %lld)", (long long)l->p[0], (long long)l->p[0],
                       (long long)l->p[1], (long long)l->p[2], (long long)l->p[3]);
+        return;
+    case IR_LAYOUT_MMA_A:
+        ts_buf_printf(b, "mma_a(%lld x %lld, warps %lld x %lld, replicated %lld times)", (long long)l->p[0],
+                      (long long)l->p[1], (long long)l->p[2], (long long)l->p[3], (long long)l->p[3]);
         return;
     case IR_LAYOUT_CYCLIC:
         ts_buf_printf(b, "cyclic(%lld threads", (long long)l->p[0]);

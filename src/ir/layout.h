@@ -61,6 +61,17 @@
  *                         (0, j / (L v), j % v); a row reduction is 5
  *                         shuffle steps and then the w / m warps' partials
  *                         through shared memory.
+ *   MMA_A(m, k, wm, wn)   a register A operand (m x k) of an mma.sync gemm
+ *                         whose warps form a wm x wn grid: every warp of
+ *                         warp row w / wn needs all k columns of its m/wm
+ *                         rows, so each row block is held as MMA_C(m, k,
+ *                         wm, 1) holds it by each of the wn warps of that
+ *                         row (replicate = wn, replica r on warp column
+ *                         r).  The local digits are MMA_C's, so the gemm
+ *                         reads its a0..a3 at the same register indices
+ *                         whatever the warp column.  (FullCol gemms on a
+ *                         register P: the persistent MLA decode, 1 x 8
+ *                         warps over a 64 x 64 P.)
  *   CYCLIC(nthreads)      row-major element e -> thread e % nthreads,
  *                         local e / nthreads (the size must be a multiple
  *                         of nthreads): the layout of fragments no
@@ -79,6 +90,7 @@
  * describe a layout (sizes not multiples of the instruction tile, ...). */
 IrLayout *ir_layout_mma_c(IrKernel *k, int64_t m, int64_t n, int wm, int wn);
 IrLayout *ir_layout_mma_rows(IrKernel *k, int64_t m, int64_t n, int wm, int wn);
+IrLayout *ir_layout_mma_a(IrKernel *k, int64_t m, int64_t kk, int wm, int wn);
 IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthreads);
 IrLayout *ir_layout_warp_rows(IrKernel *k, int64_t m, int64_t n, int nwarps);
 IrLayout *ir_layout_warp_rows_proj(IrKernel *k, int64_t m, int64_t n, int nwarps);

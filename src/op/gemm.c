@@ -269,12 +269,16 @@ void ts_op_gemm_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel lev
     ts_layout_set(lx, fc, ir_layout_mma_c(lx->k, m, n, wm, wn), "the accumulator of T.gemm");
     if (fa >= 0) {
         int64_t ka;
-        if (op->trans_a || A->ndim != 2 || !op_region_whole(A) || wn != 1 || !ir_is_const_int(A->extent[1], &ka)) {
-            ts_layout_give_up(lx, "T.gemm with A in fragment %s needs it whole, untransposed, and warps in rows only",
-                    A->buf->name);
+        if (op->trans_a || A->ndim != 2 || !op_region_whole(A) || !ir_is_const_int(A->extent[1], &ka)) {
+            ts_layout_give_up(lx, "T.gemm with A in fragment %s needs it whole and untransposed", A->buf->name);
             return;
         }
-        ts_layout_set(lx, fa, ir_layout_mma_c(lx->k, m, ka, wm, 1), "the register A operand of T.gemm");
+        /* warps in rows only: each warp holds its rows of A as an accumulator of
+         * m x k would (MMA_C); with warps in columns too (FullCol) every warp of a
+         * warp row needs all of its rows, so they are replicated over the row's
+         * warps (MMA_A, the same registers in each) */
+        ts_layout_set(lx, fa, wn == 1 ? ir_layout_mma_c(lx->k, m, ka, wm, 1) : ir_layout_mma_a(lx->k, m, ka, wm, wn),
+                      "the register A operand of T.gemm");
     }
 }
 

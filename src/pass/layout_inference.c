@@ -811,6 +811,7 @@ static IrExpr *first_replica(Li *li, const IrLayout *L, IrExpr *t) {
     TsArena *a = li->a;
     int64_t mod = 0, wdiv = 0, wmod = 0, below = 0;
     if (L->kind == IR_LAYOUT_MMA_ROWS) mod = 4, wdiv = 32, wmod = L->p[3];
+    else if (L->kind == IR_LAYOUT_MMA_A) mod = 1, wdiv = 32, wmod = L->p[3]; /* the first warp column */
     else if (L->kind == IR_LAYOUT_WARP_ROWS_PROJ) mod = ir_layout_row_lanes(L);
     else if (L->kind == IR_LAYOUT_CYCLIC && L->p[1]) below = L->p[1];
     else return NULL;
@@ -823,11 +824,13 @@ static IrExpr *first_replica(Li *li, const IrLayout *L, IrExpr *t) {
         if (want != got) return NULL;
     }
     if (below) return ir_bin(a, IR_LT, t, ir_i32(a, below));
-    IrExpr *c = ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, t, ir_i32(a, mod)), ir_i32(a, 0));
-    if (wmod > 1)
-        c = ir_bin(a, IR_AND, c,
-                   ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, ir_bin(a, IR_FLOORDIV, t, ir_i32(a, wdiv)), ir_i32(a, wmod)),
-                          ir_i32(a, 0)));
+    IrExpr *c = mod > 1 ? ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, t, ir_i32(a, mod)), ir_i32(a, 0)) : NULL;
+    if (wmod > 1) {
+        IrExpr *w = ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, ir_bin(a, IR_FLOORDIV, t, ir_i32(a, wdiv)), ir_i32(a, wmod)),
+                           ir_i32(a, 0));
+        c = c ? ir_bin(a, IR_AND, c, w) : w;
+    }
+    if (!c) c = ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORMOD, t, ir_i32(a, mod)), ir_i32(a, 0));
     return c;
 }
 

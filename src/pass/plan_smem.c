@@ -24,9 +24,11 @@
  *
  *  2. Offsets, with reuse.  Live ranges are intervals over statement
  *     lists: the top level, and the body of every serial loop (FOR other
- *     than a thread range, WHILE) that is a statement of such a list,
- *     nested sequences flattened.  These are the lists where a barrier may
- *     go (uniform code; the inside of thread ranges and of ifs is not).
+ *     than a thread range, WHILE) and each branch of every if that is a
+ *     statement of such a list, nested sequences flattened.  These are the
+ *     lists where a barrier may go (uniform code, whose ifs every thread
+ *     takes alike; the inside of thread ranges is not).  A branch runs
+ *     again only inside a loop body (List.repeats).
  *     Each buffer has a home list: the top level, except for a transient
  *     buffer (IrBuffer.transient: compiler scratch such as a cross-warp
  *     reduction's red_smem, written before it is read every time its
@@ -133,11 +135,12 @@ typedef struct Top {
 } Top;
 
 /* A statement list where barriers may go: the kernel's top level, or the
- * body of a serial loop (FOR other than a thread range, WHILE) that is an
- * item of such a list; nested sequences flattened. */
+ * body of a serial loop (FOR other than a thread range, WHILE) or a branch
+ * of an if that is an item of such a list; nested sequences flattened. */
 typedef struct List {
     int parent;        /* the enclosing list (-1: this is the top level) */
-    int at;            /* index in the parent of the loop whose body this is */
+    int at;            /* index in the parent of the loop (or if) whose body (branch) this is */
+    bool repeats;      /* it may run again (a loop body, or a branch inside one) */
     int depth;         /* 0 for the top level */
     IrStmt **holder;   /* where this list's statement hangs (kernel or loop body) */
     TS_VEC(Top) items; /* its statements in order */
@@ -178,11 +181,12 @@ static void flatten(Plan *P, int l, IrStmt *s) {
 }
 
 /* A new list for the statement at *holder (a sequence or one statement). */
-static int add_list(Plan *P, int parent, int at, IrStmt **holder) {
+static int add_list(Plan *P, int parent, int at, IrStmt **holder, bool loop) {
     List L;
     memset(&L, 0, sizeof L);
     L.parent = parent;
     L.at = at;
+    L.repeats = loop || (parent >= 0 && P->lists.v[parent].repeats);
     L.depth = parent < 0 ? 0 : P->lists.v[parent].depth + 1;
     L.holder = holder;
     ts_vec_push(P->cx->arena, P->lists, L);
@@ -225,8 +229,12 @@ static bool on_alloc(IrVisitor *v, const IrStmt *s) {
     return true;
 }
 
-/* Walk list l: every item's accesses, serial loops' bodies as lists of
- * their own (their headers belong to the item). */
+/* Walk list l: every item's accesses, serial loops' bodies and ifs'
+ * branches as lists of their own (their headers and conditions belong to
+ * the item).  An if here is uniform code (insert_sync's premise: every
+ * thread takes the same branch, and it places barriers in branches too),
+ * so a barrier may go inside a branch; the persistent MLA decode's whole
+ * tile is one `if` in its wave loop, two reductions' scratch in it. */
 static void walk_list(Plan *P, int l) {
     IrVisitor acc = {.ctx = P, .pre_stmt = on_alloc, .access = on_access};
     for (int i = 0; i < P->lists.v[l].items.n; i++) {
@@ -241,12 +249,21 @@ static void walk_list(Plan *P, int l) {
         } else if (s->kind == IR_S_WHILE && s->while_.body) {
             ir_visit_expr(&acc, s->while_.cond);
             body = &s->while_.body;
+        } else if (s->kind == IR_S_IF && s->if_.then) {
+            ir_visit_expr(&acc, s->if_.cond);
+            walk_list(P, add_list(P, l, i, &s->if_.then, false));
+            if (s->if_.else_) {
+                P->cur_list = l;
+                P->cur_item = i;
+                walk_list(P, add_list(P, l, i, &s->if_.else_, false));
+            }
+            continue;
         }
         if (!body) {
             ir_visit_stmt(&acc, s);
             continue;
         }
-        walk_list(P, add_list(P, l, i, body));
+        walk_list(P, add_list(P, l, i, body, true));
     }
 }
 
@@ -472,7 +489,7 @@ static Pair decide(const Plan *P, int i, int j) {
         }
         r.lo = w;
     }
-    if (c != 0) { /* a loop body runs again: y's last use, then x's first */
+    if (L->repeats) { /* a loop body runs again: y's last use, then x's first */
         if (y->async) {
             r.ok = false;
             return r;
@@ -802,7 +819,7 @@ void ts_pass_plan_smem(TsPassCtx *cx) {
     }
 
     /* the lists, where each buffer is used, live ranges, which pairs may share */
-    walk_list(&P, add_list(&P, -1, 0, &k->body));
+    walk_list(&P, add_list(&P, -1, 0, &k->body, false));
     live_ranges(&P);
     int n = P.slots.n;
     P.pair = TS_NEWN(a, Pair, n > 0 ? n * n : 1);

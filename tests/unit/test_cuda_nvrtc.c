@@ -474,6 +474,9 @@ static const Spec specs[] = {
     {"tests/run/kernels/view_dtype.py", NULL, "bits_copy", "M=64 N=64", NULL, NULL, RUN, 0},
     {"tests/run/kernels/view_dtype.py", NULL, "narrow_read", "M=32 N=48", NULL, NULL, RUN, 0},
     {"tests/run/kernels/view_dtype.py", NULL, "scratch_reuse", "M=64 K=32 N=64", NULL, NULL, RUN, 0},
+    /* FullCol gemms with a register A operand (layout MMA_A) */
+    {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_fullcol", "B=2 H=32 S=64 D=64", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_fullcol", "B=2 H=32 S=96 D=64 direct=1", NULL, NULL, RUN, 0},
 };
 
 static const char *src_for(const char *entry) {

@@ -211,6 +211,17 @@ static const Case cases[] = {
     /* a bitonic sort: each step exchanges v[i] and v[i ^ m] in the thread with
      * i < i ^ m only (insert_sync's sync_exclusive), one barrier per step */
     {"tests/run/kernels/sync_exchange.py", "bitonic", {"N=64", "threads=32"}, 0, 0, 1, 0},
+    /* FullCol gemms with a register A operand (layout MMA_A, replicated over the
+     * warp columns), in a persistent wave loop whose tile is one `if` (the last
+     * wave idle in part); p filled through a shared copy (reuse on: the two
+     * reductions' scratch shares bytes inside the if's branch) or copied from
+     * the scores' accumulator layout (a re-layout through shared memory) */
+    {"tests/run/kernels/gemm_rs_fullcol.py", "decode_fullcol", {"B=2", "H=32", "S=64", "D=64"}, 2e-2,
+     ON_REGS | ON_REUSE, 1, 0},
+    {"tests/run/kernels/gemm_rs_fullcol.py", "decode_fullcol", {"B=2", "H=32", "S=96", "D=64", "direct=1"}, 2e-2,
+     ON_REGS, 1, 0},
+    {"tests/run/kernels/gemm_rs_fullcol.py", "decode_fullcol",
+     {"B=1", "H=32", "S=64", "D=128", "block_H=32", "nblocks=1", "threads=256"}, 2e-2, ON_REGS, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
@@ -407,8 +418,11 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
 
 int main(void) {
     it_rng = 0x853c49e6748fea9bull;
+    /* TS_ONLY=ENTRY: only the cases (and planted bugs) of that entry, while iterating */
+    const char *only = getenv("TS_ONLY");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const Case *c = &cases[i];
+        if (only && strcmp(only, c->entry)) continue;
         double t0 = ts_now_ms();
         bool ok = run_case(c, true, MUT_NONE);
         if (!ok) fprintf(stderr, "FAILED: %s %s %s %s %s\n", c->file, c->entry, c->defs[0], c->defs[1],
@@ -464,9 +478,12 @@ int main(void) {
     } planted_named[] = {
         {"var_offset_rows", {MUT_NO_BARRIERS, MUT_ONE_BARRIER, MUT_SHORT_THREADS}},
         {"bitonic", {MUT_NO_BARRIERS, MUT_SHORT_THREADS}},
+        /* the layouts (the replicated register A operand among them) shifted; the barriers */
+        {"decode_fullcol", {MUT_LAYOUT_SHIFT, MUT_NO_BARRIERS}},
     };
     for (size_t t = 0; t < sizeof planted_named / sizeof *planted_named; t++)
         for (size_t m = 0; planted_named[t].m[m]; m++) {
+            if (only && strcmp(only, planted_named[t].entry)) break;
             size_t ci = case_of(planted_named[t].entry);
             CHECK(ci < sizeof cases / sizeof *cases);
             if (ci >= sizeof cases / sizeof *cases) break;
@@ -474,7 +491,7 @@ int main(void) {
             if (ok) fprintf(stderr, "NOT CAUGHT: %s in %s\n", mut_names[planted_named[t].m[m]], cases[ci].entry);
             CHECK(!ok);
         }
-    for (size_t t = 0; t < sizeof planted / sizeof *planted; t++)
+    for (size_t t = 0; t < sizeof planted / sizeof *planted && !only; t++)
         for (size_t m = 0; planted[t].m[m]; m++) {
             CHECK(planted[t].c < sizeof cases / sizeof *cases); /* (a missing case would "catch" every bug) */
             if (planted[t].c >= sizeof cases / sizeof *cases) break;

@@ -81,6 +81,62 @@ static void test_mma_c(void) {
     ts_arena_free(&A);
 }
 
+/* PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type",
+ * A (16 x 16, .f16/.bf16, registers a0..a7): row = groupID for a0, a1, a4,
+ * a5 and groupID + 8 for a2, a3, a6, a7; col = threadID_in_group * 2 +
+ * (i & 1), plus 8 for a4..a7. */
+static void ptx_a(int lane, int i, int *row, int *col) {
+    *row = (lane >> 2) + ((i >> 1) & 1) * 8;
+    *col = (lane % 4) * 2 + (i & 1) + (i >= 4 ? 8 : 0);
+}
+
+/* The register A operand on a wm x wn warp grid: every warp of a warp row
+ * holds the whole k extent of its rows, register a_i of k16 step ks and m
+ * tile it at local (it * NK8 + 2 ks) * 4 + i (how the CUDA gemm function
+ * reads it: q = (i * NK8 + k0 / 8) * 4, a[.][0..3] = A[q..q+7]). */
+static void test_mma_a(void) {
+    TsArena A;
+    ts_arena_init(&A);
+    IrKernel *k = kernel(&A);
+    const int cfg[][4] = {{64, 64, 1, 8}, {64, 64, 4, 1}, {128, 32, 2, 2}, {16, 16, 1, 4}, {64, 128, 2, 4}};
+    for (int c = 0; c < 5; c++) {
+        int m = cfg[c][0], kk = cfg[c][1], wm = cfg[c][2], wn = cfg[c][3];
+        IrLayout *l = ir_layout_mma_a(k, m, kk, wm, wn);
+        check_ok(&A, l, "mma_a");
+        if (!l) continue;
+        CHECK_EQ_INT(wn, l->replicate);
+        int WM = m / wm, nk8 = kk / 8, bad = 0;
+        for (int w = 0; w < wm * wn; w++)
+            for (int lane = 0; lane < 32; lane++)
+                for (int it = 0; it < WM / 16; it++)
+                    for (int ks = 0; ks < kk / 16; ks++)
+                        for (int i = 0; i < 8; i++) {
+                            int r, cc;
+                            ptx_a(lane, i, &r, &cc);
+                            int64_t idx[2] = {(w / wn) * WM + it * 16 + r, ks * 16 + cc};
+                            bad += ir_layout_local_at(l, idx, w * 32 + lane) != (it * nk8 + 2 * ks) * 4 + i;
+                        }
+        CHECK_EQ_INT(0, bad);
+        /* one warp column: the same map as the accumulator layout of m x k */
+        if (wn == 1) {
+            IrLayout *cl = ir_layout_mma_c(k, m, kk, wm, 1);
+            int diff = 0;
+            for (int64_t row = 0; row < m; row++)
+                for (int64_t col = 0; col < kk; col++) {
+                    int64_t idx[2] = {row, col}, t1, l1, t2, l2;
+                    ir_layout_forward(l, idx, 0, &t1, &l1);
+                    ir_layout_forward(cl, idx, 0, &t2, &l2);
+                    diff += t1 != t2 || l1 != l2;
+                }
+            CHECK_EQ_INT(0, diff);
+        }
+    }
+    CHECK(ir_layout_mma_a(k, 24, 16, 1, 1) == NULL);
+    CHECK(ir_layout_mma_a(k, 64, 12, 1, 2) == NULL);
+    CHECK(!ir_layout_equal(ir_layout_mma_a(k, 64, 64, 1, 8), ir_layout_mma_a(k, 64, 64, 1, 4)));
+    ts_arena_free(&A);
+}
+
 static void test_cyclic(void) {
     TsArena A;
     ts_arena_init(&A);
@@ -326,6 +382,7 @@ static void test_check_catches(void) {
 
 int main(void) {
     test_mma_c();
+    test_mma_a();
     test_cyclic();
     test_warp_rows();
     test_warp_rows_vec();

@@ -2315,7 +2315,8 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     int na = A->ndim, nc = C->ndim;
     const IrLayout *cl = C->buf->layout, *al = A->buf->layout;
     if (cl) { /* register mode: C (and maybe A) in registers by their layouts */
-        if (cl->kind != IR_LAYOUT_MMA_C || (al && al->kind != IR_LAYOUT_MMA_C))
+        if (cl->kind != IR_LAYOUT_MMA_C || (al && al->kind != IR_LAYOUT_MMA_C && al->kind != IR_LAYOUT_MMA_A) ||
+            (al && (al->p[0] != cl->p[0] || al->p[2] != cl->p[2] || (al->kind == IR_LAYOUT_MMA_A && al->p[3] != cl->p[3]))))
             ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: gemm registers without mma layouts");
         p.creg = 1;
         p.m = (int)cl->p[0];

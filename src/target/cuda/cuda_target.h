@@ -152,7 +152,8 @@ typedef struct TsCudaMma {
     /* Register mode (layout inference gave the fragments layouts): C is a
      * per-thread register array in the MMA_C layout of a wm x wn warp grid
      * (layout.h), each warp owning one sub-tile for the whole call; A may
-     * be a register array too (areg: MMA_C layout of m x k, wn == 1). */
+     * be a register array too (areg: MMA_C layout of m x k with wn == 1, or
+     * MMA_A: replicated over the wn warps of a warp row, the same indices). */
     int creg, areg;      /* C / A in registers */
     int wm, wn;          /* the warp grid of C's layout */
     int swz_a, swz_b;    /* A / B tiles XOR-swizzled: 1 + the swizzle's shift (IrSwizzle, bits 3, base 3); 0: none */
