@@ -336,6 +336,26 @@ IrStmt *ts_op_gemm_lower_layout(TsLayoutLower *ll, IrStmt *s) {
     if (op->inst != TS_OP_INST_MMA_SYNC) return s;
     TsArena *a = ll->lx->arena;
     int fa = ts_layout_frag(ll->lx, op->r[0].buf), fc = ts_layout_frag(ll->lx, op->r[2].buf);
+    if (fc < 0 && fa >= 0) {
+        /* the accumulator stays in shared memory (over the register budget: the
+         * AMD MLA decode's 64 x 512 float32 acc_o on 4 warps) while A is a register
+         * fragment: the gemm reads A from a shared copy of its registers */
+        IrStmt *out = ir_seq(a);
+        out->loc = s->loc;
+        IrBuffer *sc = ts_layout_spill(ll, fa, out, s->loc);
+        if (!sc) {
+            ts_layout_give_up(ll->lx, "T.gemm with A in fragment %s and its accumulator %s in shared memory",
+                              op->r[0].buf->name, op->r[2].buf->name);
+            return s;
+        }
+        IrStmt *g = ir_stmt(a, IR_S_TILEOP, s->loc);
+        IrTileOp *n = TS_NEW(a, IrTileOp);
+        *n = *op;
+        n->r[0].buf = sc; /* (the same shape: the region's indices hold) */
+        g->op = n;
+        ir_seq_push(a, out, g);
+        return out;
+    }
     if (fc < 0) return s;
     IrStmt *r = ir_stmt(a, IR_S_TILEOP, s->loc);
     IrTileOp *n = TS_NEW(a, IrTileOp);

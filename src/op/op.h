@@ -229,6 +229,13 @@ TS_TILEOP_LAYOUT_LOWERINGS(X)
 /* The lower_layout of op kind k (op.c), NULL for an op without one. */
 TsLowerLayoutFn ts_op_lower_layout_fn(TsOpKind k);
 
+/* For an op that must read fragment f from memory: appends to `out` the
+ * alloc of a new shared buffer of f's shape (transient) and the copy of
+ * every thread's registers into it (a replicated fragment's first replicas
+ * store); returns the buffer, or NULL when f cannot be copied so (a layout
+ * over other threads or shape).  (layout_inference.c) */
+IrBuffer *ts_layout_spill(TsLayoutLower *ll, int f, IrStmt *out, TsLoc loc);
+
 /* `for t in thread_range(0, lx->nt)` around the unrolled digit loops
  * dv[0..n) (extents ext) around body, all at loc: the shape of every
  * thread-level loop nest layout inference writes.  Inside a T.ws role

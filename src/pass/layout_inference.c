@@ -73,8 +73,8 @@
  *    loops) take the free layout of a loop over their own shape (step 4
  *    of infer_all): warp rows, else cyclic, replicated when smaller than
  *    the block; the loops that disagree go through shared copies.
- *    Register budget: a fragment over REG_BUDGET registers per thread
- *    stays in shared memory (a warning names it) and inference runs again
+ *    Register budget: a fragment over REG_BUDGET 32-bit registers per
+ *    thread (16-bit elements two to a register) stays in shared memory (a warning names it) and inference runs again
  *    without it; the others keep their registers.
  * 3. All or nothing.  Anything the first two steps cannot do (a fragment
  *    read outside a nest, a reduction over a layout other than mma or warp
@@ -859,6 +859,19 @@ static IrStmt *relayout_copy(Li *li, int f, IrBuffer *sc, bool back, TsLoc loc) 
     if (!back && L->replicate > 1) /* a replicated fragment: its first replicas store (relayout_ok: there is a test) */
         body = op_if(a, loc, first_replica(li, L, ir_var_ref(a, t)), body, NULL);
     return thread_loops(li, t, dv, L->local_shape, L->nlocal, body, loc);
+}
+
+IrBuffer *ts_layout_spill(TsLayoutLower *ll, int f, IrStmt *out, TsLoc loc) {
+    Li *li = (Li *)ll->lx; /* (lx is Li's first member: the pass made ll from its Li) */
+    if (!relayout_ok(li, f)) return NULL;
+    const IrBuffer *b = li->lx.frag[f];
+    IrBuffer *sc = ir_buffer(li->k, ts_sprintf(li->a, "%s_smem", b->name), b->dt, IR_SCOPE_SHARED, b->ndim, b->shape, loc);
+    sc->transient = 1; /* written whole, then read, each time the op runs */
+    IrStmt *al = ir_stmt(li->a, IR_S_ALLOC, loc);
+    al->alloc.buf = sc;
+    ir_seq_push(li->a, out, al);
+    ir_seq_push(li->a, out, relayout_copy(li, f, sc, false, loc));
+    return sc;
 }
 
 /* Access i reaches only its iteration's own element, the same for every
@@ -1647,9 +1660,21 @@ static int pick_vec(const Li *li) {
  * is a shared buffer to the loops and ops that touch it. */
 enum { REG_BUDGET = 255 };
 
+/* The 32-bit registers of fragment f per thread: its elements packed, two
+ * 16-bit or four 8-bit ones to a register.  (The CUDA target loads and
+ * stores them in vectors of whole registers, and the gemm's operands are
+ * pairs: ptxas keeps such a tile packed.  The AMD MLA decode's 64 x 512
+ * float16 Q tile on 4 warps is 256 halves, 128 registers.) */
+static int64_t frag_regs(const Li *li, int f) {
+    const IrLayout *l = li->lx.lay[f];
+    int bits = ts_dtype_bits(li->lx.frag[f]->dt);
+    if (bits <= 0 || bits > 32) bits = 32;
+    return (l->local_size * bits + 31) / 32;
+}
+
 static bool over_budget(const Li *li) {
     for (int f = 0; f < li->lx.nfrag; f++)
-        if (li->lx.lay[f] && li->lx.lay[f]->local_size > REG_BUDGET) return true;
+        if (li->lx.lay[f] && frag_regs(li, f) > REG_BUDGET) return true;
     return false;
 }
 
@@ -1728,8 +1753,8 @@ static IrStmt *lay_out(Li *li, IrStmt *body) {
          * what tests/unit/test_layout.c runs for every family over many
          * parameters; at 1 M expression evaluations per 128 x 128 tile it
          * is too slow for every compile) */
-        if (li->lx.lay[f]->local_size > 255) ts_layout_give_up(&li->lx, "fragment %s needs %lld registers per thread", li->lx.frag[f]->name,
-                                                 (long long)li->lx.lay[f]->local_size);
+        if (frag_regs(li, f) > 255) ts_layout_give_up(&li->lx, "fragment %s needs %lld registers per thread", li->lx.frag[f]->name,
+                                                 (long long)frag_regs(li, f));
         IrExpr *shp = ir_i32(li->a, li->lx.lay[f]->local_size);
         const char *nm = ts_sprintf(li->a, "%s_reg", li->lx.frag[f]->name);
         li->reg[f] = ir_buffer(k, nm, li->lx.frag[f]->dt, IR_SCOPE_LOCAL, 1, &shp, li->lx.frag[f]->loc);
@@ -1859,12 +1884,12 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
         TsBuf kept = {0};
         TsLoc at = {0};
         for (int f = 0; f < li.lx.nfrag; f++)
-            if (li.lx.lay[f]->local_size > REG_BUDGET && (at = at.src ? at : li.lx.frag[f]->loc, true))
+            if (frag_regs(&li, f) > REG_BUDGET && (at = at.src ? at : li.lx.frag[f]->loc, true))
                 ts_buf_printf(&kept, "%s%s (%lld registers per thread)", kept.n ? ", " : "", li.lx.frag[f]->name,
-                              (long long)li.lx.lay[f]->local_size);
+                              (long long)frag_regs(&li, f));
             else l2.lx.frag[l2.lx.nfrag++] = li.lx.frag[f];
         for (int f = 0; f < li.lx.nfrag; f++)
-            if (li.lx.lay[f]->local_size > REG_BUDGET) l2.over[l2.nover++] = li.lx.frag[f];
+            if (frag_regs(&li, f) > REG_BUDGET) l2.over[l2.nover++] = li.lx.frag[f];
         l2.lx.vec = li.lx.vec;
         li = l2;
         infer_all(&li, k->body);
@@ -1883,8 +1908,8 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
          * what tests/unit/test_layout.c runs for every family over many
          * parameters; at 1 M expression evaluations per 128 x 128 tile it
          * is too slow for every compile) */
-        if (li.lx.lay[f]->local_size > 255) ts_layout_give_up(&li.lx, "fragment %s needs %lld registers per thread", li.lx.frag[f]->name,
-                                                 (long long)li.lx.lay[f]->local_size);
+        if (frag_regs(&li, f) > 255) ts_layout_give_up(&li.lx, "fragment %s needs %lld registers per thread", li.lx.frag[f]->name,
+                                                 (long long)frag_regs(&li, f));
         IrExpr *shp = ir_i32(li.a, li.lx.lay[f]->local_size);
         const char *nm = ts_sprintf(li.a, "%s_reg", li.lx.frag[f]->name);
         li.reg[f] = ir_buffer(k, nm, li.lx.frag[f]->dt, IR_SCOPE_LOCAL, 1, &shp, li.lx.frag[f]->loc);

@@ -477,6 +477,7 @@ static const Spec specs[] = {
     /* FullCol gemms with a register A operand (layout MMA_A) */
     {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_fullcol", "B=2 H=32 S=64 D=64", NULL, NULL, RUN, 0},
     {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_fullcol", "B=2 H=32 S=96 D=64 direct=1", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_over_budget", "B=2 H=32 S=64 D=512", NULL, NULL, RUN, 0},
 };
 
 static const char *src_for(const char *entry) {

@@ -222,6 +222,10 @@ static const Case cases[] = {
      ON_REGS, 1, 0},
     {"tests/run/kernels/gemm_rs_fullcol.py", "decode_fullcol",
      {"B=1", "H=32", "S=64", "D=128", "block_H=32", "nblocks=1", "threads=256"}, 2e-2, ON_REGS, 1, 0},
+    /* the accumulator over the register budget in shared memory, the float16 Q
+     * tile (packed: 128 registers) and p in registers: the second gemm reads p
+     * from a shared copy of its registers (ts_layout_spill) */
+    {"tests/run/kernels/gemm_rs_fullcol.py", "decode_over_budget", {"B=2", "H=32", "S=64", "D=512"}, 2e-2, 0, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
@@ -480,6 +484,7 @@ int main(void) {
         {"bitonic", {MUT_NO_BARRIERS, MUT_SHORT_THREADS}},
         /* the layouts (the replicated register A operand among them) shifted; the barriers */
         {"decode_fullcol", {MUT_LAYOUT_SHIFT, MUT_NO_BARRIERS}},
+        {"decode_over_budget", {MUT_LAYOUT_SHIFT, MUT_NO_BARRIERS}},
     };
     for (size_t t = 0; t < sizeof planted_named / sizeof *planted_named; t++)
         for (size_t m = 0; planted_named[t].m[m]; m++) {
