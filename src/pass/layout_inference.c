@@ -936,6 +936,150 @@ static IrStmt *with_relays(Li *li, const Lower *lw, IrStmt *r, TsLoc loc);
 static IrStmt *relay_all(Li *li, IrStmt *s, const TsNest *ns, const TsFragAccVec *acc);
 static IrStmt *rebuild_nest(Li *li, const TsNest *ns, IrStmt *body, TsLoc loc);
 
+/* ---- a nest reaching a fragment at shifted indices --------------------------------
+
+ *     for i, j in T.Parallel(32, 512):
+ *         if i < 16: S[i, j] = F[i + 16 * s, j]
+ *
+ * (sparse MLA backward's split store of its dKV accumulator, s a serial
+ * loop) reaches F at the nest's variables plus offsets that do not depend
+ * on the nest: no fragment is indexed by the variables themselves, so the
+ * nest would go through a shared copy of all of F (64 KB there).  Where
+ * every iteration that does anything reaches F inside its extents (the
+ * variables' ranges, narrowed by the body's guard when the body is one if
+ * without else, plus the offsets' ranges over the loops around), the nest
+ * is rewritten over F's own index space: r over F's extent, i = r - 16 * s,
+ * the body under 0 <= r - 16 * s < 32, F's accesses F[r, j].  F's layout
+ * then drives it.  The iterations the rewrite drops reach F outside its
+ * extents, so they are ones the guard makes no-ops. */
+
+/* idx is v + off (or off + v, v - c, v): *off the offset (NULL for 0). */
+static bool var_plus(TsArena *a, IrExpr *idx, const IrVar *v, IrExpr **off) {
+    *off = NULL;
+    if (idx->kind == IR_E_VAR) return idx->var == v;
+    if (idx->kind != IR_E_BIN || (idx->bin.op != IR_ADD && idx->bin.op != IR_SUB)) return false;
+    IrExpr *x = idx->bin.a, *y = idx->bin.b;
+    if (x->kind == IR_E_VAR && x->var == v) {
+        *off = idx->bin.op == IR_ADD ? y : ir_bin(a, IR_SUB, ir_i32(a, 0), y);
+        return !ir_expr_uses_var(y, v);
+    }
+    if (idx->bin.op == IR_ADD && y->kind == IR_E_VAR && y->var == v) {
+        *off = x;
+        return !ir_expr_uses_var(x, v);
+    }
+    return false;
+}
+
+/* Narrow [lo[d], hi[d]] of the nest's variables by the conjuncts of cond
+ * that compare one of them with a constant. */
+static void guard_ranges(const IrExpr *c, const TsNest *ns, int64_t *lo, int64_t *hi) {
+    if (c->kind != IR_E_BIN) return;
+    if (c->bin.op == IR_AND) {
+        guard_ranges(c->bin.a, ns, lo, hi);
+        guard_ranges(c->bin.b, ns, lo, hi);
+        return;
+    }
+    const IrExpr *x = c->bin.a, *y = c->bin.b;
+    IrBinOp op = c->bin.op;
+    int64_t k;
+    if (x->kind != IR_E_VAR) { /* c < v: v > c */
+        const IrExpr *t = x;
+        x = y, y = t;
+        op = op == IR_LT ? IR_GT : op == IR_LE ? IR_GE : op == IR_GT ? IR_LT : op == IR_GE ? IR_LE : op;
+    }
+    if (x->kind != IR_E_VAR || !ir_is_const_int(y, &k)) return;
+    for (int d = 0; d < ns->n; d++) {
+        if (ns->v[d] != x->var) continue;
+        if (op == IR_LT && k - 1 < hi[d]) hi[d] = k - 1;
+        if (op == IR_LE && k < hi[d]) hi[d] = k;
+        if (op == IR_GT && k + 1 > lo[d]) lo[d] = k + 1;
+        if (op == IR_GE && k > lo[d]) lo[d] = k;
+    }
+}
+
+typedef struct Shift {
+    IrBuffer *f;        /* the fragment */
+    IrExpr *const *idx; /* the shifted indices, as written */
+    IrExpr **to;        /* F's accesses with those indices get these (the new variables) */
+    int n;
+} Shift;
+
+static bool same_idx(const Shift *sh, IrExpr *const *idx, int n) {
+    if (n != sh->n) return false;
+    for (int d = 0; d < n; d++)
+        if (!ir_expr_equal(idx[d], sh->idx[d])) return false;
+    return true;
+}
+
+static IrExpr *shift_load(IrMutator *m, IrExpr *e) {
+    const Shift *sh = m->ctx;
+    if (e->kind != IR_E_LOAD || e->load.buf != sh->f || e->load.bits || !same_idx(sh, e->load.idx, e->load.nidx))
+        return NULL;
+    return ir_load(m->arena, sh->f, sh->to, sh->n);
+}
+
+static IrStmt *shift_store(IrMutator *m, IrStmt *s) {
+    const Shift *sh = m->ctx;
+    const IrStmt *o = m->frame->s;
+    if (s->kind != IR_S_STORE || s->store.buf != sh->f || s->store.bits || !same_idx(sh, o->store.idx, o->store.nidx))
+        return s;
+    IrStmt *r = ir_store(m->arena, sh->f, sh->to, sh->n, s->store.value);
+    r->loc = s->loc;
+    return r;
+}
+
+static IrStmt *shift_nest(Li *li, IrStmt *s, const TsNest *ns, const TsFragAccVec *acc) {
+    TsArena *a = li->a;
+    for (int i = 0; i < acc->n; i++) {
+        const TsFragAcc *x = &acc->v[i];
+        int f = ts_layout_frag(&li->lx, x->buf);
+        if (!li->lx.lay[f] || x->nidx != ns->n || x->buf->ndim != ns->n) continue;
+        IrExpr *off[MAXNEST];
+        int64_t shape[MAXNEST], lo[MAXNEST], hi[MAXNEST];
+        bool ok = true, moved = false;
+        for (int d = 0; d < ns->n && ok; d++) {
+            ok = var_plus(a, x->idx[d], ns->v[d], &off[d]) && ir_is_const_int(x->buf->shape[d], &shape[d]);
+            for (int e = 0; e < ns->n && ok && off[d]; e++) ok = !ir_expr_uses_var(off[d], ns->v[e]);
+            moved |= ok && (off[d] || shape[d] != ns->ext[d]);
+            lo[d] = 0, hi[d] = ns->ext[d] - 1;
+        }
+        if (!ok || !moved) continue;
+        IrStmt *body = unwrap1(ns->body);
+        if (body->kind == IR_S_IF && !body->if_.else_) guard_ranges(body->if_.cond, ns, lo, hi);
+        for (int d = 0; d < ns->n && ok; d++) {
+            IrInterval o = off[d] ? ir_arith_bound(&li->ar, off[d]) : (IrInterval){0, 0};
+            ok = o.lo != IR_ARITH_NEG_INF && o.hi != IR_ARITH_POS_INF && lo[d] + o.lo >= 0 && hi[d] + o.hi < shape[d];
+        }
+        if (!ok) continue;
+        /* F's accesses at these indices become F[r0, r1, ...] */
+        IrVar *nv[MAXNEST];
+        IrExpr **to = TS_NEWN(a, IrExpr *, ns->n);
+        for (int d = 0; d < ns->n; d++) {
+            nv[d] = ir_var(li->k, ns->v[d]->name, TS_INT32, IR_VAR_LOOP);
+            to[d] = ir_var_ref(a, nv[d]);
+        }
+        Shift sh = {x->buf, x->idx, to, ns->n};
+        IrMutator m = {.arena = a, .ctx = &sh, .pre_expr = shift_load, .post_stmt = shift_store};
+        IrStmt *nb = ir_mutate_stmt(&m, ns->body);
+        /* every other use of the old variables: v = r - off */
+        IrVar *from[MAXNEST];
+        IrExpr *val[MAXNEST], *guard = NULL;
+        for (int d = 0; d < ns->n; d++) {
+            from[d] = ns->v[d];
+            val[d] = off[d] ? ir_bin(a, IR_SUB, to[d], off[d]) : to[d];
+            if (!off[d] && shape[d] == ns->ext[d]) continue;
+            IrExpr *in = ir_bin(a, IR_AND, ir_bin(a, IR_GE, val[d], ir_i32(a, 0)), ir_bin(a, IR_LT, val[d], ir_i32(a, ns->ext[d])));
+            guard = guard ? ir_bin(a, IR_AND, guard, in) : in;
+        }
+        nb = ir_stmt_subst(a, nb, from, val, ns->n);
+        if (guard) nb = op_if(a, s->loc, guard, nb, NULL);
+        TsNest n2 = *ns;
+        for (int d = 0; d < ns->n; d++) n2.v[d] = nv[d], n2.ext[d] = shape[d];
+        return rebuild_nest(li, &n2, nb, s->loc);
+    }
+    return NULL;
+}
+
 static IrStmt *lower_nest(Li *li, IrStmt *s) {
     TsArena *a = li->a;
     TsNest ns;
@@ -971,6 +1115,10 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
             drv = ir_layout_warp_rows_vec(li->k, l->p[0], ns.ext[1], (int)l->p[2], (int)l->p[3]);
             if (!drv) drv = ir_layout_warp_rows(li->k, l->p[0], ns.ext[1], (int)l->p[2]);
         }
+    }
+    if (!drv) { /* a fragment at the variables plus offsets: the nest over its indices instead */
+        IrStmt *sn = shift_nest(li, s, &ns, &acc);
+        if (sn) return lower_nest(li, sn);
     }
     if (!drv) {
         IrStmt *r = relay_all(li, s, &ns, &acc);

@@ -226,6 +226,12 @@ static const Case cases[] = {
      * tile (packed: 128 registers) and p in registers: the second gemm reads p
      * from a shared copy of its registers (ts_layout_spill) */
     {"tests/run/kernels/gemm_rs_fullcol.py", "decode_over_budget", {"B=2", "H=32", "S=64", "D=512"}, 2e-2, 0, 1, 0},
+    /* a nest reading an accumulator at its variables plus a serial loop's
+     * offset (sparse MLA backward's split store), rewritten over the
+     * fragment's indices: guarded (the example's form) and not */
+    {"tests/run/kernels/shift_store.py", "split_store", {"M=32", "N=64", "K=32"}, 1e-4, ON_REGS, 1, 0},
+    {"tests/run/kernels/shift_store.py", "split_store", {"M=64", "N=32", "K=32", "parts=4", "guarded=0"}, 1e-4, ON_REGS, 1,
+     0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
@@ -485,6 +491,7 @@ int main(void) {
         /* the layouts (the replicated register A operand among them) shifted; the barriers */
         {"decode_fullcol", {MUT_LAYOUT_SHIFT, MUT_NO_BARRIERS}},
         {"decode_over_budget", {MUT_LAYOUT_SHIFT, MUT_NO_BARRIERS}},
+        {"split_store", {MUT_LAYOUT_SHIFT, MUT_SHORT_UNROLL, MUT_NO_BARRIERS}},
     };
     for (size_t t = 0; t < sizeof planted_named / sizeof *planted_named; t++)
         for (size_t m = 0; planted_named[t].m[m]; m++) {
