@@ -946,12 +946,17 @@ _MAX_LAUNCHERS = 16
 #   "new" (torch.Tensor.new_empty / .new on an input of the output's dtype, the shape
 #   a cached constant), anything else torch.empty with the extents spelled out (all
 #   slower than empty_like there: 2.1-6.5 us against 2.0 at 17:35).
+#   Batches of 64 (16 MiB at most) with the data pointers read once per batch
+#   (_SPLIT_PTRS) since session 8: bench/py_launch_variants.py on the H200, medians
+#   of 5 interleaved rounds, 256 KiB outputs: 16 per batch 7.61 us per call, 64 per
+#   batch 7.41, 64 with the pointers 7.40, empty_like 9.68, torch.empty 9.96; the
+#   output passed in 6.98, torch.add 7.45 in the same run.
 _ALLOC_FORM = "split"
-_SPLIT_MAX = 16
-_SPLIT_BYTES = 4 << 20
+_SPLIT_MAX = 64
+_SPLIT_BYTES = 16 << 20
 # "split" only: read every output's data pointer once per batch (kept beside
 # the tensor in the batch's iterator) instead of once per call
-_SPLIT_PTRS = False
+_SPLIT_PTRS = True
 _bare_launch = None       # ts_kernel_launch_device without argtypes
 _bare_plan_launch = None  # ts_plan_launch without argtypes
 _stream_objs = {}

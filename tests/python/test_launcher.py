@@ -298,7 +298,10 @@ def test_split_outputs(setup, monkeypatch, ptrs):
         return tuple(out)
     torch.unsafe_split = unsafe_split
     monkeypatch.setattr(_kernel, "_ALLOC_FORM", "split")
+    assert (_kernel._SPLIT_MAX, _kernel._SPLIT_BYTES, _kernel._SPLIT_PTRS) == (64, 16 << 20, True)  # the defaults
     monkeypatch.setattr(_kernel, "_SPLIT_PTRS", ptrs)  # pointers read per batch, or per call
+    monkeypatch.setattr(_kernel, "_SPLIT_MAX", 16)  # (the numbers below)
+    monkeypatch.setattr(_kernel, "_SPLIT_BYTES", 4 << 20)
     stream = [0]
     monkeypatch.setattr(_kernel, "_RAW_STREAM", lambda devidx: stream[0])
     k = compile("add", M=64, N=8)  # 2 KiB outputs: batches of 16

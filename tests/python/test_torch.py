@@ -120,8 +120,8 @@ def test_cuda_batched_outputs():
     end of a batch, and on another stream each output is a fresh allocation."""
     from tilescale import _kernel
     assert _kernel._ALLOC_FORM == "split"
-    k = tilescale.compile(SRC, "add", M=64, N=256)  # 64 KiB outputs: batches of 16
-    xs = [(torch.randn(64, 256, device="cuda"), torch.randn(64, 256, device="cuda")) for _ in range(40)]
+    k = tilescale.compile(SRC, "add", M=64, N=256)  # 64 KiB outputs: batches of 64
+    xs = [(torch.randn(64, 256, device="cuda"), torch.randn(64, 256, device="cuda")) for _ in range(150)]
     outs = [k(a, b) for a, b in xs]
     assert "usplit(" in k._launcher_source
     for (a, b), o in zip(xs, outs):
