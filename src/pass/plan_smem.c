@@ -229,12 +229,19 @@ static bool on_alloc(IrVisitor *v, const IrStmt *s) {
     return true;
 }
 
+static bool is_jump(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_BREAK || s->kind == IR_S_CONTINUE;
+}
+
 /* Walk list l: every item's accesses, serial loops' bodies and ifs'
  * branches as lists of their own (their headers and conditions belong to
  * the item).  An if here is uniform code (insert_sync's premise: every
  * thread takes the same branch, and it places barriers in branches too),
  * so a barrier may go inside a branch; the persistent MLA decode's whole
- * tile is one `if` in its wave loop, two reductions' scratch in it. */
+ * tile is one `if` in its wave loop, two reductions' scratch in it.  (Not
+ * an if that holds a break or continue: a barrier put at the end of its
+ * branch could be jumped over.) */
 static void walk_list(Plan *P, int l) {
     IrVisitor acc = {.ctx = P, .pre_stmt = on_alloc, .access = on_access};
     for (int i = 0; i < P->lists.v[l].items.n; i++) {
@@ -249,7 +256,7 @@ static void walk_list(Plan *P, int l) {
         } else if (s->kind == IR_S_WHILE && s->while_.body) {
             ir_visit_expr(&acc, s->while_.cond);
             body = &s->while_.body;
-        } else if (s->kind == IR_S_IF && s->if_.then) {
+        } else if (s->kind == IR_S_IF && s->if_.then && !ir_stmt_any(s, is_jump, NULL)) {
             ir_visit_expr(&acc, s->if_.cond);
             walk_list(P, add_list(P, l, i, &s->if_.then, false));
             if (s->if_.else_) {
