@@ -12,18 +12,27 @@
 # its one-node form; results
 # against the references.  Then that the cache holds nvcc's builds (the
 # key comment names nvcc and NCCL) and that a second run finds them.
-# Exit 77 without a GPU, nvcc or nccl_device.h.
+# Exit 77 without a GPU, nvcc or NCCL device headers with GIN (>= 2.28.7).
 #   sh bench/gin_gpu_check.sh [./build/tilescale]
 tool="${1:-./build/tilescale}"
 d=examples/distributed
 command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "SKIP: no GPU"; exit 77; }
 NVCC="${TILESCALE_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 [ -x "$NVCC" ] || { echo "SKIP: no nvcc"; exit 77; }
+# NCCL's device headers with GIN (NCCL_VERSION_CODE >= 22807: 2.28.7, where
+# GIN starts; 2.28.3's nccl_device.h has no ncclGin): the library's places,
+# then a pip wheel's (nvidia-nccl-cu*), handed to the library when found there
 inc=""
-for h in "${TILESCALE_NCCL_INCLUDE:-/nonexistent}" "${NCCL_HOME:-/nonexistent}/include" "$(dirname "$NVCC")/../include" /usr/local/include /usr/include; do
-  if [ -f "$h/nccl_device.h" ]; then inc="$h"; break; fi
+seen=""
+wheels=$(python3 -c 'import glob, site; print(" ".join(sorted(set(g for p in site.getsitepackages() for g in glob.glob(p + "/nvidia/nccl*/include")))))' 2>/dev/null)
+for h in "${TILESCALE_NCCL_INCLUDE:-/nonexistent}" "${NCCL_HOME:-/nonexistent}/include" "$(dirname "$NVCC")/../include" /usr/local/include /usr/include $wheels; do
+  [ -f "$h/nccl_device.h" ] || continue
+  v=$(sed -n 's/^#define NCCL_VERSION_CODE *\([0-9]*\).*/\1/p' "$h/nccl.h" 2>/dev/null | head -1)
+  seen="$seen $h (${v:-no version})"
+  if [ "${v:-0}" -ge 22807 ]; then inc="$h"; break; fi
 done
-[ -n "$inc" ] || { echo "SKIP: no nccl_device.h"; exit 77; }
+[ -n "$inc" ] || { echo "SKIP: no NCCL device headers with GIN (NCCL >= 2.28.7; found:${seen:- none})"; exit 77; }
+export TILESCALE_NCCL_INCLUDE="$inc"
 echo "nvcc: $NVCC ($("$NVCC" --version | grep release)); NCCL headers: $inc ($(grep -m1 'define NCCL_VERSION_CODE' "$inc/nccl.h" 2>/dev/null))"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -15,7 +15,8 @@ d=examples/distributed
 NVCC="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 inc=""
 for h in /usr/local/include /usr/local/cuda/include /usr/include "${NCCL_HOME:-/nonexistent}/include"; do
-  if [ -f "$h/nccl_device.h" ]; then inc="$h"; break; fi
+  v=$(sed -n 's/^#define NCCL_VERSION_CODE *\([0-9]*\).*/\1/p' "$h/nccl.h" 2>/dev/null | head -1)
+  if [ -f "$h/nccl_device.h" ] && [ "${v:-0}" -ge 22807 ]; then inc="$h"; break; fi # GIN from 2.28.7
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -47,7 +48,7 @@ refuse() { want=$1; shift; if "$tool" compile "$@" --target cuda --multinode --e
 refuse "no gets" $d/tile_copy.py --entry tile_copy -D M=40 -D N=48 -D BM=16 -D BN=16
 refuse "GIN adds only to its own signal objects" $d/mem_model.py --entry mem_model -D P=4 -D N=200
 # the build for sm_90
-if [ ! -x "$NVCC" ] || [ -z "$inc" ]; then echo "SKIP: no nvcc ($NVCC) or no nccl_device.h"; exit 77; fi
+if [ ! -x "$NVCC" ] || [ -z "$inc" ]; then echo "SKIP: no nvcc ($NVCC) or no nccl_device.h of NCCL >= 2.28.7 (GIN)"; exit 77; fi
 for k in put_block allgather all_to_all; do
   "$NVCC" -arch=sm_90 -std=c++17 -w -I"$inc" -cubin -o "$tmp/$k.cubin" "$tmp/$k.cu" || fail "nvcc $k"
   [ -s "$tmp/$k.cubin" ] || fail "empty cubin $k"

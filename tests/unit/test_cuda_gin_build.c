@@ -14,8 +14,9 @@
  *     hit; the device-code API gives its PTX through nvcc too;
  *   - the one-node build of the same kernel still goes to NVRTC (where
  *     NVRTC is present);
- *   - an nvcc or NCCL include directory that is not there is an error
- *     naming what was tried; nvcc's own errors come back with its log.
+ *   - an nvcc or NCCL include directory that is not there, or NCCL
+ *     headers older than GIN (2.28.3's), is an error naming what was
+ *     tried; nvcc's own errors come back with its log.
  */
 #include "test.h"
 
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "target/cuda/cuda_target.h"
@@ -144,7 +146,25 @@ int main(void) {
     CHECK_CONTAINS(ts_last_error(ctx), "no nvcc was found to build it (tried /nonexistent/bin/nvcc)");
     st = build(dir, 1, NULL, "/nonexistent/include", &k);
     CHECK_EQ_INT(TS_ERR_BUILD, st);
-    CHECK_CONTAINS(ts_last_error(ctx), "no nccl_device.h was found (NCCL 2.28 or later; looked in /nonexistent/include)");
+    CHECK_CONTAINS(ts_last_error(ctx), "no nccl_device.h with it was found (NCCL 2.28.7 or later, where GIN starts; "
+                                       "looked in /nonexistent/include)");
+    /* headers of an NCCL 2.28 before GIN (2.28.3 has nccl_device.h but no ncclGin) are passed over, named */
+    char old[4300], f[4400];
+    snprintf(old, sizeof old, "%s/old-nccl", dir);
+    CHECK(mkdir(old, 0755) == 0);
+    snprintf(f, sizeof f, "%s/nccl_device.h", old);
+    FILE *fp = fopen(f, "w");
+    if (fp) fclose(fp);
+    snprintf(f, sizeof f, "%s/nccl.h", old);
+    fp = fopen(f, "w");
+    if (fp) {
+        fputs("#define NCCL_VERSION_CODE 22803\n", fp);
+        fclose(fp);
+    }
+    st = build(dir, 1, NULL, old, &k);
+    CHECK_EQ_INT(TS_ERR_BUILD, st);
+    CHECK_CONTAINS(ts_last_error(ctx), "old-nccl (NCCL 2.28.3: no GIN device API)");
+    remove_dir(old);
 
     /* nvcc's errors come back with its log; its temporaries are removed */
     TsDiag d1;

@@ -29,8 +29,10 @@
  * $CUDA_PATH and /usr/local/cuda, else nvcc in a $PATH directory.  The
  * NCCL headers: TsCompileOptions.nccl_include ($TILESCALE_NCCL_INCLUDE),
  * else $NCCL_HOME/include, nvcc's own ../include, /usr/local/include,
- * /usr/include: the first directory holding nccl_device.h.  Where none is
- * found the error lists every place tried.
+ * /usr/include: the first directory holding nccl_device.h of NCCL 2.28.7
+ * or later (NCCL_VERSION_CODE in its nccl.h; older 2.28 headers have no
+ * ncclGin).  Where none is found the error lists every place tried, with
+ * the version of the headers that were too old.
  *
  * The build.  `nvcc -cubin -arch=sm_XY -std=c++17 -w -x cu -I<nccl>` plus
  * what the kernel asks ptxas for (ts_cuda_asked_opts, for nvcc 13 on),
@@ -43,6 +45,11 @@
  * with the driver API like NVRTC's.
  */
 #include "target/cuda/cuda_target.h"
+
+/* NCCL_VERSION_CODE of the first release with GIN's device API (ncclGin;
+ * NCCL's device API documentation: "GIN is supported since NCCL 2.28.7").
+ * Headers of 2.28.0-2.28.6 have nccl_device.h without it. */
+#define TS_NCCL_GIN_MIN 22807
 
 #include <errno.h>
 #include <stdio.h>
@@ -147,11 +154,16 @@ int ts_nvcc_find(TsDiag *d, const TsCompileOptions *opt, TsNvcc *n) {
         TsBuf h = {0};
         struct stat st;
         ts_buf_printf(&h, "%s/nccl_device.h", dirs[i]);
-        if (!h.oom && stat(ts_buf_str(&h), &st) == 0 && S_ISREG(st.st_mode)) {
+        long v = 0;
+        if (!h.oom && stat(ts_buf_str(&h), &st) == 0 && S_ISREG(st.st_mode) &&
+            (v = nccl_version(dirs[i])) >= TS_NCCL_GIN_MIN) {
             char *real = realpath(dirs[i], NULL);
             ts_buf_puts(&n->inc, real ? real : dirs[i]);
             free(real);
             found = 1;
+        } else if (v > 0) { /* headers without GIN's device API (ncclGin): an older NCCL 2.28 */
+            ts_buf_printf(&tried, "%s%s (NCCL %ld.%ld.%ld: no GIN device API)", tried.n ? ", " : "", dirs[i],
+                          v / 10000, v / 100 % 100, v % 100);
         } else {
             ts_buf_printf(&tried, "%s%s", tried.n ? ", " : "", dirs[i]);
         }
@@ -161,9 +173,9 @@ int ts_nvcc_find(TsDiag *d, const TsCompileOptions *opt, TsNvcc *n) {
     ts_buf_free(&nccl_home);
     if (!found) {
         ts_diag_add(d, (TsLoc){0}, "error",
-                    "this kernel uses NCCL's device API (several nodes: GIN) and no nccl_device.h was found "
-                    "(NCCL 2.28 or later; looked in %s); set TsCompileOptions.nccl_include, "
-                    "$TILESCALE_NCCL_INCLUDE or $NCCL_HOME",
+                    "this kernel uses NCCL's device API (several nodes: GIN) and no nccl_device.h with it was "
+                    "found (NCCL 2.28.7 or later, where GIN starts; looked in %s); set "
+                    "TsCompileOptions.nccl_include, $TILESCALE_NCCL_INCLUDE or $NCCL_HOME",
                     ts_buf_str(&tried));
         d->status = TS_ERR_BUILD;
         ts_buf_free(&tried);
