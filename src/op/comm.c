@@ -434,6 +434,12 @@ IrStmt *ts_op_comm_lower(TsLowerCtx *cx, const IrStmt *s) {
     case TS_COMM_GET:
         need_int(cx, s, op->args[1], "the size");
         if (op->nr < 2 || !op->args[1]) ts_internal(cx->diag, "put/get without two addresses and a size");
+        /* a range moves bytes: both sides' elements must be as wide (the targets' printers checked
+         * this each on their own until issue 5 part 0) */
+        if ((ts_dtype_bits(op->r[0].buf->dt) + 7) / 8 != (ts_dtype_bits(op->r[1].buf->dt) + 7) / 8)
+            ts_fail_at(cx->diag, TS_ERR_TYPE, s->loc, "T.%s: '%s' (%s) and '%s' (%s) have elements of different sizes",
+                       ts_comm_name(op->comm), op->r[0].buf->name, ts_dtype_name(op->r[0].buf->dt),
+                       op->r[1].buf->name, ts_dtype_name(op->r[1].buf->dt));
         break;
     case TS_COMM_WAIT:
     case TS_COMM_ATOM_ADD:

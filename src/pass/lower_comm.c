@@ -71,8 +71,9 @@
  * which lacks gets, waits on remote memory, atomics on heap words, adding
  * signals, the warp variants, values over 8 bytes and T.barrier_blocks:
  * those are refused here (ts_comm_gin_lacks), at the statement, not by the
- * printer.  On CUDA the transport's put/get is then one thread's (a
- * network operation posted once), not spread over the block.  A kernel
+ * printer; on the C target (the world's proxy) atomic adds of words other
+ * than 32 or 64 bits are.  On CUDA the transport's put/get is then one
+ * thread's (a network operation posted once), not spread over the block.  A kernel
  * compiled without it keeps today's code exactly (goldens unchanged); run
  * in a world of several nodes it fails at its first access to another
  * node, naming it (sim: the peer table holds NULL there).
@@ -216,7 +217,7 @@ static IrExpr *rank_axis(LowerComm *L, int axis) {
  * be on this node at run time: its transport branch is compiled anyway. */
 static void gin_check(LowerComm *L, const IrStmt *s) {
     const IrTileOp *op = s->op;
-    const char *why = L->gin ? ts_comm_gin_lacks(op) : NULL;
+    const char *why = ts_comm_gin_lacks(op);
     if (!why) return;
     if (op->comm == TS_COMM_BARRIER_BLOCKS || op->comm == TS_COMM_BARRIER_ALL)
         ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc, "T.%s across nodes: %s; compile for one node",
@@ -226,14 +227,32 @@ static void gin_check(LowerComm *L, const IrStmt *s) {
                ts_comm_name(op->comm), why);
 }
 
+/* On the C target the transport (the world's proxy, TsCXport ADD) adds to
+ * 32- and 64-bit words only: an atomic add, an adding signal or a put's
+ * adding signal on narrower elements is an error here, at the statement
+ * (the C printer used to refuse it). */
+static void proxy_check(LowerComm *L, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    const IrBuffer *b = NULL;
+    if (op->comm == TS_COMM_ATOM_ADD || (op->comm == TS_COMM_SIGNAL && op->cflags[0] != TS_SIG_SET)) b = op->r[0].buf;
+    else if (op->comm == TS_COMM_PUT && op->nr == 3 && op->cflags[0] != TS_SIG_SET) b = op->r[2].buf;
+    int bytes = b ? (ts_dtype_bits(b->dt) + 7) / 8 : 4;
+    if (bytes == 4 || bytes == 8) return;
+    ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc,
+               "T.%s: an atomic add on a rank of another node (through the transport) needs 32- or 64-bit "
+               "elements, not %s",
+               ts_comm_name(op->comm), ts_dtype_name(b->dt));
+}
+
 /* The transport where the peer is on another node (see the essay). */
 static IrStmt *node_pre(IrMutator *m, IrStmt *s) {
     LowerComm *L = m->ctx;
     if (!is_comm(s)) return NULL;
     const IrTileOp *op = s->op;
-    if (op->comm != TS_COMM_FENCE && (op->args[0] || op->comm == TS_COMM_BARRIER_BLOCKS ||
-                                      op->comm == TS_COMM_BARRIER_ALL))
-        gin_check(L, s);
+    bool xport = op->comm != TS_COMM_FENCE &&
+                 (op->args[0] || op->comm == TS_COMM_BARRIER_BLOCKS || op->comm == TS_COMM_BARRIER_ALL);
+    if (xport && L->gin) gin_check(L, s);
+    if (xport && !L->gin) proxy_check(L, s);
     switch (op->comm) {
     case TS_COMM_PUT:
     case TS_COMM_GET:

@@ -76,6 +76,13 @@ static bool cuda_capability_pre(IrVisitor *v, const IrStmt *s) {
     TsPassCtx *cx = v->ctx;
     if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ASYNC && cx->caps->sm < 80)
         ts_internal(cx->diag, "kernel %s: cp.async.mbarrier.arrive below sm_80", cx->k->name);
+    if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_COMM &&
+        (s->op->comm == TS_COMM_PUT || s->op->comm == TS_COMM_GET))
+        for (int i = 0; i < 2; i++) /* a range moves plain row-major memory */
+            if (s->op->r[i].buf->swizzle.kind != IR_SWIZZLE_NONE)
+                ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
+                           "T.%s: '%s' has a swizzled layout; a range needs plain row-major addresses",
+                           ts_comm_name(s->op->comm), s->op->r[i].buf->name);
     if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_EXPECT_TX && cx->caps->sm < 90)
         ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
                    "T.mbarrier_expect_tx needs sm_90 or later (transaction counts); the target is sm_%d",

@@ -6,7 +6,7 @@
 # source then prints it as setmaxnreg without a preprocessor guard, and
 # sm_80 / sm_90 sources and the C source have none; NVRTC, where present,
 # puts it in sm_90a's PTX and not in sm_90's; then the errors of a bad
-# register count.  bench/reg_hints_gpu_check.sh runs the kernels on a GPU.
+# register count.  bench/arch_hints_gpu_check.sh runs the kernels on a GPU.
 . tests/run/lib.sh
 f=tests/run/kernels/reg_hints.py
 for e in ws_hinted ws_set_nreg; do

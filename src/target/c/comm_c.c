@@ -445,11 +445,9 @@ static void emit_xadd(Ce *c, TsDType dt, const IrExpr *value, const char *off, c
     int64_t eb = elem_bytes(dt);
     char cat = ts_cx_cat(c->x, dt, c->s->loc);
     int fl = cat == 'f' || cat == 'd';
-    if ((eb != 4 && eb != 8) || is_narrow(dt))
-        ts_fail_at(c->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
-                   "%s: an atomic add on a rank of another node (through the transport) needs 32- or 64-bit "
-                   "elements, not %s",
-                   c->what, ts_dtype_name(dt));
+    if (eb != 4 && eb != 8) /* (lower_comm refused the others) */
+        ts_fail_at(c->x->d, TS_ERR_INTERNAL, c->s->loc, "C codegen: %s through the transport on %s", c->what,
+                   ts_dtype_name(dt));
     line(c);
     outf(c, "const %s ts_xo = (%s)(", fl ? "double" : "int64_t", fl ? "double" : "int64_t");
     ts_cx_expr(c->x, value);
@@ -465,10 +463,7 @@ static void emit_xput_get(Ce *c, const IrTileOp *op) {
     int get = op->comm == TS_COMM_GET;
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
     const IrRegion *far = get ? src : dst, *near = get ? dst : src;
-    int64_t eb = elem_bytes(dst->buf->dt);
-    if (elem_bytes(src->buf->dt) != eb)
-        ts_fail_at(c->x->d, TS_ERR_TYPE, c->s->loc, "%s: '%s' (%s) and '%s' (%s) have elements of different sizes",
-                   c->what, src->buf->name, ts_dtype_name(src->buf->dt), dst->buf->name, ts_dtype_name(dst->buf->dt));
+    int64_t eb = elem_bytes(dst->buf->dt); /* (the source's too: op/comm.c checks) */
     open_block(c);
     line(c);
     out(c, "const int64_t ts_cnt = (int64_t)(");
@@ -596,10 +591,7 @@ static void emit_put_get(Ce *c, const IrTileOp *op) {
         return;
     }
     int get = op->comm == TS_COMM_GET;
-    const IrRegion *src = &op->r[0], *dst = &op->r[1];
-    if (elem_bytes(src->buf->dt) != elem_bytes(dst->buf->dt))
-        ts_fail_at(c->x->d, TS_ERR_TYPE, c->s->loc, "%s: '%s' (%s) and '%s' (%s) have elements of different sizes",
-                   c->what, src->buf->name, ts_dtype_name(src->buf->dt), dst->buf->name, ts_dtype_name(dst->buf->dt));
+    const IrRegion *src = &op->r[0], *dst = &op->r[1]; /* elements of one size (op/comm.c checks) */
     open_block(c);
     line(c);
     out(c, "const int64_t ts_cnt = (int64_t)(");

@@ -244,7 +244,7 @@ static int64_t esize(TsDType dt) { return (ts_dtype_bits(dt) + 7) / 8; }
 
 /* `&name[index]` of the first element of r (through a shared tile's
  * swizzle: right for one element, which is all ST/LD/waits/signals touch;
- * ranges refuse swizzled tiles, see emit_put_get). */
+ * ranges of swizzled tiles are refused by verify_lowered). */
 static void emit_addr(Ce *c, const IrRegion *r) {
     TsCudaCommBuf b = c->h->buf(c->h->g, r->buf);
     const IrSwizzle *z = &r->buf->swizzle;
@@ -544,14 +544,9 @@ static void emit_copy_rows(Ce *c, TsDType dt, int64_t rows, const char *first, c
 static void emit_put_get(Ce *c, const IrTileOp *op) {
     int get = op->comm == TS_COMM_GET;
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
-    for (int i = 0; i < 2; i++)
-        if (op->r[i].buf->swizzle.kind != IR_SWIZZLE_NONE)
-            ts_fail_at(c->h->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
-                       "T.%s: '%s' has a swizzled layout; a range needs plain row-major addresses",
-                       ts_comm_name(op->comm), op->r[i].buf->name);
-    if (esize(src->buf->dt) != esize(dst->buf->dt))
-        ts_fail_at(c->h->x->d, TS_ERR_TYPE, c->s->loc, "T.%s: '%s' and '%s' have elements of different sizes",
-                   ts_comm_name(op->comm), src->buf->name, dst->buf->name);
+    /* (no swizzled side: verify_lowered; elements of one size: op/comm.c) */
+    if (src->buf->swizzle.kind != IR_SWIZZLE_NONE || dst->buf->swizzle.kind != IR_SWIZZLE_NONE)
+        ts_fail_at(c->h->x->d, TS_ERR_INTERNAL, c->s->loc, "CUDA codegen: T.%s of a swizzled tile", ts_comm_name(op->comm));
     /* a warp variant in per-thread code: the lanes that call it together
      * with one range share it (op/comm.h); in uniform code the threads
      * and this one's share as pass lower_comm set them (f2, a2) */
@@ -833,10 +828,7 @@ static void emit_gin(Ce *c, const IrTileOp *op) {
     }
     /* PUT: from the heap one GIN put per row, from a tile a putValue per element */
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
-    int64_t eb = esize(dst->buf->dt), rows = 1;
-    if (esize(src->buf->dt) != eb)
-        ts_fail_at(c->h->x->d, TS_ERR_TYPE, c->s->loc, "T.put: '%s' and '%s' have elements of different sizes",
-                   src->buf->name, dst->buf->name);
+    int64_t eb = esize(dst->buf->dt), rows = 1; /* (the source's too: op/comm.c checks) */
     int ad = ts_comm_rows_axis(dst, &rows), as = ts_comm_rows_axis(src, &rows);
     TsCudaCommBuf sb = c->h->buf(c->h->g, src->buf);
     line(c);
