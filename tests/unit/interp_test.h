@@ -121,7 +121,7 @@ static inline int it_defines(TsArena *a, const char *const *text, TsDefine *defs
  * bufs[i] (NULL: left unbound); false, with "label: message", on failure. */
 static inline bool it_run_thread(TsArena *a, TsDiag *d, IrKernel *k, double *const *bufs, int nb, const char *label) {
     jmp_buf jb, *saved;
-    bool ok = true;
+    volatile bool ok = true;
     IrTInterp *volatile tx = NULL;
     if (ts_try(d, &jb, &saved)) {
         fprintf(stderr, "%s: %s\n", label, ts_buf_str(&d->msg));
@@ -157,7 +157,7 @@ typedef struct ItCompare {
  * was good for. */
 static inline bool it_against_c(TsArena *a, TsDiag *d, IrKernel *kc, IrKernel *kg, const ItCompare *o) {
     bool talk = !o->quiet || getenv("TS_VERBOSE");
-    bool ok = kc && kg && kc->params.n == kg->params.n;
+    volatile bool ok = kc && kg && kc->params.n == kg->params.n;
     int np = ok ? kc->params.n : 0;
     double **ref = TS_NEWN(a, double *, np ? np : 1), **got = TS_NEWN(a, double *, np ? np : 1);
     int64_t *cnt = TS_NEWN(a, int64_t, np ? np : 1);
