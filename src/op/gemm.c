@@ -35,6 +35,7 @@
  */
 #include "op/op_util.h"
 #include "ir/layout.h"
+#include "ir/walk.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -297,11 +298,22 @@ static IrRegion reg_region(TsLayoutLower *ll, int f) {
     return r;
 }
 
+/* A tensor-core gemm whose accumulator stays in shared memory (no layout:
+ * over the register budget) reads operand b: its CUDA function (the
+ * shared-accumulator form) indexes its operands unswizzled, so b must keep
+ * its plain layout (the AMD MLA decode's KV tile, B of a register gemm and
+ * of a shared-accumulator one). */
+static bool shared_c_reads(const IrStmt *s, void *ctx) {
+    const IrBuffer *b = ctx;
+    return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC &&
+           !s->op->r[2].buf->layout && (s->op->r[0].buf == b || s->op->r[1].buf == b);
+}
+
 /* 16-byte chunks of each row XORed by the row (or, for rows shorter than
  * 128 bytes, by the 128-byte line), so that the 8 rows one ldmatrix reads
  * fall in 8 different bank groups; the row padding is then not needed. */
 static void swizzle_operand(IrKernel *k, const TsCaps *caps, IrBuffer *b) {
-    (void)k;
+    if (ir_stmt_any(k->body, shared_c_reads, b)) return;
     if (!caps->swizzle || b->scope != IR_SCOPE_SHARED || b->swizzle.kind != IR_SWIZZLE_NONE || b->swizzle_annotated)
         return; /* (T.annotate_layout's choice stands) */
     if (ts_dtype_bits(b->dt) != 16 || b->ndim < 2 || b->ndim > 8) return;

@@ -2336,6 +2336,11 @@ static void plan_mma(Cg *g, const IrStmt *s) {
         if (B->buf->swizzle.kind == IR_SWIZZLE_XOR) p.swz_b = 1 + B->buf->swizzle.shift;
         p.per_b = swizzle_periodic(g, B, s->loc);
     } else {
+    /* the shared-accumulator form indexes A and B unswizzled (layout inference
+     * leaves their tiles plain: gemm.c's swizzle_operand) */
+    if (A->buf->swizzle.kind != IR_SWIZZLE_NONE || B->buf->swizzle.kind != IR_SWIZZLE_NONE)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a gemm with its accumulator in shared memory "
+                   "reads a swizzled operand (%s)", A->buf->swizzle.kind != IR_SWIZZLE_NONE ? A->buf->name : B->buf->name);
     p.m = region_ext(g, C, nc - 2, s->loc);
     p.n = region_ext(g, C, nc - 1, s->loc);
     p.k = region_ext(g, A, op->trans_a ? na - 2 : na - 1, s->loc);
