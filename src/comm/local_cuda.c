@@ -895,7 +895,7 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
                                  "%s: a cooperative kernel (T.sync_grid in a loop or branch, or a collective between "
                                  "blocks) keeps its grid barrier in the module, one per GPU, and %d ranks share a "
                                  "GPU here: run one rank per GPU", c->ir->name, w->dev_share);
-        if (c->ir->may_block && grid[0] > 0 && grid[1] > 0 && grid[2] > 0) {
+        if ((c->ir->may_block || c->ir->cooperative) && grid[0] > 0 && grid[1] > 0 && grid[2] > 0) {
             int per_sm = 0, sms = 0;
             if (L->v.occupancy(&per_sm, c->cumod->fn, threads, (size_t)c->cumod->info.smem_bytes) == CU_OK &&
                 L->v.attr(&sms, CU_ATTR_SM_COUNT, L->dev) == CU_OK) {

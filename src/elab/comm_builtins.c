@@ -1179,7 +1179,6 @@ static void block_collective(Elab *E, CArgs *A, int c, IrBuffer *src, IrBuffer *
     if (c == C_ALL_TO_ALL && (rs != rd || rs % n))
         elab_fail(E, TS_ERR_SHAPE, loc, "%s: '%s' and '%s' need the same rows, a multiple of the %lld blocks", A->fn,
                   src->name, dst->name, (long long)n);
-    E->k->may_block = true; /* (grid barriers: blocks wait for each other) */
     IrStmt *st = tileop_stmt(E, TS_OP_COLL, loc);
     IrTileOp *o = st->op;
     o->coll = coll_kind(c);

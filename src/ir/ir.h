@@ -494,7 +494,9 @@ struct IrKernel {
     bool cooperative;         /* pass split_grid: the kernel's blocks wait for each other at grid
                                  barriers (T.sync_grid statements left in the body, block-scale
                                  collectives): CUDA launches it with cuLaunchCooperativeKernel after
-                                 checking every block can be resident; implies may_block */
+                                 checking every block can be resident; the C target runs its blocks as
+                                 coroutines.  Not may_block: the grid barrier's own fences order
+                                 global memory, the rest of the kernel is compiled as usual */
     int64_t grid_ws_bytes;    /* bytes of the launch's grid workspace (IR_GRID_WS), 0 for none:
                                  TS_GRID_BAR_BYTES of barrier words (split_grid) + the staging of
                                  block-scale collectives (lower_coll); the launch zeroes it */

@@ -26,8 +26,8 @@
  * Cooperative.  Every other T.sync_grid() (in a loop or a branch, or with
  * state crossing it) and every collective between the blocks of the grid
  * (T.Scale("block"), coll_units -1, which lower_coll expands into grid
- * barriers) make the kernel cooperative (IrKernel.cooperative, with
- * may_block: its blocks wait for each other): the T.sync_grid statements
+ * barriers) make the kernel cooperative (IrKernel.cooperative): the
+ * T.sync_grid statements
  * stay in the body and the targets print them as a grid barrier on the
  * first TS_GRID_BAR_BYTES of the launch's grid workspace (IR_GRID_WS,
  * IrKernel.grid_ws_bytes, zeroed by the launch).  The CUDA launch is
@@ -35,7 +35,13 @@
  * resident at once (cuda_drv.c: a clear error otherwise, never a hang);
  * the C target runs such blocks as coroutines (sched_c.c), so a barrier of
  * every block progresses whatever the number of workers; the interpreters
- * refuse it (they run blocks one after another).  Every thread of a block
+ * refuse it (they run blocks one after another).  Cooperative is not
+ * may_block: the blocks wait for each other only inside the grid barrier,
+ * whose fences order every global access before it against every one
+ * after it, so the rest of the kernel keeps plain stores (no fence, no
+ * volatile), layout inference and vectorized copies; only the C target's
+ * scheduler treats both alike (the blocks as coroutines: TsCInfo.may_block
+ * is printed for either).  Every thread of a block
  * must reach every grid barrier: one inside T.Parallel, a T.ws role, or a
  * branch or loop on the thread index is refused here (check_uniform).  A
  * branch on data that some blocks take and others skip cannot be seen:
@@ -96,7 +102,6 @@ static bool block_coll(const IrStmt *s, void *ctx) {
 /* The kernel's blocks meet at grid barriers: see the essay. */
 static void make_cooperative(IrKernel *k) {
     k->cooperative = true;
-    k->may_block = true;
     if (k->grid_ws_bytes < TS_GRID_BAR_BYTES) k->grid_ws_bytes = TS_GRID_BAR_BYTES;
 }
 

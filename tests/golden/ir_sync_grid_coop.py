@@ -1,7 +1,7 @@
 # ARGS: compile FILE --entry k --target c --dump-after split_grid
 # T.sync_grid inside a loop cannot end a launch: pass split_grid makes the
-# kernel cooperative (its blocks wait for each other, may_block; a grid
-# workspace of the barrier's 64 bytes, zeroed by the launch) and keeps the
+# kernel cooperative (its blocks wait for each other at the barrier; not
+# may_block: the listing has no may_block line; a grid workspace of the barrier's 64 bytes, zeroed by the launch) and keeps the
 # barrier in the body, where the targets print it as a grid barrier
 # (tests/run/sync_grid.sh runs such kernels on the C target).
 import tilelang.language as T

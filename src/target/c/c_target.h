@@ -175,7 +175,8 @@ typedef struct TsCInfo {
     uint32_t abi_version;           /* TS_C_ABI_VERSION it was generated for */
     int32_t nparams;                /* number of kernel parameters */
     int32_t nshape_vars;            /* length of TsCArgs.shape_vars */
-    int32_t may_block;              /* blocks wait on each other: run as coroutines */
+    int32_t may_block;              /* blocks wait on each other (IrKernel.may_block or
+                                       .cooperative): run as coroutines */
     int64_t scratch_bytes;          /* per-block scratch size (shared/fragment/local) */
     const char *name;               /* the kernel's name */
     int64_t grid_ws_bytes;          /* IrKernel.grid_ws_bytes: T.sync_grid's barrier and the block

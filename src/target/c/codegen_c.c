@@ -1046,7 +1046,9 @@ void ts_c_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps, TsBuf *o) {
     ts_buf_printf(o, "    ts_i->abi_version = %uu;\n", TS_C_ABI_VERSION);
     ts_buf_printf(o, "    ts_i->nparams = %d;\n", k->params.n);
     ts_buf_printf(o, "    ts_i->nshape_vars = %d;\n", k->shape_vars.n);
-    ts_buf_printf(o, "    ts_i->may_block = %d;\n", k->may_block ? 1 : 0);
+    /* the scheduler runs the blocks as coroutines for either (a cooperative
+     * kernel's blocks meet at grid barriers) */
+    ts_buf_printf(o, "    ts_i->may_block = %d;\n", k->may_block || k->cooperative ? 1 : 0);
     ts_buf_printf(o, "    ts_i->scratch_bytes = %lld;\n", (long long)scratch);
     ts_buf_printf(o, "    ts_i->grid_ws_bytes = %lld;\n", (long long)k->grid_ws_bytes);
     ts_buf_puts(o, "    ts_i->name = ");
