@@ -517,7 +517,8 @@ struct IrKernel {
     int ptxas_reg_level;      /* layout_inference: the ptxas --register-usage-level the CUDA target
                                  asks for (tensor-core loops in registers), 0 for ptxas's default */
     int min_blocks;           /* ws_role_regs: blocks per SM the CUDA target compiles the kernel for
-                                 (__launch_bounds__'s second argument; 0: TsCaps.min_blocks) */
+                                 (__launch_bounds__'s second argument); pass arch_hints sets
+                                 TsCaps.min_blocks where no pass chose; 0: none */
     bool ptxas_fast_compile;  /* inject_pipeline: the CUDA target asks ptxas for its fast-compile
                                  level (-Ofc=min) where TsCaps.ptxas_fast (opt-in) says so for
                                  this kernel's pipelined tensor-core loop */

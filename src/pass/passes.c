@@ -110,8 +110,14 @@ static IrStmt *drop_hint(IrMutator *m, IrStmt *s) {
  * everywhere else, so that the printers print what the IR holds (the CUDA
  * printer used to wrap each in `#if __CUDA_ARCH_FEAT_SM90_ALL`, the C
  * printer skipped it).  Late in the pipeline: the passes before see the
- * kernel as written. */
+ * kernel as written.  On CUDA it also settles the blocks per SM the kernel
+ * is compiled for (IrKernel.min_blocks, __launch_bounds__'s second
+ * argument): ws_role_regs' choice where it made one, else the target's
+ * (TsCaps.min_blocks, TILESCALE_CUDA_MINBLOCKS), so that the printer prints
+ * the IR's number only. */
 static void pass_arch_hints(TsPassCtx *cx) {
+    if (cx->target == TS_TARGET_CUDA && cx->k->min_blocks <= 0 && cx->caps->min_blocks > 0)
+        cx->k->min_blocks = cx->caps->min_blocks;
     if (has_setmaxnreg(cx->caps)) return;
     IrMutator m = {.arena = cx->arena, .post_stmt = drop_hint};
     cx->k->body = ir_mutate_stmt(&m, cx->k->body);
@@ -221,7 +227,8 @@ const TsPass ts_passes[] = {
      TS_PASS_CUDA},
     {"arch_hints", pass_arch_hints,
      "register hints (T.set_max_nreg, T.inc/dec_max_nreg, the producer/consumer register annotations) stay where "
-     "the target architecture has setmaxnreg (sm_90a) and are dropped elsewhere (sm_80, sm_90, the C target)",
+     "the target architecture has setmaxnreg (sm_90a) and are dropped elsewhere (sm_80, sm_90, the C target); "
+     "CUDA: the blocks per SM the kernel is compiled for (IrKernel.min_blocks) from the target where no pass chose",
      TS_PASS_ALL},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed, has no tile operator left and (CUDA) asks for no instruction the "

@@ -2490,9 +2490,8 @@ static void emit_compact_strides(Cg *g, const IrBuffer *b) {
 
 static void emit_kernel(Cg *g) {
     const IrKernel *k = g->k;
-    int min_blocks = k->min_blocks > 0 ? k->min_blocks : g->caps->min_blocks;
-    if (min_blocks > 0)
-        outf(g, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", g->nthreads, min_blocks, TS_CUDA_ENTRY);
+    if (k->min_blocks > 0) /* pass arch_hints: ws_role_regs' number or the target's */
+        outf(g, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", g->nthreads, k->min_blocks, TS_CUDA_ENTRY);
     else
         outf(g, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", g->nthreads, TS_CUDA_ENTRY);
     emit_params(g);
