@@ -410,6 +410,53 @@ static void emit_atomic_add(Cg *g, const IrStmt *s) {
     out(g, "));\n");
 }
 
+
+/* The wait timeout inside a polling loop `for (int64_t ts_t0 = 0, ts_n = 0;
+ * ...)` (an mbarrier wait of a coroutine kernel, a grid barrier): every
+ * 256th poll reads the clock (TsCArgs.now_ms); past the launch's
+ * wait_timeout_ms, on_timeout prints what ends the wait (one emitter for
+ * every such loop of the C target). */
+static void emit_wait_timeout(Cg *g, void (*on_timeout)(Cg *g, const void *ctx), const void *ctx) {
+    line_start(g);
+    out(g, "    if ((++ts_n & 255) != 1 || !ts_a->now_ms || ts_a->wait_timeout_ms <= 0) continue;\n");
+    line_start(g);
+    out(g, "    const int64_t ts_now = ts_a->now_ms();\n");
+    line_start(g);
+    out(g, "    if (!ts_t0) ts_t0 = ts_now;\n");
+    line_start(g);
+    out(g, "    else if (ts_now - ts_t0 > ts_a->wait_timeout_ms) {\n");
+    g->ind += 2;
+    on_timeout(g, ctx);
+    g->ind -= 2;
+    line_start(g);
+    out(g, "    }\n");
+}
+
+/* An mbarrier wait's timeout: the message, then out of the loop. */
+static void mbar_timed_out(Cg *g, const void *ctx) {
+    (void)ctx;
+    line_start(g);
+    out(g, "ts_mw = \"timed out: its phase never completed\";\n");
+    line_start(g);
+    out(g, "break;\n");
+}
+
+/* A grid barrier's timeout (ctx: its source line): the launch fails with
+ * the arrivals counted. */
+static void grid_timed_out(Cg *g, const void *ctx) {
+    line_start(g);
+    out(g, "char ts_m[256];\n");
+    line_start(g);
+    outf(g, "snprintf(ts_m, sizeof ts_m, \"kernel '%%s': T.sync_grid (line %d): timed out after %%lld ms: %%lld of "
+            "the %%lld blocks arrived (a block that never reaches it: a branch some blocks skip?)\", ",
+         *(const int *)ctx);
+    ts_cx_string(&g->x, g->k->name ? g->k->name : "");
+    out(g, ", (long long)ts_a->wait_timeout_ms, (long long)(ts_tot - (ts_goal - ts_v)), (long long)ts_tot);\n");
+    line_start(g);
+    out(g, "if (ts_a->fail) ts_a->fail(ts_a->fail_ctx, ts_m);\n");
+    line_start(g);
+    out(g, "return;\n");
+}
 /* An mbarrier operation through ts_mbar (mbar_c.c); an error reports the
  * buffer, index, reason and source line and ends the block. */
 static void emit_mbar(Cg *g, const IrStmt *s) {
@@ -455,20 +502,7 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
     if (spin) {
         line_start(g);
         out(g, "    if (!ts_mw || *ts_mw) break; /* \"\": not yet */\n");
-        line_start(g);
-        out(g, "    if ((++ts_n & 255) != 1 || !ts_a->now_ms || ts_a->wait_timeout_ms <= 0) continue;\n");
-        line_start(g);
-        out(g, "    const int64_t ts_now = ts_a->now_ms();\n");
-        line_start(g);
-        out(g, "    if (!ts_t0) ts_t0 = ts_now;\n");
-        line_start(g);
-        out(g, "    else if (ts_now - ts_t0 > ts_a->wait_timeout_ms) {\n");
-        line_start(g);
-        out(g, "        ts_mw = \"timed out: its phase never completed\";\n");
-        line_start(g);
-        out(g, "        break;\n");
-        line_start(g);
-        out(g, "    }\n");
+        emit_wait_timeout(g, mbar_timed_out, NULL);
         line_start(g);
         out(g, "}\n");
     }
@@ -525,28 +559,7 @@ static void emit_grid_sync(Cg *g, int line) {
     out(g, "    ts_a->yield(ts_b->yield_ctx);\n");
     line_start(g);
     out(g, "    if (ts_a->aborted && __atomic_load_n(ts_a->aborted, __ATOMIC_ACQUIRE)) return;\n");
-    line_start(g);
-    out(g, "    if ((++ts_n & 255) != 1 || !ts_a->now_ms || ts_a->wait_timeout_ms <= 0) continue;\n");
-    line_start(g);
-    out(g, "    const int64_t ts_now = ts_a->now_ms();\n");
-    line_start(g);
-    out(g, "    if (!ts_t0) ts_t0 = ts_now;\n");
-    line_start(g);
-    out(g, "    else if (ts_now - ts_t0 > ts_a->wait_timeout_ms) {\n");
-    line_start(g);
-    out(g, "        char ts_m[256];\n");
-    line_start(g);
-    outf(g, "        snprintf(ts_m, sizeof ts_m, \"kernel '%%s': T.sync_grid (line %d): timed out after %%lld ms: %%lld of "
-            "the %%lld blocks arrived (a block that never reaches it: a branch some blocks skip?)\", ",
-         line);
-    ts_cx_string(&g->x, g->k->name ? g->k->name : "");
-    out(g, ", (long long)ts_a->wait_timeout_ms, (long long)(ts_tot - (ts_goal - ts_v)), (long long)ts_tot);\n");
-    line_start(g);
-    out(g, "        if (ts_a->fail) ts_a->fail(ts_a->fail_ctx, ts_m);\n");
-    line_start(g);
-    out(g, "        return;\n");
-    line_start(g);
-    out(g, "    }\n");
+    emit_wait_timeout(g, grid_timed_out, &line);
     line_start(g);
     out(g, "}\n");
     g->ind--;
