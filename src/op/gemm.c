@@ -298,22 +298,37 @@ static IrRegion reg_region(TsLayoutLower *ll, int f) {
     return r;
 }
 
-/* A tensor-core gemm whose accumulator stays in shared memory (no layout:
- * over the register budget) reads operand b: its CUDA function (the
- * shared-accumulator form) indexes its operands unswizzled, so b must keep
- * its plain layout (the AMD MLA decode's KV tile, B of a register gemm and
- * of a shared-accumulator one). */
-static bool shared_c_reads(const IrStmt *s, void *ctx) {
-    const IrBuffer *b = ctx;
-    return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC &&
-           !s->op->r[2].buf->layout && (s->op->r[0].buf == b || s->op->r[1].buf == b);
+/* (a walk that never stops: ir_stmt_any visits every statement) */
+static bool reads_plain(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC &&
+        !s->op->r[2].buf->layout)
+        for (int i = 0; i < 2; i++) {
+            IrBuffer *b = s->op->r[i].buf;
+            if (b->scope == IR_SCOPE_SHARED) {
+                b->swizzle = (IrSwizzle){0};
+                b->swizzle_annotated = 0;
+            }
+        }
+    return false;
 }
+
+/* A tensor-core gemm whose accumulator stays in shared memory (no layout:
+ * over the register budget, or layout inference gave up) is printed as
+ * the shared-accumulator form, which indexes A and B unswizzled: the tiles
+ * such a gemm reads keep their plain layout, even where swizzle_operand
+ * (for another gemm reading the same tile: the AMD MLA decode's KV tile)
+ * or T.annotate_layout (TileLang's gdn chunk_o_bwd) asked for a swizzle.
+ * A swizzle is only where the elements sit: every other access of the
+ * tile follows the plain layout as well.  Run last in layout_inference,
+ * whichever way the kernel went. */
+void ts_op_gemm_plain_operands(IrKernel *k) { (void)ir_stmt_any(k->body, reads_plain, NULL); }
 
 /* 16-byte chunks of each row XORed by the row (or, for rows shorter than
  * 128 bytes, by the 128-byte line), so that the 8 rows one ldmatrix reads
  * fall in 8 different bank groups; the row padding is then not needed. */
 static void swizzle_operand(IrKernel *k, const TsCaps *caps, IrBuffer *b) {
-    if (ir_stmt_any(k->body, shared_c_reads, b)) return;
+    (void)k;
     if (!caps->swizzle || b->scope != IR_SCOPE_SHARED || b->swizzle.kind != IR_SWIZZLE_NONE || b->swizzle_annotated)
         return; /* (T.annotate_layout's choice stands) */
     if (ts_dtype_bits(b->dt) != 16 || b->ndim < 2 || b->ndim > 8) return;

@@ -226,6 +226,11 @@ typedef IrStmt *(*TsLowerLayoutFn)(TsLayoutLower *ll, IrStmt *s);
 TS_TILEOP_LAYOUT_LOWERINGS(X)
 #undef X
 
+/* Last step of layout_inference: the shared tiles that a tensor-core gemm
+ * with its accumulator in shared memory reads lose any swizzle (that
+ * gemm's CUDA form indexes them plain).  (op/gemm.c) */
+void ts_op_gemm_plain_operands(IrKernel *k);
+
 /* The lower_layout of op kind k (op.c), NULL for an op without one. */
 TsLowerLayoutFn ts_op_lower_layout_fn(TsOpKind k);
 

@@ -1988,7 +1988,7 @@ static void layout_roles(Li *li) {
     k->body = body; /* the fragments, now unused, keep their layouts for the layout pictures */
 }
 
-void ts_pass_layout_inference(TsPassCtx *cx) {
+static void infer_kernel(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     Li li;
     memset(&li, 0, sizeof li);
@@ -2077,4 +2077,9 @@ void ts_pass_layout_inference(TsPassCtx *cx) {
     for (int i = 0; i < li.nfin; i++) li.fin[i].fn(k, cx->caps, li.fin[i].buf);
     if (cx->caps->pipeline) body = prefetch(&li, body);
     k->body = body; /* the fragments, now unused, keep their layouts for the layout pictures */
+}
+
+void ts_pass_layout_inference(TsPassCtx *cx) {
+    infer_kernel(cx);
+    ts_op_gemm_plain_operands(cx->k);
 }

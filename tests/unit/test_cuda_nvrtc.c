@@ -478,6 +478,7 @@ static const Spec specs[] = {
     {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_fullcol", "B=2 H=32 S=64 D=64", NULL, NULL, RUN, 0},
     {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_fullcol", "B=2 H=32 S=96 D=64 direct=1", NULL, NULL, RUN, 0},
     {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_over_budget", "B=2 H=32 S=64 D=512", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_over_budget", "B=2 H=32 S=64 D=512 annotate=1", NULL, NULL, RUN, 0},
     /* a nest at a fragment's shifted indices (shift_nest) */
     {"tests/run/kernels/shift_store.py", NULL, "split_store", "M=32 N=64 K=32", NULL, NULL, RUN, 0},
 };

@@ -226,6 +226,7 @@ static const Case cases[] = {
      * tile (packed: 128 registers) and p in registers: the second gemm reads p
      * from a shared copy of its registers (ts_layout_spill) */
     {"tests/run/kernels/gemm_rs_fullcol.py", "decode_over_budget", {"B=2", "H=32", "S=64", "D=512"}, 2e-2, 0, 1, 0},
+    {"tests/run/kernels/gemm_rs_fullcol.py", "decode_over_budget", {"B=2", "H=32", "S=64", "D=512", "annotate=1"}, 2e-2, 0, 1, 0},
     /* a nest reading an accumulator at its variables plus a serial loop's
      * offset (sparse MLA backward's split store), rewritten over the
      * fragment's indices: guarded (the example's form) and not */

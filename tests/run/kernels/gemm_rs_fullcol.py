@@ -83,7 +83,7 @@ def decode_fullcol(B, H, S, D, block_H=16, block_N=32, nblocks=3, threads=128, d
 # in shared memory, reads p from a shared copy of its registers
 # (ts_layout_spill).  tests/unit/test_interp_examples.c runs it.
 @tilelang.jit(out_idx=[2])
-def decode_over_budget(B, H, S, D, block_H=16, block_N=32, threads=32):
+def decode_over_budget(B, H, S, D, block_H=16, block_N=32, threads=32, annotate=0):
     scale = 0.125
 
     @T.prim_func
@@ -102,6 +102,10 @@ def decode_over_budget(B, H, S, D, block_H=16, block_N=32, threads=32):
             m_prev = T.alloc_fragment((block_H,), "float32")
             rs = T.alloc_fragment((block_H,), "float32")
             l = T.alloc_fragment((block_H,), "float32")
+            if annotate:
+                # a swizzle asked for a tile the shared-accumulator gemm reads:
+                # layout inference drops it (op/gemm.c plain_operand)
+                T.annotate_layout({KVs: tilelang.layout.make_swizzled_layout(KVs)})
             T.copy(Q[bx, by * block_H:(by + 1) * block_H, :], Ql)
             T.fill(o, 0)
             T.fill(l, 0)
