@@ -9,7 +9,8 @@
 # ranks sharing the GPU) with kernels compiled --multinode, i.e. the
 # nvcc-built module with nccl_device.h and the GIN globals, its branches on
 # ranks per node taking the load/store side for every peer and T.barrier_all
-# its one-node form; results
+# its one-node form, the adding signals of tests/run/kernels/gin_signals.py's
+# ring (GIN signal forms compiled in, load/store branch taken); results
 # against the references.  Then that the cache holds nvcc's builds (the
 # key comment names nvcc and NCCL) and that a second run finds them.
 # Exit 77 without a GPU, nvcc or NCCL device headers with GIN (>= 2.28.7).
@@ -55,6 +56,10 @@ for n in 2 4; do
   ok "put_block x$n (multinode, cold)" $d/put_block.py --entry kernel_ --ranks $n -D M=65536 -D num_rank=$n -D block_M=4096 -D threads=128 --check-against put_block_ref
   ok "allgather x$n (multinode, cold)" $d/allgather.py --entry allgather --ranks $n -D PE_num=$n -D M=$((n * 64)) -D N=256 --check-against allgather_ref
   ok "all_to_all x$n (multinode, cold; T.barrier_all's one-node branch)" $d/all_to_all.py --entry all_to_all --ranks $n -D P=$n -D chunk=16 -D N=128 --check-against all_to_all_ref
+  # adding signals (a heap put's and a tile put's SignalAdd, T.signal_op add, T.atom_add) and waits on
+  # them: the module has the GIN forms (signal buffer mapped, readSignal waits), the world of one node
+  # takes the load/store branches (GIN itself needs another node)
+  ok "signal ring x$n (multinode, adding signals)" tests/run/kernels/gin_signals.py --entry ring --ranks $n -D N=65536 -D BM=4096 --check-against ring_ref
 done
 # one build per distinct source: x2 and x4 of an example may print the same
 # CUDA (the rank count is a launch argument), so at least one per example,

@@ -77,11 +77,13 @@
  * LSA team (other nodes) have no such address: their peer-base entries
  * are 0, and kernels compiled for several nodes (TsCompileOptions.
  * multinode) reach them through NCCL's GIN: here ncclDevCommCreate makes
- * a device communicator with one GIN context and one GIN signal (the
- * barrier across nodes; ncclDevCommRequirements: ginForceEnable,
- * ginContextCount 1, ginSignalCount 1), and each launch writes it, the
- * heap's window and the ranks per node into the module's ts_gin_comm,
- * ts_gin_win and ts_comm_rpn.  The LSA team must be a block of
+ * a device communicator with one GIN context and $TILESCALE_GIN_SIGNALS
+ * GIN signals (signal 0 the barrier across nodes, the others the signal
+ * tensors' elements; ncclDevCommRequirements: ginForceEnable,
+ * ginContextCount 1, ginSignalCount), and each launch writes it, the
+ * heap's window, the ranks per node and the kernel's signal tensors'
+ * first signals (gin_map) into the module's ts_gin_comm, ts_gin_win,
+ * ts_comm_rpn and ts_gin_sig.  The LSA team must be a block of
  * consecutive ranks (a node's, as launchers number them) so that the
  * kernels' node = rank / ranks_per_node is NCCL's; a kernel compiled for
  * one node is refused in such a world.  NOT RUN: one host here.  A
@@ -189,6 +191,17 @@ typedef struct NDevCommReq {
 typedef struct { char internal[128]; } NUniqueId; /* ncclUniqueId, passed by value */
 #define NCCL_WIN_SYMMETRIC 1 /* NCCL_WIN_COLL_SYMMETRIC */
 
+/* A signal tensor of kernels compiled for several nodes (ir/tileop.h
+ * TsGinForm): its heap bytes [off, off + bytes) are GIN signals base ..
+ * base + elements - 1 on every rank. */
+typedef struct LGinMap {
+    long long off, bytes; /* where on the heap (symmetric: the same on every rank) */
+    int base;             /* its first GIN signal */
+} LGinMap;
+/* GIN signals a device communicator asks for by default
+ * ($TILESCALE_GIN_SIGNALS): signal 0 and the signal tensors' elements. */
+#define LOCAL_GIN_SIGNALS 65536
+
 /* A kernel's copy for one GPU of a spread world. */
 typedef struct LClone {
     const TsModuleCuda *orig;  /* the kernel's own module (compared with its image too) */
@@ -221,6 +234,10 @@ struct TsLocal {
     int gin;           /* the world spans nodes: GIN's device communicator below is made */
     int rpn;           /* ranks per node (NCCL's LSA team size; the world's size on one node) */
     _Alignas(16) unsigned char devcomm[NDEVCOMM_BYTES]; /* struct ncclDevComm from ncclDevCommCreate */
+    int gin_nsig;      /* GIN signals the device communicator has (ginSignalCount; 0 is T.barrier_all's) */
+    int gin_next;      /* the first GIN signal no signal tensor has yet */
+    LGinMap *gin_maps; /* the signal tensors mapped so far (see gin_map) */
+    int gin_nmaps, gin_capmaps; /* used and allocated entries of gin_maps */
     CUresult (*memcpy_)(CUdeviceptr, CUdeviceptr, size_t); /* cuMemcpy (unified addresses) */
 };
 
@@ -451,12 +468,21 @@ TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]) {
         NDevCommReq req = {0};
         req.gin_force_enable = true;
         req.gin_contexts = 1;
-        req.gin_signals = 1; /* signal 0: T.barrier_all across nodes (target/cuda/comm_cuda.c, emit_barrier_all_gin) */
+        /* signal 0: T.barrier_all across nodes (target/cuda/comm_cuda.c, emit_barrier_all_gin); the
+         * others: the elements of the kernels' signal tensors (gin_map) */
+        const char *ns = getenv("TILESCALE_GIN_SIGNALS");
+        long long want = ns && *ns ? atoll(ns) : LOCAL_GIN_SIGNALS;
+        if (want < 1 || want > (1LL << 24))
+            return ts_world_fail(w->ctx, TS_ERR_INVALID, "TILESCALE_GIN_SIGNALS=%s: GIN signals per device communicator, "
+                                 "1 .. 16777216", ns);
+        req.gin_signals = (int)want;
         if ((r = L->nv.dev_comm_create(L->comm, &req, L->devcomm)) != 0)
             return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
                                  "world (ipc, NCCL): rank %d: ncclDevCommCreate with a GIN context (the ranks of "
                                  "other nodes are reached through GIN): %s", w->self, nerr(L, r));
         L->gin = 1;
+        L->gin_nsig = req.gin_signals;
+        L->gin_next = 1;
     }
     NWinHead h;
     if (nccl_window(w, &h)) return w->ctx->diag.status;
@@ -643,6 +669,7 @@ void ts_local_destroy(TsWorld *w) {
     if (L->nccl_dl) dlclose(L->nccl_dl);
     for (int i = 0; i < L->nclones; i++) ts_cuda_module_free(L->clones[i].m);
     free(L->clones);
+    free(L->gin_maps);
     for (int g = 0; g < LOCAL_MAXGPU; g++) {
         if (!L->gctx[g]) continue;
         L->v.ctx_set(L->gctx[g]);
@@ -787,9 +814,62 @@ static int failure(TsWorld *w, TsKernel *c, const TsModuleCuda *m, TsBuf *msg) {
             ts_buf_printf(msg, "timed out after %lld ms: %lld of the %lld blocks of all ranks arrived\n",
                           (long long)w->opt.wait_timeout_ms, e[2], e[3]);
         break;
+    case 5: /* several nodes: a signal buffer's words as GIN signals (comm_cuda.c ts_gin_sid) */
+        ts_buf_printf(msg, "signal buffer %lld (element %lld) has no GIN signals: the world maps them at launch "
+                      "(%lld signals)\n", e[2], e[3], e[4]);
+        break;
     default: ts_buf_printf(msg, "failed (record %lld)\n", e[0]); break;
     }
     return 1;
+}
+
+/* The GIN signals of kernel c's signal tensors (IrKernel.gin_sig_param,
+ * pass lower_comm) in this rank's arguments a, into base[slot]: a tensor
+ * keeps the signals it got at its first launch (so kernels that share it
+ * share them), a new one takes the next free ones.  Every rank maps in the
+ * order of its launches, so ranks that launch the same kernels on the same
+ * tensors (SPMD) agree.  0 on success. */
+static int gin_map(TsWorld *w, const TsKernel *c, const TsTensor *a, unsigned base[IR_GIN_MAX_SIG]) {
+    TsLocal *L = w->local;
+    for (int k = 0; k < c->ir->gin_nsig; k++) {
+        const TsTensor *t = &a[c->ir->gin_sig_param[k]];
+        long long n = 1, esz = (ts_dtype_bits(t->dtype) + 7) / 8;
+        for (int d = 0; d < t->ndim; d++) n *= t->shape[d];
+        long long off = (long long)((const char *)t->data - (const char *)L->nccl_heap), bytes = n * esz;
+        const char *pname = c->ir->params.v[c->ir->gin_sig_param[k]].name;
+        if (!t->data || off < 0 || off + bytes > w->opt.heap_bytes)
+            return ts_world_fail(w->ctx, TS_ERR_INVALID, "%s: '%s', which ranks of other nodes add to, is not on the "
+                                 "symmetric heap", c->ir->name, pname);
+        int i = 0;
+        for (; i < L->gin_nmaps; i++) {
+            const LGinMap *g = &L->gin_maps[i];
+            if (g->off == off && g->bytes == bytes) break;
+            if (off < g->off + g->bytes && g->off < off + bytes)
+                return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                                     "%s: signal tensor '%s' (heap bytes %lld .. %lld) overlaps another one mapped onto "
+                                     "GIN signals (bytes %lld .. %lld): signal tensors of kernels compiled for several "
+                                     "nodes must be the same tensors or apart", c->ir->name, pname, off, off + bytes,
+                                     g->off, g->off + g->bytes);
+        }
+        if (i == L->gin_nmaps) {
+            if (n > (long long)L->gin_nsig - L->gin_next)
+                return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                                     "%s: signal tensor '%s' needs %lld GIN signals, and %d of the device communicator's "
+                                     "%d are left (TILESCALE_GIN_SIGNALS sets how many)", c->ir->name, pname, n,
+                                     L->gin_nsig - L->gin_next, L->gin_nsig);
+            if (L->gin_nmaps == L->gin_capmaps) {
+                int cap = L->gin_capmaps ? 2 * L->gin_capmaps : 8;
+                LGinMap *m = realloc(L->gin_maps, (size_t)cap * sizeof *m);
+                if (!m) return ts_world_fail(w->ctx, TS_ERR_NOMEM, "world: out of memory");
+                L->gin_maps = m;
+                L->gin_capmaps = cap;
+            }
+            L->gin_maps[L->gin_nmaps++] = (LGinMap){off, bytes, L->gin_next};
+            L->gin_next += (int)n;
+        }
+        base[k] = (unsigned)L->gin_maps[i].base;
+    }
+    return 0;
 }
 
 /* Kernel c's module for GPU g: its own when the world is not spread, else
@@ -879,6 +959,12 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
                     r = L->v.h2d(gp, L->devcomm, gsize);
                     if (r == CU_OK) set_global(L, mod, "ts_gin_win", &L->win, sizeof L->win, &r);
                     if (r == CU_OK) set_global(L, mod, "ts_comm_rpn", &rpn, sizeof rpn, &r);
+                    /* the signal tensors' GIN signals (ipc: this rank's arguments) */
+                    unsigned base[IR_GIN_MAX_SIG] = {0}, nsig = (unsigned)L->gin_nsig;
+                    if (c->ir->gin_nsig > 0 && gin_map(w, c, args + (size_t)lo * (size_t)nargs, base))
+                        return ctx->diag.status;
+                    if (r == CU_OK) set_global(L, mod, "ts_gin_sig", base, sizeof base, &r);
+                    if (r == CU_OK) set_global(L, mod, "ts_gin_nsig", &nsig, sizeof nsig, &r);
                 }
             }
             if (r != CU_OK)

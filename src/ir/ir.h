@@ -352,6 +352,9 @@ typedef enum IrStmtKind {
  * block's, then one per warp a T.ws role may start at (1024 threads). */
 #define IR_C_BAR_BLOCK 16
 #define IR_C_BAR_END (IR_C_BAR_BLOCK + 1 + 32)
+/* Signal buffers (heap tensors that ranks of other nodes add to through
+ * NCCL's GIN signals, ir/tileop.h TsGinForm) a kernel may have. */
+#define IR_GIN_MAX_SIG 8
 
 /* The operations of IR_S_MBAR (PTX ISA, "mbarrier"): an mbarrier counts
  * the arrivals still expected in its current phase (and, on sm_90, bytes
@@ -530,6 +533,9 @@ struct IrKernel {
     bool multinode;           /* lower_comm: compiled for a world of several nodes (TsCaps.multinode):
                                  accesses to other nodes are IrTileOp.xport ops; targets declare
                                  the ranks-per-node argument and the transport */
+    int gin_nsig;             /* lower_comm, CUDA, several nodes: how many signal buffers (TsGinForm)
+                                 the kernel has; the world maps each to GIN signals at launch */
+    int gin_sig_param[IR_GIN_MAX_SIG]; /* their parameter indices, by slot */
     bool gemm_k_rolled;       /* tier_plan, quick tier (TsCaps.quick_tier): the k16 steps of each
                                  tensor-core gemm stay a loop in the CUDA code (#pragma unroll 1) */
     bool nvrtc_fast_compile;  /* tier_plan, quick tier: NVRTC compiles at --Ofast-compile=min as a

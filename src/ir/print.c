@@ -396,6 +396,12 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
         }
         if (op->kind == TS_OP_COMM) ts_buf_printf(b, ", flags=%d/%d/%d", op->cflags[0], op->cflags[1], op->cflags[2]);
         if (op->kind == TS_OP_COMM && op->xport) ts_buf_puts(b, ", xport");
+        /* NCCL's GIN form (lower_comm, CUDA); a fence's says what it does not give */
+        if (op->kind == TS_OP_COMM && op->gin)
+            ts_buf_printf(b, "=gin.%s%s", ts_gin_form_name(op->gin),
+                          op->gin == TS_GIN_FLUSH ? " (sources reusable; not remote completion, no order at the peer)"
+                                                  : "");
+        if (op->kind == TS_OP_COMM && op->gin_sig) ts_buf_printf(b, ", gin_signals=slot %d", op->gin_sig - 1);
         ts_buf_puts(b, ")");
         break;
     }
@@ -731,6 +737,15 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
     if (k->multinode) { /* lower_comm: accesses to other nodes through the transport */
         ts_buf_indent(b, 1);
         ts_buf_puts(b, "multinode\n");
+    }
+    if (k->gin_nsig > 0) { /* lower_comm: signal buffers, each mapped onto GIN signals at launch */
+        ts_buf_indent(b, 1);
+        ts_buf_puts(b, "gin_signal_buffers");
+        for (int i = 0; i < k->gin_nsig; i++) {
+            int pi = k->gin_sig_param[i];
+            ts_buf_printf(b, " %d:%s", i, pi >= 0 && pi < k->params.n ? k->params.v[pi].name : "?");
+        }
+        ts_buf_puts(b, "\n");
     }
     if (k->gemm_k_rolled || k->nvrtc_fast_compile) { /* the quick tier's (tier_plan) */
         ts_buf_indent(b, 1);

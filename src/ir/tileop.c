@@ -34,6 +34,12 @@ const char *ts_comm_name(int comm) {
     }
 }
 
+const char *ts_gin_form_name(int form) {
+    static const char *const n[] = {"none", "put", "put_values", "value", "signal_add",
+                                    "wait_signal", "reset_signal", "flush", "barrier"};
+    return form >= 0 && form <= TS_GIN_BARRIER ? n[form] : "gin?";
+}
+
 const char *ts_coll_name(int coll) {
     switch (coll) {
 #define X(e, n) case e: return n;

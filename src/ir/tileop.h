@@ -161,6 +161,11 @@ struct IrTileOp {
                              on CUDA, the world's proxy on sim ranks), not a load/store (pass
                              lower_comm, multi-node kernels); FENCE: also completes the transport's
                              puts; BARRIER_*: a word of a rank on another node through it */
+    int gin;              /* COMM with xport on CUDA: how NCCL's GIN carries it (TsGinForm below), decided
+                             by pass lower_comm and printed as told by comm_cuda.c; 0 elsewhere */
+    int gin_sig;          /* COMM on CUDA, several nodes: 1 + the slot (IrKernel.gin_sig_param) of the
+                             signal buffer this op adds to, waits on or resets (its words are GIN
+                             signals too, see TsGinForm); 0: none */
 };
 
 const char *ts_op_name(TsOpKind k);
@@ -208,6 +213,32 @@ typedef enum TsCommSem {
     TS_SEM_WEAK = 0, TS_SEM_VOLATILE = 1, TS_SEM_ACQUIRE = 2, TS_SEM_RELEASE = 3,
     TS_SEM_RELAXED = 4, TS_SEM_ACQ_REL = 5
 } TsCommSem;
+
+/* How NCCL's GIN carries a primitive to or for a rank of another node
+ * (IrTileOp.gin; pass lower_comm decides, doc/DISTRIBUTED.md says what
+ * each guarantees).  A signal buffer is a heap tensor that ranks of other
+ * nodes add to (T.signal_op add, a put's adding signal, T.atom_add of an
+ * integer): element i of it is also GIN signal ts_gin_sig[slot] + i, and
+ * its value in a world of several nodes is the heap word plus what that
+ * signal grew by since this rank last reset the word. */
+typedef enum TsGinForm {
+    TS_GIN_NONE = 0,
+    TS_GIN_PUT = 1,        /* PUT from a heap tensor: one GIN put per row (a registered window); with
+                              an adding signal, ncclGin_SignalAdd on the last one */
+    TS_GIN_PUT_VALUES = 2, /* PUT from a tile (not in a window): a putValue per element, the adding
+                              signal on the last one */
+    TS_GIN_VALUE = 3,      /* ST: one putValue (data: no order with other puts promised) */
+    TS_GIN_SIGNAL_ADD = 4, /* SIGNAL add, integer ATOM_ADD: signal(ncclGin_SignalAdd) on the word's
+                              GIN signal, after the context's earlier puts to that peer */
+    TS_GIN_WAIT_SIGNAL = 5, /* WAIT on this rank's word of a signal buffer: heap word + GIN signal -
+                               shadow */
+    TS_GIN_RESET = 6,      /* SIGNAL set / ST on this rank's own word of a signal buffer: shadow =
+                              the GIN signal, then the heap word = the value */
+    TS_GIN_FLUSH = 7,      /* FENCE: flush (this thread's puts have read their sources; NOT remote
+                              completion, no order at the peer) */
+    TS_GIN_BARRIER = 8     /* BARRIER_ALL: GIN signal 0 to and from every rank */
+} TsGinForm;
+const char *ts_gin_form_name(int form); /* "put", "put_values", ... */
 
 /* Scopes (TileScale's values). */
 typedef enum TsCommScope { TS_SCOPE_CTA = 0, TS_SCOPE_GPU = 1, TS_SCOPE_SYS = 2 } TsCommScope;

@@ -84,26 +84,45 @@ bool ts_warp_call(const IrExpr *e, void *ctx) {
 
 bool ts_warp_used(const IrStmt *s) { return s && ir_stmt_any_expr(s, ts_warp_call, NULL); }
 
-/* NCCL 2.28's device API (nccl_device.h: ncclGin put / putValue / signal /
- * flush): one-sided puts of window memory or of a value of at most 8
- * bytes, a signal object incremented or set, no gets, no remote atomics
- * on window words and no addresses of another node's memory. */
+/* NCCL's device API (nccl_device.h of 2.28.9, and its device GIN page up
+ * to 2.31: ncclGin put / putValue / signal / flush; doc/DISTRIBUTED.md has
+ * the facts): one-sided puts of window memory or of a value of at most 8
+ * bytes, signals that are only ADDED to (SignalAdd / SignalInc; a
+ * SignalSet is "support deferred" in every release so far), visible at
+ * the peer after the payloads of the context's earlier puts to it; no
+ * fetching atomics, no addresses of another node's memory.  So a set
+ * signal or a release store (a flag) has no ordered form and is refused
+ * (a putValue after the data may land first); adds go to GIN signals
+ * (pass lower_comm maps the signal buffers, TsGinForm). */
+static const char gin_no_set[] =
+    "NCCL's GIN cannot set a signal in order after the data (its signals are only added to: no SignalSet "
+    "up to NCCL 2.31, and a putValue after the data may land before it); use an adding signal "
+    "(T.Amo.SIGNAL_ADD, and wait with GE for the count), or T.barrier_all after the data";
+
 const char *ts_comm_gin_lacks(const IrTileOp *op) {
     const int64_t most = 8; /* putValue's value, bytes */
+    const IrBuffer *sig = op->comm == TS_COMM_PUT && op->nr == 3 ? op->r[2].buf : op->r[0].buf;
+    int sig_int = sig && ts_dtype_is_int(sig->dt) && ts_dtype_bits(sig->dt) >= 32;
     switch (op->comm) {
     case TS_COMM_GET:
-    case TS_COMM_LD: return "NCCL 2.28's GIN has puts and signals, no gets";
+    case TS_COMM_LD: return "NCCL's GIN has no gets before NCCL 2.30.3 (and then not on every backend)";
     case TS_COMM_WAIT: return "a wait polls memory, and another node's has no address (wait on this rank's)";
-    case TS_COMM_ATOM_ADD: return "GIN adds only to its own signal objects, not to heap words";
+    case TS_COMM_ATOM_ADD:
+        if (op->nr > 1) return "GIN's adds return nothing (T.atom_add's value before the add)";
+        return sig_int ? NULL : "GIN adds 64-bit integers to its signals, not to words of this type";
     case TS_COMM_SIGNAL:
-        if (op->cflags[0] != TS_SIG_SET) return "GIN adds only to its own signal objects, not to heap words";
+        if (op->cflags[0] == TS_SIG_SET) return gin_no_set;
+        return sig_int ? NULL : "GIN adds 64-bit integers to its signals: the signal must be a 32- or 64-bit integer";
+    case TS_COMM_ST:
+        if (op->cflags[1] == TS_SEM_RELEASE || op->cflags[1] == TS_SEM_ACQ_REL)
+            return "a release store is a flag, and NCCL's GIN lands a putValue in no promised order with the "
+                   "puts before it; use an adding signal (T.signal_op with T.Amo.SIGNAL_ADD) after the data";
         return ts_dtype_bits(op->r[0].buf->dt) > most * 8 ? "GIN puts values of at most 8 bytes" : NULL;
-    case TS_COMM_ST: return ts_dtype_bits(op->r[0].buf->dt) > most * 8 ? "GIN puts values of at most 8 bytes" : NULL;
     case TS_COMM_PUT:
-        if (op->nr == 3 && op->cflags[0] != TS_SIG_SET)
-            return "an adding signal: GIN adds only to its own signal objects, not to heap words";
         if (op->cflags[1] == 1) return "a warp variant's lanes would each post the range (use the block form)";
-        if (op->nr == 3 && ts_dtype_bits(op->r[2].buf->dt) > most * 8) return "GIN puts values of at most 8 bytes";
+        if (op->nr == 3 && op->cflags[0] == TS_SIG_SET) return gin_no_set;
+        if (op->nr == 3 && !sig_int)
+            return "GIN adds 64-bit integers to its signals: the signal must be a 32- or 64-bit integer";
         return NULL;
     case TS_COMM_BARRIER_BLOCKS:
         return "its per-peer counters are heap words, which GIN cannot add to or poll on another node";

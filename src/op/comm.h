@@ -101,11 +101,14 @@ bool ts_warp_fn(IrIntrinsic fn);
 bool ts_warp_call(const IrExpr *e, void *ctx);
 /* Does s use a warp primitive anywhere? */
 bool ts_warp_used(const IrStmt *s);
-/* What NCCL's GIN (the CUDA target's transport to other nodes, NCCL 2.28's
+/* What NCCL's GIN (the CUDA target's transport to other nodes, NCCL's
  * device API) cannot do of primitive op when its peer is on another node:
- * the reason, or NULL where it can (a put, put + set signal, set signal,
- * store of at most 8 bytes, fence, quiet, T.barrier_all).  Pass lower_comm refuses the
- * others where it sets IrTileOp.xport on CUDA; the printer only asserts. */
+ * the reason, or NULL where it can (a put, a put with an adding signal, an
+ * adding signal, an integer atomic add returning nothing, a store of at
+ * most 8 bytes that is not a release, fence, quiet, T.barrier_all).  Set
+ * signals are refused: GIN has no ordered way to set one.  Pass lower_comm
+ * refuses the others where it sets IrTileOp.xport on CUDA; the printer
+ * only asserts. */
 const char *ts_comm_gin_lacks(const IrTileOp *op);
 /* Is s a thread range of one thread holding one communication op: a
  * block's primitive that pass lower_comm gave to thread 0 (insert_sync

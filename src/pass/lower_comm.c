@@ -62,17 +62,31 @@
  *                                             through the transport)
  *
  * (ranks_per_node is IR_VAR_RANK axis 2, a launch argument), T.fence /
- * T.quiet get xport = 1 (they also complete the transport's puts), and
+ * T.quiet get xport = 1 (on sim ranks they complete the transport's puts;
+ * on CUDA they are GIN's flush, which only frees the puts' sources), and
  * T.barrier_blocks too (its words on ranks of other nodes through the
  * transport); T.barrier_all becomes `if ranks_per_node >= num_ranks: op
  * else op with xport = 1` (one node at run time: the load/store barrier
  * on rank 0's counter; else the transport's: on CUDA GIN signals between
  * the ranks, see comm_cuda.c).  On CUDA the transport is NCCL's GIN,
- * which lacks gets, waits on remote memory, atomics on heap words, adding
- * signals, the warp variants, values over 8 bytes and T.barrier_blocks:
- * those are refused here (ts_comm_gin_lacks), at the statement, not by the
- * printer; on the C target (the world's proxy) atomic adds of words other
- * than 32 or 64 bits are.  On CUDA the transport's put/get is then one
+ * which lacks gets, waits on remote memory, fetching or float atomics,
+ * any ordered SET (set signals and release stores: no SignalSet, and a
+ * putValue after the data may land first), the warp variants, values
+ * over 8 bytes and T.barrier_blocks: those are refused here
+ * (ts_comm_gin_lacks), at the statement, not by the printer; on the C
+ * target (the world's proxy) atomic adds of words other than 32 or 64
+ * bits are.  What GIN can do gets its form here (IrTileOp.gin, TsGinForm:
+ * put from a window or putValues from a tile, a value, a signal add, a
+ * flush), printed as told by comm_cuda.c.  Adding signals: the heap
+ * tensors that ops with a peer add to are the kernel's signal buffers
+ * (found first, IrKernel.gin_sig_param; the world maps their elements
+ * onto GIN signals at launch); an add to one is a GIN signal add on the
+ * element's signal, a wait on this rank's word becomes `if
+ * ranks_per_node >= num_ranks: wait else wait(gin.wait_signal)` (heap
+ * word + signal - shadow), a set of its own word the same branch with
+ * gin.reset_signal, and plain loads/stores of it or sets of a peer's word
+ * are refused (doc/DISTRIBUTED.md, "Signals across nodes").  On CUDA the
+ * transport's put/get is then one
  * thread's (a network operation posted once), not spread over the block.  A kernel
  * compiled without it keeps today's code exactly (goldens unchanged); run
  * in a world of several nodes it fails at its first access to another
@@ -89,6 +103,7 @@ typedef struct LowerComm {
     int nthreads; /* threads per block */
     TsDiag *d;    /* where a refusal goes */
     bool gin;     /* the transport is NCCL's GIN (CUDA): what it lacks is refused here */
+    const IrBuffer *sig[IR_GIN_MAX_SIG]; /* GIN: the signal buffers, by slot (k->gin_sig_param) */
 } LowerComm;
 
 /* A copy of s's tile op (kept for the target: TS_OP_INST_COMM). */
@@ -223,8 +238,7 @@ static void gin_check(LowerComm *L, const IrStmt *s) {
         ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc, "T.%s across nodes: %s; compile for one node",
                    ts_comm_name(op->comm), why);
     ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc,
-               "T.%s to a rank of another node: %s; compile for one node, or use puts and set signals there",
-               ts_comm_name(op->comm), why);
+               "T.%s to a rank of another node: %s (or compile for one node)", ts_comm_name(op->comm), why);
 }
 
 /* On the C target the transport (the world's proxy, TsCXport ADD) adds to
@@ -244,11 +258,153 @@ static void proxy_check(LowerComm *L, const IrStmt *s) {
                ts_comm_name(op->comm), ts_dtype_name(b->dt));
 }
 
+/* ---- several nodes on CUDA: signal buffers as GIN signals ---- */
+
+static bool loads_buf(const IrExpr *e, void *ctx) { return e->kind == IR_E_LOAD && e->load.buf == ctx; }
+
+/* T.atom_add's value before the add (r1, a register the front end always
+ * makes) that nothing reads: GIN's add can drop it. */
+static bool old_unread(const LowerComm *L, const IrTileOp *op) {
+    return op->comm == TS_COMM_ATOM_ADD && op->nr == 2 && is_private(op->r[1].buf) &&
+           !ir_stmt_any_expr(L->k->body, loads_buf, op->r[1].buf);
+}
+
+/* The buffer an adding primitive with a peer adds to (the signal of a
+ * put, T.signal_op add, an integer T.atom_add whose old value nothing
+ * reads), or NULL: what ranks of other nodes add to through GIN signals. */
+static const IrBuffer *adds_to(const LowerComm *L, const IrTileOp *op) {
+    if (!op->args[0]) return NULL;
+    if (op->comm == TS_COMM_PUT && op->nr == 3 && op->cflags[0] == TS_SIG_ADD) return op->r[2].buf;
+    if (op->comm == TS_COMM_SIGNAL && op->cflags[0] == TS_SIG_ADD) return op->r[0].buf;
+    if (op->comm == TS_COMM_ATOM_ADD && (op->nr == 1 || old_unread(L, op))) return op->r[0].buf;
+    return NULL;
+}
+
+/* 1 + the slot of b among the kernel's signal buffers, 0 if it is none. */
+static int sig_slot(const LowerComm *L, const IrBuffer *b) {
+    for (int i = 0; i < L->k->gin_nsig; i++)
+        if (L->sig[i] == b) return i + 1;
+    return 0;
+}
+
+/* Every adding primitive with a peer names a signal buffer (first pass,
+ * before any op is rewritten: a wait may come before the adds). */
+static bool collect_sig(const IrStmt *s, void *ctx) {
+    LowerComm *L = ctx;
+    if (!is_comm(s)) return false;
+    const IrBuffer *b = adds_to(L, s->op);
+    IrTileOp o = *s->op;
+    if (old_unread(L, &o)) o.nr = 1;
+    if (!b || sig_slot(L, b) || ts_comm_gin_lacks(&o)) return false; /* (the refusal comes with its op) */
+    if (b->scope != IR_SCOPE_GLOBAL || b->param < 0)
+        ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc,
+                   "T.%s: '%s' is added to by ranks of other nodes, through NCCL's GIN signals, so it must be a "
+                   "tensor parameter on the symmetric heap", ts_comm_name(s->op->comm), b->name);
+    if (L->k->gin_nsig >= IR_GIN_MAX_SIG)
+        ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc,
+                   "T.%s: '%s' would be the kernel's %dth buffer that ranks of other nodes add to (GIN signals); "
+                   "at most %d: use fewer, larger signal tensors", ts_comm_name(s->op->comm), b->name,
+                   IR_GIN_MAX_SIG + 1, IR_GIN_MAX_SIG);
+    L->sig[L->k->gin_nsig] = b;
+    L->k->gin_sig_param[L->k->gin_nsig++] = b->param;
+    return false;
+}
+
+/* Is the op's peer this rank itself (none, or T.get_rank())? */
+static bool own_word(const IrTileOp *op) {
+    const IrExpr *p = op->args[0];
+    while (p && p->kind == IR_E_CAST) p = p->un.a;
+    return !p || (p->kind == IR_E_VAR && p->var->kind == IR_VAR_RANK && p->var->axis == 0);
+}
+
+/* Loads and stores of a signal buffer outside the primitives see (and
+ * set) only the heap half of its words: refused, naming the primitive to
+ * use instead. */
+static bool sig_access(const IrStmt *s, void *ctx) {
+    LowerComm *L = ctx;
+    if (s->kind == IR_S_STORE && sig_slot(L, s->store.buf))
+        ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc,
+                   "'%s' is added to by ranks of other nodes through NCCL's GIN signals (a word is the heap word "
+                   "plus its signal): a plain store would not reset the signal; set this rank's own word with "
+                   "T.signal_op(..., T.Amo.SIGNAL_SET, T.get_rank()) instead", s->store.buf->name);
+    return false;
+}
+static bool sig_load(const IrExpr *e, void *ctx) {
+    LowerComm *L = ctx;
+    if (e->kind == IR_E_LOAD && sig_slot(L, e->load.buf))
+        ts_fail_at(L->d, TS_ERR_UNSUPPORTED, e->loc,
+                   "'%s' is added to by ranks of other nodes through NCCL's GIN signals (a word is the heap word "
+                   "plus its signal): a plain load sees only the heap half; read it with a wait "
+                   "(T.signal_wait_until / T.wait_*)", e->load.buf->name);
+    return false;
+}
+
+/* `if ranks_per_node >= num_ranks: s else s as the transport's form`:
+ * the world spans nodes only at run time. */
+static IrStmt *world_branch(LowerComm *L, const IrStmt *s, int form, int slot) {
+    IrStmt *far = op_copy(L, s);
+    far->op->xport = 1;
+    far->op->gin = form;
+    far->op->gin_sig = slot;
+    IrStmt *i = ir_stmt(L->a, IR_S_IF, s->loc);
+    i->if_.cond = ir_bin(L->a, IR_GE, rank_axis(L, 2), rank_axis(L, 1));
+    i->if_.then = op_copy(L, s);
+    i->if_.else_ = far;
+    return i;
+}
+
+/* A primitive on a signal buffer's word of this rank or of a peer (other
+ * than an add, which takes the peer branch below): NULL if there is
+ * nothing special to do. */
+static IrStmt *sig_word(LowerComm *L, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    int slot = op->comm == TS_COMM_PUT || op->comm == TS_COMM_GET ? 0 : sig_slot(L, op->r[0].buf);
+    if (!slot) return NULL;
+    const char *name = op->r[0].buf->name;
+    bool set = op->comm == TS_COMM_ST || (op->comm == TS_COMM_SIGNAL && op->cflags[0] == TS_SIG_SET);
+    if (op->comm == TS_COMM_WAIT && own_word(op)) return world_branch(L, s, TS_GIN_WAIT_SIGNAL, slot);
+    if (set && own_word(op)) return world_branch(L, s, TS_GIN_RESET, slot);
+    if (set)
+        ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc,
+                   "T.%s: '%s' is added to by ranks of other nodes through NCCL's GIN signals, and only a rank "
+                   "itself can reset its word (the signal's shadow is its own): set it on this rank (peer "
+                   "T.get_rank()), after a barrier, not on a peer", ts_comm_name(op->comm), name);
+    if (op->comm == TS_COMM_LD || (op->comm == TS_COMM_ATOM_ADD && op->nr > 1))
+        ts_fail_at(L->d, TS_ERR_UNSUPPORTED, s->loc,
+                   "T.%s: '%s' is added to by ranks of other nodes through NCCL's GIN signals, and this would "
+                   "read only its heap half; wait on it (T.signal_wait_until / T.wait_*) instead",
+                   ts_comm_name(op->comm), name);
+    return NULL;
+}
+
+/* GIN's form of an op with xport (TsGinForm). */
+static int gin_form(const IrTileOp *op) {
+    switch (op->comm) {
+    case TS_COMM_PUT: return op->r[0].buf->scope == IR_SCOPE_GLOBAL && op->r[0].buf->param >= 0 ? TS_GIN_PUT
+                                                                                              : TS_GIN_PUT_VALUES;
+    case TS_COMM_ST: return TS_GIN_VALUE;
+    case TS_COMM_SIGNAL:
+    case TS_COMM_ATOM_ADD: return TS_GIN_SIGNAL_ADD;
+    case TS_COMM_FENCE: return TS_GIN_FLUSH;
+    case TS_COMM_BARRIER_ALL: return TS_GIN_BARRIER;
+    default: return TS_GIN_NONE;
+    }
+}
+
 /* The transport where the peer is on another node (see the essay). */
 static IrStmt *node_pre(IrMutator *m, IrStmt *s) {
     LowerComm *L = m->ctx;
     if (!is_comm(s)) return NULL;
+    if (L->gin && old_unread(L, s->op)) { /* GIN adds without returning the old value: drop what nothing reads */
+        s = op_copy(L, s);
+        s->op->nr = 1;
+        s->op->r[1] = (IrRegion){0};
+    }
     const IrTileOp *op = s->op;
+    if (L->gin) {
+        IrStmt *w = sig_word(L, s);
+        if (w) return w;
+    }
     bool xport = op->comm != TS_COMM_FENCE &&
                  (op->args[0] || op->comm == TS_COMM_BARRIER_BLOCKS || op->comm == TS_COMM_BARRIER_ALL);
     if (xport && L->gin) gin_check(L, s);
@@ -270,25 +426,24 @@ static IrStmt *node_pre(IrMutator *m, IrStmt *s) {
                               ir_bin(a, IR_EQ, ir_bin(a, IR_FLOORDIV, peer, rpn), mine));
         IrStmt *far = op_copy(L, s);
         far->op->xport = 1;
+        if (L->gin) {
+            far->op->gin = gin_form(op);
+            const IrBuffer *b = adds_to(L, op);
+            far->op->gin_sig = b ? sig_slot(L, b) : 0;
+        }
         IrStmt *i = ir_stmt(a, IR_S_IF, s->loc);
         i->if_.cond = same;
         i->if_.then = op_copy(L, s);
         i->if_.else_ = far;
         return i;
     }
-    case TS_COMM_BARRIER_ALL: { /* the transport's barrier only where the world spans nodes at run time */
-        IrStmt *far = op_copy(L, s);
-        far->op->xport = 1;
-        IrStmt *i = ir_stmt(L->a, IR_S_IF, s->loc);
-        i->if_.cond = ir_bin(L->a, IR_GE, rank_axis(L, 2), rank_axis(L, 1));
-        i->if_.then = op_copy(L, s);
-        i->if_.else_ = far;
-        return i;
-    }
+    case TS_COMM_BARRIER_ALL: /* the transport's barrier only where the world spans nodes at run time */
+        return world_branch(L, s, L->gin ? TS_GIN_BARRIER : TS_GIN_NONE, 0);
     case TS_COMM_FENCE:
     case TS_COMM_BARRIER_BLOCKS: {
         IrStmt *n = op_copy(L, s);
         n->op->xport = 1;
+        if (L->gin) n->op->gin = gin_form(op);
         return n;
     }
     default: return s;
@@ -326,9 +481,17 @@ void ts_pass_lower_comm(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     if (!k->body || !ts_comm_used(k->body)) return;
     LowerComm L = {k, cx->arena, k->threads[0] * k->threads[1] * k->threads[2], cx->diag,
-                   cx->target == TS_TARGET_CUDA};
+                   cx->target == TS_TARGET_CUDA, {0}};
     if (cx->caps->multinode) {
         k->multinode = true;
+        if (L.gin) { /* the signal buffers first: a wait on one may come before its adds */
+            k->gin_nsig = 0;
+            ir_stmt_any(k->body, collect_sig, &L);
+            if (k->gin_nsig) {
+                ir_stmt_any(k->body, sig_access, &L);
+                ir_stmt_any_expr(k->body, sig_load, &L);
+            }
+        }
         IrMutator n = {.arena = cx->arena, .ctx = &L, .pre_stmt = node_pre};
         k->body = ir_mutate_stmt(&n, k->body);
     }

@@ -14,7 +14,12 @@
  *     poisoned), and the proxy really served requests;
  *   - the same shift compiled for one node in that world fails at its
  *     first access to the other node, naming the node: the peer table
- *     holds no address there (what a GPU without GIN would have).
+ *     holds no address there (what a GPU without GIN would have);
+ *   - adding signals across nodes (a heap put's and a tile put's, T.signal_op
+ *     add, T.atom_add) and waits after them on 2 x 2 (on CUDA: NCCL GIN
+ *     signals, compiled here); a put's SET signal, which sim ranks keep
+ *     (their proxy's FIFO orders it after the data) and CUDA refuses for
+ *     several nodes, naming the adding signal.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +42,43 @@ static const char *SRC = PRE CT_SHIFT_SRC "\n" CT_CHAIN_SRC
     "            T.putmem_signal_nbi_block(T.address_of(Z[0]), T.address_of(X[0]), N * 4, T.address_of(sig[0]), 1, 10,\n"
     "                                      (me + n - 1) % n)\n"
     "            T.signal_wait_until(T.address_of(sig[0]), 5, 1)\n"
+    "    return main\n"
+    "\n"
+    /* adding signals across nodes (on CUDA: GIN signals, lower_comm's signal buffer): every block
+     * pushes its slice of X to rank + 1 (a heap put and a tile's put), adding 1 and 2 there, and
+     * T.signal_op / T.atom_add add 1 + 2 more; each block waits for all of rank - 1's, then sums */
+    "def ring(N):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((N,), \"float32\"), Y: T.Tensor((N,), \"float32\"), Z: T.Tensor((N,), \"float32\"),\n"
+    "             W: T.Tensor((N,), \"float32\"), sig: T.Tensor((3,), \"uint64\")):\n"
+    "        with T.Kernel(4, threads=32) as bx:\n"
+    "            me = T.get_rank()\n"
+    "            n = T.get_num_ranks()\n"
+    "            t = T.alloc_shared((N // 4,), \"float32\")\n"
+    "            T.copy(X[bx * (N // 4):(bx + 1) * (N // 4)], t)\n"
+    "            T.putmem_signal_nbi_block(T.address_of(Y[bx * (N // 4)]), T.address_of(X[bx * (N // 4)]), N,\n"
+    "                                      T.address_of(sig[0]), 1, T.Amo.SIGNAL_ADD, (me + 1) % n)\n"
+    "            T.putmem_signal_nbi_block(T.address_of(Z[bx * (N // 4)]), T.address_of(t[0]), N,\n"
+    "                                      T.address_of(sig[1]), 2, T.Amo.SIGNAL_ADD, (me + 1) % n)\n"
+    "            T.signal_op(T.address_of(sig[2]), 1, T.Amo.SIGNAL_ADD, (me + 1) % n)\n"
+    "            T.atom_add(sig[2], 2, peer=(me + 1) % n)\n"
+    "            T.signal_wait_until(T.address_of(sig[0]), T.CmpType.GE, 4)\n"
+    "            T.signal_wait_until(T.address_of(sig[1]), T.CmpType.GE, 8)\n"
+    "            T.signal_wait_until(T.address_of(sig[2]), T.CmpType.GE, 12)\n"
+    "            for i in T.Parallel(N // 4):\n"
+    "                W[bx * (N // 4) + i] = Y[bx * (N // 4) + i] + 2.0 * Z[bx * (N // 4) + i]\n"
+    "    return main\n"
+    "\n"
+    /* a put's SET signal to rank + 1: ordered on sim ranks (the proxy's FIFO), refused on CUDA */
+    "def setsig(N):\n"
+    "    @T.prim_func\n"
+    "    def main(X: T.Tensor((N,), \"float32\"), Y: T.Tensor((N,), \"float32\"), sig: T.Tensor((1,), \"uint64\")):\n"
+    "        with T.Kernel(1, threads=32) as bx:\n"
+    "            me = T.get_rank()\n"
+    "            n = T.get_num_ranks()\n"
+    "            T.putmem_signal_nbi_block(T.address_of(Y[0]), T.address_of(X[0]), N * 4, T.address_of(sig[0]), 7,\n"
+    "                                      T.Amo.SIGNAL_SET, (me + 1) % n)\n"
+    "            T.signal_wait_until(T.address_of(sig[0]), T.CmpType.EQ, 7)\n"
     "    return main\n";
 
 enum { P = 4, PER = 2, N = 64 };
@@ -80,14 +122,61 @@ static void node_map(TsContext *ctx) {
     CHECK(strstr(ts_last_error(ctx), "ranks per node") != NULL);
 }
 
-static TsKernel *build(TsContext *ctx, const char *entry, const char *dname, const char *dval, int multinode) {
+static TsKernel *build_for(TsContext *ctx, const char *entry, const char *dname, const char *dval, int multinode,
+                           TsTarget target) {
     TsCompileOptions o = {0};
     o.multinode = multinode;
+    o.target = target;
+    o.skip_build = target == TS_TARGET_CUDA; /* the CUDA source only (no GPU, no nvcc needed) */
     TsDefine d = {dname, dval};
     TsKernel *k = NULL;
-    if (ts_compile_source(ctx, "nodes.py", SRC, entry, &d, 1, &o, &k)) printf("%s", ts_last_error(ctx));
+    ts_compile_source(ctx, "nodes.py", SRC, entry, &d, 1, &o, &k);
+    return k;
+}
+
+static TsKernel *build(TsContext *ctx, const char *entry, const char *dname, const char *dval, int multinode) {
+    TsKernel *k = build_for(ctx, entry, dname, dval, multinode, TS_TARGET_C);
+    if (!k) printf("%s", ts_last_error(ctx));
     CHECK(k != NULL);
     return k;
+}
+
+/* Adding signals across the nodes of 2 x 2 sim ranks: the data arrived
+ * before the counts each wait saw (W from Y and Z after the waits), the
+ * counts exact; against naive C on random data, outputs poisoned. */
+static void ring_case(TsContext *ctx, TsKernel *k, TsWorld *w) {
+    int64_t shape[1] = {N}, three[1] = {3};
+    TsTensor X[P], Y[P], Z[P], W[P], sig[P], args[P * 5];
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, X)); /* every rank's, symmetric */
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, Y));
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, Z));
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_FLOAT32, 1, shape, W));
+    CHECK_EQ_INT(TS_OK, ts_world_tensor(w, TS_UINT64, 1, three, sig));
+    for (int r = 0; r < P; r++) {
+        for (int i = 0; i < N; i++) {
+            ((float *)X[r].data)[i] = (float)ct_urand();
+            ((float *)Y[r].data)[i] = ((float *)Z[r].data)[i] = ((float *)W[r].data)[i] = NAN;
+        }
+        memset(sig[r].data, 0, 3 * sizeof(uint64_t));
+        TsTensor a[5] = {X[r], Y[r], Z[r], W[r], sig[r]};
+        memcpy(&args[r * 5], a, sizeof a);
+    }
+    int64_t before = ts_world_xport_served(w);
+    TsStatus st = ts_kernel_launch_world(k, w, args, 5);
+    if (st) printf("%s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    int bad = 0;
+    for (int r = 0; r < P; r++) {
+        const float *x = X[(r + P - 1) % P].data;
+        for (int i = 0; i < N; i++) {
+            bad += ((float *)Y[r].data)[i] != x[i] || ((float *)Z[r].data)[i] != x[i];
+            bad += ((float *)W[r].data)[i] != x[i] + 2.0f * x[i];
+        }
+        const uint64_t *s = sig[r].data;
+        bad += s[0] != 4 || s[1] != 8 || s[2] != 12;
+    }
+    CHECK_EQ_INT(0, bad);
+    CHECK(ts_world_xport_served(w) >= before + 2 * 4 * 4); /* ranks 1 and 3: 4 blocks x (2 puts + 2 adds) at least */
 }
 
 int main(void) {
@@ -148,6 +237,46 @@ int main(void) {
         bad += ((uint64_t *)sig[r].data)[0] != 1;
     }
     CHECK_EQ_INT(0, bad);
+
+    /* adding signals and waits after them, half of them across nodes */
+    TsKernel *kr = build(ctx, "ring", "N", "64", 1);
+    if (kr) ring_case(ctx, kr, w);
+    ts_kernel_destroy(kr);
+
+    /* a put's SET signal: sim ranks keep it (their proxy is one FIFO: the flag lands after the data) ... */
+    TsKernel *ks = build(ctx, "setsig", "N", "64", 1);
+    if (ks) {
+        for (int r = 0; r < P; r++) {
+            for (int i = 0; i < N; i++) ((float *)Y[r].data)[i] = NAN;
+            ((uint64_t *)sig[r].data)[0] = 0;
+            args[r * 3] = X[r];
+            args[r * 3 + 1] = Y[r];
+            args[r * 3 + 2] = sig[r];
+        }
+        st = ts_kernel_launch_world(ks, w, args, 3);
+        if (st) printf("%s", ts_last_error(ctx));
+        CHECK_EQ_INT(TS_OK, st);
+        bad = 0;
+        for (int r = 0; r < P; r++) {
+            for (int i = 0; i < N; i++) bad += ((float *)Y[r].data)[i] != ((float *)X[(r + P - 1) % P].data)[i];
+            bad += ((uint64_t *)sig[r].data)[0] != 7;
+        }
+        CHECK_EQ_INT(0, bad);
+    }
+    ts_kernel_destroy(ks);
+    /* ... CUDA refuses it for several nodes (NCCL's GIN has no ordered set), naming the adding signal,
+     * and compiles it for one node; the adding ring compiles for several */
+    CHECK(build_for(ctx, "setsig", "N", "64", 1, TS_TARGET_CUDA) == NULL);
+    CHECK(strstr(ts_last_error(ctx), "nodes.py:") != NULL);
+    CHECK(strstr(ts_last_error(ctx), "cannot set a signal in order after the data") != NULL);
+    CHECK(strstr(ts_last_error(ctx), "use an adding signal") != NULL);
+    TsKernel *kc1 = build_for(ctx, "setsig", "N", "64", 0, TS_TARGET_CUDA);
+    CHECK(kc1 != NULL);
+    ts_kernel_destroy(kc1);
+    TsKernel *kcr = build_for(ctx, "ring", "N", "64", 1, TS_TARGET_CUDA);
+    if (!kcr) printf("%s", ts_last_error(ctx));
+    CHECK(kcr != NULL);
+    ts_kernel_destroy(kcr);
 
     ts_world_destroy(w);
     ts_kernel_destroy(k);

@@ -52,22 +52,23 @@
  * device calls (nccl_device.h, gin.h: ncclGin(devComm, context).put /
  * putValue / flush on the world team, window + byte offset on both
  * sides): the module declares `ts_gin_comm` (the ncclDevComm the host
- * creates with GIN contexts), `ts_gin_win` (the heap's window) and
- * `ts_comm_rpn` (ranks per node), set by the world like ts_comm_peer.  A
- * put whose source is on the heap is one `put`; from a tile (not in a
- * registered window) element by element with `putValue`; T.st and a set
- * signal are a `putValue`; T.fence/T.quiet add a `flush` (the sources of
- * this thread's puts may be reused).  What GIN does not have is refused
- * by pass lower_comm (op/comm.c: ts_comm_gin_lacks), naming it: gets and
- * loads from another node (GIN has puts only), atomic adds and adding
- * signals to heap words (GIN adds only to its own signal objects), waits
- * on another node's memory, warp variants, values over 8 bytes and
- * T.barrier_blocks across nodes; this file only asserts that none reaches
- * it.  T.barrier_all across nodes is GIN signals between the ranks
- * (emit_barrier_all_gin), ordered after each rank's earlier puts as NCCL
- * documents.  The order of a put-with-signal's data and signal word rests
- * on the puts of one context to one peer being delivered in order, which
- * NCCL documents for its signal objects only (see doc/DISTRIBUTED.md).
+ * creates with GIN contexts), `ts_gin_win` (the heap's window),
+ * `ts_comm_rpn` (ranks per node) and `ts_gin_sig` / `ts_gin_nsig` (each
+ * signal buffer's first GIN signal, how many there are), set by the world
+ * like ts_comm_peer.  Pass lower_comm chose each op's form (IrTileOp.gin,
+ * TsGinForm) and this file prints it: a put from the heap is one `put` per
+ * row, from a tile (not in a registered window) a `putValue` per element,
+ * an adding signal riding on the last of them as ncclGin_SignalAdd (NCCL:
+ * visible at the peer after this put's and the context's earlier puts'
+ * payloads); T.st is a `putValue`; T.signal_op add / T.atom_add a
+ * `signal(SignalAdd)`; a wait on this rank's word of a signal buffer reads
+ * heap word + readSignal - shadow, a set of it moves the shadow first;
+ * T.fence/T.quiet add a `flush` (the sources of this thread's puts may be
+ * reused: no more).  What GIN does not have is refused by pass lower_comm
+ * (op/comm.c: ts_comm_gin_lacks), naming it; this file only asserts that
+ * none reaches it.  T.barrier_all across nodes is GIN signals between the
+ * ranks (emit_barrier_all_gin), ordered after each rank's earlier puts as
+ * NCCL documents.  doc/DISTRIBUTED.md has the facts and the races.
  */
 #include <stdio.h>
 #include <string.h>
@@ -170,6 +171,8 @@ static const char gin_prelude[] =
     "__device__ ncclWindow_t ts_gin_win;     /* the symmetric heap's window */\n"
     "__device__ ts_i64 ts_gin_sync;          /* T.barrier_all across nodes: this rank's blocks' arrivals */\n"
     "__device__ ts_i64 ts_gin_sync_rel;      /* ... and the epoch its last block released */\n"
+    "__device__ unsigned ts_gin_sig[8];       /* each signal buffer's first GIN signal (set by the world; 0: none) */\n"
+    "__device__ unsigned ts_gin_nsig;         /* GIN signals the world's device communicator has */\n"
     /* the byte offset in the heap (every rank's: symmetric) of `bytes` at
      * p inside [lo, hi), for rank pe of another node; -1 after recording */
     "TS_DEV ts_i64 ts_gin_off(int what, ts_i64 rank, ts_i64 nranks, ts_i64 pe, const void *p, ts_i64 bytes,\n"
@@ -181,6 +184,15 @@ static const char gin_prelude[] =
     "    ts_i64 off = (ts_i64)((ts_u64)q - base);\n"
     "    if (base == 0 || (ts_u64)q < base || bytes > ts_comm_heap - off) { ts_comm_fail(what * 16 + 3, rank, pe, 0, bytes, 0); return -1; }\n"
     "    return off;\n"
+    "}\n"
+    /* the GIN signal of element (p - lo) / esz of signal buffer `slot`
+     * (pass lower_comm's slots, mapped by the world at launch), -1 after
+     * recording when there is none */
+    "TS_DEV int ts_gin_sid(int what, ts_i64 rank, int slot, const void *p, const void *lo, ts_i64 esz) {\n"
+    "    const ts_i64 i = (ts_i64)((const char *)p - (const char *)lo) / esz;\n"
+    "    const ts_i64 id = (ts_i64)ts_gin_sig[slot] + i;\n"
+    "    if (ts_gin_sig[slot] == 0 || i < 0 || id >= (ts_i64)ts_gin_nsig) { ts_comm_fail(what * 16 + 5, rank, slot, i, ts_gin_nsig, 0); return -1; }\n"
+    "    return (int)id;\n"
     "}\n\n";
 
 void ts_cuda_gin_prelude(TsBuf *o) { ts_buf_puts(o, gin_prelude); }
@@ -801,17 +813,93 @@ static void emit_gin_off(Ce *c, const char *var, const IrRegion *r, int remote, 
     outf(c, ", (ts_i64)(%s) * %lld, %s, %s);\n", count, (long long)esize(r->buf->dt), lo, hi);
 }
 
-/* `ts_g.putValue(world, pe, window, <off>, (T)(value))`. */
-static void emit_gin_value(Ce *c, const char *off, TsDType dt, const IrExpr *value) {
+_Static_assert(IR_GIN_MAX_SIG == 8, "gin_prelude's ts_gin_sig[8] holds IR_GIN_MAX_SIG slots");
+
+/* `ts_g.putValue(world, pe, window, <off>, (T)(value)<action>)`. */
+static void emit_gin_value(Ce *c, const char *off, TsDType dt, const IrExpr *value, const char *action) {
     line(c);
     outf(c, "if (%s >= 0) ts_g.putValue(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, (size_t)%s, (%s)(%s", off, off,
          storage(c, dt), ts_cx_store_conv(c->h->x, dt));
     expr(c, value);
-    out(c, ")));\n");
+    outf(c, "))%s);\n", action);
 }
 
-/* An op NCCL's GIN can do (pass lower_comm refused the others). */
+/* `const int ts_sid = ...`: the GIN signal of r's first element, r a
+ * word of signal buffer `slot` (IrTileOp.gin_sig - 1), its tensor's span
+ * at <lo> (emit_span's). */
+static void emit_gin_sid(Ce *c, const IrRegion *r, int slot, const char *lo) {
+    line(c);
+    outf(c, "const int ts_sid = ts_gin_sid(%d, ts_rank, %d, ", c->what, slot);
+    emit_addr(c, r);
+    outf(c, ", %s, %lld);\n", lo, (long long)esize(r->buf->dt));
+}
+
+/* `const ts_u64 ts_sv = (ts_u64)(value)`: an adding signal's amount (a
+ * negative one wraps: GIN's signals and our reads of them are modulo 2^64). */
+static void emit_gin_amount(Ce *c, const IrExpr *value) {
+    line(c);
+    out(c, "const ts_u64 ts_sv = (ts_u64)(ts_i64)(");
+    expr(c, value);
+    out(c, ");\n");
+}
+
+#define GIN_ADD ", ncclGin_SignalAdd{(ncclGinSignal_t)ts_sid, ts_sv}"
+
+/* A word of a signal buffer of this rank where the world spans nodes
+ * (TS_GIN_WAIT_SIGNAL, TS_GIN_RESET): the heap word plus what its GIN
+ * signal grew by past the shadow (NCCL's per-signal word of the device
+ * communicator, which successive kernels share). */
+static void emit_gin_own(Ce *c, const IrTileOp *op) {
+    const IrBuffer *b = op->r[0].buf;
+    const char *st = storage(c, b->dt);
+    need_one_thread(c);
+    open_block(c, "");
+    line(c);
+    out(c, "ncclGin ts_g(ts_gin_comm, 0);\n");
+    emit_remote(c, "ts_wp", &op->r[0], 0, "1");
+    line(c);
+    out(c, "if (ts_wp) {\n");
+    c->ind++;
+    emit_gin_sid(c, &op->r[0], op->gin_sig - 1, "ts_wp_lo");
+    line(c);
+    out(c, "volatile ts_u64 *ts_sh = ts_sid >= 0 ? (volatile ts_u64 *)ts_g.getSignalShadowPtr(ts_sid) : 0;\n");
+    if (op->gin == TS_GIN_RESET) {
+        /* the signal's growth so far is dropped (the shadow takes it), then the
+         * heap word is the value: an add that lands in between counts on top */
+        line(c);
+        out(c, "if (ts_sh) *ts_sh = ts_g.readSignal(ts_sid);\n");
+        if (op->comm == TS_COMM_ST) emit_st(c, "ts_wp", b->dt, op->args[1], op->cflags[1], op->cflags[2]);
+        else emit_store_to(c, "ts_wp", b->dt, op->args[1]);
+    } else {
+        const char *ct = ts_cx_compute_ctype(c->h->x, b->dt, c->s->loc);
+        line(c);
+        outf(c, "const %s ts_want = (%s)(", ct, ct);
+        expr(c, op->args[1]);
+        out(c, ");\n");
+        line(c);
+        outf(c, "%s ts_v = 0;\n", ct);
+        char ld[256], cond[64], rec[200];
+        snprintf(ld, sizeof ld, "if (!ts_sh) break; ts_v = (%s)(%s)((ts_u64)*(volatile %s *)ts_wp + (ts_g.readSignal(ts_sid) - *ts_sh));",
+                 ct, st, st);
+        snprintf(cond, sizeof cond, "ts_v %s ts_want", ts_comm_cmp_text(op->cflags[0]));
+        snprintf(rec, sizeof rec,
+                 "ts_comm_fail(%d, ts_rank, (ts_i64)((const char *)ts_wp - ts_wp_lo) / %lld, (ts_i64)ts_v, (ts_i64)ts_want, %d)",
+                 c->what * 16 + 4, (long long)esize(b->dt), op->cflags[0]);
+        emit_wait_loop(c, ld, cond, rec);
+    }
+    c->ind--;
+    line(c);
+    out(c, "}\n");
+    close_block(c);
+}
+
+/* An op NCCL's GIN can do (pass lower_comm refused the others), in the
+ * form lower_comm chose (IrTileOp.gin, TsGinForm). */
 static void emit_gin(Ce *c, const IrTileOp *op) {
+    if (op->gin == TS_GIN_WAIT_SIGNAL || op->gin == TS_GIN_RESET) {
+        emit_gin_own(c, op);
+        return;
+    }
     need_one_thread(c); /* lower_comm: posted once */
     open_block(c, "");
     line(c);
@@ -820,17 +908,34 @@ static void emit_gin(Ce *c, const IrTileOp *op) {
     out(c, "const ts_i64 ts_pe = ");
     emit_peer(c);
     out(c, ";\n");
-    if (op->comm == TS_COMM_ST || op->comm == TS_COMM_SIGNAL) {
+    if (op->gin == TS_GIN_VALUE) { /* T.st: data, no order promised */
         emit_gin_off(c, "ts_fo", &op->r[0], 1, "1", NULL);
-        emit_gin_value(c, "ts_fo", op->r[0].buf->dt, op->args[1]);
+        emit_gin_value(c, "ts_fo", op->r[0].buf->dt, op->args[1], "");
         close_block(c);
         return;
     }
-    /* PUT: from the heap one GIN put per row, from a tile a putValue per element */
+    if (op->gin == TS_GIN_SIGNAL_ADD) { /* after the context's earlier puts to ts_pe (NCCL's gin.h) */
+        emit_gin_off(c, "ts_fo", &op->r[0], 1, "1", NULL);
+        emit_gin_sid(c, &op->r[0], op->gin_sig - 1, "ts_fo_lo");
+        emit_gin_amount(c, op->args[1]);
+        line(c);
+        out(c, "if (ts_fo >= 0 && ts_sid >= 0) ts_g.signal(ncclTeamWorld(ts_gin_comm), (int)ts_pe" GIN_ADD ");\n");
+        close_block(c);
+        return;
+    }
+    if (op->gin != TS_GIN_PUT && op->gin != TS_GIN_PUT_VALUES)
+        ts_fail_at(c->h->x->d, TS_ERR_INTERNAL, c->s->loc, "CUDA codegen: T.%s through NCCL's GIN in form '%s'",
+                   ts_comm_name(op->comm), ts_gin_form_name(op->gin));
+    /* PUT: from the heap one GIN put per row, from a tile a putValue per
+     * element; an adding signal rides on the last of them */
     const IrRegion *src = &op->r[0], *dst = &op->r[1];
+    int sig = op->nr == 3;
     int64_t eb = esize(dst->buf->dt), rows = 1; /* (the source's too: op/comm.c checks) */
     int ad = ts_comm_rows_axis(dst, &rows), as = ts_comm_rows_axis(src, &rows);
     TsCudaCommBuf sb = c->h->buf(c->h->g, src->buf);
+    if ((sb.param >= 0) != (op->gin == TS_GIN_PUT))
+        ts_fail_at(c->h->x->d, TS_ERR_INTERNAL, c->s->loc, "CUDA codegen: GIN form '%s' of a put from '%s'",
+                   ts_gin_form_name(op->gin), src->buf->name);
     line(c);
     out(c, "const ts_i64 ts_cnt = (ts_i64)(");
     expr(c, op->args[1]);
@@ -849,14 +954,36 @@ static void emit_gin(Ce *c, const IrTileOp *op) {
         snprintf(off, sizeof off, "%lld * ts_drs", (long long)(rows - 1));
         emit_gin_off(c, "ts_dl", dst, 1, "ts_cnt", off);
     }
-    if (sb.param >= 0) { /* a tensor: on the heap, in the window */
+    if (sig) { /* the adding signal: its word's GIN signal */
+        emit_gin_off(c, "ts_go", &op->r[2], 1, "1", NULL);
+        emit_gin_sid(c, &op->r[2], op->gin_sig - 1, "ts_go_lo");
+        emit_gin_amount(c, op->args[2]);
+        line(c);
+        out(c, "int ts_sent = ts_go < 0 || ts_sid < 0; /* the signal is on its way (or cannot be) */\n");
+    }
+    if (op->gin == TS_GIN_PUT) { /* a tensor: on the heap, in the window */
         emit_gin_off(c, "ts_so", src, 0, "ts_cnt", NULL);
         line(c);
-        outf(c, "for (ts_i64 ts_r = 0; ts_do >= 0 && ts_so >= 0 && ts_cnt > 0 && ts_r < %lld; ts_r++)\n", (long long)rows);
+        outf(c, "for (ts_i64 ts_r = 0; ts_do >= 0 && ts_so >= 0 && ts_cnt > 0 && ts_r < %lld; ts_r++) {\n", (long long)rows);
+        c->ind++;
         line(c);
-        outf(c, "    ts_g.put(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, (size_t)(ts_do + ts_r * ts_drs * %lld), "
-                "ts_gin_win, (size_t)(ts_so + ts_r * ts_srs * %lld), (size_t)ts_cnt * %lldu);\n",
-             (long long)eb, (long long)eb, (long long)eb);
+        outf(c, "const size_t ts_d = (size_t)(ts_do + ts_r * ts_drs * %lld), ts_s = (size_t)(ts_so + ts_r * ts_srs * %lld);\n",
+             (long long)eb, (long long)eb);
+        if (sig) {
+            line(c);
+            outf(c, "if (!ts_sent && ts_r == %lld) { ts_g.put(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, ts_d, "
+                    "ts_gin_win, ts_s, (size_t)ts_cnt * %lldu" GIN_ADD "); ts_sent = 1; }\n",
+                 (long long)(rows - 1), (long long)eb);
+            line(c);
+            out(c, "else ");
+        } else {
+            line(c);
+        }
+        outf(c, "ts_g.put(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, ts_d, ts_gin_win, ts_s, (size_t)ts_cnt * %lldu);\n",
+             (long long)eb);
+        c->ind--;
+        line(c);
+        out(c, "}\n");
     } else { /* a tile of this block: not in a registered window */
         const char *st = storage(c, dst->buf->dt);
         line(c);
@@ -866,15 +993,28 @@ static void emit_gin(Ce *c, const IrTileOp *op) {
         line(c);
         outf(c, "for (ts_i64 ts_r = 0; ts_do >= 0 && ts_r < %lld; ts_r++)\n", (long long)rows);
         line(c);
-        outf(c, "    for (ts_i64 ts_i = 0; ts_i < ts_cnt; ts_i++)\n");
+        outf(c, "    for (ts_i64 ts_i = 0; ts_i < ts_cnt; ts_i++) {\n");
+        c->ind += 2;
         line(c);
-        outf(c, "        ts_g.putValue(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, (size_t)(ts_do + (ts_r * ts_drs "
-                "+ ts_i) * %lld), ts_sp[ts_r * ts_srs + ts_i]);\n",
-             (long long)eb);
+        outf(c, "const size_t ts_d = (size_t)(ts_do + (ts_r * ts_drs + ts_i) * %lld);\n", (long long)eb);
+        if (sig) {
+            line(c);
+            outf(c, "if (!ts_sent && ts_r == %lld && ts_i == ts_cnt - 1) { ts_g.putValue(ncclTeamWorld(ts_gin_comm), "
+                    "(int)ts_pe, ts_gin_win, ts_d, ts_sp[ts_r * ts_srs + ts_i]" GIN_ADD "); ts_sent = 1; }\n",
+                 (long long)(rows - 1));
+            line(c);
+            out(c, "else ");
+        } else {
+            line(c);
+        }
+        out(c, "ts_g.putValue(ncclTeamWorld(ts_gin_comm), (int)ts_pe, ts_gin_win, ts_d, ts_sp[ts_r * ts_srs + ts_i]);\n");
+        c->ind -= 2;
+        line(c);
+        out(c, "    }\n");
     }
-    if (op->nr == 3) { /* the signal word after the data, on the same context */
-        emit_gin_off(c, "ts_go", &op->r[2], 1, "1", NULL);
-        emit_gin_value(c, "ts_go", op->r[2].buf->dt, op->args[2]);
+    if (sig) { /* nothing to carry it (no elements): the signal alone, still after the earlier puts */
+        line(c);
+        out(c, "if (!ts_sent && ts_do >= 0) ts_g.signal(ncclTeamWorld(ts_gin_comm), (int)ts_pe" GIN_ADD ");\n");
     }
     close_block(c);
 }
@@ -891,8 +1031,10 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
         return;
     }
     if (op->xport && op->comm != TS_COMM_FENCE) {
-        if (ts_comm_gin_lacks(op))
-            ts_fail_at(h->x->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: T.%s through NCCL's GIN was not refused by lower_comm",
+        int own = op->gin == TS_GIN_WAIT_SIGNAL || op->gin == TS_GIN_RESET; /* this rank's word: no peer's lack */
+        if (!op->gin || (!own && ts_comm_gin_lacks(op)))
+            ts_fail_at(h->x->d, TS_ERR_INTERNAL, s->loc,
+                       "CUDA codegen: T.%s through NCCL's GIN was not refused or given a form by lower_comm",
                        ts_comm_name(op->comm));
         emit_gin(c, op);
         return;
@@ -972,7 +1114,7 @@ void ts_cuda_comm_emit(const TsCudaComm *h, const IrStmt *s) {
         } else { /* T.fence_cta/gpu/sys, T.fence: TileScale's fence.acq_rel of the scope */
             emit_fence(c, op->cflags[2]);
         }
-        if (op->xport) { /* several nodes: this thread's GIN puts have read their sources */
+        if (op->gin == TS_GIN_FLUSH) { /* several nodes: this thread's GIN puts have read their sources (only) */
             line(c);
             out(c, "ncclGin(ts_gin_comm, 0).flush(ncclCoopThread());\n");
         }
