@@ -200,7 +200,7 @@ typedef struct LGinMap {
 } LGinMap;
 /* GIN signals a device communicator asks for by default
  * ($TILESCALE_GIN_SIGNALS): signal 0 and the signal tensors' elements. */
-#define LOCAL_GIN_SIGNALS 65536
+#define LOCAL_GIN_SIGNALS 4096
 
 /* A kernel's copy for one GPU of a spread world. */
 typedef struct LClone {
