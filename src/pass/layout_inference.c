@@ -120,6 +120,7 @@ typedef struct Li {
     IrVar *t;                 /* the thread-range variable of the nest being lowered */
     IrArith ar;               /* lowering: ranges of the loops around the statement (split_select) */
     IrBuffer *over[MAXFRAG];  /* fragments over the register budget, left in shared memory */
+    bool spill;               /* fragments over the budget stay in registers (keep_spilled) */
     int nover;
     bool roles;               /* the kernel has T.ws roles: the fragments are laid out one role at a
                                  time, over the role's threads [lx.lo, lx.lo + lx.nt) */
@@ -1826,6 +1827,61 @@ static bool over_budget(const Li *li) {
     return false;
 }
 
+/* Fragments over the budget that stay in registers anyway: at most this
+ * many per thread (ptxas spills what does not fit; 2 KB of local memory
+ * per thread at most). */
+enum { SPILL_CAP = 512 };
+
+/* The bytes of a buffer's elements (stages included), 0 if not constant. */
+static int64_t buffer_bytes(const IrBuffer *b) {
+    int64_t n = (ts_dtype_bits(b->dt) + 7) / 8 * (b->stages > 1 ? b->stages : 1), c;
+    for (int d = 0; d < b->ndim; d++) {
+        if (!ir_is_const_int(b->shape[d], &c) || c < 0 || __builtin_mul_overflow(n, c, &n)) return 0;
+    }
+    return n;
+}
+
+/* The fragments over the register budget stay in registers (li->spill),
+ * with a warning naming them, where the alternative does not fit: the
+ * block's shared buffers and these fragments together are more bytes than
+ * a block may use (counted before plan_smem's reuse of bytes between
+ * buffers whose lives do not overlap, which cannot make room for an
+ * accumulator live across the main loop beside the tiles that loop reads).
+ * TileLang leaves such a fragment to ptxas, which spills it to local
+ * memory (dsa_sparse_finetune's sparse MLA backward: acc_dq, 64 x 512
+ * float32 on 128 threads, 256 registers).  Each must be at most SPILL_CAP
+ * registers. */
+static void keep_spilled(Li *li) {
+    long long limit = li->cx->caps->smem_max;
+    if (limit <= 0) return;
+    int64_t bytes = 0;
+    for (int i = 0; i < li->k->buffers.n; i++)
+        if (li->k->buffers.v[i]->scope == IR_SCOPE_SHARED && !li->k->buffers.v[i]->base)
+            bytes += buffer_bytes(li->k->buffers.v[i]);
+    TsBuf names = {0};
+    TsLoc at = {0};
+    for (int f = 0; f < li->lx.nfrag; f++) {
+        int64_t r = frag_regs(li, f);
+        if (!li->lx.lay[f] || r <= REG_BUDGET) continue;
+        if (r > SPILL_CAP) {
+            ts_buf_free(&names);
+            return;
+        }
+        bytes += buffer_bytes(li->lx.frag[f]);
+        if (!at.src) at = li->lx.frag[f]->loc;
+        ts_buf_printf(&names, "%s%s (%lld registers per thread)", names.n ? ", " : "", li->lx.frag[f]->name, (long long)r);
+    }
+    if (bytes > limit) {
+        li->spill = true;
+        ts_warn_at(li->cx->diag, at,
+                   "fragments over the register budget of %d per thread stay in registers (ptxas spills what does not "
+                   "fit): %s; in shared memory the block's buffers would need %lld bytes before reuse, over the %lld a "
+                   "block may use",
+                   REG_BUDGET, names.oom ? "?" : ts_buf_str(&names), (long long)bytes, limit);
+    }
+    ts_buf_free(&names);
+}
+
 /* ---- T.ws roles: the fragments of each role over its own threads ---------------
 
  * In a warp-specialised kernel (IR_S_ROLE, from T.ws or pass thread_roles)
@@ -2023,7 +2079,8 @@ static void infer_kernel(TsPassCtx *cx) {
     }
     li.lx.vec = pick_vec(&li);
     infer_all(&li, k->body);
-    if (!li.lx.why && over_budget(&li)) { /* again without the fragments over the register budget */
+    if (!li.lx.why && over_budget(&li)) keep_spilled(&li);
+    if (!li.lx.why && !li.spill && over_budget(&li)) { /* again without the fragments over the register budget */
         Li l2;
         memset(&l2, 0, sizeof l2);
         l2.cx = cx, l2.k = k, l2.a = li.a, l2.nt = li.nt;
@@ -2056,8 +2113,9 @@ static void infer_kernel(TsPassCtx *cx) {
          * what tests/unit/test_layout.c runs for every family over many
          * parameters; at 1 M expression evaluations per 128 x 128 tile it
          * is too slow for every compile) */
-        if (frag_regs(&li, f) > 255) ts_layout_give_up(&li.lx, "fragment %s needs %lld registers per thread", li.lx.frag[f]->name,
-                                                 (long long)frag_regs(&li, f));
+        if (frag_regs(&li, f) > (li.spill ? SPILL_CAP : 255))
+            ts_layout_give_up(&li.lx, "fragment %s needs %lld registers per thread", li.lx.frag[f]->name,
+                              (long long)frag_regs(&li, f));
         IrExpr *shp = ir_i32(li.a, li.lx.lay[f]->local_size);
         const char *nm = ts_sprintf(li.a, "%s_reg", li.lx.frag[f]->name);
         li.reg[f] = ir_buffer(k, nm, li.lx.frag[f]->dt, IR_SCOPE_LOCAL, 1, &shp, li.lx.frag[f]->loc);
