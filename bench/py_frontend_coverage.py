@@ -731,9 +731,7 @@ def source_for(fi, k, tmpdir):
         with open(p, "w") as f:
             f.write(fi.text + "\n" + "".join("%s = %r\n" % (n, list(v) if isinstance(v, tuple) else v)
                                              for n, v in sorted(extra.items())))
-        for sib in os.listdir(os.path.dirname(fi.path) or "."):  # helper modules beside it
-            if sib.endswith(".py") and sib != os.path.basename(fi.path):
-                os.symlink(os.path.abspath(os.path.join(os.path.dirname(fi.path), sib)), os.path.join(d, sib))
+        _link_siblings(fi, d)
         return p, k.name
     lines = fi.text.split("\n")
     first = min([k.node.lineno] + [d.lineno for d in k.node.decorator_list])
@@ -751,7 +749,21 @@ def source_for(fi, k, tmpdir):
     p = os.path.join(d, os.path.basename(fi.path))
     with open(p, "w") as f:
         f.write(text)
+    _link_siblings(fi, d)
     return p, k.name
+
+
+def _link_siblings(fi, d):
+    """The helper modules and packages beside fi's file, linked into d, where
+    its synthesized copy is compiled (the imports find them as they would
+    beside the original: dequantize_gemm's `quantize/` package)."""
+    src = os.path.dirname(fi.path) or "."
+    for sib in os.listdir(src):
+        full = os.path.join(src, sib)
+        if sib == os.path.basename(fi.path) or os.path.exists(os.path.join(d, sib)):
+            continue
+        if sib.endswith(".py") or os.path.isfile(os.path.join(full, "__init__.py")):
+            os.symlink(os.path.abspath(full), os.path.join(d, sib))
 
 
 # ---- classification -----------------------------------------------------------------------------
