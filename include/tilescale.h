@@ -75,6 +75,9 @@ typedef enum TsDType {
     TS_FLOAT64,
     TS_FLOAT8_E4M3,
     TS_FLOAT8_E5M2,
+    TS_INT4,        /* 4-bit signed integer, two to a byte, the low nibble first (TileLang's
+                       pack_int4).  A kernel's int4 tensor (M, K) is an int8 parameter
+                       (M, K / 2) holding the packed bytes, as TileLang passes it */
     TS_DTYPE_COUNT,
     TS_DTYPE_NONE = -1
 } TsDType;

@@ -193,6 +193,8 @@ def _torch_maps():
     torch = sys.modules["torch"]
     m = {}
     for name in _lib.DTYPE_NAMES:
+        if name == "int4":  # int4 tensors travel as their packed int8 bytes (TileLang's pack_int4)
+            continue
         tn = {"float8_e4m3": "float8_e4m3fn"}.get(name, name)
         dt = getattr(torch, tn, None)
         if isinstance(dt, torch.dtype):

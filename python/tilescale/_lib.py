@@ -40,9 +40,10 @@ for _i, _n in enumerate(STATUS_NAMES):
 DTYPE_NAMES = [
     "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
     "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2",
+    "int4",  # two to a byte (TileLang's pack_int4): its tensors are int8 with the last extent halved
 ]
 DTYPE = {n: i for i, n in enumerate(DTYPE_NAMES)}
-DTYPE_BYTES = [1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1]
+DTYPE_BYTES = [1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1, 1]  # int4: its packed byte
 
 TARGET_C, TARGET_CUDA = 0, 1
 

@@ -420,7 +420,8 @@ uint64_t ts_hash64(const void *p, size_t n, uint64_t seed) {
     X(TS_FLOAT32, "float32", "float", 32, 'f')        \
     X(TS_FLOAT64, "float64", "double", 64, 'f')       \
     X(TS_FLOAT8_E4M3, "float8_e4m3", "uint8_t", 8, 'f') \
-    X(TS_FLOAT8_E5M2, "float8_e5m2", "uint8_t", 8, 'f')
+    X(TS_FLOAT8_E5M2, "float8_e5m2", "uint8_t", 8, 'f') \
+    X(TS_INT4, "int4", "int8_t", 4, 'i')
 
 static const TsDTypeInfo dtype_table[] = {
 #define X(e, n, c, b, k) [e] = {n, c, b, k},
@@ -459,6 +460,9 @@ TsDType ts_dtype_from_name(const char *name) {
         {"int", TS_INT32}, {"bf16", TS_BFLOAT16}, {"fp16", TS_FLOAT16},
         {"fp32", TS_FLOAT32}, {"float8_e4m3fn", TS_FLOAT8_E4M3},
         {"float8_e5m2fn", TS_FLOAT8_E5M2}, {"uint1", TS_BOOL},
+        /* TileLang's C-style names (tilelang/language/dtypes.py: T.short, T.int,
+         * T.uint, T.long; T.dtype("uint") is uint32 there too) */
+        {"short", TS_INT16}, {"uint", TS_UINT32}, {"long", TS_INT64}, {"ulong", TS_UINT64},
         /* TileLang's tfloat32 is float32 storage whose gemm operands tensor cores
          * round to 10 mantissa bits; here it is float32 (gemm in full float32) */
         {"tfloat32", TS_FLOAT32},

@@ -10,6 +10,7 @@
  * TileLang function we do not support fails with file:line:col.
  */
 #include "ir/arith.h"
+#include "op/op_util.h"
 #include "elab/elab_int.h"
 #include "ir/layout.h"
 #include "ir/walk.h"
@@ -443,13 +444,60 @@ static Value *make_buffer(Elab *E, Args *A, IrScope scope, Value *shape, TsDType
                       A->fn, (long long)c, i);
         ext[i] = c <= INT32_MAX ? ir_i32(E->a, c) : ir_int(E->a, c, TS_INT64); /* never truncated */
     }
-    IrBuffer *b = ir_buffer(E->k, "", dt, scope, n, ext, A->loc);
+    bool int4 = dt == TS_INT4;
+    if (int4 && scope != IR_SCOPE_SHARED && scope != IR_SCOPE_GLOBAL)
+        elab_fail(E, TS_ERR_UNSUPPORTED, A->loc,
+                  "%s: int4 %s buffers are not supported (int4 is packed two to a byte in shared and global "
+                  "memory only; hold the values in an int8 buffer)", A->fn, ir_scope_name(scope));
+    IrBuffer *b = ir_buffer(E->k, "", int4 ? TS_INT8 : dt, scope, n,
+                            int4 ? elab_int4_packed_shape(E, ext, n, A->loc, A->fn) : ext, A->loc);
     IrStmt *s = ir_stmt(E->a, IR_S_ALLOC, A->loc);
     s->alloc.buf = b;
     emit(E, s);
     Value *v = val_new(E, V_BUFFER, A->loc);
-    v->buf = b;
+    v->buf = int4 ? elab_int4_view(E, b, ext, n, A->loc) : b;
     return v;
+}
+
+/*
+ * T.int4 (gemm_int4's matmul_nt_int4).  An int4 buffer is stored as int8
+ * bytes holding two elements each, the low nibble first (TileLang's
+ * pack_int4 and the dequantize examples' unpacking agree on that order),
+ * so a tensor (M, K) of int4 is the int8 tensor (M, K / 2) that TileLang's
+ * callers pass.  The name the program uses is an int4 view of those bytes
+ * (IrBuffer.base, as T.view(dtype=) makes): tile operators are lowered over
+ * the view's shape, then resolve_views turns each element access into a
+ * byte access (a load sign-extends the nibble; a store rewrites its half of
+ * the byte), so no later pass, target or interpreter ever sees a 4-bit
+ * element in memory, and every byte count stays a count of whole bytes.
+ * A T.copy between two int4 buffers moves whole bytes (copy_int4_bytes).
+ * Only shared and global int4 buffers exist: registers hold int8.
+ */
+IrExpr **elab_int4_packed_shape(Elab *E, IrExpr **ext, int n, TsLoc loc, const char *what) {
+    int64_t c;
+    bool k = n >= 1 && ir_is_const_int(ext[n - 1], &c);
+    if (!k || c % 2)
+        elab_fail(E, TS_ERR_SHAPE, loc,
+                  "%s: the last extent of an int4 buffer must be an even constant (two elements to a byte), not %s",
+                  what, !k ? "a run-time value" : ts_sprintf(E->a, "%lld", (long long)c));
+    IrExpr **p = TS_NEWN(E->a, IrExpr *, n);
+    for (int i = 0; i < n; i++) p[i] = ext[i];
+    p[n - 1] = ir_i32(E->a, c / 2);
+    return p;
+}
+
+IrBuffer *elab_int4_view(Elab *E, IrBuffer *packed, IrExpr **ext, int n, TsLoc loc) {
+    IrBuffer *b = ir_buffer(E->k, packed->name, TS_INT4, packed->scope, n, ext, loc);
+    b->base = packed;
+    if (packed->scope == IR_SCOPE_GLOBAL) { /* row-major strides, as the lowering of tile ops reads them */
+        b->strides = TS_NEWN(E->a, IrExpr *, n);
+        IrExpr *st = ir_i32(E->a, 1);
+        for (int i = n - 1; i >= 0; i--) {
+            b->strides[i] = st;
+            st = ir_bin(E->a, IR_MUL, st, ext[i]);
+        }
+    }
+    return b;
 }
 
 /*
@@ -906,6 +954,46 @@ static IrRegion copy_region(Elab *E, Value *v, Value *other, TsLoc loc, const ch
                   what, m, r.ndim, r.buf->name);
     for (int i = 0; i < m; i++) r.extent[r.ndim - m + i] = o.extent[first + i];
     return r;
+}
+
+/* A T.copy with an int4 side (see elab_int4_view): between two int4
+ * buffers it becomes the copy of their packed bytes, each region's last
+ * start and extent halved (both must be even: a byte is never split
+ * between two tiles, so no two threads ever write one); a copy out of int4
+ * into another dtype reads elements (sign-extended); a copy into int4 from
+ * another dtype would write half bytes from many threads: refused. */
+static void copy_int4_bytes(Elab *E, IrRegion *r, TsLoc loc) {
+    if (r[0].buf->dt != TS_INT4 && r[1].buf->dt != TS_INT4) return;
+    if (r[1].buf->dt == TS_INT4 && r[0].buf->dt != TS_INT4)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc,
+                  "T.copy into the int4 buffer '%s' from the %s buffer '%s' is not supported (int4 is packed two to "
+                  "a byte: copy int4 to int4, which moves whole bytes)",
+                  r[1].buf->name, ts_dtype_name(r[0].buf->dt), r[0].buf->name);
+    if (r[1].buf->dt != TS_INT4) return;
+    IrArith ar;
+    ir_arith_init(&ar, E->a, E->k);
+    for (int i = 0; i < 2; i++) {
+        IrRegion *x = &r[i];
+        int d = x->ndim - 1;
+        int64_t e;
+        if (!x->buf->base || x->buf->base->ndim != x->ndim)
+            elab_fail(E, TS_ERR_INTERNAL, loc, "T.copy: the int4 buffer '%s' is not a view of its bytes", x->buf->name);
+        if (!ir_is_const_int(x->extent[d], &e) || e % 2 || !ir_arith_divisible(&ar, x->start[d], 2))
+            elab_fail(E, TS_ERR_SHAPE, loc,
+                      "T.copy of int4 tiles moves whole bytes: the last dimension of '%s' must start at an even "
+                      "element and span an even constant (region %s)",
+                      x->buf->name, op_region_text(E->a, x));
+        IrExpr **st = TS_NEWN(E->a, IrExpr *, x->ndim), **ex = TS_NEWN(E->a, IrExpr *, x->ndim);
+        for (int j = 0; j < x->ndim; j++) {
+            st[j] = x->start[j];
+            ex[j] = x->extent[j];
+        }
+        st[d] = ir_arith_simplify(&ar, ir_bin(E->a, IR_FLOORDIV, x->start[d], ir_int(E->a, 2, x->start[d]->dt)));
+        ex[d] = ir_int(E->a, e / 2, x->extent[d]->dt);
+        x->buf = x->buf->base;
+        x->start = st;
+        x->extent = ex;
+    }
 }
 
 static int norm_dim(Elab *E, Value *v, int ndim, TsLoc loc, const char *fn) {
@@ -1857,6 +1945,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         s->op->r[0] = copy_region(E, src, dst, loc, "T.copy source");
         s->op->r[1] = copy_region(E, dst, src, loc, "T.copy destination");
         s->op->nr = 2;
+        copy_int4_bytes(E, s->op->r, loc);
         emit(E, s);
         return val_none(E, loc);
     }

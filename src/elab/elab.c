@@ -51,8 +51,10 @@ static void assign(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc
     case AST_NAME: {
         if (v->kind == V_BUFFER && !v->buf->name[0]) { /* T.alloc_* / T.empty result */
             v->buf->name = target->name;
-            if (v->buf->param >= 0 && v->buf->param < E->k->params.n)
-                E->k->params.v[v->buf->param].name = target->name;
+            IrBuffer *st = v->buf->base && !v->buf->base->name[0] ? v->buf->base : v->buf; /* int4: the packed bytes */
+            st->name = target->name;
+            if (st->param >= 0 && st->param < E->k->params.n)
+                E->k->params.v[st->param].name = target->name;
         }
         Value *old = env_lookup(env, target->name);
         if (E->in_kernel && old && old->kind == V_BUFFER && old->buf->scope == IR_SCOPE_VAR &&
@@ -938,11 +940,13 @@ IrBuffer *add_tensor_param(Elab *E, const char *name, Value *ann, bool is_output
             elab_fail(E, TS_ERR_SHAPE, loc, "extent %d of tensor parameter '%s' is %lld: extents cannot be negative",
                       d, name, (long long)c);
     }
-    IrBuffer *b = ir_buffer(k, name, ann->dt, IR_SCOPE_GLOBAL, ann->n, shape, loc);
+    bool int4 = ann->dt == TS_INT4; /* the parameter is its packed int8 bytes, the name its int4 view */
+    IrExpr **pshape = int4 ? elab_int4_packed_shape(E, shape, ann->n, loc, name && *name ? name : "an int4 tensor") : shape;
+    IrBuffer *b = ir_buffer(k, name, int4 ? TS_INT8 : ann->dt, IR_SCOPE_GLOBAL, ann->n, pshape, loc);
     b->param = k->params.n;
     IrParam ip = {name, b, NULL, is_output};
     ts_vec_push(E->a, k->params, ip);
-    return b;
+    return int4 ? elab_int4_view(E, b, shape, ann->n, loc) : b;
 }
 
 /* Apply @tilelang.jit(out_idx=...) to the kernel's parameters. */

@@ -214,6 +214,13 @@ Value *call_value(Elab *E, Value *f, Value **args, int nargs, const char **kw,
 Value *binop(Elab *E, AstOp op, Value *a, Value *b, TsLoc loc);
 void emit(Elab *E, IrStmt *s);
 
+/* T.int4 storage: the int4 view (shape ext[0..n)) of `packed`, an int8
+ * buffer of the same shape but the last extent halved (two elements to a
+ * byte, the low nibble first, as TileLang's pack_int4); builtins.c. */
+IrBuffer *elab_int4_view(Elab *E, IrBuffer *packed, IrExpr **ext, int n, TsLoc loc);
+/* ext[n - 1] halved for the packed int8 storage of an int4 buffer: an
+ * error unless it is an even constant (what: the buffer, for the message). */
+IrExpr **elab_int4_packed_shape(Elab *E, IrExpr **ext, int n, TsLoc loc, const char *what);
 /* A global tensor parameter (eager style: annotations and T.empty). */
 IrBuffer *add_tensor_param(Elab *E, const char *name, Value *tensorty, bool is_output, TsLoc loc);
 /* Start the next kernel of the chain (a further `with T.Kernel`). */

@@ -39,9 +39,14 @@
  * whose run of elements may not be contiguous in the base (a global view
  * whose last dimension is not the base's last dimension).
  */
+#include "ir/arith.h"
 #include "ir/walk.h"
 #include "op/op.h"
 #include "pass/pass.h"
+
+/* IrStmt.store.bits of an int4 store inside this pass: one of a pair
+ * written low half first by one thread, unconditionally (int4_store). */
+#define STORE_INT4_PAIRED 2
 
 typedef struct ViewCtx {
     TsPassCtx *cx;
@@ -68,26 +73,154 @@ static IrExpr *bits_shift(TsArena *a, IrBinOp op, IrExpr *x, IrExpr *amount) {
     return ir_bin(a, op, x, ir_cast(a, x->dt, amount));
 }
 
+/* ---- where a view element's bits are ---------------------------------------------
+ *
+ * The base index of the view element's bits is written per row where the
+ * rows line up, so that insert_sync's analysis, which narrows thread pairs
+ * dimension by dimension, sees the rows and columns of the base instead of
+ * one flat offset split by a division and a remainder (a float32 view of a
+ * bfloat16 shared tile stored from an mma accumulator, dsa_sparse_finetune's
+ * sparse MLA backward: each dimension's question is small, the flat one is
+ * over the analysis's enumeration limit).  With P the view's leading
+ * indices flattened, j its last index, N its last extent and C the base's:
+ *  - a view element r base elements wide (part k): its row is L = N r base
+ *    elements; where L is a multiple of C and C of r, the base row (over
+ *    the base's leading dimensions, flattened) is P (L / C) + j / (C / r)
+ *    and the column (j % (C / r)) r + k;
+ *  - r view elements to a base element (int4 in int8): where N is a
+ *    multiple of r and N / r of C, the row is P (N / r / C) + (j / r) / C,
+ *    the column (j / r) % C, the place in the element j % r.
+ * Otherwise the whole index is flattened and split over the base. */
+
+typedef struct Rows {
+    IrExpr *P, *j;   /* the view's leading indices flattened, its last index */
+    int64_t N, C;    /* the view's and the base's last extents */
+} Rows;
+
+static bool rows_of(TsArena *a, const IrBuffer *v, IrExpr **idx, Rows *rw) {
+    const IrBuffer *b = v->base;
+    if (v->ndim < 1 || b->ndim < 1 || !ir_is_const_int(v->shape[v->ndim - 1], &rw->N) ||
+        !ir_is_const_int(b->shape[b->ndim - 1], &rw->C) || rw->N < 1 || rw->C < 1)
+        return false;
+    for (int d = 0; d < b->ndim - 1; d++)
+        if (!ir_is_const_int(b->shape[d], NULL)) return false;
+    IrBuffer lead = *v; /* the view's leading dimensions */
+    lead.ndim = v->ndim - 1;
+    rw->P = lead.ndim ? ir_flat_index(a, &lead, idx) : ir_i32(a, 0);
+    rw->j = idx[v->ndim - 1];
+    return true;
+}
+
+/* The base index of (row flat over the base's leading dimensions, column). */
+static IrExpr **row_col(TsArena *a, const IrBuffer *b, IrExpr *row, IrExpr *col) {
+    IrExpr **out = TS_NEWN(a, IrExpr *, b->ndim);
+    if (b->ndim > 1) {
+        IrBuffer lead = *b;
+        lead.ndim = b->ndim - 1;
+        IrExpr **r = ir_unflat_index(a, &lead, row);
+        for (int d = 0; d < b->ndim - 1; d++) out[d] = r[d];
+    }
+    out[b->ndim - 1] = col;
+    return out;
+}
+
+static IrExpr *i32(TsArena *a, int64_t c) { return ir_i32(a, c); }
+
+/* The base index of part k (0 <= k < r) of view element idx (r base
+ * elements to a view element). */
+static IrExpr **wide_index(TsArena *a, const IrBuffer *v, IrExpr **idx, int r, int k) {
+    const IrBuffer *b = v->base;
+    Rows rw;
+    if (rows_of(a, v, idx, &rw) && (rw.N * r) % rw.C == 0 && rw.C % r == 0 && (b->ndim > 1 || rw.N * r == rw.C)) {
+        int64_t per = rw.C / r, rows = rw.N * r / rw.C; /* view elements per base row, base rows per view row */
+        IrExpr *row = rows == 1 ? rw.P : ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, rw.P, i32(a, rows)), ir_bin(a, IR_FLOORDIV, rw.j, i32(a, per)));
+        IrExpr *jj = rows == 1 ? rw.j : ir_bin(a, IR_FLOORMOD, rw.j, i32(a, per));
+        IrExpr *col = r == 1 ? jj : ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, jj, i32(a, r)), i32(a, k));
+        return row_col(a, b, row, col);
+    }
+    IrExpr *f = ir_flat_index(a, v, idx);
+    IrExpr *fk = r == 1 ? f : ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, f, i32(a, r)), i32(a, k));
+    return ir_unflat_index(a, b, fk);
+}
+
+/* The base element holding view element idx (r view elements to a base
+ * element) and, in *pos, the view element's place in it (0 .. r-1). */
+static IrExpr **narrow_index(TsArena *a, const IrBuffer *v, IrExpr **idx, int r, IrExpr **pos) {
+    const IrBuffer *b = v->base;
+    Rows rw;
+    if (rows_of(a, v, idx, &rw) && rw.N % r == 0 && (rw.N / r) % rw.C == 0 && (b->ndim > 1 || rw.N / r == rw.C)) {
+        int64_t rows = rw.N / r / rw.C;
+        IrExpr *e = ir_bin(a, IR_FLOORDIV, rw.j, i32(a, r));
+        *pos = ir_bin(a, IR_FLOORMOD, rw.j, i32(a, r));
+        if (rows == 1) return row_col(a, b, rw.P, e);
+        return row_col(a, b, ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, rw.P, i32(a, rows)), ir_bin(a, IR_FLOORDIV, e, i32(a, rw.C))),
+                       ir_bin(a, IR_FLOORMOD, e, i32(a, rw.C)));
+    }
+    IrExpr *f = ir_flat_index(a, v, idx);
+    *pos = ir_bin(a, IR_FLOORMOD, f, i32(a, r));
+    return ir_unflat_index(a, b, ir_bin(a, IR_FLOORDIV, f, i32(a, r)));
+}
+
+/* T.int4 (elab_int4_view): element f of an int4 view is nibble f % 2 of
+ * byte f / 2 of its int8 base, the low nibble first. */
+static IrExpr *int4_byte(TsArena *a, IrBuffer *v, IrExpr **bi, TsLoc loc) {
+    IrExpr *w = ir_load_bits(a, v->base, bi, v->base->ndim);
+    w->loc = loc;
+    return ir_cast(a, TS_INT32, w);
+}
+
+/* The element, sign-extended: ((byte >> shift) & 15 ^ 8) - 8, an int8. */
+static IrExpr *int4_load(TsArena *a, IrBuffer *v, IrExpr **idx, TsLoc loc) {
+    IrExpr *pos, **bi = narrow_index(a, v, idx, 2, &pos);
+    IrExpr *nib = ir_bin(a, IR_BITAND, ir_bin(a, IR_SHR, int4_byte(a, v, bi, loc), ir_bin(a, IR_MUL, pos, i32(a, 4))), i32(a, 15));
+    IrExpr *out = ir_cast(a, TS_INT8, ir_bin(a, IR_SUB, ir_bin(a, IR_BITXOR, nib, i32(a, 8)), i32(a, 8)));
+    out->loc = loc;
+    return out;
+}
+
+/* A store of an element: its byte read, its half replaced, written back
+ * (the other half is another element: the T.Parallel loops are split so
+ * that one thread writes both halves of a byte, pair_int4_loop).  paired:
+ * the store is one of a pair that writes both halves, the low one first,
+ * unconditionally (STORE_INT4_PAIRED): the low half is written with a zero
+ * high half, without reading the byte (nothing needs to be there yet). */
+static IrStmt *int4_store(TsArena *a, IrBuffer *v, IrExpr **idx, IrExpr *value, bool paired, TsLoc loc) {
+    IrExpr *pos, **bi = narrow_index(a, v, idx, 2, &pos), *sh = ir_bin(a, IR_MUL, pos, i32(a, 4));
+    IrExpr *nib = ir_bin(a, IR_BITAND, ir_cast(a, TS_INT32, value), i32(a, 15));
+    IrExpr *keep = ir_bin(a, IR_BITAND, int4_byte(a, v, bi, loc), ir_bin(a, IR_SHR, i32(a, 0xF0), sh));
+    IrStmt *st = ir_store_bits(a, v->base, bi, v->base->ndim, ir_bin(a, IR_BITOR, keep, ir_bin(a, IR_SHL, nib, sh)));
+    st->loc = loc;
+    if (!paired) return st;
+    IrStmt *lo = ir_store_bits(a, v->base, bi, v->base->ndim, nib);
+    lo->loc = loc;
+    IrStmt *s = ir_stmt(a, IR_S_IF, loc);
+    s->if_.cond = ir_bin(a, IR_EQ, pos, i32(a, 0));
+    s->if_.then = lo;
+    s->if_.else_ = st;
+    return s;
+}
+
 /* A load of the view v (of another dtype than its base) at idx. */
 static IrExpr *retyped_load(TsArena *a, IrBuffer *v, IrExpr **idx, TsLoc loc) {
     IrBuffer *b = v->base;
+    if (v->dt == TS_INT4 && b->dt == TS_INT8) return int4_load(a, v, idx, loc);
     int wv = ts_dtype_bits(v->dt), wb = ts_dtype_bits(b->dt);
     TsDType uv = ir_bits_dtype(v->dt);
-    IrExpr *f = ir_flat_index(a, v, idx), *u = NULL;
+    IrExpr *u = NULL;
     if (wv >= wb) {
         int r = wv / wb;
         for (int j = 0; j < r; j++) {
-            IrExpr *fj = r == 1 ? f : ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, f, ir_i32(a, r)), ir_i32(a, j));
-            IrExpr *part = ir_cast(a, uv, ir_load_bits(a, b, ir_unflat_index(a, b, fj), b->ndim));
+            IrExpr *part = ir_cast(a, uv, ir_load_bits(a, b, wide_index(a, v, idx, r, j), b->ndim));
             part->loc = loc;
             if (j) part = bits_shift(a, IR_SHL, part, ir_i32(a, (int64_t)wb * j));
             u = u ? ir_bin(a, IR_BITOR, u, part) : part;
         }
     } else {
         int r = wb / wv;
-        IrExpr *w = ir_load_bits(a, b, ir_unflat_index(a, b, ir_bin(a, IR_FLOORDIV, f, ir_i32(a, r))), b->ndim);
+        IrExpr *pos, **bi = narrow_index(a, v, idx, r, &pos);
+        IrExpr *w = ir_load_bits(a, b, bi, b->ndim);
         w->loc = loc;
-        IrExpr *sh = ir_bin(a, IR_MUL, ir_bin(a, IR_FLOORMOD, f, ir_i32(a, r)), ir_i32(a, wv));
+        IrExpr *sh = ir_bin(a, IR_MUL, pos, ir_i32(a, wv));
         u = ir_cast(a, uv, ir_bin(a, IR_BITAND, bits_shift(a, IR_SHR, w, sh),
                                   ir_int(a, (int64_t)(((uint64_t)1 << wv) - 1), w->dt)));
     }
@@ -102,6 +235,8 @@ static IrStmt *retyped_store(IrMutator *m, IrStmt *s) {
     TsArena *a = m->arena;
     IrBuffer *v = s->store.buf, *b = v->base;
     int wv = ts_dtype_bits(v->dt), wb = ts_dtype_bits(b->dt);
+    if (s->kind == IR_S_STORE && v->dt == TS_INT4 && b->dt == TS_INT8)
+        return int4_store(a, v, s->store.idx, s->store.value, s->store.bits == STORE_INT4_PAIRED, s->loc);
     if (s->kind != IR_S_STORE || wv < wb)
         ts_fail_at(vc->cx->diag, TS_ERR_UNSUPPORTED, s->loc,
                    "%s the %s view '%s' of the %s buffer '%s' is not supported%s",
@@ -110,8 +245,7 @@ static IrStmt *retyped_store(IrMutator *m, IrStmt *s) {
                    s->kind != IR_S_STORE ? "" : " (its elements are parts of the base's: writing one rewrites the "
                                                 "rest of that element)");
     IrExpr *u = to_bits(a, s->store.value);
-    IrExpr *f = ir_flat_index(a, v, s->store.idx);
-    if (wv == wb) return ir_store_bits(a, b, ir_unflat_index(a, b, f), b->ndim, u);
+    if (wv == wb) return ir_store_bits(a, b, wide_index(a, v, s->store.idx, 1, 0), b->ndim, u);
     int r = wv / wb;
     TsDType ub = ir_bits_dtype(b->dt);
     IrStmt *seq = ir_seq(a);
@@ -122,10 +256,9 @@ static IrStmt *retyped_store(IrMutator *m, IrStmt *s) {
     let->let.value = u;
     ir_seq_push(a, seq, let);
     for (int j = 0; j < r; j++) {
-        IrExpr *fj = ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, f, ir_i32(a, r)), ir_i32(a, j));
         IrExpr *part = ir_var_ref(a, t);
         if (j) part = bits_shift(a, IR_SHR, part, ir_i32(a, (int64_t)wb * j));
-        IrStmt *st = ir_store_bits(a, b, ir_unflat_index(a, b, fj), b->ndim, ir_cast(a, ub, part));
+        IrStmt *st = ir_store_bits(a, b, wide_index(a, v, s->store.idx, r, j), b->ndim, ir_cast(a, ub, part));
         st->loc = s->loc;
         ir_seq_push(a, seq, st);
     }
@@ -133,6 +266,15 @@ static IrStmt *retyped_store(IrMutator *m, IrStmt *s) {
 }
 
 static IrExpr *view_load(IrMutator *m, IrExpr *e) {
+    if (e->kind == IR_E_INT && e->dt == TS_INT4) /* an int4 constant: wrapped to 4 bits, held as an int8 */
+        return ir_int(m->arena, (int64_t)((((uint64_t)e->ival & 15u) ^ 8u)) - 8, TS_INT8);
+    if (e->kind == IR_E_CAST && e->dt == TS_INT4) { /* to int4: the same, computed */
+        TsArena *a = m->arena;
+        IrExpr *x = ir_bin(a, IR_BITAND, ir_cast(a, TS_INT32, e->un.a), ir_i32(a, 15));
+        IrExpr *out = ir_cast(a, TS_INT8, ir_bin(a, IR_SUB, ir_bin(a, IR_BITXOR, x, ir_i32(a, 8)), ir_i32(a, 8)));
+        out->loc = e->loc;
+        return out;
+    }
     if (e->kind != IR_E_LOAD || !e->load.buf->base) return e;
     if (retyped(e->load.buf)) return retyped_load(m->arena, e->load.buf, e->load.idx, e->loc);
     IrExpr *n = ir_load(m->arena, e->load.buf->base, ir_view_index(m->arena, e->load.buf, e->load.idx),
@@ -223,8 +365,97 @@ static IrStmt *view_stmt(IrMutator *m, IrStmt *s) {
     }
 }
 
+/* ---- T.int4 stores in T.Parallel loops ------------------------------------
+ *
+ * A store of one int4 element rewrites its byte (int4_store), so the two
+ * elements of a byte must be stored by one thread.  A T.Parallel loop whose
+ * variable j gives the last index of such a store as j + (an even
+ * remainder) is split into pairs before any thread is given an iteration:
+ *
+ *     for j in parallel(E): body(j)
+ *  => for jp in parallel(E / 2): for h in unroll(2): body(2 jp + h)
+ *
+ * E must be even.  A store whose last index follows a parallel variable in
+ * any other way (an odd remainder, a coefficient other than 1) is refused. */
+
+typedef struct PairScan {
+    TsPassCtx *cx;
+    const IrVar *j; /* the loop's variable */
+    IrArith ar;     /* affine forms */
+    bool pair;      /* some int4 store's last index is j + even */
+    const IrStmt *bad; /* a store that cannot be paired */
+} PairScan;
+
+static bool int4_store_scan(const IrStmt *s, void *ctx) {
+    PairScan *ps = ctx;
+    if ((s->kind != IR_S_STORE && s->kind != IR_S_ATOMIC_ADD) || s->store.buf->dt != TS_INT4 || !s->store.buf->base)
+        return false;
+    IrExpr *x = s->store.idx[s->store.nidx - 1];
+    if (!ir_expr_uses_var(x, ps->j)) return false;
+    IrAffine f;
+    if (s->kind != IR_S_STORE || !ir_arith_affine(&ps->ar, x, false, &f) || ir_affine_coeff(&f, ps->j) != 1) {
+        ps->bad = s;
+        return true;
+    }
+    for (int i = 0; i < f.n; i++)
+        if (!(f.t[i].atom->kind == IR_E_VAR && f.t[i].atom->var == ps->j) && f.t[i].coeff % 2 &&
+            !ir_arith_divisible(&ps->ar, f.t[i].atom, 2)) {
+            ps->bad = s;
+            return true;
+        }
+    if (f.c % 2) {
+        ps->bad = s;
+        return true;
+    }
+    ps->pair = true;
+    return false;
+}
+
+static IrStmt *pair_int4_loop(IrMutator *m, IrStmt *s) {
+    ViewCtx *vc = m->ctx;
+    TsArena *a = m->arena;
+    if (s->kind != IR_S_FOR || s->for_.kind != IR_FOR_PARALLEL) return s;
+    PairScan ps = {.cx = vc->cx, .j = s->for_.var};
+    ir_arith_init(&ps.ar, a, vc->cx->k);
+    ir_stmt_any(s->for_.body, int4_store_scan, &ps);
+    int64_t lo, e;
+    if (ps.bad || (ps.pair && (!ir_is_const_int(s->for_.min, &lo) || lo % 2 || !ir_is_const_int(s->for_.extent, &e) || e % 2))) {
+        const IrStmt *at = ps.bad ? ps.bad : s;
+        const IrBuffer *q = ps.bad ? ps.bad->store.buf : NULL;
+        ts_fail_at(vc->cx->diag, TS_ERR_UNSUPPORTED, at->loc,
+                   "a T.Parallel store of int4 elements%s%s must give each thread both elements of a byte: its last "
+                   "index must be the loop variable '%s' plus an even offset, over an even extent from an even start",
+                   q ? " into " : "", q ? q->name : "", s->for_.var->name);
+    }
+    if (!ps.pair) return s;
+    IrVar *jp = ir_var(vc->cx->k, ts_sprintf(a, "%s_pair", s->for_.var->name), s->for_.var->dt, IR_VAR_LOOP);
+    IrVar *h = ir_var(vc->cx->k, ts_sprintf(a, "%s_half", s->for_.var->name), s->for_.var->dt, IR_VAR_LOOP);
+    TsDType dt = s->for_.var->dt;
+    IrExpr *jv = ir_bin(a, IR_ADD, ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, ir_var_ref(a, jp), ir_int(a, 2, dt)), ir_var_ref(a, h)),
+                        ir_int(a, lo, dt));
+    IrVar *from = s->for_.var;
+    IrStmt *body = ir_stmt_subst(a, s->for_.body, &from, &jv, 1);
+    /* the body's own int4 stores at j (not under an if or a loop) write both halves */
+    IrStmt **top = body->kind == IR_S_SEQ ? body->seq.v : &body;
+    int ntop = body->kind == IR_S_SEQ ? body->seq.n : 1;
+    for (int i = 0; i < ntop; i++)
+        if (top[i]->kind == IR_S_STORE && top[i]->store.buf->dt == TS_INT4 && top[i]->store.buf->base &&
+            ir_expr_uses_var(top[i]->store.idx[top[i]->store.nidx - 1], jp))
+            top[i]->store.bits = STORE_INT4_PAIRED;
+    IrStmt *inner = ir_for(a, h, ir_int(a, 0, dt), ir_int(a, 2, dt), IR_FOR_UNROLL, body);
+    inner->loc = s->loc;
+    IrStmt *outer = ir_for(a, jp, ir_int(a, 0, dt), ir_int(a, e / 2, dt), IR_FOR_PARALLEL, inner);
+    outer->loc = s->loc;
+    return outer;
+}
+
 void ts_pass_resolve_views(TsPassCtx *cx) {
     IrKernel *k = cx->k;
+    {
+        ViewCtx pc = {cx};
+        IrMutator pm = {.arena = cx->arena, .ctx = &pc, .post_stmt = pair_int4_loop};
+        k->body = ir_mutate_stmt(&pm, k->body);
+    }
     /* (a view made before the first T.Kernel of a chain is in the first
      * kernel's buffer list but may be used in any: every body is walked) */
     ViewCtx vc = {cx};

@@ -98,11 +98,14 @@ int64_t ts_tensor_numel(const TsTensor *t) {
 static TsStatus tensor_bytes(TsDType dt, int ndim, const int64_t *shape, uint64_t *bytes) {
     *bytes = 0;
     if (!ts_dtype_info(dt) || ndim < 0 || ndim > 8 || (ndim > 0 && !shape)) return TS_ERR_INVALID;
-    uint64_t n = (uint64_t)(ts_dtype_bits(dt) / 8), ov = 0;
+    /* ceil(elements x bits / 8): int4 is two elements to a byte */
+    int bits = ts_dtype_bits(dt);
+    uint64_t n = (uint64_t)(bits >= 8 ? bits / 8 : 1), ov = 0;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) return TS_ERR_INVALID;
         if (__builtin_mul_overflow(n, (uint64_t)shape[i], &n)) ov = 1;
     }
+    if (bits < 8 && !ov) n = n / 8 * (uint64_t)bits + (n % 8 * (uint64_t)bits + 7) / 8;
     *bytes = ov ? UINT64_MAX : n;
     if (ov || n >= (uint64_t)PTRDIFF_MAX || n > ts_host_mem_available()) return TS_ERR_NOMEM;
     return TS_OK;
@@ -197,6 +200,10 @@ double ts_tensor_get(const TsTensor *t, int64_t i) {
     case TS_FLOAT64: return ((const double *)p)[o];
     case TS_FLOAT8_E4M3: return fp8_to_float(((const uint8_t *)p)[o], 1);
     case TS_FLOAT8_E5M2: return fp8_to_float(((const uint8_t *)p)[o], 0);
+    case TS_INT4: { /* nibble o % 2 of byte o / 2, the low one first, sign-extended */
+        int u = (((const uint8_t *)p)[o >> 1] >> (4 * (int)(o & 1))) & 15;
+        return (double)((u ^ 8) - 8);
+    }
     default: return NAN;
     }
 }
@@ -220,6 +227,12 @@ void ts_tensor_set(TsTensor *t, int64_t i, double v) {
     case TS_FLOAT64: ((double *)p)[o] = v; break;
     case TS_FLOAT8_E4M3: ((uint8_t *)p)[o] = float_to_fp8((float)v, 1); break;
     case TS_FLOAT8_E5M2: ((uint8_t *)p)[o] = float_to_fp8((float)v, 0); break;
+    case TS_INT4: { /* the low 4 bits of (int)v, in its half of the byte */
+        uint8_t *b = (uint8_t *)p + (o >> 1);
+        int sh = 4 * (int)(o & 1);
+        *b = (uint8_t)((*b & (0xF0 >> sh)) | (((unsigned)(int)v & 15u) << sh));
+        break;
+    }
     default: break;
     }
 }

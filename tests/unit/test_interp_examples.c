@@ -233,6 +233,16 @@ static const Case cases[] = {
     {"tests/run/kernels/shift_store.py", "split_store", {"M=32", "N=64", "K=32"}, 1e-4, ON_REGS, 1, 0},
     {"tests/run/kernels/shift_store.py", "split_store", {"M=64", "N=32", "K=32", "parts=4", "guarded=0"}, 1e-4, ON_REGS, 1,
      0},
+    /* the same through a float32 view of a bfloat16 tile (per-row base
+     * indices: insert_sync proves the halves apart), the example's 512 columns */
+    {"tests/run/kernels/shift_store.py", "split_store_view", {"M=32", "N=512", "K=32"}, 1e-4, ON_REGS, 1, 0},
+    {"tests/run/kernels/shift_store.py", "split_store_view", {"M=64", "N=64", "K=64", "guarded=0"}, 1e-4, ON_REGS, 1, 0},
+    /* T.int4 storage: packed bytes copied whole, nibbles sign-extended by the
+     * gemm's loops (TileLang's gemm_int4), a T.Parallel store giving each
+     * thread both halves of a byte */
+    {"tests/run/kernels/int4.py", "gemm_nt", {"M=64", "N=32", "K=96", "block_M=32", "block_N=32", "block_K=64"}, 0,
+     ON_REGS, 1, 0},
+    {"tests/run/kernels/int4.py", "quant", {"M=32", "N=64"}, 0, ON_REGS, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:

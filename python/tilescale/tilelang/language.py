@@ -19,6 +19,13 @@ __path__ = []  # a package to the import system: tilelang.language.<sub> resolve
 class dtype(str):
     """A TileLang dtype name; calling it (T.float32(1.0)) gives Any, as in a kernel body."""
 
+    # C-style names stand for their dtype, as TileLang's dtype() reads them (T.dtype("uint") == T.uint32)
+    _CANONICAL = {"double": "float64", "float": "float32", "int": "int32", "long": "int64", "short": "int16",
+                  "uint": "uint32", "ulong": "uint64"}
+
+    def __new__(cls, name):
+        return str.__new__(cls, cls._CANONICAL.get(name, name) if isinstance(name, str) else name)
+
     @property
     def __tilescale_dtype__(self):
         return str(self)
@@ -28,7 +35,8 @@ class dtype(str):
 
     def as_torch(self):
         import torch
-        return getattr(torch, {"float8_e4m3": "float8_e4m3fn"}.get(str(self), str(self)))
+        # int4: the packed bytes' dtype (two elements to an int8, as TileLang's pack_int4)
+        return getattr(torch, {"float8_e4m3": "float8_e4m3fn", "int4": "int8"}.get(str(self), str(self)))
 
     @property
     def bits(self):
@@ -44,6 +52,8 @@ _DTYPES = {
     "float": "float32", "float64": "float64", "double": "float64",
     "float8_e4m3": "float8_e4m3", "float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2",
     "tfloat32": "float32",  # float32 storage (as the compiler reads it)
+    "int4": "int4",  # packed two to a byte; kernels take int8 tensors with the last extent halved
+    "uint": "uint32", "short": "int16", "long": "int64", "ulong": "uint64",  # TileLang's C-style names
 }
 for _n, _v in _DTYPES.items():
     globals()[_n] = dtype(_v)
@@ -112,6 +122,8 @@ dynamic = symbolic
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "int":  # T.int is int32 (not a global here: it would hide the builtin in this module)
+        return dtype("int32")
     if name == "_TORCH_DTYPE_TO_STR":  # language.dtypes' table, for scripts that import it
         import torch  # noqa: F401  (_torch_maps reads it from sys.modules)
         from .._kernel import _torch_maps
