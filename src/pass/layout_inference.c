@@ -75,7 +75,9 @@
  *    the block; the loops that disagree go through shared copies.
  *    Register budget: a fragment over REG_BUDGET 32-bit registers per
  *    thread (16-bit elements two to a register) stays in shared memory (a warning names it) and inference runs again
- *    without it; the others keep their registers.
+ *    without it; the others keep their registers.  Where the block's shared
+ *    buffers and such fragments would exceed the block's shared memory,
+ *    they stay in registers instead and ptxas spills them (keep_spilled).
  * 3. All or nothing.  Anything the first two steps cannot do (a fragment
  *    read outside a nest, a reduction over a layout other than mma or warp
  *    rows, a replicated driver writing memory it reads, two instructions
@@ -1842,14 +1844,17 @@ static int64_t buffer_bytes(const IrBuffer *b) {
 }
 
 /* The fragments over the register budget stay in registers (li->spill),
- * with a warning naming them, where the alternative does not fit: the
- * block's shared buffers and these fragments together are more bytes than
- * a block may use (counted before plan_smem's reuse of bytes between
- * buffers whose lives do not overlap, which cannot make room for an
- * accumulator live across the main loop beside the tiles that loop reads).
+ * with a warning naming them, where keeping them in shared memory is not
+ * expected to fit: the block's shared buffers and these fragments together
+ * are more bytes than a block may use.  The count is taken before
+ * plan_smem's reuse of bytes between buffers whose lives do not overlap
+ * (which runs much later), so it is an estimate: a block it sends to
+ * registers might have fitted with reuse (then the fragment spills where
+ * shared memory would have done), one it keeps in shared memory fits.
  * TileLang leaves such a fragment to ptxas, which spills it to local
  * memory (dsa_sparse_finetune's sparse MLA backward: acc_dq, 64 x 512
- * float32 on 128 threads, 256 registers).  Each must be at most SPILL_CAP
+ * float32 on 128 threads, 256 registers; 319,008 bytes in shared memory
+ * after reuse, over sm_90's 232,448).  Each must be at most SPILL_CAP
  * registers. */
 static void keep_spilled(Li *li) {
     long long limit = li->cx->caps->smem_max;

@@ -31,7 +31,12 @@
  * shift of the wider element's bits; writing through it would rewrite
  * the neighbouring bytes of the same element (a race between threads), so
  * it is refused, as are atomic adds, vector copies and prints through any
- * view of another dtype.
+ * view of another dtype.  The exception is T.int4 (an int4 view of int8
+ * bytes, elab_int4_view): a store rewrites its half of the byte, and the
+ * T.Parallel loops that store int4 elements are first split into pairs so
+ * that one thread writes both halves of each byte (pair_int4_loop).  The
+ * base indices are written per row where the rows line up ("where a view
+ * element's bits are" below).
  *
  * What cannot be rewritten element by element is refused with the
  * statement's source position: a tile operator the lowering keeps whole
