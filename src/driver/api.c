@@ -127,6 +127,11 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
     c->sm = atoi(p);
     c->smem_max = cuda_smem_limit(c->sm ? c->sm : 90);
     c->mma = env_on("TILESCALE_CUDA_MMA", NULL);
+    {
+        const char *v = getenv("TILESCALE_CUDA_WGMMA");
+        size_t n = strlen(c->arch);
+        c->wgmma = c->mma && v && !strcmp(v, "1") && c->sm == 90 && n > 0 && c->arch[n - 1] == 'a';
+    }
     c->vec = env_on("TILESCALE_CUDA_VEC", NULL);
     c->vec_cast = c->vec && env_on("TILESCALE_CUDA_VEC", "nocast");
     c->pad = env_on("TILESCALE_CUDA_PAD", NULL);

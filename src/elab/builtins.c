@@ -53,6 +53,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_NOOP_HINT3, NS_T, "disable_warp_group_reg_alloc")                              \
     X(B_NOOP_HINT4, NS_T, "annotate_l2_hit_ratio") \
     X(B_ASYNC_COMMIT, NS_T, "ptx_commit_group") X(B_ASYNC_WAIT, NS_T, "ptx_wait_group") \
+    X(B_WGMMA_GEMM, NS_T, "wgmma_gemm") X(B_WAIT_WGMMA, NS_T, "wait_wgmma")            \
     X(B_PRIM_FUNC, NS_T, "prim_func") X(B_MACRO, NS_T, "macro")                        \
     X(B_GET_THREAD_BINDING, NS_T, "get_thread_binding")                                \
     X(B_THREAD_BINDING, NS_T, "thread_binding") X(B_PARALLEL_TIR, NS_T, "parallel")    \
@@ -1192,7 +1193,7 @@ static void annotate_one(Elab *E, IrBuffer *b, Value *lv, TsLoc loc) {
                       b->name);
         return;
     }
-    b->swizzle = rc == 1 ? z : (IrSwizzle){IR_SWIZZLE_NONE, 0, 0, 0};
+    b->swizzle = rc == 1 ? z : (IrSwizzle){0};
     b->swizzle_annotated = 1;
 }
 
@@ -1950,7 +1951,11 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         return val_none(E, loc);
     }
     case B_GEMM:
-    case B_GEMM2: {
+    case B_GEMM2:
+    case B_WGMMA_GEMM: {
+        /* T.wgmma_gemm: T.gemm's arguments and result; on sm_90a's wgmma it
+         * issues without waiting (IrTileOp.wg_async) and T.wait_wgmma waits,
+         * elsewhere it is T.gemm (doc/HOPPER.md) */
         need_kernel(E, A);
         IrStmt *s = tileop(E, TS_OP_GEMM, loc);
         IrTileOp *op = s->op;
@@ -1977,6 +1982,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         op->wg_wait = wg ? (int)val_to_int(E, wg, loc, "wg_wait") : 0;
         ignore_kw(A, "mbar");
         check_args(E, A, 9);
+        op->wg_async = id == B_WGMMA_GEMM;
         emit(E, s);
         return val_none(E, loc);
     }
@@ -2556,6 +2562,25 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         xs[1] = ir_i32(E->a, inc);
         IrStmt *s = ir_stmt(E->a, IR_S_EVAL, loc);
         s->eval.e = ir_call(E->a, IR_SET_MAX_NREG, xs, 2, TS_INT32);
+        s->eval.e->loc = loc;
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_WAIT_WGMMA: {
+        /* T.wait_wgmma(n): wait until at most n groups of T.wgmma_gemm are
+         * pending (IR_WGMMA_WAIT; pass arch_hints drops it where no gemm runs
+         * on wgmma, the gemms being synchronous there) */
+        need_kernel(E, A);
+        Value *n = req(E, A, 0, "id");
+        int64_t cnt = val_to_int(E, n, loc, "the number of pending groups");
+        check_args(E, A, 1);
+        if (cnt < 0 || cnt > 7)
+            elab_fail(E, TS_ERR_TYPE, loc, "T.wait_wgmma: the number of pending groups must be 0 to 7, got %lld",
+                      (long long)cnt);
+        IrExpr **xs = TS_NEWN(E->a, IrExpr *, 1);
+        xs[0] = ir_i32(E->a, cnt);
+        IrStmt *s = ir_stmt(E->a, IR_S_EVAL, loc);
+        s->eval.e = ir_call(E->a, IR_WGMMA_WAIT, xs, 1, TS_INT32);
         s->eval.e->loc = loc;
         emit(E, s);
         return val_none(E, loc);

@@ -41,6 +41,7 @@
  * with those values in place.
  */
 #include "ir/interp_thread.h"
+#include "ir/layout.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -1122,7 +1123,7 @@ static void enter(IrTInterp *x, Th *t, const IrStmt *s, int ctx) {
         ir_interp_run(t->in, s);
         return;
     case IR_S_TILEOP:
-        if (s->op->kind != TS_OP_GEMM || s->op->inst != TS_OP_INST_MMA_SYNC)
+        if (s->op->kind != TS_OP_GEMM || (s->op->inst != TS_OP_INST_MMA_SYNC && s->op->inst != TS_OP_INST_WGMMA))
             rt_fail(x, s->loc, "interp: tile operator %s was not lowered", ts_op_name(s->op->kind));
         t->state = TH_COLL;
         t->at = s;
@@ -1570,9 +1571,10 @@ static void check_swizzle(IrTInterp *x, const IrBuffer *b, int64_t n) {
         rt_fail(x, b->loc, "interp: shared buffer %s: bad swizzle <%d, %d, %d>", b->name, z->bits, z->base, z->shift);
     uint8_t *seen = calloc((size_t)n, 1);
     if (!seen) rt_fail(x, b->loc, "interp: out of memory");
-    int64_t mask = ((int64_t)1 << z->bits) - 1;
+    if (z->lblk > 0 && (z->rows <= 0 || z->lblk > z->lcols || z->lcols > 30 || n % (z->rows << z->lcols)))
+        rt_fail(x, b->loc, "interp: shared buffer %s: column blocks of a swizzle that do not tile it", b->name);
     for (int64_t o = 0; o < n; o++) {
-        int64_t p = o ^ (((o >> (z->base + z->shift)) & mask) << z->base);
+        int64_t p = ir_swizzle_apply(z, o);
         if (p < 0 || p >= n || seen[p]) {
             free(seen);
             rt_fail(x, b->loc,

@@ -94,7 +94,12 @@ typedef enum IrBinOp {
     /* the int64 address of the launch's grid workspace (IrKernel.grid_ws_bytes, \
      * zeroed by the launch: the grid barrier's words, then the block        \
      * collectives' staging; a T.make_tensor-style IrBuffer.addr binds it)   */ \
-    X(IR_GRID_WS, "grid_workspace", 0)
+    X(IR_GRID_WS, "grid_workspace", 0)                                          \
+    /* T.wait_wgmma(n) (an IR_S_EVAL of it only): the warpgroup waits until at \
+     * most n of its wgmma groups are pending (T.wgmma_gemm issues without   \
+     * waiting); pass arch_hints keeps it only in kernels with wgmma gemms   \
+     * (TS_OP_INST_WGMMA), where it is wgmma.wait_group n */                 \
+    X(IR_WGMMA_WAIT, "wait_wgmma", 1)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,
@@ -182,6 +187,12 @@ typedef enum IrSwizzleKind {
 typedef struct IrSwizzle {
     IrSwizzleKind kind;
     int bits, base, shift; /* CuTe's Swizzle<B, M, S> parameters */
+    /* Column blocks (the wgmma operand layout, doc/HOPPER.md): when lblk > 0 the
+     * matrix of the last two axes (rows x 2^lcols elements) is stored as
+     * 2^(lcols - lblk) blocks of rows x 2^lblk, one after the other, each
+     * row-major, before the XOR applies (ir_swizzle_apply); 0: plain rows. */
+    int lblk, lcols;       /* log2 of the block's and the matrix's columns (elements) */
+    int64_t rows;          /* the matrix's rows (blocked only) */
 } IrSwizzle;
 
 /*
@@ -201,6 +212,8 @@ typedef enum IrLayoutKind {
     IR_LAYOUT_WARP_ROWS_PROJ, /* the rows of a WARP_ROWS tile, on the lanes sharing each: p = m, n, warps, vector */
     IR_LAYOUT_MMA_A,    /* a register A operand of an mma.sync gemm on wm x wn warps: MMA_C(m, k, wm, 1)
                          * per warp row, replicated on the wn warps of the row: p = m, k, wm, wn */
+    IR_LAYOUT_WGMMA_C,  /* the accumulator of wgmma.mma_async m64nNk16 over gm x gn warpgroups:
+                         * p = m, n, gm, gn */
 } IrLayoutKind;
 
 struct IrLayout {
@@ -256,6 +269,8 @@ struct IrBuffer {
     int64_t smem_offset; /* byte offset */
     int64_t smem_bytes;  /* bytes it occupies (padding and stages included) */
     int row_pad;         /* elements added to each row's stride (plan_smem: bank-conflict padding) */
+    int smem_align;      /* bytes plan_smem aligns its start to (a wgmma operand's swizzle
+                            repeat, gemm.c); 0: TS_CUDA_SMEM_ALIGN */
     /* A view (T.reshape, T.view(shape=), T.Tensor(shape, dtype, buf.data)):
      * another name, with its own shape, for the storage of `base` (never a
      * view itself).  The index map is row-major reinterpretation: element e

@@ -138,6 +138,39 @@ IrLayout *ir_layout_mma_a(IrKernel *k, int64_t m, int64_t kk, int wm, int wn) {
     return l;
 }
 
+/* ---- WGMMA_C ------------------------------------------------------------------- */
+
+/* Warpgroup grid fits: each warpgroup's sub-tile is whole m64 tiles by n8 columns. */
+static bool wgmma_fits(int64_t m, int64_t n, int gm, int gn) {
+    return gm >= 1 && gn >= 1 && gm * gn <= 8 && m > 0 && n > 0 && m % (64 * gm) == 0 && n % (8 * gn) == 0;
+}
+
+IrLayout *ir_layout_wgmma_c(IrKernel *k, int64_t m, int64_t n, int gm, int gn) {
+    if (!wgmma_fits(m, n, gm, gn)) return NULL;
+    TsArena *a = k->arena;
+    int64_t WM = m / gm, WN = n / gn;
+    int64_t shape[2] = {m, n}, lshape[4] = {WM / 64, WN / 8, 2, 2};
+    IrLayout *l = new_layout(k, IR_LAYOUT_WGMMA_C, 2, shape, 4, lshape, gm * gn * 128, 1, "wgmma accumulator");
+    l->p[0] = m, l->p[1] = n, l->p[2] = gm, l->p[3] = gn;
+    /* forward: (row, col) -> thread, digits (m64 tile, n8 block, row half, column pair) */
+    IrExpr *row = ref(a, l->in[0]), *col = ref(a, l->in[1]);
+    IrExpr *r = fmod_(a, row, WM), *c = fmod_(a, col, WN), *rr = fmod_(a, r, 64);
+    IrExpr *grp = add(a, mul(a, fdiv(a, row, WM), gn), fdiv(a, col, WN));
+    IrExpr *lane = add(a, mul(a, fmod_(a, rr, 8), 4), fdiv(a, fmod_(a, c, 8), 2));
+    l->thread = add(a, add(a, mul(a, grp, 128), mul(a, fdiv(a, rr, 16), 32)), lane);
+    l->local[0] = fdiv(a, r, 64);
+    l->local[1] = fdiv(a, c, 8);
+    l->local[2] = fdiv(a, fmod_(a, rr, 16), 8);
+    l->local[3] = fmod_(a, c, 2);
+    /* inverse: (t, mt, nb, h, p) -> (row, col) */
+    IrExpr *t = ref(a, l->tv_thread), *g = fdiv(a, t, 128), *w = fdiv(a, fmod_(a, t, 128), 32), *ln = fmod_(a, t, 32);
+    l->index[0] = add(a, add(a, mul(a, fdiv(a, g, gn), WM), mul(a, ref(a, l->tv_digit[0]), 64)),
+                      add(a, add(a, mul(a, w, 16), mul(a, ref(a, l->tv_digit[2]), 8)), fdiv(a, ln, 4)));
+    l->index[1] = add(a, add(a, mul(a, fmod_(a, g, gn), WN), mul(a, ref(a, l->tv_digit[1]), 8)),
+                      add(a, mul(a, fmod_(a, ln, 4), 2), ref(a, l->tv_digit[3])));
+    return l;
+}
+
 /* ---- CYCLIC ------------------------------------------------------------------- */
 
 IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthreads) {
@@ -326,6 +359,13 @@ void ir_layout_forward(const IrLayout *l, const int64_t *idx, int64_t rep, int64
         d[0] = r / 16, d[1] = col / 8, d[2] = (r % 16) / 8, d[3] = col % 2;
         break;
     }
+    case IR_LAYOUT_WGMMA_C: {
+        int64_t WM = l->p[0] / l->p[2], WN = l->p[1] / l->p[3], gn = l->p[3];
+        int64_t r = idx[0] % WM, c = idx[1] % WN, rr = r % 64;
+        *thread = ((idx[0] / WM) * gn + idx[1] / WN) * 128 + (rr / 16) * 32 + (rr % 8) * 4 + (c % 8) / 2;
+        d[0] = r / 64, d[1] = c / 8, d[2] = (rr % 16) / 8, d[3] = c % 2;
+        break;
+    }
     case IR_LAYOUT_CYCLIC: {
         int64_t e = 0;
         for (int i = 0; i < l->ndim; i++) e = e * l->shape[i] + idx[i];
@@ -383,6 +423,13 @@ bool ir_layout_inverse(const IrLayout *l, int64_t t, const int64_t *d, int64_t *
         int64_t WM = l->p[0] / l->p[2], w = t / 32, ln = t % 32;
         idx[0] = (w / l->p[3]) * WM + d[0] * 16 + d[2] * 8 + ln / 4;
         idx[1] = d[1] * 8 + (ln % 4) * 2 + d[3];
+        return true;
+    }
+    case IR_LAYOUT_WGMMA_C: {
+        int64_t WM = l->p[0] / l->p[2], WN = l->p[1] / l->p[3], gn = l->p[3];
+        int64_t g = t / 128, w = (t % 128) / 32, ln = t % 32;
+        idx[0] = (g / gn) * WM + d[0] * 64 + w * 16 + d[2] * 8 + ln / 4;
+        idx[1] = (g % gn) * WN + d[1] * 8 + (ln % 4) * 2 + d[3];
         return true;
     }
     case IR_LAYOUT_CYCLIC: {
@@ -584,6 +631,10 @@ void ir_layout_describe(TsBuf *b, const IrLayout *l) {
         ts_buf_printf(b, "mma_a(%lld x %lld, warps %lld x %lld, replicated %lld times)", (long long)l->p[0],
                       (long long)l->p[1], (long long)l->p[2], (long long)l->p[3], (long long)l->p[3]);
         return;
+    case IR_LAYOUT_WGMMA_C:
+        ts_buf_printf(b, "wgmma_c(%lld x %lld, warpgroups %lld x %lld)", (long long)l->p[0], (long long)l->p[1],
+                      (long long)l->p[2], (long long)l->p[3]);
+        return;
     case IR_LAYOUT_CYCLIC:
         ts_buf_printf(b, "cyclic(%lld threads", (long long)l->p[0]);
         if (l->p[1]) ts_buf_printf(b, ", replicated %lld times", (long long)(l->p[0] / l->p[1]));
@@ -630,9 +681,50 @@ bool ir_swizzle_for_tile(int elem_bits, const int64_t *shape, int ndim, IrSwizzl
     return true;
 }
 
-static int64_t swizzle_apply(const IrSwizzle *z, int64_t o) {
+int64_t ir_swizzle_apply(const IrSwizzle *z, int64_t o) {
     if (z->kind != IR_SWIZZLE_XOR) return o;
+    if (z->lblk > 0) { /* column blocks first (ir.h) */
+        int64_t tile = z->rows << z->lcols, t = o % tile, c = t & (((int64_t)1 << z->lcols) - 1);
+        o = o - t + (c >> z->lblk) * (z->rows << z->lblk) + ((t >> z->lcols) << z->lblk) +
+            (c & (((int64_t)1 << z->lblk) - 1));
+    }
     return o ^ (((o >> (z->base + z->shift)) & ((1 << z->bits) - 1)) << z->base);
+}
+
+int64_t ir_swizzle_period(const IrSwizzle *z) {
+    if (z->kind != IR_SWIZZLE_XOR) return 1;
+    if (z->lblk > 0) return z->rows << z->lcols;
+    return (int64_t)1 << (z->base + z->shift + z->bits);
+}
+
+bool ir_wgmma_operand(int64_t rows, int64_t cols, int mn_major, IrSwizzle *z, IrWgmmaOperand *w) {
+    memset(z, 0, sizeof *z);
+    memset(w, 0, sizeof *w);
+    int lc = log2_exact(cols);
+    /* 16-bit elements: a swizzled row is 16, 32 or 64 of them (32, 64, 128 bytes) */
+    if (lc < 4 || rows <= 0 || rows % 8 || rows > (1 << 16) || cols > (1 << 16)) return false;
+    int lb = lc > 6 ? 6 : lc; /* the widest swizzle the row allows */
+    z->kind = IR_SWIZZLE_XOR;
+    z->bits = lb - 3; /* 1, 2, 3: 16-byte chunks XORed by bits of the row (Swizzle<B, 4, 3> on bytes) */
+    z->base = 3;
+    z->shift = 3;
+    if (lc > lb) {
+        z->lblk = lb;
+        z->lcols = lc;
+        z->rows = rows;
+    }
+    w->mn_major = mn_major;
+    w->row_bytes = 2 << lb;
+    w->mode = lb == 6 ? 1 : lb == 5 ? 2 : 3;
+    w->blk_bytes = rows * w->row_bytes;
+    w->sbo = 8 * (int64_t)w->row_bytes; /* from one group of 8 rows to the next */
+    w->lbo = mn_major ? w->blk_bytes : 16; /* MN-major: from one column block to the next; K-major: unused */
+    return w->blk_bytes < (1 << 18); /* (the 14-bit fields count 16-byte units) */
+}
+
+uint64_t ir_wgmma_desc(uint32_t smem_addr, int64_t lbo, int64_t sbo, int mode) {
+    return (uint64_t)((smem_addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFF) << 16) |
+           ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | ((uint64_t)(mode & 3) << 62);
 }
 
 int ir_swizzle_match(IrVar *const *in, const int64_t *shape, int ndim, IrExpr *const *phys, int nphys,
@@ -675,9 +767,9 @@ int ir_swizzle_match(IrVar *const *in, const int64_t *shape, int ndim, IrExpr *c
     for (int bits = 1; bits <= 3 && rc < 0; bits++)
         for (int base = 0; base <= 4 && rc < 0; base++)
             for (int shift = bits; shift <= 16 && rc < 0; shift++) {
-                IrSwizzle z = {IR_SWIZZLE_XOR, bits, base, shift};
+                IrSwizzle z = {.kind = IR_SWIZZLE_XOR, .bits = bits, .base = base, .shift = shift};
                 bool ok = true;
-                for (int64_t e = 0; e < total && ok; e++) ok = p[e] == swizzle_apply(&z, e);
+                for (int64_t e = 0; e < total && ok; e++) ok = p[e] == ir_swizzle_apply(&z, e);
                 if (ok) {
                     *out = z;
                     rc = 1;

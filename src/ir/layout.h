@@ -72,6 +72,21 @@
  *                         whatever the warp column.  (FullCol gemms on a
  *                         register P: the persistent MLA decode, 1 x 8
  *                         warps over a 64 x 64 P.)
+ *   WGMMA_C(m, n, gm, gn) the accumulator of wgmma.mma_async m64nNk16
+ *                         (f32) over warpgroups in a gm x gn grid
+ *                         (warpgroup g at row g / gn, column g % gn), each
+ *                         holding an (m/gm) x (n/gn) sub-tile as (m/gm/64)
+ *                         m64 tiles.  In one m64 tile, warp w of the
+ *                         warpgroup holds rows 16w..16w+15 and, with lane
+ *                         = g * 4 + t, register i of an instruction's
+ *                         accumulator is row 16w + g + 8 * ((i / 2) % 2),
+ *                         column 8 * (i / 4) + 2t + i % 2 (PTX ISA,
+ *                         "Register Fragments and Shared Memory Matrix
+ *                         Layouts", wgmma .m64nNk16 D; doc/HOPPER.md).
+ *                         Local digits (m64 tile, n8 block, half, pair):
+ *                         an instruction over columns [n0, n0 + N) of
+ *                         tile mt writes registers mt * (n/gn/2) + n0 / 2
+ *                         onward, N / 2 of them in its order.
  *   CYCLIC(nthreads)      row-major element e -> thread e % nthreads,
  *                         local e / nthreads (the size must be a multiple
  *                         of nthreads): the layout of fragments no
@@ -85,12 +100,14 @@
 #define TS_IR_LAYOUT_H
 
 #include "ir/ir.h"
+#include "ir/tileop.h"
 
 /* Constructors (nodes in k's arena).  NULL when the parameters do not
  * describe a layout (sizes not multiples of the instruction tile, ...). */
 IrLayout *ir_layout_mma_c(IrKernel *k, int64_t m, int64_t n, int wm, int wn);
 IrLayout *ir_layout_mma_rows(IrKernel *k, int64_t m, int64_t n, int wm, int wn);
 IrLayout *ir_layout_mma_a(IrKernel *k, int64_t m, int64_t kk, int wm, int wn);
+IrLayout *ir_layout_wgmma_c(IrKernel *k, int64_t m, int64_t n, int gm, int gn);
 IrLayout *ir_layout_cyclic(IrKernel *k, int ndim, const int64_t *shape, int nthreads);
 IrLayout *ir_layout_warp_rows(IrKernel *k, int64_t m, int64_t n, int nwarps);
 IrLayout *ir_layout_warp_rows_proj(IrKernel *k, int64_t m, int64_t n, int nwarps);
@@ -137,6 +154,26 @@ bool ir_eval_int(const IrExpr *e, IrVar *const *vars, const int64_t *vals, int n
  * for layout inference's tensor-core operands and for
  * T.annotate_layout(make_swizzled_layout(...)). */
 bool ir_swizzle_for_tile(int elem_bits, const int64_t *shape, int ndim, IrSwizzle *out);
+/* The offset at which element offset o of a buffer with swizzle z is
+ * stored (the identity for none; column blocks, then the XOR); and the
+ * period: offsets that are multiples of it add outside the swizzle,
+ * z(P + o) == P + z(o). */
+int64_t ir_swizzle_apply(const IrSwizzle *z, int64_t o);
+int64_t ir_swizzle_period(const IrSwizzle *z);
+/* The shared layout a wgmma gemm reads a 16-bit operand matrix of rows x
+ * cols (cols contiguous; mn_major: cols is the M or N axis) in: the widest
+ * swizzle its rows allow (128B for 64 or more columns, 64B for 32, 32B for
+ * 16), in column blocks of that width where the rows are wider, and the
+ * descriptor fields of that layout (doc/HOPPER.md).  False where no
+ * canonical layout fits (cols not a power of two of at least 16, rows not
+ * a multiple of 8). */
+bool ir_wgmma_operand(int64_t rows, int64_t cols, int mn_major, IrSwizzle *z, IrWgmmaOperand *w);
+/* The 64-bit wgmma matrix descriptor (PTX ISA, "Matrix Descriptor
+ * Format"): bits 0-13 the shared address >> 4 (of its low 18 bits), 16-29
+ * the leading dimension byte offset >> 4, 32-45 the stride dimension byte
+ * offset >> 4, 49-51 the base offset (0: the swizzle pattern's repeats
+ * are aligned), 62-63 the swizzle mode (0 none, 1 128B, 2 64B, 3 32B). */
+uint64_t ir_wgmma_desc(uint32_t smem_addr, int64_t lbo, int64_t sbo, int mode);
 /* Which layout a user's index map is (T.annotate_layout with a function):
  * phys[0..nphys) are the physical indices over placeholder vars in[0..ndim)
  * (nphys == ndim: indices into the same shape; 1: a flat offset).  Every

@@ -61,7 +61,27 @@ typedef enum TsOpInst {
                             gives no layouts, by the generic lowering */
     TS_OP_INST_COMM,     /* a communication primitive (op/comm.h) kept for the
                             target's emitter of remote accesses and waits */
+    TS_OP_INST_WGMMA,    /* GEMM kept for the CUDA code generator on sm_90a:
+                            wgmma.mma_async over warpgroups, A and B read from
+                            shared memory through matrix descriptors
+                            (IrTileOp.wg), the accumulator in registers
+                            (layout WGMMA_C); doc/HOPPER.md */
 } TsOpInst;
+
+/* How a wgmma gemm's shared operand is laid out, as its matrix descriptors
+ * describe it (PTX ISA, "Matrix Descriptor Format"; doc/HOPPER.md).  The
+ * stored matrix (rows x cols, cols contiguous) is in blocks of `row_bytes`
+ * columns, each block rows x row_bytes row-major and XOR-swizzled by the
+ * mode; element (r, c) before the swizzle is at byte
+ *     r * row_bytes + (c / (row_bytes / 2)) * blk_bytes + (c % (row_bytes / 2)) * 2.
+ * Set by layout inference (op/gemm.c) with the buffer's IrSwizzle. */
+typedef struct IrWgmmaOperand {
+    int mn_major;      /* 1: the M (A) or N (B) axis is the contiguous one (transposed for wgmma) */
+    int mode;          /* the descriptor's swizzle mode: 1 128B, 2 64B, 3 32B */
+    int row_bytes;     /* bytes of one swizzled row: 128, 64 or 32 */
+    int64_t blk_bytes; /* bytes from one column block to the next (rows * row_bytes) */
+    int64_t lbo, sbo;  /* the descriptor's leading / stride dimension byte offsets */
+} IrWgmmaOperand;
 
 /* Which part of a tensor-core T.gemm a kept op runs (IrTileOp.mma_part).
  * inject_pipeline splits the gemm at the end of a pipelined loop so that
@@ -147,6 +167,10 @@ struct IrTileOp {
     int mma_part;         /* GEMM kept for tensor cores: TsMmaPart (inject_pipeline) */
     int mma_frag;         /* GEMM parts: > 0, the same for the PRE/BODY/TAIL of one split gemm
                              (names their fragment registers); 0 for a whole gemm */
+    IrWgmmaOperand wg[2]; /* GEMM kept for wgmma: A's and B's descriptor layouts (layout_inference) */
+    int wg_ni;            /* GEMM kept for wgmma: N of one instruction (layout_inference) */
+    int wg_async;         /* GEMM kept for wgmma: 1 (T.wgmma_gemm): no wait after the issue, the
+                             user's T.wait_wgmma waits; 0: wait until wg_wait groups are pending */
     int mma_lo, mma_threads; /* GEMM kept for tensor cores: its warps are the threads [mma_lo, mma_lo +
                                 mma_threads), numbered from mma_lo (a T.ws role's; set by layout_inference
                                 or partition_threads); mma_threads 0: the whole block's */

@@ -210,6 +210,91 @@ IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
     return out;
 }
 
+/* ---- the wgmma form (sm_90a) ------------------------------------------------ */
+
+/* The instruction N for a warpgroup's wn columns: all of them up to 256,
+ * else the largest multiple of 8 (and of bw, an MN-major B's column block)
+ * up to 256 that divides wn; 0 if none. */
+static int wgmma_ni(int64_t wn, int bw) {
+    if (wn <= 256 && wn % 8 == 0 && (bw <= 0 || wn <= bw || wn % bw == 0)) return (int)wn;
+    for (int ni = 256; ni >= 8; ni -= 8)
+        if (wn % ni == 0 && (bw <= 0 || ni % bw == 0)) return ni;
+    return 0;
+}
+
+bool op_gemm_wgmma_grid(const IrTileOp *op, int64_t m, int64_t n, int nwg, int bw, int *gm, int *gn, int *ni) {
+    if (nwg < 1 || nwg > 8 || m <= 0 || n <= 0) return false;
+    /* candidates in order of preference: the policy's side first (Square and
+     * FullRow: all warpgroups on M, as TileLang's wgmma policy prefers) */
+    for (int pass = 0; pass < 2; pass++)
+        for (int a = nwg; a >= 1; a--) {
+            if (nwg % a) continue;
+            int r = op->policy == TS_GEMM_FULLCOL ? nwg / a : a, c = nwg / r;
+            if (pass == 0 && op->policy == TS_GEMM_FULLCOL && c != nwg) continue;
+            if (m % (64 * r) || n % (8 * c)) continue;
+            int64_t wn = n / c;
+            /* an MN-major B's warpgroup columns start at a column block (or there is one warpgroup column) */
+            if (bw > 0 && c > 1 && wn % bw) continue;
+            int x = wgmma_ni(wn, c > 1 ? bw : (wn > bw ? bw : 0));
+            if (!x) continue;
+            *gm = r, *gn = c, *ni = x;
+            return true;
+        }
+    return false;
+}
+
+bool op_gemm_wgmma_matrix(const IrRegion *r, int64_t *rows, int64_t *cols) {
+    int nd = r->ndim;
+    if (nd < 2 || !r->buf->shape) return false;
+    for (int d = 0; d < nd; d++) {
+        int64_t e, x, st;
+        if (!ir_is_const_int(r->extent[d], &e) || !ir_is_const_int(r->buf->shape[d], &x)) return false;
+        if (d < nd - 2 ? e != 1 : (e != x || !ir_is_const_int(r->start[d], &st) || st != 0)) return false;
+    }
+    ir_is_const_int(r->buf->shape[nd - 2], rows);
+    ir_is_const_int(r->buf->shape[nd - 1], cols);
+    return true;
+}
+
+/* The column block of an MN-major B (its swizzled row, in elements), 0
+ * for a K-major one. */
+static int wgmma_bw(const IrTileOp *op) {
+    int64_t rows, cols;
+    if (op->trans_b || !op_gemm_wgmma_matrix(&op->r[1], &rows, &cols)) return 0;
+    return cols >= 64 ? 64 : (int)cols;
+}
+
+/* Layout inference of a wgmma gemm: the accumulator takes WGMMA_C over the
+ * warpgroup grid (lower_gemm_cuda.c checked that one fits). */
+static void wgmma_infer_layout(TsLayoutCtx *lx, const IrStmt *s) {
+    IrTileOp *op = s->op;
+    IrRegion *C = &op->r[2];
+    int fc = ts_layout_frag(lx, C->buf);
+    if (fc < 0) return;
+    int64_t m, n;
+    int gm, gn, ni;
+    if (!op_region_whole(C) || C->ndim != 2 || !ir_is_const_int(C->extent[0], &m) || !ir_is_const_int(C->extent[1], &n) ||
+        lx->nt % 128 || !op_gemm_wgmma_grid(op, m, n, lx->nt / 128, wgmma_bw(op), &gm, &gn, &ni)) {
+        ts_layout_give_up(lx, "no warpgroup grid fits the %s wgmma accumulator %s", op_region_text(lx->arena, C),
+                          C->buf->name);
+        return;
+    }
+    ts_layout_set(lx, fc, ir_layout_wgmma_c(lx->k, m, n, gm, gn), "the accumulator of T.gemm (wgmma)");
+}
+
+/* Once the kernel's layouts succeed: a wgmma operand tile takes the
+ * layout its descriptors read (ir_wgmma_operand: swizzle and column
+ * blocks) and the alignment of its swizzle pattern's repeat (8 rows). */
+static void wgmma_operand_layout(IrKernel *k, const TsCaps *caps, IrBuffer *b) {
+    (void)k, (void)caps;
+    int64_t rows, cols;
+    IrWgmmaOperand w;
+    if (b->ndim < 2 || !ir_is_const_int(b->shape[b->ndim - 2], &rows) || !ir_is_const_int(b->shape[b->ndim - 1], &cols))
+        return;
+    if (!ir_wgmma_operand(rows, cols, 0, &b->swizzle, &w)) return;
+    b->smem_align = 8 * w.row_bytes;
+}
+
 /* ---- infer_layout (layout_inference, CUDA) -------------------------------- */
 
 /* The warp grid of an mma.sync gemm: wm x wn warps over an m x n tile. */
@@ -248,6 +333,10 @@ static bool warp_grid(const IrTileOp *op, int64_t m, int64_t n, int nw, int *wm,
  * grid (T.GemmWarpPolicy): MMA_C, whatever else is known (every level). */
 void ts_op_gemm_infer_layout(TsLayoutCtx *lx, const IrStmt *s, TsLayoutLevel level) {
     (void)level;
+    if (s->op->inst == TS_OP_INST_WGMMA) {
+        wgmma_infer_layout(lx, s);
+        return;
+    }
     if (s->op->inst != TS_OP_INST_MMA_SYNC) return; /* lowered to loops: no instruction layout */
     IrTileOp *op = s->op;
     IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
@@ -324,11 +413,18 @@ static bool reads_plain(const IrStmt *s, void *ctx) {
  * whichever way the kernel went. */
 void ts_op_gemm_plain_operands(IrKernel *k) { (void)ir_stmt_any(k->body, reads_plain, NULL); }
 
+/* A wgmma gemm reads operand b (it has the descriptors' layout instead). */
+static bool wgmma_reads(const IrStmt *s, void *ctx) {
+    const IrBuffer *b = ctx;
+    return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_WGMMA &&
+           (s->op->r[0].buf == b || s->op->r[1].buf == b);
+}
+
 /* 16-byte chunks of each row XORed by the row (or, for rows shorter than
  * 128 bytes, by the 128-byte line), so that the 8 rows one ldmatrix reads
  * fall in 8 different bank groups; the row padding is then not needed. */
 static void swizzle_operand(IrKernel *k, const TsCaps *caps, IrBuffer *b) {
-    (void)k;
+    if (ir_stmt_any(k->body, wgmma_reads, b)) return;
     if (!caps->swizzle || b->scope != IR_SCOPE_SHARED || b->swizzle.kind != IR_SWIZZLE_NONE || b->swizzle_annotated)
         return; /* (T.annotate_layout's choice stands) */
     if (ts_dtype_bits(b->dt) != 16 || b->ndim < 2 || b->ndim > 8) return;
@@ -358,8 +454,51 @@ static void reg_level(IrKernel *k, const TsCaps *caps, IrBuffer *b) {
  * and register A operand become their register buffers, and its shared
  * operands get an XOR swizzle if the kernel succeeds.  An accumulator in
  * shared memory leaves the gemm as it is. */
+/* A wgmma gemm whose accumulator has its layout: the accumulator becomes
+ * its register buffer, the operands' descriptor layouts are recorded on
+ * the op (their tiles take them if the kernel succeeds). */
+static IrStmt *wgmma_lower_layout(TsLayoutLower *ll, IrStmt *s, int fc) {
+    TsArena *a = ll->lx->arena;
+    IrTileOp *op = s->op, *n = TS_NEW(a, IrTileOp);
+    *n = *op;
+    for (int i = 0; i < 2; i++) {
+        int64_t rows = 0, cols = 0;
+        IrSwizzle z;
+        int mn = i == 0 ? op->trans_a : !op->trans_b;
+        if (!op_gemm_wgmma_matrix(&op->r[i], &rows, &cols) || !ir_wgmma_operand(rows, cols, mn, &z, &n->wg[i])) {
+            ts_layout_give_up(ll->lx, "wgmma gemm operand %s without a descriptor layout", op->r[i].buf->name);
+            return s; /* (lower_gemm_cuda.c checked it: not reached) */
+        }
+        ts_layout_on_success(ll, wgmma_operand_layout, op->r[i].buf);
+    }
+    const IrLayout *cl = ll->lx->lay[fc];
+    int gm, gn;
+    if (cl->kind != IR_LAYOUT_WGMMA_C ||
+        !op_gemm_wgmma_grid(op, cl->p[0], cl->p[1], (int)(cl->p[2] * cl->p[3]), wgmma_bw(op), &gm, &gn, &n->wg_ni) ||
+        gm != cl->p[2] || gn != cl->p[3]) {
+        ts_layout_give_up(ll->lx, "the accumulator %s of a wgmma gemm has another layout", op->r[2].buf->name);
+        return s;
+    }
+    n->r[2] = reg_region(ll, fc);
+    IrStmt *r = ir_stmt(a, IR_S_TILEOP, s->loc);
+    r->op = n;
+    return r;
+}
+
 IrStmt *ts_op_gemm_lower_layout(TsLayoutLower *ll, IrStmt *s) {
     IrTileOp *op = s->op;
+    if (op->inst == TS_OP_INST_WGMMA) {
+        int fc = ts_layout_frag(ll->lx, op->r[2].buf);
+        if (fc >= 0) return wgmma_lower_layout(ll, s, fc);
+        /* the accumulator stays in shared memory (over the register budget):
+         * wgmma cannot write there, mma.sync's shared-accumulator form runs it */
+        IrTileOp *n = TS_NEW(ll->lx->arena, IrTileOp);
+        *n = *op;
+        n->inst = TS_OP_INST_MMA_SYNC;
+        IrStmt *r = ir_stmt(ll->lx->arena, IR_S_TILEOP, s->loc);
+        r->op = n;
+        return r;
+    }
     if (op->inst != TS_OP_INST_MMA_SYNC) return s;
     TsArena *a = ll->lx->arena;
     int fa = ts_layout_frag(ll->lx, op->r[0].buf), fc = ts_layout_frag(ll->lx, op->r[2].buf);

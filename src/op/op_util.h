@@ -78,4 +78,17 @@ TsDType op_acc_dtype(TsDType dt);
  * choice (op/gemm.c). */
 void op_gemm_shape(TsLowerCtx *cx, const IrStmt *s, int64_t *M, int64_t *N, int64_t *K);
 
+/* The wgmma form of a T.gemm (doc/HOPPER.md), decided for the CUDA target
+ * on sm_90a (target/cuda/lower_gemm_cuda.c) and laid out by layout
+ * inference (op/gemm.c): the warpgroup grid gm x gn of an m x n
+ * accumulator on nwg warpgroups by the gemm's warp policy (M split first,
+ * as whole m64 tiles; N in n8 columns, and for an MN-major B (bw > 0: its
+ * column block, in elements) in whole blocks), and the N of one
+ * instruction (*ni, at most 256).  False when none fits. */
+bool op_gemm_wgmma_grid(const IrTileOp *op, int64_t m, int64_t n, int nwg, int bw, int *gm, int *gn, int *ni);
+/* The stored matrix of a wgmma operand region: its rows and columns (the
+ * buffer's last two extents); false unless the region is that whole
+ * matrix (leading axes: one index each, e.g. a pipeline stage). */
+bool op_gemm_wgmma_matrix(const IrRegion *r, int64_t *rows, int64_t *cols);
+
 #endif

@@ -1462,7 +1462,9 @@ static IrStmt *lower_pre(IrMutator *m, IrStmt *s) {
         IrTileOp *op = s->op;
         if (li->roles && !li->in_role) return s; /* (a kept op of another role's fragments) */
         TsLowerLayoutFn lf =
-            op->inst == TS_OP_INST_FRAGMENT || op->inst == TS_OP_INST_MMA_SYNC ? ts_op_lower_layout_fn(op->kind) : NULL;
+            op->inst == TS_OP_INST_FRAGMENT || op->inst == TS_OP_INST_MMA_SYNC || op->inst == TS_OP_INST_WGMMA
+                ? ts_op_lower_layout_fn(op->kind)
+                : NULL;
         if (lf) { /* the op's own lowering by the layouts (op/gemm.c, reduce.c, cumsum.c) */
             TsLayoutLower ll = {&li->lx, li->reg, li->loop_depth > 0, li->fin, &li->nfin};
             return lf(&ll, s);
@@ -1654,14 +1656,25 @@ static IrStmt *prefetch(Li *li, IrStmt *s) {
     return ir_mutate_stmt(&m, s);
 }
 
-/* Lower the kept reductions generically (the fallback), through the shared
+/* Lower the kept reductions generically (the fallback; a wgmma gemm becomes
+ * mma.sync's shared-accumulator one), through the shared
  * rewriter (ir/walk.h): a kept op becomes its generic loops, everything
  * else is kept (no tile op hides in an expression: expressions are not
  * entered). */
 static IrStmt *unkeep_op(IrMutator *m, IrStmt *s) {
-    if (s->kind != IR_S_TILEOP || s->op->inst != TS_OP_INST_FRAGMENT) return NULL;
     Li *li = m->ctx;
     TsArena *a = li->a;
+    if (s->kind == IR_S_TILEOP && s->op->inst == TS_OP_INST_WGMMA) {
+        /* a wgmma gemm needs its accumulator in registers: without layouts it
+         * is mma.sync's shared-accumulator gemm */
+        IrTileOp *op = TS_NEW(a, IrTileOp);
+        *op = *s->op;
+        op->inst = TS_OP_INST_MMA_SYNC;
+        IrStmt *t = ir_stmt(a, IR_S_TILEOP, s->loc);
+        t->op = op;
+        return t;
+    }
+    if (s->kind != IR_S_TILEOP || s->op->inst != TS_OP_INST_FRAGMENT) return NULL;
     TsLowerCtx lx = {li->cx->diag, a, li->k, li->cx->target, li->cx->caps};
     IrTileOp *op = TS_NEW(a, IrTileOp);
     *op = *s->op;

@@ -560,6 +560,13 @@ static int64_t buffer_bytes(Plan *P, IrBuffer *b) {
 
 static int64_t align_up(int64_t x) { return (x + TS_CUDA_SMEM_ALIGN - 1) / TS_CUDA_SMEM_ALIGN * TS_CUDA_SMEM_ALIGN; }
 
+/* x rounded up for slot s: to its buffer's own alignment where it asks for
+ * more (a wgmma operand: its swizzle pattern's repeat, IrBuffer.smem_align). */
+static int64_t align_for(const Slot *s, int64_t x) {
+    int64_t al = s->b->smem_align > TS_CUDA_SMEM_ALIGN ? s->b->smem_align : TS_CUDA_SMEM_ALIGN;
+    return (x + al - 1) / al * al;
+}
+
 /* Place every slot in the order given; reuse: share bytes where allowed
  * (first fit).  Returns the total. */
 static int64_t place(Plan *P, bool reuse, const int *order) {
@@ -569,7 +576,7 @@ static int64_t place(Plan *P, bool reuse, const int *order) {
         Slot *s = &P->slots.v[i];
         int64_t off = 0;
         if (!reuse) {
-            off = align_up(total);
+            off = align_for(s, total);
         } else {
             /* the lowest candidate start (0 or the aligned end of a placed
              * buffer it cannot share with) clear of them all */
@@ -577,7 +584,7 @@ static int64_t place(Plan *P, bool reuse, const int *order) {
             for (int oc = -1; oc < oi; oc++) {
                 int c = oc < 0 ? -1 : order[oc];
                 if (c >= 0 && pair_of(P, c, i)->ok) continue;
-                int64_t cand = c < 0 ? 0 : align_up(P->slots.v[c].off + P->slots.v[c].bytes);
+                int64_t cand = c < 0 ? 0 : align_for(s, P->slots.v[c].off + P->slots.v[c].bytes);
                 bool clear = true;
                 for (int oo = 0; oo < oi && clear; oo++) {
                     const Slot *q = &P->slots.v[order[oo]];

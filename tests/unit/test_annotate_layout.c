@@ -89,7 +89,8 @@ int main(void) {
         X[i] = (double)((int)(r >> 40) % 2048 - 1024) / 8;
     }
     static const IrSwizzle want[4] = {
-        {IR_SWIZZLE_NONE, 0, 0, 0}, {IR_SWIZZLE_XOR, 3, 3, 3}, {IR_SWIZZLE_XOR, 3, 3, 3}, {IR_SWIZZLE_NONE, 0, 0, 0}};
+        {.kind = IR_SWIZZLE_NONE}, {.kind = IR_SWIZZLE_XOR, .bits = 3, .base = 3, .shift = 3},
+        {.kind = IR_SWIZZLE_XOR, .bits = 3, .base = 3, .shift = 3}, {.kind = IR_SWIZZLE_NONE}};
     for (int how = 0; how < 4; how++) {
         char defs[96];
         snprintf(defs, sizeof defs, "M=%d N=%d bm=64 bn=64 how=%d", M, N, how);

@@ -684,7 +684,7 @@ static void test_memory_errors(void) {
         /* a swizzle that maps offsets past the end of the buffer */
         Kb kb = kernel("swz", 1, 1, NT);
         IrBuffer *s = alloc(&kb, "S", TS_FLOAT16, IR_SCOPE_SHARED, 2, (int64_t[]){10, 60});
-        s->swizzle = (IrSwizzle){IR_SWIZZLE_XOR, 3, 3, 3};
+        s->swizzle = (IrSwizzle){.kind = IR_SWIZZLE_XOR, .bits = 3, .base = 3, .shift = 3};
         CHECK_EQ_INT(TS_ERR_RUNTIME, run_t(kb.k, NULL, IR_TINTERP_STRICT, &msg));
         CHECK_CONTAINS(msg, "swizzle <3, 3, 3> is not a bijection on its 600 elements (offset 592 maps to 600)");
         s->shape[0] = I(16); /* 16 x 64: whole 64-element chunks, a bijection */

@@ -380,7 +380,119 @@ static void test_check_catches(void) {
     ts_arena_free(&A);
 }
 
+/* PTX ISA, "Register Fragments and Shared Memory Matrix Layouts" of
+ * wgmma.mma_async, matrix D of .m64nNk16 with .f32 accumulators (written
+ * out again here from the ISA's figure, independently of layout.c): warp
+ * w of the warpgroup holds rows 16w .. 16w + 15; in it, with groupID =
+ * lane >> 2 and threadID_in_group = lane % 4, register i is at row 16w +
+ * groupID + 8 * ((i >> 1) & 1), column 8 * (i >> 2) + threadID_in_group *
+ * 2 + (i & 1). */
+static void ptx_wgmma_d(int t, int i, int *row, int *col) {
+    int w = t / 32, lane = t % 32;
+    *row = 16 * w + (lane >> 2) + 8 * ((i >> 1) & 1);
+    *col = 8 * (i >> 2) + (lane % 4) * 2 + (i & 1);
+}
+
+static void test_wgmma_c(void) {
+    TsArena A;
+    ts_arena_init(&A);
+    IrKernel *k = kernel(&A);
+    /* m, n, gm, gn, N of one instruction */
+    const int cfg[][5] = {{64, 8, 1, 1, 8}, {64, 256, 1, 1, 256}, {128, 256, 2, 1, 256}, {128, 128, 1, 1, 128},
+                          {128, 256, 1, 2, 128}, {256, 128, 2, 2, 64}, {64, 512, 1, 1, 256}};
+    for (int c = 0; c < 7; c++) {
+        int m = cfg[c][0], n = cfg[c][1], gm = cfg[c][2], gn = cfg[c][3], ni = cfg[c][4];
+        IrLayout *l = ir_layout_wgmma_c(k, m, n, gm, gn);
+        check_ok(&A, l, "wgmma_c");
+        if (!l) continue;
+        CHECK_EQ_INT(gm * gn * 128, l->nthreads);
+        int WM = m / gm, WN = n / gn, bad = 0;
+        /* warpgroup g issues, for its m64 tile mt and N chunk nc, one
+         * instruction whose register i is local mt * WN / 2 + nc * ni / 2 + i
+         * (the order wgmma_cuda.c passes them in) */
+        for (int g = 0; g < gm * gn; g++)
+            for (int t = 0; t < 128; t++)
+                for (int mt = 0; mt < WM / 64; mt++)
+                    for (int nc = 0; nc < WN / ni; nc++)
+                        for (int i = 0; i < ni / 2; i++) {
+                            int r, cc;
+                            ptx_wgmma_d(t, i, &r, &cc);
+                            int64_t idx[2] = {(g / gn) * WM + mt * 64 + r, (g % gn) * WN + nc * ni + cc}, th, loc;
+                            ir_layout_forward(l, idx, 0, &th, &loc);
+                            bad += th != g * 128 + t || loc != mt * WN / 2 + nc * ni / 2 + i;
+                        }
+        CHECK_EQ_INT(0, bad);
+    }
+    CHECK(ir_layout_wgmma_c(k, 32, 64, 1, 1) == NULL);
+    CHECK(ir_layout_wgmma_c(k, 128, 60, 1, 1) == NULL);
+    CHECK(ir_layout_wgmma_c(k, 128, 64, 4, 1) == NULL);
+    ts_arena_free(&A);
+}
+
+/* The wgmma operand layouts and descriptors (PTX ISA, "Matrix Descriptor
+ * Format" and "Shared Memory Matrix Layout"; doc/HOPPER.md), against
+ * values worked out by hand. */
+static void test_wgmma_desc(void) {
+    /* bits 0-13: address >> 4; 16-29: LBO >> 4; 32-45: SBO >> 4; 62-63: mode */
+    CHECK(ir_wgmma_desc(0, 16, 1024, 1) == 0x4000004000010000ull);
+    CHECK(ir_wgmma_desc(0x400, 16384, 1024, 1) == 0x4000004004000040ull);
+    CHECK(ir_wgmma_desc(0x12340, 0, 512, 2) == 0x8000002000001234ull);
+    CHECK(ir_wgmma_desc(0x3FFF0, 256, 256, 3) == 0xC000001000103FFFull);
+    IrSwizzle z;
+    IrWgmmaOperand w;
+    /* A 128 x 64 K-major: one 128B block, SBO 8 rows of 128 bytes */
+    CHECK(ir_wgmma_operand(128, 64, 0, &z, &w));
+    CHECK_EQ_INT(1, w.mode);
+    CHECK_EQ_INT(128, w.row_bytes);
+    CHECK_EQ_INT(1024, (int)w.sbo);
+    CHECK_EQ_INT(0, z.lblk);
+    CHECK_EQ_INT(3, z.bits);
+    /* B 128 x 256 MN-major: four 128B blocks of 128 rows, LBO from one to the next */
+    CHECK(ir_wgmma_operand(128, 256, 1, &z, &w));
+    CHECK_EQ_INT(16384, (int)w.blk_bytes);
+    CHECK_EQ_INT(16384, (int)w.lbo);
+    CHECK_EQ_INT(6, z.lblk);
+    CHECK_EQ_INT(8, z.lcols);
+    /* 64B and 32B rows */
+    CHECK(ir_wgmma_operand(64, 32, 0, &z, &w));
+    CHECK_EQ_INT(2, w.mode);
+    CHECK_EQ_INT(512, (int)w.sbo);
+    CHECK_EQ_INT(2, z.bits);
+    CHECK(ir_wgmma_operand(64, 16, 1, &z, &w));
+    CHECK_EQ_INT(3, w.mode);
+    CHECK_EQ_INT(256, (int)w.sbo);
+    CHECK_EQ_INT(1, z.bits);
+    CHECK(!ir_wgmma_operand(64, 8, 0, &z, &w));
+    CHECK(!ir_wgmma_operand(60, 64, 0, &z, &w));
+    CHECK(!ir_wgmma_operand(64, 96, 0, &z, &w));
+    /* the blocked swizzle: element (r, c) of a 128 x 256 tile lands in block
+     * c / 64 at row r, its 16-byte chunk XORed by r % 8 (the 128B atom) */
+    CHECK(ir_wgmma_operand(128, 256, 1, &z, &w));
+    int bad = 0;
+    uint8_t *seen = calloc(2 * 128 * 256, 1);
+    for (int64_t o = 0; o < 2 * 128 * 256; o++) { /* two stages */
+        int64_t st = o / (128 * 256), r = (o / 256) % 128, c = o % 256;
+        int64_t want = st * 128 * 256 + (c / 64) * 128 * 64 + r * 64 + ((((c % 64) / 8) ^ (r % 8)) * 8) + c % 8;
+        int64_t got = ir_swizzle_apply(&z, o);
+        bad += got != want || seen[got];
+        seen[got] = 1;
+    }
+    free(seen);
+    CHECK_EQ_INT(0, bad);
+    CHECK_EQ_INT(128 * 256, (int)ir_swizzle_period(&z));
+    /* unblocked 64B: chunk bits 0-1 XORed by (offset / 64 elements) % 4 (Swizzle<2,4,3> on bytes) */
+    CHECK(ir_wgmma_operand(64, 32, 0, &z, &w));
+    bad = 0;
+    for (int64_t o = 0; o < 64 * 32; o++) {
+        int64_t chunk = (o / 8) % 4, x = (o / 64) % 4;
+        bad += ir_swizzle_apply(&z, o) != o - chunk * 8 + ((chunk ^ x) * 8);
+    }
+    CHECK_EQ_INT(0, bad);
+}
+
 int main(void) {
+    test_wgmma_c();
+    test_wgmma_desc();
     test_mma_c();
     test_mma_a();
     test_cyclic();

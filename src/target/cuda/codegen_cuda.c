@@ -105,6 +105,7 @@
 #include "op/comm.h"
 #include "target/cuda/comm_cuda.h"
 #include "target/cuda/mbar_cuda.h"
+#include "ir/layout.h"
 #include "ir/walk.h"
 #include "target/cuda/cuda_target.h"
 #include "target/cexpr.h"
@@ -875,6 +876,12 @@ typedef struct CgMma {
     int lo;              /* the first thread of the gemm's warps (IrTileOp.mma_lo: a T.ws role's; 0: the block's) */
 } CgMma;
 
+/* A wgmma gemm call site (TS_OP_INST_WGMMA) and the function it calls. */
+typedef struct CgWg {
+    const IrTileOp *op;  /* the kept T.gemm */
+    int fn;              /* index into Cg.wg_fns: calls ts_wgmma_<fn> */
+} CgWg;
+
 /* The context a statement is emitted in (see the essay). */
 typedef enum CgCtx {
     CTX_UNIFORM, /* every thread runs it with the same values */
@@ -897,6 +904,8 @@ typedef struct Cg {
     TsCxScopes scopes;               /* LET vars declared in the open C scopes */
     TS_VEC(CgMma) mma_sites;         /* every tensor-core gemm of the kernel */
     TS_VEC(TsCudaMma) mma_fns;       /* distinct gemm functions, emitted before the kernel */
+    TS_VEC(CgWg) wg_sites;           /* every wgmma gemm of the kernel */
+    TS_VEC(TsCudaWgmma) wg_fns;      /* distinct wgmma functions, emitted before the kernel */
     TsCxGen x;                       /* the shared expression emitter's state (cx() syncs o) */
     const TsCaps *caps;              /* target capabilities and path switches */
     int check;                       /* bounds-checked element indices (--check-bounds) */
@@ -1161,7 +1170,7 @@ static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsL
      * of a thread's vector copies (lower_copy_cuda.c), so that the
      * swizzled part is the same in every stage and round (hoisted by the
      * compiler) and the rest an add or an immediate offset. */
-    int64_t period = (int64_t)1 << (z->base + z->shift + z->bits);
+    int64_t period = ir_swizzle_period(z);
     int nout = 0;
     IrExpr *in[8], *ou[8];
     if (!g->check && cb->strides && nidx == cb->buf->ndim && nidx <= 8)
@@ -1175,14 +1184,24 @@ static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsL
     if (nout) {
         out(g, "(");
         emit_index_raw(g, cb, ou, nidx, loc);
-        out(g, ") + TS_SWZ((");
+        out(g, ") + ");
+        out(g, ts_cuda_swz_open(z));
         emit_index_raw(g, cb, in, nidx, loc);
-        outf(g, "), %d, %d, %d)", z->bits, z->base, z->shift);
+        out(g, ts_cuda_swz_close(g->a, z));
         return;
     }
-    out(g, "TS_SWZ((");
+    out(g, ts_cuda_swz_open(z));
     emit_index_raw(g, cb, idx, nidx, loc);
-    outf(g, "), %d, %d, %d)", z->bits, z->base, z->shift);
+    out(g, ts_cuda_swz_close(g->a, z));
+}
+
+const char *ts_cuda_swz_open(const IrSwizzle *z) { return z->lblk > 0 ? "TS_SWZ(ts_blk((" : "TS_SWZ(("; }
+
+const char *ts_cuda_swz_close(TsArena *a, const IrSwizzle *z) {
+    if (z->lblk > 0)
+        return ts_sprintf(a, "), %d, %d, %lld), %d, %d, %d)", z->lblk, z->lcols, (long long)z->rows, z->bits, z->base,
+                          z->shift);
+    return ts_sprintf(a, "), %d, %d, %d)", z->bits, z->base, z->shift);
 }
 
 /* buf[idx] as an lvalue/rvalue of the storage type; volatile for global
@@ -1551,10 +1570,39 @@ static void emit_comm(Cg *g, const IrStmt *s) {
     ts_cuda_comm_emit(&h, s);
 }
 
+/* A wgmma gemm: its function on the tiles' shared addresses (the regions'
+ * starts, multiples of the swizzle's period: plan_wgmma) and the
+ * accumulator's registers. */
+static void emit_wgmma_call(Cg *g, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    const CgWg *site = NULL;
+    for (int i = 0; i < g->wg_sites.n; i++)
+        if (g->wg_sites.v[i].op == op) site = &g->wg_sites.v[i];
+    if (!site) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a wgmma gemm was not planned");
+    if (g->ctx != CTX_UNIFORM)
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
+                   "T.gemm on tensor cores must be reached by every thread of the block with the same operands "
+                   "(not under a T.Parallel loop or thread-dependent control flow); TILESCALE_CUDA_MMA=0 lowers "
+                   "it to loops instead");
+    line_start(g);
+    outf(g, "ts_wgmma_%d(", site->fn);
+    for (int r = 0; r < 2; r++) {
+        const CgBuf *cb = find_buf(g, op->r[r].buf, s->loc);
+        outf(g, "ts_wg_smem(%s + (", cb->name);
+        emit_index_raw(g, cb, op->r[r].start, op->r[r].ndim, s->loc);
+        out(g, ")), ");
+    }
+    outf(g, "%s, ts_tid);\n", find_buf(g, op->r[2].buf, s->loc)->name);
+}
+
 static void emit_tileop(Cg *g, const IrStmt *s) {
     const IrTileOp *op = s->op;
     if (op->kind == TS_OP_COMM && op->inst == TS_OP_INST_COMM) {
         emit_comm(g, s);
+        return;
+    }
+    if (op->kind == TS_OP_GEMM && op->inst == TS_OP_INST_WGMMA) {
+        emit_wgmma_call(g, s);
         return;
     }
     if (op->kind != TS_OP_GEMM || op->inst != TS_OP_INST_MMA_SYNC)
@@ -2168,6 +2216,25 @@ static void emit_kind(Cg *g, const IrStmt *s) {
             out(g, "ts_grid_sync();\n");
             return;
         }
+        if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_WGMMA_WAIT) {
+            /* T.wait_wgmma (arch_hints kept it: the kernel has wgmma gemms), then the
+             * accumulators of the gemms that did not wait are the registers' again */
+            int64_t n = 0;
+            if (!ir_is_const_int(s->eval.e->call.args[0], &n) || !g->wg_fns.n)
+                ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a wgmma wait without wgmma gemms");
+            line_start(g);
+            outf(g, "ts_wgmma_wait<%lld>();\n", (long long)n);
+            for (int i = 0; i < g->wg_sites.n; i++) {
+                const IrTileOp *op = g->wg_sites.v[i].op;
+                bool dup = false;
+                for (int j = 0; j < i && !dup; j++) dup = g->wg_sites.v[j].op->r[2].buf == op->r[2].buf;
+                if (!op->wg_async || dup) continue;
+                line_start(g);
+                outf(g, "ts_wgmma_regs(%s, %lld);\n", find_buf(g, op->r[2].buf, s->loc)->name,
+                     (long long)op->r[2].buf->layout->local_size);
+            }
+            return;
+        }
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SET_MAX_NREG) {
             /* setmaxnreg (PTX ISA 8.0, sm_90a): pass arch_hints left it only
              * where the target architecture has it */
@@ -2204,7 +2271,15 @@ static void emit_kind(Cg *g, const IrStmt *s) {
     case IR_S_MBAR: emit_mbar(g, s); return;
     case IR_S_ROLE: emit_role(g, s); return;
     case IR_S_ASYNC_COMMIT: line_start(g); out(g, "ts_cp_async_commit();\n"); return;
-    case IR_S_ASYNC_WAIT: line_start(g); outf(g, "ts_cp_async_wait<%d>();\n", s->async_wait.pending); return;
+    case IR_S_ASYNC_WAIT:
+        line_start(g);
+        outf(g, "ts_cp_async_wait<%d>();\n", s->async_wait.pending);
+        /* the copies, landed, are read by wgmma (the async proxy) after the barrier that follows */
+        if (g->wg_fns.n) {
+            line_start(g);
+            out(g, "ts_fence_proxy_async();\n");
+        }
+        return;
     case IR_S_VCOPY: emit_vcopy(g, s); return;
     }
     ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: statement kind %d", (int)s->kind);
@@ -2297,7 +2372,7 @@ static int region_ext(Cg *g, const IrRegion *r, int axis, TsLoc loc) {
 static int swizzle_periodic(Cg *g, const IrRegion *r, TsLoc loc) {
     const CgBuf *cb = find_buf(g, r->buf, loc);
     const IrSwizzle *z = &r->buf->swizzle;
-    int64_t period = z->kind == IR_SWIZZLE_XOR ? (int64_t)1 << (z->base + z->shift + z->bits) : 1, konst = 0, c;
+    int64_t period = ir_swizzle_period(z), konst = 0, c;
     for (int d = 0; d < r->ndim; d++) {
         if (ir_is_const_int(r->start[d], &c)) konst += c * cb->strides[d];
         else if (cb->strides[d] % period) return 0;
@@ -2380,6 +2455,50 @@ static void plan_mma(Cg *g, const IrStmt *s) {
     ts_vec_push(g->a, g->mma_sites, site);
 }
 
+/* The function of a wgmma gemm: every field from the IR (op->wg, wg_ni,
+ * C's WGMMA_C layout). */
+static void plan_wgmma(Cg *g, const IrStmt *s) {
+    const IrTileOp *op = s->op;
+    for (int i = 0; i < g->wg_sites.n; i++)
+        if (g->wg_sites.v[i].op == op) return;
+    const IrRegion *A = &op->r[0], *C = &op->r[2];
+    const IrLayout *cl = C->buf->layout;
+    if (!cl || cl->kind != IR_LAYOUT_WGMMA_C || op->wg_ni <= 0 || op->mma_threads || op->mma_part ||
+        cl->nthreads != g->nthreads)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a wgmma gemm without its accumulator layout");
+    for (int r = 0; r < 2; r++) {
+        const IrSwizzle *z = &op->r[r].buf->swizzle;
+        if (op->r[r].buf->scope != IR_SCOPE_SHARED || z->kind != IR_SWIZZLE_XOR ||
+            8 * op->wg[r].row_bytes != op->r[r].buf->smem_align || !swizzle_periodic(g, &op->r[r], s->loc))
+            ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: wgmma operand %s without its descriptor layout",
+                       op->r[r].buf->name);
+    }
+    TsCudaWgmma p;
+    memset(&p, 0, sizeof p);
+    p.m = (int)cl->p[0];
+    p.n = (int)cl->p[1];
+    p.gm = (int)cl->p[2];
+    p.gn = (int)cl->p[3];
+    p.k = region_ext(g, A, op->trans_a ? A->ndim - 2 : A->ndim - 1, s->loc);
+    p.ni = op->wg_ni;
+    p.trans_a = op->trans_a != 0;
+    p.trans_b = op->trans_b != 0;
+    p.bf16 = A->buf->dt == TS_BFLOAT16;
+    p.clear = op->clear_accum != 0;
+    p.wait = op->wg_async ? -1 : op->wg_wait > 0 ? op->wg_wait : 0;
+    p.wa = op->wg[0];
+    p.wb = op->wg[1];
+    int fn = -1;
+    for (int i = 0; i < g->wg_fns.n && fn < 0; i++)
+        if (!memcmp(&g->wg_fns.v[i], &p, sizeof p)) fn = i;
+    if (fn < 0) {
+        fn = g->wg_fns.n;
+        ts_vec_push(g->a, g->wg_fns, p);
+    }
+    CgWg site = {op, fn};
+    ts_vec_push(g->a, g->wg_sites, site);
+}
+
 /* The buffers and tensor-core call sites of the body, collected by the
  * shared visitor (ir/walk.h): every buffer accessed or allocated (tile-op
  * regions beyond the first three, a communication op's extra operands, are
@@ -2411,6 +2530,7 @@ static bool bufs_pre(IrVisitor *v, const IrStmt *s) {
 static void bufs_post(IrVisitor *v, const IrStmt *s) {
     BufWalk *w = v->ctx;
     if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_MMA_SYNC) plan_mma(w->g, s);
+    if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_WGMMA) plan_wgmma(w->g, s);
     if (s->kind == IR_S_ROLE) { /* (roles do not nest: insert_sync refuses that) */
         w->g->role_lo = w->role_lo;
         w->g->role_n = w->role_n;
@@ -2498,7 +2618,11 @@ static void emit_kernel(Cg *g) {
     out(g, ") {\n");
     g->ind = 1;
     line_start(g);
-    outf(g, "extern __shared__ __align__(%d) unsigned char ts_smem[];\n", TS_CUDA_SMEM_ALIGN);
+    /* the largest alignment plan_smem gave a buffer (a wgmma operand's swizzle repeat) */
+    int smem_al = TS_CUDA_SMEM_ALIGN;
+    for (int i = 0; i < g->k->buffers.n; i++)
+        if (g->k->buffers.v[i]->smem_align > smem_al) smem_al = g->k->buffers.v[i]->smem_align;
+    outf(g, "extern __shared__ __align__(%d) unsigned char ts_smem[];\n", smem_al);
     line_start(g);
     out(g, "const int ts_tid = (int)threadIdx.x;\n");
     static const char xyz[] = "xyz";
@@ -2631,6 +2755,19 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     if (ts_warp_used(k->body)) ts_cuda_warp_prelude(o);
     if (g.check) ts_buf_puts(o, check_prelude);
     if (k->cooperative) emit_grid_prelude(o, k);
+    if (g.wg_fns.n) {
+        ts_buf_puts(o, ts_cuda_wgmma_prelude);
+        for (int i = 0; i < g.wg_fns.n; i++) {
+            bool seen = false;
+            for (int j = 0; j < i && !seen; j++) seen = ts_cuda_wgmma_same_wrapper(&g.wg_fns.v[i], &g.wg_fns.v[j]);
+            if (!seen) ts_cuda_wgmma_wrapper(o, &g.wg_fns.v[i]);
+        }
+        for (int i = 0; i < g.wg_fns.n; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "ts_wgmma_%d", i);
+            ts_cuda_wgmma_emit(o, name, &g.wg_fns.v[i]);
+        }
+    }
     if (g.mma_fns.n) {
         ts_buf_puts(o, mma_prelude);
         for (int i = 0; i < g.mma_fns.n; i++) {

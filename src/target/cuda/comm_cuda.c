@@ -261,10 +261,10 @@ static void emit_addr(Ce *c, const IrRegion *r) {
     TsCudaCommBuf b = c->h->buf(c->h->g, r->buf);
     const IrSwizzle *z = &r->buf->swizzle;
     outf(c, "&%s[", b.name);
-    if (z->kind == IR_SWIZZLE_XOR) out(c, "TS_SWZ((");
+    if (z->kind == IR_SWIZZLE_XOR) out(c, ts_cuda_swz_open(z));
     c->h->x->o = c->o;
     ts_cx_index(c->h->x, r->buf, b.name, b.param >= 0, b.strides, r->start, r->ndim, c->s->loc);
-    if (z->kind == IR_SWIZZLE_XOR) outf(c, "), %d, %d, %d)", z->bits, z->base, z->shift);
+    if (z->kind == IR_SWIZZLE_XOR) out(c, ts_cuda_swz_close(c->h->x->a, z));
     out(c, "]");
 }
 

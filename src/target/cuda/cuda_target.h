@@ -54,6 +54,7 @@
 
 #include "core.h"
 #include "runtime/launch.h"
+#include "ir/tileop.h"
 
 /* Name of the generated __global__ function. */
 #define TS_CUDA_ENTRY "tsk_kernel"
@@ -164,6 +165,38 @@ typedef struct TsCudaMma {
                             F (two sets of MI * 4 + NI * 2) after C */
     int rolled;          /* IrKernel.gemm_k_rolled (the quick tier): the k16 loop is not unrolled */
 } TsCudaMma;
+
+/*
+ * T.gemm on wgmma.mma_async (sm_90a; wgmma_cuda.c): a gemm kept as
+ * TS_OP_INST_WGMMA becomes one call of `void name(ts_u32 A, ts_u32 B,
+ * float *C, int tid)`: A and B the shared-window addresses of the operand
+ * tiles, C the thread's accumulator registers (layout WGMMA_C), tid the
+ * thread's index in the block.  Every field comes from the IR.
+ */
+typedef struct TsCudaWgmma {
+    int m, n, k;          /* C is m x n, the reduction k deep */
+    int gm, gn;           /* the warpgroup grid of C's layout (WGMMA_C) */
+    int ni;               /* N of one instruction (IrTileOp.wg_ni) */
+    int trans_a, trans_b; /* A stored k x m, B stored n x k */
+    int bf16;             /* A and B are bfloat16 (else float16) */
+    int clear;            /* clear_accum: the first k16 step does not read C (scale-d 0) */
+    int wait;             /* wgmma.wait_group's N after the commit; -1: none (T.wgmma_gemm) */
+    IrWgmmaOperand wa, wb; /* the operands' descriptor layouts (IrTileOp.wg) */
+} TsCudaWgmma;
+
+/* What kernels with wgmma gemms carry besides (fences, commit, wait). */
+extern const char ts_cuda_wgmma_prelude[];
+/* The function for p, appended to o. */
+void ts_cuda_wgmma_emit(TsBuf *o, const char *name, const TsCudaWgmma *p);
+/* The wrapper of p's instruction shape (one per distinct shape: same_wrapper). */
+void ts_cuda_wgmma_wrapper(TsBuf *o, const TsCudaWgmma *p);
+bool ts_cuda_wgmma_same_wrapper(const TsCudaWgmma *a, const TsCudaWgmma *b);
+
+/* The text around an element offset that swizzles it as z says (z's kind
+ * XOR): "TS_SWZ((" or, with column blocks, "TS_SWZ(ts_blk((", and the
+ * closing part with z's parameters (arena text). */
+const char *ts_cuda_swz_open(const IrSwizzle *z);
+const char *ts_cuda_swz_close(TsArena *a, const IrSwizzle *z);
 
 /* Choose p->cm, p->cn from p->m, p->n, p->nwarps. */
 void ts_cuda_mma_plan(TsCudaMma *p);

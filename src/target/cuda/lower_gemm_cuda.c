@@ -14,12 +14,24 @@
  * sets at the API boundary for before/after benchmarks) takes the
  * generic loops of op/gemm.c.
  *
+ * On sm_90a with TsCaps.wgmma (TILESCALE_CUDA_WGMMA=1) a gemm whose A and
+ * B are whole shared tiles, whose accumulator is a fragment and whose
+ * block is whole warpgroups is marked TS_OP_INST_WGMMA instead
+ * (wgmma.mma_async, doc/HOPPER.md): the tiles must take the layout the
+ * matrix descriptors read (ir_wgmma_operand), so no other gemm may read
+ * them, nor may T.annotate_layout have fixed theirs, and a warpgroup grid
+ * must fit the accumulator (op_gemm_wgmma_grid).  Layout inference gives
+ * the accumulator its WGMMA_C layout and the tiles their layouts; where it
+ * gives no layouts the gemm becomes mma.sync's shared-accumulator form.
+ * Not yet: a register A operand (wgmma allows it), T.ws roles.
+ *
  * The choice lives here, with the target, because it is the target's
- * instruction set that decides it; the wgmma path of sm_90a will be a
- * second answer of the same function.
+ * instruction set that decides it.
  */
 #include "target/cuda/lower_gemm_cuda.h"
 
+#include "ir/layout.h"
+#include "ir/walk.h"
 #include "op/op_util.h"
 
 /* Operands the warp-tiled function reads from shared memory or (after
@@ -30,6 +42,46 @@ static bool const_shape(const IrBuffer *b) {
     for (int i = 0; i < b->ndim; i++)
         if (!b->shape || !ir_is_const_int(b->shape[i], NULL)) return false;
     return true;
+}
+
+/* How many T.gemm statements read buffer b as A or B. */
+typedef struct GemmReads {
+    const IrBuffer *b; /* the buffer */
+    int n;             /* gemms reading it */
+} GemmReads;
+
+static bool count_reads(const IrStmt *s, void *ctx) {
+    GemmReads *g = ctx;
+    if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && (s->op->r[0].buf == g->b || s->op->r[1].buf == g->b)) g->n++;
+    return false;
+}
+
+static bool is_role(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_ROLE;
+}
+
+/* The wgmma form fits (see the essay). */
+static bool wgmma_fits(TsLowerCtx *cx, const IrTileOp *op, int64_t M, int64_t N, int64_t nt) {
+    const IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
+    if (!cx->caps->wgmma || !cx->caps->layout || A->buf->scope != IR_SCOPE_SHARED || B->buf->scope != IR_SCOPE_SHARED ||
+        C->buf->scope != IR_SCOPE_FRAGMENT || A->buf == B->buf || nt % 128 || M % 64)
+        return false;
+    if (ir_stmt_any(cx->k->body, is_role, NULL)) return false;
+    int64_t rows[2], cols[2];
+    IrSwizzle z;
+    IrWgmmaOperand w;
+    for (int i = 0; i < 2; i++) {
+        const IrBuffer *b = op->r[i].buf;
+        GemmReads g = {b, 0};
+        if (b->swizzle_annotated || !op_gemm_wgmma_matrix(&op->r[i], &rows[i], &cols[i]) ||
+            !ir_wgmma_operand(rows[i], cols[i], 0, &z, &w))
+            return false;
+        (void)ir_stmt_any(cx->k->body, count_reads, &g);
+        if (g.n != 1) return false;
+    }
+    int gm, gn, ni, bw = op->trans_b ? 0 : (cols[1] >= 64 ? 64 : (int)cols[1]);
+    return op_gemm_wgmma_grid(op, M, N, (int)(nt / 128), bw, &gm, &gn, &ni);
 }
 
 IrStmt *ts_cuda_lower_gemm(TsLowerCtx *cx, const IrStmt *s) {
@@ -46,7 +98,7 @@ IrStmt *ts_cuda_lower_gemm(TsLowerCtx *cx, const IrStmt *s) {
     if (nt < 32 || nt > 1024 || nt % 32) return NULL;
     IrTileOp *keep = TS_NEW(cx->arena, IrTileOp);
     *keep = *op;
-    keep->inst = TS_OP_INST_MMA_SYNC;
+    keep->inst = wgmma_fits(cx, op, M, N, nt) ? TS_OP_INST_WGMMA : TS_OP_INST_MMA_SYNC;
     IrStmt *r = ir_stmt(cx->arena, IR_S_TILEOP, s->loc);
     r->op = keep;
     return r;

@@ -1,0 +1,53 @@
+#!/bin/sh
+# The wgmma path of T.gemm (doc/HOPPER.md) without a GPU:
+#  - T.wgmma_gemm / T.wait_wgmma and the transposed forms on the C target,
+#    against naive references (tests/run/kernels/wgmma_gemm.py);
+#  - the instruction choice, in the generated CUDA: wgmma.mma_async only
+#    for TILESCALE_CUDA_ARCH=sm_90a with TILESCALE_CUDA_WGMMA=1 (sm_90,
+#    sm_80 and the default switch print mma.sync), T.wait_wgmma only where
+#    a gemm runs on wgmma;
+#  - where NVRTC is installed: the PTX of the GEMM example at its bench
+#    shape targets sm_90a and holds wgmma.mma_async, fence, commit, wait.
+set -u
+. tests/run/lib.sh
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+fail() { echo "FAILED: $*"; exit 1; }
+K=tests/run/kernels/wgmma_gemm.py
+check $K --entry gemm_tb -D M=96 -D N=80 -D K=136 -D block_M=64 -D block_N=64 -D block_K=32 --check-against gemm_tb_ref
+check $K --entry gemm_ta -D M=96 -D N=80 -D K=72 --check-against gemm_ta_ref
+check $K --entry gemm_async -D M=96 -D N=80 -D K=136 --check-against gemm_tb_ref
+
+G="examples/gemm.py --entry matmul -D M=4096 -D N=4096 -D K=4096 -D block_M=128 -D block_N=256 -D block_K=128 -D num_stages=2 -D threads=256 --target cuda"
+TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=1 "$tool" compile $G --emit cuda >$d/a.cu || fail "compile sm_90a"
+grep -q 'wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16' $d/a.cu || fail "sm_90a + WGMMA=1: no wgmma.mma_async m64n256k16"
+grep -q 'mma\.sync' $d/a.cu && fail "sm_90a + WGMMA=1: mma.sync left"
+grep -q '__align__(1024)' $d/a.cu || fail "sm_90a + WGMMA=1: shared memory not aligned for the 128B swizzle"
+for env in "TILESCALE_CUDA_ARCH=sm_90 TILESCALE_CUDA_WGMMA=1" "TILESCALE_CUDA_ARCH=sm_90a" \
+           "TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=0"; do
+  env $env "$tool" compile $G --emit cuda >$d/b.cu || fail "compile $env"
+  grep -q 'wgmma' $d/b.cu && fail "$env: wgmma printed"
+  grep -q 'mma\.sync' $d/b.cu || fail "$env: no mma.sync"
+done
+TILESCALE_CUDA_ARCH=sm_80 TILESCALE_CUDA_WGMMA=1 "$tool" compile examples/gemm.py --entry matmul -D M=256 -D N=256 -D K=256 --target cuda --emit cuda >$d/f.cu || fail "compile sm_80"
+grep -q 'wgmma' $d/f.cu && fail "sm_80 + WGMMA=1: wgmma printed"
+# T.wgmma_gemm: no wait of its own, the user's T.wait_wgmma(0) after both
+TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=1 "$tool" compile $K --entry gemm_async -D M=128 -D N=128 -D K=128 --target cuda --emit cuda >$d/c.cu || fail "compile gemm_async"
+[ "$(grep -c 'ts_wgmma_0(ts_wg_smem' $d/c.cu)" = 2 ] || fail "gemm_async: not two wgmma calls"
+grep -q '^ *ts_wgmma_wait<0>();' $d/c.cu || fail "gemm_async: no T.wait_wgmma"
+sed -n '/TS_DEV void ts_wgmma_0(/,/^}/p' $d/c.cu | grep -q 'ts_wgmma_wait' && fail "gemm_async: the T.wgmma_gemm function waits"
+TILESCALE_CUDA_ARCH=sm_90 TILESCALE_CUDA_WGMMA=1 "$tool" compile $K --entry gemm_async -D M=128 -D N=128 -D K=128 --target cuda --emit cuda >$d/e.cu || fail "compile gemm_async sm_90"
+grep -q 'wgmma' $d/e.cu && fail "gemm_async sm_90: wgmma printed"
+
+# PTX through NVRTC, where there is one
+if TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=1 "$tool" compile $G --emit ptx >$d/a.ptx 2>$d/err; then
+  grep -q '^\.target sm_90a' $d/a.ptx || fail "PTX does not target sm_90a"
+  for w in wgmma.mma_async.sync.aligned.m64n256k16 wgmma.fence.sync.aligned wgmma.commit_group.sync.aligned wgmma.wait_group.sync.aligned fence.proxy.async; do
+    grep -q "$w" $d/a.ptx || fail "PTX has no $w"
+  done
+elif grep -q "NVRTC not found" $d/err; then
+  echo "PTX part skipped: NVRTC not found"
+else
+  cat $d/err; fail "--emit ptx sm_90a"
+fi
+echo "wgmma: ok"
