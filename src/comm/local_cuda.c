@@ -465,6 +465,17 @@ TsStatus ts_local_nccl_init(TsWorld *w, const unsigned char id[128]) {
                                  "team: one node); the others need NCCL's GIN, which NCCL %s does not have (2.28.7 "
                                  "or later: TILESCALE_LIBNCCL can name one)", w->self, lsa.nRanks, n, nccl_vstr(L, vb));
         }
+        /* NDevCommReq is 2.28's struct; later releases version it (size, magic and version first, new
+         * members such as the connection type and, from 2.30.5, ginStrongSignalsRequired: zero would
+         * make the signals weak, and the order every GIN signal here stands for would be gone) */
+        if (L->nccl_version >= 22900) {
+            char vb[32];
+            return ts_world_fail(w->ctx, TS_ERR_UNSUPPORTED,
+                                 "world (ipc, NCCL): rank %d reaches the ranks of other nodes through NCCL's GIN, and "
+                                 "this build fills NCCL 2.28's ncclDevCommRequirements, which NCCL %s lays out "
+                                 "differently (versioned, strong or weak signals): use NCCL 2.28.7 .. 2.28.x for "
+                                 "worlds across nodes (TILESCALE_LIBNCCL can name one)", w->self, nccl_vstr(L, vb));
+        }
         NDevCommReq req = {0};
         req.gin_force_enable = true;
         req.gin_contexts = 1;
