@@ -61,8 +61,8 @@ static bool is_role(const IrStmt *s, void *ctx) {
     return s->kind == IR_S_ROLE;
 }
 
-/* The wgmma form fits (see the essay). */
-static bool wgmma_fits(TsLowerCtx *cx, const IrTileOp *op, int64_t M, int64_t N, int64_t nt) {
+/* The wgmma form fits the gemm s itself (see the essay). */
+static bool wgmma_fits_op(TsLowerCtx *cx, const IrTileOp *op, int64_t M, int64_t N, int64_t nt) {
     const IrRegion *A = &op->r[0], *B = &op->r[1], *C = &op->r[2];
     if (!cx->caps->wgmma || !cx->caps->layout || A->buf->scope != IR_SCOPE_SHARED || B->buf->scope != IR_SCOPE_SHARED ||
         C->buf->scope != IR_SCOPE_FRAGMENT || A->buf == B->buf || nt % 128 || M % 64)
@@ -82,6 +82,49 @@ static bool wgmma_fits(TsLowerCtx *cx, const IrTileOp *op, int64_t M, int64_t N,
     }
     int gm, gn, ni, bw = op->trans_b ? 0 : (cols[1] >= 64 ? 64 : (int)cols[1]);
     return op_gemm_wgmma_grid(op, M, N, (int)(nt / 128), bw, &gm, &gn, &ni);
+}
+
+static bool wgmma_fits_stmt(TsLowerCtx *cx, const IrStmt *s) {
+    int64_t M, N, K;
+    op_gemm_shape(cx, s, &M, &N, &K);
+    int64_t nt = (int64_t)cx->k->threads[0] * cx->k->threads[1] * cx->k->threads[2];
+    return wgmma_fits_op(cx, s->op, M, N, nt);
+}
+
+/* Every use of the accumulator is one its WGMMA_C layout serves: T.clear /
+ * T.fill, a gemm into it that takes the wgmma form too, a T.copy from it
+ * to shared or global memory (examples/gemm.py).  Anything else (a
+ * reduction over its rows, element access in a T.Parallel loop, a fragment
+ * copy, a register A operand of another gemm: FlashAttention) keeps
+ * mma.sync, whose layouts those uses know; TODO: WGMMA_C's row projection
+ * and element-wise uses, the RS form (A from registers). */
+typedef struct CUses {
+    TsLowerCtx *cx;    /* the lowering */
+    const IrBuffer *c; /* the accumulator */
+    bool bad;          /* a use that is not served */
+} CUses;
+
+static void c_access(IrVisitor *v, const IrAccess *acc) {
+    CUses *u = v->ctx;
+    if (acc->buf != u->c) return;
+    const IrStmt *s = v->frame ? v->frame->s : NULL;
+    bool ok = false;
+    if (acc->region && s && s->kind == IR_S_TILEOP) {
+        const IrTileOp *op = s->op;
+        ok = op->kind == TS_OP_FILL ||
+             (op->kind == TS_OP_GEMM && acc->region == &op->r[2] && wgmma_fits_stmt(u->cx, s)) ||
+             (op->kind == TS_OP_COPY && acc->region == &op->r[0] &&
+              (op->r[1].buf->scope == IR_SCOPE_SHARED || op->r[1].buf->scope == IR_SCOPE_GLOBAL));
+    }
+    if (!ok) u->bad = v->stop = true;
+}
+
+static bool wgmma_fits(TsLowerCtx *cx, const IrTileOp *op, int64_t M, int64_t N, int64_t nt) {
+    if (!wgmma_fits_op(cx, op, M, N, nt)) return false;
+    CUses u = {cx, op->r[2].buf, false};
+    IrVisitor v = {.ctx = &u, .access = c_access};
+    ir_visit_stmt(&v, cx->k->body);
+    return !u.bad;
 }
 
 IrStmt *ts_cuda_lower_gemm(TsLowerCtx *cx, const IrStmt *s) {
