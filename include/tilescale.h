@@ -232,6 +232,12 @@ typedef struct TsPlan TsPlan;
 TsStatus ts_kernel_prepare_device(TsKernel *k, const TsTensor *args, int nargs, TsPlan **plan);
 uint64_t *ts_plan_pointers(TsPlan *plan);
 TsStatus ts_plan_launch(TsPlan *plan, void *stream);
+/* ts_plan_launch with the stream and the data addresses in one buffer of
+ * 8-byte words (any alignment): the CUstream first, then one address per
+ * parameter in order (Python: struct.pack("<4Q", stream, a, b, c)).  The
+ * plan's pointer slots are neither read nor written, so threads launching
+ * one plan need no lock around their calls. */
+TsStatus ts_plan_launch_packed(TsPlan *plan, const void *packed);
 /* The device code of this kernel (CUDA target; not the rest of a chain)
  * as `form`: "ptx" (NVRTC's PTX, same architecture and options as the
  * build) or "cubin" (the machine code a build loads).  Needs NVRTC, not a

@@ -24,7 +24,9 @@ array and the shape/stride arrays are allocated once per kernel and only
 refilled, the per-type conversion is found by a dict lookup on the
 argument's type, and the call goes through the GIL-holding handle
 (_lib.fast).  A lock serializes calls of one kernel object from several
-threads, since they share those arrays.
+threads, since they share those arrays.  After the first call of a
+signature, a launcher generated for it takes over (see "the generated
+launcher" below).
 
 Outputs named by out_idx (from the source's @tilelang.jit(out_idx=...), or
 given to compile()) are allocated when the caller leaves them out, on the
@@ -32,6 +34,7 @@ inputs' device, with extents that are constants or shape variables bound
 by the inputs.
 """
 import ctypes
+import struct
 import sys
 import threading
 import warnings
@@ -904,30 +907,38 @@ _launch_device = _lib.kernel_launch_device
 # runs it with no other Python frame, its arguments as positional
 # parameters (no argument tuple, no keyword parsing):
 #
-#   - per tensor one test of dtype, shape, strides and device (get_device()
-#     is 0 only for cuda:0; a non-tensor raises inside the tests); a
-#     mismatch, another argument count or a stream= goes the general path
+#   - all the tensors checked in one call of torch's own C check (Dynamo's
+#     TensorGuards, made from this call's tensors: exact type, dispatch
+#     keys, dtype, device index, requires_grad, extents, strides; _GUARD);
+#     where it says no, or where torch has none, per tensor one Python test
+#     of dtype, shape, strides and device (get_device() is 0 only for
+#     cuda:0; a non-tensor raises inside the tests); a mismatch there,
+#     another argument count or a stream= goes the general path
 #     (_general -> Kernel._call), which is what keeps it correct: the
 #     records the launcher relies on are the ones that call wrote, and any
-#     call of the general path discards it;
-#   - outputs from torch.empty_like(input) where an input of the output's
-#     shape and dtype is contiguous (torch's cheapest allocation; the H200
-#     host: 3.6 us against 5.9 for torch.empty(shape, dtype=, device=)),
-#     else torch.empty with the extents spelled out;
+#     call of the general path discards it.  A yes of torch's check is a
+#     yes of the Python tests (it compares everything they compare, and
+#     more), so asking it first changes nothing but the time;
+#   - outputs from a batch (_ALLOC_FORM below), else torch.empty_like(input)
+#     where an input of the output's shape and dtype is contiguous, else
+#     torch.empty with the extents spelled out;
 #   - a launch prepared in C for this signature (ts_kernel_prepare_device:
 #     every check of extents, strides and dtypes against the kernel made
-#     once, the kernel parameters and grid kept): per call only the data
-#     pointers are stored, straight into the plan's slots through a
-#     memoryview, and ts_plan_launch queues the kernel;
+#     once, the kernel parameters and grid kept): per call the stream and
+#     the data addresses are packed into one bytes object (a precompiled
+#     struct.Struct) and ts_plan_launch_packed queues the kernel with them,
+#     writing nothing shared, so no lock is taken (_LAUNCH_FORM "packed";
+#     "slots" stores the addresses into the plan's slots through a
+#     memoryview under the kernel's lock, then calls ts_plan_launch);
 #   - the launch through a function without argtypes, given ready ctypes
-#     objects (the plan and the stream object kept per stream handle), so
-#     ctypes converts nothing.
+#     objects or bytes, so ctypes converts nothing.
 #
 # The tests above are what makes skipping the C checks safe: a call that
 # differs in any dtype, extent, stride or device goes the general path,
 # which checks everything in C (ts_kernel_launch_device).  Where no plan
 # can be made (a chain of kernels), the launcher stores the pointers into
-# the TsTensor records and calls ts_kernel_launch_device instead.
+# the TsTensor records and calls ts_kernel_launch_device instead (under the
+# lock: the records are shared).
 
 _MISS = object()
 _MAX_LAUNCHERS = 16
@@ -959,9 +970,46 @@ _SPLIT_BYTES = 16 << 20
 # "split" only: read every output's data pointer once per batch (kept beside
 # the tensor in the batch's iterator) instead of once per call
 _SPLIT_PTRS = True
+# How a launcher with a plan hands the launch its addresses (session 9,
+# bench/py_launch_cpu.py and py_launch_variants.py measure both):
+#   "packed" (the default): one C call, ts_plan_launch_packed(plan, words),
+#     the stream and every data address packed into one bytes object by a
+#     precompiled struct.Struct: nothing shared is written, so no lock;
+#   "slots": each address stored into the plan's slots through a memoryview,
+#     under the kernel's lock, then ts_plan_launch(plan, stream) (session 8).
+_LAUNCH_FORM = "packed"
+# The per-tensor test of a launcher's signature: True: torch's own C check of
+# a list of tensors (Dynamo's TensorGuards: type, dispatch keys, dtype, device
+# index, requires_grad, extents, strides; one call for all the tensors),
+# backed by the Python tests where it says no (a tensor that differs only in
+# requires_grad, or a call under torch.inference_mode, still takes the
+# launcher); False, or where torch has no TensorGuards: the Python tests alone.
+_GUARD = True
 _bare_launch = None       # ts_kernel_launch_device without argtypes
 _bare_plan_launch = None  # ts_plan_launch without argtypes
+_bare_packed = None       # ts_plan_launch_packed without argtypes (None: not in this library)
 _stream_objs = {}
+
+
+def _tensor_guard(args):
+    """torch's C check that tensors match `args` in type, dtype, device,
+    extents and strides (torch._C._dynamo.guards.TensorGuards, a private
+    API: any failure to make or use it gives None, the Python tests then
+    do the work alone).  It must accept the tensors it was made from."""
+    if not _GUARD or not args:
+        return None
+    try:
+        from torch._C._dynamo.guards import TensorGuards
+    except Exception:
+        return None
+    try:
+        # (None: every extent and stride static, compared exactly)
+        g = TensorGuards(*args, dynamic_dims_sizes=None, dynamic_dims_strides=None)
+        if g.check(*args) is True:
+            return g.check
+    except Exception:
+        pass
+    return None
 
 
 def _data_ptrs(ts):
@@ -1006,7 +1054,7 @@ def _launcher_for(kern, args, outs):
 
 
 def _make_launcher(kern, args, outs):
-    global _bare_launch, _bare_plan_launch
+    global _bare_launch, _bare_plan_launch, _bare_packed
     torch = sys.modules.get("torch")
     if torch is None or kern._nfast >= _MAX_LAUNCHERS or not kern._cuda or kern._cuda.k is None:
         return None
@@ -1022,6 +1070,10 @@ def _make_launcher(kern, args, outs):
         if _bare_plan_launch is None:
             _bare_plan_launch = b.ts_plan_launch
             _bare_plan_launch.restype = ctypes.c_int
+        if _bare_packed is None:
+            _bare_packed = getattr(b, "ts_plan_launch_packed", None)  # (an older library has none)
+            if _bare_packed is not None:
+                _bare_packed.restype = ctypes.c_int
     kern._nfast += 1
     kptr = kern._cuda.k if isinstance(kern._cuda.k, int) else kern._cuda.k.value
     lp = ctypes.c_void_p()
@@ -1030,10 +1082,12 @@ def _make_launcher(kern, args, outs):
         lp = None
     n_in = len(args)
     alloc = outs is not None
+    # one C call with every address packed, no lock (_LAUNCH_FORM)
+    packed = lp is not None and _LAUNCH_FORM == "packed" and _bare_packed is not None
     plan = kern._plan_in if alloc else kern._plan_all
     env = {"MISS": _MISS, "general": _general, "empty": torch.empty, "empty_like": torch.empty_like,
            "new_empty": getattr(torch.Tensor, "new_empty", None), "new": getattr(torch.Tensor, "new", None),
-           "launch": _bare_launch if lp is None else _bare_plan_launch,
+           "launch": _bare_launch if lp is None else _bare_packed if packed else _bare_plan_launch,
            "K": ctypes.c_void_p(kptr) if lp is None else lp,
            "TT": kern._tt, "N": kern._nparams,
            "raw": _RAW_STREAM or _raw_stream(), "sobj": _stream_objs, "mk_sobj": _stream_obj,
@@ -1070,18 +1124,29 @@ def _make_launcher(kern, args, outs):
             env["T%d" % i] = strides
             strides_test = "a{0}.stride() != T{0}".format(i)
         tests.append("a{0}.dtype is not D{0} or a{0}.shape != S{0} or {1} or a{0}.get_device()".format(i, strides_test))
-        stores.append("mv[%d] = a%d.data_ptr()" % (s.i * words, i))
+        stores.append((s.i, "a%d.data_ptr()" % i))
+    guard = _tensor_guard(args) if tests else None
+    ind = "        "
+    if guard is not None:
+        # torch's check of all the tensors in one C call; where it says no
+        # (requires_grad, inference mode, a subclass...), the Python tests
+        env["check"] = guard
+        lines.append("        if not check(%s):" % ", ".join(names))
+        ind = "            "
     if tests:
-        lines.append("        try:")
-        lines.append("            miss = (%s)" % "\n                    or ".join(tests))
-        lines.append("        except (AttributeError, TypeError):")
-        lines.append("            miss = True")
-        lines.append("        if miss or not acquire(False):")
-    else:
+        lines.append(ind + "try:")
+        lines.append(ind + "    miss = (%s)" % ("\n" + ind + "            or ").join(tests))
+        lines.append(ind + "except (AttributeError, TypeError):")
+        lines.append(ind + "    miss = True")
+        lines.append(ind + "if miss:")
+        lines.append(ind + "    return general(self, %s, None)" % given)
+    if not packed:
         lines.append("        if not acquire(False):")
-    lines.append("            return general(self, %s, None)" % given)
-    lines.append("        try:")
+        lines.append("            return general(self, %s, None)" % given)
+        lines.append("        try:")
+    # (packed: no shared state is written, so no lock and no try block)
     ret = []
+    blines = []  # the launch's body (indented for the slots form's try block)
     h_early = False  # the stream handle read before the allocations (a batch is per stream)
     if alloc:
         for j, (o, s) in enumerate(zip(outs, kern._out_slots)):
@@ -1100,61 +1165,70 @@ def _make_launcher(kern, args, outs):
                 # no CUDA graph is ever captured there, and a batch made on one
                 # stream is never handed out on another); elsewhere one per call
                 if not h_early:
-                    lines.append("            h = raw(0)")
+                    blines.append("            h = raw(0)")
                     h_early = True
                 env["usplit"], env["next_"], env["iter_"] = usplit, next, iter
                 env["B%d" % j] = [iter(())]
                 env["OD%d" % j], env["DEV"] = dt, o.device
                 alloc1 = "empty(%sdtype=OD%d, device=DEV)" % ("".join("%d, " % e for e in shape), j)
-                lines.append("            if h:")
-                lines.append("                o%d = %s" % (j, ("empty_like(a%d)" % like[0]) if like else alloc1))
+                blines.append("            if h:")
+                blines.append("                o%d = %s" % (j, ("empty_like(a%d)" % like[0]) if like else alloc1))
                 batch = "usplit(empty(%d, %sdtype=OD%d, device=DEV), %d, 0)" % (
                     kb * shape[0], "".join("%d, " % e for e in shape[1:]), j, shape[0])
                 if _SPLIT_PTRS:
                     # (tensor, data pointer) pairs, the pointers read once per batch
                     env["NONE2"], env["zip_"], env["ptrs_"] = (None, 0), zip, _data_ptrs
-                    lines.append("                p%d = o%d.data_ptr()" % (j, j))
-                    lines.append("            else:")
-                    lines.append("                o%d, p%d = next_(B%d[0], NONE2)" % (j, j, j))
-                    lines.append("                if o%d is None:" % j)
-                    lines.append("                    t = %s" % batch)
-                    lines.append("                    B%d[0] = it = iter_(zip_(t, ptrs_(t)))" % j)
-                    lines.append("                    o%d, p%d = next_(it)" % (j, j))
-                    stores.append("mv[%d] = p%d" % (s.i * words, j))
+                    blines.append("                p%d = o%d.data_ptr()" % (j, j))
+                    blines.append("            else:")
+                    blines.append("                o%d, p%d = next_(B%d[0], NONE2)" % (j, j, j))
+                    blines.append("                if o%d is None:" % j)
+                    blines.append("                    t = %s" % batch)
+                    blines.append("                    B%d[0] = it = iter_(zip_(t, ptrs_(t)))" % j)
+                    blines.append("                    o%d, p%d = next_(it)" % (j, j))
+                    stores.append((s.i, "p%d" % j))
                     ret.append("o%d" % j)
                     continue
-                lines.append("            else:")
-                lines.append("                o%d = next_(B%d[0], None)" % (j, j))
-                lines.append("                if o%d is None:" % j)
-                lines.append("                    B%d[0] = it = iter_(%s)" % (j, batch))
-                lines.append("                    o%d = next_(it)" % j)
+                blines.append("            else:")
+                blines.append("                o%d = next_(B%d[0], None)" % (j, j))
+                blines.append("                if o%d is None:" % j)
+                blines.append("                    B%d[0] = it = iter_(%s)" % (j, batch))
+                blines.append("                    o%d = next_(it)" % j)
             elif form in ("empty_like", "split") and like:
-                lines.append("            o%d = empty_like(a%d)" % (j, like[0]))
+                blines.append("            o%d = empty_like(a%d)" % (j, like[0]))
             elif form == "new_empty" and same_dt and env["new_empty"]:
                 env["OS%d" % j] = shape
-                lines.append("            o%d = new_empty(a%d, OS%d)" % (j, same_dt[0], j))
+                blines.append("            o%d = new_empty(a%d, OS%d)" % (j, same_dt[0], j))
             elif form == "new" and same_dt and shape and env["new"]:
                 env["OS%d" % j] = torch.Size(shape)
-                lines.append("            o%d = new(a%d, OS%d)" % (j, same_dt[0], j))
+                blines.append("            o%d = new(a%d, OS%d)" % (j, same_dt[0], j))
             else:
                 env["OD%d" % j], env["DEV"] = dt, o.device
-                lines.append("            o%d = empty(%sdtype=OD%d, device=DEV)"
-                             % (j, "".join("%d, " % e for e in shape) or "(), ", j))
-            stores.append("mv[%d] = o%d.data_ptr()" % (s.i * words, j))
+                blines.append("            o%d = empty(%sdtype=OD%d, device=DEV)"
+                              % (j, "".join("%d, " % e for e in shape) or "(), ", j))
+            stores.append((s.i, "o%d.data_ptr()" % j))
             ret.append("o%d" % j)
     else:
         ret = ["a%d" % kern._plan_all.index(kern._slots[i]) for i in kern._out]
-    for st in stores:
-        lines.append("            " + st)
     if not h_early:
-        lines.append("            h = raw(0)")
-    lines.append("            so = sobj.get(h)")
-    if lp is None:
-        lines.append("            st = launch(K, TT, N, so if so is not None or not h else mk_sobj(h))")
+        blines.append("            h = raw(0)")
+    if packed:
+        # the stream and every address in parameter order, one bytes object
+        exprs = dict(stores)
+        assert sorted(exprs) == list(range(kern._nparams)), "a parameter without an address"
+        env["pack"] = struct.Struct("<%dQ" % (1 + kern._nparams)).pack
+        blines.append("            st = launch(K, pack(h, %s))" % ", ".join(exprs[i] for i in range(kern._nparams)))
+        lines += [ln[4:] for ln in blines]  # (no try block)
     else:
-        lines.append("            st = launch(K, so if so is not None or not h else mk_sobj(h))")
-    lines.append("        finally:")
-    lines.append("            release()")
+        for i, e in stores:
+            blines.append("            mv[%d] = %s" % (i * words, e))
+        blines.append("            so = sobj.get(h)")
+        if lp is None:
+            blines.append("            st = launch(K, TT, N, so if so is not None or not h else mk_sobj(h))")
+        else:
+            blines.append("            st = launch(K, so if so is not None or not h else mk_sobj(h))")
+        lines += blines
+        lines.append("        finally:")
+        lines.append("            release()")
     lines.append("        if st: err(st, self)")
     if not ret:
         lines.append("        return None")

@@ -613,6 +613,8 @@ uint64_t *ts_plan_pointers(TsPlan *plan) { return ts_cuda_plan_slots(plan); }
 
 TsStatus ts_plan_launch(TsPlan *plan, void *stream) { return ts_cuda_plan_launch(plan, stream); }
 
+TsStatus ts_plan_launch_packed(TsPlan *plan, const void *packed) { return ts_cuda_plan_launch_packed(plan, packed); }
+
 int64_t ts_kernel_shared_bytes(const TsKernel *k) {
     return k && k->cumod ? k->cumod->info.smem_bytes : -1;
 }

@@ -132,8 +132,19 @@ class Launches:
         self.fast.append([(slots[i], sh) for i, sh in enumerate(shapes)])
         return self.status
 
+    # ts_plan_launch_packed: the stream and the addresses in one buffer of
+    # 8-byte words, the plan's slots left alone
+    def plan_launch_packed(self, plan, words):
+        import struct
+        slots, shapes = self.plans[plan.value - 1]
+        assert isinstance(words, bytes) and len(words) == 8 * (1 + len(shapes))
+        w = struct.unpack("<%dQ" % (1 + len(shapes)), words)
+        self.streams.append(w[0])
+        self.fast.append([(w[1 + i], sh) for i, sh in enumerate(shapes)])
+        return self.status
 
-@pytest.fixture(params=["records", "plan"])
+
+@pytest.fixture(params=["records", "plan", "packed"])
 def setup(monkeypatch, request):
     torch = fake_torch()
     monkeypatch.setitem(sys.modules, "torch", torch)
@@ -145,10 +156,15 @@ def setup(monkeypatch, request):
     monkeypatch.setattr(_kernel, "_launch_device", rec.general_launch)
     monkeypatch.setattr(_kernel, "_bare_launch", rec.fast_launch)
     rec.plans = []
-    if request.param == "plan":
+    rec.streams = []
+    rec.mode = request.param
+    if request.param in ("plan", "packed"):
         monkeypatch.setattr(_lib, "kernel_prepare_device", rec.prepare)
         monkeypatch.setattr(_lib, "plan_pointers", rec.plan_pointers)
         monkeypatch.setattr(_kernel, "_bare_plan_launch", rec.plan_launch)
+        # packed: the addresses in the call (the default); plan: stored into the slots
+        monkeypatch.setattr(_kernel, "_bare_packed", rec.plan_launch_packed)
+        monkeypatch.setattr(_kernel, "_LAUNCH_FORM", "packed" if request.param == "packed" else "slots")
     else:  # no plan can be made (a chain of kernels): the records and ts_kernel_launch_device
         monkeypatch.setattr(_lib, "kernel_prepare_device", lambda *a: _lib.ERR_UNSUPPORTED)
         monkeypatch.setattr(_kernel, "_bare_plan_launch", lambda *a: pytest.fail("no plan was made"))
@@ -323,3 +339,132 @@ def test_split_outputs(setup, monkeypatch, ptrs):
     k2 = compile("add", M=3, N=5)
     k2(torch.Tensor((3, 5), torch.float32), torch.Tensor((3, 5), torch.float32))
     assert "usplit" not in k2._launcher_source and "o0 = empty_like(a0)" in k2._launcher_source
+
+
+class GuardStandIn:
+    """A stand-in for torch's TensorGuards check: says what `answer` says and
+    counts its calls (the fake torch has none)."""
+
+    def __init__(self):
+        self.answer = True
+        self.calls = 0
+
+    def __call__(self, *tensors):
+        self.calls += 1
+        return self.answer
+
+
+def test_guard_then_python_tests(setup, monkeypatch):
+    """With torch's check available the launcher asks it first; where it says
+    no, the Python tests decide (a tensor differing only in what they do not
+    look at, e.g. requires_grad, still takes the launcher); where both say no,
+    the general path."""
+    torch, rec, compile = setup
+    g = GuardStandIn()
+    monkeypatch.setattr(_kernel, "_tensor_guard", lambda args: g)
+    k = compile("add", M=4, N=8)
+    a, b = torch.Tensor((4, 8), torch.float32), torch.Tensor((4, 8), torch.float32)
+    k(a, b)
+    assert "if not check(a0, a1):" in k._launcher_source
+    n = len(rec.fast)
+    k(a, b)
+    assert g.calls == 1 and len(rec.fast) == n + 1 and len(rec.general) == 1
+    g.answer = False  # torch says no, the Python tests say yes: still the launcher
+    k(a, b)
+    assert g.calls == 2 and len(rec.fast) == n + 2 and len(rec.general) == 1
+    x = torch.Tensor((3, 8), torch.float32)  # both say no: the general path
+    k(x, b)
+    assert len(rec.fast) == n + 2 and len(rec.general) == 2 and rec.general[-1][0] == (x._ptr, (3, 8))
+
+
+def test_packed_launch_words(setup, monkeypatch):
+    """The packed launch: one call, the stream first, then every parameter's
+    address in parameter order (outputs included); no lock."""
+    torch, rec, compile = setup
+    if rec.mode == "records":
+        pytest.skip("no plan in this set-up")
+    stream = [0]
+    monkeypatch.setattr(_kernel, "_RAW_STREAM", lambda devidx: stream[0])
+    k = compile("add", M=4, N=8)
+    a, b = torch.Tensor((4, 8), torch.float32), torch.Tensor((4, 8), torch.float32)
+    k(a, b)
+    packed = _kernel._LAUNCH_FORM == "packed"
+    assert ("pack(h, " in k._launcher_source) == packed and ("acquire(" in k._launcher_source) != packed
+    stream[0] = 0x7f0000001230
+    c = k(a, b)
+    assert rec.fast[-1] == [(a._ptr, (4, 8)), (b._ptr, (4, 8)), (c._ptr, (4, 8))]
+    if packed:
+        assert rec.streams == [0x7f0000001230]
+    c2 = torch.Tensor((4, 8), torch.float32)
+    assert k(b, a, c2) is c2 and k(b, a, c2) is c2
+    assert rec.fast[-1] == [(b._ptr, (4, 8)), (a._ptr, (4, 8)), (c2._ptr, (4, 8))]
+
+
+def test_real_torch_guard():
+    """torch's own check (TensorGuards) on real tensors: it accepts tensors of
+    the signature it was made from and refuses every difference the Python
+    tests would refuse (dtype, extents, strides, not a tensor), so a yes from
+    it is a yes of the Python tests."""
+    torch = pytest.importorskip("torch")
+    a, b = torch.randn(4, 8), torch.randn(4, 8)
+    check = _kernel._tensor_guard([a, b])
+    if check is None:
+        pytest.skip("this torch has no usable TensorGuards")
+    assert check(a, b) and check(torch.randn(4, 8), torch.empty(4, 8))
+    assert not check(a, b.double())
+    assert not check(a, torch.randn(4, 9))
+    assert not check(a, torch.randn(8, 4).t())              # strides
+    assert not check(a, torch.randn(4, 16)[:, ::2])         # strides
+    assert not check(a, torch.randn(4, 8, 1))               # rank
+    assert not check(a, [1.0] * 8) and not check(a, None)   # not a tensor
+    assert _kernel._tensor_guard([]) is None
+    old = _kernel._GUARD
+    try:
+        _kernel._GUARD = False
+        assert _kernel._tensor_guard([a, b]) is None
+    finally:
+        _kernel._GUARD = old
+
+
+def test_real_torch_launcher(monkeypatch):
+    """The generated launcher on real torch tensors (CPU ones standing in for
+    CUDA ones; the launch a stand-in that records its words): the addresses
+    handed over are the tensors' own, the output is a fresh tensor each call,
+    and another signature goes the general path (here the C target, whose
+    result is checked)."""
+    torch = pytest.importorskip("torch")
+    import ctypes
+    import struct
+    plans, words = [], []
+
+    def prepare(k, tt, n, out):
+        plans.append((ctypes.c_uint64 * max(1, n))())
+        out._obj.value = len(plans)
+        return 0
+    monkeypatch.setattr(_lib, "kernel_prepare_device", prepare)
+    monkeypatch.setattr(_lib, "plan_pointers", lambda plan: ctypes.addressof(plans[plan.value - 1]))
+    monkeypatch.setattr(_kernel, "_RAW_STREAM", lambda devidx: 0)
+    monkeypatch.setattr(_kernel, "_bare_packed", lambda K, w: words.append(struct.unpack("<4Q", w)) or 0)
+    monkeypatch.setattr(_kernel, "_LAUNCH_FORM", "packed")
+    k = tilescale.compile(SRC, "add", target="c", M=64, N=8)
+    k._cuda = k._forms[_lib.TARGET_C]
+    a, b = torch.randn(64, 8), torch.randn(64, 8)
+    out = k._call((a, b), None)  # the general path (C target): the records
+    torch.testing.assert_close(out, a + b, rtol=0, atol=0)
+    f = _kernel._make_launcher(k, (a, b), [out])
+    assert f is not None and "pack(h, a0.data_ptr(), a1.data_ptr(), p0)" in k._launcher_source
+    if _kernel._tensor_guard([a, b]) is not None:
+        assert "if not check(a0, a1):" in k._launcher_source
+    k._install_launcher(f)
+    outs = []
+    for _ in range(70):  # past a batch of 64 outputs
+        a2, b2 = torch.randn(64, 8), torch.randn(64, 8)
+        o = k(a2, b2)
+        assert words[-1] == (0, a2.data_ptr(), b2.data_ptr(), o.data_ptr())
+        assert o.shape == (64, 8) and o.dtype == torch.float32 and o._base is None
+        outs.append(o)
+    assert len(words) == 70 and len({o.data_ptr() for o in outs}) == 70
+    x = torch.randn(64, 8, dtype=torch.float64)  # another signature: the general path, checked in C
+    with pytest.raises(tilescale.DTypeError):
+        k(x, b)
+    assert len(words) == 70

@@ -86,14 +86,20 @@ def test_cuda_tensors_zero_copy_current_stream():
 
 
 @cuda
-def test_cuda_prepared_launch():
+@pytest.mark.parametrize("form", ["packed", "slots"])
+def test_cuda_prepared_launch(monkeypatch, form):
     """After the first call of a signature, calls go through the launch prepared in C
     (ts_kernel_prepare_device): fresh inputs and outputs each time, outputs allocated
-    and passed in, other streams, then another shape (the general path again)."""
+    and passed in, other streams, then another shape (the general path again).
+    packed: the addresses and the stream in one ts_plan_launch_packed call (the
+    default); slots: stored into the plan's slots, then ts_plan_launch."""
+    from tilescale import _kernel
+    monkeypatch.setattr(_kernel, "_LAUNCH_FORM", form)
     k = tilescale.compile(SRC, "add", M=300, N=200)
     a, b = torch.randn(300, 200, device="cuda"), torch.randn(300, 200, device="cuda")
     torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
-    assert k._fast is not None and "launch(K, so" in k._launcher_source  # the plan, not the records
+    # the plan, not the records
+    assert k._fast is not None and ("launch(K, pack(h, " if form == "packed" else "launch(K, so") in k._launcher_source
     for _ in range(3):
         a, b = torch.randn(300, 200, device="cuda"), torch.randn(300, 200, device="cuda")
         torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
@@ -109,6 +115,40 @@ def test_cuda_prepared_launch():
     torch.testing.assert_close(c, a * 3 + b, rtol=0, atol=0)
     with pytest.raises(tilescale.ShapeError):  # another shape: checked again in C
         k(a[:100], b[:100])
+    torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
+
+
+@cuda
+def test_cuda_launcher_guard_says_no():
+    """Tensors that torch's one-call check (TensorGuards) refuses but the Python
+    tests accept (requires_grad, torch.inference_mode) run through the launcher,
+    correctly; a wrong dtype, shape or device still raises as before, a strided
+    input takes the general path."""
+    from tilescale import _kernel
+    k = tilescale.compile(SRC, "add", M=64, N=32)
+    a, b = torch.randn(64, 32, device="cuda"), torch.randn(64, 32, device="cuda")
+    torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
+    guarded = _kernel._tensor_guard([a, b]) is not None
+    assert ("if not check(a0, a1):" in k._launcher_source) == guarded
+    general = []
+    call = k._call
+    k._call = lambda args, stream: (general.append(len(args)), call(args, stream))[1]
+    ag = a.clone().requires_grad_()
+    torch.testing.assert_close(k(ag, b), a + b, rtol=0, atol=0)
+    with torch.inference_mode():
+        ai, bi = a.clone(), b.clone()
+        torch.testing.assert_close(k(ai, bi), a + b, rtol=0, atol=0)
+        torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
+    assert not general  # all through the launcher
+    with pytest.raises(tilescale.DTypeError):
+        k(a.double(), b)
+    with pytest.raises(tilescale.ShapeError):
+        k(a[:32], b[:32])
+    with pytest.raises(tilescale.DeviceError):
+        k(a.cpu(), b)
+    at = torch.randn(32, 64, device="cuda").t()  # strided: its own signature, the general path first
+    torch.testing.assert_close(k(at, b), at + b, rtol=0, atol=0)
+    assert len(general) == 4
     torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
 
 

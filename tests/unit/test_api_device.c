@@ -194,6 +194,8 @@ int main(void) {
     CHECK_EQ_INT(TS_ERR_INVALID, ts_kernel_prepare_device(k, args, 3, NULL));
     CHECK(ts_plan_pointers(NULL) == NULL);
     CHECK_EQ_INT(TS_ERR_INVALID, ts_plan_launch(NULL, NULL));
+    uint64_t words[4] = {0};
+    CHECK_EQ_INT(TS_ERR_INVALID, ts_plan_launch_packed(NULL, words));
     ts_kernel_destroy(k);
     test_plot_layouts(ctx);
     ts_context_destroy(ctx);

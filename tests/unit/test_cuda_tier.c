@@ -353,6 +353,26 @@ static TsPlan *plan_on(TsKernel *k, TsModuleCuda *m) {
     ts_buf_free(&d.warn);
     if (pl) {
         CHECK(ts_plan_pointers(pl)[0] == 0x10000u);
+        /* ts_plan_launch_packed's parameter array: the data entries point at the
+         * caller's addresses, everything else at the plan's values */
+        uint64_t addr[MAXP];
+        void *kp[64];
+        for (int p = 0; p < np; p++) addr[p] = 0xabc000u + (unsigned)p;
+        CHECK_EQ_INT(np, ts_cuda_plan_nparams(pl));
+        int nk = ts_cuda_plan_params(pl, addr, kp), seen = 0, plan_vals = 0;
+        CHECK(nk <= 64);
+        for (int i = 0; i < nk && nk <= 64; i++) {
+            uintptr_t q = (uintptr_t)kp[i];
+            if (q >= (uintptr_t)addr && q < (uintptr_t)(addr + np)) {
+                CHECK(*(uint64_t *)kp[i] == 0xabc000u + (unsigned)seen); /* in parameter order */
+                seen++;
+            } else if (*(const int64_t *)kp[i] == 256) {
+                plan_vals++;
+            }
+        }
+        CHECK_EQ_INT(np, seen);
+        CHECK(plan_vals >= np); /* extents and strides: still the plan's */
+        CHECK(ts_plan_pointers(pl)[0] == 0x10000u); /* the plan's own slots untouched */
         ts_kernel_plan_tiered(k, pl); /* the tail of ts_kernel_prepare_device */
     }
     return pl;

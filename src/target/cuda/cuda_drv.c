@@ -709,6 +709,7 @@ struct TsPlan {
     TsDiag *d;            /* where launch errors go (the kernel's context) */
     unsigned grid[3];     /* grid extents; grid[0] == 0: an empty grid, nothing runs */
     int nk;               /* entries of kp */
+    int np;               /* parameters (entries of slots) */
     void **kp;            /* kernel parameters, in the order of cuda_target.h */
     uint64_t *slots;      /* [nparams] device address of each tensor parameter (the caller writes) */
     int64_t *vals;        /* extents, strides, shape variables, rank and nranks kp points at */
@@ -749,6 +750,7 @@ TsStatus ts_cuda_plan_new(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const 
     pl->slots = (uint64_t *)(pl->kp + nk);
     pl->vals = (int64_t *)(pl->slots + (np ? np : 1));
     pl->nk = nk;
+    pl->np = np;
     int empty = 0;
     for (int i = 0; i < 3; i++) {
         empty |= a->grid[i] <= 0;
@@ -817,8 +819,9 @@ static void plans_free(struct TsPlan *p) {
     }
 }
 
-TsStatus ts_cuda_plan_launch(struct TsPlan *pl, void *stream) {
-    if (!pl) return TS_ERR_INVALID;
+/* One launch of pl with the kernel parameter array kp (the plan's own, or
+ * ts_cuda_plan_launch_packed's copy pointing at the caller's addresses). */
+static TsStatus plan_launch(struct TsPlan *pl, void *stream, void **kp) {
     if (!pl->grid[0]) return TS_OK;
     TsModuleCuda *m = ts_cuda_plan_module(pl);
     TsCuDriver *v = m->drv;
@@ -833,13 +836,56 @@ TsStatus ts_cuda_plan_launch(struct TsPlan *pl, void *stream) {
     CUdeviceptr oob = 0;
     TsStatus st = oob_reset(d, m, &oob);
     if (st) return st;
-    if ((st = launch(d, m, pl->grid, stream, pl->kp))) return st;
+    if ((st = launch(d, m, pl->grid, stream, kp))) return st;
     if (m->info.nsites) { /* a checked kernel is waited for, as in ts_cuda_run_device */
         r = v->ctx_sync();
         if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: the kernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
         return oob_report(d, m, oob);
     }
     return TS_OK;
+}
+
+TsStatus ts_cuda_plan_launch(struct TsPlan *pl, void *stream) {
+    if (!pl) return TS_ERR_INVALID;
+    return plan_launch(pl, stream, pl->kp);
+}
+
+int ts_cuda_plan_params(const struct TsPlan *pl, const uint64_t *addr, void **kp) {
+    uintptr_t lo = (uintptr_t)pl->slots, hi = (uintptr_t)(pl->slots + pl->np);
+    for (int i = 0; i < pl->nk; i++) {
+        uintptr_t q = (uintptr_t)pl->kp[i];
+        kp[i] = q >= lo && q < hi ? (void *)&addr[(q - lo) / sizeof *pl->slots] : pl->kp[i];
+    }
+    return pl->nk;
+}
+
+int ts_cuda_plan_nparams(const struct TsPlan *pl) { return pl ? pl->np : 0; }
+
+TsStatus ts_cuda_plan_launch_packed(struct TsPlan *pl, const void *packed) {
+    if (!pl || !packed) return TS_ERR_INVALID;
+    if (!pl->grid[0]) return TS_OK;
+    /* the caller's words copied (the buffer need not be aligned), the
+     * parameter array rebuilt on them: nothing of the plan is written, so
+     * launches of one plan from several threads need no lock */
+    enum { SMALL = 64 };
+    uint64_t w_small[SMALL + 1];
+    void *kp_small[SMALL];
+    int big = pl->np + 1 > SMALL + 1 || pl->nk > SMALL;
+    uint64_t *w = big ? malloc((size_t)(pl->np + 1) * sizeof *w) : w_small;
+    void **kp = big ? malloc((size_t)pl->nk * sizeof *kp) : kp_small;
+    TsStatus st = TS_ERR_NOMEM;
+    if (w && kp) {
+        memcpy(w, packed, (size_t)(pl->np + 1) * sizeof *w);
+        ts_cuda_plan_params(pl, w + 1, kp);
+        st = plan_launch(pl, (void *)(uintptr_t)w[0], kp);
+    } else {
+        fail(pl->d, st, "%s: out of memory", ts_cuda_plan_module(pl)->kname);
+    }
+    if (big) {
+        free(w);
+        free(kp);
+    }
+    return st;
 }
 
 TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a, void *stream) {

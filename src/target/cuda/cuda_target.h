@@ -372,6 +372,15 @@ TsStatus ts_cuda_plan_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, con
                              struct TsPlan **out);
 uint64_t *ts_cuda_plan_slots(struct TsPlan *p);
 TsStatus ts_cuda_plan_launch(struct TsPlan *p, void *stream);
+/* ts_cuda_plan_launch with the stream and the data addresses taken from
+ * `packed` (8-byte words: the CUstream, then one address per parameter;
+ * any alignment) instead of the plan's slots, which it leaves alone: no
+ * lock needed between threads launching one plan.  ts_cuda_plan_params
+ * writes that launch's kernel parameter array into kp (nk entries, its
+ * return value; those of the data slots point into addr[nparams]). */
+TsStatus ts_cuda_plan_launch_packed(struct TsPlan *p, const void *packed);
+int ts_cuda_plan_params(const struct TsPlan *p, const uint64_t *addr, void **kp);
+int ts_cuda_plan_nparams(const struct TsPlan *p);
 /* ts_cuda_plan_device without loading m (no driver needed: the plan's
  * bookkeeping, tested without a GPU). */
 TsStatus ts_cuda_plan_new(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, const TsLaunchArgs *a,
