@@ -124,7 +124,7 @@ for name, knobs in VARIANTS:
         for kn, v in saved.items():
             setattr(_kernel, kn, v)
     src = getattr(k, "_launcher_source", "") or ""
-    line = [ln.strip() for ln in src.splitlines() if "launch(K" in ln or "if not check(" in ln]
+    line = [ln.strip() for ln in src.splitlines() if "st = launch(" in ln or "if not check(" in ln]
     print("  %-10s launcher: %s" % (name, " | ".join(line) or "?"))
     # a whole batch and more, every output checked (a wrong pointer would show here)
     outs = [k(a, b) for _ in range(70)]
