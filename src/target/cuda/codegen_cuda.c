@@ -2266,6 +2266,14 @@ static void emit_kind(Cg *g, const IrStmt *s) {
                  s->barrier.count);
             return;
         }
+        if (g->wg_fns.n) {
+            /* shared memory this thread wrote (stores, landed cp.async: the generic proxy)
+             * may be read by wgmma (the async proxy) after the barrier: the writer's
+             * proxy fence, then the barrier (PTX ISA, "Async proxy"; doc/HOPPER.md).
+             * TODO: a pass's decision (only before barriers that order such writes) */
+            line_start(g);
+            out(g, "ts_fence_proxy_async();\n");
+        }
         emit_sync(g);
         return;
     case IR_S_MBAR: emit_mbar(g, s); return;
@@ -2274,11 +2282,6 @@ static void emit_kind(Cg *g, const IrStmt *s) {
     case IR_S_ASYNC_WAIT:
         line_start(g);
         outf(g, "ts_cp_async_wait<%d>();\n", s->async_wait.pending);
-        /* the copies, landed, are read by wgmma (the async proxy) after the barrier that follows */
-        if (g->wg_fns.n) {
-            line_start(g);
-            out(g, "ts_fence_proxy_async();\n");
-        }
         return;
     case IR_S_VCOPY: emit_vcopy(g, s); return;
     }
