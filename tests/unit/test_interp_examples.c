@@ -379,11 +379,13 @@ static bool shares_bytes(const IrKernel *k) {
     return false;
 }
 
-/* The case's inputs: multiples of 1/8 in [-1, 1) (integers: -8 .. 7), made
+/* The case's inputs: multiples of 1/8 in [-1, 1) (integers: -8 .. 7; the
+ * int8 bytes of T.int4 kernels: -128 .. 127, every pair of nibbles), made
  * adversarial where the case says so (ADV_*). */
 static double input(const void *ctx, const IrBuffer *b, int i, int64_t j, int64_t last) {
     const Case *c = ctx;
     double v = ts_dtype_is_float(b->dt) ? floor(it_frand() * 8) / 8 : floor(it_frand() * 8);
+    if (b->dt == TS_INT8 && strstr(c->file, "int4")) v = floor(it_frand() * 128);
     if (c->adv == ADV_ROWS && i == 0 && last > 0) {
         int64_t r = j / last;
         v += r % 3 == 1 ? 1000 : r % 3 == 2 ? -1000 : 0;
