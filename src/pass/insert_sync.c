@@ -743,6 +743,8 @@ static bool top_barrier(const IrStmt *s) {
 static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond, const IrStmt *s,
                             AccSet *st, int64_t lo, int64_t hi, bool may_skip) {
     AccSet entry = set_copy(S, st), back = {0};
+    /* back.v[i] renames orig.v[i] to an earlier iteration (equal: not renamed) */
+    AccSet orig = {0};
     int prev = -1;
     for (int round = 0; round < 6; round++) {
         AccSet head = set_copy(S, &entry);
@@ -769,6 +771,27 @@ static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond,
             set_join(S, &exit, &head);
             set_join(S, &exit, &lc.brk);
             if (v) {
+                /* an earlier iteration's access (renamed on the back edge:
+                 * v - 1 - w) is its own access at another value of v, which
+                 * the renaming to any value covers exactly; kept, it would
+                 * also stand for iterations before the first (v - 1 - w < lo:
+                 * a lanes' round of T.Scale("warp") pairing with the previous
+                 * warp's elements, a barrier nobody needs before the partial
+                 * last round) */
+                int n = 0;
+                for (int i = 0; i < exit.n; i++) {
+                    bool covered = false;
+                    for (int j = 0; j < back.n && !covered; j++) {
+                        if (back.v[j] != exit.v[i] || orig.v[j] == back.v[j]) continue;
+                        for (int q = 0; q < exit.n && !covered; q++) {
+                            Acc *y = exit.v[q], *x = orig.v[j];
+                            covered = y == x || (y->buf == x->buf && y->rw == x->rw && y->inflight == x->inflight &&
+                                                 y->age == x->age && sync_acc_equal(&S->cf, y, x));
+                        }
+                    }
+                    if (!covered) exit.v[n++] = exit.v[i];
+                }
+                exit.n = n;
                 IrVar *any = fresh(S, v->name, v->dt, lo, hi);
                 for (int i = 0; i < exit.n; i++) exit.v[i] = renamed(S, exit.v[i], v, ir_var_ref(S->a, any), any);
             }
@@ -780,11 +803,11 @@ static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond,
          * iteration for v - 1 - w to name: e.g. T.Scale("warp")'s one full
          * round of lanes before a partial one) */
         if (v && lo != IR_ARITH_NEG_INF && hi != IR_ARITH_POS_INF && hi <= lo) {
-            back = (AccSet){0};
+            back = orig = (AccSet){0};
             continue;
         }
         /* the end of an iteration, seen from the next one: v -> v - 1 - w */
-        AccSet nback = {0};
+        AccSet nback = {0}, norig = {0};
         IrVar *w = NULL;
         IrExpr *prev_it = NULL;
         if (v) {
@@ -804,8 +827,10 @@ static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond,
             if (!v) set_add(S, &nback, (Acc *)x);
             else if (own && !x->inflight) set_add(S, &nback, renamed(S, x, v, last_it, NULL));
             else set_add(S, &nback, renamed(S, x, v, prev_it, w));
+            set_add(S, &norig, (Acc *)x);
         }
         back = nback;
+        orig = norig;
     }
     ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, s->loc, "insert_sync: no fixed point for a loop of kernel %s",
                S->k->name);

@@ -21,4 +21,16 @@ done
 # so the CUDA code has no block barrier at all
 n=$("$tool" compile $f --entry lanes -D rows=70 -D cols=5 --target cuda --emit cuda | grep -c "__syncthreads")
 [ "$n" = 0 ] || { echo "FAILED: lanes 8 x 5: $n block barriers in the CUDA code, want none"; exit 1; }
+# 8 x 33: eight full rounds then lanes 0-7; no block barrier between a
+# copy's rounds and its partial one either (session 9: insert_sync's loop
+# exit no longer pairs a round with the previous warp's elements)
+n=$("$tool" compile $f --entry lanes -D rows=70 -D cols=33 --target cuda --emit cuda | grep -c "__syncthreads")
+[ "$n" = 0 ] || { echo "FAILED: lanes 8 x 33: $n block barriers in the CUDA code, want none"; exit 1; }
+# a second copy reading the next warp's slice: one barrier, after the first
+# copy's partial round (tests/unit/test_warp_rounds.c runs it without)
+r=tests/run/kernels/warp_rounds.py
+check $r --entry rotate --check-against rotate_ref
+check $r --entry rotate -D rows=96 -D cols=13 --check-against rotate_ref
+n=$("$tool" compile $r --entry rotate --target cuda --emit cuda | grep -c "__syncthreads")
+[ "$n" = 1 ] || { echo "FAILED: rotate: $n block barriers in the CUDA code, want 1"; exit 1; }
 echo "warp_lanes: ok"
