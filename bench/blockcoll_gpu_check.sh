@@ -3,7 +3,10 @@
 # and of T.sync_grid() as a grid barrier (session 8, helper blockcoll):
 # cooperative kernels (IrKernel.cooperative) launched with
 # cuLaunchCooperativeKernel after the residency check, a generation barrier
-# on the module's grid workspace (acq_rel/acquire/release at gpu scope).
+# on the launch's own grid workspace (session 9: the kernel's last
+# parameter, cuMemAllocAsync'ed and zeroed on the launch's stream;
+# acq_rel/acquire/release at gpu scope).  Session 9 also: cooperative
+# kernels are no longer may_block (plain stores, layout inference).
 #  - T.allreduce / T.reduce_scatter / T.allgather / T.all_to_all inside
 #    T.Scale("block") (examples/block_coll.py) against the naive *_ref
 #    entries (one GPU thread), on 2 .. 132 blocks, sum/max/min,
@@ -11,6 +14,10 @@
 #  - T.sync_grid() in a loop: the persistent stencil (block_coll.py) and
 #    tests/run/kernels/sync_grid.py's mirror (shared state crossing the
 #    barrier) and shift (a value read before it, two barriers per round);
+#  - several local ranks sharing the GPU, each launching one cooperative
+#    module at once on its own stream (tests/run/kernels/coop_ranks.py
+#    `fold`: a block-scale allreduce in a loop; refused before session 9,
+#    when the workspace was one per module), against `fold_ref`;
 #  - a grid too large to be resident must fail at once with the message
 #    ("... blocks must be resident at once ... at most ..."), not hang;
 #  - compute-sanitizer memcheck, racecheck and synccheck on some of them;
@@ -70,6 +77,10 @@ ok "stencil nb=132 steps=50" $e --entry stencil -D nb=132 -D per=256 -D steps=50
 ok "sync_grid mirror" $s --entry mirror --check-against mirror_naive
 ok "sync_grid mirror nb=100" $s --entry mirror -D nblocks=100 -D per=32 --check-against mirror_naive
 ok "sync_grid shift" $s --entry shift -D nblocks=132 -D rounds=20 --check-against shift_naive
+k=tests/run/kernels/coop_ranks.py
+ok "coop fold (one launch)" $k --entry fold -D nb=64 -D steps=100 --check-against fold_ref
+ok "coop fold 2 ranks sharing the GPU" $k --entry fold --ranks 2 -D nb=64 -D steps=300 --check-against fold_ref
+ok "coop fold 4 ranks sharing the GPU" $k --entry fold --ranks 4 -D nb=32 -D steps=300 -D R=8 -D C=32 --check-against fold_ref
 # a grid that cannot be resident: a clear error at once, never a hang
 if ! skip "residency refusal"; then
   out=$(timeout 120 "$tool" run $e --entry stencil -D nb=100000 -D per=2 -D steps=1 -D threads=1024 --target cuda 2>&1)
@@ -88,6 +99,7 @@ san synccheck "reduce_scatter nb=5" $e --entry reduce_scatter -D nb=5
 san synccheck "stencil" $e --entry stencil
 san racecheck "mirror" $s --entry mirror
 san memcheck "shift" $s --entry shift
+san memcheck "coop fold" tests/run/kernels/coop_ranks.py --entry fold -D nb=8
 if ! skip "bench"; then
   out=$(TILESCALE_CUDA_BENCH=50 timeout 300 "$tool" run $e --entry stencil -D nb=132 -D per=256 -D steps=100 -D threads=128 --target cuda 2>&1)
   echo "TIME  stencil 132 blocks x 100 sweeps (100 grid barriers): $(echo "$out" | grep -o 'cuda bench [0-9.]*' | head -2 | tr '\n' ' ')ms"

@@ -987,11 +987,8 @@ TsStatus ts_local_launch(TsWorld *w, TsKernel *k, const TsTensor *args, int narg
         int64_t grid[3];
         int threads;
         ts_kernel_grid(c, grid, &threads);
-        if (c->ir->cooperative && w->dev_share > 1)
-            return ts_world_fail(ctx, TS_ERR_UNSUPPORTED,
-                                 "%s: a cooperative kernel (T.sync_grid in a loop or branch, or a collective between "
-                                 "blocks) keeps its grid barrier in the module, one per GPU, and %d ranks share a "
-                                 "GPU here: run one rank per GPU", c->ir->name, w->dev_share);
+        /* (a cooperative kernel's grid workspace is each launch's own, cuda_drv.c:
+         * ranks sharing a GPU need only all their blocks resident together) */
         if ((c->ir->may_block || c->ir->cooperative) && grid[0] > 0 && grid[1] > 0 && grid[2] > 0) {
             int per_sm = 0, sms = 0;
             if (L->v.occupancy(&per_sm, c->cumod->fn, threads, (size_t)c->cumod->info.smem_bytes) == CU_OK &&

@@ -1,7 +1,7 @@
 # Pins the CUDA source of a collective between the blocks of a grid
 # (examples/block_coll.py's allreduce, 4 blocks, T.Scale("block"), issue 6
-# part C): a cooperative kernel with the module's grid workspace
-# (ts_grid_ws: the barrier's count and generation, then the staging of
+# part C): a cooperative kernel with the launch's grid workspace (the
+# last parameter ts_grid_ws: the barrier's count and generation, then the staging of
 # [4, 8, 16] floats), the generation barrier ts_grid_sync (bar.sync; thread
 # 0: ld.relaxed of the generation, fence, atom.acq_rel.gpu add; the last
 # arriver resets the count and st.release.gpu's the next generation, the

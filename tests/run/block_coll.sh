@@ -43,7 +43,7 @@ for x in allreduce reduce_scatter allgather all_to_all stencil; do
   # (stencil: its first T.sync_grid, at the top level, ends a launch; the loop's are grid barriers)
   want=1; [ $x = stencil ] && want=2
   [ "$(grep -c '__global__ void' "$t/k.cu")" = $want ] || { echo "FAILED: $x: want $want CUDA kernel(s)"; exit 1; }
-  grep -q "ts_grid_sync();" "$t/k.cu" || { echo "FAILED: $x: no grid barrier"; exit 1; }
+  grep -q "ts_grid_sync(ts_grid_ws);" "$t/k.cu" || { echo "FAILED: $x: no grid barrier"; exit 1; }
   grep -q "atom.acq_rel.gpu.global.add.u32" "$t/k.cu" || { echo "FAILED: $x: the barrier's arrival"; exit 1; }
   if "$tool" compile $e --entry $x --target cuda --emit ptx >"$t/k.ptx" 2>"$t/err"; then
     grep -q "ld.acquire.gpu" "$t/k.ptx" || { echo "FAILED: $x: PTX lacks the barrier's acquire"; exit 1; }
@@ -51,4 +51,13 @@ for x in allreduce reduce_scatter allgather all_to_all stencil; do
     cat "$t/err"; echo "FAILED: $x: PTX"; exit 1
   fi
 done
+# several ranks launching one cooperative module at once (sim ranks: threads
+# of one process), each launch with its own grid workspace
+k=tests/run/kernels/coop_ranks.py
+check $k --entry fold --ranks 2 --check-against fold_ref
+check $k --entry fold --ranks 4 -D nb=3 -D steps=20 --check-against fold_ref
+# CUDA: the workspace is the kernel's last parameter, the launch's own
+"$tool" compile $k --entry fold --target cuda --emit cuda >"$t/k.cu" || { echo "FAILED: fold: CUDA source"; exit 1; }
+grep -q "unsigned char \*const ts_grid_ws) {" "$t/k.cu" || { echo "FAILED: fold: no ts_grid_ws parameter"; exit 1; }
+if grep -q "__device__.*ts_grid_ws\[" "$t/k.cu"; then echo "FAILED: fold: a module-wide grid workspace"; exit 1; fi
 echo "block_coll: all passed"

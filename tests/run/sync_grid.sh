@@ -38,7 +38,7 @@ for e in mirror shift; do
   grep -q "eval sync_grid()" "$t/ir" || { cat "$t/ir"; echo "FAILED: $e: the barrier left the body"; exit 1; }
   "$tool" compile $f --entry $e --target cuda --emit cuda >"$t/c.cu" || { echo "FAILED: $e: CUDA source"; exit 1; }
   [ "$(grep -c '__global__ void' "$t/c.cu")" = 1 ] || { echo "FAILED: $e: want one CUDA kernel"; exit 1; }
-  grep -q "ts_grid_sync();" "$t/c.cu" || { echo "FAILED: $e: no grid barrier in the CUDA source"; exit 1; }
+  grep -q "ts_grid_sync(ts_grid_ws);" "$t/c.cu" || { echo "FAILED: $e: no grid barrier in the CUDA source"; exit 1; }
 done
 # a grid barrier some blocks skip (a branch on data): on the C target the
 # wait times out with a message naming the barrier and the arrivals

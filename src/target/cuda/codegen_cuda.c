@@ -1067,10 +1067,14 @@ static void emit_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx,
  * then uses index 0 so that the kernel runs on without touching memory
  * outside its buffers. */
 /* Cooperative kernels (pass split_grid: T.sync_grid left in the body,
- * block-scale collectives).  The grid workspace is a __device__ array of
- * the module (zero when the module loads): its first two words are the
- * grid barrier's arrival count and generation, the rest the collectives'
- * staging.  ts_grid_sync is a generation barrier: the block's threads
+ * block-scale collectives).  The grid workspace is the launch's own
+ * (session 9; before, a __device__ array of the module, which two
+ * concurrent launches of the module, on two streams or by two local ranks
+ * sharing a GPU, would have shared): the kernel's last parameter
+ * ts_grid_ws, IrKernel.grid_ws_bytes allocated and zeroed on the launch's
+ * stream by cuda_drv.c and freed on it after the kernel.  Its first two
+ * words are the grid barrier's arrival count and generation, the rest the
+ * collectives' staging.  ts_grid_sync is a generation barrier: the block's threads
  * meet (bar.sync), thread 0 reads the generation, fences and arrives with
  * an acq_rel atomic add at gpu scope; the last of the grid's blocks to
  * arrive puts the count back to 0 and publishes generation + 1 with a
@@ -1088,10 +1092,10 @@ static void emit_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx,
  * every block must be resident; memory fences) and the PTX ISA's memory
  * consistency model (ld.acquire / st.release / atom.acq_rel, scope gpu). */
 static void emit_grid_prelude(TsBuf *o, const IrKernel *k) {
-    int64_t n = k->grid_ws_bytes < TS_GRID_BAR_BYTES ? TS_GRID_BAR_BYTES : k->grid_ws_bytes;
-    ts_buf_printf(o, "__device__ __align__(64) unsigned char ts_grid_ws[%lld]; /* the grid workspace */\n", (long long)n);
+    (void)k;
     ts_buf_puts(o,
-                "__device__ __forceinline__ void ts_grid_sync() { /* T.sync_grid: every block of the grid */\n"
+                "/* T.sync_grid: every block of the grid (ts_grid_ws: the launch's grid workspace) */\n"
+                "__device__ __forceinline__ void ts_grid_sync(unsigned char *ts_grid_ws) {\n"
                 "    __syncthreads();\n"
                 "    if (threadIdx.x == 0) {\n"
                 "        unsigned *ts_cnt = (unsigned *)ts_grid_ws, *ts_gen = ts_cnt + 1, ts_g0, ts_old, ts_g;\n"
@@ -2213,7 +2217,7 @@ static void emit_kind(Cg *g, const IrStmt *s) {
             if (!g->k->cooperative)
                 ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: T.sync_grid in a kernel not cooperative");
             line_start(g);
-            out(g, "ts_grid_sync();\n");
+            out(g, "ts_grid_sync(ts_grid_ws);\n");
             return;
         }
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_WGMMA_WAIT) {
@@ -2584,6 +2588,10 @@ static void emit_params(Cg *g) {
     out(g, "const int ts_rank");
     SEP();
     out(g, "const int ts_nranks");
+    if (k->cooperative) { /* the launch's grid workspace (cuda_drv.c) */
+        SEP();
+        out(g, "unsigned char *const ts_grid_ws");
+    }
 #undef SEP
 }
 

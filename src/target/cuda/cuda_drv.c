@@ -48,6 +48,8 @@ typedef unsigned long long CUdeviceptr;
 /* cuda.h values */
 enum {
     CU_SUCCESS = 0,
+    CU_ERR_OUT_OF_MEMORY = 2,        /* CUDA_ERROR_OUT_OF_MEMORY */
+    CU_ERR_NOT_SUPPORTED = 801,      /* CUDA_ERROR_NOT_SUPPORTED */
     CU_ATTR_MAX_SHARED_OPTIN = 97,   /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
     CU_ATTR_CC_MAJOR = 75,           /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
     CU_ATTR_CC_MINOR = 76,           /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR */
@@ -83,6 +85,10 @@ struct TsCuDriver {
                                                                         (cooperative kernels; may be missing) */
     CUresult (*mem_alloc)(CUdeviceptr *p, size_t n);                 /* cuMemAlloc_v2 */
     CUresult (*mem_free)(CUdeviceptr p);                             /* cuMemFree_v2 */
+    /* stream-ordered allocation, for cooperative kernels' grid workspaces (may be missing) */
+    CUresult (*mem_alloc_async)(CUdeviceptr *p, size_t n, void *stream);         /* cuMemAllocAsync */
+    CUresult (*mem_free_async)(CUdeviceptr p, void *stream);                     /* cuMemFreeAsync */
+    CUresult (*memset_async)(CUdeviceptr p, unsigned char c, size_t n, void *stream); /* cuMemsetD8Async */
     CUresult (*h2d)(CUdeviceptr dst, const void *src, size_t n);     /* cuMemcpyHtoD_v2 */
     CUresult (*d2h)(void *dst, CUdeviceptr src, size_t n);           /* cuMemcpyDtoH_v2 */
     CUresult (*module_global)(CUdeviceptr *p, size_t *n, void *mod, const char *name); /* cuModuleGetGlobal_v2
@@ -166,6 +172,9 @@ static TsCuDriver *drv_open(TsBuf *why) {
     sym(dl, "cuOccupancyMaxActiveBlocksPerMultiprocessor", &v->occupancy);
     sym(dl, "cuMemAlloc_v2", &v->mem_alloc);
     sym(dl, "cuMemFree_v2", &v->mem_free);
+    sym(dl, "cuMemAllocAsync", &v->mem_alloc_async);
+    sym(dl, "cuMemFreeAsync", &v->mem_free_async);
+    sym(dl, "cuMemsetD8Async", &v->memset_async);
     sym(dl, "cuMemcpyHtoD_v2", &v->h2d);
     sym(dl, "cuMemcpyDtoH_v2", &v->d2h);
     sym(dl, "cuModuleGetGlobal_v2", &v->module_global);
@@ -369,6 +378,7 @@ typedef struct Run {
     Span *span;             /* [nparams] */
     CUdeviceptr *dptr;      /* [nparams] device address of element 0 */
     void **kp;              /* kernel parameter pointers */
+    int nk;                 /* entries of kp */
     int one[2];             /* rank 0, nranks 1 */
 } Run;
 
@@ -412,11 +422,74 @@ int ts_cuda_coop_check(const char *kname, const int64_t grid[3], int coop_attr, 
     return 0;
 }
 
-/* One launch of m on `stream`: cuLaunchKernel, or for a cooperative kernel
+/* A cooperative launch's own grid workspace (the kernel's last parameter,
+ * TsCudaCodeInfo.grid_ws_bytes): allocated from the device's default
+ * memory pool on the launch's stream (cuMemAllocAsync: cheap once the pool
+ * holds memory), zeroed there before the kernel, and freed there after it
+ * (ws_release), so that two launches of one module at once (two streams,
+ * two ranks of a local world sharing a GPU) never share one, and no launch
+ * depends on what an earlier one left.  Where the driver or the device has
+ * no stream-ordered allocation: cuMemAlloc, zeros copied in, and the free
+ * after the context synchronizes (*sync set). */
+static TsStatus ws_acquire(TsDiag *d, TsModuleCuda *m, void *stream, CUdeviceptr *ws, int *sync) {
+    TsCuDriver *v = m->drv;
+    char eb[256];
+    size_t n = (size_t)(m->info.grid_ws_bytes > 0 ? m->info.grid_ws_bytes : 64);
+    n = (n + 63) / 64 * 64;
+    *ws = 0;
+    *sync = 0;
+    CUresult r = CU_ERR_NOT_SUPPORTED;
+    if (v->mem_alloc_async && v->mem_free_async && v->memset_async) r = v->mem_alloc_async(ws, n, stream);
+    if (r == CU_SUCCESS) {
+        r = v->memset_async(*ws, 0, n, stream);
+        if (r == CU_SUCCESS) return TS_OK;
+        v->mem_free_async(*ws, stream);
+        *ws = 0;
+        return fail(d, TS_ERR_RUNTIME, "%s: zeroing the grid workspace failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    }
+    /* no stream-ordered allocation here: a plain one, waited for */
+    *sync = 1;
+    r = v->mem_alloc(ws, n);
+    if (r != CU_SUCCESS) {
+        *ws = 0;
+        return fail(d, TS_ERR_RUNTIME, "%s: allocating its %zu-byte grid workspace failed: %s", m->kname, n,
+                    err(v, r, eb, sizeof eb));
+    }
+    void *zeros = calloc(1, n);
+    r = zeros ? v->h2d(*ws, zeros, n) : CU_ERR_OUT_OF_MEMORY;
+    free(zeros);
+    if (r != CU_SUCCESS) {
+        v->mem_free(*ws);
+        *ws = 0;
+        return fail(d, TS_ERR_RUNTIME, "%s: zeroing the grid workspace failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    }
+    return TS_OK;
+}
+
+/* After the launch was queued (or failed to be): the workspace goes back. */
+static TsStatus ws_release(TsDiag *d, TsModuleCuda *m, void *stream, CUdeviceptr ws, int sync, TsStatus st) {
+    TsCuDriver *v = m->drv;
+    char eb[256];
+    if (!ws) return st;
+    if (!sync) {
+        CUresult r = v->mem_free_async(ws, stream);
+        if (r != CU_SUCCESS && !st)
+            st = fail(d, TS_ERR_RUNTIME, "%s: freeing the grid workspace failed: %s", m->kname, err(v, r, eb, sizeof eb));
+        return st;
+    }
+    CUresult r = v->ctx_sync();
+    if (r != CU_SUCCESS && !st) st = fail(d, TS_ERR_RUNTIME, "%s: the kernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+    v->mem_free(ws);
+    return st;
+}
+
+/* One launch of m on `stream` (kp: the nk parameters of cuda_target.h
+ * without the grid workspace): cuLaunchKernel, or for a cooperative kernel
  * (TsCudaCodeInfo.cooperative) cuLaunchCooperativeKernel once the device
  * says it can run it and every block of the grid can be resident (else a
- * clear error, never a launch that would hang). */
-static TsStatus launch(TsDiag *d, TsModuleCuda *m, const unsigned grid[3], void *stream, void **kp) {
+ * clear error, never a launch that would hang), with its own grid
+ * workspace appended to the parameters (ws_acquire). */
+static TsStatus launch(TsDiag *d, TsModuleCuda *m, const unsigned grid[3], void *stream, void **kp, int nk) {
     TsCuDriver *v = m->drv;
     char eb[256];
     CUresult r;
@@ -444,11 +517,23 @@ static TsStatus launch(TsDiag *d, TsModuleCuda *m, const unsigned grid[3], void 
         return st;
     }
     ts_buf_free(&why);
-    r = v->launch_coop(m->fn, grid[0], grid[1], grid[2], (unsigned)m->info.threads, 1, 1, (unsigned)m->info.smem_bytes,
-                       stream, kp);
-    if (r != CU_SUCCESS)
-        return fail(d, TS_ERR_RUNTIME, "%s: cuLaunchCooperativeKernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
-    return TS_OK;
+    void *kp_small[64];
+    void **kp2 = nk < 64 ? kp_small : malloc((size_t)(nk + 1) * sizeof *kp2);
+    if (!kp2) return fail(d, TS_ERR_NOMEM, "%s: out of memory", m->kname);
+    CUdeviceptr ws = 0;
+    int sync = 0;
+    TsStatus st = ws_acquire(d, m, stream, &ws, &sync);
+    if (!st) {
+        memcpy(kp2, kp, (size_t)nk * sizeof *kp2);
+        kp2[nk] = &ws;
+        r = v->launch_coop(m->fn, grid[0], grid[1], grid[2], (unsigned)m->info.threads, 1, 1,
+                           (unsigned)m->info.smem_bytes, stream, kp2);
+        if (r != CU_SUCCESS)
+            st = fail(d, TS_ERR_RUNTIME, "%s: cuLaunchCooperativeKernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
+        st = ws_release(d, m, stream, ws, sync, st);
+    }
+    if (kp2 != kp_small) free(kp2);
+    return st;
 }
 
 /* TILESCALE_CUDA_BENCH=N[,W]: W warm-up and N timed launches of the kernel
@@ -478,10 +563,10 @@ static TsStatus bench(Run *R, const TsLaunchArgs *a, const char *spec, TsBuf *ti
         }
     }
     const unsigned grid[3] = {(unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2]};
-    for (long i = 0; !st && i < w; i++) st = launch(R->d, m, grid, NULL, R->kp);
+    for (long i = 0; !st && i < w; i++) st = launch(R->d, m, grid, NULL, R->kp, R->nk);
     if (!st && (r = v->event_record(ev[0], NULL)) != CU_SUCCESS) st = cu_fail(R, r, "cuEventRecord");
     for (long i = 0; !st && i < n; i++) {
-        if ((st = launch(R->d, m, grid, NULL, R->kp))) break;
+        if ((st = launch(R->d, m, grid, NULL, R->kp, R->nk))) break;
         if ((r = v->event_record(ev[i + 1], NULL)) != CU_SUCCESS) st = cu_fail(R, r, "cuEventRecord");
     }
     if (!st && (r = v->event_sync(ev[n])) != CU_SUCCESS) st = cu_fail(R, r, "the kernel (benchmark)");
@@ -623,6 +708,7 @@ static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, T
     int nk = 2 + a->nshape_vars;
     for (int p = 0; p < np; p++) nk += ir->params.v[p].buf ? 1 + 2 * ir->params.v[p].buf->ndim : 1;
     R->kp = calloc((size_t)nk, sizeof *R->kp);
+    R->nk = nk;
     if (!R->kp) return fail(R->d, TS_ERR_NOMEM, "%s: out of memory", m->kname);
     int j = 0;
     for (int p = 0; p < np; p++) {
@@ -645,7 +731,7 @@ static TsStatus launch_once(Run *R, const IrKernel *ir, const TsLaunchArgs *a, T
     TsStatus ost = oob_reset(R->d, m, &oob);
     if (ost) return ost;
     const unsigned grid[3] = {(unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2]};
-    if ((ost = launch(R->d, m, grid, NULL, R->kp))) return ost;
+    if ((ost = launch(R->d, m, grid, NULL, R->kp, R->nk))) return ost;
     r = v->ctx_sync();
     if (r != CU_SUCCESS) return cu_fail(R, r, "the kernel");
     if ((ost = oob_report(R->d, m, oob))) return ost;
@@ -836,7 +922,7 @@ static TsStatus plan_launch(struct TsPlan *pl, void *stream, void **kp) {
     CUdeviceptr oob = 0;
     TsStatus st = oob_reset(d, m, &oob);
     if (st) return st;
-    if ((st = launch(d, m, pl->grid, stream, kp))) return st;
+    if ((st = launch(d, m, pl->grid, stream, kp, pl->nk))) return st;
     if (m->info.nsites) { /* a checked kernel is waited for, as in ts_cuda_run_device */
         r = v->ctx_sync();
         if (r != CU_SUCCESS) return fail(d, TS_ERR_RUNTIME, "%s: the kernel failed: %s", m->kname, err(v, r, eb, sizeof eb));
@@ -931,7 +1017,7 @@ TsStatus ts_cuda_run_device(TsDiag *d, TsModuleCuda *m, const IrKernel *ir, cons
     CUdeviceptr oob = 0;
     if ((st = oob_reset(d, m, &oob))) goto done;
     const unsigned grid[3] = {(unsigned)a->grid[0], (unsigned)a->grid[1], (unsigned)a->grid[2]};
-    st = launch(d, m, grid, stream, kp);
+    st = launch(d, m, grid, stream, kp, nk);
     /* a checked kernel is waited for, so that its report can be read (unchecked ones stay asynchronous) */
     if (!st && m->info.nsites) {
         r = v->ctx_sync();

@@ -44,6 +44,8 @@
  *       scalar:  its storage type, by value
  *   int64 shape_vars[IrKernel.shape_vars.n]
  *   int rank, int nranks
+ *   cooperative kernels only: unsigned char *grid_ws (the launch's own grid
+ *       workspace, which launch() in cuda_drv.c adds: callers pass the rest)
  *
  * Every piece of it is an ordinary by-value kernel parameter, so the
  * generated signature documents itself and cuLaunchKernel gets one
@@ -85,9 +87,10 @@ typedef struct TsCudaCodeInfo {
                                   * access in its __device__ ts_oob[8] (TS_CUDA_OOB_SYM), which the
                                   * launch zeroes before and reads after the kernel. */
     int cooperative;     /* IrKernel.cooperative: launched with cuLaunchCooperativeKernel after
-                          * ts_cuda_coop_check; its grid workspace is the module's __device__
-                          * ts_grid_ws (zero when the module loads; every completed grid
-                          * barrier leaves its words as it found them) */
+                          * ts_cuda_coop_check, with one more parameter after ts_nranks: the
+                          * launch's own grid workspace ts_grid_ws (cuda_drv.c allocates and
+                          * zeroes it on the launch's stream and frees it there after the
+                          * kernel, so concurrent launches never share one) */
     int64_t grid_ws_bytes; /* IrKernel.grid_ws_bytes: the size of ts_grid_ws */
 } TsCudaCodeInfo;
 #define TS_CUDA_OOB_SYM "ts_oob"
