@@ -49,7 +49,8 @@
  *                      architecture has the instruction (sm_90a), dropped
  *                      elsewhere (below)
  *   verify_lowered     well formed, no tile operator left, and (CUDA) no
- *                      instruction the target architecture lacks
+ *                      instruction the target architecture lacks (nor an
+ *                      atomic add on bools: the check was the printer's)
  *
  * A new pass is a TsPass like those below; list it here too.
  */
@@ -83,6 +84,11 @@ static bool cuda_capability_pre(IrVisitor *v, const IrStmt *s) {
                 ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
                            "T.%s: '%s' has a swizzled layout; a range needs plain row-major addresses",
                            ts_comm_name(s->op->comm), s->op->r[i].buf->name);
+    /* an atomic add on bools has no instruction (CUDA: atomics on shared and
+     * global memory; private buffers are updated in place) */
+    if (s->kind == IR_S_ATOMIC_ADD && s->store.buf->dt == TS_BOOL && s->store.buf->scope != IR_SCOPE_LOCAL &&
+        s->store.buf->scope != IR_SCOPE_VAR)
+        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc, "atomic add on a bool buffer ('%s')", s->store.buf->name);
     if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_EXPECT_TX && cx->caps->sm < 90)
         ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
                    "T.mbarrier_expect_tx needs sm_90 or later (transaction counts); the target is sm_%d",
@@ -249,7 +255,7 @@ const TsPass ts_passes[] = {
      TS_PASS_ALL},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed, has no tile operator left and (CUDA) asks for no instruction the "
-     "target architecture lacks (T.mbarrier_expect_tx below sm_90)",
+     "target architecture lacks (T.mbarrier_expect_tx below sm_90, an atomic add on a bool buffer)",
      TS_PASS_ALL},
     {NULL, NULL, NULL, 0},
 };

@@ -1433,8 +1433,8 @@ static void emit_atomic_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
     }
     const char *fn, *arg;
     switch (dt) {
-    case TS_BOOL:
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc, "atomic add on a bool buffer ('%s')", cb->buf->name);
+    case TS_BOOL: /* refused by verify_lowered (passes.c cuda_capability_pre) */
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: an atomic add on the bool buffer '%s'", cb->buf->name);
     case TS_FLOAT16: fn = "f16"; arg = "float"; break;
     case TS_BFLOAT16: fn = "bf16"; arg = "float"; break;
     case TS_FLOAT8_E4M3: fn = "e4m3"; arg = "float"; break;
