@@ -64,6 +64,29 @@ static bool mma_fits(int64_t m, int64_t n, int wm, int wn) {
     return wm >= 1 && wn >= 1 && wm * wn <= 32 && m > 0 && n > 0 && m % (16 * wm) == 0 && n % (8 * wn) == 0;
 }
 
+/* What MMA_C and MMA_A share: a warp's m16n8 fragments, lanes and digits.
+ * warp: the element's warp; r, c: its row and column in that warp's tile.
+ * Forward: thread = warp * 32 + (r % 8) * 4 + (c % 8) / 2, digits (it, jt,
+ * eh, el) = (r / 16, c / 8, (r % 16) / 8, c % 2).  Inverse from (t, digits):
+ * row = (t / 32 / wn) * WM + it * 16 + eh * 8 + lane / 4, col = (t / 32 % wn)
+ * * WN + jt * 8 + (lane % 4) * 2 + el, without the first term where WN is 0
+ * (MMA_A: every warp column holds the whole K extent). */
+static void mma_fragments(TsArena *a, IrLayout *l, IrExpr *warp, IrExpr *r, IrExpr *c, int64_t WM, int wn,
+                          int64_t WN) {
+    IrExpr *lane = add(a, mul(a, fmod_(a, r, 8), 4), fdiv(a, fmod_(a, c, 8), 2));
+    l->thread = add(a, mul(a, warp, 32), lane);
+    l->local[0] = fdiv(a, r, 16);
+    l->local[1] = fdiv(a, c, 8);
+    l->local[2] = fdiv(a, fmod_(a, r, 16), 8);
+    l->local[3] = fmod_(a, c, 2);
+    IrExpr *t = ref(a, l->tv_thread), *w = fdiv(a, t, 32), *ln = fmod_(a, t, 32);
+    l->index[0] = add(a, add(a, mul(a, fdiv(a, w, wn), WM), mul(a, ref(a, l->tv_digit[0]), 16)),
+                      add(a, mul(a, ref(a, l->tv_digit[2]), 8), fdiv(a, ln, 4)));
+    IrExpr *col = add(a, mul(a, fmod_(a, ln, 4), 2), ref(a, l->tv_digit[3]));
+    l->index[1] = WN ? add(a, add(a, mul(a, fmod_(a, w, wn), WN), mul(a, ref(a, l->tv_digit[1]), 8)), col)
+                     : add(a, mul(a, ref(a, l->tv_digit[1]), 8), col);
+}
+
 IrLayout *ir_layout_mma_c(IrKernel *k, int64_t m, int64_t n, int wm, int wn) {
     if (!mma_fits(m, n, wm, wn)) return NULL;
     TsArena *a = k->arena;
@@ -75,18 +98,7 @@ IrLayout *ir_layout_mma_c(IrKernel *k, int64_t m, int64_t n, int wm, int wn) {
     IrExpr *row = ref(a, l->in[0]), *col = ref(a, l->in[1]);
     IrExpr *r = fmod_(a, row, WM), *c = fmod_(a, col, WN);
     IrExpr *warp = add(a, mul(a, fdiv(a, row, WM), wn), fdiv(a, col, WN));
-    IrExpr *lane = add(a, mul(a, fmod_(a, r, 8), 4), fdiv(a, fmod_(a, c, 8), 2));
-    l->thread = add(a, mul(a, warp, 32), lane);
-    l->local[0] = fdiv(a, r, 16);
-    l->local[1] = fdiv(a, c, 8);
-    l->local[2] = fdiv(a, fmod_(a, r, 16), 8);
-    l->local[3] = fmod_(a, c, 2);
-    /* inverse: (t, it, jt, eh, el) -> (row, col) */
-    IrExpr *t = ref(a, l->tv_thread), *w = fdiv(a, t, 32), *ln = fmod_(a, t, 32);
-    l->index[0] = add(a, add(a, mul(a, fdiv(a, w, wn), WM), mul(a, ref(a, l->tv_digit[0]), 16)),
-                      add(a, mul(a, ref(a, l->tv_digit[2]), 8), fdiv(a, ln, 4)));
-    l->index[1] = add(a, add(a, mul(a, fmod_(a, w, wn), WN), mul(a, ref(a, l->tv_digit[1]), 8)),
-                      add(a, mul(a, fmod_(a, ln, 4), 2), ref(a, l->tv_digit[3])));
+    mma_fragments(a, l, warp, r, c, WM, wn, WN); /* and the inverse: (t, it, jt, eh, el) -> (row, col) */
     l->local_size = mi * ni * 4;
     return l;
 }
@@ -123,17 +135,8 @@ IrLayout *ir_layout_mma_a(IrKernel *k, int64_t m, int64_t kk, int wm, int wn) {
     IrExpr *r = fmod_(a, row, WM);
     IrExpr *rep = wn > 1 ? ref(a, l->rep) : c32(a, 0);
     IrExpr *warp = add(a, mul(a, fdiv(a, row, WM), wn), rep);
-    IrExpr *lane = add(a, mul(a, fmod_(a, r, 8), 4), fdiv(a, fmod_(a, col, 8), 2));
-    l->thread = add(a, mul(a, warp, 32), lane);
-    l->local[0] = fdiv(a, r, 16);
-    l->local[1] = fdiv(a, col, 8);
-    l->local[2] = fdiv(a, fmod_(a, r, 16), 8);
-    l->local[3] = fmod_(a, col, 2);
-    /* inverse: (t, it, jt, eh, el) -> (row, col), whatever t's warp column */
-    IrExpr *t = ref(a, l->tv_thread), *w = fdiv(a, t, 32), *ln = fmod_(a, t, 32);
-    l->index[0] = add(a, add(a, mul(a, fdiv(a, w, wn), WM), mul(a, ref(a, l->tv_digit[0]), 16)),
-                      add(a, mul(a, ref(a, l->tv_digit[2]), 8), fdiv(a, ln, 4)));
-    l->index[1] = add(a, mul(a, ref(a, l->tv_digit[1]), 8), add(a, mul(a, fmod_(a, ln, 4), 2), ref(a, l->tv_digit[3])));
+    /* the inverse whatever t's warp column (WN 0: the whole K extent) */
+    mma_fragments(a, l, warp, r, col, WM, wn, 0);
     l->local_size = mi * ni * 4;
     return l;
 }
