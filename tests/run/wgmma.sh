@@ -2,10 +2,9 @@
 # The wgmma path of T.gemm (doc/HOPPER.md) without a GPU:
 #  - T.wgmma_gemm / T.wait_wgmma and the transposed forms on the C target,
 #    against naive references (tests/run/kernels/wgmma_gemm.py);
-#  - the instruction choice, in the generated CUDA: wgmma.mma_async only
-#    for TILESCALE_CUDA_ARCH=sm_90a with TILESCALE_CUDA_WGMMA=1 (sm_90,
-#    sm_80 and the default switch print mma.sync), T.wait_wgmma only where
-#    a gemm runs on wgmma;
+#  - the instruction choice, in the generated CUDA: wgmma.mma_async for
+#    TILESCALE_CUDA_ARCH=sm_90a (the default; TILESCALE_CUDA_WGMMA=0, sm_90
+#    and sm_80 print mma.sync), T.wait_wgmma only where a gemm runs on wgmma;
 #  - where NVRTC is installed: the PTX of the GEMM example at its bench
 #    shape targets sm_90a and holds wgmma.mma_async, fence, commit, wait.
 set -u
@@ -23,8 +22,9 @@ TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=1 "$tool" compile $G --emit cuda
 grep -q 'wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16' $d/a.cu || fail "sm_90a + WGMMA=1: no wgmma.mma_async m64n256k16"
 grep -q 'mma\.sync' $d/a.cu && fail "sm_90a + WGMMA=1: mma.sync left"
 grep -q '__align__(1024)' $d/a.cu || fail "sm_90a + WGMMA=1: shared memory not aligned for the 128B swizzle"
-for env in "TILESCALE_CUDA_ARCH=sm_90 TILESCALE_CUDA_WGMMA=1" "TILESCALE_CUDA_ARCH=sm_90a" \
-           "TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=0"; do
+TILESCALE_CUDA_ARCH=sm_90a "$tool" compile $G --emit cuda >$d/a2.cu || fail "compile sm_90a (default switch)"
+grep -q 'wgmma\.mma_async' $d/a2.cu || fail "sm_90a: wgmma is not the default"
+for env in "TILESCALE_CUDA_ARCH=sm_90 TILESCALE_CUDA_WGMMA=1" "TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=0"; do
   env $env "$tool" compile $G --emit cuda >$d/b.cu || fail "compile $env"
   grep -q 'wgmma' $d/b.cu && fail "$env: wgmma printed"
   grep -q 'mma\.sync' $d/b.cu || fail "$env: no mma.sync"
