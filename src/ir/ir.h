@@ -464,8 +464,12 @@ struct IrStmt {
          * Ids IR_C_BAR_BLOCK and up are the C target's own, in thread_coro
          * kernels only (pass coro_sync_c): around the block's uniform code
          * (IR_C_BAR_BLOCK, count 0: every live thread) and a T.ws role's
-         * (IR_C_BAR_BLOCK + 1 + the role's first warp, count: its threads) */
-        struct { int id, count; IrExpr *idv; bool unaligned; } barrier;
+         * (IR_C_BAR_BLOCK + 1 + the role's first warp, count: its threads).
+         * async_fence: the threads first order their shared-memory writes
+         * for the async proxy (fence.proxy.async: wgmma reads the tiles after
+         * the barrier; pass arch_hints sets it on the block barriers of
+         * kernels with wgmma gemms, doc/HOPPER.md) */
+        struct { int id, count; IrExpr *idv; bool unaligned; bool async_fence; } barrier;
         /* MBAR: `op` on element buf[idx] of a T.alloc_barrier buffer; value:
          * INIT's count, EXPECT_TX's bytes, WAIT's parity (NULL for ARRIVE);
          * noinc (ARRIVE_ASYNC only): the arrival made when the copies have

@@ -529,7 +529,7 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         } else if (s->barrier.id)
             ts_buf_printf(b, "barrier(%d, %d%s)", s->barrier.id, s->barrier.count,
                           s->barrier.unaligned ? ", unaligned" : "");
-        else ts_buf_puts(b, "barrier()");
+        else ts_buf_puts(b, s->barrier.async_fence ? "barrier(async_fence)" : "barrier()");
         break;
     case IR_S_MBAR:
         ts_buf_printf(b, "mbarrier_%s%s(", ir_mbar_op_name(s->mbar.op), s->mbar.noinc ? "_noinc" : "");

@@ -115,13 +115,26 @@ static bool is_wgmma(const IrStmt *s, void *ctx) {
     return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_WGMMA;
 }
 
+/* A block barrier of a kernel with wgmma gemms: its threads' shared writes
+ * (stores, landed cp.async: the generic proxy) may be read by wgmma (the
+ * async proxy) after it, so a proxy fence goes first (the writers' side). */
+static IrStmt *fence_barrier(IrMutator *m, IrStmt *s) {
+    if (s->kind != IR_S_BARRIER || s->barrier.id || s->barrier.idv || s->barrier.async_fence) return s;
+    IrStmt *f = ir_stmt(m->arena, IR_S_BARRIER, s->loc);
+    f->barrier = s->barrier;
+    f->barrier.async_fence = true;
+    return f;
+}
+
 static IrStmt *drop_wgmma_wait(IrMutator *m, IrStmt *s) {
     (void)m;
     if (s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_WGMMA_WAIT) return NULL;
     return s;
 }
 
-/* arch_hints: T.wait_wgmma stays only in kernels with wgmma gemms.  TileLang's register hints (T.set_max_nreg, T.inc/dec_max_nreg,
+/* arch_hints: T.wait_wgmma stays only in kernels with wgmma gemms, whose
+ * block barriers fence the async proxy first (IR_S_BARRIER async_fence).
+ * TileLang's register hints (T.set_max_nreg, T.inc/dec_max_nreg,
  * the producer/consumer annotations: IR_SET_MAX_NREG statements) stay in
  * the IR where the target architecture has setmaxnreg and are deleted
  * everywhere else, so that the printers print what the IR holds (the CUDA
@@ -135,12 +148,11 @@ static IrStmt *drop_wgmma_wait(IrMutator *m, IrStmt *s) {
 static void pass_arch_hints(TsPassCtx *cx) {
     if (cx->target == TS_TARGET_CUDA && cx->k->min_blocks <= 0 && cx->caps->min_blocks > 0)
         cx->k->min_blocks = cx->caps->min_blocks;
-    /* T.wait_wgmma: only where a gemm runs on wgmma (T.wgmma_gemm is synchronous elsewhere) */
-    if (!ir_stmt_any(cx->k->body, is_wgmma, NULL)) {
-        IrMutator w = {.arena = cx->arena, .post_stmt = drop_wgmma_wait};
-        cx->k->body = ir_mutate_stmt(&w, cx->k->body);
-        if (!cx->k->body) cx->k->body = ir_seq(cx->arena);
-    }
+    /* T.wait_wgmma: only where a gemm runs on wgmma (T.wgmma_gemm is synchronous elsewhere);
+     * where one does, the block barriers fence the async proxy first */
+    IrMutator w = {.arena = cx->arena, .post_stmt = ir_stmt_any(cx->k->body, is_wgmma, NULL) ? fence_barrier : drop_wgmma_wait};
+    cx->k->body = ir_mutate_stmt(&w, cx->k->body);
+    if (!cx->k->body) cx->k->body = ir_seq(cx->arena);
     if (has_setmaxnreg(cx->caps)) return;
     IrMutator m = {.arena = cx->arena, .post_stmt = drop_hint};
     cx->k->body = ir_mutate_stmt(&m, cx->k->body);

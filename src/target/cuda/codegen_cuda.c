@@ -2270,11 +2270,11 @@ static void emit_kind(Cg *g, const IrStmt *s) {
                  s->barrier.count);
             return;
         }
-        if (g->wg_fns.n) {
+        if (s->barrier.async_fence) {
             /* shared memory this thread wrote (stores, landed cp.async: the generic proxy)
              * may be read by wgmma (the async proxy) after the barrier: the writer's
-             * proxy fence, then the barrier (PTX ISA, "Async proxy"; doc/HOPPER.md).
-             * TODO: a pass's decision (only before barriers that order such writes) */
+             * proxy fence, then the barrier (PTX ISA, "Async proxy"; pass arch_hints) */
+            if (!g->wg_fns.n) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: an async-proxy fence without wgmma");
             line_start(g);
             out(g, "ts_fence_proxy_async();\n");
         }
