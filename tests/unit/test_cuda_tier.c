@@ -366,8 +366,11 @@ static TsPlan *plan_on(TsKernel *k, TsModuleCuda *m) {
             if (q >= (uintptr_t)addr && q < (uintptr_t)(addr + np)) {
                 CHECK(*(uint64_t *)kp[i] == 0xabc000u + (unsigned)seen); /* in parameter order */
                 seen++;
-            } else if (*(const int64_t *)kp[i] == 256) {
-                plan_vals++;
+            } else {
+                /* (int32 or int64 values, 4-byte aligned: the low word, little-endian) */
+                int32_t v;
+                memcpy(&v, kp[i], sizeof v);
+                plan_vals += v == 256;
             }
         }
         CHECK_EQ_INT(np, seen);
