@@ -27,11 +27,7 @@ The launchers compared, all in one process, interleaved rounds:
   slots+guard   the same behind torch's TensorGuards check;
   packed        one C call ts_plan_launch_packed(plan, words) with the
                 stream and addresses packed into one bytes object, no lock;
-  packed+guard  both;
-  pycall+guard  torch's check, then launch(stream, addr0, ...): a builtin
-                over ts_plan_launch_py, no ctypes conversion, no lock (the
-                default since session 9; here its plan is NULL: the
-                arguments are converted, nothing is launched).
+  packed+guard  both (the default since session 9).
 
 Each for k(a, b) (out_idx output allocated, batches of 64) and k(a, b, c)
 (output passed in).  Rounds of N calls (CPU time of the thread, so that
@@ -79,8 +75,6 @@ def prepare(k, tt, n, out):
 
 
 _lib.kernel_prepare_device = prepare
-real_py_launch = _kernel._py_launch
-_kernel._py_launch = lambda plan: real_py_launch(0)  # (the stand-in plans are not the library's)
 _lib.plan_pointers = lambda plan: ctypes.addressof(plans[plan.value - 1])
 _kernel._RAW_STREAM = abs
 ex = os.path.join(ROOT, "examples/elementwise_add.py")
@@ -104,10 +98,8 @@ def make(form, guard, passed):
         assert f is not None
     finally:
         _kernel._LAUNCH_FORM, _kernel._GUARD = old
+    env = dict(k._launcher_env, K=ctypes.c_void_p(None), launch=noop)
     src = k._launcher_source
-    env = dict(k._launcher_env, K=ctypes.c_void_p(None))
-    if "launch(K, " in src:
-        env["launch"] = noop
     for i in range(3):
         src = src.replace("a%d.get_device()" % i, "(a%d.get_device() + 1)" % i)
     ns = {}
@@ -115,7 +107,7 @@ def make(form, guard, passed):
     g = ns["factory"](**env)
     k._install_launcher(g)
     assert ("check(" in src) == (guard and _kernel._tensor_guard(list(call)) is not None)
-    assert ("pack(" in src) == (form == "packed") and ("launch(h, " in src) == (form == "pycall")
+    assert ("pack(" in src) == (form == "packed")
     for _ in range(3):
         r = k(*call)
         assert r is (c if passed else r) and tuple(r.shape) == (args.m, args.n)
@@ -132,7 +124,7 @@ def per_call(fn, n):
 
 
 contenders = [("loop: lambda: None", lambda: None)]
-for form, guard in (("slots", False), ("slots", True), ("packed", False), ("packed", True), ("pycall", True)):
+for form, guard in (("slots", False), ("slots", True), ("packed", False), ("packed", True)):
     name = form + ("+guard" if guard else "")
     ko = make(form, guard, False)
     kp = make(form, guard, True)
@@ -154,7 +146,7 @@ if args.profile:
     import cProfile
     import io
     import pstats
-    k = make("pycall", True, False)
+    k = make("packed", True, False)
     pr = cProfile.Profile()
     pr.enable()
     for _ in range(args.calls):

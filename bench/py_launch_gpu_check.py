@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """py_launch_gpu_check.py — the session 9 launcher forms on the GPU, checked
 without pytest (the device image has none): each form (_kernel._LAUNCH_FORM
-"pycall", the default; "packed"; "slots", session 8's), with and without
-torch's TensorGuards check, on torch CUDA tensors against a + b:
+"packed", the default; "slots", session 8's), with and without torch's
+TensorGuards check, on torch CUDA tensors against a + b:
 
   - out_idx outputs (past a batch of 64) and outputs passed in, fresh
     inputs each call, every output compared element by element;
@@ -48,7 +48,7 @@ def add(M, N, dtype="float32"):
                     C[by * 4 + i, bx * 32 + j] = A[by * 4 + i, bx * 32 + j] + B[by * 4 + i, bx * 32 + j]
     return main
 """
-CALL = {"pycall": "launch(h, ", "packed": "launch(K, pack(h, ", "slots": "launch(K, so"}
+CALL = {"packed": "launch(K, pack(h, ", "slots": "launch(K, so"}
 
 
 def close(x, y):
@@ -109,10 +109,9 @@ def check(form, guard):
 
 passed = failed = 0
 saved = _kernel._LAUNCH_FORM, _kernel._GUARD
-print("GPU: %s; torch %s; TensorGuards usable: %s; ts_plan_launch_py usable: %s" % (
-    torch.cuda.get_device_name(), torch.__version__,
-    _kernel._tensor_guard([torch.zeros(2, device="cuda")]) is not None, _kernel._py_launch(0) is not None))
-for form in ("pycall", "packed", "slots"):
+print("GPU: %s; torch %s; TensorGuards usable: %s" % (
+    torch.cuda.get_device_name(), torch.__version__, _kernel._tensor_guard([torch.zeros(2, device="cuda")]) is not None))
+for form in ("packed", "slots"):
     for guard in (True, False):
         try:
             check(form, guard)

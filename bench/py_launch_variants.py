@@ -18,12 +18,11 @@ its launcher is made:
                addresses stored into the plan's slots under the kernel's
                lock, then ts_plan_launch(plan, stream);
   s9           session 9's default: torch's one-call check of all the
-               tensors (TensorGuards) first, then launch(stream, addr0, ...),
-               a builtin function over ts_plan_launch_py (no ctypes
-               conversion, nothing shared written, no lock);
-  s9-ctypes    s9 with the stream and addresses packed into one bytes
-               object for a ctypes call of ts_plan_launch_packed;
+               tensors (TensorGuards) first, the stream and the addresses
+               packed into one bytes object for ts_plan_launch_packed (one
+               C call, nothing shared written, no lock);
   s9-noguard   s9 with the Python tests instead of TensorGuards;
+  s8+guard     s8 with TensorGuards (the two changes apart);
 
 each with the out_idx output allocated (k(a, b)) and passed in (k(a, b, c)),
 beside torch.add(a, b).  Each result is checked against a + b before timing
@@ -73,9 +72,9 @@ S8 = {"_ALLOC_FORM": "split", "_SPLIT_MAX": 64, "_SPLIT_BYTES": 16 << 20, "_SPLI
       "_LAUNCH_FORM": "slots", "_GUARD": False}
 VARIANTS = [
     ("s8", S8),
-    ("s9", dict(S8, _LAUNCH_FORM="pycall", _GUARD=True)),
-    ("s9-ctypes", dict(S8, _LAUNCH_FORM="packed", _GUARD=True)),
-    ("s9-noguard", dict(S8, _LAUNCH_FORM="pycall", _GUARD=False)),
+    ("s9", dict(S8, _LAUNCH_FORM="packed", _GUARD=True)),
+    ("s9-noguard", dict(S8, _LAUNCH_FORM="packed", _GUARD=False)),
+    ("s8+guard", dict(S8, _GUARD=True)),
 ]
 
 
@@ -99,8 +98,7 @@ ref = a + b
 ex = os.path.join(ROOT, "examples/elementwise_add.py")
 print("GPU: %s; torch %s; Python %s; library %s" % (torch.cuda.get_device_name(), torch.__version__,
                                                     sys.version.split()[0], tilescale.library_path()), flush=True)
-print("torch's TensorGuards usable: %s; ts_plan_launch_py usable: %s"
-      % (_kernel._tensor_guard([a, b]) is not None, _kernel._py_launch(0) is not None))
+print("torch's TensorGuards usable: %s" % (_kernel._tensor_guard([a, b]) is not None))
 
 contenders = []
 saved = {kn: getattr(_kernel, kn) for _, knobs in VARIANTS for kn in knobs}

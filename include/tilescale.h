@@ -238,17 +238,6 @@ TsStatus ts_plan_launch(TsPlan *plan, void *stream);
  * plan's pointer slots are neither read nor written, so threads launching
  * one plan need no lock around their calls. */
 TsStatus ts_plan_launch_packed(TsPlan *plan, const void *packed);
-/* ts_plan_launch_packed as a CPython METH_FASTCALL function, for the
- * Python package's launcher (no ctypes conversion on the call; the library
- * is not built against Python): `self` is a bytes object whose data, at
- * byte TS_PY_BYTES_DATA of the object (CPython 3.x, not free-threaded: the
- * package checks before using it), holds four 8-byte words: the plan (NULL:
- * convert the arguments, launch nothing, for measuring), the addresses of
- * PyLong_AsUnsignedLongLong, PyLong_FromLong and PyErr_Occurred.  args: the
- * stream and one address per parameter, as Python ints.  Returns the status
- * as a Python int (NULL with Python's exception set for a non-int). */
-#define TS_PY_BYTES_DATA 32
-void *ts_plan_launch_py(void *self, void *const *args, ptrdiff_t nargs);
 /* The device code of this kernel (CUDA target; not the rest of a chain)
  * as `form`: "ptx" (NVRTC's PTX, same architecture and options as the
  * build) or "cubin" (the machine code a build loads).  Needs NVRTC, not a

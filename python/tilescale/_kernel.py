@@ -925,13 +925,11 @@ _launch_device = _lib.kernel_launch_device
 #   - a launch prepared in C for this signature (ts_kernel_prepare_device:
 #     every check of extents, strides and dtypes against the kernel made
 #     once, the kernel parameters and grid kept): per call the stream and
-#     the data addresses go to the library in one call of a builtin
-#     function (ts_plan_launch_py, _py_launch), which queues the kernel
-#     with them, writing nothing shared, so no lock is taken (_LAUNCH_FORM
-#     "pycall"; "packed" packs them into one bytes object for a ctypes call
-#     of ts_plan_launch_packed; "slots" stores them into the plan's slots
-#     through a memoryview under the kernel's lock, then calls
-#     ts_plan_launch);
+#     the data addresses are packed into one bytes object (a precompiled
+#     struct.Struct) and ts_plan_launch_packed queues the kernel with them,
+#     writing nothing shared, so no lock is taken (_LAUNCH_FORM "packed";
+#     "slots" stores the addresses into the plan's slots through a
+#     memoryview under the kernel's lock, then calls ts_plan_launch);
 #   - the launch through a function without argtypes, given ready ctypes
 #     objects or bytes, so ctypes converts nothing.
 #
@@ -973,18 +971,13 @@ _SPLIT_BYTES = 16 << 20
 # the tensor in the batch's iterator) instead of once per call
 _SPLIT_PTRS = True
 # How a launcher with a plan hands the launch its addresses (session 9,
-# bench/py_launch_cpu.py and py_launch_variants.py measure each):
-#   "pycall" (the default): launch(stream, addr0, addr1, ...), a builtin
-#     function over ts_plan_launch_py (_py_launch): Python calls it like any
-#     builtin, with no ctypes conversion, and it hands the plan's launch the
-#     ints; nothing shared is written, so no lock.  Where that entry cannot
-#     be used (not CPython, free-threaded, an older library), "packed";
-#   "packed": one ctypes call, ts_plan_launch_packed(plan, words),
+# bench/py_launch_cpu.py and py_launch_variants.py measure both):
+#   "packed" (the default): one C call, ts_plan_launch_packed(plan, words),
 #     the stream and every data address packed into one bytes object by a
 #     precompiled struct.Struct: nothing shared is written, so no lock;
 #   "slots": each address stored into the plan's slots through a memoryview,
 #     under the kernel's lock, then ts_plan_launch(plan, stream) (session 8).
-_LAUNCH_FORM = "pycall"
+_LAUNCH_FORM = "packed"
 # The per-tensor test of a launcher's signature: True: torch's own C check of
 # a list of tensors (Dynamo's TensorGuards: type, dispatch keys, dtype, device
 # index, requires_grad, extents, strides; one call for all the tensors),
@@ -996,61 +989,6 @@ _bare_launch = None       # ts_kernel_launch_device without argtypes
 _bare_plan_launch = None  # ts_plan_launch without argtypes
 _bare_packed = None       # ts_plan_launch_packed without argtypes (None: not in this library)
 _stream_objs = {}
-
-
-class _PyMethodDef(ctypes.Structure):
-    """CPython's PyMethodDef (part of its stable ABI)."""
-    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
-                ("ml_doc", ctypes.c_char_p)]
-
-
-_METH_FASTCALL = 0x0080
-_py_api = None  # (method def, PyCFunction_NewEx, the three C API addresses), False: not usable here
-
-
-def _py_setup():
-    """What _py_launch needs, found once: the library's ts_plan_launch_py, a
-    PyMethodDef naming it METH_FASTCALL, and the addresses of the C API
-    functions it calls; None where it cannot be used: not CPython, a bytes
-    object whose data is not where the library reads it (a free-threaded
-    build), or a library without the entry."""
-    global _py_api
-    if _py_api is None:
-        _py_api = False
-        try:
-            fn = getattr(_lib.bare, "ts_plan_launch_py", None)
-            probe = bytes(range(1, 41))
-            if fn is not None and sys.implementation.name == "cpython" and \
-                    ctypes.string_at(id(probe) + _lib.PY_BYTES_DATA, len(probe)) == probe:
-                api = ctypes.pythonapi
-                addr = lambda f: ctypes.cast(f, ctypes.c_void_p).value  # noqa: E731
-                md = _PyMethodDef(b"ts_plan_launch_py", addr(fn), _METH_FASTCALL, None)
-                new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object, ctypes.py_object)(
-                    addr(api.PyCFunction_NewEx))
-                fns = (addr(api.PyLong_AsUnsignedLongLong), addr(api.PyLong_FromLong), addr(api.PyErr_Occurred))
-                _py_api = (md, new, fns)
-        except Exception:
-            _py_api = False
-    return _py_api or None
-
-
-def _py_launch(plan):
-    """A builtin function launch(stream, addr0, addr1, ...) -> status that
-    runs ts_plan_launch_packed on `plan` (an address; 0: convert the
-    arguments and launch nothing), or None where it cannot be made.  Its
-    `self` is a bytes object holding the plan and the C API addresses (the
-    function holds it); a call of the wrong length launches nothing and
-    returns TS_ERR_INVALID, which is checked here once."""
-    api = _py_setup()
-    if api is None:
-        return None
-    md, new, fns = api
-    try:
-        f = new(ctypes.addressof(md), struct.pack("<4Q", plan or 0, *fns), None)
-        ok = f(*range(70)) == _lib.ERR_INVALID and (plan or f(0, 1, 2) == _lib.OK)
-    except Exception:
-        return None
-    return f if ok else None
 
 
 def _tensor_guard(args):
@@ -1144,14 +1082,12 @@ def _make_launcher(kern, args, outs):
         lp = None
     n_in = len(args)
     alloc = outs is not None
-    # one C call with every address, no lock (_LAUNCH_FORM): a builtin, else ctypes and a bytes object
-    pycall = _py_launch(lp.value) if lp is not None and _LAUNCH_FORM == "pycall" else None
-    packed = pycall is not None or (lp is not None and _LAUNCH_FORM in ("pycall", "packed") and
-                                    _bare_packed is not None)
+    # one C call with every address packed, no lock (_LAUNCH_FORM)
+    packed = lp is not None and _LAUNCH_FORM == "packed" and _bare_packed is not None
     plan = kern._plan_in if alloc else kern._plan_all
     env = {"MISS": _MISS, "general": _general, "empty": torch.empty, "empty_like": torch.empty_like,
            "new_empty": getattr(torch.Tensor, "new_empty", None), "new": getattr(torch.Tensor, "new", None),
-           "launch": _bare_launch if lp is None else pycall or (_bare_packed if packed else _bare_plan_launch),
+           "launch": _bare_launch if lp is None else _bare_packed if packed else _bare_plan_launch,
            "K": ctypes.c_void_p(kptr) if lp is None else lp,
            "TT": kern._tt, "N": kern._nparams,
            "raw": _RAW_STREAM or _raw_stream(), "sobj": _stream_objs, "mk_sobj": _stream_obj,
@@ -1279,12 +1215,8 @@ def _make_launcher(kern, args, outs):
         # the stream and every address in parameter order, one bytes object
         exprs = dict(stores)
         assert sorted(exprs) == list(range(kern._nparams)), "a parameter without an address"
-        given_exprs = ", ".join(exprs[i] for i in range(kern._nparams))
-        if pycall is not None:
-            blines.append("            st = launch(h, %s)" % given_exprs)
-        else:
-            env["pack"] = struct.Struct("<%dQ" % (1 + kern._nparams)).pack
-            blines.append("            st = launch(K, pack(h, %s))" % given_exprs)
+        env["pack"] = struct.Struct("<%dQ" % (1 + kern._nparams)).pack
+        blines.append("            st = launch(K, pack(h, %s))" % ", ".join(exprs[i] for i in range(kern._nparams)))
         lines += [ln[4:] for ln in blines]  # (no try block)
     else:
         for i, e in stores:

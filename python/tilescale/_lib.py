@@ -46,8 +46,6 @@ DTYPE = {n: i for i, n in enumerate(DTYPE_NAMES)}
 DTYPE_BYTES = [1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1, 1]  # int4: its packed byte
 
 TARGET_C, TARGET_CUDA = 0, 1
-# include/tilescale.h's TS_PY_BYTES_DATA: where ts_plan_launch_py reads its bytes object's data
-PY_BYTES_DATA = 32
 
 
 class TsDefine(ctypes.Structure):

@@ -616,32 +616,6 @@ TsStatus ts_plan_launch(TsPlan *plan, void *stream) { return ts_cuda_plan_launch
 
 TsStatus ts_plan_launch_packed(TsPlan *plan, const void *packed) { return ts_cuda_plan_launch_packed(plan, packed); }
 
-/* The words ts_plan_launch_py reads from its `self`, a bytes object made by
- * the Python package (python/tilescale/_kernel.py, _py_launch): the plan
- * and three functions of the running Python's C API, found by ctypes at run
- * time (so the library is still built without Python's headers). */
-typedef struct TsPyLaunch {
-    TsPlan *plan;                                  /* NULL: convert only, launch nothing */
-    unsigned long long (*as_u64)(void *obj);       /* PyLong_AsUnsignedLongLong */
-    void *(*from_long)(long v);                    /* PyLong_FromLong */
-    void *(*err_occurred)(void);                   /* PyErr_Occurred */
-} TsPyLaunch;
-
-void *ts_plan_launch_py(void *self, void *const *args, ptrdiff_t nargs) {
-    TsPyLaunch c;
-    if (!self) return NULL;
-    memcpy(&c, (const char *)self + TS_PY_BYTES_DATA, sizeof c);
-    enum { MAXW = 65 };
-    uint64_t w[MAXW];
-    int np = c.plan ? ts_cuda_plan_nparams(c.plan) : (int)nargs - 1;
-    if (nargs != np + 1 || nargs > MAXW) return c.from_long(TS_ERR_INVALID);
-    for (ptrdiff_t i = 0; i < nargs; i++) {
-        w[i] = c.as_u64(args[i]);
-        if (w[i] == ~(uint64_t)0 && c.err_occurred()) return NULL; /* not an int: Python's TypeError */
-    }
-    return c.from_long(c.plan ? (long)ts_cuda_plan_launch_packed(c.plan, w) : (long)TS_OK);
-}
-
 int64_t ts_kernel_shared_bytes(const TsKernel *k) {
     return k && k->cumod ? k->cumod->info.smem_bytes : -1;
 }

@@ -138,18 +138,13 @@ class Launches:
         import struct
         slots, shapes = self.plans[plan.value - 1]
         assert isinstance(words, bytes) and len(words) == 8 * (1 + len(shapes))
-        return self.plan_launch_args(plan.value, struct.unpack("<%dQ" % (1 + len(shapes)), words))
-
-    # ts_plan_launch_py: the stream and the addresses as the call's arguments
-    def plan_launch_args(self, plan, w):
-        slots, shapes = self.plans[plan - 1]
-        assert len(w) == 1 + len(shapes) and all(isinstance(x, int) for x in w)
+        w = struct.unpack("<%dQ" % (1 + len(shapes)), words)
         self.streams.append(w[0])
         self.fast.append([(w[1 + i], sh) for i, sh in enumerate(shapes)])
         return self.status
 
 
-@pytest.fixture(params=["records", "plan", "packed", "pycall"])
+@pytest.fixture(params=["records", "plan", "packed"])
 def setup(monkeypatch, request):
     torch = fake_torch()
     monkeypatch.setitem(sys.modules, "torch", torch)
@@ -163,15 +158,13 @@ def setup(monkeypatch, request):
     rec.plans = []
     rec.streams = []
     rec.mode = request.param
-    if request.param in ("plan", "packed", "pycall"):
+    if request.param in ("plan", "packed"):
         monkeypatch.setattr(_lib, "kernel_prepare_device", rec.prepare)
         monkeypatch.setattr(_lib, "plan_pointers", rec.plan_pointers)
         monkeypatch.setattr(_kernel, "_bare_plan_launch", rec.plan_launch)
-        # pycall (the default): the addresses as the arguments of a builtin;
-        # packed: in one bytes object; plan: stored into the plan's slots
+        # packed: the addresses in the call (the default); plan: stored into the slots
         monkeypatch.setattr(_kernel, "_bare_packed", rec.plan_launch_packed)
-        monkeypatch.setattr(_kernel, "_py_launch", lambda plan: lambda *w: rec.plan_launch_args(plan, w))
-        monkeypatch.setattr(_kernel, "_LAUNCH_FORM", {"plan": "slots"}.get(request.param, request.param))
+        monkeypatch.setattr(_kernel, "_LAUNCH_FORM", "packed" if request.param == "packed" else "slots")
     else:  # no plan can be made (a chain of kernels): the records and ts_kernel_launch_device
         monkeypatch.setattr(_lib, "kernel_prepare_device", lambda *a: _lib.ERR_UNSUPPORTED)
         monkeypatch.setattr(_kernel, "_bare_plan_launch", lambda *a: pytest.fail("no plan was made"))
@@ -395,9 +388,8 @@ def test_packed_launch_words(setup, monkeypatch):
     k = compile("add", M=4, N=8)
     a, b = torch.Tensor((4, 8), torch.float32), torch.Tensor((4, 8), torch.float32)
     k(a, b)
-    packed = _kernel._LAUNCH_FORM in ("packed", "pycall")
-    call = "launch(h, " if _kernel._LAUNCH_FORM == "pycall" else "launch(K, pack(h, "
-    assert (call in k._launcher_source) == packed and ("acquire(" in k._launcher_source) != packed
+    packed = _kernel._LAUNCH_FORM == "packed"
+    assert ("pack(h, " in k._launcher_source) == packed and ("acquire(" in k._launcher_source) != packed
     stream[0] = 0x7f0000001230
     c = k(a, b)
     assert rec.fast[-1] == [(a._ptr, (4, 8)), (b._ptr, (4, 8)), (c._ptr, (4, 8))]
@@ -476,28 +468,3 @@ def test_real_torch_launcher(monkeypatch):
     with pytest.raises(tilescale.DTypeError):
         k(x, b)
     assert len(words) == 70
-
-
-def test_py_launch_entry():
-    """ts_plan_launch_py, the builtin behind the default launch form, on the
-    real library with no plan (it converts its arguments and launches
-    nothing): ints of 64 bits are taken, anything else is Python's own
-    exception, a call longer than the library takes is TS_ERR_INVALID."""
-    f = _kernel._py_launch(0)
-    if f is None:
-        pytest.skip("ts_plan_launch_py cannot be used by this Python")
-    assert type(f).__name__ == "builtin_function_or_method"
-    assert f(0, 0x7f0012340000, (1 << 64) - 1) == _lib.OK and f(0) == _lib.OK
-    assert f(*range(70)) == _lib.ERR_INVALID
-    with pytest.raises(TypeError):
-        f(0, "x")
-    with pytest.raises(OverflowError):
-        f(0, 1 << 64)
-    with pytest.raises(OverflowError):
-        f(0, -1)
-    old = _kernel._py_api
-    try:  # where the bytes probe fails (e.g. a free-threaded build): no builtin
-        _kernel._py_api = False
-        assert _kernel._py_launch(0) is None
-    finally:
-        _kernel._py_api = old

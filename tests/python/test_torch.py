@@ -86,23 +86,20 @@ def test_cuda_tensors_zero_copy_current_stream():
 
 
 @cuda
-@pytest.mark.parametrize("form", ["pycall", "packed", "slots"])
+@pytest.mark.parametrize("form", ["packed", "slots"])
 def test_cuda_prepared_launch(monkeypatch, form):
     """After the first call of a signature, calls go through the launch prepared in C
     (ts_kernel_prepare_device): fresh inputs and outputs each time, outputs allocated
     and passed in, other streams, then another shape (the general path again).
-    pycall: the stream and the addresses as the arguments of one builtin
-    (ts_plan_launch_py, the default); packed: in one bytes object for a ctypes
-    call of ts_plan_launch_packed; slots: stored into the plan's slots, then
-    ts_plan_launch."""
+    packed: the addresses and the stream in one ts_plan_launch_packed call (the
+    default); slots: stored into the plan's slots, then ts_plan_launch."""
     from tilescale import _kernel
     monkeypatch.setattr(_kernel, "_LAUNCH_FORM", form)
     k = tilescale.compile(SRC, "add", M=300, N=200)
     a, b = torch.randn(300, 200, device="cuda"), torch.randn(300, 200, device="cuda")
     torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)
     # the plan, not the records
-    assert k._fast is not None and {"pycall": "launch(h, ", "packed": "launch(K, pack(h, ",
-                                     "slots": "launch(K, so"}[form] in k._launcher_source
+    assert k._fast is not None and ("launch(K, pack(h, " if form == "packed" else "launch(K, so") in k._launcher_source
     for _ in range(3):
         a, b = torch.randn(300, 200, device="cuda"), torch.randn(300, 200, device="cuda")
         torch.testing.assert_close(k(a, b), a + b, rtol=0, atol=0)

@@ -145,42 +145,6 @@ static void test_plot_layouts(TsContext *ctx) {
     ts_kernel_destroy(k);
 }
 
-/* ts_plan_launch_py without Python: its `self` and arguments are stand-ins
- * laid out as it reads them (the data of the "bytes" object at
- * TS_PY_BYTES_DATA; an "int" is a pointer to its value here), the three
- * C API functions stand-ins too.  No plan: it converts and launches nothing. */
-static long py_result[2];   /* what the stand-in PyLong_FromLong was last given, and how often */
-static int py_bad;          /* the stand-in PyErr_Occurred's answer */
-static unsigned long long py_as_u64(void *o) { return *(const unsigned long long *)o; }
-static void *py_from_long(long v) {
-    py_result[0] = v;
-    py_result[1]++;
-    return py_result;
-}
-static void *py_err(void) { return py_bad ? py_result : NULL; }
-
-static void test_plan_launch_py(void) {
-    unsigned char self[TS_PY_BYTES_DATA + 32] = {0};
-    void *w[4] = {NULL, (void *)py_as_u64, (void *)py_from_long, (void *)py_err};
-    memcpy(self + TS_PY_BYTES_DATA, w, sizeof w);
-    unsigned long long vals[70];
-    void *args[70];
-    for (int i = 0; i < 70; i++) vals[i] = 0x7f0000000000ull + (unsigned)i, args[i] = &vals[i];
-    CHECK(ts_plan_launch_py(self, (void *const *)args, 4) == py_result);
-    CHECK_EQ_INT(TS_OK, (int)py_result[0]);
-    CHECK(ts_plan_launch_py(self, (void *const *)args, 70) == py_result); /* more than the entry takes */
-    CHECK_EQ_INT(TS_ERR_INVALID, (int)py_result[0]);
-    vals[2] = ~0ull; /* PyLong_AsUnsignedLongLong's error value: an exception only if one is set */
-    CHECK(ts_plan_launch_py(self, (void *const *)args, 4) == py_result);
-    CHECK_EQ_INT(TS_OK, (int)py_result[0]);
-    py_bad = 1;
-    long n = py_result[1];
-    CHECK(ts_plan_launch_py(self, (void *const *)args, 4) == NULL); /* Python's exception stands */
-    CHECK(py_result[1] == n);
-    py_bad = 0;
-    CHECK(ts_plan_launch_py(NULL, (void *const *)args, 4) == NULL);
-}
-
 int main(void) {
     static int ok_marker;
     TsContext *ctx;
@@ -234,7 +198,6 @@ int main(void) {
     CHECK_EQ_INT(TS_ERR_INVALID, ts_plan_launch_packed(NULL, words));
     ts_kernel_destroy(k);
     test_plot_layouts(ctx);
-    test_plan_launch_py();
     ts_context_destroy(ctx);
     return test_done();
 }
