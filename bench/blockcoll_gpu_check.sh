@@ -78,7 +78,7 @@ ok "sync_grid mirror" $s --entry mirror --check-against mirror_naive
 ok "sync_grid mirror nb=100" $s --entry mirror -D nblocks=100 -D per=32 --check-against mirror_naive
 ok "sync_grid shift" $s --entry shift -D nblocks=132 -D rounds=20 --check-against shift_naive
 k=tests/run/kernels/coop_ranks.py
-ok "coop fold (one launch)" $k --entry fold -D nb=64 -D steps=100 --check-against fold_ref
+ok "coop fold (one rank)" $k --entry fold --ranks 1 -D nb=64 -D steps=100 --check-against fold_ref
 ok "coop fold 2 ranks sharing the GPU" $k --entry fold --ranks 2 -D nb=64 -D steps=300 --check-against fold_ref
 ok "coop fold 4 ranks sharing the GPU" $k --entry fold --ranks 4 -D nb=32 -D steps=300 -D R=8 -D C=32 --check-against fold_ref
 # a grid that cannot be resident: a clear error at once, never a hang
