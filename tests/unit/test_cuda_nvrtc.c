@@ -574,8 +574,12 @@ static void test_nvrtc_compiles(void) {
         if (!k) continue;
         CHECK_CONTAINS(ts_kernel_source(k), "extern \"C\" __global__");
         if (!strcmp(s->entry, "gmx") || (!strcmp(s->entry, "gm") && !strstr(s->defs, "float32")) ||
-            !strcmp(s->entry, "matmul") || !strcmp(s->entry, "matmul_eager") || !strcmp(s->entry, "flashattn"))
-            CHECK_CONTAINS(ts_kernel_source(k), "ts_gemm_0(");
+            !strcmp(s->entry, "matmul") || !strcmp(s->entry, "matmul_eager") || !strcmp(s->entry, "flashattn")) {
+            /* the tensor-core function: mma.sync's, or wgmma's where the default
+             * architecture is the device's sm_90a (a GPU machine) */
+            const char *src = ts_kernel_source(k);
+            CHECK(strstr(src, "ts_gemm_0(") || strstr(src, "ts_wgmma_0("));
+        }
         /* pipelined loops issue cp.async and wait for their groups */
         if (!strcmp(s->entry, "mmdyn") || strstr(s->defs, "num_stages=2") || strstr(s->defs, "num_stages=3") ||
             strstr(s->defs, "num_stages=4")) {
