@@ -71,10 +71,30 @@ static bool unlowered_tileop(const IrStmt *s, void *ctx) {
 
 static bool has_tileop(const IrStmt *s) { return ir_stmt_any(s, unlowered_tileop, NULL); }
 
+/* A gemm kept for tensor cores (mma.sync or wgmma): a warp- or
+ * warpgroup-wide instruction sequence over the whole block's tiles. */
+static bool tensor_core_gemm(const IrStmt *s, void *ctx) {
+    const IrStmt **at = ctx;
+    if (s->kind != IR_S_TILEOP || s->op->kind != TS_OP_GEMM ||
+        (s->op->inst != TS_OP_INST_MMA_SYNC && s->op->inst != TS_OP_INST_WGMMA))
+        return false;
+    *at = s;
+    return true;
+}
+
 /* What the lowered IR asks of the target's instructions and the target
  * lacks: an error at the statement (the code generator only prints). */
 static bool cuda_capability_pre(IrVisitor *v, const IrStmt *s) {
     TsPassCtx *cx = v->ctx;
+    /* a tensor-core gemm is run by every thread of the block with the same
+     * operands: never inside a thread range (partition_threads' per-thread
+     * code: a T.Parallel loop, thread-dependent control flow) */
+    const IrStmt *g = NULL;
+    if (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD && ir_stmt_any(s->for_.body, tensor_core_gemm, &g))
+        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, g->loc,
+                   "T.gemm on tensor cores must be reached by every thread of the block with the same operands "
+                   "(not under a T.Parallel loop or thread-dependent control flow); TILESCALE_CUDA_MMA=0 lowers "
+                   "it to loops instead");
     if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ASYNC && cx->caps->sm < 80)
         ts_internal(cx->diag, "kernel %s: cp.async.mbarrier.arrive below sm_80", cx->k->name);
     if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_COMM &&

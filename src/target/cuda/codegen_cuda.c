@@ -1574,6 +1574,14 @@ static void emit_comm(Cg *g, const IrStmt *s) {
     ts_cuda_comm_emit(&h, s);
 }
 
+/* A tensor-core gemm in per-thread code: pass verify_lowered refuses it
+ * (with the user's message), so here it is an internal error. */
+static void require_uniform_gemm(Cg *g, const IrStmt *s) {
+    if (g->ctx != CTX_UNIFORM)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a tensor-core gemm in per-thread code "
+                                                  "(verify_lowered refuses it)");
+}
+
 /* A wgmma gemm: its function on the tiles' shared addresses (the regions'
  * starts, multiples of the swizzle's period: plan_wgmma) and the
  * accumulator's registers. */
@@ -1583,11 +1591,7 @@ static void emit_wgmma_call(Cg *g, const IrStmt *s) {
     for (int i = 0; i < g->wg_sites.n; i++)
         if (g->wg_sites.v[i].op == op) site = &g->wg_sites.v[i];
     if (!site) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a wgmma gemm was not planned");
-    if (g->ctx != CTX_UNIFORM)
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
-                   "T.gemm on tensor cores must be reached by every thread of the block with the same operands "
-                   "(not under a T.Parallel loop or thread-dependent control flow); TILESCALE_CUDA_MMA=0 lowers "
-                   "it to loops instead");
+    require_uniform_gemm(g, s);
     line_start(g);
     outf(g, "ts_wgmma_%d(", site->fn);
     for (int r = 0; r < 2; r++) {
@@ -1615,11 +1619,7 @@ static void emit_tileop(Cg *g, const IrStmt *s) {
     for (int i = 0; i < g->mma_sites.n; i++)
         if (g->mma_sites.v[i].op == op) site = &g->mma_sites.v[i];
     if (!site) ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a tensor-core gemm was not planned");
-    if (g->ctx != CTX_UNIFORM)
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
-                   "T.gemm on tensor cores must be reached by every thread of the block with the same operands "
-                   "(not under a T.Parallel loop or thread-dependent control flow); TILESCALE_CUDA_MMA=0 lowers "
-                   "it to loops instead");
+    require_uniform_gemm(g, s);
     line_start(g);
     outf(g, "ts_gemm_%d(", site->fn);
     if (g->mma_fns.v[site->fn].creg) {
