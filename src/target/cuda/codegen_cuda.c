@@ -2419,7 +2419,7 @@ static void plan_mma(Cg *g, const IrStmt *s) {
         p.per_b = swizzle_periodic(g, B, s->loc);
     } else {
     /* the shared-accumulator form indexes A and B unswizzled (layout inference
-     * leaves their tiles plain: gemm.c's swizzle_operand) */
+     * leaves their tiles plain: op/gemm.c's ts_op_gemm_plain_operands) */
     if (A->buf->swizzle.kind != IR_SWIZZLE_NONE || B->buf->swizzle.kind != IR_SWIZZLE_NONE)
         ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a gemm with its accumulator in shared memory "
                    "reads a swizzled operand (%s)", A->buf->swizzle.kind != IR_SWIZZLE_NONE ? A->buf->name : B->buf->name);
