@@ -98,7 +98,8 @@ typedef enum IrBinOp {
     /* T.wait_wgmma(n) (an IR_S_EVAL of it only): the warpgroup waits until at \
      * most n of its wgmma groups are pending (T.wgmma_gemm issues without   \
      * waiting); pass arch_hints keeps it only in kernels with wgmma gemms   \
-     * (TS_OP_INST_WGMMA), where it is wgmma.wait_group n */                 \
+     * (TS_OP_INST_WGMMA), where it is wgmma.wait_group n; pass wgmma_waits  \
+     * lists the accumulators it completes (IrStmt eval.done) */              \
     X(IR_WGMMA_WAIT, "wait_wgmma", 1)
 
 typedef enum IrIntrinsic {
@@ -419,7 +420,10 @@ struct IrStmt {
         struct { IrVar *var; IrExpr *value; } let;
         struct { IrBuffer *buf; } alloc;
         IrTileOp *op;
-        struct { IrExpr *e; } eval;
+        /* done (a T.wait_wgmma only, pass wgmma_waits): the accumulators of
+         * the wgmma groups the wait may complete, ndone of them; the CUDA
+         * printer fences their registers after the wait (NULL / 0: none) */
+        struct { IrExpr *e; IrBuffer **done; int ndone; } eval;
         struct { IrExpr *value; IrBuffer *buf; const char *msg; } print;
         /* VCOPY: dst[didx .. +lanes) = src[sidx .. +lanes) along the last
          * dimension of both (contiguous there).  When `pred` (may be NULL:

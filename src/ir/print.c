@@ -575,6 +575,11 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
     case IR_S_EVAL:
         ts_buf_puts(b, "eval ");
         put_expr(p, s->eval.e);
+        for (int i = 0; i < s->eval.ndone; i++) { /* a wgmma wait's completed accumulators */
+            ts_buf_puts(b, i ? ", " : " completes=[");
+            put_buf_name(p, s->eval.done[i]);
+        }
+        if (s->eval.ndone) ts_buf_puts(b, "]");
         break;
     case IR_S_PRINT:
         ts_buf_puts(b, "print(");

@@ -353,7 +353,14 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
         if (!s->op) fail(v, s->loc, "a tile op statement without an op");
         check_tileop(v, s->op);
         break;
-    case IR_S_EVAL: check_expr(v, s->eval.e); break;
+    case IR_S_EVAL:
+        check_expr(v, s->eval.e);
+        if (s->eval.ndone && (s->eval.e->kind != IR_E_CALL || s->eval.e->call.fn != IR_WGMMA_WAIT))
+            fail(v, s->loc, "completed accumulators on a statement that is no wgmma wait");
+        for (int i = 0; i < s->eval.ndone; i++)
+            if (s->eval.done[i]->scope != IR_SCOPE_FRAGMENT && s->eval.done[i]->scope != IR_SCOPE_LOCAL)
+                fail(v, s->loc, "wgmma wait completes %s, which is not in registers", s->eval.done[i]->name);
+        break;
     case IR_S_BARRIER: {
         /* the C target's own ids (IR_C_BAR_BLOCK..): coroutine kernels only, count 0 the live threads */
         bool own = v->k->thread_coro && s->barrier.id >= IR_C_BAR_BLOCK && s->barrier.id < IR_C_BAR_END &&

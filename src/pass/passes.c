@@ -48,6 +48,8 @@
  *   arch_hints         register hints (setmaxnreg) kept where the target
  *                      architecture has the instruction (sm_90a), dropped
  *                      elsewhere (below)
+ * * wgmma_waits        the accumulators each T.wait_wgmma completes, whose
+ *                      registers the printer fences after it (wgmma_waits.c)
  *   verify_lowered     well formed, no tile operator left, and (CUDA) no
  *                      instruction the target architecture lacks (nor an
  *                      atomic add on bools: the check was the printer's)
@@ -285,6 +287,10 @@ const TsPass ts_passes[] = {
      "the target architecture has setmaxnreg (sm_90a) and are dropped elsewhere (sm_80, sm_90, the C target); "
      "CUDA: the blocks per SM the kernel is compiled for (IrKernel.min_blocks) from the target where no pass chose",
      TS_PASS_ALL},
+    {"wgmma_waits", ts_pass_wgmma_waits,
+     "CUDA: each T.wait_wgmma lists the accumulators of the wgmma groups it may complete (those issued before "
+     "it and not yet waited for, on some path), whose registers the printer fences after the wait",
+     TS_PASS_CUDA},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed, has no tile operator left and (CUDA) asks for no instruction the "
      "target architecture lacks (T.mbarrier_expect_tx below sm_90, an atomic add on a bool buffer)",

@@ -2222,20 +2222,18 @@ static void emit_kind(Cg *g, const IrStmt *s) {
         }
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_WGMMA_WAIT) {
             /* T.wait_wgmma (arch_hints kept it: the kernel has wgmma gemms), then the
-             * accumulators of the gemms that did not wait are the registers' again */
+             * accumulators it completes (pass wgmma_waits) are the registers' again */
             int64_t n = 0;
             if (!ir_is_const_int(s->eval.e->call.args[0], &n) || !g->wg_fns.n)
                 ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: a wgmma wait without wgmma gemms");
             line_start(g);
             outf(g, "ts_wgmma_wait<%lld>();\n", (long long)n);
-            for (int i = 0; i < g->wg_sites.n; i++) {
-                const IrTileOp *op = g->wg_sites.v[i].op;
-                bool dup = false;
-                for (int j = 0; j < i && !dup; j++) dup = g->wg_sites.v[j].op->r[2].buf == op->r[2].buf;
-                if (!op->wg_async || dup) continue;
+            for (int i = 0; i < s->eval.ndone; i++) {
+                const IrBuffer *c = s->eval.done[i];
+                if (!c->layout)
+                    ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: wgmma accumulator %s without a layout", c->name);
                 line_start(g);
-                outf(g, "ts_wgmma_regs(%s, %lld);\n", find_buf(g, op->r[2].buf, s->loc)->name,
-                     (long long)op->r[2].buf->layout->local_size);
+                outf(g, "ts_wgmma_regs(%s, %lld);\n", find_buf(g, c, s->loc)->name, (long long)c->layout->local_size);
             }
             return;
         }

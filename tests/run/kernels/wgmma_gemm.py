@@ -70,6 +70,48 @@ def gemm_async(M, N, K, block_M=64, block_N=64, block_K=64, dtype="float16", thr
 
 
 @tilelang.jit(out_idx=[-1])
+def gemm_async_pipe(M, N, K, block_M=64, block_N=64, block_K=64, dtype="float16", threads=128):
+    # two accumulators, each gemm left pending across the other's issue:
+    # T.wait_wgmma(1) after a gemm completes the other accumulator's group
+    # (of this or the previous iteration), whose tiles the next copy
+    # overwrites; T.wait_wgmma(0) after the loop completes the last one.
+    # The list each wait completes is pass wgmma_waits' (golden
+    # ir_wgmma_waits: C1, C0, then C1)
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A0 = T.alloc_shared((block_M, block_K // 2), dtype)
+            A1 = T.alloc_shared((block_M, block_K // 2), dtype)
+            B0 = T.alloc_shared((block_N, block_K // 2), dtype)
+            B1 = T.alloc_shared((block_N, block_K // 2), dtype)
+            C0 = T.alloc_fragment((block_M, block_N), "float32")
+            C1 = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C0)
+            T.clear(C1)
+            for k in T.serial(T.ceildiv(K, block_K)):
+                T.copy(A[by * block_M, k * block_K], A0)
+                T.copy(B[bx * block_N, k * block_K], B0)
+                T.wgmma_gemm(A0, B0, C0, transpose_B=True)
+                T.wait_wgmma(1)
+                T.copy(A[by * block_M, k * block_K + block_K // 2], A1)
+                T.copy(B[bx * block_N, k * block_K + block_K // 2], B1)
+                T.wgmma_gemm(A1, B1, C1, transpose_B=True)
+                T.wait_wgmma(1)
+            T.wait_wgmma(0)
+            # the sum through shared tiles: an element-wise use of an
+            # accumulator would keep it on mma.sync (lower_gemm_cuda.c)
+            S0 = T.alloc_shared((block_M, block_N), "float32")
+            S1 = T.alloc_shared((block_M, block_N), "float32")
+            T.copy(C0, S0)
+            T.copy(C1, S1)
+            for i, j in T.Parallel(block_M, block_N):
+                if by * block_M + i < M and bx * block_N + j < N:
+                    C[by * block_M + i, bx * block_N + j] = S0[i, j] + S1[i, j]
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
 def gemm_tb_ref(M, N, K, dtype="float16"):
     # naive C = A @ B^T (the reference of gemm_tb and gemm_async)
     @T.prim_func
