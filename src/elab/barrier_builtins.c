@@ -94,7 +94,7 @@ static Value *barg(Elab *E, const char *fn, Value **args, int nargs, const char 
 }
 
 /* An mbarrier: a T.alloc_barrier buffer (its element 0) or one element. */
-static void barrier_of(Elab *E, const char *fn, Value *v, TsLoc loc, IrBuffer **buf, IrExpr **idx) {
+void elab_barrier_of(Elab *E, const char *fn, Value *v, TsLoc loc, IrBuffer **buf, IrExpr **idx) {
     if (!v) elab_fail(E, TS_ERR_TYPE, loc, "%s needs an mbarrier argument", fn);
     IrBuffer *b = v->kind == V_BUFFER || v->kind == V_ACCESS ? v->buf : NULL;
     if (!b || !b->mbar_count)
@@ -221,7 +221,7 @@ Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
         if (ARG(1, "cta_id"))
             elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: cta_id (an arrive on another block of a cluster) is not "
                       "supported: thread-block clusters are not built", fn);
-        barrier_of(E, fn, ARG(0, "mbarrier"), loc, &b, &i);
+        elab_barrier_of(E, fn, ARG(0, "mbarrier"), loc, &b, &i);
         {
             /* an arrive straight in a role's body is one per thread of the role: more
              * than a phase expects is certain when each mbarrier the index may name
@@ -237,19 +237,19 @@ Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
         mbar_stmt(E, IR_MBAR_ARRIVE, b, i, NULL, loc);
         return val_none(E, loc);
     case W_WAIT:
-        barrier_of(E, fn, ARG(0, "mbarrier"), loc, &b, &i);
+        elab_barrier_of(E, fn, ARG(0, "mbarrier"), loc, &b, &i);
         mbar_stmt(E, IR_MBAR_WAIT, b, i, int_value(E, fn, ARG(1, "parity"), "parity", loc), loc);
         return val_none(E, loc);
     case W_EXPECT_TX:
     case W_ARRIVE_EXPECT_TX:
-        barrier_of(E, fn, ARG(0, "mbarrier"), loc, &b, &i);
+        elab_barrier_of(E, fn, ARG(0, "mbarrier"), loc, &b, &i);
         mbar_stmt(E, IR_MBAR_EXPECT_TX, b, i, int_value(E, fn, ARG(1, "tx"), "tx", loc), loc);
         if (w == W_ARRIVE_EXPECT_TX) mbar_stmt(E, IR_MBAR_ARRIVE, b, i, NULL, loc);
         return val_none(E, loc);
     case W_TMA_COPY: {
         Value *src = ARG(0, "src"), *dst = ARG(1, "dst"), *bar = ARG(-1, "barrier");
         if (!src || !dst) elab_fail(E, TS_ERR_TYPE, loc, "%s needs src and dst", fn);
-        if (bar) barrier_of(E, fn, bar, loc, &b, &i); /* (checked; the copy completes in place, see above) */
+        if (bar) elab_barrier_of(E, fn, bar, loc, &b, &i); /* (checked; the copy completes in place, see above) */
         for (int k = 0; k < nkw; k++)
             if (strcmp(kw[k], "src") && strcmp(kw[k], "dst") && strcmp(kw[k], "barrier") &&
                 strcmp(kw[k], "eviction_policy") && strcmp(kw[k], "annotations") &&

@@ -54,6 +54,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_NOOP_HINT4, NS_T, "annotate_l2_hit_ratio") \
     X(B_ASYNC_COMMIT, NS_T, "ptx_commit_group") X(B_ASYNC_WAIT, NS_T, "ptx_wait_group") \
     X(B_WGMMA_GEMM, NS_T, "wgmma_gemm") X(B_WAIT_WGMMA, NS_T, "wait_wgmma")            \
+    X(B_ALLOC_TMEM, NS_T, "alloc_tmem") X(B_TCGEN05_GEMM, NS_T, "tcgen05_gemm")       \
     X(B_PRIM_FUNC, NS_T, "prim_func") X(B_MACRO, NS_T, "macro")                        \
     X(B_GET_THREAD_BINDING, NS_T, "get_thread_binding")                                \
     X(B_THREAD_BINDING, NS_T, "thread_binding") X(B_PARALLEL_TIR, NS_T, "parallel")    \
@@ -1807,6 +1808,18 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         IrScope sc = id == B_ALLOC_SHARED ? IR_SCOPE_SHARED : id == B_ALLOC_FRAGMENT ? IR_SCOPE_FRAGMENT : IR_SCOPE_LOCAL;
         return make_buffer(E, A, sc, shape, dt);
     }
+    case B_ALLOC_TMEM: {
+        /* T.alloc_tmem(shape, dtype): Blackwell tensor memory (TileLang's
+         * "shared.tmem" scope), a tile of at least 2 dims; pass lower_tmem
+         * decides where it lives (doc/LANGUAGE.md "Tensor memory") */
+        Value *shape = req(E, A, 0, "shape");
+        TsDType dt = val_to_dtype(E, req(E, A, 1, "dtype"), loc);
+        check_args(E, A, 2);
+        int n = 0;
+        (void)val_items(E, shape, &n);
+        if (n < 2) elab_fail(E, TS_ERR_TYPE, loc, "%s: the shape must have 2 or more dimensions, got %d", A->fn, n);
+        return make_buffer(E, A, IR_SCOPE_TMEM, shape, dt);
+    }
     case B_ALLOC_REDUCER: {
         Value *shape = req(E, A, 0, "shape");
         TsDType dt = val_to_dtype(E, req(E, A, 1, "dtype"), loc);
@@ -1952,19 +1965,40 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     }
     case B_GEMM:
     case B_GEMM2:
-    case B_WGMMA_GEMM: {
+    case B_WGMMA_GEMM:
+    case B_TCGEN05_GEMM: {
         /* T.wgmma_gemm: T.gemm's arguments and result; on sm_90a's wgmma it
          * issues without waiting (IrTileOp.wg_async) and T.wait_wgmma waits,
-         * elsewhere it is T.gemm (doc/HOPPER.md) */
+         * elsewhere it is T.gemm (doc/HOPPER.md).
+         * T.tcgen05_gemm(A, B, C, transpose_A, transpose_B, policy,
+         * clear_accum, *, mbar, use_2cta, annotations) (tilelang/language/
+         * gemm_op.py at a35008a): Blackwell's tcgen05.mma, issued without
+         * waiting; when it completes the hardware arrives once on `mbar`
+         * (mbar=None: no arrive; TileLang's flash_attention_sm100 backward
+         * examples omit it, taken as None).  C is tensor memory or a
+         * fragment, A may be tensor memory (tcgen05.mma's "ts" form).  The
+         * op keeps the mbarrier (tcgen05, mbar, args[0]); pass lower_tmem
+         * decides how it runs.  T.gemm with a tensor-memory C and an mbar
+         * is the same gemm (TileLang then waits on mbar itself: the phase
+         * the arrive completes is the one its wait needs) */
         need_kernel(E, A);
+        bool tc = id == B_TCGEN05_GEMM;
         IrStmt *s = tileop(E, TS_OP_GEMM, loc);
         IrTileOp *op = s->op;
-        op->r[0] = val_to_region(E, req(E, A, 0, "A"), loc, "T.gemm operand A");
-        op->r[1] = val_to_region(E, req(E, A, 1, "B"), loc, "T.gemm operand B");
-        op->r[2] = val_to_region(E, req(E, A, 2, "C"), loc, "T.gemm accumulator C");
-        if (op->r[2].buf->scope != IR_SCOPE_FRAGMENT && op->r[2].buf->scope != IR_SCOPE_LOCAL)
-            elab_fail(E, TS_ERR_TYPE, loc, "T.gemm accumulator C ('%s') must be a fragment or local buffer, not %s memory",
-                      op->r[2].buf->name, ir_scope_name(op->r[2].buf->scope));
+        const char *fn = tc ? "T.tcgen05_gemm" : "T.gemm";
+        op->r[0] = val_to_region(E, req(E, A, 0, "A"), loc, ts_sprintf(E->a, "%s operand A", fn));
+        op->r[1] = val_to_region(E, req(E, A, 1, "B"), loc, ts_sprintf(E->a, "%s operand B", fn));
+        op->r[2] = val_to_region(E, req(E, A, 2, "C"), loc, ts_sprintf(E->a, "%s accumulator C", fn));
+        IrScope cs = op->r[2].buf->scope;
+        if (cs != IR_SCOPE_FRAGMENT && cs != IR_SCOPE_LOCAL && cs != IR_SCOPE_TMEM)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s accumulator C ('%s') must be a fragment, local or tensor-memory buffer, "
+                      "not %s memory", fn, op->r[2].buf->name, ir_scope_name(cs));
+        if (op->r[1].buf->scope == IR_SCOPE_TMEM)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s operand B ('%s') cannot be in tensor memory (tcgen05.mma reads B from "
+                      "shared memory; only A and C may be tensor memory)", fn, op->r[1].buf->name);
+        if (op->r[0].buf->scope == IR_SCOPE_TMEM && cs != IR_SCOPE_TMEM)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: operand A ('%s') is in tensor memory but accumulator C ('%s') is not",
+                      fn, op->r[0].buf->name, op->r[2].buf->name);
         op->nr = 3;
         op->trans_a = flag(E, A, 3, "transpose_A", false);
         op->trans_b = flag(E, A, 4, "transpose_B", false);
@@ -1975,14 +2009,58 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             op->policy = !strcmp(pol->s + 15, "FullRow") ? TS_GEMM_FULLROW
                        : !strcmp(pol->s + 15, "FullCol") ? TS_GEMM_FULLCOL : TS_GEMM_SQUARE;
         }
-        op->clear_accum = flag(E, A, 6, "clear_accum", false);
-        Value *kp = arg(E, A, 7, "k_pack");
-        op->k_pack = kp ? (int)val_to_int(E, kp, loc, "k_pack") : 1;
-        Value *wg = arg(E, A, 8, "wg_wait");
-        op->wg_wait = wg ? (int)val_to_int(E, wg, loc, "wg_wait") : 0;
-        ignore_kw(A, "mbar");
-        check_args(E, A, 9);
+        /* clear_accum may be a run-time condition (`clear_accum=k == 0` of a
+         * loop variable): then C is cleared under it before a gemm that
+         * accumulates, which is what clearing first means */
+        Value *clr = arg(E, A, 6, "clear_accum");
+        IrExpr *clear_if = NULL;
+        int64_t clr_c;
+        if (clr && (clr->kind == V_ACCESS || (clr->kind == V_EXPR && !ir_is_const_int(clr->e, &clr_c)))) {
+            clear_if = val_to_expr(E, clr, loc);
+            if (clear_if->dt != TS_BOOL) clear_if = ir_bin(E->a, IR_NE, clear_if, ir_int(E->a, 0, clear_if->dt));
+        } else {
+            op->clear_accum = clr ? val_truthy(E, clr, loc) : false;
+        }
+        Value *mb = NULL;
+        if (tc) {
+            mb = arg(E, A, -1, "mbar");
+            if (flag(E, A, -1, "use_2cta", false))
+                elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.tcgen05_gemm(use_2cta=True): the 2-CTA form needs a cluster "
+                          "of two blocks sharing the gemm, which is not built");
+            ignore_kw(A, "annotations");
+            check_args(E, A, 7);
+            op->tcgen05 = 1;
+        } else {
+            Value *kp = arg(E, A, 7, "k_pack");
+            op->k_pack = kp ? (int)val_to_int(E, kp, loc, "k_pack") : 1;
+            Value *wg = arg(E, A, 8, "wg_wait");
+            op->wg_wait = wg ? (int)val_to_int(E, wg, loc, "wg_wait") : 0;
+            if (cs == IR_SCOPE_TMEM) {
+                mb = arg(E, A, -1, "mbar");
+                op->tcgen05 = 1;
+            } else {
+                ignore_kw(A, "mbar");
+            }
+            ignore_kw(A, "annotations");
+            check_args(E, A, 9);
+        }
+        if (mb && mb->kind != V_NONE) {
+            op->k_pack = 1;
+            elab_barrier_of(E, fn, mb, loc, &op->mbar, &op->args[0]);
+        }
         op->wg_async = id == B_WGMMA_GEMM;
+        if (clear_if) { /* if cond: C = 0, then the gemm accumulates */
+            IrStmt *fs = tileop(E, TS_OP_FILL, loc);
+            fs->op->r[0] = op->r[2];
+            fs->op->nr = 1;
+            TsDType cdt = op->r[2].buf->dt;
+            fs->op->value = ts_dtype_is_float(cdt) ? ir_float(E->a, 0, cdt) : ir_int(E->a, 0, cdt);
+            IrStmt *iff = ir_stmt(E->a, IR_S_IF, loc);
+            iff->if_.cond = clear_if;
+            iff->if_.then = ir_seq(E->a);
+            ir_seq_push(E->a, iff->if_.then, fs);
+            emit(E, iff);
+        }
         emit(E, s);
         return val_none(E, loc);
     }

@@ -256,6 +256,8 @@ void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale);
  * builtin ids from ELAB_BAR_BASE up (above the distributed ones). */
 #define ELAB_BAR_BASE 900
 Value *bar_builtin_lookup(Elab *E, const char *name, TsLoc loc);
+/* An mbarrier argument of `fn`: a T.alloc_barrier buffer (element 0) or one of its elements. */
+void elab_barrier_of(Elab *E, const char *fn, Value *v, TsLoc loc, IrBuffer **buf, IrExpr **idx);
 Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **kw, Value **kwv, int nkw,
                         TsLoc loc);
 /* `with T.ws(ids...):` (the context value is V_ENUM "T.ws", i = first thread, n = threads). */

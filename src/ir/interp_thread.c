@@ -1005,6 +1005,8 @@ static void do_mbar(IrTInterp *x, Th *t, const IrStmt *s) {
         return;
     case IR_MBAR_EXPECT_TX:
         rt_fail(x, s->loc, "interp: mbarrier expect_tx (TMA transaction bytes) is not modelled");
+    case IR_MBAR_ARRIVE_ONE: /* partition_threads made it one thread's ARRIVE */
+        rt_fail(x, s->loc, "interp: a group's single mbarrier arrive in thread-level IR");
     case IR_MBAR_WAIT: {
         int p = (int)(ev_int(x, t, s->mbar.value) & 1);
         if ((mb->phase & 1) != p) return;

@@ -88,6 +88,7 @@ const char *ir_scope_name(IrScope s) {
     case IR_SCOPE_FRAGMENT: return "fragment";
     case IR_SCOPE_LOCAL: return "local";
     case IR_SCOPE_VAR: return "var";
+    case IR_SCOPE_TMEM: return "tmem";
     }
     return "?";
 }
@@ -572,6 +573,7 @@ const char *ir_mbar_op_name(IrMbarOp op) {
     case IR_MBAR_EXPECT_TX: return "expect_tx";
     case IR_MBAR_WAIT: return "wait_parity";
     case IR_MBAR_ARRIVE_ASYNC: return "arrive_async";
+    case IR_MBAR_ARRIVE_ONE: return "arrive_one";
     }
     return "?";
 }

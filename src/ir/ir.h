@@ -176,6 +176,9 @@ typedef enum IrScope {
     IR_SCOPE_FRAGMENT, /* T.alloc_fragment: registers spread over the block's threads */
     IR_SCOPE_LOCAL,    /* T.alloc_local: registers private to one thread */
     IR_SCOPE_VAR,      /* T.alloc_var: one scalar in a register */
+    IR_SCOPE_TMEM,     /* T.alloc_tmem: Blackwell tensor memory (a tile held for the block, written by
+                          tcgen05 gemms and T.copy); only before pass lower_tmem, which places it
+                          (doc/LANGUAGE.md "Tensor memory") */
 } IrScope;
 const char *ir_scope_name(IrScope s);
 
@@ -385,6 +388,10 @@ typedef enum IrMbarOp {
                              once every async copy (IR_S_VCOPY.async) the thread issued before
                              has landed (CUDA, sm_80: cp.async.mbarrier.arrive, then the arrive;
                              made by pass ws_async_copy) */
+    IR_MBAR_ARRIVE_ONE,   /* one arrival in all for the group that runs it (its uniform code), not one per
+                             thread: the arrive an asynchronous unit makes when its work is done
+                             (tcgen05.commit's; pass lower_tmem makes it after the gemm that stands for
+                             the unit's work); partition_threads gives it to one thread as an ARRIVE */
 } IrMbarOp;
 const char *ir_mbar_op_name(IrMbarOp op);
 

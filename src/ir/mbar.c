@@ -15,6 +15,7 @@ const char *ir_mbar_step(IrMbarState *m, IrMbarOp op, int64_t value, int64_t arr
     }
     if (!m->init) return "used before it is initialised";
     switch (op) {
+    case IR_MBAR_ARRIVE_ONE: arrivals = 1; /* fall through */
     case IR_MBAR_ARRIVE:
     case IR_MBAR_ARRIVE_ASYNC: /* (a sequential run's copies have landed) */
         if (arrivals > m->pending) return "more arrivals than its phase expects";

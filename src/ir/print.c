@@ -338,6 +338,14 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
         if (op->policy != TS_GEMM_SQUARE) ts_buf_printf(b, ", policy=%s", policy_name(op->policy));
         if (op->k_pack > 1) ts_buf_printf(b, ", k_pack=%d", op->k_pack);
         if (op->wg_wait) ts_buf_printf(b, ", wg_wait=%d", op->wg_wait);
+        if (op->tcgen05) ts_buf_puts(b, ", tcgen05=1");
+        if (op->mbar) {
+            ts_buf_puts(b, ", mbar=");
+            put_buf_name(p, op->mbar);
+            ts_buf_puts(b, "[");
+            put_expr(p, op->args[0]);
+            ts_buf_puts(b, "]");
+        }
         if (op->mma_threads)
             ts_buf_printf(b, ", warps=[%d, %d)", op->mma_lo, op->mma_lo + op->mma_threads);
         if (op->mma_part) {

@@ -169,13 +169,20 @@ struct IrTileOp {
                              (names their fragment registers); 0 for a whole gemm */
     IrWgmmaOperand wg[2]; /* GEMM kept for wgmma: A's and B's descriptor layouts (layout_inference) */
     int wg_ni;            /* GEMM kept for wgmma: N of one instruction (layout_inference) */
+    /* GEMM from T.tcgen05_gemm (Blackwell's tcgen05.mma, issued without waiting): 1 until pass
+     * lower_tmem decides how it runs (on targets without tensor memory: this gemm, done when it
+     * ends, then the arrive on `mbar` the hardware would make, IR_MBAR_ARRIVE_ONE); mbar: the
+     * T.alloc_barrier buffer whose element args[0] gets that arrive, NULL: none (mbar=None) */
+    int tcgen05;
+    IrBuffer *mbar;
     int wg_async;         /* GEMM kept for wgmma: 1 (T.wgmma_gemm): no wait after the issue, the
                              user's T.wait_wgmma waits; 0: wait until wg_wait groups are pending */
     int mma_lo, mma_threads; /* GEMM kept for tensor cores: its warps are the threads [mma_lo, mma_lo +
                                 mma_threads), numbered from mma_lo (a T.ws role's; set by layout_inference
                                 or partition_threads); mma_threads 0: the whole block's */
     int comm;             /* COMM: TsCommKind (op/comm.h) */
-    IrExpr *args[3];      /* COMM: peer rank, count or value, signal value (op/comm.h) */
+    IrExpr *args[3];      /* COMM: peer rank, count or value, signal value (op/comm.h); GEMM with
+                             tcgen05 and mbar: args[0] = the mbarrier's element index */
     int cflags[3];        /* COMM: comparison or signal op, memory semantics, scope */
     int coll;             /* COLL: TsCollKind */
     int coll_units;       /* COLL: how many units of the block take part (0: the ranks of the world,

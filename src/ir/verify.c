@@ -271,7 +271,12 @@ static void check_tileop(Verifier *v, const IrTileOp *op) {
     if (op->value) check_expr(v, op->value);
     if (op->kind == TS_OP_GEMM) {
         IrScope cs = op->r[2].buf->scope;
-        if (cs != IR_SCOPE_FRAGMENT && cs != IR_SCOPE_LOCAL)
+        if (op->mbar) { /* T.tcgen05_gemm's completion mbarrier (before lower_tmem) */
+            if (!op->tcgen05 || !op->mbar->mbar_count || !op->args[0])
+                fail(v, (TsLoc){0}, "gemm with an mbarrier %s that is not a tcgen05 gemm's", op->mbar->name);
+            check_access(v, op->mbar, &op->args[0], 1, (TsLoc){0});
+        }
+        if (cs != IR_SCOPE_FRAGMENT && cs != IR_SCOPE_LOCAL && cs != IR_SCOPE_TMEM)
             fail(v, (TsLoc){0}, "gemm accumulator %s is in %s memory, not a fragment/local",
                  op->r[2].buf->name, ir_scope_name(cs));
     }
@@ -375,7 +380,8 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
     case IR_S_MBAR:
         if (!s->mbar.buf->mbar_count) fail(v, s->loc, "an mbarrier operation on buffer %s, not a barrier", s->mbar.buf->name);
         check_access(v, s->mbar.buf, &s->mbar.idx, 1, s->loc);
-        if ((s->mbar.value != NULL) == (s->mbar.op == IR_MBAR_ARRIVE || s->mbar.op == IR_MBAR_ARRIVE_ASYNC))
+        if ((s->mbar.value != NULL) == (s->mbar.op == IR_MBAR_ARRIVE || s->mbar.op == IR_MBAR_ARRIVE_ASYNC ||
+                                         s->mbar.op == IR_MBAR_ARRIVE_ONE))
             fail(v, s->loc, "mbarrier %s with%s a value", ir_mbar_op_name(s->mbar.op), s->mbar.value ? "" : "out");
         if (s->mbar.value) check_index(v, s->mbar.value, "an mbarrier operand");
         break;

@@ -816,6 +816,12 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
         /* mbarrier.init by one thread (insert_sync orders it before the uses);
          * the other operations are each running thread's own */
         if (s->mbar.op == IR_MBAR_INIT) return thread_range(p, "t", ir_i32(p->a, 1), s, s->loc);
+        if (s->mbar.op == IR_MBAR_ARRIVE_ONE) { /* the group's one arrival: its first thread's */
+            IrStmt *one = ir_stmt(p->a, IR_S_MBAR, s->loc);
+            one->mbar = s->mbar;
+            one->mbar.op = IR_MBAR_ARRIVE;
+            return thread_range(p, "t", ir_i32(p->a, 1), one, s->loc);
+        }
         if (header_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc);
         return NULL;
     case IR_S_ROLE: {

@@ -46,6 +46,7 @@ void ts_pass_verify(TsPassCtx *cx);
 void ts_pass_split_grid(TsPassCtx *cx);        /* T.sync_grid at the top level: the rest a second kernel */
 void ts_pass_simplify(TsPassCtx *cx);
 void ts_pass_thread_roles(TsPassCtx *cx);      /* thread-range branches with tile ops become T.ws roles */
+void ts_pass_lower_tmem(TsPassCtx *cx);        /* tensor memory and tcgen05 gemms (portable branch) */
 void ts_pass_check_bounds(TsPassCtx *cx);      /* element accesses provably outside a block-local buffer */
 void ts_pass_lower_coll(TsPassCtx *cx);        /* tile-level collectives -> copies, barriers, loops */
 void ts_pass_lower_tile_ops(TsPassCtx *cx);

@@ -6,6 +6,8 @@
  *
  *   verify             the elaborator's output is well formed
  *   simplify           fold constants, drop dead code
+ *   lower_tmem         tensor memory -> register fragments, T.tcgen05_gemm ->
+ *                      T.gemm + its mbarrier arrive (lower_tmem.c)
  *   check_bounds       element accesses provably outside a fragment, local
  *                      or shared buffer are errors (check_bounds.c)
  * * pipeline_planning  T.Pipelined: stages, multi-buffered shared tiles,
@@ -199,6 +201,11 @@ const TsPass ts_passes[] = {
     {"thread_roles", ts_pass_thread_roles,
      "`if tid < 256: ... elif tid < 384: ...` branches holding tile ops become T.ws roles of those threads "
      "(whole warps), as TileLang's warp specialization reads them",
+     TS_PASS_ALL},
+    {"lower_tmem", ts_pass_lower_tmem,
+     "Blackwell tensor memory (T.alloc_tmem) and T.tcgen05_gemm on targets without it (all today): a tile used "
+     "by one group's uniform code becomes a register fragment, the gemm a T.gemm followed by the one arrive on "
+     "its mbarrier the hardware would make; a tile shared by two thread roles is refused",
      TS_PASS_ALL},
     {"check_bounds", ts_pass_check_bounds,
      "element loads and stores of fragments, local and shared buffers whose index provably leaves the "

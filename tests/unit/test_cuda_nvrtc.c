@@ -481,6 +481,17 @@ static const Spec specs[] = {
     {"tests/run/kernels/gemm_rs_fullcol.py", NULL, "decode_over_budget", "B=2 H=32 S=64 D=512 annotate=1", NULL, NULL, RUN, 0},
     /* a nest at a fragment's shifted indices (shift_nest) */
     {"tests/run/kernels/shift_store.py", NULL, "split_store", "M=32 N=64 K=32", NULL, NULL, RUN, 0},
+    /* tensor memory on targets without it (pass lower_tmem): tmem tiles as register fragments,
+     * T.tcgen05_gemm as T.gemm plus one thread's mbarrier arrive; the 128 x 128 float32 tiles of
+     * TileLang's sm100 examples (over the register budget, kept in registers) */
+    {"tests/run/kernels/tmem.py", NULL, "tc_gemm", "M=200 N=136 K=264", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/tmem.py", NULL, "tc_gemm", "M=256 N=256 K=512 block_M=128 block_N=128 block_K=64 threads=256", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/tmem.py", NULL, "tc_gemm", "M=128 N=96 K=96 trans_B=False num_stages=1", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/tmem.py", NULL, "tc_gemm_two", "M=128 N=128 K=256", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/tmem.py", NULL, "tc_attn", "batch=1 heads=2 seq_len=200 dim=64 is_causal=True", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/tmem.py", NULL, "tc_attn", "batch=1 heads=2 seq_len=256 dim=128 is_causal=False block_M=128 block_N=128 variant=ts threads=256", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/tmem.py", NULL, "tc_attn", "batch=1 heads=2 seq_len=256 dim=128 is_causal=True block_M=128 block_N=128", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/tmem.py", NULL, "tc_chain", "M=128 N=96 D=64", NULL, NULL, RUN, 0},
 };
 
 static const char *src_for(const char *entry) {

@@ -243,6 +243,21 @@ static const Case cases[] = {
     {"tests/run/kernels/int4.py", "gemm_nt", {"M=64", "N=32", "K=96", "block_M=32", "block_N=32", "block_K=64"}, 0,
      ON_REGS, 1, 0},
     {"tests/run/kernels/int4.py", "quant", {"M=32", "N=64"}, 0, ON_REGS, 1, 0},
+    /* Blackwell tensor memory (pass lower_tmem): tmem tiles as register
+     * fragments, T.tcgen05_gemm as T.gemm and one thread's arrive on its
+     * mbarrier, awaited by every thread at the loop's parity; P through
+     * shared ("ss") or tensor memory as a register A operand ("ts") */
+    {"tests/run/kernels/tmem.py", "tc_gemm", {"M=96", "N=80", "K=104", "block_M=64", "block_N=64", "block_K=32"}, 1e-4,
+     ON_REGS, 1, 0},
+    {"tests/run/kernels/tmem.py", "tc_gemm", {"M=64", "N=64", "K=64", "trans_B=False", "num_stages=1"}, 1e-4, ON_REGS, 1,
+     0},
+    {"tests/run/kernels/tmem.py", "tc_gemm_two", {"M=64", "N=64", "K=128"}, 1e-4, ON_REGS, 1, 0},
+    {"tests/run/kernels/tmem.py", "tc_attn",
+     {"batch=1", "heads=1", "seq_len=96", "dim=32", "is_causal=True", "block_M=32", "block_N=32"}, 2e-2, 0, 1, ADV_QK},
+    {"tests/run/kernels/tmem.py", "tc_attn",
+     {"batch=1", "heads=1", "seq_len=64", "dim=32", "is_causal=False", "block_M=32", "block_N=32", "variant=ts"}, 2e-2,
+     0, 1, ADV_QK},
+    {"tests/run/kernels/tmem.py", "tc_chain", {"M=64", "N=64", "D=32", "block_M=32", "block_N=32"}, 1e-4, ON_REGS, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:

@@ -490,7 +490,8 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
         out(g, "const char *");
     }
     outf(g, "ts_mw = (uint64_t)ts_mi >= %lldu ? \"outside the barrier buffer\" : ts_mbar(&%s[ts_mi], %d, ",
-         (long long)n, cb->name, (int)(s->mbar.op == IR_MBAR_ARRIVE_ASYNC ? IR_MBAR_ARRIVE : s->mbar.op));
+         (long long)n, cb->name,
+         (int)(s->mbar.op == IR_MBAR_ARRIVE_ASYNC || s->mbar.op == IR_MBAR_ARRIVE_ONE ? IR_MBAR_ARRIVE : s->mbar.op));
     if (s->mbar.value) {
         out(g, "(int64_t)(");
         emit_expr(g, s->mbar.value);
@@ -498,7 +499,9 @@ static void emit_mbar(Cg *g, const IrStmt *s) {
     } else {
         out(g, "0");
     }
-    outf(g, ", %lld);\n", spin ? -1LL : (long long)(g->in_thread ? 1 : g->arrivals));
+    /* ARRIVE_ONE: one arrival for the group, whoever runs it */
+    outf(g, ", %lld);\n",
+         spin ? -1LL : (long long)(g->in_thread || s->mbar.op == IR_MBAR_ARRIVE_ONE ? 1 : g->arrivals));
     if (spin) {
         line_start(g);
         out(g, "    if (!ts_mw || *ts_mw) break; /* \"\": not yet */\n");

@@ -1,0 +1,56 @@
+#!/bin/sh
+# Blackwell tensor memory on targets without it (pass lower_tmem,
+# doc/LANGUAGE.md "Tensor memory"): T.alloc_tmem tiles as register
+# fragments, T.tcgen05_gemm as T.gemm followed by its one arrive on `mbar`.
+#  - the kernels of tests/run/kernels/tmem.py on the C target against naive
+#    references, random inputs, outputs poisoned (ragged shapes, both B
+#    layouts, two mbarriers of one array at alternating parities, attention
+#    with P through shared memory ("ss") or tensor memory ("ts"), causal and
+#    not, gemms into fragments without an mbarrier);
+#  - planted bugs that must fail: the run-time clear made unconditional (the
+#    check must see it), a wait on the wrong parity (the mbarrier model must
+#    refuse it: the phase it needs never completes);
+#  - the CUDA source: the gemm is the tensor-core function, the arrive one
+#    thread's, the wait every thread's; no tensor memory instruction.
+# The CUDA passes run the same kernels thread by thread in
+# tests/unit/test_interp_examples.c; NVRTC compiles them (and runs them on a
+# GPU) in tests/unit/test_cuda_nvrtc.c; bench/tmem_gpu_check.sh runs
+# TileLang's own sm100 examples on the H200.
+set -u
+. tests/run/lib.sh
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+fail() { echo "FAILED: $*"; exit 1; }
+f=tests/run/kernels/tmem.py
+check $f --entry tc_gemm --target c -D M=96 -D N=80 -D K=136 --check-against gemm_ref
+check $f --entry tc_gemm --target c -D M=70 -D N=50 -D K=72 -D trans_B=False -D num_stages=1 --check-against gemm_ref
+check $f --entry tc_gemm --target c -D M=128 -D N=128 -D K=128 -D block_M=128 -D block_N=128 -D block_K=64 -D threads=256 --check-against gemm_ref
+check $f --entry tc_gemm_two --target c -D M=96 -D N=80 -D K=160 --check-against gemm_ref
+check $f --entry tc_attn --target c -D batch=1 -D heads=2 -D seq_len=128 -D dim=64 -D is_causal=False --check-against attn_ref --atol 1e-2 --rtol 1e-2
+check $f --entry tc_attn --target c -D batch=2 -D heads=1 -D seq_len=96 -D dim=32 -D is_causal=True --check-against attn_ref --atol 1e-2 --rtol 1e-2
+check $f --entry tc_attn --target c -D batch=1 -D heads=1 -D seq_len=100 -D dim=32 -D is_causal=False -D variant=ts --check-against attn_ref --atol 1e-2 --rtol 1e-2
+check $f --entry tc_attn --target c -D batch=1 -D heads=1 -D seq_len=160 -D dim=64 -D is_causal=True -D variant=ts -D threads=256 --check-against attn_ref --atol 1e-2 --rtol 1e-2
+check $f --entry tc_chain --target c -D M=96 -D N=80 -D D=64 --check-against chain_ref
+
+# planted bugs
+sed 's/clear_accum=k == 0)/clear_accum=True)/' $f >$d/bug1.py
+out=$("$tool" run $d/bug1.py --entry tc_gemm --target c -D M=64 -D N=64 -D K=96 --check-against gemm_ref 2>&1)
+echo "$out" | grep -q '^FAIL$' || { echo "$out"; fail "an unconditional clear passed the check"; }
+sed 's/T.mbarrier_wait_parity(done, k % 2)/T.mbarrier_wait_parity(done, (k + 1) % 2)/' $f >$d/bug2.py
+out=$("$tool" run $d/bug2.py --entry tc_gemm --target c -D M=64 -D N=64 -D K=96 --check-against gemm_ref 2>&1) &&
+  fail "a wait on the wrong parity ran"
+echo "$out" | grep -q "mbarrier_wait_parity" || { echo "$out"; fail "the wrong parity's error does not name the wait"; }
+
+# CUDA: what the portable branch prints
+for arch in sm_80 sm_90a; do
+  TILESCALE_CUDA_ARCH=$arch "$tool" compile $f --entry tc_gemm -D M=128 -D N=128 -D K=128 --target cuda --emit cuda >$d/g.cu ||
+    fail "CUDA source of tc_gemm ($arch)"
+  grep -q 'ts_gemm_0(\|ts_wgmma_0(' $d/g.cu || fail "$arch: the tcgen05 gemm is not on tensor cores"
+  grep -q 'tcgen05' $d/g.cu && fail "$arch: a tcgen05 instruction printed"
+  [ "$(grep -c 'ts_mbar_arrive(&done' $d/g.cu)" = 1 ] || fail "$arch: not one arrive on done"
+  grep -B2 'ts_mbar_arrive(&done' $d/g.cu | grep -q '< (0) + (1))' || fail "$arch: the arrive is not one thread's"
+  grep -q 'ts_mbar_wait(&done' $d/g.cu || fail "$arch: no wait on done"
+  TILESCALE_CUDA_ARCH=$arch "$tool" compile $f --entry tc_attn -D batch=1 -D heads=1 -D seq_len=128 -D dim=64 \
+    -D is_causal=True -D variant=ts --target cuda --emit cuda >/dev/null || fail "CUDA source of tc_attn ts ($arch)"
+done
+echo "tmem: ok"
