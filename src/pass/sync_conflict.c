@@ -639,6 +639,59 @@ static void strip_common(SyncConflict *C, const SyncAcc *ax, const SyncAcc *ay, 
  * difference in the dimensions inside it: with digits |d_i| < span_i, a
  * weighted sum is zero only if every digit is, so the offsets of two index
  * tuples (lanes included) meet exactly when the tuples do. */
+/* Is a - b provably a multiple of k?  The terms of the two sums that are
+ * the same expression cancel first; the rest must be divisible. */
+static bool differ_by_multiple(SyncConflict *C, IrExpr *a, IrExpr *b, int64_t k) {
+    IrExpr *ta[MAXTERMS], *tb[MAXTERMS];
+    int na = sum_terms(a, ta, 0), nb = sum_terms(b, tb, 0);
+    if (na < 0 || nb < 0) return false;
+    bool used[MAXTERMS] = {0};
+    IrExpr *ra = NULL, *rb = NULL;
+    for (int i = 0; i < na; i++) {
+        bool same = false;
+        for (int j = 0; j < nb && !same; j++)
+            if (!used[j] && ir_expr_equal(ta[i], tb[j])) same = used[j] = true;
+        if (!same) ra = ra ? ir_bin(C->a, IR_ADD, ra, ta[i]) : ta[i];
+    }
+    for (int j = 0; j < nb; j++)
+        if (!used[j]) rb = rb ? ir_bin(C->a, IR_ADD, rb, tb[j]) : tb[j];
+    if (!ra && !rb) return true;
+    IrExpr *d = !rb ? ra : !ra ? rb : sub64(C, ra, rb);
+    return ir_arith_divisible(C->ar, d, k);
+}
+
+/* The row-major flat offset of access x's start in a buffer of constant
+ * strides st[0..n), where a pair of indices (X // K, X' % K) with K the
+ * extent of the inner one and X - X' a multiple of K (simplify drops from
+ * the modulo the terms that are: i * 512 + 4 * tid + v in a row of 128)
+ * counts as X * st[d + 1], which it is: (X // K) * K + X % K = X.  A flat
+ * index a kernel splits into rows itself (TileLang's dequantization
+ * macros: B_shared[index // block_K, index % block_K]) then differs between
+ * two threads by its thread terms, where the row and column apart hide it.
+ * NULL where no pair collapses (the digits' differences then do better). */
+static IrExpr *flat_collapsed(SyncConflict *C, const SyncAcc *x, const int64_t *st, int n) {
+    IrExpr *o = NULL;
+    bool any = false;
+    for (int d = 0; d < n; d++) {
+        IrExpr *a = x->start[d], *t = NULL;
+        int64_t k;
+        if (d + 1 < n && a->kind == IR_E_BIN && a->bin.op == IR_FLOORDIV && ir_is_const_int(a->bin.b, &k) &&
+            k == st[d] / st[d + 1] && k > 0 && x->start[d + 1]->kind == IR_E_BIN &&
+            x->start[d + 1]->bin.op == IR_FLOORMOD && x->start[d + 1]->bin.b->kind == IR_E_INT &&
+            x->start[d + 1]->bin.b->ival == k && st[d + 1] == 1 &&
+            differ_by_multiple(C, a->bin.a, x->start[d + 1]->bin.a, k)) {
+            t = ir_cast(C->a, TS_INT64, a->bin.a);
+            any = true;
+            d++;
+        } else {
+            t = ir_cast(C->a, TS_INT64, a);
+            if (st[d] != 1) t = ir_bin(C->a, IR_MUL, t, ir_int(C->a, st[d], TS_INT64));
+        }
+        o = o ? ir_bin(C->a, IR_ADD, o, t) : t;
+    }
+    return any ? o : NULL;
+}
+
 static IrExpr *offset_diff(SyncConflict *C, const SyncAcc *x, const SyncAcc *y) {
     const IrBuffer *b = x->buf;
     int n = x->ndim;
@@ -646,6 +699,20 @@ static IrExpr *offset_diff(SyncConflict *C, const SyncAcc *x, const SyncAcc *y) 
     for (int d = 0; d + 1 < n; d++)
         if (x->ext[d] != 1 || y->ext[d] != 1) return NULL;
     if (x->ext[n - 1] < 1 || y->ext[n - 1] < 1) return NULL;
+    if (b->scope != IR_SCOPE_GLOBAL && n >= 2 && n <= 8) { /* constant strides: a flat index split by the kernel */
+        int64_t st[8], acc = 1, e;
+        bool ok = true;
+        for (int d = n - 1; d >= 0 && ok; d--) {
+            st[d] = acc;
+            ok = ir_is_const_int(b->shape[d], &e) && e >= 1 && e <= ((int64_t)1 << 30) && acc <= ((int64_t)1 << 32) / e;
+            acc *= ok ? e : 1;
+        }
+        IrExpr *fx = ok ? flat_collapsed(C, x, st, n) : NULL, *fy = ok ? flat_collapsed(C, y, st, n) : NULL;
+        if (fx && fy) {
+            strip_common(C, x, y, &fx, &fy);
+            return sub64(C, fx, fy);
+        }
+    }
     IrExpr *o = NULL;
     int64_t stride = 1;
     for (int d = n - 1; d >= 0; d--) {
