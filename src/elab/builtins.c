@@ -57,6 +57,8 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_ALLOC_TMEM, NS_T, "alloc_tmem") X(B_TCGEN05_GEMM, NS_T, "tcgen05_gemm")       \
     X(B_PRIM_FUNC, NS_T, "prim_func") X(B_MACRO, NS_T, "macro")                        \
     X(B_GET_THREAD_BINDING, NS_T, "get_thread_binding")                                \
+    X(B_GET_BLOCK_BINDING, NS_T, "get_block_binding") X(B_DP4A, NS_T, "dp4a")          \
+    X(B_SHIFT_LEFT, NS_T, "shift_left") X(B_SHIFT_RIGHT, NS_T, "shift_right")          \
     X(B_THREAD_BINDING, NS_T, "thread_binding") X(B_PARALLEL_TIR, NS_T, "parallel")    \
     X(B_RANGE, NS_PY, "range") X(B_LEN, NS_PY, "len") X(B_PYMIN, NS_PY, "min")          \
     X(B_PYMAX, NS_PY, "max") X(B_PYABS, NS_PY, "abs") X(B_INT, NS_PY, "int")            \
@@ -237,7 +239,9 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
         const char *m = obj->s;
         if (!strcmp(m, "T")) {
             Value *v = lookup_ns(E, NS_T, name, loc);
-            if (v || (v = comm_builtin_lookup(E, name, loc)) || (v = bar_builtin_lookup(E, name, loc))) return v;
+            if (v || (v = comm_builtin_lookup(E, name, loc)) || (v = bar_builtin_lookup(E, name, loc)) ||
+                (v = ext_builtin_lookup(E, name, loc)))
+                return v;
             TsDType dt = ts_dtype_from_name(name);
             if (dt != TS_DTYPE_NONE) {
                 v = val_new(E, V_DTYPE, loc);
@@ -1712,6 +1716,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     if (f->kind != V_BUILTIN) elab_fail(E, TS_ERR_TYPE, loc, "a %s is not callable", val_kind_name(f));
     int id = f->bi;
     if (id >= ELAB_BAR_BASE && id < B_INTRINSIC_BASE) return bar_builtin_call(E, id, args, nargs, kw, kwv, nkw, loc);
+    if (id >= ELAB_EXT_BASE && id < ELAB_COMM_BASE) return ext_builtin_call(E, id, args, nargs, kw, kwv, nkw, loc);
     if (id >= ELAB_COMM_BASE && id < B_INTRINSIC_BASE) return comm_builtin_call(E, id, args, nargs, kw, kwv, nkw, loc);
     Args A0 = {args, nargs, kw, kwv, nkw, TS_NEWN(E->a, bool, nkw ? nkw : 1), loc, NULL}, *A = &A0;
     A->fn = ts_sprintf(E->a, "%s%s()", id >= B_INTRINSIC_BASE || lookup_ns(E, NS_T, builtin_name(id), loc) ? "T." : "",
@@ -2688,6 +2693,30 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         IrExpr *x = ir_var_ref(E->a, thread_var(E, (int)axis));
         x->loc = loc; /* where a target without threads refuses it */
         return val_expr(E, x, loc);
+    }
+    case B_GET_BLOCK_BINDING: { /* T.get_block_binding(dim): the block index along dim (T.Kernel's bx, by, bz) */
+        need_kernel(E, A);
+        Value *d = arg(E, A, 0, "dim");
+        check_args(E, A, 1);
+        int64_t axis = d && d->kind != V_NONE ? val_to_int(E, d, loc, "dim") : 0;
+        if (axis < 0 || axis > 2) elab_fail(E, TS_ERR_TYPE, loc, "%s: dim must be 0, 1 or 2, got %lld", A->fn, (long long)axis);
+        if (axis >= E->k->ngrid || !E->k->block_idx[axis]) return val_int(E, 0, loc); /* a grid of extent 1 there */
+        IrExpr *x = ir_var_ref(E->a, E->k->block_idx[axis]);
+        x->loc = loc;
+        return val_expr(E, x, loc);
+    }
+    case B_SHIFT_LEFT: /* TVM's shift_left(x, y) / shift_right(x, y): x << y, x >> y */
+    case B_SHIFT_RIGHT: {
+        Value *x = req(E, A, 0, "x"), *y = req(E, A, 1, "y");
+        ignore_kw(A, "span");
+        check_args(E, A, 2);
+        return binop(E, id == B_SHIFT_LEFT ? AST_LSHIFT : AST_RSHIFT, x, y, loc);
+    }
+    case B_DP4A: { /* T.dp4a(a, b, c) (extern_builtins.c) */
+        Value *a = req(E, A, 0, "A"), *b = req(E, A, 1, "B"), *c = req(E, A, 2, "C");
+        check_args(E, A, 3);
+        ext_dp4a(E, a, b, c, loc);
+        return val_none(E, loc);
     }
     case B_THREAD_BINDING: {
         /* T.thread_binding([begin,] end, thread="threadIdx.x"): begin + the thread

@@ -512,7 +512,12 @@ static void exec_stmt(Elab *E, Env *env, const AstStmt *s) {
     switch (s->kind) {
     case AST_EXPR: {
         if (s->value->kind == AST_STR) return; /* docstring */
-        eval(E, env, s->value);
+        Value *v = eval(E, env, s->value);
+        if (v->kind == V_EXPR && v->e->kind == IR_E_CALL && v->e->call.fn == IR_EXTERN_CALL) {
+            IrStmt *st = ir_stmt(E->a, IR_S_EVAL, s->loc); /* T.call_extern(...) alone: a call statement */
+            st->eval.e = v->e;
+            emit(E, st);
+        }
         return;
     }
     case AST_ASSIGN: {

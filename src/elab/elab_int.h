@@ -252,6 +252,19 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
 bool comm_copy_remote(Elab *E, Value **args, int nargs, const char **kw, Value **kwv, int nkw, TsLoc loc);
 /* `with T.Scale(level) as (id, count):` (the context value is V_ENUM "Scale.<level>"). */
 void comm_exec_scale(Elab *E, Env *env, const AstStmt *s, Value *scale);
+/* External CUDA source (extern_builtins.c): T.import_source, T.call_extern,
+ * T.access_ptr; builtin ids from ELAB_EXT_BASE up (below the distributed ones). */
+#define ELAB_EXT_BASE 400
+Value *ext_builtin_lookup(Elab *E, const char *name, TsLoc loc);
+Value *ext_builtin_call(Elab *E, int id, Value **args, int nargs, const char **kw, Value **kwv, int nkw,
+                        TsLoc loc);
+/* The address (IR_EXTERN_ADDR) of element v (a buffer: its first; a region:
+ * its start) plus off elements (NULL: none), for an external function: per-
+ * thread buffers only, an error naming fn otherwise. */
+IrExpr *ext_address(Elab *E, Value *v, IrExpr *off, const char *fn, TsLoc loc);
+/* T.dp4a(a, b, c): c[0] += the dot product of the four int8 elements from
+ * a and from b (elements, buffers or regions: their first), c int32. */
+void ext_dp4a(Elab *E, Value *a, Value *b, Value *c, TsLoc loc);
 /* TileLang's mbarrier and warp-specialization names (barrier_builtins.c):
  * builtin ids from ELAB_BAR_BASE up (above the distributed ones). */
 #define ELAB_BAR_BASE 900

@@ -440,6 +440,7 @@ static double call_fn(IrIntrinsic fn, double x, double y) {
     case IR_WGMMA_WAIT:    /* gemms are synchronous here */
     case IR_SYNC_GRID:     /* cooperative kernels are refused (ts_interp_run) */
     case IR_GRID_WS:
+    case IR_EXTERN_CALL: case IR_EXTERN_ADDR: /* refused with the kernel (ir_interp_new) */
     case IR_INTRINSIC_COUNT: break;
     }
     return NAN;
@@ -652,6 +653,11 @@ static int exec(IrInterp *in, const IrStmt *s) {
 /* ---- API ------------------------------------------------------------------------------ */
 
 IrInterp *ir_interp_new(TsArena *a, TsDiag *d, const IrKernel *k) {
+    if (ir_kernel_has_extern(k)) /* (the thread-level interpreter makes its threads here too) */
+        ts_fail_at(d, TS_ERR_UNSUPPORTED, k->extern_loc,
+                   "interp: kernel '%s' uses external CUDA source (T.import_source / T.call_extern), which the "
+                   "interpreters cannot run",
+                   k->name ? k->name : "?");
     IrInterp *in = TS_NEW(a, IrInterp);
     in->a = a;
     in->d = d;

@@ -100,7 +100,20 @@ typedef enum IrBinOp {
      * waiting); pass arch_hints keeps it only in kernels with wgmma gemms   \
      * (TS_OP_INST_WGMMA), where it is wgmma.wait_group n; pass wgmma_waits  \
      * lists the accumulators it completes (IrStmt eval.done) */              \
-    X(IR_WGMMA_WAIT, "wait_wgmma", 1)
+    X(IR_WGMMA_WAIT, "wait_wgmma", 1)                                         \
+    /* T.call_extern(dtype, "name", args...): a call of a device function of \
+     * the kernel's imported CUDA source (IrKernel.extern_src), args[0] the   \
+     * name (an IR_E_STRING), args[1..] its arguments; any number of them    \
+     * (arity -1).  An IR_S_EVAL of it is a call statement (its dtype and    \
+     * return value unused); elsewhere its value, of the call's dtype.  The  \
+     * CUDA target prints it as written; the C target and the interpreters  \
+     * refuse a kernel with one (they cannot run CUDA source) */            \
+    X(IR_EXTERN_CALL, "extern.call", -1)                                      \
+    /* T.access_ptr(buf, ...) / T.address_of(buf[i]) as an argument of an    \
+     * extern call: the address of the element args[0] (an IR_E_LOAD of a     \
+     * local buffer, which the call may read and write through it); dtype     \
+     * uint64.  Only inside IR_EXTERN_CALL */                                 \
+    X(IR_EXTERN_ADDR, "extern.addr", 1)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,
@@ -265,7 +278,10 @@ struct IrBuffer {
      * data `align`-byte aligned; the launch checks both (a launch on host
      * tensors passes a compact copy instead).  0 / 0 elsewhere. */
     int contiguous;      /* 1: compact row-major assumed (see above) */
-    int align;           /* byte alignment of the data assumed (contiguous only) */
+    int align;           /* byte alignment of the data assumed (contiguous only); a per-thread
+                            buffer (local, var): the alignment its array is declared with, set
+                            where an external function takes its address (T.access_ptr), 0: the
+                            element's */
     /* Where a shared buffer (or a fragment left in shared memory) lives in
      * the block's dynamic shared memory, decided by the CUDA pass plan_smem
      * (IrKernel.smem_planned); buffers whose live ranges do not overlap may
@@ -546,6 +562,14 @@ struct IrKernel {
                                  (TileLang then inserts no barriers): insert_sync still adds the
                                  barriers tile-level code needs, but trusts thread-level accesses
                                  it cannot prove apart instead of refusing them */
+    /* T.import_source(src): external CUDA source the kernel's T.call_extern
+     * calls (device functions), each text once, in the order first imported;
+     * the CUDA target prints them before the kernel.  extern_loc: the first
+     * T.import_source or T.call_extern (where the C target and the
+     * interpreters, which cannot run CUDA source, refuse the kernel); no
+     * file when the kernel has neither. */
+    TS_VEC(const char *) extern_src;
+    TsLoc extern_loc;
     const char *layout_note;  /* why layout_inference left fragments in shared memory, or NULL */
     int ptxas_reg_level;      /* layout_inference: the ptxas --register-usage-level the CUDA target
                                  asks for (tensor-core loops in registers), 0 for ptxas's default */
@@ -582,6 +606,10 @@ struct IrKernel {
      * IrParam/IrBuffer objects): this is the next one, or NULL. */
     IrKernel *next;
 };
+
+/* The kernel imports CUDA source or calls an external function
+ * (T.import_source / T.call_extern): only the CUDA target can run it. */
+static inline bool ir_kernel_has_extern(const IrKernel *k) { return k->extern_loc.line > 0; }
 
 /* The grid barrier's words at the start of a grid workspace (IR_GRID_WS):
  * an arrival count and a generation (32-bit each), padded so the block

@@ -522,6 +522,8 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
                           buf->swizzle.shift);
         if (buf->swizzle_annotated) ts_buf_puts(b, " annotated");
         if (buf->row_pad) ts_buf_printf(b, " row_pad(%d)", buf->row_pad);
+        if (buf->align > 1 && (buf->scope == IR_SCOPE_LOCAL || buf->scope == IR_SCOPE_VAR))
+            ts_buf_printf(b, " align(%d)", buf->align); /* an external function takes its address */
         if (buf->smem_bytes)
             ts_buf_printf(b, " smem[%lld, %lld)", (long long)buf->smem_offset,
                           (long long)(buf->smem_offset + buf->smem_bytes));
@@ -768,6 +770,15 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
     if (k->cp_async_l2_prefetch) {
         ts_buf_indent(b, 1);
         ts_buf_printf(b, "cp_async_l2_prefetch %d bytes\n", k->cp_async_l2_prefetch);
+    }
+    for (int i = 0; i < k->extern_src.n; i++) { /* T.import_source: its size and first line */
+        const char *txt = k->extern_src.v[i];
+        while (*txt == '\n' || *txt == ' ') txt++;
+        size_t n = strcspn(txt, "\n");
+        ts_buf_indent(b, 1);
+        ts_buf_printf(b, "import_source %d: %zu bytes, ", i + 1, strlen(k->extern_src.v[i]));
+        ts_buf_put_quoted(b, txt, n > 60 ? 60 : n);
+        ts_buf_puts(b, n > 60 ? "...\n" : "\n");
     }
     if (k->smem_planned && k->smem_bytes) {
         ts_buf_indent(b, 1);

@@ -202,7 +202,12 @@ static void check_expr(Verifier *v, const IrExpr *e) {
     case IR_E_CALL:
         if ((unsigned)e->call.fn >= IR_INTRINSIC_COUNT)
             fail(v, e->loc, "unknown intrinsic %d", (int)e->call.fn);
-        if (e->call.nargs != intrinsic_arity[e->call.fn])
+        if (e->call.fn == IR_EXTERN_CALL &&
+            (e->call.nargs < 1 || e->call.args[0]->kind != IR_E_STRING))
+            fail(v, e->loc, "extern call without its function name");
+        if (e->call.fn == IR_EXTERN_ADDR && (e->call.args[0]->kind != IR_E_LOAD || e->call.args[0]->load.bits))
+            fail(v, e->loc, "extern address of something other than a buffer element");
+        if (intrinsic_arity[e->call.fn] >= 0 && e->call.nargs != intrinsic_arity[e->call.fn])
             fail(v, e->loc, "intrinsic call with %d arguments, wants %d", e->call.nargs,
                  intrinsic_arity[e->call.fn]);
         for (int i = 0; i < e->call.nargs; i++) check_expr(v, e->call.args[i]);

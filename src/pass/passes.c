@@ -319,6 +319,12 @@ void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *ti
                        "unknown pass '%s' for --dump-after; valid passes: %s", dump_after, list);
         }
     }
+    /* external CUDA source (T.import_source / T.call_extern) runs on the GPU only */
+    if (cx->target != TS_TARGET_CUDA && ir_kernel_has_extern(cx->k))
+        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, cx->k->extern_loc,
+                   "kernel '%s' uses external CUDA source (T.import_source / T.call_extern), which the C target "
+                   "cannot run; compile it for CUDA (--target cuda)",
+                   cx->k->name ? cx->k->name : "?");
     for (const TsPass *p = ts_passes; p->name; p++) {
         if (!(p->targets & (1u << cx->target))) continue;
         double t0 = ts_now_ms();

@@ -250,6 +250,8 @@ void ts_pass_split_grid(TsPassCtx *cx) {
     k2->may_block = k->may_block;
     k2->fast_math = k->fast_math;
     k2->user_sync = k->user_sync;
+    k2->extern_src = k->extern_src; /* the imported source serves both halves' calls */
+    k2->extern_loc = k->extern_loc;
     k->body = seq1;
     k2->next = k->next;
     k->next = k2;

@@ -442,9 +442,14 @@ static void emit_call(TsCxGen *x, const IrExpr *e) {
     IrIntrinsic fn = e->call.fn;
     if ((int)fn < 0 || fn >= IR_INTRINSIC_COUNT)
         ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: intrinsic %d", x->dl->who, (int)fn);
-    if (e->call.nargs != arity[fn])
+    if (arity[fn] >= 0 && e->call.nargs != arity[fn])
         ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: intrinsic %d with %d arguments", x->dl->who, (int)fn,
                    e->call.nargs);
+    if (fn == IR_EXTERN_CALL || fn == IR_EXTERN_ADDR) {
+        if (!x->dl->ext) ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: an external call", x->dl->who);
+        x->dl->ext(x, e);
+        return;
+    }
     if (fn == IR_THREAD_RETURN || fn == IR_SET_MAX_NREG || fn == IR_SYNC_GRID || fn == IR_WGMMA_WAIT) /* statements: the printers' (or gone) */
         ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: %s as a value", x->dl->who, fn == IR_THREAD_RETURN ? "T.thread_return" : "set_max_nreg");
     if (fn == IR_GRID_WS) {

@@ -48,6 +48,10 @@ typedef struct TsCxDialect {
     int (*var)(TsCxGen *x, const IrExpr *e);   /* target variables: 1 if it printed e,
                                                   0 to let the shared code do it */
     void (*load)(TsCxGen *x, const IrExpr *e); /* prints a buffer load (IR_E_LOAD) */
+    /* prints an external call's value or an element's address for one
+     * (IR_EXTERN_CALL, IR_EXTERN_ADDR); NULL: the target has none (the C
+     * target refuses such kernels before printing) */
+    void (*ext)(TsCxGen *x, const IrExpr *e);
 } TsCxDialect;
 
 /* What the emitter writes through; lives in the target's generator state. */

@@ -780,6 +780,170 @@ static void test_refusals(void) {
     ts_kernel_destroy(k);
 }
 
+/* ---- external CUDA source (T.import_source + T.call_extern) ------------------------------- */
+
+/* The call forms TileLang's dequantization examples use, on a device
+ * function of our own: `T.call_extern(name, ptrs..., dtype=d)` (the gemv's
+ * lop3 decode, a float16 output), the same with a count (the fp4 GEMMs',
+ * bfloat16) and `T.call_extern("handle", name, ptrs...)` (bitnet's, int8). */
+static const char *SRC_EXTFORMS = PRE
+    "SRC = \"\"\"\n"
+    "template <typename T1, typename T2>\n"
+    "__device__ void t_widen(const T1 *in, T2 *out, const int n = 4) {\n"
+    "  for (int i = 0; i < n; i++) out[i] = (T2)(unsigned short)(in[i] & 0x7f);\n"
+    "}\n"
+    "\"\"\"\n\n"
+    "def extforms(M=64):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M, 4), 'int8'), B: T.Tensor((M, 4), 'float16'), C: T.Tensor((M, 4), 'bfloat16'),\n"
+    "             D: T.Tensor((M, 4), 'int8')):\n"
+    "        with T.Kernel(1, threads=M) as bx:\n"
+    "            T.import_source(SRC)\n"
+    "            q = T.alloc_local((4,), 'int8')\n"
+    "            h = T.alloc_local((4,), 'float16')\n"
+    "            g = T.alloc_local((4,), 'bfloat16')\n"
+    "            e = T.alloc_local((4,), 'int8')\n"
+    "            t = T.get_thread_binding()\n"
+    "            for v in T.vectorized(4):\n"
+    "                q[v] = A[t, v]\n"
+    "            T.import_source(SRC)\n"
+    "            T.call_extern('t_widen', T.access_ptr(q, 'r'), T.access_ptr(h, 'w'), dtype='float16')\n"
+    "            T.call_extern('t_widen', T.access_ptr(q, 'r'), T.access_ptr(g, 'w'), 4, dtype='bfloat16')\n"
+    "            T.call_extern('handle', 't_widen', T.access_ptr(q, 'r'), T.access_ptr(e, 'w'))\n"
+    "            for v in T.vectorized(4):\n"
+    "                B[t, v] = h[v]\n"
+    "                C[t, v] = g[v]\n"
+    "                D[t, v] = e[v]\n"
+    "    return main\n";
+
+/* An external call without the source that defines it. */
+static const char *SRC_EXTNONE = PRE
+    "def nosrc(M=32):\n"
+    "    @T.prim_func\n"
+    "    def ghost(A: T.Tensor((M,), 'int32')):\n"
+    "        with T.Kernel(1, threads=M) as bx:\n"
+    "            a = T.alloc_local((1,), 'int32')\n"
+    "            T.call_extern('handle', 'ts_no_such_fn', T.access_ptr(a, 'w'))\n"
+    "            A[T.get_thread_binding()] = a[0]\n"
+    "    return ghost\n";
+
+static int count_of(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+/* NVRTC compiles src for sm_80 (unless sm90_only: PTX of sm_90, such as the fp4 GEMMs'
+ * mul.bf16x2) and sm_90a. */
+static void nvrtc_both(const char *what, const char *src, bool sm90_only) {
+    static const char *const archs[] = {"sm_80", "sm_90a"};
+    for (int a = sm90_only ? 1 : 0; a < 2; a++) {
+        TsDiag d;
+        memset(&d, 0, sizeof d);
+        size_t size = 0;
+        unsigned char *img = ts_nvrtc_compile(&d, src, archs[a], &size);
+        if (!img) fprintf(stderr, "%s for %s:\n%s\n", what, archs[a], ts_buf_str(&d.msg));
+        else printf("  nvrtc %-6s %s: %zu bytes\n", archs[a], what, size);
+        CHECK(img != NULL);
+        free(img);
+        ts_buf_free(&d.msg);
+    }
+}
+
+static void test_extern(void) {
+    /* our own functions: the source once (imported twice), calls as written, pointers to
+     * aligned local arrays, a value call in its compute type; NVRTC compiles it */
+    Spec own = {"tests/golden/ir_extern.py", NULL, "ext_demo", "M=64", NULL, NULL, 0, 0};
+    TsStatus st;
+    TsKernel *k = compile(&own, TS_TARGET_CUDA, 1, &st);
+    if (st) fprintf(stderr, "ext_demo: %s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    if (k) {
+        const char *src = ts_kernel_source(k);
+        CHECK_EQ_INT(1, count_of(src, "__device__ int mix3(int a, int b)"));
+        CHECK(strstr(src, "__device__ int mix3") < strstr(src, "__global__"));
+        CHECK_CONTAINS(src, "typedef unsigned int uint;");
+        CHECK_CONTAINS(src, "__align__(16) ts_i32 a_");
+        CHECK_CONTAINS(src, "add_pairs((&a_6[0]), (&b_7[0]), 2LL);");
+        CHECK_CONTAINS(src, "add_pairs((&a_6[4]), (&b_7[2]), 2LL);");
+        CHECK_CONTAINS(src, "(ts_i32)((((ts_i64)mix3(");
+        nvrtc_both("ext_demo", src, false);
+        ts_kernel_destroy(k);
+    }
+    TsKernel *kf = NULL;
+    TsCompileOptions o = {0};
+    o.target = TS_TARGET_CUDA;
+    o.skip_build = 1;
+    TsDefine dm = {"M", "64"};
+    st = ts_compile_source(ctx, "extforms.py", SRC_EXTFORMS, "extforms", &dm, 1, &o, &kf);
+    if (st) fprintf(stderr, "extforms: %s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    if (kf) {
+        const char *src = ts_kernel_source(kf);
+        CHECK_EQ_INT(1, count_of(src, "__device__ void t_widen("));
+        CHECK_CONTAINS(src, "__align__(16) ts_u16 h_"); /* float16 elements: their stored bits */
+        CHECK_EQ_INT(3, count_of(src, "t_widen((&q_"));
+        CHECK_CONTAINS(src, "[0]), 4LL);");
+        nvrtc_both("extforms", src, false);
+        ts_kernel_destroy(kf);
+    }
+    /* TileLang's examples themselves, where the checkout has them (bench/tilelang_examples.sh fetch),
+     * at the measurement's values: their quantize package's source and calls compile */
+    static const struct { const char *file, *entry, *defs; } ex[] = {
+        {".tl-examples/dequantize_gemm/example_dequant_gemv_fp16xint4.py", "dequantize_gemv",
+         "K=1024 M=1 N=1024 accum_dtype=float16 fast_decoding=True group_size=-1 in_dtype=float16 n_partition=4 "
+         "num_bits=4 out_dtype=float16 reduce_thread=32 source_format=uint storage_dtype=int8"},
+        {".tl-examples/dequantize_gemm/example_dequant_gemm_bf16_fp4_hopper.py", "matmul",
+         "K=256 M=256 N=256 accum_dtype=float32 block_K=128 block_M=128 block_N=128 fast_dequant=True "
+         "in_dtype=bfloat16 num_bits=4 num_stages=2 out_dtype=bfloat16 split=1 threads=256"},
+        {".tl-examples/dequantize_gemm/example_dequant_gemm_bf16_mxfp4_hopper.py", "matmul",
+         "K=256 M=256 N=256 accum_dtype=float32 block_K=128 block_M=128 block_N=128 fast_dequant=True "
+         "in_dtype=bfloat16 num_bits=4 num_stages=2 out_dtype=bfloat16 scale_size=32 split=1 threads=256 "
+         "with_bias=False"},
+        {".tl-examples/bitnet-1.58b/kernel_benchmark/tilelang_bitnet_158_int8xint2_decode.py",
+         "bitnet_158_int8xint2_decode", "K=256 M=1 N=256 accum_dtype=int32 fast_decoding=True in_dtype=int8 "
+         "out_dtype=int32"},
+    };
+    for (int i = 0; i < TS_COUNTOF(ex); i++) {
+        if (access(ex[i].file, R_OK) != 0) {
+            printf("  (%s: not fetched, skipped)\n", ex[i].file);
+            continue;
+        }
+        Spec s = {ex[i].file, NULL, ex[i].entry, ex[i].defs, NULL, NULL, 0, 0};
+        TsKernel *ke = compile(&s, TS_TARGET_CUDA, 1, &st);
+        if (st) fprintf(stderr, "%s: %s", ex[i].file, ts_last_error(ctx));
+        CHECK_EQ_INT(TS_OK, st);
+        if (!ke) continue;
+        CHECK_CONTAINS(ts_kernel_source(ke), "/* imported source 1 */");
+        nvrtc_both(ex[i].file, ts_kernel_source(ke), strstr(ex[i].file, "hopper") != NULL);
+        ts_kernel_destroy(ke);
+    }
+    /* the C target refuses such a kernel at its first T.import_source, naming the kernel */
+    TsKernel *kc = compile(&own, TS_TARGET_C, 1, &st);
+    CHECK_EQ_INT(TS_ERR_UNSUPPORTED, st);
+    CHECK_CONTAINS(ts_last_error(ctx), "ir_extern.py:26:");
+    CHECK_CONTAINS(ts_last_error(ctx), "kernel 'main' uses external CUDA source");
+    ts_kernel_destroy(kc);
+    /* a function nobody imported: NVRTC's error, naming the kernel and the function */
+    TsKernel *kn = NULL;
+    TsDefine d32 = {"M", "32"};
+    st = ts_compile_source(ctx, "nosrc.py", SRC_EXTNONE, "nosrc", &d32, 1, &o, &kn);
+    CHECK_EQ_INT(TS_OK, st);
+    if (kn) {
+        TsDiag d;
+        memset(&d, 0, sizeof d);
+        size_t size = 0;
+        unsigned char *img = ts_nvrtc_compile(&d, ts_kernel_source(kn), "sm_80", &size);
+        CHECK(img == NULL);
+        CHECK_EQ_INT(TS_ERR_BUILD, d.status);
+        CHECK_CONTAINS(ts_buf_str(&d.msg), "of kernel 'ghost'");
+        CHECK_CONTAINS(ts_buf_str(&d.msg), "ts_no_such_fn");
+        free(img);
+        ts_buf_free(&d.msg);
+        ts_kernel_destroy(kn);
+    }
+}
+
 /* A second build of the same kernel comes from the disk cache. */
 static void test_cache(void) {
     char dir[600], path[1200];
@@ -1055,6 +1219,7 @@ int main(void) {
         test_arch_hints();
         test_ptxas_level();
         test_refusals();
+        test_extern();
         test_cache();
         test_no_driver();
     }

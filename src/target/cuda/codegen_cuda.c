@@ -970,6 +970,7 @@ static const char *const cu_bitcast[4][2] = {
 
 static int cu_var(TsCxGen *x, const IrExpr *e);
 static void cu_load(TsCxGen *x, const IrExpr *e);
+static void cu_extern(TsCxGen *x, const IrExpr *e);
 
 static const TsCxDialect cu_dialect = {
     .who = "CUDA codegen",
@@ -983,6 +984,7 @@ static const TsCxDialect cu_dialect = {
     .cast_helper_args = 1,
     .var = cu_var,
     .load = cu_load,
+    .ext = cu_extern,
 };
 
 /* The shared emitter, writing where g writes now (nowhere in a dry run). */
@@ -1258,6 +1260,41 @@ static void cu_load(TsCxGen *x, const IrExpr *e) {
     out(g, close);
 }
 
+/* An external call (T.call_extern) as written: the name, then each
+ * argument, an address (IR_EXTERN_ADDR) as `&element` (a pointer to the
+ * element's storage type), any other in its compute type. */
+static void emit_extern_call(Cg *g, const IrExpr *e) {
+    outf(g, "%s(", e->call.args[0]->str);
+    for (int i = 1; i < e->call.nargs; i++) {
+        if (i > 1) out(g, ", ");
+        emit_expr(g, e->call.args[i]);
+    }
+    out(g, ")");
+}
+
+static void cu_extern(TsCxGen *x, const IrExpr *e) {
+    Cg *g = x->user;
+    if (e->call.fn == IR_EXTERN_ADDR) {
+        const IrExpr *ld = e->call.args[0];
+        out(g, "(&");
+        emit_elem(g, find_buf(g, ld->load.buf, ld->loc), ld->load.idx, ld->load.nidx, ld->loc, 0);
+        out(g, ")");
+        return;
+    }
+    /* a value: in the compute type of its dtype; a 16- or 8-bit float is
+     * stored and passed as its bits here, so what such a function returns
+     * could not be read as a number */
+    char c = cat_of(g, e->dt, e->loc);
+    if ((c == 'f' && e->dt != TS_FLOAT32) || (c == 'd' && e->dt != TS_FLOAT64))
+        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc,
+                   "T.call_extern('%s') returning %s used as a value: 16- and 8-bit floats are kept as their "
+                   "stored bits here; call it as a statement that writes its result through a pointer "
+                   "(T.access_ptr), or return float32",
+                   e->call.args[0]->str, ts_dtype_name(e->dt));
+    outf(g, "((%s)", compute_ctype(g, e->dt, e->loc));
+    emit_extern_call(g, e);
+    out(g, ")");
+}
 
 /* ---- scopes, blocks and barriers -------------------------------------------- */
 
@@ -2248,6 +2285,12 @@ static void emit_kind(Cg *g, const IrStmt *s) {
                  (long long)cnt);
             return;
         }
+        if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_EXTERN_CALL) {
+            line_start(g); /* a call statement: its dtype and value unused, as TileLang's */
+            emit_extern_call(g, s->eval.e);
+            out(g, ";\n");
+            return;
+        }
         line_start(g);
         out(g, "(void)(");
         emit_expr(g, s->eval.e);
@@ -2659,7 +2702,10 @@ static void emit_kernel(Cg *g) {
         if (cb->glob) continue;
         const char *st = storage_ctype(cb->buf->dt);
         line_start(g);
-        if (is_private(cb->buf))
+        if (is_private(cb->buf) && cb->buf->align > 1) /* an external function reads it through a pointer */
+            outf(g, "__align__(%d) %s %s[%lld]; /* %s */\n", cb->buf->align, st, cb->name,
+                 (long long)(cb->elems ? cb->elems : 1), ir_scope_name(cb->buf->scope));
+        else if (is_private(cb->buf))
             outf(g, "%s %s[%lld]; /* %s */\n", st, cb->name, (long long)(cb->elems ? cb->elems : 1),
                  ir_scope_name(cb->buf->scope));
         else
@@ -2785,6 +2831,19 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
             if (g.mma_fns.v[i].creg) ts_cuda_mma_emit_reg(o, name, &g.mma_fns.v[i]);
             else ts_cuda_mma_emit(o, name, &g.mma_fns.v[i]);
         }
+    }
+    if (k->extern_src.n) { /* T.import_source: the texts as given, once each, ahead of the kernel */
+        /* the unsigned short names nvcc's host headers (sys/types.h) give the sources TileLang
+         * compiles; NVRTC has none of them */
+        ts_buf_puts(o, "\n/* T.import_source */\ntypedef unsigned short ushort;\ntypedef unsigned int uint;\n"
+                       "typedef unsigned long ulong;\n");
+        for (int i = 0; i < k->extern_src.n; i++) {
+            size_t n = strlen(k->extern_src.v[i]);
+            ts_buf_printf(o, "/* imported source %d */\n", i + 1);
+            ts_buf_puts(o, k->extern_src.v[i]);
+            if (!n || k->extern_src.v[i][n - 1] != '\n') ts_buf_puts(o, "\n");
+        }
+        ts_buf_puts(o, "\n");
     }
     emit_kernel(&g);
 

@@ -395,7 +395,12 @@ static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const 
     }
     if (log && phases) take_phases(log, r == 0 ? timing : NULL);
     if (r != 0) {
-        ts_diag_add(d, (TsLoc){0}, "error", "NVRTC could not compile the generated CUDA code for %s (%s):\n%s", arch,
+        /* the kernel, from the first line codegen_cuda.c writes ("... for kernel 'NAME'...") */
+        const char *kn = strstr(code, "for kernel '"), *ke = kn ? strchr(kn + 12, '\'') : NULL;
+        const char *nl = strchr(code, '\n');
+        int kl = kn && ke && (!nl || ke < nl) && ke - kn - 12 < 200 ? (int)(ke - kn - 12) : -1;
+        ts_diag_add(d, (TsLoc){0}, "error", "NVRTC could not compile the generated CUDA code%s%.*s%s for %s (%s):\n%s",
+                    kl >= 0 ? " of kernel '" : "", kl >= 0 ? kl : 0, kl >= 0 ? kn + 12 : "", kl >= 0 ? "'" : "", arch,
                     n->error_string(r), log ? log : "(no log)");
         d->status = TS_ERR_BUILD;
         free(log);
