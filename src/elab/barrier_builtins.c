@@ -25,6 +25,13 @@
  *       wait (acquire) order it exactly as the TMA's completion would.  No
  *       transaction bytes are announced, so the phase needs only the
  *       arrivals.  (A real TMA path needs tensor maps from the host.)
+ *   T.cp_async_barrier_noinc(bar)
+ *       (tilelang/language/builtin.py; PTX cp.async.mbarrier.arrive.noinc)
+ *       the running thread's arrival on bar, made once every T.ptx_cp_async
+ *       it issued before has landed; it is the thread's one arrival (noinc:
+ *       the count T.alloc_barrier gave is not raised), an IR_MBAR_ARRIVE_ASYNC
+ *       with mbar.noinc.  On the C target the copies landed at once and it
+ *       is a plain arrive.
  *   with T.ws(i, ...):
  *       warp groups i... (threads [128 i, 128 (i + 1))) run the body; the
  *       ids must be consecutive.  The body is the role's uniform code: tile
@@ -53,6 +60,7 @@ enum {
     W_EXPECT_TX,
     W_ARRIVE_EXPECT_TX,
     W_TMA_COPY,
+    W_CP_ASYNC_NOINC,
     W_WS,
     W_SYNC_GRID,
 };
@@ -66,6 +74,7 @@ static const struct { const char *name; int id; } bar_names[] = {
     {"mbarrier_expect_tx", W_EXPECT_TX},
     {"mbarrier_arrive_expect_tx", W_ARRIVE_EXPECT_TX},
     {"tma_copy", W_TMA_COPY},
+    {"cp_async_barrier_noinc", W_CP_ASYNC_NOINC},
     {"ws", W_WS},
     {"WarpSpecialize", W_WS},
     {"sync_grid", W_SYNC_GRID},
@@ -259,6 +268,17 @@ Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
         Value *cargs[2] = {src, dst};
         Value *copy = builtin_attr(E, module_value(E, "T", loc), "copy", loc);
         return call_value(E, copy, cargs, 2, NULL, NULL, 0, loc);
+    }
+    case W_CP_ASYNC_NOINC: {
+        if (nargs + nkw != 1) elab_fail(E, TS_ERR_TYPE, loc, "%s takes one argument, the mbarrier", fn);
+        elab_barrier_of(E, fn, ARG(0, "barrier"), loc, &b, &i);
+        IrStmt *s = ir_stmt(E->a, IR_S_MBAR, loc);
+        s->mbar.op = IR_MBAR_ARRIVE_ASYNC;
+        s->mbar.buf = b;
+        s->mbar.idx = i;
+        s->mbar.noinc = true;
+        emit(E, s);
+        return val_none(E, loc);
     }
     case W_WS: return warp_specialize(E, fn, args, nargs, nkw, loc);
     case W_SYNC_GRID: {

@@ -53,6 +53,8 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_NOOP_HINT3, NS_T, "disable_warp_group_reg_alloc")                              \
     X(B_NOOP_HINT4, NS_T, "annotate_l2_hit_ratio") \
     X(B_ASYNC_COMMIT, NS_T, "ptx_commit_group") X(B_ASYNC_WAIT, NS_T, "ptx_wait_group") \
+    X(B_ACCESS_PTR, NS_T, "access_ptr") X(B_PTX_CP_ASYNC, NS_T, "ptx_cp_async")        \
+    X(B_FENCE_PROXY_ASYNC, NS_T, "fence_proxy_async")                                  \
     X(B_WGMMA_GEMM, NS_T, "wgmma_gemm") X(B_WAIT_WGMMA, NS_T, "wait_wgmma")            \
     X(B_ALLOC_TMEM, NS_T, "alloc_tmem") X(B_TCGEN05_GEMM, NS_T, "tcgen05_gemm")       \
     X(B_PRIM_FUNC, NS_T, "prim_func") X(B_MACRO, NS_T, "macro")                        \
@@ -1668,6 +1670,206 @@ static Value *host_call(Elab *E, int id, const char *what, Value **args, int nar
     }
 }
 
+/* ---- explicit asynchronous copies (tile-ai/tilelang a35008a:
+ * tilelang/language/builtin.py access_ptr, tir/op.py ptx_cp_async) ----
+ *
+ * T.access_ptr(base, access_type="r", *extents, offset=0, extent=None,
+ * ignore_last_ndim=0) is the address of an element (base A[i, j]), of a
+ * region's first element (A[a:b, c:d]) or of a buffer's first (A), with the
+ * number of elements the access covers (extent; else the product of
+ * *extents; else 1 for an element, the region's or the buffer's size) and
+ * its access mask ("r" 1, "w" 2, "rw" 3).  offset (elements) is TileLang's
+ * for one-dimensional buffers only; ignore_last_ndim zeroes the last
+ * indices.  Here it is a value of the elaborator (V_PTR: buffer, indices,
+ * extent, mask) that T.ptx_cp_async takes apart into its IR statement, and
+ * T.call_extern into an address argument (extern_builtins.c).
+ *
+ * T.ptx_cp_async(dst_ptr, src_ptr, num_elems, predicate=None): each thread
+ * that runs it copies num_elems consecutive elements from global memory to
+ * shared memory (PTX cp.async: 4, 8 or 16 bytes; num_elems times the
+ * element size).  The copy is asynchronous: complete after the thread's
+ * T.ptx_wait_group for its group, or at the arrival of
+ * T.cp_async_barrier_noinc on an mbarrier.  A false predicate copies
+ * nothing and fills the destination with zeros.  It becomes an IR_S_VCOPY
+ * with `async` set (the statement the pipelining passes make for T.copy's
+ * cp.async): insert_sync keeps its shared writes in flight until the wait
+ * or the arrival, the CUDA printer prints cp.async (16 bytes: .cg, else
+ * .ca), the C target and the interpreters copy at once (then every wait is
+ * already satisfied). */
+static bool const_idx(const IrExpr *e, int64_t *c) { return e && ir_is_const_int(e, c); }
+
+static Value *access_ptr(Elab *E, Args *A) {
+    need_kernel(E, A);
+    TsLoc loc = A->loc;
+    Value *base = req(E, A, 0, "base"), *at = arg(E, A, 1, "access_type");
+    Value *off = arg(E, A, -1, "offset"), *ext = arg(E, A, -1, "extent"), *ign = arg(E, A, -1, "ignore_last_ndim");
+    for (int i = 0; i < A->nkw; i++)
+        if (!A->used[i])
+            elab_fail(E, TS_ERR_TYPE, loc, "%s got an unexpected keyword argument '%s'", A->fn, A->kw[i]);
+    IrBuffer *b = NULL;
+    IrExpr **idx = NULL, *count = NULL;
+    if (base->kind == V_ACCESS) {
+        b = base->buf;
+        idx = TS_NEWN(E->a, IrExpr *, b->ndim > 0 ? b->ndim : 1);
+        for (int d = 0; d < b->ndim; d++) idx[d] = base->idx[d];
+        count = ir_i32(E->a, 1);
+    } else if (base->kind == V_REGION) {
+        b = base->reg.buf;
+        idx = TS_NEWN(E->a, IrExpr *, b->ndim > 0 ? b->ndim : 1);
+        count = ir_i32(E->a, 1);
+        for (int d = 0; d < b->ndim; d++) {
+            idx[d] = base->reg.start[d];
+            count = ir_bin(E->a, IR_MUL, count, base->reg.extent[d]);
+        }
+    } else if (base->kind == V_BUFFER) {
+        b = base->buf;
+        idx = TS_NEWN(E->a, IrExpr *, b->ndim > 0 ? b->ndim : 1);
+        count = ir_i32(E->a, 1);
+        for (int d = 0; d < b->ndim; d++) {
+            idx[d] = ir_i32(E->a, 0);
+            count = ir_bin(E->a, IR_MUL, count, b->shape[d]);
+        }
+    }
+    if (!b || b->mbar_count)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: the base must be a buffer, one of its elements or a region, got %s",
+                  A->fn, b ? ts_sprintf(E->a, "the mbarriers '%s'", b->name) : val_kind_name(base));
+    int64_t mask = 1;
+    if (at && at->kind == V_STR) {
+        mask = !strcmp(at->s, "r") ? 1 : !strcmp(at->s, "w") ? 2 : !strcmp(at->s, "rw") ? 3 : 0;
+        if (!mask) elab_fail(E, TS_ERR_TYPE, loc, "%s: access_type \"%s\" must be \"r\", \"w\" or \"rw\"", A->fn, at->s);
+    } else if (at && at->kind != V_NONE) {
+        mask = val_to_int(E, at, loc, "access_type");
+        if (mask < 1 || mask > 3) elab_fail(E, TS_ERR_TYPE, loc, "%s: access_type %lld must be 1 (read), 2 (write) or "
+                                             "3 (both)", A->fn, (long long)mask);
+    }
+    if (ign && ign->kind != V_NONE) {
+        int64_t n = val_to_int(E, ign, loc, "ignore_last_ndim");
+        if (n < 0 || n > b->ndim)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: ignore_last_ndim %lld outside [0, %d]", A->fn, (long long)n, b->ndim);
+        for (int d = b->ndim - (int)n; d < b->ndim; d++) idx[d] = ir_i32(E->a, 0);
+    }
+    if (off && off->kind != V_NONE) {
+        IrExpr *o = int_expr(E, off, loc, "offset");
+        int64_t c;
+        if (!(const_idx(o, &c) && c == 0)) {
+            if (b->ndim != 1)
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: offset= is for one-dimensional buffers ('%s' has %d); index the "
+                          "element instead", A->fn, b->name, b->ndim);
+            idx[0] = ir_bin(E->a, IR_ADD, idx[0], o);
+        }
+    }
+    bool given = (ext && ext->kind != V_NONE) || A->n > 2; /* (a default extent is not checked below) */
+    if (ext && ext->kind != V_NONE) {
+        count = int_expr(E, ext, loc, "extent");
+    } else if (A->n > 2) {
+        Value **ev = A->v + 2;
+        int ne = A->n - 2;
+        if (ne == 1 && (ev[0]->kind == V_LIST || ev[0]->kind == V_TUPLE)) ev = val_items(E, ev[0], &ne);
+        if (ne > b->ndim)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: %d extents for a buffer of %d dimensions", A->fn, ne, b->ndim);
+        count = ir_i32(E->a, 1);
+        for (int i = 0; i < ne; i++) count = ir_bin(E->a, IR_MUL, count, int_expr(E, ev[i], loc, "an extent"));
+    }
+    /* the covered elements [flat start, + count) must lie in the buffer,
+     * where the compile-time values say so (an extent the call gives; the
+     * default one, the buffer's or region's size, is TileLang's too with an
+     * offset= past the first element) */
+    int64_t flat = 0, total = 1, c, n;
+    bool known = true;
+    for (int d = 0; d < b->ndim; d++) {
+        int64_t sh;
+        bool ks = const_idx(b->shape[d], &sh);
+        if (const_idx(idx[d], &c) && ks && (c < 0 || c >= sh))
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: index %lld of dimension %d is outside '%s' (extent %lld)", A->fn,
+                      (long long)c, d, b->name, (long long)sh);
+        if (ks && const_idx(idx[d], &c)) {
+            flat = flat * sh + c;
+            total *= sh;
+        } else {
+            known = false;
+        }
+    }
+    if (const_idx(count, &n)) {
+        if (n < 1) elab_fail(E, TS_ERR_TYPE, loc, "%s: the extent %lld must be positive", A->fn, (long long)n);
+        if (given && known && flat + n > total)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: the %lld elements from element %lld run past the end of '%s' (%lld "
+                      "elements)", A->fn, (long long)n, (long long)flat, b->name, (long long)total);
+    }
+    Value *v = val_new(E, V_PTR, loc);
+    v->buf = b;
+    v->idx = idx;
+    v->e = count;
+    v->i = mask;
+    return v;
+}
+
+static Value *ptx_cp_async(Elab *E, Args *A) {
+    need_kernel(E, A);
+    TsLoc loc = A->loc;
+    Value *dv = req(E, A, 0, "dst_access_ptr"), *sv = req(E, A, 1, "src_access_ptr");
+    Value *nv = req(E, A, 2, "num_elems"), *pv = arg(E, A, 3, "predicate");
+    check_args(E, A, 4);
+    Value *ops[2] = {dv, sv};
+    for (int i = 0; i < 2; i++) {
+        if (ops[i]->kind != V_PTR)
+            elab_fail(E, TS_ERR_TYPE, ops[i]->loc, "%s: the %s must be a T.access_ptr(...), got %s", A->fn,
+                      i ? "source" : "destination", val_kind_name(ops[i]));
+        if (!(ops[i]->i & (i ? 1 : 2)))
+            elab_fail(E, TS_ERR_TYPE, ops[i]->loc, "%s: the %s's T.access_ptr must allow %s (access_type \"%s\")",
+                      A->fn, i ? "source" : "destination", i ? "reading" : "writing", i ? "r" : "w");
+    }
+    IrBuffer *d = dv->buf, *s = sv->buf;
+    if (d->scope != IR_SCOPE_SHARED || s->scope != IR_SCOPE_GLOBAL)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s copies from global to shared memory; got %s '%s' to %s '%s'", A->fn,
+                  ir_scope_name(s->scope), s->name, ir_scope_name(d->scope), d->name);
+    if (d->dt != s->dt)
+        elab_fail(E, TS_ERR_TYPE, loc, "%s moves bytes: '%s' (%s) and '%s' (%s) must have one dtype", A->fn, s->name,
+                  ts_dtype_name(s->dt), d->name, ts_dtype_name(d->dt));
+    if (ts_dtype_bits(d->dt) < 8)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: elements of %s are smaller than a byte", A->fn, ts_dtype_name(d->dt));
+    int64_t n = val_to_int(E, nv, loc, "num_elems"), es = ts_dtype_bits(d->dt) / 8;
+    if (n < 1 || !(n * es == 4 || n * es == 8 || n * es == 16))
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: %lld elements of %s are %lld bytes; cp.async copies 4, 8 or 16 bytes",
+                  A->fn, (long long)n, ts_dtype_name(d->dt), (long long)(n * es));
+    for (int i = 0; i < 2; i++) {
+        IrBuffer *b = ops[i]->buf;
+        int64_t c, last, at;
+        if (const_idx(ops[i]->e, &c) && c < n)
+            elab_fail(E, TS_ERR_TYPE, ops[i]->loc, "%s: the copy of %lld elements is longer than the %s's "
+                      "T.access_ptr extent (%lld)", A->fn, (long long)n, i ? "source" : "destination", (long long)c);
+        /* the copy runs along the last dimension (an IR_S_VCOPY's rule) */
+        if (b->ndim >= 1 && const_idx(b->shape[b->ndim - 1], &last)) {
+            if (last < n)
+                elab_fail(E, TS_ERR_UNSUPPORTED, ops[i]->loc, "%s: the %lld elements would span rows of '%s' (its "
+                          "last dimension has %lld); copies run along one row", A->fn, (long long)n, b->name,
+                          (long long)last);
+            if (const_idx(ops[i]->idx[b->ndim - 1], &at) && at + n > last)
+                elab_fail(E, TS_ERR_TYPE, ops[i]->loc, "%s: elements %lld .. %lld of the last dimension of '%s' run "
+                          "past its extent %lld", A->fn, (long long)at, (long long)(at + n - 1), b->name,
+                          (long long)last);
+        }
+    }
+    IrStmt *st = ir_stmt(E->a, IR_S_VCOPY, loc);
+    st->vcopy.dst = d;
+    st->vcopy.src = s;
+    st->vcopy.didx = dv->idx;
+    st->vcopy.ndi = d->ndim;
+    st->vcopy.sidx = sv->idx;
+    st->vcopy.nsi = s->ndim;
+    st->vcopy.lanes = (int)n;
+    st->vcopy.async = 1;
+    st->vcopy.user = 1;
+    if (pv && pv->kind != V_NONE) {
+        IrExpr *p = val_to_expr(E, pv, loc);
+        int64_t c;
+        if (ir_is_const_int(p, &c)) p = c ? NULL : ir_int(E->a, 0, TS_BOOL);
+        else if (p->dt != TS_BOOL) p = ir_bin(E->a, IR_NE, p, ir_int(E->a, 0, p->dt));
+        st->vcopy.pred = p;
+    }
+    emit(E, st);
+    return val_none(E, loc);
+}
+
 Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw, Value **kwv,
                     int nkw, TsLoc loc) {
     if (f->kind == V_DTYPE) {
@@ -2669,15 +2871,42 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         return val_none(E, loc);
     }
     case B_ASYNC_COMMIT: case B_ASYNC_WAIT: {
-        /* T.ptx_commit_group() / T.ptx_wait_group(n) around copies that
-         * TileLang issues asynchronously (T.Parallel(..., prefer_async=True)):
-         * here those copies are done when they are written, so every group
-         * is already complete and both are no-ops */
+        /* T.ptx_commit_group() / T.ptx_wait_group(n): close the group of the
+         * thread's T.ptx_cp_async copies issued so far / wait until at most
+         * n of its groups are in flight (IR_S_ASYNC_COMMIT / _WAIT).  A
+         * run-time n waits for all (a stronger wait: still correct).  The
+         * copies TileLang issues asynchronously (T.Parallel(...,
+         * prefer_async=True)) are done when they are written here, so in a
+         * kernel without T.ptx_cp_async both are dropped by pass simplify. */
         need_kernel(E, A);
-        if (id == B_ASYNC_WAIT) (void)int_expr(E, req(E, A, 0, "num"), loc, "the number of groups");
+        int64_t pending = 0;
+        if (id == B_ASYNC_WAIT) {
+            Value *n = req(E, A, 0, "num");
+            IrExpr *x = int_expr(E, n, loc, "the number of groups");
+            if (ir_is_const_int(x, &pending) && (pending < 0 || pending > 7))
+                elab_fail(E, TS_ERR_TYPE, loc, "T.ptx_wait_group: the number of pending groups must be 0 to 7, "
+                          "got %lld", (long long)pending);
+            if (!ir_is_const_int(x, &pending)) pending = 0;
+        }
         check_args(E, A, id == B_ASYNC_WAIT ? 1 : 0);
+        IrStmt *s = ir_stmt(E->a, id == B_ASYNC_WAIT ? IR_S_ASYNC_WAIT : IR_S_ASYNC_COMMIT, loc);
+        if (id == B_ASYNC_WAIT) s->async_wait.pending = (int)pending;
+        emit(E, s);
         return val_none(E, loc);
     }
+    case B_FENCE_PROXY_ASYNC: {
+        /* T.fence_proxy_async(): the thread's shared-memory writes made visible
+         * to the async proxy (wgmma reads its operand tiles there) */
+        need_kernel(E, A);
+        check_args(E, A, 0);
+        IrStmt *s = ir_stmt(E->a, IR_S_EVAL, loc);
+        s->eval.e = ir_call(E->a, IR_FENCE_PROXY_ASYNC, NULL, 0, TS_INT32);
+        s->eval.e->loc = loc;
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_ACCESS_PTR: return access_ptr(E, A);
+    case B_PTX_CP_ASYNC: return ptx_cp_async(E, A);
     case B_PRIM_FUNC: case B_MACRO: case B_JIT:
         elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s is only supported as a decorator", A->fn);
     /* ---- explicit thread programming: the thread index along one axis of

@@ -38,6 +38,9 @@ typedef enum ValueKind {
     V_ITER,      /* T.Parallel/T.Pipelined/range/...: see iter */
     V_ENUM,      /* s = "GemmWarpPolicy.FullRow" and the like */
     V_OPAQUE,    /* something outside the supported subset: s = why, i = status to report */
+    V_PTR,       /* T.access_ptr(...): the address of buf[idx...] (buf->ndim indices), e = the
+                    extent in elements it covers, i = its access mask (1 read, 2 write, 3 both);
+                    T.ptx_cp_async takes one (its dst and src) and T.call_extern (an address) */
 } ValueKind;
 
 typedef enum FuncKind {

@@ -1,7 +1,8 @@
 /*
  * extern_builtins.c — external CUDA source inside a kernel:
  * T.import_source(src), T.call_extern(dtype, "name", args...) and the
- * pointers such a call takes, T.access_ptr(buf, "r"|"w"|"rw", ...) and
+ * pointers such a call takes, T.access_ptr(buf, "r"|"w"|"rw", ...) (made by
+ * builtins.c, a V_PTR value, which T.ptx_cp_async takes too) and
  * T.address_of(buf[i]).
  *
  * What TileLang means by them (tilelang/language/common.py, tir/op.py,
@@ -39,7 +40,7 @@
 #include <string.h>
 
 /* X(id, name) — ids are ELAB_EXT_BASE + position. */
-#define EXT_BUILTINS(X) X(X_IMPORT_SOURCE, "import_source") X(X_CALL_EXTERN, "call_extern") X(X_ACCESS_PTR, "access_ptr")
+#define EXT_BUILTINS(X) X(X_IMPORT_SOURCE, "import_source") X(X_CALL_EXTERN, "call_extern")
 
 enum {
 #define X(id, name) id,
@@ -133,27 +134,6 @@ static void no_other_kw(Elab *E, const char **kw, int nkw, const bool *used, con
             elab_fail(E, TS_ERR_TYPE, loc, "%s got an unexpected keyword argument '%s'", fn, kw[i]);
 }
 
-static Value *access_ptr(Elab *E, Value **args, int nargs, const char **kw, Value **kwv, int nkw, bool *used,
-                         const char *fn, TsLoc loc) {
-    Value *base = xarg(E, args, nargs, kw, kwv, nkw, used, 0, "base", fn, loc);
-    Value *at = xarg(E, args, nargs, kw, kwv, nkw, used, 1, "access_type", fn, loc);
-    Value *off = xarg(E, args, nargs, kw, kwv, nkw, used, -1, "offset", fn, loc);
-    (void)xarg(E, args, nargs, kw, kwv, nkw, used, -1, "extent", fn, loc); /* how far the callee goes: */
-    (void)xarg(E, args, nargs, kw, kwv, nkw, used, -1, "ignore_last_ndim", fn, loc); /* not checked here */
-    no_other_kw(E, kw, nkw, used, fn, loc);
-    if (!base) elab_fail(E, TS_ERR_TYPE, loc, "%s needs the buffer (or element) to point at", fn);
-    if (at) { /* "r", "w", "rw" or the mask 1, 2, 3: what the callee does, recorded by nothing here */
-        bool ok = at->kind == V_STR ? !strcmp(at->s, "r") || !strcmp(at->s, "w") || !strcmp(at->s, "rw")
-                                    : at->kind == V_INT && at->i >= 1 && at->i <= 3;
-        if (!ok) elab_fail(E, TS_ERR_TYPE, loc, "%s: the access type is \"r\", \"w\" or \"rw\" (or 1, 2, 3)", fn);
-    }
-    /* positional extents after the access type only say how far the callee reaches */
-    IrExpr *o = off ? val_to_expr(E, off, loc) : NULL;
-    if (o && (ts_dtype_is_float(o->dt) || o->dt == TS_BOOL))
-        elab_fail(E, TS_ERR_TYPE, loc, "%s: the offset must be an integer", fn);
-    return val_expr(E, ext_address(E, base, o, fn, loc), loc);
-}
-
 /* T.call_extern(dtype, name, args...) (a `dtype=` keyword comes first). */
 static Value *call_extern(Elab *E, Value **args, int nargs, const char **kw, Value **kwv, int nkw, bool *used,
                           const char *fn, TsLoc loc) {
@@ -185,6 +165,10 @@ static Value *call_extern(Elab *E, Value **args, int nargs, const char **kw, Val
         Value *a = args[first + i];
         TsLoc al = a->loc.src ? a->loc : loc;
         if (a->kind == V_ACCESS && a->b) xs[i] = ext_address(E, a, NULL, "T.address_of", al); /* T.address_of */
+        else if (a->kind == V_PTR) { /* T.access_ptr (builtins.c): its element, offset included */
+            Value el = {.kind = V_ACCESS, .loc = a->loc, .buf = a->buf, .idx = a->idx};
+            xs[i] = ext_address(E, &el, NULL, "T.access_ptr()", al);
+        }
         else if (a->kind == V_STR)
             elab_fail(E, TS_ERR_TYPE, al, "%s: argument %d is a string; external functions take numbers and "
                       "pointers (T.access_ptr) here", fn, i);
@@ -225,7 +209,6 @@ Value *ext_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
         return val_none(E, loc);
     }
     case X_CALL_EXTERN: return call_extern(E, args, nargs, kw, kwv, nkw, used, fn, loc);
-    case X_ACCESS_PTR: return access_ptr(E, args, nargs, kw, kwv, nkw, used, fn, loc);
     }
     elab_fail(E, TS_ERR_INTERNAL, loc, "extern builtin %d", id);
 }

@@ -438,6 +438,7 @@ static double call_fn(IrIntrinsic fn, double x, double y) {
     case IR_THREAD_RETURN: /* a statement, not a value (thread-level code only) */
     case IR_SET_MAX_NREG:  /* a register hint of the GPU: nothing to do here */
     case IR_WGMMA_WAIT:    /* gemms are synchronous here */
+    case IR_FENCE_PROXY_ASYNC: /* (one proxy here) */
     case IR_SYNC_GRID:     /* cooperative kernels are refused (ts_interp_run) */
     case IR_GRID_WS:
     case IR_EXTERN_CALL: case IR_EXTERN_ADDR: /* refused with the kernel (ir_interp_new) */

@@ -825,9 +825,12 @@ static Operand operand(IrTInterp *x, const IrRegion *r, const char *what, TsLoc 
         return o;
     }
     if (r->ndim > MAXD) rt_fail(x, loc, "interp: too many dims");
+    /* the region's indices in the first thread of the gemm's warps (a T.ws
+     * role's: its loop variables are that role's, thread 0 may be elsewhere) */
+    Th *t0 = &x->th[x->mma_lo >= 0 && x->mma_lo < x->nt ? x->mma_lo : 0];
     for (int d = 0; d < r->ndim; d++) {
-        o.start[d] = ev_int(x, NULL, r->start[d]);
-        int64_t e = ev_int(x, NULL, r->extent[d]);
+        o.start[d] = ev_int(x, t0, r->start[d]);
+        int64_t e = ev_int(x, t0, r->extent[d]);
         if (e == 1) continue;
         if (o.d0 < 0) o.d0 = d, o.e0 = e;
         else if (o.d1 < 0) o.d1 = d, o.e1 = e;

@@ -113,7 +113,11 @@ typedef enum IrBinOp {
      * extern call: the address of the element args[0] (an IR_E_LOAD of a     \
      * local buffer, which the call may read and write through it); dtype     \
      * uint64.  Only inside IR_EXTERN_CALL */                                 \
-    X(IR_EXTERN_ADDR, "extern.addr", 1)
+    X(IR_EXTERN_ADDR, "extern.addr", 1)                                        \
+    /* T.fence_proxy_async() (an IR_S_EVAL of it only): the thread's shared      \
+     * memory accesses ordered with the async proxy's (wgmma's operand reads);   \
+     * pass arch_hints keeps it only in kernels with wgmma gemms */              \
+    X(IR_FENCE_PROXY_ASYNC, "fence_proxy_async", 0)
 
 typedef enum IrIntrinsic {
 #define X(e, n, a) e,
@@ -475,6 +479,10 @@ struct IrStmt {
              * apart, so that NVVM sees one base address per thread instead
              * of re-deriving it from every unrolled copy's sum */
             int split;
+            /* 1: written by the program (T.ptx_cp_async, always async): its
+             * groups, waits and mbarrier arrivals are the program's own, not
+             * a pipelining pass's */
+            int user;
         } vcopy;
         struct { int pending; } async_wait;
         /* BARRIER: id 0 is the whole block's (__syncthreads); id 1..15 a named

@@ -297,9 +297,16 @@ static void wgmma_operand_layout(IrKernel *k, const TsCaps *caps, IrBuffer *b) {
 
 /* ---- infer_layout (layout_inference, CUDA) -------------------------------- */
 
-/* The warp grid of an mma.sync gemm: wm x wn warps over an m x n tile. */
+/* The warp grid of an mma.sync gemm: wm x wn warps over an m x n tile.  A
+ * T.wgmma_gemm (wg_async) on mma.sync with the Square policy takes its warps
+ * on M, as wgmma's own layout has them (the 4 warps of a warpgroup hold
+ * rows 16w .. 16w + 15 of each m64 tile: doc/HOPPER.md): kernels written
+ * for it (FlashMLA) pass its row statistics and its accumulator as the next
+ * gemm's register A operand between gemms of one warp grid, with no
+ * exchange through shared memory. */
 static bool warp_grid(const IrTileOp *op, int64_t m, int64_t n, int nw, int *wm, int *wn) {
-    bool row = op->policy == TS_GEMM_FULLROW, col = op->policy == TS_GEMM_FULLCOL;
+    bool row = op->policy == TS_GEMM_FULLROW || (op->wg_async && op->policy == TS_GEMM_SQUARE),
+         col = op->policy == TS_GEMM_FULLCOL;
     if ((row && m % (16 * nw) == 0) || (col && n % (8 * nw) == 0)) {
         *wm = row ? nw : 1, *wn = row ? 1 : nw;
     } else if (row || col) {

@@ -51,7 +51,8 @@ static void post_expr(IrVisitor *v, const IrExpr *e) {
     Width *w = v->ctx;
     if (!is_signed_int(e->dt)) return;
     /* calls that are statements (an IR_S_EVAL's setmaxnreg, thread return) compute no value */
-    if (e->kind == IR_E_CALL && (e->call.fn == IR_SET_MAX_NREG || e->call.fn == IR_THREAD_RETURN || e->call.fn == IR_WGMMA_WAIT)) return;
+    if (e->kind == IR_E_CALL && (e->call.fn == IR_SET_MAX_NREG || e->call.fn == IR_THREAD_RETURN || e->call.fn == IR_WGMMA_WAIT ||
+                                  e->call.fn == IR_FENCE_PROXY_ASYNC)) return;
     w->ar.frame = v->frame;
     if (!in32(ir_arith_bound(&w->ar, e))) {
         w->fits = false;

@@ -604,7 +604,7 @@ static IrStmt *inject_post(IrMutator *m, IrStmt *s) {
     }
     case IR_S_VCOPY:
         /* an async copy outside a pipeline would have no wait */
-        if (s->vcopy.async) {
+        if (s->vcopy.async && !s->vcopy.user) {
             bool in = false;
             for (const IrWalkFrame *f = m->frame->up; f && !in; f = f->up) in = planned(f->s);
             if (!in)

@@ -922,11 +922,28 @@ static bool stores_to(const IrStmt *s, const IrBuffer *b) {
     return (ir_stmt_access_rw(s, b, 0) & IR_ACC_WRITE) != 0;
 }
 
+/* Is the body stores to memory only (no fragment, private buffer, let or
+ * control flow)?  Then every read it makes is inside a store that only the
+ * first replica runs: `logsum[i] += logsum_1[i]` (FlashMLA) reads and
+ * writes the shared logsum[i], all in one thread. */
+static bool only_mem_stores(Li *li, const IrStmt *s) {
+    if (s->kind == IR_S_SEQ) {
+        for (int i = 0; i < s->seq.n; i++)
+            if (!only_mem_stores(li, s->seq.v[i])) return false;
+        return true;
+    }
+    if (s->kind != IR_S_STORE && s->kind != IR_S_ATOMIC_ADD) return false;
+    const IrBuffer *b = s->store.buf;
+    return b->scope != IR_SCOPE_LOCAL && b->scope != IR_SCOPE_VAR && ts_layout_frag(&li->lx, b) < 0;
+}
+
 /* A nest run by a replicated layout may write memory when only stores do
  * (each guarded so that one replica stores) and it reads no buffer it
- * writes (the other replicas would read before the one store). */
+ * writes (the other replicas would read before the one store), unless
+ * every such read is inside a guarded store (only_mem_stores). */
 static bool replica_writes_ok(Li *li, IrStmt *body) {
     if (ir_stmt_any(body, is_print_or_tileop, NULL)) return false;
+    if (only_mem_stores(li, body)) return true;
     for (int i = 0; i < li->k->buffers.n; i++) {
         IrBuffer *b = li->k->buffers.v[i];
         if (b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR || ts_layout_frag(&li->lx, b) >= 0) continue;
@@ -1137,7 +1154,7 @@ static IrStmt *lower_nest(Li *li, IrStmt *s) {
     }
     if (drv->replicate > 1 && writes && (!replica_writes_ok(li, ns.body) || !first_replica(li, drv, ir_i32(a, 0)))) {
         ts_layout_give_up(&li->lx, "a T.Parallel loop over replicated fragment elements writes memory it reads "
-                                   "(or prints, or runs a tile op)");
+                                   "(or prints, or runs a tile op) (line %d)", s->loc.line);
         return s;
     }
     Lower lw;

@@ -45,6 +45,9 @@ void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *ti
 void ts_pass_verify(TsPassCtx *cx);
 void ts_pass_split_grid(TsPassCtx *cx);        /* T.sync_grid at the top level: the rest a second kernel */
 void ts_pass_simplify(TsPassCtx *cx);
+void ts_pass_async_copy_c(TsPassCtx *cx);
+void ts_pass_fragment_private(TsPassCtx *cx);
+void ts_pass_forward_stores(TsPassCtx *cx);
 void ts_pass_thread_roles(TsPassCtx *cx);      /* thread-range branches with tile ops become T.ws roles */
 void ts_pass_lower_tmem(TsPassCtx *cx);        /* tensor memory and tcgen05 gemms (portable branch) */
 void ts_pass_check_bounds(TsPassCtx *cx);      /* element accesses provably outside a block-local buffer */

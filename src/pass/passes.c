@@ -5,7 +5,12 @@
  * The order today (CUDA-only passes marked *, C-only c):
  *
  *   verify             the elaborator's output is well formed
- *   simplify           fold constants, drop dead code
+ *   simplify           fold constants, drop dead code (and group commits and
+ *                      waits of a kernel without asynchronous copies)
+ *   fragment_private   fragments no T.Parallel loop or tile op touches become
+ *                      each thread's local buffer (fragment_private.c)
+ * c async_copy_c       C only: T.ptx_cp_async copies as element stores that
+ *                      land at once, no group commits or waits (async_copy_c.c)
  *   lower_tmem         tensor memory -> register fragments, T.tcgen05_gemm ->
  *                      T.gemm + its mbarrier arrive (lower_tmem.c)
  *   check_bounds       element accesses provably outside a fragment, local
@@ -35,6 +40,8 @@
  *                      (or a wait for them before it) (ws_async_copy.c)
  * * ws_role_regs       sm_90a: each T.ws role one region, registers moved from
  *                      the producer to the mma role (ws_role_regs.c)
+ * * forward_stores     a thread's load of the shared element it just stored reads
+ *                      the stored value (forward_stores.c)
  * * insert_sync        barriers only where threads share data (insert_sync.c)
  * * index_width        32-bit integer arithmetic where proven (index_width.c)
  * * plan_smem          shared-memory offsets, row padding, reuse of bytes
@@ -152,11 +159,14 @@ static IrStmt *fence_barrier(IrMutator *m, IrStmt *s) {
 
 static IrStmt *drop_wgmma_wait(IrMutator *m, IrStmt *s) {
     (void)m;
-    if (s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_WGMMA_WAIT) return NULL;
+    if (s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL &&
+        (s->eval.e->call.fn == IR_WGMMA_WAIT || s->eval.e->call.fn == IR_FENCE_PROXY_ASYNC))
+        return NULL;
     return s;
 }
 
-/* arch_hints: T.wait_wgmma stays only in kernels with wgmma gemms, whose
+/* arch_hints: T.wait_wgmma and T.fence_proxy_async stay only in kernels
+ * with wgmma gemms (the async proxy's only reader here), whose
  * block barriers fence the async proxy first (IR_S_BARRIER async_fence).
  * TileLang's register hints (T.set_max_nreg, T.inc/dec_max_nreg,
  * the producer/consumer annotations: IR_SET_MAX_NREG statements) stay in
@@ -196,6 +206,13 @@ const TsPass ts_passes[] = {
     {"verify", ts_pass_verify, "check that the elaborated IR is well formed", TS_PASS_ALL},
     {"simplify", ts_pass_simplify,
      "fold constants, simplify integer arithmetic, drop dead ifs and empty loops", TS_PASS_ALL},
+    {"fragment_private", ts_pass_fragment_private,
+     "fragments accessed only element by element outside T.Parallel loops and tile operators (each thread its "
+     "own elements, TileLang's replicated layout) become local buffers: each thread's registers",
+     TS_PASS_ALL},
+    {"async_copy_c", ts_pass_async_copy_c,
+     "C: T.ptx_cp_async copies land at once (loops of element stores), their group commits and waits go",
+     TS_PASS_C},
     {"split_grid", ts_pass_split_grid,
      "T.sync_grid() at the top level of the body: what follows becomes the next kernel of the chain", TS_PASS_ALL},
     {"thread_roles", ts_pass_thread_roles,
@@ -260,6 +277,10 @@ const TsPass ts_passes[] = {
      "one region of its own (its own copy of each loop), the producer gives registers to the mma role "
      "(setmaxnreg dec/inc) and the kernel is compiled for two blocks per SM, where their arrays and shared "
      "memory fit",
+     TS_PASS_CUDA},
+    {"forward_stores", ts_pass_forward_stores,
+     "CUDA: a thread's load of the shared element it stored earlier in the same thread-level sequence (no "
+     "synchronisation or other store of the buffer between) reads its own value from a register",
      TS_PASS_CUDA},
     {"insert_sync", ts_pass_insert_sync,
      "CUDA: barriers only where a thread reads shared memory another wrote, or overwrites what others "

@@ -125,6 +125,16 @@ static IrStmt *simp_post_stmt(IrMutator *m, IrStmt *s) {
     }
 }
 
+static bool async_copy(const IrStmt *s, void *ctx) {
+    (void)ctx;
+    return s->kind == IR_S_VCOPY && s->vcopy.async;
+}
+
+static IrStmt *drop_group_op(IrMutator *m, IrStmt *s) {
+    (void)m;
+    return s->kind == IR_S_ASYNC_COMMIT || s->kind == IR_S_ASYNC_WAIT ? NULL : s;
+}
+
 void ts_pass_simplify(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     TsArena *a = cx->arena;
@@ -134,5 +144,13 @@ void ts_pass_simplify(TsPassCtx *cx) {
                    .post_stmt = simp_post_stmt, .fold = true};
     for (int i = 0; i < k->ngrid && i < 3; i++) k->grid[i] = ir_mutate_expr(&m, k->grid[i]);
     k->body = ir_mutate_stmt(&m, k->body);
+    /* the group commits and waits of a kernel without asynchronous copies
+     * (T.ptx_commit_group / T.ptx_wait_group around TileLang's prefer_async
+     * copies, synchronous here) have nothing to wait for: dead code.  (The
+     * pipelining passes, later, add their own.) */
+    if (k->body && !ir_stmt_any(k->body, async_copy, NULL)) {
+        IrMutator d = {.arena = a, .post_stmt = drop_group_op};
+        k->body = ir_mutate_stmt(&d, k->body);
+    }
     if (!k->body) k->body = ir_seq(a);
 }

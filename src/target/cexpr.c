@@ -450,7 +450,8 @@ static void emit_call(TsCxGen *x, const IrExpr *e) {
         x->dl->ext(x, e);
         return;
     }
-    if (fn == IR_THREAD_RETURN || fn == IR_SET_MAX_NREG || fn == IR_SYNC_GRID || fn == IR_WGMMA_WAIT) /* statements: the printers' (or gone) */
+    if (fn == IR_THREAD_RETURN || fn == IR_SET_MAX_NREG || fn == IR_SYNC_GRID || fn == IR_WGMMA_WAIT ||
+        fn == IR_FENCE_PROXY_ASYNC) /* statements: the printers' (or gone) */
         ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: %s as a value", x->dl->who, fn == IR_THREAD_RETURN ? "T.thread_return" : "set_max_nreg");
     if (fn == IR_GRID_WS) {
         out(x, x->dl->grid_ws);

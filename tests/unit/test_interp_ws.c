@@ -29,6 +29,11 @@
  * made a plain arrive (its cp.async copies are read in flight), a
  * producer's wait for its cp.async copies before its arrive dropped (the
  * same).
+ * The program's own cp.async (T.ptx_cp_async; tests/run/kernels/cp_async.py)
+ * runs the same way: a producer role's copies handed over by
+ * T.cp_async_barrier_noinc, rows gathered in committed groups and waited for;
+ * a plain arrive in place of the noinc one, dropped mbarrier waits and a
+ * dropped group wait must each fail.
  *
  * The GEMMs' producers load with cp.async (pass ws_async_copy, TsCaps.ws_async):
  * the cases say so and the test checks that no global -> shared copy of
@@ -81,7 +86,16 @@ static const Case cases[] = {
      * before it, the fragments stayed in shared memory) */
     {"examples/ws_flash_attention.py", "flashattn_ws", "attention_naive",
      {"batch=1", "heads=1", "seq_len=128", "dim=64", "is_causal=True"}, 2e-2, true, false},
+    /* the program's own cp.async (tests/run/kernels/cp_async.py): a producer role's
+     * T.ptx_cp_async rows of 16 and 8 bytes, some predicated off, handed over by
+     * T.cp_async_barrier_noinc; gathered rows committed in groups and waited for */
+    {"tests/run/kernels/cp_async.py", "ws_cp_async", "matmul_nt_naive", {"M=128", "N=72", "K=128"}, 1e-3, true,
+     false},
+    {"tests/run/kernels/cp_async.py", "ws_cp_async", "matmul_nt_naive",
+     {"M=64", "N=64", "K=192", "vec=4", "block_K=32"}, 1e-3, true, false},
+    {"tests/run/kernels/cp_async.py", "gather_groups", "gather_naive", {"R=300", "G=3"}, 0, true, false},
 };
+enum { CASE_CP_ASYNC = 9, CASE_GATHER = 11 };
 
 typedef enum Mutation {
     MUT_NONE,
@@ -103,7 +117,7 @@ static void mutate_stmt(TsArena *a, IrStmt *s, Mutation mut, bool in_role) {
             if (mut == MUT_PLAIN_ARRIVE && c->kind == IR_S_MBAR && c->mbar.op == IR_MBAR_ARRIVE_ASYNC)
                 c->mbar.op = IR_MBAR_ARRIVE;
             if ((mut == MUT_NO_MBAR_WAITS && c->kind == IR_S_MBAR && c->mbar.op == IR_MBAR_WAIT) ||
-                (mut == MUT_NO_ASYNC_WAIT && in_role && c->kind == IR_S_ASYNC_WAIT) ||
+                (mut == MUT_NO_ASYNC_WAIT && c->kind == IR_S_ASYNC_WAIT) ||
                 (mut == MUT_NO_NAMED_BARRIERS && c->kind == IR_S_BARRIER && c->barrier.id))
                 c->kind = IR_S_SEQ, c->seq.v = NULL, c->seq.n = c->seq.cap = 0;
             else mutate_stmt(a, c, mut, in_role);
@@ -153,9 +167,11 @@ static bool has_role_gemm(const IrStmt *s, void *ctx) {
     return s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->mma_threads > 0;
 }
 
-/* The case's inputs: multiples of 1/8 in [-1, 1). */
+/* The case's inputs: multiples of 1/8 in [-1, 1); integers (gather_groups' row
+ * indices) in [-40, 360): rows out of range (R = 300) on both sides. */
 static double input(const void *ctx, const IrBuffer *b, int i, int64_t j, int64_t last) {
-    (void)ctx, (void)b, (void)i, (void)j, (void)last;
+    (void)ctx, (void)i, (void)j, (void)last;
+    if (b->dt == TS_INT32) return floor(it_frand() * 400) - 40;
     return floor(it_frand() * 8) / 8;
 }
 
@@ -207,7 +223,7 @@ static bool run_case_arch(const Case *c, bool ws_layout, int form, Mutation mut,
             fprintf(stderr, "%s: sm_90a, but pass ws_role_regs did not split the roles\n", c->entry);
             ok = false;
         }
-        if (!ir_stmt_any(kg->body, has_role_gemm, NULL)) {
+        if (strcmp(c->entry, "gather_groups") && !ir_stmt_any(kg->body, has_role_gemm, NULL)) {
             fprintf(stderr, "%s: no T.gemm with its role's warps recorded\n", c->entry);
             ok = false;
         }
@@ -223,17 +239,80 @@ static bool run_case(const Case *c, bool ws_layout, int form, Mutation mut) {
     return run_case_arch(c, ws_layout, form, mut, false);
 }
 
+/* TileLang's MLA decode examples that use T.ptx_cp_async / T.wgmma_gemm with a
+ * run-time clear_accum (bench/tilelang_examples.sh fetch puts them in
+ * .tl-examples; skipped where they are not), compiled for sm_90a and run thread
+ * by thread against the naive MLA decode of tests/run/kernels/mla_ref.py on the
+ * C target. */
+typedef struct TlCase {
+    const char *file, *entry;
+    const char *defs[12];
+} TlCase;
+
+static const TlCase tl_cases[] = {
+    {".tl-examples/deepseek_mla/example_mla_decode_ws.py", "flashattn",
+     {"batch=1", "heads=64", "kv_head_num=1", "seqlen_kv=128", "dim=512", "pe_dim=64", "block_N=64", "block_H=64",
+      "num_split=1", "softmax_scale=0.041666666666666664"}},
+    {".tl-examples/warp_specialize/example_warp_specialize_flashmla.py", "flashattn",
+     {"batch=1", "heads=64", "kv_head_num=1", "seqlen_kv=256", "dim=512", "pe_dim=64", "block_N=64", "block_H=64",
+      "num_split=1"}},
+};
+
+static int run_tl_case(const TlCase *c) {
+    FILE *f = fopen(c->file, "r");
+    if (!f) {
+        fprintf(stderr, "skipped: %s (bench/tilelang_examples.sh fetch)\n", c->file);
+        return -1;
+    }
+    fclose(f);
+    ItCase t, r;
+    if (!it_open(&t, c->file)) return 0;
+    if (!it_open(&r, "tests/run/kernels/mla_ref.py")) {
+        it_close(&t);
+        return 0;
+    }
+    TsCaps cu;
+    it_caps_sm80(&cu);
+    snprintf(cu.arch, sizeof cu.arch, "sm_90a");
+    cu.sm = 90;
+    cu.pipeline = true;
+    cu.ws_layout = true;
+    cu.ws_async = TS_WS_ASYNC_NOINC;
+    cu.smem_reuse = TS_SMEM_REUSE_OFF;
+    TsCaps cc;
+    memset(&cc, 0, sizeof cc);
+    TsDefine defs[12];
+    int nd = it_defines(&t.a, c->defs, defs, 12);
+    IrKernel *kc = it_compile(&r.a, &r.d, &r.src, "mla_decode_naive", defs, nd, true, TS_TARGET_C, &cc, c->file);
+    IrKernel *kg = it_compile(&t.a, &t.d, &t.src, c->entry, defs, nd, true, TS_TARGET_CUDA, &cu, c->file);
+    bool ok = kc && kg && !kg->next;
+    if (ok && kg->layout_note) {
+        fprintf(stderr, "%s: fragments not in registers (%s)\n", c->file, kg->layout_note);
+        ok = false;
+    }
+    ItCompare cmp = {c->file, 2e-2, false, input, NULL};
+    ok = ok && it_against_c(&t.a, &t.d, kc, kg, &cmp);
+    it_close(&r);
+    it_close(&t);
+    return ok;
+}
+
 int main(void) {
     it_rng = 0x9e3779b97f4a7c15ull;
     size_t n = sizeof cases / sizeof *cases;
     const char *only = getenv("TS_CASE"); /* (debugging: one case, ws_layout on, no planted bugs) */
+    if (getenv("TS_TL_CASE")) { /* (debugging: one of TileLang's examples) */
+        int r = run_tl_case(&tl_cases[atoi(getenv("TS_TL_CASE")) % (int)(sizeof tl_cases / sizeof *tl_cases)]);
+        CHECK(r != 0);
+        return test_done();
+    }
     if (only) {
         CHECK(run_case(&cases[atoi(only) % n], true, TS_WS_ASYNC_NOINC, MUT_NONE));
         return test_done();
     }
     for (size_t i = 0; i < n; i++)
         for (int w = 1; w >= 0; w--) {
-            if (!w && i != 0 && i != 3) continue; /* (the path before: two cases, for time) */
+            if (!w && i != 0 && i != 3 && i != CASE_CP_ASYNC) continue; /* (the path before: a few cases, for time) */
             bool ok = run_case(&cases[i], w, TS_WS_ASYNC_NOINC, MUT_NONE);
             if (!ok) fprintf(stderr, "FAILED: %s %s %s ws_layout=%d\n", cases[i].file, cases[i].entry, cases[i].defs[0], w);
             CHECK(ok);
@@ -260,7 +339,14 @@ int main(void) {
         {3, MUT_NO_MBAR_WAITS, TS_WS_ASYNC_NOINC},     {5, MUT_NO_NAMED_BARRIERS, TS_WS_ASYNC_NOINC},
         {5, MUT_ROLE_FROM_0, TS_WS_ASYNC_NOINC},       {1, MUT_PLAIN_ARRIVE, TS_WS_ASYNC_NOINC},
         {1, MUT_NO_ASYNC_WAIT, TS_WS_ASYNC_WAIT},      {0, MUT_PLAIN_ARRIVE, TS_WS_ASYNC_MBAR},
+        {CASE_CP_ASYNC, MUT_PLAIN_ARRIVE, TS_WS_ASYNC_NOINC}, {CASE_CP_ASYNC + 1, MUT_NO_MBAR_WAITS, TS_WS_ASYNC_NOINC},
+        {CASE_GATHER, MUT_NO_ASYNC_WAIT, TS_WS_ASYNC_NOINC},
     };
+    for (size_t i = 0; i < sizeof tl_cases / sizeof *tl_cases; i++) {
+        int r = run_tl_case(&tl_cases[i]);
+        if (!r) fprintf(stderr, "FAILED: %s\n", tl_cases[i].file);
+        CHECK(r != 0);
+    }
     for (size_t i = 0; i < sizeof planted / sizeof *planted; i++) {
         bool ok = run_case(&cases[planted[i].c], true, planted[i].form, planted[i].m);
         if (ok) fprintf(stderr, "NOT CAUGHT: %s in %s\n", names[planted[i].m], cases[planted[i].c].entry);

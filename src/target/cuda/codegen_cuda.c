@@ -2274,6 +2274,12 @@ static void emit_kind(Cg *g, const IrStmt *s) {
             }
             return;
         }
+        if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_FENCE_PROXY_ASYNC) {
+            /* T.fence_proxy_async (arch_hints kept it: the kernel has wgmma gemms) */
+            line_start(g);
+            out(g, "asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n");
+            return;
+        }
         if (s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_SET_MAX_NREG) {
             /* setmaxnreg (PTX ISA 8.0, sm_90a): pass arch_hints left it only
              * where the target architecture has it */
