@@ -56,7 +56,8 @@ enum { CTX_UNIFORM, CTX_THREAD };
 enum { TH_RUN, TH_BAR, TH_COLL, TH_WARP, TH_MBAR, TH_DONE };
 enum { TAG_EXPLICIT }; /* every barrier is an IR_S_BARRIER (the printer adds none) */
 enum { MEM_NONE, MEM_GLOBAL, MEM_BLOCK, MEM_THREAD };
-enum { A_READ, A_WRITE, A_ATOMIC, A_PEEK /* a read whose value is never used (no poison report) */ };
+enum { A_READ, A_WRITE, A_ATOMIC, A_PEEK /* a read whose value is never used (no poison report) */,
+       A_WRITE_SAME /* a write of the value the element holds (shared_check) */ };
 enum { ALL_THREADS = -2, MANY_READERS = -3, MAXD = 16 };
 
 typedef enum FrKind {
@@ -393,7 +394,13 @@ static void shared_check(IrTInterp *x, int tid, Mem *m, int64_t off, const int64
         (mode == A_WRITE && ((h->r_epoch + 1 == x->epoch && h->reader != tid) ||
                              (h->r_epoch == x->epoch && h->pr_epoch + 1 == x->epoch && h->preader != tid))))
         x->cur_needed = true;
-    if (h->w_epoch == x->epoch && h->writer != tid)
+    /* a store of the value another thread stored there since the last
+     * barrier (the 8 threads of a row storing its one validity flag): the
+     * element holds it whichever lands last, no race (insert_sync accepts
+     * only stores it proves to write one value: sync_same_value.c) */
+    bool same = mode == A_WRITE_SAME;
+    if (same) mode = A_WRITE;
+    if (h->w_epoch == x->epoch && h->writer != tid && !same)
         rt_fail(x, loc,
                 "interp: shared-memory race on %s: %s %s it after %s wrote it at %s, with no barrier between",
                 elem_str(x, b, iv, b->ndim), who(x, tid), mode == A_READ ? "reads" : "writes",
@@ -697,7 +704,18 @@ static void do_store(IrTInterp *x, Th *t, const IrStmt *s) {
     if (s->store.nidx > MAXD) rt_fail(x, s->loc, "interp: too many indices");
     for (int i = 0; i < s->store.nidx; i++) iv[i] = (int64_t)eval_in(x, t, s->store.idx[i]);
     prewalk(x, t, s->store.value);
-    (void)access(x, t, t->id, s->store.buf, iv, s->store.nidx, s->kind == IR_S_ATOMIC_ADD ? A_ATOMIC : A_WRITE,
+    int mode = s->kind == IR_S_ATOMIC_ADD ? A_ATOMIC : A_WRITE;
+    if (mode == A_WRITE && s->store.buf->scope == IR_SCOPE_SHARED && !s->store.bits) {
+        Mem *m = mem_of(x, s->store.buf, s->loc);
+        if (m->kind == MEM_BLOCK) {
+            int64_t off = offset(x, t, m, iv, s->store.nidx, s->loc);
+            const Shadow *h = &m->sh[off];
+            if (h->init && h->w_epoch == x->epoch && h->writer != t->id && !h->pend &&
+                ir_interp_round(eval_in(x, t, s->store.value), s->store.buf->dt) == m->data[off])
+                mode = A_WRITE_SAME;
+        }
+    }
+    (void)access(x, t, t->id, s->store.buf, iv, s->store.nidx, mode,
                  s->loc);
     ir_interp_run(t->in, s);
 }

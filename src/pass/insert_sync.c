@@ -667,6 +667,14 @@ static void step(Sync *S, AccSet *st, AccSet *xs, IrStmt *out, const IrStmt *s, 
                 S->cf.warp_ordered = warp_ordered(x, y);
                 bool c = x->th && sync_conflict(&S->cf, x, y, true) && !sync_exclusive(&S->cf, x, y);
                 S->cf.warp_ordered = false;
+                /* one store to shared memory made by several threads at one
+                 * element with one value (deepseek_v32's sparse MLA: the 8
+                 * threads that load a KV row each store its validity flag;
+                 * their own reads of it forwarded by pass forward_stores):
+                 * whichever write lands, the element holds that value */
+                if (c && i == j && x->buf->scope == IR_SCOPE_SHARED && x->rw == IR_ACC_WRITE && !x->atomic &&
+                    sync_same_value_store(S->k, S->a, s, x->at))
+                    c = false;
                 if (c && !S->k->user_sync) /* (user_sync: the program's own barriers order them) */
                     ts_fail_at(S->cx->diag, TS_ERR_UNSUPPORTED, y->at ? y->at->loc : s->loc,
                                "threads of one thread range may access the same element of '%s' (at lines %d "

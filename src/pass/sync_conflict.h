@@ -111,4 +111,9 @@ bool sync_acc_equal(SyncConflict *C, SyncAcc *x, SyncAcc *y);
  * is not such an expression or cannot be evaluated exactly. */
 bool sync_eval_at(const IrExpr *e, const IrVar *v, int64_t x, int64_t *out);
 
+/* Do all writes of store st (to a shared buffer) from the threads of the
+ * thread range `range` write one value to each element they meet at?
+ * (sync_same_value.c: the value a function of the index's varying part) */
+bool sync_same_value_store(const IrKernel *k, TsArena *a, const IrStmt *range, const IrStmt *st);
+
 #endif

@@ -4,7 +4,8 @@
 # T.cp_async_barrier_noinc) on the C target against naive kernels: a
 # warp-specialized GEMM whose producer copies rows of 16, 8 and 4 bytes,
 # some predicated off (partial tiles), and rows gathered through an index
-# tensor in committed groups.  The CUDA source prints them as cp.async
+# tensor in committed groups; rows gathered by groups of 8 threads that each
+# store the row's validity flag (one value: insert_sync accepts it).  The CUDA source prints them as cp.async
 # (16 bytes .cg, others .ca) with the group commit and wait and the noinc
 # mbarrier arrival; NVRTC, where present, compiles it.  tests/unit/
 # test_interp_ws.c runs the CUDA IR thread by thread; bench/
@@ -17,6 +18,8 @@ check $f --entry ws_cp_async --target c -D M=64 -D N=64 -D K=64 -D block_K=16 -D
 check $f --entry gather_groups --target c --check-against gather_naive
 check $f --entry gather_groups --target c -D vec=1 -D dtype=float32 --check-against gather_naive
 check $f --entry gather_groups --target c -D vec=8 -D dtype=float16 -D D=128 --check-against gather_naive
+check $f --entry gather_flags --target c --check-against gather_flags_naive
+check $f --entry gather_flags --target c -D D=128 -D S=32 -D R=200 --check-against gather_flags_naive
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 TILESCALE_CUDA_ARCH=sm_90 "$tool" compile $f --entry ws_cp_async --target cuda --emit cuda >"$t/w.cu" || { echo "FAILED: CUDA source of ws_cp_async"; exit 1; }

@@ -94,6 +94,8 @@ static const Case cases[] = {
     {"tests/run/kernels/cp_async.py", "ws_cp_async", "matmul_nt_naive",
      {"M=64", "N=64", "K=192", "vec=4", "block_K=32"}, 1e-3, true, false},
     {"tests/run/kernels/cp_async.py", "gather_groups", "gather_naive", {"R=300", "G=3"}, 0, true, false},
+    /* 8 threads store one row's validity flag (one value), then copy the row if it is valid */
+    {"tests/run/kernels/cp_async.py", "gather_flags", "gather_flags_naive", {"R=300", "G=3", "D=128"}, 0, true, false},
 };
 enum { CASE_CP_ASYNC = 9, CASE_GATHER = 11 };
 
@@ -223,7 +225,7 @@ static bool run_case_arch(const Case *c, bool ws_layout, int form, Mutation mut,
             fprintf(stderr, "%s: sm_90a, but pass ws_role_regs did not split the roles\n", c->entry);
             ok = false;
         }
-        if (strcmp(c->entry, "gather_groups") && !ir_stmt_any(kg->body, has_role_gemm, NULL)) {
+        if (strncmp(c->entry, "gather_", 7) && !ir_stmt_any(kg->body, has_role_gemm, NULL)) {
             fprintf(stderr, "%s: no T.gemm with its role's warps recorded\n", c->entry);
             ok = false;
         }

@@ -108,3 +108,49 @@ def gather_naive(R=1024, D=64, S=32, G=16, vec=4, dtype="float32"):
                         Y[b, i, j] = 0
 
     return main
+
+
+# deepseek_v32's sparse MLA producer pattern: the 8 threads that copy one
+# gathered row each store the row's validity flag (one value: it depends on
+# the thread only through the row), test it right after (pass forward_stores:
+# each reads its own store) and copy their part of the row only when valid;
+# after the wait every thread reads flags and rows others wrote.  insert_sync
+# accepts the 8 stores of one flag (sync_same_value.c).
+@tilelang.jit(out_idx=[-1])
+def gather_flags(R=1024, D=64, S=64, G=8, dtype="float16"):
+    @T.prim_func
+    def main(X: T.Tensor((R, D), dtype), Idx: T.Tensor((G, S), "int32"), Y: T.Tensor((G, S, D), dtype)):
+        with T.Kernel(G, threads=128) as b:
+            T_shared = T.alloc_shared((S, D), dtype)
+            valid = T.alloc_shared((S,), "bool")
+            row = T.alloc_var("int32")
+            tx = T.get_thread_binding()
+            for r in T.serial(S // 16):
+                row = Idx[b, r * 16 + tx // 8]
+                valid[r * 16 + tx // 8] = row >= 0 and row < R
+                if valid[r * 16 + tx // 8]:
+                    for u in T.serial(D // 64):
+                        T.ptx_cp_async(T.access_ptr(T_shared[r * 16 + tx // 8, 64 * u + tx % 8 * 8], "w", 8),
+                                       T.access_ptr(X[row, 64 * u + tx % 8 * 8], "r", 8), 8)
+            T.ptx_commit_group()
+            T.ptx_wait_group(0)
+            for i, j in T.Parallel(S, D):
+                Y[b, i, j] = T.if_then_else(valid[i], T_shared[i, j] * 2, -1)
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def gather_flags_naive(R=1024, D=64, S=64, G=8, dtype="float16"):
+    @T.prim_func
+    def main(X: T.Tensor((R, D), dtype), Idx: T.Tensor((G, S), "int32"), Y: T.Tensor((G, S, D), dtype)):
+        with T.Kernel(G, threads=1) as b:
+            for i in T.serial(S):
+                row = Idx[b, i]
+                for j in T.serial(D):
+                    if row >= 0 and row < R:
+                        Y[b, i, j] = X[row, j] * 2
+                    else:
+                        Y[b, i, j] = -1
+
+    return main
