@@ -27,8 +27,9 @@
  * readers) at such indices, or a private buffer every store of which
  * (i) is made under no thread-dependent branch of its thread range (so all
  *     threads store it in the same round),
- * (ii) has plain loop variables or constants for indices, unified with
- *     the load's indices (a constant must be the load's), and
+ * (ii) has distinct plain loop variables (not a thread range's) or
+ *     constants for indices, unified with the load's indices (a constant
+ *     must be the load's), and
  * (iii) stores a value that, so rewritten, mentions no other variable
  *     bound inside a thread range than those of R and is itself such a
  *     function (recursively, a few levels).
@@ -53,6 +54,7 @@ typedef struct Sv {
     TS_VEC(IrExpr *) let_val;           /* ... and its value */
     TS_VEC(const IrVar *) trv;          /* variables bound inside thread ranges */
     TS_VEC(const IrVar *) rvar;         /* ... inside R (R's own included) */
+    TS_VEC(const IrVar *) thrv;         /* the variables of thread ranges themselves (a thread) */
     TS_VEC(const IrStmt *) pst;         /* stores to private buffers ... */
     TS_VEC(bool) pst_ok;                /* ... made under no thread-dependent branch */
     int thr;                            /* walk: thread ranges around */
@@ -86,7 +88,10 @@ static bool sv_pre(IrVisitor *v, const IrStmt *s) {
     switch (s->kind) {
     case IR_S_FOR:
         ir_arith_bind_loop(&sv->ar, s); /* (ranges, for the affine forms' overflow test) */
-        if (s->for_.kind == IR_FOR_THREAD) sv->thr++;
+        if (s->for_.kind == IR_FOR_THREAD) {
+            sv->thr++;
+            ts_vec_push(sv->a, sv->thrv, s->for_.var);
+        }
         if (s == sv->range) sv->in_r++;
         if (sv->thr) ts_vec_push(sv->a, sv->trv, s->for_.var);
         if (sv->in_r) ts_vec_push(sv->a, sv->rvar, s->for_.var);
@@ -207,6 +212,10 @@ static bool private_det(Sv *sv, const IrExpr *ld, int depth) {
             IrExpr *si = st->store.idx[d];
             int64_t c;
             if (si->kind == IR_E_VAR) {
+                /* a loop variable of the store's own (not a thread's), each once */
+                if (si->var->kind != IR_VAR_LOOP || has_var(sv->thrv.v, sv->thrv.n, si->var) ||
+                    has_var((const IrVar *const *)from, n, si->var))
+                    return false;
                 from[n] = si->var, to[n] = ld->load.idx[d], n++;
             } else if (!(ir_is_const_int(si, &c) && ir_expr_equal(si, ld->load.idx[d]))) {
                 return false;
