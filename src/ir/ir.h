@@ -372,9 +372,11 @@ typedef enum IrStmtKind {
     IR_S_PRINT,    /* print: T.print(value or buffer, msg) */
     IR_S_ATOMIC_ADD, /* store: buf[idx] += value, atomically w.r.t. other
                         blocks/threads (lowered T.atomic_add); uses `store` */
-    /* Thread-level statements: made by the CUDA passes, never by the
-     * elaborator.  Their meaning is per thread (SPMD): every thread of the
-     * block runs the statement list with its own flat thread index. */
+    /* Thread-level statements: made by the CUDA passes, and by the
+     * elaborator only for the program's own asynchronous copies
+     * (T.ptx_cp_async: IR_S_VCOPY with vcopy.user; T.ptx_commit_group /
+     * T.ptx_wait_group).  Their meaning is per thread (SPMD): every thread of
+     * the block runs the statement list with its own flat thread index. */
     IR_S_BARRIER,     /* barrier: every thread of the block waits (bar.sync) */
     IR_S_VCOPY,       /* vcopy: `lanes` consecutive elements moved by one thread */
     IR_S_ASYNC_COMMIT,/* close the group of async copies issued so far */
