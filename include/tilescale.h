@@ -78,6 +78,11 @@ typedef enum TsDType {
     TS_INT4,        /* 4-bit signed integer, two to a byte, the low nibble first (TileLang's
                        pack_int4).  A kernel's int4 tensor (M, K) is an int8 parameter
                        (M, K / 2) holding the packed bytes, as TileLang passes it */
+    TS_FLOAT4_E2M1, /* 4-bit float, OCP MX FP4 E2M1 (sign, 2 exponent bits, 1 mantissa bit:
+                       +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}, no inf or NaN), TileLang's float4_e2m1fn.
+                       Stored two to a byte, the low nibble first, as int4: a kernel's tensor
+                       (M, K) is an int8 parameter (M, K / 2) of packed bytes (torch's
+                       float4_e2m1fn_x2 has the same bytes) */
     TS_DTYPE_COUNT,
     TS_DTYPE_NONE = -1
 } TsDType;

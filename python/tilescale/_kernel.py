@@ -196,14 +196,19 @@ def _torch_maps():
     torch = sys.modules["torch"]
     m = {}
     for name in _lib.DTYPE_NAMES:
-        if name == "int4":  # int4 tensors travel as their packed int8 bytes (TileLang's pack_int4)
+        if name in ("int4", "float4_e2m1fn"):  # they travel as their packed int8 bytes (TileLang's pack_int4)
             continue
         tn = {"float8_e4m3": "float8_e4m3fn"}.get(name, name)
         dt = getattr(torch, tn, None)
         if isinstance(dt, torch.dtype):
             m[dt] = _lib.DTYPE[name]
-    _torch_dtypes = m
     _torch_from_code = {v: k for k, v in m.items()}
+    # torch's float4_e2m1fn_x2 (two float4_e2m1fn codes to a byte, the low nibble first) is accepted
+    # where a kernel's float4_e2m1fn tensor, an int8 parameter of the packed bytes, is passed
+    fx2 = getattr(torch, "float4_e2m1fn_x2", None)
+    if isinstance(fx2, torch.dtype):
+        m[fx2] = _lib.DTYPE["int8"]
+    _torch_dtypes = m
     return m
 
 

@@ -41,9 +41,10 @@ DTYPE_NAMES = [
     "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
     "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2",
     "int4",  # two to a byte (TileLang's pack_int4): its tensors are int8 with the last extent halved
+    "float4_e2m1fn",  # two to a byte as int4 (torch's float4_e2m1fn_x2 bytes): int8 tensors, last extent halved
 ]
 DTYPE = {n: i for i, n in enumerate(DTYPE_NAMES)}
-DTYPE_BYTES = [1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1, 1]  # int4: its packed byte
+DTYPE_BYTES = [1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1, 1, 1]  # int4, float4_e2m1fn: their packed byte
 
 TARGET_C, TARGET_CUDA = 0, 1
 

@@ -6,6 +6,7 @@
 #include "base.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -421,7 +422,8 @@ uint64_t ts_hash64(const void *p, size_t n, uint64_t seed) {
     X(TS_FLOAT64, "float64", "double", 64, 'f')       \
     X(TS_FLOAT8_E4M3, "float8_e4m3", "uint8_t", 8, 'f') \
     X(TS_FLOAT8_E5M2, "float8_e5m2", "uint8_t", 8, 'f') \
-    X(TS_INT4, "int4", "int8_t", 4, 'i')
+    X(TS_INT4, "int4", "int8_t", 4, 'i')             \
+    X(TS_FLOAT4_E2M1, "float4_e2m1fn", "uint8_t", 4, 'f')
 
 static const TsDTypeInfo dtype_table[] = {
 #define X(e, n, c, b, k) [e] = {n, c, b, k},
@@ -466,6 +468,7 @@ TsDType ts_dtype_from_name(const char *name) {
         /* TileLang's tfloat32 is float32 storage whose gemm operands tensor cores
          * round to 10 mantissa bits; here it is float32 (gemm in full float32) */
         {"tfloat32", TS_FLOAT32},
+        {"float4_e2m1", TS_FLOAT4_E2M1},
     };
     for (int i = 0; i < TS_DTYPE_COUNT; i++)
         if (!strcmp(name, dtype_table[i].name)) return (TsDType)i;
@@ -486,6 +489,23 @@ TsDType ts_dtype_from_dlpack(int code, int bits, int lanes) {
         if (code == 4 && i == TS_BFLOAT16) return (TsDType)i;
     }
     return TS_DTYPE_NONE;
+}
+
+/* A search over the 8 magnitudes (ties: the code whose mantissa bit is 0),
+ * not resolve_views' midpoint counting, so that the two check each other. */
+static const double fp4_magnitudes[8] = {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0};
+
+double ts_fp4_e2m1_value(unsigned c) { return (c & 8 ? -1.0 : 1.0) * fp4_magnitudes[c & 7]; }
+
+unsigned ts_fp4_e2m1_code(double v) {
+    if (isnan(v)) return 7;
+    double m = fabs(v) > 6 ? 6 : fabs(v); /* saturating (infinity too) */
+    unsigned best = 0;
+    for (unsigned c = 1; c < 8; c++) {
+        double d = fabs(fp4_magnitudes[c] - m), bd = fabs(fp4_magnitudes[best] - m);
+        if (d < bd || (d == bd && !(c & 1))) best = c;
+    }
+    return best | (signbit(v) ? 8u : 0u);
 }
 
 const char *ts_status_name(TsStatus s) {

@@ -176,5 +176,11 @@ typedef struct TsDTypeInfo {
 const TsDTypeInfo *ts_dtype_info(TsDType dt);
 bool ts_dtype_is_float(TsDType dt);
 bool ts_dtype_is_int(TsDType dt); /* signed or unsigned integer, not bool */
+/* float4_e2m1fn (OCP MX v1.0 FP4 E2M1) on the host: the value of code c
+ * (0..15: sign bit 8, then 2 exponent bits and 1 mantissa bit), and the
+ * code of v (nearest, ties to the even code, saturating at +-6, -0 is 8;
+ * NaN, which FP4 cannot encode, gives +6, code 7). */
+double ts_fp4_e2m1_value(unsigned c);
+unsigned ts_fp4_e2m1_code(double v);
 
 #endif

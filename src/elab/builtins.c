@@ -57,6 +57,7 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_FENCE_PROXY_ASYNC, NS_T, "fence_proxy_async")                                  \
     X(B_WGMMA_GEMM, NS_T, "wgmma_gemm") X(B_WAIT_WGMMA, NS_T, "wait_wgmma")            \
     X(B_ALLOC_TMEM, NS_T, "alloc_tmem") X(B_TCGEN05_GEMM, NS_T, "tcgen05_gemm")       \
+    X(B_GEMM_BLOCKSCALED, NS_T, "mma_gemm_blockscaled")                                \
     X(B_PRIM_FUNC, NS_T, "prim_func") X(B_MACRO, NS_T, "macro")                        \
     X(B_GET_THREAD_BINDING, NS_T, "get_thread_binding")                                \
     X(B_GET_BLOCK_BINDING, NS_T, "get_block_binding") X(B_DP4A, NS_T, "dp4a")          \
@@ -452,18 +453,23 @@ static Value *make_buffer(Elab *E, Args *A, IrScope scope, Value *shape, TsDType
                       A->fn, (long long)c, i);
         ext[i] = c <= INT32_MAX ? ir_i32(E->a, c) : ir_int(E->a, c, TS_INT64); /* never truncated */
     }
-    bool int4 = dt == TS_INT4;
-    if (int4 && scope != IR_SCOPE_SHARED && scope != IR_SCOPE_GLOBAL)
+    bool int4 = dt == TS_INT4, fp4 = dt == TS_FLOAT4_E2M1;
+    bool packed = (int4 || fp4) && (scope == IR_SCOPE_SHARED || scope == IR_SCOPE_GLOBAL);
+    if (int4 && !packed)
         elab_fail(E, TS_ERR_UNSUPPORTED, A->loc,
                   "%s: int4 %s buffers are not supported (int4 is packed two to a byte in shared and global "
                   "memory only; hold the values in an int8 buffer)", A->fn, ir_scope_name(scope));
-    IrBuffer *b = ir_buffer(E->k, "", int4 ? TS_INT8 : dt, scope, n,
-                            int4 ? elab_int4_packed_shape(E, ext, n, A->loc, A->fn) : ext, A->loc);
+    /* float4_e2m1fn in registers (fragments, locals): one code to a uint8
+     * (its low nibble), named through a float4_e2m1fn view as the packed
+     * storage is: a thread never shares a register byte */
+    TsDType sdt = packed ? TS_INT8 : fp4 ? TS_UINT8 : dt;
+    IrBuffer *b = ir_buffer(E->k, "", sdt, scope, n, packed ? elab_int4_packed_shape(E, ext, n, A->loc, A->fn) : ext,
+                            A->loc);
     IrStmt *s = ir_stmt(E->a, IR_S_ALLOC, A->loc);
     s->alloc.buf = b;
     emit(E, s);
     Value *v = val_new(E, V_BUFFER, A->loc);
-    v->buf = int4 ? elab_int4_view(E, b, ext, n, A->loc) : b;
+    v->buf = packed || fp4 ? elab_int4_view(E, b, dt, ext, n, A->loc) : b;
     return v;
 }
 
@@ -484,18 +490,22 @@ static Value *make_buffer(Elab *E, Args *A, IrScope scope, Value *shape, TsDType
 IrExpr **elab_int4_packed_shape(Elab *E, IrExpr **ext, int n, TsLoc loc, const char *what) {
     int64_t c;
     bool k = n >= 1 && ir_is_const_int(ext[n - 1], &c);
-    if (!k || c % 2)
+    if (n < 1 || (k && c % 2))
         elab_fail(E, TS_ERR_SHAPE, loc,
-                  "%s: the last extent of an int4 buffer must be an even constant (two elements to a byte), not %s",
-                  what, !k ? "a run-time value" : ts_sprintf(E->a, "%lld", (long long)c));
+                  "%s: the last extent of a 4-bit (int4, float4_e2m1fn) buffer must be an even constant (two "
+                  "elements to a byte), not %s",
+                  what, n < 1 ? "missing" : ts_sprintf(E->a, "%lld", (long long)c));
     IrExpr **p = TS_NEWN(E->a, IrExpr *, n);
     for (int i = 0; i < n; i++) p[i] = ext[i];
-    p[n - 1] = ir_i32(E->a, c / 2);
+    /* a run-time extent (a tensor's T.const or T.dynamic N): ceil(N / 2) bytes */
+    p[n - 1] = k ? ir_i32(E->a, c / 2)
+                 : ir_bin(E->a, IR_FLOORDIV, ir_bin(E->a, IR_ADD, ext[n - 1], ir_int(E->a, 1, ext[n - 1]->dt)),
+                          ir_int(E->a, 2, ext[n - 1]->dt));
     return p;
 }
 
-IrBuffer *elab_int4_view(Elab *E, IrBuffer *packed, IrExpr **ext, int n, TsLoc loc) {
-    IrBuffer *b = ir_buffer(E->k, packed->name, TS_INT4, packed->scope, n, ext, loc);
+IrBuffer *elab_int4_view(Elab *E, IrBuffer *packed, TsDType dt, IrExpr **ext, int n, TsLoc loc) {
+    IrBuffer *b = ir_buffer(E->k, packed->name, dt, packed->scope, n, ext, loc);
     b->base = packed;
     if (packed->scope == IR_SCOPE_GLOBAL) { /* row-major strides, as the lowering of tile ops reads them */
         b->strides = TS_NEWN(E->a, IrExpr *, n);
@@ -964,20 +974,28 @@ static IrRegion copy_region(Elab *E, Value *v, Value *other, TsLoc loc, const ch
     return r;
 }
 
-/* A T.copy with an int4 side (see elab_int4_view): between two int4
- * buffers it becomes the copy of their packed bytes, each region's last
- * start and extent halved (both must be even: a byte is never split
- * between two tiles, so no two threads ever write one); a copy out of int4
- * into another dtype reads elements (sign-extended); a copy into int4 from
- * another dtype would write half bytes from many threads: refused. */
+/* An int4 or float4_e2m1fn buffer packed two to an int8 byte (shared,
+ * global; see elab_int4_view). */
+static bool packed4(const IrBuffer *b) { return b->base && ts_dtype_bits(b->dt) == 4 && b->base->dt == TS_INT8; }
+
+/* A T.copy with a packed 4-bit side (see elab_int4_view): between two
+ * packed buffers of one dtype it becomes the copy of their bytes, each
+ * region's last start and extent halved (both must be even: a byte is never
+ * split between two tiles, so no two threads ever write one); a copy out of
+ * one into another dtype reads elements (int4 sign-extended, float4_e2m1fn
+ * decoded).  A copy into float4_e2m1fn from anything else (a fragment of
+ * codes, a float tile) converts element by element: resolve_views gives
+ * each thread both halves of its bytes (pair_int4_loop).  A copy into int4
+ * from another dtype would write half bytes from many threads: refused. */
 static void copy_int4_bytes(Elab *E, IrRegion *r, TsLoc loc) {
-    if (r[0].buf->dt != TS_INT4 && r[1].buf->dt != TS_INT4) return;
-    if (r[1].buf->dt == TS_INT4 && r[0].buf->dt != TS_INT4)
+    bool p0 = packed4(r[0].buf), p1 = packed4(r[1].buf);
+    if (!p1) return;
+    if (r[1].buf->dt == TS_INT4 && !(p0 && r[0].buf->dt == TS_INT4))
         elab_fail(E, TS_ERR_UNSUPPORTED, loc,
                   "T.copy into the int4 buffer '%s' from the %s buffer '%s' is not supported (int4 is packed two to "
                   "a byte: copy int4 to int4, which moves whole bytes)",
                   r[1].buf->name, ts_dtype_name(r[0].buf->dt), r[0].buf->name);
-    if (r[1].buf->dt != TS_INT4) return;
+    if (!p0 || r[0].buf->dt != r[1].buf->dt) return;
     IrArith ar;
     ir_arith_init(&ar, E->a, E->k);
     for (int i = 0; i < 2; i++) {
@@ -985,12 +1003,13 @@ static void copy_int4_bytes(Elab *E, IrRegion *r, TsLoc loc) {
         int d = x->ndim - 1;
         int64_t e;
         if (!x->buf->base || x->buf->base->ndim != x->ndim)
-            elab_fail(E, TS_ERR_INTERNAL, loc, "T.copy: the int4 buffer '%s' is not a view of its bytes", x->buf->name);
+            elab_fail(E, TS_ERR_INTERNAL, loc, "T.copy: the %s buffer '%s' is not a view of its bytes",
+                      ts_dtype_name(x->buf->dt), x->buf->name);
         if (!ir_is_const_int(x->extent[d], &e) || e % 2 || !ir_arith_divisible(&ar, x->start[d], 2))
             elab_fail(E, TS_ERR_SHAPE, loc,
-                      "T.copy of int4 tiles moves whole bytes: the last dimension of '%s' must start at an even "
+                      "T.copy of %s tiles moves whole bytes: the last dimension of '%s' must start at an even "
                       "element and span an even constant (region %s)",
-                      x->buf->name, op_region_text(E->a, x));
+                      ts_dtype_name(x->buf->dt), x->buf->name, op_region_text(E->a, x));
         IrExpr **st = TS_NEWN(E->a, IrExpr *, x->ndim), **ex = TS_NEWN(E->a, IrExpr *, x->ndim);
         for (int j = 0; j < x->ndim; j++) {
             st[j] = x->start[j];
@@ -2267,6 +2286,86 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             iff->if_.then = ir_seq(E->a);
             ir_seq_push(E->a, iff->if_.then, fs);
             emit(E, iff);
+        }
+        emit(E, s);
+        return val_none(E, loc);
+    }
+    case B_GEMM_BLOCKSCALED: {
+        /* T.mma_gemm_blockscaled(A, B, C, SFA, SFB, transpose_A, transpose_B,
+         * policy, clear_accum, *, k_start, sf_a_granularity_k,
+         * sf_b_granularity_k, sf_layout) (TileLang's SM120 NVFP4 gemm,
+         * tilelang/language/gemm_op.py): float4_e2m1fn A and B, a float32
+         * accumulator, uint32 words of UE4M3 scale bytes, one per 16 K
+         * elements.  Run as the generic gemm loops with the scales applied
+         * (op/gemm.c); no tensor-core fp4 instruction. */
+        need_kernel(E, A);
+        IrStmt *s = tileop(E, TS_OP_GEMM, loc);
+        IrTileOp *op = s->op;
+        static const char *const what[5] = {"operand A", "operand B", "accumulator C", "scales SFA", "scales SFB"};
+        static const char *const names[5] = {"A", "B", "C", "SFA", "SFB"};
+        for (int i = 0; i < 5; i++) {
+            op->r[i] = val_to_region(E, req(E, A, i, names[i]), loc, ts_sprintf(E->a, "%s %s", A->fn, what[i]));
+            TsDType want = i < 2 ? TS_FLOAT4_E2M1 : i == 2 ? TS_FLOAT32 : TS_UINT32;
+            if (op->r[i].buf->dt != want)
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: %s ('%s') must be %s, not %s (the NVFP4 form: float4_e2m1fn "
+                          "operands, a float32 accumulator, uint32 words of four UE4M3 scale bytes)",
+                          A->fn, what[i], op->r[i].buf->name, ts_dtype_name(want), ts_dtype_name(op->r[i].buf->dt));
+            if (op->r[i].ndim != 2)
+                elab_fail(E, TS_ERR_SHAPE, loc, "%s: %s ('%s') must be 2-d, not %d-d", A->fn, what[i],
+                          op->r[i].buf->name, op->r[i].ndim);
+        }
+        if (op->r[2].buf->scope != IR_SCOPE_FRAGMENT && op->r[2].buf->scope != IR_SCOPE_LOCAL)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s accumulator C ('%s') must be a fragment or local buffer, not %s memory",
+                      A->fn, op->r[2].buf->name, ir_scope_name(op->r[2].buf->scope));
+        op->nr = 5;
+        op->trans_a = flag(E, A, 5, "transpose_A", false);
+        op->trans_b = flag(E, A, 6, "transpose_B", false);
+        Value *pol = arg(E, A, 7, "policy");
+        if (pol && (pol->kind != V_ENUM || strncmp(pol->s, "GemmWarpPolicy.", 15)))
+            elab_fail(E, TS_ERR_TYPE, loc, "policy must be a T.GemmWarpPolicy value");
+        op->clear_accum = flag(E, A, 8, "clear_accum", false);
+        op->k_pack = 1;
+        op->args[0] = val_to_expr(E, req(E, A, -1, "k_start"), loc);
+        if (!ts_dtype_is_int(op->args[0]->dt))
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: k_start must be an integer", A->fn);
+        for (int i = 0; i < 2; i++) {
+            const char *kn = i ? "sf_b_granularity_k" : "sf_a_granularity_k";
+            int64_t g = val_to_int(E, req(E, A, -1, kn), loc, kn);
+            if (g != 16)
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: %s is %lld: the NVFP4 form scales 16 K elements per byte (four "
+                          "bytes to a word of 64)", A->fn, kn, (long long)g);
+            op->sf_gran[i] = (int)g;
+        }
+        Value *lay = arg(E, A, -1, "sf_layout");
+        op->sf_layout = TS_SF_ROWMAJOR;
+        if (lay && lay->kind != V_NONE) {
+            if (lay->kind != V_STR || (strcmp(lay->s, "rowmajor") && strcmp(lay->s, "blockscaled_chunk_kmajor")))
+                elab_fail(E, TS_ERR_TYPE, loc, "%s: sf_layout must be \"rowmajor\" or \"blockscaled_chunk_kmajor\"", A->fn);
+            if (!strcmp(lay->s, "blockscaled_chunk_kmajor")) op->sf_layout = TS_SF_CHUNK_KMAJOR;
+        }
+        check_args(E, A, 9);
+        /* the scale regions' shapes, as the layouts read them */
+        int64_t K = 0, M = 0, N = 0, e[2][2];
+        bool k = ir_is_const_int(op->r[0].extent[op->trans_a ? 0 : 1], &K) &&
+                 ir_is_const_int(op->r[2].extent[0], &M) && ir_is_const_int(op->r[2].extent[1], &N);
+        for (int i = 0; i < 2; i++)
+            for (int d = 0; d < 2; d++) k = k && ir_is_const_int(op->r[3 + i].extent[d], &e[i][d]);
+        if (!k)
+            elab_fail(E, TS_ERR_SHAPE, loc, "%s: the operands' and scales' extents must be constants", A->fn);
+        for (int i = 0; i < 2; i++) {
+            int64_t rows = i ? N : M;
+            bool ok = op->sf_layout == TS_SF_CHUNK_KMAJOR
+                          ? e[i][0] == rows && rows % 32 == 0 && K % 64 == 0 && e[i][1] == K / 64
+                          : e[i][0] >= rows;
+            if (!ok)
+                elab_fail(E, TS_ERR_SHAPE, loc,
+                          op->sf_layout == TS_SF_CHUNK_KMAJOR
+                              ? "%s: with sf_layout=\"blockscaled_chunk_kmajor\" the scales %s ('%s') are a tile of "
+                                "%lld rows (a multiple of 32) by K / 64 = %lld words, not %lld x %lld"
+                              : "%s: the scales %s ('%s') need a row for each of the %lld rows (and a word per 64 K "
+                                "from k_start; %lld words of this tile), not %lld x %lld",
+                          A->fn, names[3 + i], op->r[3 + i].buf->name, (long long)rows, (long long)(K / 64),
+                          (long long)e[i][0], (long long)e[i][1]);
         }
         emit(E, s);
         return val_none(E, loc);

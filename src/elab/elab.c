@@ -945,13 +945,14 @@ IrBuffer *add_tensor_param(Elab *E, const char *name, Value *ann, bool is_output
             elab_fail(E, TS_ERR_SHAPE, loc, "extent %d of tensor parameter '%s' is %lld: extents cannot be negative",
                       d, name, (long long)c);
     }
-    bool int4 = ann->dt == TS_INT4; /* the parameter is its packed int8 bytes, the name its int4 view */
-    IrExpr **pshape = int4 ? elab_int4_packed_shape(E, shape, ann->n, loc, name && *name ? name : "an int4 tensor") : shape;
+    /* int4, float4_e2m1fn: the parameter is its packed int8 bytes, the name a view of them */
+    bool int4 = ann->dt == TS_INT4 || ann->dt == TS_FLOAT4_E2M1;
+    IrExpr **pshape = int4 ? elab_int4_packed_shape(E, shape, ann->n, loc, name && *name ? name : "a 4-bit tensor") : shape;
     IrBuffer *b = ir_buffer(k, name, int4 ? TS_INT8 : ann->dt, IR_SCOPE_GLOBAL, ann->n, pshape, loc);
     b->param = k->params.n;
     IrParam ip = {name, b, NULL, is_output};
     ts_vec_push(E->a, k->params, ip);
-    return int4 ? elab_int4_view(E, b, shape, ann->n, loc) : b;
+    return int4 ? elab_int4_view(E, b, ann->dt, shape, ann->n, loc) : b;
 }
 
 /* Apply @tilelang.jit(out_idx=...) to the kernel's parameters. */

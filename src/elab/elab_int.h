@@ -217,10 +217,12 @@ Value *call_value(Elab *E, Value *f, Value **args, int nargs, const char **kw,
 Value *binop(Elab *E, AstOp op, Value *a, Value *b, TsLoc loc);
 void emit(Elab *E, IrStmt *s);
 
-/* T.int4 storage: the int4 view (shape ext[0..n)) of `packed`, an int8
- * buffer of the same shape but the last extent halved (two elements to a
- * byte, the low nibble first, as TileLang's pack_int4); builtins.c. */
-IrBuffer *elab_int4_view(Elab *E, IrBuffer *packed, IrExpr **ext, int n, TsLoc loc);
+/* T.int4 / T.float4_e2m1fn storage: the view of dtype dt (shape ext[0..n))
+ * of `packed`, an int8 buffer of the same shape but the last extent halved
+ * (two elements to a byte, the low nibble first, as TileLang's pack_int4),
+ * or, for a float4_e2m1fn fragment or local, a uint8 buffer of the same
+ * shape (one code to a byte); builtins.c. */
+IrBuffer *elab_int4_view(Elab *E, IrBuffer *packed, TsDType dt, IrExpr **ext, int n, TsLoc loc);
 /* ext[n - 1] halved for the packed int8 storage of an int4 buffer: an
  * error unless it is an even constant (what: the buffer, for the message). */
 IrExpr **elab_int4_packed_shape(Elab *E, IrExpr **ext, int n, TsLoc loc, const char *what);

@@ -159,6 +159,7 @@ static double round_float(double x, TsDType dt) {
     case TS_BFLOAT16: return round_fmt(x, 8, -126, 3.3895313892515355e38);
     case TS_FLOAT8_E4M3: return round_fmt(x, 4, -6, 448.0);
     case TS_FLOAT8_E5M2: return round_fmt(x, 3, -14, 57344.0);
+    case TS_FLOAT4_E2M1: return ts_fp4_e2m1_value(ts_fp4_e2m1_code(x));
     default: return x;
     }
 }

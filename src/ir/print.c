@@ -332,6 +332,14 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
             if (i) ts_buf_puts(b, ", ");
             put_region(p, &op->r[i]);
         }
+        if (op->nr == 5) { /* block-scaled */
+            ts_buf_puts(b, ", sfa=");
+            put_region(p, &op->r[3]);
+            ts_buf_puts(b, ", sfb=");
+            put_region(p, &op->r[4]);
+            ts_buf_printf(b, ", sf_layout=%s, k_start=", op->sf_layout == TS_SF_CHUNK_KMAJOR ? "chunk_kmajor" : "rowmajor");
+            put_expr(p, op->args[0]);
+        }
         if (op->trans_a) ts_buf_puts(b, ", trans_a=1");
         if (op->trans_b) ts_buf_puts(b, ", trans_b=1");
         if (op->clear_accum) ts_buf_puts(b, ", clear_accum=1");

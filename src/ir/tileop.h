@@ -119,7 +119,11 @@ typedef enum TsGemmPolicy {
  *  GEMM        r[0] = A, r[1] = B, r[2] = C (accumulator);
  *              C += op(A) * op(B) with op = transpose if trans_a/trans_b;
  *              clear_accum zeroes C first.  policy/k_pack/wg_wait are
- *              scheduling hints for the GPU.
+ *              scheduling hints for the GPU.  Block-scaled
+ *              (T.mma_gemm_blockscaled, nr == 5): r[3] = SFA, r[4] = SFB,
+ *              uint32 words of four UE4M3 scale bytes each (sf_*), every
+ *              product a[m, k] b[k, n] multiplied by A's scale of (m, k)
+ *              and B's of (n, k); op/gemm.c says which byte that is.
  *  REDUCE      r[0] = src, r[1] = dst; reduce `kind` over axis `dim` of
  *              src; dst has src's shape without `dim` (or with it as 1).
  *              clear = 1: dst is overwritten; 0: dst takes part.
@@ -147,15 +151,24 @@ typedef enum TsGemmPolicy {
  *              grid; the staging is in the grid workspace.  The pass
  *              lower_coll expands it (op/coll.c says into what).
  */
+/* IrTileOp.sf_layout: where a block-scaled gemm's scale words are */
+typedef enum TsSfLayout {
+    TS_SF_ROWMAJOR,    /* SF[m, (k_start + k) / 64] */
+    TS_SF_CHUNK_KMAJOR /* TileLang's "blockscaled_chunk_kmajor" tile order (op/gemm.c) */
+} TsSfLayout;
+
 struct IrTileOp {
     TsOpKind kind;
-    IrRegion r[3];
+    IrRegion r[5];
     int nr;
     IrExpr *value;        /* FILL value; ATOMIC_ADD scalar */
     int trans_a, trans_b; /* GEMM */
     int clear_accum;      /* GEMM */
     TsGemmPolicy policy;  /* GEMM */
     int k_pack, wg_wait;  /* GEMM hints */
+    int sf_gran[2];       /* GEMM block-scaled (nr == 5): K elements per scale byte of A, of B (16) */
+    int sf_layout;        /* GEMM block-scaled: TsSfLayout; its k_start (the tile's first K, the
+                             rowmajor layout's word offset) is args[0] */
     TsReduceKind reduce;  /* REDUCE */
     int dim;              /* REDUCE, CUMSUM */
     int clear;            /* REDUCE */
@@ -182,7 +195,8 @@ struct IrTileOp {
                                 or partition_threads); mma_threads 0: the whole block's */
     int comm;             /* COMM: TsCommKind (op/comm.h) */
     IrExpr *args[3];      /* COMM: peer rank, count or value, signal value (op/comm.h); GEMM with
-                             tcgen05 and mbar: args[0] = the mbarrier's element index */
+                             tcgen05 and mbar: args[0] = the mbarrier's element index; GEMM
+                             block-scaled (nr == 5, never with mbar): args[0] = k_start */
     int cflags[3];        /* COMM: comparison or signal op, memory semantics, scope */
     int coll;             /* COLL: TsCollKind */
     int coll_units;       /* COLL: how many units of the block take part (0: the ranks of the world,

@@ -245,11 +245,15 @@ static void check_region(Verifier *v, const IrRegion *r, const char *what) {
 }
 
 static void check_tileop(Verifier *v, const IrTileOp *op) {
-    static const char *names[3] = {"first", "second", "third"};
+    static const char *names[5] = {"first", "second", "third", "fourth", "fifth"};
     int want_lo, want_hi;
     switch (op->kind) {
     case TS_OP_FILL: want_lo = want_hi = 1; break;
-    case TS_OP_GEMM: want_lo = want_hi = 3; break;
+    case TS_OP_GEMM: /* 5: block-scaled (scale regions, args[0] = k_start) */
+        want_lo = 3, want_hi = 5;
+        if (op->nr == 5 && !op->args[0]) fail(v, (TsLoc){0}, "block-scaled gemm without k_start");
+        if (op->args[0]) check_expr(v, op->args[0]);
+        break;
     case TS_OP_ATOMIC_ADD: want_lo = 1; want_hi = 2; break;
     case TS_OP_COPY:
     case TS_OP_REDUCE:

@@ -172,6 +172,57 @@ void op_gemm_shape(TsLowerCtx *cx, const IrStmt *s, int64_t *M, int64_t *N, int6
     *K = g.K;
 }
 
+/*
+ * A block-scaled gemm (T.mma_gemm_blockscaled, nr == 5; TileLang's SM120
+ * NVFP4 form, tilelang/language/gemm_op.py and the SM120 MMA emitter,
+ * tilelang/cuda/intrinsics/macro/mma_sm120_macro_generator.py): A and B
+ * float4_e2m1fn, C float32, and two regions of uint32 scale words SFA, SFB.
+ * A word holds four UE4M3 scale bytes (unsigned E4M3: 4 exponent bits, bias
+ * 7, 3 mantissa bits; PTX mma's kind::mxf4nvf4 with scale_vec::4X), byte
+ * j of the word (the low byte first) scaling K elements [16 j, 16 j + 16)
+ * of a 64-element K chunk.  The generic loops here multiply each product by
+ * both scales,
+ *     C[m, n] += (A[m, k] sa(m, k)) (B[k, n] sb(n, k)),
+ * every factor exact in float32 (a 2-bit significand times a 4-bit one).
+ * The word of row r (m for A, n for B; R the region's rows, W its words
+ * per row) and K element k of the tile:
+ *  - rowmajor: SF[r, (k_start + 64 (k / 64)) / 64]  (k_start the op's args[0]);
+ *  - blockscaled_chunk_kmajor: the tile-local word f = (k / 64) R
+ *    + (r % 32) (R / 32) + r / 32, at SF[f / W, f % W]: TileLang's
+ *    _tile_kmajor_scale_word (the order its host helper
+ *    swizzle_blockscaled_chunk_kmajor_scale_words writes), where k_start
+ *    plays no part;
+ * and the byte is (k % 64) / 16.  A scale byte's top bit (a sign UE4M3 does
+ * not have) is ignored.
+ */
+static IrExpr *sf_scale(TsArena *a, const IrTileOp *op, int which, IrExpr *r, IrExpr *k) {
+    const IrRegion *sf = &op->r[3 + which];
+    IrExpr *chunk = ir_bin(a, IR_FLOORDIV, k, ir_i32(a, 64));
+    IrExpr *row, *col;
+    if (op->sf_layout == TS_SF_CHUNK_KMAJOR) {
+        int64_t R = 0, W = 0;
+        (void)ir_is_const_int(sf->extent[sf->ndim - 2], &R);
+        (void)ir_is_const_int(sf->extent[sf->ndim - 1], &W);
+        IrExpr *f = ir_bin(a, IR_ADD,
+                           ir_bin(a, IR_ADD, ir_bin(a, IR_MUL, chunk, ir_i32(a, R)),
+                                  ir_bin(a, IR_MUL, ir_bin(a, IR_FLOORMOD, r, ir_i32(a, 32)), ir_i32(a, R / 32))),
+                           ir_bin(a, IR_FLOORDIV, r, ir_i32(a, 32)));
+        row = ir_bin(a, IR_FLOORDIV, f, ir_i32(a, W));
+        col = ir_bin(a, IR_FLOORMOD, f, ir_i32(a, W));
+    } else {
+        IrExpr *ks = ir_cast(a, TS_INT32, op->args[0]);
+        row = r;
+        col = ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_ADD, ks, ir_bin(a, IR_MUL, chunk, ir_i32(a, 64))), ir_i32(a, 64));
+    }
+    IrExpr **idx = mat_index(a, sf, sf->ndim - 2, sf->ndim - 1, row, col);
+    IrExpr *word = ir_cast(a, TS_UINT32, ir_load(a, sf->buf, idx, sf->ndim));
+    IrExpr *sh = ir_cast(a, TS_UINT32, ir_bin(a, IR_MUL, ir_bin(a, IR_FLOORDIV, ir_bin(a, IR_FLOORMOD, k, ir_i32(a, 64)), ir_i32(a, 16)),
+                                              ir_i32(a, 8)));
+    IrExpr *byte = ir_cast(a, TS_UINT8, ir_bin(a, IR_BITAND, ir_bin(a, IR_SHR, word, sh), ir_int(a, 0x7F, TS_UINT32)));
+    IrExpr *e4m3 = ir_call(a, IR_REINTERPRET, &byte, 1, TS_FLOAT8_E4M3);
+    return ir_cast(a, TS_FLOAT32, e4m3);
+}
+
 IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
     TsArena *a = cx->arena;
     const IrTileOp *op = s->op;
@@ -183,7 +234,8 @@ IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
 
     IrStmt *out = ir_seq(a);
     out->loc = s->loc;
-    if (cx->target == TS_TARGET_C && cdt == C->buf->dt)
+    bool scaled = op->nr == 5;
+    if (cx->target == TS_TARGET_C && cdt == C->buf->dt && !scaled)
         return lower_c_ikj(cx, s, out, K, M, N, cdt, a0, a1, b0, b1, c0, c1);
     IrBuffer *acc = op_local_scalar(cx, out, "acc", cdt, s->loc);
 
@@ -196,8 +248,12 @@ IrStmt *ts_op_gemm_lower(TsLowerCtx *cx, const IrStmt *s) {
     IrStmt *cell = ir_seq(a);
     IrExpr *init = op->clear_accum ? ir_int(a, 0, cdt) : ir_load(a, C->buf, ci, C->ndim);
     ir_seq_push(a, cell, op_scalar_store(a, acc, init));
-    IrExpr *prod = ir_bin(a, IR_MUL, ir_cast(a, cdt, ir_load(a, A->buf, ai, A->ndim)),
-                          ir_cast(a, cdt, ir_load(a, B->buf, bi, B->ndim)));
+    IrExpr *av = ir_cast(a, cdt, ir_load(a, A->buf, ai, A->ndim)), *bv = ir_cast(a, cdt, ir_load(a, B->buf, bi, B->ndim));
+    if (scaled) {
+        av = ir_bin(a, IR_MUL, av, sf_scale(a, op, 0, ie, ke));
+        bv = ir_bin(a, IR_MUL, bv, sf_scale(a, op, 1, je, ke));
+    }
+    IrExpr *prod = ir_bin(a, IR_MUL, av, bv);
     IrStmt *mac = op_scalar_store(a, acc, ir_bin(a, IR_ADD, op_scalar_load(a, acc), prod));
     IrStmt *kloop = ir_for(a, k, ir_i32(a, 0), ir_i32(a, K), IR_FOR_SERIAL, mac);
     kloop->loc = s->loc;
@@ -544,6 +600,6 @@ IrStmt *ts_op_gemm_lower_layout(TsLayoutLower *ll, IrStmt *s) {
 
 /* A and B are read; C is read and written (only written with clear_accum). */
 int ts_op_gemm_regions(const IrTileOp *op, int i) {
-    if (i < 2) return IR_ACC_READ;
+    if (i != 2) return IR_ACC_READ; /* A, B, and a block-scaled gemm's scale words */
     return op->clear_accum ? IR_ACC_WRITE : IR_ACC_READ | IR_ACC_WRITE;
 }

@@ -53,11 +53,24 @@
  * written low half first by one thread, unconditionally (int4_store). */
 #define STORE_INT4_PAIRED 2
 
+/* A float4_e2m1fn value decoded from a code (fp4_value): a store of it
+ * into another float4_e2m1fn element moves the code itself. */
+typedef struct Fp4Code {
+    const IrExpr *value;
+    IrExpr *code;
+} Fp4Code;
+
 typedef struct ViewCtx {
     TsPassCtx *cx;
+    TS_VEC(Fp4Code) fp4;
 } ViewCtx;
 
 static bool retyped(const IrBuffer *v) { return v && v->base && v->dt != v->base->dt; }
+
+/* An int4 or float4_e2m1fn view of int8 bytes holding two elements each
+ * (shared and global storage, elab_int4_view); a float4_e2m1fn fragment
+ * or local is a view of uint8 codes, one to a byte. */
+static bool packed4(const IrBuffer *v) { return v && v->base && ts_dtype_bits(v->dt) == 4 && v->base->dt == TS_INT8; }
 
 /* u (an unsigned integer of the view's width) read as the view's dtype. */
 static IrExpr *from_bits(TsArena *a, IrExpr *u, TsDType dt) {
@@ -166,6 +179,19 @@ static IrExpr **narrow_index(TsArena *a, const IrBuffer *v, IrExpr **idx, int r,
     return ir_unflat_index(a, b, ir_bin(a, IR_FLOORDIV, f, i32(a, r)));
 }
 
+/* A packed 4-bit view (packed4: int4, float4_e2m1fn in shared or global
+ * memory): its element [i.., j] is nibble j % 2 (the low one first) of
+ * byte [i.., j / 2] of its int8 base, whose last extent is the view's
+ * halved (rounded up where it is a run-time value, elab_int4_packed_shape). */
+static IrExpr **packed4_index(TsArena *a, const IrBuffer *v, IrExpr **idx, IrExpr **pos) {
+    int n = v->ndim;
+    IrExpr **bi = TS_NEWN(a, IrExpr *, n);
+    for (int d = 0; d < n - 1; d++) bi[d] = idx[d];
+    bi[n - 1] = ir_bin(a, IR_FLOORDIV, idx[n - 1], i32(a, 2));
+    *pos = ir_bin(a, IR_FLOORMOD, idx[n - 1], i32(a, 2));
+    return bi;
+}
+
 /* T.int4 (elab_int4_view): element f of an int4 view is nibble f % 2 of
  * byte f / 2 of its int8 base, the low nibble first. */
 static IrExpr *int4_byte(TsArena *a, IrBuffer *v, IrExpr **bi, TsLoc loc) {
@@ -176,7 +202,7 @@ static IrExpr *int4_byte(TsArena *a, IrBuffer *v, IrExpr **bi, TsLoc loc) {
 
 /* The element, sign-extended: ((byte >> shift) & 15 ^ 8) - 8, an int8. */
 static IrExpr *int4_load(TsArena *a, IrBuffer *v, IrExpr **idx, TsLoc loc) {
-    IrExpr *pos, **bi = narrow_index(a, v, idx, 2, &pos);
+    IrExpr *pos, **bi = packed4_index(a, v, idx, &pos);
     IrExpr *nib = ir_bin(a, IR_BITAND, ir_bin(a, IR_SHR, int4_byte(a, v, bi, loc), ir_bin(a, IR_MUL, pos, i32(a, 4))), i32(a, 15));
     IrExpr *out = ir_cast(a, TS_INT8, ir_bin(a, IR_SUB, ir_bin(a, IR_BITXOR, nib, i32(a, 8)), i32(a, 8)));
     out->loc = loc;
@@ -190,7 +216,7 @@ static IrExpr *int4_load(TsArena *a, IrBuffer *v, IrExpr **idx, TsLoc loc) {
  * unconditionally (STORE_INT4_PAIRED): the low half is written with a zero
  * high half, without reading the byte (nothing needs to be there yet). */
 static IrStmt *int4_store(TsArena *a, IrBuffer *v, IrExpr **idx, IrExpr *value, bool paired, TsLoc loc) {
-    IrExpr *pos, **bi = narrow_index(a, v, idx, 2, &pos), *sh = ir_bin(a, IR_MUL, pos, i32(a, 4));
+    IrExpr *pos, **bi = packed4_index(a, v, idx, &pos), *sh = ir_bin(a, IR_MUL, pos, i32(a, 4));
     IrExpr *nib = ir_bin(a, IR_BITAND, ir_cast(a, TS_INT32, value), i32(a, 15));
     IrExpr *keep = ir_bin(a, IR_BITAND, int4_byte(a, v, bi, loc), ir_bin(a, IR_SHR, i32(a, 0xF0), sh));
     IrStmt *st = ir_store_bits(a, v->base, bi, v->base->ndim, ir_bin(a, IR_BITOR, keep, ir_bin(a, IR_SHL, nib, sh)));
@@ -203,6 +229,134 @@ static IrStmt *int4_store(TsArena *a, IrBuffer *v, IrExpr **idx, IrExpr *value, 
     s->if_.then = lo;
     s->if_.else_ = st;
     return s;
+}
+
+/* ---- T.float4_e2m1fn -------------------------------------------------------
+ *
+ * OCP MX v1.0 FP4 E2M1 (the OCP Microscaling Formats specification, section
+ * 5.3.3): a sign bit (8), two exponent bits (bias 1) and one mantissa bit;
+ * the magnitudes of codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6 (code 1 is
+ * the subnormal 0.5), with no infinity or NaN.  Elements live as 4-bit
+ * codes (two to an int8 byte in shared and global memory, one to a uint8 in
+ * registers); this pass writes every conversion as integer and float32
+ * arithmetic of the IR, so no later pass, target or interpreter sees the
+ * dtype:
+ *  - a code c to float32: the magnitudes in halves are the nibbles of the
+ *    constant 0xC8643210 (0, 1, 2, 3, 4, 6, 8, 12), so the value is
+ *    float((0xC8643210 >> 4 (c & 7)) & 15) * (0.5 - (c >> 3)): exact, and
+ *    code 8 gives -0;
+ *  - a float x to its code, rounding to nearest with ties to even (the tie
+ *    goes to the code whose mantissa bit is 0) and saturating at 6, the
+ *    sign bit kept: the magnitude's code counts the midpoints |x| is past,
+ *        (|x| > 0.25) + (|x| >= 0.75) + (|x| > 1.25) + (|x| >= 1.75)
+ *      + (|x| > 2.5) + (|x| >= 3.5) + (|x| > 5),
+ *    strict where the lower neighbour is even (0.25: 0 vs 0.5 goes to 0),
+ *    inclusive where the upper one is (0.75: 0.5 vs 1 goes to 1); past the
+ *    last midpoint every magnitude (infinity too) is 6: the saturation the
+ *    OCP conversion to a format without infinity asks for.  NaN has no code:
+ *    it becomes +6 (code 7), the choice NVIDIA's cvt.satfinite makes for
+ *    e2m1 (the OCP spec leaves it to the implementation).
+ * A float64 value is compared in float64 (no double rounding through
+ * float32); bfloat16 and float16 values are exact in float32. */
+
+static void fp4_record(ViewCtx *vc, const IrExpr *value, IrExpr *code) {
+    Fp4Code f = {value, code};
+    ts_vec_push(vc->cx->arena, vc->fp4, f);
+}
+
+static IrExpr *fp4_recorded(const ViewCtx *vc, const IrExpr *value) {
+    for (int i = vc->fp4.n - 1; i >= 0; i--)
+        if (vc->fp4.v[i].value == value) return vc->fp4.v[i].code;
+    return NULL;
+}
+
+/* The float32 value of code c (an int32 in 0..15). */
+static IrExpr *fp4_value(ViewCtx *vc, IrExpr *c, TsLoc loc) {
+    TsArena *a = vc->cx->arena;
+    IrExpr *sh = ir_cast(a, TS_UINT32, ir_bin(a, IR_MUL, ir_bin(a, IR_BITAND, c, i32(a, 7)), i32(a, 4)));
+    IrExpr *halves = ir_bin(a, IR_BITAND, ir_bin(a, IR_SHR, ir_int(a, 0xC8643210, TS_UINT32), sh), ir_int(a, 15, TS_UINT32));
+    IrExpr *sg = ir_bin(a, IR_SUB, ir_float(a, 0.5, TS_FLOAT32), ir_cast(a, TS_FLOAT32, ir_bin(a, IR_SHR, c, i32(a, 3))));
+    IrExpr *v = ir_bin(a, IR_MUL, ir_cast(a, TS_FLOAT32, halves), sg);
+    v->loc = loc;
+    fp4_record(vc, v, c);
+    return v;
+}
+
+/* The code (an int32) of x, a float32 or float64 expression (used several
+ * times: a variable, or small). */
+static IrExpr *fp4_code(TsArena *a, IrExpr *x) {
+    TsDType F = x->dt, U = F == TS_FLOAT64 ? TS_UINT64 : TS_UINT32;
+    IrExpr *u = ir_call(a, IR_REINTERPRET, &x, 1, U);
+    IrExpr *sign = ir_bin(a, IR_SHL, ir_cast(a, TS_INT32, ir_bin(a, IR_SHR, u, ir_int(a, ts_dtype_bits(F) - 1, U))), i32(a, 3));
+    IrExpr *mag = ir_call(a, IR_ABS, &x, 1, F);
+    static const double mid[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+    IrExpr *m = NULL;
+    for (int i = 0; i < 7; i++) {
+        IrExpr *past = ir_cast(a, TS_INT32, ir_bin(a, i % 2 ? IR_GE : IR_GT, mag, ir_float(a, mid[i], F)));
+        m = m ? ir_bin(a, IR_ADD, m, past) : past;
+    }
+    IrExpr *nan = ir_call(a, IR_ISNAN, &x, 1, TS_BOOL);
+    return ir_select(a, nan, i32(a, 7), ir_bin(a, IR_BITOR, sign, m));
+}
+
+/* x (any dtype) as a float of the width its conversion compares in. */
+static IrExpr *fp4_source(TsArena *a, IrExpr *x) {
+    return ir_cast(a, x->dt == TS_FLOAT64 ? TS_FLOAT64 : TS_FLOAT32, x);
+}
+
+/* x rounded to float4_e2m1fn, as a float32 (a cast, an fp4 constant or an
+ * operation computed in the dtype). */
+static IrExpr *fp4_round(ViewCtx *vc, IrExpr *x, TsLoc loc) {
+    IrExpr *c = fp4_recorded(vc, x);
+    if (c) return x;
+    return fp4_value(vc, fp4_code(vc->cx->arena, fp4_source(vc->cx->arena, x)), loc);
+}
+
+/* A load of a float4_e2m1fn element: its code (a nibble of a packed byte,
+ * or a register byte), decoded. */
+static IrExpr *fp4_load(ViewCtx *vc, IrBuffer *v, IrExpr **idx, TsLoc loc) {
+    TsArena *a = vc->cx->arena;
+    IrExpr *c;
+    if (packed4(v)) {
+        IrExpr *pos, **bi = packed4_index(a, v, idx, &pos);
+        c = ir_bin(a, IR_BITAND, ir_bin(a, IR_SHR, int4_byte(a, v, bi, loc), ir_bin(a, IR_MUL, pos, i32(a, 4))), i32(a, 15));
+    } else {
+        IrExpr *w = ir_load_bits(a, v->base, ir_view_index(a, v, idx), v->base->ndim);
+        w->loc = loc;
+        c = ir_bin(a, IR_BITAND, ir_cast(a, TS_INT32, w), i32(a, 15));
+    }
+    return fp4_value(vc, c, loc);
+}
+
+/* A store into a float4_e2m1fn element: the code of the value (the
+ * value's own code when it was loaded from float4_e2m1fn, else converted
+ * from a let of it), into its half byte (int4_store) or register byte. */
+static IrStmt *fp4_store(ViewCtx *vc, IrStmt *s) {
+    TsArena *a = vc->cx->arena;
+    IrBuffer *v = s->store.buf;
+    IrExpr *code = fp4_recorded(vc, s->store.value);
+    IrStmt *seq = NULL;
+    if (!code) {
+        IrExpr *x = fp4_source(a, s->store.value);
+        IrVar *t = ir_var(vc->cx->k, "fp4_in", x->dt, IR_VAR_LET);
+        IrStmt *let = ir_stmt(a, IR_S_LET, s->loc);
+        let->let.var = t;
+        let->let.value = x;
+        seq = ir_seq(a);
+        seq->loc = s->loc;
+        ir_seq_push(a, seq, let);
+        code = fp4_code(a, ir_var_ref(a, t));
+    }
+    IrStmt *st;
+    if (packed4(v)) {
+        st = int4_store(a, v, s->store.idx, code, s->store.bits == STORE_INT4_PAIRED, s->loc);
+    } else {
+        st = ir_store_bits(a, v->base, ir_view_index(a, v, s->store.idx), v->base->ndim, ir_cast(a, TS_UINT8, code));
+        st->loc = s->loc;
+    }
+    if (!seq) return st;
+    ir_seq_push(a, seq, st);
+    return seq;
 }
 
 /* A load of the view v (of another dtype than its base) at idx. */
@@ -240,6 +394,7 @@ static IrStmt *retyped_store(IrMutator *m, IrStmt *s) {
     TsArena *a = m->arena;
     IrBuffer *v = s->store.buf, *b = v->base;
     int wv = ts_dtype_bits(v->dt), wb = ts_dtype_bits(b->dt);
+    if (s->kind == IR_S_STORE && v->dt == TS_FLOAT4_E2M1) return fp4_store(vc, s);
     if (s->kind == IR_S_STORE && v->dt == TS_INT4 && b->dt == TS_INT8)
         return int4_store(a, v, s->store.idx, s->store.value, s->store.bits == STORE_INT4_PAIRED, s->loc);
     if (s->kind != IR_S_STORE || wv < wb)
@@ -271,6 +426,24 @@ static IrStmt *retyped_store(IrMutator *m, IrStmt *s) {
 }
 
 static IrExpr *view_load(IrMutator *m, IrExpr *e) {
+    ViewCtx *vc = m->ctx;
+    if (e->dt == TS_FLOAT4_E2M1) {
+        if (e->kind == IR_E_LOAD && retyped(e->load.buf)) return fp4_load(vc, e->load.buf, e->load.idx, e->loc);
+        if (e->kind == IR_E_INT || e->kind == IR_E_FLOAT) /* a constant: its rounded value */
+            return ir_float(m->arena, ts_fp4_e2m1_value(ts_fp4_e2m1_code(e->kind == IR_E_INT ? (double)e->ival : e->fval)),
+                            TS_FLOAT32);
+        if (e->kind == IR_E_CAST) return fp4_round(vc, e->un.a, e->loc);
+        if (e->kind == IR_E_VAR) { /* a let of the dtype holds the rounded float32 (view_stmt) */
+            e->var->dt = TS_FLOAT32;
+            return ir_var_ref(m->arena, e->var);
+        }
+        /* an operation in the dtype: computed in float32, rounded (its operands
+         * appear several times in the conversion: a store's value is a let) */
+        IrExpr *f = ts_alloc(m->arena, sizeof *f);
+        *f = *e;
+        f->dt = TS_FLOAT32;
+        return fp4_round(vc, f, e->loc);
+    }
     if (e->kind == IR_E_INT && e->dt == TS_INT4) /* an int4 constant: wrapped to 4 bits, held as an int8 */
         return ir_int(m->arena, (int64_t)((((uint64_t)e->ival & 15u) ^ 8u)) - 8, TS_INT8);
     if (e->kind == IR_E_CAST && e->dt == TS_INT4) { /* to int4: the same, computed */
@@ -316,9 +489,25 @@ static void vcopy_operand(ViewCtx *vc, const IrStmt *s, IrBuffer **buf, IrExpr *
     *buf = v->base;
 }
 
+/* Before a store into a float4_e2m1fn element: its value's conversion to
+ * the dtype is the store's own (fp4_store converts from a let of the value,
+ * where a cast in the expression would convert a copy of it per use). */
+static IrStmt *fp4_pre_stmt(IrMutator *m, IrStmt *s) {
+    if (s->kind != IR_S_STORE || s->store.buf->dt != TS_FLOAT4_E2M1 || !s->store.buf->base ||
+        s->store.value->kind != IR_E_CAST || s->store.value->dt != TS_FLOAT4_E2M1)
+        return NULL;
+    IrExpr *x = s->store.value->un.a;
+    if (x->dt == TS_FLOAT4_E2M1) return NULL; /* a move of codes */
+    IrStmt *n = ir_stmt(m->arena, IR_S_STORE, s->loc);
+    n->store = s->store;
+    n->store.value = x;
+    return ir_mutate_stmt(m, n);
+}
+
 static IrStmt *view_stmt(IrMutator *m, IrStmt *s) {
     ViewCtx *vc = m->ctx;
     TsArena *a = m->arena;
+    if (s->kind == IR_S_LET && s->let.var->dt == TS_FLOAT4_E2M1) s->let.var->dt = TS_FLOAT32; /* its value is rounded */
     switch (s->kind) {
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD: {
@@ -391,12 +580,51 @@ typedef struct PairScan {
     const IrStmt *bad; /* a store that cannot be paired */
 } PairScan;
 
+/* e is even whatever its variables are (wrapping around the dtype keeps
+ * the parity): an even constant, a product with an even factor, a sum or
+ * difference of even terms, a left shift, or what the analysis proves. */
+static bool even_term(PairScan *ps, const IrExpr *e) {
+    while (e->kind == IR_E_CAST && ts_dtype_is_int(e->dt) && ts_dtype_is_int(e->un.a->dt) &&
+           ts_dtype_bits(e->dt) >= ts_dtype_bits(e->un.a->dt))
+        e = e->un.a;
+    if (e->kind == IR_E_INT) return e->ival % 2 == 0;
+    if (e->kind == IR_E_BIN) {
+        const IrExpr *a = e->bin.a, *b = e->bin.b;
+        switch (e->bin.op) {
+        case IR_MUL: return even_term(ps, a) || even_term(ps, b);
+        case IR_ADD: case IR_SUB: return even_term(ps, a) && even_term(ps, b);
+        case IR_SHL: return b->kind == IR_E_INT && b->ival >= 1 && b->ival < ts_dtype_bits(e->dt);
+        default: break;
+        }
+    }
+    return ir_arith_divisible(&ps->ar, e, 2);
+}
+
+/* x is the loop variable plus even terms (a sum with the variable once, added). */
+static bool var_plus_even(PairScan *ps, const IrExpr *x, bool neg, int *seen) {
+    while (x->kind == IR_E_CAST && ts_dtype_is_int(x->dt) && ts_dtype_is_int(x->un.a->dt) &&
+           ts_dtype_bits(x->dt) >= ts_dtype_bits(x->un.a->dt))
+        x = x->un.a;
+    if (x->kind == IR_E_BIN && (x->bin.op == IR_ADD || x->bin.op == IR_SUB))
+        return var_plus_even(ps, x->bin.a, neg, seen) &&
+               var_plus_even(ps, x->bin.b, x->bin.op == IR_SUB ? !neg : neg, seen);
+    if (x->kind == IR_E_VAR && x->var == ps->j) {
+        ++*seen;
+        return !neg;
+    }
+    return !ir_expr_uses_var(x, ps->j) && even_term(ps, x);
+}
+
 static bool int4_store_scan(const IrStmt *s, void *ctx) {
     PairScan *ps = ctx;
-    if ((s->kind != IR_S_STORE && s->kind != IR_S_ATOMIC_ADD) || s->store.buf->dt != TS_INT4 || !s->store.buf->base)
-        return false;
+    if ((s->kind != IR_S_STORE && s->kind != IR_S_ATOMIC_ADD) || !packed4(s->store.buf)) return false;
     IrExpr *x = s->store.idx[s->store.nidx - 1];
     if (!ir_expr_uses_var(x, ps->j)) return false;
+    int seen = 0;
+    if (s->kind == IR_S_STORE && var_plus_even(ps, x, false, &seen) && seen == 1) { /* e.g. bx * 32 + j, bx unbounded */
+        ps->pair = true;
+        return false;
+    }
     IrAffine f;
     if (s->kind != IR_S_STORE || !ir_arith_affine(&ps->ar, x, false, &f) || ir_affine_coeff(&f, ps->j) != 1) {
         ps->bad = s;
@@ -428,9 +656,9 @@ static IrStmt *pair_int4_loop(IrMutator *m, IrStmt *s) {
         const IrStmt *at = ps.bad ? ps.bad : s;
         const IrBuffer *q = ps.bad ? ps.bad->store.buf : NULL;
         ts_fail_at(vc->cx->diag, TS_ERR_UNSUPPORTED, at->loc,
-                   "a T.Parallel store of int4 elements%s%s must give each thread both elements of a byte: its last "
+                   "a T.Parallel store of %s elements%s%s must give each thread both elements of a byte: its last "
                    "index must be the loop variable '%s' plus an even offset, over an even extent from an even start",
-                   q ? " into " : "", q ? q->name : "", s->for_.var->name);
+                   q ? ts_dtype_name(q->dt) : "4-bit", q ? " into " : "", q ? q->name : "", s->for_.var->name);
     }
     if (!ps.pair) return s;
     IrVar *jp = ir_var(vc->cx->k, ts_sprintf(a, "%s_pair", s->for_.var->name), s->for_.var->dt, IR_VAR_LOOP);
@@ -444,7 +672,7 @@ static IrStmt *pair_int4_loop(IrMutator *m, IrStmt *s) {
     IrStmt **top = body->kind == IR_S_SEQ ? body->seq.v : &body;
     int ntop = body->kind == IR_S_SEQ ? body->seq.n : 1;
     for (int i = 0; i < ntop; i++)
-        if (top[i]->kind == IR_S_STORE && top[i]->store.buf->dt == TS_INT4 && top[i]->store.buf->base &&
+        if (top[i]->kind == IR_S_STORE && packed4(top[i]->store.buf) &&
             ir_expr_uses_var(top[i]->store.idx[top[i]->store.nidx - 1], jp))
             top[i]->store.bits = STORE_INT4_PAIRED;
     IrStmt *inner = ir_for(a, h, ir_int(a, 0, dt), ir_int(a, 2, dt), IR_FOR_UNROLL, body);
@@ -454,18 +682,30 @@ static IrStmt *pair_int4_loop(IrMutator *m, IrStmt *s) {
     return outer;
 }
 
+/* No float4_e2m1fn value is left after the rewrite (targets and
+ * interpreters have no such type): one that is is refused where it is. */
+static void fp4_left(IrVisitor *v, const IrExpr *e) {
+    if (e->dt != TS_FLOAT4_E2M1 || v->stop) return;
+    TsPassCtx *cx = v->ctx;
+    ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, e->loc.line ? e->loc : v->frame ? v->frame->s->loc : e->loc,
+               "this float4_e2m1fn value is not supported here (float4_e2m1fn is a storage dtype: load it from, "
+               "or store it into, a buffer)");
+}
+
 void ts_pass_resolve_views(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     {
-        ViewCtx pc = {cx};
+        ViewCtx pc = {.cx = cx};
         IrMutator pm = {.arena = cx->arena, .ctx = &pc, .post_stmt = pair_int4_loop};
         k->body = ir_mutate_stmt(&pm, k->body);
     }
     /* (a view made before the first T.Kernel of a chain is in the first
      * kernel's buffer list but may be used in any: every body is walked) */
-    ViewCtx vc = {cx};
-    IrMutator m = {.arena = cx->arena, .ctx = &vc, .post_expr = view_load, .post_stmt = view_stmt};
+    ViewCtx vc = {.cx = cx};
+    IrMutator m = {.arena = cx->arena, .ctx = &vc, .post_expr = view_load, .pre_stmt = fp4_pre_stmt, .post_stmt = view_stmt};
     k->body = ir_mutate_stmt(&m, k->body);
+    IrVisitor left = {.ctx = cx, .post_expr = fp4_left};
+    ir_visit_stmt(&left, k->body);
     int n = 0;
     for (int i = 0; i < k->buffers.n; i++)
         if (!k->buffers.v[i]->base) k->buffers.v[n++] = k->buffers.v[i];

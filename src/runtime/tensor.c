@@ -204,6 +204,8 @@ double ts_tensor_get(const TsTensor *t, int64_t i) {
         int u = (((const uint8_t *)p)[o >> 1] >> (4 * (int)(o & 1))) & 15;
         return (double)((u ^ 8) - 8);
     }
+    case TS_FLOAT4_E2M1: /* nibble o % 2 of byte o / 2, the low one first */
+        return ts_fp4_e2m1_value((((const uint8_t *)p)[o >> 1] >> (4 * (int)(o & 1))) & 15u);
     default: return NAN;
     }
 }
@@ -231,6 +233,12 @@ void ts_tensor_set(TsTensor *t, int64_t i, double v) {
         uint8_t *b = (uint8_t *)p + (o >> 1);
         int sh = 4 * (int)(o & 1);
         *b = (uint8_t)((*b & (0xF0 >> sh)) | (((unsigned)(int)v & 15u) << sh));
+        break;
+    }
+    case TS_FLOAT4_E2M1: { /* v rounded to its code, in its half of the byte */
+        uint8_t *b = (uint8_t *)p + (o >> 1);
+        int sh = 4 * (int)(o & 1);
+        *b = (uint8_t)((*b & (0xF0 >> sh)) | (ts_fp4_e2m1_code(v) << sh));
         break;
     }
     default: break;

@@ -258,6 +258,16 @@ static const Case cases[] = {
      {"batch=1", "heads=1", "seq_len=64", "dim=32", "is_causal=False", "block_M=32", "block_N=32", "variant=ts"}, 2e-2,
      0, 1, ADV_QK},
     {"tests/run/kernels/tmem.py", "tc_chain", {"M=64", "N=64", "D=32", "block_M=32", "block_N=32"}, 1e-4, ON_REGS, 1, 0},
+    /* T.float4_e2m1fn: conversions into a packed shared tile and through a
+     * fragment of codes (its copy into the packed tensor re-laid out so that
+     * each thread stores both halves of a byte), the block-wise quantizer,
+     * and the block-scaled gemm's loops */
+    {"tests/run/kernels/fp4.py", "to_fp4", {"N=128", "src=bfloat16"}, 0, ON_REGS, 1, 0},
+    {"tests/run/kernels/fp4.py", "to_fp4_frag", {"M=32", "N=32", "src=float32"}, 0, ON_REGS, 1, 0},
+    {"tests/run/kernels/fp4.py", "from_fp4", {"N=128", "dst=float32"}, 0, ON_REGS, 1, 0},
+    {"tests/run/kernels/fp4.py", "quant", {"M=32", "N=64"}, 0, ON_REGS, 1, 0},
+    {"tests/run/kernels/fp4.py", "gemm_bs", {"M=64", "N=32", "K=128", "block_M=32", "block_N=32", "block_K=64"}, 0,
+     ON_REGS, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:

@@ -36,7 +36,8 @@ class dtype(str):
     def as_torch(self):
         import torch
         # int4: the packed bytes' dtype (two elements to an int8, as TileLang's pack_int4)
-        return getattr(torch, {"float8_e4m3": "float8_e4m3fn", "int4": "int8"}.get(str(self), str(self)))
+        return getattr(torch, {"float8_e4m3": "float8_e4m3fn", "int4": "int8",
+                               "float4_e2m1fn": "float4_e2m1fn_x2"}.get(str(self), str(self)))
 
     @property
     def bits(self):
@@ -53,6 +54,7 @@ _DTYPES = {
     "float8_e4m3": "float8_e4m3", "float8_e4m3fn": "float8_e4m3", "float8_e5m2": "float8_e5m2",
     "tfloat32": "float32",  # float32 storage (as the compiler reads it)
     "int4": "int4",  # packed two to a byte; kernels take int8 tensors with the last extent halved
+    "float4_e2m1fn": "float4_e2m1fn", "float4_e2m1": "float4_e2m1fn",  # packed as int4 (OCP MX FP4 E2M1)
     "uint": "uint32", "short": "int16", "long": "int64", "ulong": "uint64",  # TileLang's C-style names
 }
 for _n, _v in _DTYPES.items():
