@@ -501,6 +501,9 @@ void start_next_kernel(Elab *E) {
         if (prev->params.v[i].buf) ts_vec_push(E->a, k->buffers, prev->params.v[i].buf);
     }
     for (int i = 0; i < prev->shape_vars.n; i++) ts_vec_push(E->a, k->shape_vars, prev->shape_vars.v[i]);
+    /* T.import_source lands in TileLang's module, before every kernel of it: the next kernel
+     * sees what the earlier ones imported (extern_loc stays its own: set where it uses them) */
+    for (int i = 0; i < prev->extern_src.n; i++) ts_vec_push(E->a, k->extern_src, prev->extern_src.v[i]);
     prev->next = k;
     E->k = k;
     E->rng_state = NULL; /* per kernel: T.rng_init again in the next one */

@@ -827,6 +827,24 @@ static const char *SRC_EXTNONE = PRE
     "            A[T.get_thread_binding()] = a[0]\n"
     "    return ghost\n";
 
+/* Two kernels of one prim_func: the second calls what the first imported (TileLang's
+ * import lands in the module, before both). */
+static const char *SRC_EXTCHAIN = PRE
+    "SRC = \"\"\"\n"
+    "__device__ int twice(int x) { return 2 * x; }\n"
+    "\"\"\"\n\n"
+    "def chain(M=32):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M,), 'int32'), B: T.Tensor((M,), 'int32')):\n"
+    "        with T.Kernel(1, threads=M) as bx:\n"
+    "            t = T.get_thread_binding()\n"
+    "            T.import_source(SRC)\n"
+    "            A[t] = T.call_extern('int32', 'twice', A[t])\n"
+    "        with T.Kernel(1, threads=M) as bx:\n"
+    "            t = T.get_thread_binding()\n"
+    "            B[t] = T.call_extern('int32', 'twice', A[t])\n"
+    "    return main\n";
+
 static int count_of(const char *hay, const char *needle) {
     int n = 0;
     for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
@@ -887,6 +905,18 @@ static void test_extern(void) {
         nvrtc_both("extforms", src, false);
         ts_kernel_destroy(kf);
     }
+    TsKernel *kch = NULL;
+    TsDefine d32c = {"M", "32"};
+    st = ts_compile_source(ctx, "chain.py", SRC_EXTCHAIN, "chain", &d32c, 1, &o, &kch);
+    if (st) fprintf(stderr, "chain: %s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    int parts = 0;
+    for (const TsKernel *part = kch; part; part = ts_kernel_next(part), parts++) {
+        CHECK_EQ_INT(1, count_of(ts_kernel_source(part), "__device__ int twice(int x)"));
+        nvrtc_both("chain part", ts_kernel_source(part), false);
+    }
+    CHECK_EQ_INT(2, parts);
+    ts_kernel_destroy(kch);
     /* TileLang's examples themselves, where the checkout has them (bench/tilelang_examples.sh fetch),
      * at the measurement's values: their quantize package's source and calls compile */
     static const struct { const char *file, *entry, *defs; } ex[] = {
