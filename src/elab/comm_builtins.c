@@ -1271,13 +1271,12 @@ Value *comm_builtin_call(Elab *E, int id, Value **args, int nargs, const char **
         Value *v = creq(E, A, 0, "buffer_load");
         if (v->kind != V_ACCESS && v->kind != V_BUFFER && v->kind != V_REGION)
             elab_fail(E, TS_ERR_TYPE, loc, "T.address_of takes an element of a buffer, got %s", val_kind_name(v));
-        if (v->kind == V_ACCESS) { /* marked: an argument of T.call_extern is then a pointer (extern_builtins.c) */
-            Value *r = val_new(E, V_ACCESS, v->loc);
-            *r = *v;
-            r->b = true;
-            return r;
-        }
-        return v;
+        /* marked (b): an argument of T.call_extern is then a pointer (extern_builtins.c); the
+         * distributed primitives take the element, buffer or region as it is */
+        Value *r = val_new(E, v->kind, v->loc);
+        *r = *v;
+        r->b = true;
+        return r;
     }
     case C_PUT_BLOCK:
     case C_PUT_WARP:

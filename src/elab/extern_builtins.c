@@ -164,7 +164,8 @@ static Value *call_extern(Elab *E, Value **args, int nargs, const char **kw, Val
     for (int i = 1; i < n; i++) {
         Value *a = args[first + i];
         TsLoc al = a->loc.src ? a->loc : loc;
-        if (a->kind == V_ACCESS && a->b) xs[i] = ext_address(E, a, NULL, "T.address_of", al); /* T.address_of */
+        if ((a->kind == V_ACCESS || a->kind == V_BUFFER || a->kind == V_REGION) && a->b) /* T.address_of */
+            xs[i] = ext_address(E, a, NULL, "T.address_of", al);
         else if (a->kind == V_PTR) { /* T.access_ptr (builtins.c): its element, offset included */
             Value el = {.kind = V_ACCESS, .loc = a->loc, .buf = a->buf, .idx = a->idx};
             xs[i] = ext_address(E, &el, NULL, "T.access_ptr()", al);

@@ -845,6 +845,30 @@ static const char *SRC_EXTCHAIN = PRE
     "            B[t] = T.call_extern('int32', 'twice', A[t])\n"
     "    return main\n";
 
+/* Value calls inside a T.Parallel nest (spread over the threads as any store),
+ * T.address_of a T.alloc_var as a pointer. */
+static const char *SRC_EXTPAR = PRE
+    "SRC = \"\"\"\n"
+    "__device__ int twice(int x) { return 2 * x; }\n"
+    "__device__ void bump(int *p) { *p += 1; }\n"
+    "\"\"\"\n\n"
+    "def par(M=256):\n"
+    "    @T.prim_func\n"
+    "    def main(A: T.Tensor((M,), 'int32'), B: T.Tensor((M,), 'int32')):\n"
+    "        with T.Kernel(1, threads=128) as bx:\n"
+    "            T.import_source(SRC)\n"
+    "            S = T.alloc_shared((M,), 'int32')\n"
+    "            for i in T.Parallel(M):\n"
+    "                S[i] = T.call_extern('int32', 'twice', A[i])\n"
+    "            for i in T.Parallel(M):\n"
+    "                B[i] = S[(i + 1) % M]\n"
+    "            r = T.alloc_var('int32')\n"
+    "            r = 5\n"
+    "            T.call_extern('handle', 'bump', T.address_of(r))\n"
+    "            if T.get_thread_binding() == 0:\n"
+    "                B[0] = r\n"
+    "    return main\n";
+
 static int count_of(const char *hay, const char *needle) {
     int n = 0;
     for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
@@ -904,6 +928,17 @@ static void test_extern(void) {
         CHECK_CONTAINS(src, "[0]), 4LL);");
         nvrtc_both("extforms", src, false);
         ts_kernel_destroy(kf);
+    }
+    TsKernel *kp = NULL;
+    TsDefine d256 = {"M", "256"};
+    st = ts_compile_source(ctx, "par.py", SRC_EXTPAR, "par", &d256, 1, &o, &kp);
+    if (st) fprintf(stderr, "par: %s", ts_last_error(ctx));
+    CHECK_EQ_INT(TS_OK, st);
+    if (kp) {
+        CHECK_CONTAINS(ts_kernel_source(kp), "bump((&r_");
+        CHECK_CONTAINS(ts_kernel_source(kp), "twice((ts_i64)(A_0[");
+        nvrtc_both("par", ts_kernel_source(kp), false);
+        ts_kernel_destroy(kp);
     }
     TsKernel *kch = NULL;
     TsDefine d32c = {"M", "32"};
