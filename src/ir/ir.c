@@ -742,6 +742,7 @@ IrExpr *ir_subst(TsArena *a, IrExpr *e, IrVar **from, IrExpr **to, int n) {
                     e->load.nidx);
         r->dt = e->dt;
         r->load.bits = e->load.bits;
+        r->load.acquire = e->load.acquire;
         break;
     case IR_E_BIN: {
         IrExpr *x = ir_subst(a, e->bin.a, from, to, n);

@@ -152,8 +152,14 @@ struct IrExpr {
         /* bits 1: the element's stored bits as the unsigned integer of the
          * same width (dt is that integer type), never converted through the
          * buffer's dtype (a NaN's payload survives): made by resolve_views
-         * for views of another dtype (ir_load_bits) */
-        struct { IrBuffer *buf; IrExpr **idx; int nidx; int bits; } load;
+         * for views of another dtype (ir_load_bits).
+         * acquire (pass poll_marks): a polling load of global memory another
+         * agent (block, rank) writes, inside a while loop of a blocking
+         * kernel: read anew each time, never hoisted, and what the writer
+         * released before its store is seen after it (CUDA: a volatile
+         * load, the loop's `acquire` fence after it; C: an __atomic acquire
+         * load) */
+        struct { IrBuffer *buf; IrExpr **idx; int nidx; int bits; bool acquire; } load;
         struct { IrBinOp op; IrExpr *a, *b; } bin;
         struct { IrExpr *a; int bitnot; } un;        /* NEG, NOT, CAST */
         struct { IrExpr *cond, *a, *b; } sel;
@@ -441,11 +447,20 @@ struct IrStmt {
         struct { IrExpr *cond; IrStmt *then, *else_; } if_;
         /* acquire (set by partition_threads in kernels that wait on other
          * blocks): after the loop, each thread sees what the blocks it
-         * waited for wrote before their flag (CUDA: a __threadfence()) */
-        struct { IrExpr *cond; IrStmt *body; bool acquire; } while_;
+         * waited for wrote before their flag (CUDA: a __threadfence()).
+         * poll (pass poll_marks): the loop may wait for a write of another
+         * agent: it reads global memory in a blocking kernel (another block
+         * or rank), or it is a loop of a C thread_coro kernel (another
+         * thread of the block); the C target yields to its scheduler every
+         * iteration, so that the writer runs */
+        struct { IrExpr *cond; IrStmt *body; bool acquire; bool poll; } while_;
         /* bits 1: value is an unsigned integer of the buffer's dtype width
-         * whose bits are stored as they are (ir_store_bits; see load.bits) */
-        struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; int bits; } store;
+         * whose bits are stored as they are (ir_store_bits; see load.bits).
+         * release (STORE only, pass poll_marks): a store to global memory of
+         * a blocking kernel, which another block or rank may poll for: what
+         * the thread wrote before is visible first (CUDA: __threadfence(),
+         * then a volatile store; C: an __atomic release store) */
+        struct { IrBuffer *buf; IrExpr **idx; int nidx; IrExpr *value; int bits; bool release; } store;
         struct { IrVar *var; IrExpr *value; } let;
         struct { IrBuffer *buf; } alloc;
         IrTileOp *op;
@@ -505,8 +520,14 @@ struct IrStmt {
          * async_fence: the threads first order their shared-memory writes
          * for the async proxy (fence.proxy.async: wgmma reads the tiles after
          * the barrier; pass arch_hints sets it on the block barriers of
-         * kernels with wgmma gemms, doc/HOPPER.md) */
-        struct { int id, count; IrExpr *idv; bool unaligned; bool async_fence; } barrier;
+         * kernels with wgmma gemms, doc/HOPPER.md).
+         * release (a block barrier, id 0, of a blocking kernel; pass
+         * poll_marks): every thread's global writes are visible to other
+         * blocks before any thread passes, so that a flag one thread stores
+         * after it follows the block's data (CUDA: __threadfence() first;
+         * the C target needs nothing more: its blocking kernels' global
+         * stores are release stores each) */
+        struct { int id, count; IrExpr *idv; bool unaligned; bool async_fence; bool release; } barrier;
         /* MBAR: `op` on element buf[idx] of a T.alloc_barrier buffer; value:
          * INIT's count, EXPECT_TX's bytes, WAIT's parity (NULL for ARRIVE);
          * noinc (ARRIVE_ASYNC only): the arrival made when the copies have

@@ -199,6 +199,7 @@ static void put_expr(Printer *p, const IrExpr *e) {
         put_list(p, e->load.idx, e->load.nidx);
         ts_buf_puts(b, "]");
         if (e->load.bits) ts_buf_printf(b, ".bits<%s>", ts_dtype_name(e->dt));
+        if (e->load.acquire) ts_buf_puts(b, ".acquire"); /* pass poll_marks */
         break;
     case IR_E_BIN: {
         IrBinOp op = e->bin.op;
@@ -500,7 +501,10 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
     case IR_S_WHILE:
         ts_buf_puts(b, "while ");
         put_expr(p, s->while_.cond);
-        ts_buf_puts(b, s->while_.acquire ? ": # acquire\n" : ":\n");
+        ts_buf_puts(b, s->while_.acquire && s->while_.poll ? ": # acquire, poll\n"
+                       : s->while_.acquire                 ? ": # acquire\n"
+                       : s->while_.poll                    ? ": # poll\n"
+                                                           : ":\n");
         put_body(p, s->while_.body, ind + 1);
         return;
     case IR_S_BREAK: ts_buf_puts(b, "break"); break;
@@ -508,6 +512,7 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
     case IR_S_STORE:
     case IR_S_ATOMIC_ADD:
         if (s->kind == IR_S_ATOMIC_ADD) ts_buf_puts(b, "atomic ");
+        if (s->kind == IR_S_STORE && s->store.release) ts_buf_puts(b, "release ");
         put_buf_name(p, s->store.buf);
         ts_buf_puts(b, "[");
         put_list(p, s->store.idx, s->store.nidx);
@@ -547,7 +552,9 @@ static void put_stmt(Printer *p, const IrStmt *s, int ind) {
         } else if (s->barrier.id)
             ts_buf_printf(b, "barrier(%d, %d%s)", s->barrier.id, s->barrier.count,
                           s->barrier.unaligned ? ", unaligned" : "");
-        else ts_buf_puts(b, s->barrier.async_fence ? "barrier(async_fence)" : "barrier()");
+        else ts_buf_printf(b, "barrier(%s%s%s)", s->barrier.async_fence ? "async_fence" : "",
+                           s->barrier.async_fence && s->barrier.release ? ", " : "",
+                           s->barrier.release ? "release" : "");
         break;
     case IR_S_MBAR:
         ts_buf_printf(b, "mbarrier_%s%s(", ir_mbar_op_name(s->mbar.op), s->mbar.noinc ? "_noinc" : "");

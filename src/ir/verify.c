@@ -167,6 +167,9 @@ static void check_expr(Verifier *v, const IrExpr *e) {
             fail(v, e->loc, "a load%s of %s has dtype %s, the buffer holds %s", e->load.bits ? " of the bits" : "",
                  e->load.buf->name,
                  ts_dtype_name(e->dt), ts_dtype_name(e->load.buf->dt));
+        if (e->load.acquire && e->load.buf->scope != IR_SCOPE_GLOBAL)
+            fail(v, e->loc, "a polling (acquire) load of %s buffer %s", ir_scope_name(e->load.buf->scope),
+                 e->load.buf->name);
         break;
     case IR_E_BIN: {
         IrBinOp op = e->bin.op;
@@ -335,6 +338,9 @@ static void check_stmt(Verifier *v, const IrStmt *s) {
     case IR_S_ATOMIC_ADD:
         check_access(v, s->store.buf, s->store.idx, s->store.nidx, s->loc);
         check_expr(v, s->store.value);
+        if (s->store.release && (s->kind != IR_S_STORE || s->store.buf->scope != IR_SCOPE_GLOBAL))
+            fail(v, s->loc, "a release mark on a store to %s buffer %s", ir_scope_name(s->store.buf->scope),
+                 s->store.buf->name);
         if (s->store.bits && (s->kind != IR_S_STORE || s->store.value->dt != ir_bits_dtype(s->store.buf->dt)))
             fail(v, s->loc, "a store of %s bits into %s buffer %s", ts_dtype_name(s->store.value->dt),
                  ts_dtype_name(s->store.buf->dt), s->store.buf->name);

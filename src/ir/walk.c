@@ -277,6 +277,7 @@ IrExpr *ir_expr_rebuild(TsArena *a, const IrExpr *e, IrExpr *const *kids, bool f
         r = ir_load(a, e->load.buf, (IrExpr **)kids, e->load.nidx);
         r->dt = e->dt;
         r->load.bits = e->load.bits;
+        r->load.acquire = e->load.acquire;
         break;
     case IR_E_BIN: r = ir_bin(a, e->bin.op, kids[0], kids[1]); break;
     case IR_E_NEG: r = ir_neg(a, kids[0]); break;

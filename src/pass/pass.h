@@ -71,6 +71,7 @@ void ts_pass_thread_loops_c(TsPassCtx *cx);    /* C: thread-dependent code in th
 void ts_pass_warp_c(TsPassCtx *cx);            /* C: warp primitives in lock-step */
 void ts_pass_coro_sync_c(TsPassCtx *cx);       /* C: coroutine kernels' uniform code to one thread, barriers */
 void ts_pass_resolve_views(TsPassCtx *cx);     /* views' accesses -> their base's */
+void ts_pass_poll_marks(TsPassCtx *cx);        /* blocking kernels: acquire loads, poll loops, release stores */
 void ts_pass_wgmma_waits(TsPassCtx *cx);       /* CUDA: the accumulators each T.wait_wgmma completes */
 
 #endif

@@ -54,6 +54,9 @@
  *                      uniform statements run by one thread between two
  *                      barriers of the group (coro_sync_c.c)
  * * split_address      global copy addresses as base + step (split_address.c)
+ *   poll_marks         blocking kernels: polling loads (acquire), polling
+ *                      loops (poll: the C target yields), release stores
+ *                      and barriers, for both printers (poll_marks.c)
  *   arch_hints         register hints (setmaxnreg) kept where the target
  *                      architecture has the instruction (sm_90a), dropped
  *                      elsewhere (below)
@@ -310,6 +313,11 @@ const TsPass ts_passes[] = {
      "CUDA: each vector copy's global address in a loop becomes a base fixed per thread plus the loop's step "
      "(indices written base + step), so that NVVM finds one base instead of taking every unrolled sum apart",
      TS_PASS_CUDA},
+    {"poll_marks", ts_pass_poll_marks,
+     "blocking kernels (blocks or ranks waiting for each other through global memory): global loads in while loops "
+     "are polling loads (acquire), loops that read global memory poll (the C target yields, as in every loop of a "
+     "thread_coro kernel), global stores and block barriers release",
+     TS_PASS_ALL},
     {"arch_hints", pass_arch_hints,
      "register hints (T.set_max_nreg, T.inc/dec_max_nreg, the producer/consumer register annotations) stay where "
      "the target architecture has setmaxnreg (sm_90a) and are dropped elsewhere (sm_80, sm_90, the C target); "

@@ -407,7 +407,7 @@ static void test_passes(void) {
     CHECK_CONTAINS(ts_buf_str(&d.msg), "pipeline_planning, lower_coll, shared_to_fragment, lower_tile_ops, ");
     CHECK_CONTAINS(ts_buf_str(&d.msg), "inject_pipeline, tier_plan, rasterize, partition_threads, lower_comm, "
                    "ws_async_copy, ws_role_regs, forward_stores, insert_sync, index_width, plan_smem, thread_loops_c, "
-                   "warp_c, coro_sync_c, split_address, arch_hints, wgmma_waits, verify_lowered");
+                   "warp_c, coro_sync_c, split_address, poll_marks, arch_hints, wgmma_waits, verify_lowered");
     ts_buf_free(&d.msg);
 
     failed = 0;

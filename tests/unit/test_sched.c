@@ -8,11 +8,13 @@
  * grid where every block writes its own index, on 1, 2 and all cores.
  */
 #include "core.h"
+#include "pass/pass.h"
 #include "runtime/launch.h"
 #include "target/c/c_target.h"
 #include "test.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static TsArena *ar;
@@ -85,6 +87,12 @@ static int prepare(TsKernel *kk, TsContext *ctx, IrKernel *k, int threads) {
         fprintf(stderr, "%s\n%s", ts_buf_str(&d->msg), ts_buf_str(&kk->code));
         return 0;
     }
+    /* the marks of a blocking kernel's loops, loads and stores (the loops
+     * yield where pass poll_marks marked them) */
+    TsCaps caps;
+    memset(&caps, 0, sizeof caps);
+    TsPassCtx cx = {d, k->arena, k, TS_TARGET_C, &caps};
+    ts_pass_poll_marks(&cx);
     ts_c_codegen(d, k, NULL, &kk->code);
     kk->cmod = ts_c_build(d, kk->code.s, &opt, NULL);
     ts_try_end(d, saved);

@@ -35,12 +35,14 @@
  * yields 0 instead of trapping (GPUs do not trap either).  T.round rounds
  * half to even, like numpy and torch.
  *
- * Blocking kernels (IrKernel.may_block).  Each iteration of an IR_S_WHILE
- * that reads global memory (only those can be waiting for another block)
- * first calls the yield callback so the worker can run other blocks; all
- * global loads inside while loops are __atomic acquire loads (they can
- * never be hoisted out of the spin) and all global stores of the kernel
- * are release stores, so a flag written after data publishes the data.
+ * Blocking kernels (IrKernel.may_block), as pass poll_marks marked them.
+ * Each iteration of a while loop marked poll (one that reads global
+ * memory: only those can be waiting for another block; a yield costs a
+ * context switch) first calls the yield callback so the worker can run
+ * other blocks; loads marked acquire (global loads inside while loops) are
+ * __atomic acquire loads (they can never be hoisted out of the spin) and
+ * stores marked release (every global store of the kernel) are release
+ * stores, so a flag written after data publishes the data.
  *
  * Kernels whose threads wait for each other (IrKernel.thread_coro, chosen
  * by pass thread_loops_c).  tsk_block hands the block to the scheduler's
@@ -119,7 +121,6 @@ typedef struct Cg {
     TsArena *a;                      /* the kernel's arena, for names and tables */
     TsBuf *o;                        /* output */
     int ind;                         /* indentation level */
-    int while_depth;                 /* > 0 inside an IR_S_WHILE (cond or body) */
     int in_grid;                     /* emitting tsk_grid: no block-level names */
     int in_thread;                   /* inside a thread range: ts_tid is the thread (thread_loops_c) */
     int coro;                        /* IrKernel.thread_coro: emitting tsk_thread, ts_me the thread */
@@ -138,7 +139,6 @@ typedef struct Cg {
 static void emit_expr(Cg *g, const IrExpr *e);
 static void emit_stmt(Cg *g, const IrStmt *s);
 static void emit_stmt_at(Cg *g, const IrStmt *s);
-static int loop_reads_global(const IrStmt *s);
 
 static bool is_loop(const IrStmt *s, void *ctx) {
     (void)ctx;
@@ -282,7 +282,7 @@ static void c_load(TsCxGen *x, const IrExpr *e) {
     if (g->in_grid) ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent reads a buffer");
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
     TsDType dt = cb->buf->dt;
-    int atomic = g->k->may_block && g->while_depth > 0 && (cb->param >= 0 || cb->buf->addr);
+    int atomic = e->load.acquire && (cb->param >= 0 || cb->buf->addr); /* a polling load (pass poll_marks) */
     const char *open = ts_cx_load_conv(x, dt), *close = ")";
     if (e->load.bits) ts_cx_bits_load(x, dt, &open, &close); /* the stored bits, no conversion */
     out(g, open);
@@ -650,13 +650,12 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         out(g, "\n");
         return;
     case IR_S_WHILE:
-        g->while_depth++;
         line_start(g);
         out(g, "while (");
         emit_expr(g, s->while_.cond);
         out(g, ") {\n");
         g->ind++;
-        if (g->coro || (g->k->may_block && loop_reads_global(s))) {
+        if (s->while_.poll) { /* pass poll_marks: the loop may wait for another block or thread */
             line_start(g);
             out(g, "ts_a->yield(ts_b->yield_ctx);\n");
         }
@@ -666,20 +665,19 @@ static void emit_stmt_at(Cg *g, const IrStmt *s) {
         g->ind--;
         line_start(g);
         out(g, "}\n");
-        g->while_depth--;
         return;
     case IR_S_BREAK: line_start(g); out(g, "break;\n"); return;
     case IR_S_CONTINUE: line_start(g); out(g, "continue;\n"); return;
     case IR_S_STORE: {
         const CgBuf *cb = find_buf(g, s->store.buf, s->loc);
         TsDType dt = cb->buf->dt;
-        int atomic = g->k->may_block && (cb->param >= 0 || cb->buf->addr);
+        int atomic = s->store.release && (cb->param >= 0 || cb->buf->addr); /* pass poll_marks */
         const IrExpr *v = s->store.value;
         /* the store converts (and rounds) exactly like a cast to dt would */
         if (v && v->kind == IR_E_CAST && v->dt == dt && !s->store.bits) v = v->un.a;
         /* copying an element of the same dtype: move the stored bits */
         if (v && v->kind == IR_E_LOAD && v->load.buf->dt == dt && !v->load.bits && !s->store.bits && !atomic &&
-            !(g->k->may_block && g->while_depth > 0)) {
+            !v->load.acquire) {
             const CgBuf *src = find_buf(g, v->load.buf, v->loc);
             line_start(g);
             outf(g, "%s[", cb->name);
@@ -851,12 +849,6 @@ static bool add_alloc(IrVisitor *v, const IrStmt *s) {
 static void add_bufs(Cg *g, const IrStmt *body) {
     IrVisitor v = {.ctx = g, .pre_stmt = add_alloc, .access = add_access};
     ir_visit_stmt(&v, body);
-}
-
-/* A while loop can only be waiting for other blocks if it reads global
- * memory; only such loops yield (a yield costs a context switch). */
-static int loop_reads_global(const IrStmt *s) {
-    return (ir_stmt_access_rw(s, NULL, 1u << IR_SCOPE_GLOBAL) & IR_ACC_READ) != 0;
 }
 
 /* ---- functions ----------------------------------------------------------------- */

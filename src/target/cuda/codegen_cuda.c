@@ -23,9 +23,9 @@
  *                 thread-dependent control flow; layout inference and the
  *                 copy lowering made the others;
  *   barriers      IR_S_BARRIER, placed by insert_sync only where threads
- *                 share data, printed as __syncthreads() (in a blocking
- *                 kernel with a __threadfence() first: a release of the
- *                 block's global writes before a flag store).
+ *                 share data, printed as __syncthreads() (marked release,
+ *                 in a blocking kernel, with a __threadfence() first: a
+ *                 release of the block's global writes before a flag store).
  *
  * No uniformity analysis, thread guards or barrier placement happen here;
  * a T.Parallel loop outside a thread range is an internal error (the
@@ -53,12 +53,13 @@
  * enclosing 32-bit word for 8- and 16-bit types.
  *
  * Blocking kernels (IrKernel.may_block: blocks that wait for each other
- * through global memory).  Global loads inside while loops are volatile,
- * and a __threadfence() follows a loop partition_threads marked acquire
- * (its condition reads global memory); global stores are volatile and
- * preceded by __threadfence() (release; and every barrier is a release
- * too, so a flag one thread stores after insert_sync's barrier follows
- * the block's data).  partition_threads also makes a uniform polling loop
+ * through global memory), as pass poll_marks marked them: loads marked
+ * acquire (global loads inside while loops) are volatile, and a
+ * __threadfence() follows a loop partition_threads marked acquire (its
+ * condition reads global memory); stores marked release (global stores)
+ * are volatile and preceded by __threadfence(), and so are block barriers
+ * marked release (a flag one thread stores after insert_sync's barrier
+ * follows the block's data).  partition_threads also makes a uniform polling loop
  * one thread's read broadcast through a shared word, so every thread
  * leaves the loop in the same iteration.  Such kernels need every
  * block they wait on to be resident: the launch does not guarantee it.
@@ -898,7 +899,6 @@ typedef struct Cg {
     int nthreads;                    /* threads per block */
     int single;                      /* nthreads == 1: no guards, no barriers */
     CgCtx ctx;                       /* context of the statement being emitted */
-    int while_depth;                 /* > 0 inside an IR_S_WHILE (volatile loads) */
     int uid;                         /* counter for generated names */
     TS_VEC(CgBuf) bufs;              /* every buffer the kernel touches */
     TsCxScopes scopes;               /* LET vars declared in the open C scopes */
@@ -1210,8 +1210,8 @@ const char *ts_cuda_swz_close(TsArena *a, const IrSwizzle *z) {
     return ts_sprintf(a, "), %d, %d, %d)", z->bits, z->base, z->shift);
 }
 
-/* buf[idx] as an lvalue/rvalue of the storage type; volatile for global
- * accesses of blocking kernels that may watch other blocks. */
+/* buf[idx] as an lvalue/rvalue of the storage type; volatile for the
+ * polling loads and release stores of blocking kernels (pass poll_marks). */
 static void emit_elem(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsLoc loc, int vol) {
     if (vol) outf(g, "(*(volatile %s *)&%s[", storage_ctype(cb->buf->dt), cb->name);
     else outf(g, "%s[", cb->name);
@@ -1252,7 +1252,7 @@ static void emit_gptr(Cg *g, const IrStmt *s, const CgBuf *cb, IrExpr *const *id
 static void cu_load(TsCxGen *x, const IrExpr *e) {
     Cg *g = x->user;
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
-    int vol = g->k->may_block && g->while_depth > 0 && cb->glob;
+    int vol = e->load.acquire && cb->glob; /* a polling load (pass poll_marks) */
     const char *open = ts_cx_load_conv(x, cb->buf->dt), *close = ")";
     if (e->load.bits) ts_cx_bits_load(x, cb->buf->dt, &open, &close); /* the stored bits, no conversion */
     out(g, open);
@@ -1322,12 +1322,13 @@ static void emit_block(Cg *g, const IrStmt *s) {
     out(g, "}");
 }
 
-/* A block barrier (IR_S_BARRIER, placed by insert_sync).  In a blocking
- * kernel it is also a release fence: every thread's global writes are
- * visible (to other blocks) before any thread passes it, so a flag stored
- * after it by one thread follows the block's data. */
-static void emit_sync(Cg *g) {
-    if (g->k->may_block) {
+/* A block barrier (IR_S_BARRIER, placed by insert_sync).  Marked release
+ * (pass poll_marks, blocking kernels) it is also a release fence: every
+ * thread's global writes are visible (to other blocks) before any thread
+ * passes it, so a flag stored after it by one thread follows the block's
+ * data. */
+static void emit_sync(Cg *g, bool release) {
+    if (release) {
         line_start(g);
         out(g, "__threadfence();\n");
     }
@@ -1409,7 +1410,6 @@ static void emit_if(Cg *g, const IrStmt *s) {
 }
 
 static void emit_while(Cg *g, const IrStmt *s) {
-    g->while_depth++;
     line_start(g);
     out(g, "while (");
     emit_expr(g, s->while_.cond);
@@ -1420,13 +1420,12 @@ static void emit_while(Cg *g, const IrStmt *s) {
         line_start(g);
         out(g, "__threadfence(); /* acquire: see what the awaited block wrote */\n");
     }
-    g->while_depth--;
 }
 
 /* The store itself, `buf[idx] = value;`, at the current indentation. */
 static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
     TsDType dt = cb->buf->dt;
-    int vol = g->k->may_block && cb->glob;
+    int vol = s->store.release && cb->glob; /* pass poll_marks: a release store */
     const IrExpr *v = s->store.value;
     if (v && v->kind == IR_E_CAST && v->dt == dt && !s->store.bits) v = v->un.a; /* the store converts like the cast */
     if (vol) {
@@ -1439,8 +1438,7 @@ static void emit_store_line(Cg *g, const IrStmt *s, const CgBuf *cb) {
     if (v && v->kind == IR_E_LOAD && v->load.buf->dt == dt && !v->load.bits && !s->store.bits) {
         /* copying an element of the same dtype: move the stored bits */
         const CgBuf *src = find_buf(g, v->load.buf, v->loc);
-        emit_elem(g, src, v->load.idx, v->load.nidx, v->loc,
-                  g->k->may_block && g->while_depth > 0 && src->glob);
+        emit_elem(g, src, v->load.idx, v->load.nidx, v->loc, v->load.acquire && src->glob);
         out(g, ";\n");
         return;
     }
@@ -2325,7 +2323,7 @@ static void emit_kind(Cg *g, const IrStmt *s) {
             line_start(g);
             out(g, "ts_fence_proxy_async();\n");
         }
-        emit_sync(g);
+        emit_sync(g, s->barrier.release);
         return;
     case IR_S_MBAR: emit_mbar(g, s); return;
     case IR_S_ROLE: emit_role(g, s); return;
