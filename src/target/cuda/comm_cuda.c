@@ -640,32 +640,40 @@ static void emit_put_get(Ce *c, const IrTileOp *op) {
     }
 }
 
-static void emit_wait(Ce *c, const IrTileOp *op) {
-    const IrBuffer *b = op->r[0].buf;
-    const char *ct = ts_cx_compute_ctype(c->h->x, b->dt, c->s->loc);
-    need_one_thread(c);
-    open_block(c, "");
-    emit_remote(c, "ts_wp", &op->r[0], 1, "1");
+/* The head of a wait on the word at ts_wp (T.wait_* and GIN's signal wait,
+ * emit_gin_own): the awaited value ts_want and the value read, ts_v,
+ * declared; *cond and *rec get the spin's test and its timeout report
+ * (ts_comm_fail's fields: the word's element, the value, the awaited one). */
+static void emit_wait_head(Ce *c, const IrTileOp *op, const char *ct, TsBuf *cond, TsBuf *rec) {
     line(c);
     outf(c, "const %s ts_want = (%s)(", ct, ct);
     expr(c, op->args[1]);
     out(c, ");\n");
     line(c);
     outf(c, "%s ts_v = 0;\n", ct);
+    ts_buf_printf(cond, "ts_v %s ts_want", ts_comm_cmp_text(op->cflags[0]));
+    ts_buf_printf(rec, "ts_comm_fail(%d, ts_rank, (ts_i64)((const char *)ts_wp - ts_wp_lo) / %lld, "
+                       "(ts_i64)ts_v, (ts_i64)ts_want, %d)",
+                  c->what * 16 + 4, (long long)esize(op->r[0].buf->dt), op->cflags[0]);
+}
+
+static void emit_wait(Ce *c, const IrTileOp *op) {
+    const IrBuffer *b = op->r[0].buf;
+    const char *ct = ts_cx_compute_ctype(c->h->x, b->dt, c->s->loc);
+    need_one_thread(c);
+    open_block(c, "");
+    emit_remote(c, "ts_wp", &op->r[0], 1, "1");
+    TsBuf ld = {0}, cond = {0}, rec = {0};
+    emit_wait_head(c, op, ct, &cond, &rec);
     line(c);
     out(c, "if (ts_wp) {\n");
     c->ind++;
-    TsBuf ld = {0}, cond = {0}, rec = {0};
     TsBuf *saved = c->o;
     c->o = &ld;
     out(c, "ts_v = ");
     emit_load_from(c, "ts_wp", b->dt);
     out(c, ";");
     c->o = saved;
-    ts_buf_printf(&cond, "ts_v %s ts_want", ts_comm_cmp_text(op->cflags[0]));
-    ts_buf_printf(&rec, "ts_comm_fail(%d, ts_rank, (ts_i64)((const char *)ts_wp - ts_wp_lo) / %lld, "
-                        "(ts_i64)ts_v, (ts_i64)ts_want, %d)",
-                  c->what * 16 + 4, (long long)esize(b->dt), op->cflags[0]);
     emit_wait_loop(c, c->o ? ts_buf_str(&ld) : "", ts_buf_str(&cond), ts_buf_str(&rec));
     ts_buf_free(&ld);
     ts_buf_free(&cond);
@@ -872,20 +880,14 @@ static void emit_gin_own(Ce *c, const IrTileOp *op) {
         else emit_store_to(c, "ts_wp", b->dt, op->args[1]);
     } else {
         const char *ct = ts_cx_compute_ctype(c->h->x, b->dt, c->s->loc);
-        line(c);
-        outf(c, "const %s ts_want = (%s)(", ct, ct);
-        expr(c, op->args[1]);
-        out(c, ");\n");
-        line(c);
-        outf(c, "%s ts_v = 0;\n", ct);
-        char ld[256], cond[64], rec[200];
+        TsBuf cond = {0}, rec = {0};
+        emit_wait_head(c, op, ct, &cond, &rec);
+        char ld[256];
         snprintf(ld, sizeof ld, "if (!ts_sh) break; ts_v = (%s)(%s)((ts_u64)*(volatile %s *)ts_wp + (ts_g.readSignal(ts_sid) - *ts_sh));",
                  ct, st, st);
-        snprintf(cond, sizeof cond, "ts_v %s ts_want", ts_comm_cmp_text(op->cflags[0]));
-        snprintf(rec, sizeof rec,
-                 "ts_comm_fail(%d, ts_rank, (ts_i64)((const char *)ts_wp - ts_wp_lo) / %lld, (ts_i64)ts_v, (ts_i64)ts_want, %d)",
-                 c->what * 16 + 4, (long long)esize(b->dt), op->cflags[0]);
-        emit_wait_loop(c, ld, cond, rec);
+        emit_wait_loop(c, ld, ts_buf_str(&cond), ts_buf_str(&rec));
+        ts_buf_free(&cond);
+        ts_buf_free(&rec);
     }
     c->ind--;
     line(c);
