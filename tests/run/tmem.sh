@@ -6,7 +6,9 @@
 #    references, random inputs, outputs poisoned (ragged shapes, both B
 #    layouts, two mbarriers of one array at alternating parities, attention
 #    with P through shared memory ("ss") or tensor memory ("ts"), causal and
-#    not, gemms into fragments without an mbarrier);
+#    not, gemms into fragments without an mbarrier, tiles shared by two
+#    T.ws roles: one stages A, a one-warp role multiplies, the first reads
+#    the product back);
 #  - planted bugs that must fail: the run-time clear made unconditional (the
 #    check must see it), a wait on the wrong parity (the mbarrier model must
 #    refuse it: the phase it needs never completes);
@@ -31,6 +33,8 @@ check $f --entry tc_attn --target c -D batch=2 -D heads=1 -D seq_len=96 -D dim=3
 check $f --entry tc_attn --target c -D batch=1 -D heads=1 -D seq_len=100 -D dim=32 -D is_causal=False -D variant=ts --check-against attn_ref --atol 1e-2 --rtol 1e-2
 check $f --entry tc_attn --target c -D batch=1 -D heads=1 -D seq_len=160 -D dim=64 -D is_causal=True -D variant=ts -D threads=256 --check-against attn_ref --atol 1e-2 --rtol 1e-2
 check $f --entry tc_chain --target c -D M=96 -D N=80 -D D=64 --check-against chain_ref
+check $f --entry tc_roles --target c -D M=128 -D N=128 -D K=64 --check-against gemm_ref
+check $f --entry tc_roles --target c -D M=200 -D N=72 -D K=32 -D block_N=32 --check-against gemm_ref
 
 # planted bugs
 sed 's/clear_accum=k == 0)/clear_accum=True)/' $f >$d/bug1.py
@@ -53,4 +57,10 @@ for arch in sm_80 sm_90a; do
   TILESCALE_CUDA_ARCH=$arch "$tool" compile $f --entry tc_attn -D batch=1 -D heads=1 -D seq_len=128 -D dim=64 \
     -D is_causal=True -D variant=ts --target cuda --emit cuda >/dev/null || fail "CUDA source of tc_attn ts ($arch)"
 done
+# tiles shared by two roles: fragments kept in shared memory, the warning naming the tile and both roles
+TILESCALE_CUDA_ARCH=sm_90a "$tool" compile $f --entry tc_roles -D M=128 -D N=128 -D K=64 --target cuda --emit cuda \
+  >$d/r.cu 2>$d/r.err || { cat $d/r.err; fail "CUDA source of tc_roles"; }
+grep -q "warning: fragment a_tm is used by the T.ws role of threads \[0, 128).*\[128, 160)" $d/r.err ||
+  { cat $d/r.err; fail "tc_roles: no warning naming a_tm and both roles"; }
+grep -q 'a_tm_[0-9]* = (ts_u16 \*)(ts_smem + ' $d/r.cu || fail "tc_roles: a_tm is not in shared memory"
 echo "tmem: ok"

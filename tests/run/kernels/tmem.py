@@ -266,3 +266,37 @@ def chain_ref(M, N, D):
                 O[i, d] = s
 
     return main
+
+
+@tilelang.jit(out_idx=[-1])
+def tc_roles(M, N, K, block_M=64, block_N=64, threads=256):
+    # TileLang's warp-specialized form: one role (threads [0, 128)) stages
+    # A through registers into tensor memory, a one-warp role ([128, 160))
+    # multiplies it by B into tensor memory once A is there, and the first
+    # role reads the product back when the gemm's mbarrier says so; tiles
+    # shared by two roles live in shared memory on targets without tensor
+    # memory (K fits one tile: block_K = K)
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((N, K), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            b_s = T.alloc_shared((block_N, K), "bfloat16")
+            a_l = T.alloc_fragment((block_M, K), "bfloat16")
+            a_tm = T.alloc_tmem([block_M, K], "bfloat16")
+            c_tm = T.alloc_tmem([block_M, block_N], "float32")
+            c_l = T.alloc_fragment((block_M, block_N), "float32")
+            bars = T.alloc_barrier([128, 1])
+            tid = T.get_thread_binding()
+            if tid < 128:
+                T.copy(A[by * block_M, 0], a_l)
+                T.copy(a_l, a_tm)
+                T.mbarrier_arrive(bars[0])
+            elif tid < 160:
+                T.copy(B[bx * block_N, 0], b_s)
+                T.mbarrier_wait_parity(bars[0], 0)
+                T.tcgen05_gemm(a_tm, b_s, c_tm, transpose_B=True, mbar=bars[1], clear_accum=True)
+            if tid < 128:
+                T.mbarrier_wait_parity(bars[1], 0)
+                T.copy(c_tm, c_l)
+                T.copy(c_l, C[by * block_M, bx * block_N])
+
+    return main
