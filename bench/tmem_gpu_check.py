@@ -124,6 +124,26 @@ def roles_case(M, N, K):
     return close(c, a.float() @ b.float().T, 1e-4, "C")
 
 
+def ws_case(M, N, K, stages):
+    k = tilescale.compile(KERNELS, "tc_ws", M=M, N=N, K=K, stages=stages)
+    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    c = k(a, b)
+    return close(c, a.float() @ b.float(), 1e-4, "C")
+
+
+def tcgen5mma_ws_case(M, N, K):
+    """gemm_tcgen05/gemm_tcgen5mma_ws.py's gemm (a TMA warp, an mma warp, T.tcgen05_mma_arrive) at 128 x 128 x 64
+    tiles, 2 stages (its 128 x 256, 4 stages need more shared memory than a block has here)."""
+    path = os.path.join(ROOT, ".tl-examples/gemm_tcgen05/gemm_tcgen5mma_ws.py")
+    k = tilescale.compile(path, "gemm", M=M, N=N, K=K, block_M=128, block_N=128, block_K=64, in_dtype="bfloat16",
+                          out_dtype="bfloat16", accum_dtype="float32", num_stages=2, use_tma_store=True)
+    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    c = k(a, b)
+    return close(c, a.float() @ b.float(), 1e-2, "C")
+
+
 def wasp_case(gqa, batch, heads, seq_len, dim, causal, groups=1):
     """flashattn_wasp (tiles shared by its softmax and mma roles: fragments in shared memory) at 64 x 64 tiles."""
     def f():
@@ -189,6 +209,10 @@ run("tc_attn ts 1x8x1024 d128 causal (128x128 tiles, 256 threads)",
 run("tc_attn ts 2x2x300 d64 (64x64 tiles)", attn_case(2, 2, 300, 64, False, variant="ts"))
 run("tc_chain 512x384x64", lambda: chain_case(512, 384, 64))
 run("tc_roles 512x256x64 (tiles shared by two T.ws roles)", lambda: roles_case(512, 256, 64))
+run("tc_ws 512x384x1000 3 stages (T.tcgen05_mma_arrive)", lambda: ws_case(512, 384, 1000, 3))
+if os.path.isdir(EX):
+    run("gemm_tcgen5mma_ws gemm 1024x1024x2048 (128x128x64 tiles, 2 stages) vs torch",
+        lambda: tcgen5mma_ws_case(1024, 1024, 2048))
 if os.path.isdir(EX):
     for gqa in (False, True):
         for variant in ("ss", "ts"):

@@ -54,6 +54,7 @@ for arch in sm_90 sm_90a; do
     -D is_causal=True -D block_M=128 -D block_N=128
   TOL=1e-3 check "tc_chain $arch" tc_chain -D M=128 -D N=96 -D D=64
   check "tc_roles (tiles shared by two T.ws roles, in shared memory) $arch" tc_roles -D M=256 -D N=192 -D K=64
+  check "tc_ws (producer and mma warps, T.tcgen05_mma_arrive) $arch" tc_ws -D M=256 -D N=192 -D K=320 -D stages=3
 done
 unset TILESCALE_CUDA_ARCH
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then

@@ -63,6 +63,7 @@ enum {
     W_CP_ASYNC_NOINC,
     W_WS,
     W_SYNC_GRID,
+    W_TCGEN05_ARRIVE,
 };
 
 static const struct { const char *name; int id; } bar_names[] = {
@@ -78,6 +79,7 @@ static const struct { const char *name; int id; } bar_names[] = {
     {"ws", W_WS},
     {"WarpSpecialize", W_WS},
     {"sync_grid", W_SYNC_GRID},
+    {"tcgen05_mma_arrive", W_TCGEN05_ARRIVE},
 };
 
 Value *bar_builtin_lookup(Elab *E, const char *name, TsLoc loc) {
@@ -245,6 +247,20 @@ Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
         }
         mbar_stmt(E, IR_MBAR_ARRIVE, b, i, NULL, loc);
         return val_none(E, loc);
+    case W_TCGEN05_ARRIVE: {
+        /* T.tcgen05_mma_arrive(mbar) (tilelang/language/builtin.py at a35008a):
+         * tcgen05.commit, one arrival on mbar once the tcgen05 gemms the
+         * group issued before have completed: IR_MBAR_ARRIVE_ONE (on targets
+         * without tensor memory those gemms are done when they end, pass
+         * lower_tmem) */
+        Value *two = ARG(1, "arrive_2cta");
+        if (two && val_truthy(E, two, loc))
+            elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: arrive_2cta (the peer block of a 2-CTA cluster) is not "
+                      "supported: thread-block clusters are not built", fn);
+        elab_barrier_of(E, fn, ARG(0, "mbar"), loc, &b, &i);
+        mbar_stmt(E, IR_MBAR_ARRIVE_ONE, b, i, NULL, loc);
+        return val_none(E, loc);
+    }
     case W_WAIT:
         elab_barrier_of(E, fn, ARG(0, "mbarrier"), loc, &b, &i);
         mbar_stmt(E, IR_MBAR_WAIT, b, i, int_value(E, fn, ARG(1, "parity"), "parity", loc), loc);

@@ -418,8 +418,9 @@ typedef enum IrMbarOp {
                              made by pass ws_async_copy) */
     IR_MBAR_ARRIVE_ONE,   /* one arrival in all for the group that runs it (its uniform code), not one per
                              thread: the arrive an asynchronous unit makes when its work is done
-                             (tcgen05.commit's; pass lower_tmem makes it after the gemm that stands for
-                             the unit's work); partition_threads gives it to one thread as an ARRIVE */
+                             (tcgen05.commit's: T.tcgen05_mma_arrive, and pass lower_tmem after the gemm
+                             that stands for a T.tcgen05_gemm's work); partition_threads gives it to one
+                             thread as an ARRIVE */
 } IrMbarOp;
 const char *ir_mbar_op_name(IrMbarOp op);
 

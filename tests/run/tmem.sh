@@ -8,10 +8,12 @@
 #    with P through shared memory ("ss") or tensor memory ("ts"), causal and
 #    not, gemms into fragments without an mbarrier, tiles shared by two
 #    T.ws roles: one stages A, a one-warp role multiplies, the first reads
-#    the product back);
+#    the product back; a producer warp and an mma warp over slots of A and
+#    B, T.tcgen05_mma_arrive completing the accumulator for the block);
 #  - planted bugs that must fail: the run-time clear made unconditional (the
 #    check must see it), a wait on the wrong parity (the mbarrier model must
-#    refuse it: the phase it needs never completes);
+#    refuse it: the phase it needs never completes), tc_ws without its
+#    T.tcgen05_mma_arrive (the block's wait times out naming the mbarrier);
 #  - the CUDA source: the gemm is the tensor-core function, the arrive one
 #    thread's, the wait every thread's; no tensor memory instruction.
 # The CUDA passes run the same kernels thread by thread in
@@ -35,6 +37,8 @@ check $f --entry tc_attn --target c -D batch=1 -D heads=1 -D seq_len=160 -D dim=
 check $f --entry tc_chain --target c -D M=96 -D N=80 -D D=64 --check-against chain_ref
 check $f --entry tc_roles --target c -D M=128 -D N=128 -D K=64 --check-against gemm_ref
 check $f --entry tc_roles --target c -D M=200 -D N=72 -D K=32 -D block_N=32 --check-against gemm_ref
+check $f --entry tc_ws --target c -D M=128 -D N=128 -D K=160 --check-against gemm_kn_ref
+check $f --entry tc_ws --target c -D M=96 -D N=80 -D K=72 -D stages=3 --check-against gemm_kn_ref
 
 # planted bugs
 sed 's/clear_accum=k == 0)/clear_accum=True)/' $f >$d/bug1.py
@@ -63,4 +67,8 @@ TILESCALE_CUDA_ARCH=sm_90a "$tool" compile $f --entry tc_roles -D M=128 -D N=128
 grep -q "warning: fragment a_tm is used by the T.ws role of threads \[0, 128).*\[128, 160)" $d/r.err ||
   { cat $d/r.err; fail "tc_roles: no warning naming a_tm and both roles"; }
 grep -q 'a_tm_[0-9]* = (ts_u16 \*)(ts_smem + ' $d/r.cu || fail "tc_roles: a_tm is not in shared memory"
+sed 's/T.tcgen05_mma_arrive(done)/pass/' $f >$d/bug3.py
+out=$(TILESCALE_WAIT_TIMEOUT=2 "$tool" run $d/bug3.py --entry tc_ws --target c -D M=64 -D N=64 -D K=64 --check-against gemm_kn_ref 2>&1) &&
+  fail "tc_ws without T.tcgen05_mma_arrive ran"
+echo "$out" | grep -q "mbarrier_wait_parity on 'done'" || { echo "$out"; fail "the missing arrive's error does not name the wait"; }
 echo "tmem: ok"

@@ -493,6 +493,7 @@ static const Spec specs[] = {
     {"tests/run/kernels/tmem.py", NULL, "tc_attn", "batch=1 heads=2 seq_len=256 dim=128 is_causal=True block_M=128 block_N=128", NULL, NULL, RUN, 0},
     {"tests/run/kernels/tmem.py", NULL, "tc_chain", "M=128 N=96 D=64", NULL, NULL, RUN, 0},
     {"tests/run/kernels/tmem.py", NULL, "tc_roles", "M=256 N=128 K=64", NULL, NULL, RUN, 0},
+    {"tests/run/kernels/tmem.py", NULL, "tc_ws", "M=256 N=192 K=320 stages=3", NULL, NULL, RUN, 0},
 };
 
 static const char *src_for(const char *entry) {

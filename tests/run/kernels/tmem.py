@@ -300,3 +300,56 @@ def tc_roles(M, N, K, block_M=64, block_N=64, threads=256):
                 T.copy(c_l, C[by * block_M, bx * block_N])
 
     return main
+
+
+@tilelang.jit(out_idx=[-1])
+def tc_ws(M, N, K, block_M=64, block_N=64, block_K=32, stages=2):
+    # a producer warp fills `stages` slots of A and B tiles, an mma warp
+    # multiplies each slot into tensor memory (its gemm's arrive frees the
+    # slot) and, after the last, T.tcgen05_mma_arrive tells the whole block
+    # that the accumulator is complete (gemm_tcgen05's warp-specialized form)
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            a_s = T.alloc_shared((stages, block_M, block_K), "bfloat16")
+            b_s = T.alloc_shared((stages, block_K, block_N), "bfloat16")
+            acc_tm = T.alloc_tmem([block_M, block_N], "float32")
+            out = T.alloc_fragment((block_M, block_N), "float32")
+            full = T.alloc_barrier([32] * stages)
+            free = T.alloc_barrier([1] * stages)
+            done = T.alloc_barrier([1])
+            tid = T.get_thread_binding()
+            nk = T.ceildiv(K, block_K)
+            if tid < 32:
+                for k in T.serial(nk):
+                    T.mbarrier_wait_parity(free[k % stages], ((k // stages) & 1) ^ 1)
+                    T.copy(A[by * block_M, k * block_K], a_s[k % stages, :, :])
+                    T.copy(B[k * block_K, bx * block_N], b_s[k % stages, :, :])
+                    T.mbarrier_arrive(full[k % stages])
+            elif tid < 64:
+                for k in T.serial(nk):
+                    T.mbarrier_wait_parity(full[k % stages], (k // stages) & 1)
+                    T.tcgen05_gemm(a_s[k % stages, :, :], b_s[k % stages, :, :], acc_tm, mbar=free[k % stages],
+                                   clear_accum=k == 0)
+                T.tcgen05_mma_arrive(done)
+            T.mbarrier_wait_parity(done, 0)
+            T.copy(acc_tm, out)
+            T.copy(out, C[by * block_M, bx * block_N])
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def gemm_kn_ref(M, N, K):
+    # naive C = A @ B with B stored K x N (tc_ws's reference)
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((K, N), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(M, threads=1) as i:
+            s = T.alloc_var("float32")
+            for j in T.serial(N):
+                s = 0.0
+                for kk in T.serial(K):
+                    s += T.cast(A[i, kk], "float32") * T.cast(B[kk, j], "float32")
+                C[i, j] = s
+
+    return main
