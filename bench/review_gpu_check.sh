@@ -5,8 +5,9 @@
 #     accumulators it completes, no others.  tests/run/kernels/wgmma_gemm.py's
 #     gemm_async_pipe (two accumulators, each wgmma group left pending across
 #     the other's issue, wait(1) in the loop, wait(0) after it) and gemm_async
-#     (one accumulator, wait(0)) on sm_90a's wgmma against the same entry on
-#     the C target (every element), plus a ragged size;
+#     (one accumulator, wait(0)) and gemm_async_branch (the accumulators
+#     alternating in a run-time branch) on sm_90a's wgmma against the same
+#     entry on the C target (every element), plus a ragged size;
 #  2. pass poll_marks (src/pass/poll_marks.c: the polling loads, release
 #     stores and barriers of blocking kernels, decided in the IR, printed by
 #     both targets): test_cuda_nvrtc (its primitives include blocks waiting
@@ -44,6 +45,7 @@ wg() { # label entry defines...: sm_90a wgmma against the C target
 wg "wgmma_waits gemm_async_pipe 256x256x512 (wait(1) in the loop, wait(0) after)" gemm_async_pipe -D M=256 -D N=256 -D K=512
 wg "wgmma_waits gemm_async_pipe ragged 200x136x200" gemm_async_pipe -D M=200 -D N=136 -D K=200
 wg "wgmma_waits gemm_async 256x256x512 (one accumulator, wait(0))" gemm_async -D M=256 -D N=256 -D K=512
+wg "wgmma_waits gemm_async_branch 256x256x512 (accumulators alternating in a run-time branch)" gemm_async_branch -D M=256 -D N=256 -D K=512
 if command -v compute-sanitizer >/dev/null 2>&1; then
   out=$(TILESCALE_CUDA_ARCH=sm_90a compute-sanitizer --tool racecheck --error-exitcode 9 "$T" run $K --entry gemm_async_pipe \
     -D M=128 -D N=128 -D K=256 --target cuda --check-target c --seed 3 2>&1)

@@ -17,6 +17,7 @@ check $K --entry gemm_tb -D M=96 -D N=80 -D K=136 -D block_M=64 -D block_N=64 -D
 check $K --entry gemm_ta -D M=96 -D N=80 -D K=72 --check-against gemm_ta_ref
 check $K --entry gemm_async -D M=96 -D N=80 -D K=136 --check-against gemm_tb_ref
 check $K --entry gemm_async_pipe -D M=96 -D N=80 -D K=136 --check-against gemm_tb_ref
+check $K --entry gemm_async_branch -D M=96 -D N=80 -D K=136 --check-against gemm_tb_ref
 
 G="examples/gemm.py --entry matmul -D M=4096 -D N=4096 -D K=4096 -D block_M=128 -D block_N=256 -D block_K=128 -D num_stages=2 -D threads=256 --target cuda"
 TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=1 "$tool" compile $G --emit cuda >$d/a.cu || fail "compile sm_90a"
@@ -49,6 +50,7 @@ if TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=1 "$tool" compile $G --emit p
   # pass wgmma_waits' register fences (golden cuda_wgmma_waits) compile
   TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=1 "$tool" compile $K --entry gemm_async_pipe -D M=128 -D N=128 -D K=256 --target cuda --emit ptx >$d/p.ptx || fail "--emit ptx gemm_async_pipe"
   [ "$(grep -c 'wgmma.wait_group.sync.aligned' $d/p.ptx)" -ge 3 ] || fail "gemm_async_pipe: PTX lacks its three waits"
+  TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=1 "$tool" compile $K --entry gemm_async_branch -D M=128 -D N=128 -D K=256 --target cuda --emit ptx >$d/q.ptx || fail "--emit ptx gemm_async_branch"
 elif grep -q "NVRTC not found" $d/err; then
   echo "PTX part skipped: NVRTC not found"
 else

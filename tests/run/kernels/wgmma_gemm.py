@@ -69,6 +69,20 @@ def gemm_async(M, N, K, block_M=64, block_N=64, block_K=64, dtype="float16", thr
     return main
 
 
+@T.macro
+def store_sum(C0, C1, C, r0, c0, M, N):
+    # C[r0:, c0:] = C0 + C1 (inside C's M x N), through shared tiles: an
+    # element-wise use of an accumulator would keep it on mma.sync
+    # (lower_gemm_cuda.c)
+    S0 = T.alloc_shared(C0.shape, "float32")
+    S1 = T.alloc_shared(C1.shape, "float32")
+    T.copy(C0, S0)
+    T.copy(C1, S1)
+    for i, j in T.Parallel(C0.shape[0], C0.shape[1]):
+        if r0 + i < M and c0 + j < N:
+            C[r0 + i, c0 + j] = S0[i, j] + S1[i, j]
+
+
 @tilelang.jit(out_idx=[-1])
 def gemm_async_pipe(M, N, K, block_M=64, block_N=64, block_K=64, dtype="float16", threads=128):
     # two accumulators, each gemm left pending across the other's issue:
@@ -98,15 +112,42 @@ def gemm_async_pipe(M, N, K, block_M=64, block_N=64, block_K=64, dtype="float16"
                 T.wgmma_gemm(A1, B1, C1, transpose_B=True)
                 T.wait_wgmma(1)
             T.wait_wgmma(0)
-            # the sum through shared tiles: an element-wise use of an
-            # accumulator would keep it on mma.sync (lower_gemm_cuda.c)
-            S0 = T.alloc_shared((block_M, block_N), "float32")
-            S1 = T.alloc_shared((block_M, block_N), "float32")
-            T.copy(C0, S0)
-            T.copy(C1, S1)
-            for i, j in T.Parallel(block_M, block_N):
-                if by * block_M + i < M and bx * block_N + j < N:
-                    C[by * block_M + i, bx * block_N + j] = S0[i, j] + S1[i, j]
+            store_sum(C0, C1, C, by * block_M, bx * block_N, M, N)
+
+    return main
+
+
+@tilelang.jit(out_idx=[-1])
+def gemm_async_branch(M, N, K, block_M=64, block_N=64, block_K=32, dtype="float16", threads=128):
+    # K tiles alternate between two accumulators (a run-time branch, each
+    # arm its own tiles): pass wgmma_waits joins both arms, so the wait(0)s
+    # (at the top of the loop, after it) may complete either accumulator and
+    # list both, and the wait(1) after the branch, with at most one group
+    # pending, none (golden ir_wgmma_waits_branch)
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A0 = T.alloc_shared((block_M, block_K), dtype)
+            A1 = T.alloc_shared((block_M, block_K), dtype)
+            B0 = T.alloc_shared((block_N, block_K), dtype)
+            B1 = T.alloc_shared((block_N, block_K), dtype)
+            C0 = T.alloc_fragment((block_M, block_N), "float32")
+            C1 = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C0)
+            T.clear(C1)
+            for k in T.serial(T.ceildiv(K, block_K)):
+                T.wait_wgmma(0)
+                if k % 2 == 0:
+                    T.copy(A[by * block_M, k * block_K], A0)
+                    T.copy(B[bx * block_N, k * block_K], B0)
+                    T.wgmma_gemm(A0, B0, C0, transpose_B=True)
+                else:
+                    T.copy(A[by * block_M, k * block_K], A1)
+                    T.copy(B[bx * block_N, k * block_K], B1)
+                    T.wgmma_gemm(A1, B1, C1, transpose_B=True)
+                T.wait_wgmma(1)
+            T.wait_wgmma(0)
+            store_sum(C0, C1, C, by * block_M, bx * block_N, M, N)
 
     return main
 
