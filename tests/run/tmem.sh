@@ -6,7 +6,8 @@
 #    references, random inputs, outputs poisoned (ragged shapes, both B
 #    layouts, two mbarriers of one array at alternating parities, attention
 #    with P through shared memory ("ss") or tensor memory ("ts"), causal and
-#    not, gemms into fragments without an mbarrier, tiles shared by two
+#    not, gemms into fragments without an mbarrier, T.gemm into tensor
+#    memory with an mbar (TileLang waits on it itself: no wait in the program), tiles shared by two
 #    T.ws roles: one stages A, a one-warp role multiplies, the first reads
 #    the product back; a producer warp and an mma warp over slots of A and
 #    B, T.tcgen05_mma_arrive completing the accumulator for the block);
@@ -35,6 +36,7 @@ check $f --entry tc_attn --target c -D batch=2 -D heads=1 -D seq_len=96 -D dim=3
 check $f --entry tc_attn --target c -D batch=1 -D heads=1 -D seq_len=100 -D dim=32 -D is_causal=False -D variant=ts --check-against attn_ref --atol 1e-2 --rtol 1e-2
 check $f --entry tc_attn --target c -D batch=1 -D heads=1 -D seq_len=160 -D dim=64 -D is_causal=True -D variant=ts -D threads=256 --check-against attn_ref --atol 1e-2 --rtol 1e-2
 check $f --entry tc_chain --target c -D M=96 -D N=80 -D D=64 --check-against chain_ref
+check $f --entry tg_gemm --target c -D M=96 -D N=80 -D K=136 --check-against gemm_ref
 check $f --entry tc_roles --target c -D M=128 -D N=128 -D K=64 --check-against gemm_ref
 check $f --entry tc_roles --target c -D M=200 -D N=72 -D K=32 -D block_N=32 --check-against gemm_ref
 check $f --entry tc_ws --target c -D M=128 -D N=128 -D K=160 --check-against gemm_kn_ref

@@ -271,6 +271,8 @@ static const Case cases[] = {
     /* tiles shared by two T.ws roles (written by one, multiplied by a one-warp
      * role, read back by the first): fragments kept in shared memory */
     {"tests/run/kernels/tmem.py", "tc_roles", {"M=128", "N=64", "K=32"}, 1e-4, 0, 1, 0},
+    /* T.gemm into tensor memory with an mbar and no wait of the program's */
+    {"tests/run/kernels/tmem.py", "tg_gemm", {"M=96", "N=64", "K=96"}, 1e-4, ON_REGS, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:

@@ -353,3 +353,25 @@ def gemm_kn_ref(M, N, K):
                 C[i, j] = s
 
     return main
+
+
+@tilelang.jit(out_idx=[-1])
+def tg_gemm(M, N, K, block_M=64, block_N=64, block_K=32):
+    # T.gemm into tensor memory with an mbar: TileLang waits on it itself
+    # (the program does not); the accumulator read at the end
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "bfloat16"), B: T.Tensor((N, K), "bfloat16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            a_tile = T.alloc_shared((block_M, block_K), "bfloat16")
+            b_tile = T.alloc_shared((block_N, block_K), "bfloat16")
+            acc_tm = T.alloc_tmem([block_M, block_N], "float32")
+            done = T.alloc_barrier(1)
+            out = T.alloc_fragment((block_M, block_N), "float32")
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], a_tile)
+                T.copy(B[bx * block_N, k * block_K], b_tile)
+                T.gemm(a_tile, b_tile, acc_tm, transpose_B=True, mbar=done, clear_accum=k == 0)
+            T.copy(acc_tm, out)
+            T.copy(out, C[by * block_M, bx * block_N])
+
+    return main
