@@ -50,6 +50,7 @@ for arch in sm_90a sm_80; do
   check "gather_groups float16 D=128 16-byte $arch" $F gather_groups gather_naive -D vec=8 -D dtype=float16 -D D=128
   check "gather_flags (8 threads store one flag) $arch" $F gather_flags gather_flags_naive -D R=4000 -D G=64
   check "gather_flags D=128 $arch" $F gather_flags gather_flags_naive -D D=128 -D S=32 -D R=200
+  check "gather_flags_branch (forward_stores) $arch" $F gather_flags_branch gather_flags_naive -D R=4000 -D G=64
 done
 unset TILESCALE_CUDA_ARCH
 out=$(PYTHONPATH=python TILESCALE_LIB=$PWD/$B/libtilescale.so timeout 300 python3 bench/cpasync_torch.py 2>&1)

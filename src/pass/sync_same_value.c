@@ -24,7 +24,10 @@
  * varying part k * W_d (same atoms, structurally, coefficients in one
  * ratio k), or be an operation on such subexpressions; a load in V must
  * read a global buffer the kernel never writes (the same value for both
- * readers) at such indices, or a private buffer every store of which
+ * readers) at such indices, or a private buffer written by an earlier
+ * sibling of the store (in its statement sequence, with no other write of
+ * the buffer between) that stores such a value (the thread read what it had
+ * just written: pipelined's `indices_local`), or one every store of which
  * (i) is made under no thread-dependent branch of its thread range (so all
  *     threads store it in the same round),
  * (ii) has distinct plain loop variables (not a thread range's) or
@@ -63,6 +66,9 @@ typedef struct Sv {
     TS_VEC(bool) branch_stack;          /* walk: which open IF/WHILE counted */
     IrAffine w[8];                      /* the store's index dims: affine forms */
     int nw;
+    const IrStmt *store;                /* the store B[I] = V */
+    const IrStmt *pseq;                 /* the sequence holding it as a child, and where */
+    int pidx;
 } Sv;
 
 static bool has_var(const IrVar *const *v, int n, const IrVar *x) {
@@ -86,6 +92,10 @@ static bool varies(const Sv *sv, const IrExpr *e) { return e && ir_expr_any(e, v
 static bool sv_pre(IrVisitor *v, const IrStmt *s) {
     Sv *sv = v->ctx;
     switch (s->kind) {
+    case IR_S_SEQ:
+        for (int i = 0; i < s->seq.n; i++)
+            if (s->seq.v[i] == sv->store) sv->pseq = s, sv->pidx = i;
+        break;
     case IR_S_FOR:
         ir_arith_bind_loop(&sv->ar, s); /* (ranges, for the affine forms' overflow test) */
         if (s->for_.kind == IR_FOR_THREAD) {
@@ -187,11 +197,51 @@ static bool matches_w(Sv *sv, const IrAffine *f) {
 
 static bool det(Sv *sv, IrExpr *e, int depth);
 
-/* A load of private buffer b at idx: every store of b, its indices unified
- * with idx, stores a value that is a function of the W_d. */
+/* v, the value store st (to the private buffer ld reads) stores, with the
+ * store's index variables replaced by ld's indices; NULL if they do not
+ * unify (distinct loop variables of the store's own, or equal constants)
+ * or a variable of another thread range is left in it. */
+static IrExpr *unified(Sv *sv, const IrStmt *st, const IrExpr *ld) {
+    if (st->kind != IR_S_STORE || st->store.bits || st->store.nidx != ld->load.nidx || st->store.nidx > 8) return NULL;
+    IrVar *from[8];
+    IrExpr *to[8];
+    int n = 0;
+    for (int d = 0; d < st->store.nidx; d++) {
+        IrExpr *si = st->store.idx[d];
+        int64_t c;
+        if (si->kind == IR_E_VAR) {
+            /* a loop variable of the store's own (not a thread's), each once */
+            if (si->var->kind != IR_VAR_LOOP || has_var(sv->thrv.v, sv->thrv.n, si->var) ||
+                has_var((const IrVar *const *)from, n, si->var))
+                return NULL;
+            from[n] = si->var, to[n] = ld->load.idx[d], n++;
+        } else if (!(ir_is_const_int(si, &c) && ir_expr_equal(si, ld->load.idx[d]))) {
+            return NULL;
+        }
+    }
+    IrExpr *v = expand(sv, ir_subst(sv->a, st->store.value, from, to, n));
+    for (int j = 0; j < sv->trv.n; j++)
+        if (!has_var(sv->rvar.v, sv->rvar.n, sv->trv.v[j]) && ir_expr_uses_var(v, sv->trv.v[j])) return NULL;
+    return v;
+}
+
+/* A load of private buffer b at idx in the stored value itself (depth 0):
+ * the latest earlier sibling of the store in its sequence that writes b,
+ * when it is a store that unifies, is what the load reads (the thread ran
+ * it just before, whatever branches it is under).  Else, and deeper: every
+ * store of b, made under no thread-dependent branch and unified with idx,
+ * stores a value that is a function of the W_d. */
 static bool private_det(Sv *sv, const IrExpr *ld, int depth) {
     if (depth >= SV_DEPTH) return false;
     const IrBuffer *b = ld->load.buf;
+    if (depth == 0 && sv->pseq)
+        for (int j = sv->pidx - 1; j >= 0; j--) {
+            const IrStmt *c = sv->pseq->seq.v[j];
+            if (!(ir_stmt_access_rw(c, b, 0) & IR_ACC_WRITE)) continue;
+            IrExpr *v = c->kind == IR_S_STORE && c->store.buf == b ? unified(sv, c, ld) : NULL;
+            if (v) return det(sv, v, depth + 1);
+            break;
+        }
     bool any = false;
     for (int i = 0; i < sv->pst.n; i++) {
         const IrStmt *st = sv->pst.v[i];
@@ -204,28 +254,9 @@ static bool private_det(Sv *sv, const IrExpr *ld, int depth) {
             for (int r = 0; r < st->op->nr; r++) touches |= st->op->r[r].buf == b;
             if (!touches) continue;
         }
-        if (!sv->pst_ok.v[i] || st->store.nidx != ld->load.nidx || st->store.nidx > 8) return false;
-        IrVar *from[8];
-        IrExpr *to[8];
-        int n = 0;
-        for (int d = 0; d < st->store.nidx; d++) {
-            IrExpr *si = st->store.idx[d];
-            int64_t c;
-            if (si->kind == IR_E_VAR) {
-                /* a loop variable of the store's own (not a thread's), each once */
-                if (si->var->kind != IR_VAR_LOOP || has_var(sv->thrv.v, sv->thrv.n, si->var) ||
-                    has_var((const IrVar *const *)from, n, si->var))
-                    return false;
-                from[n] = si->var, to[n] = ld->load.idx[d], n++;
-            } else if (!(ir_is_const_int(si, &c) && ir_expr_equal(si, ld->load.idx[d]))) {
-                return false;
-            }
-        }
-        IrExpr *v = expand(sv, ir_subst(sv->a, st->store.value, from, to, n));
-        /* no variable of another thread range may be left in it */
-        for (int j = 0; j < sv->trv.n; j++)
-            if (!has_var(sv->rvar.v, sv->rvar.n, sv->trv.v[j]) && ir_expr_uses_var(v, sv->trv.v[j])) return false;
-        if (!det(sv, v, depth + 1)) return false;
+        if (!sv->pst_ok.v[i]) return false;
+        IrExpr *v = unified(sv, st, ld);
+        if (!v || !det(sv, v, depth + 1)) return false;
         any = true;
     }
     return any;
@@ -270,6 +301,7 @@ bool sync_same_value_store(const IrKernel *k, TsArena *a, const IrStmt *range, c
     sv.k = k;
     sv.a = a;
     sv.range = range;
+    sv.store = st;
     ir_arith_init(&sv.ar, a, k);
     IrVisitor v = {.ctx = &sv, .pre_stmt = sv_pre, .post_stmt = sv_post};
     ir_visit_stmt(&v, k->body);

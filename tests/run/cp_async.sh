@@ -20,6 +20,7 @@ check $f --entry gather_groups --target c -D vec=1 -D dtype=float32 --check-agai
 check $f --entry gather_groups --target c -D vec=8 -D dtype=float16 -D D=128 --check-against gather_naive
 check $f --entry gather_flags --target c --check-against gather_flags_naive
 check $f --entry gather_flags --target c -D D=128 -D S=32 -D R=200 --check-against gather_flags_naive
+check $f --entry gather_flags_branch --target c --check-against gather_flags_naive
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 TILESCALE_CUDA_ARCH=sm_90 "$tool" compile $f --entry ws_cp_async --target cuda --emit cuda >"$t/w.cu" || { echo "FAILED: CUDA source of ws_cp_async"; exit 1; }

@@ -101,6 +101,8 @@ static const Case cases[] = {
      * accumulator for the whole block (a fragment of the mma role and the block: shared memory) */
     {"tests/run/kernels/tmem.py", "tc_ws", "gemm_kn_ref", {"M=64", "N=64", "K=96"}, 1e-4, false, false},
     {"tests/run/kernels/tmem.py", "tc_ws", "gemm_kn_ref", {"M=96", "N=80", "K=72", "stages=3"}, 1e-4, false, false},
+    /* the same under `if tx >= 64:`: each thread tests its own store (pass forward_stores) */
+    {"tests/run/kernels/cp_async.py", "gather_flags_branch", "gather_flags_naive", {"R=300", "G=3"}, 0, true, false},
 };
 enum { CASE_CP_ASYNC = 9, CASE_GATHER = 11 };
 

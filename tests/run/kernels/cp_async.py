@@ -154,3 +154,32 @@ def gather_flags_naive(R=1024, D=64, S=64, G=8, dtype="float16"):
                         Y[b, i, j] = -1
 
     return main
+
+
+# gather_flags with the copies in a branch of the thread index, as the sparse
+# MLA producers write it (`if tx >= 64:`): the flag's store and its test are
+# per-thread code of one thread range, and each thread's test reads its own
+# store (pass forward_stores).
+@tilelang.jit(out_idx=[-1])
+def gather_flags_branch(R=1024, D=64, S=64, G=8, dtype="float16"):
+    @T.prim_func
+    def main(X: T.Tensor((R, D), dtype), Idx: T.Tensor((G, S), "int32"), Y: T.Tensor((G, S, D), dtype)):
+        with T.Kernel(G, threads=128) as b:
+            T_shared = T.alloc_shared((S, D), dtype)
+            valid = T.alloc_shared((S,), "bool")
+            row = T.alloc_var("int32")
+            tx = T.get_thread_binding()
+            if tx >= 64:
+                for r in T.serial(S // 8):
+                    row = Idx[b, r * 8 + (tx - 64) // 8]
+                    valid[r * 8 + (tx - 64) // 8] = row >= 0 and row < R
+                    if valid[r * 8 + (tx - 64) // 8]:
+                        for u in T.serial(D // 64):
+                            T.ptx_cp_async(T.access_ptr(T_shared[r * 8 + (tx - 64) // 8, 64 * u + (tx - 64) % 8 * 8], "w", 8),
+                                           T.access_ptr(X[row, 64 * u + (tx - 64) % 8 * 8], "r", 8), 8)
+                T.ptx_commit_group()
+                T.ptx_wait_group(0)
+            for i, j in T.Parallel(S, D):
+                Y[b, i, j] = T.if_then_else(valid[i], T_shared[i, j] * 2, -1)
+
+    return main
