@@ -109,8 +109,10 @@ class JitFunction:
         return values
 
     def compile(self, *args, **kwargs):
-        """The Kernel for these compile-time values (no tensors)."""
-        return self._kernel(self._bind(args, kwargs))
+        """The Kernel for these compile-time values; tensors among the arguments (an
+        eager-style function compiled as TileLang's jit_func.compile(q, kv, ..., heads, ...)
+        is: deepseek_v32's sparse MLA forward) are dropped, their shapes bound at launch."""
+        return self._consts_kernel(args, kwargs)
 
     def _kernel(self, values):
         from ._kernel import define_text
