@@ -29,8 +29,8 @@ cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
 T=$B/tilescale
 pass=0
 fail=0
-res() { # label ok output
-  if [ "$2" = 1 ]; then pass=$((pass + 1)); echo "PASS $1"; else fail=$((fail + 1)); echo "FAIL $1"; echo "$3" | tail -12 | sed 's/^/      /'; fi
+res() { # label ok output (its last 40 lines shown on a failure)
+  if [ "$2" = 1 ]; then pass=$((pass + 1)); echo "PASS $1"; else fail=$((fail + 1)); echo "FAIL $1"; echo "$3" | tail -40 | sed 's/^/      /'; fi
 }
 K=tests/run/kernels/wgmma_gemm.py
 wg() { # label entry defines...: sm_90a wgmma against the C target
@@ -56,7 +56,7 @@ fi
 out=$("$B/tests/test_cuda_nvrtc" 2>&1)
 rc=$?
 res "poll_marks test_cuda_nvrtc (primitives incl. blocking kernels vs C target): $(echo "$out" | tail -1)" \
-  "$([ $rc -eq 0 ] && echo 1)" "$(echo "$out" | grep -E 'FAIL|check failed|differ')"
+  "$([ $rc -eq 0 ] && echo 1)" "$(echo "$out" | grep -E 'for sm_[0-9a]+:$|error:|FAIL|check failed|differ' | head -40)"
 out=$(sh bench/dist_gpu_check.sh "$T" 2>&1)
 rc=$?
 echo "$out" | grep -E '^(PASS|FAIL) ' | sed 's/^\(PASS\|FAIL\) */\1 poll_marks dist: /'
