@@ -635,6 +635,10 @@ static void test_nvrtc_compiles(void) {
         static const char *const archs[] = {"sm_80", "sm_90a"};
         for (const TsKernel *part = k; part; part = ts_kernel_next(part))
         for (int a = 0; a < 2; a++) {
+            /* a source printed for the device's sm_90a (a GPU machine's default) may hold
+             * sm_90 instructions (mbarrier.try_wait.parity, wgmma): not for sm_80 */
+            const char *psrc = ts_kernel_source(part);
+            if (a == 0 && (strstr(psrc, "mbarrier.try_wait") || strstr(psrc, "wgmma.mma_async"))) continue;
             TsDiag d;
             memset(&d, 0, sizeof d);
             size_t size = 0;
