@@ -130,5 +130,7 @@ def __getattr__(name):
         import torch  # noqa: F401  (_torch_maps reads it from sys.modules)
         from .._kernel import _torch_maps
         from .. import _lib
-        return {k: _lib.DTYPE_NAMES[v] for k, v in _torch_maps().items()}
+        # (torch's float4_e2m1fn_x2 is accepted as int8 bytes; its name is TileLang's float4_e2m1fn)
+        return {k: "float4_e2m1fn" if str(k) == "torch.float4_e2m1fn_x2" else _lib.DTYPE_NAMES[v]
+                for k, v in _torch_maps().items()}
     return Any("T." + name)
