@@ -23,6 +23,7 @@ Prints PASS/FAIL lines; exit 1 on a FAIL.
 """
 import math
 import os
+import struct
 import sys
 import traceback
 
@@ -52,13 +53,24 @@ def guarded(what, f):
 
 TABLE = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
 # value -> code, by hand (the midpoints 0.25 0.75 1.25 1.75 2.5 3.5 5 go to the even code)
-CASES = [(0.0, 0), (-0.0, 8), (0.1, 0), (0.25, 0), (0.2500001, 1), (0.2499999, 0), (0.5, 1), (0.7499999, 1),
-         (0.75, 2), (0.7500001, 2), (1.0, 2), (1.2499999, 2), (1.25, 2), (1.2500001, 3), (1.5, 3), (1.7499999, 3),
-         (1.75, 4), (1.7500001, 4), (2.0, 4), (2.4999999, 4), (2.5, 4), (2.5000001, 5), (3.0, 5), (3.4999999, 5),
-         (3.5, 6), (3.5000001, 6), (4.0, 6), (4.9999999, 6), (5.0, 6), (5.0000001, 7), (6.0, 7), (6.5, 7),
-         (7.0, 7), (1e30, 7), (math.inf, 7), (-0.25, 8), (-0.2500001, 9), (-0.75, 10), (-1.25, 10), (-1.75, 12),
-         (-2.5, 12), (-3.5, 14), (-5.0, 14), (-5.0000001, 15), (-6.0, 15), (-100.0, 15), (-math.inf, 15),
+CASES = [(0.0, 0), (-0.0, 8), (0.1, 0), (0.5, 1), (1.0, 2), (1.5, 3), (2.0, 4), (3.0, 5), (4.0, 6), (6.0, 7),
+         (6.5, 7), (7.0, 7), (1e30, 7), (math.inf, 7), (-0.5, 9), (-6.0, 15), (-100.0, 15), (-math.inf, 15),
          (1e-30, 0), (-1e-30, 8), (math.nan, 7), (0.3, 1), (-2.9, 13), (4.5, 6), (-5.5, 15)]
+# each midpoint with the codes of the float32 just below it, of itself (the tie) and just above it
+MIDS = [(0.25, 0, 0, 1), (0.75, 1, 2, 2), (1.25, 2, 2, 3), (1.75, 3, 4, 4), (2.5, 4, 4, 5), (3.5, 5, 6, 6),
+        (5.0, 6, 6, 7)]
+
+
+def f32_step(x, up):
+    """The float32 next to x (a positive float32) upward or downward."""
+    b = struct.unpack("<I", struct.pack("<f", x))[0]
+    return struct.unpack("<f", struct.pack("<I", b + (1 if up else -1)))[0]
+
+
+for m, lo, at, hi in MIDS:
+    for sg in (1.0, -1.0):
+        s8 = 8 if sg < 0 else 0
+        CASES += [(sg * f32_step(m, False), lo | s8), (sg * m, at | s8), (sg * f32_step(m, True), hi | s8)]
 
 
 def codes_of(packed_i8):
@@ -71,7 +83,7 @@ def k(entry, **params):
 
 
 def cast_table():
-    n = 64
+    n = 128
     xs = [CASES[i % len(CASES)] for i in range(n)]
     x = torch.tensor([v for v, _ in xs], dtype=torch.float32, device="cuda")
     want = torch.tensor([c for _, c in xs], device="cuda")

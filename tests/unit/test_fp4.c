@@ -71,31 +71,60 @@ typedef struct Case {
     unsigned code;
 } Case;
 
-/* float -> code, by hand: the midpoints 0.25 0.75 1.25 1.75 2.5 3.5 5 go to
- * the even code (0, 1.0, 1.0, 2.0, 2.0, 4.0, 4.0); beyond 6 saturates. */
+/* float -> code, by hand (the values; each midpoint and its neighbours below) */
 static const Case cases[] = {
-    {0.0, 0}, {-0.0, 8}, {0.1, 0}, {0.25, 0}, {0.2500001, 1}, {0.2499999, 0}, {0.5, 1}, {0.7499999, 1},
-    {0.75, 2}, {0.7500001, 2}, {1.0, 2}, {1.2499999, 2}, {1.25, 2}, {1.2500001, 3}, {1.5, 3}, {1.7499999, 3},
-    {1.75, 4}, {1.7500001, 4}, {2.0, 4}, {2.4999999, 4}, {2.5, 4}, {2.5000001, 5}, {3.0, 5}, {3.4999999, 5},
-    {3.5, 6}, {3.5000001, 6}, {4.0, 6}, {4.9999999, 6}, {5.0, 6}, {5.0000001, 7}, {6.0, 7}, {6.5, 7},
-    {7.0, 7}, {1e30, 7}, {INFINITY, 7}, {-0.25, 8}, {-0.2500001, 9}, {-0.75, 10}, {-1.25, 10}, {-1.75, 12},
-    {-2.5, 12}, {-3.5, 14}, {-5.0, 14}, {-5.0000001, 15}, {-6.0, 15}, {-100.0, 15}, {-INFINITY, 15},
-    {1e-30, 0}, {-1e-30, 8}, {NAN, 7}, {0.3, 1}, {-2.9, 13}, {4.5, 6}, {-5.5, 15},
+    {0.0, 0}, {-0.0, 8}, {0.1, 0}, {0.5, 1}, {1.0, 2}, {1.5, 3}, {2.0, 4}, {3.0, 5}, {4.0, 6}, {6.0, 7}, {6.5, 7},
+    {7.0, 7}, {1e30, 7}, {INFINITY, 7}, {-0.5, 9}, {-6.0, 15}, {-100.0, 15}, {-INFINITY, 15}, {1e-30, 0},
+    {-1e-30, 8}, {NAN, 7}, {0.3, 1}, {-2.9, 13}, {4.5, 6}, {-5.5, 15},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
+/* Each midpoint with the codes of the value just below it (the next one the
+ * source dtype holds), of itself (a tie: the even code) and just above it. */
+static const struct { double m; unsigned lo, at, hi; } mids[] = {
+    {0.25, 0, 0, 1}, {0.75, 1, 2, 2}, {1.25, 2, 2, 3}, {1.75, 3, 4, 4}, {2.5, 4, 4, 5}, {3.5, 5, 6, 6}, {5.0, 6, 6, 7},
+};
+#define NMIDS ((int)(sizeof mids / sizeof mids[0]))
+
+/* The neighbour of m (positive, held by dt) one step up or down in dt. */
+static double step(TsDType dt, double m, int up) {
+    int p = dt == TS_FLOAT32 ? 24 : dt == TS_FLOAT16 ? 11 : 8, e;
+    (void)frexp(m, &e); /* m = f 2^e, f in [0.5, 1) */
+    double ulp = ldexp(1.0, e - p);
+    double r = up ? m + ulp : m - (frexp(m, &e) == 0.5 ? ulp / 2 : ulp);
+    return r;
+}
+
 /* The cases whose value the source dtype holds exactly (bfloat16 and
- * float16 round 0.2500001 to 0.25: those are skipped there). */
+ * float16 do not hold 1e30 or 1e-30: those are skipped there). */
 static int holds(TsDType dt, double x) { return isnan(x) || kt_round(dt, x) == x || isinf(x); }
 
-static void check_to_fp4(const char *entry, TsDType src, const char *srcname) {
-    int n = 0, frag = strcmp(entry, "to_fp4") != 0;
-    Case use[NCASES];
+/* The cases for source dtype dt: the table's it holds, and every midpoint's
+ * three (which it must hold: checked). */
+static int cases_for(TsDType dt, Case *use) {
+    int n = 0;
     for (int i = 0; i < NCASES; i++)
-        if (holds(src, cases[i].x) && (src != TS_FLOAT16 || fabs(cases[i].x) < 65504 || isinf(cases[i].x)))
+        if (holds(dt, cases[i].x) && (dt != TS_FLOAT16 || fabs(cases[i].x) < 65504 || isinf(cases[i].x)))
             use[n++] = cases[i];
-    /* to_fp4: N = 64 elements; to_fp4_frag: M x 16, M = 32 (two row blocks) */
-    int64_t M = 32, total = frag ? M * 16 : 64;
+    for (int i = 0; i < NMIDS; i++)
+        for (int sg = 0; sg < 2; sg++) {
+            double v[3] = {step(dt, mids[i].m, 0), mids[i].m, step(dt, mids[i].m, 1)};
+            unsigned c[3] = {mids[i].lo, mids[i].at, mids[i].hi};
+            for (int k = 0; k < 3; k++) {
+                CHECK(holds(dt, v[k]) && (k == 1) == (v[k] == mids[i].m));
+                use[n].x = sg ? -v[k] : v[k];
+                use[n++].code = c[k] | (sg ? 8u : 0u);
+            }
+        }
+    return n;
+}
+
+static void check_to_fp4(const char *entry, TsDType src, const char *srcname) {
+    int frag = strcmp(entry, "to_fp4") != 0;
+    Case use[NCASES + 6 * NMIDS];
+    int n = cases_for(src, use);
+    /* to_fp4: N = 128 elements; to_fp4_frag: M x 16, M = 32 (two row blocks) */
+    int64_t M = 32, total = frag ? M * 16 : 128;
     char d0[32], d1[32];
     snprintf(d0, sizeof d0, frag ? "M=%lld" : "N=%lld", (long long)(frag ? M : total));
     snprintf(d1, sizeof d1, "src=%s", srcname);
@@ -154,14 +183,16 @@ static void check_from_fp4(TsDType dst, const char *dstname) {
 
 /* The runtime's host tensors: ts_tensor_set packs the same codes. */
 static void check_host(void) {
-    TsTensor t = kt_tensor(TS_FLOAT4_E2M1, 1, (int64_t)NCASES + 1);
-    CHECK_EQ_INT(1, ts_tensor_numel(&t) == NCASES + 1);
-    for (int i = 0; i < NCASES; i++) ts_tensor_set(&t, i, cases[i].x);
+    Case use[NCASES + 6 * NMIDS];
+    int n = cases_for(TS_FLOAT32, use);
+    TsTensor t = kt_tensor(TS_FLOAT4_E2M1, 1, (int64_t)n + 1);
+    CHECK_EQ_INT(1, ts_tensor_numel(&t) == n + 1);
+    for (int i = 0; i < n; i++) ts_tensor_set(&t, i, use[i].x);
     int bad = 0;
-    for (int i = 0; i < NCASES; i++) {
-        if (code_at(t.data, i) != cases[i].code && bad++ < 6)
-            fprintf(stderr, "host: %.9g -> code %u, want %u\n", cases[i].x, code_at(t.data, i), cases[i].code);
-        if (!same(ts_tensor_get(&t, i), fp4_table[cases[i].code]) && bad++ < 6)
+    for (int i = 0; i < n; i++) {
+        if (code_at(t.data, i) != use[i].code && bad++ < 6)
+            fprintf(stderr, "host: %.9g -> code %u, want %u\n", use[i].x, code_at(t.data, i), use[i].code);
+        if (!same(ts_tensor_get(&t, i), fp4_table[use[i].code]) && bad++ < 6)
             fprintf(stderr, "host: element %d reads %g\n", i, ts_tensor_get(&t, i));
     }
     CHECK_EQ_INT(0, bad);
