@@ -491,7 +491,11 @@ static const Spec specs[] = {
     {"tests/run/kernels/tmem.py", NULL, "tc_attn", "batch=1 heads=2 seq_len=200 dim=64 is_causal=True", NULL, NULL, RUN, 0},
     {"tests/run/kernels/tmem.py", NULL, "tc_attn", "batch=1 heads=2 seq_len=256 dim=128 is_causal=False block_M=128 block_N=128 variant=ts threads=256", NULL, NULL, RUN, 0},
     {"tests/run/kernels/tmem.py", NULL, "tc_attn", "batch=1 heads=2 seq_len=256 dim=128 is_causal=True block_M=128 block_N=128", NULL, NULL, RUN, 0},
-    {"tests/run/kernels/tmem.py", NULL, "tc_chain", "M=128 N=96 D=64", NULL, NULL, RUN, 0},
+    /* (O is float32 but P = bfloat16(S): where the two targets' S differ in the last float32 bits
+     * (mma.sync's order of sums against the C loop's) one P element may round to the neighbouring
+     * bfloat16, one ulp of |S| <= ~12, times |V| <= 1: up to ~0.05 on that row's outputs (the H200,
+     * batch 2: 55 of 8192 off by at most 0.0076)) */
+    {"tests/run/kernels/tmem.py", NULL, "tc_chain", "M=128 N=96 D=64", NULL, NULL, RUN, 0.1},
     {"tests/run/kernels/tmem.py", NULL, "tc_roles", "M=256 N=128 K=64", NULL, NULL, RUN, 0},
     {"tests/run/kernels/tmem.py", NULL, "tc_ws", "M=256 N=192 K=320 stages=3", NULL, NULL, RUN, 0},
 };
