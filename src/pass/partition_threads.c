@@ -820,7 +820,24 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
             IrStmt *one = ir_stmt(p->a, IR_S_MBAR, s->loc);
             one->mbar = s->mbar;
             one->mbar.op = IR_MBAR_ARRIVE;
-            return thread_range(p, "t", ir_i32(p->a, 1), one, s->loc);
+            IrStmt *first = thread_range(p, "t", ir_i32(p->a, 1), one, s->loc);
+            if (p->nt == ir_kernel_nthreads(p->k)) return first; /* the block: each reads its own registers */
+            /* a T.ws role (lower_tmem allows one warp there): what its other lanes wrote (a
+             * tensor-memory tile shared with another role lives in shared memory) must be
+             * ordered before the arrive that releases it: __syncwarp, then lane 0 arrives */
+            if (p->nt != 32)
+                ts_fail_at(p->cx->diag, TS_ERR_UNSUPPORTED, s->loc,
+                           "the one arrive of a tcgen05 gemm or T.tcgen05_mma_arrive in a T.ws role of %d threads: "
+                           "only a one-warp role is supported (TileLang issues tcgen05 from one warp)", (int)p->nt);
+            IrExpr **wm = TS_NEWN(p->a, IrExpr *, 1);
+            wm[0] = ir_int(p->a, -1, TS_INT32); /* (all lanes; an int32 keeps index_width's 32 bits) */
+            IrStmt *sy = ir_stmt(p->a, IR_S_EVAL, s->loc);
+            sy->eval.e = ir_call(p->a, IR_WARP_SYNC, wm, 1, TS_INT32);
+            IrStmt *q = ir_seq(p->a);
+            q->loc = s->loc;
+            ir_seq_push(p->a, q, thread_range(p, "t", ir_i32(p->a, p->nt), sy, s->loc));
+            ir_seq_push(p->a, q, first);
+            return q;
         }
         if (header_varies(p, s)) return thread_range(p, "t", ir_i32(p->a, p->nt), s, s->loc);
         return NULL;

@@ -69,6 +69,9 @@ TILESCALE_CUDA_ARCH=sm_90a "$tool" compile $f --entry tc_roles -D M=128 -D N=128
 grep -q "warning: fragment a_tm is used by the T.ws role of threads \[0, 128).*\[128, 160)" $d/r.err ||
   { cat $d/r.err; fail "tc_roles: no warning naming a_tm and both roles"; }
 grep -q 'a_tm_[0-9]* = (ts_u16 \*)(ts_smem + ' $d/r.cu || fail "tc_roles: a_tm is not in shared memory"
+# the mma role's one arrive releases what all its lanes wrote (c_tm in shared memory): __syncwarp first
+# (compute-sanitizer racecheck on the H200, batch 2: without it, the consumer role's reads of c_tm raced)
+grep -A8 'ts_warp_sync((unsigned)' $d/r.cu | grep -q 'ts_mbar_arrive(&bars' || fail "tc_roles: no __syncwarp before the mma role's arrive"
 sed 's/T.tcgen05_mma_arrive(done)/pass/' $f >$d/bug3.py
 out=$(TILESCALE_WAIT_TIMEOUT=2 "$tool" run $d/bug3.py --entry tc_ws --target c -D M=64 -D N=64 -D K=64 --check-against gemm_kn_ref 2>&1) &&
   fail "tc_ws without T.tcgen05_mma_arrive ran"
