@@ -116,49 +116,6 @@ def chain_case(M, N, D):
     return close(o, p @ v.float(), 1e-3, "O")
 
 
-def roles_case(M, N, K):
-    k = tilescale.compile(KERNELS, "tc_roles", M=M, N=N, K=K)
-    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
-    c = k(a, b)
-    return close(c, a.float() @ b.float().T, 1e-4, "C")
-
-
-def ws_case(M, N, K, stages):
-    k = tilescale.compile(KERNELS, "tc_ws", M=M, N=N, K=K, stages=stages)
-    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-    c = k(a, b)
-    return close(c, a.float() @ b.float(), 1e-4, "C")
-
-
-def tcgen5mma_ws_case(M, N, K):
-    """gemm_tcgen05/gemm_tcgen5mma_ws.py's gemm (a TMA warp, an mma warp, T.tcgen05_mma_arrive) at 128 x 128 x 64
-    tiles, 2 stages (its 128 x 256, 4 stages need more shared memory than a block has here)."""
-    path = os.path.join(ROOT, ".tl-examples/gemm_tcgen05/gemm_tcgen5mma_ws.py")
-    k = tilescale.compile(path, "gemm", M=M, N=N, K=K, block_M=128, block_N=128, block_K=64, in_dtype="bfloat16",
-                          out_dtype="bfloat16", accum_dtype="float32", num_stages=2, use_tma_store=True)
-    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
-    c = k(a, b)
-    return close(c, a.float() @ b.float(), 1e-2, "C")
-
-
-def wasp_case(gqa, batch, heads, seq_len, dim, causal, groups=1):
-    """flashattn_wasp (tiles shared by its softmax and mma roles: fragments in shared memory) at 64 x 64 tiles."""
-    def f():
-        path = os.path.join(EX, "gqa_fwd_bshd.py" if gqa else "mha_fwd_bshd.py")
-        g = {"groups": groups} if gqa else {}
-        k = tilescale.compile(path, "flashattn_wasp", batch=batch, heads=heads, seq_len=seq_len, dim=dim,
-                              is_causal=causal, block_M=64, block_N=64, threads=256, num_stages=2, **g)
-        q = torch.randn(batch, seq_len, heads, dim, device="cuda", dtype=torch.bfloat16)
-        kk = torch.randn(batch, seq_len, heads // groups, dim, device="cuda", dtype=torch.bfloat16)
-        v = torch.randn(batch, seq_len, heads // groups, dim, device="cuda", dtype=torch.bfloat16)
-        o = k(q, kk, v)
-        return close(o, attn_ref(q, kk, v, causal), 2e-2, "O")
-    return f
-
-
 def bwd_case(gqa, batch, heads, seq_len, dim, causal, variant, groups=1):
     """The example's pipeline as its main() runs it, then checked against autograd."""
     def f():
@@ -208,11 +165,6 @@ run("tc_attn ts 1x8x1024 d128 causal (128x128 tiles, 256 threads)",
     attn_case(1, 8, 1024, 128, True, block_M=128, block_N=128, variant="ts", threads=256))
 run("tc_attn ts 2x2x300 d64 (64x64 tiles)", attn_case(2, 2, 300, 64, False, variant="ts"))
 run("tc_chain 512x384x64", lambda: chain_case(512, 384, 64))
-run("tc_roles 512x256x64 (tiles shared by two T.ws roles)", lambda: roles_case(512, 256, 64))
-run("tc_ws 512x384x1000 3 stages (T.tcgen05_mma_arrive)", lambda: ws_case(512, 384, 1000, 3))
-if os.path.isdir(EX):
-    run("gemm_tcgen5mma_ws gemm 1024x1024x2048 (128x128x64 tiles, 2 stages) vs torch",
-        lambda: tcgen5mma_ws_case(1024, 1024, 2048))
 if os.path.isdir(EX):
     for gqa in (False, True):
         for variant in ("ss", "ts"):
@@ -222,10 +174,6 @@ if os.path.isdir(EX):
                     bwd_case(gqa, 2, 4, 256, 128, causal, variant, groups=2 if gqa else 1))
         run("%s_bwd_bshd ss 1x2x512 d64 vs autograd" % ("gqa" if gqa else "mha"),
             bwd_case(gqa, 1, 2, 512, 64, False, "ss"))
-        for causal in (False, True):
-            run("%s_fwd_bshd flashattn_wasp 64x64 tiles 2x4x512 d64%s vs torch" %
-                ("gqa" if gqa else "mha", " causal" if causal else ""),
-                wasp_case(gqa, 2, 4, 512, 64, causal, groups=2 if gqa else 1))
 else:
     print("(.tl-examples missing: the examples' backward checks skipped; carry .tl-examples)")
 print("%d passed, %d failed" % (passed, failed))

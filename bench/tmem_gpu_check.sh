@@ -13,8 +13,7 @@
 #     here < 1e-3 as its commented-out assert says), flash_attention_sm100
 #     {mha,gqa}_fwd_bshd.py --variant ss/ts (assert_close against its CPU
 #     reference), {mha,gqa}_bwd_bshd.py ss/ts (runs to its end); --variant wasp
-#     (the default) needs 547,488 bytes of shared memory at its 128 x 128 tiles
-#     here, so bench/tmem_gpu_check.py runs flashattn_wasp at 64 x 64 instead.
+#     (the default) is refused (tensor-memory tiles shared by two thread roles).
 #
 #   B=build-gpu bash bench/tmem_gpu_check.sh   # from the repository root, carry [".tl-examples"]
 # Prints one PASS/FAIL line per check and "N passed, N failed"; exit 1 if any failed, 77 without a GPU.
@@ -53,8 +52,6 @@ for arch in sm_90 sm_90a; do
   TOL=2e-2 check "tc_attn ss causal 128x128 tiles $arch" tc_attn -D batch=1 -D heads=2 -D seq_len=256 -D dim=128 \
     -D is_causal=True -D block_M=128 -D block_N=128
   TOL=1e-3 check "tc_chain $arch" tc_chain -D M=128 -D N=96 -D D=64
-  check "tc_roles (tiles shared by two T.ws roles, in shared memory) $arch" tc_roles -D M=256 -D N=192 -D K=64
-  check "tc_ws (producer and mma warps, T.tcgen05_mma_arrive) $arch" tc_ws -D M=256 -D N=192 -D K=320 -D stages=3
 done
 unset TILESCALE_CUDA_ARCH
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then

@@ -17,20 +17,21 @@
  * native branch, tmem_native() below, not built).  On every target today
  * (the C target; CUDA up to sm_90a, the H200) the portable branch runs:
  *
- *  - A tensor-memory tile becomes a fragment: a register fragment of the
- *    threads that use it when all its uses are in one group's uniform code
- *    (the block's, outside every role and thread-dependent branch, or one
- *    T.ws role's: thread_roles made `if tid < n:` branches roles before this
- *    pass), and T.copy between it and other fragments is then a register
- *    copy or re-layout, which layout inference already does.  A tile used by
- *    two groups (TileLang's warp-specialized flash attention: the softmax
- *    warps write P and O, an mma warp multiplies them) cannot live in one
- *    set of threads' registers: layout inference then keeps the kernel's
- *    fragments in shared memory, its documented choice for any fragment two
- *    roles share (a warning names it; the program's mbarriers order the
- *    hand-over through memory), and plan_smem refuses a block that does not
- *    fit.  A use under thread-dependent control flow that is not a role
- *    (per-thread code) is refused here with its place.
+ *  - A tensor-memory tile becomes a register fragment of the threads that
+ *    use it.  That is sound when all its uses are in one group's uniform
+ *    code: the block's (outside every role and thread-dependent branch) or
+ *    one T.ws role's (thread_roles made `if tid < n:` branches roles
+ *    before this pass): a fragment lives on one set of threads, and T.copy
+ *    between it and other fragments is then a register copy or re-layout,
+ *    which layout inference already does.  A tile used by two groups (TileLang's
+ *    warp-specialized flash attention: the softmax warps write P and O, an
+ *    mma warp multiplies them), or under thread-dependent control flow, is
+ *    refused with the two places: registers cannot carry data from one
+ *    set of threads to another.  (Session 10 let such a tile stay a
+ *    fragment that layout inference keeps in shared memory; the H200's
+ *    compute-sanitizer racecheck reported races between the roles in both
+ *    test kernels, tc_roles and tc_ws, even with a __syncwarp before the mma
+ *    warp's arrive, so the refusal is back until that is understood.)
  *  - T.tcgen05_gemm becomes T.gemm on the same operands (transposes,
  *    clear_accum, policy; an A in tensor memory is now a register A
  *    operand), which is done when it ends, followed by the arrive the
@@ -61,11 +62,14 @@ static bool tmem_native(const TsCaps *caps) {
 typedef struct Use {
     const IrStmt *group;  /* the enclosing T.ws role, NULL: the block's uniform code */
     const IrStmt *branch; /* a thread-dependent if/while/loop around it, or NULL */
+    TsLoc loc;            /* the using statement's */
+    bool seen;            /* (first[]: a use was recorded) */
 } Use;
 
 typedef struct Tmem {
     TsPassCtx *cx;
     uint8_t *varying;     /* by var id: its value differs between threads */
+    Use *first;           /* by buffer id: the first use seen (loc.src NULL: none yet) */
     bool any;
 } Tmem;
 
@@ -84,8 +88,8 @@ static bool mark_let(const IrStmt *s, void *ctx) {
     return false;
 }
 
-static Use use_here(const Tmem *t, const IrWalkFrame *f) {
-    Use u = {0};
+static Use use_here(const Tmem *t, const IrWalkFrame *f, TsLoc loc) {
+    Use u = {.loc = loc};
     for (; f; f = f->up) {
         const IrStmt *s = f->s;
         if (s->kind == IR_S_ROLE && !u.group) u.group = s;
@@ -99,20 +103,39 @@ static Use use_here(const Tmem *t, const IrWalkFrame *f) {
     return u;
 }
 
+static const char *group_name(TsPassCtx *cx, const Use *u) {
+    if (u->branch) return "per-thread code (a branch or loop on the thread index)";
+    if (!u->group) return "the block's uniform code";
+    return ts_sprintf(cx->arena, "the thread role of threads [%d, %d)", u->group->role.lo,
+                      u->group->role.lo + u->group->role.n);
+}
+
 static void tmem_access(IrVisitor *v, const IrAccess *acc) {
     Tmem *t = v->ctx;
     const IrBuffer *b = acc->buf->base ? acc->buf->base : acc->buf;
     if (b->scope != IR_SCOPE_TMEM) return;
     const IrStmt *s = v->frame ? v->frame->s : NULL;
     TsLoc loc = s ? s->loc : b->loc;
-    Use u = use_here(t, v->frame);
+    Use u = use_here(t, v->frame, loc);
     TsPassCtx *cx = t->cx;
     if (u.branch)
         ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, loc,
                    "tensor memory '%s' is used under a branch or loop on the thread index (line %d); this target "
-                   "has no tensor memory and keeps the tile as a fragment of the threads that use it, which must "
-                   "run it as uniform code (the block's or a T.ws role's)",
+                   "has no tensor memory and keeps the tile in registers of the threads that use it, which must "
+                   "run it as uniform code (the block's or one T.ws role's)",
                    b->name, u.branch->loc.line);
+    Use *f = &t->first[b->id];
+    if (!f->seen) {
+        *f = u;
+        f->seen = true;
+        return;
+    }
+    if (f->group != u.group)
+        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, loc,
+                   "tensor memory '%s' is used here by %s and at line %d by %s; this target has no tensor memory "
+                   "and keeps the tile in registers, which cannot carry it from one set of threads to another "
+                   "(use it in one role, or pass it through T.alloc_shared)",
+                   b->name, group_name(cx, &u), f->loc.line, group_name(cx, f));
 }
 
 /* A tcgen05 gemm's arrive must be made by one group: not under per-thread control flow. */
@@ -120,7 +143,7 @@ static bool tmem_pre(IrVisitor *v, const IrStmt *s) {
     Tmem *t = v->ctx;
     if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->tcgen05) {
         t->any = true;
-        Use u = use_here(t, v->frame->up);
+        Use u = use_here(t, v->frame->up, s->loc);
         if (u.branch && s->op->mbar)
             ts_fail_at(t->cx->diag, TS_ERR_UNSUPPORTED, s->loc,
                        "T.tcgen05_gemm with mbar= under a branch or loop on the thread index (line %d): its one "
@@ -189,6 +212,7 @@ void ts_pass_lower_tmem(TsPassCtx *cx) {
     Tmem t = {.cx = cx};
     int nid = k->next_id > 0 ? k->next_id : 1;
     t.varying = TS_NEWN(cx->arena, uint8_t, nid);
+    t.first = TS_NEWN(cx->arena, Use, nid);
     ir_stmt_any(k->body, mark_let, &t);
     IrVisitor v = {.ctx = &t, .pre_stmt = tmem_pre, .access = has ? tmem_access : NULL};
     ir_visit_stmt(&v, k->body);

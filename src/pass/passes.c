@@ -225,8 +225,7 @@ const TsPass ts_passes[] = {
     {"lower_tmem", ts_pass_lower_tmem,
      "Blackwell tensor memory (T.alloc_tmem) and T.tcgen05_gemm on targets without it (all today): a tile used "
      "by one group's uniform code becomes a register fragment, the gemm a T.gemm followed by the one arrive on "
-     "its mbarrier the hardware would make; a tile shared by two thread roles stays a fragment (layout inference keeps "
-     "such fragments in shared memory); a use in per-thread code is refused",
+     "its mbarrier the hardware would make; a tile shared by two thread roles, or used in per-thread code, is refused",
      TS_PASS_ALL},
     {"check_bounds", ts_pass_check_bounds,
      "element loads and stores of fragments, local and shared buffers whose index provably leaves the "

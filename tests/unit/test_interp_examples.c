@@ -268,9 +268,6 @@ static const Case cases[] = {
     {"tests/run/kernels/fp4.py", "quant", {"M=32", "N=64"}, 0, ON_REGS, 1, 0},
     {"tests/run/kernels/fp4.py", "gemm_bs", {"M=64", "N=32", "K=128", "block_M=32", "block_N=32", "block_K=64"}, 0,
      ON_REGS, 1, 0},
-    /* tiles shared by two T.ws roles (written by one, multiplied by a one-warp
-     * role, read back by the first): fragments kept in shared memory */
-    {"tests/run/kernels/tmem.py", "tc_roles", {"M=128", "N=64", "K=32"}, 1e-4, 0, 1, 0},
     /* T.gemm into tensor memory with an mbar and no wait of the program's */
     {"tests/run/kernels/tmem.py", "tg_gemm", {"M=96", "N=64", "K=96"}, 1e-4, ON_REGS, 1, 0},
 };
