@@ -64,7 +64,8 @@
  *                      registers the printer fences after it (wgmma_waits.c)
  *   verify_lowered     well formed, no tile operator left, and (CUDA) no
  *                      instruction the target architecture lacks (nor an
- *                      atomic add on bools: the check was the printer's)
+ *                      atomic add on bools, nor an external function's
+ *                      16-/8-bit float value: the checks were the printer's)
  *
  * A new pass is a TsPass like those below; list it here too.
  */
@@ -127,6 +128,26 @@ static bool cuda_capability_pre(IrVisitor *v, const IrStmt *s) {
         ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
                    "T.mbarrier_expect_tx needs sm_90 or later (transaction counts); the target is sm_%d",
                    cx->caps->sm);
+    return true;
+}
+
+/* An external function's value (T.call_extern used inside an expression,
+ * not a call statement of its own) of a float narrower than float32: the
+ * CUDA printer keeps such floats as their stored bits (ts_u16, ts_u8), so
+ * what a function returning `half_t` or `__nv_bfloat16` gives could not
+ * be converted to the number it holds.  A call statement (IR_S_EVAL of
+ * the call itself) drops its value and is fine. */
+static bool cuda_extern_value_pre(IrVisitor *v, const IrExpr *e) {
+    TsPassCtx *cx = v->ctx;
+    if (e->kind != IR_E_CALL || e->call.fn != IR_EXTERN_CALL) return true;
+    const IrStmt *s = v->frame ? v->frame->s : NULL;
+    if (s && s->kind == IR_S_EVAL && s->eval.e == e) return true; /* a call statement: its value unused */
+    if (ts_dtype_is_float(e->dt) && e->dt != TS_FLOAT32 && e->dt != TS_FLOAT64)
+        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, e->loc,
+                   "T.call_extern('%s') returning %s used as a value: 16-, 8- and 4-bit floats are kept as their "
+                   "stored bits on the CUDA target; call it as a statement that writes its result through a "
+                   "pointer (T.access_ptr), or return float32",
+                   e->call.args[0]->str, ts_dtype_name(e->dt));
     return true;
 }
 
@@ -201,7 +222,7 @@ static void pass_verify_lowered(TsPassCtx *cx) {
     if (has_tileop(cx->k->body))
         ts_internal(cx->diag, "kernel %s: a tile operator is left after lower_tile_ops",
                     cx->k->name);
-    IrVisitor v = {.ctx = cx, .pre_stmt = cuda_capability_pre};
+    IrVisitor v = {.ctx = cx, .pre_stmt = cuda_capability_pre, .pre_expr = cuda_extern_value_pre};
     if (cx->target == TS_TARGET_CUDA) ir_visit_stmt(&v, cx->k->body);
 }
 
@@ -329,7 +350,8 @@ const TsPass ts_passes[] = {
      TS_PASS_CUDA},
     {"verify_lowered", pass_verify_lowered,
      "check the lowered IR is well formed, has no tile operator left and (CUDA) asks for no instruction the "
-     "target architecture lacks (T.mbarrier_expect_tx below sm_90, an atomic add on a bool buffer)",
+     "target architecture lacks (T.mbarrier_expect_tx below sm_90, an atomic add on a bool buffer, a T.call_extern "
+     "value of a 16-, 8- or 4-bit float)",
      TS_PASS_ALL},
     {NULL, NULL, NULL, 0},
 };

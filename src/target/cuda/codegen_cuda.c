@@ -1283,13 +1283,10 @@ static void cu_extern(TsCxGen *x, const IrExpr *e) {
     }
     /* a value: in the compute type of its dtype; a 16- or 8-bit float is
      * stored and passed as its bits here, so what such a function returns
-     * could not be read as a number */
-    char c = cat_of(g, e->dt, e->loc);
-    if ((c == 'f' && e->dt != TS_FLOAT32) || (c == 'd' && e->dt != TS_FLOAT64))
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc,
-                   "T.call_extern('%s') returning %s used as a value: 16- and 8-bit floats are kept as their "
-                   "stored bits here; call it as a statement that writes its result through a pointer "
-                   "(T.access_ptr), or return float32",
+     * could not be read as a number: verify_lowered refuses it (passes.c) */
+    if (ts_dtype_is_float(e->dt) && e->dt != TS_FLOAT32 && e->dt != TS_FLOAT64)
+        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc,
+                   "CUDA codegen: T.call_extern('%s') returning %s used as a value (verify_lowered refuses it)",
                    e->call.args[0]->str, ts_dtype_name(e->dt));
     outf(g, "((%s)", compute_ctype(g, e->dt, e->loc));
     emit_extern_call(g, e);
