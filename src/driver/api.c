@@ -222,7 +222,7 @@ static void build_tiered(TsKernel *k, const TsCudaCodeInfo *ci) {
     size_t size = 0;
     char arch[24];
     int ptx = 0;
-    unsigned char *img = ts_cuda_image(d, k->caps.arch, code, &k->opt, 1, timing, &size, arch, &ptx);
+    unsigned char *img = ts_cuda_image(d, k->caps.arch, code, k->ir->name, &k->opt, 1, timing, &size, arch, &ptx);
     if (img) {
         k->cumod = ts_cuda_module_new(d, k->ir->name, ci, img, size, arch, ptx, TS_ERR_BUILD, timing);
         if (!k->cumod) ts_rethrow(d, d->status ? d->status : TS_ERR_BUILD);
@@ -535,7 +535,7 @@ TsStatus ts_kernel_device_code(const TsKernel *k, const char *form, void **out, 
         return TS_ERR_INVALID;
     }
     TsDiag *d = &k->ctx->diag;
-    *out = ts_nvrtc_emit(d, ts_buf_str((TsBuf *)&k->code), k->caps.arch, ptx, &k->opt, size);
+    *out = ts_nvrtc_emit(d, ts_buf_str((TsBuf *)&k->code), k->ir ? k->ir->name : NULL, k->caps.arch, ptx, &k->opt, size);
     return *out ? TS_OK : d->status ? d->status : TS_ERR_BUILD;
 }
 

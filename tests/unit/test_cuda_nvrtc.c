@@ -704,7 +704,7 @@ static void test_arch_hints(void) {
             TsDiag d;
             memset(&d, 0, sizeof d);
             size_t size = 0;
-            unsigned char *img = ts_nvrtc_emit(&d, src, archs[a], 1, NULL, &size);
+            unsigned char *img = ts_nvrtc_emit(&d, src, NULL, archs[a], 1, NULL, &size);
             if (!img) fprintf(stderr, "ws_hinted for %s (tier %d):\n%s\n", archs[a], tier, ts_buf_str(&d.msg));
             CHECK(img != NULL);
             if (img) {
@@ -1003,16 +1003,35 @@ static void test_extern(void) {
     st = ts_compile_source(ctx, "nosrc.py", SRC_EXTNONE, "nosrc", &d32, 1, &o, &kn);
     CHECK_EQ_INT(TS_OK, st);
     if (kn) {
+        /* the kernel's name comes from the caller, not from the source's
+         * first line: the source without its first line, named by the call */
+        const char *src = ts_kernel_source(kn), *nl = strchr(src, '\n');
+        CHECK(nl != NULL && strstr(src, "for kernel 'ghost'") < nl);
         TsDiag d;
         memset(&d, 0, sizeof d);
         size_t size = 0;
-        unsigned char *img = ts_nvrtc_compile(&d, ts_kernel_source(kn), "sm_80", &size);
+        unsigned char *img = ts_nvrtc_emit(&d, nl ? nl + 1 : src, "ghost", "sm_80", 1, NULL, &size);
         CHECK(img == NULL);
         CHECK_EQ_INT(TS_ERR_BUILD, d.status);
         CHECK_CONTAINS(ts_buf_str(&d.msg), "of kernel 'ghost'");
         CHECK_CONTAINS(ts_buf_str(&d.msg), "ts_no_such_fn");
         free(img);
         ts_buf_free(&d.msg);
+        /* ts_nvrtc_compile's source is of no known kernel: none named */
+        memset(&d, 0, sizeof d);
+        img = ts_nvrtc_compile(&d, src, "sm_80", &size);
+        CHECK(img == NULL);
+        CHECK_EQ_INT(TS_ERR_BUILD, d.status);
+        CHECK(strstr(ts_buf_str(&d.msg), "of kernel") == NULL);
+        free(img);
+        ts_buf_free(&d.msg);
+        /* the library's way (ts_kernel_device_code): the kernel's name */
+        void *out = NULL;
+        CHECK_EQ_INT(TS_ERR_BUILD, ts_kernel_device_code(kn, "ptx", &out, &size));
+        CHECK(out == NULL);
+        CHECK_CONTAINS(ts_last_error(ctx), "of kernel 'ghost'");
+        CHECK_CONTAINS(ts_last_error(ctx), "ts_no_such_fn");
+        free(out);
         ts_kernel_destroy(kn);
     }
 }

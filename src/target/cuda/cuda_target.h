@@ -228,7 +228,9 @@ int ts_nvrtc_version(int *major, int *minor);
 
 /* Compile `code` with NVRTC for `arch` ("sm_80", "sm_90a", "compute_90"):
  * returns a malloc'ed cubin (PTX for compute_*) and its size, or NULL
- * with NVRTC's log in the diagnostic and TS_ERR_BUILD (no longjmp). */
+ * with NVRTC's log in the diagnostic and TS_ERR_BUILD (no longjmp).  A
+ * source of no known kernel: the message names none (the builds below are
+ * given the kernel's name by their callers). */
 unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, size_t *size);
 
 /* `code` compiled as a build of it would be (the architecture fitted to
@@ -237,9 +239,10 @@ unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, s
  * NVRTC, compile errors, no machine code for that architecture).  No
  * cache, no longjmp.  For `tilescale compile --emit ptx|sass`.  A source
  * with NCCL's device API goes to nvcc (ts_nvcc_*, found through opt, which
- * may be NULL; its temporaries in the cache directory). */
-unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch, int ptx, const TsCompileOptions *opt,
-                             size_t *size);
+ * may be NULL; its temporaries in the cache directory).  kname: the
+ * kernel's name for NVRTC's error message (NULL: none named). */
+unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *kname, const char *want_arch, int ptx,
+                             const TsCompileOptions *opt, size_t *size);
 
 /* The architecture a build targets: $TILESCALE_CUDA_ARCH, else the
  * device's (sm_XY, from the driver), else sm_80. */
@@ -261,9 +264,12 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
  * malloc'ed, with its size, the architecture it was built for and whether
  * it is PTX; no driver is touched, so any thread may call it (the tiered
  * build's worker does, inside its own ts_try).  lookup_only: a miss
- * returns NULL without compiling.  Fails via ts_fail_at as ts_cuda_build. */
-unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code, const TsCompileOptions *opt,
-                             int lookup_only, TsBuf *timing, size_t *size, char arch[24], int *ptx);
+ * returns NULL without compiling.  kname: the kernel's name, which NVRTC's
+ * error message gives (the caller knows it; NULL: none named).  Fails via
+ * ts_fail_at as ts_cuda_build. */
+unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code, const char *kname,
+                             const TsCompileOptions *opt, int lookup_only, TsBuf *timing, size_t *size, char arch[24],
+                             int *ptx);
 /* A module owning img (taken, freed on failure too), loaded when a driver
  * is present (errors: load_err, see ts_cuda_module_load); NULL with the
  * error in d (no longjmp). */

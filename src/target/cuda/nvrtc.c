@@ -364,10 +364,11 @@ static void take_phases(char *log, TsBuf *timing) {
 }
 
 /* Compile with an open NVRTC; malloc'ed image or NULL with the error
- * added to d.  With timing, NVRTC's phases (--time=-, NVRTC 13.0 on) and
+ * added to d, naming the kernel kname (the caller's; NULL: a source of no
+ * known kernel).  With timing, NVRTC's phases (--time=-, NVRTC 13.0 on) and
  * the thread's CPU time are added to it. */
-static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const char *arch, int what, size_t *size,
-                                   TsBuf *timing) {
+static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const char *arch, const char *kname,
+                                   int what, size_t *size, TsBuf *timing) {
     void *prog = NULL;
     int r = n->create(&prog, code, "tilescale_kernel.cu", 0, NULL, NULL);
     if (r != 0) {
@@ -395,13 +396,9 @@ static unsigned char *compile_with(TsDiag *d, Nvrtc *n, const char *code, const 
     }
     if (log && phases) take_phases(log, r == 0 ? timing : NULL);
     if (r != 0) {
-        /* the kernel, from the first line codegen_cuda.c writes ("... for kernel 'NAME'...") */
-        const char *kn = strstr(code, "for kernel '"), *ke = kn ? strchr(kn + 12, '\'') : NULL;
-        const char *nl = strchr(code, '\n');
-        int kl = kn && ke && (!nl || ke < nl) && ke - kn - 12 < 200 ? (int)(ke - kn - 12) : -1;
-        ts_diag_add(d, (TsLoc){0}, "error", "NVRTC could not compile the generated CUDA code%s%.*s%s for %s (%s):\n%s",
-                    kl >= 0 ? " of kernel '" : "", kl >= 0 ? kl : 0, kl >= 0 ? kn + 12 : "", kl >= 0 ? "'" : "", arch,
-                    n->error_string(r), log ? log : "(no log)");
+        ts_diag_add(d, (TsLoc){0}, "error", "NVRTC could not compile the generated CUDA code%s%s%s for %s (%s):\n%s",
+                    kname ? " of kernel '" : "", kname ? kname : "", kname ? "'" : "", arch, n->error_string(r),
+                    log ? log : "(no log)");
         d->status = TS_ERR_BUILD;
         free(log);
         n->destroy(&prog);
@@ -437,7 +434,7 @@ unsigned char *ts_nvrtc_compile(TsDiag *d, const char *code, const char *arch, s
         ts_buf_free(&why);
         return NULL;
     }
-    unsigned char *img = compile_with(d, &n, code, arch, IMG_BUILD, size, NULL);
+    unsigned char *img = compile_with(d, &n, code, arch, NULL, IMG_BUILD, size, NULL);
     nvrtc_close(&n);
     return img;
 }
@@ -468,8 +465,8 @@ static unsigned char *nvcc_emit(TsDiag *d, const char *code, const char *arch, i
     return img;
 }
 
-unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch, int ptx, const TsCompileOptions *opt,
-                             size_t *size) {
+unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *kname, const char *want_arch, int ptx,
+                             const TsCompileOptions *opt, size_t *size) {
     if (strstr(code, TS_CUDA_NCCL_MARK)) return nvcc_emit(d, code, want_arch, ptx, opt, size);
     Nvrtc n;
     TsBuf why = {0};
@@ -494,7 +491,7 @@ unsigned char *ts_nvrtc_emit(TsDiag *d, const char *code, const char *want_arch,
                         "--emit ptx works", ts_buf_str(&n.path), want_arch, arch);
             d->status = TS_ERR_BUILD;
         } else {
-            img = compile_with(d, &n, code, arch, ptx ? IMG_PTX : IMG_CUBIN, size, NULL);
+            img = compile_with(d, &n, code, arch, kname, ptx ? IMG_PTX : IMG_CUBIN, size, NULL);
         }
     }
     nvrtc_close(&n);
@@ -667,8 +664,9 @@ static unsigned char *nvcc_image(TsDiag *d, Build *b, const char *arch, const ch
     return img;
 }
 
-unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code, const TsCompileOptions *opt,
-                             int lookup_only, TsBuf *timing, size_t *size_out, char arch_out[24], int *ptx_out) {
+unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code, const char *kname,
+                             const TsCompileOptions *opt, int lookup_only, TsBuf *timing, size_t *size_out,
+                             char arch_out[24], int *ptx_out) {
     Build b;
     memset(&b, 0, sizeof b);
     double t0 = ts_now_ms();
@@ -751,7 +749,7 @@ unsigned char *ts_cuda_image(TsDiag *d, const char *want_arch, const char *code,
             ts_rethrow(d, TS_ERR_BUILD);
         }
         if (timing) ts_buf_printf(&sub, "nvrtc open %.3f\n", open_ms);
-        img = compile_with(d, &b.nv, b.text.s, arch, IMG_BUILD, &size, timing ? &sub : NULL);
+        img = compile_with(d, &b.nv, b.text.s, arch, kname, IMG_BUILD, &size, timing ? &sub : NULL);
         if (!img) {
             ts_buf_free(&sub);
             build_free(&b);
@@ -821,7 +819,7 @@ TsModuleCuda *ts_cuda_build(TsDiag *d, const IrKernel *k, const TsCudaCodeInfo *
     size_t size = 0;
     char arch[24];
     int ptx = 0;
-    unsigned char *img = ts_cuda_image(d, want_arch, code, opt, 0, timing, &size, arch, &ptx);
+    unsigned char *img = ts_cuda_image(d, want_arch, code, k->name, opt, 0, timing, &size, arch, &ptx);
     TsModuleCuda *m = ts_cuda_module_new(d, k->name, ci, img, size, arch, ptx, TS_ERR_BUILD, timing);
     if (!m) ts_rethrow(d, d->status ? d->status : TS_ERR_BUILD);
     return m;

@@ -66,7 +66,7 @@ static unsigned char *build(TsCudaTier *t, size_t *size, char arch[24], int *ptx
         ts_try_end(&t->diag, saved);
         return NULL;
     }
-    unsigned char *img = ts_cuda_image(&t->diag, t->want_arch, t->code, &opt, 0, NULL, size, arch, ptx);
+    unsigned char *img = ts_cuda_image(&t->diag, t->want_arch, t->code, t->name, &opt, 0, NULL, size, arch, ptx);
     ts_try_end(&t->diag, saved);
     return img;
 }
