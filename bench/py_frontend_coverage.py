@@ -773,6 +773,8 @@ BY_DESIGN = re.compile(r"tmem|tcgen05|mbarrier|alloc_barrier|barrier_|tma_|wgmma
                        r"float4_e2m1|int4|uint4|float8_e8m0|fp4|tf32|ptx_|cp_async_bulk|fence_proxy|"
                        r"elect_one|tma|cluster|sync_grid|shuffle_elect|alloc_descriptor|"
                        r"initialize_descriptor|deepgemm|T\.Pointer|"
+                       # other GPU backends: AMD's (a HIP target, TileLang's ROCm intrinsics)
+                       r"AMD ROCm|tilelang\.rocm\.|MatrixCore|[Mm]fma|"
                        # TVM's own low-level TIR (attributes, raw intrinsics), not TileLang's
                        # (T.import_source / T.call_extern: built in session 10)
                        r"T\.tvm_|T\.call_intrin")

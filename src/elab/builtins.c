@@ -195,6 +195,10 @@ static bool is_method(const Value *obj, const char *name) {
     case V_EXPR: case V_ACCESS: return !strcmp(name, "astype");
     case V_LIST: /* host code building a list (offsets, pointer tables) before the kernel */
         return !strcmp(name, "append") || !strcmp(name, "extend") || !strcmp(name, "pop");
+    case V_ENUM: /* a T.GemmWarpPolicy value's host-side methods (tilelang/tileop/base.py) */
+        return !strncmp(obj->s, "GemmWarpPolicy.", 15) &&
+               (!strcmp(name, "compute_warp_partition") || !strcmp(name, "is_square") ||
+                !strcmp(name, "is_full_row") || !strcmp(name, "is_full_col"));
     default: return false;
     }
 }
@@ -313,6 +317,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
         return v;
     }
     case V_ENUM:
+        if (is_method(obj, name)) return method_value(E, obj, name, loc);
         if (!strcmp(obj->s, "GemmWarpPolicy")) {
             if (strcmp(name, "Square") && strcmp(name, "FullRow") && strcmp(name, "FullCol"))
                 elab_fail(E, TS_ERR_NAME, loc, "unknown T.GemmWarpPolicy.%s (Square, FullRow or FullCol)", name);
@@ -1473,10 +1478,77 @@ static Value *list_method(Elab *E, Value *self, const char *name, Args *A) {
 }
 
 
+/* The methods of a T.GemmWarpPolicy value that TileLang's host code calls
+ * (tilelang/tileop/base.py, the Python enum the examples import from
+ * tilelang.tileop.base): is_square/is_full_row/is_full_col, and
+ * compute_warp_partition(M, N, num_warps) -> (m_warp, n_warp), the split
+ * of a block's warps over a GEMM tile, computed as TileLang's Python does
+ * (each warp at least 16 rows and 8 columns; FullRow/FullCol give every
+ * warp to one side unless that side's size is not a multiple of 16 (8)
+ * per warp, then as many as fit and the rest to the other side; Square the
+ * split m * n == num_warps whose per-warp tile ratio is nearest the tile's,
+ * the first found on a tie).  Where TileLang's divides by zero (FullRow
+ * with M < 16, FullCol with N < 8) or gets a non-positive size, an error. */
+static Value *warp_policy_method(Elab *E, Value *self, const char *name, Args *A) {
+    TsLoc loc = A->loc;
+    const char *pol = self->s + 15; /* after "GemmWarpPolicy." */
+    A->fn = ts_sprintf(E->a, "GemmWarpPolicy.%s.%s()", pol, name);
+    if (strcmp(name, "compute_warp_partition")) {
+        check_args(E, A, 0);
+        const char *want = !strcmp(name, "is_square") ? "Square" : !strcmp(name, "is_full_row") ? "FullRow" : "FullCol";
+        return val_bool(E, !strcmp(pol, want), loc);
+    }
+    int64_t M = val_to_int(E, req(E, A, 0, "M"), loc, "M");
+    int64_t N = val_to_int(E, req(E, A, 1, "N"), loc, "N");
+    int64_t nw = val_to_int(E, req(E, A, 2, "num_warps"), loc, "num_warps");
+    check_args(E, A, 3);
+    if (M < 1 || N < 1 || nw < 1 || M > ((int64_t)1 << 40) || N > ((int64_t)1 << 40) || nw > (1 << 20))
+        elab_fail(E, TS_ERR_PARAM, loc, "%s: M = %lld, N = %lld, num_warps = %lld; each must be positive (and not huge)",
+                  A->fn, (long long)M, (long long)N, (long long)nw);
+    int64_t m = 1, n = 1;
+    if (!strcmp(pol, "FullRow")) {
+        m = nw;
+        if (M % (m * 16) != 0) {
+            m = M / 16;
+            if (!m)
+                elab_fail(E, TS_ERR_PARAM, loc, "%s: M = %lld is under 16 rows, so no warp fits along M (TileLang's "
+                          "divides by zero here)", A->fn, (long long)M);
+            n = nw / m ? nw / m : 1;
+        }
+    } else if (!strcmp(pol, "FullCol")) {
+        n = nw;
+        if (N % (n * 8) != 0) {
+            n = N / 8;
+            if (!n)
+                elab_fail(E, TS_ERR_PARAM, loc, "%s: N = %lld is under 8 columns, so no warp fits along N (TileLang's "
+                          "divides by zero here)", A->fn, (long long)N);
+            m = nw / n ? nw / n : 1;
+        }
+    } else { /* Square */
+        int64_t max_m = M / 16, max_n = N / 8;
+        double ideal = (double)M / (double)N, best = INFINITY;
+        for (int64_t i = 1; i <= (max_m < nw ? max_m : nw); i++) {
+            int64_t j = nw / i;
+            if (j > max_n || i * j != nw) continue;
+            double bal = fabs(((double)M / (double)(i * 16)) / ((double)N / (double)(j * 8)) - ideal);
+            if (bal < best) {
+                best = bal;
+                m = i;
+                n = j;
+            }
+        }
+    }
+    Value **items = TS_NEWN(E->a, Value *, 2);
+    items[0] = val_int(E, m, loc);
+    items[1] = val_int(E, n, loc);
+    return val_seq(E, V_TUPLE, items, 2, loc);
+}
+
 static Value *call_method(Elab *E, Value *self, const char *name, Args *A) {
     TsLoc loc = A->loc;
     A->fn = ts_sprintf(E->a, "%s.%s()", val_kind_name(self), name);
     if (self->kind == V_LIST) return list_method(E, self, name, A);
+    if (self->kind == V_ENUM) return warp_policy_method(E, self, name, A);
     if (!strcmp(name, "astype")) { /* x.astype(dtype): a cast */
         TsDType dt = val_to_dtype(E, req(E, A, 0, "dtype"), loc);
         check_args(E, A, 1);

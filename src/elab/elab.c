@@ -400,8 +400,35 @@ static bool wants_config(Elab *E, Env *env, const AstExpr *cfg, const char *attr
     return on;
 }
 
+/* Is a TileLang target string ("hip -mcpu=gfx950", "cuda", "auto", ...) one
+ * of a GPU backend this compiler does not build for?  Its kind is the first
+ * word (TVM's Target("kind -opt...")). */
+static bool foreign_target(const char *t) {
+    static const char *const kinds[] = {"hip", "rocm", "metal", "webgpu", "opencl", "vulkan", NULL};
+    size_t n = strcspn(t, " \t");
+    for (int i = 0; kinds[i]; i++)
+        if (n == strlen(kinds[i]) && !strncmp(t, kinds[i], n)) return true;
+    return false;
+}
+
+/* A kernel function written for another GPU backend (its
+ * @tilelang.jit(target=...)): refused when it is compiled, at the target,
+ * before its body runs (whose host code would ask for that backend's
+ * intrinsics). */
+static void check_target(Elab *E, const Func *fn, const char *entry) {
+    const AstExpr *t = fn->foreign_target;
+    if (!t) return;
+    size_t n = strcspn(t->str, " \t");
+    bool amd = (n == 3 && !strncmp(t->str, "hip", 3)) || (n == 4 && !strncmp(t->str, "rocm", 4));
+    elab_fail(E, TS_ERR_UNSUPPORTED, t->loc,
+              "'%s' is written for the target '%s' (@tilelang.jit(target=...))%s; this compiler builds for CUDA "
+              "(NVIDIA GPUs) and the CPU (the C target) only",
+              entry, t->str, amd ? ", AMD ROCm (HIP)" : "");
+}
+
 /* The decorators that matter: T.prim_func, T.macro, tilelang.jit(out_idx=...,
- * pass_configs=...).  Others (autotune, functools) are left unevaluated. */
+ * pass_configs=..., target=...).  Others (autotune, functools) are left
+ * unevaluated. */
 static Func *make_func(Elab *E, Env *env, const AstStmt *s) {
     Func *fn = TS_NEW(E->a, Func);
     fn->def = s;
@@ -424,6 +451,9 @@ static Func *make_func(Elab *E, Env *env, const AstStmt *s) {
                     fn->user_sync = wants_config(E, env, d->items[j], "TL_DISABLE_THREAD_STORAGE_SYNC",
                                                  "tl.disable_thread_storage_sync");
                 }
+                else if (d->kwnames && d->kwnames[j] && !strcmp(d->kwnames[j], "target") &&
+                         d->items[j]->kind == AST_STR && foreign_target(d->items[j]->str))
+                    fn->foreign_target = d->items[j];
         }
     }
     return fn;
@@ -1208,6 +1238,7 @@ IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char
         if (ndefs && !lenient_defines)
             elab_fail(E, TS_ERR_PARAM, fn->def->loc,
                       "'%s' is a @T.prim_func and takes no -D values; -D %s was given", entry, defs[0].name);
+        check_target(E, fn, entry);
         E->fast_math = fn->fast_math;
         E->user_sync = fn->user_sync;
         elab_prim_func(E, fn);
@@ -1216,6 +1247,7 @@ IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char
     if (fn->kind == FN_MACRO)
         elab_fail(E, TS_ERR_NAME, fn->def->loc, "'%s' is a @T.macro, not a kernel factory", entry);
     const AstStmt *def = fn->def;
+    check_target(E, fn, entry);
     if (!block_has(&def->body, is_prim_func_def) && block_has(&def->body, is_kernel_with)) {
         E->out_idx = fn->out_idx;
         E->fast_math = fn->fast_math;
@@ -1280,6 +1312,7 @@ IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char
                 }
         if (r->fn->out_idx && !E->out_idx) E->out_idx = r->fn->out_idx;
         E->fast_math |= r->fn->fast_math;
+        check_target(E, r->fn, entry);
         r = call_user(E, r->fn, NULL, 0, kw2.v, kwv2.v, kw2.n, inner->loc);
     }
     if (r->kind != V_FUNC || r->fn->kind != FN_PRIM)
@@ -1287,6 +1320,7 @@ IrKernel *ts_elaborate_for(TsDiag *d, TsArena *a, const AstModule *m, const char
                   r->kind == V_FUNC ? "plain function" : val_kind_name(r));
     if (r->fn->out_idx && !E->out_idx) E->out_idx = r->fn->out_idx;
     E->fast_math |= r->fn->fast_math;
+    check_target(E, r->fn, entry);
     elab_prim_func(E, r->fn);
     return E->k0;
 }

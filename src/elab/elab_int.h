@@ -56,6 +56,8 @@ typedef struct Func {
     Value *out_idx;      /* @tilelang.jit(out_idx=...) or NULL */
     bool fast_math;      /* @tilelang.jit(pass_configs={...TL_ENABLE_FAST_MATH: True}) */
     bool user_sync;      /* @tilelang.jit(pass_configs={...TL_DISABLE_THREAD_STORAGE_SYNC: True}) */
+    const AstExpr *foreign_target; /* @tilelang.jit(target="hip ...") and the like: a GPU backend this
+                                      compiler does not have (the string), refused when it is compiled */
 } Func;
 
 typedef struct IterSpec {
