@@ -172,18 +172,22 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
 }
 
 
-/* What the CUDA target cannot run, known at compile time: constant grid
- * extents beyond CUDA's limits (2^31-1 blocks in x, 65535 in y and z).
- * (More shared memory per block than the architecture has is the pass
- * plan_smem's error, which names the buffers.) */
+/* What the CUDA target cannot launch, known at compile time: constant grid
+ * extents beyond CUDA's limits (2^31-1 blocks in x, 65535 in y and z).  A
+ * warning, not an error: compiling (--emit, a build, TileLang's get_tir and
+ * analysis, as analyze/example_conv_analyze.py does with 262144 blocks in
+ * y) is not launching; the launch refuses it (driver/launch.c,
+ * run_cuda_args), at the same grid extent.  (More shared memory per block
+ * than the architecture has is the pass plan_smem's error, which names the
+ * buffers: no module could be loaded.) */
 static void check_cuda_limits(TsDiag *d, const IrKernel *k) {
     static const int64_t grid_max[3] = {2147483647LL, 65535, 65535};
     for (int i = 0; i < k->ngrid && i < 3; i++) {
         int64_t g;
         if (k->grid[i] && ir_is_const_int(k->grid[i], &g) && g > grid_max[i])
-            ts_fail_at(d, TS_ERR_UNSUPPORTED, k->grid[i]->loc,
-                       "kernel '%s': a grid of %lld blocks in %c is more than CUDA allows (%lld)", k->name,
-                       (long long)g, "xyz"[i], (long long)grid_max[i]);
+            ts_warn_at(d, k->grid[i]->loc.src || !k->body ? k->grid[i]->loc : k->body->loc, /* (a -D value has none) */
+                       "kernel '%s': a grid of %lld blocks in %c is more than CUDA allows (%lld); compiled, but a "
+                       "launch will be refused", k->name, (long long)g, "xyz"[i], (long long)grid_max[i]);
     }
 }
 

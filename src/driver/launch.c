@@ -519,6 +519,20 @@ static TsStatus run_cuda_args(Launch *L, TsKernel *k, const TsRankEnv *env) {
             return fail(L, TS_ERR_UNSUPPORTED, "%s: grid extent %d cannot be evaluated on the host",
                         L->kname, i);
     }
+    /* a grid beyond CUDA's limits (compiling it was only a warning, api.c
+     * check_cuda_limits): refused here, at the extent, before any device
+     * is touched; an empty grid runs nothing (ts_cuda_run) */
+    static const int64_t grid_max[3] = {2147483647LL, 65535, 65535};
+    bool empty = a.grid[0] <= 0 || a.grid[1] <= 0 || a.grid[2] <= 0;
+    for (int i = 0; i < 3 && !empty; i++)
+        if (a.grid[i] > grid_max[i]) {
+            TsLoc at = i < ir->ngrid && ir->grid[i] ? ir->grid[i]->loc : (TsLoc){0};
+            if (!at.src && ir->body) at = ir->body->loc; /* (a -D value has no place of its own) */
+            ts_diag_add(L->d, at, "error",
+                        "kernel '%s': a grid of %lld blocks in %c is more than CUDA allows (%lld): it cannot be "
+                        "launched", L->kname, (long long)a.grid[i], "xyz"[i], (long long)grid_max[i]);
+            return L->d->status = TS_ERR_SHAPE;
+        }
     if (L->plan) return ts_cuda_plan_device(L->d, k->cumod, ir, &a, L->plan);
     /* a local world's rank on another GPU runs the module loaded there */
     TsModuleCuda *m = env && env->cumod ? env->cumod : k->cumod;

@@ -2068,6 +2068,13 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         static const char *names[3] = {"bx", "by", "bz"};
         for (int i = 0; i < 3; i++) {
             k->grid[i] = i < nargs ? int_expr(E, args[i], loc, "a grid extent") : ir_i32(E->a, 1);
+            int64_t c;
+            if (i < nargs && !k->grid[i]->loc.src && ir_is_const_int(k->grid[i], &c)) {
+                /* a -D value has no place of its own: the T.Kernel call is where its
+                 * diagnostics point (a grid beyond CUDA's limits, driver/api.c) */
+                k->grid[i] = ir_int(E->a, c, k->grid[i]->dt);
+                k->grid[i]->loc = loc;
+            }
             k->block_idx[i] = ir_var(k, names[i], TS_INT32, IR_VAR_BLOCK_IDX);
             k->block_idx[i]->axis = i;
         }
