@@ -247,7 +247,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
         if (!strcmp(m, "T")) {
             Value *v = lookup_ns(E, NS_T, name, loc);
             if (v || (v = comm_builtin_lookup(E, name, loc)) || (v = bar_builtin_lookup(E, name, loc)) ||
-                (v = ext_builtin_lookup(E, name, loc)))
+                (v = ext_builtin_lookup(E, name, loc)) || (v = sched_builtin_lookup(E, name, loc)))
                 return v;
             TsDType dt = ts_dtype_from_name(name);
             if (dt != TS_DTYPE_NONE) {
@@ -350,6 +350,7 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
         }
         return NULL;
     }
+    case V_SCHED: return sched_attr(E, obj, name, loc);
     case V_DTYPE:
         if (!strcmp(name, "bits")) return val_int(E, ts_dtype_bits(obj->dt), loc);
         if (!strcmp(name, "itemsize")) return val_int(E, (ts_dtype_bits(obj->dt) + 7) / 8, loc); /* torch.dtype's */
@@ -1607,6 +1608,9 @@ static bool is_instance(Elab *E, Value *x, Value *t, TsLoc loc) {
  * for any count). */
 enum { TS_C_TARGET_SM = 90 };
 
+/* On the C target: sm_90's count, so a factory picks the same grid on both targets. */
+int64_t elab_num_sms(Elab *E) { return sm_count(E->caps && E->caps->sm ? E->caps->sm : TS_C_TARGET_SM); }
+
 /* The target's architecture as compute capability x 10 (90 for sm_90a): the
  * compile's caps on the CUDA target; none on the C target, where the host
  * queries below are an error naming them. */
@@ -1738,8 +1742,7 @@ static Value *host_call(Elab *E, int id, const char *what, Value **args, int nar
     case B_CUDA_COUNT: return val_int(E, E->caps && E->caps->sm ? 1 : 0, loc);
     case B_CUDA_CURRENT: target_sm(E, what, loc); return val_int(E, 0, loc);
     case B_CUDA_NAME: target_sm(E, what, loc); return val_str(E, ts_sprintf(E->a, "NVIDIA GPU (%s)", E->caps->arch), loc);
-    case B_NUM_SMS: /* on the C target: sm_90's count, so a factory picks the same grid on both targets */
-        return val_int(E, sm_count(E->caps && E->caps->sm ? E->caps->sm : TS_C_TARGET_SM), loc);
+    case B_NUM_SMS: return val_int(E, elab_num_sms(E), loc);
     case B_CUDA_PROPS: { /* an object whose attributes builtin_attr answers (device_props) */
         target_sm(E, what, loc);
         return module_value(E, "torch.cuda.device_properties", loc);
@@ -2008,6 +2011,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     }
     if (f->kind != V_BUILTIN) elab_fail(E, TS_ERR_TYPE, loc, "a %s is not callable", val_kind_name(f));
     int id = f->bi;
+    if (id >= ELAB_SCHED_BASE && id < ELAB_EXT_BASE) return sched_builtin_call(E, f, args, nargs, kw, kwv, nkw, loc);
     if (id >= ELAB_BAR_BASE && id < B_INTRINSIC_BASE) return bar_builtin_call(E, id, args, nargs, kw, kwv, nkw, loc);
     if (id >= ELAB_EXT_BASE && id < ELAB_COMM_BASE) return ext_builtin_call(E, id, args, nargs, kw, kwv, nkw, loc);
     if (id >= ELAB_COMM_BASE && id < B_INTRINSIC_BASE) return comm_builtin_call(E, id, args, nargs, kw, kwv, nkw, loc);

@@ -38,6 +38,7 @@ typedef enum ValueKind {
     V_ITER,      /* T.Parallel/T.Pipelined/range/...: see iter */
     V_ENUM,      /* s = "GemmWarpPolicy.FullRow" and the like */
     V_OPAQUE,    /* something outside the supported subset: s = why, i = status to report */
+    V_SCHED,     /* T.PersistentTileScheduler(...): sched (sched_builtins.c) */
     V_PTR,       /* T.access_ptr(...): the address of buf[idx...] (buf->ndim indices), e = the
                     extent in elements it covers, i = its access mask (1 read, 2 write, 3 both);
                     T.ptx_cp_async takes one (its dst and src) and T.call_extern (an address) */
@@ -75,6 +76,17 @@ typedef struct IterSpec {
     IrExpr *domain[4], *wave, *index, *group;
 } IterSpec;
 
+/* T.PersistentTileScheduler's compile-time description and its state
+ * (sched_builtins.c). */
+typedef struct TileSched {
+    IrExpr *primary, *secondary; /* tiles along the swept axis and the panelled one (int32) */
+    IrExpr *total;               /* cluster rows x columns: linear indices below it are tiles */
+    IrExpr *workers;             /* num_workers: the stride of next_tile */
+    int64_t swizzle, cluster;    /* swizzle_size, cluster_size (>= 1) */
+    bool column_major, stateful;
+    IrBuffer *m, *n, *lin, *iter;/* the int32 T.alloc_var state; NULL when not stateful */
+} TileSched;
+
 struct Value {
     ValueKind kind;
     TsLoc loc;
@@ -93,6 +105,7 @@ struct Value {
     int bi;             /* builtin id (builtins.c) */
     IterSpec *iter;
     const AstStmt *unparsed; /* V_OPAQUE from a statement that did not parse */
+    TileSched *sched;   /* V_SCHED */
 };
 
 typedef struct Binding {
@@ -272,6 +285,16 @@ IrExpr *ext_address(Elab *E, Value *v, IrExpr *off, const char *fn, TsLoc loc);
 /* T.dp4a(a, b, c): c[0] += the dot product of the four int8 elements from
  * a and from b (elements, buffers or regions: their first), c int32. */
 void ext_dp4a(Elab *E, Value *a, Value *b, Value *c, TsLoc loc);
+/* T.PersistentTileScheduler (sched_builtins.c): the constructor and the
+ * methods (a V_BUILTIN whose items[0] is the scheduler), ids from
+ * ELAB_SCHED_BASE up (below the external-source ones). */
+#define ELAB_SCHED_BASE 380
+Value *sched_builtin_lookup(Elab *E, const char *name, TsLoc loc);
+Value *sched_attr(Elab *E, Value *obj, const char *name, TsLoc loc);
+Value *sched_builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw, Value **kwv, int nkw,
+                          TsLoc loc);
+/* What tilelang.carver's driver.get_num_sms() answers for the target compiled for. */
+int64_t elab_num_sms(Elab *E);
 /* TileLang's mbarrier and warp-specialization names (barrier_builtins.c):
  * builtin ids from ELAB_BAR_BASE up (above the distributed ones). */
 #define ELAB_BAR_BASE 900

@@ -77,7 +77,7 @@ const char *val_kind_name(const Value *v) {
         [V_ACCESS] = "buffer element", [V_REGION] = "buffer region", [V_FUNC] = "function",
         [V_BUILTIN] = "builtin function", [V_MODULE] = "module", [V_TENSORTY] = "tensor type",
         [V_KERNEL] = "T.Kernel", [V_ITER] = "loop range", [V_ENUM] = "enum value",
-        [V_OPAQUE] = "unsupported value", [V_PTR] = "pointer (T.access_ptr)"};
+        [V_OPAQUE] = "unsupported value", [V_SCHED] = "T.PersistentTileScheduler", [V_PTR] = "pointer (T.access_ptr)"};
     return names[v->kind];
 }
 
