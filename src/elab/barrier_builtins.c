@@ -231,7 +231,7 @@ Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
     case W_ARRIVE:
         if (ARG(1, "cta_id"))
             elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: cta_id (an arrive on another block of a cluster) is not "
-                      "supported: thread-block clusters are not built", fn);
+                      "supported: distributed shared memory (another block's mbarriers) is not built", fn);
         elab_barrier_of(E, fn, ARG(0, "mbarrier"), loc, &b, &i);
         {
             /* an arrive straight in a role's body is one per thread of the role: more
@@ -256,7 +256,7 @@ Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
         Value *two = ARG(1, "arrive_2cta");
         if (two && val_truthy(E, two, loc))
             elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: arrive_2cta (the peer block of a 2-CTA cluster) is not "
-                      "supported: thread-block clusters are not built", fn);
+                      "supported: distributed shared memory (another block's mbarriers) is not built", fn);
         elab_barrier_of(E, fn, ARG(0, "mbar"), loc, &b, &i);
         mbar_stmt(E, IR_MBAR_ARRIVE_ONE, b, i, NULL, loc);
         return val_none(E, loc);
@@ -280,7 +280,7 @@ Value *bar_builtin_call(Elab *E, int id, Value **args, int nargs, const char **k
                 strcmp(kw[k], "eviction_policy") && strcmp(kw[k], "annotations") &&
                 strcmp(kw[k], "leader_scope_threads"))
                 elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: '%s' is not supported%s", fn, kw[k],
-                          !strcmp(kw[k], "cluster_mask") ? " (thread-block clusters are not built)" : "");
+                          !strcmp(kw[k], "cluster_mask") ? " (multicast to the blocks of a cluster is not built)" : "");
         Value *cargs[2] = {src, dst};
         Value *copy = builtin_attr(E, module_value(E, "T", loc), "copy", loc);
         return call_value(E, copy, cargs, 2, NULL, NULL, 0, loc);

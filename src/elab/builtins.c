@@ -26,7 +26,8 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
 
 /* X(id, namespace, name) */
 #define BUILTINS(X)                                                                    \
-    X(B_KERNEL, NS_T, "Kernel") X(B_TENSOR, NS_T, "Tensor") X(B_TENSOR2, NS_T, "Buffer")  \
+    X(B_KERNEL, NS_T, "Kernel") X(B_CLUSTER_KERNEL, NS_T, "ClusterKernel")                     \
+    X(B_CLUSTER_RANK, NS_T, "block_rank_in_cluster") X(B_ASSUME, NS_T, "assume") X(B_TENSOR, NS_T, "Tensor") X(B_TENSOR2, NS_T, "Buffer")  \
     X(B_ALLOC_SHARED, NS_T, "alloc_shared") X(B_ALLOC_FRAGMENT, NS_T, "alloc_fragment") \
     X(B_ALLOC_LOCAL, NS_T, "alloc_local") X(B_ALLOC_VAR, NS_T, "alloc_var")           \
     X(B_COPY, NS_T, "copy") X(B_GEMM, NS_T, "gemm") X(B_GEMM2, NS_T, "gemm_v2")        \
@@ -2062,10 +2063,19 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         t->dt = dt ? val_to_dtype(E, dt, loc) : TS_FLOAT32;
         return t;
     }
-    case B_KERNEL: {
-        if (!E->in_kernel) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.Kernel must be used inside a @T.prim_func");
+    case B_CLUSTER_RANK: /* T.block_rank_in_cluster(): pass lower_cluster decides how it is computed */
+        need_kernel(E, A);
+        check_args(E, A, 0);
+        return val_expr(E, ir_call(E->a, IR_CLUSTER_RANK, NULL, 0, TS_INT32), loc);
+    case B_KERNEL:
+    case B_CLUSTER_KERNEL: {
+        /* T.ClusterKernel(*blocks, cluster_dims=, threads=, prelude=): T.Kernel
+         * whose blocks form thread block clusters of cluster_dims (an int or
+         * up to 3 extents; tilelang/language/kernel.py) */
+        const char *kn = id == B_KERNEL ? "T.Kernel" : "T.ClusterKernel";
+        if (!E->in_kernel) elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s must be used inside a @T.prim_func", kn);
         if (nargs < 1 || nargs > 3)
-            elab_fail(E, TS_ERR_TYPE, loc, "T.Kernel takes 1 to 3 grid extents, %d given", nargs);
+            elab_fail(E, TS_ERR_TYPE, loc, "%s takes 1 to 3 grid extents, %d given", kn, nargs);
         if (E->have_kernel) start_next_kernel(E);
         IrKernel *k = E->k;
         k->ngrid = nargs;
@@ -2102,7 +2112,32 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         }
         ignore_kw(A, "prelude");
         ignore_kw(A, "is_cpu");
-        ignore_kw(A, "cluster_dims");
+        if (id == B_CLUSTER_KERNEL) {
+            Value *cd = req(E, A, -1, "cluster_dims");
+            int n;
+            Value **items = val_items(E, cd, &n);
+            if (n < 1 || n > 3) elab_fail(E, TS_ERR_TYPE, loc, "%s: cluster_dims takes 1 to 3 extents, %d given", kn, n);
+            int64_t total = 1;
+            for (int i = 0; i < 3; i++) {
+                int64_t c = 1;
+                if (i < n && (items[i]->kind != V_INT || (c = items[i]->i) < 1 || c > 16))
+                    elab_fail(E, TS_ERR_TYPE, loc, "%s: cluster_dims must be compile-time integers in 1..16, got %s",
+                              kn, val_text(E, items[i], true) ? val_text(E, items[i], true) : val_kind_name(items[i]));
+                total *= c;
+                k->cluster[i] = (int)c;
+                int64_t g;
+                if (ir_is_const_int(k->grid[i], &g) && g % c)
+                    elab_fail(E, TS_ERR_TYPE, loc, "%s: the grid's extent %lld along %c is not a multiple of the "
+                              "cluster's %lld (a cluster is a box of blocks of the grid)", kn, (long long)g, "xyz"[i],
+                              (long long)c);
+            }
+            if (total > 8)
+                elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: a cluster of %lld blocks; at most 8 (CUDA's portable "
+                          "cluster size) are supported", kn, (long long)total);
+            k->cluster_loc = loc;
+        } else {
+            ignore_kw(A, "cluster_dims"); /* (not a T.Kernel argument in TileLang; accepted as before) */
+        }
         check_args(E, A, 3);
         Value *v = val_new(E, V_KERNEL, loc);
         return v;
@@ -2335,7 +2370,7 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
             mb = arg(E, A, -1, "mbar");
             if (flag(E, A, -1, "use_2cta", false))
                 elab_fail(E, TS_ERR_UNSUPPORTED, loc, "T.tcgen05_gemm(use_2cta=True): the 2-CTA form needs a cluster "
-                          "of two blocks sharing the gemm, which is not built");
+                          "of two blocks sharing the gemm (one block's MMA reading both blocks' shared memory), which is not built");
             ignore_kw(A, "annotations");
             check_args(E, A, 7);
             op->tcgen05 = 1;
@@ -2750,6 +2785,14 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
         v->items = node->items;
         v->n = node->n;
         return v;
+    }
+    case B_ASSUME: { /* T.assume(cond) (TVM's tir.assume): a fact the program promises, for the optimizer;
+                      * not used here (no pass needs it), so the kernel is the same without it */
+        Value *c = req(E, A, 0, "cond");
+        check_args(E, A, 1);
+        if (val_is_symbolic(c) && !ts_dtype_is_int(val_to_expr(E, c, loc)->dt) && val_to_expr(E, c, loc)->dt != TS_BOOL)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s: the condition must be a bool or an integer", A->fn);
+        return val_none(E, loc);
     }
     case B_EVALUATE: { /* T.evaluate(x): x for its effect (T.tvm_thread_allreduce has had it: None) */
         Value *x = req(E, A, 0, "value");

@@ -441,6 +441,7 @@ static double call_fn(IrIntrinsic fn, double x, double y) {
     case IR_FENCE_PROXY_ASYNC: /* (one proxy here) */
     case IR_SYNC_GRID:     /* cooperative kernels are refused (ts_interp_run) */
     case IR_GRID_WS:
+    case IR_CLUSTER_RANK:  /* pass lower_cluster's arithmetic here */
     case IR_EXTERN_CALL: case IR_EXTERN_ADDR: /* refused with the kernel (ir_interp_new) */
     case IR_INTRINSIC_COUNT: break;
     }

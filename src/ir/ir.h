@@ -95,6 +95,11 @@ typedef enum IrBinOp {
      * zeroed by the launch: the grid barrier's words, then the block        \
      * collectives' staging; a T.make_tensor-style IrBuffer.addr binds it)   */ \
     X(IR_GRID_WS, "grid_workspace", 0)                                          \
+    /* T.block_rank_in_cluster(): the block's rank in its thread block cluster \
+     * (IrKernel.cluster), int32; pass lower_cluster keeps it only for a     \
+     * target with clusters (CUDA sm_90+: %cluster_ctarank) and writes the    \
+     * same number from the block indices elsewhere */                       \
+    X(IR_CLUSTER_RANK, "cluster.rank", 0)                                       \
     /* T.wait_wgmma(n) (an IR_S_EVAL of it only): the warpgroup waits until at \
      * most n of its wgmma groups are pending (T.wgmma_gemm issues without   \
      * waiting); pass arch_hints keeps it only in kernels with wgmma gemms   \
@@ -565,6 +570,10 @@ struct IrKernel {
     IrExpr *grid[3];          /* grid extents (x, y, z); missing ones are 1 */
     IrVar *block_idx[3];      /* bx, by, bz */
     int threads[3];           /* threads per block (x, y, z) */
+    int cluster[3];           /* T.ClusterKernel(cluster_dims=...): blocks per thread block cluster
+                                 (x, y, z; each divides the grid's extent), all 0 for no cluster;
+                                 the CUDA target prints __cluster_dims__ (sm_90+, pass lower_cluster) */
+    TsLoc cluster_loc;        /* where the cluster was asked for */
     IrStmt *body;             /* the kernel body, run by each block */
     TS_VEC(IrBuffer *) buffers; /* every buffer, global ones first */
     int next_id;              /* id counter for vars and buffers */

@@ -731,6 +731,7 @@ void ir_print_kernel(TsBuf *b, const IrKernel *k) {
     ts_buf_printf(b, ") threads %d", k->threads[0]);
     if (k->threads[1] > 1 || k->threads[2] > 1)
         ts_buf_printf(b, ", %d, %d", k->threads[1], k->threads[2]);
+    if (k->cluster[0]) ts_buf_printf(b, " cluster(%d, %d, %d)", k->cluster[0], k->cluster[1], k->cluster[2]);
     ts_buf_puts(b, "\n");
     if (k->swizzle_panel) {
         ts_buf_indent(b, 1);

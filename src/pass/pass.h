@@ -45,6 +45,7 @@ void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *ti
 void ts_pass_verify(TsPassCtx *cx);
 void ts_pass_split_grid(TsPassCtx *cx);        /* T.sync_grid at the top level: the rest a second kernel */
 void ts_pass_simplify(TsPassCtx *cx);
+void ts_pass_lower_cluster(TsPassCtx *cx);     /* thread block clusters: kept (sm_90+), refused, or the rank computed */
 void ts_pass_async_copy_c(TsPassCtx *cx);
 void ts_pass_fragment_private(TsPassCtx *cx);
 void ts_pass_forward_stores(TsPassCtx *cx);

@@ -11,6 +11,9 @@
  *                      each thread's local buffer (fragment_private.c)
  * c async_copy_c       C only: T.ptx_cp_async copies as element stores that
  *                      land at once, no group commits or waits (async_copy_c.c)
+ *   lower_cluster      (after split_grid) thread block clusters: kept (CUDA
+ *                      sm_90+), refused (older), or the block's rank in its
+ *                      cluster from its indices (C) (lower_cluster.c)
  *   lower_tmem         tensor memory -> register fragments, T.tcgen05_gemm ->
  *                      T.gemm + its mbarrier arrive (lower_tmem.c)
  *   check_bounds       element accesses provably outside a fragment, local
@@ -239,6 +242,10 @@ const TsPass ts_passes[] = {
      TS_PASS_C},
     {"split_grid", ts_pass_split_grid,
      "T.sync_grid() at the top level of the body: what follows becomes the next kernel of the chain", TS_PASS_ALL},
+    {"lower_cluster", ts_pass_lower_cluster,
+     "thread block clusters (T.ClusterKernel): kept for CUDA sm_90+ (T.block_rank_in_cluster reads the hardware's "
+     "rank), refused before sm_90; on the C target the rank is computed from the block indices",
+     TS_PASS_ALL},
     {"thread_roles", ts_pass_thread_roles,
      "`if tid < 256: ... elif tid < 384: ...` branches holding tile ops become T.ws roles of those threads "
      "(whole warps), as TileLang's warp specialization reads them",

@@ -246,6 +246,8 @@ void ts_pass_split_grid(TsPassCtx *cx) {
     }
     k->buffers.n = keep;
     k2->swizzle_panel = k->swizzle_panel;
+    memcpy(k2->cluster, k->cluster, sizeof k->cluster);
+    k2->cluster_loc = k->cluster_loc;
     k2->swizzle_col = k->swizzle_col;
     k2->may_block = k->may_block;
     k2->fast_math = k->fast_math;

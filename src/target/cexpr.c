@@ -457,6 +457,11 @@ static void emit_call(TsCxGen *x, const IrExpr *e) {
         out(x, x->dl->grid_ws);
         return;
     }
+    if (fn == IR_CLUSTER_RANK) {
+        if (!x->dl->cluster_rank) ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: a cluster rank", x->dl->who);
+        out(x, x->dl->cluster_rank);
+        return;
+    }
     if (fn == IR_REINTERPRET) {
         emit_reinterpret(x, e);
         return;

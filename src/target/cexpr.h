@@ -34,6 +34,8 @@ typedef struct TsCxDialect {
     const char *rank, *nranks;       /* this rank and the rank count, as compute-type ints */
     const char *rpn;                 /* ranks per node (IR_VAR_RANK axis 2), as a compute-type int */
     const char *grid_ws;             /* IR_GRID_WS: the launch's grid workspace address, an int64 */
+    const char *cluster_rank;        /* IR_CLUSTER_RANK: the block's rank in its cluster, an int32
+                                        (NULL: a target without clusters, where lower_cluster removed it) */
     const char *const (*intrin)[2];  /* per IrIntrinsic: float and double function names;
                                         RSQRT NULL: printed as 1 / sqrt */
     const char *const (*intrin_over)[2]; /* NULL, or names that replace intrin's where

@@ -979,6 +979,7 @@ static const TsCxDialect cu_dialect = {
     .nan_f = "TS_NAN_F", .nan_d = "TS_NAN_D", .inf_f = "TS_INF_F", .inf_d = "TS_INF_D",
     .rank = "((ts_i64)ts_rank)", .nranks = "((ts_i64)ts_nranks)", .rpn = "((ts_i64)ts_comm_rpn)",
     .grid_ws = "((ts_i64)(ts_u64)ts_grid_ws)",
+    .cluster_rank = "ts_cluster_rank()",
     .intrin = cu_intrin,
     .bitcast = cu_bitcast,
     .cast_helper_args = 1,
@@ -1093,6 +1094,11 @@ static void emit_index_raw(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx,
  * hanging.  Facts from the CUDA programming guide (cooperative launch:
  * every block must be resident; memory fences) and the PTX ISA's memory
  * consistency model (ld.acquire / st.release / atom.acq_rel, scope gpu). */
+static bool is_cluster_rank(const IrExpr *e, void *ctx) {
+    (void)ctx;
+    return e->kind == IR_E_CALL && e->call.fn == IR_CLUSTER_RANK;
+}
+
 static void emit_grid_prelude(TsBuf *o, const IrKernel *k) {
     (void)k;
     ts_buf_puts(o,
@@ -2663,10 +2669,13 @@ static void emit_compact_strides(Cg *g, const IrBuffer *b) {
 
 static void emit_kernel(Cg *g) {
     const IrKernel *k = g->k;
+    out(g, "extern \"C\" __global__ void ");
+    if (k->cluster[0]) /* T.ClusterKernel (pass lower_cluster kept it for sm_90+) */
+        outf(g, "__cluster_dims__(%d, %d, %d) ", k->cluster[0], k->cluster[1], k->cluster[2]);
     if (k->min_blocks > 0) /* pass arch_hints: ws_role_regs' number or the target's */
-        outf(g, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", g->nthreads, k->min_blocks, TS_CUDA_ENTRY);
+        outf(g, "__launch_bounds__(%d, %d) %s(", g->nthreads, k->min_blocks, TS_CUDA_ENTRY);
     else
-        outf(g, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", g->nthreads, TS_CUDA_ENTRY);
+        outf(g, "__launch_bounds__(%d) %s(", g->nthreads, TS_CUDA_ENTRY);
     emit_params(g);
     out(g, ") {\n");
     g->ind = 1;
@@ -2811,6 +2820,13 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
     if (ts_warp_used(k->body)) ts_cuda_warp_prelude(o);
     if (g.check) ts_buf_puts(o, check_prelude);
     if (k->cooperative) emit_grid_prelude(o, k);
+    if (ir_stmt_any_expr(k->body, is_cluster_rank, NULL))
+        ts_buf_puts(o, "/* T.block_rank_in_cluster (PTX ISA: %cluster_ctarank, sm_90+) */\n"
+                       "__device__ __forceinline__ int ts_cluster_rank() {\n"
+                       "    unsigned ts_r;\n"
+                       "    asm volatile(\"mov.u32 %0, %%cluster_ctarank;\" : \"=r\"(ts_r));\n"
+                       "    return (int)ts_r;\n"
+                       "}\n");
     if (g.wg_fns.n) {
         ts_buf_puts(o, ts_cuda_wgmma_prelude);
         for (int i = 0; i < g.wg_fns.n; i++) {
