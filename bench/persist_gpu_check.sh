@@ -6,7 +6,7 @@
 #    target (same inputs): every tile once (Y updated in place, Owner = block
 #    and wave), tile grids that do not divide, swizzle panels, both orders,
 #    a grid of get_num_sms() blocks with the default num_workers, the
-#    stateless coord() form; for sm_80, sm_90 and sm_90a code;
+#    stateless coord() form; for sm_90 and sm_90a code;
 #  - thread block clusters (tests/run/kernels/cluster.py): kernels printed
 #    with __cluster_dims__ launched through our driver path (cuLaunchKernel,
 #    a compile-time cluster), every block's %cluster_ctarank against the
@@ -45,7 +45,7 @@ check() { # label file entry ref defines...: CUDA against the reference entry on
 }
 P=tests/run/kernels/persistent_sched.py
 C=tests/run/kernels/cluster.py
-for arch in sm_80 sm_90 sm_90a; do
+for arch in sm_90 sm_90a; do
   export TILESCALE_CUDA_ARCH=$arch
   check "persist 50x70 3 blocks swizzle 2 $arch" $P persist persist_naive
   check "persist row-major swizzle 3, 5 blocks $arch" $P persist persist_naive -D col=False -D swizzle=3 -D blocks=5
