@@ -6,7 +6,8 @@
 #    target (same inputs): every tile once (Y updated in place, Owner = block
 #    and wave), tile grids that do not divide, swizzle panels, both orders,
 #    a grid of get_num_sms() blocks with the default num_workers, the
-#    stateless coord() form; for sm_90 and sm_90a code;
+#    stateless coord() form, a persistent GEMM (T.Pipelined and T.gemm inside
+#    the while; mma/wgmma) against a naive GEMM; for sm_90 and sm_90a code;
 #  - thread block clusters (tests/run/kernels/cluster.py): kernels printed
 #    with __cluster_dims__ launched through our driver path (cuLaunchKernel,
 #    a compile-time cluster), every block's %cluster_ctarank against the
@@ -54,6 +55,9 @@ for arch in sm_90 sm_90a; do
   check "persist get_num_sms() blocks, default workers, 4000x3000 32x32 swizzle 8 $arch" $P persist persist_naive \
     -D blocks=0 -D M=4000 -D N=3000 -D TM=32 -D TN=32 -D swizzle=8
   check "persist_coord (stateless) $arch" $P persist_coord persist_naive -D col=False -D swizzle=3 -D blocks=5
+  check "persist_gemm 200x136x264 64x64x32 tiles 5 blocks $arch" $P persist_gemm gemm_naive --atol 1e-3 --rtol 1e-3
+  check "persist_gemm 1000x1000x512 128x128x32 tiles 132 blocks swizzle 8 3 stages $arch" $P persist_gemm gemm_naive \
+    -D M=1000 -D N=1000 -D K=512 -D BM=128 -D BN=128 -D BK=32 -D blocks=132 -D swizzle=8 -D stages=3 --atol 1e-3 --rtol 1e-3
 done
 for arch in sm_90 sm_90a; do
   export TILESCALE_CUDA_ARCH=$arch
@@ -80,6 +84,7 @@ san() { # tool label file entry defines...
 }
 for t in memcheck racecheck; do
   san $t "persist 200x33 7 blocks" $P persist -D M=200 -D N=33 -D TM=8 -D TN=8 -D blocks=7 -D swizzle=3
+  san $t "persist_gemm 200x136x264 5 blocks" $P persist_gemm
   san $t "persist_cluster 8 blocks clusters of 2" $C persist_cluster -D M=200 -D N=150 -D blocks=8 -D cluster=2
 done
 echo "$passed passed, $failed failed"

@@ -100,3 +100,44 @@ def persist_coord(M=50, N=70, TM=16, TN=16, blocks=3, swizzle=2, col=True, clust
                     Owner[bx, by] = block_id * 1000 + w
 
     return main
+
+
+# A persistent GEMM (TileLang's example_gemm_persistent shape, with the
+# scheduler): a pipelined k loop and a tensor-core gemm inside the while.
+@tilelang.jit(out_idx=[2])
+def persist_gemm(M=200, N=136, K=264, BM=64, BN=64, BK=32, blocks=5, swizzle=2, stages=2):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(blocks, threads=128) as block_id:
+            A_s = T.alloc_shared((BM, BK), "float16")
+            B_s = T.alloc_shared((BK, BN), "float16")
+            C_l = T.alloc_fragment((BM, BN), "float32")
+            sched = T.PersistentTileScheduler(T.ceildiv(M, BM), T.ceildiv(N, BN), num_workers=blocks,
+                                              swizzle_size=swizzle)
+            sched.init(block_id)
+            while sched.valid():
+                bx, by = sched.m_idx, sched.n_idx
+                T.clear(C_l)
+                for k in T.Pipelined(T.ceildiv(K, BK), num_stages=stages):
+                    T.copy(A[bx * BM, k * BK], A_s)
+                    T.copy(B[k * BK, by * BN], B_s)
+                    T.gemm(A_s, B_s, C_l)
+                T.copy(C_l, C[bx * BM, by * BN])
+                sched.next_tile()
+
+    return main
+
+
+@tilelang.jit(out_idx=[2])
+def gemm_naive(M=200, N=136, K=264, BM=64, BN=64, BK=32, blocks=5, swizzle=2, stages=2):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(M, threads=1) as i:
+            for j in T.serial(N):
+                acc = T.alloc_var("float32")
+                acc = 0.0
+                for k in T.serial(K):
+                    acc += T.cast(A[i, k], "float32") * T.cast(B[k, j], "float32")
+                C[i, j] = acc
+
+    return main
