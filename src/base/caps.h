@@ -23,6 +23,15 @@
 enum { TS_PREFETCH_SPLIT = 1, TS_PREFETCH_TWO_STEPS = 2, TS_PREFETCH_EARLY_COPY = 4, TS_PREFETCH_LOAD_FIRST = 8,
        TS_PREFETCH_DEFAULT = TS_PREFETCH_SPLIT | TS_PREFETCH_EARLY_COPY };
 
+/* TsCaps.wgmma_inflight: how a pipelined loop's wgmma gemm over the stage
+ * tiles leaves its group in flight (inject_pipeline): not at all (each gemm
+ * waits for its own group), waited for (wait_group 0) before the next
+ * step's barrier with the gemm issued before the step's copies, or
+ * (ONE, the default) waited for down to one group (wait_group 1) right
+ * after the next gemm is issued, then a barrier before the copies refill
+ * the slot the older group read. */
+enum { TS_WGMMA_INFLIGHT_OFF = 0, TS_WGMMA_INFLIGHT_TOP = 1, TS_WGMMA_INFLIGHT_ONE = 2 };
+
 typedef struct TsCaps {
     char arch[24];    /* CUDA: "sm_90a", "sm_80", "compute_90"; "" on the C target */
     int sm;           /* CUDA: compute capability x 10 (80, 90); 0 on the C target */
@@ -30,6 +39,7 @@ typedef struct TsCaps {
     bool mma;         /* T.gemm on tensor cores (mma.sync) where eligible (TILESCALE_CUDA_MMA=0: off) */
     bool wgmma;       /* sm_90a only: T.gemm on wgmma.mma_async where eligible (TILESCALE_CUDA_WGMMA=0:
                        * off, mma.sync; doc/HOPPER.md) */
+    int wgmma_inflight; /* TS_WGMMA_INFLIGHT_* (TILESCALE_CUDA_WGMMA_INFLIGHT=0/1/2; default ONE) */
     bool vec;         /* vectorized (16-byte) tile copies (TILESCALE_CUDA_VEC=0: off) */
     bool pad;         /* pad rows of unswizzled tensor-core operand tiles (TILESCALE_CUDA_PAD=0: off) */
     bool vec_cast;    /* vectorized casting copies (TILESCALE_CUDA_VEC=nocast: off) */

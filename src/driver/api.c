@@ -133,6 +133,12 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
         size_t n = strlen(c->arch);
         c->wgmma = c->mma && env_on("TILESCALE_CUDA_WGMMA", NULL) && c->sm == 90 && n > 0 && c->arch[n - 1] == 'a';
     }
+    {
+        const char *v = getenv("TILESCALE_CUDA_WGMMA_INFLIGHT");
+        c->wgmma_inflight = !v || !*v ? TS_WGMMA_INFLIGHT_ONE : atoi(v) == 1 ? TS_WGMMA_INFLIGHT_TOP
+                            : atoi(v) == 2                      ? TS_WGMMA_INFLIGHT_ONE
+                                                                : TS_WGMMA_INFLIGHT_OFF;
+    }
     c->vec = env_on("TILESCALE_CUDA_VEC", NULL);
     c->vec_cast = c->vec && env_on("TILESCALE_CUDA_VEC", "nocast");
     c->pad = env_on("TILESCALE_CUDA_PAD", NULL);

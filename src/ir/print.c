@@ -347,6 +347,8 @@ static void put_tileop(Printer *p, const IrTileOp *op) {
         if (op->policy != TS_GEMM_SQUARE) ts_buf_printf(b, ", policy=%s", policy_name(op->policy));
         if (op->k_pack > 1) ts_buf_printf(b, ", k_pack=%d", op->k_pack);
         if (op->wg_wait) ts_buf_printf(b, ", wg_wait=%d", op->wg_wait);
+        /* issued on wgmma without a wait of its own (T.wgmma_gemm, a pipelined gemm left in flight) */
+        if (op->inst == TS_OP_INST_WGMMA && op->wg_async) ts_buf_puts(b, ", async=1");
         if (op->tcgen05) ts_buf_puts(b, ", tcgen05=1");
         if (op->mbar) {
             ts_buf_puts(b, ", mbar=");

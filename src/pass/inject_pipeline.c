@@ -216,6 +216,97 @@ static IrStmt *gemm_part(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, int 
     return r;
 }
 
+/* ---- the wgmma gemm left in flight across the loop's steps ------------------------ */
+
+/*
+ * A wgmma gemm (sm_90a, TS_OP_INST_WGMMA) waits for its own group at its
+ * end by default (wgmma.wait_group 0 inside the call): the tensor cores
+ * then idle from the last wgmma of step k until step k + 1 has waited for
+ * its copies, passed the barrier and issued its own.  Where the loop's
+ * last statement is such a gemm over the stage's tiles (A and B both
+ * filled by the loop's stage-0 async copies, the gemm in stage S) and
+ * nothing else in the body touches its accumulator, the gemm is issued
+ * asynchronously (IrTileOp.wg_async: wgmma.fence, the wgmmas,
+ * commit_group, no wait) and the waits (IR_WGMMA_WAIT) go where its
+ * reads must have finished: the accumulator is read only after the loop
+ * (a wait 0 there), and the slot a group reads is refilled by the copies
+ * of a later step.  Step k's copies fill slot (k + S) % (S + 1) = the slot
+ * gemm k - 1 read, so gemm k - 1 must be complete, in every warpgroup
+ * (warpgroups over M all read B), before any thread issues them:
+ *
+ *   ONE (TsCaps.wgmma_inflight, the default):
+ *     for k:
+ *         async_wait(W); barrier               stage k landed, visible
+ *         gemm(k), issued                      groups pending: k - 1, k
+ *         wgmma_wait(1)                        gemm k - 1 complete (this warpgroup)
+ *         barrier                              ... in every warpgroup
+ *         producers(k + S), guarded; async_commit()
+ *     wgmma_wait(0)                            the accumulator is the threads' again
+ *
+ *   the tensor cores go from gemm k - 1 to gemm k without a gap: gemm k is
+ *   issued while k - 1 still runs; the copies of step k run during gemm k.
+ *
+ *   TOP:
+ *     for k:
+ *         async_wait(W); wgmma_wait(0); barrier
+ *         gemm(k), issued
+ *         producers(k + S), guarded; async_commit()
+ *     wgmma_wait(0)
+ *
+ *   the copies' issue and the wait for the next stage run during gemm k,
+ *   but gemm k + 1 starts only after gemm k ended and a barrier.
+ *
+ * Correct for every S >= 1 (num_stages >= 2; with one stage nothing is
+ * pipelined and nothing changes): the slot arithmetic above does not
+ * depend on S, and W (cp.async groups) is unchanged since each step still
+ * commits one group.  insert_sync keeps an async gemm's operand reads in
+ * flight until the wgmma wait that completes them (so the barrier after
+ * wait_group 1 is kept, and a copy into a slot a pending group reads would
+ * be an error), pass wgmma_waits lists the accumulators each wait
+ * completes for the printer's register fences.  PTX ISA rules kept: each
+ * gemm begins with wgmma.fence (its accumulator was last written by the
+ * previous gemm's wgmmas, of the same shape, or by the threads before the
+ * loop), no instruction of the threads touches the accumulator registers
+ * while a group is pending (the body has no other access; after the loop
+ * the wait 0 comes first), and the shared tiles are read through the async
+ * proxy after fence.proxy.async (each gemm's own, and the barriers').
+ */
+static IrStmt *wgmma_wait_stmt(TsArena *a, int pending, TsLoc loc) {
+    IrExpr **xs = TS_NEWN(a, IrExpr *, 1);
+    xs[0] = ir_i32(a, pending);
+    IrStmt *s = ir_stmt(a, IR_S_EVAL, loc);
+    s->eval.e = ir_call(a, IR_WGMMA_WAIT, xs, 1, TS_INT32);
+    s->eval.e->loc = loc;
+    return s;
+}
+
+static bool inflight_gemm_ok(const IrStmt *g, const BufVec *dsts, IrStmt *const *st, int m) {
+    if (!g || g->kind != IR_S_TILEOP) return false;
+    const IrTileOp *op = g->op;
+    if (op->kind != TS_OP_GEMM || op->inst != TS_OP_INST_WGMMA || op->wg_async || op->wg_wait > 0) return false;
+    const IrBuffer *A = op->r[0].buf, *B = op->r[1].buf, *C = op->r[2].buf;
+    bool fa = false, fb = false;
+    for (int i = 0; i < dsts->n; i++) {
+        fa |= dsts->v[i] == A;
+        fb |= dsts->v[i] == B;
+    }
+    if (!fa || !fb) return false;
+    for (int i = 0; i < m; i++)
+        if (st[i] != g && ir_stmt_access_rw(st[i], C, 0)) return false;
+    return true;
+}
+
+/* g as an asynchronous gemm (its own op, wg_async set). */
+static IrStmt *async_gemm(TsArena *a, const IrStmt *g) {
+    IrStmt *r = ir_stmt(a, IR_S_TILEOP, g->loc);
+    *r = *g;
+    IrTileOp *op = TS_NEW(a, IrTileOp);
+    *op = *g->op;
+    op->wg_async = 1;
+    r->op = op;
+    return r;
+}
+
 static IrStmt *expand(Inj *ij, const IrStmt *loop) {
     TsPassCtx *cx = ij->cx;
     TsArena *a = cx->arena;
@@ -345,6 +436,50 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
     } else if (early) {
         ir_seq_push(a, out, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
     }
+    /* the wgmma gemm left in flight (above): the last statement, in stage S,
+     * after producers of stage 0 only */
+    const IrStmt *wg = NULL;
+    int wmode = cx->caps->wgmma_inflight;
+    if (wmode != TS_WGMMA_INFLIGHT_OFF && !split && !first && any_async && S > 0 && m >= 2 &&
+        stage[at[m - 1]] == S) {
+        BufVec dsts = {0};
+        bool producers = true;
+        for (int p = 0; p + 1 < m; p++) {
+            producers &= stage[at[p]] == 0;
+            async_dsts(st[at[p]], a, &dsts);
+        }
+        if (producers && inflight_gemm_ok(st[at[m - 1]], &dsts, st, m)) wg = st[at[m - 1]];
+    }
+    if (wg) {
+        IrStmt *sb = ir_seq(a);
+        sb->loc = body->loc;
+        ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
+        if (wmode == TS_WGMMA_INFLIGHT_TOP) ir_seq_push(a, sb, wgmma_wait_stmt(a, 0, loop->loc));
+        ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
+        ir_seq_push(a, sb, async_gemm(a, wg));
+        if (wmode == TS_WGMMA_INFLIGHT_ONE) {
+            ir_seq_push(a, sb, wgmma_wait_stmt(a, 1, loop->loc));
+            ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
+        }
+        if (!(nc >= 0 && S >= nc)) {
+            IrExpr *to = ir_bin(a, IR_ADD, ir_var_ref(a, k), ir_i32(a, S));
+            IrStmt *group = ir_seq(a);
+            group->loc = loop->loc;
+            for (int p = 0; p + 1 < m; p++) ir_seq_push(a, group, shifted(a, st[at[p]], k, to, NULL));
+            IrStmt *g = ir_stmt(a, IR_S_IF, loop->loc);
+            g->if_.cond = ir_bin(a, IR_LT, to, ir_bin(a, IR_ADD, min, n));
+            g->if_.then = group;
+            ir_seq_push(a, sb, g);
+        }
+        ir_seq_push(a, sb, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
+        IrStmt *steady = ir_for(a, k, min, n, IR_FOR_SERIAL, sb);
+        steady->loc = loop->loc;
+        ir_seq_push(a, out, steady);
+        ir_seq_push(a, out, wgmma_wait_stmt(a, 0, loop->loc));
+        ir_seq_push(a, out, wait_stmt(a, 0, loop->loc));
+        return out;
+    }
+
     int fid = 0;
     if (first) fid = ++ij->nfrag;
     if (split) {

@@ -71,6 +71,17 @@
  * cp.async.mbarrier.arrive (IR_MBAR_ARRIVE_ASYNC), which counts only once
  * they have landed.
  *
+ * Asynchronous wgmma gemms (IrTileOp.wg_async: T.wgmma_gemm, and the
+ * pipelined gemms inject_pipeline leaves in flight).  The gemm's reads of
+ * its shared operands are checked when issued (against earlier writes:
+ * RAW), then stay in flight, through barriers, until the wgmma wait
+ * (IR_WGMMA_WAIT N: every group but the N newest completes; each such
+ * gemm is one group) that completes their group, where they become
+ * ordinary reads by any thread: a later write of those elements then
+ * needs a barrier after the wait.  A write that may touch an element a
+ * pending group reads is an internal error: no barrier can order it (the
+ * pass that placed the waits was wrong).
+ *
  * Collective operations: a tensor-core T.gemm reads and writes its regions
  * as "any thread"; a communication op gets a barrier before and after (it
  * is opaque), and so does a block's primitive that lower_comm gave to one
@@ -100,6 +111,8 @@
 #include <string.h>
 
 enum { MAXDIM = 8 };
+/* Older than any wgmma wait's N (0..7): a pending wgmma read's age stops here. */
+enum { WG_AGE_MAX = 8 };
 
 typedef SyncAcc Acc; /* one access since the last barrier (sync_conflict.h) */
 
@@ -313,6 +326,16 @@ static void add_conj(Sync *S, Acc *x, const IrExpr *c, bool neg) {
     x->conj = v;
 }
 
+/* A gemm issued on wgmma without waiting for its group. */
+static bool async_wgmma(const IrStmt *s) {
+    return s && s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->inst == TS_OP_INST_WGMMA &&
+           s->op->wg_async;
+}
+
+static bool is_wgmma_wait(const IrStmt *s) {
+    return s->kind == IR_S_EVAL && s->eval.e->kind == IR_E_CALL && s->eval.e->call.fn == IR_WGMMA_WAIT;
+}
+
 /* An access as the visitor reports it, made self-contained; g: the guarded
  * parts around it (inside a thread range: their conditions are recorded). */
 static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at, const IrGuard *g) {
@@ -325,6 +348,10 @@ static Acc *make_acc(Sync *S, const IrAccess *acc, const IrStmt *at, const IrGua
                        (at->kind == IR_S_MBAR && at->mbar.op != IR_MBAR_INIT));
     x->inflight = at && at->kind == IR_S_VCOPY && at->vcopy.async && (acc->rw & IR_ACC_WRITE);
     x->age = -1;
+    if (async_wgmma(at) && acc->buf->scope == IR_SCOPE_SHARED && !(acc->rw & IR_ACC_WRITE)) {
+        x->inflight = x->wg = true; /* its group is committed at once (the gemm's own commit) */
+        x->age = 0;
+    }
     int n = acc->buf->ndim;
     S->cur = x;
     if (acc->idx && acc->nidx == n && n <= MAXDIM) {
@@ -425,7 +452,8 @@ static void set_add(Sync *S, AccSet *s, Acc *x) { ts_vec_push(S->a, *s, x); }
 static void set_add_new(Sync *S, AccSet *s, Acc *x) {
     for (int i = 0; i < s->n; i++) {
         Acc *y = s->v[i];
-        if (y->buf != x->buf || y->rw != x->rw || y->inflight != x->inflight || y->age != x->age) continue;
+        if (y->buf != x->buf || y->rw != x->rw || y->inflight != x->inflight || y->age != x->age || y->wg != x->wg)
+            continue;
         if (sync_acc_equal(&S->cf, x, y)) return;
     }
     set_add(S, s, x);
@@ -457,6 +485,12 @@ static void set_barrier(Sync *S, AccSet *s) {
 /* Does the new access conflict with anything in the set (copies in flight
  * excepted: they are checked when they land)? */
 static const Acc *conflicts_with(Sync *S, const AccSet *st, const Acc *x) {
+    for (int i = 0; i < st->n; i++)
+        if (st->v[i]->wg && st->v[i]->inflight && (x->rw & IR_ACC_WRITE) && sync_conflict(&S->cf, st->v[i], x, false))
+            ts_fail_at(S->cx->diag, TS_ERR_INTERNAL, x->at ? x->at->loc : (TsLoc){0},
+                       "insert_sync: '%s' is written while an asynchronous wgmma gemm (line %d) may still read it: "
+                       "no wgmma wait completes its group first",
+                       x->buf->name, st->v[i]->at ? st->v[i]->at->loc.line : 0);
     for (int i = 0; i < st->n; i++)
         if (!st->v[i]->inflight && sync_conflict(&S->cf, st->v[i], x, false)) return st->v[i];
     return NULL;
@@ -907,7 +941,7 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
          * it in the role that issued them): they land here as its writes */
         if (s->mbar.op == IR_MBAR_ARRIVE_ASYNC)
             for (int i = 0; i < st->n; i++)
-                if (st->v[i]->inflight && st->v[i]->role == S->role) {
+                if (st->v[i]->inflight && !st->v[i]->wg && st->v[i]->role == S->role) {
                     Acc *y = TS_NEW(S->a, Acc);
                     *y = *st->v[i];
                     y->inflight = false;
@@ -1032,7 +1066,7 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
     }
     case IR_S_ASYNC_COMMIT: /* the copies issued since the last commit form the newest group */
         for (int i = 0; i < st->n; i++)
-            if (st->v[i]->inflight && st->v[i]->age < (1 << 20)) {
+            if (st->v[i]->inflight && !st->v[i]->wg && st->v[i]->age < (1 << 20)) {
                 Acc *y = TS_NEW(S->a, Acc);
                 *y = *st->v[i];
                 y->age++;
@@ -1042,7 +1076,7 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
         return;
     case IR_S_ASYNC_WAIT: /* cp.async.wait_group N: all groups but the N newest land */
         for (int i = 0; i < st->n; i++)
-            if (st->v[i]->inflight && st->v[i]->age >= s->async_wait.pending) {
+            if (st->v[i]->inflight && !st->v[i]->wg && st->v[i]->age >= s->async_wait.pending) {
                 Acc *y = TS_NEW(S->a, Acc);
                 *y = *st->v[i];
                 y->inflight = false;
@@ -1059,7 +1093,29 @@ static void uniform_into(Sync *S, IrStmt *s, AccSet *st, IrStmt *out) {
             st->n = 0;
             return;
         }
+        if (async_wgmma(s)) /* one more wgmma group: the pending ones age */
+            for (int i = 0; i < st->n; i++)
+                if (st->v[i]->wg && st->v[i]->inflight && st->v[i]->age < WG_AGE_MAX) {
+                    Acc *y = TS_NEW(S->a, Acc);
+                    *y = *st->v[i];
+                    y->age++;
+                    st->v[i] = y;
+                }
         leaf(S, s, st, out); /* a collective: any thread of the block */
+        return;
+    case IR_S_EVAL:
+        if (is_wgmma_wait(s)) { /* wgmma.wait_group N: every group but the N newest completes */
+            int64_t n = 0;
+            if (!ir_is_const_int(s->eval.e->call.args[0], &n)) n = 0;
+            for (int i = 0; i < st->n; i++)
+                if (st->v[i]->wg && st->v[i]->inflight && st->v[i]->age >= n) {
+                    Acc *y = TS_NEW(S->a, Acc);
+                    *y = *st->v[i];
+                    y->inflight = false;
+                    st->v[i] = y;
+                }
+        }
+        leaf(S, s, st, out);
         return;
     default: leaf(S, s, st, out); return;
     }

@@ -36,6 +36,8 @@ typedef struct SyncAcc {
     bool inflight;        /* an async copy's write not yet waited for */
     int age;              /* in flight: commits since the one that closed its group (0: the newest
                              group), -1: not committed yet (no wait covers it) */
+    bool wg;              /* in flight: not a copy but an asynchronous wgmma gemm's read of its shared
+                             operand (age: wgmma groups issued after its own; a wgmma wait lands it) */
     int ndim;             /* dimensions described (== buf->ndim, or 0: the whole buffer) */
     IrExpr **start;       /* per dimension: first index (self-contained, see the essay) */
     int64_t *ext;         /* per dimension: constant extent, or -1 (the whole dimension) */

@@ -41,6 +41,47 @@ sed -n '/TS_DEV void ts_wgmma_0(/,/^}/p' $d/c.cu | grep -q 'ts_wgmma_wait' && fa
 TILESCALE_CUDA_ARCH=sm_90 TILESCALE_CUDA_WGMMA=1 "$tool" compile $K --entry gemm_async -D M=128 -D N=128 -D K=128 --target cuda --emit cuda >$d/e.cu || fail "compile gemm_async sm_90"
 grep -q 'wgmma' $d/e.cu && fail "gemm_async sm_90: wgmma printed"
 
+# The pipelined gemm left in flight (inject_pipeline, TsCaps.wgmma_inflight): the final IR's
+# steady-state loop and what follows it, statement by statement (the copies' own lines left
+# out), for 2, 3 and 4 stages (1 and 2 warpgroups): by default the gemm is issued without a
+# wait, wait_group 1 completes the previous step's group, a barrier, then the copies refill
+# the slot it read; wait_group 0 after the loop, before the accumulator is stored; with
+# TILESCALE_CUDA_WGMMA_INFLIGHT=1 wait_group 0 before the step's barrier, the gemm, then the
+# copies; =0 and a loop not pipelined: no wait outside the gemm (it waits for its own group)
+shape() { # env, stages, threads, block_N -> the loop's statements, one word each
+  env TILESCALE_CUDA_ARCH=sm_90a $1 "$tool" compile examples/gemm.py --entry matmul -D M=256 -D N=256 -D K=512 \
+    -D num_stages=$2 -D threads=$3 -D block_N=$4 --target cuda --dump-after wgmma_waits >$d/ir.txt 2>&1 ||
+    { cat $d/ir.txt; fail "compile stages=$2 $1"; }
+  sed -n '/^    for k in serial/,/^    async_wait(0)/p' $d/ir.txt |
+    sed -nE 's/^ *gemm\(.*async=1.*/gemm_async/p; s/^ *gemm\(.*/gemm/p;
+             s/^ *(for k|async_wait|barrier|eval wait_wgmma\([0-9]\)|if k|async_commit)[^a-z_]?.*/\1/p' |
+    tr '\n' ' '
+}
+for st in 2 3 4; do
+  for th in "128 128" "256 256"; do
+    want="for k async_wait barrier gemm_async eval wait_wgmma(1) barrier if k async_commit eval wait_wgmma(0) async_wait "
+    got=$(shape "" $st $th)
+    [ "$got" = "$want" ] || fail "in flight, $st stages, threads/block_N $th: got '$got', want '$want'"
+    want="for k async_wait eval wait_wgmma(0) barrier gemm_async if k async_commit eval wait_wgmma(0) async_wait "
+    got=$(shape TILESCALE_CUDA_WGMMA_INFLIGHT=1 $st $th)
+    [ "$got" = "$want" ] || fail "inflight=1, $st stages, threads/block_N $th: got '$got', want '$want'"
+    want="for k async_wait barrier if k gemm async_commit async_wait "
+    got=$(shape TILESCALE_CUDA_WGMMA_INFLIGHT=0 $st $th)
+    [ "$got" = "$want" ] || fail "inflight=0, $st stages, threads/block_N $th: got '$got', want '$want'"
+  done
+done
+# (num_stages=1 runs as two stages where the second slot fits: pipeline_planning)
+[ "$(shape "" 1 128 128)" = "for k async_wait barrier gemm_async eval wait_wgmma(1) barrier if k async_commit eval wait_wgmma(0) async_wait " ] ||
+  fail "num_stages=1 (two stages) not in flight"
+env TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_PIPELINE=0 "$tool" compile examples/gemm.py --entry matmul -D M=256 -D N=256 -D K=512 \
+  --target cuda --dump-after wgmma_waits >$d/ir1.txt 2>&1 || fail "compile without pipeline"
+grep -q 'gemm(' $d/ir1.txt || fail "without pipeline: no gemm"
+grep -q 'wait_wgmma\|async=1' $d/ir1.txt && fail "without pipeline: the gemm no longer waits for its own group"
+# the CUDA: the loop's gemm function has no wait of its own, the loop waits for one group
+TILESCALE_CUDA_ARCH=sm_90a "$tool" compile $G --emit cuda >$d/w.cu || fail "compile bench tile"
+sed -n '/TS_DEV void ts_wgmma_0(/,/^}/p' $d/w.cu | grep -q 'ts_wgmma_wait' && fail "bench tile: the in-flight gemm's function waits"
+grep -A1 -E '^ +ts_wgmma_0\(' $d/w.cu | grep -q 'ts_wgmma_wait<1>' || fail "bench tile: no wait_group 1 after the gemm"
+
 # PTX through NVRTC, where there is one
 if TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA=1 "$tool" compile $G --emit ptx >$d/a.ptx 2>$d/err; then
   grep -q '^\.target sm_90a' $d/a.ptx || fail "PTX does not target sm_90a"

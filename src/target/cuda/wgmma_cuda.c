@@ -17,9 +17,9 @@
  *     wgmma.wait_group W                       (T.gemm: W = wg_wait, 0 by default;
  *                                              T.wgmma_gemm: none, T.wait_wgmma waits)
  *
- * TODO (a later pass, not here): a pipelined loop could leave the last
- * group pending across the next stage's copies (wait_group 1), the way
- * TileLang's wg_wait does; today every T.gemm waits for its own group.
+ * A pipelined loop's gemm over the stage tiles is issued without a wait
+ * (wg_async, set by inject_pipeline), the loop's IR waits printed where
+ * they stand (IR_WGMMA_WAIT).
  *
  * The descriptors' constant part (LBO, SBO, swizzle mode) is
  * ir_wgmma_desc of the IR's fields, computed here once per function; the
