@@ -11,10 +11,11 @@
  * checked build) would say so.  Where the compiler can prove at compile
  * time that the access goes out of bounds, it says so at once, naming the
  * buffer, the index and the extent, at the access's file:line:col.
- * (TileLang's attention-sink backward examples allocate
- * `sinks = T.alloc_fragment([heads])` and write `sinks[i]` for every i of
- * `T.Parallel(block_M)`: with heads = 1 every row but the first lands
- * outside.)
+ * (A fragment indexed at exactly a T.Parallel nest's own loop variables
+ * past its extent, as TileLang's attention-sink backward examples write
+ * `sinks[i]` of a `T.alloc_fragment([heads])` for every i of
+ * `T.Parallel(block_M)`, was widened by the pass before this one,
+ * widen_fragments.c, as TileLang's layout inference makes it.)
  *
  * "Provably" is kept strict, so that no correct program is refused: an
  * index counts only where it is an affine function of loop variables

@@ -51,6 +51,7 @@ void ts_pass_fragment_private(TsPassCtx *cx);
 void ts_pass_forward_stores(TsPassCtx *cx);
 void ts_pass_thread_roles(TsPassCtx *cx);      /* thread-range branches with tile ops become T.ws roles */
 void ts_pass_lower_tmem(TsPassCtx *cx);        /* tensor memory and tcgen05 gemms (portable branch) */
+void ts_pass_widen_fragments(TsPassCtx *cx);   /* fragments indexed by a T.Parallel nest past their extent */
 void ts_pass_check_bounds(TsPassCtx *cx);      /* element accesses provably outside a block-local buffer */
 void ts_pass_lower_coll(TsPassCtx *cx);        /* tile-level collectives -> copies, barriers, loops */
 void ts_pass_lower_tile_ops(TsPassCtx *cx);

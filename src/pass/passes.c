@@ -16,6 +16,9 @@
  *                      cluster from its indices (C) (lower_cluster.c)
  *   lower_tmem         tensor memory -> register fragments, T.tcgen05_gemm ->
  *                      T.gemm + its mbarrier arrive (lower_tmem.c)
+ *   widen_fragments    a fragment indexed by a T.Parallel nest's own loop
+ *                      variables past its declared extent takes the loop's
+ *                      extent, with a warning, as in TileLang (widen_fragments.c)
  *   check_bounds       element accesses provably outside a fragment, local
  *                      or shared buffer are errors (check_bounds.c)
  * * pipeline_planning  T.Pipelined: stages, multi-buffered shared tiles,
@@ -254,6 +257,10 @@ const TsPass ts_passes[] = {
      "Blackwell tensor memory (T.alloc_tmem) and T.tcgen05_gemm on targets without it (all today): a tile used "
      "by one group's uniform code becomes a register fragment, the gemm a T.gemm followed by the one arrive on "
      "its mbarrier the hardware would make; a tile shared by two thread roles, or used in per-thread code, is refused",
+     TS_PASS_ALL},
+    {"widen_fragments", ts_pass_widen_fragments,
+     "a fragment indexed at exactly a T.Parallel nest's loop variables past its declared extent is widened "
+     "to the loop's extent (TileLang gives it the loop's layout, whose domain is the loop's), with a warning",
      TS_PASS_ALL},
     {"check_bounds", ts_pass_check_bounds,
      "element loads and stores of fragments, local and shared buffers whose index provably leaves the "

@@ -184,3 +184,24 @@ def test_out_of_bounds_access_is_an_exception(rng):
     with pytest.raises(tilescale.RuntimeLaunchError) as e:
         k(rng.standard_normal(16, dtype=np.float32))
     assert "B" in str(e.value) and "16" in str(e.value), str(e.value)
+
+
+def test_widened_fragment_warning(root, rng):
+    """A fragment indexed by a T.Parallel loop's own variable past its
+    declared extent (TileLang's attention-sink `sinks[i]`) is widened to the
+    loop's extent with a CompileWarning at the access, and computes what
+    TileLang computes there: each row's own value (against NumPy)."""
+    path = os.path.join(root, "tests/run/kernels/widen_frag.py")
+    with pytest.warns(tilescale.CompileWarning) as rec:
+        k = tilescale.compile(path, "sink_rows", target="c", heads=3, block_M=16, N=8)
+    msgs = [str(r.message) for r in rec if issubclass(r.category, tilescale.CompileWarning)]
+    assert len(msgs) == 1
+    assert "widen_frag.py:32:17: warning: fragment 'sinks' is declared [3]" in msgs[0]
+    assert "over [16]: it is widened to [16]" in msgs[0] and "^" in msgs[0]
+    x = rng.standard_normal((3, 16, 8)).astype(np.float32)
+    s = rng.standard_normal(3).astype(np.float32)
+    out, l = k(x, s)
+    sinks = s[:, None] + 0.5 * np.arange(16, dtype=np.float32)[None, :]
+    l_ref = x.sum(axis=2) + np.exp2(sinks * 0.125)
+    np.testing.assert_allclose(l, l_ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out, x * sinks[:, :, None] + l_ref[:, :, None], rtol=1e-5, atol=1e-5)

@@ -237,6 +237,14 @@ static const Case cases[] = {
      * indices: insert_sync proves the halves apart), the example's 512 columns */
     {"tests/run/kernels/shift_store.py", "split_store_view", {"M=32", "N=512", "K=32"}, 1e-4, ON_REGS, 1, 0},
     {"tests/run/kernels/shift_store.py", "split_store_view", {"M=64", "N=64", "K=64", "guarded=0"}, 1e-4, ON_REGS, 1, 0},
+    /* fragments indexed by a T.Parallel nest's own variables past their
+     * declared extent, widened to the loop's (pass widen_fragments), in
+     * registers: TileLang's attention-sink rows beside a row reduction, and
+     * a [2, 8] fragment used over 16 x 32 */
+    {"tests/run/kernels/widen_frag.py", "sink_rows", {"heads=4", "block_M=64", "N=32"}, 1e-5, ON_REGS, 1, 0},
+    {"tests/run/kernels/widen_frag.py", "sink_rows", {"heads=2", "block_M=32", "N=16", "threads=64"}, 1e-5, ON_REGS, 1,
+     0},
+    {"tests/run/kernels/widen_frag.py", "grid2", {"M=16", "N=32"}, 0, ON_REGS, 1, 0},
     /* T.int4 storage: packed bytes copied whole, nibbles sign-extended by the
      * gemm's loops (TileLang's gemm_int4), a T.Parallel store giving each
      * thread both halves of a byte */
