@@ -201,6 +201,9 @@ def evaluate(e, env):
             v = env.get(e.value.id + "." + e.attr)
             if v is not UNKNOWN:
                 return v
+        if (e.attr in ("Square", "FullRow", "FullCol") and isinstance(e.value, ast.Attribute)
+                and e.value.attr == "GemmWarpPolicy"):  # T.GemmWarpPolicy.Square: passed as its text
+            return "T.GemmWarpPolicy." + e.attr
         if e.attr == "shape":
             v = evaluate(e.value, env)
             if isinstance(v, TensorShape):
@@ -511,7 +514,7 @@ def guess(n):
     """A plausible value for a parameter, by its name (as corpus_compile.c)."""
     n = n.lower()
     if "dtype" in n:
-        return "float32" if "accum" in n else "float16"
+        return "float32" if "accum" in n else "int16" if "meta" in n else "float16"
     if n.startswith(("is_", "use_", "enable")) or "causal" in n:
         return "False"
     if n in ("threads", "num_threads"):

@@ -102,6 +102,10 @@ def define_text(value):
         if isinstance(value, tuple):
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
         return "[" + ", ".join(items) + "]"
+    if type(value).__name__ == "Any" and type(value).__module__.endswith("_stub"):
+        n = object.__getattribute__(value, "_name")  # the shim's T.GemmWarpPolicy.Square: its text
+        if n in ("T.GemmWarpPolicy.Square", "T.GemmWarpPolicy.FullRow", "T.GemmWarpPolicy.FullCol"):
+            return n
     name = getattr(value, "__tilescale_dtype__", None)  # the shim's T.float16
     if name:
         return name

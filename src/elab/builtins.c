@@ -101,6 +101,9 @@ enum { NS_T = 1, NS_PY = 2, NS_MATH = 4, NS_TL = 8, NS_LAYOUT = 16,
     X(B_REDUCER_UPDATE, NS_T, "reducer_update") X(B_FINALIZE_REDUCER, NS_T, "finalize_reducer") \
     X(B_RNG_INIT, NS_T, "rng_init") X(B_RNG_RAND, NS_T, "rng_rand") X(B_RNG_RAND_FLOAT, NS_T, "rng_rand_float") \
     X(B_IM2COL, NS_T, "im2col") X(B_IM2COL2, NS_T, "c2d_im2col")                      \
+    X(B_GEMM_SP, NS_T, "gemm_sp") X(B_DEVICE_ASSERT, NS_T, "device_assert")           \
+    X(B_E_FACTOR, NS_HOST, "tilelang.cuda.intrinsics.sparse_layout.get_e_factor")      \
+    X(B_E_REPLICATE, NS_HOST, "tilelang.cuda.intrinsics.sparse_layout.get_e_replicate_factor") \
     X(B_REINTERPRET, NS_T, "reinterpret") X(B_TIR_REINTERPRET, NS_TIR, "reinterpret")  \
     X(B_TIR_CONST, NS_TIR, "const") X(B_TIR_CAST, NS_TIR, "Cast")                      \
     X(B_TIR_SELECT, NS_TIR, "Select")                                                  \
@@ -358,7 +361,17 @@ Value *builtin_attr(Elab *E, Value *obj, const char *name, TsLoc loc) {
         if (!strcmp(name, "lanes")) return val_int(E, 1, loc);
         if (is_method(obj, name)) return method_value(E, obj, name, loc);
         return NULL;
-    case V_STR:
+    case V_STR: {
+        /* a dtype's name (-D dtype=float16, a string in the source): TileLang's
+         * dtypes are str subclasses, so `dtype.bits` of one is its width */
+        TsDType sdt = ts_dtype_from_name(obj->s);
+        if (sdt != TS_DTYPE_NONE && (!strcmp(name, "bits") || !strcmp(name, "itemsize") || !strcmp(name, "lanes"))) {
+            Value *d = val_new(E, V_DTYPE, loc);
+            d->dt = sdt;
+            return builtin_attr(E, d, name, loc);
+        }
+        return is_method(obj, name) ? method_value(E, obj, name, loc) : NULL;
+    }
     case V_INT:
     case V_BOOL:
     case V_FLOAT:
@@ -942,6 +955,118 @@ static void im2col(Elab *E, Args *A) {
     IrStmt *fi = ir_for(a, vi, ir_i32(a, 0), ir_i32(a, bm), IR_FOR_PARALLEL, mid);
     fi->loc = loc;
     emit(E, fi);
+}
+
+/*
+ * T.gemm_sp(A_sparse, E, B, C, transpose_A=False, transpose_B=False,
+ * transpose_E=False, policy=, clear_accum=False, k_pack=1, wg_wait=0):
+ * C += A @ B (B transposed with transpose_B) where A is a 2:4 sparse
+ * [block_M, block_K] tile given compressed: A_sparse [block_M, block_K / 2]
+ * holds the two kept values of each group of 4 along K, in order, and E
+ * [block_M, block_K / e_factor] their positions in TileLang's natural
+ * row-major metadata (tile-ai/tilelang examples/gemm_sp/sparse_utils.py
+ * torch_compress and its _compress_fn kernel): 4 bits per group, the low
+ * chunk first, bits [1:0] the first kept position (0..3) and bits [3:2] the
+ * second; e_factor = 4 x (bits of E's dtype) / 4 (tilelang/cuda/intrinsics/
+ * sparse_layout.py get_e_factor, 16-bit and 8-bit A).
+ *
+ * Built without sparse tensor cores (mma.sp / wgmma.sp are not generated):
+ * emitted as the T.Parallel nest that expands A into a dense shared tile
+ * (each element the kept value whose position it is, else 0) followed by
+ * T.gemm of that tile, which every pass treats as any other (tensor-core
+ * mma / wgmma on CUDA, loops on the C target).  Same values as TileLang's,
+ * half its tensor-core throughput at best.  transpose_A, transpose_E and
+ * 32-bit A (TileLang's 1:2 float32 form) are refused.
+ */
+static void gemm_sp(Elab *E, Args *A) {
+    TsArena *a = E->a;
+    TsLoc loc = A->loc;
+    Value *av = req(E, A, 0, "A_sparse"), *ev = req(E, A, 1, "E"), *bv = req(E, A, 2, "B"), *cv = req(E, A, 3, "C");
+    IrRegion ar = val_to_region(E, av, loc, "T.gemm_sp operand A_sparse");
+    IrRegion er = val_to_region(E, ev, loc, "T.gemm_sp metadata E");
+    if (flag(E, A, 4, "transpose_A", false) || flag(E, A, -1, "transpose_E", false))
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: transpose_A / transpose_E are not supported (A_sparse [block_M, "
+                  "block_K / 2] and E [block_M, block_K / e_factor], row-major)", A->fn);
+    if (ar.ndim != 2 || er.ndim != 2)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: A_sparse and E must be 2-D tiles", A->fn);
+    int bits = ts_dtype_bits(ar.buf->dt), ebits = ts_dtype_bits(er.buf->dt);
+    if (bits != 16 && bits != 8)
+        elab_fail(E, TS_ERR_UNSUPPORTED, loc, "%s: A_sparse of %s: only 16-bit and 8-bit operands (2:4 sparsity) are "
+                  "supported", A->fn, ts_dtype_name(ar.buf->dt));
+    if (!ts_dtype_is_int(er.buf->dt) || (ebits != 8 && ebits != 16 && ebits != 32))
+        elab_fail(E, TS_ERR_TYPE, loc, "%s: metadata E must be int8, int16 or int32 (or unsigned), got %s", A->fn,
+                  ts_dtype_name(er.buf->dt));
+    int64_t bm, bh, em, ek;
+    if (!ir_is_const_int(ar.extent[0], &bm) || !ir_is_const_int(ar.extent[1], &bh) ||
+        !ir_is_const_int(er.extent[0], &em) || !ir_is_const_int(er.extent[1], &ek))
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: the tiles' extents must be constants", A->fn);
+    int64_t bk = 2 * bh, ef = ebits; /* e_factor: (ebits / 4) groups of 4 elements per metadata element */
+    if (em != bm || ek * ef != bk)
+        elab_fail(E, TS_ERR_SHAPE, loc, "%s: E is [%lld, %lld] but A_sparse [%lld, %lld] needs [%lld, %lld] of %s "
+                  "(e_factor %lld)", A->fn, (long long)em, (long long)ek, (long long)bm, (long long)bh,
+                  (long long)bm, (long long)(bk / ef), ts_dtype_name(er.buf->dt), (long long)ef);
+    /* the dense tile */
+    IrExpr **ext = TS_NEWN(a, IrExpr *, 2);
+    ext[0] = ir_i32(a, bm);
+    ext[1] = ir_i32(a, bk);
+    IrBuffer *db = ir_buffer(E->k, "A_dense", ar.buf->dt, IR_SCOPE_SHARED, 2, ext, loc);
+    IrStmt *al = ir_stmt(a, IR_S_ALLOC, loc);
+    al->alloc.buf = db;
+    emit(E, al);
+    IrVar *vi = ir_var(E->k, "i", TS_INT32, IR_VAR_LOOP), *vk = ir_var(E->k, "k", TS_INT32, IR_VAR_LOOP);
+#define I32(v) ir_i32(a, (v))
+#define B(op, x, y) ir_bin(a, op, x, y)
+    IrExpr *i = ir_var_ref(a, vi), *k = ir_var_ref(a, vk);
+    IrExpr **ei = TS_NEWN(a, IrExpr *, 2);
+    ei[0] = B(IR_ADD, er.start[0], i);
+    ei[1] = B(IR_ADD, er.start[1], B(IR_FLOORDIV, k, I32(ef)));
+    IrExpr *word = ir_cast(a, TS_INT32, ir_load(a, er.buf, ei, 2));
+    IrExpr *nib = B(IR_BITAND, B(IR_SHR, word, B(IR_MUL, I32(4), B(IR_FLOORDIV, B(IR_FLOORMOD, k, I32(ef)), I32(4)))),
+                    I32(15));
+    IrExpr *pos = B(IR_FLOORMOD, k, I32(4));
+    IrExpr *kept[2];
+    for (int h = 0; h < 2; h++) {
+        IrExpr **ai = TS_NEWN(a, IrExpr *, 2);
+        ai[0] = B(IR_ADD, ar.start[0], i);
+        ai[1] = B(IR_ADD, ar.start[1], B(IR_ADD, B(IR_MUL, B(IR_FLOORDIV, k, I32(4)), I32(2)), I32(h)));
+        kept[h] = ir_load(a, ar.buf, ai, 2);
+    }
+    IrExpr *first = B(IR_BITAND, nib, I32(3)), *second = B(IR_BITAND, B(IR_SHR, nib, I32(2)), I32(3));
+    IrExpr *val = ir_select(a, B(IR_EQ, pos, first), kept[0],
+                            ir_select(a, B(IR_EQ, pos, second), kept[1], ir_cast(a, ar.buf->dt, I32(0))));
+#undef I32
+#undef B
+    IrExpr **di = TS_NEWN(a, IrExpr *, 2);
+    di[0] = ir_var_ref(a, vi);
+    di[1] = ir_var_ref(a, vk);
+    IrStmt *st = ir_store(a, db, di, 2, val);
+    st->loc = loc;
+    IrStmt *inner = ir_seq(a);
+    ir_seq_push(a, inner, st);
+    IrStmt *fk = ir_for(a, vk, ir_i32(a, 0), ir_i32(a, bk), IR_FOR_PARALLEL, inner);
+    fk->loc = loc;
+    IrStmt *mid = ir_seq(a);
+    ir_seq_push(a, mid, fk);
+    IrStmt *fi = ir_for(a, vi, ir_i32(a, 0), ir_i32(a, bm), IR_FOR_PARALLEL, mid);
+    fi->loc = loc;
+    emit(E, fi);
+    /* T.gemm(A_dense, B, C, transpose_B=, policy=, clear_accum=, k_pack=, wg_wait=) */
+    static const char *const pass_kw[] = {"transpose_B", "policy", "clear_accum", "k_pack", "wg_wait"};
+    const char *kw[5];
+    Value *kwv[5];
+    int nkw = 0;
+    for (int j = 0; j < 5; j++) {
+        Value *x = arg(E, A, j == 0 ? 5 : j == 1 ? 7 : j == 2 ? 8 : j == 3 ? 9 : 10, pass_kw[j]);
+        if (x) {
+            kw[nkw] = pass_kw[j];
+            kwv[nkw++] = x;
+        }
+    }
+    check_args(E, A, 11);
+    Value *dv = val_new(E, V_BUFFER, loc);
+    dv->buf = db;
+    Value *gargs[3] = {dv, bv, cv};
+    builtin_call(E, builtin_value(E, B_GEMM, loc), gargs, 3, kw, kwv, nkw, loc);
 }
 
 /* The kernel's thread index along one axis of threads= (named as CUDA
@@ -1761,6 +1886,22 @@ static Value *host_call(Elab *E, int id, const char *what, Value **args, int nar
      * marks recorded by a profiler): no events are recorded here, the kernel is
      * the same without them; iket.range(...) is a context that does nothing */
     case B_IKET_RANGE: return val_none(E, loc);
+    case B_E_FACTOR:
+    case B_E_REPLICATE: {
+        /* tilelang/cuda/intrinsics/sparse_layout.py: 2:4 sparsity's metadata.
+         * get_e_factor(a_dtype, meta_dtype): a_dtype elements one metadata
+         * element indexes, (meta bits / 4 per group) x group (4; 2 for float32);
+         * get_e_replicate_factor(a_dtype): threads sharing one metadata value,
+         * 1 for 8-bit operands, else 2 */
+        bool ef = id == B_E_FACTOR;
+        if (nargs != (ef ? 2 : 1) || nkw)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s() takes %s", what, ef ? "(a_dtype, meta_dtype)" : "(a_dtype)");
+        int abits = ts_dtype_bits(val_to_dtype(E, args[0], loc));
+        if (!ef) return val_int(E, abits <= 8 ? 1 : 2, loc);
+        if (abits != 8 && abits != 16 && abits != 32)
+            elab_fail(E, TS_ERR_TYPE, loc, "%s(): no 2:4 sparsity group for a %d-bit dtype", what, abits);
+        return val_int(E, ts_dtype_bits(val_to_dtype(E, args[1], loc)) / 4 * (abits == 32 ? 2 : 4), loc);
+    }
     default: (void)nargs; return val_none(E, loc); /* B_HOST_NOOP*, iket marks: no effect on the kernel */
     }
 }
@@ -2234,6 +2375,10 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     case B_IM2COL2:
         need_kernel(E, A);
         im2col(E, A);
+        return val_none(E, loc);
+    case B_GEMM_SP:
+        need_kernel(E, A);
+        gemm_sp(E, A);
         return val_none(E, loc);
     case B_RNG_INIT:
         need_kernel(E, A);
@@ -3043,6 +3188,18 @@ Value *builtin_call(Elab *E, Value *f, Value **args, int nargs, const char **kw,
     }
     case B_NOOP_HINT: case B_NOOP_HINT3: case B_NOOP_HINT4:
         return val_none(E, loc); /* register/cache hints for the GPU */
+    case B_DEVICE_ASSERT: {
+        /* T.device_assert(cond, msg=""): TileLang's debugging check in the
+         * kernel.  The condition is elaborated (it must be a valid expression)
+         * but not checked at run time: no device trap is generated
+         * (doc/LANGUAGE.md) */
+        need_kernel(E, A);
+        (void)val_to_expr(E, req(E, A, 0, "cond"), loc);
+        Value *msg = arg(E, A, 1, "msg");
+        if (msg && msg->kind != V_STR) elab_fail(E, TS_ERR_TYPE, loc, "%s: msg must be a string", A->fn);
+        check_args(E, A, 2);
+        return val_none(E, loc);
+    }
     case B_SET_MAX_NREG: case B_INC_MAX_NREG: case B_DEC_MAX_NREG: case B_PRODUCER_REG: case B_CONSUMER_REG: {
         /* TileLang's register hints (tilelang/language/builtin.py): the
          * executing warp group's register budget set to reg_count, raised or

@@ -951,6 +951,17 @@ Value *define_value(Elab *E, const char *name, const char *text) {
     if (!strcmp(text, "True")) return val_bool(E, true, none);
     if (!strcmp(text, "False")) return val_bool(E, false, none);
     if (!strcmp(text, "None")) return val_none(E, none);
+    /* T.GemmWarpPolicy.Square (also without "T."): the policy, as the source's value is */
+    const char *pol = !strncmp(text, "T.GemmWarpPolicy.", 17) ? text + 17
+                    : !strncmp(text, "GemmWarpPolicy.", 15) ? text + 15 : NULL;
+    if (pol) {
+        if (strcmp(pol, "Square") && strcmp(pol, "FullRow") && strcmp(pol, "FullCol"))
+            elab_fail(E, TS_ERR_PARAM, none, "-D %s=%s: unknown T.GemmWarpPolicy (Square, FullRow or FullCol)", name,
+                      text);
+        Value *v = val_new(E, V_ENUM, none);
+        v->s = ts_sprintf(E->a, "GemmWarpPolicy.%s", pol);
+        return v;
+    }
     /* a leading digit or sign that did not make a number is a typo, not a string */
     if ((text[0] >= '0' && text[0] <= '9') || ((text[0] == '-' || text[0] == '+' || text[0] == '.') && text[1]))
         elab_fail(E, TS_ERR_PARAM, none,

@@ -245,6 +245,12 @@ static const Case cases[] = {
     {"tests/run/kernels/widen_frag.py", "sink_rows", {"heads=2", "block_M=32", "N=16", "threads=64"}, 1e-5, ON_REGS, 1,
      0},
     {"tests/run/kernels/widen_frag.py", "grid2", {"M=16", "N=32"}, 0, ON_REGS, 1, 0},
+    /* T.gemm_sp (2:4 sparse A, natural metadata): the dense tile expanded in
+     * shared memory, then a tensor-core gemm, pipelined; int16 and int8
+     * metadata, B transposed */
+    {"tests/run/kernels/gemm_sp.py", "gemm_sp", {"M=128", "N=64", "K=128"}, 1e-4, ON_REGS, 1, 0},
+    {"tests/run/kernels/gemm_sp.py", "gemm_sp", {"M=64", "N=64", "K=128", "e_dtype=int8", "trans_b=True"}, 1e-4,
+     ON_REGS, 1, 0},
     /* T.int4 storage: packed bytes copied whole, nibbles sign-extended by the
      * gemm's loops (TileLang's gemm_int4), a T.Parallel store giving each
      * thread both halves of a byte */
