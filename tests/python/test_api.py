@@ -394,7 +394,8 @@ def test_cli_found_beside_the_interpreter(tmp_path, monkeypatch):
 def test_get_tir_of_a_kernel_cuda_cannot_launch():
     """jit_func.get_tir(...) of a kernel whose grid CUDA refuses (70000 blocks in y): as
     TileLang, which builds the TIR without launching, the IR comes back (the C
-    target's, not built); compiling it for CUDA is still an error."""
+    target's, not built); compiling it for CUDA gives a CompileWarning naming the
+    grid (da2b1ef: a launch of it is refused, tests/run/cuda_limits.sh)."""
     import tilescale.tilelang as tilelang
     T = tilelang.language
 
@@ -407,7 +408,10 @@ def test_get_tir_of_a_kernel_cuda_cannot_launch():
                     A[by, j] = A[by, j] + 1.0
         return main
 
-    with pytest.raises(tilescale.CompileError):
-        big.compile(M=70000)
+    with pytest.warns(tilescale.CompileWarning, match="a grid of 70000 blocks in y is more than CUDA allows"):
+        try:
+            big.compile(M=70000)
+        except tilescale.CompileError as e:  # no NVRTC here: the build fails after the warning
+            assert e.status_name == "TS_ERR_BUILD", str(e)
     ir = big.get_tir(M=70000)
     assert "kernel main" in ir and "70000" in ir
