@@ -75,6 +75,9 @@ typedef struct TsCaps {
                        * split across the pipeline's barrier doubles the unrolled body) */
     bool check_bounds; /* every buffer access checked against its extents (C: on unless
                         * TsCompileOptions.check_bounds < 0; CUDA: only when > 0) */
+    bool tmem_shared; /* both targets: a tensor-memory tile used by two thread groups is kept in
+                       * shared memory instead of refused (pass lower_tmem; TILESCALE_TMEM_SHARED=1,
+                       * off by default until the H200's compute-sanitizer passes it) */
 } TsCaps;
 
 /* TsCaps.ws_async (sm_80 and later): how a T.ws producer hands its

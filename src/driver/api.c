@@ -120,6 +120,10 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
     memset(c, 0, sizeof *c);
     /* the C target is the reference: checked unless turned off */
     c->check_bounds = check_bounds > 0 || (check_bounds == 0 && target != TS_TARGET_CUDA);
+    {
+        const char *v = getenv("TILESCALE_TMEM_SHARED");
+        c->tmem_shared = v && !strcmp(v, "1");
+    }
     if (target != TS_TARGET_CUDA) return;
     ts_cuda_pick_arch(getenv("TILESCALE_CUDA_ARCH"), c->arch, sizeof c->arch);
     const char *p = c->arch;

@@ -27,11 +27,14 @@
  *    warp-specialized flash attention: the softmax warps write P and O, an
  *    mma warp multiplies them), or under thread-dependent control flow, is
  *    refused with the two places: registers cannot carry data from one
- *    set of threads to another.  (Session 10 let such a tile stay a
- *    fragment that layout inference keeps in shared memory; the H200's
- *    compute-sanitizer racecheck reported races between the roles in both
- *    test kernels, tc_roles and tc_ws, even with a __syncwarp before the mma
- *    warp's arrive, so the refusal is back until that is understood.)
+ *    set of threads to another.  With TsCaps.tmem_shared
+ *    (TILESCALE_TMEM_SHARED=1; off until the H200's compute-sanitizer
+ *    passes it) a tile of two groups stays a fragment, which layout
+ *    inference keeps in shared memory (its choice for any fragment two
+ *    roles share), the program's mbarriers ordering the hand-over.  (The
+ *    racecheck hazards that made session 10 refuse it again came from the
+ *    mma role's one arrive being lane 0's only: partition_threads now has
+ *    every thread of such a role arrive, doc/LANGUAGE.md "Tensor memory".)
  *  - T.tcgen05_gemm becomes T.gemm on the same operands (transposes,
  *    clear_accum, policy; an A in tensor memory is now a register A
  *    operand), which is done when it ends, followed by the arrive the
@@ -130,7 +133,7 @@ static void tmem_access(IrVisitor *v, const IrAccess *acc) {
         f->seen = true;
         return;
     }
-    if (f->group != u.group)
+    if (f->group != u.group && !(cx->caps && cx->caps->tmem_shared))
         ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, loc,
                    "tensor memory '%s' is used here by %s and at line %d by %s; this target has no tensor memory "
                    "and keeps the tile in registers, which cannot carry it from one set of threads to another "
@@ -138,7 +141,8 @@ static void tmem_access(IrVisitor *v, const IrAccess *acc) {
                    b->name, group_name(cx, &u), f->loc.line, group_name(cx, f));
 }
 
-/* A tcgen05 gemm's arrive must be made by one group: not under per-thread control flow. */
+/* A tcgen05 gemm's arrive, or T.tcgen05_mma_arrive's, must be made by one group: not under
+ * per-thread control flow. */
 static bool tmem_pre(IrVisitor *v, const IrStmt *s) {
     Tmem *t = v->ctx;
     if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_GEMM && s->op->tcgen05) {
@@ -149,6 +153,15 @@ static bool tmem_pre(IrVisitor *v, const IrStmt *s) {
                        "T.tcgen05_gemm with mbar= under a branch or loop on the thread index (line %d): its one "
                        "arrive on the mbarrier is made for the group running the gemm, which must run it as "
                        "uniform code (the block's or one T.ws role's)",
+                       u.branch->loc.line);
+    }
+    if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ONE) { /* T.tcgen05_mma_arrive */
+        Use u = use_here(t, v->frame->up, s->loc);
+        if (u.branch)
+            ts_fail_at(t->cx->diag, TS_ERR_UNSUPPORTED, s->loc,
+                       "T.tcgen05_mma_arrive under a branch or loop on the thread index (line %d): its one arrive "
+                       "on the mbarrier is made for the group running it, which must run it as uniform code (the "
+                       "block's or one T.ws role's)",
                        u.branch->loc.line);
     }
     return true;

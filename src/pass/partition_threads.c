@@ -81,7 +81,12 @@ typedef struct Part {
     bool changed;                     /* the analysis grew this round */
     bool c;                           /* the C target's form (ts_pass_thread_loops_c): T.Parallel
                                          loops stay loops of the block, not of its threads */
+    int64_t **one_n;                  /* by mbarrier buffer id, by element: > 0, every arrival on it is a
+                                         group's one arrive (IR_MBAR_ARRIVE_ONE) in a T.ws role of this
+                                         many threads, made by each of them (one_arrivals); else 0 or -1 */
 } Part;
+
+static int64_t one_each(const Part *p, const IrBuffer *b, const IrExpr *idx);
 
 static bool is_private(const IrBuffer *b) { return b->scope == IR_SCOPE_LOCAL || b->scope == IR_SCOPE_VAR; }
 
@@ -815,16 +820,36 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
     case IR_S_MBAR:
         /* mbarrier.init by one thread (insert_sync orders it before the uses);
          * the other operations are each running thread's own */
-        if (s->mbar.op == IR_MBAR_INIT) return thread_range(p, "t", ir_i32(p->a, 1), s, s->loc);
+        if (s->mbar.op == IR_MBAR_INIT) {
+            int64_t n = one_each(p, s->mbar.buf, s->mbar.idx);
+            if (n > 0) { /* its arrivals are made by each of a role's n threads (one_arrivals): n times the count */
+                IrStmt *in = ir_stmt(p->a, IR_S_MBAR, s->loc);
+                in->mbar = s->mbar;
+                int64_t c;
+                in->mbar.value = ir_is_const_int(s->mbar.value, &c) ? ir_i32(p->a, c * n)
+                                                                   : ir_bin(p->a, IR_MUL, s->mbar.value, ir_i32(p->a, n));
+                s = in;
+            }
+            return thread_range(p, "t", ir_i32(p->a, 1), s, s->loc);
+        }
+        if (s->mbar.op == IR_MBAR_ARRIVE_ONE && p->role && one_each(p, s->mbar.buf, s->mbar.idx) == p->nt) {
+            /* each of the role's threads arrives (the count was multiplied): see one_arrivals */
+            IrStmt *each = ir_stmt(p->a, IR_S_MBAR, s->loc);
+            each->mbar = s->mbar;
+            each->mbar.op = IR_MBAR_ARRIVE;
+            return each;
+        }
         if (s->mbar.op == IR_MBAR_ARRIVE_ONE) { /* the group's one arrival: its first thread's */
             IrStmt *one = ir_stmt(p->a, IR_S_MBAR, s->loc);
             one->mbar = s->mbar;
             one->mbar.op = IR_MBAR_ARRIVE;
             IrStmt *first = thread_range(p, "t", ir_i32(p->a, 1), one, s->loc);
             if (p->nt == ir_kernel_nthreads(p->k)) return first; /* the block: each reads its own registers */
-            /* a T.ws role (lower_tmem allows one warp there): what its other lanes wrote (a
-             * tensor-memory tile shared with another role lives in shared memory) must be
-             * ordered before the arrive that releases it: __syncwarp, then lane 0 arrives */
+            /* a T.ws role whose mbarrier has other arrivals too (one_arrivals): what its other
+             * lanes did (a tensor-memory tile shared with another role lives in shared memory)
+             * must be ordered before the arrive that releases it: __syncwarp, then lane 0
+             * arrives (ordered by the PTX memory model; compute-sanitizer racecheck does not
+             * follow it) */
             if (p->nt != 32)
                 ts_fail_at(p->cx->diag, TS_ERR_UNSUPPORTED, s->loc,
                            "the one arrive of a tcgen05 gemm or T.tcgen05_mma_arrive in a T.ws role of %d threads: "
@@ -851,9 +876,83 @@ static IrStmt *part_pre(IrMutator *m, IrStmt *s) {
     }
 }
 
+/* A group's one arrive (IR_MBAR_ARRIVE_ONE: what a tcgen05 gemm's mbar= or
+ * T.tcgen05_mma_arrive makes when its work is done; pass lower_tmem made
+ * such gemms ordinary ones, done when they end) in a T.ws role releases
+ * what the role's threads did before it: the gemm's reads of its shared
+ * operand tiles (which a producer then overwrites) and its writes of an
+ * accumulator another role reads (a tensor-memory tile two roles share
+ * lives in shared memory).  An mbarrier arrive releases the arriving
+ * thread's own accesses; one lane's arrive after a __syncwarp or a named
+ * barrier of the role is ordered by the PTX memory model's cumulativity,
+ * but compute-sanitizer racecheck does not follow that chain (session 11
+ * on the H200: tc_roles and tc_ws reported races with __syncwarp and with
+ * bar.sync over the warp, none with every lane arriving).  So every thread
+ * of the role arrives itself and the mbarrier expects n times as many
+ * arrivals per phase (its INIT count times the role's n threads): the same
+ * phases, and each thread's arrive releases its own accesses.  That is
+ * done for an mbarrier buffer all of whose arrivals are one arrives in
+ * roles of the same size; any other arrival on it (a thread's own arrive,
+ * a one arrive in the block's code or in a role of another size) keeps
+ * the first thread's single arrive after a __syncwarp (part_pre). */
+typedef struct OneScan {
+    TsArena *a;
+    int64_t **n; /* by buffer id: by element, 0 (no arrival seen), n > 0 or -1 */
+} OneScan;
+
+static int64_t mbar_elems(const IrBuffer *b) {
+    int64_t n = 1;
+    if (b->ndim >= 1 && (!ir_is_const_int(b->shape[0], &n) || n < 1)) n = 1;
+    return n;
+}
+
+static bool one_pre(IrVisitor *v, const IrStmt *s) {
+    OneScan *o = v->ctx;
+    if (s->kind != IR_S_MBAR || s->mbar.op == IR_MBAR_INIT || s->mbar.op == IR_MBAR_WAIT ||
+        s->mbar.op == IR_MBAR_EXPECT_TX)
+        return true;
+    const IrBuffer *b = s->mbar.buf;
+    int64_t ne = mbar_elems(b);
+    if (!o->n[b->id]) o->n[b->id] = TS_NEWN(o->a, int64_t, ne);
+    int64_t *el = o->n[b->id];
+    int64_t n = -1, c;
+    if (s->mbar.op == IR_MBAR_ARRIVE_ONE)
+        for (const IrWalkFrame *f = v->frame; f; f = f->up)
+            if (f->s->kind == IR_S_ROLE) {
+                n = f->s->role.n;
+                break;
+            }
+    bool one = ir_is_const_int(s->mbar.idx, &c) && c >= 0 && c < ne;
+    for (int64_t i = one ? c : 0; i < (one ? c + 1 : ne); i++) el[i] = n < 0 || (el[i] && el[i] != n) ? -1 : n;
+    return true;
+}
+
+/* The role size whose threads each make the one arrives on mbar[idx]
+ * (INIT's or an arrive's index), or 0: that element keeps one arrival. */
+static int64_t one_each(const Part *p, const IrBuffer *b, const IrExpr *idx) {
+    const int64_t *el = p->one_n ? p->one_n[b->id] : NULL;
+    if (!el) return 0;
+    int64_t ne = mbar_elems(b), c, n = 0;
+    bool one = ir_is_const_int(idx, &c) && c >= 0 && c < ne;
+    for (int64_t i = one ? c : 0; i < (one ? c + 1 : ne); i++) {
+        if (el[i] <= 0 || (n && el[i] != n)) return 0;
+        n = el[i];
+    }
+    return n;
+}
+
+static int64_t **one_arrivals(TsPassCtx *cx, IrKernel *k) {
+    int nid = k->next_id > 0 ? k->next_id : 1;
+    OneScan o = {.a = cx->arena, .n = TS_NEWN(cx->arena, int64_t *, nid)};
+    IrVisitor v = {.ctx = &o, .pre_stmt = one_pre};
+    ir_visit_stmt(&v, k->body);
+    return o.n;
+}
+
 void ts_pass_partition_threads(TsPassCtx *cx) {
     IrKernel *k = cx->k;
     Part p = {.cx = cx, .k = k, .a = cx->arena, .nt = ir_kernel_nthreads(k)};
+    p.one_n = one_arrivals(cx, k);
     do {
         p.changed = false;
         mark_stmt(&p, k->body, false);

@@ -256,7 +256,8 @@ const TsPass ts_passes[] = {
     {"lower_tmem", ts_pass_lower_tmem,
      "Blackwell tensor memory (T.alloc_tmem) and T.tcgen05_gemm on targets without it (all today): a tile used "
      "by one group's uniform code becomes a register fragment, the gemm a T.gemm followed by the one arrive on "
-     "its mbarrier the hardware would make; a tile shared by two thread roles, or used in per-thread code, is refused",
+     "its mbarrier the hardware would make; a tile shared by two thread roles is refused (kept in shared memory with "
+     "TILESCALE_TMEM_SHARED=1), one used in per-thread code too",
      TS_PASS_ALL},
     {"widen_fragments", ts_pass_widen_fragments,
      "a fragment indexed at exactly a T.Parallel nest's loop variables past its declared extent is widened "

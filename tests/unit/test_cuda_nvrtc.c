@@ -393,7 +393,9 @@ static const char *SRC_PIPE = PRE
 
 /* ---- the kernels ------------------------------------------------------------------------------ */
 
-enum { RUN = 1, STRIDED_X = 2, ALIAS_XY = 4 };
+/* TMEM_SHARED: compiled with TILESCALE_TMEM_SHARED=1 (a tensor-memory tile two thread roles
+ * share kept in shared memory, pass lower_tmem; refused without it) */
+enum { RUN = 1, STRIDED_X = 2, ALIAS_XY = 4, TMEM_SHARED = 8 };
 
 typedef struct Spec {
     const char *file;   /* an example file, or NULL */
@@ -496,6 +498,12 @@ static const Spec specs[] = {
      * bfloat16, one ulp of |S| <= ~12, times |V| <= 1: up to ~0.05 on that row's outputs (the H200,
      * batch 2: 55 of 8192 off by at most 0.0076)) */
     {"tests/run/kernels/tmem.py", NULL, "tc_chain", "M=128 N=96 D=64", NULL, NULL, RUN, 0.1},
+    /* tiles two T.ws roles share (in shared memory, TILESCALE_TMEM_SHARED=1): one role stages A, a
+     * one-warp role multiplies, the first reads back; a producer warp and an mma warp over 3 slots,
+     * T.tcgen05_mma_arrive for the block.  The mma warp's one arrives are each lane's
+     * (partition_threads), which compute-sanitizer racecheck can follow */
+    {"tests/run/kernels/tmem.py", NULL, "tc_roles", "M=256 N=128 K=64", NULL, NULL, RUN | TMEM_SHARED, 0},
+    {"tests/run/kernels/tmem.py", NULL, "tc_ws", "M=256 N=192 K=320 stages=3", NULL, NULL, RUN | TMEM_SHARED, 0},
 };
 
 static const char *src_for(const char *entry) {
@@ -551,8 +559,16 @@ static TsKernel *compile_in(const Spec *s, TsTarget target, int skip_build, cons
     o.timing = 1;
     o.lenient_defines = 1;
     TsKernel *k = NULL;
+    const char *was = getenv("TILESCALE_TMEM_SHARED");
+    char saved[16] = "";
+    if (was) snprintf(saved, sizeof saved, "%s", was);
+    if (s->flags & TMEM_SHARED) setenv("TILESCALE_TMEM_SHARED", "1", 1);
     if (s->file) *st = ts_compile_file(ctx, s->file, s->entry, defs, nd, &o, &k);
     else *st = ts_compile_source(ctx, s->entry, src_for(s->entry), s->entry, defs, nd, &o, &k);
+    if (s->flags & TMEM_SHARED) {
+        if (was) setenv("TILESCALE_TMEM_SHARED", saved, 1);
+        else unsetenv("TILESCALE_TMEM_SHARED");
+    }
     return k;
 }
 

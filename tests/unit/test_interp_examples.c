@@ -58,6 +58,9 @@ enum { ON_QUICK = 32 };
  * (the kernel's layout_note empty): the case tests a register path, not the
  * shared-memory fallback */
 enum { ON_REGS = 64 };
+/* (in Case.off too) a tensor-memory tile two thread roles share is kept in
+ * shared memory (TsCaps.tmem_shared, TILESCALE_TMEM_SHARED=1), both targets */
+enum { ON_TMEM_SHARED = 128 };
 
 static const Case cases[] = {
     {"examples/elementwise_add.py", "elementwise_add", {"M=40", "N=70"}, 0, 0, 0, 0},
@@ -284,6 +287,11 @@ static const Case cases[] = {
      ON_REGS, 1, 0},
     /* T.gemm into tensor memory with an mbar and no wait of the program's */
     {"tests/run/kernels/tmem.py", "tg_gemm", {"M=96", "N=64", "K=96"}, 1e-4, ON_REGS, 1, 0},
+    /* tiles shared by two T.ws roles (written by one, multiplied by a one-warp
+     * role whose lanes each arrive, read back by the first): fragments kept in
+     * shared memory */
+    {"tests/run/kernels/tmem.py", "tc_roles", {"M=128", "N=64", "K=32"}, 1e-4, ON_TMEM_SHARED, 1, 0},
+    {"tests/run/kernels/tmem.py", "tc_roles", {"M=200", "N=72", "K=32", "block_N=32"}, 1e-4, ON_TMEM_SHARED, 1, 0},
 };
 
 /* The index of the case of this entry (planted bugs name newer cases so:
@@ -454,6 +462,7 @@ static bool run_case(const Case *c, bool strict, Mutation mut) {
     }
     TsCaps cc;
     memset(&cc, 0, sizeof cc);
+    cu.tmem_shared = cc.tmem_shared = (c->off & ON_TMEM_SHARED) != 0;
     TsDefine defs[10];
     int nd = it_defines(&t.a, c->defs, defs, 10);
     char label[256];

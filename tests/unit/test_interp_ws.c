@@ -96,6 +96,12 @@ static const Case cases[] = {
     {"tests/run/kernels/cp_async.py", "gather_groups", "gather_naive", {"R=300", "G=3"}, 0, true, false},
     /* 8 threads store one row's validity flag (one value), then copy the row if it is valid */
     {"tests/run/kernels/cp_async.py", "gather_flags", "gather_flags_naive", {"R=300", "G=3", "D=128"}, 0, true, false},
+    /* Blackwell's form (pass lower_tmem, TsCaps.tmem_shared): a producer warp and an mma warp
+     * over two or three slots, each T.tcgen05_gemm's arrive freeing its slot, T.tcgen05_mma_arrive
+     * completing the tensor-memory accumulator for the whole block (a fragment of the mma role and
+     * the block: shared memory); every lane of the mma warp arrives (partition_threads) */
+    {"tests/run/kernels/tmem.py", "tc_ws", "gemm_kn_ref", {"M=64", "N=64", "K=96"}, 1e-4, false, false},
+    {"tests/run/kernels/tmem.py", "tc_ws", "gemm_kn_ref", {"M=96", "N=80", "K=72", "stages=3"}, 1e-4, false, false},
     /* the same under `if tx >= 64:`: each thread tests its own store (pass forward_stores) */
     {"tests/run/kernels/cp_async.py", "gather_flags_branch", "gather_flags_naive", {"R=300", "G=3"}, 0, true, false},
 };
@@ -197,6 +203,8 @@ static bool run_case_arch(const Case *c, bool ws_layout, int form, Mutation mut,
     cu.smem_reuse = TS_SMEM_REUSE_OFF;
     TsCaps cc;
     memset(&cc, 0, sizeof cc);
+    /* (tensor-memory tiles two roles share kept in shared memory: only tc_ws has one) */
+    cu.tmem_shared = cc.tmem_shared = true;
     TsDefine defs[8];
     int nd = it_defines(&t.a, c->defs, defs, 8);
     char label[256];
