@@ -21,13 +21,21 @@
 # yet (each stops at a later refusal: doc/LANGUAGE.md), so none is run here.
 #
 #   B=build-gpu bash bench/persist_gpu_check.sh   # from the repository root; builds $B
-# Prints one PASS/FAIL line per check and "N passed, N failed"; exit 1 if any failed, 77 without a GPU.
+#   B=build PERSIST_TARGET=c bash bench/persist_gpu_check.sh   # the same commands on the C target (no GPU,
+#                                                              # no sanitizers): checks the script itself
+# Prints one PASS/FAIL line per check (a failure: its last error line) and "N passed, N failed"; the
+# full output of every failed command goes to $LOG (default $B/persist_gpu_check.log); exit 1 if any
+# failed, 77 without a GPU.
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-build-gpu}
+TGT=${PERSIST_TARGET:-cuda}
+LOG=${LOG:-$B/persist_gpu_check.log}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TILESCALE_CACHE_DIR=$PWD/$B/kcache
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then echo "skipped: no GPU"; exit 77; fi
+if [ "$TGT" = cuda ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; }; then
+  echo "skipped: no GPU"; exit 77
+fi
 if [ ! -x "$B/tilescale" ]; then
   cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
     cmake --build "$B" -j"$(nproc)" --target tilescale_cli tilescale >/dev/null || { echo "BUILD FAILED"; exit 1; }
@@ -35,14 +43,25 @@ fi
 T=$B/tilescale
 passed=0
 failed=0
+: >"$LOG"
 ok() { echo "PASS $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; echo "$2" | tail -15; failed=$((failed + 1)); }
-check() { # label file entry ref defines...: CUDA against the reference entry on the C target, same inputs
+bad() { # label output: one line (the last error or FAIL line) here, everything in $LOG
+  local why
+  why=$(echo "$2" | grep -E 'error|FAIL|fail|Error|ERROR|hazard' | grep -v '^PASS' | tail -1)
+  echo "FAIL $1: ${why:-$(echo "$2" | tail -1)}"
+  { echo "==== FAIL $1"; echo "$2"; } >>"$LOG"
+  failed=$((failed + 1))
+}
+check() { # label file entry ref defines...: $TGT against the reference entry on the C target, same inputs
   local label=$1 f=$2 entry=$3 ref=$4
   shift 4
   local out
-  out=$(timeout 120 "$T" run "$f" --entry "$entry" "$@" --target cuda --check-against "$ref" --check-target c --seed 7 2>&1)
-  if [ $? -eq 0 ] && echo "$out" | grep -q '^PASS$'; then ok "$label"; else bad "$label" "$out"; fi
+  out=$(timeout 120 "$T" run "$f" --entry "$entry" "$@" --target "$TGT" --check-against "$ref" --check-target c --seed 7 2>&1)
+  if [ $? -eq 0 ] && echo "$out" | grep -q '^PASS$' && echo "$out" | grep -q "^check against $ref on target c:$"; then
+    ok "$label"
+  else
+    bad "$label" "$out"
+  fi
 }
 P=tests/run/kernels/persistent_sched.py
 C=tests/run/kernels/cluster.py
@@ -76,16 +95,23 @@ unset TILESCALE_CUDA_ARCH
 san() { # tool label file entry defines...
   local t=$1 label=$2 f=$3 entry=$4
   shift 4
+  if [ "$TGT" != cuda ]; then return 0; fi
   if ! command -v compute-sanitizer >/dev/null 2>&1; then echo "SKIP $t $label (no compute-sanitizer)"; return 0; fi
   local out
   out=$(TILESCALE_CUDA_ARCH=sm_90a timeout 300 compute-sanitizer --tool "$t" --error-exitcode 9 "$T" run "$f" --entry "$entry" \
     "$@" --target cuda --seed 3 2>&1)
-  if [ $? -eq 0 ] && echo "$out" | grep -q "ERROR SUMMARY: 0 errors"; then ok "$t $label"; else bad "$t $label" "$out"; fi
+  # memcheck ends with "ERROR SUMMARY: 0 errors", racecheck with "RACECHECK SUMMARY: 0 hazards displayed (0 errors, ...)"
+  if [ $? -eq 0 ] && echo "$out" | grep -qE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors"; then
+    ok "$t $label"
+  else
+    bad "$t $label" "$out"
+  fi
 }
 for t in memcheck racecheck; do
   san $t "persist 200x33 7 blocks" $P persist -D M=200 -D N=33 -D TM=8 -D TN=8 -D blocks=7 -D swizzle=3
   san $t "persist_gemm 200x136x264 5 blocks" $P persist_gemm
   san $t "persist_cluster 8 blocks clusters of 2" $C persist_cluster -D M=200 -D N=150 -D blocks=8 -D cluster=2
 done
+[ "$failed" -eq 0 ] || echo "(full output of the failures: $LOG)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

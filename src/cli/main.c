@@ -19,7 +19,9 @@
  * the seed; outputs named in out_idx are poisoned with NaN first), runs
  * the kernel, optionally runs a second entry of the same file on copies
  * of the same inputs and compares every tensor; --check-target runs the
- * same entry compiled for another target instead (e.g. CUDA against C).
+ * same entry compiled for another target instead (e.g. CUDA against C),
+ * or with --check-against that entry on that target (a GPU kernel against
+ * a naive one run on the CPU).
  * It uses only the public
  * API (tilescale.h), as any host program would.  `compile --emit` prints
  * the IR, the generated C or CUDA (c and cuda are the same text: that of
@@ -346,7 +348,9 @@ static int cmd_run(TsContext *ctx, const Opts *o) {
         }
     rc = 0;
     if (ref) {
-        if (o->check) printf("check against %s:\n", o->check);
+        if (o->check && o->check_target)
+            printf("check against %s on target %s:\n", o->check, o->check_target - 1 == TS_TARGET_C ? "c" : "cuda");
+        else if (o->check) printf("check against %s:\n", o->check);
         else printf("check against target %s:\n", o->check_target - 1 == TS_TARGET_C ? "c" : "cuda");
         cli_print_rule();
         int uses_ulp = o->ulp >= 0;

@@ -458,8 +458,6 @@ int cli_parse(int argc, char **argv, CliOpts *o) {
     free(seen);
     if (rc != -1) return rc;
     if (o->cmd & (CLI_RUN | CLI_DIST | CLI_COMPILE)) {
-        if (o->check && o->check_target)
-            return usage_error("--check-against and --check-target cannot be combined");
         if (o->ulp >= 0 && o->rtol >= 0)
             return usage_error("--ulp and --rtol cannot be combined (--ulp N: at most N ulps apart, or within --atol)");
         if (!o->file) return usage_error("'%s' needs a FILE", c);

@@ -24,6 +24,10 @@ check $f --entry persist --target c -D cluster=2 -D blocks=6 -D M=70 -D N=50 -D 
 check $f --entry persist --target c -D blocks=0 -D M=300 -D N=600 -D swizzle=4 --check-against persist_naive
 check $f --entry persist_coord --target c --check-against persist_naive
 check $f --entry persist_gemm --target c --check-against gemm_naive
+# --check-against with --check-target (bench/persist_gpu_check.sh's form: the reference on the C target)
+out=$("$tool" run $f --entry persist --target c --check-against persist_naive --check-target c 2>&1)
+echo "$out" | grep -q '^check against persist_naive on target c:$' && echo "$out" | grep -q '^PASS$' ||
+  { echo "$out"; echo "FAILED: --check-against with --check-target"; exit 1; }
 check $f --entry persist_gemm --target c -D M=130 -D N=70 -D K=100 -D blocks=3 -D swizzle=3 --check-against gemm_naive
 check $f --entry persist_coord --target c -D col=False -D swizzle=3 -D blocks=5 --check-against persist_naive
 check $f --entry persist_coord --target c -D cluster=2 -D blocks=4 --check-against persist_naive
