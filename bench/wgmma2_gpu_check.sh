@@ -8,7 +8,8 @@
 #     count, one stage as before) and tests/run/kernels/wgmma_gemm.py
 #     (transpose_B pipelined, transpose_A, T.wgmma_gemm), each compiled with
 #     the default (wait_group 1 after the next gemm, TILESCALE_CUDA_WGMMA_INFLIGHT=2)
-#     and the pipelined ones also with =1 (wait_group 0 before the barrier);
+#     and =3 (SLOT: wait_group 1 before the step's barrier, copies one step less
+#     ahead), three of them also with =1 (wait_group 0 before the barrier);
 #     the printed CUDA must hold the wait the mode stands for;
 #  2. compute-sanitizer racecheck and synccheck on small pipelined runs (2 and 3
 #     stages, 1 and 2 warpgroups);
@@ -52,7 +53,7 @@ run() {
   if [ "$want" != - ]; then
     # the gemm's call is followed (after its register fence) by the wait the mode places
     if [ "$want" = "wait<1>" ]; then
-      echo "$src" | grep -A1 -E '^ +ts_wgmma_[0-9]+\(' | grep -q 'ts_wgmma_wait<1>' || w=missing
+      echo "$src" | grep -q '^ *ts_wgmma_wait<1>' || w=missing
     else
       echo "$src" | grep -B3 -E '^ +__syncthreads' | grep -q 'ts_wgmma_wait<0>' || w=missing
     fi
@@ -62,16 +63,20 @@ run() {
   echo "| $label | inflight=$mode | ${v:-ERROR} | $([ "$n" -gt 0 ] && echo wgmma || echo 'NOT wgmma') | $want $w |"
   if [ "$v" = PASS ] && [ "$n" -gt 0 ] && [ $w = ok ]; then ok; else bad; echo "$out" | tail -6; fi
 }
-both() { # label file args: pipelined, both modes
+both() { # label file args: pipelined, the default mode (2) and SLOT (3; as 2 with two stages)
   run 2 "wait<1>" "$@"
+  run 3 "wait<1>" "$@"
+}
+all3() { # ... and TOP (1)
+  both "$@"
   run 1 "wait<0>" "$@"
 }
 echo "| case (sm_90a) vs C target | mode | result | instruction | wait in the loop |"
 echo "|---|---|---|---|---|"
-both "gemm 1024³ fp16 128x256x128 2 st 256 thr (bench tile)" $G --entry matmul -D M=1024 -D N=1024 -D K=1024 -D block_M=128 -D block_N=256 -D block_K=128 -D num_stages=2 -D threads=256
+all3 "gemm 1024³ fp16 128x256x128 2 st 256 thr (bench tile)" $G --entry matmul -D M=1024 -D N=1024 -D K=1024 -D block_M=128 -D block_N=256 -D block_K=128 -D num_stages=2 -D threads=256
 both "gemm 1024³ bf16 128x256x128 2 st 256 thr" $G --entry matmul -D M=1024 -D N=1024 -D K=1024 -D block_M=128 -D block_N=256 -D block_K=128 -D num_stages=2 -D threads=256 -D dtype=bfloat16
 both "gemm 1024³ fp16 128x128x32 3 st 128 thr" $G --entry matmul -D M=1024 -D N=1024 -D K=1024
-both "gemm 1000³ (tails) 128x128x32 3 st" $G --entry matmul -D M=1000 -D N=1000 -D K=1000
+all3 "gemm 1000³ (tails) 128x128x32 3 st" $G --entry matmul -D M=1000 -D N=1000 -D K=1000
 both "gemm 520x264x200 (tails) bf16 64x64x32 3 st" $G --entry matmul -D M=520 -D N=264 -D K=200 -D block_M=64 -D block_N=64 -D block_K=32 -D dtype=bfloat16
 both "gemm 256x128x96 64x32x16 3 st (32B A, 64B B)" $G --entry matmul -D M=256 -D N=128 -D K=96 -D block_M=64 -D block_N=32 -D block_K=16
 both "gemm 256³ 64x256x64 2 st 256 thr (warpgroups over N)" $G --entry matmul -D M=256 -D N=256 -D K=256 -D block_M=64 -D block_N=256 -D block_K=64 -D threads=256 -D num_stages=2
@@ -79,7 +84,7 @@ both "gemm 2048³ fp16 128x256x64 3 st 256 thr" $G --entry matmul -D M=2048 -D N
 both "gemm 1024x768x2048 bf16 128x128x64 4 st 128 thr" $G --entry matmul -D M=1024 -D N=768 -D K=2048 -D block_M=128 -D block_N=128 -D block_K=64 -D num_stages=4 -D dtype=bfloat16
 both "gemm 512x512x64 128x128x32 4 st (2 steps < 3 in flight)" $G --entry matmul -D M=512 -D N=512 -D K=64 -D num_stages=4
 both "gemm 256x256x40 128x128x32 2 st (2 steps, tail K)" $G --entry matmul -D M=256 -D N=256 -D K=40 -D num_stages=2
-both "gemm 384x512x1000 bf16 128x256x64 4 st 256 thr (tail K)" $G --entry matmul -D M=384 -D N=512 -D K=1000 -D block_M=128 -D block_N=256 -D block_K=64 -D num_stages=4 -D threads=256 -D dtype=bfloat16
+all3 "gemm 384x512x1000 bf16 128x256x64 4 st 256 thr (tail K)" $G --entry matmul -D M=384 -D N=512 -D K=1000 -D block_M=128 -D block_N=256 -D block_K=64 -D num_stages=4 -D threads=256 -D dtype=bfloat16
 run 2 - "gemm 512³ 128x128x32 1 stage (as before)" $G --entry matmul -D M=512 -D N=512 -D K=512 -D num_stages=1
 both "transpose_B 1024x512x768 2 st" $K --entry gemm_tb -D M=1024 -D N=512 -D K=768
 both "transpose_B 1000x520x200 (tails) 64x64x32 3 st" $K --entry gemm_tb -D M=1000 -D N=520 -D K=200 -D block_M=64 -D block_N=64 -D block_K=32 -D num_stages=3
@@ -101,8 +106,8 @@ else
   echo "compute-sanitizer not found: sanitizer runs skipped"
 fi
 if [ -z "${NO_BENCH:-}" ]; then
-  # cuBLAS / ours (inflight 2, the default) / inflight 0 (before) / inflight 1, same inputs, every output checked
-  if TILESCALE_CUDA_ARCH=sm_90a TS_BENCH_VARIANTS="inflight 0:TILESCALE_CUDA_WGMMA_INFLIGHT=0;inflight 1:TILESCALE_CUDA_WGMMA_INFLIGHT=1" \
+  # cuBLAS / ours (inflight 2, the default) / inflight 0 (before) / 1 / 3, same inputs, every output checked
+  if TILESCALE_CUDA_ARCH=sm_90a TS_BENCH_VARIANTS="inflight 0:TILESCALE_CUDA_WGMMA_INFLIGHT=0;inflight 1:TILESCALE_CUDA_WGMMA_INFLIGHT=1;inflight 3:TILESCALE_CUDA_WGMMA_INFLIGHT=3" \
     TS_BENCH_GEMM="8192:128x256x64:3:256:float16;8192:128x128x64:3:128:float16" \
     TS=$PWD/$T PYTHONUNBUFFERED=1 timeout 330 python3 bench/gpu_bench.py --only "gemm.py matmul" --no-tilelang; then ok; else bad; fi
 fi

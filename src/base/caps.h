@@ -29,8 +29,9 @@ enum { TS_PREFETCH_SPLIT = 1, TS_PREFETCH_TWO_STEPS = 2, TS_PREFETCH_EARLY_COPY 
  * step's barrier with the gemm issued before the step's copies, or
  * (ONE, the default) waited for down to one group (wait_group 1) right
  * after the next gemm is issued, then a barrier before the copies refill
- * the slot the older group read. */
-enum { TS_WGMMA_INFLIGHT_OFF = 0, TS_WGMMA_INFLIGHT_TOP = 1, TS_WGMMA_INFLIGHT_ONE = 2 };
+ * the slot the older group read, or (SLOT, num_stages >= 3) one slot kept
+ * for the pending group: the copies one step less ahead, one barrier per step. */
+enum { TS_WGMMA_INFLIGHT_OFF = 0, TS_WGMMA_INFLIGHT_TOP = 1, TS_WGMMA_INFLIGHT_ONE = 2, TS_WGMMA_INFLIGHT_SLOT = 3 };
 
 typedef struct TsCaps {
     char arch[24];    /* CUDA: "sm_90a", "sm_80", "compute_90"; "" on the C target */
@@ -39,7 +40,7 @@ typedef struct TsCaps {
     bool mma;         /* T.gemm on tensor cores (mma.sync) where eligible (TILESCALE_CUDA_MMA=0: off) */
     bool wgmma;       /* sm_90a only: T.gemm on wgmma.mma_async where eligible (TILESCALE_CUDA_WGMMA=0:
                        * off, mma.sync; doc/HOPPER.md) */
-    int wgmma_inflight; /* TS_WGMMA_INFLIGHT_* (TILESCALE_CUDA_WGMMA_INFLIGHT=0/1/2; default ONE) */
+    int wgmma_inflight; /* TS_WGMMA_INFLIGHT_* (TILESCALE_CUDA_WGMMA_INFLIGHT=0/1/2/3; default ONE) */
     bool vec;         /* vectorized (16-byte) tile copies (TILESCALE_CUDA_VEC=0: off) */
     bool pad;         /* pad rows of unswizzled tensor-core operand tiles (TILESCALE_CUDA_PAD=0: off) */
     bool vec_cast;    /* vectorized casting copies (TILESCALE_CUDA_VEC=nocast: off) */

@@ -141,6 +141,7 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
         const char *v = getenv("TILESCALE_CUDA_WGMMA_INFLIGHT");
         c->wgmma_inflight = !v || !*v ? TS_WGMMA_INFLIGHT_ONE : atoi(v) == 1 ? TS_WGMMA_INFLIGHT_TOP
                             : atoi(v) == 2                      ? TS_WGMMA_INFLIGHT_ONE
+                            : atoi(v) == 3                      ? TS_WGMMA_INFLIGHT_SLOT
                                                                 : TS_WGMMA_INFLIGHT_OFF;
     }
     c->vec = env_on("TILESCALE_CUDA_VEC", NULL);

@@ -256,6 +256,17 @@ static IrStmt *gemm_part(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, int 
  *   the copies' issue and the wait for the next stage run during gemm k,
  *   but gemm k + 1 starts only after gemm k ended and a barrier.
  *
+ *   SLOT (S >= 2; else ONE): one slot of the S + 1 kept for the pending
+ *   group, the copies D = S - 1 steps ahead instead of S, one barrier:
+ *     prologue: producers of iterations 0 .. S - 2 (S - 1 groups)
+ *     for k:
+ *         async_wait(W - 1); wgmma_wait(1)     stage k landed; gemm k - 2 complete
+ *         barrier                              (every thread, every warpgroup)
+ *         gemm(k), issued                      groups pending: k - 1, k
+ *         producers(k + S - 1), guarded        slot (k - 2) % (S + 1): gemm k - 2's
+ *         async_commit()
+ *     wgmma_wait(0)
+ *
  * Correct for every S >= 1 (num_stages >= 2; with one stage nothing is
  * pipelined and nothing changes): the slot arithmetic above does not
  * depend on S, and W (cp.async groups) is unchanged since each step still
@@ -397,8 +408,26 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
         if (producers && split_gemm_ok(st[at[m - 1]], &dsts, 32)) first = st[at[m - 1]];
     }
 
+    /* the wgmma gemm left in flight (above): the last statement, in stage S,
+     * after producers of stage 0 only */
+    const IrStmt *wg = NULL;
+    int wmode = cx->caps->wgmma_inflight;
+    if (wmode != TS_WGMMA_INFLIGHT_OFF && !split && !first && any_async && S > 0 && m >= 2 &&
+        stage[at[m - 1]] == S) {
+        BufVec dsts = {0};
+        bool producers = true;
+        for (int p = 0; p + 1 < m; p++) {
+            producers &= stage[at[p]] == 0;
+            async_dsts(st[at[p]], a, &dsts);
+        }
+        if (producers && inflight_gemm_ok(st[at[m - 1]], &dsts, st, m)) wg = st[at[m - 1]];
+    }
+    /* SLOT: copies D = S - 1 steps ahead (one slot for the pending group); needs S >= 2 */
+    if (wg && wmode == TS_WGMMA_INFLIGHT_SLOT && S < 2) wmode = TS_WGMMA_INFLIGHT_ONE;
+    int D = wg && wmode == TS_WGMMA_INFLIGHT_SLOT ? S - 1 : S; /* the copies run D steps ahead */
+
     /* prologue */
-    for (int t = 0; t < S; t++) {
+    for (int t = 0; t < D; t++) {
         IrStmt *step = ir_seq(a);
         step->loc = loop->loc;
         bool consumer = false;
@@ -436,33 +465,20 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
     } else if (early) {
         ir_seq_push(a, out, ir_stmt(a, IR_S_ASYNC_COMMIT, loop->loc));
     }
-    /* the wgmma gemm left in flight (above): the last statement, in stage S,
-     * after producers of stage 0 only */
-    const IrStmt *wg = NULL;
-    int wmode = cx->caps->wgmma_inflight;
-    if (wmode != TS_WGMMA_INFLIGHT_OFF && !split && !first && any_async && S > 0 && m >= 2 &&
-        stage[at[m - 1]] == S) {
-        BufVec dsts = {0};
-        bool producers = true;
-        for (int p = 0; p + 1 < m; p++) {
-            producers &= stage[at[p]] == 0;
-            async_dsts(st[at[p]], a, &dsts);
-        }
-        if (producers && inflight_gemm_ok(st[at[m - 1]], &dsts, st, m)) wg = st[at[m - 1]];
-    }
     if (wg) {
         IrStmt *sb = ir_seq(a);
         sb->loc = body->loc;
-        ir_seq_push(a, sb, wait_stmt(a, W, loop->loc));
+        ir_seq_push(a, sb, wait_stmt(a, wmode == TS_WGMMA_INFLIGHT_SLOT ? W - 1 : W, loop->loc));
         if (wmode == TS_WGMMA_INFLIGHT_TOP) ir_seq_push(a, sb, wgmma_wait_stmt(a, 0, loop->loc));
+        if (wmode == TS_WGMMA_INFLIGHT_SLOT) ir_seq_push(a, sb, wgmma_wait_stmt(a, 1, loop->loc));
         ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
         ir_seq_push(a, sb, async_gemm(a, wg));
         if (wmode == TS_WGMMA_INFLIGHT_ONE) {
             ir_seq_push(a, sb, wgmma_wait_stmt(a, 1, loop->loc));
             ir_seq_push(a, sb, ir_stmt(a, IR_S_BARRIER, loop->loc));
         }
-        if (!(nc >= 0 && S >= nc)) {
-            IrExpr *to = ir_bin(a, IR_ADD, ir_var_ref(a, k), ir_i32(a, S));
+        if (!(nc >= 0 && D >= nc)) {
+            IrExpr *to = ir_bin(a, IR_ADD, ir_var_ref(a, k), ir_i32(a, D));
             IrStmt *group = ir_seq(a);
             group->loc = loop->loc;
             for (int p = 0; p + 1 < m; p++) ir_seq_push(a, group, shifted(a, st[at[p]], k, to, NULL));

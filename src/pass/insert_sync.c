@@ -782,6 +782,16 @@ static bool top_barrier(const IrStmt *s) {
  * `cond`, read before every iteration): the body to a fixed point around
  * the back edge.  st: the set before the loop (the condition's first test
  * already in it), then after it.  may_skip: the body may run zero times. */
+/* Does every run of the loop body issue an async wgmma group (such a gemm
+ * directly in its top-level sequence)? */
+static bool body_issues_group(const IrStmt *body) {
+    if (async_wgmma(body)) return true;
+    if (!body || body->kind != IR_S_SEQ) return false;
+    for (int i = 0; i < body->seq.n; i++)
+        if (body_issues_group(body->seq.v[i])) return true;
+    return false;
+}
+
 static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond, const IrStmt *s,
                             AccSet *st, int64_t lo, int64_t hi, bool may_skip) {
     AccSet entry = set_copy(S, st), back = {0};
@@ -864,10 +874,16 @@ static IrStmt *uniform_loop(Sync *S, IrStmt *body, const IrVar *v, IrExpr *cond,
          * flight: those are of iteration v - 1 exactly */
         bool own = v && !lc.cont.n && top_barrier(b);
         IrExpr *last_it = v ? ir_bin(S->a, IR_SUB, ir_var_ref(S->a, (IrVar *)v), ir_int(S->a, 1, v->dt)) : NULL;
+        /* an async wgmma gemm's read still pending at the end with no group
+         * issued after it: where every iteration issues a group (one at the top
+         * level of the body, no `continue`), it is of the last iteration, v - 1
+         * exactly (a pipelined gemm's slot is then known) */
+        bool issues = v && !lc.cont.n && body_issues_group(body);
         for (int i = 0; i < head.n; i++) {
             const Acc *x = head.v[i];
             if (!v) set_add(S, &nback, (Acc *)x);
             else if (own && !x->inflight) set_add(S, &nback, renamed(S, x, v, last_it, NULL));
+            else if (issues && x->wg && x->inflight && x->age == 0) set_add(S, &nback, renamed(S, x, v, last_it, NULL));
             else set_add(S, &nback, renamed(S, x, v, prev_it, w));
             set_add(S, &norig, (Acc *)x);
         }

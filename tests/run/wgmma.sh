@@ -65,6 +65,13 @@ for st in 2 3 4; do
     want="for k async_wait eval wait_wgmma(0) barrier gemm_async if k async_commit eval wait_wgmma(0) async_wait "
     got=$(shape TILESCALE_CUDA_WGMMA_INFLIGHT=1 $st $th)
     [ "$got" = "$want" ] || fail "inflight=1, $st stages, threads/block_N $th: got '$got', want '$want'"
+    if [ $st -ge 3 ]; then # SLOT: wait_group 1 before the one barrier, the copies one step less ahead
+      want="for k async_wait eval wait_wgmma(1) barrier gemm_async if k async_commit eval wait_wgmma(0) async_wait "
+    else # (two stages: as the default)
+      want="for k async_wait barrier gemm_async eval wait_wgmma(1) barrier if k async_commit eval wait_wgmma(0) async_wait "
+    fi
+    got=$(shape TILESCALE_CUDA_WGMMA_INFLIGHT=3 $st $th)
+    [ "$got" = "$want" ] || fail "inflight=3, $st stages, threads/block_N $th: got '$got', want '$want'"
     want="for k async_wait barrier if k gemm async_commit async_wait "
     got=$(shape TILESCALE_CUDA_WGMMA_INFLIGHT=0 $st $th)
     [ "$got" = "$want" ] || fail "inflight=0, $st stages, threads/block_N $th: got '$got', want '$want'"
