@@ -7,9 +7,11 @@
 #     tails, 2/3/4 stages, 1 and 2 warpgroups, trip counts below the stage
 #     count, one stage as before) and tests/run/kernels/wgmma_gemm.py
 #     (transpose_B pipelined, transpose_A, T.wgmma_gemm), each compiled with
-#     the default (wait_group 1 after the next gemm, TILESCALE_CUDA_WGMMA_INFLIGHT=2)
-#     and =3 (SLOT: wait_group 1 before the step's barrier, copies one step less
-#     ahead), three of them also with =1 (wait_group 0 before the barrier);
+#     the default (TILESCALE_CUDA_WGMMA_INFLIGHT unset, AUTO: each gemm waiting
+#     for its own group with two stages, =1 with more), =2 (ONE: wait_group 1
+#     after the next gemm) and =3 (SLOT: wait_group 1 before the step's barrier,
+#     copies one step less ahead), three of them also with =1 (TOP: wait_group 0
+#     before the barrier);
 #     the printed CUDA must hold the wait the mode stands for;
 #  2. compute-sanitizer racecheck and synccheck on small pipelined runs (2 and 3
 #     stages, 1 and 2 warpgroups);
@@ -63,7 +65,8 @@ run() {
   echo "| $label | inflight=$mode | ${v:-ERROR} | $([ "$n" -gt 0 ] && echo wgmma || echo 'NOT wgmma') | $want $w |"
   if [ "$v" = PASS ] && [ "$n" -gt 0 ] && [ $w = ok ]; then ok; else bad; echo "$out" | tail -6; fi
 }
-both() { # label file args: pipelined, the default mode (2) and SLOT (3; as 2 with two stages)
+both() { # label file args: pipelined: the default (auto: 0 with two stages, 1 with more), ONE (2), SLOT (3; as 2 with two stages)
+  run auto - "$@"
   run 2 "wait<1>" "$@"
   run 3 "wait<1>" "$@"
 }
@@ -85,12 +88,12 @@ both "gemm 1024x768x2048 bf16 128x128x64 4 st 128 thr" $G --entry matmul -D M=10
 both "gemm 512x512x64 128x128x32 4 st (2 steps < 3 in flight)" $G --entry matmul -D M=512 -D N=512 -D K=64 -D num_stages=4
 both "gemm 256x256x40 128x128x32 2 st (2 steps, tail K)" $G --entry matmul -D M=256 -D N=256 -D K=40 -D num_stages=2
 all3 "gemm 384x512x1000 bf16 128x256x64 4 st 256 thr (tail K)" $G --entry matmul -D M=384 -D N=512 -D K=1000 -D block_M=128 -D block_N=256 -D block_K=64 -D num_stages=4 -D threads=256 -D dtype=bfloat16
-run 2 - "gemm 512³ 128x128x32 1 stage (as before)" $G --entry matmul -D M=512 -D N=512 -D K=512 -D num_stages=1
+run auto - "gemm 512³ 128x128x32 1 stage (two stages: pipeline_planning)" $G --entry matmul -D M=512 -D N=512 -D K=512 -D num_stages=1
 both "transpose_B 1024x512x768 2 st" $K --entry gemm_tb -D M=1024 -D N=512 -D K=768
 both "transpose_B 1000x520x200 (tails) 64x64x32 3 st" $K --entry gemm_tb -D M=1000 -D N=520 -D K=200 -D block_M=64 -D block_N=64 -D block_K=32 -D num_stages=3
-run 2 - "transpose_A 512x256x320" $K --entry gemm_ta -D M=512 -D N=256 -D K=320
-run 2 - "T.wgmma_gemm x2 + T.wait_wgmma(0) 512x256x512" $K --entry gemm_async -D M=512 -D N=256 -D K=512
-run 2 - "T.wgmma_gemm pipe, two accumulators 256x256x512" $K --entry gemm_async_pipe -D M=256 -D N=256 -D K=512
+run auto - "transpose_A 512x256x320" $K --entry gemm_ta -D M=512 -D N=256 -D K=320
+run auto - "T.wgmma_gemm x2 + T.wait_wgmma(0) 512x256x512" $K --entry gemm_async -D M=512 -D N=256 -D K=512
+run auto - "T.wgmma_gemm pipe, two accumulators 256x256x512" $K --entry gemm_async_pipe -D M=256 -D N=256 -D K=512
 if command -v compute-sanitizer >/dev/null; then
   san() { # label, then the tilescale arguments
     local label=$1; shift
@@ -106,8 +109,8 @@ else
   echo "compute-sanitizer not found: sanitizer runs skipped"
 fi
 if [ -z "${NO_BENCH:-}" ]; then
-  # cuBLAS / ours (inflight 2, the default) / inflight 0 (before) / 1 / 3, same inputs, every output checked
-  if TILESCALE_CUDA_ARCH=sm_90a TS_BENCH_VARIANTS="inflight 0:TILESCALE_CUDA_WGMMA_INFLIGHT=0;inflight 1:TILESCALE_CUDA_WGMMA_INFLIGHT=1;inflight 3:TILESCALE_CUDA_WGMMA_INFLIGHT=3" \
+  # cuBLAS / ours (auto: 0 with two stages, 1 with more) / inflight 0, 1, 2, 3; same inputs, every output checked
+  if TILESCALE_CUDA_ARCH=sm_90a TS_BENCH_VARIANTS="inflight 0:TILESCALE_CUDA_WGMMA_INFLIGHT=0;inflight 1:TILESCALE_CUDA_WGMMA_INFLIGHT=1;inflight 2:TILESCALE_CUDA_WGMMA_INFLIGHT=2;inflight 3:TILESCALE_CUDA_WGMMA_INFLIGHT=3" \
     TS_BENCH_GEMM="8192:128x256x64:3:256:float16;8192:128x128x64:3:128:float16" \
     TS=$PWD/$T PYTHONUNBUFFERED=1 timeout 330 python3 bench/gpu_bench.py --only "gemm.py matmul" --no-tilelang; then ok; else bad; fi
 fi

@@ -26,12 +26,15 @@ enum { TS_PREFETCH_SPLIT = 1, TS_PREFETCH_TWO_STEPS = 2, TS_PREFETCH_EARLY_COPY 
 /* TsCaps.wgmma_inflight: how a pipelined loop's wgmma gemm over the stage
  * tiles leaves its group in flight (inject_pipeline): not at all (each gemm
  * waits for its own group), waited for (wait_group 0) before the next
- * step's barrier with the gemm issued before the step's copies, or
- * (ONE, the default) waited for down to one group (wait_group 1) right
+ * step's barrier with the gemm issued before the step's copies (TOP), or
+ * (ONE) waited for down to one group (wait_group 1) right
  * after the next gemm is issued, then a barrier before the copies refill
  * the slot the older group read, or (SLOT, num_stages >= 3) one slot kept
- * for the pending group: the copies one step less ahead, one barrier per step. */
-enum { TS_WGMMA_INFLIGHT_OFF = 0, TS_WGMMA_INFLIGHT_TOP = 1, TS_WGMMA_INFLIGHT_ONE = 2, TS_WGMMA_INFLIGHT_SLOT = 3 };
+ * for the pending group: the copies one step less ahead, one barrier per step.
+ * AUTO (the default): OFF with two stages, TOP with three or more (the H200's
+ * batch 1 of 2026-12-02: bench/RESULTS.md). */
+enum { TS_WGMMA_INFLIGHT_OFF = 0, TS_WGMMA_INFLIGHT_TOP = 1, TS_WGMMA_INFLIGHT_ONE = 2, TS_WGMMA_INFLIGHT_SLOT = 3,
+       TS_WGMMA_INFLIGHT_AUTO = 4 };
 
 typedef struct TsCaps {
     char arch[24];    /* CUDA: "sm_90a", "sm_80", "compute_90"; "" on the C target */
@@ -40,7 +43,7 @@ typedef struct TsCaps {
     bool mma;         /* T.gemm on tensor cores (mma.sync) where eligible (TILESCALE_CUDA_MMA=0: off) */
     bool wgmma;       /* sm_90a only: T.gemm on wgmma.mma_async where eligible (TILESCALE_CUDA_WGMMA=0:
                        * off, mma.sync; doc/HOPPER.md) */
-    int wgmma_inflight; /* TS_WGMMA_INFLIGHT_* (TILESCALE_CUDA_WGMMA_INFLIGHT=0/1/2/3; default ONE) */
+    int wgmma_inflight; /* TS_WGMMA_INFLIGHT_* (TILESCALE_CUDA_WGMMA_INFLIGHT=0/1/2/3; default AUTO) */
     bool vec;         /* vectorized (16-byte) tile copies (TILESCALE_CUDA_VEC=0: off) */
     bool pad;         /* pad rows of unswizzled tensor-core operand tiles (TILESCALE_CUDA_PAD=0: off) */
     bool vec_cast;    /* vectorized casting copies (TILESCALE_CUDA_VEC=nocast: off) */

@@ -139,7 +139,8 @@ static void set_caps(TsCaps *c, TsTarget target, int check_bounds, int tiered) {
     }
     {
         const char *v = getenv("TILESCALE_CUDA_WGMMA_INFLIGHT");
-        c->wgmma_inflight = !v || !*v ? TS_WGMMA_INFLIGHT_ONE : atoi(v) == 1 ? TS_WGMMA_INFLIGHT_TOP
+        c->wgmma_inflight = !v || !*v || !strcmp(v, "auto") ? TS_WGMMA_INFLIGHT_AUTO
+                            : atoi(v) == 1                      ? TS_WGMMA_INFLIGHT_TOP
                             : atoi(v) == 2                      ? TS_WGMMA_INFLIGHT_ONE
                             : atoi(v) == 3                      ? TS_WGMMA_INFLIGHT_SLOT
                                                                 : TS_WGMMA_INFLIGHT_OFF;

@@ -234,7 +234,7 @@ static IrStmt *gemm_part(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, int 
  * gemm k - 1 read, so gemm k - 1 must be complete, in every warpgroup
  * (warpgroups over M all read B), before any thread issues them:
  *
- *   ONE (TsCaps.wgmma_inflight, the default):
+ *   ONE (TsCaps.wgmma_inflight; the default is AUTO: OFF with S = 1, TOP above):
  *     for k:
  *         async_wait(W); barrier               stage k landed, visible
  *         gemm(k), issued                      groups pending: k - 1, k
@@ -246,7 +246,7 @@ static IrStmt *gemm_part(TsArena *a, const IrStmt *s, IrVar *k, IrExpr *to, int 
  *   the tensor cores go from gemm k - 1 to gemm k without a gap: gemm k is
  *   issued while k - 1 still runs; the copies of step k run during gemm k.
  *
- *   TOP:
+ *   TOP (AUTO's choice for S >= 2):
  *     for k:
  *         async_wait(W); wgmma_wait(0); barrier
  *         gemm(k), issued
@@ -412,6 +412,12 @@ static IrStmt *expand(Inj *ij, const IrStmt *loop) {
      * after producers of stage 0 only */
     const IrStmt *wg = NULL;
     int wmode = cx->caps->wgmma_inflight;
+    /* AUTO: measured on the H200 (bench/RESULTS.md, 2026-12-02 batch 1): with two stages
+     * (128x256x128) every gemm waiting for its own group was fastest (8192^3 fp16 2.29 ms;
+     * TOP 2.36, ONE 2.53: its copies, issued after the gemm, are waited for in the next
+     * step), with three TOP was (128x256x64: 2.15 vs 2.44 waiting; 4000^3 128x128x32:
+     * 0.362 vs 0.373, ONE 0.394) */
+    if (wmode == TS_WGMMA_INFLIGHT_AUTO) wmode = S >= 2 ? TS_WGMMA_INFLIGHT_TOP : TS_WGMMA_INFLIGHT_OFF;
     if (wmode != TS_WGMMA_INFLIGHT_OFF && !split && !first && any_async && S > 0 && m >= 2 &&
         stage[at[m - 1]] == S) {
         BufVec dsts = {0};

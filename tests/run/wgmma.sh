@@ -43,11 +43,13 @@ grep -q 'wgmma' $d/e.cu && fail "gemm_async sm_90: wgmma printed"
 
 # The pipelined gemm left in flight (inject_pipeline, TsCaps.wgmma_inflight): the final IR's
 # steady-state loop and what follows it, statement by statement (the copies' own lines left
-# out), for 2, 3 and 4 stages (1 and 2 warpgroups): by default the gemm is issued without a
-# wait, wait_group 1 completes the previous step's group, a barrier, then the copies refill
-# the slot it read; wait_group 0 after the loop, before the accumulator is stored; with
-# TILESCALE_CUDA_WGMMA_INFLIGHT=1 wait_group 0 before the step's barrier, the gemm, then the
-# copies; =0 and a loop not pipelined: no wait outside the gemm (it waits for its own group)
+# out), for 2, 3 and 4 stages (1 and 2 warpgroups), in each mode: ONE (=2): the gemm issued
+# without a wait, wait_group 1 completes the previous step's group, a barrier, then the copies
+# refill the slot it read, wait_group 0 after the loop, before the accumulator is stored; TOP
+# (=1): wait_group 0 before the step's barrier, the gemm, then the copies; SLOT (=3, three stages
+# or more, else ONE): wait_group 1 before the one barrier; OFF (=0) and a loop not pipelined: no
+# wait outside the gemm (it waits for its own group); the default (AUTO): OFF with two stages,
+# TOP with more
 shape() { # env, stages, threads, block_N -> the loop's statements, one word each
   env TILESCALE_CUDA_ARCH=sm_90a $1 "$tool" compile examples/gemm.py --entry matmul -D M=256 -D N=256 -D K=512 \
     -D num_stages=$2 -D threads=$3 -D block_N=$4 --target cuda --dump-after wgmma_waits >$d/ir.txt 2>&1 ||
@@ -57,35 +59,37 @@ shape() { # env, stages, threads, block_N -> the loop's statements, one word eac
              s/^ *(for k|async_wait|barrier|eval wait_wgmma\([0-9]\)|if k|async_commit)[^a-z_]?.*/\1/p' |
     tr '\n' ' '
 }
+ONE="for k async_wait barrier gemm_async eval wait_wgmma(1) barrier if k async_commit eval wait_wgmma(0) async_wait "
+TOP="for k async_wait eval wait_wgmma(0) barrier gemm_async if k async_commit eval wait_wgmma(0) async_wait "
+SLOT="for k async_wait eval wait_wgmma(1) barrier gemm_async if k async_commit eval wait_wgmma(0) async_wait "
+OFF="for k async_wait barrier if k gemm async_commit async_wait "
+expect() { # env stages threads block_N want
+  got=$(shape "$1" $2 $3 $4)
+  [ "$got" = "$5" ] || fail "'$1', $2 stages, threads/block_N $3 $4: got '$got', want '$5'"
+}
 for st in 2 3 4; do
   for th in "128 128" "256 256"; do
-    want="for k async_wait barrier gemm_async eval wait_wgmma(1) barrier if k async_commit eval wait_wgmma(0) async_wait "
-    got=$(shape "" $st $th)
-    [ "$got" = "$want" ] || fail "in flight, $st stages, threads/block_N $th: got '$got', want '$want'"
-    want="for k async_wait eval wait_wgmma(0) barrier gemm_async if k async_commit eval wait_wgmma(0) async_wait "
-    got=$(shape TILESCALE_CUDA_WGMMA_INFLIGHT=1 $st $th)
-    [ "$got" = "$want" ] || fail "inflight=1, $st stages, threads/block_N $th: got '$got', want '$want'"
-    if [ $st -ge 3 ]; then # SLOT: wait_group 1 before the one barrier, the copies one step less ahead
-      want="for k async_wait eval wait_wgmma(1) barrier gemm_async if k async_commit eval wait_wgmma(0) async_wait "
-    else # (two stages: as the default)
-      want="for k async_wait barrier gemm_async eval wait_wgmma(1) barrier if k async_commit eval wait_wgmma(0) async_wait "
+    expect TILESCALE_CUDA_WGMMA_INFLIGHT=2 $st $th "$ONE"
+    expect TILESCALE_CUDA_WGMMA_INFLIGHT=1 $st $th "$TOP"
+    expect TILESCALE_CUDA_WGMMA_INFLIGHT=0 $st $th "$OFF"
+    if [ $st -ge 3 ]; then
+      expect TILESCALE_CUDA_WGMMA_INFLIGHT=3 $st $th "$SLOT"
+      expect "" $st $th "$TOP"
+    else
+      expect TILESCALE_CUDA_WGMMA_INFLIGHT=3 $st $th "$ONE"
+      expect "" $st $th "$OFF"
     fi
-    got=$(shape TILESCALE_CUDA_WGMMA_INFLIGHT=3 $st $th)
-    [ "$got" = "$want" ] || fail "inflight=3, $st stages, threads/block_N $th: got '$got', want '$want'"
-    want="for k async_wait barrier if k gemm async_commit async_wait "
-    got=$(shape TILESCALE_CUDA_WGMMA_INFLIGHT=0 $st $th)
-    [ "$got" = "$want" ] || fail "inflight=0, $st stages, threads/block_N $th: got '$got', want '$want'"
   done
 done
 # (num_stages=1 runs as two stages where the second slot fits: pipeline_planning)
-[ "$(shape "" 1 128 128)" = "for k async_wait barrier gemm_async eval wait_wgmma(1) barrier if k async_commit eval wait_wgmma(0) async_wait " ] ||
-  fail "num_stages=1 (two stages) not in flight"
-env TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_PIPELINE=0 "$tool" compile examples/gemm.py --entry matmul -D M=256 -D N=256 -D K=512 \
-  --target cuda --dump-after wgmma_waits >$d/ir1.txt 2>&1 || fail "compile without pipeline"
+expect "" 1 128 128 "$OFF"
+expect TILESCALE_CUDA_WGMMA_INFLIGHT=2 1 128 128 "$ONE"
+env TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_PIPELINE=0 TILESCALE_CUDA_WGMMA_INFLIGHT=2 "$tool" compile examples/gemm.py \
+  --entry matmul -D M=256 -D N=256 -D K=512 --target cuda --dump-after wgmma_waits >$d/ir1.txt 2>&1 || fail "compile without pipeline"
 grep -q 'gemm(' $d/ir1.txt || fail "without pipeline: no gemm"
 grep -q 'wait_wgmma\|async=1' $d/ir1.txt && fail "without pipeline: the gemm no longer waits for its own group"
-# the CUDA: the loop's gemm function has no wait of its own, the loop waits for one group
-TILESCALE_CUDA_ARCH=sm_90a "$tool" compile $G --emit cuda >$d/w.cu || fail "compile bench tile"
+# the CUDA: in flight, the loop's gemm function has no wait of its own, the loop waits for one group
+TILESCALE_CUDA_ARCH=sm_90a TILESCALE_CUDA_WGMMA_INFLIGHT=2 "$tool" compile $G --emit cuda >$d/w.cu || fail "compile bench tile"
 sed -n '/TS_DEV void ts_wgmma_0(/,/^}/p' $d/w.cu | grep -q 'ts_wgmma_wait' && fail "bench tile: the in-flight gemm's function waits"
 grep -A1 -E '^ +ts_wgmma_0\(' $d/w.cu | grep -q 'ts_wgmma_wait<1>' || fail "bench tile: no wait_group 1 after the gemm"
 
