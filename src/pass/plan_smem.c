@@ -94,6 +94,10 @@
  *     (TsCaps.smem_max) is a user error naming every shared buffer, its
  *     type, bytes and offset.
  *
+ * An mbarrier buffer never shares bytes (it lives for the whole kernel:
+ * PTX lets its memory be used otherwise only after mbarrier.inval, and a
+ * cp.async's arrive on it lands asynchronously).
+ *
  * Buffers allocated but never accessed get an offset like the others (in
  * the reusing plan they overlap anything, as nothing reads them).
  */
@@ -470,6 +474,15 @@ static bool is_wait_all(const IrStmt *s) { return s->kind == IR_S_ASYNC_WAIT && 
 static Pair decide(const Plan *P, int i, int j) {
     Pair r = {true, 0, -1, -1, false, -1, -1};
     const Slot *a = &P->slots.v[i], *b = &P->slots.v[j];
+    if (i != j && (a->b->mbar_count || b->b->mbar_count)) {
+        /* an mbarrier keeps its bytes for the whole kernel: PTX lets its memory serve another
+         * purpose only after mbarrier.inval, and an asynchronous arrive (a cp.async's
+         * cp.async.mbarrier.arrive.noinc) lands when the unit says, not in program order (the
+         * H200's racecheck, session 11: gemm_tcgen5mma_ws's epilogue fragment placed over its
+         * three mbarriers reported a hazard) */
+        r.ok = false;
+        return r;
+    }
     if (i == j || a->first < 0 || b->first < 0) return r; /* never accessed: nothing to separate */
     int c = common_list(P, a->home, b->home), af, al, bf, bl;
     range_in(P, a, c, &af, &al);
