@@ -272,6 +272,10 @@ Value *binop(Elab *E, AstOp op, Value *a, Value *b, TsLoc loc) {
             x = val_to_expr(E, a, loc);
             y = val_to_expr(E, b, loc);
         }
+        /* TVM refuses these on floats too; the printers' shared emitter used to (target/cexpr.c) */
+        if ((op == AST_BITAND || op == AST_BITOR || op == AST_BITXOR || op == AST_LSHIFT || op == AST_RSHIFT) &&
+            (ts_dtype_is_float(x->dt) || ts_dtype_is_float(y->dt)))
+            elab_fail(E, TS_ERR_TYPE, loc, "bitwise operator on floating-point values");
         IrExpr *r = ir_bin(E->a, ast_to_irop(E, op, loc), x, y);
         r->loc = loc;
         return val_expr(E, r, loc);

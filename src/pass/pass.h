@@ -43,6 +43,9 @@ void ts_run_passes(TsPassCtx *cx, const char *dump_after, TsBuf *dump, TsBuf *ti
 
 /* The passes (one file each). */
 void ts_pass_verify(TsPassCtx *cx);
+/* What the lowered IR asks of cx->target that it lacks: an error at the construct (verify_target.c;
+ * pass verify_lowered runs it last). */
+void ts_verify_target(TsPassCtx *cx);
 void ts_pass_split_grid(TsPassCtx *cx);        /* T.sync_grid at the top level: the rest a second kernel */
 void ts_pass_simplify(TsPassCtx *cx);
 void ts_pass_lower_cluster(TsPassCtx *cx);     /* thread block clusters: kept (sm_90+), refused, or the rank computed */

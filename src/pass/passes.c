@@ -68,10 +68,10 @@
  *                      elsewhere (below)
  * * wgmma_waits        the accumulators each T.wait_wgmma completes, whose
  *                      registers the printer fences after it (wgmma_waits.c)
- *   verify_lowered     well formed, no tile operator left, and (CUDA) no
- *                      instruction the target architecture lacks (nor an
- *                      atomic add on bools, nor an external function's
- *                      16-/8-bit float value: the checks were the printer's)
+ *   verify_lowered     well formed, no tile operator left, and nothing the
+ *                      target lacks (verify_target.c: instructions,
+ *                      atomics' dtypes, per-thread sizes, a C grid the host
+ *                      computes...: the checks were the printers')
  *
  * A new pass is a TsPass like those below; list it here too.
  */
@@ -91,71 +91,6 @@ static bool unlowered_tileop(const IrStmt *s, void *ctx) {
 }
 
 static bool has_tileop(const IrStmt *s) { return ir_stmt_any(s, unlowered_tileop, NULL); }
-
-/* A gemm kept for tensor cores (mma.sync or wgmma): a warp- or
- * warpgroup-wide instruction sequence over the whole block's tiles. */
-static bool tensor_core_gemm(const IrStmt *s, void *ctx) {
-    const IrStmt **at = ctx;
-    if (s->kind != IR_S_TILEOP || s->op->kind != TS_OP_GEMM ||
-        (s->op->inst != TS_OP_INST_MMA_SYNC && s->op->inst != TS_OP_INST_WGMMA))
-        return false;
-    *at = s;
-    return true;
-}
-
-/* What the lowered IR asks of the target's instructions and the target
- * lacks: an error at the statement (the code generator only prints). */
-static bool cuda_capability_pre(IrVisitor *v, const IrStmt *s) {
-    TsPassCtx *cx = v->ctx;
-    /* a tensor-core gemm is run by every thread of the block with the same
-     * operands: never inside a thread range (partition_threads' per-thread
-     * code: a T.Parallel loop, thread-dependent control flow) */
-    const IrStmt *g = NULL;
-    if (s->kind == IR_S_FOR && s->for_.kind == IR_FOR_THREAD && ir_stmt_any(s->for_.body, tensor_core_gemm, &g))
-        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, g->loc,
-                   "T.gemm on tensor cores must be reached by every thread of the block with the same operands "
-                   "(not under a T.Parallel loop or thread-dependent control flow); TILESCALE_CUDA_MMA=0 lowers "
-                   "it to loops instead");
-    if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_ARRIVE_ASYNC && cx->caps->sm < 80)
-        ts_internal(cx->diag, "kernel %s: cp.async.mbarrier.arrive below sm_80", cx->k->name);
-    if (s->kind == IR_S_TILEOP && s->op->kind == TS_OP_COMM &&
-        (s->op->comm == TS_COMM_PUT || s->op->comm == TS_COMM_GET))
-        for (int i = 0; i < 2; i++) /* a range moves plain row-major memory */
-            if (s->op->r[i].buf->swizzle.kind != IR_SWIZZLE_NONE)
-                ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
-                           "T.%s: '%s' has a swizzled layout; a range needs plain row-major addresses",
-                           ts_comm_name(s->op->comm), s->op->r[i].buf->name);
-    /* an atomic add on bools has no instruction (CUDA: atomics on shared and
-     * global memory; private buffers are updated in place) */
-    if (s->kind == IR_S_ATOMIC_ADD && s->store.buf->dt == TS_BOOL && s->store.buf->scope != IR_SCOPE_LOCAL &&
-        s->store.buf->scope != IR_SCOPE_VAR)
-        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc, "atomic add on a bool buffer ('%s')", s->store.buf->name);
-    if (s->kind == IR_S_MBAR && s->mbar.op == IR_MBAR_EXPECT_TX && cx->caps->sm < 90)
-        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, s->loc,
-                   "T.mbarrier_expect_tx needs sm_90 or later (transaction counts); the target is sm_%d",
-                   cx->caps->sm);
-    return true;
-}
-
-/* An external function's value (T.call_extern used inside an expression,
- * not a call statement of its own) of a float narrower than float32: the
- * CUDA printer keeps such floats as their stored bits (ts_u16, ts_u8), so
- * what a function returning `half_t` or `__nv_bfloat16` gives could not
- * be converted to the number it holds.  A call statement (IR_S_EVAL of
- * the call itself) drops its value and is fine. */
-static bool cuda_extern_value_pre(IrVisitor *v, const IrExpr *e) {
-    TsPassCtx *cx = v->ctx;
-    if (e->kind != IR_E_CALL || e->call.fn != IR_EXTERN_CALL) return true;
-    const IrStmt *s = v->frame ? v->frame->s : NULL;
-    if (s && s->kind == IR_S_EVAL && s->eval.e == e) return true; /* a call statement: its value unused */
-    if (ts_dtype_is_float(e->dt) && e->dt != TS_FLOAT32 && e->dt != TS_FLOAT64)
-        ts_fail_at(cx->diag, TS_ERR_UNSUPPORTED, e->loc,
-                   "T.call_extern('%s') returning %s used as a value: 16-, 8- and 4-bit floats are kept as their "
-                   "stored bits on the CUDA target; call it as a statement that writes its result through a "
-                   "pointer (T.access_ptr), or return float32",
-                   e->call.args[0]->str, ts_dtype_name(e->dt));
-    return true;
-}
 
 /* Does the target have PTX's setmaxnreg?  Only the architecture-specific
  * sm_90a (PTX ISA 8.0, setmaxnreg: "requires sm_90a"); plain sm_90 and
@@ -228,8 +163,7 @@ static void pass_verify_lowered(TsPassCtx *cx) {
     if (has_tileop(cx->k->body))
         ts_internal(cx->diag, "kernel %s: a tile operator is left after lower_tile_ops",
                     cx->k->name);
-    IrVisitor v = {.ctx = cx, .pre_stmt = cuda_capability_pre, .pre_expr = cuda_extern_value_pre};
-    if (cx->target == TS_TARGET_CUDA) ir_visit_stmt(&v, cx->k->body);
+    ts_verify_target(cx); /* verify_target.c */
 }
 
 const TsPass ts_passes[] = {
@@ -364,9 +298,10 @@ const TsPass ts_passes[] = {
      "it and not yet waited for, on some path), whose registers the printer fences after the wait",
      TS_PASS_CUDA},
     {"verify_lowered", pass_verify_lowered,
-     "check the lowered IR is well formed, has no tile operator left and (CUDA) asks for no instruction the "
-     "target architecture lacks (T.mbarrier_expect_tx below sm_90, an atomic add on a bool buffer, a T.call_extern "
-     "value of a 16-, 8- or 4-bit float)",
+     "check the lowered IR is well formed, has no tile operator left and asks for nothing the target lacks "
+     "(CUDA: T.mbarrier_expect_tx below sm_90, atomics on dtypes without instructions, a T.call_extern value of a "
+     "16-, 8- or 4-bit float, a block-wide barrier in per-thread code, per-thread buffers over 2^20 elements; C: "
+     "a grid the host cannot compute, atomics on bools, T.sync_grid among coroutine threads)",
      TS_PASS_ALL},
     {NULL, NULL, NULL, 0},
 };

@@ -319,7 +319,8 @@ static void emit_bin(TsCxGen *x, const IrExpr *e) {
     }
     if (fl && (e->bin.op == IR_BITAND || e->bin.op == IR_BITOR || e->bin.op == IR_BITXOR ||
                e->bin.op == IR_SHL || e->bin.op == IR_SHR))
-        ts_fail_at(x->d, TS_ERR_TYPE, e->loc, "bitwise operator on floating-point values");
+        ts_fail_at(x->d, TS_ERR_INTERNAL, e->loc, "%s: a bitwise operator on floating-point values (the elaborator "
+                   "refuses it)", x->dl->who);
     if (fn && c == 'i' && x->dl->int_fn_sfx &&
         (e->bin.op == IR_DIV || e->bin.op == IR_FLOORDIV || e->bin.op == IR_FLOORMOD || e->bin.op == IR_MIN ||
          e->bin.op == IR_MAX))

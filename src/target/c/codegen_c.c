@@ -171,8 +171,8 @@ static CgBuf *find_buf(Cg *g, const IrBuffer *b, TsLoc loc) {
 static int c_var(TsCxGen *x, const IrExpr *e) {
     Cg *g = x->user;
     const IrVar *v = e->var;
-    if (v->kind == IR_VAR_BLOCK_IDX && g->in_grid)
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent uses the block index '%s'", v->name);
+    if (v->kind == IR_VAR_BLOCK_IDX && g->in_grid) /* (verify_lowered refuses it: verify_target.c) */
+        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: the grid extent uses the block index '%s'", v->name);
     if (v->kind == IR_VAR_THREAD_IDX) {
         if (!g->in_thread) /* thread_loops_c puts every use in a thread range */
             ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc,
@@ -279,7 +279,8 @@ static void emit_index(Cg *g, const CgBuf *cb, IrExpr *const *idx, int nidx, TsL
  * memory inside the while loops of blocking kernels. */
 static void c_load(TsCxGen *x, const IrExpr *e) {
     Cg *g = x->user;
-    if (g->in_grid) ts_fail_at(g->d, TS_ERR_UNSUPPORTED, e->loc, "the grid extent reads a buffer");
+    if (g->in_grid) /* (verify_lowered refuses it: verify_target.c) */
+        ts_fail_at(g->d, TS_ERR_INTERNAL, e->loc, "C codegen: the grid extent reads a buffer");
     const CgBuf *cb = find_buf(g, e->load.buf, e->loc);
     TsDType dt = cb->buf->dt;
     int atomic = e->load.acquire && (cb->param >= 0 || cb->buf->addr); /* a polling load (pass poll_marks) */
@@ -395,8 +396,8 @@ static void emit_atomic_add(Cg *g, const IrStmt *s) {
     }
     const char *fn, *arg;
     switch (dt) {
-    case TS_BOOL:
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc, "atomic add on a bool buffer ('%s')", cb->buf->name);
+    case TS_BOOL: /* (verify_lowered refuses it: verify_target.c) */
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "C codegen: an atomic add on the bool buffer '%s'", cb->buf->name);
     case TS_FLOAT16: fn = "f16"; arg = "float"; break;
     case TS_BFLOAT16: fn = "bf16"; arg = "float"; break;
     case TS_FLOAT8_E4M3: fn = "e4m3"; arg = "float"; break;
@@ -539,10 +540,8 @@ static void emit_stmt_at(Cg *g, const IrStmt *s);
  * longer than the launch's wait timeout (a block that never arrives) fails
  * the launch with a message, as the world's barriers do. */
 static void emit_grid_sync(Cg *g, int line) {
-    if (g->coro)
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, g->k->body->loc,
-                   "C target: T.sync_grid (a grid barrier) in a kernel whose threads run as coroutines (threads "
-                   "waiting for each other) is not supported");
+    if (g->coro) /* (verify_lowered refuses it: verify_target.c) */
+        ts_fail_at(g->d, TS_ERR_INTERNAL, g->k->body->loc, "C codegen: T.sync_grid in a coroutine kernel");
     line_start(g);
     out(g, "{ /* T.sync_grid: every block of the launch */\n");
     g->ind++;
@@ -811,20 +810,19 @@ static void add_buf(Cg *g, const IrBuffer *b) {
     } else if (b->scope == IR_SCOPE_GLOBAL) {
         for (int i = 0; i < g->k->params.n; i++)
             if (g->k->params.v[i].buf == b) cb.param = i;
-        if (cb.param < 0)
-            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc,
-                       "global buffer '%s' is not a kernel parameter", b->name);
+        if (cb.param < 0) /* (tensors, T.alloc_global workspaces and T.make_tensor are) */
+            ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "C codegen: global buffer '%s' is not a kernel parameter",
+                       b->name);
     } else {
         int64_t elems = 1;
         cb.strides = TS_NEWN(g->a, int64_t, b->ndim > 0 ? b->ndim : 1);
         for (int i = b->ndim - 1; i >= 0; i--) {
-            int64_t ext;
+            int64_t ext; /* (the elaborator's extents: constants, at most 2^40 bytes in all) */
             if (!b->shape || !ir_is_const_int(b->shape[i], &ext))
-                ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc,
-                           "%s buffer '%s' needs constant extents on the C target",
+                ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "C codegen: %s buffer '%s' without constant extents",
                            ir_scope_name(b->scope), b->name);
             if (ext < 0 || ext > ((int64_t)1 << 40) || elems > ((int64_t)1 << 40) / (ext ? ext : 1))
-                ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc, "%s buffer '%s' is too large",
+                ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "C codegen: %s buffer '%s' is too large",
                            ir_scope_name(b->scope), b->name);
             cb.strides[i] = elems;
             elems *= ext;

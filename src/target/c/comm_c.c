@@ -305,8 +305,8 @@ static void close_block(Ce *c) {
 /* Suffix of the prelude's atomic add for dt (ts_atomic_add_<sfx>). */
 static const char *atomic_sfx(Ce *c, TsDType dt) {
     switch (dt) {
-    case TS_BOOL:
-        ts_fail_at(c->x->d, TS_ERR_UNSUPPORTED, c->s->loc, "%s: atomic add on a bool buffer", c->what);
+    case TS_BOOL: /* (verify_lowered refuses it: verify_target.c) */
+        ts_fail_at(c->x->d, TS_ERR_INTERNAL, c->s->loc, "C codegen: %s: an atomic add on a bool buffer", c->what);
     case TS_FLOAT16: return "f16";
     case TS_BFLOAT16: return "bf16";
     case TS_FLOAT8_E4M3: return "e4m3";

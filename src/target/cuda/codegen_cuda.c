@@ -1603,11 +1603,8 @@ static TsCudaCommBuf comm_buf(void *gv, const IrBuffer *b) {
  * where the primitive allows it (not the block barriers). */
 static void emit_comm(Cg *g, const IrStmt *s) {
     int per_thread = g->ctx != CTX_UNIFORM;
-    if (per_thread && !ts_cuda_comm_per_thread_ok(s->op))
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, s->loc,
-                   "T.%s under a T.Parallel loop or thread-dependent control flow is not supported on the CUDA target "
-                   "(every thread of the block must arrive together)",
-                   ts_comm_name(s->op->comm));
+    if (per_thread && !ts_cuda_comm_per_thread_ok(s->op)) /* (verify_lowered refuses it: verify_target.c) */
+        ts_fail_at(g->d, TS_ERR_INTERNAL, s->loc, "CUDA codegen: T.%s in per-thread code", ts_comm_name(s->op->comm));
     TsCudaComm h = {cx(g), g->ind, g->nthreads, comm_buf, g, per_thread};
     ts_cuda_comm_emit(&h, s);
 }
@@ -2351,19 +2348,19 @@ static void add_buf(Cg *g, const IrBuffer *b) {
     } else if (b->scope == IR_SCOPE_GLOBAL) {
         for (int i = 0; i < g->k->params.n; i++)
             if (g->k->params.v[i].buf == b) cb.param = i;
-        if (cb.param < 0)
-            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc, "global buffer '%s' is not a kernel parameter", b->name);
+        if (cb.param < 0) /* (tensors, T.alloc_global workspaces and T.make_tensor are) */
+            ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "CUDA codegen: global buffer '%s' is not a kernel parameter",
+                       b->name);
     } else {
         int64_t elems = 1;
         cb.strides = TS_NEWN(g->a, int64_t, b->ndim > 0 ? b->ndim : 1);
         for (int i = b->ndim - 1; i >= 0; i--) {
-            int64_t ext;
+            int64_t ext; /* (the elaborator's extents: constants, at most 2^40 bytes in all) */
             if (!b->shape || !ir_is_const_int(b->shape[i], &ext))
-                ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc,
-                           "%s buffer '%s' needs constant extents on the CUDA target", ir_scope_name(b->scope),
-                           b->name);
+                ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "CUDA codegen: %s buffer '%s' without constant extents",
+                           ir_scope_name(b->scope), b->name);
             if (ext < 0 || ext > ((int64_t)1 << 40) || elems > ((int64_t)1 << 40) / (ext ? ext : 1))
-                ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc, "%s buffer '%s' is too large",
+                ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "CUDA codegen: %s buffer '%s' is too large",
                            ir_scope_name(b->scope), b->name);
             cb.strides[i] = elems;
             elems *= ext;
@@ -2377,10 +2374,9 @@ static void add_buf(Cg *g, const IrBuffer *b) {
                 ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "CUDA codegen: %s buffer '%s' has no place in shared memory",
                            ir_scope_name(b->scope), b->name);
             cb.offset = b->smem_offset;
-        } else if (cb.elems > (1 << 20)) {
-            ts_fail_at(g->d, TS_ERR_UNSUPPORTED, b->loc,
-                       "%s buffer '%s' has %lld elements per thread; the CUDA target allows at most %d",
-                       ir_scope_name(b->scope), b->name, (long long)cb.elems, 1 << 20);
+        } else if (cb.elems > (1 << 20)) { /* (verify_lowered refuses it: verify_target.c) */
+            ts_fail_at(g->d, TS_ERR_INTERNAL, b->loc, "CUDA codegen: %s buffer '%s' of %lld elements per thread",
+                       ir_scope_name(b->scope), b->name, (long long)cb.elems);
         }
     }
     ts_vec_push(g->a, g->bufs, cb);
@@ -2402,7 +2398,9 @@ static int region_ld(Cg *g, const IrRegion *r, TsLoc loc, int q, int *aligned) {
         else if (cb->strides[d] % q) ok = 0;
     }
     *aligned = ok && konst % q == 0;
-    if (ld > (1 << 24)) ts_fail_at(g->d, TS_ERR_UNSUPPORTED, loc, "gemm operand '%s' is too large", r->buf->name);
+    if (ld > (1 << 24)) /* (plan_smem's limit refuses shared tiles that large; registers have no row stride) */
+        ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: gemm operand '%s' with a row stride of %lld", r->buf->name,
+                   (long long)ld);
     return (int)ld;
 }
 
@@ -2411,10 +2409,12 @@ static int region_ext(Cg *g, const IrRegion *r, int axis, TsLoc loc) {
     if (!ir_is_const_int(r->extent[axis], &e) || e <= 0)
         ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: gemm operand '%s' without a constant extent",
                    r->buf->name);
-    /* a user's tile size, not a compiler bug (found by the fuzzer: block_M=100000) */
+    /* (the fuzzer's block_M=100000 once came here; plan_smem's shared-memory
+     * limit now refuses such tiles first, and a fragment that large stays
+     * in shared memory: layout_inference's register budget) */
     if (e > (1 << 16))
-        ts_fail_at(g->d, TS_ERR_UNSUPPORTED, loc, "gemm operand '%s' has an extent of %lld (at most %d on the CUDA target)",
-                   r->buf->name, (long long)e, 1 << 16);
+        ts_fail_at(g->d, TS_ERR_INTERNAL, loc, "CUDA codegen: gemm operand '%s' with an extent of %lld", r->buf->name,
+                   (long long)e);
     return (int)e;
 }
 
@@ -2773,10 +2773,9 @@ TsCudaCodeInfo ts_cuda_codegen(TsDiag *d, const IrKernel *k, const TsCaps *caps,
         nt *= k->threads[i];
         if (nt > 1024) break;
     }
-    if (nt > 1024)
-        ts_fail_at(d, TS_ERR_UNSUPPORTED, (TsLoc){0},
-                   "kernel %s: %d x %d x %d threads per block; CUDA allows at most 1024", k->name ? k->name : "?",
-                   k->threads[0], k->threads[1], k->threads[2]);
+    if (nt > 1024) /* (the elaborator refuses it at T.Kernel for CUDA targets) */
+        ts_fail_at(d, TS_ERR_INTERNAL, (TsLoc){0}, "CUDA codegen: kernel %s: %d x %d x %d threads per block",
+                   k->name ? k->name : "?", k->threads[0], k->threads[1], k->threads[2]);
     g.nthreads = (int)nt;
     g.single = nt == 1;
 

@@ -429,9 +429,8 @@ static void emit_atomic_add_sem(Ce *c, const char *lhs, const char *p, TsDType d
         if (sem == TS_SEM_ACQUIRE || sem == TS_SEM_ACQ_REL) emit_fence(c, scope);
         return;
     }
-    default:
-        ts_fail_at(c->h->x->d, TS_ERR_UNSUPPORTED, c->s->loc,
-                   "T.%s on %s is not supported on the CUDA target (int32/64, uint32/64, float32/64)",
+    default: /* (verify_lowered refuses it: verify_target.c) */
+        ts_fail_at(c->h->x->d, TS_ERR_INTERNAL, c->s->loc, "CUDA codegen: T.%s's atomic add on %s",
                    ts_comm_name(c->s->op->comm), ts_dtype_name(dt));
     }
 }

@@ -43,3 +43,17 @@ def swz(P):
                         dst_pe=(me + 1) % P)
 
     return main
+
+
+def barrier_par(P):
+    # CUDA: a block-wide barrier in per-thread code (verify_lowered; the
+    # CUDA printer refused it before session 11); T.st there is fine
+    @T.prim_func
+    def main(X: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=32) as (bx):
+            peer = (T.get_rank() + 1) % P
+            for i in T.Parallel(64):
+                T.st(X[i], 1.0, dst_pe=peer)
+                T.barrier_all()
+
+    return main
