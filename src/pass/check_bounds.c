@@ -105,7 +105,14 @@ static void check_access(Checker *c, const IrBuffer *b, IrExpr *const *idx, int 
         int64_t ext;
         if (!ir_is_const_int(b->shape[d], &ext)) return;
         IrAffine f;
-        if (!ir_arith_affine(&c->ar, idx[d], false, &f) || !f.affine) continue;
+        int64_t kc;
+        if (ir_is_const_int(idx[d], &kc)) { /* a constant: itself (however large; the affine form may give up) */
+            memset(&f, 0, sizeof f);
+            f.affine = true;
+            f.c = kc;
+        } else if (!ir_arith_affine(&c->ar, idx[d], false, &f) || !f.affine) {
+            continue;
+        }
         int64_t lo = f.c, hi = f.c;
         bool ok = true;
         for (int t = 0; t < f.n && ok; t++) {
