@@ -65,8 +65,10 @@ def make_tensor(shape, dtype, supply=None, device=None, rng=None):
     supply = _supply(supply)
     if _have_torch():
         import torch
-        from ._kernel import _torch_maps
-        tdt = {v: k for k, v in _torch_maps().items()}[_lib.DTYPE[dtype]]
+        from . import _kernel
+        # (the code -> torch map: torch.int8 for int8; inverting _torch_maps() would give
+        # float4_e2m1fn_x2, which it also accepts as int8 bytes)
+        tdt = (_kernel._torch_from_code or (_kernel._torch_maps() and _kernel._torch_from_code))[_lib.DTYPE[dtype]]
         dev = device or "cpu"
         if supply == TensorSupplyType.Zero:
             return torch.zeros(shape, dtype=tdt, device=dev)

@@ -61,6 +61,18 @@ def test_cpu_tensors():
     torch.testing.assert_close(k2(x, 0.5), (x.float() * 0.5).bfloat16())
 
 
+
+def test_profiler_inputs_keep_their_dtypes():
+    """The profiler's supplied inputs have the kernel's dtypes: torch.int8 for int8 (torch's
+    float4_e2m1fn_x2, also accepted as int8 bytes, must not take its place: the H200 run of
+    TileLang's dequant_gemm_w4a8 test failed on that), uint8, float16, float32."""
+    from tilescale.profiler import make_tensor
+    want = {"int8": torch.int8, "uint8": torch.uint8, "int32": torch.int32, "float16": torch.float16,
+            "float32": torch.float32}
+    for name, tdt in want.items():
+        t = make_tensor((4, 6), name)
+        assert t.dtype == tdt and tuple(t.shape) == (4, 6), (name, t.dtype)
+
 @cuda
 def test_cuda_tensors_zero_copy_current_stream():
     k = tilescale.compile(SRC, "add", M=1000, N=1000)
