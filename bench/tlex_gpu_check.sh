@@ -44,6 +44,13 @@ cli "widen_frag grid2 (16x32 over [2, 8]) vs naive, CUDA" $f --entry grid2 --che
 f=tests/run/kernels/gemm_sp.py
 cli "gemm_sp 256x256x256 int16 vs naive, CUDA" $f --entry gemm_sp -D M=256 -D N=256 -D K=256 --check-against gemm_sp_naive --rtol 1e-3 --atol 1e-3
 cli "gemm_sp 128x128x256 int8, B^T vs naive, CUDA" $f --entry gemm_sp -D M=128 -D N=128 -D K=256 -D e_dtype=int8 -D trans_b=True --check-against gemm_sp_naive --rtol 1e-3 --atol 1e-3
+# the gemm_sp example's compressor pattern (T.copy / T.clear of per-thread registers, 2-D thread
+# binding, tuple swap): the CUDA target against the C target on random inputs (session 11, gemmsp)
+f=tests/run/kernels/local_copy.py
+cli "local_copy compress24 (2-D threads, local copies) vs the C target, CUDA" $f --entry compress24 -D S=64 -D D=1024 --check-against compress24 --check-target c
+cli "local_copy local_reverse vs naive, CUDA" $f --entry local_reverse -D N=4096 --check-against local_reverse_naive
+cli "local_copy swap_pairs vs naive, CUDA" $f --entry swap_pairs --check-against swap_pairs_naive
+cli "gemm_sp 1024^3 as the example (128x128x64, 128 threads, C via shared) vs naive, CUDA" tests/run/kernels/gemm_sp.py --entry gemm_sp -D M=1024 -D N=1024 -D K=1024 -D block_M=128 -D block_N=128 -D stage_c=True --check-against gemm_sp_naive --rtol 1e-3 --atol 1e-3
 # ... and on torch CUDA tensors against torch and the C target
 torch_own() {
   local out
@@ -70,7 +77,7 @@ for e_dtype, bits, tb in (("int16", 16, False), ("int8", 8, True)):
     drop = torch.rand(M, K // 4, 4, generator=g).argsort(-1)[..., :2]
     a.scatter_(-1, drop, 0)
     # the two nonzero positions of each group, ascending (randn is never exactly 0)
-    keep = (a != 0).to(torch.int64).argsort(-1, descending=True, stable=True)[..., :2].sort(-1).values
+    keep = (a != 0).to(torch.int64).argsort(dim=-1, descending=True, stable=True)[..., :2].sort(-1).values
     vals = a.gather(-1, keep).reshape(M, K // 2).half()
     nib = (keep[..., 0] | (keep[..., 1] << 2)).reshape(M, -1, bits // 4)
     word = sum(nib[..., j] << (4 * j) for j in range(bits // 4))  # in [0, 2^bits): wrapped to the signed dtype
@@ -84,6 +91,19 @@ for e_dtype, bits, tb in (("int16", 16, False), ("int8", 8, True)):
     ref = ad @ (b.float().t() if tb else b.float())
     torch.testing.assert_close(c.cpu(), ref, rtol=1e-2, atol=1e-2)
     print("gemm_sp", e_dtype, "ok", float((c.cpu() - ref).abs().max()))
+# the gemm_sp example's own compressor kernel (sparse_utils._compress_fn, run by the shim on CUDA)
+# against its pure-torch torch_compress, when .tl-examples is here
+import os, sys
+if os.path.isdir(".tl-examples/gemm_sp"):
+    sys.path.insert(0, ".tl-examples/gemm_sp")
+    from tilescale.tilelang import _stub
+    _stub.install()  # `import tilelang` -> the shim, as `python -m tilescale` does
+    from sparse_utils import compress, torch_compress, randn_semi_sparse
+    a = randn_semi_sparse(256, 1024, device="cuda", dtype=torch.half)
+    sp, e = compress(a, meta_dtype=torch.int16)
+    rsp, re = torch_compress(a, meta_dtype=torch.int16)
+    assert torch.equal(sp, rsp) and torch.equal(e, re), ((sp != rsp).sum().item(), (e != re).sum().item())
+    print("example compressor ok")
 print("ok")
 PY
 )

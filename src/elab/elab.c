@@ -85,6 +85,24 @@ static void assign(Elab *E, Env *env, const AstExpr *target, Value *v, TsLoc loc
             elab_fail(E, TS_ERR_TYPE, loc, "cannot unpack a %s", val_kind_name(v));
         if (n != target->n)
             elab_fail(E, TS_ERR_TYPE, loc, "cannot unpack %d values into %d names", n, target->n);
+        /* Python evaluates the whole right side before the first store: an
+         * element read there (`a[0], a[1] = a[1], a[0]`) is bound to a let
+         * first, so an earlier target's store cannot change what a later
+         * target receives. */
+        Value **rhs = TS_NEWN(E->a, Value *, n > 0 ? n : 1);
+        for (int i = 0; i < n; i++) rhs[i] = items[i];
+        items = rhs;
+        for (int i = 0; n > 1 && i < n && E->in_kernel && E->cur; i++) {
+            if (items[i]->kind != V_EXPR && items[i]->kind != V_ACCESS) continue;
+            IrExpr *e = val_to_expr(E, items[i], loc);
+            if (!expr_has_load(e)) continue;
+            IrVar *var = ir_var(E->k, "rhs", e->dt, IR_VAR_LET);
+            IrStmt *ls = ir_stmt(E->a, IR_S_LET, loc);
+            ls->let.var = var;
+            ls->let.value = e;
+            emit(E, ls);
+            items[i] = val_expr(E, ir_var_ref(E->a, var), loc);
+        }
         for (int i = 0; i < n; i++) assign(E, env, target->items[i], items[i], loc);
         return;
     }

@@ -55,7 +55,13 @@ IrStmt *ts_op_copy_lower(TsLowerCtx *cx, const IrStmt *s) {
         body = op_if(a, s->loc, rd, body, zero);
     }
     body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
-    return op_loops(a, s->loc, p.v, p.ext, p.n, IR_FOR_PARALLEL, body);
+    /* A copy to or from a thread's own registers (T.alloc_local / alloc_var)
+     * is that thread's: every thread runs all of its iterations, as in
+     * TileLang (its per-thread loop), never spread over the block (each
+     * thread would fill one element of its own array). */
+    bool own = src->buf->scope == IR_SCOPE_LOCAL || src->buf->scope == IR_SCOPE_VAR ||
+               dst->buf->scope == IR_SCOPE_LOCAL || dst->buf->scope == IR_SCOPE_VAR;
+    return op_loops(a, s->loc, p.v, p.ext, p.n, own ? IR_FOR_SERIAL : IR_FOR_PARALLEL, body);
 }
 
 /* r[0] (the source) is read, r[1] (the destination) written. */

@@ -23,7 +23,11 @@ IrStmt *ts_op_fill_lower(TsLowerCtx *cx, const IrStmt *s) {
     IrStmt *body = ir_store(a, dst->buf, di, dst->ndim, ir_cast(a, dst->buf->dt, op->value));
     body->loc = s->loc;
     body = op_if(a, s->loc, op_in_bounds(a, dst->buf, di), body, NULL);
-    return op_loops(a, s->loc, v, de, n, IR_FOR_PARALLEL, body);
+    /* A thread's own registers (T.alloc_local / alloc_var) are filled whole
+     * by every thread (TileLang's per-thread loop), never spread over the
+     * block. */
+    bool own = dst->buf->scope == IR_SCOPE_LOCAL || dst->buf->scope == IR_SCOPE_VAR;
+    return op_loops(a, s->loc, v, de, n, own ? IR_FOR_SERIAL : IR_FOR_PARALLEL, body);
 }
 
 /* The one region, the destination, is written. */

@@ -12,6 +12,10 @@ check $f --entry gemm_sp --target c -D M=128 -D N=64 -D K=128 --check-against ge
 check $f --entry gemm_sp --target c -D M=64 -D N=64 -D K=128 -D e_dtype=int8 --check-against gemm_sp_naive $tol
 check $f --entry gemm_sp --target c -D M=64 -D N=96 -D K=256 -D e_dtype=int32 -D trans_b=True --check-against gemm_sp_naive $tol
 check $f --entry gemm_sp --target c -D M=96 -D N=80 -D K=192 -D block_M=64 -D block_N=32 --check-against gemm_sp_naive $tol
+# the compressor's pattern (T.copy / T.clear of per-thread registers, a tuple swap) on the C
+# target; tests/unit/test_interp_examples.c runs both on the CUDA passes too
+check tests/run/kernels/local_copy.py --entry swap_pairs --target c --check-against swap_pairs_naive
+check tests/run/kernels/local_copy.py --entry local_reverse --target c --check-against local_reverse_naive
 # refusals name the construct
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT

@@ -254,6 +254,15 @@ static const Case cases[] = {
     {"tests/run/kernels/gemm_sp.py", "gemm_sp", {"M=128", "N=64", "K=128"}, 1e-4, ON_REGS, 1, 0},
     {"tests/run/kernels/gemm_sp.py", "gemm_sp", {"M=64", "N=64", "K=128", "e_dtype=int8", "trans_b=True"}, 1e-4,
      ON_REGS, 1, 0},
+    /* the example's configuration: 128 x 128 x 64 tiles, 128 threads, C through shared memory */
+    {"tests/run/kernels/gemm_sp.py", "gemm_sp",
+     {"M=256", "N=128", "K=128", "block_M=128", "block_N=128", "block_K=64", "stage_c=True"}, 1e-4, ON_REGS, 1, 0},
+    /* T.copy / T.clear of per-thread registers (T.alloc_local): each thread's
+     * own loops (TileLang's gemm_sp compressor; they were spread over the
+     * block, each thread filling one element of its own array), and a tuple
+     * swap of two elements */
+    {"tests/run/kernels/local_copy.py", "local_reverse", {"N=128"}, 0, ON_REGS, 1, 0},
+    {"tests/run/kernels/local_copy.py", "swap_pairs", {"N=64"}, 0, ON_REGS, 1, 0},
     /* T.int4 storage: packed bytes copied whole, nibbles sign-extended by the
      * gemm's loops (TileLang's gemm_int4), a T.Parallel store giving each
      * thread both halves of a byte */

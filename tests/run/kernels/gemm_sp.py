@@ -3,7 +3,7 @@
 # each group of 4 along K) and E [M, K / e_factor] (their positions, 4 bits
 # a group, natural row-major order: bits [1:0] the first, [3:2] the second;
 # e_factor = the bits of E's dtype).  gemm_sp is the example's kernel
-# (pipelined, rasterized); gemm_sp_naive decodes the metadata by hand in
+# (pipelined, rasterized; stage_c=True: C through shared memory as there); gemm_sp_naive decodes the metadata by hand in
 # serial loops over global memory.  Any metadata is decoded the same way by
 # both (a position equal to the first index takes the first value, else one
 # equal to the second the second, else 0), so random E is a fair input.
@@ -13,7 +13,7 @@ import tilelang.language as T
 
 @tilelang.jit(out_idx=[-1])
 def gemm_sp(M, N, K, e_dtype="int16", block_M=64, block_N=64, block_K=64, num_stages=2, threads=128,
-            trans_b=False, policy=T.GemmWarpPolicy.Square):
+            trans_b=False, policy=T.GemmWarpPolicy.Square, stage_c=False):
     e_factor = T.dtype(e_dtype).bits
     b_shape = (N, K) if trans_b else (K, N)
     b_tile = (block_N, block_K) if trans_b else (block_K, block_N)
@@ -30,7 +30,10 @@ def gemm_sp(M, N, K, e_dtype="int16", block_M=64, block_N=64, block_K=64, num_st
             E_shared = T.alloc_shared((block_M, block_K // e_factor), e_dtype)
             B_shared = T.alloc_shared(b_tile, T.float16)
             C_local = T.alloc_fragment((block_M, block_N), T.float32)
+            C_shared = T.alloc_shared((block_M, block_N), T.float32) if stage_c else None
             T.clear(C_local)
+            if stage_c:  # the example's form: C through shared memory
+                T.disable_warp_group_reg_alloc()
             T.use_swizzle(panel_size=10, enable=True)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
                 T.copy(A_sparse[by * block_M, k * block_K // 2], A_shared)
@@ -41,14 +44,18 @@ def gemm_sp(M, N, K, e_dtype="int16", block_M=64, block_N=64, block_K=64, num_st
                     T.copy(B[k * block_K, bx * block_N], B_shared)
                 T.gemm_sp(A_shared, E_shared, B_shared, C_local, transpose_A=False, transpose_E=False,
                           transpose_B=trans_b, policy=policy)
-            T.copy(C_local, C[by * block_M, bx * block_N])
+            if stage_c:
+                T.copy(C_local, C_shared)
+                T.copy(C_shared, C[by * block_M, bx * block_N])
+            else:
+                T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
 
 
 @tilelang.jit(out_idx=[-1])
 def gemm_sp_naive(M, N, K, e_dtype="int16", block_M=64, block_N=64, block_K=64, num_stages=2, threads=128,
-                  trans_b=False, policy=T.GemmWarpPolicy.Square):
+                  trans_b=False, policy=T.GemmWarpPolicy.Square, stage_c=False):
     e_factor = T.dtype(e_dtype).bits
     b_shape = (N, K) if trans_b else (K, N)
 
