@@ -881,6 +881,20 @@ static IrExpr *rng_draw(Elab *E, Args *A) {
  * too (TileLang reads past the image there).  Emitted as the T.Parallel
  * nest that computes it, which every pass treats as any other.
  */
+/* `for vi in T.Parallel(ni): for vj in T.Parallel(nj): body`, each loop's
+ * body a sequence (the shape the elaborator gives a written T.Parallel nest). */
+static IrStmt *parallel2(TsArena *a, TsLoc loc, IrVar *vi, int64_t ni, IrVar *vj, int64_t nj, IrStmt *body) {
+    IrStmt *inner = ir_seq(a);
+    ir_seq_push(a, inner, body);
+    IrStmt *fj = ir_for(a, vj, ir_i32(a, 0), ir_i32(a, nj), IR_FOR_PARALLEL, inner);
+    fj->loc = loc;
+    IrStmt *mid = ir_seq(a);
+    ir_seq_push(a, mid, fj);
+    IrStmt *fi = ir_for(a, vi, ir_i32(a, 0), ir_i32(a, ni), IR_FOR_PARALLEL, mid);
+    fi->loc = loc;
+    return fi;
+}
+
 static void im2col(Elab *E, Args *A) {
     TsArena *a = E->a;
     TsLoc loc = A->loc;
@@ -946,15 +960,7 @@ static void im2col(Elab *E, Args *A) {
     didx[nd - 1] = ir_bin(a, IR_ADD, col.start[nd - 1], ir_var_ref(a, vj));
     IrStmt *st = ir_store(a, col.buf, didx, col.buf->ndim, val);
     st->loc = loc;
-    IrStmt *inner = ir_seq(a);
-    ir_seq_push(a, inner, st);
-    IrStmt *fj = ir_for(a, vj, ir_i32(a, 0), ir_i32(a, bk), IR_FOR_PARALLEL, inner);
-    fj->loc = loc;
-    IrStmt *mid = ir_seq(a);
-    ir_seq_push(a, mid, fj);
-    IrStmt *fi = ir_for(a, vi, ir_i32(a, 0), ir_i32(a, bm), IR_FOR_PARALLEL, mid);
-    fi->loc = loc;
-    emit(E, fi);
+    emit(E, parallel2(a, loc, vi, bm, vj, bk, st));
 }
 
 /*
@@ -1041,15 +1047,7 @@ static void gemm_sp(Elab *E, Args *A) {
     di[1] = ir_var_ref(a, vk);
     IrStmt *st = ir_store(a, db, di, 2, val);
     st->loc = loc;
-    IrStmt *inner = ir_seq(a);
-    ir_seq_push(a, inner, st);
-    IrStmt *fk = ir_for(a, vk, ir_i32(a, 0), ir_i32(a, bk), IR_FOR_PARALLEL, inner);
-    fk->loc = loc;
-    IrStmt *mid = ir_seq(a);
-    ir_seq_push(a, mid, fk);
-    IrStmt *fi = ir_for(a, vi, ir_i32(a, 0), ir_i32(a, bm), IR_FOR_PARALLEL, mid);
-    fi->loc = loc;
-    emit(E, fi);
+    emit(E, parallel2(a, loc, vi, bm, vk, bk, st));
     /* T.gemm(A_dense, B, C, transpose_B=, policy=, clear_accum=, k_pack=, wg_wait=) */
     static const char *const pass_kw[] = {"transpose_B", "policy", "clear_accum", "k_pack", "wg_wait"};
     const char *kw[5];
